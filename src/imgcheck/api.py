@@ -1,0 +1,47 @@
+"""The library API: everything the CLI and the service do is one call here."""
+
+from __future__ import annotations
+
+import json
+
+from .errors import BadInputError, UnavailableError
+from .extractors.assemble import build_facts, want_set
+from .model.image import IMAGE_SCHEMA_VERSION, ImageFacts
+from .model.serde import from_dict
+from .sources.platform import Platform
+from .sources.resolve import open_source, split_scheme
+from .view.reader import read_view
+
+
+def load_image_facts(path: str) -> ImageFacts:
+    """Facts saved by `imgcheck inspect -o json` (the whole report or just its `image`)."""
+    try:
+        with open(path, "rb") as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        raise UnavailableError(f"{path}: no such file") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"{path}: not valid JSON ({exc})") from None
+    if isinstance(doc, dict) and isinstance(doc.get("image"), dict):
+        doc = doc["image"]
+    if not isinstance(doc, dict):
+        raise BadInputError(f"{path}: expected a JSON object with image facts")
+    version = doc.get("schema_version", IMAGE_SCHEMA_VERSION)
+    if not isinstance(version, int) or version > IMAGE_SCHEMA_VERSION:
+        raise BadInputError(f"{path}: image facts schema_version {version!r} is newer than this imgcheck "
+                            f"understands ({IMAGE_SCHEMA_VERSION}); upgrade imgcheck")
+    return from_dict(ImageFacts, doc, where=path)
+
+
+def inspect_image(reference: str, platform: Platform | None = None, **source_options) -> ImageFacts:
+    """Read an image without running it and return its RDMA/GPU userspace facts."""
+    scheme, rest = split_scheme(reference)
+    if scheme == "facts":
+        return load_image_facts(rest)
+    source = open_source(reference, platform=platform, **source_options)
+    try:
+        image = source.open()
+        view, _ = read_view(image, want_set())
+        return build_facts(view, image, reference)
+    finally:
+        source.close()

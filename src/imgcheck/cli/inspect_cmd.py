@@ -1,0 +1,36 @@
+"""`imgcheck inspect IMAGE`: facts only."""
+
+from __future__ import annotations
+
+import sys
+
+from .. import api
+from ..formats.facts_table import render_facts_table
+from ..formats.json_format import render_facts
+from ..sources.platform import parse_platform
+from .output import parse_outputs, write_output
+
+NAMES = ("inspect",)
+FORMATS = ("table", "json")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("inspect", help="read an image's RDMA/GPU userspace facts without running it")
+    p.add_argument("image", help="name[:tag][@digest], or docker-archive:PATH, oci-dir:PATH, oci-archive:PATH, ...")
+    p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
+    p.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    outputs = parse_outputs(args.output, FORMATS)
+    platform = parse_platform(args.platform) if args.platform else None
+    facts = api.inspect_image(args.image, platform=platform)
+    for spec in outputs:
+        if spec.format == "json":
+            text = render_facts(facts)
+        else:
+            text = render_facts_table(facts, color=spec.path is None and sys.stdout.isatty())
+        write_output(spec, text)
+    return 0

@@ -1,0 +1,62 @@
+"""Entry point. Maps every ImgcheckError to its exit code and one line on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__
+from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, ImgcheckError
+from . import commands
+
+# First words that name a subcommand; anything else is an image reference for `check`.
+SUBCOMMANDS = commands.names()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="imgcheck",
+        description="Predict whether a container image's RDMA/NCCL/CUDA userspace works on your nodes.",
+    )
+    parser.add_argument("--version", action="version", version=f"imgcheck {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.register_all(sub)
+    return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `imgcheck IMAGE ...` is `imgcheck check IMAGE ...`
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first is not None and first not in SUBCOMMANDS and not any(a in ("-h", "--help", "--version") for a in argv[:1]):
+        idx = argv.index(first)
+        argv.insert(idx, "check")
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed its message
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except ImgcheckError as exc:
+        if args.debug:
+            raise
+        print(f"imgcheck: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("imgcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Reading ELF shared objects from bytes: soname, symbol versions defined and needed."""

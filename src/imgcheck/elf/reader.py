@@ -1,0 +1,57 @@
+"""Symbol-version facts from an ELF shared object held in memory (pyelftools; nothing executed)."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.gnuversions import GNUVerDefSection, GNUVerNeedSection
+
+
+@dataclass(frozen=True)
+class ElfInfo:
+    soname: str | None
+    defined_versions: tuple[str, ...]  # .gnu.version_d names, minus the file's own soname entry
+    needed_versions: dict[str, tuple[str, ...]]  # library -> versions it needs (.gnu.version_r)
+    needed_libraries: tuple[str, ...]
+    machine: str | None
+
+
+class NotElf(Exception):
+    """The bytes are not a readable ELF file."""
+
+
+def read_elf(data: bytes) -> ElfInfo:
+    if not data.startswith(b"\x7fELF"):
+        raise NotElf("no ELF magic")
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        soname = None
+        needed: list[str] = []
+        defined: list[str] = []
+        needed_versions: dict[str, tuple[str, ...]] = {}
+        for section in elf.iter_sections():
+            if isinstance(section, DynamicSection):
+                for tag in section.iter_tags():
+                    if tag.entry.d_tag == "DT_SONAME":
+                        soname = tag.soname
+                    elif tag.entry.d_tag == "DT_NEEDED":
+                        needed.append(tag.needed)
+            elif isinstance(section, GNUVerDefSection):
+                for verdef, auxiter in section.iter_versions():
+                    names = [aux.name for aux in auxiter]
+                    # the VER_FLG_BASE entry names the file itself, not a symbol version
+                    if names and not (verdef.entry.vd_flags & 0x1):
+                        defined.append(names[0])
+            elif isinstance(section, GNUVerNeedSection):
+                for verneed, auxiter in section.iter_versions():
+                    needed_versions[verneed.name] = tuple(aux.name for aux in auxiter)
+        return ElfInfo(soname=soname, defined_versions=tuple(defined), needed_versions=needed_versions,
+                       needed_libraries=tuple(needed), machine=elf.get_machine_arch())
+    except (ELFError, ValueError, KeyError, IndexError, AssertionError, UnicodeDecodeError, OSError) as exc:
+        raise NotElf(str(exc)) from None
+    except Exception as exc:  # pyelftools raises assorted errors on hostile input
+        raise NotElf(f"{exc.__class__.__name__}: {exc}") from None

@@ -1,0 +1,41 @@
+"""All extractors together: the wants of every one, and ImageFacts from a FileView and config."""
+
+from __future__ import annotations
+
+from ..model.image import ImageFacts, LayerInfo
+from ..sources.base import OpenedImage
+from ..sources.manifest import env_of_config
+from ..view.fileview import FileView
+from ..view.wants import Want, WantSet
+from . import cuda, env, hpcx, nccl, os_release, packages, rdma, ucx
+
+EXTRACTOR_VERSION = "1"  # bump when what is kept or how it is read changes (cache key)
+
+ALL_WANTS: tuple[Want, ...] = (
+    os_release.WANTS + packages.WANTS + rdma.WANTS + ucx.WANTS + nccl.WANTS + cuda.WANTS + hpcx.WANTS + env.WANTS
+)
+
+
+def want_set() -> WantSet:
+    return WantSet(ALL_WANTS)
+
+
+def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFacts:
+    image_env = env_of_config(image.config)
+    pkgs, notes = packages.extract(view)
+    return ImageFacts(
+        reference=reference,
+        digest=image.digest,
+        platform=image.platform,
+        os=os_release.extract(view),
+        rdma=rdma.extract(view, pkgs),
+        ucx=ucx.extract(view, pkgs),
+        nccl=tuple(nccl.extract(view, pkgs)),
+        cuda=cuda.extract(view, image_env),
+        hpcx=hpcx.extract(view, image_env),
+        env=image_env,
+        nccl_conf=env.extract_nccl_conf(view),
+        packages=tuple(pkgs),
+        layers=tuple(LayerInfo(digest=l.digest, media_type=l.media_type, size=l.size) for l in image.layers),
+        notes=tuple(image.notes) + tuple(notes),
+    )

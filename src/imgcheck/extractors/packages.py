@@ -1,0 +1,142 @@
+"""Installed packages from dpkg, rpm (sqlite rpmdb) and apk databases."""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+
+from debian import deb822
+
+from ..model.image import Package
+from ..view.fileview import FileView
+from ..view.wants import Want
+
+DPKG_STATUS = "var/lib/dpkg/status"
+RPMDB_SQLITE = ("usr/lib/sysimage/rpm/rpmdb.sqlite", "var/lib/rpm/rpmdb.sqlite")
+APK_INSTALLED = "lib/apk/db/installed"
+
+WANTS = (
+    Want(r"var/lib/dpkg/status", content=True, max_bytes=128 * 1024 * 1024),
+    Want(r"var/lib/dpkg/status\.d/[^/]+", content=True, max_bytes=4 * 1024 * 1024),  # distroless
+    Want(r"(usr/lib/sysimage|var/lib)/rpm/rpmdb\.sqlite", content=True, max_bytes=256 * 1024 * 1024),
+    Want(r"(usr/lib/sysimage|var/lib)/rpm/Packages(\.db)?"),  # BerkeleyDB/ndb: noted, not read
+    Want(r"lib/apk/db/installed", content=True, max_bytes=64 * 1024 * 1024),
+)
+
+
+def parse_dpkg_status(data: bytes, path: str, layer: str | None, require_installed: bool = True) -> list[Package]:
+    packages = []
+    for para in deb822.Deb822.iter_paragraphs(data.decode("utf-8", "replace").splitlines(), use_apt_pkg=False):
+        name, version = para.get("Package"), para.get("Version")
+        if not name or not version:
+            continue
+        status = para.get("Status", "")
+        if require_installed and status and not status.endswith(" installed"):
+            continue
+        packages.append(Package(name=name.strip(), version=version.strip(), db="dpkg", path="/" + path, layer=layer))
+    return packages
+
+
+def parse_apk_installed(data: bytes, path: str, layer: str | None) -> list[Package]:
+    packages = []
+    name = version = None
+    for line in data.decode("utf-8", "replace").splitlines() + [""]:
+        if not line.strip():
+            if name and version:
+                packages.append(Package(name=name, version=version, db="apk", path="/" + path, layer=layer))
+            name = version = None
+        elif line.startswith("P:"):
+            name = line[2:].strip()
+        elif line.startswith("V:"):
+            version = line[2:].strip()
+    return packages
+
+
+# rpm header tags and types (rpm's lib/rpmtag.h)
+_TAG_NAME, _TAG_VERSION, _TAG_RELEASE, _TAG_EPOCH = 1000, 1001, 1002, 1003
+_TYPE_INT32, _TYPE_STRING, _TYPE_I18NSTRING = 4, 6, 9
+
+
+def parse_rpm_header(blob: bytes) -> dict[int, str | int]:
+    """Decode the tags we need from an rpmdb header blob (no leading magic). Raises ValueError."""
+    if len(blob) < 8:
+        raise ValueError("header too short")
+    il, dl = struct.unpack(">ii", blob[:8])
+    if il < 0 or dl < 0 or il > 100_000 or 8 + il * 16 + dl > len(blob):
+        raise ValueError("header sizes out of range")
+    data_start = 8 + il * 16
+    data = blob[data_start : data_start + dl]
+    values: dict[int, str | int] = {}
+    for i in range(il):
+        tag, typ, offset, count = struct.unpack(">iiii", blob[8 + i * 16 : 8 + (i + 1) * 16])
+        if tag not in (_TAG_NAME, _TAG_VERSION, _TAG_RELEASE, _TAG_EPOCH):
+            continue
+        if not 0 <= offset < len(data):
+            raise ValueError("tag offset out of range")
+        if typ in (_TYPE_STRING, _TYPE_I18NSTRING):
+            end = data.find(b"\0", offset)
+            if end < 0:
+                raise ValueError("unterminated string")
+            values[tag] = data[offset:end].decode("utf-8", "replace")
+        elif typ == _TYPE_INT32 and count >= 1 and offset + 4 <= len(data):
+            values[tag] = struct.unpack(">i", data[offset : offset + 4])[0]
+    return values
+
+
+def parse_rpmdb_sqlite(data: bytes, path: str, layer: str | None) -> list[Package]:
+    con = sqlite3.connect(":memory:")
+    try:
+        con.deserialize(data)  # the database never touches the disk
+        rows = con.execute("SELECT blob FROM Packages").fetchall()
+    finally:
+        con.close()
+    packages = []
+    for (blob,) in rows:
+        try:
+            tags = parse_rpm_header(bytes(blob))
+        except ValueError:
+            continue
+        name, version, release = tags.get(_TAG_NAME), tags.get(_TAG_VERSION), tags.get(_TAG_RELEASE)
+        if not isinstance(name, str) or not isinstance(version, str) or name == "gpg-pubkey":
+            continue
+        evr = f"{version}-{release}" if isinstance(release, str) else version
+        epoch = tags.get(_TAG_EPOCH)
+        if isinstance(epoch, int) and epoch:
+            evr = f"{epoch}:{evr}"
+        packages.append(Package(name=name, version=evr, db="rpm", path="/" + path, layer=layer))
+    return packages
+
+
+def extract(view: FileView) -> tuple[list[Package], list[str]]:
+    """All installed packages, and notes about databases that could not be read."""
+    packages: list[Package] = []
+    notes: list[str] = []
+    ref = view.file(DPKG_STATUS)
+    if ref is not None:
+        if ref.data is None:
+            notes.append(f"/{DPKG_STATUS} is larger than the read limit; dpkg packages not read")
+        else:
+            packages += parse_dpkg_status(ref.data, ref.real_path, ref.layer)
+    for path in view.paths(r"var/lib/dpkg/status\.d/[^/]+"):
+        sub = view.file(path)
+        if sub is not None and sub.data is not None:
+            packages += parse_dpkg_status(sub.data, sub.real_path, sub.layer, require_installed=False)
+    for path in RPMDB_SQLITE:
+        ref = view.file(path)
+        if ref is None:
+            continue
+        if ref.data is None:
+            notes.append(f"/{path} is larger than the read limit; rpm packages not read")
+            continue
+        try:
+            packages += parse_rpmdb_sqlite(ref.data, ref.real_path, ref.layer)
+        except sqlite3.DatabaseError as exc:
+            notes.append(f"/{path}: unreadable rpm database ({exc})")
+        break
+    else:
+        for path in view.paths(r"(usr/lib/sysimage|var/lib)/rpm/Packages(\.db)?"):
+            notes.append(f"/{path}: BerkeleyDB/ndb rpm databases are not read; rpm packages unknown")
+    ref = view.file(APK_INSTALLED)
+    if ref is not None and ref.data is not None:
+        packages += parse_apk_installed(ref.data, ref.real_path, ref.layer)
+    return packages, notes

@@ -1,0 +1,1 @@
+"""Renderers: pure functions from facts or a report to text."""

@@ -1,0 +1,16 @@
+"""JSON output: the versioned contract of DESIGN.md."""
+
+from __future__ import annotations
+
+import json
+
+from ..model.image import ImageFacts
+from ..model.serde import to_dict
+
+
+def render_facts(facts: ImageFacts) -> str:
+    return json.dumps({"schema_version": facts.schema_version, "image": to_dict(facts)}, indent=2) + "\n"
+
+
+def render_report(report) -> str:
+    return json.dumps(to_dict(report), indent=2) + "\n"

@@ -1,0 +1,41 @@
+"""Reading and writing node facts files (`imgcheck node probe` output, or written by hand)."""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import BadInputError, UnavailableError
+from .node import NODE_SCHEMA_VERSION, NodeFacts
+from .serde import from_dict, to_dict
+
+
+def parse_node_facts(doc: object, where: str) -> NodeFacts:
+    """Node facts from parsed JSON. A missing schema_version means the current one."""
+    if not isinstance(doc, dict):
+        raise BadInputError(f"{where}: node facts must be a JSON object")
+    version = doc.get("schema_version", NODE_SCHEMA_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise BadInputError(f"{where}: schema_version must be a positive integer, got {version!r}")
+    if version > NODE_SCHEMA_VERSION:
+        raise BadInputError(f"{where}: node facts schema_version {version} is newer than this imgcheck "
+                            f"understands ({NODE_SCHEMA_VERSION}); upgrade imgcheck")
+    if not isinstance(doc.get("name"), str) or not doc["name"].strip():
+        raise BadInputError(f"{where}: node facts need a non-empty 'name'")
+    return from_dict(NodeFacts, {**doc, "schema_version": version}, where=where)
+
+
+def load_node_facts(path: str) -> NodeFacts:
+    try:
+        with open(path, "rb") as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        raise UnavailableError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{path}: is a directory, expected a node facts JSON file") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"{path}: not valid JSON ({exc})") from None
+    return parse_node_facts(doc, path)
+
+
+def dump_node_facts(facts: NodeFacts) -> str:
+    return json.dumps(to_dict(facts), indent=2, sort_keys=False) + "\n"

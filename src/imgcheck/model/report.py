@@ -1,0 +1,81 @@
+"""The result of a check: findings per rule, recommendations and a verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .image import ImageFacts
+from .node import NodeFacts
+
+REPORT_SCHEMA_VERSION = 1
+
+SEVERITIES = ("error", "warning", "info")
+CONFIDENCES = ("verified", "reported", "vendor-guidance", "hypothesis")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    fact: str  # e.g. "image.rdma.libibverbs.private_abi" or "node.gpu.kernel_module"
+    value: str | int | float | bool | None
+    path: str | None = None
+    layer: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str  # stable rule id, e.g. RDMA-PABI-MISMATCH
+    severity: str  # error | warning | info
+    title: str
+    predicted_error: str | None
+    mechanism: str
+    confidence: str  # verified | reported | vendor-guidance | hypothesis
+    evidence: tuple[Evidence, ...] = ()
+    fixes: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A rule that could not be decided because a fact it needs is missing."""
+
+    rule: str
+    reason: str
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    image: str
+    why: str
+    differences: tuple[str, ...] = ()
+    kind: str = "image"  # image | node-upgrade
+
+
+@dataclass(frozen=True)
+class MatrixInfo:
+    version: str | None = None
+    digest: str | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    image: ImageFacts
+    nodes: tuple[NodeFacts, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    unknowns: tuple[Unknown, ...] = ()
+    recommendations: tuple[Recommendation, ...] = ()
+    verdict: str = "ok"  # ok | warn | fail
+    matrix: MatrixInfo = field(default_factory=MatrixInfo)
+    tool_version: str | None = None
+    generated_at: str | None = None
+    schema_version: int = REPORT_SCHEMA_VERSION
+
+
+def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> str:
+    severities = {f.severity for f in findings}
+    if "error" in severities:
+        return "fail"
+    if "warning" in severities:
+        return "warn"
+    return "ok"

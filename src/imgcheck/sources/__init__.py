@@ -1,0 +1,1 @@
+"""Where image bytes come from: archives, layouts, registries, daemons."""

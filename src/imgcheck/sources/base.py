@@ -1,0 +1,140 @@
+"""The contract every image source fulfils: a manifest's worth of metadata and layer streams."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import BinaryIO, Protocol
+
+from ..errors import BadInputError
+
+# Media types we know how to read; anything else is refused by name.
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+DOCKER_MANIFEST_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+DOCKER_CONFIG = "application/vnd.docker.container.image.v1+json"
+DOCKER_LAYER_GZIP = "application/vnd.docker.image.rootfs.diff.tar.gzip"
+DOCKER_LAYER_FOREIGN = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
+OCI_LAYER_TAR = "application/vnd.oci.image.layer.v1.tar"
+OCI_LAYER_GZIP = "application/vnd.oci.image.layer.v1.tar+gzip"
+OCI_LAYER_ZSTD = "application/vnd.oci.image.layer.v1.tar+zstd"
+OCI_LAYER_NONDIST_GZIP = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"
+OCI_LAYER_NONDIST_TAR = "application/vnd.oci.image.layer.nondistributable.v1.tar"
+OCI_LAYER_NONDIST_ZSTD = "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd"
+
+LAYER_MEDIA_TYPES = frozenset({
+    DOCKER_LAYER_GZIP, DOCKER_LAYER_FOREIGN, OCI_LAYER_TAR, OCI_LAYER_GZIP, OCI_LAYER_ZSTD,
+    OCI_LAYER_NONDIST_GZIP, OCI_LAYER_NONDIST_TAR, OCI_LAYER_NONDIST_ZSTD,
+    "layer.tar",  # docker-archive's legacy per-layer tar, no media type of its own
+})
+MANIFEST_MEDIA_TYPES = frozenset({DOCKER_MANIFEST, OCI_MANIFEST})
+INDEX_MEDIA_TYPES = frozenset({DOCKER_MANIFEST_LIST, OCI_INDEX})
+
+
+@dataclass(frozen=True)
+class LayerRef:
+    digest: str  # the digest the stream is verified against
+    media_type: str
+    size: int | None = None
+    index: int = 0  # 0 = bottom layer
+    digest_of_uncompressed: bool = False  # docker-archive layers are named by their diff_id
+
+
+@dataclass
+class OpenedImage:
+    """An image whose metadata is read; layers are opened one at a time on demand."""
+
+    reference: str
+    digest: str | None
+    platform: str | None
+    config: dict
+    layers: list[LayerRef]
+    opener: "LayerOpener"
+    notes: list[str] = field(default_factory=list)
+    # Sources that are not layer tars (squashfs, SIF) index their one "layer" themselves:
+    # indexer(layer, wants, limits) -> view.layer_index.LayerIndex
+    indexer: object | None = None
+
+    def open_layer(self, layer: LayerRef) -> BinaryIO:
+        return self.opener(layer)
+
+
+class LayerOpener(Protocol):
+    def __call__(self, layer: LayerRef) -> BinaryIO: ...
+
+
+class ImageSource(Protocol):
+    def open(self) -> OpenedImage: ...
+
+    def close(self) -> None: ...
+
+
+def parse_digest(digest: str) -> tuple[str, str]:
+    """Split 'sha256:<hex>' and check its shape (a malformed digest could name a path)."""
+    algo, _, hexpart = digest.partition(":")
+    if algo not in ("sha256", "sha512") or not hexpart:
+        raise BadInputError(f"unsupported or malformed digest {digest!r}")
+    want = 64 if algo == "sha256" else 128
+    if len(hexpart) != want or any(c not in "0123456789abcdef" for c in hexpart):
+        raise BadInputError(f"malformed digest {digest!r}")
+    return algo, hexpart
+
+
+def verify_bytes(data: bytes, digest: str, what: str) -> None:
+    algo, hexpart = parse_digest(digest)
+    got = hashlib.new(algo, data).hexdigest()
+    if got != hexpart:
+        raise BadInputError(f"digest mismatch for {what}: expected {digest}, got {algo}:{got}")
+
+
+class VerifyingReader:
+    """Wraps a stream and checks its digest when fully read.
+
+    `finish()` drains what is left (so the digest covers every byte) and raises on mismatch;
+    a result is never produced from bytes that failed verification.
+    """
+
+    def __init__(self, raw: BinaryIO, digest: str, what: str, expected_size: int | None = None):
+        algo, self._hex = parse_digest(digest)
+        self._raw = raw
+        self._hash = hashlib.new(algo)
+        self._digest = digest
+        self._what = what
+        self._size = 0
+        self._expected_size = expected_size
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        self._hash.update(data)
+        self._size += len(data)
+        if self._expected_size is not None and self._size > self._expected_size:
+            raise BadInputError(f"{self._what} is larger than the {self._expected_size} bytes its manifest declares")
+        return data
+
+    def readinto(self, b) -> int:  # pragma: no cover - used by some decompressors
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def finish(self) -> None:
+        while self.read(1 << 20):
+            pass
+        got = self._hash.hexdigest()
+        if got != self._hex:
+            raise BadInputError(f"digest mismatch for {self._what}: expected {self._digest}, got sha256:{got}")
+        if self._expected_size is not None and self._size != self._expected_size:
+            raise BadInputError(f"{self._what} is {self._size} bytes, its manifest declares {self._expected_size}")
+
+    @property
+    def bytes_read(self) -> int:
+        return self._size
+
+    def close(self) -> None:
+        close = getattr(self._raw, "close", None)
+        if close:
+            close()

@@ -1,0 +1,135 @@
+"""Read-only named-blob access to the containers of an image: a directory or a tar file.
+
+Neither is ever extracted; members are streamed from their offset in the archive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import tarfile
+from typing import BinaryIO
+
+from ..errors import BadInputError, UnavailableError
+
+MAX_JSON_BYTES = 8 * 1024 * 1024  # manifests and configs are kilobytes; refuse absurd ones
+
+
+class BlobStore:
+    def open(self, name: str) -> BinaryIO:
+        raise NotImplementedError
+
+    def exists(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def size(self, name: str) -> int | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def read_json(self, name: str, what: str):
+        data = self.read_bytes(name, what)
+        try:
+            return json.loads(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BadInputError(f"{what} is not valid JSON: {exc}") from None
+
+    def read_bytes(self, name: str, what: str) -> bytes:
+        with self.open(name) as fh:
+            data = fh.read(MAX_JSON_BYTES + 1)
+        if len(data) > MAX_JSON_BYTES:
+            raise BadInputError(f"{what} is larger than {MAX_JSON_BYTES} bytes")
+        return data
+
+
+def _clean(name: str) -> str:
+    """Normalise a member name; refuse any that climbs out of the container."""
+    norm = posixpath.normpath(name.lstrip("/")) if name else ""
+    if not norm or norm == "." or norm.startswith("../") or norm == "..":
+        raise BadInputError(f"refusing path {name!r}: outside the archive")
+    return norm
+
+
+class DirStore(BlobStore):
+    def __init__(self, root: str):
+        if not os.path.isdir(root):
+            raise UnavailableError(f"{root}: no such directory")
+        self.root = os.path.realpath(root)
+
+    def _path(self, name: str) -> str:
+        path = os.path.realpath(os.path.join(self.root, _clean(name)))
+        if not path.startswith(self.root + os.sep):
+            raise BadInputError(f"refusing path {name!r}: outside {self.root}")
+        return path
+
+    def open(self, name: str) -> BinaryIO:
+        try:
+            return open(self._path(name), "rb")
+        except FileNotFoundError:
+            raise BadInputError(f"{name} is missing from {self.root}") from None
+        except IsADirectoryError:
+            raise BadInputError(f"{name} in {self.root} is a directory") from None
+
+    def exists(self, name: str) -> bool:
+        return os.path.isfile(self._path(name))
+
+    def size(self, name: str) -> int | None:
+        return os.path.getsize(self._path(name))
+
+
+class TarStore(BlobStore):
+    """Members of a tar archive by name; the member index is built once from headers only."""
+
+    def __init__(self, path: str, max_members: int = 100_000):
+        if not os.path.exists(path):
+            raise UnavailableError(f"{path}: no such file")
+        try:
+            self._tar = tarfile.open(path, "r:*")
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise BadInputError(f"{path}: not a readable tar archive ({exc})") from None
+        self.path = path
+        self._members: dict[str, tarfile.TarInfo] = {}
+        try:
+            for i, member in enumerate(self._tar):
+                if i >= max_members:
+                    raise BadInputError(f"{path}: more than {max_members} members; not an image archive")
+                try:
+                    self._members[_clean(member.name)] = member
+                except BadInputError:
+                    continue  # a hostile name is never addressable, so it can be skipped
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise BadInputError(f"{path}: corrupt or truncated tar archive ({exc})") from None
+
+    def _member(self, name: str) -> tarfile.TarInfo:
+        key = _clean(name)
+        member = self._members.get(key)
+        hops = 0
+        while member is not None and (member.issym() or member.islnk()) and hops < 8:
+            # docker save links identical layers; resolve inside the archive only
+            target = member.linkname if member.islnk() else posixpath.join(posixpath.dirname(key), member.linkname)
+            key = _clean(target)
+            member = self._members.get(key)
+            hops += 1
+        if member is None or not member.isfile():
+            raise BadInputError(f"{name} is missing from {self.path}")
+        return member
+
+    def open(self, name: str) -> BinaryIO:
+        fh = self._tar.extractfile(self._member(name))
+        assert fh is not None
+        return fh
+
+    def exists(self, name: str) -> bool:
+        try:
+            self._member(name)
+            return True
+        except BadInputError:
+            return False
+
+    def size(self, name: str) -> int | None:
+        return self._member(name).size
+
+    def close(self) -> None:
+        self._tar.close()

@@ -1,0 +1,71 @@
+"""Validation of image manifests and configs, shared by every source."""
+
+from __future__ import annotations
+
+from ..errors import BadInputError, LimitExceededError
+from .base import INDEX_MEDIA_TYPES, LAYER_MEDIA_TYPES, MANIFEST_MEDIA_TYPES, LayerRef, parse_digest
+
+MAX_LAYERS = 512  # the OCI/Docker practical limit is 127; anything far above is hostile
+
+
+def layers_of_manifest(manifest: dict, where: str, max_layers: int = MAX_LAYERS) -> list[LayerRef]:
+    if not isinstance(manifest, dict):
+        raise BadInputError(f"{where}: manifest is not a JSON object")
+    media_type = manifest.get("mediaType")
+    if media_type in INDEX_MEDIA_TYPES:
+        raise BadInputError(f"{where}: expected an image manifest, got an index")
+    if media_type is not None and media_type not in MANIFEST_MEDIA_TYPES:
+        raise BadInputError(f"{where}: unknown manifest media type {media_type!r}")
+    layers = manifest.get("layers")
+    if not isinstance(layers, list):
+        raise BadInputError(f"{where}: manifest has no 'layers' list")
+    if len(layers) > max_layers:
+        raise LimitExceededError(f"{where}: {len(layers)} layers exceed the limit of {max_layers}")
+    refs = []
+    for i, desc in enumerate(layers):
+        if not isinstance(desc, dict):
+            raise BadInputError(f"{where}: layer {i} is not an object")
+        mt = desc.get("mediaType")
+        if mt not in LAYER_MEDIA_TYPES:
+            raise BadInputError(f"{where}: layer {i} has unknown media type {mt!r}")
+        digest = desc.get("digest")
+        if not isinstance(digest, str):
+            raise BadInputError(f"{where}: layer {i} has no digest")
+        parse_digest(digest)
+        size = desc.get("size")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+            raise BadInputError(f"{where}: layer {i} has an invalid size {size!r}")
+        refs.append(LayerRef(digest=digest, media_type=mt, size=size, index=i))
+    return refs
+
+
+def config_descriptor(manifest: dict, where: str) -> tuple[str, int | None]:
+    desc = manifest.get("config")
+    if not isinstance(desc, dict) or not isinstance(desc.get("digest"), str):
+        raise BadInputError(f"{where}: manifest has no config descriptor")
+    parse_digest(desc["digest"])
+    size = desc.get("size")
+    return desc["digest"], size if isinstance(size, int) and not isinstance(size, bool) else None
+
+
+def check_config(config: object, where: str) -> dict:
+    if not isinstance(config, dict):
+        raise BadInputError(f"{where}: image config is not a JSON object")
+    rootfs = config.get("rootfs")
+    if rootfs is not None and not isinstance(rootfs, dict):
+        raise BadInputError(f"{where}: image config 'rootfs' is not an object")
+    return config
+
+
+def env_of_config(config: dict) -> dict[str, str]:
+    """The image's Env as a dict; later duplicates win, as in a container's environment."""
+    inner = config.get("config") or config.get("container_config") or {}
+    env = inner.get("Env") if isinstance(inner, dict) else None
+    result: dict[str, str] = {}
+    if isinstance(env, list):
+        for item in env:
+            if isinstance(item, str):
+                name, sep, value = item.partition("=")
+                if name:
+                    result[name] = value if sep else ""
+    return result

@@ -1,0 +1,69 @@
+"""Platform strings (os/arch[/variant]) and choosing one manifest from an index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import BadInputError, UsageError
+
+# Go's GOARCH names are what manifests use; people type the kernel's names too.
+_ARCH_ALIASES = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le"}
+DEFAULT_PLATFORM = "linux/amd64"
+
+
+@dataclass(frozen=True)
+class Platform:
+    os: str
+    architecture: str
+    variant: str | None = None
+
+    def __str__(self) -> str:
+        return "/".join(p for p in (self.os, self.architecture, self.variant) if p)
+
+
+def parse_platform(text: str) -> Platform:
+    parts = text.strip().split("/")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise UsageError(f"invalid platform {text!r}: expected os/arch[/variant], e.g. linux/amd64")
+    arch = _ARCH_ALIASES.get(parts[1], parts[1])
+    variant = parts[2] if len(parts) == 3 else None
+    if arch == "arm64" and variant == "v8":
+        variant = None  # arm64 and arm64/v8 are the same platform
+    return Platform(parts[0], arch, variant)
+
+
+def platform_of_config(config: dict) -> str | None:
+    os_ = config.get("os")
+    arch = config.get("architecture")
+    if not isinstance(os_, str) or not isinstance(arch, str):
+        return None
+    variant = config.get("variant")
+    return str(Platform(os_, arch, variant if isinstance(variant, str) and variant else None))
+
+
+def select_manifest(index: dict, wanted: Platform, where: str) -> dict:
+    """Pick the descriptor for exactly `wanted` from an image index / manifest list."""
+    manifests = index.get("manifests")
+    if not isinstance(manifests, list):
+        raise BadInputError(f"{where}: index has no 'manifests' list")
+    available = []
+    for desc in manifests:
+        if not isinstance(desc, dict):
+            raise BadInputError(f"{where}: index entry is not an object")
+        plat = desc.get("platform")
+        if not isinstance(plat, dict):
+            continue
+        if plat.get("os") == "unknown":
+            continue  # attestation manifests (buildx) are not images
+        try:
+            have = parse_platform("/".join(
+                str(p) for p in (plat.get("os"), plat.get("architecture"), plat.get("variant")) if p))
+        except UsageError:
+            continue
+        available.append(str(have))
+        if (have.os, have.architecture) == (wanted.os, wanted.architecture) and (
+            wanted.variant is None or have.variant == wanted.variant
+        ):
+            return desc
+    listed = ", ".join(available) or "none"
+    raise BadInputError(f"{where}: no manifest for platform {wanted} (available: {listed})")

@@ -1,0 +1,56 @@
+"""Image reference strings -> a source. Scheme words follow syft/skopeo/podman usage."""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from .platform import Platform
+
+LOCAL_SCHEMES = ("docker-archive", "oci-dir", "oci-archive", "facts")
+REMOTE_SCHEMES = ("registry", "docker")
+
+
+def split_scheme(ref: str) -> tuple[str | None, str]:
+    scheme, sep, rest = ref.partition(":")
+    if sep and scheme in LOCAL_SCHEMES + REMOTE_SCHEMES:
+        if not rest:
+            raise UsageError(f"{ref!r}: nothing after '{scheme}:'")
+        return scheme, rest
+    return None, ref
+
+
+def _path_and_tag(rest: str) -> tuple[str, str | None]:
+    """'PATH[:TAG]' as skopeo writes it; a path containing ':' is taken whole if it exists."""
+    import os
+
+    if os.path.exists(rest) or ":" not in rest:
+        return rest, None
+    path, _, tag = rest.rpartition(":")
+    return path, tag or None
+
+
+def open_source(ref: str, platform: Platform | None = None, **options):
+    """Return a source object with .open() and .close() for `ref`."""
+    scheme, rest = split_scheme(ref)
+    if scheme == "docker-archive":
+        from .docker_archive import DockerArchiveSource
+
+        path, tag = _path_and_tag(rest)
+        return DockerArchiveSource(path, tag=tag)
+    if scheme in ("oci-dir", "oci-archive"):
+        from .oci_layout import OciLayoutSource
+
+        path, name = _path_and_tag(rest)
+        factory = OciLayoutSource.from_dir if scheme == "oci-dir" else OciLayoutSource.from_archive
+        return factory(path, ref_name=name, platform=platform)
+    if scheme == "docker":
+        try:
+            from .docker_daemon import DockerDaemonSource
+        except ImportError:
+            raise UsageError("the docker: source is not available in this build") from None
+        return DockerDaemonSource(rest, platform=platform, **options)
+    try:
+        from .registry import RegistrySource
+    except ImportError:
+        raise UsageError(f"{ref!r}: registry references are not supported yet; use docker-archive:, oci-dir: "
+                         "or oci-archive:") from None
+    return RegistrySource(rest, platform=platform, **options)

@@ -1,0 +1,1 @@
+"""Version strings compared by their own ecosystem's rules (packaging.version cannot parse these)."""

@@ -1,0 +1,1 @@
+"""The image's merged filesystem, reduced to the paths extractors asked for."""

@@ -1,0 +1,81 @@
+"""Open a layer stream as uncompressed tar bytes, whatever its compression.
+
+The compression is sniffed from the magic bytes rather than trusted from the media type:
+docker-archive layers carry no media type, and mislabelled layers exist in the wild.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from typing import BinaryIO
+
+from ..errors import BadInputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+try:  # ISA-L inflates several times faster than zlib; zlib is the fallback
+    from isal import igzip as _gzip_impl
+
+    GZIP_BACKEND = "isal"
+except ImportError:  # pragma: no cover - isal is a dependency, but keep working without it
+    import gzip as _gzip_impl  # type: ignore[no-redef]
+
+    GZIP_BACKEND = "zlib"
+
+
+class _Peeked(io.RawIOBase):
+    """Replays sniffed bytes before the rest of the stream."""
+
+    def __init__(self, head: bytes, raw: BinaryIO):
+        self._head = head
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._raw.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def sniff(head: bytes) -> str:
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    return "tar"
+
+
+def decompressed(raw: BinaryIO) -> tuple[BinaryIO, str]:
+    head = raw.read(4)
+    kind = sniff(head)
+    stream = io.BufferedReader(_Peeked(head, raw), buffer_size=1 << 20)
+    if kind == "gzip":
+        return _gzip_impl.GzipFile(fileobj=stream, mode="rb"), kind
+    if kind == "zstd":
+        import zstandard
+
+        return zstandard.ZstdDecompressor().stream_reader(stream, read_size=1 << 20), kind
+    return stream, kind
+
+
+# Errors the decompressors raise on corrupt input; mapped to BadInputError by callers.
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, ValueError)
+try:
+    import zstandard as _zstd
+
+    DECOMPRESS_ERRORS = DECOMPRESS_ERRORS + (_zstd.ZstdError,)
+except ImportError:  # pragma: no cover
+    pass
+
+
+def bad_stream(what: str, exc: BaseException) -> BadInputError:
+    return BadInputError(f"{what}: corrupt or truncated data ({exc.__class__.__name__}: {exc})")

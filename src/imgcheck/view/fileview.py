@@ -1,0 +1,121 @@
+"""The merged view of an image's kept paths, top layer first, with symlinks resolved in-root."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from .layer_index import FILE, HARDLINK, SYMLINK, Entry, LayerIndex
+
+MAX_SYMLINK_HOPS = 40  # Linux's MAXSYMLINKS
+
+
+class SymlinkLoop(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A resolved regular file: where it was asked for, where it really is, and its bytes."""
+
+    path: str  # the path as asked for / as listed
+    real_path: str  # after following symlinks
+    layer: str | None
+    size: int
+    data: bytes | None
+    truncated: bool
+
+
+def _visible(path: str, upper: list[LayerIndex]) -> bool:
+    """Is `path` from a lower layer still visible under the `upper` layers?"""
+    ancestors = []
+    parent = posixpath.dirname(path)
+    while parent:
+        ancestors.append(parent)
+        parent = posixpath.dirname(parent)
+    for layer in upper:
+        if path in layer.whiteouts or path in layer.entries:
+            return False
+        for anc in ancestors:
+            if anc in layer.whiteouts or anc in layer.opaque_dirs or layer.has_nondir(anc):
+                return False
+        if "" in layer.opaque_dirs:  # an opaque marker at the root hides everything below
+            return False
+    return True
+
+
+def _shadowed_exactly(path: str, upper: list[LayerIndex]) -> bool:
+    return any(layer.has_nondir(path) for layer in upper)
+
+
+class FileView:
+    def __init__(self, layers: list[LayerIndex]):
+        """`layers` bottom first, as in the manifest."""
+        self.entries: dict[str, Entry] = {}
+        upper: list[LayerIndex] = []
+        for layer in reversed(layers):
+            for path, entry in layer.entries.items():
+                if path in self.entries:
+                    continue
+                if upper and (not _visible(path, upper) or _shadowed_exactly(path, upper)):
+                    continue
+                self.entries[path] = entry
+            upper.append(layer)
+
+    # -- path resolution -------------------------------------------------------------------
+    def resolve(self, path: str) -> str:
+        """Follow symlinks in every component, never leaving the root. Raises SymlinkLoop."""
+        todo = [p for p in path.split("/") if p not in ("", ".")]
+        done: list[str] = []
+        hops = 0
+        while todo:
+            part = todo.pop(0)
+            if part == "..":
+                if done:
+                    done.pop()
+                continue
+            candidate = "/".join(done + [part])
+            entry = self.entries.get(candidate)
+            if entry is not None and entry.kind == SYMLINK and entry.linkname is not None:
+                hops += 1
+                if hops > MAX_SYMLINK_HOPS:
+                    raise SymlinkLoop(path)
+                target = entry.linkname
+                if target.startswith("/"):
+                    done = []  # absolute targets are relative to the image root, not the host
+                todo = [p for p in target.split("/") if p not in ("", ".")] + todo
+                continue
+            done.append(part)
+        return "/".join(done)
+
+    def file(self, path: str) -> FileRef | None:
+        """The regular file at `path` after symlinks and hard links, or None."""
+        try:
+            real = self.resolve(path)
+        except SymlinkLoop:
+            return None
+        entry = self.entries.get(real)
+        if entry is not None and entry.kind == HARDLINK and entry.linkname:
+            entry = self.entries.get(entry.linkname) or entry
+        if entry is None or entry.kind != FILE:
+            return None
+        return FileRef(path=path, real_path=real, layer=entry.layer, size=entry.size,
+                       data=entry.data, truncated=entry.truncated)
+
+    def read(self, path: str) -> bytes | None:
+        ref = self.file(path)
+        return ref.data if ref else None
+
+    def paths(self, pattern: str) -> list[str]:
+        """Kept paths (files, links) whose path fully matches `pattern`, sorted."""
+        rx = re.compile(pattern)
+        return sorted(p for p in self.entries if rx.fullmatch(p))
+
+    def is_symlink(self, path: str) -> bool:
+        entry = self.entries.get(path)
+        return entry is not None and entry.kind == SYMLINK
+
+    def link_target(self, path: str) -> str | None:
+        entry = self.entries.get(path)
+        return entry.linkname if entry is not None and entry.kind == SYMLINK else None

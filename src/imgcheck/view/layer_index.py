@@ -1,0 +1,194 @@
+"""One layer, read once as a stream: what it adds, what it hides, and the bytes extractors want.
+
+A LayerIndex depends only on the layer's bytes and the wants, so layers can be indexed in any
+order (or in parallel, or from a cache) and merged afterwards in layer order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import tarfile
+from array import array
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from ..errors import BadInputError, LimitExceededError
+from .compression import DECOMPRESS_ERRORS, bad_stream, decompressed
+from .wants import WantSet
+
+WHITEOUT_PREFIX = ".wh."
+OPAQUE_MARKER = ".wh..wh..opq"
+
+FILE, SYMLINK, HARDLINK, DIR, OTHER = "file", "symlink", "hardlink", "dir", "other"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_entries: int = 5_000_000  # per layer
+    max_uncompressed: int = 256 * 1024**3  # per layer: 256 GiB
+    max_symlinks: int = 200_000  # per layer; symlinks are always kept for path resolution
+
+
+@dataclass
+class Entry:
+    path: str
+    kind: str
+    size: int = 0
+    mode: int = 0
+    linkname: str | None = None  # symlink target as written, or hard-link target path
+    data: bytes | None = None
+    truncated: bool = False  # bytes were wanted but the file exceeded the limit
+    layer: str | None = None
+
+
+@dataclass
+class LayerIndex:
+    digest: str
+    entries: dict[str, Entry] = field(default_factory=dict)  # wanted entries and every symlink
+    whiteouts: set[str] = field(default_factory=set)  # paths deleted for lower layers
+    opaque_dirs: set[str] = field(default_factory=set)  # dirs whose lower contents are hidden
+    nondir_hashes: array = field(default_factory=lambda: array("Q"))  # sorted hashes of non-dir paths
+    entry_count: int = 0
+    uncompressed_bytes: int = 0
+
+    def has_nondir(self, path: str) -> bool:
+        from bisect import bisect_left
+
+        h = path_hash(path)
+        i = bisect_left(self.nondir_hashes, h)
+        return i < len(self.nondir_hashes) and self.nondir_hashes[i] == h
+
+
+def path_hash(path: str) -> int:
+    # A stable 64-bit hash (unlike hash()), so an index can be cached across processes.
+    return int.from_bytes(hashlib.blake2b(path.encode("utf-8", "surrogateescape"), digest_size=8).digest(), "big")
+
+
+def normalise(name: str) -> str | None:
+    """Tar member name -> path relative to the image root, or None if it is the root itself.
+
+    `..` cannot climb above the root: it is resolved lexically and clamped, as a container
+    runtime would when unpacking.
+    """
+    parts: list[str] = []
+    for part in name.replace("\\", "/").split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/".join(parts) or None
+
+
+class _CountingReader:
+    """Counts (and optionally hashes) the uncompressed bytes as tarfile pulls them."""
+
+    def __init__(self, raw: BinaryIO, limits: Limits, what: str, verify_digest: str | None):
+        self._raw = raw
+        self._limits = limits
+        self._what = what
+        self.count = 0
+        self._hash = hashlib.sha256() if verify_digest else None
+        self._verify = verify_digest
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        self.count += len(data)
+        if self.count > self._limits.max_uncompressed:
+            raise LimitExceededError(
+                f"{self._what}: decompresses to more than {self._limits.max_uncompressed} bytes (limit)")
+        if self._hash is not None:
+            self._hash.update(data)
+        return data
+
+    def drain_and_verify(self) -> None:
+        while self.read(1 << 20):
+            pass
+        if self._hash is not None and self._verify is not None:
+            got = "sha256:" + self._hash.hexdigest()
+            if got != self._verify:
+                raise BadInputError(f"digest mismatch for {self._what}: expected {self._verify}, got {got}")
+
+
+def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Limits(),
+                verify_uncompressed: bool = False) -> LayerIndex:
+    """Stream one layer and index it. `raw` may be a VerifyingReader; it is finished here."""
+    what = f"layer {digest}"
+    idx = LayerIndex(digest=digest)
+    hashes: list[int] = []
+    symlinks = 0
+    try:
+        stream, _kind = decompressed(raw)
+        counter = _CountingReader(stream, limits, what, digest if verify_uncompressed else None)
+        with tarfile.open(fileobj=counter, mode="r|", errorlevel=1) as tar:  # type: ignore[arg-type]
+            for member in tar:
+                idx.entry_count += 1
+                if idx.entry_count > limits.max_entries:
+                    raise LimitExceededError(f"{what}: more than {limits.max_entries} entries (limit)")
+                path = normalise(member.name)
+                if path is None:
+                    continue
+                base = posixpath.basename(path)
+                parent = posixpath.dirname(path)
+                if base == OPAQUE_MARKER:
+                    idx.opaque_dirs.add(parent)
+                    continue
+                if base.startswith(WHITEOUT_PREFIX):
+                    target = posixpath.join(parent, base[len(WHITEOUT_PREFIX):]) if parent else base[len(WHITEOUT_PREFIX):]
+                    if base[len(WHITEOUT_PREFIX):] not in ("", ".", ".."):
+                        idx.whiteouts.add(target)
+                    continue
+                if member.isdir():
+                    continue
+                hashes.append(path_hash(path))
+                if member.issym():
+                    symlinks += 1
+                    if symlinks > limits.max_symlinks:
+                        raise LimitExceededError(f"{what}: more than {limits.max_symlinks} symlinks (limit)")
+                    idx.entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=digest)
+                    continue
+                if not wants.wanted(path):
+                    continue
+                if member.islnk():
+                    target = normalise(member.linkname)
+                    idx.entries[path] = Entry(path, HARDLINK, linkname=target, layer=digest)
+                elif member.isfile():
+                    entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=digest)
+                    limit = wants.content_limit(path)
+                    if limit is not None:
+                        if member.size <= limit:
+                            fh = tar.extractfile(member)
+                            entry.data = fh.read() if fh else b""
+                        else:
+                            entry.truncated = True
+                    idx.entries[path] = entry
+                else:
+                    idx.entries[path] = Entry(path, OTHER, layer=digest)
+            # tarfile stops at the end-of-archive marker; the digest covers the padding too
+            counter.drain_and_verify()
+        idx.uncompressed_bytes = counter.count
+        finish = getattr(raw, "finish", None)
+        if finish:
+            finish()
+    except (BadInputError, LimitExceededError):
+        raise
+    except tarfile.TarError as exc:
+        raise BadInputError(f"{what}: corrupt or truncated tar ({exc})") from None
+    except DECOMPRESS_ERRORS as exc:
+        raise bad_stream(what, exc) from None
+    _resolve_hardlinks(idx)
+    idx.nondir_hashes = array("Q", sorted(set(hashes)))
+    return idx
+
+
+def _resolve_hardlinks(idx: LayerIndex) -> None:
+    """Give wanted hard links their target's bytes when the target was kept in the same layer."""
+    for entry in idx.entries.values():
+        if entry.kind == HARDLINK and entry.linkname:
+            target = idx.entries.get(entry.linkname)
+            if target is not None and target.kind == FILE:
+                entry.kind, entry.size, entry.mode = FILE, target.size, target.mode
+                entry.data, entry.truncated = target.data, target.truncated

@@ -1,0 +1,34 @@
+"""What extractors ask the layer walk to keep: path patterns, and whether they need the bytes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Want:
+    pattern: str  # regex matched against the normalised path (no leading slash) with fullmatch
+    content: bool = False  # keep the file's bytes, not just its name and metadata
+    max_bytes: int = 4 * 1024 * 1024  # larger files are kept by name only, with a note
+
+
+class WantSet:
+    """All extractors' wants compiled into one regex: one match per tar entry, not one per want."""
+
+    def __init__(self, wants: tuple[Want, ...] | list[Want]):
+        self.wants = tuple(wants)
+        self._any = re.compile("|".join(f"(?:{w.pattern})" for w in self.wants)) if self.wants else None
+        self._content = [(re.compile(w.pattern), w.max_bytes) for w in self.wants if w.content]
+
+    def wanted(self, path: str) -> bool:
+        return bool(self._any and self._any.fullmatch(path))
+
+    def content_limit(self, path: str) -> int | None:
+        """Largest size whose bytes are kept for `path`, or None when only the name is wanted."""
+        limits = [limit for rx, limit in self._content if rx.fullmatch(path)]
+        return max(limits) if limits else None
+
+    def key(self) -> str:
+        """A stable identity of these wants, part of the per-layer cache key."""
+        return "\n".join(f"{w.pattern}\t{int(w.content)}\t{w.max_bytes}" for w in self.wants)
