@@ -1,0 +1,36 @@
+"""One entry point from a Report to any output format (`-o FORMAT[=PATH]`).
+
+Every renderer is a pure function of the report, so several formats from one run always agree.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..model.report import Report
+
+REPORT_FORMATS = ("table", "json", "sarif", "junit", "markdown")
+
+
+def render(report: Report, fmt: str, color: bool = False) -> str:
+    """Render ``report`` as ``fmt``. ``color`` only affects `table` (ANSI colours on a terminal)."""
+    if fmt == "table":
+        from .report_table import render_table
+
+        return render_table(report, color=color)
+    if fmt == "json":
+        from .json_format import render_report
+
+        return render_report(report)
+    if fmt == "sarif":
+        from .sarif import render_sarif
+
+        return render_sarif(report)
+    if fmt == "junit":
+        from .junit import render_junit
+
+        return render_junit(report)
+    if fmt == "markdown":
+        from .markdown import render_markdown
+
+        return render_markdown(report)
+    raise UsageError(f"unknown output format {fmt!r} (choose from {', '.join(REPORT_FORMATS)})")

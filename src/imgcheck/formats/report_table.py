@@ -1,0 +1,138 @@
+"""Readable report for a terminal: verdict first, then per finding the predicted error, why, and fixes.
+
+With color=False (not a TTY, or written to a file) the output is plain text with no escape codes and
+no hard wrapping, so it greps and diffs well in CI logs.
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.markup import escape
+from rich.padding import Padding
+from rich.text import Text
+
+from ..model.report import Finding, Report
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+_SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
+_VERDICT_STYLE = {"fail": "bold white on red", "warn": "bold black on yellow", "ok": "bold white on green"}
+_VERDICT_WORD = {"fail": "FAIL", "warn": "WARN", "ok": "OK"}
+
+
+def short_layer(layer: str | None) -> str:
+    """sha256:abcdef... -> abcdef012345 (12 hex digits, like docker's short ids)."""
+    return layer.split(":", 1)[-1][:12] if layer else ""
+
+
+def sorted_findings(report: Report) -> list[Finding]:
+    """Errors first, then warnings, then info; stable by rule id within a severity."""
+    return sorted(report.findings, key=lambda f: (_SEVERITY_ORDER.get(f.severity, 9), f.id))
+
+
+def _count(report: Report, severity: str) -> int:
+    return sum(1 for f in report.findings if f.severity == severity)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _nodes_text(nodes: tuple[str, ...], limit: int = 8) -> str:
+    if len(nodes) <= limit:
+        return ", ".join(nodes)
+    return ", ".join(nodes[:limit]) + f", ... ({len(nodes) - limit} more)"
+
+
+def render_table(report: Report, color: bool = False, width: int = 110) -> str:
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        width=width,
+        highlight=False,
+        emoji=False,
+        soft_wrap=not color,  # plain output: one logical line per line, no wrapping at a fixed width
+    )
+    def out(markup: str = "", indent: int = 0) -> None:
+        if not color or not markup:
+            console.print(" " * indent + markup)
+        else:  # on a terminal, wrapped lines keep their indent
+            console.print(Padding(Text.from_markup(markup), (0, 0, 0, indent), expand=False))
+
+    image = report.image
+    verdict = report.verdict
+    summary = ", ".join(
+        [_plural(_count(report, "error"), "error"), _plural(_count(report, "warning"), "warning")]
+        + ([_plural(len(report.unknowns), "unknown")] if report.unknowns else [])
+    )
+    node_word = _plural(len(report.nodes), "node") if report.nodes else "no node facts"
+    word = _VERDICT_WORD.get(verdict, verdict.upper())
+    out(
+        (f"[{_VERDICT_STYLE.get(verdict, 'bold')}] {word} [/] " if color else f"{word} ")
+        + f"[bold]{escape(image.reference)}[/bold] on {node_word}: {summary}"
+    )
+    details = [f"digest {image.digest or '?'}", f"platform {image.platform or '?'}"]
+    if report.matrix.version:
+        details.append(f"matrix {report.matrix.version}")
+    out(escape("  ".join(details)), 2)
+
+    for finding in sorted_findings(report):
+        out()
+        style = _SEVERITY_STYLE.get(finding.severity, "bold")
+        out(f"[{style}]{finding.severity.upper()}[/] [bold]{escape(finding.id)}[/bold]  {escape(finding.title)}")
+        if finding.nodes:
+            out(f"nodes: {escape(_nodes_text(finding.nodes))}", 2)
+        if finding.predicted_error:
+            out("predicted error:", 2)
+            out(f"[bold]{escape(finding.predicted_error)}[/bold]", 4)
+        out(f"why ({escape(finding.confidence)}): {escape(finding.mechanism)}", 2)
+        if finding.evidence:
+            out("evidence:", 2)
+            for ev in finding.evidence:
+                where = ""
+                if ev.path:
+                    where += f"  {ev.path}"
+                if ev.layer:
+                    where += f"  (layer {short_layer(ev.layer)})"
+                out(f"{escape(ev.fact)} = {escape(_value(ev.value))}[dim]{escape(where)}[/dim]", 4)
+        if finding.fixes:
+            out("fix:", 2)
+            for fix in finding.fixes:
+                out(f"[green]-[/green] {escape(fix)}", 4)
+        if finding.sources:
+            out("sources:", 2)
+            for src in finding.sources:
+                out(f"{escape(src)}", 4)
+
+    if report.recommendations:
+        out()
+        out("[bold]Recommendations[/bold]")
+        for rec in report.recommendations:
+            label = "node upgrade" if rec.kind == "node-upgrade" else "image"
+            out(f"[green]*[/green] {label}: [bold]{escape(rec.image)}[/bold] - {escape(rec.why)}", 2)
+            for diff in rec.differences:
+                out(f"{escape(diff)}", 6)
+
+    if report.unknowns:
+        out()
+        out("[bold]Unknown (could not be decided)[/bold]")
+        for unk in report.unknowns:
+            on = f" [{_nodes_text(unk.nodes)}]" if unk.nodes else ""
+            out(f"? {escape(unk.rule)}{escape(on)}: {escape(unk.reason)}", 2)
+
+    if not report.findings and not report.unknowns:
+        out()
+        out("No compatibility problems found.")
+    return buf.getvalue()
+
+
+def _value(value) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)

@@ -1,0 +1,66 @@
+"""The terminal table: verdict first, then per finding the predicted error, why, evidence, fixes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from formats_sample import sample_report
+
+from imgcheck.errors import UsageError
+from imgcheck.formats.report_formats import REPORT_FORMATS, render
+from imgcheck.model.report import Report
+
+
+def test_plain_table_leads_with_verdict_and_orders_each_finding():
+    text = render(sample_report(), "table", color=False)
+    assert "\x1b[" not in text  # no escape codes when not a terminal
+    first = text.splitlines()[0]
+    assert first.startswith("FAIL registry.example/team/trainer:abc on 3 nodes: 1 error, 1 warning")
+    block = text[text.index("ERROR RDMA-DMABUF-UNSUPPORTED"):text.index("WARNING GPU-PEERMEM-INBOX")]
+    # order inside a finding: nodes, predicted error, why, evidence (path + short layer), fixes, sources
+    keys = ["nodes: gpu-a01, gpu-a02", "predicted error:",
+            "[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported",
+            "why (reported):", "evidence:",
+            "image.rdma.libibverbs.has_reg_dmabuf_mr = yes  /usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0"
+            "  (layer fd5e8675fe85)",
+            "fix:", "NCCL_DMABUF_ENABLE=0", "sources:", "https://github.com/NVIDIA/nccl/issues/778"]
+    positions = [block.index(k) for k in keys]
+    assert positions == sorted(positions)
+    # errors before warnings before info; recommendations and unknowns at the end
+    order = [text.index(k) for k in ("ERROR ", "WARNING ", "INFO ", "Recommendations", "Unknown (could not")]
+    assert order == sorted(order)
+    assert "? NODE-MEMLOCK-LOW [gpu-b01]: node.limits.memlock_kib is unknown" in text
+
+
+def test_plain_table_does_not_wrap_long_lines():
+    text = render(sample_report(), "table")
+    why = next(line for line in text.splitlines() if line.startswith("  why (reported):"))
+    assert why.endswith("the kernel answers EOPNOTSUPP.")
+
+
+def test_color_table_has_ansi_and_keeps_bracketed_text():
+    text = render(sample_report(), "table", color=True)
+    assert "\x1b[" in text
+    # "[0]" in the NCCL line must not be eaten as rich markup
+    assert "[0] NCCL WARN" in text
+
+
+def test_ok_report_says_so():
+    report = dataclasses.replace(sample_report(), findings=(), unknowns=(), recommendations=(), verdict="ok")
+    text = render(report, "table")
+    assert text.startswith("OK registry.example/team/trainer:abc on 3 nodes: 0 errors, 0 warnings")
+    assert "No compatibility problems found." in text
+
+
+def test_every_declared_format_renders_and_unknown_is_a_usage_error():
+    report = sample_report()
+    for fmt in REPORT_FORMATS:
+        assert render(report, fmt).strip()
+    with pytest.raises(UsageError):
+        render(report, "yaml")
+
+
+def test_report_without_nodes():
+    report = Report(image=sample_report().image)
+    assert render(report, "table").startswith("OK registry.example/team/trainer:abc on no node facts")
