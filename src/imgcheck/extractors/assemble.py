@@ -36,6 +36,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         env=image_env,
         nccl_conf=env.extract_nccl_conf(view),
         packages=tuple(pkgs),
-        layers=tuple(LayerInfo(digest=l.digest, media_type=l.media_type, size=l.size) for l in image.layers),
+        layers=tuple(LayerInfo(digest=l.digest, media_type=l.media_type, size=l.size, diff_id=l.diff_id)
+                     for l in image.layers),
         notes=tuple(image.notes) + tuple(notes),
     )

@@ -79,7 +79,10 @@ def _providers(view: FileView) -> list[Provider]:
         for line in data.decode("utf-8", "replace").splitlines():
             words = line.split()
             if len(words) >= 2 and words[0] == "driver":
-                driver_files[posixpath.basename(words[1])] = "/" + path
+                # "driver mlx5" or a full path prefix ".../libibverbs/libmlx5" (both in the wild)
+                base = posixpath.basename(words[1])
+                name = base[3:] if "/" in words[1] and base.startswith("lib") else base
+                driver_files[name] = "/" + path
     providers = []
     for path in view.paths(_LIBDIR + r"libibverbs/lib[^/]+-rdmav[0-9]+\.so"):
         match = _PROVIDER_FILE.match(posixpath.basename(path))

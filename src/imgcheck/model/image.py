@@ -102,9 +102,10 @@ class Hpcx:
 
 @dataclass(frozen=True)
 class LayerInfo:
-    digest: str
+    digest: str  # the blob as stored/transported
     media_type: str | None = None
     size: int | None = None
+    diff_id: str | None = None  # uncompressed digest: what facts' `layer` fields name
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,13 @@ class LayerRef:
     size: int | None = None
     index: int = 0  # 0 = bottom layer
     digest_of_uncompressed: bool = False  # docker-archive layers are named by their diff_id
+    diff_id: str | None = None  # digest of the uncompressed tar (config rootfs.diff_ids)
+
+    @property
+    def layer_id(self) -> str:
+        """How facts name this layer: the diff_id, the same whatever the transport compression
+        (what `docker inspect` shows as RootFS.Layers), else the blob digest."""
+        return self.diff_id or self.digest
 
 
 @dataclass

@@ -70,7 +70,7 @@ class DockerArchiveSource:
                 digest, of_uncompressed = diff_id, True
             self._layer_paths[f"{i}:{digest}"] = name
             layers.append(LayerRef(digest=digest, media_type="layer.tar", size=self.store.size(name),
-                                   index=i, digest_of_uncompressed=of_uncompressed))
+                                   index=i, digest_of_uncompressed=of_uncompressed, diff_id=diff_id))
         return OpenedImage(
             reference=self.location,
             digest=config_digest,  # an archive has no manifest digest; the image ID is the config's

@@ -48,6 +48,21 @@ def config_descriptor(manifest: dict, where: str) -> tuple[str, int | None]:
     return desc["digest"], size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
+def with_diff_ids(layers: list[LayerRef], config: dict, where: str) -> list[LayerRef]:
+    """Attach each layer's diff_id from the config; the counts must agree."""
+    import dataclasses
+
+    diff_ids = (config.get("rootfs") or {}).get("diff_ids")
+    if not isinstance(diff_ids, list) or len(diff_ids) != len(layers):
+        raise BadInputError(f"{where}: config lists {len(diff_ids) if isinstance(diff_ids, list) else 'no'} "
+                            f"diff_ids for {len(layers)} layers")
+    for d in diff_ids:
+        if not isinstance(d, str):
+            raise BadInputError(f"{where}: config diff_id {d!r} is not a string")
+        parse_digest(d)
+    return [dataclasses.replace(layer, diff_id=d) for layer, d in zip(layers, diff_ids)]
+
+
 def check_config(config: object, where: str) -> dict:
     if not isinstance(config, dict):
         raise BadInputError(f"{where}: image config is not a JSON object")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import BadInputError
 from .base import INDEX_MEDIA_TYPES, LayerRef, OpenedImage, VerifyingReader, parse_digest, verify_bytes
 from .blobstore import BlobStore, DirStore, TarStore
-from .manifest import check_config, config_descriptor, layers_of_manifest
+from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
 
 REF_NAME = "org.opencontainers.image.ref.name"
@@ -83,7 +83,7 @@ class OciLayoutSource:
             digest=digest,
             platform=platform_of_config(config),
             config=config,
-            layers=layers,
+            layers=with_diff_ids(layers, config, self.location),
             opener=self._open_layer,
         )
 

@@ -75,6 +75,12 @@ try:
     DECOMPRESS_ERRORS = DECOMPRESS_ERRORS + (_zstd.ZstdError,)
 except ImportError:  # pragma: no cover
     pass
+try:
+    from isal.igzip_lib import IsalError as _IsalError
+
+    DECOMPRESS_ERRORS = DECOMPRESS_ERRORS + (_IsalError,)
+except ImportError:  # pragma: no cover
+    pass
 
 
 def bad_stream(what: str, exc: BaseException) -> BadInputError:

@@ -114,10 +114,14 @@ class _CountingReader:
 
 
 def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Limits(),
-                verify_uncompressed: bool = False) -> LayerIndex:
-    """Stream one layer and index it. `raw` may be a VerifyingReader; it is finished here."""
+                verify_uncompressed: bool = False, layer_id: str | None = None) -> LayerIndex:
+    """Stream one layer and index it. `raw` may be a VerifyingReader; it is finished here.
+
+    `digest` is what the stream is verified against; `layer_id` is how facts name the layer.
+    """
     what = f"layer {digest}"
-    idx = LayerIndex(digest=digest)
+    layer_id = layer_id or digest
+    idx = LayerIndex(digest=layer_id)
     hashes: list[int] = []
     symlinks = 0
     try:
@@ -148,15 +152,15 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                     symlinks += 1
                     if symlinks > limits.max_symlinks:
                         raise LimitExceededError(f"{what}: more than {limits.max_symlinks} symlinks (limit)")
-                    idx.entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=digest)
+                    idx.entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=layer_id)
                     continue
                 if not wants.wanted(path):
                     continue
                 if member.islnk():
                     target = normalise(member.linkname)
-                    idx.entries[path] = Entry(path, HARDLINK, linkname=target, layer=digest)
+                    idx.entries[path] = Entry(path, HARDLINK, linkname=target, layer=layer_id)
                 elif member.isfile():
-                    entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=digest)
+                    entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=layer_id)
                     limit = wants.content_limit(path)
                     if limit is not None:
                         if member.size <= limit:
@@ -166,7 +170,7 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                             entry.truncated = True
                     idx.entries[path] = entry
                 else:
-                    idx.entries[path] = Entry(path, OTHER, layer=digest)
+                    idx.entries[path] = Entry(path, OTHER, layer=layer_id)
             # tarfile stops at the end-of-archive marker; the digest covers the padding too
             counter.drain_and_verify()
         idx.uncompressed_bytes = counter.count

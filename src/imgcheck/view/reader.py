@@ -13,7 +13,8 @@ def _index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits) 
         return image.indexer(layer, wants, limits)  # type: ignore[operator]
     raw = image.open_layer(layer)
     try:
-        return index_layer(raw, layer.digest, wants, limits, verify_uncompressed=layer.digest_of_uncompressed)
+        return index_layer(raw, layer.digest, wants, limits, verify_uncompressed=layer.digest_of_uncompressed,
+                           layer_id=layer.layer_id)
     finally:
         close = getattr(raw, "close", None)
         if close:
