@@ -25,10 +25,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Parser(argparse.ArgumentParser):
-    pass
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `imgcheck IMAGE ...` is `imgcheck check IMAGE ...`
@@ -49,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImgcheckError as exc:
         if args.debug:
             raise
-        print(f"imgcheck: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split())  # always exactly one line
+        print(f"imgcheck: error: {message}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("imgcheck: interrupted", file=sys.stderr)

@@ -88,7 +88,8 @@ class TarStore(BlobStore):
         try:
             self._tar = tarfile.open(path, "r:*")
         except (tarfile.TarError, OSError, EOFError) as exc:
-            raise BadInputError(f"{path}: not a readable tar archive ({exc})") from None
+            reason = str(exc).splitlines()[0].rstrip(":")
+            raise BadInputError(f"{path}: not a readable tar archive ({reason})") from None
         self.path = path
         self._members: dict[str, tarfile.TarInfo] = {}
         try:
