@@ -90,8 +90,7 @@ def sample_report() -> Report:
             id="RDMA-DMABUF-UNSUPPORTED",
             severity="error",
             title="DMA-BUF memory registration is not supported by the nodes' MLNX_OFED",
-            predicted_error="gpu-a01:4123:4180 [0] NCCL WARN Call to ibv_reg_dmabuf_mr failed with error "
-                            "Operation not supported",
+            predicted_error="[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported",
             mechanism="The image's libibverbs exports ibv_reg_dmabuf_mr (IBVERBS_1.12) and the open GPU kernel "
                       "module reports DMA-BUF support, so NCCL registers GPU memory through DMA-BUF; MLNX_OFED "
                       "before 5.5 has no REG_DMABUF_MR uverbs method and the kernel answers EOPNOTSUPP.",

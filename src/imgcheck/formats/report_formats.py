@@ -11,8 +11,13 @@ from ..model.report import Report
 REPORT_FORMATS = ("table", "json", "sarif", "junit", "markdown")
 
 
-def render(report: Report, fmt: str, color: bool = False) -> str:
-    """Render ``report`` as ``fmt``. ``color`` only affects `table` (ANSI colours on a terminal)."""
+def render(report: Report, fmt: str, color: bool = False, *, fail_on: str = "error") -> str:
+    """Render ``report`` as ``fmt``.
+
+    ``color`` only affects `table` (ANSI colours on a terminal). ``fail_on`` (the `--fail-on` value)
+    only affects `junit`: warnings become failing test cases when it is "warning", nothing fails
+    when it is "never".
+    """
     if fmt == "table":
         from .report_table import render_table
 
@@ -28,7 +33,7 @@ def render(report: Report, fmt: str, color: bool = False) -> str:
     if fmt == "junit":
         from .junit import render_junit
 
-        return render_junit(report)
+        return render_junit(report, fail_on=fail_on)
     if fmt == "markdown":
         from .markdown import render_markdown
 

@@ -14,21 +14,16 @@ from rich.padding import Padding
 from rich.text import Text
 
 from ..model.report import Finding, Report
+from .report_text import SEVERITY_ORDER, short_layer, value_text
 
-_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 _VERDICT_STYLE = {"fail": "bold white on red", "warn": "bold black on yellow", "ok": "bold white on green"}
 _VERDICT_WORD = {"fail": "FAIL", "warn": "WARN", "ok": "OK"}
 
 
-def short_layer(layer: str | None) -> str:
-    """sha256:abcdef... -> abcdef012345 (12 hex digits, like docker's short ids)."""
-    return layer.split(":", 1)[-1][:12] if layer else ""
-
-
 def sorted_findings(report: Report) -> list[Finding]:
     """Errors first, then warnings, then info; stable by rule id within a severity."""
-    return sorted(report.findings, key=lambda f: (_SEVERITY_ORDER.get(f.severity, 9), f.id))
+    return sorted(report.findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.id))
 
 
 def _count(report: Report, severity: str) -> int:
@@ -98,7 +93,7 @@ def render_table(report: Report, color: bool = False, width: int = 110) -> str:
                     where += f"  {ev.path}"
                 if ev.layer:
                     where += f"  (layer {short_layer(ev.layer)})"
-                out(f"{escape(ev.fact)} = {escape(_value(ev.value))}[dim]{escape(where)}[/dim]", 4)
+                out(f"{escape(ev.fact)} = {escape(value_text(ev.value))}[dim]{escape(where)}[/dim]", 4)
         if finding.fixes:
             out("fix:", 2)
             for fix in finding.fixes:
@@ -129,10 +124,3 @@ def render_table(report: Report, color: bool = False, width: int = 110) -> str:
         out("No compatibility problems found.")
     return buf.getvalue()
 
-
-def _value(value) -> str:
-    if value is None:
-        return "unknown"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)

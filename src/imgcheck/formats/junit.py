@@ -1,0 +1,130 @@
+"""JUnit XML: one test case per (node, rule), so a CI test tab shows which node fails which rule.
+
+- one <testsuite> per node (classname = node name, name = rule id); findings about the image alone
+  (no node) go to a suite named after the image;
+- an error finding is a <failure>; a warning is a <failure> only when fail_on == "warning" (as with
+  `--fail-on warning`), otherwise a passing case whose <system-out> says why; info always passes;
+- an unknown (rule not decidable) is <skipped>;
+- a rule that appears for other nodes but not for this one is a passing case, so the tab lists it green.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from ..model.report import Finding, Report, Unknown
+from .report_text import value_text
+
+IMAGE_SUITE_PREFIX = "image "
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # not allowed in XML 1.0
+
+
+def _clean(text: str) -> str:
+    return _XML_INVALID.sub("\ufffd", text)
+
+
+def _details(finding: Finding) -> str:
+    lines = [f"{finding.severity.upper()} {finding.id}: {finding.title}"]
+    if finding.predicted_error:
+        lines.append(f"predicted error: {finding.predicted_error}")
+    lines.append(f"why ({finding.confidence}): {finding.mechanism}")
+    for ev in finding.evidence:
+        where = "".join(part for part in (f"  {ev.path}" if ev.path else "", f"  layer {ev.layer}" if ev.layer else ""))
+        lines.append(f"evidence: {ev.fact} = {value_text(ev.value)}{where}")
+    lines += [f"fix: {fix}" for fix in finding.fixes]
+    lines += [f"source: {src}" for src in finding.sources]
+    return "\n".join(lines)
+
+
+def _fails(finding: Finding, fail_on: str) -> bool:
+    if fail_on == "never":
+        return False
+    return finding.severity == "error" or (finding.severity == "warning" and fail_on == "warning")
+
+
+class _Suite:
+    def __init__(self, name: str, classname: str):
+        self.name = name
+        self.classname = classname
+        self.cases: dict[str, tuple[list[Finding], list[Unknown]]] = {}
+
+    def case(self, rule: str) -> tuple[list[Finding], list[Unknown]]:
+        return self.cases.setdefault(rule, ([], []))
+
+
+def _suites(report: Report) -> list[_Suite]:
+    image_name = IMAGE_SUITE_PREFIX + report.image.reference
+    image_suite = _Suite(image_name, report.image.reference)
+    node_suites = {n.name: _Suite(n.name, n.name) for n in report.nodes}
+
+    def suite_for(node: str) -> _Suite:
+        if node not in node_suites:  # a finding may name a node whose facts are not in report.nodes
+            node_suites[node] = _Suite(node, node)
+        return node_suites[node]
+
+    for f in report.findings:
+        for suite in [suite_for(n) for n in f.nodes] or [image_suite]:
+            suite.case(f.id)[0].append(f)
+    for u in report.unknowns:
+        for suite in [suite_for(n) for n in u.nodes] or [image_suite]:
+            suite.case(u.rule)[1].append(u)
+    node_rules = list(dict.fromkeys(r for s in node_suites.values() for r in s.cases))
+    for suite in node_suites.values():
+        for rule in node_rules:  # rules that hit other nodes pass here
+            suite.case(rule)
+        if not suite.cases:
+            suite.case("compatible")
+    order = {rule: i for i, rule in enumerate(dict.fromkeys([f.id for f in report.findings]
+                                                           + [u.rule for u in report.unknowns]))}
+    for suite in (image_suite, *node_suites.values()):  # the same rule order in every suite
+        suite.cases = dict(sorted(suite.cases.items(), key=lambda kv: order.get(kv[0], len(order))))
+    suites = list(node_suites.values())
+    if image_suite.cases or not suites:
+        if not image_suite.cases:
+            image_suite.case("compatible")
+        suites.insert(0, image_suite)
+    return suites
+
+
+def to_junit(report: Report, fail_on: str = "error") -> ET.Element:
+    root = ET.Element("testsuites", name="imgcheck")
+    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    for suite in _suites(report):
+        counts = {"tests": 0, "failures": 0, "skipped": 0}
+        el = ET.SubElement(root, "testsuite", name=_clean(suite.name))
+        props = ET.SubElement(el, "properties")
+        for key, value in (("image", report.image.reference), ("digest", report.image.digest),
+                           ("verdict", report.verdict), ("fail_on", fail_on)):
+            if value:
+                ET.SubElement(props, "property", name=key, value=_clean(value))
+        for rule, (findings, unknowns) in suite.cases.items():
+            counts["tests"] += 1
+            case = ET.SubElement(el, "testcase", classname=_clean(suite.classname), name=_clean(rule), time="0")
+            failing = [f for f in findings if _fails(f, fail_on)]
+            if failing:
+                counts["failures"] += 1
+                first = failing[0]
+                failure = ET.SubElement(case, "failure", type=f"{first.severity}:{first.id}",
+                                        message=_clean(first.predicted_error or first.title))
+                failure.text = _clean("\n\n".join(_details(f) for f in failing))
+            elif unknowns and not findings:
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=_clean("; ".join(u.reason for u in unknowns)))
+            elif findings:  # warnings/info below the fail threshold: pass, but say why
+                out = ET.SubElement(case, "system-out")
+                out.text = _clean("\n\n".join(_details(f) for f in findings))
+        for key, value in counts.items():
+            el.set(key, str(value))
+            totals[key] += value
+        el.set("errors", "0")
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("errors", "0")
+    return root
+
+
+def render_junit(report: Report, fail_on: str = "error") -> str:
+    root = to_junit(report, fail_on=fail_on)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

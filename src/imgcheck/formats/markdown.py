@@ -1,0 +1,154 @@
+"""Markdown for a pull-request / merge-request comment (GitHub and GitLab flavoured).
+
+Verdict line first, then a table of nodes (nodes with the same outcome share a row, so a fleet of
+thousands stays readable), then one collapsible <details> per finding with the predicted error,
+mechanism, evidence and fixes. Kept under GitHub's 65,536-character comment limit.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from ..model.report import Finding, Report, Unknown
+from .report_text import SEVERITY_ORDER, short_layer, value_text
+
+MAX_CHARS = 65000  # GitHub rejects comments longer than 65,536 characters
+_ICON = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}
+_VERDICT = {"fail": ":x: **FAIL**", "warn": ":warning: **WARN**", "ok": ":white_check_mark: **OK**"}
+# Characters that start markup; "_" is left alone (GFM does not emphasise inside words like NCCL_IB_HCA).
+_SPECIAL = re.compile(r"([\\`*\[\]<|])")
+
+
+def md(text: str) -> str:
+    """Escape text for Markdown/HTML so a title or value cannot break a table or inject markup."""
+    return _SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+
+
+def code(text: str) -> str:
+    """Inline code that survives backticks and pipes inside table cells."""
+    text = text.replace("\n", " ").replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _names(nodes: list[str] | tuple[str, ...], limit: int = 10) -> str:
+    shown = ", ".join(md(n) for n in nodes[:limit])
+    return shown + (f" and {len(nodes) - limit} more" if len(nodes) > limit else "")
+
+
+def _findings_sorted(report: Report) -> list[Finding]:
+    return sorted(report.findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.id))
+
+
+def _node_rows(report: Report) -> list[tuple[str, list[str], list[Finding], list[Unknown]]]:
+    """(outcome, nodes, findings, unknowns) per group of nodes with the same findings and unknowns."""
+    groups: dict[tuple, list[str]] = {}
+    detail: dict[tuple, tuple[list[Finding], list[Unknown]]] = {}
+    names = [n.name for n in report.nodes]
+    names += [n for f in report.findings for n in f.nodes if n not in names]
+    for name in dict.fromkeys(names):
+        fs = [f for f in _findings_sorted(report) if name in f.nodes]
+        us = [u for u in report.unknowns if name in u.nodes]
+        key = (tuple(f.id for f in fs), tuple(u.rule for u in us))
+        groups.setdefault(key, []).append(name)
+        detail[key] = (fs, us)
+    rows = []
+    for key, nodes in groups.items():
+        fs, us = detail[key]
+        severities = {f.severity for f in fs}
+        outcome = "fail" if "error" in severities else "warn" if "warning" in severities else "ok"
+        rows.append((outcome, nodes, fs, us))
+    return sorted(rows, key=lambda r: ({"fail": 0, "warn": 1, "ok": 2}[r[0]], r[1][0]))
+
+
+def _finding_details(finding: Finding) -> list[str]:
+    out = [
+        "<details>",
+        # inside HTML Markdown escapes are not processed: escape as HTML
+        f"<summary>{_ICON.get(finding.severity, '')} <b>{html.escape(finding.id)}</b>: "
+        f"{html.escape(finding.title)}</summary>",
+        "",
+    ]
+    if finding.nodes:
+        out.append(f"**Nodes:** {_names(finding.nodes, 50)}")
+        out.append("")
+    if finding.predicted_error:
+        out += ["**Predicted error:**", "", "```text", finding.predicted_error.replace("```", "'''"), "```", ""]
+    out += [f"**Why** ({md(finding.confidence)}): {md(finding.mechanism)}", ""]
+    if finding.evidence:
+        out += ["| Fact | Value | Path | Layer |", "|---|---|---|---|"]
+        for ev in finding.evidence:
+            layer = short_layer(ev.layer)
+            value = value_text(ev.value)
+            out.append(f"| {code(ev.fact)} | {code(value)} | {code(ev.path) if ev.path else ''} | "
+                       f"{code(layer) if layer else ''} |")
+        out.append("")
+    if finding.fixes:
+        out.append("**Fix:**")
+        out += [f"- {md(fix)}" for fix in finding.fixes]
+        out.append("")
+    if finding.sources:
+        out.append("**Sources:** " + ", ".join(f"<{s}>" for s in finding.sources))
+        out.append("")
+    out += ["</details>", ""]
+    return out
+
+
+def render_markdown(report: Report) -> str:
+    image = report.image
+    errors = sum(1 for f in report.findings if f.severity == "error")
+    warnings = sum(1 for f in report.findings if f.severity == "warning")
+    nodes = f"{len(report.nodes)} node{'s' if len(report.nodes) != 1 else ''}" if report.nodes else "no node facts"
+    head = [
+        f"### imgcheck: {_VERDICT.get(report.verdict, report.verdict)} {code(image.reference)} on {nodes}",
+        "",
+        f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+        + (f", {len(report.unknowns)} unknown" if report.unknowns else "")
+        + (f" · digest {code(image.digest)}" if image.digest else "")
+        + (f" · platform {code(image.platform)}" if image.platform else ""),
+        "",
+    ]
+    table: list[str] = []
+    rows = _node_rows(report)
+    if rows:
+        table += ["| Nodes | Result | Findings | Unknown |", "|---|---|---|---|"]
+        for outcome, group, fs, us in rows:
+            icon = {"fail": ":x: fail", "warn": ":warning: warn", "ok": ":white_check_mark: ok"}[outcome]
+            table.append(f"| {_names(group)} | {icon} | {', '.join(code(f.id) for f in fs) or '-'} | "
+                         f"{', '.join(code(u.rule) for u in us) or '-'} |")
+        table.append("")
+    image_only = [f for f in _findings_sorted(report) if not f.nodes]
+    if image_only:
+        table.append("Image findings (any node): " + ", ".join(
+            f"{_ICON.get(f.severity, '')} {code(f.id)}" for f in image_only))
+        table.append("")
+    details: list[str] = []
+    for finding in _findings_sorted(report):
+        details += _finding_details(finding)
+    tail: list[str] = []
+    if report.recommendations:
+        tail.append("**Recommendations**")
+        tail.append("")
+        for rec in report.recommendations:
+            label = "node upgrade" if rec.kind == "node-upgrade" else "image"
+            diffs = f" ({'; '.join(md(d) for d in rec.differences)})" if rec.differences else ""
+            tail.append(f"- {label}: {code(rec.image)} - {md(rec.why)}{diffs}")
+        tail.append("")
+    if report.unknowns:
+        tail.append("**Could not be decided**")
+        tail.append("")
+        for u in report.unknowns:
+            on = f" ({_names(u.nodes)})" if u.nodes else ""
+            tail.append(f"- {code(u.rule)}{on}: {md(u.reason)}")
+        tail.append("")
+    if not report.findings and not report.unknowns:
+        tail += ["No compatibility problems found.", ""]
+    text = "\n".join(head + table + details + tail)
+    if len(text) > MAX_CHARS:  # drop the per-finding details first; the tables still say what fails
+        note = ["_Details omitted to fit a comment; see the JSON or SARIF report._", ""]
+        text = "\n".join(head + table + note + tail)
+        if len(text) > MAX_CHARS:
+            text = text[: MAX_CHARS - 80].rsplit("\n", 1)[0] + "\n\n_(truncated; see the JSON report)_\n"
+    return text.rstrip("\n") + "\n"

@@ -1,0 +1,169 @@
+"""SARIF 2.1.0 for GitHub code scanning (upload with github/codeql-action/upload-sarif).
+
+Shape, following GitHub's "SARIF support for code scanning" reference:
+- one rule (reportingDescriptor) per finding id, with shortDescription (title), fullDescription
+  (mechanism), help (fixes), helpUri (first source) and defaultConfiguration.level;
+- one result per finding: level error|warning|note, a message that carries the predicted error and the
+  nodes, one location (GitHub requires at least one; an image has no source line, so the location is
+  the image reference with region line 1, as trivy and grype do, plus one logical location per node),
+  and partialFingerprints so re-runs update the same alert instead of opening a new one;
+- unknowns (rules that could not be decided) are tool execution notifications, not alerts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from urllib.parse import quote
+
+from ..model.report import Finding, Report
+
+SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FINGERPRINT_KEY = "imgcheckFinding/v1"
+_URI_SAFE = ":/@+-._~!$&'()*,;="  # RFC 3986 unreserved + sub-delims + ':' '/' '@'
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+_PATH_SCHEMES = ("docker-archive:", "oci-archive:", "oci-dir:", "facts:")
+_NAME_SCHEMES = ("registry:", "docker:")
+
+
+def image_repository(reference: str) -> str:
+    """The image name without tag or digest: registry.example/team/trainer:abc@sha256:.. -> registry.example/team/trainer.
+
+    Fingerprints use this, not the tag or digest: CI tags every build differently, and the same problem
+    in the next build of the same image must stay the same alert. File references keep their path.
+    """
+    if reference.startswith(_PATH_SCHEMES):
+        return reference
+    for scheme in _NAME_SCHEMES:
+        if reference.startswith(scheme):
+            reference = reference[len(scheme):]
+    name = reference.split("@", 1)[0]
+    if name.rfind(":") > name.rfind("/"):  # a tag, not a registry port
+        name = name[: name.rfind(":")]
+    return name
+
+
+def fingerprint(finding: Finding, reference: str) -> str:
+    """Stable across runs: rule id + sorted node names + image repository. No timestamps, no tool version."""
+    key = "\0".join([finding.id, ",".join(sorted(finding.nodes)), image_repository(reference)])
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _rule_name(rule_id: str) -> str:
+    """RDMA-PABI-MISMATCH -> RdmaPabiMismatch (SARIF names are identifiers meant for people)."""
+    return "".join(part.capitalize() for part in rule_id.replace("_", "-").split("-") if part)
+
+
+def _rule(finding: Finding) -> dict:
+    rule: dict = {
+        "id": finding.id,
+        "name": _rule_name(finding.id),
+        "shortDescription": {"text": finding.title},
+        "fullDescription": {"text": finding.mechanism},
+        "defaultConfiguration": {"level": _LEVEL.get(finding.severity, "warning")},
+        "properties": {"confidence": finding.confidence, "tags": ["imgcheck", "compatibility"]},
+    }
+    if finding.sources:
+        rule["helpUri"] = finding.sources[0]
+    if finding.fixes:
+        rule["help"] = {
+            "text": "Fixes:\n" + "\n".join(f"- {fix}" for fix in finding.fixes),
+            "markdown": "**Fixes**\n\n" + "\n".join(f"- {fix}" for fix in finding.fixes)
+            + ("\n\n**Sources**\n\n" + "\n".join(f"- <{s}>" for s in finding.sources) if finding.sources else ""),
+        }
+    return rule
+
+
+def _message(finding: Finding) -> str:
+    parts = [finding.title + "."]
+    if finding.nodes:
+        parts.append("Nodes: " + ", ".join(finding.nodes) + ".")
+    if finding.predicted_error:
+        parts.append(f"Predicted error: {finding.predicted_error}")
+    parts.append(f"Why ({finding.confidence}): {finding.mechanism}")
+    if finding.fixes:
+        parts.append("Fix: " + " / ".join(finding.fixes))
+    return "\n".join(parts)
+
+
+def _result(finding: Finding, report: Report, rule_index: int) -> dict:
+    reference = report.image.reference
+    location: dict = {
+        # uri must be a URI reference: percent-encode what a reference or path may hold (spaces, ...)
+        "physicalLocation": {"artifactLocation": {"uri": quote(reference, safe=_URI_SAFE)}, "region": {"startLine": 1}},
+        "message": {"text": f"image {reference}" + (f" ({report.image.digest})" if report.image.digest else "")},
+    }
+    if finding.nodes:
+        location["logicalLocations"] = [{"name": node, "kind": "node"} for node in finding.nodes]
+    return {
+        "ruleId": finding.id,
+        "ruleIndex": rule_index,
+        "level": _LEVEL.get(finding.severity, "warning"),
+        "kind": "fail",
+        "message": {"text": _message(finding)},
+        "locations": [location],
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, reference)},
+        "properties": {
+            "severity": finding.severity,
+            "confidence": finding.confidence,
+            "nodes": list(finding.nodes),
+            "predictedError": finding.predicted_error,
+            "evidence": [
+                {k: v for k, v in (("fact", e.fact), ("value", e.value), ("path", e.path), ("layer", e.layer))
+                 if v is not None}
+                for e in finding.evidence
+            ],
+            "fixes": list(finding.fixes),
+            "sources": list(finding.sources),
+        },
+    }
+
+
+def to_sarif(report: Report) -> dict:
+    rules: list[dict] = []
+    index: dict[str, int] = {}
+    results = []
+    for finding in report.findings:
+        if finding.id not in index:
+            index[finding.id] = len(rules)
+            rules.append(_rule(finding))
+        results.append(_result(finding, report, index[finding.id]))
+    driver: dict = {"name": "imgcheck", "rules": rules}
+    if report.tool_version:
+        driver["version"] = report.tool_version
+        driver["semanticVersion"] = report.tool_version
+    invocation: dict = {"executionSuccessful": True}
+    if report.unknowns:
+        invocation["toolExecutionNotifications"] = [
+            {
+                "level": "warning",
+                "descriptor": {"id": u.rule},
+                "message": {"text": f"{u.rule} could not be decided"
+                            + (f" for {', '.join(u.nodes)}" if u.nodes else "") + f": {u.reason}"},
+            }
+            for u in report.unknowns
+        ]
+    if report.generated_at:
+        invocation["endTimeUtc"] = report.generated_at
+    run: dict = {
+        "tool": {"driver": driver},
+        "invocations": [invocation],
+        "results": results,
+        "automationDetails": {"id": f"imgcheck/{image_repository(report.image.reference)}/"},
+        "properties": {
+            "verdict": report.verdict,
+            "image": {"reference": report.image.reference, "digest": report.image.digest,
+                      "platform": report.image.platform},
+            "nodes": [n.name for n in report.nodes],
+            "reportSchemaVersion": report.schema_version,
+        },
+    }
+    if report.matrix.version or report.matrix.digest:
+        run["properties"]["matrix"] = {"version": report.matrix.version, "digest": report.matrix.digest}
+    return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render_sarif(report: Report) -> str:
+    return json.dumps(to_sarif(report), indent=2) + "\n"
