@@ -1,0 +1,181 @@
+"""HTTP for registries: bounded retries (429/5xx, Retry-After honoured) and blob bodies that resume.
+
+Retrying is bounded in attempts and in total sleep, so a broken registry ends in one clear
+UnavailableError rather than a hang. A blob body that drops mid-stream is re-requested from the
+byte it stopped at (HTTP Range); the caller's digest check covers the stitched result.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import urlsplit
+
+import requests
+import urllib3
+
+from ..errors import BadInputError, UnavailableError
+
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class HttpPolicy:
+    connect_timeout: float = 15.0
+    read_timeout: float = 60.0  # per socket read, not per download
+    max_attempts: int = 5  # per request, first try included
+    backoff: float = 0.5  # first retry delay; doubles each attempt
+    max_backoff: float = 20.0
+    max_retry_after: float = 120.0  # a server asking for a longer wait gets an error instead
+    max_resumes: int = 8  # per blob
+
+
+def describe(exc: BaseException) -> str:
+    """A short reason for a network failure (requests' own messages run to several lines)."""
+    text = str(exc)
+    m = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
+    if m:
+        return m.group(1).strip()
+    for needle in ("Read timed out", "Connection refused", "timed out", "Connection reset by peer",
+                   "Connection aborted", "IncompleteRead", "Name or service not known",
+                   "certificate verify failed", "wrong version number"):
+        if needle in text:
+            return needle
+    return exc.__class__.__name__
+
+
+def retry_after(resp: requests.Response) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
+    value = resp.headers.get("Retry-After")
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, urllib3.exceptions.HTTPError, OSError)
+
+
+class HttpClient:
+    """A requests.Session with the retry policy; `sleep` is injectable so tests need not wait."""
+
+    def __init__(self, policy: HttpPolicy = HttpPolicy(), session: requests.Session | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.policy = policy
+        self.session = session or requests.Session()
+        self.sleep = sleep
+
+    def _delay(self, attempt: int) -> float:
+        return min(self.policy.max_backoff, self.policy.backoff * (2 ** (attempt - 1)))
+
+    def send(self, method: str, url: str, *, headers: dict | None = None, stream: bool = False,
+             verify: bool = True, attempts: int | None = None, **kw) -> requests.Response:
+        """Send with retries. Returns the last response (maybe still 429/5xx); raises only when
+        the server could not be reached at all."""
+        host = urlsplit(url).netloc
+        attempts = attempts or self.policy.max_attempts
+        timeout = (self.policy.connect_timeout, self.policy.read_timeout)
+        for attempt in range(1, attempts + 1):
+            try:
+                resp = self.session.request(method, url, headers=headers, stream=stream, verify=verify,
+                                            timeout=timeout, **kw)
+            except requests.exceptions.SSLError:
+                raise  # not transient; the caller decides (scheme fallback or a clear error)
+            except NETWORK_ERRORS as exc:
+                if attempt == attempts:
+                    raise UnavailableError(f"cannot reach registry {host}: {describe(exc)}") from None
+                self.sleep(self._delay(attempt))
+                continue
+            if resp.status_code in RETRY_STATUS and attempt < attempts:
+                wait = retry_after(resp)
+                if wait is not None and wait > self.policy.max_retry_after:
+                    return resp  # the caller reports the rate limit with its Retry-After
+                resp.close()
+                self.sleep(self._delay(attempt) if wait is None else wait)
+                continue
+            return resp
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+class ResumingBody:
+    """A file object over a blob download that re-requests from the current offset on a drop.
+
+    `open_at(offset)` returns a streaming response: 206 starting at `offset`, or 200 with the
+    whole body (a server ignoring Range), whose first `offset` bytes are then skipped.
+    """
+
+    def __init__(self, open_at: Callable[[int], requests.Response], what: str, expected_size: int | None,
+                 max_resumes: int):
+        self._open_at = open_at
+        self._what = what
+        self._expected = expected_size
+        self._resumes_left = max_resumes
+        self._pos = 0
+        self.resumes = 0
+        self._resp = open_at(0)
+
+    def _read_raw(self, n: int) -> bytes:
+        return self._resp.raw.read(n, decode_content=False)
+
+    def _reopen(self, reason: str) -> None:
+        if self._resumes_left <= 0:
+            raise UnavailableError(f"{self._what}: download kept failing at byte {self._pos} ({reason})")
+        self._resumes_left -= 1
+        self.resumes += 1
+        self._resp.close()
+        resp = self._open_at(self._pos)
+        if resp.status_code == 206:
+            start = re.match(r"bytes (\d+)-", resp.headers.get("Content-Range", ""))
+            if not start or int(start.group(1)) != self._pos:
+                resp.close()
+                raise BadInputError(f"{self._what}: server answered a resume at byte {self._pos} "
+                                    f"with range {resp.headers.get('Content-Range')!r}")
+            self._resp = resp
+            return
+        # 200: the whole blob again; skip what was already read (the digest still covers all)
+        self._resp = resp
+        skip = self._pos
+        while skip:
+            chunk = self._read_raw(min(skip, 1 << 20))
+            if not chunk:
+                raise UnavailableError(f"{self._what}: server restarted the download and ended early")
+            skip -= len(chunk)
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            parts = []
+            while True:
+                chunk = self.read(1 << 20)
+                if not chunk:
+                    return b"".join(parts)
+                parts.append(chunk)
+        if n == 0:
+            return b""
+        while True:
+            try:
+                data = self._read_raw(n)
+            except NETWORK_ERRORS as exc:
+                self._reopen(describe(exc))
+                continue
+            if not data and self._expected is not None and self._pos < self._expected:
+                self._reopen("connection closed early")  # a close-delimited body cut short
+                continue
+            self._pos += len(data)
+            return data
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._resp.close()

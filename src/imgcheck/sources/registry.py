@@ -1,0 +1,326 @@
+"""`registry:REF` and bare references: the OCI distribution API over requests.
+
+Tag -> digest by HEAD (Docker Hub's rate limit counts GETs, not HEADs), then the manifest is
+fetched by digest and verified. An index picks exactly one platform. Every blob is verified while
+it streams; layers go straight from the socket into the layer walk, never to disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import os
+import time
+import warnings
+from typing import Callable, Iterable
+
+import requests
+
+from ..errors import BadInputError, UnavailableError
+from .base import (DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, INDEX_MEDIA_TYPES, OCI_INDEX, OCI_MANIFEST, LayerRef,
+                   OpenedImage, VerifyingReader, parse_digest, verify_bytes)
+from .http import HttpClient, HttpPolicy, ResumingBody
+from .manifest import check_config, config_descriptor, layers_of_manifest
+from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
+from .reference import Reference, parse_reference
+from .registry_auth import Credentials, RegistryAuth, find_credentials
+
+MANIFEST_ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_MANIFEST_LIST, DOCKER_MANIFEST))
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # distribution refuses manifests over 4 MiB
+MAX_CONFIG_BYTES = 8 * 1024 * 1024
+MAX_INDEX_DEPTH = 2
+
+
+def is_local_host(host: str) -> bool:
+    """localhost, 127.0.0.0/8 or ::1 (with or without a port): plain HTTP is allowed there."""
+    name = host
+    if name.startswith("["):
+        name = name[1:name.find("]")]
+    elif name.count(":") == 1:
+        name = name.split(":")[0]
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _strip_port(host: str) -> str:
+    if host.startswith("["):
+        return host[1:host.find("]")]
+    return host.split(":")[0] if host.count(":") == 1 else host
+
+
+def _registry_error(resp: requests.Response) -> str:
+    """The registry's own error code and message (distribution's {"errors": [...]}), if any."""
+    try:
+        doc = resp.json()
+        first = doc["errors"][0]
+        return f"{first.get('code', '')}: {first.get('message', '')}".strip(": ")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return ""
+
+
+class RegistryClient:
+    """One repository on one registry: authenticated, retried requests."""
+
+    def __init__(self, ref: Reference, insecure_registries: Iterable[str] = (), policy: HttpPolicy = HttpPolicy(),
+                 session: requests.Session | None = None, sleep: Callable[[float], None] = time.sleep,
+                 lookup: Callable[[str, str], Credentials | None] = find_credentials):
+        self.ref = ref
+        self.host = ref.api_host
+        self.insecure = {h.strip().lower() for h in insecure_registries if h.strip()}
+        self.http = HttpClient(policy, session=session, sleep=sleep)
+        self.auth = RegistryAuth(ref.registry, ref.repository, self.http, self.may_use_http, lookup=lookup)
+        self.scope = f"repository:{ref.repository}:pull"
+        self._base: str | None = None
+
+    def may_use_http(self, host: str) -> bool:
+        host = host.lower()
+        return is_local_host(host) or host in self.insecure or _strip_port(host) in self.insecure
+
+    @property
+    def verify(self) -> bool:
+        return not self.may_use_http(self.host)  # as Docker does for insecure registries
+
+    def base(self) -> str:
+        """https://HOST, or http://HOST for a local/insecure host that does not speak TLS."""
+        if self._base is None:
+            if not self.may_use_http(self.host):
+                self._base = f"https://{self.host}"
+            else:
+                self._base = f"https://{self.host}"
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        self.http.send("GET", f"https://{self.host}/v2/", verify=False, attempts=1).close()
+                except (requests.exceptions.SSLError, UnavailableError):
+                    self._base = f"http://{self.host}"
+        return self._base
+
+    def request(self, method: str, path: str, headers: dict | None = None, stream: bool = False) -> requests.Response:
+        url = f"{self.base()}/v2/{self.ref.repository}/{path}"
+        for attempt in range(3):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # InsecureRequestWarning for --insecure-registry hosts
+                try:
+                    resp = self.http.send(method, url, headers={**(headers or {}), **self.auth.headers()},
+                                          stream=stream, verify=self.verify)
+                except requests.exceptions.SSLError as exc:
+                    raise UnavailableError(f"{self.host}: TLS failed ({_ssl_reason(exc)}); for a registry "
+                                           "with a self-signed certificate use --insecure-registry") from None
+            if resp.status_code != 401 or attempt == 2:
+                return resp
+            resp.close()
+            if not self.auth.answer(resp, self.scope):
+                return resp
+        return resp  # pragma: no cover
+
+    def fail(self, resp: requests.Response, what: str) -> UnavailableError:
+        code = resp.status_code
+        detail = _registry_error(resp)
+        detail = f" ({detail})" if detail else ""
+        resp.close()
+        if code == 404:
+            return UnavailableError(f"{self.ref}: {what} not found on {self.ref.registry}{detail}")
+        if code == 401:
+            return UnavailableError(f"{self.ref}: authentication required or failed "
+                                    f"({self.auth.describe_credentials()}){detail}")
+        if code == 403:
+            return UnavailableError(f"{self.ref}: access to {what} denied ({self.auth.describe_credentials()}){detail}")
+        if code == 429:
+            after = resp.headers.get("Retry-After")
+            return UnavailableError(f"{self.host}: rate limited (HTTP 429)" + (f", retry after {after} s" if after else ""))
+        if code >= 500:
+            return UnavailableError(f"{self.host}: server error HTTP {code} for {what} after "
+                                    f"{self.http.policy.max_attempts} attempts{detail}")
+        return UnavailableError(f"{self.host}: unexpected HTTP {code} for {what}{detail}")
+
+    def _read_capped(self, resp: requests.Response, limit: int, what: str) -> bytes:
+        declared = resp.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            resp.close()
+            raise BadInputError(f"{what} is {declared} bytes, more than the {limit}-byte limit")
+        data = bytearray()
+        try:
+            for chunk in resp.iter_content(1 << 16):
+                data += chunk
+                if len(data) > limit:
+                    raise BadInputError(f"{what} is larger than the {limit}-byte limit")
+        except requests.RequestException as exc:
+            from .http import describe
+
+            raise UnavailableError(f"{self.host}: {what} download failed ({describe(exc)})") from None
+        finally:
+            resp.close()
+        return bytes(data)
+
+    def head_manifest(self, reference: str) -> str | None:
+        """The digest a tag points at, from HEAD's Docker-Content-Digest; None if not offered."""
+        resp = self.request("HEAD", f"manifests/{reference}", headers={"Accept": MANIFEST_ACCEPT})
+        resp.close()
+        if resp.status_code == 404:
+            raise self.fail(resp, f"tag {reference!r}")
+        if resp.status_code != 200:
+            return None  # some registries refuse HEAD (405) or need GET; fall back to GET
+        digest = resp.headers.get("Docker-Content-Digest")
+        try:
+            return digest if digest and parse_digest(digest) else None
+        except BadInputError:
+            return None
+
+    def get_manifest(self, reference: str) -> tuple[bytes, str | None, str]:
+        """(bytes, Content-Type, digest); by digest the bytes are verified against it."""
+        resp = self.request("GET", f"manifests/{reference}", headers={"Accept": MANIFEST_ACCEPT}, stream=True)
+        if resp.status_code != 200:
+            raise self.fail(resp, f"manifest {reference}")
+        content_type = (resp.headers.get("Content-Type") or "").split(";")[0].strip() or None
+        header_digest = resp.headers.get("Docker-Content-Digest")
+        data = self._read_capped(resp, MAX_MANIFEST_BYTES, f"{self.ref}: manifest {reference}")
+        if reference.startswith(("sha256:", "sha512:")):
+            verify_bytes(data, reference, f"{self.ref}: manifest")
+            return data, content_type, reference
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if header_digest and header_digest.startswith("sha256:") and header_digest != digest:
+            raise BadInputError(f"{self.ref}: manifest bytes hash to {digest}, the registry says {header_digest}")
+        return data, content_type, digest
+
+    def get_blob_bytes(self, digest: str, size: int | None, limit: int, what: str) -> bytes:
+        resp = self.request("GET", f"blobs/{digest}", headers={"Accept-Encoding": "identity"}, stream=True)
+        if resp.status_code != 200:
+            raise self.fail(resp, what)
+        data = self._read_capped(resp, limit, f"{self.ref}: {what}")
+        verify_bytes(data, digest, f"{self.ref}: {what}")
+        if size is not None and len(data) != size:
+            raise BadInputError(f"{self.ref}: {what} is {len(data)} bytes, its manifest declares {size}")
+        return data
+
+    def open_blob(self, digest: str, size: int | None) -> ResumingBody:
+        what = f"{self.ref}: blob {digest}"
+
+        def open_at(offset: int) -> requests.Response:
+            headers = {"Accept-Encoding": "identity"}
+            if offset:
+                headers["Range"] = f"bytes={offset}-"
+            resp = self.request("GET", f"blobs/{digest}", headers=headers, stream=True)
+            if resp.status_code not in (200, 206) or (resp.status_code == 206 and not offset):
+                raise self.fail(resp, f"blob {digest}")
+            return resp
+
+        return ResumingBody(open_at, what, size, self.http.policy.max_resumes)
+
+    def close(self) -> None:
+        self.http.session.close()
+
+
+def _ssl_reason(exc: BaseException) -> str:
+    from .http import describe
+
+    return describe(exc)
+
+
+def _doc(data: bytes, where: str) -> dict:
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"{where}: not valid JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise BadInputError(f"{where}: not a JSON object")
+    if doc.get("schemaVersion") == 1:
+        raise BadInputError(f"{where}: Docker schema 1 manifests are deprecated and not supported")
+    return doc
+
+
+def _is_index(doc: dict, content_type: str | None) -> bool:
+    media_type = doc.get("mediaType") or content_type
+    return media_type in INDEX_MEDIA_TYPES or ("manifests" in doc and "layers" not in doc)
+
+
+class RegistrySource:
+    """An image in a registry. Options: insecure_registries (hosts allowed plain HTTP / unverified
+    TLS), timeout (seconds per socket read), http_policy, and session/sleep for tests."""
+
+    def __init__(self, ref: str, platform: Platform | None = None, insecure_registries: Iterable[str] = (),
+                 timeout: float | None = None, http_policy: HttpPolicy | None = None,
+                 session: requests.Session | None = None, sleep: Callable[[float], None] = time.sleep,
+                 **_other_sources_options):
+        self.text = ref
+        self.ref = parse_reference(ref)
+        self.platform = platform
+        policy = http_policy or HttpPolicy()
+        if timeout is None and os.environ.get("IMGCHECK_REGISTRY_TIMEOUT"):
+            try:
+                timeout = float(os.environ["IMGCHECK_REGISTRY_TIMEOUT"])
+            except ValueError:
+                raise BadInputError("IMGCHECK_REGISTRY_TIMEOUT must be a number of seconds") from None
+        if timeout is not None:
+            from dataclasses import replace
+
+            policy = replace(policy, connect_timeout=timeout, read_timeout=timeout)
+        self.client = RegistryClient(self.ref, insecure_registries, policy, session=session, sleep=sleep)
+
+    def open(self) -> OpenedImage:
+        ref, client, where = self.ref, self.client, str(self.ref)
+        notes: list[str] = []
+        if ref.digest:
+            top = ref.digest
+            if ref.tag:
+                notes.append(f"{where}: the digest is used; the tag {ref.tag!r} is ignored")
+            data, content_type, _ = client.get_manifest(top)
+        else:
+            top = client.head_manifest(ref.reference)
+            if top:
+                data, content_type, _ = client.get_manifest(top)
+            else:
+                data, content_type, top = client.get_manifest(ref.reference)
+        doc = _doc(data, f"{where}: manifest")
+        digest = top
+        from_index = False
+        for _depth in range(MAX_INDEX_DEPTH + 1):
+            if not _is_index(doc, content_type):
+                break
+            wanted = self.platform or parse_platform(DEFAULT_PLATFORM)
+            desc = select_manifest(doc, wanted, where)
+            child = desc.get("digest")
+            if not isinstance(child, str):
+                raise BadInputError(f"{where}: index entry for {wanted} has no digest")
+            parse_digest(child)
+            data, content_type, _ = client.get_manifest(child)
+            doc = _doc(data, f"{where}: manifest {child}")
+            notes.append(f"{where}: index {digest} -> {wanted} manifest {child}")
+            digest, from_index = child, True
+        else:
+            raise BadInputError(f"{where}: indexes nested deeper than {MAX_INDEX_DEPTH} levels")
+        if doc.get("mediaType") is None and content_type in (OCI_MANIFEST, DOCKER_MANIFEST):
+            doc = {**doc, "mediaType": content_type}
+        layers = layers_of_manifest(doc, where)
+        config_digest, config_size = config_descriptor(doc, where)
+        config_bytes = client.get_blob_bytes(config_digest, config_size, MAX_CONFIG_BYTES, "image config")
+        config = check_config(_doc(config_bytes, f"{where}: image config"), where)
+        platform = platform_of_config(config)
+        self._check_platform(platform, from_index, where)
+        return OpenedImage(reference=where, digest=digest, platform=platform, config=config, layers=layers,
+                           opener=self._open_layer, notes=notes)
+
+    def _check_platform(self, have: str | None, from_index: bool, where: str) -> None:
+        wanted = self.platform or (parse_platform(DEFAULT_PLATFORM) if from_index else None)
+        if wanted is None:
+            return  # a single-platform image read without --platform is what the user named
+        if have is None:
+            raise BadInputError(f"{where}: image config names no os/architecture; cannot confirm {wanted}")
+        got = parse_platform(have)
+        if (got.os, got.architecture) != (wanted.os, wanted.architecture) or (
+                wanted.variant is not None and got.variant != wanted.variant):
+            if from_index:
+                raise BadInputError(f"{where}: the index lists {wanted} but that image's config says {got}")
+            raise BadInputError(f"{where}: the image is {got}, not the requested {wanted} (it has no index "
+                                "of platforms to choose from)")
+
+    def _open_layer(self, layer: LayerRef):
+        body = self.client.open_blob(layer.digest, layer.size)
+        return VerifyingReader(body, layer.digest, f"{self.ref}: layer {layer.digest}", layer.size)
+
+    def close(self) -> None:
+        self.client.close()
