@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-import tarfile
 from array import array
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from ..errors import BadInputError, LimitExceededError
 from .compression import DECOMPRESS_ERRORS, bad_stream, decompressed
+from .tarwalk import TarWalker
 from .wants import WantSet
 
 WHITEOUT_PREFIX = ".wh."
@@ -127,60 +127,55 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
     try:
         stream, _kind = decompressed(raw)
         counter = _CountingReader(stream, limits, what, digest if verify_uncompressed else None)
-        with tarfile.open(fileobj=counter, mode="r|", errorlevel=1) as tar:  # type: ignore[arg-type]
-            for member in tar:
-                idx.entry_count += 1
-                if idx.entry_count > limits.max_entries:
-                    raise LimitExceededError(f"{what}: more than {limits.max_entries} entries (limit)")
-                path = normalise(member.name)
-                if path is None:
-                    continue
-                base = posixpath.basename(path)
-                parent = posixpath.dirname(path)
-                if base == OPAQUE_MARKER:
-                    idx.opaque_dirs.add(parent)
-                    continue
-                if base.startswith(WHITEOUT_PREFIX):
-                    target = posixpath.join(parent, base[len(WHITEOUT_PREFIX):]) if parent else base[len(WHITEOUT_PREFIX):]
-                    if base[len(WHITEOUT_PREFIX):] not in ("", ".", ".."):
-                        idx.whiteouts.add(target)
-                    continue
-                if member.isdir():
-                    continue
-                hashes.append(path_hash(path))
-                if member.issym():
-                    symlinks += 1
-                    if symlinks > limits.max_symlinks:
-                        raise LimitExceededError(f"{what}: more than {limits.max_symlinks} symlinks (limit)")
-                    idx.entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=layer_id)
-                    continue
-                if not wants.wanted(path):
-                    continue
-                if member.islnk():
-                    target = normalise(member.linkname)
-                    idx.entries[path] = Entry(path, HARDLINK, linkname=target, layer=layer_id)
-                elif member.isfile():
-                    entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=layer_id)
-                    limit = wants.content_limit(path)
-                    if limit is not None:
-                        if member.size <= limit:
-                            fh = tar.extractfile(member)
-                            entry.data = fh.read() if fh else b""
-                        else:
-                            entry.truncated = True
-                    idx.entries[path] = entry
-                else:
-                    idx.entries[path] = Entry(path, OTHER, layer=layer_id)
-            # tarfile stops at the end-of-archive marker; the digest covers the padding too
-            counter.drain_and_verify()
+        walker = TarWalker(counter.read)
+        for member in walker:
+            idx.entry_count += 1
+            if idx.entry_count > limits.max_entries:
+                raise LimitExceededError(f"{what}: more than {limits.max_entries} entries (limit)")
+            path = normalise(member.name)
+            if path is None:
+                continue
+            base = posixpath.basename(path)
+            parent = posixpath.dirname(path)
+            if base == OPAQUE_MARKER:
+                idx.opaque_dirs.add(parent)
+                continue
+            if base.startswith(WHITEOUT_PREFIX):
+                hidden = base[len(WHITEOUT_PREFIX):]
+                if hidden not in ("", ".", ".."):
+                    idx.whiteouts.add(posixpath.join(parent, hidden) if parent else hidden)
+                continue
+            if member.isdir():
+                continue
+            hashes.append(path_hash(path))
+            if member.issym():
+                symlinks += 1
+                if symlinks > limits.max_symlinks:
+                    raise LimitExceededError(f"{what}: more than {limits.max_symlinks} symlinks (limit)")
+                idx.entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=layer_id)
+                continue
+            if not wants.wanted(path):
+                continue
+            if member.islnk():
+                idx.entries[path] = Entry(path, HARDLINK, linkname=normalise(member.linkname), layer=layer_id)
+            elif member.isfile():
+                entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=layer_id)
+                limit = wants.content_limit(path)
+                if limit is not None:
+                    entry.data = walker.read_data(limit)
+                    entry.truncated = entry.data is None
+                idx.entries[path] = entry
+            else:
+                idx.entries[path] = Entry(path, OTHER, layer=layer_id)
+        # the digest covers everything, including what follows the end-of-archive marker
+        walker.drain()
+        counter.drain_and_verify()
         idx.uncompressed_bytes = counter.count
         finish = getattr(raw, "finish", None)
         if finish:
             finish()
     except (BadInputError, LimitExceededError):
         raise
-    except tarfile.TarError as exc:
-        raise BadInputError(f"{what}: corrupt or truncated tar ({exc})") from None
     except DECOMPRESS_ERRORS as exc:
         raise bad_stream(what, exc) from None
     _resolve_hardlinks(idx)
