@@ -19,6 +19,9 @@ def register(sub) -> None:
     p.add_argument("image", help="name[:tag][@digest], or docker-archive:PATH, oci-dir:PATH, oci-archive:PATH, ...")
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     p.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
+    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
+                   help="allow plain HTTP (or an unverified certificate) for this registry; repeatable. "
+                        "localhost, 127.0.0.1 and ::1 are always allowed")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
 
@@ -26,7 +29,7 @@ def register(sub) -> None:
 def run(args) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     platform = parse_platform(args.platform) if args.platform else None
-    facts = api.inspect_image(args.image, platform=platform)
+    facts = api.inspect_image(args.image, platform=platform, insecure_registries=tuple(args.insecure_registry))
     for spec in outputs:
         if spec.format == "json":
             text = render_facts(facts)

@@ -71,10 +71,10 @@ class HttpClient:
     """A requests.Session with the retry policy; `sleep` is injectable so tests need not wait."""
 
     def __init__(self, policy: HttpPolicy = HttpPolicy(), session: requests.Session | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] | None = None):
         self.policy = policy
         self.session = session or requests.Session()
-        self.sleep = sleep
+        self.sleep = sleep or (lambda seconds: time.sleep(seconds))
 
     def _delay(self, attempt: int) -> float:
         return min(self.policy.max_backoff, self.policy.backoff * (2 ** (attempt - 1)))

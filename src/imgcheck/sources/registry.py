@@ -11,7 +11,6 @@ import hashlib
 import ipaddress
 import json
 import os
-import time
 import warnings
 from typing import Callable, Iterable
 
@@ -67,7 +66,7 @@ class RegistryClient:
     """One repository on one registry: authenticated, retried requests."""
 
     def __init__(self, ref: Reference, insecure_registries: Iterable[str] = (), policy: HttpPolicy = HttpPolicy(),
-                 session: requests.Session | None = None, sleep: Callable[[float], None] = time.sleep,
+                 session: requests.Session | None = None, sleep: Callable[[float], None] | None = None,
                  lookup: Callable[[str, str], Credentials | None] = find_credentials):
         self.ref = ref
         self.host = ref.api_host
@@ -244,7 +243,7 @@ class RegistrySource:
 
     def __init__(self, ref: str, platform: Platform | None = None, insecure_registries: Iterable[str] = (),
                  timeout: float | None = None, http_policy: HttpPolicy | None = None,
-                 session: requests.Session | None = None, sleep: Callable[[float], None] = time.sleep,
+                 session: requests.Session | None = None, sleep: Callable[[float], None] | None = None,
                  **_other_sources_options):
         self.text = ref
         self.ref = parse_reference(ref)
