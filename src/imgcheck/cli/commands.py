@@ -7,6 +7,7 @@ import importlib
 # module names under imgcheck.cli; add a line to add a command
 MODULES = (
     "inspect_cmd",
+    "node_cmd",
 )
 
 

@@ -106,3 +106,4 @@ class NodeFacts:
     arch: str | None = None  # e.g. amd64, arm64 (for --platform defaults)
     unknown: dict[str, str] = field(default_factory=dict)  # fact -> why it is unknown
     schema_version: int = NODE_SCHEMA_VERSION
+    notes: dict[str, str] = field(default_factory=dict)  # fact -> how it was decided / what it means

@@ -1,0 +1,171 @@
+"""Node Feature Discovery: node facts <-> feature labels.
+
+The probe writes a `features.d` file (NFD's `local` source; kubernetes-sigs/node-feature-discovery
+docs/usage/customization-guide.md): one `<prefix><name>=<value>` per line. NFD ignores dot-files, so
+the file is written as a dot-file and renamed into place; NFD ignores a file larger than 65536 bytes
+(source/local/local.go MaxFeatureFileSize, NFD PR #1335), so a bigger one is refused here.
+
+Prefix: `imgcheck.feature.node.kubernetes.io/`. NFD always allows `feature.node.kubernetes.io`
+sub-namespaces whatever its -deny-label-ns/-extra-label-ns settings, so the labels appear on every
+NFD version without configuring nfd-master.
+
+Reading goes the other way: labels (ours, NFD's built-in ones and GPU Feature Discovery's) -> facts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+
+from ..errors import LimitExceededError, UnavailableError
+from ..model.node import Gpu, Kernel, Limits, NodeFacts, NodeGpu, NodeOs, NodeRdma, Peermem
+
+PREFIX = "imgcheck.feature.node.kubernetes.io/"
+MAX_FEATURE_FILE = 65536  # NFD's MaxFeatureFileSize
+DEFAULT_FILE = "imgcheck"
+NFD_KERNEL_FULL = "feature.node.kubernetes.io/kernel-version.full"
+NFD_OS_ID = "feature.node.kubernetes.io/system-os_release.ID"
+NFD_OS_VERSION = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
+GFD_DRIVER_FULL = "nvidia.com/cuda.driver-version.full"
+GFD_DRIVER_PARTS = (("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor",
+                     "nvidia.com/cuda.driver-version.revision"),
+                    ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"))
+GFD_RUNTIME_FULL = "nvidia.com/cuda.runtime-version.full"
+GFD_RUNTIME_PARTS = (("nvidia.com/cuda.runtime-version.major", "nvidia.com/cuda.runtime-version.minor"),
+                     ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor"))
+GFD_GPU_COUNT = "nvidia.com/gpu.count"
+GFD_GPU_PRODUCT = "nvidia.com/gpu.product"
+
+# label values: <= 63 chars, alphanumeric at both ends, [-_.A-Za-z0-9] between (Kubernetes label syntax)
+_LABEL_VALUE = re.compile(r"^(?:[A-Za-z0-9](?:[-_.A-Za-z0-9]{0,61}[A-Za-z0-9])?)?$")
+
+
+def _bool(value: bool | None) -> str | None:
+    return None if value is None else ("true" if value else "false")
+
+
+def features_of(facts: NodeFacts) -> dict[str, str]:
+    """Feature name (without prefix) -> label-safe value; facts that are unknown are left out."""
+    memlock = facts.limits.memlock_kib
+    raw = {
+        "schema": str(facts.schema_version),
+        "kernel.release": facts.kernel.release,
+        "rdma.stack": facts.rdma.stack,
+        "rdma.ofed-version": facts.rdma.ofed_version,
+        "rdma.uverbs-abi": None if facts.rdma.uverbs_abi is None else str(facts.rdma.uverbs_abi),
+        "rdma.peer-memory-api": _bool(facts.rdma.peer_memory_api),
+        "rdma.devices": str(len(facts.rdma.devices)) if "rdma.devices" not in facts.unknown else None,
+        "nvidia.driver-version": facts.gpu.driver_version,
+        "nvidia.kernel-module": facts.gpu.kernel_module,
+        "nvidia.peermem": _bool(facts.gpu.peermem.loaded),
+        "nvidia.nv-peer-mem": _bool(facts.gpu.peermem.legacy_nv_peer_mem),
+        "limits.memlock-kib": None if memlock is None else ("unlimited" if memlock < 0 else str(memlock)),
+    }
+    return {k: v for k, v in raw.items() if v is not None and _LABEL_VALUE.match(v) and v}
+
+
+def render_features(facts: NodeFacts) -> str:
+    lines = [f"# imgcheck node facts for {facts.name}, collected {facts.collected_at or 'unknown'}"]
+    lines += [f"{PREFIX}{key}={value}" for key, value in sorted(features_of(facts).items())]
+    return "\n".join(lines) + "\n"
+
+
+def write_features(facts: NodeFacts, directory: str, filename: str = DEFAULT_FILE) -> str:
+    """Write the features.d file atomically; returns its path."""
+    text = render_features(facts)
+    data = text.encode("utf-8")
+    if len(data) > MAX_FEATURE_FILE:
+        raise LimitExceededError(f"NFD feature file would be {len(data)} bytes; NFD ignores files over "
+                                 f"{MAX_FEATURE_FILE} bytes")
+    if not os.path.isdir(directory):
+        raise UnavailableError(f"--nfd-dir {directory}: not a directory (mount NFD's features.d there)")
+    path = os.path.join(directory, filename)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{filename}-", dir=directory)  # dot-file: NFD skips it
+    except OSError as exc:
+        raise UnavailableError(f"cannot write to {directory}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UnavailableError(f"cannot write {path}: {exc.strerror}") from None
+    return path
+
+
+# -- labels -> facts --------------------------------------------------------------------------------
+def facts_from_labels(name: str, labels: dict[str, str], arch: str | None = None,
+                      kernel_release: str | None = None) -> NodeFacts:
+    """What a node's labels say; every fact without a label is unknown with the reason."""
+    ours = {k[len(PREFIX):]: v for k, v in labels.items() if k.startswith(PREFIX)}
+    unknown: dict[str, str] = {}
+
+    def need(value, fact: str, why: str):
+        if value is None or value == "":
+            unknown[fact] = why
+            return None
+        return value
+
+    no_probe = "no imgcheck label on the node (run the imgcheck probe DaemonSet with NFD, or --annotate)"
+    release = need(ours.get("kernel.release") or labels.get(NFD_KERNEL_FULL) or kernel_release,
+                   "kernel.release", "no kernel label (imgcheck or NFD kernel-version.full)")
+    os_facts = NodeOs(id=need(labels.get(NFD_OS_ID), "os.id", "no NFD system-os_release.ID label"),
+                      version_id=labels.get(NFD_OS_VERSION))
+    rdma = NodeRdma(
+        stack=need(ours.get("rdma.stack"), "rdma.stack", no_probe),
+        ofed_version=ours.get("rdma.ofed-version"),
+        uverbs_abi=_int(ours.get("rdma.uverbs-abi")),
+        peer_memory_api=_parse_bool(ours.get("rdma.peer-memory-api")),
+    )
+    if "rdma.stack" not in unknown:
+        if rdma.peer_memory_api is None:
+            unknown["rdma.peer_memory_api"] = no_probe
+        unknown["rdma.devices"] = "device details are only in the imgcheck annotation, not in labels"
+    driver = need(ours.get("nvidia.driver-version") or labels.get(GFD_DRIVER_FULL) or _joined(labels, GFD_DRIVER_PARTS),
+                  "gpu.driver_version", "no imgcheck or GPU Feature Discovery driver-version label")
+    count = _int(labels.get(GFD_GPU_COUNT))
+    product = labels.get(GFD_GPU_PRODUCT)
+    gpu = NodeGpu(
+        driver_version=driver,
+        kernel_module=need(ours.get("nvidia.kernel-module"), "gpu.kernel_module", no_probe),
+        peermem=Peermem(loaded=_parse_bool(ours.get("nvidia.peermem")), version=None,
+                        legacy_nv_peer_mem=_parse_bool(ours.get("nvidia.nv-peer-mem"))),
+        gpus=tuple(Gpu(index=i, name=product) for i in range(count or 0)),
+        cuda_driver_version=labels.get(GFD_RUNTIME_FULL) or _joined(labels, GFD_RUNTIME_PARTS),
+    )
+    if gpu.peermem.loaded is None:
+        unknown["gpu.peermem"] = no_probe
+    memlock = ours.get("limits.memlock-kib")
+    limits = Limits(memlock_kib=-1 if memlock == "unlimited" else _int(memlock))
+    if limits.memlock_kib is None:
+        unknown["limits.memlock_kib"] = no_probe
+    return NodeFacts(name=name, kernel=Kernel(release=release), os=os_facts, rdma=rdma, gpu=gpu, limits=limits,
+                     labels=dict(labels), arch=arch or labels.get("kubernetes.io/arch"), unknown=unknown,
+                     notes={"source": "Kubernetes node labels (imgcheck NFD features, NFD and GFD labels)"})
+
+
+def _joined(labels: dict[str, str], spellings) -> str | None:
+    for keys in spellings:  # GFD's current and deprecated spellings both occur in the field
+        parts = [labels.get(k) for k in keys]
+        if parts[0] and parts[1]:
+            return ".".join(p for p in parts if p)
+    return None
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _parse_bool(value: str | None) -> bool | None:
+    return {"true": True, "false": False}.get((value or "").lower())

@@ -1,0 +1,106 @@
+"""NVIDIA driver facts from procfs/sysfs: version, open or proprietary kernel module, GPUs, peermem.
+
+/proc/driver/nvidia/version first line:
+  open:        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build  (...)"
+  proprietary: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12 ..."
+(NVIDIA's kernel_open README; quoted in NVIDIA/open-gpu-kernel-modules#171.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model.node import Gpu, KernelModule, NodeGpu, Peermem
+from .hostroot import HostReadError, HostRoot
+
+VERSION_FILE = "/proc/driver/nvidia/version"
+GPUS_DIR = "/proc/driver/nvidia/gpus"
+
+_NVRM = re.compile(r"NVRM version:\s*(?P<desc>NVIDIA UNIX .*?Kernel Module(?: for \S+)?)\s+(?P<ver>\d+\.\d+(?:\.\d+)?)")
+
+
+def parse_nvrm(first_line: str) -> tuple[str | None, str | None]:
+    """(driver version, "open"|"proprietary") from the first line of /proc/driver/nvidia/version."""
+    match = _NVRM.search(first_line)
+    if not match:
+        return None, None
+    kind = "open" if " Open Kernel Module" in match.group("desc") else "proprietary"
+    return match.group("ver"), kind
+
+
+def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: bool,
+             unknown: dict[str, str]) -> NodeGpu:
+    version = kind = None
+    try:
+        text = host.read_text(VERSION_FILE, 64 * 1024)
+    except HostReadError as exc:
+        text = None
+        unknown["gpu.driver_version"] = str(exc)
+        unknown["gpu.kernel_module"] = str(exc)
+    if text is not None:
+        version, kind = parse_nvrm(text.splitlines()[0] if text else "")
+        if version is None:
+            unknown["gpu.driver_version"] = f"{VERSION_FILE} has an unrecognised first line"
+        if kind is None:
+            unknown["gpu.kernel_module"] = f"{VERSION_FILE} has an unrecognised first line"
+    elif "gpu.driver_version" not in unknown:
+        nvidia = modules.get("nvidia")
+        if nvidia and nvidia.version:
+            version = nvidia.version  # /sys/module/nvidia/version: the same number
+            unknown["gpu.kernel_module"] = f"{VERSION_FILE} is not visible (is /proc mounted?)"
+        elif not host.exists("/proc/sys/kernel"):
+            unknown["gpu.driver_version"] = "/proc is not visible under the probe root"
+            unknown["gpu.kernel_module"] = unknown["gpu.driver_version"]
+        else:
+            reason = f"no NVIDIA kernel driver loaded ({VERSION_FILE} absent)"
+            unknown["gpu.driver_version"] = reason
+            unknown["gpu.kernel_module"] = reason
+    gpus = _gpus(host, unknown) if text is not None else ()
+    return NodeGpu(driver_version=version, kernel_module=kind, peermem=_peermem(host, modules, modules_visible),
+                   gpus=gpus)
+
+
+def _gpus(host: HostRoot, unknown: dict[str, str]) -> tuple[Gpu, ...]:
+    gpus = []
+    try:
+        entries = host.listdir(GPUS_DIR)
+    except HostReadError as exc:
+        unknown["gpu.gpus"] = str(exc)
+        return ()
+    for bus in entries:
+        try:
+            info = host.read_text(f"{GPUS_DIR}/{bus}/information", 64 * 1024) or ""
+        except HostReadError as exc:
+            unknown[f"gpu.gpus.{bus}"] = str(exc)
+            continue
+        fields = _colon_fields(info)
+        minor = fields.get("Device Minor")
+        gpus.append(Gpu(index=int(minor) if minor and minor.isdigit() else None,
+                        name=fields.get("Model"), pci_bus_id=fields.get("Bus Location") or bus,
+                        uuid=fields.get("GPU UUID")))
+    gpus.sort(key=lambda g: (g.index is None, g.index or 0, g.pci_bus_id or ""))
+    return tuple(gpus)
+
+
+def _colon_fields(text: str) -> dict[str, str]:
+    fields = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def _peermem(host: HostRoot, modules: dict[str, KernelModule], modules_visible: bool) -> Peermem:
+    """The files NCCL itself tests (net_ib.cc): nvidia_peermem or nv_peer_mem loaded, memory_peers/nv_mem."""
+    if not modules_visible:
+        return Peermem()
+    current = modules.get("nvidia_peermem")
+    legacy = modules.get("nv_peer_mem")
+    version = (current.version if current else None) or (legacy.version if legacy else None)
+    if version is None:
+        try:
+            version = host.read_value("/sys/kernel/mm/memory_peers/nv_mem/version")
+        except HostReadError:
+            version = None
+    return Peermem(loaded=current is not None, version=version, legacy_nv_peer_mem=legacy is not None)

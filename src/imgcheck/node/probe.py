@@ -1,0 +1,192 @@
+"""`imgcheck node probe`: read a node's facts under a root directory into NodeFacts.
+
+Reads only files (procfs, sysfs, /lib/modules, /etc, package databases) under `root`; never runs a
+program on the host. A fact it cannot read is None with `unknown[fact] = reason`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+
+from ..errors import UnavailableError, UsageError
+from ..extractors.os_release import parse_os_release
+from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
+from .hostroot import HostReadError, HostRoot
+from .modules import scan_modules
+from .nvidia import scan_gpu
+from .ofed import decide_stack, read_install
+from .rdma_devices import scan_devices
+
+MEMORY_PEERS = "/sys/kernel/mm/memory_peers"
+_ELF_MACHINES = {62: "amd64", 183: "arm64", 21: "ppc64le", 22: "s390x"}
+_RELEASE_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "s390x": "s390x"}
+
+
+def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = None) -> NodeFacts:
+    if not os.path.isdir(root):
+        raise UnavailableError(f"--root {root}: not a directory")
+    host = HostRoot(root)
+    unknown: dict[str, str] = {}
+    notes: dict[str, str] = {}
+
+    release = _read(host, "/proc/sys/kernel/osrelease", "kernel.release", unknown)
+    os_facts = _os(host, unknown)
+    mods = scan_modules(host, release, unknown)
+    devs = scan_devices(host, unknown)
+    install = read_install(host, unknown)
+    for key, note in install.notes.items():
+        notes[f"rdma.{key}"] = note
+    decision = decide_stack(install, mods.modules, mods.sysfs_visible, bool(devs.devices))
+    if decision.stack is None:
+        unknown["rdma.stack"] = decision.why
+    else:
+        notes["rdma.stack"] = decision.why
+    rdma = NodeRdma(stack=decision.stack, ofed_version=decision.ofed_version, modules=mods.modules,
+                    uverbs_abi=devs.uverbs_abi, peer_memory_api=_peer_memory_api(host, unknown),
+                    devices=devs.devices)
+    gpu = scan_gpu(host, mods.modules, mods.sysfs_visible, unknown)
+    limits = _memlock(host, unknown, notes)
+    return NodeFacts(
+        name=name or _hostname(host, root, unknown),
+        collected_at=(now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        kernel=Kernel(release=release),
+        os=os_facts,
+        rdma=rdma,
+        gpu=gpu,
+        limits=limits,
+        arch=_arch(host, release),
+        unknown=unknown,
+        notes=notes,
+    )
+
+
+def _read(host: HostRoot, path: str, key: str, unknown: dict[str, str]) -> str | None:
+    try:
+        value = host.read_value(path)
+    except HostReadError as exc:
+        unknown[key] = str(exc)
+        return None
+    if not value:
+        unknown[key] = f"{path} is absent or empty"
+        return None
+    return value
+
+
+def _os(host: HostRoot, unknown: dict[str, str]) -> NodeOs:
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        try:
+            text = host.read_text(path, 64 * 1024)
+        except HostReadError as exc:
+            unknown["os"] = str(exc)
+            continue
+        if text is not None:
+            values = parse_os_release(text)
+            unknown.pop("os", None)
+            return NodeOs(id=values.get("ID"), version_id=values.get("VERSION_ID"))
+    unknown.setdefault("os", "no /etc/os-release or /usr/lib/os-release")
+    return NodeOs()
+
+
+def _peer_memory_api(host: HostRoot, unknown: dict[str, str]) -> bool | None:
+    """MLNX_OFED/DOCA ib_core exposes /sys/kernel/mm/memory_peers; inbox kernels have no peer-memory API."""
+    if not host.is_dir("/sys/kernel"):
+        unknown["rdma.peer_memory_api"] = "/sys/kernel is not visible under the probe root"
+        return None
+    return host.is_dir(MEMORY_PEERS)
+
+
+_LIMIT_LINE = re.compile(r"^Max locked memory\s+(?P<soft>\S+)\s+(?P<hard>\S+)\s+(?P<unit>\S+)", re.M)
+
+
+def _memlock(host: HostRoot, unknown: dict[str, str], notes: dict[str, str]) -> Limits:
+    """The soft RLIMIT_MEMLOCK of the probe process itself, in KiB (-1 = unlimited).
+
+    It is what a process started the same way as the probe gets: run the probe as a Slurm task or as
+    a pod with the same runtime settings as the jobs and it is the jobs' limit. RDMA registration
+    pins memory against this limit.
+    """
+    try:
+        text = host.read_text("/proc/self/limits", 64 * 1024)
+    except HostReadError as exc:
+        text = None
+        unknown["limits.memlock_kib"] = str(exc)
+    if text is not None:
+        match = _LIMIT_LINE.search(text)
+        if match:
+            kib = _to_kib(match.group("soft"))
+            if kib is not None:
+                notes["limits.memlock_kib"] = ("soft 'Max locked memory' of the probe process (/proc/self/limits): "
+                                               "what a process launched like the probe gets, not a node-wide setting")
+                return Limits(memlock_kib=kib)
+    conf = _limits_conf(host)
+    if conf is not None:
+        notes["limits.memlock_kib"] = ("'* soft memlock' from /etc/security/limits.conf: applies to PAM logins "
+                                       "(ssh, su); containers and Slurm tasks get their runtime's limit instead")
+        unknown.pop("limits.memlock_kib", None)
+        return Limits(memlock_kib=conf)
+    unknown.setdefault("limits.memlock_kib", "no /proc/self/limits and no memlock line in /etc/security/limits.conf")
+    return Limits()
+
+
+def _to_kib(value: str) -> int | None:
+    if value == "unlimited":
+        return -1
+    return int(value) // 1024 if value.isdigit() else None
+
+
+def _limits_conf(host: HostRoot) -> int | None:
+    paths = ["/etc/security/limits.conf"]
+    try:
+        paths += [f"/etc/security/limits.d/{n}" for n in host.listdir("/etc/security/limits.d") if n.endswith(".conf")]
+    except HostReadError:
+        pass
+    found = None
+    for path in paths:  # later files override earlier ones, as pam_limits reads them
+        try:
+            text = host.read_text(path, 1024 * 1024) or ""
+        except HostReadError:
+            continue
+        for line in text.splitlines():
+            fields = line.split("#", 1)[0].split()
+            if len(fields) == 4 and fields[0] == "*" and fields[1] in ("soft", "-") and fields[2] == "memlock":
+                value = fields[3]
+                found = -1 if value in ("unlimited", "infinity") else (int(value) if value.isdigit() else found)
+    return found
+
+
+def _hostname(host: HostRoot, root: str, unknown: dict[str, str]) -> str:
+    candidates = ["/etc/hostname"]
+    if os.path.abspath(root) == "/":  # /proc/sys/kernel/hostname is the reader's UTS namespace: only ours at /
+        candidates.insert(0, "/proc/sys/kernel/hostname")
+    for path in candidates:
+        try:
+            value = host.read_value(path)
+        except HostReadError:
+            continue
+        if value:
+            return value.split()[0]
+    raise UsageError("cannot tell the node's name (no /etc/hostname under the root); give --name NAME")
+
+
+def _arch(host: HostRoot, release: str | None) -> str | None:
+    for path in ("/bin/sh", "/usr/bin/env"):
+        try:
+            real = host.resolve(path)
+            if real is None:
+                continue
+            with open(real, "rb") as fh:
+                head = fh.read(20)
+        except (HostReadError, OSError):
+            continue
+        if len(head) == 20 and head[:4] == b"\x7fELF":
+            order = "little" if head[5] == 1 else "big"
+            machine = _ELF_MACHINES.get(int.from_bytes(head[18:20], order))
+            if machine:
+                return machine
+    if release:
+        for suffix, arch in _RELEASE_ARCH.items():
+            if release.endswith(suffix):
+                return arch
+    return None
