@@ -51,7 +51,7 @@ def bookworm_facts(reference: str = "registry.example/team/trainer:abc") -> Imag
         ucx=Ucx(version="1.13.1", path=f"{LIBDIR}/libucp.so.0", layer=LAYER, origin="dpkg"),
         env={"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
         packages=(_pkg("base-files", "12.4+deb12u15"),) + rdma_pkgs,
-        layers=(LayerInfo(digest=LAYER, media_type="layer.tar", size=175592960),),
+        layers=(LayerInfo(digest=LAYER, media_type="layer.tar", size=175592960, diff_id=LAYER),),
     )
 
 
