@@ -31,6 +31,19 @@ def build_rootfs(suite: str) -> str:
     return path
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_imgcheck_home(tmp_path_factory):
+    """Tests never read or write the user's ~/.imgcheck (caches, inventory)."""
+    home = tmp_path_factory.mktemp("imgcheck-home")
+    old = os.environ.get("IMGCHECK_HOME")
+    os.environ["IMGCHECK_HOME"] = str(home)
+    yield str(home)
+    if old is None:
+        os.environ.pop("IMGCHECK_HOME", None)
+    else:
+        os.environ["IMGCHECK_HOME"] = old
+
+
 @pytest.fixture(scope="session", params=SUITES)
 def debian_suite(request) -> str:
     return request.param

@@ -10,7 +10,8 @@ from .model.image import IMAGE_SCHEMA_VERSION, ImageFacts
 from .model.serde import from_dict
 from .sources.platform import Platform
 from .sources.resolve import open_source, split_scheme
-from .view.reader import read_view
+from .view.cache import LayerCache
+from .view.reader import ReadStats, read_view
 
 
 def load_image_facts(path: str) -> ImageFacts:
@@ -33,15 +34,31 @@ def load_image_facts(path: str) -> ImageFacts:
     return from_dict(ImageFacts, doc, where=path)
 
 
-def inspect_image(reference: str, platform: Platform | None = None, **source_options) -> ImageFacts:
-    """Read an image without running it and return its RDMA/GPU userspace facts."""
+def layer_cache() -> LayerCache:
+    """The per-layer cache under $IMGCHECK_HOME for the current extractors."""
+    import os
+
+    from .extractors.assemble import EXTRACTOR_VERSION
+    from .home import imgcheck_home
+
+    return LayerCache(os.path.join(imgcheck_home(), "cache", "layers"), f"{EXTRACTOR_VERSION}\n{want_set().key()}")
+
+
+def inspect_image(reference: str, platform: Platform | None = None, *, use_cache: bool = True,
+                  progress=None, stats: ReadStats | None = None, workers: int | None = None,
+                  **source_options) -> ImageFacts:
+    """Read an image without running it and return its RDMA/GPU userspace facts.
+
+    `stats` (if given) records which layers were streamed and which came from the cache.
+    """
     scheme, rest = split_scheme(reference)
     if scheme == "facts":
         return load_image_facts(rest)
     source = open_source(reference, platform=platform, **source_options)
     try:
         image = source.open()
-        view, _ = read_view(image, want_set())
+        view, _ = read_view(image, want_set(), cache=layer_cache() if use_cache else None,
+                            workers=workers, progress=progress, stats=stats)
         return build_facts(view, image, reference)
     finally:
         source.close()

@@ -23,6 +23,7 @@ def register(sub) -> None:
                    help="allow plain HTTP (or an unverified certificate) for this registry; repeatable. "
                         "localhost, 127.0.0.1 and ::1 are always allowed")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("--no-cache", action="store_true", help="read every layer; neither use nor fill the layer cache")
     p.set_defaults(func=run)
 
 

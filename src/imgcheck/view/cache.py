@@ -1,0 +1,138 @@
+"""Content-addressed cache of per-layer indexes, as plain files under $IMGCHECK_HOME/cache/layers.
+
+Keyed by the layer blob's digest and by what was kept (extractor version + wants), so a re-check
+reads no layer and a base-image bump reads only the new ones. Safe for concurrent CI jobs without
+a lock: each entry is written to a temporary file and renamed into place, and readers treat any
+unreadable entry as a miss. Entries are written only after the layer's digest was verified.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+from array import array
+
+from .layer_index import Entry, LayerIndex
+
+CACHE_FORMAT = 1
+DEFAULT_MAX_BYTES = 2 * 1024**3
+
+
+class LayerCache:
+    def __init__(self, root: str, namespace: str, max_bytes: int = DEFAULT_MAX_BYTES):
+        """`namespace` identifies what an index holds (extractor version and wants)."""
+        self.root = root
+        self.dir = os.path.join(root, hashlib.sha256(namespace.encode()).hexdigest()[:16])
+        self.max_bytes = max_bytes
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, digest: str) -> str:
+        algo, _, hexpart = digest.partition(":")
+        return os.path.join(self.dir, algo, hexpart + ".json.gz")
+
+    def get(self, digest: str) -> LayerIndex | None:
+        path = self._path(digest)
+        try:
+            with gzip.open(path, "rb") as fh:
+                doc = json.loads(fh.read())
+            idx = _decode(doc)
+        except FileNotFoundError:
+            self.misses += 1
+            return None
+        except (OSError, ValueError, KeyError, TypeError, EOFError):
+            self.misses += 1
+            _unlink_quietly(path)  # a damaged entry is dropped and rebuilt
+            return None
+        self.hits += 1
+        os.utime(path)  # recently used entries survive pruning
+        return idx
+
+    def put(self, digest: str, idx: LayerIndex) -> bool:
+        """Store an index; False (and nothing left behind) when the disk refuses."""
+        path = self._path(digest)
+        tmp = None
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
+            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as fh:
+                fh.write(json.dumps(_encode(idx)).encode())
+            os.replace(tmp, path)
+            return True
+        except OSError:
+            if tmp:
+                _unlink_quietly(tmp)
+            return False
+
+    def entries(self) -> list[tuple[str, int, float]]:
+        found = []
+        for base, _dirs, files in os.walk(self.root):
+            for name in files:
+                path = os.path.join(base, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                found.append((path, st.st_size, st.st_mtime))
+        return found
+
+    def prune(self, max_bytes: int | None = None) -> tuple[int, int]:
+        """Delete least recently used entries until the cache fits. Returns (files, bytes) removed."""
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        entries = sorted(self.entries(), key=lambda e: e[2])
+        total = sum(size for _, size, _ in entries)
+        removed = freed = 0
+        for path, size, _ in entries:
+            if total <= limit:
+                break
+            if _unlink_quietly(path):
+                total -= size
+                removed += 1
+                freed += size
+        return removed, freed
+
+
+def _unlink_quietly(path: str) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def _encode(idx: LayerIndex) -> dict:
+    return {
+        "format": CACHE_FORMAT,
+        "digest": idx.digest,
+        "entries": [
+            [e.path, e.kind, e.size, e.mode, e.linkname,
+             base64.b64encode(e.data).decode() if e.data is not None else None, e.truncated]
+            for e in idx.entries.values()
+        ],
+        "whiteouts": sorted(idx.whiteouts),
+        "opaque_dirs": sorted(idx.opaque_dirs),
+        "nondir_hashes": base64.b64encode(idx.nondir_hashes.tobytes()).decode(),
+        "entry_count": idx.entry_count,
+        "uncompressed_bytes": idx.uncompressed_bytes,
+    }
+
+
+def _decode(doc: dict) -> LayerIndex:
+    if doc.get("format") != CACHE_FORMAT:
+        raise ValueError("cache format")
+    idx = LayerIndex(digest=doc["digest"])
+    for path, kind, size, mode, linkname, data, truncated in doc["entries"]:
+        idx.entries[path] = Entry(path, kind, size, mode, linkname,
+                                  base64.b64decode(data) if data is not None else None, truncated, idx.digest)
+    idx.whiteouts = set(doc["whiteouts"])
+    idx.opaque_dirs = set(doc["opaque_dirs"])
+    hashes = array("Q")
+    hashes.frombytes(base64.b64decode(doc["nondir_hashes"]))
+    idx.nondir_hashes = hashes
+    idx.entry_count = doc["entry_count"]
+    idx.uncompressed_bytes = doc["uncompressed_bytes"]
+    return idx

@@ -1,0 +1,109 @@
+"""Per-layer cache and parallel reads: what is read, not how fast."""
+
+from __future__ import annotations
+
+import os
+
+from imagebuild import build_oci, make_layer, write_oci_dir
+from imgcheck import api
+from imgcheck.view.cache import LayerCache
+from imgcheck.view.reader import ReadStats
+
+BASE = [
+    make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n", "usr/lib/libibverbs.so.1.14.44.0": b"x" * 1000}),
+    make_layer({"opt/a.txt": b"a" * 5000, "usr/lib/libnccl.so.2.21.5": b"n"}),
+    make_layer({"etc/nccl.conf": b"NCCL_IB_TIMEOUT=20\n"}),
+]
+
+
+def inspect(ref, **kw):
+    stats = ReadStats()
+    facts = api.inspect_image(ref, stats=stats, **kw)
+    return facts, stats
+
+
+def test_warm_recheck_reads_no_layer(tmp_path):
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
+    cold, s1 = inspect(ref)
+    warm, s2 = inspect(ref)
+    assert len(s1.layers_read) == 3 and s1.bytes_decompressed > 0
+    assert s2.layers_read == [] and len(s2.layers_cached) == 3 and s2.bytes_decompressed == 0
+    assert warm == cold
+
+
+def test_base_bump_reads_only_new_layer(tmp_path):
+    inspect("oci-dir:" + write_oci_dir(str(tmp_path / "v1"), build_oci(BASE)))
+    bumped = BASE[:2] + [make_layer({"etc/nccl.conf": b"NCCL_IB_TIMEOUT=22\n"})]
+    facts, stats = inspect("oci-dir:" + write_oci_dir(str(tmp_path / "v2"), build_oci(bumped)))
+    assert len(stats.layers_read) == 1 and len(stats.layers_cached) == 2
+    assert facts.nccl_conf == {"NCCL_IB_TIMEOUT": "22"}
+
+
+def test_no_cache_option_reads_everything(tmp_path):
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
+    inspect(ref)
+    _, stats = inspect(ref, use_cache=False)
+    assert len(stats.layers_read) == 3 and stats.layers_cached == []
+
+
+def test_parallel_and_serial_reads_agree(tmp_path):
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE, "zstd"))
+    serial, _ = inspect(ref, use_cache=False, workers=1)
+    parallel, _ = inspect(ref, use_cache=False, workers=3)
+    assert serial == parallel
+
+
+def test_damaged_cache_entry_is_a_miss_and_rebuilt(tmp_path):
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
+    first, _ = inspect(ref)
+    cache = api.layer_cache()
+    for path, _size, _mtime in cache.entries():
+        with open(path, "wb") as fh:
+            fh.write(b"garbage")
+    again, stats = inspect(ref)
+    assert again == first and len(stats.layers_read) == 3
+    _, stats = inspect(ref)
+    assert stats.layers_read == []
+
+
+def test_cache_write_failure_leaves_no_temp_files(tmp_path):
+    cache = LayerCache(str(tmp_path / "c"), "ns")
+    os.makedirs(cache.dir)
+    os.chmod(cache.dir, 0o500)  # root ignores modes; use a file where the directory must go
+    os.chmod(cache.dir, 0o700)
+    blocker = os.path.join(cache.dir, "sha256")
+    with open(blocker, "w") as fh:
+        fh.write("not a directory")
+    from imgcheck.view.layer_index import LayerIndex
+
+    assert cache.put("sha256:" + "a" * 64, LayerIndex(digest="sha256:" + "a" * 64)) is False
+    assert sorted(os.listdir(cache.dir)) == ["sha256"]
+
+
+def test_prune_keeps_most_recent(tmp_path):
+    from imgcheck.view.layer_index import LayerIndex
+
+    cache = LayerCache(str(tmp_path / "c"), "ns")
+    for i in range(5):
+        digest = f"sha256:{i:064x}"
+        assert cache.put(digest, LayerIndex(digest=digest))
+        path = cache._path(digest)
+        os.utime(path, (1000 + i, 1000 + i))
+    sizes = sum(s for _, s, _ in cache.entries())
+    removed, _ = cache.prune(max_bytes=sizes * 2 // 5 + 1)
+    assert removed == 3
+    assert cache.get(f"sha256:{4:064x}") is not None and cache.get(f"sha256:{0:064x}") is None
+
+
+def test_cache_cli_prune_empties(tmp_path, capsys):
+    from imgcheck.cli.main import main
+
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
+    inspect(ref)
+    assert main(["cache", "info"]) == 0
+    assert "3 layer entries" in capsys.readouterr().out
+    assert main(["cache", "prune"]) == 0
+    assert "removed 3 entries" in capsys.readouterr().out
+    _, stats = inspect(ref)
+    assert len(stats.layers_read) == 3
+    assert main(["cache", "prune", "--max-size", "lots"]) == 2
