@@ -95,9 +95,10 @@ def test_prune_keeps_most_recent(tmp_path):
     assert cache.get(f"sha256:{4:064x}") is not None and cache.get(f"sha256:{0:064x}") is None
 
 
-def test_cache_cli_prune_empties(tmp_path, capsys):
+def test_cache_cli_prune_empties(tmp_path, capsys, monkeypatch):
     from imgcheck.cli.main import main
 
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
     ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
     inspect(ref)
     assert main(["cache", "info"]) == 0
