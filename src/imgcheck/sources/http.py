@@ -39,6 +39,9 @@ def describe(exc: BaseException) -> str:
     m = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
     if m:
         return m.group(1).strip()
+    m = re.search(r"Error\(-?\d+, '([^']+)'\)", text)  # e.g. FileNotFoundError(2, 'No such file ...')
+    if m:
+        return m.group(1).strip()
     for needle in ("Read timed out", "Connection refused", "timed out", "Connection reset by peer",
                    "Connection aborted", "IncompleteRead", "Name or service not known",
                    "certificate verify failed", "wrong version number"):
