@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import UsageError
 from .platform import Platform
 
-LOCAL_SCHEMES = ("docker-archive", "oci-dir", "oci-archive", "facts")
+LOCAL_SCHEMES = ("docker-archive", "oci-dir", "oci-archive", "facts", "enroot", "sif")
 REMOTE_SCHEMES = ("registry", "docker")
 
 
@@ -30,7 +30,19 @@ def _path_and_tag(rest: str) -> tuple[str, str | None]:
 
 def open_source(ref: str, platform: Platform | None = None, **options):
     """Return a source object with .open() and .close() for `ref`."""
+    from .pyxis import is_pyxis_reference, to_registry_reference
+
+    if is_pyxis_reference(ref, split_scheme(ref)[0]):  # Pyxis/Enroot `registry#repo:tag`, `docker://...`
+        ref = "registry:" + to_registry_reference(ref)
     scheme, rest = split_scheme(ref)
+    if scheme == "enroot":
+        from .squashfs import SquashfsSource
+
+        return SquashfsSource(rest)
+    if scheme == "sif":
+        from .sif import SifSource
+
+        return SifSource(rest)
     if scheme == "docker-archive":
         from .docker_archive import DockerArchiveSource
 
