@@ -46,11 +46,14 @@ def _node_rows(report: Report) -> list[tuple[str, list[str], list[Finding], list
     """(outcome, nodes, findings, unknowns) per group of nodes with the same findings and unknowns."""
     groups: dict[tuple, list[str]] = {}
     detail: dict[tuple, tuple[list[Finding], list[Unknown]]] = {}
-    names = [n.name for n in report.nodes]
-    names += [n for f in report.findings for n in f.nodes if n not in names]
-    for name in dict.fromkeys(names):
-        fs = [f for f in _findings_sorted(report) if name in f.nodes]
-        us = [u for u in report.unknowns if name in u.nodes]
+    by_node: dict[str, tuple[list[Finding], list[Unknown]]] = {n.name: ([], []) for n in report.nodes}
+    for f in _findings_sorted(report):  # one pass over findings, not one per node: fleets are large
+        for n in f.nodes:
+            by_node.setdefault(n, ([], []))[0].append(f)
+    for u in report.unknowns:
+        for n in u.nodes:
+            by_node.setdefault(n, ([], []))[1].append(u)
+    for name, (fs, us) in by_node.items():
         key = (tuple(f.id for f in fs), tuple(u.rule for u in us))
         groups.setdefault(key, []).append(name)
         detail[key] = (fs, us)

@@ -21,6 +21,7 @@ from ..model.report import Finding, Report
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "imgcheckFinding/v1"
 _URI_SAFE = ":/@+-._~!$&'()*,;="  # RFC 3986 unreserved + sub-delims + ':' '/' '@'
+MAX_NAMED_NODES = 100  # fleets of thousands: name the first 100 in messages/locations
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
@@ -76,10 +77,15 @@ def _rule(finding: Finding) -> dict:
     return rule
 
 
+def _node_list(nodes: tuple[str, ...]) -> str:
+    shown = ", ".join(nodes[:MAX_NAMED_NODES])
+    return shown + (f" and {len(nodes) - MAX_NAMED_NODES} more" if len(nodes) > MAX_NAMED_NODES else "")
+
+
 def _message(finding: Finding) -> str:
     parts = [finding.title + "."]
     if finding.nodes:
-        parts.append("Nodes: " + ", ".join(finding.nodes) + ".")
+        parts.append("Nodes: " + _node_list(finding.nodes) + ".")
     if finding.predicted_error:
         parts.append(f"Predicted error: {finding.predicted_error}")
     parts.append(f"Why ({finding.confidence}): {finding.mechanism}")
@@ -96,7 +102,8 @@ def _result(finding: Finding, report: Report, rule_index: int) -> dict:
         "message": {"text": f"image {reference}" + (f" ({report.image.digest})" if report.image.digest else "")},
     }
     if finding.nodes:
-        location["logicalLocations"] = [{"name": node, "kind": "node"} for node in finding.nodes]
+        # GitHub keeps only the first 100 locations' worth of detail; all names stay in properties.nodes
+        location["logicalLocations"] = [{"name": node, "kind": "node"} for node in finding.nodes[:MAX_NAMED_NODES]]
     return {
         "ruleId": finding.id,
         "ruleIndex": rule_index,

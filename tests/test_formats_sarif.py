@@ -1,0 +1,130 @@
+"""SARIF output: valid SARIF 2.1.0, and shaped the way GitHub code scanning needs it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import jsonschema
+import pytest
+from formats_sample import sample_report
+
+from imgcheck.formats.report_formats import render
+from imgcheck.formats.sarif import fingerprint, image_repository
+from imgcheck.model.report import Finding, Report
+
+# Vendored, no network at test time: see tests/data/README.md for where it comes from.
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "sarif-schema-2.1.0-rtm.5.json")
+
+
+@pytest.fixture(scope="module")
+def validator():
+    with open(SCHEMA_PATH, encoding="utf-8") as fh:
+        schema = json.load(fh)
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+
+
+def _sarif(report: Report) -> dict:
+    return json.loads(render(report, "sarif"))
+
+
+def test_validates_against_sarif_schema(validator):
+    validator.validate(_sarif(sample_report()))
+
+
+def test_schema_catches_a_broken_log(validator):
+    """The vendored schema really constrains: a wrong level or a missing message is rejected."""
+    doc = _sarif(sample_report())
+    doc["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(doc)
+    doc = _sarif(sample_report())
+    del doc["runs"][0]["results"][0]["message"]
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(doc)
+
+
+def test_github_code_scanning_requirements():
+    report = sample_report()
+    run = _sarif(report)["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == ["RDMA-DMABUF-UNSUPPORTED", "GPU-PEERMEM-INBOX", "NCCL-NOT-IN-IMAGE"]
+    dmabuf = rules[0]
+    assert dmabuf["shortDescription"]["text"] == report.findings[0].title
+    assert dmabuf["fullDescription"]["text"] == report.findings[0].mechanism
+    assert dmabuf["helpUri"] == "https://github.com/NVIDIA/nccl/issues/778"
+    assert dmabuf["defaultConfiguration"]["level"] == "error"
+    assert "NCCL_DMABUF_ENABLE=0" in dmabuf["help"]["text"]
+    assert [r["level"] for r in run["results"]] == ["error", "warning", "note"]
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        # GitHub needs at least one location with an artifact URI and a start line
+        loc = result["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == "registry.example/team/trainer:abc"
+        assert loc["region"]["startLine"] >= 1
+        assert len(result["partialFingerprints"]["imgcheckFinding/v1"]) == 64
+    first = run["results"][0]
+    assert "[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed" in first["message"]["text"]
+    assert "gpu-a01, gpu-a02" in first["message"]["text"]
+    assert [ll["name"] for ll in first["locations"][0]["logicalLocations"]] == ["gpu-a01", "gpu-a02"]
+    # evidence keeps its path and layer for people reading the alert's properties
+    assert first["properties"]["evidence"][0]["layer"].startswith("sha256:fd5e8675fe85")
+    # unknowns are notifications about the run, not alerts
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert notes[0]["descriptor"]["id"] == "NODE-MEMLOCK-LOW"
+    assert all(r["ruleId"] != "NODE-MEMLOCK-LOW" for r in run["results"])
+
+
+def test_fingerprints_are_stable_across_runs_and_builds():
+    a = sample_report()
+    b = dataclasses.replace(a, generated_at="2031-01-01T00:00:00Z", tool_version="9.9.9")
+    b = dataclasses.replace(b, image=dataclasses.replace(b.image, reference="registry.example/team/trainer:def",
+                                                         digest="sha256:" + "1" * 64))
+    fp = lambda r: [x["partialFingerprints"] for x in _sarif(r)["runs"][0]["results"]]  # noqa: E731
+    assert fp(a) == fp(b)  # same problem in the next build of the same image: same alert
+    # node order does not matter; the set of nodes, the rule and the image repository do
+    f = a.findings[0]
+    assert fingerprint(f, "x/y:1") == fingerprint(dataclasses.replace(f, nodes=tuple(reversed(f.nodes))), "x/y:2")
+    assert fingerprint(f, "x/y:1") != fingerprint(dataclasses.replace(f, nodes=("gpu-a01",)), "x/y:1")
+    assert fingerprint(f, "x/y:1") != fingerprint(dataclasses.replace(f, id="OTHER"), "x/y:1")
+    assert fingerprint(f, "x/y:1") != fingerprint(f, "x/z:1")
+
+
+@pytest.mark.parametrize("reference, repository", [
+    ("registry.example/team/trainer:abc", "registry.example/team/trainer"),
+    ("registry.example:5000/team/trainer", "registry.example:5000/team/trainer"),
+    ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example:5000/team/trainer"),
+    ("registry:nvcr.io/nvidia/pytorch:24.05-py3", "nvcr.io/nvidia/pytorch"),
+    ("docker-archive:/tmp/build/trainer.tar", "docker-archive:/tmp/build/trainer.tar"),
+])
+def test_image_repository(reference, repository):
+    assert image_repository(reference) == repository
+
+
+def test_odd_references_stay_valid_uris(validator):
+    image = dataclasses.replace(sample_report().image, reference="oci-dir:/tmp/my images/trainer dir")
+    doc = _sarif(dataclasses.replace(sample_report(), image=image))
+    validator.validate(doc)
+    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
+        "oci-dir:/tmp/my%20images/trainer%20dir"
+
+
+def test_clean_report_has_no_results_but_is_valid(validator):
+    report = dataclasses.replace(sample_report(), findings=(), unknowns=(), verdict="ok")
+    doc = _sarif(report)
+    validator.validate(doc)
+    assert doc["runs"][0]["results"] == []  # an empty list closes earlier alerts on GitHub
+    assert doc["runs"][0]["properties"]["verdict"] == "ok"
+
+
+def test_large_fleet_names_are_capped_in_messages():
+    nodes = tuple(f"n{i:05d}" for i in range(5000))
+    finding = Finding(id="X-Y", severity="error", title="t", predicted_error=None, mechanism="m",
+                      confidence="hypothesis", nodes=nodes)
+    doc = _sarif(Report(image=sample_report().image, findings=(finding,), verdict="fail"))
+    result = doc["runs"][0]["results"][0]
+    assert "and 4900 more" in result["message"]["text"]
+    assert len(result["locations"][0]["logicalLocations"]) == 100
+    assert len(result["properties"]["nodes"]) == 5000
