@@ -20,7 +20,7 @@ from ..errors import BadInputError, UnavailableError
 from .base import (DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, INDEX_MEDIA_TYPES, OCI_INDEX, OCI_MANIFEST, LayerRef,
                    OpenedImage, VerifyingReader, parse_digest, verify_bytes)
 from .http import HttpClient, HttpPolicy, ResumingBody
-from .manifest import check_config, config_descriptor, layers_of_manifest
+from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
 from .reference import Reference, parse_reference
 from .registry_auth import Credentials, RegistryAuth, find_credentials
@@ -300,7 +300,8 @@ class RegistrySource:
         config = check_config(_doc(config_bytes, f"{where}: image config"), where)
         platform = platform_of_config(config)
         self._check_platform(platform, from_index, where)
-        return OpenedImage(reference=where, digest=digest, platform=platform, config=config, layers=layers,
+        return OpenedImage(reference=where, digest=digest, platform=platform, config=config,
+                           layers=with_diff_ids(layers, config, where),
                            opener=self._open_layer, notes=notes)
 
     def _check_platform(self, have: str | None, from_index: bool, where: str) -> None:
