@@ -37,7 +37,8 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
     devs = scan_devices(host, unknown)
     install = read_install(host, unknown)
     for key, note in install.notes.items():
-        notes[f"rdma.{key}"] = note
+        if f"rdma.{key}" not in unknown:  # said once, as the reason of the unknown
+            notes[f"rdma.{key}"] = note
     decision = decide_stack(install, mods.modules, mods.sysfs_visible, bool(devs.devices))
     if decision.stack is None:
         unknown["rdma.stack"] = decision.why

@@ -1,0 +1,269 @@
+"""The probe against fixture node roots (field by field), this machine's own root, and hostile roots."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+
+import pytest
+
+from conftest import FIXTURE_NAMES, fixture_root
+from imgcheck.cli.main import main
+from imgcheck.model.node_io import dump_node_facts, parse_node_facts
+from imgcheck.model.serde import to_dict
+from imgcheck.node.hostroot import HostReadError, HostRoot
+from imgcheck.node.ofed import parse_ofed_info
+from imgcheck.node.probe import probe
+
+RDMA = ("mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs")
+PROC_LIMITS = "soft 'Max locked memory' of the probe process"
+
+
+def _mods(release, version, oot, paths):
+    return {name: {"version": version, "out_of_tree": oot, "path": f"/lib/modules/{release}/{paths[name]}"}
+            for name in paths}
+
+
+INBOX_PATHS = {"mlx5_core": "kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko",
+               "mlx5_ib": "kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko",
+               "ib_core": "kernel/drivers/infiniband/core/ib_core.ko",
+               "ib_uverbs": "kernel/drivers/infiniband/core/ib_uverbs.ko"}
+
+
+def _port(state="4: ACTIVE", phys="5: LinkUp", layer="InfiniBand", rate="400 Gb/sec (4X NDR)"):
+    return {"port": 1, "state": state, "phys_state": phys, "link_layer": layer, "rate": rate}
+
+
+def _dev(name, hca, fw, board, layer, ports):
+    return {"name": name, "hca_type": hca, "fw_ver": fw, "board_id": board, "link_layer": layer,
+            "ports": ports, "uverbs_abi": 1}
+
+
+EXPECTED = {
+    "inbox-ubuntu2204": {
+        "name": "gpu-roce-01", "kernel": "5.15.0-25-generic", "os": ("ubuntu", "22.04"), "arch": None,
+        "stack": "inbox", "ofed_version": None, "uverbs_abi": 6, "peer_memory_api": False,
+        "modules": {**_mods("5.15.0-25-generic", None, False, INBOX_PATHS),
+                    **_mods("5.15.0-25-generic", "535.183.01", True, {"nvidia": "updates/dkms/nvidia.ko"})},
+        "devices": [_dev(f"mlx5_{i}", "MT4129", "28.39.1002", "MT_0000000838", "Ethernet",
+                         [_port(layer="Ethernet", rate="200 Gb/sec (4X HDR)")]) for i in (0, 1)],
+        "driver": "535.183.01", "kind": "proprietary", "peermem": (False, None, False),
+        "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:18:00.0"), (1, "NVIDIA H100 80GB HBM3", "0000:2a:00.0")],
+        "memlock": 8192, "memlock_note": PROC_LIMITS, "unknown": set(),
+        "stack_note": "in-tree",
+    },
+    "inbox-ubuntu2404-open": {
+        "name": "gpu-ib-02", "kernel": "6.8.0-55-generic", "os": ("ubuntu", "24.04"), "arch": None,
+        "stack": "inbox", "ofed_version": None, "uverbs_abi": 6, "peer_memory_api": False,
+        "modules": {**_mods("6.8.0-55-generic", None, False, INBOX_PATHS),
+                    **_mods("6.8.0-55-generic", "565.57.01", True, {"nvidia": "updates/dkms/nvidia.ko.zst"})},
+        "devices": [_dev("mlx5_0", "MT4126", "28.37.1700", "MT_0000000970", "InfiniBand", [_port()]),
+                    _dev("mlx5_1", "MT4126", "28.37.1700", "MT_0000000970", "InfiniBand",
+                         [_port(state="1: DOWN", phys="2: Polling")])],
+        "driver": "565.57.01", "kind": "open", "peermem": (False, None, False),
+        "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:19:00.0")],
+        "memlock": 8192, "memlock_note": PROC_LIMITS, "unknown": set(),
+        "stack_note": "in-tree",
+    },
+    "mlnx-ofed-5.8-rocky86": {
+        "name": "node002", "kernel": "4.18.0-372.9.1.el8.x86_64", "os": ("rocky", "8.6"), "arch": "amd64",
+        "stack": "mlnx_ofed", "ofed_version": "5.8-3.0.7.0", "uverbs_abi": 6, "peer_memory_api": True,
+        "modules": {**_mods("4.18.0-372.9.1.el8.x86_64", "5.8-3.0.7", True, {
+            "mlx5_core": "extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko",
+            "mlx5_ib": "extra/mlnx-ofa_kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko",
+            "ib_core": "extra/mlnx-ofa_kernel/drivers/infiniband/core/ib_core.ko",
+            "ib_uverbs": "extra/mlnx-ofa_kernel/drivers/infiniband/core/ib_uverbs.ko"}),
+            **_mods("4.18.0-372.9.1.el8.x86_64", "535.104.05", True,
+                    {"nvidia": "extra/nvidia.ko.xz", "nvidia_peermem": "extra/nvidia-peermem.ko.xz"})},
+        "devices": [_dev("mlx5_0", "MT4119", "16.23.1020", "MT_0000000008", "InfiniBand",
+                         [_port(rate="100 Gb/sec (4X EDR)")])],
+        "driver": "535.104.05", "kind": "proprietary", "peermem": (True, "535.104.05", False),
+        "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:31:00.0")],
+        "memlock": -1, "memlock_note": "/etc/security/limits.conf", "unknown": {"rdma.packages"},
+        "stack_note": "MLNX_OFED_LINUX-5.8-3.0.7.0",
+    },
+    "mlnx-ofed-23.10-ubuntu2204": {
+        "name": "dgx-a100-07", "kernel": "5.15.0-25-generic", "os": ("ubuntu", "22.04"), "arch": None,
+        "stack": "mlnx_ofed", "ofed_version": "23.10-1.1.9.0", "uverbs_abi": 6, "peer_memory_api": True,
+        "modules": {**_mods("5.15.0-25-generic", "23.10-1.1.9", True, {n: f"updates/dkms/{n}.ko" for n in RDMA}),
+                    **_mods("5.15.0-25-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"})},
+        "devices": [_dev(f"mlx5_{i}", "MT4129", "28.42.1000", "MT_0000000838", "InfiniBand", [_port()])
+                    for i in (0, 1)],
+        "driver": "535.129.03", "kind": "proprietary", "peermem": (False, None, False),
+        "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0"), (1, "NVIDIA A100-SXM4-80GB", "0000:0f:00.0")],
+        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": set(),
+        "stack_note": "MLNX_OFED_LINUX-23.10-1.1.9.0",
+    },
+    "doca-24.10-ubuntu2404": {
+        "name": "dgx01", "kernel": "6.8.0-55-generic", "os": ("ubuntu", "24.04"), "arch": None,
+        "stack": "doca", "ofed_version": "24.10-1.1.4.0.200", "uverbs_abi": 6, "peer_memory_api": True,
+        "modules": {**_mods("6.8.0-55-generic", "24.10-1.1.4", True, {n: f"updates/dkms/{n}.ko.zst" for n in RDMA}),
+                    **_mods("6.8.0-55-generic", "565.57.01", True,
+                            {"nvidia": "updates/dkms/nvidia.ko.zst",
+                             "nvidia_peermem": "updates/dkms/nvidia-peermem.ko.zst"})},
+        "devices": [_dev("mlx5_0", "MT4129", "28.39.2048", "MT_0000000838", "InfiniBand", [_port()])],
+        "driver": "565.57.01", "kind": "open", "peermem": (True, "565.57.01", False),
+        "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:1b:00.0")],
+        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": set(),
+        "stack_note": "doca-ofed",
+    },
+}
+
+
+def test_every_fixture_has_expectations():
+    assert sorted(EXPECTED) == FIXTURE_NAMES
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_facts_field_by_field(name):
+    want = EXPECTED[name]
+    doc = to_dict(probe(fixture_root(name)))
+    assert doc["name"] == want["name"]
+    assert doc["kernel"] == {"release": want["kernel"]}
+    assert (doc["os"]["id"], doc["os"]["version_id"]) == want["os"]
+    assert doc["arch"] == want["arch"]
+    rdma = doc["rdma"]
+    assert rdma["stack"] == want["stack"]
+    assert rdma["ofed_version"] == want["ofed_version"]
+    assert rdma["uverbs_abi"] == want["uverbs_abi"]
+    assert rdma["peer_memory_api"] is want["peer_memory_api"]
+    got_modules = {m: {k: v for k, v in facts.items() if k != "srcversion"} for m, facts in rdma["modules"].items()}
+    assert got_modules == want["modules"]
+    assert all(len(m["srcversion"]) == 23 for m in rdma["modules"].values())  # the kernel's srcversion length
+    assert rdma["devices"] == want["devices"]
+    gpu = doc["gpu"]
+    assert gpu["driver_version"] == want["driver"]
+    assert gpu["kernel_module"] == want["kind"]
+    peermem = gpu["peermem"]
+    assert (peermem["loaded"], peermem["version"], peermem["legacy_nv_peer_mem"]) == want["peermem"]
+    assert [(g["index"], g["name"], g["pci_bus_id"]) for g in gpu["gpus"]] == want["gpus"]
+    assert all(g["uuid"].startswith("GPU-") for g in gpu["gpus"])
+    assert doc["limits"] == {"memlock_kib": want["memlock"]}
+    assert want["memlock_note"] in doc["notes"]["limits.memlock_kib"]
+    assert set(doc["unknown"]) == want["unknown"]
+    assert want["stack_note"] in doc["notes"]["rdma.stack"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_facts_survive_json_round_trip(name):
+    facts = probe(fixture_root(name))
+    assert parse_node_facts(json.loads(dump_node_facts(facts)), "round trip") == facts
+
+
+def test_this_machine_reports_no_rdma_and_no_nvidia_driver(capsys, tmp_path):
+    if os.listdir("/sys/class/infiniband") if os.path.isdir("/sys/class/infiniband") else False:
+        pytest.skip("this machine has RDMA devices")
+    if os.path.exists("/proc/driver/nvidia/version"):
+        pytest.skip("this machine has an NVIDIA driver")
+    out = tmp_path / "me.json"
+    assert main(["node", "probe", "--root", "/", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["kernel"]["release"] == open("/proc/sys/kernel/osrelease").read().strip()
+    assert doc["rdma"]["stack"] == "none" and doc["rdma"]["devices"] == []
+    assert doc["gpu"]["driver_version"] is None and doc["gpu"]["gpus"] == []
+    assert doc["gpu"]["peermem"]["loaded"] is False
+    assert doc["unknown"]["gpu.driver_version"].startswith("no NVIDIA kernel driver loaded")
+    assert doc["limits"]["memlock_kib"] is not None  # our own limit is always readable
+    err = capsys.readouterr().err
+    assert "RDMA stack: none (no RDMA device and no RDMA kernel module loaded)" in err
+    assert "NVIDIA driver: none loaded" in err
+
+
+def test_root_without_proc_or_sys_makes_every_fact_unknown_with_a_reason(tmp_path):
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "hostname").write_text("bare\n")
+    facts = probe(str(tmp_path))
+    assert facts.name == "bare"
+    assert facts.kernel.release is None and facts.rdma.stack is None and facts.gpu.driver_version is None
+    assert facts.rdma.peer_memory_api is None and facts.gpu.peermem.loaded is None
+    assert facts.limits.memlock_kib is None
+    assert "/sys/module is not visible" in facts.unknown["rdma.modules"]
+    assert "/sys/class is not visible" in facts.unknown["rdma.devices"]
+    assert facts.unknown["gpu.driver_version"] == "/proc is not visible under the probe root"
+    for key in ("kernel.release", "os", "rdma.stack", "rdma.peer_memory_api", "limits.memlock_kib"):
+        assert facts.unknown[key]
+
+
+def test_symlinks_never_leave_the_root(tmp_path):
+    outside = tmp_path / "secret"
+    outside.write_text("LEAKED\n")
+    root = tmp_path / "root"
+    (root / "proc/sys/kernel").mkdir(parents=True)
+    (root / "etc").mkdir()
+    (root / "etc/hostname").write_text("inside\n")
+    (root / "secret").write_text("5.15.0-in-root\n")
+    # absolute and ../ links that would escape a naive os.path.join(root, ...)
+    os.symlink("/../../../secret", root / "proc/sys/kernel/osrelease")
+    os.symlink("../../../../../../../../etc/hostname", root / "hostname-link")
+    host = HostRoot(str(root))
+    assert host.read_value("/proc/sys/kernel/osrelease") == "5.15.0-in-root"
+    assert host.read_value("/hostname-link") == "inside"
+    assert probe(str(root)).kernel.release == "5.15.0-in-root"
+
+
+def test_symlink_loop_is_an_unknown_not_a_hang(tmp_path):
+    (tmp_path / "proc/sys/kernel").mkdir(parents=True)
+    os.symlink("osrelease", tmp_path / "proc/sys/kernel/osrelease")
+    with pytest.raises(HostReadError, match="too many symlinks"):
+        HostRoot(str(tmp_path)).read_value("/proc/sys/kernel/osrelease")
+    facts = probe(str(tmp_path), name="loop")
+    assert facts.kernel.release is None and "too many symlinks" in facts.unknown["kernel.release"]
+
+
+def test_oversized_and_non_regular_files_are_refused(tmp_path):
+    (tmp_path / "big").write_bytes(b"x" * 2048)
+    (tmp_path / "dir").mkdir()
+    host = HostRoot(str(tmp_path))
+    with pytest.raises(HostReadError, match="larger than 1024"):
+        host.read_bytes("/big", max_bytes=1024)
+    with pytest.raises(HostReadError, match="not a regular file"):
+        host.read_bytes("/dir")
+    assert host.read_bytes("/missing") is None
+
+
+def test_ofed_info_is_read_never_executed(tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(fixture_root("inbox-ubuntu2204"), root, symlinks=True)
+    marker = tmp_path / "executed"
+    script = root / "usr/bin/ofed_info"
+    script.write_text(f'#!/bin/sh\ntouch {marker}\nif [ "X$1" == "X-s" ]; then echo MLNX_OFED_LINUX-23.10-1.1.9.0:; exit; fi\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    facts = probe(str(root))
+    assert not marker.exists()
+    # an OFED userspace is installed, but the loaded modules are in-tree: the kernel stack is inbox
+    assert facts.rdma.stack == "inbox" and facts.rdma.ofed_version is None
+    assert "ofed_info says MLNX_OFED_LINUX-23.10-1.1.9.0, but its modules are not the ones loaded" in facts.notes["rdma.stack"]
+
+
+@pytest.mark.parametrize("script,expected", [
+    ('if [ "X$1" == "X-s" ]; then echo MLNX_OFED_LINUX-5.8-3.0.7.0:; exit 0; fi\ncat << EOF\nMLNX_OFED_LINUX-5.8-3.0.7.0 (OFED-5.8-3.0.7):\n',
+     "MLNX_OFED_LINUX-5.8-3.0.7.0"),
+    ('if [ "$1" == "-s" ]; then echo MLNX_OFED_LINUX-4.9-6.0.6.0:; exit; fi\n', "MLNX_OFED_LINUX-4.9-6.0.6.0"),
+    ('if [ "X$1" == "X-s" ]; then echo OFED-internal-24.01-0.3.3:; exit 0; fi\n', "OFED-internal-24.01-0.3.3"),
+    ("#!/bin/bash\ncat << EOF\nOFED-internal-24.10-2.1.8:\n\nclusterkit:\n", "OFED-internal-24.10-2.1.8"),
+    ("#!/bin/bash\necho hello\n", None),
+])
+def test_parse_ofed_info(script, expected):
+    assert parse_ofed_info(script) == expected
+
+
+def test_taint_decides_over_file_location(tmp_path):
+    """A DKMS build that failed for a new kernel leaves the in-tree module loaded although updates/ has one."""
+    root = tmp_path / "root"
+    shutil.copytree(fixture_root("mlnx-ofed-23.10-ubuntu2204"), root, symlinks=True)
+    for name in RDMA:
+        (root / f"sys/module/{name}/taint").write_text("\n")
+        (root / f"sys/module/{name}/version").unlink()
+    facts = probe(str(root))
+    assert all(facts.rdma.modules[n].out_of_tree is False for n in RDMA)
+    assert facts.rdma.stack == "inbox"
+
+
+def test_probe_cli_rejects_bad_name_and_missing_root(tmp_path, capsys):
+    assert main(["node", "probe", "--root", fixture_root("inbox-ubuntu2204"), "--name", "../x"]) == 2
+    assert main(["node", "probe", "--root", str(tmp_path / "nope")]) == 3
+    err = capsys.readouterr().err
+    assert "invalid node name" in err and "not a directory" in err
+    assert "Traceback" not in err
