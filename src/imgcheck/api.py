@@ -62,3 +62,22 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
         return build_facts(view, image, reference)
     finally:
         source.close()
+
+
+def check_image(reference: str, nodes, *, platform: Platform | None = None, matrix_path: str | None = None,
+                suppressions=(), **inspect_options):
+    """Predict whether the image's RDMA/NCCL/CUDA userspace works on `nodes` (NodeFacts); returns a Report.
+
+    The matrix is loaded (and validated) before the image is read, so a broken matrix fails fast.
+    `inspect_options` go to inspect_image (progress, use_cache, insecure_registries, ...).
+    """
+    from .engine import REQUIRED_ROWS, build_report
+    from .errors import UsageError
+    from .matrix import load_matrix
+
+    nodes = list(nodes)
+    if not nodes:
+        raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR")
+    matrix = load_matrix(matrix_path, required=REQUIRED_ROWS)
+    facts = inspect_image(reference, platform=platform, **inspect_options)
+    return build_report(facts, nodes, matrix, suppressions=tuple(suppressions))

@@ -8,6 +8,8 @@ import importlib
 MODULES = (
     "inspect_cmd",
     "node_cmd",
+    "check_cmd",
+    "matrix_cmd",
 )
 
 

@@ -53,6 +53,15 @@ class Recommendation:
 
 
 @dataclass(frozen=True)
+class Suppression:
+    """A finding the user chose to ignore (`--ignore RULE[@node] --reason ...`), kept visible in the report."""
+
+    rule: str
+    node: str | None = None  # None: on every node
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class MatrixInfo:
     version: str | None = None
     digest: str | None = None
@@ -70,6 +79,7 @@ class Report:
     tool_version: str | None = None
     generated_at: str | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
+    suppressed: tuple[Suppression, ...] = ()  # appended: what --ignore removed, and why
 
 
 def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> str:

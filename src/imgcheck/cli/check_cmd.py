@@ -1,0 +1,136 @@
+"""`imgcheck check IMAGE` (also the bare `imgcheck IMAGE`): predict multi-node NCCL/RDMA failures on nodes."""
+
+from __future__ import annotations
+
+import sys
+
+from .. import api
+from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from ..model.node_io import load_node_facts
+from ..sources.platform import parse_platform
+from .output import parse_outputs, write_output
+
+NAMES = ("check",)
+FAIL_ON = ("error", "warning", "never")
+_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
+                       description="Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. "
+                                   "`imgcheck IMAGE ...` is the same command.")
+    p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH, oci-dir:PATH, oci-archive:PATH, "
+                                 "facts:PATH, ...")
+    p.add_argument("--node-facts", action="append", default=[], metavar="FILE",
+                   help="node facts JSON (from `imgcheck node probe` or written by hand); repeatable")
+    p.add_argument("--node", action="append", default=[], metavar="NAME", help="a node from the inventory; repeatable")
+    p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
+    p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]",
+                   help="table, json, sarif, junit or markdown; repeatable, one may go to stdout")
+    p.add_argument("--fail-on", choices=FAIL_ON, default="error",
+                   help="exit 1 when a finding is at or above this severity (default: error)")
+    p.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image "
+                                      "(default: the nodes' architecture when they agree)")
+    p.add_argument("--ignore", action="append", default=[], metavar="RULE[@NODE]",
+                   help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable")
+    p.add_argument("--reason", action="append", default=[], metavar="TEXT",
+                   help="why the --ignore is acceptable (once for all, or once per --ignore); kept in the report")
+    p.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
+    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
+                   help="allow plain HTTP (or an unverified certificate) for this registry; repeatable")
+    p.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def _formats() -> tuple[tuple[str, ...], object]:
+    try:
+        from ..formats.report_formats import REPORT_FORMATS, render
+    except ImportError:  # the renderers ship separately; JSON is always possible
+        from ..formats.json_format import render_report
+
+        return ("json",), lambda report, fmt, color=False, **_: render_report(report)
+    return tuple(REPORT_FORMATS), render
+
+
+def _suppressions(args):
+    from ..engine import parse_ignore
+
+    if not args.ignore:
+        if args.reason:
+            raise UsageError("--reason goes with --ignore")
+        return ()
+    if not args.reason or not all(r.strip() for r in args.reason):
+        raise UsageError("--ignore needs --reason TEXT saying why the finding is acceptable")
+    if len(args.reason) not in (1, len(args.ignore)):
+        raise UsageError("give one --reason for all --ignore flags, or one per --ignore")
+    reasons = args.reason * len(args.ignore) if len(args.reason) == 1 else args.reason
+    return tuple(parse_ignore(spec, reason) for spec, reason in zip(args.ignore, reasons))
+
+
+def resolve_nodes(args) -> list:
+    nodes = [load_node_facts(path) for path in args.node_facts]
+    if args.node or args.fleet:
+        from ..node.inventory import Inventory  # imported here: the inventory is optional for --node-facts
+
+        inventory = Inventory.default()
+        nodes += [inventory.get(name) for name in args.node]
+        if args.fleet:
+            fleet = inventory.fleet(args.fleet)
+            if not fleet:
+                raise UsageError(f"--fleet {args.fleet!r} matches no node in the inventory")
+            nodes += fleet
+    if not nodes:
+        raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR "
+                         "(`imgcheck inspect IMAGE` shows the image's facts alone)")
+    return nodes
+
+
+def _platform(args, nodes):
+    if args.platform:
+        return parse_platform(args.platform)
+    arches = {n.arch for n in nodes if n.arch}
+    return parse_platform(f"linux/{arches.pop()}") if len(arches) == 1 else None
+
+
+def _progress(quiet: bool):
+    """Layer-read progress for a person at a terminal; None (nothing to call) otherwise."""
+    try:
+        from ..formats.progress import LayerProgress
+    except ImportError:
+        return None
+    progress = LayerProgress.for_terminal(quiet=quiet)
+    return progress if getattr(progress, "enabled", False) else None
+
+
+def exit_code(report, fail_on: str) -> int:
+    if fail_on == "never":
+        return EXIT_OK
+    limit = _RANK[fail_on]
+    return EXIT_FINDINGS if any(_RANK.get(f.severity, 9) <= limit for f in report.findings) else EXIT_OK
+
+
+def run(args) -> int:
+    allowed, render = _formats()
+    outputs = parse_outputs(args.output, allowed + (("table",) if "table" not in allowed else ()))
+    suppressions = _suppressions(args)
+    nodes = resolve_nodes(args)
+    platform = _platform(args, nodes)
+    options = dict(insecure_registries=tuple(args.insecure_registry), use_cache=not args.no_cache)
+    progress = _progress(args.quiet)
+    check = lambda **extra: api.check_image(args.image, nodes, platform=platform, matrix_path=args.matrix,  # noqa: E731
+                                            suppressions=suppressions, **options, **extra)
+    if progress is None:
+        report = check()
+    else:
+        with progress:
+            report = check(progress=progress)
+    for spec in outputs:
+        fmt = spec.format if spec.format in allowed else "json"
+        color = spec.path is None and sys.stdout.isatty()
+        try:
+            text = render(report, fmt, color=color, fail_on=args.fail_on)
+        except TypeError:  # a renderer without the fail_on keyword
+            text = render(report, fmt, color=color)
+        write_output(spec, text)
+    return exit_code(report, args.fail_on)

@@ -1,0 +1,38 @@
+"""`imgcheck matrix validate [DIR]`: check the compat matrix (the shipped one by default)."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import EXIT_OK, EXIT_USAGE
+
+NAMES = ("matrix",)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("matrix", help="the compatibility matrix: validate it")
+    msub = p.add_subparsers(dest="matrix_command", metavar="ACTION", required=True)
+    v = msub.add_parser("validate", help="check every row has a source and a confidence, versions parse, "
+                                         "and the rows the engine needs exist; exit 2 with one line per problem")
+    v.add_argument("directory", nargs="?", help="a matrix directory (default: the one shipped with imgcheck)")
+    v.set_defaults(func=run_validate)
+
+
+def run_validate(args) -> int:
+    from ..engine import REQUIRED_ROWS
+    from ..matrix import read_files, validate_files
+    from ..matrix.files import digest_of
+
+    files, location = read_files(args.directory)
+    problems = validate_files(files, REQUIRED_ROWS)
+    if problems:
+        for problem in problems:
+            print(f"{location}: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    import json
+
+    version = json.loads(files["matrix.json"]).get("version")
+    rows = sum(len(json.loads(data).get("rows", ())) for path, data in files.items()
+               if path not in ("matrix.json", "schema.json"))
+    print(f"{location}: valid; version {version}, {digest_of(files)}, {len(files)} files, {rows} rows")
+    return EXIT_OK

@@ -1,0 +1,42 @@
+"""Turning a rule's matrix row (text, severity, confidence, sources) plus facts into a Finding."""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Iterable
+
+from ..matrix import Matrix
+from ..model.report import Evidence, Finding, Unknown
+
+
+class _Params(dict):
+    def __missing__(self, key: str) -> str:  # a template naming a fact this case lacks: say so, don't crash
+        return f"<{key}?>"
+
+
+def _fill(text: str | None, params: dict[str, Any]) -> str | None:
+    if text is None:
+        return None
+    return string.Formatter().vformat(text, (), _Params(params))
+
+
+def finding(matrix: Matrix, rule_id: str, evidence: Iterable[Evidence], variant: str | None = None,
+            **params: Any) -> Finding:
+    row = dict(matrix.rule(rule_id))
+    if variant is not None:
+        row.update(row.get("variants", {})[variant])
+    return Finding(
+        id=rule_id,
+        severity=row["severity"],
+        title=_fill(row["title"], params),
+        predicted_error=_fill(row.get("predicted_error"), params),
+        mechanism=_fill(row["mechanism"], params),
+        confidence=row["confidence"],
+        evidence=tuple(evidence),
+        fixes=tuple(f for f in (_fill(x, params) for x in row.get("fixes", ())) if f),
+        sources=tuple(row.get("sources", ())),
+    )
+
+
+def unknown(rule_id: str, reason: str) -> Unknown:
+    return Unknown(rule=rule_id, reason=reason)

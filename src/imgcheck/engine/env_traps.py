@@ -1,0 +1,70 @@
+"""NCCL settings baked into the image (Env or /etc/nccl.conf) that break or hobble the node (F11 and friends)."""
+
+from __future__ import annotations
+
+from .context import Ctx
+from .emit import finding
+
+RULES = ("ENV-NCCL-IB-RETRY-CNT", "ENV-NCCL-IB-TIMEOUT", "ENV-DISABLES-IB", "ENV-DISABLES-GDR", "ENV-DISABLES-DMABUF")
+
+
+def check(ctx: Ctx):
+    if ctx.node_has_rdma is False:
+        return  # NCCL's IB settings do nothing on a node without RDMA devices
+    yield from _retry_cnt(ctx)
+    yield from _timeout(ctx)
+    yield from _disables(ctx)
+
+
+def _retry_cnt(ctx: Ctx):
+    s = ctx.setting("NCCL_IB_RETRY_CNT")
+    if s is None:
+        return
+    top = ctx.matrix.threshold("nccl_ib_retry_cnt_max")
+    value = s.as_int()
+    params = dict(setting=s.label, value=s.value, peer="<peer address>")
+    if value is None:
+        yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], variant="invalid", **params)
+    elif value > top or value < 0:
+        effective = value & 0x7  # the 3-bit QPC field keeps the low bits
+        yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], effective=effective, **params)
+    elif value < top:
+        yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], variant="low", effective=value, **params)
+
+
+def _timeout(ctx: Ctx):
+    s = ctx.setting("NCCL_IB_TIMEOUT")
+    if s is None:
+        return
+    lo, hi = ctx.matrix.threshold("nccl_ib_timeout_min"), ctx.matrix.threshold("nccl_ib_timeout_max")
+    value = s.as_int()
+    if value is None or not lo <= value <= hi:
+        yield finding(ctx.matrix, "ENV-NCCL-IB-TIMEOUT", [s.evidence], setting=s.label, min=lo, max=hi)
+
+
+def _disables(ctx: Ctx):
+    ib = ctx.setting("NCCL_IB_DISABLE")
+    if ib is not None and (ib.as_int() or 0) != 0 and ctx.node_has_rdma:
+        yield finding(ctx.matrix, "ENV-DISABLES-IB", [ib.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
+                      setting=ib.label)
+        return  # with IB off, GDR and DMA-BUF settings are moot
+    if ctx.lib is None or ctx.nccl is None or not ctx.node_has_rdma:
+        return
+    gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
+    if gdr is not None and gdr.value.strip().upper() in ("LOC", "0"):
+        paths = []
+        if ctx.dmabuf_usable[0]:
+            paths.append("DMA-BUF")
+        if ctx.peermem_visible[0]:
+            paths.append("nvidia-peermem")
+        if paths:
+            yield finding(ctx.matrix, "ENV-DISABLES-GDR", [gdr.evidence] + ctx.nccl_evidence(), setting=gdr.label,
+                          gdr_path=" and ".join(paths))
+    dmabuf = ctx.setting("NCCL_DMABUF_ENABLE")
+    if dmabuf is not None and dmabuf.as_int() == 0 and ctx.nccl_at_least("dmabuf"):
+        visible, why_not = ctx.peermem_visible
+        nic_ok, _ = ctx.nic_dmabuf
+        if visible is False and nic_ok and ctx.node.gpu.kernel_module == "open":
+            yield finding(ctx.matrix, "ENV-DISABLES-DMABUF", [dmabuf.evidence] + ctx.nccl_evidence() + [
+                ctx.node_ev("gpu.kernel_module", "open"), ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded)],
+                setting=dmabuf.label, hca=ctx.hca, why_no_peermem=why_not)

@@ -1,0 +1,24 @@
+"""Preconditions shared by the NCCL-over-RDMA rules: when a rule applies, when it is unknown, when it is moot."""
+
+from __future__ import annotations
+
+from .context import Ctx
+from .emit import unknown
+
+
+def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True):
+    """None if the rule can be decided; else a list with zero (not applicable) or one Unknown.
+
+    Not applicable (no finding, no unknown) when the facts say the path cannot be used at all: the image has
+    no libibverbs (RDMA-NO-LIBIBVERBS covers it), the node has no RDMA, or the image is not a GPU image
+    (a plain rdma-core image has no NCCL, and nobody expects NCCL findings for it).
+    """
+    if ctx.lib is None or ctx.node_has_rdma is False:
+        return []
+    if ctx.nccl is None:
+        return [unknown(rule, ctx.nccl_unknown_reason())] if ctx.gpu_image else []
+    if ctx.node_has_rdma is None:
+        return [unknown(rule, ctx.unknown_why("rdma.stack"))]
+    if need_gpu and ctx.node_has_gpu is None:
+        return [unknown(rule, ctx.unknown_why("gpu.driver_version"))]
+    return None

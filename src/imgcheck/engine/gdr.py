@@ -1,0 +1,132 @@
+"""GPUDirect RDMA through peer memory (F2, F3, F5) and the cuMem-on-old-driver hypothesis."""
+
+from __future__ import annotations
+
+from ..model.node import STACK_INBOX
+from ..model.report import Evidence
+from ..versions.ecosystems import at_least, numeric_tuple
+from .context import Ctx
+from .emit import finding, unknown
+from .gates import nccl_over_rdma
+
+RULES = ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER")
+
+
+def _gdr_checks_words(ctx: Ctx) -> str:
+    if ctx.nccl_at_least("gdr_module_sysfs_check"):
+        return ("NCCL >= 2.23.4 checks /sys/kernel/mm/memory_peers/{nv_mem,nv_mem_nc}/version "
+                "and /sys/module/nvidia_peermem/version")
+    return f"NCCL {ctx.nccl.version} checks only /sys/kernel/mm/memory_peers/*/version"
+
+
+def _peermem_evidence(ctx: Ctx) -> list[Evidence]:
+    pm = ctx.node.gpu.peermem
+    return [ctx.node_ev("gpu.peermem.loaded", pm.loaded, "/sys/module/nvidia_peermem"),
+            ctx.node_ev("gpu.peermem.legacy_nv_peer_mem", pm.legacy_nv_peer_mem),
+            ctx.node_ev("rdma.peer_memory_api", ctx.node.rdma.peer_memory_api, "/sys/kernel/mm/memory_peers"),
+            ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
+            ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module)]
+
+
+def check(ctx: Ctx):
+    yield from _peermem(ctx)
+    yield from _legacy_memory_peers(ctx)
+    yield from _cumem(ctx)
+
+
+def _peermem(ctx: Ctx):
+    rule = "GDR-PEERMEM-MISSING"
+    gate = nccl_over_rdma(ctx, rule)
+    if gate is not None:
+        yield from gate
+        return
+    dmabuf, dmabuf_why = ctx.dmabuf_usable
+    if dmabuf:
+        return  # NCCL prefers DMA-BUF; peer memory is not needed
+    pm = ctx.node.gpu.peermem
+    driver = ctx.node.gpu.driver_version
+    evidence = ctx.nccl_evidence() + _peermem_evidence(ctx) + [ctx.node_ev("gpu.driver_version", driver)]
+    if pm.loaded and pm.version and driver and pm.version != driver:
+        yield finding(ctx.matrix, rule, evidence + [ctx.node_ev("gpu.peermem.version", pm.version)],
+                      variant="version-mismatch", peermem_version=pm.version, driver_version=driver,
+                      reg_fn=ctx.reg_fn)
+        return
+    if pm.loaded or pm.legacy_nv_peer_mem:
+        return  # a module is there; whether this NCCL sees it is GDR-NCCL-LEGACY-MEMORY-PEERS
+    if pm.loaded is None:
+        yield unknown(rule, ctx.unknown_why("gpu.peermem.loaded"))
+        return
+    if dmabuf is None:
+        yield unknown(rule, f"nvidia-peermem is not loaded, and whether DMA-BUF works is unknown: {dmabuf_why}")
+        return
+    variant = None
+    if ctx.node.rdma.stack == STACK_INBOX and ctx.node.gpu.kernel_module == "proprietary":
+        variant = "inbox-proprietary"
+    yield finding(ctx.matrix, rule, evidence, variant=variant, hca=ctx.hca, nccl_checks=_gdr_checks_words(ctx),
+                  dmabuf_why_not=f"DMA-BUF works, which it does not here: {dmabuf_why}")
+
+
+def _legacy_memory_peers(ctx: Ctx):
+    rule = "GDR-NCCL-LEGACY-MEMORY-PEERS"
+    gate = nccl_over_rdma(ctx, rule)
+    if gate is not None:
+        yield from gate
+        return
+    pm = ctx.node.gpu.peermem
+    if not pm.loaded or pm.legacy_nv_peer_mem or ctx.nccl_at_least("gdr_module_sysfs_check"):
+        return
+    dmabuf, dmabuf_why = ctx.dmabuf_usable
+    if dmabuf:
+        return
+    visible, why = ctx.peermem_visible
+    if visible is None:
+        yield unknown(rule, why)
+        return
+    if visible:
+        return
+    if dmabuf is None:
+        yield unknown(rule, f"NCCL {ctx.nccl.version} will not see nvidia-peermem here; whether DMA-BUF "
+                            f"covers for it is unknown: {dmabuf_why}")
+        return
+    yield finding(ctx.matrix, rule, ctx.nccl_evidence() + _peermem_evidence(ctx),
+                  nccl=ctx.nccl.version, hca=ctx.hca,
+                  node_stack=f"{ctx.node.rdma.stack} {ctx.node.rdma.ofed_version or ''}".strip())
+
+
+def _cumem(ctx: Ctx):
+    rule = "CUMEM-OLD-DRIVER"
+    gate = nccl_over_rdma(ctx, rule)
+    if gate is not None:
+        yield from gate
+        return
+    if not ctx.nccl_at_least("cumem_default"):
+        return
+    cumem = ctx.setting("NCCL_CUMEM_ENABLE")
+    if cumem is not None and cumem.as_int() == 0:
+        return
+    driver = ctx.node.gpu.driver_version
+    if not driver or not numeric_tuple(driver):
+        yield unknown(rule, ctx.unknown_why("gpu.driver_version"))
+        return
+    floor = str(ctx.matrix.threshold("cumem_old_driver_below"))
+    if at_least(driver, floor):
+        return
+    cuda = ctx.image.cuda
+    compat = cuda.compat_driver if cuda else None
+    if not compat or not at_least(compat, floor):
+        return  # without forward-compat the CUDA runtime never reaches NCCL (CUDA-DRIVER-TOO-OLD)
+    dmabuf, _ = ctx.dmabuf_usable
+    if dmabuf:
+        return
+    visible, why = ctx.peermem_visible
+    if visible is None:
+        yield unknown(rule, why)
+        return
+    if not visible:
+        return  # no peer-memory registration of GPU buffers at all (host staging)
+    yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [
+        ctx.node_ev("gpu.driver_version", driver),
+        Evidence("image.cuda.compat_driver", compat, cuda.compat_path, cuda.layer),
+    ] + ([cumem.evidence] if cumem else []) + _peermem_evidence(ctx),
+        nccl=ctx.nccl.version, driver_version=driver, driver_branch=ctx.driver_branch(), compat_driver=compat,
+        reg_fn=ctx.reg_fn)

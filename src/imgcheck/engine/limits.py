@@ -1,0 +1,24 @@
+"""Locked-memory limit for jobs on the node (F8)."""
+
+from __future__ import annotations
+
+from .context import Ctx
+from .emit import finding, unknown
+
+RULES = ("MEMLOCK-TOO-LOW",)
+
+
+def check(ctx: Ctx):
+    rule = "MEMLOCK-TOO-LOW"
+    if ctx.lib is None or ctx.node_has_rdma is False:
+        return  # no registration without libibverbs or RDMA devices
+    memlock = ctx.node.limits.memlock_kib
+    if memlock is None:
+        yield unknown(rule, ctx.unknown_why("limits.memlock_kib"))
+        return
+    if memlock < 0:
+        return  # unlimited
+    failing = ctx.matrix.threshold("memlock_reported_failing_kib")
+    evidence = [ctx.node_ev("limits.memlock_kib", memlock, "/proc/self/limits")]
+    yield finding(ctx.matrix, rule, evidence, variant=None if memlock <= failing else "finite",
+                  memlock_kib=memlock, reg_fn=ctx.reg_fn)

@@ -1,0 +1,139 @@
+"""Rules about the image's RDMA userspace itself and the node's uverbs ABI (F6, F7, and the RO question F1)."""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..model.report import Evidence
+from .context import Ctx
+from .emit import finding, unknown
+
+RULES = ("RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE")
+
+
+def check(ctx: Ctx):
+    if ctx.lib is None:
+        yield from _no_libibverbs(ctx)
+        return  # without libibverbs no other RDMA rule applies: NCCL never reaches the verbs layer
+    if ctx.node_has_rdma is False:
+        return
+    yield from _pabi(ctx)
+    yield from _mlx5_provider(ctx)
+    yield from _uverbs_abi(ctx)
+    yield from _relaxed_ordering(ctx)
+
+
+def _no_libibverbs(ctx: Ctx):
+    rule = "RDMA-NO-LIBIBVERBS"
+    if ctx.node_has_rdma is None:
+        yield unknown(rule, "the image has no libibverbs; whether that matters depends on "
+                            + ctx.unknown_why("rdma.stack"))
+        return
+    if ctx.node_has_rdma:
+        yield finding(ctx.matrix, rule, [
+            Evidence("image.rdma.libibverbs", None),
+            ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
+            ctx.node_ev("rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None),
+        ])
+
+
+def _pabi(ctx: Ctx):
+    rule = "RDMA-PABI-MISMATCH"
+    lib = ctx.lib
+    if lib.private_abi is None:
+        yield unknown(rule, f"the private ABI (IBVERBS_PRIVATE_N) of {lib.path} could not be read")
+        return
+    used = ctx.node_providers()
+    mismatched = [p for p in ctx.image.rdma.providers
+                  if (p.pabi is not None and p.pabi != lib.private_abi)
+                  or (p.private_abi_needed is not None and p.private_abi_needed != lib.private_abi)]
+    others = []
+    for p in mismatched:
+        relevant = p.name in used if used is not None else p.name == "mlx5"
+        if not relevant:
+            others.append(p)
+            continue
+        expected = f"lib{p.name}-rdmav{lib.private_abi}.so"
+        if p.pabi == lib.private_abi:  # right file name, but it binds to another IBVERBS_PRIVATE_N
+            expected_path = p.path
+            dlerror = (f"{lib.path}: version `IBVERBS_PRIVATE_{p.private_abi_needed}' not found "
+                       f"(required by {p.path})")
+        else:
+            # Debian/Ubuntu .driver files name an absolute path; libibverbs appends its own -rdmav<PABI>.so
+            expected_path = posixpath.join(posixpath.dirname(p.path), expected)
+            dlerror = f"{expected_path}: cannot open shared object file: No such file or directory"
+        yield finding(ctx.matrix, rule, [
+            ctx.lib_evidence("private_abi", lib.private_abi),
+            Evidence(f"image.rdma.providers.{p.name}.pabi", p.pabi, p.path, p.layer),
+            Evidence(f"image.rdma.providers.{p.name}.private_abi_needed", p.private_abi_needed, p.path, p.layer),
+        ], provider=p.name, expected_file=expected_path, dlerror=dlerror, libibverbs=lib.version,
+            private_abi=lib.private_abi, provider_path=p.path, provider_pabi=p.pabi)
+    if others:
+        names = ", ".join(p.name for p in others)
+        yield finding(ctx.matrix, rule, [ctx.lib_evidence("private_abi", lib.private_abi)] + [
+            Evidence(f"image.rdma.providers.{p.name}.pabi", p.pabi, p.path, p.layer) for p in others],
+            variant="other-provider", provider=names, libibverbs=lib.version, private_abi=lib.private_abi,
+            provider_path=", ".join(p.path for p in others),
+            provider_pabi=", ".join(sorted({str(p.pabi) for p in others})),
+            expected_file=f"lib<name>-rdmav{lib.private_abi}.so", dlerror="cannot open shared object file")
+
+
+def _mlx5_provider(ctx: Ctx):
+    rule = "RDMA-NO-MLX5-PROVIDER"
+    if any(p.name == "mlx5" for p in ctx.image.rdma.providers):
+        return
+    if ctx.node_uses_mlx5 is None:
+        yield unknown(rule, "the image has no mlx5 provider; whether the node needs one depends on "
+                            + ctx.unknown_why("rdma.devices"))
+        return
+    if ctx.node_uses_mlx5:
+        yield finding(ctx.matrix, rule, [
+            ctx.lib_evidence("version", ctx.lib.version),
+            Evidence("image.rdma.providers", ", ".join(p.name for p in ctx.image.rdma.providers) or None),
+            ctx.node_ev("rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None),
+            ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
+        ], private_abi=ctx.lib.private_abi)
+
+
+def _uverbs_abi(ctx: Ctx):
+    rule = "UVERBS-ABI-RANGE"
+    lo, hi = ctx.matrix.threshold("uverbs_abi_min"), ctx.matrix.threshold("uverbs_abi_max")
+    abi = ctx.node.rdma.uverbs_abi
+    if abi is None:
+        yield unknown(rule, ctx.unknown_why("rdma.uverbs_abi"))
+    elif not lo <= abi <= hi:
+        yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.uverbs_abi", abi, "/sys/class/infiniband_verbs/abi_version")],
+                      abi=abi, abi_min=lo, abi_max=hi)
+    mlx5_abi = ctx.matrix.threshold("mlx5_uverbs_abi")
+    for dev in ctx.node.rdma.devices:
+        if ctx._provider_of(dev) == "mlx5" and dev.uverbs_abi is not None and dev.uverbs_abi != mlx5_abi:
+            yield finding(ctx.matrix, rule, [ctx.node_ev(f"rdma.devices.{dev.name}.uverbs_abi", dev.uverbs_abi)],
+                          variant="mlx5-device", abi=dev.uverbs_abi, abi_min=mlx5_abi, abi_max=mlx5_abi,
+                          device=dev.name)
+
+
+def _relaxed_ordering(ctx: Ctx):
+    rule = "RO-MASKED-SAFE"
+    if ctx.nccl is None:
+        return  # an info note about NCCL's RO request only makes sense when NCCL is known
+    newer = ctx.nccl_at_least("relaxed_ordering_iova2")
+    if not newer:
+        return
+    lib = ctx.lib
+    ro = ctx.setting("NCCL_IB_PCI_RELAXED_ORDERING")
+    evidence = ctx.nccl_evidence() + [ctx.lib_evidence("has_reg_mr_iova2", lib.has_reg_mr_iova2)]
+    if ro is not None and ro.as_int() not in (None, 1, 2):
+        yield finding(ctx.matrix, rule, evidence + [ro.evidence], variant="ro-disabled", setting=ro.label)
+        return
+    if not lib.has_reg_mr_iova2:
+        yield finding(ctx.matrix, rule, evidence, variant="no-iova2", libibverbs=lib.version)
+        return
+    ok, why = ctx.node_has_feature("optional_mr_access")
+    if ok is None:
+        note = "the node's kernel stack is unknown; either way the flag is safe"
+    elif ok:
+        note = f"{why}: the kernel advertises the capability and accepts the flag"
+    else:
+        note = f"{why}: the kernel does not advertise the capability, so libibverbs clears the flag"
+    yield finding(ctx.matrix, rule, evidence + ctx.stack_evidence(),
+                  nccl=ctx.nccl.version, libibverbs=lib.version, node_stack_note=note)

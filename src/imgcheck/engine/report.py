@@ -1,0 +1,134 @@
+"""From image facts and many nodes to one Report: nodes with identical facts are evaluated once."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from .. import __version__
+from ..errors import BadInputError
+from ..matrix import Matrix
+from ..model.image import ImageFacts
+from ..model.node import NodeFacts
+from ..model.report import Finding, Report, Suppression, Unknown, verdict_of
+from ..model.serde import to_dict
+from .evaluate import evaluate
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+# Facts that name or describe a node without changing what the engine predicts for it.
+_IDENTITY_FIELDS = ("name", "collected_at", "labels")
+
+
+@dataclass(frozen=True)
+class FleetResult:
+    findings: tuple[Finding, ...]
+    unknowns: tuple[Unknown, ...]
+    evaluations: int  # engine runs: one per group of nodes with identical facts
+
+
+def fleet_key(node: NodeFacts) -> str:
+    doc = to_dict(node)
+    for name in _IDENTITY_FIELDS:
+        doc.pop(name, None)
+    return json.dumps(doc, sort_keys=True)
+
+
+def group_nodes(nodes: list[NodeFacts] | tuple[NodeFacts, ...]) -> list[list[NodeFacts]]:
+    groups: dict[str, list[NodeFacts]] = {}
+    for node in nodes:
+        groups.setdefault(fleet_key(node), []).append(node)
+    return list(groups.values())
+
+
+def _merge(items, key_of, with_nodes):
+    merged: dict = {}
+    for item, names in items:
+        key = key_of(item)
+        if key in merged:
+            merged[key] = (merged[key][0], merged[key][1] + [n for n in names if n not in merged[key][1]])
+        else:
+            merged[key] = (item, list(names))
+    return [with_nodes(item, tuple(names)) for item, names in merged.values()]
+
+
+def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix) -> FleetResult:
+    found: list[tuple[Finding, list[str]]] = []
+    unknown: list[tuple[Unknown, list[str]]] = []
+    groups = group_nodes(nodes)
+    for group in groups:
+        result = evaluate(image, group[0], matrix)
+        names = [n.name for n in group]
+        found += [(f, names) for f in result.findings]
+        unknown += [(u, names) for u in result.unknowns]
+    # The same finding on several groups (e.g. an Env trap) is one finding naming all its nodes.
+    findings = _merge(found, lambda f: dataclasses.replace(f, nodes=()),
+                      lambda f, names: dataclasses.replace(f, nodes=names))
+    unknowns = _merge(unknown, lambda u: dataclasses.replace(u, nodes=()),
+                      lambda u, names: dataclasses.replace(u, nodes=names))
+    findings.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.id, f.title))
+    unknowns.sort(key=lambda u: u.rule)
+    return FleetResult(tuple(findings), tuple(unknowns), len(groups))
+
+
+def parse_ignore(spec: str, reason: str) -> Suppression:
+    rule, _, node = spec.partition("@")
+    if not rule.strip():
+        raise BadInputError(f"--ignore {spec!r}: expected RULE or RULE@NODE")
+    return Suppression(rule=rule.strip(), node=node.strip() or None, reason=reason)
+
+
+def apply_suppressions(findings: tuple[Finding, ...], unknowns: tuple[Unknown, ...],
+                       suppressions: tuple[Suppression, ...]) -> tuple[tuple[Finding, ...], tuple[Unknown, ...]]:
+    def keep(rule: str, nodes: tuple[str, ...]) -> tuple[str, ...] | None:
+        remaining = nodes
+        for s in suppressions:
+            if s.rule != rule:
+                continue
+            if s.node is None:
+                return None
+            remaining = tuple(n for n in remaining if n != s.node)
+        return remaining if remaining or not nodes else None
+
+    out_f = []
+    for f in findings:
+        nodes = keep(f.id, f.nodes)
+        if nodes is not None:
+            out_f.append(dataclasses.replace(f, nodes=nodes))
+    out_u = []
+    for u in unknowns:
+        nodes = keep(u.rule, u.nodes)
+        if nodes is not None:
+            out_u.append(dataclasses.replace(u, nodes=nodes))
+    return tuple(out_f), tuple(out_u)
+
+
+def check_names(nodes: list[NodeFacts]) -> list[NodeFacts]:
+    """Drop exact duplicates (the same file given twice); two different nodes with one name are an error."""
+    by_name: dict[str, NodeFacts] = {}
+    for node in nodes:
+        if node.name in by_name:
+            if by_name[node.name] != node:
+                raise BadInputError(f"two different node facts are both named {node.name!r}")
+            continue
+        by_name[node.name] = node
+    return list(by_name.values())
+
+
+def build_report(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
+                 suppressions: tuple[Suppression, ...] = (), generated_at: str | None = None) -> Report:
+    nodes = check_names(list(nodes))
+    result = evaluate_fleet(image, nodes, matrix)
+    findings, unknowns = apply_suppressions(result.findings, result.unknowns, tuple(suppressions))
+    return Report(
+        image=image,
+        nodes=tuple(nodes),
+        findings=findings,
+        unknowns=unknowns,
+        verdict=verdict_of(findings),
+        matrix=matrix.info(),
+        tool_version=__version__,
+        generated_at=generated_at or datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+        suppressed=tuple(suppressions),
+    )
