@@ -84,3 +84,22 @@ def test_hostile_text_stays_well_formed(tmp_path):
     failure = cases[("node<1>", "X-1")].result[0]
     assert failure.message == "a]]>b"
     assert '<b>&"quoted"</b>' in failure.text
+
+
+def test_ignored_rules_are_skipped_with_the_reason(tmp_path):
+    if "suppressed" not in {f.name for f in dataclasses.fields(Report)}:
+        import pytest
+
+        pytest.skip("Report.suppressed is not in this tree yet")
+    from imgcheck.model.report import Suppression
+
+    report = dataclasses.replace(sample_report(), suppressed=(
+        Suppression(rule="NODE-GDR-OFF", node="gpu-b01", reason="known, ticket OPS-12"),
+        Suppression(rule="ENV-TRAP", node=None, reason="")))
+    cases = _cases(_parse(tmp_path, render(report, "junit")))
+    case = cases[("gpu-b01", "NODE-GDR-OFF")]
+    assert _kinds(case) == {"Skipped"}
+    assert case.result[0].message == "ignored (--ignore): known, ticket OPS-12"
+    assert ("gpu-a01", "NODE-GDR-OFF") in cases and cases[("gpu-a01", "NODE-GDR-OFF")].is_passed
+    for node in ("gpu-a01", "gpu-a02", "gpu-b01"):
+        assert cases[(node, "ENV-TRAP")].result[0].message == "ignored (--ignore): no reason given"

@@ -64,3 +64,31 @@ def test_every_declared_format_renders_and_unknown_is_a_usage_error():
 def test_report_without_nodes():
     report = Report(image=sample_report().image)
     assert render(report, "table").startswith("OK registry.example/team/trainer:abc on no node facts")
+
+
+def _with_suppressed(report):
+    fields = {f.name for f in dataclasses.fields(Report)}
+    if "suppressed" not in fields:
+        pytest.skip("Report.suppressed is not in this tree yet")
+    from imgcheck.model.report import Suppression
+
+    return dataclasses.replace(report, suppressed=(
+        Suppression(rule="GPU-PEERMEM-INBOX", node="gpu-b01", reason="bandwidth tests run on a-nodes only"),
+        Suppression(rule="ENV-NCCL-IB-RETRY-CNT", node=None, reason=""),
+    ))
+
+
+def test_ignored_rules_are_shown_with_their_reason_in_every_format():
+    report = _with_suppressed(sample_report())
+    table = render(report, "table")
+    assert "Ignored (--ignore)" in table
+    assert "- GPU-PEERMEM-INBOX@gpu-b01: bandwidth tests run on a-nodes only" in table
+    assert "- ENV-NCCL-IB-RETRY-CNT on every node: no reason given" in table
+    md = render(report, "markdown")
+    assert "- `GPU-PEERMEM-INBOX`@gpu-b01: bandwidth tests run on a-nodes only" in md
+    import json
+
+    props = json.loads(render(report, "sarif"))["runs"][0]["properties"]
+    assert props["suppressed"][0] == {"rule": "GPU-PEERMEM-INBOX", "node": "gpu-b01",
+                                      "reason": "bandwidth tests run on a-nodes only"}
+    assert json.loads(render(report, "json"))["suppressed"][1]["node"] is None

@@ -4,7 +4,7 @@
   (no node) go to a suite named after the image;
 - an error finding is a <failure>; a warning is a <failure> only when fail_on == "warning" (as with
   `--fail-on warning`), otherwise a passing case whose <system-out> says why; info always passes;
-- an unknown (rule not decidable) is <skipped>;
+- an unknown (rule not decidable) is <skipped>, and so is a rule the user ignored with --ignore;
 - a rule that appears for other nodes but not for this one is a passing case, so the tab lists it green.
 """
 
@@ -48,6 +48,7 @@ class _Suite:
         self.name = name
         self.classname = classname
         self.cases: dict[str, tuple[list[Finding], list[Unknown]]] = {}
+        self.ignored: dict[str, str] = {}  # rule -> reason it was ignored (--ignore)
 
     def case(self, rule: str) -> tuple[list[Finding], list[Unknown]]:
         return self.cases.setdefault(rule, ([], []))
@@ -69,6 +70,12 @@ def _suites(report: Report) -> list[_Suite]:
     for u in report.unknowns:
         for suite in [suite_for(n) for n in u.nodes] or [image_suite]:
             suite.case(u.rule)[1].append(u)
+    ignored: dict[tuple[str, str], str] = {}  # (suite name, rule) -> reason, from --ignore
+    for sup in getattr(report, "suppressed", ()):
+        targets = [suite_for(sup.node)] if sup.node else (list(node_suites.values()) or [image_suite])
+        for suite in targets:
+            suite.case(sup.rule)
+            ignored[(suite.name, sup.rule)] = sup.reason or "no reason given"
     node_rules = list(dict.fromkeys(r for s in node_suites.values() for r in s.cases))
     for suite in node_suites.values():
         for rule in node_rules:  # rules that hit other nodes pass here
@@ -79,6 +86,8 @@ def _suites(report: Report) -> list[_Suite]:
                                                            + [u.rule for u in report.unknowns]))}
     for suite in (image_suite, *node_suites.values()):  # the same rule order in every suite
         suite.cases = dict(sorted(suite.cases.items(), key=lambda kv: order.get(kv[0], len(order))))
+    for suite in (image_suite, *node_suites.values()):
+        suite.ignored = {rule: why for (name, rule), why in ignored.items() if name == suite.name}
     suites = list(node_suites.values())
     if image_suite.cases or not suites:
         if not image_suite.cases:
@@ -108,6 +117,9 @@ def to_junit(report: Report, fail_on: str = "error") -> ET.Element:
                 failure = ET.SubElement(case, "failure", type=f"{first.severity}:{first.id}",
                                         message=_clean(first.predicted_error or first.title))
                 failure.text = _clean("\n\n".join(_details(f) for f in failing))
+            elif rule in suite.ignored and not findings:
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=_clean(f"ignored (--ignore): {suite.ignored[rule]}"))
             elif unknowns and not findings:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=_clean("; ".join(u.reason for u in unknowns)))

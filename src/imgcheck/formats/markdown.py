@@ -146,6 +146,13 @@ def render_markdown(report: Report) -> str:
             on = f" ({_names(u.nodes)})" if u.nodes else ""
             tail.append(f"- {code(u.rule)}{on}: {md(u.reason)}")
         tail.append("")
+    suppressed = getattr(report, "suppressed", ())  # Report.suppressed: what --ignore removed
+    if suppressed:
+        tail += ["**Ignored** (`--ignore`)", ""]
+        for sup in suppressed:
+            where = f"@{md(sup.node)}" if sup.node else " on every node"
+            tail.append(f"- {code(sup.rule)}{where}: {md(sup.reason or 'no reason given')}")
+        tail.append("")
     if not report.findings and not report.unknowns:
         tail += ["No compatibility problems found.", ""]
     text = "\n".join(head + table + details + tail)

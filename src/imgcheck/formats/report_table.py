@@ -119,6 +119,14 @@ def render_table(report: Report, color: bool = False, width: int = 110) -> str:
             on = f" [{_nodes_text(unk.nodes)}]" if unk.nodes else ""
             out(f"? {escape(unk.rule)}{escape(on)}: {escape(unk.reason)}", 2)
 
+    suppressed = getattr(report, "suppressed", ())  # Report.suppressed: what --ignore removed
+    if suppressed:
+        out()
+        out("[bold]Ignored (--ignore)[/bold]")
+        for sup in suppressed:
+            where = f"@{sup.node}" if sup.node else " on every node"
+            out(f"- {escape(sup.rule)}{escape(where)}: {escape(sup.reason or 'no reason given')}", 2)
+
     if not report.findings and not report.unknowns:
         out()
         out("No compatibility problems found.")
