@@ -85,8 +85,8 @@ def read_layout(fh, file_size: int, what: str) -> SifLayout:
     if magic != MAGIC:
         raise BadInputError(f"{what}: not a SIF file (no SIF_MAGIC)")
     if version != VERSION:
-        raise BadInputError(f"{what}: SIF version {version.rstrip(b'\\0').decode('ascii', 'replace')!r} "
-                            "is not supported (only 01)")
+        shown = version.rstrip(b"\0").decode("ascii", "replace")
+        raise BadInputError(f"{what}: SIF version {shown!r} is not supported (only 01)")
     if not 0 < total <= MAX_DESCRIPTORS:
         raise BadInputError(f"{what}: corrupt SIF header ({total} descriptors)")
     need = total * DESCRIPTOR.size

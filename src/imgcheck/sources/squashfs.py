@@ -167,7 +167,7 @@ class SquashfsImage:
     def __init__(self, fh: BinaryIO, offset: int, size: int, what: str):
         self._fh = fh
         self._base = offset
-        self._size = size
+        self.region_size = size
         self.what = what
         self._limit = size
         raw = self._read_raw(0, SUPERBLOCK.size, "superblock")
@@ -565,7 +565,8 @@ class SquashfsSource:
 
     def open(self) -> OpenedImage:
         fs = self._fs = self._open_fs()
-        digest = region_digest(self.path, self.offset, fs.sb.bytes_used, self.location)
+        # the whole region, padding included: for a .sqsh file what `sha256sum` prints
+        digest = region_digest(self.path, self.offset, fs.region_size, self.location)
         config = dict(self.base_config)
         notes = []
         if self.env_reader is not None and "config" not in config:
@@ -574,7 +575,7 @@ class SquashfsSource:
                 env, where = found
                 config["config"] = {"Env": env}
                 notes.append(f"image environment read from {where}")
-        layer = LayerRef(digest=digest, media_type=MEDIA_TYPE, size=fs.sb.bytes_used, index=0)
+        layer = LayerRef(digest=digest, media_type=MEDIA_TYPE, size=fs.region_size, index=0)
         from .platform import platform_of_config
 
         return OpenedImage(
