@@ -11,6 +11,7 @@ from .model.serde import from_dict
 from .sources.platform import Platform
 from .sources.resolve import open_source, split_scheme
 from .view.cache import LayerCache
+from .view.layer_index import Limits
 from .view.reader import ReadStats, read_view
 
 
@@ -57,7 +58,8 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
     source = open_source(reference, platform=platform, **source_options)
     try:
         image = source.open()
-        view, _ = read_view(image, want_set(), cache=layer_cache() if use_cache else None,
+        view, _ = read_view(image, want_set(), limits=Limits.from_env(),
+                            cache=layer_cache() if use_cache else None,
                             workers=workers, progress=progress, stats=stats)
         return build_facts(view, image, reference)
     finally:

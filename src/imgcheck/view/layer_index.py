@@ -29,6 +29,23 @@ class Limits:
     max_uncompressed: int = 256 * 1024**3  # per layer: 256 GiB
     max_symlinks: int = 200_000  # per layer; symlinks are always kept for path resolution
 
+    @classmethod
+    def from_env(cls) -> "Limits":
+        """Limits overridden by IMGCHECK_MAX_LAYER_BYTES / _ENTRIES / _SYMLINKS (see README)."""
+        import os
+
+        values = {}
+        for field_name, var in (("max_uncompressed", "IMGCHECK_MAX_LAYER_BYTES"),
+                                ("max_entries", "IMGCHECK_MAX_LAYER_ENTRIES"),
+                                ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS")):
+            raw = os.environ.get(var)
+            if raw:
+                try:
+                    values[field_name] = int(raw)
+                except ValueError:
+                    raise BadInputError(f"{var}={raw!r} is not a whole number") from None
+        return cls(**values)
+
 
 @dataclass
 class Entry:
