@@ -148,3 +148,17 @@ def test_unwanted_files_are_not_kept():
                       "sha256:" + "0" * 64, WANTS)
     assert set(idx.entries) == {"etc/a.conf"}
     assert idx.has_nondir("home/user/notes.md") and not idx.has_nondir("d")
+
+
+def test_whiteouts_naming_parents_hide_nothing_above():
+    layer = make_layer({"etc/.wh..": b"", "etc/.wh...": b"", "a/b/.wh.": b""})
+    idx = index_layer(io.BytesIO(layer), "sha256:" + "0" * 64, WANTS)
+    assert idx.whiteouts == set()
+    view = view_of({"etc/x.conf": b"kept", "a/b/c.conf": b"kept"},
+                   {"etc/.wh..": b"", "a/b/.wh.": b""})
+    assert view.read("etc/x.conf") == b"kept" and view.read("a/b/c.conf") == b"kept"
+
+
+def test_hard_link_outside_root_is_clamped():
+    view = view_of({"etc/shadow.conf": b"image", "usr/lib/evil.so": Hardlink("../../../etc/shadow.conf")})
+    assert view.read("usr/lib/evil.so") == b"image"
