@@ -19,7 +19,7 @@ import requests
 from ..errors import BadInputError, UnavailableError
 from .base import (DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, INDEX_MEDIA_TYPES, OCI_INDEX, OCI_MANIFEST, LayerRef,
                    OpenedImage, VerifyingReader, parse_digest, verify_bytes)
-from .http import HttpClient, HttpPolicy, ResumingBody
+from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
 from .reference import Reference, parse_reference
@@ -137,24 +137,34 @@ class RegistryClient:
                                     f"{self.http.policy.max_attempts} attempts{detail}")
         return UnavailableError(f"{self.host}: unexpected HTTP {code} for {what}{detail}")
 
-    def _read_capped(self, resp: requests.Response, limit: int, what: str) -> bytes:
-        declared = resp.headers.get("Content-Length")
-        if declared and declared.isdigit() and int(declared) > limit:
-            resp.close()
-            raise BadInputError(f"{what} is {declared} bytes, more than the {limit}-byte limit")
-        data = bytearray()
-        try:
-            for chunk in resp.iter_content(1 << 16):
-                data += chunk
-                if len(data) > limit:
-                    raise BadInputError(f"{what} is larger than the {limit}-byte limit")
-        except requests.RequestException as exc:
-            from .http import describe
-
-            raise UnavailableError(f"{self.host}: {what} download failed ({describe(exc)})") from None
-        finally:
-            resp.close()
-        return bytes(data)
+    def get_small(self, path: str, headers: dict, limit: int, what: str) -> requests.Response:
+        """GET a manifest or config whole (size-capped); a body cut off mid-way is fetched again.
+        Returns the response with its bytes in `.content`."""
+        attempts = self.http.policy.max_attempts
+        for attempt in range(1, attempts + 1):
+            resp = self.request("GET", path, headers=headers, stream=True)
+            if resp.status_code != 200:
+                raise self.fail(resp, what)
+            declared = resp.headers.get("Content-Length")
+            if declared and declared.isdigit() and int(declared) > limit:
+                resp.close()
+                raise BadInputError(f"{self.ref}: {what} is {declared} bytes, more than the {limit}-byte limit")
+            data = bytearray()
+            try:
+                for chunk in resp.iter_content(1 << 16):
+                    data += chunk
+                    if len(data) > limit:
+                        raise BadInputError(f"{self.ref}: {what} is larger than the {limit}-byte limit")
+            except (requests.RequestException, *NETWORK_ERRORS) as exc:
+                if attempt == attempts:
+                    raise UnavailableError(f"{self.host}: {what} download kept failing ({describe(exc)})") from None
+                self.http.sleep(self.http._delay(attempt))
+                continue
+            finally:
+                resp.close()
+            resp._content = bytes(data)  # requests' own slot for a consumed body
+            return resp
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def head_manifest(self, reference: str) -> str | None:
         """The digest a tag points at, from HEAD's Docker-Content-Digest; None if not offered."""
@@ -172,12 +182,11 @@ class RegistryClient:
 
     def get_manifest(self, reference: str) -> tuple[bytes, str | None, str]:
         """(bytes, Content-Type, digest); by digest the bytes are verified against it."""
-        resp = self.request("GET", f"manifests/{reference}", headers={"Accept": MANIFEST_ACCEPT}, stream=True)
-        if resp.status_code != 200:
-            raise self.fail(resp, f"manifest {reference}")
+        resp = self.get_small(f"manifests/{reference}", {"Accept": MANIFEST_ACCEPT}, MAX_MANIFEST_BYTES,
+                              f"manifest {reference}")
         content_type = (resp.headers.get("Content-Type") or "").split(";")[0].strip() or None
         header_digest = resp.headers.get("Docker-Content-Digest")
-        data = self._read_capped(resp, MAX_MANIFEST_BYTES, f"{self.ref}: manifest {reference}")
+        data = resp.content
         if reference.startswith(("sha256:", "sha512:")):
             verify_bytes(data, reference, f"{self.ref}: manifest")
             return data, content_type, reference
@@ -187,10 +196,7 @@ class RegistryClient:
         return data, content_type, digest
 
     def get_blob_bytes(self, digest: str, size: int | None, limit: int, what: str) -> bytes:
-        resp = self.request("GET", f"blobs/{digest}", headers={"Accept-Encoding": "identity"}, stream=True)
-        if resp.status_code != 200:
-            raise self.fail(resp, what)
-        data = self._read_capped(resp, limit, f"{self.ref}: {what}")
+        data = self.get_small(f"blobs/{digest}", {"Accept-Encoding": "identity"}, limit, what).content
         verify_bytes(data, digest, f"{self.ref}: {what}")
         if size is not None and len(data) != size:
             raise BadInputError(f"{self.ref}: {what} is {len(data)} bytes, its manifest declares {size}")
@@ -215,8 +221,6 @@ class RegistryClient:
 
 
 def _ssl_reason(exc: BaseException) -> str:
-    from .http import describe
-
     return describe(exc)
 
 
