@@ -6,10 +6,13 @@ import importlib
 
 # module names under imgcheck.cli; add a line to add a command
 MODULES = (
+    "serve_cmd",
     "inspect_cmd",
+    "cache_cmd",
     "node_cmd",
     "check_cmd",
     "matrix_cmd",
+    "triage_cmd",
 )
 
 

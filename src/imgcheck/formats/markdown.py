@@ -114,6 +114,9 @@ def render_markdown(report: Report) -> str:
         "",
     ]
     table: list[str] = []
+    if not report.findings:
+        undecided = f" ({len(report.unknowns)} could not be decided, see below)" if report.unknowns else ""
+        table += [f"No compatibility problems found{undecided}.", ""]
     rows = _node_rows(report)
     if rows:
         table += ["| Nodes | Result | Findings | Unknown |", "|---|---|---|---|"]
@@ -153,8 +156,6 @@ def render_markdown(report: Report) -> str:
             where = f"@{md(sup.node)}" if sup.node else " on every node"
             tail.append(f"- {code(sup.rule)}{where}: {md(sup.reason or 'no reason given')}")
         tail.append("")
-    if not report.findings and not report.unknowns:
-        tail += ["No compatibility problems found.", ""]
     text = "\n".join(head + table + details + tail)
     if len(text) > MAX_CHARS:  # drop the per-finding details first; the tables still say what fails
         note = ["_Details omitted to fit a comment; see the JSON or SARIF report._", ""]

@@ -75,6 +75,12 @@ def render_table(report: Report, color: bool = False, width: int = 110) -> str:
         details.append(f"matrix {report.matrix.version}")
     out(escape("  ".join(details)), 2)
 
+    if not report.findings:  # say it plainly, before any unknowns qualify it
+        out()
+        undecided = f" ({_plural(len(report.unknowns), 'check')} could not be decided, see below)" \
+            if report.unknowns else ""
+        out(f"No compatibility problems found{undecided}.")
+
     for finding in sorted_findings(report):
         out()
         style = _SEVERITY_STYLE.get(finding.severity, "bold")
@@ -127,8 +133,5 @@ def render_table(report: Report, color: bool = False, width: int = 110) -> str:
             where = f"@{sup.node}" if sup.node else " on every node"
             out(f"- {escape(sup.rule)}{escape(where)}: {escape(sup.reason or 'no reason given')}", 2)
 
-    if not report.findings and not report.unknowns:
-        out()
-        out("No compatibility problems found.")
     return buf.getvalue()
 

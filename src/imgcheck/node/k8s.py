@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Any
 
 from ..errors import BadInputError, UnavailableError, UsageError
@@ -39,7 +40,8 @@ def _core_api():
         config.load_incluster_config()  # inside a pod: the service account
     except config.ConfigException:
         try:
-            config.load_kube_config()  # outside: ~/.kube/config or $KUBECONFIG
+            # outside: $KUBECONFIG (read now: the client reads it once at import) or ~/.kube/config
+            config.load_kube_config(config_file=os.environ.get("KUBECONFIG") or None)
         except Exception as exc:  # the loader raises several unrelated types for a missing/bad kubeconfig
             raise UnavailableError(f"no Kubernetes credentials (not in a pod, and kubeconfig: {exc})") from None
     return client.CoreV1Api(), client.ApiClient()
