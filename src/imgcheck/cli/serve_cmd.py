@@ -1,0 +1,40 @@
+"""`imgcheck serve --config FILE`: the registry webhook service (see docs/webhook.md)."""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+
+NAMES = ("serve",)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("serve", help="receive registry push webhooks and check every new image (docs/webhook.md)")
+    p.add_argument("--config", required=True, metavar="FILE", help="service config (TOML)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if not 0 < args.port < 65536:
+        raise UsageError(f"--port {args.port}: must be 1..65535")
+    try:  # the web stack is an optional extra so the CLI and the probe image stay small
+        import uvicorn
+
+        from ..service.app import create_app
+    except ImportError as exc:
+        raise UsageError(f"imgcheck serve needs the 'serve' extra: pip install 'imgcheck[serve]' ({exc.name} "
+                         "is missing)") from None
+    from ..service.config import load_config
+    from ..service.store import Store
+
+    config = load_config(args.config)
+    # fail fast, with one line, if the database cannot be opened or is held by another process
+    probe = Store(config.database)
+    probe.acquire_instance_lock()
+    probe.close()
+    app = create_app(config)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, proxy_headers=False,
+                server_header=False, lifespan="on")
+    return 0

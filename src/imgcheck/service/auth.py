@@ -1,0 +1,53 @@
+"""Webhook authentication: a shared secret header or an HMAC-SHA256 signature of the body.
+
+- Shared secret: distribution sends the static headers of its endpoint config
+  (`headers: {Authorization: [Bearer SECRET]}`); Harbor sends its "Auth Header" value as
+  `Authorization`, written either as the key alone or `Bearer KEY`. Both forms are accepted.
+- HMAC: GitHub-style `X-Hub-Signature-256: sha256=<hex>` over the raw body bytes.
+
+Every comparison goes through hmac.compare_digest so the time taken does not reveal how much of a
+guess was right. When both are configured, either one suffices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Mapping
+
+from .config import RegistryConfig
+
+
+def _secret_matches(given: str | None, secret: str) -> bool:
+    if not given:
+        return False
+    given_b = given.strip().encode("utf-8", "surrogateescape")
+    secret_b = secret.encode("utf-8")
+    # evaluate both forms every time; no early exit that depends on the header's content
+    plain = hmac.compare_digest(given_b, secret_b)
+    bearer = hmac.compare_digest(given_b, b"Bearer " + secret_b)
+    return plain | bearer
+
+
+def sign(body: bytes, secret: str) -> str:
+    """The header value a sender computes: sha256=<hex of HMAC-SHA256(secret, body)>."""
+    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+def _signature_matches(given: str | None, body: bytes, secret: str) -> bool:
+    if not given:
+        return False
+    return hmac.compare_digest(given.strip().encode("ascii", "replace"), sign(body, secret).encode("ascii"))
+
+
+def authenticate(registry: RegistryConfig, headers: Mapping[str, str], body: bytes) -> bool:
+    """True when the request carries the registry's shared secret or a valid body signature.
+
+    `headers` must be case-insensitive (Starlette's Headers is).
+    """
+    ok = False
+    if registry.secret:
+        ok |= _secret_matches(headers.get(registry.secret_header), registry.secret)
+    if registry.hmac_secret:
+        ok |= _signature_matches(headers.get(registry.hmac_header), body, registry.hmac_secret)
+    return ok

@@ -1,0 +1,153 @@
+"""Registry push notifications -> the manifest digests to check.
+
+Two payload shapes:
+- CNCF distribution (Debian's docker-registry, Docker's registry:2, GitLab, ...): the envelope
+  `{"events": [...]}` sent as application/vnd.docker.distribution.events.v2+json
+  (distribution docs/content/about/notifications.md). Only `push` events whose target is a manifest
+  or index with a digest are kept; pulls, deletes, mounts and blob pushes are ignored.
+- Harbor's "Default" payload format, `{"type": "PUSH_ARTIFACT", "event_data": {"resources": [...],
+  "repository": {"repo_full_name": ...}}}` (goharbor/harbor src/pkg/notifier/model/event.go).
+
+A body that is not one of these, or a push that names a malformed digest or repository, is
+malformed: the request is refused as a whole so nothing half-accepted reaches the queue. URLs and
+hosts inside payloads are never used: the registry is the one configured for the endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from ..errors import BadInputError
+
+ENVELOPE_MEDIA_TYPE = "application/vnd.docker.distribution.events.v2+json"
+
+MANIFEST_MEDIA_TYPES = frozenset({
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+})
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128}")
+# distribution/reference: path components separated by '/'
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REPOSITORY = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*")
+_TAG = re.compile(r"[\w][\w.-]{0,127}")
+MAX_REPOSITORY = 255
+
+
+class MalformedPayload(BadInputError):
+    """The body is not a notification we understand (answered with 400)."""
+
+
+@dataclass(frozen=True)
+class PushEvent:
+    repository: str
+    digest: str
+    tag: str | None = None
+    event_id: str | None = None  # the sender's id, to recognise redeliveries
+
+
+@dataclass(frozen=True)
+class Delivery:
+    kind: str  # distribution | harbor
+    pushes: tuple[PushEvent, ...]
+    ignored: int  # events that are not manifest pushes
+
+
+def parse_body(body: bytes) -> Delivery:
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedPayload(f"body is not JSON ({exc})") from None
+    if isinstance(doc, dict) and "events" in doc:
+        return parse_distribution(doc)
+    if isinstance(doc, dict) and "type" in doc and "event_data" in doc:
+        return parse_harbor(doc)
+    raise MalformedPayload("expected a distribution envelope {\"events\": [...]} or a Harbor event")
+
+
+def parse_distribution(doc: dict) -> Delivery:
+    events = doc.get("events")
+    if not isinstance(events, list):
+        raise MalformedPayload("`events` must be a list")
+    pushes: list[PushEvent] = []
+    ignored = 0
+    for i, event in enumerate(events):
+        where = f"events[{i}]"
+        if not isinstance(event, dict):
+            raise MalformedPayload(f"{where}: expected an object")
+        target = event.get("target")
+        if event.get("action") != "push" or not isinstance(target, dict):
+            ignored += 1
+            continue
+        if target.get("mediaType") not in MANIFEST_MEDIA_TYPES or not target.get("digest"):
+            ignored += 1  # blob (layer/config) pushes, or a manifest push without a digest
+            continue
+        event_id = event.get("id")
+        if event_id is not None and not isinstance(event_id, str):
+            raise MalformedPayload(f"{where}: `id` must be a string")
+        pushes.append(PushEvent(repository=_repository(target.get("repository"), where),
+                                digest=_digest(target.get("digest"), where),
+                                tag=_tag(target.get("tag"), where), event_id=event_id or None))
+    return Delivery(kind="distribution", pushes=tuple(pushes), ignored=ignored)
+
+
+def parse_harbor(doc: dict) -> Delivery:
+    if not isinstance(doc.get("type"), str):
+        raise MalformedPayload("Harbor event: `type` must be a string")
+    if doc["type"] != "PUSH_ARTIFACT":
+        return Delivery(kind="harbor", pushes=(), ignored=1)
+    data = doc.get("event_data")
+    if not isinstance(data, dict):
+        raise MalformedPayload("Harbor event: `event_data` must be an object")
+    repo = data.get("repository")
+    resources = data.get("resources")
+    if not isinstance(repo, dict) or not isinstance(resources, list):
+        raise MalformedPayload("Harbor event: `event_data` needs `repository` and `resources`")
+    name = repo.get("repo_full_name")
+    if not name and isinstance(repo.get("namespace"), str) and isinstance(repo.get("name"), str):
+        name = f"{repo['namespace']}/{repo['name']}"
+    repository = _repository(name, "Harbor event_data.repository")
+    pushes = []
+    for i, res in enumerate(resources):
+        where = f"Harbor event_data.resources[{i}]"
+        if not isinstance(res, dict):
+            raise MalformedPayload(f"{where}: expected an object")
+        # Harbor has no per-event id; the occur_at timestamp + digest identifies a delivery
+        occur = doc.get("occur_at")
+        digest = _digest(res.get("digest"), where)
+        event_id = f"harbor:{occur}:{repository}@{digest}" if isinstance(occur, (int, str)) else None
+        pushes.append(PushEvent(repository=repository, digest=digest, tag=_tag(res.get("tag"), where),
+                                event_id=event_id))
+    return Delivery(kind="harbor", pushes=tuple(pushes), ignored=0)
+
+
+def _repository(value: object, where: str) -> str:
+    if not isinstance(value, str) or len(value) > MAX_REPOSITORY or not _REPOSITORY.fullmatch(value):
+        raise MalformedPayload(f"{where}: malformed repository name {value!r}")
+    return value
+
+
+def _digest(value: object, where: str) -> str:
+    if not isinstance(value, str) or not _DIGEST.fullmatch(value):
+        raise MalformedPayload(f"{where}: malformed digest {value!r}")
+    return value
+
+
+def _tag(value: object, where: str) -> str | None:
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str) or not _TAG.fullmatch(value):
+        raise MalformedPayload(f"{where}: malformed tag {value!r}")
+    return value
+
+
+def is_digest(value: str) -> bool:
+    return bool(_DIGEST.fullmatch(value))
+
+
+def is_repository(value: str) -> bool:
+    return len(value) <= MAX_REPOSITORY and bool(_REPOSITORY.fullmatch(value))

@@ -1,0 +1,206 @@
+"""Workers: a bounded pool of threads that take jobs from the store and check them.
+
+A job inspects `registry:HOST/REPO@DIGEST` once (HOST from the config, never from the payload) and
+checks the facts against every configured fleet; all fleet results are stored together with the
+job's `done` mark. An unreachable registry (UnavailableError) puts the job back with exponential
+backoff; bad input (a corrupt image, an unreadable fleet file) fails it for good.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import logging
+import os
+import random
+import socket
+import threading
+import time
+import uuid
+from typing import Callable
+
+from ..errors import BadInputError, ImgcheckError, UnavailableError
+from .config import FleetConfig, ServiceConfig
+from .store import FleetResult, Job, Store
+
+log = logging.getLogger("imgcheck.service")
+
+
+def registry_reference(config: ServiceConfig, job: Job) -> tuple[str, dict]:
+    """The image reference and source options for a job, built from the configured registry."""
+    reg = config.registries.get(job.registry)
+    if reg is None:
+        raise BadInputError(f"registry {job.registry!r} is no longer configured")
+    options = {"insecure_registries": [reg.host] if reg.insecure else []}
+    return f"registry:{reg.host}/{job.repository}@{job.digest}", options
+
+
+def fleet_nodes(fleet: FleetConfig) -> list:
+    """The node facts of a fleet: its files (or *.json in its directories), then its inventory selector.
+
+    Read at every check so freshly probed nodes count without a restart.
+    """
+    from ..model.node_io import load_node_facts
+
+    nodes = []
+    for path in fleet.node_facts:
+        files = sorted(glob.glob(os.path.join(path, "*.json"))) if os.path.isdir(path) else [path]
+        nodes.extend(load_node_facts(f) for f in files)
+    if fleet.selector:
+        from ..node.inventory import Inventory
+
+        nodes.extend(Inventory.default().fleet(fleet.selector))
+    if not nodes:
+        # probably nodes not yet probed: worth retrying rather than storing an empty verdict
+        raise UnavailableError(f"fleet {fleet.name!r} has no node facts")
+    return nodes
+
+
+def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
+    """Inspect the job's image once, then check it against each fleet. The real work of a job.
+
+    This is api.check_image split in two, so an image is read once however many fleets there are.
+    """
+    from .. import api
+    from ..engine import REQUIRED_ROWS, build_report
+    from ..matrix import load_matrix
+    from ..model.serde import to_dict
+
+    matrix = load_matrix(None, required=REQUIRED_ROWS)  # validated before any bytes are pulled
+    reference, options = registry_reference(config, job)
+    facts = api.inspect_image(reference, **options)
+    results = []
+    for fleet in config.fleets.values():
+        started = time.monotonic()
+        report = build_report(facts, fleet_nodes(fleet), matrix)
+        results.append(FleetResult(fleet=fleet.name, verdict=report.verdict,
+                                   report_json=json.dumps(to_dict(report), separators=(",", ":")),
+                                   duration_seconds=time.monotonic() - started))
+    return results
+
+
+def backoff_delay(config: ServiceConfig, attempts: int) -> float:
+    base = min(config.backoff_seconds * (2 ** max(attempts - 1, 0)), config.backoff_max_seconds)
+    return base * random.uniform(0.9, 1.1)  # jitter: retries of many jobs do not arrive together
+
+
+class WorkerPool:
+    def __init__(self, config: ServiceConfig, store: Store, metrics=None,
+                 check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job, notifier=None):
+        self.config, self.store, self.metrics, self.check, self.notifier = config, store, metrics, check, notifier
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._wake = threading.Condition()
+        self._stop = threading.Event()
+        self._inflight: set[int] = set()
+        self._inflight_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for i in range(self.config.workers):
+            t = threading.Thread(target=self._loop, name=f"imgcheck-worker-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+        hb = threading.Thread(target=self._heartbeat, name="imgcheck-lease", daemon=True)
+        hb.start()
+        self._threads.append(hb)
+
+    def wake(self) -> None:
+        with self._wake:
+            self._wake.notify_all()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop taking jobs; a check still running is left to its lease (recovered on next start)."""
+        self._stop.set()
+        self.wake()
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    # -- loops ----------------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                job = self.store.claim(self.owner, self.config.lease_seconds, self.config.max_attempts)
+            except Exception:  # the database is locked or gone: keep the worker alive and try again
+                log.exception("claiming a job failed")
+                job = None
+            if job is None:
+                with self._wake:
+                    if not self._stop.is_set():
+                        self._wake.wait(self.config.poll_seconds)
+                continue
+            self.run(job)
+
+    def _heartbeat(self) -> None:
+        interval = max(self.config.lease_seconds / 3, 0.05)
+        last_prune = 0.0
+        while not self._stop.wait(interval):
+            with self._inflight_lock:
+                ids = sorted(self._inflight)
+            try:
+                self.store.renew(self.owner, ids, self.config.lease_seconds)
+                if time.monotonic() - last_prune > 3600:
+                    self.store.forget_old_deliveries()
+                    last_prune = time.monotonic()
+            except Exception:
+                log.exception("renewing leases failed")
+
+    # -- one job --------------------------------------------------------------------------------
+
+    def run(self, job: Job) -> None:
+        with self._inflight_lock:
+            self._inflight.add(job.id)
+        started = time.monotonic()
+        where = f"{job.registry}:{job.repository}@{job.digest}"
+        try:
+            try:
+                results = self.check(self.config, job)
+            except UnavailableError as exc:
+                self._unavailable(job, str(exc), where)
+                return
+            except ImgcheckError as exc:
+                log.warning("check of %s failed for good: %s", where, exc)
+                self.store.fail(job, self.owner, str(exc))
+                self._count_error("failed")
+                return
+            except Exception as exc:  # a bug: record it on the job rather than kill the worker
+                log.exception("internal error checking %s", where)
+                self.store.fail(job, self.owner, f"internal error: {exc.__class__.__name__}: {exc}")
+                self._count_error("failed")
+                return
+            if not self.store.complete(job, self.owner, results):
+                log.warning("lease on %s was lost; its results were discarded", where)
+                return
+            self._record(job, results, time.monotonic() - started)
+        finally:
+            with self._inflight_lock:
+                self._inflight.discard(job.id)
+
+    def _unavailable(self, job: Job, error: str, where: str) -> None:
+        if job.attempts >= self.config.max_attempts:
+            log.warning("giving up on %s after %d attempts: %s", where, job.attempts, error)
+            self.store.fail(job, self.owner, f"gave up after {job.attempts} attempts: {error}")
+            self._count_error("failed")
+            return
+        delay = backoff_delay(self.config, job.attempts)
+        log.info("registry unavailable for %s (attempt %d), retrying in %.0f s: %s", where, job.attempts, delay,
+                 error)
+        self.store.retry_later(job, self.owner, error, delay)
+        self._count_error("retry")
+
+    def _count_error(self, outcome: str) -> None:
+        if self.metrics:
+            self.metrics.job_errors.labels(outcome).inc()
+
+    def _record(self, job: Job, results: list[FleetResult], seconds: float) -> None:
+        if self.metrics:
+            self.metrics.duration.observe(seconds)
+            for r in results:
+                self.metrics.checks.labels(r.fleet, r.verdict).inc()
+                if r.verdict == "fail":
+                    self.metrics.failures_predicted.labels(r.fleet).inc()
+        if self.notifier:
+            for r in results:
+                if not self.notifier.send(job, r) and self.metrics:
+                    self.metrics.notify_errors.inc()
