@@ -108,3 +108,29 @@ def test_cache_cli_prune_empties(tmp_path, capsys, monkeypatch):
     _, stats = inspect(ref)
     assert len(stats.layers_read) == 3
     assert main(["cache", "prune", "--max-size", "lots"]) == 2
+
+
+class RecordingProgress:
+    def __init__(self):
+        self.started, self.finished, self.bytes = [], [], 0
+
+    def layer_started(self, digest, size=None):
+        self.started.append((digest, size))
+
+    def layer_bytes(self, digest, n):
+        self.bytes += n
+
+    def layer_finished(self, digest):
+        self.finished.append(digest)
+
+
+def test_progress_sees_every_streamed_layer_and_its_bytes(tmp_path):
+    built = build_oci(BASE)
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), built)
+    progress = RecordingProgress()
+    api.inspect_image(ref, use_cache=False, progress=progress, workers=2)
+    manifest = __import__("json").loads(built.manifest)
+    sizes = {l["digest"]: l["size"] for l in manifest["layers"]}
+    assert dict(progress.started) == sizes
+    assert sorted(progress.finished) == sorted(sizes)
+    assert progress.bytes == sum(sizes.values())  # compressed bytes, as transferred

@@ -30,7 +30,12 @@ def register(sub) -> None:
 def run(args) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     platform = parse_platform(args.platform) if args.platform else None
-    facts = api.inspect_image(args.image, platform=platform, insecure_registries=tuple(args.insecure_registry))
+    from ..formats.progress import LayerProgress
+
+    with LayerProgress.for_terminal(quiet=args.quiet) as progress:
+        facts = api.inspect_image(args.image, platform=platform, use_cache=not args.no_cache,
+                                  progress=progress if progress.enabled else None,
+                                  insecure_registries=tuple(args.insecure_registry))
     for spec in outputs:
         if spec.format == "json":
             text = render_facts(facts)

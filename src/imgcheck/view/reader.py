@@ -27,10 +27,28 @@ class ReadStats:
     bytes_decompressed: int = 0
 
 
-def _index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits) -> LayerIndex:
+class _Progressing:
+    """Reports compressed bytes to a progress display as the layer walk pulls them."""
+
+    def __init__(self, raw, digest: str, progress):
+        self._raw, self._digest, self._progress = raw, digest, progress
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        if data:
+            self._progress.layer_bytes(self._digest, len(data))
+        return data
+
+    def __getattr__(self, name):  # finish(), close(), ... of the underlying reader
+        return getattr(self._raw, name)
+
+
+def _index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress=None) -> LayerIndex:
     if image.indexer is not None:
         return image.indexer(layer, wants, limits)  # type: ignore[operator]
     raw = image.open_layer(layer)
+    if progress is not None:
+        raw = _Progressing(raw, layer.digest, progress)
     try:
         return index_layer(raw, layer.digest, wants, limits, verify_uncompressed=layer.digest_of_uncompressed,
                            layer_id=layer.layer_id)
@@ -46,16 +64,16 @@ def _cached_index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: L
         hit = cache.get(layer.digest)
         if hit is not None and hit.digest == layer.layer_id:
             stats.layers_cached.append(layer.digest)
-            if progress is not None:
-                progress.layer_cached(layer)
             return hit
     if progress is not None:
-        progress.layer_started(layer)
-    idx = _index(image, layer, wants, limits)
+        progress.layer_started(layer.digest, layer.size)
+    try:
+        idx = _index(image, layer, wants, limits, progress)
+    finally:
+        if progress is not None:
+            progress.layer_finished(layer.digest)
     stats.layers_read.append(layer.digest)
     stats.bytes_decompressed += idx.uncompressed_bytes
-    if progress is not None:
-        progress.layer_finished(layer, idx.uncompressed_bytes)
     if cache is not None:
         cache.put(layer.digest, idx)  # only reached when the digest verified
     return idx
