@@ -17,6 +17,7 @@ import json
 import os
 import posixpath
 import tarfile
+import threading
 from typing import BinaryIO, Iterator
 
 from ..errors import BadInputError, UnavailableError, UsageError
@@ -98,7 +99,8 @@ class DockerDaemonSource:
         self._client = client
         self._image_id: str | None = None
         self._layers: list[LayerRef] = []
-        self._cache: dict[tuple, list] = {}
+        self._cache: dict[tuple, list | Exception] = {}
+        self._lock = threading.Lock()
 
     def _connect(self):
         import docker
@@ -174,10 +176,20 @@ class DockerDaemonSource:
         raise UnavailableError(f"{self.where}: layers of the docker: source are read only as one stream")
 
     def _indexer(self, layer: LayerRef, wants, limits):
+        # read_view asks for layers from several threads; the first caller streams the whole save
+        # and the others wait for its result rather than start a second `docker save`.
         key = (wants.key(), limits)
-        if key not in self._cache:
-            self._cache = {key: self._read_stream(wants, limits)}  # keep one pass's indexes only
-        return self._cache[key][layer.index]
+        with self._lock:
+            if key not in self._cache:
+                try:
+                    self._cache = {key: self._read_stream(wants, limits)}  # keep one pass's indexes only
+                except Exception as exc:
+                    self._cache = {key: exc}  # the other layers' callers get the same error, no new pass
+                    raise
+            found = self._cache[key]
+            if isinstance(found, Exception):
+                raise found
+            return found[layer.index]
 
     # -- the stream ---------------------------------------------------------------------------
 
