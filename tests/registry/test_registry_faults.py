@@ -83,6 +83,10 @@ class FaultProxy:
                 h.wfile.write(body)
             return
         headers = {k: v for k, v in h.headers.items() if k.lower() in ("accept", "authorization", "range")}
+        if fault and fault["kind"] == "no_digest_header":
+            up_headers_drop = {"docker-content-digest"}
+        else:
+            up_headers_drop = set()
         if fault and fault["kind"] == "ignore_range":
             headers.pop("Range", None)
         up = requests.request(method, self.upstream + h.path, headers=headers, allow_redirects=False, timeout=30)
@@ -93,7 +97,7 @@ class FaultProxy:
         h.send_response(up.status_code)
         for k, v in up.headers.items():
             if k.lower() in ("content-type", "docker-content-digest", "content-range", "www-authenticate",
-                             "accept-ranges", "location"):
+                             "accept-ranges", "location") and k.lower() not in up_headers_drop:
                 h.send_header(k, v)
         h.send_header("Content-Length", up.headers.get("Content-Length", str(len(body))) if method == "HEAD"
                       else str(len(body)))
@@ -183,6 +187,16 @@ def test_long_retry_after_fails_at_once(proxy, pushed):
     with pytest.raises(UnavailableError, match="rate limited.*retry after 3600 s"):
         inspect(proxy, sleeps)
     assert sleeps == []
+
+
+def test_head_without_digest_falls_back_to_get_by_tag(proxy, pushed):
+    img, _ = pushed
+    proxy.add("HEAD", r"/manifests/v1$", "no_digest_header")
+    proxy.add("GET", r"/manifests/v1$", "no_digest_header")
+    facts = inspect(proxy, [])
+    assert facts.digest == img.manifest_digest  # computed from the bytes themselves
+    assert [(e["method"], e["path"].rsplit("/", 1)[1]) for e in proxy.log if "/manifests/" in e["path"]] == [
+        ("HEAD", "v1"), ("GET", "v1")]
 
 
 def test_dropped_blob_resumes_with_range(proxy, pushed):

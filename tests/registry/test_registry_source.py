@@ -245,7 +245,11 @@ def token_pushed(token_registry):
     public, private = image("12"), image("13")
     p.push_image("public/img", "v1", public)
     p.push_image("private/img", "v1", private)
-    return {"public": public, "private": private}
+    layered = build_oci([make_layer({"etc/os-release": os_release("11")}),
+                         make_layer({"etc/nccl.conf": b"NCCL_IB_HCA=mlx5_0\n"}),
+                         make_layer({"etc/os-release": os_release("12")})], compression="gzip")
+    p.push_image("private/layered", "v1", layered)
+    return {"public": public, "private": private, "layered": layered}
 
 
 def test_token_auth_anonymous_pull(token_registry, token_pushed, no_credentials):
@@ -265,6 +269,16 @@ def test_token_auth_private_needs_credentials(token_registry, token_pushed, no_c
     facts = api.inspect_image(f"{token_registry.host}/private/img:v1")
     assert facts.digest == token_pushed["private"].manifest_digest and facts.os.version_id == "13"
     assert token_registry.tokens.requests[before]["user"] == USER
+
+
+def test_token_auth_multi_layer_parallel_walk(token_registry, token_pushed, no_credentials, tmp_path,
+                                              monkeypatch):
+    """Layers are read by several threads at once with one repository token."""
+    monkeypatch.setenv("DOCKER_CONFIG", _docker_config(tmp_path, token_registry.host))
+    facts = api.inspect_image(f"{token_registry.host}/private/layered:v1")
+    assert facts.digest == token_pushed["layered"].manifest_digest
+    assert facts.os.version_id == "12" and facts.os.layer == facts.layers[2].diff_id
+    assert facts.nccl_conf == {"NCCL_IB_HCA": "mlx5_0"}
 
 
 def test_token_server_refusing_credentials(token_registry, token_pushed, no_credentials, tmp_path, monkeypatch):
