@@ -162,6 +162,7 @@ def _shell_unescape(text: str) -> str:
     return re.sub(r'\\([\\"`$])', r"\1", text)
 
 
+_NEEDS_SHELL = re.compile(r'(?<!\\)[$`]')  # an unescaped expansion: only a shell could give its value
 _EXPORT_DEFAULT = re.compile(r'export ([A-Za-z_][A-Za-z0-9_]*)="\$\{\1:-(".*")\}"')
 _EXPORT_EMPTY = re.compile(r'export ([A-Za-z_][A-Za-z0-9_]*)="\$\{\1:-\}"')
 _EXPORT_PLAIN = re.compile(r'export ([A-Za-z_][A-Za-z0-9_]*)=(".*")')
@@ -184,7 +185,7 @@ def parse_docker2singularity(text: str) -> list[str]:
         else:
             m = _EXPORT_PLAIN.fullmatch(line)
             value = _go_unquote(m.group(2)) if m else None
-        if m and value is not None:
+        if m and value is not None and not _NEEDS_SHELL.search(value):
             env.append(f"{m.group(1)}={_shell_unescape(value)}")
     return env
 
