@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 
@@ -11,11 +12,12 @@ import pytest
 from formats_sample import sample_report
 
 from imgcheck.formats.report_formats import render
-from imgcheck.formats.sarif import fingerprint, image_repository
+from imgcheck.formats.sarif import SARIF_SCHEMA_URI, fingerprint, image_repository
 from imgcheck.model.report import Finding, Report
 
 # Vendored, no network at test time: see tests/data/README.md for where it comes from.
-SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "sarif-schema-2.1.0-rtm.5.json")
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "sarif-schema-2.1.0.json")
+SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +34,13 @@ def _sarif(report: Report) -> dict:
 
 def test_validates_against_sarif_schema(validator):
     validator.validate(_sarif(sample_report()))
+
+
+def test_vendored_schema_is_the_official_file():
+    with open(SCHEMA_PATH, "rb") as fh:
+        data = fh.read()
+    assert hashlib.sha256(data).hexdigest() == SCHEMA_SHA256  # unchanged since vendored (tests/data/README.md)
+    assert json.loads(data)["id"] == SARIF_SCHEMA_URI  # our $schema names exactly this schema
 
 
 def test_schema_catches_a_broken_log(validator):
