@@ -1,0 +1,101 @@
+"""The service config file: secrets from env/files, relative paths, and one-line errors for bad files."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from imgcheck.errors import BadInputError, UnavailableError
+from imgcheck.service.config import load_config
+
+
+def write(tmp_path, text: str) -> str:
+    p = tmp_path / "imgcheck.toml"
+    p.write_text(text)
+    return str(p)
+
+
+GOOD = """
+[server]
+database = "state/imgcheck.db"
+workers = 3
+
+[registries.main]
+host = "registry.example.com:5000"
+username = "bot"
+password_env = "REG_PW"
+secret_file = "webhook-secret"
+
+[fleets.prod]
+selector = "pool=a100"
+node_facts = ["nodes/"]
+"""
+
+
+def test_good_config(tmp_path):
+    (tmp_path / "webhook-secret").write_text("from-a-file\n")
+    c = load_config(write(tmp_path, GOOD), env={"REG_PW": "pw"})
+    assert c.database == str(tmp_path / "state" / "imgcheck.db")
+    assert c.workers == 3 and c.max_body_bytes == 1024 * 1024
+    reg = c.registries["main"]
+    assert (reg.host, reg.username, reg.password, reg.secret) == ("registry.example.com:5000", "bot", "pw",
+                                                                 "from-a-file")
+    assert c.fleets["prod"].node_facts == (str(tmp_path / "nodes"),)
+    assert c.default_registry() is reg
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[server]\n", "database"),
+    ('[server]\ndatabase="x"\n[fleets.a]\nselector="x"\n', "registries"),
+    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n', "fleets"),
+    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\n[fleets.a]\nselector="x"\n', "secret"),
+    ('[server]\ndatabase="x"\n[registries.r]\nhost="https://h/v2"\nsecret="s"\n[fleets.a]\nselector="x"\n', "host"),
+    ('[server]\ndatabase="x"\nworkers=0\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n', "workers"),
+    ('[server]\ndatabase="x"\ntypo=1\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n', "typo"),
+    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\nsecret_env="E"\n[fleets.a]\nselector="x"\n',
+     "only one"),
+    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret_env="NOPE"\n[fleets.a]\nselector="x"\n', "NOPE"),
+    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\n', "selector"),
+    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n'
+     '[notify]\nurl="ftp://x"\n', "url"),
+    ("[server\n", "not valid TOML"),
+])
+def test_bad_configs_name_the_problem(tmp_path, text, message):
+    with pytest.raises(BadInputError, match=message):
+        load_config(write(tmp_path, text), env={})
+
+
+def test_missing_config_is_unavailable(tmp_path):
+    with pytest.raises(UnavailableError):
+        load_config(str(tmp_path / "none.toml"))
+
+
+def test_serve_command_reports_a_bad_config_in_one_line(tmp_path, capsys):
+    from imgcheck.cli.main import main
+
+    assert main(["serve", "--config", write(tmp_path, "[server\n")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("imgcheck: error:") and err.count("\n") == 1
+    assert main(["serve", "--config", str(tmp_path / "missing.toml")]) == 3
+
+
+def test_example_config_in_deploy_parses():
+    here = os.path.dirname(os.path.abspath(__file__))
+    example = os.path.join(here, "..", "..", "deploy", "service", "imgcheck.toml")
+    c = load_config(example, env={"IMGCHECK_WEBHOOK_SECRET": "x", "IMGCHECK_REGISTRY_PASSWORD": "y"})
+    assert c.registries and c.fleets
+
+
+def test_config_in_the_kubernetes_manifest_parses(tmp_path):
+    import yaml
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "deploy", "service", "deployment.yaml")) as fh:
+        docs = list(yaml.safe_load_all(fh))
+    kinds = {d["kind"]: d for d in docs}
+    assert {"Deployment", "Service", "ConfigMap"} <= set(kinds)
+    assert kinds["Deployment"]["spec"]["replicas"] == 1  # SQLite: one writer
+    c = load_config(write(tmp_path, kinds["ConfigMap"]["data"]["imgcheck.toml"]),
+                    env={"IMGCHECK_WEBHOOK_SECRET": "x", "IMGCHECK_REGISTRY_PASSWORD": "y"})
+    assert c.database == "/var/lib/imgcheck/imgcheck.db"
