@@ -92,3 +92,12 @@ def test_ignored_rules_are_shown_with_their_reason_in_every_format():
     assert props["suppressed"][0] == {"rule": "GPU-PEERMEM-INBOX", "node": "gpu-b01",
                                       "reason": "bandwidth tests run on a-nodes only"}
     assert json.loads(render(report, "json"))["suppressed"][1]["node"] is None
+
+
+def test_color_table_wraps_to_the_terminal_width(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "72")  # shutil.get_terminal_size reads COLUMNS first
+    text = render(sample_report(), "table", color=True)
+    import re
+
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert max(len(line.rstrip()) for line in plain.splitlines()) <= 72

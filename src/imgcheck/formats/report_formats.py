@@ -21,7 +21,13 @@ def render(report: Report, fmt: str, color: bool = False, *, fail_on: str = "err
     if fmt == "table":
         from .report_table import render_table
 
-        return render_table(report, color=color)
+        if not color:  # plain text is not wrapped at all, so width does not matter
+            return render_table(report, color=False)
+        import shutil
+
+        # on a terminal, wrap to its width (bounded, so very wide or tiny terminals stay readable)
+        width = min(max(shutil.get_terminal_size(fallback=(110, 24)).columns, 60), 160)
+        return render_table(report, color=True, width=width)
     if fmt == "json":
         from .json_format import render_report
 

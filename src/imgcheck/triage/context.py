@@ -1,0 +1,148 @@
+"""The NCCL_DEBUG=INFO lines around a failure: versions, IB devices, relaxed ordering, DMA-BUF,
+GPUDirect RDMA, transports, environment overrides, communicator init and rank numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .logparse import LogLine
+
+_VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)(?:[-+]cuda(?P<cuda>\d+(?:\.\d+)*))?")
+_DRIVER = re.compile(r"cudaDriverVersion (?P<v>\d+)")
+_IB_USING = re.compile(r"NET/IB ?: Using (?P<rest>.*)")
+_IB_DEV = re.compile(r"\[\d+\](?P<dev>[\w.\-]+:\d+/\w+(?:/\w+)?)")
+_DMABUF = re.compile(r"DMA-BUF is available on GPU device (?P<gpu>\d+)")
+_GDR = re.compile(r"NET/IB ?: GPU Direct RDMA (?:\([\w-]+\) )?(?P<state>Disabled|Enabled|enabled|disabled) for HCA (?P<n>\d+) '(?P<hca>[^']+)")
+_VIA = re.compile(r"\bvia (?P<t>NET/[\w]+(?:/\d+)?(?:/GDRDMA)?|P2P/[\w/]+|SHM(?:/[\w/]+)?|CollNet\S*|NVLS\S*)")
+_NETWORK = re.compile(r"Using network (?P<n>\w+)")
+_ENV = re.compile(r"(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>.*?)\.?\s*$")
+_NO_VERBS = re.compile(r"Failed to open libibverbs\.so")
+_COMM = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
+                   r"(?:.*- (?P<phase>Init START|Init COMPLETE))?")
+_TESTS_RANK = re.compile(r"Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)")
+
+
+@dataclass
+class InitState:
+    rank: int
+    nranks: int
+    started: LogLine | None = None
+    completed: bool = False
+
+
+@dataclass
+class ContextAccumulator:
+    """Mutable while scanning one identity's lines; summarised into LogContext."""
+
+    nccl_versions: set[str] = field(default_factory=set)
+    cuda_runtime: set[str] = field(default_factory=set)
+    cuda_driver: set[str] = field(default_factory=set)
+    ib_devices: set[str] = field(default_factory=set)
+    relaxed_ordering: bool | None = None
+    dmabuf_gpus: set[int] = field(default_factory=set)
+    gdr_disabled: set[str] = field(default_factory=set)
+    gdr_enabled: set[str] = field(default_factory=set)
+    transports: set[str] = field(default_factory=set)
+    networks: set[str] = field(default_factory=set)
+    env: dict[str, str] = field(default_factory=dict)
+    libibverbs_missing: bool = False
+    inits: dict[str, InitState] = field(default_factory=dict)
+    test_ranks: dict[tuple[str, int], set[int]] = field(default_factory=dict)  # nccl-tests (host, pid) -> ranks
+
+    def feed(self, line: LogLine) -> None:
+        text = line.text
+        if "NCCL" not in text and "Rank" not in text and "via " not in text:
+            return
+        m = _VERSION.search(text)
+        if m:
+            self.nccl_versions.add(m.group("v"))
+            if m.group("cuda"):
+                self.cuda_runtime.add(m.group("cuda"))
+        m = _DRIVER.search(text)
+        if m:
+            self.cuda_driver.add(m.group("v"))
+        m = _IB_USING.search(text)
+        if m:
+            rest = m.group("rest")
+            self.ib_devices.update(d.group("dev") for d in _IB_DEV.finditer(rest))
+            head = rest.split("; OOB")[0]
+            self.relaxed_ordering = bool(self.relaxed_ordering) or "[RO]" in head
+        m = _DMABUF.search(text)
+        if m:
+            self.dmabuf_gpus.add(int(m.group("gpu")))
+        m = _GDR.search(text)
+        if m:
+            (self.gdr_disabled if m.group("state").lower() == "disabled" else self.gdr_enabled).add(m.group("hca"))
+        for v in _VIA.finditer(text):
+            self.transports.add("/".join(p for p in v.group("t").split("/") if not p.isdigit()))
+        m = _NETWORK.search(text)
+        if m:
+            self.networks.add(m.group("n"))
+        m = _ENV.search(text)
+        if m:
+            self.env[m.group("name")] = m.group("value").strip()
+        if _NO_VERBS.search(text):
+            self.libibverbs_missing = True
+        m = _COMM.search(text)
+        if m:
+            st = self.inits.setdefault(m.group("comm"), InitState(int(m.group("rank")), int(m.group("nranks"))))
+            if m.group("phase") == "Init START" and st.started is None:
+                st.started = line
+            elif m.group("phase") == "Init COMPLETE":
+                st.completed = True
+        m = _TESTS_RANK.search(text)
+        if m:
+            self.test_ranks.setdefault((m.group("host"), int(m.group("pid"))), set()).add(int(m.group("rank")))
+
+    def merge(self, other: "ContextAccumulator") -> None:
+        for name in ("nccl_versions", "cuda_runtime", "cuda_driver", "ib_devices", "dmabuf_gpus", "gdr_disabled",
+                     "gdr_enabled", "transports", "networks"):
+            getattr(self, name).update(getattr(other, name))
+        if other.relaxed_ordering is not None:
+            self.relaxed_ordering = bool(self.relaxed_ordering) or other.relaxed_ordering
+        for k, v in other.env.items():
+            self.env.setdefault(k, v)
+        self.libibverbs_missing = self.libibverbs_missing or other.libibverbs_missing
+        for k, v in other.inits.items():
+            self.inits.setdefault(k, v)
+
+    def world_rank(self) -> tuple[int, int] | None:
+        """(rank, nranks) in the largest communicator this process joined: the world rank."""
+        best = None
+        for st in self.inits.values():
+            if best is None or st.nranks > best[1]:
+                best = (st.rank, st.nranks)
+        return best
+
+    def summary(self) -> "LogContext":
+        return LogContext(
+            nccl_versions=tuple(sorted(self.nccl_versions)), cuda_runtime=tuple(sorted(self.cuda_runtime)),
+            cuda_driver=tuple(sorted(self.cuda_driver)), ib_devices=tuple(sorted(self.ib_devices)),
+            relaxed_ordering=self.relaxed_ordering, dmabuf_gpus=tuple(sorted(self.dmabuf_gpus)),
+            gdr_disabled=tuple(sorted(self.gdr_disabled)), gdr_enabled=tuple(sorted(self.gdr_enabled)),
+            gdrdma_transport=any(t.endswith("GDRDMA") for t in self.transports),
+            transports=tuple(sorted(self.transports)), networks=tuple(sorted(self.networks)),
+            env=dict(sorted(self.env.items())), libibverbs_missing=self.libibverbs_missing,
+            nranks=max((s.nranks for s in self.inits.values()), default=None))
+
+
+@dataclass(frozen=True)
+class LogContext:
+    """What the INFO lines say; None/empty means the log did not say (e.g. NCCL_DEBUG was not INFO)."""
+
+    nccl_versions: tuple[str, ...] = ()
+    cuda_runtime: tuple[str, ...] = ()  # from "NCCL version x+cudaY"
+    cuda_driver: tuple[str, ...] = ()  # cudaDriverVersion, e.g. "12080"
+    ib_devices: tuple[str, ...] = ()  # "mlx5_0:1/IB"
+    relaxed_ordering: bool | None = None  # "[RO]" in "NET/IB : Using ..."
+    dmabuf_gpus: tuple[int, ...] = ()
+    gdr_disabled: tuple[str, ...] = ()
+    gdr_enabled: tuple[str, ...] = ()
+    gdrdma_transport: bool = False  # a channel "via NET/IB/GDRDMA"
+    transports: tuple[str, ...] = ()
+    networks: tuple[str, ...] = ()  # "Using network IB|Socket|IBext"
+    env: dict[str, str] = field(default_factory=dict)  # "NCCL_X set by environment to V"
+    libibverbs_missing: bool = False
+    nranks: int | None = None

@@ -1,0 +1,355 @@
+"""From matched lines to a diagnosis: merge writers into rank streams, find the first failure,
+order signatures, and order each signature's cause candidates by the conditions that hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..model.image import ImageFacts
+from ..model.node import NodeFacts
+from .context import ContextAccumulator, LogContext
+from .predicates import PREDICATES, Facts
+from .result import (CAUSE_SUPPORTED, CAUSE_UNCONDITIONAL, CAUSE_UNKNOWN, CAUSE_UNLIKELY, VERDICT_FOUND, VERDICT_INFO,
+                     VERDICT_NONE, CauseResult, Diagnosis, FirstFailure, GeneralOrderStep, InputInfo, TimelineEntry,
+                     TriageReport, Where)
+from .scan import Event, RawKey, ScanResult
+from .signatures import Signature, SignatureSet
+
+ROLE_RANK = {"primary": 0, "secondary": 1, "advisory": 2}
+_LAST_COMPLETED = re.compile(r"last completed NCCL work: (?P<n>-?\d+)")
+
+
+@dataclass
+class Stream:
+    key: tuple
+    rank: int | None = None
+    hosts: set[str] = field(default_factory=set)
+    sources: list[str] = field(default_factory=list)
+    ctx: ContextAccumulator = field(default_factory=ContextAccumulator)
+
+    def label(self) -> str:
+        if self.key[0] == "rank":
+            host = f" ({', '.join(sorted(self.hosts))})" if self.hosts else ""
+            return f"rank {self.key[1]}{host}"
+        if self.key[0] == "proc":
+            return f"{self.key[1]} pid {self.key[2]}"
+        if self.key[0] == "host":
+            return f"host {self.key[1]}"
+        return f"file {self.key[1]}"
+
+
+def _proc_ranks(scan: ScanResult) -> dict[tuple[str, int], int]:
+    """(host, pid) -> world rank, from launcher labels, NCCL comm lines, and nccl-tests headers."""
+    ranks: dict[tuple[str, int], int] = {}
+    for key, ctx in scan.contexts.items():
+        for (host, pid), rs in ctx.test_ranks.items():
+            if len(rs) == 1:  # one GPU per process; with -g >1 a pid holds several ranks
+                ranks.setdefault((host, pid), next(iter(rs)))
+    for key, ctx in scan.contexts.items():
+        if key[0] == "proc":
+            wr = ctx.world_rank()
+            if wr is not None:
+                ranks[(key[1], key[2])] = wr[0]
+    ranks.update(scan.proc_rank_labels)  # an explicit launcher label wins
+    return ranks
+
+
+def resolve_streams(scan: ScanResult) -> tuple[dict[RawKey, tuple], dict[tuple, Stream]]:
+    proc_rank = _proc_ranks(scan)
+
+    def direct(key: RawKey) -> tuple:
+        if key[0] == "proc" and (key[1], key[2]) in proc_rank:
+            return ("rank", proc_rank[(key[1], key[2])])
+        return key
+
+    mapping: dict[RawKey, tuple] = {}
+    for source, keys in scan.keys_by_source.items():
+        resolved = {direct(k) for k in keys if k[0] != "file"}
+        for k in keys:
+            if k[0] == "file":
+                # unlabelled lines in a per-rank file belong to that file's only writer
+                mapping[k] = next(iter(resolved)) if len(resolved) == 1 else k
+            else:
+                mapping[k] = direct(k)
+    streams: dict[tuple, Stream] = {}
+    for raw, skey in mapping.items():
+        st = streams.setdefault(skey, Stream(key=skey, rank=skey[1] if skey[0] == "rank" else None))
+        if raw[0] in ("proc", "host"):
+            st.hosts.add(raw[1])
+        if raw in scan.contexts:
+            st.ctx.merge(scan.contexts[raw])
+    for source, keys in scan.keys_by_source.items():
+        for k in keys:
+            st = streams[mapping[k]]
+            if source not in st.sources:
+                st.sources.append(source)
+    for ctx in scan.contexts.values():  # nccl-tests headers name the host of each rank
+        for (host, _pid), rs in ctx.test_ranks.items():
+            for r in rs:
+                if ("rank", r) in streams:
+                    streams[("rank", r)].hosts.add(host)
+    return mapping, streams
+
+
+def _when(ev: Event, full_year: int | None) -> datetime | None:
+    w = ev.line.when
+    if w is None:
+        return None
+    if not ev.line.has_year and full_year is not None:
+        try:
+            return w.replace(year=full_year)
+        except ValueError:
+            return w
+    return w
+
+
+def _where(ev: Event, stream: Stream, full_year: int | None) -> Where:
+    w = _when(ev, full_year)
+    ts = None
+    if w is not None:
+        ts = w.isoformat(sep=" ") if (ev.line.has_year or full_year is not None) else w.strftime("%m-%d %H:%M:%S.%f")
+    return Where(source=ev.line.source, line=ev.line.lineno, text=ev.line.text.strip()[:400],
+                 rank=stream.rank if stream.rank is not None else ev.line.rank, host=ev.line.host or
+                 (sorted(stream.hosts)[0] if len(stream.hosts) == 1 else None), pid=ev.line.pid, timestamp=ts)
+
+
+class CauseContext:
+    """What a cause condition can ask about (see conditions.EvalContext)."""
+
+    def __init__(self, line: str, stream_env: dict[str, str], job_env: dict[str, str], facts: Facts,
+                 measures: dict[tuple[str, str], int | None], sig_id: str):
+        self.line = line
+        self._stream_env, self._job_env, self._facts = stream_env, job_env, facts
+        self._measures, self._sig = measures, sig_id
+
+    def env(self, name: str) -> tuple[str | None, str | None]:
+        if name in self._stream_env:
+            return self._stream_env[name], "log of the failing rank"
+        if name in self._job_env:
+            return self._job_env[name], "log"
+        img = self._facts.image
+        if img is not None:
+            if name in img.env:
+                return img.env[name], f"image {img.reference} Env"
+            if name in img.nccl_conf:
+                return img.nccl_conf[name], f"image {img.reference} /etc/nccl.conf"
+            return None, "neither the log nor the image sets it"
+        return None, None
+
+    def measure(self, signature_id: str | None, what: str) -> int | None:
+        return self._measures.get((signature_id or self._sig, what))
+
+    def predicate(self, name: str) -> tuple[bool | None, str]:
+        return PREDICATES[name](self._facts)
+
+
+def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...]:
+    rated = []
+    for idx, cause in enumerate(sig.causes):
+        values, reasons = [], []
+        for cond in cause.when:
+            v, why = cond.evaluate(ctx)
+            values.append(v)
+            reasons.append(f"{cond.text}: {why}")
+        # Data order is the advice order. Facts only demote a cause (a condition is false) or,
+        # for causes marked promote, move it first when every condition holds.
+        if not cause.when:
+            status, bucket = CAUSE_UNCONDITIONAL, 1
+        elif any(v is False for v in values):
+            status, bucket = CAUSE_UNLIKELY, 2
+        elif all(v is True for v in values):
+            status, bucket = CAUSE_SUPPORTED, 0 if cause.promote else 1
+        else:
+            status, bucket = CAUSE_UNKNOWN, 1
+        rated.append((bucket, idx, cause, status, tuple(reasons)))
+    rated.sort(key=lambda r: (r[0], r[1]))
+    return tuple(CauseResult(order=i + 1, id=c.id, text=c.text, next=c.next, confidence=c.confidence,
+                             status=status, because=because)
+                 for i, (_b, _idx, c, status, because) in enumerate(rated))
+
+
+def _measures(events: list[Event], stream_of: dict[int, Stream], counts: dict[str, int]) -> dict[tuple[str, str], int | None]:
+    """Per signature: distinct hosts, distinct GPUs, occurrences. Where lines carry no host name,
+    distinct input files stand in for hosts (one dmesg file per node is the usual way to pass them)."""
+    hosts: dict[str, set[str]] = {}
+    files: dict[str, set[str]] = {}
+    gpus: dict[str, set[tuple[str, str]]] = {}
+    for ev in events:
+        st = stream_of[id(ev)]
+        h = ev.line.host or (next(iter(st.hosts)) if len(st.hosts) == 1 else None)
+        if h:
+            hosts.setdefault(ev.signature, set()).add(h)
+        files.setdefault(ev.signature, set()).add(ev.line.source)
+        pci = dict(ev.captures).get("pci")
+        if pci:
+            gpus.setdefault(ev.signature, set()).add((h or ev.line.source, pci.lower()))
+    out: dict[tuple[str, str], int | None] = {}
+    for sig, fs in files.items():
+        out[(sig, "hosts")] = len(hosts[sig]) if sig in hosts else len(fs)
+        out[(sig, "gpus")] = len(gpus[sig]) if sig in gpus else None
+        out[(sig, "count")] = counts.get(sig)
+    return out
+
+
+def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = None,
+           node: NodeFacts | None = None) -> TriageReport:
+    sigs = sigset.by_id()
+    mapping, streams = resolve_streams(scan)
+    events = list(scan.events)
+    stream_of = {id(ev): streams[mapping[ev.key]] for ev in events}
+
+    job_ctx = ContextAccumulator()
+    for st in streams.values():
+        job_ctx.merge(st.ctx)
+    log_context = job_ctx.summary()
+
+    # Suppression: a specific signature in a stream explains a generic one there (e.g. the verbs
+    # EINVAL line explains "unhandled system error").
+    present: dict[tuple, set[str]] = {}
+    for ev in events:
+        present.setdefault(stream_of[id(ev)].key, set()).add(ev.signature)
+    suppressed: dict[tuple, set[str]] = {}
+    for skey, ids in present.items():
+        suppressed[skey] = {s for t in ids for s in sigs[t].suppresses}
+    events = [ev for ev in events if ev.signature not in suppressed[stream_of[id(ev)].key]]
+
+    # Derived: a communicator that started init but never completed, and nothing else to explain it.
+    serious = any(sigs[ev.signature].severity in ("error", "warning") for ev in events)
+    stall_sig = next((s for s in sigset.signatures if s.derived == "init_incomplete"), None)
+    if stall_sig is not None and not serious:
+        for st in streams.values():
+            for init in st.ctx.inits.values():
+                if init.started is not None and not init.completed:
+                    raw = next(k for k, v in mapping.items() if v == st.key)
+                    ev = Event(stall_sig.id, init.started, 0, raw)
+                    events.append(ev)
+                    stream_of[id(ev)] = st
+                    break
+
+    full_year = scan.full_year
+    notes: list[str] = []
+    if any(ev.line.when is not None and not ev.line.has_year for ev in events):
+        notes.append("some timestamps carry no year; " + (f"assumed {full_year}" if full_year else "assumed to be the same year"))
+
+    failures = [ev for ev in events if sigs[ev.signature].role != "advisory"]
+    first_by_stream: dict[tuple, Event] = {}
+    for ev in sorted(failures, key=lambda e: (e.order, -sigs[e.signature].priority)):
+        first_by_stream.setdefault(stream_of[id(ev)].key, ev)
+
+    first_failure = None
+    lead_key = None
+    timeline: list[TimelineEntry] = []
+    if first_by_stream:
+        cands = list(first_by_stream.values())
+        all_ts = all(ev.line.when is not None for ev in cands)
+        far = datetime.max
+        if all_ts:
+            cands.sort(key=lambda e: (_when(e, full_year), ROLE_RANK[sigs[e.signature].role], -sigs[e.signature].priority, e.order))
+            basis = "earliest timestamp across ranks" if len(cands) > 1 else "only one failing writer"
+        else:
+            cands.sort(key=lambda e: (ROLE_RANK[sigs[e.signature].role], 0 if e.line.when else 1,
+                                      _when(e, full_year) or far, -sigs[e.signature].priority, e.order))
+            if len(cands) == 1:
+                basis = "only one failing writer"
+            else:
+                basis = ("not all failing lines carry timestamps: writers with a local error are ranked before writers "
+                         "that only report consequences (timeouts, remote errors), then by timestamp, then input order")
+        for ev in cands:
+            st = stream_of[id(ev)]
+            timeline.append(TimelineEntry(stream=st.label(), signature=ev.signature, where=_where(ev, st, full_year)))
+        lead = cands[0]
+        lst = stream_of[id(lead)]
+        lead_key = lst.key
+        first_failure = FirstFailure(stream=lst.label(), signature=lead.signature, where=_where(lead, lst, full_year),
+                                     basis=basis)
+
+    # Silent ranks: ranks the job had (from "nranks" or observed rank numbers) that report no failure.
+    silent: tuple[int, ...] = ()
+    failing_ranks = {stream_of[id(ev)].rank for ev in failures if stream_of[id(ev)].rank is not None}
+    known_ranks = {st.rank for st in streams.values() if st.rank is not None}
+    if log_context.nranks:
+        known_ranks |= set(range(log_context.nranks))
+    if failing_ranks and first_failure is not None and sigs[first_failure.signature].role == "secondary":
+        silent = tuple(sorted(known_ranks - failing_ranks))
+        if silent:
+            notes.append(f"rank(s) {', '.join(map(str, silent[:16]))} reported no error while others timed out or lost a peer: "
+                         "look at those first (crashed, hung, or starved)")
+    lagging = _laggards(failures, stream_of)
+    if lagging:
+        notes.append(lagging)
+
+    # Diagnoses: the first failing writer's signatures (in the order they appeared), then the rest.
+    facts = Facts(image=image, node=node, log=log_context)
+    by_sig: dict[str, list[Event]] = {}
+    for ev in sorted(events, key=lambda e: e.order):
+        by_sig.setdefault(ev.signature, []).append(ev)
+    totals = {sid: max(len(evs), sum(n for (k, s), n in scan.counts.items()
+                                       if s == sid and sid not in suppressed.get(mapping[k], set())))
+              for sid, evs in by_sig.items()}
+    measures = _measures(events, stream_of, totals)
+    order: list[str] = []
+    if lead_key is not None:
+        for ev in sorted((e for e in events if stream_of[id(e)].key == lead_key),
+                         key=lambda e: (ROLE_RANK[sigs[e.signature].role] == 2, e.order, -sigs[e.signature].priority)):
+            if ev.signature not in order:
+                order.append(ev.signature)
+    rest = [s for s in by_sig if s not in order]
+    rest.sort(key=lambda s: (ROLE_RANK[sigs[s].role] == 2, {"error": 0, "warning": 1, "info": 2}[sigs[s].severity],
+                             min(_when(e, full_year) or datetime.max for e in by_sig[s]), -sigs[s].priority,
+                             by_sig[s][0].order))
+    order += rest
+
+    diagnoses = []
+    for sid in order:
+        sig = sigs[sid]
+        evs = by_sig[sid]
+        in_lead = [e for e in evs if lead_key is not None and stream_of[id(e)].key == lead_key]
+        rep = in_lead[0] if in_lead else evs[0]
+        st = stream_of[id(rep)]
+        ctx = CauseContext(rep.line.text, st.ctx.env, log_context.env, facts, measures, sid)
+        ranks = sorted({stream_of[id(e)].rank for e in evs if stream_of[id(e)].rank is not None})
+        hosts = sorted({h for e in evs for h in ([e.line.host] if e.line.host else stream_of[id(e)].hosts)})
+        diagnoses.append(Diagnosis(
+            signature=sid, title=sig.title, severity=sig.severity, role=sig.role, meaning=sig.meaning,
+            confidence=sig.confidence, sources=sig.source, occurrences=totals[sid], ranks=tuple(ranks),
+            hosts=tuple(hosts), first=_where(rep, st, full_year), at_first_failure=bool(in_lead),
+            causes=evaluate_causes(sig, ctx)))
+
+    severities = {d.severity for d in diagnoses}
+    if severities & {"error", "warning"}:
+        verdict = VERDICT_FOUND
+    elif diagnoses:
+        verdict = VERDICT_INFO
+    else:
+        verdict = VERDICT_NONE
+    general = ()
+    if verdict != VERDICT_FOUND:
+        general = tuple(GeneralOrderStep(i + 1, s.step, s.next) for i, s in enumerate(sigset.general_order))
+    return TriageReport(
+        verdict=verdict, first_failure=first_failure, diagnoses=tuple(diagnoses), timeline=tuple(timeline),
+        silent_ranks=silent, notes=tuple(notes), context=log_context,
+        inputs=tuple(InputInfo(name, scan.lines_by_source.get(name, 0)) for name in scan.sources),
+        general_order=general, general_sources=sigset.general_source if general else (),
+        signatures_version=sigset.version or None)
+
+
+def _laggards(failures: list[Event], stream_of: dict[int, Stream]) -> str | None:
+    """PyTorch's watchdog prints each rank's 'last completed NCCL work'; the lowest is the laggard."""
+    done: dict[int, int] = {}
+    for ev in failures:
+        st = stream_of[id(ev)]
+        m = _LAST_COMPLETED.search(ev.line.text)
+        if m and st.rank is not None:
+            n = int(m.group("n"))
+            done[st.rank] = min(n, done.get(st.rank, n))
+    if len(done) < 2:
+        return None
+    low = min(done.values())
+    behind = sorted(r for r, n in done.items() if n == low)
+    if len(behind) == len(done):
+        return None
+    return (f"rank(s) {', '.join(map(str, behind))} completed the fewest collectives (last completed NCCL work {low}; "
+            f"others up to {max(done.values())}): the laggard")

@@ -1,0 +1,79 @@
+"""One log line -> who wrote it (rank label, host, pid, CUDA device), when, and the message.
+
+Launchers prefix lines differently: PyTorch "[rank3]:", `srun -l` "3: ", `mpirun
+--tag-output` "[1,3]<stdout>:", Ray/vLLM "(Worker pid=12) ". NCCL itself writes
+"host:pid:tid [cudaDev] " (optionally after a "[%F %T] " timestamp); the number in brackets
+is the *local CUDA device*, not the rank, so ranks come from the labels or from NCCL's
+"comm ... rank R nranks N" lines (see context.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from .timestamps import find_stamp
+
+MAX_LINE = 8192  # longer lines are cut; signatures live near the start of a line
+
+_PREFIXES = (
+    re.compile(r"^\[\d{4}-\d{2}-\d{2}[ T][\d:.,]+\]\s*"),            # NCCL "[%F %T] " timestamp
+    re.compile(r"^\[rank(?P<rank>\d+)\]:\s?"),                        # PyTorch
+    re.compile(r"^\[1,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?"),       # mpirun --tag-output
+    re.compile(r"^\s{0,4}(?P<rank>\d{1,6}): "),                       # srun -l
+    re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*"),          # Ray / vLLM worker
+    re.compile(r"^\[default\d+\]:\s?"),                               # torchrun --tee (local rank only)
+    re.compile(r"^\[\d+\] "),                                          # "[80746] " line numbers of pasted logs
+)
+_NCCL_PREFIX = re.compile(
+    r"(?P<host>[\w.\-<>]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?=NCCL |[\w/.\-]+\.(?:cc|cu|c|cpp|h):\d+)")
+_TORCH_RANK = re.compile(r"\[Rank (?P<rank>\d+)\] ")
+# journalctl/syslog kernel lines name the host: "Mar 21 02:07:08 node12 kernel: NVRM: Xid ..."
+_SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.\-]+) kernel: ")
+
+
+@dataclass(frozen=True)
+class LogLine:
+    source: str
+    lineno: int
+    text: str  # the line with launcher prefixes removed
+    rank: int | None = None  # from a launcher label or PyTorch "[Rank N]"
+    host: str | None = None
+    pid: int | None = None
+    cuda_dev: int | None = None
+    when: datetime | None = None
+    has_year: bool = True
+
+
+def parse_line(raw: str, source: str, lineno: int) -> LogLine:
+    line = raw.rstrip("\r\n")
+    if len(line) > MAX_LINE:
+        line = line[:MAX_LINE]
+    stamp = find_stamp(line)
+    text = line
+    rank = None
+    for _ in range(4):  # prefixes can stack: "[rank3]:[2025-...] host:..."
+        for rx in _PREFIXES:
+            m = rx.match(text)
+            if m:
+                if m.groupdict().get("rank") is not None and rank is None:
+                    rank = int(m.group("rank"))
+                text = text[m.end():]
+                break
+        else:
+            break
+    host = pid = dev = None
+    m = _NCCL_PREFIX.search(text, 0, 400)
+    if m:
+        host, pid, dev = m.group("host"), int(m.group("pid")), int(m.group("dev"))
+    else:
+        m = _SYSLOG_HOST.match(text)
+        if m:
+            host = m.group("host")
+    if rank is None:
+        m = _TORCH_RANK.search(text, 0, 200)
+        if m:
+            rank = int(m.group("rank"))
+    return LogLine(source=source, lineno=lineno, text=text, rank=rank, host=host, pid=pid, cuda_dev=dev,
+                   when=stamp.when if stamp else None, has_year=stamp.has_year if stamp else True)

@@ -1,0 +1,153 @@
+"""Text and JSON renderings of a TriageReport. The text leads with the first failing rank/host and
+its signature, then the cause candidates in order, each with the next command to run."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from ..model.serde import to_dict
+from .result import VERDICT_FOUND, VERDICT_INFO, Diagnosis, TriageReport, Where
+
+WIDTH = 100
+
+
+def render_json(report: TriageReport) -> str:
+    return json.dumps(to_dict(report), indent=2) + "\n"
+
+
+def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=first if first is not None else indent, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False) or [first or indent]
+
+
+def _loc(w: Where) -> str:
+    parts = [f"{w.source}:{w.line}"]
+    if w.timestamp:
+        parts.append(w.timestamp)
+    return "  ".join(parts)
+
+
+def _who(w: Where) -> str:
+    bits = []
+    if w.rank is not None:
+        bits.append(f"rank {w.rank}")
+    if w.host:
+        bits.append(f"host {w.host}")
+    if w.pid is not None:
+        bits.append(f"pid {w.pid}")
+    return ", ".join(bits) or "writer unknown"
+
+
+def _ranks(ranks: tuple[int, ...]) -> str:
+    if not ranks:
+        return ""
+    if len(ranks) > 8:
+        return f"ranks {ranks[0]}..{ranks[-1]} ({len(ranks)})"
+    return "rank" + ("s " if len(ranks) > 1 else " ") + ",".join(map(str, ranks))
+
+
+def _causes(d: Diagnosis, out: list[str]) -> None:
+    for c in d.causes:
+        out += _wrap(c.text, "       ", f"  {c.order:>2}. [{c.status}, {c.confidence}] ")
+        out += _wrap(c.next, "          ", "       next: ")
+        for b in c.because:
+            out += _wrap(b, "          ", "       why:  ")
+
+
+def render_text(report: TriageReport) -> str:
+    out: list[str] = []
+    total = sum(i.lines for i in report.inputs)
+    out.append(f"imgcheck triage: {len(report.inputs)} log(s), {total} line(s)")
+    out.append("")
+    if report.verdict != VERDICT_FOUND:
+        if report.verdict == VERDICT_INFO:
+            out.append("No failure signature: only informational matches (listed below).")
+        else:
+            out.append("NO KNOWN SIGNATURE. No line matches a known failure, so imgcheck does not guess a cause.")
+        out.append("General triage order:")
+        for st in report.general_order:
+            out += _wrap(st.step, "       ", f"  {st.order:>2}. ")
+            out += _wrap(st.next, "          ", "       next: ")
+        if report.general_sources:
+            out.append("  sources: " + ", ".join(report.general_sources))
+        out.append("")
+    ff = report.first_failure
+    lead = report.diagnoses[0] if report.diagnoses else None
+    if ff is not None:
+        out.append(f"FIRST FAILURE  {ff.stream}  [{_who(ff.where)}]")
+        out.append(f"  where:     {_loc(ff.where)}")
+        out += _wrap(ff.where.text, "             ", "  line:      ")
+        out += _wrap(ff.basis, "             ", "  chosen by: ")
+        out.append("")
+    if lead is not None and report.verdict == VERDICT_FOUND:
+        _diagnosis(lead, out, lead=True)
+    if report.notes:
+        out.append("NOTES")
+        for n in report.notes:
+            out += _wrap(n, "    ", "  - ")
+        out.append("")
+    others = report.diagnoses[1:] if report.verdict == VERDICT_FOUND else report.diagnoses
+    if others:
+        out.append("ALSO SEEN")
+        for d in others:
+            _diagnosis(d, out, lead=False)
+    if len(report.timeline) > 1:
+        out.append("TIMELINE (first failure of each writer, in the order used)")
+        for t in report.timeline[:20]:
+            out.append(f"  {t.where.timestamp or '-':<26} {t.stream:<28} {t.signature:<26} {t.where.source}:{t.where.line}")
+        if len(report.timeline) > 20:
+            out.append(f"  ... {len(report.timeline) - 20} more")
+        out.append("")
+    ctx = report.context
+    bits = []
+    if ctx.nccl_versions:
+        bits.append("NCCL " + ", ".join(ctx.nccl_versions) + (f" (+cuda {', '.join(ctx.cuda_runtime)})" if ctx.cuda_runtime else ""))
+    if ctx.cuda_driver:
+        bits.append("cudaDriverVersion " + ", ".join(ctx.cuda_driver))
+    if ctx.ib_devices:
+        bits.append("NET/IB " + " ".join(ctx.ib_devices[:6]) + (" [RO]" if ctx.relaxed_ordering else " (no [RO])"))
+    if ctx.networks:
+        bits.append("network " + ", ".join(ctx.networks))
+    if ctx.dmabuf_gpus:
+        bits.append("DMA-BUF available")
+    if ctx.gdr_disabled:
+        bits.append("GDR disabled for " + ", ".join(ctx.gdr_disabled[:4]))
+    if ctx.gdrdma_transport:
+        bits.append("GDRDMA in use")
+    if ctx.transports:
+        bits.append("transports " + ", ".join(ctx.transports[:6]))
+    if ctx.libibverbs_missing:
+        bits.append("libibverbs not found")
+    if ctx.env:
+        bits.append("env " + " ".join(f"{k}={v}" for k, v in list(ctx.env.items())[:8]))
+    if bits:
+        out.append("LOG CONTEXT")
+        for b in bits:
+            out += _wrap(b, "    ", "  ")
+        out.append("")
+    j = report.join
+    if j is not None:
+        out.append(f"JOIN WITH STATIC FACTS  image={j.image or '-'}  node={j.node or '-'}")
+        for n in j.notes:
+            out += _wrap(n.text, "      ", f"  [{n.status}] ")
+        if not j.notes:
+            out.append("  (no fact bears on the signatures found)")
+        for f in j.engine_findings:
+            out += _wrap(f"{f.id}: {f.title}", "      ", f"  [{f.severity}] ")
+        if j.engine_note:
+            out += _wrap(j.engine_note, "    ", "  ")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _diagnosis(d: Diagnosis, out: list[str], lead: bool) -> None:
+    where = f"{d.occurrences}x" + (f", {_ranks(d.ranks)}" if d.ranks else "") + (f", hosts {','.join(d.hosts[:4])}" if d.hosts else "")
+    out.append(f"{'SIGNATURE' if lead else ' '} {d.signature}: {d.title}  [{d.severity}; {d.confidence}; {where}]")
+    if not lead:
+        out.append(f"    first: {_loc(d.first)}  [{_who(d.first)}]")
+    out += _wrap(d.meaning, "    ", "    ")
+    out.append("  cause candidates, in order:" if lead else "  causes:")
+    _causes(d, out)
+    out += _wrap(", ".join(d.sources), "    ", "    sources: ")
+    out.append("")

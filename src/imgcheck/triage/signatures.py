@@ -1,0 +1,208 @@
+"""Loading and validating the triage signature data (src/imgcheck/data/triage/signatures.json).
+
+Signatures are data: adding one needs no code as long as its conditions use the existing
+condition forms and fact predicates. Validation is strict so a typo fails loudly at load time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from ..errors import BadInputError, UnavailableError
+from ..model.report import CONFIDENCES
+from .conditions import Condition, parse_condition
+from .predicates import PREDICATES
+
+SIGNATURES_SCHEMA_VERSION = 1
+ROLES = ("primary", "secondary", "advisory")  # primary: a local failure; secondary: a consequence seen by a victim
+SEVERITIES = ("error", "warning", "info")
+DERIVED = ("init_incomplete",)  # signatures computed from log structure instead of a regex
+
+
+@dataclass(frozen=True)
+class Cause:
+    id: str
+    text: str
+    next: str
+    confidence: str
+    when: tuple[Condition, ...] = ()
+    why: str | None = None
+    promote: bool = False  # when every condition holds, move this cause first
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    title: str
+    patterns: tuple[re.Pattern, ...]
+    role: str
+    severity: str
+    priority: int
+    meaning: str
+    causes: tuple[Cause, ...]
+    source: tuple[str, ...]
+    confidence: str
+    suppresses: tuple[str, ...] = ()
+    derived: str | None = None
+
+
+@dataclass(frozen=True)
+class GeneralStep:
+    step: str
+    next: str
+
+
+@dataclass(frozen=True)
+class SignatureSet:
+    version: str
+    signatures: tuple[Signature, ...]
+    general_order: tuple[GeneralStep, ...]
+    general_source: tuple[str, ...]
+    general_confidence: str
+    path: str
+
+    def by_id(self) -> dict[str, Signature]:
+        return {s.id: s for s in self.signatures}
+
+
+DEFAULT_RESOURCE = ("imgcheck.data.triage", "signatures.json")
+
+
+def load_signatures(path: str | None = None) -> SignatureSet:
+    """The packaged signatures, or a file given by the user (same schema)."""
+    if path is None:
+        pkg, name = DEFAULT_RESOURCE
+        ref = resources.files(pkg).joinpath(name)
+        where = f"{pkg}/{name}"
+        text = ref.read_text(encoding="utf-8")
+    else:
+        where = path
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            raise UnavailableError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInputError(f"{path}: cannot read signatures ({exc})") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise BadInputError(f"{where}: not valid JSON ({exc})") from None
+    return parse_signatures(doc, where)
+
+
+def _need(obj: dict, key: str, kind, where: str):
+    value = obj.get(key)
+    if not isinstance(value, kind) or (isinstance(value, str) and not value.strip()):
+        raise BadInputError(f"{where}: '{key}' must be a non-empty {kind.__name__ if isinstance(kind, type) else 'value'}")
+    return value
+
+
+def _sources(value, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
+        raise BadInputError(f"{where}: 'source' must name at least one URL or document")
+    return tuple(value)
+
+
+def _flag(value, where: str, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise BadInputError(f"{where}: '{name}' must be true or false")
+    return value
+
+
+def _confidence(value, where: str) -> str:
+    if value not in CONFIDENCES:
+        raise BadInputError(f"{where}: confidence {value!r} is not one of {', '.join(CONFIDENCES)}")
+    return value
+
+
+def parse_signatures(doc: object, where: str) -> SignatureSet:
+    if not isinstance(doc, dict):
+        raise BadInputError(f"{where}: expected a JSON object")
+    version = doc.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise BadInputError(f"{where}: schema_version must be a positive integer")
+    if version > SIGNATURES_SCHEMA_VERSION:
+        raise BadInputError(f"{where}: signatures schema_version {version} is newer than this imgcheck "
+                            f"understands ({SIGNATURES_SCHEMA_VERSION}); upgrade imgcheck")
+    raw = doc.get("signatures")
+    if not isinstance(raw, list) or not raw:
+        raise BadInputError(f"{where}: 'signatures' must be a non-empty list")
+    ids = [s.get("id") for s in raw if isinstance(s, dict)]
+    known = {i for i in ids if isinstance(i, str)}
+    seen: set[str] = set()
+    sigs = []
+    for i, item in enumerate(raw):
+        here = f"{where}: signatures[{i}]"
+        if not isinstance(item, dict):
+            raise BadInputError(f"{here}: must be an object")
+        sid = _need(item, "id", str, here)
+        here = f"{where}: signature {sid}"
+        if sid in seen:
+            raise BadInputError(f"{here}: duplicate id")
+        seen.add(sid)
+        derived = item.get("derived")
+        if derived is not None and derived not in DERIVED:
+            raise BadInputError(f"{here}: unknown derived kind {derived!r} (known: {', '.join(DERIVED)})")
+        pats = item.get("patterns", [])
+        if not isinstance(pats, list) or not all(isinstance(p, str) and p for p in pats):
+            raise BadInputError(f"{here}: 'patterns' must be a list of regex strings")
+        if not pats and derived is None:
+            raise BadInputError(f"{here}: needs at least one pattern (or 'derived')")
+        compiled = []
+        for p in pats:
+            try:
+                compiled.append(re.compile(p))
+            except re.error as exc:
+                raise BadInputError(f"{here}: bad regex {p!r}: {exc}") from None
+        role = item.get("role")
+        if role not in ROLES:
+            raise BadInputError(f"{here}: role must be one of {', '.join(ROLES)}")
+        severity = item.get("severity")
+        if severity not in SEVERITIES:
+            raise BadInputError(f"{here}: severity must be one of {', '.join(SEVERITIES)}")
+        priority = item.get("priority")
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise BadInputError(f"{here}: priority must be an integer")
+        suppresses = item.get("suppresses", [])
+        if not isinstance(suppresses, list) or any(s not in known for s in suppresses):
+            raise BadInputError(f"{here}: 'suppresses' must list known signature ids")
+        causes_raw = item.get("causes")
+        if not isinstance(causes_raw, list) or not causes_raw:
+            raise BadInputError(f"{here}: needs at least one cause")
+        causes = []
+        for j, c in enumerate(causes_raw):
+            chere = f"{here}: causes[{j}]"
+            if not isinstance(c, dict):
+                raise BadInputError(f"{chere}: must be an object")
+            when = c.get("when", [])
+            if not isinstance(when, list):
+                raise BadInputError(f"{chere}: 'when' must be a list of conditions")
+            causes.append(Cause(
+                id=_need(c, "id", str, chere), text=_need(c, "text", str, chere), next=_need(c, "next", str, chere),
+                confidence=_confidence(c.get("confidence"), chere),
+                when=tuple(parse_condition(w, chere, set(PREDICATES), known) for w in when),
+                why=c.get("why"), promote=_flag(c.get("promote", False), chere, "promote")))
+        sigs.append(Signature(
+            id=sid, title=_need(item, "title", str, here), patterns=tuple(compiled), role=role, severity=severity,
+            priority=priority, meaning=_need(item, "meaning", str, here), causes=tuple(causes),
+            source=_sources(item.get("source"), here), confidence=_confidence(item.get("confidence"), here),
+            suppresses=tuple(suppresses), derived=derived))
+    general = doc.get("general_order")
+    if not isinstance(general, dict) or not isinstance(general.get("steps"), list) or not general["steps"]:
+        raise BadInputError(f"{where}: 'general_order' needs a non-empty 'steps' list")
+    steps = []
+    for k, st in enumerate(general["steps"]):
+        shere = f"{where}: general_order.steps[{k}]"
+        if not isinstance(st, dict):
+            raise BadInputError(f"{shere}: must be an object")
+        steps.append(GeneralStep(step=_need(st, "step", str, shere), next=_need(st, "next", str, shere)))
+    return SignatureSet(
+        version=str(doc.get("version") or ""), signatures=tuple(sigs), general_order=tuple(steps),
+        general_source=_sources(general.get("source"), f"{where}: general_order"),
+        general_confidence=_confidence(general.get("confidence"), f"{where}: general_order"), path=where)
