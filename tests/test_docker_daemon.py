@@ -46,11 +46,12 @@ def bookworm_image(docker_client, rootfs):
 @pytest.mark.docker
 @pytest.mark.e2e
 def test_docker_source_matches_archive(bookworm_image, debian_archive, capsys):
-    assert main(["inspect", f"docker:{IMAGE}", "-o", "json"]) == 0
+    # no layer cache: the docker-archive's layers have the same diff_ids and would be served from it
+    assert main(["inspect", f"docker:{IMAGE}", "--no-cache", "-o", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)["image"]
     assert doc["digest"] == bookworm_image.id  # the image ID: the digest of its config
     assert doc["platform"] == "linux/amd64"
-    facts = api.inspect_image(f"docker:{IMAGE}")
+    facts = api.inspect_image(f"docker:{IMAGE}", use_cache=False)
     reference = api.inspect_image(f"docker-archive:{debian_archive('bookworm')}")
     lib = facts.rdma.libibverbs
     assert (lib.version, lib.rdma_core, lib.private_abi) == ("1.14.44.0", "44.0", 34)
@@ -91,7 +92,7 @@ def two_layer_image(docker_client):
 
 @pytest.mark.docker
 def test_docker_source_layer_order_and_env(two_layer_image):
-    facts = api.inspect_image("docker:imgcheck-test/two-layers:latest")
+    facts = api.inspect_image("docker:imgcheck-test/two-layers:latest", use_cache=False)
     assert len(facts.layers) == 2
     assert facts.os.version_id == "13"  # the top layer's copy wins
     assert facts.os.layer == facts.layers[1].diff_id

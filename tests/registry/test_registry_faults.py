@@ -242,7 +242,7 @@ def test_endless_drops_give_up(proxy, pushed):
 def test_wrong_blob_bytes_are_bad_input(proxy, pushed, capsys):
     _, layer = pushed
     proxy.add("GET", f"/blobs/{layer}", "corrupt")
-    assert main(["inspect", f"{proxy.host}/faults/img:v1", "-o", "json"]) == 2
+    assert main(["inspect", f"{proxy.host}/faults/img:v1", "--no-cache", "-o", "json"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # never a result from bad bytes
     assert captured.err.count("\n") == 1
