@@ -13,6 +13,7 @@ MODULES = (
     "check_cmd",
     "matrix_cmd",
     "triage_cmd",
+    "verify_cmd",
 )
 
 

@@ -1,0 +1,12 @@
+"""`imgcheck verify`: run a small verifier inside the image on this node and join what really
+happens with the static prediction. See docs/verify.md."""
+
+from __future__ import annotations
+
+__all__ = ["verify_image"]
+
+
+def verify_image(*args, **kwargs):
+    from .run import verify_image as _verify_image  # lazy: importing the package stays cheap
+
+    return _verify_image(*args, **kwargs)

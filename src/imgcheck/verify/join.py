@@ -1,0 +1,315 @@
+"""Join what the verifier saw with what imgcheck predicted without running the image.
+
+Each prediction becomes a Check: confirmed, contradicted, or not testable here (with the reason).
+A contradiction means the static side (an extractor or a matrix rule) is wrong: it is reported as a
+problem to fix, never silently resolved. Predictions come from the image facts (always, when they
+could be read) and from the engine's findings for this node (when the engine and a node probe are
+available). What the verifier saw that no prediction covers is an Observation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model.image import ImageFacts
+from .result import DeviceResult, VerifierOutput
+
+CONFIRMED = "confirmed"
+CONTRADICTED = "contradicted"
+NOT_TESTABLE = "not testable here"
+FIX = "contradicted: matrix/extractor problem to fix"
+
+NO_DEVICE = "no RDMA device exists on this machine"
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str  # e.g. "symbol ibv_reg_dmabuf_mr@IBVERBS_1.12" or "finding RDMA-PABI-MISMATCH"
+    source: str  # "image facts" | "finding <RULE-ID>"
+    prediction: str
+    observed: str
+    status: str  # confirmed | contradicted | not testable here
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Observation:
+    id: str
+    severity: str  # error | warning | info
+    message: str
+
+
+def _check(id_: str, source: str, prediction: str, observed: str, agree: bool | None,
+           why_untestable: str | None = None) -> Check:
+    if agree is None:
+        return Check(id_, source, prediction, observed, NOT_TESTABLE, why_untestable)
+    if agree:
+        return Check(id_, source, prediction, observed, CONFIRMED)
+    return Check(id_, source, prediction, observed, CONTRADICTED, FIX)
+
+
+def _provider_key(name: str | None) -> str | None:
+    """'mlx5', '/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5' and 'libmlx5-rdmav34.so' all name mlx5."""
+    if not name:
+        return None
+    base = name.rsplit("/", 1)[-1]
+    base = base.split("-rdmav", 1)[0]
+    return base[3:] if base.startswith("lib") and "/" in name else base
+
+
+# ------------------------------------------------------------------------------------------ image facts
+
+def checks_from_facts(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
+    checks: list[Check] = []
+    lib = facts.rdma.libibverbs
+    loaded = out.libibverbs.opened is not None
+    src = "image facts"
+    last_error = next((t.error for t in reversed(out.libibverbs.tried) if t.error), None)
+    checks.append(_check(
+        "libibverbs loads", src,
+        f"NCCL's dlopen finds {lib.path}" if lib else "the image has no libibverbs: NCCL cannot use RDMA",
+        f"dlopen({out.libibverbs.opened}) -> {out.libibverbs.real_path}" if loaded
+        else f"dlopen failed: {last_error or 'no error text'}",
+        (lib is not None) == loaded))
+    if lib is None or not loaded:
+        return checks
+    if lib.version:
+        seen = out.libibverbs.file_version
+        checks.append(_check("libibverbs version", src, f"libibverbs.so.{lib.version} (rdma-core {lib.rdma_core})",
+                             f"libibverbs.so.{seen}" if seen else f"{out.libibverbs.real_path}",
+                             seen == lib.version))
+    if lib.private_abi is not None or out.libibverbs.private_abi is not None:
+        checks.append(_check("private ABI", src, f"IBVERBS_PRIVATE_{lib.private_abi}",
+                             f"IBVERBS_PRIVATE_{out.libibverbs.private_abi}" if out.libibverbs.private_abi is not None
+                             else "no verbs_register_driver_N@IBVERBS_PRIVATE_N found",
+                             lib.private_abi == out.libibverbs.private_abi))
+    defined = set(lib.symbol_versions)
+    for s in out.symbols:
+        if not defined:
+            break  # the extractor read no version definitions: nothing was predicted
+        predicted = s.version in defined
+        if s.version == "IBVERBS_1.8":
+            predicted = predicted or lib.has_reg_mr_iova2
+        if s.version == "IBVERBS_1.12":
+            predicted = predicted or lib.has_reg_dmabuf_mr
+        checks.append(_check(f"symbol {s.name}@{s.version}", src,
+                             f"{'present' if predicted else 'absent'} ({s.version} "
+                             f"{'defined' if s.version in defined else 'not defined'} by the ELF)",
+                             "found by dlvsym" if s.found else "dlvsym found nothing", predicted == s.found))
+    checks.extend(_provider_checks(facts, out))
+    return checks
+
+
+def _provider_checks(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
+    if out.providers is None:
+        return []
+    lib = facts.rdma.libibverbs
+    static = {_provider_key(p.name): p for p in facts.rdma.providers}
+    runtime = {_provider_key(d.name): d for d in out.providers.drivers if d.name}
+    checks = []
+    for key in sorted(k for k in set(static) | set(runtime) if k):
+        p, d = static.get(key), runtime.get(key)
+        if p is None:
+            predicted, why = False, "no provider library for it in the image"
+        elif not p.driver_file:
+            predicted, why = False, "no /etc/libibverbs.d driver file names it"
+        elif lib is not None and p.pabi is not None and p.pabi != lib.private_abi:
+            predicted, why = False, f"file is for private ABI {p.pabi}, libibverbs exports {lib.private_abi}"
+        elif lib is not None and p.private_abi_needed not in (None, lib.private_abi):
+            predicted, why = False, f"binds to IBVERBS_PRIVATE_{p.private_abi_needed}, libibverbs exports " \
+                                    f"{lib.private_abi}"
+        else:
+            predicted, why = True, f"{p.path} matches private ABI {lib.private_abi if lib else '?'}"
+        if d is None:
+            observed, ok = "no /etc/libibverbs.d driver file names it: libibverbs never loads it", False
+        elif d.loaded:
+            observed, ok = f"dlopen({d.library}) succeeded", True
+        else:
+            observed, ok = f"dlopen({d.library}) failed: {d.error}", False
+        checks.append(_check(f"provider {key} loads", "image facts",
+                             f"{'loads' if predicted else 'does not load'}: {why}", observed, predicted == ok))
+    return checks
+
+
+# ------------------------------------------------------------------------------------------ engine findings
+
+def _no_device_reason(out: VerifierOutput) -> str:
+    if not out.sysfs.class_infiniband:
+        return NO_DEVICE
+    if not out.sysfs.dev_infiniband:
+        return "the node's RDMA devices were not passed into the container"
+    return "libibverbs opened no device"
+
+
+def _registrations(out: VerifierOutput, memory_prefix: str, label: str | None = None, call: str | None = None):
+    for dev in out.device_results:
+        for r in dev.registrations:
+            if r.memory.startswith(memory_prefix) and (label is None or r.label == label) \
+                    and (call is None or r.call == call):
+                yield dev, r
+
+
+def _provider_names_in(finding) -> set[str]:
+    names = set()
+    for ev in finding.evidence:
+        parts = ev.fact.split(".")
+        if len(parts) >= 4 and parts[:3] == ["image", "rdma", "providers"]:
+            names.add(parts[3])
+    return names
+
+
+def check_from_finding(finding, out: VerifierOutput) -> Check:
+    rid = finding.id
+    src = f"finding {rid}"
+    pred = finding.predicted_error or finding.title
+    gpu_reason = "no GPU/CUDA driver in the container on this machine" if out.gpu.status != "tested" else None
+    device_reason = _no_device_reason(out) if not out.device_results else None
+    drivers = {_provider_key(d.name): d for d in (out.providers.drivers if out.providers else ()) if d.name}
+
+    if rid == "RDMA-NO-LIBIBVERBS":
+        loaded = out.libibverbs.opened is not None
+        return _check(rid, src, pred, f"libibverbs {'loaded: ' + str(out.libibverbs.real_path) if loaded else 'not found'}",
+                      not loaded)
+    if rid == "RDMA-PABI-MISMATCH":
+        names = _provider_names_in(finding)
+        seen = [drivers[n] for n in names if n in drivers]
+        if not seen:
+            return _check(rid, src, pred, "no driver file names these providers", None,
+                          "libibverbs only loads providers named in /etc/libibverbs.d")
+        failed = [d for d in seen if not d.loaded]
+        observed = "; ".join(f"{_provider_key(d.name)}: {'loaded' if d.loaded else d.error}" for d in seen)
+        return _check(rid, src, pred, observed, bool(failed))
+    if rid == "RDMA-NO-MLX5-PROVIDER":
+        d = drivers.get("mlx5")
+        return _check(rid, src, pred, "mlx5 provider " + ("loaded" if d and d.loaded else "not loadable"),
+                      not (d and d.loaded))
+    if rid == "UVERBS-ABI-RANGE":
+        abi = out.sysfs.uverbs_abi_version
+        if abi is None:
+            return _check(rid, src, pred, "no /sys/class/infiniband_verbs/abi_version", None, NO_DEVICE)
+        return _check(rid, src, pred, f"uverbs ABI {abi}", not out.devices.list_ok)
+    if rid == "RO-MASKED-SAFE":
+        regs = list(_registrations(out, "host", label="base+ro", call="ibv_reg_mr_iova2"))
+        if not regs:
+            return _check(rid, src, pred, "no registration attempted", None, device_reason or "no iova2 symbol")
+        failed = [r for _, r in regs if not r.ok]
+        observed = "; ".join(f"{d.name}: {'ok' if r.ok else r.errno_name}" for d, r in regs)
+        return _check(rid, src, pred, observed, not failed)
+    if rid == "DMABUF-UNSUPPORTED":
+        probes = [(d.name, d.dmabuf_probe) for d in out.device_results if d.dmabuf_probe]
+        if not probes:
+            return _check(rid, src, pred, "no DMA-BUF probe ran", None, device_reason or "no protection domain")
+        observed = "; ".join(f"{n}: {'supported' if p.supported else 'unsupported'} ({p.errno_name})"
+                             for n, p in probes)
+        return _check(rid, src, pred, observed, any(not p.supported for _, p in probes))
+    if rid in ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER"):
+        if gpu_reason or device_reason:
+            return _check(rid, src, pred, "GPU memory registration not run", None, device_reason or gpu_reason)
+        memory = "gpu:cuMemCreate" if rid == "CUMEM-OLD-DRIVER" else "gpu:cuMemAlloc"
+        regs = [r for _, r in _registrations(out, memory) if r.call != "ibv_reg_dmabuf_mr"]
+        if not regs:
+            return _check(rid, src, pred, f"no {memory} buffer could be allocated", None, "CUDA allocation failed")
+        failed = [r for r in regs if not r.ok]
+        observed = "; ".join(f"{r.call} {r.label}: {'ok' if r.ok else r.errno_name}" for r in regs)
+        return _check(rid, src, pred, observed, bool(failed))
+    if rid == "CUDA-DRIVER-TOO-OLD":
+        if out.gpu.init is None:
+            return _check(rid, src, pred, out.gpu.detail or out.gpu.status, None, gpu_reason)
+        return _check(rid, src, pred, f"cuInit: {out.gpu.init.name or out.gpu.init.code}", out.gpu.init.code != 0)
+    if rid == "MEMLOCK-TOO-LOW":
+        return _check(rid, src, pred, "verify sets the container's memlock limit itself", None,
+                      "run with --memlock default to see the runtime's own limit")
+    return _check(rid, src, pred, "not exercised by the verifier", None,
+                  "the verifier does not exercise this (Env, OFED packaging or NCCL settings)")
+
+
+# ------------------------------------------------------------------------------------------ observations
+
+def observations(out: VerifierOutput) -> list[Observation]:
+    obs: list[Observation] = []
+    s = out.sysfs
+    if not s.class_infiniband:
+        obs.append(Observation("rdma-devices", "info",
+                               f"No RDMA device exists on this machine (/sys/class/infiniband is "
+                               f"{'absent' if s.class_infiniband is None else 'empty'}): opening devices and "
+                               "registering memory are not testable here."))
+    elif not s.dev_infiniband:
+        obs.append(Observation("rdma-devices", "warning",
+                               f"This node has RDMA devices ({', '.join(s.class_infiniband)}) but /dev/infiniband "
+                               "was not passed into the container."))
+    elif out.devices.count == 0:
+        obs.append(Observation("rdma-devices", "error",
+                               f"This node has RDMA devices ({', '.join(s.class_infiniband)}) but the image's "
+                               "libibverbs found none: its providers do not match (see the provider checks and "
+                               "libibverbs warnings). NCCL would print `NET/IB : No device found`."))
+    if out.libibverbs.opened is not None and not out.devices.list_ok:
+        obs.append(Observation("ibv_get_device_list", "info",
+                               f"ibv_get_device_list failed with {out.devices.errno_name} ({out.devices.message})"))
+    for d in out.providers.drivers if out.providers else ():
+        if d.exists and not d.loaded:
+            obs.append(Observation(f"provider {_provider_key(d.name)}", "error",
+                                   f"provider {d.library} does not load: {d.error}"))
+    if out.providers and out.providers.other_abi_files:
+        obs.append(Observation("provider files", "warning",
+                               "provider files for another private ABI than this libibverbs "
+                               f"(IBVERBS_PRIVATE_{out.libibverbs.private_abi}): "
+                               f"{', '.join(out.providers.other_abi_files)}"))
+    for line in out.warnings:
+        obs.append(Observation("stderr", "warning", line))
+    for dev in out.device_results:
+        obs.extend(_device_observations(dev))
+    obs.extend(_gpu_observations(out))
+    if out.memlock.soft is not None:
+        soft = "unlimited" if out.memlock.soft < 0 else f"{out.memlock.soft // 1024} KiB"
+        obs.append(Observation("memlock", "info", f"memlock limit inside the container: {soft}"))
+    return obs
+
+
+def _device_observations(dev: DeviceResult) -> list[Observation]:
+    obs = []
+    if not dev.open.ok:
+        return [Observation(f"device {dev.name}", "error", f"ibv_open_device failed: {dev.open.errno_name}")]
+    if dev.alloc_pd is not None and not dev.alloc_pd.ok:
+        return [Observation(f"device {dev.name}", "error", f"ibv_alloc_pd failed: {dev.alloc_pd.errno_name}")]
+    for r in dev.registrations:
+        where = f"device {dev.name} {r.memory} {r.call} {r.access_names}"
+        if not r.symbol_available:
+            obs.append(Observation(where, "info", f"{r.call} is not exported by this libibverbs; NCCL would not call it"))
+        elif r.ok:
+            obs.append(Observation(where, "info", f"registered ({r.why})"))
+        else:
+            obs.append(Observation(where, "error", f"{r.errno_name}: {r.nccl_message()} ({r.why})"))
+    if dev.dmabuf_probe is not None:
+        p = dev.dmabuf_probe
+        obs.append(Observation(f"device {dev.name} dma-buf", "info",
+                               "ibv_reg_dmabuf_mr is not exported" if not p.symbol_available else
+                               f"DMA-BUF registration {'supported' if p.supported else 'not supported'} by the "
+                               f"kernel/driver (probe with fd -1 gave {p.errno_name})"))
+    return obs
+
+
+def _gpu_observations(out: VerifierOutput) -> list[Observation]:
+    g = out.gpu
+    if g.status == "skipped":
+        return [Observation("gpu", "info", "GPU checks skipped")]
+    if g.status == "no-libcuda":
+        return [Observation("gpu", "info", "No CUDA driver library (libcuda.so.1) in the container: this machine "
+                                           "has no GPU or none was passed in, so GPU memory registration "
+                                           "(cuMemAlloc/cuMemCreate buffers via peer memory or DMA-BUF) is not "
+                                           "testable here.")]
+    if g.status == "no-gpu":
+        return [Observation("gpu", "info", f"{g.detail}; GPU memory registration is not testable here.")]
+    if g.status == "error":
+        return [Observation("gpu", "error", g.detail or "CUDA error")]
+    obs = [Observation("gpu", "info", f"CUDA driver API {g.driver_api_version}, {g.device_count} device(s); "
+                                      f"attributes of device 0: {g.attributes}")]
+    for b in g.buffers:
+        if b.error or (b.alloc and b.alloc.code != 0):
+            obs.append(Observation(f"gpu {b.memory}", "error",
+                                   f"allocation failed: {b.error or b.alloc.name or b.alloc.code}"))
+        elif b.dmabuf_export and b.dmabuf_export.code != 0:
+            obs.append(Observation(f"gpu {b.memory}", "info",
+                                   f"no DMA-BUF export: {b.dmabuf_export.name or b.dmabuf_export.code}"))
+    if not out.device_results:
+        obs.append(Observation("gpu", "info", f"GPU buffers were allocated but not registered: {_no_device_reason(out)}"))
+    return obs
