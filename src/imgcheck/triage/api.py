@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from typing import IO
 
 from .. import __version__
@@ -30,10 +29,7 @@ def load_node(name: str | None = None, facts_path: str | None = None) -> NodeFac
         from ..node.inventory import Inventory
     except ImportError:
         raise UnavailableError("the node inventory is not available in this build; pass --node-facts FILE") from None
-    facts = Inventory.default().get(name)
-    if facts is None:
-        raise UnavailableError(f"node {name!r} is not in the inventory (imgcheck node list)")
-    return facts
+    return Inventory.default().get(name)  # raises UnavailableError for an unknown node
 
 
 def load_image(reference: str | None, platform=None) -> ImageFacts | None:
@@ -44,26 +40,23 @@ def load_image(reference: str | None, platform=None) -> ImageFacts | None:
 
 
 def engine_findings(image: ImageFacts, node: NodeFacts | None) -> tuple[tuple[Finding, ...], str | None]:
-    """Findings of the static check engine for this image and node, when the engine exists."""
-    from .. import api as core
-    check = getattr(core, "check_image", None)
-    if check is None:
+    """Findings of the static check (the engine behind `imgcheck check`) for these facts.
+
+    Calls the engine on the facts already read instead of api.check_image, which would read
+    the image a second time. Guarded: triage works in a build without the engine.
+    """
+    if node is None:
+        return (), "the static check needs node facts (--node or --node-facts)"
+    try:
+        from ..engine import REQUIRED_ROWS, build_report
+        from ..matrix import load_matrix
+    except ImportError:
         return (), "the static check engine is not available in this build; the notes above come from the facts directly"
     try:
-        params = inspect.signature(check).parameters
-        kwargs = {}
-        if node is not None:
-            if "nodes" in params:
-                kwargs["nodes"] = [node]
-            elif "node_facts" in params:
-                kwargs["node_facts"] = [node]
-        result = check(image, **kwargs)
-    except (ImgcheckError, TypeError, ValueError) as exc:  # a different engine API or an engine error: report, do not fail triage
-        return (), f"the static check engine could not run: {exc}"
-    findings = getattr(result, "findings", result)
-    if isinstance(findings, (list, tuple)) and all(isinstance(f, Finding) for f in findings):
-        return tuple(findings), None
-    return (), "the static check engine returned a result this triage does not understand"
+        report = build_report(image, [node], load_matrix(None, required=REQUIRED_ROWS))
+    except ImgcheckError as exc:  # a broken matrix should not hide the triage result
+        return (), f"the static check could not run: {exc}"
+    return tuple(report.findings), None
 
 
 def triage(logs: list[str], *, image: str | None = None, node: str | None = None, node_facts: str | None = None,

@@ -1,0 +1,113 @@
+"""Real log excerpts from public issue threads (tests/triage/logs, cited in logs/README.md):
+triage must name the expected first signature, first failing rank/host and first cause."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from imgcheck.cli.main import main
+from imgcheck.triage import triage
+
+HERE = os.path.dirname(__file__)
+with open(os.path.join(HERE, "cases.json"), encoding="utf-8") as _fh:
+    CASES = json.load(_fh)["cases"]
+
+
+def _paths(case):
+    return [os.path.join(HERE, p) for p in case["logs"]]
+
+
+def _id(case):
+    return os.path.basename(case["logs"][0]).rsplit(".", 1)[0] if len(case["logs"]) == 1 else case["logs"][0].split("/")[1]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_real_excerpt(case):
+    report = triage(_paths(case))
+    assert report.verdict == case["verdict"]
+    ids = [d.signature for d in report.diagnoses]
+    if "first" in case:
+        assert report.first_failure is not None
+        assert report.first_failure.signature == case["first"]
+        assert ids[0] == case["first"]  # the text leads with the first failure's signature
+    if "diagnoses" in case:
+        assert ids == case["diagnoses"]
+    for sid in case.get("also", []):
+        assert sid in ids
+    for sid in case.get("absent", []):
+        assert sid not in ids
+    if "rank" in case:
+        assert report.first_failure.where.rank == case["rank"]
+    if "host" in case:
+        assert report.first_failure.where.host == case["host"]
+    if "first_file" in case:
+        assert report.first_failure.where.source == os.path.join(HERE, case["first_file"])
+        assert report.first_failure.where.source != _paths(case)[0]  # not simply the first file given
+    if "timeline_ranks" in case:
+        assert [t.where.rank for t in report.timeline] == case["timeline_ranks"]
+    if "first_cause" in case:
+        assert report.diagnoses[0].causes[0].id == case["first_cause"]
+    for sid, cause in case.get("cause_of", {}).items():
+        d = next(d for d in report.diagnoses if d.signature == sid)
+        assert d.causes[0].id == cause
+    if "occurrences" in case:
+        assert report.diagnoses[0].occurrences == case["occurrences"]
+    if "hosts" in case:
+        assert list(report.diagnoses[0].hosts) == case["hosts"]
+    for key in ("nccl_versions", "ib_devices", "networks"):
+        if key in case:
+            assert list(getattr(report.context, key)) == case[key]
+    if "relaxed_ordering" in case:
+        assert report.context.relaxed_ordering is case["relaxed_ordering"]
+    # every diagnosis carries its sources and an ordered list of next commands
+    for d in report.diagnoses:
+        assert d.sources and d.confidence in ("verified", "reported", "vendor-guidance", "hypothesis")
+        assert [c.order for c in d.causes] == list(range(1, len(d.causes) + 1))
+        assert all(c.next for c in d.causes)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_exit_code_and_json(case, capsys):
+    rc = main(["triage", *_paths(case), "-o", "json"])
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    assert rc == case["exit"]
+    assert doc["schema_version"] == 1 and doc["kind"] == "triage"
+    assert doc["verdict"] == case["verdict"]
+    if case["verdict"] == "no_known_signature":
+        assert doc["first_failure"] is None and doc["diagnoses"] == []
+        assert len(doc["general_order"]) >= 3 and doc["general_sources"]
+
+
+def test_no_signature_text_is_honest(capsys):
+    rc = main(["triage", os.path.join(HERE, "logs", "nccl-tests-185-no-signature.log"), "-o", "table"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "NO KNOWN SIGNATURE" in out
+    assert "General triage order" in out
+    assert "FIRST FAILURE" not in out and "SIGNATURE " not in out.replace("NO KNOWN SIGNATURE", "")
+    # the INFO context is still reported
+    assert "NCCL 2.19.3" in out and "[RO]" in out
+
+
+def test_table_leads_with_first_failure_and_causes(capsys):
+    logs = [os.path.join(HERE, "logs", "basicsr-737", f"rank{r}.log") for r in (1, 0, 2)]
+    rc = main(["triage", *logs, "-o", "table"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    lines = out.splitlines()
+    first = next(i for i, l in enumerate(lines) if l.startswith("FIRST FAILURE"))
+    sig = next(i for i, l in enumerate(lines) if l.startswith("SIGNATURE"))
+    assert first < sig
+    assert lines[first].startswith("FIRST FAILURE  rank 0")
+    assert "TORCH-WATCHDOG-TIMEOUT" in lines[sig]
+    # the vendor order: data starvation, silent crash, NCCL test on the same nodes, fabric last
+    steps = [l for l in lines[sig:] if re.match(r"\s+\d+\. \[", l)]
+    assert "Dataloader or storage" in steps[0]
+    assert "died or hung" in steps[1]
+    assert "NCCL test on the same nodes" in steps[2]
+    assert "fabric" in steps[3]
