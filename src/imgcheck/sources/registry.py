@@ -11,10 +11,10 @@ import hashlib
 import ipaddress
 import json
 import os
-import warnings
 from typing import Callable, Iterable
 
 import requests
+import urllib3
 
 from ..errors import BadInputError, UnavailableError
 from .base import (DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, INDEX_MEDIA_TYPES, OCI_INDEX, OCI_MANIFEST, LayerRef,
@@ -75,6 +75,10 @@ class RegistryClient:
         self.auth = RegistryAuth(ref.registry, ref.repository, self.http, self.may_use_http, lookup=lookup)
         self.scope = f"repository:{ref.repository}:pull"
         self._base: str | None = None
+        if not self.verify:
+            # the user allowed this host unverified TLS; one warning per request would drown the output
+            # (set once: warnings.catch_warnings is not thread-safe, and layers are read in threads)
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
 
     def may_use_http(self, host: str) -> bool:
         host = host.lower()
@@ -92,9 +96,7 @@ class RegistryClient:
             else:
                 self._base = f"https://{self.host}"
                 try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        self.http.send("GET", f"https://{self.host}/v2/", verify=False, attempts=1).close()
+                    self.http.send("GET", f"https://{self.host}/v2/", verify=False, attempts=1).close()
                 except (requests.exceptions.SSLError, UnavailableError):
                     self._base = f"http://{self.host}"
         return self._base
@@ -102,14 +104,13 @@ class RegistryClient:
     def request(self, method: str, path: str, headers: dict | None = None, stream: bool = False) -> requests.Response:
         url = f"{self.base()}/v2/{self.ref.repository}/{path}"
         for attempt in range(3):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # InsecureRequestWarning for --insecure-registry hosts
-                try:
-                    resp = self.http.send(method, url, headers={**(headers or {}), **self.auth.headers()},
-                                          stream=stream, verify=self.verify)
-                except requests.exceptions.SSLError as exc:
-                    raise UnavailableError(f"{self.host}: TLS failed ({_ssl_reason(exc)}); for a registry "
-                                           "with a self-signed certificate use --insecure-registry") from None
+            try:
+                resp = self.http.send(method, url, headers={**(headers or {}), **self.auth.headers()},
+                                      stream=stream, verify=self.verify)
+            except requests.exceptions.SSLError as exc:
+                raise UnavailableError(f"{self.host}: TLS failed ({_ssl_reason(exc)}); if this registry speaks "
+                                       f"plain HTTP or has a self-signed certificate and you trust it, use "
+                                       f"--insecure-registry {self.host}") from None
             if resp.status_code != 401 or attempt == 2:
                 return resp
             resp.close()
