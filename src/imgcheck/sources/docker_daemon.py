@@ -25,6 +25,9 @@ from .base import LayerRef, OpenedImage, VerifyingReader, parse_digest
 from .platform import Platform, parse_platform
 
 MAX_JSON = 8 * 1024 * 1024
+# Per socket read. Docker 20.10 exports a whole image to a temp dir before its first byte, which
+# takes minutes for a 20 GB framework image; the SDK's 60 s default would cut that off.
+DEFAULT_TIMEOUT = 900
 MAX_MEMBERS = 100_000
 CHUNK = 1 << 20
 
@@ -106,9 +109,8 @@ class DockerDaemonSource:
         import docker
 
         if self._client is None:
-            kw = {"timeout": int(self.timeout)} if self.timeout else {}
             try:
-                self._client = docker.from_env(**kw)
+                self._client = docker.from_env(timeout=int(self.timeout or DEFAULT_TIMEOUT))
                 self._client.ping()
             except Exception as exc:  # DockerException, requests errors: the daemon is not there
                 from .http import describe
