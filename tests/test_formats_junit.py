@@ -8,6 +8,7 @@ import junitparser
 from formats_sample import sample_report
 
 from imgcheck.formats.report_formats import render
+from imgcheck.model.node import NodeFacts
 from imgcheck.model.report import Finding, Report, Unknown
 
 
@@ -103,3 +104,36 @@ def test_ignored_rules_are_skipped_with_the_reason(tmp_path):
     assert ("gpu-a01", "NODE-GDR-OFF") in cases and cases[("gpu-a01", "NODE-GDR-OFF")].is_passed
     for node in ("gpu-a01", "gpu-a02", "gpu-b01"):
         assert cases[(node, "ENV-TRAP")].result[0].message == "ignored (--ignore): no reason given"
+
+
+def test_large_fleet_groups_nodes_with_identical_results(tmp_path):
+    names = tuple(f"n{i:04d}" for i in range(1000))
+    findings = (
+        Finding(id="R-ERR", severity="error", title="t", predicted_error="boom", mechanism="m",
+                confidence="verified", nodes=names[:300]),
+        Finding(id="R-WARN", severity="warning", title="t", predicted_error=None, mechanism="m",
+                confidence="verified", nodes=names[200:600]),
+    )
+    report = Report(image=sample_report().image, nodes=tuple(NodeFacts(name=n) for n in names),
+                    findings=findings, verdict="fail")
+    xml = _parse(tmp_path, render(report, "junit"))
+    suites = list(xml)
+    # four distinct outcomes: err only, err+warn, warn only, clean
+    assert len(suites) == 4
+    members = {}
+    for suite in suites:
+        props = {p.name: p.value for p in suite.properties()}
+        members[suite.name] = props["nodes"].split(",")
+    assert sorted(n for group in members.values() for n in group) == list(names)  # every node, once
+    failing = {n for suite in suites for case in suite if not case.is_passed and case.result
+               for n in members[suite.name]}
+    assert failing == set(names[:300])
+    assert "n0000 and 199 more nodes" in members  # the err-only group, named by its first node
+
+
+def test_small_fleet_keeps_one_suite_per_node(tmp_path):
+    names = tuple(f"n{i:03d}" for i in range(150))
+    finding = Finding(id="R", severity="error", title="t", predicted_error=None, mechanism="m",
+                      confidence="verified", nodes=names)
+    xml = _parse(tmp_path, render(Report(image=sample_report().image, findings=(finding,), verdict="fail"), "junit"))
+    assert sorted(s.name for s in xml) == list(names)

@@ -1,7 +1,8 @@
 """JUnit XML: one test case per (node, rule), so a CI test tab shows which node fails which rule.
 
 - one <testsuite> per node (classname = node name, name = rule id); findings about the image alone
-  (no node) go to a suite named after the image;
+  (no node) go to a suite named after the image; above MAX_NODE_SUITES nodes, nodes with identical
+  results share one suite ("gpu-a01 and 499 more nodes", all names in its "nodes" property);
 - an error finding is a <failure>; a warning is a <failure> only when fail_on == "warning" (as with
   `--fail-on warning`), otherwise a passing case whose <system-out> says why; info always passes;
 - an unknown (rule not decidable) is <skipped>, and so is a rule the user ignored with --ignore;
@@ -17,6 +18,9 @@ from ..model.report import Finding, Report, Unknown
 from .report_text import value_text
 
 IMAGE_SUITE_PREFIX = "image "
+# Up to this many nodes, one suite per node; above it (fleets of thousands) nodes with identical results
+# share a suite whose "nodes" property lists them all, keeping the XML small enough for CI test tabs.
+MAX_NODE_SUITES = 200
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # not allowed in XML 1.0
 
 
@@ -47,6 +51,8 @@ class _Suite:
     def __init__(self, name: str, classname: str):
         self.name = name
         self.classname = classname
+        self.members: list[str] = []  # node names, when this suite stands for a group of nodes
+        self.is_image = False  # the suite of findings about the image alone
         self.cases: dict[str, tuple[list[Finding], list[Unknown]]] = {}
         self.ignored: dict[str, str] = {}  # rule -> reason it was ignored (--ignore)
 
@@ -57,6 +63,7 @@ class _Suite:
 def _suites(report: Report) -> list[_Suite]:
     image_name = IMAGE_SUITE_PREFIX + report.image.reference
     image_suite = _Suite(image_name, report.image.reference)
+    image_suite.is_image = True
     node_suites = {n.name: _Suite(n.name, n.name) for n in report.nodes}
 
     def suite_for(node: str) -> _Suite:
@@ -70,12 +77,11 @@ def _suites(report: Report) -> list[_Suite]:
     for u in report.unknowns:
         for suite in [suite_for(n) for n in u.nodes] or [image_suite]:
             suite.case(u.rule)[1].append(u)
-    ignored: dict[tuple[str, str], str] = {}  # (suite name, rule) -> reason, from --ignore
-    for sup in getattr(report, "suppressed", ()):
+    for sup in getattr(report, "suppressed", ()):  # what --ignore removed: skipped, with the reason
         targets = [suite_for(sup.node)] if sup.node else (list(node_suites.values()) or [image_suite])
         for suite in targets:
             suite.case(sup.rule)
-            ignored[(suite.name, sup.rule)] = sup.reason or "no reason given"
+            suite.ignored[sup.rule] = sup.reason or "no reason given"
     node_rules = list(dict.fromkeys(r for s in node_suites.values() for r in s.cases))
     for suite in node_suites.values():
         for rule in node_rules:  # rules that hit other nodes pass here
@@ -86,8 +92,6 @@ def _suites(report: Report) -> list[_Suite]:
                                                            + [u.rule for u in report.unknowns]))}
     for suite in (image_suite, *node_suites.values()):  # the same rule order in every suite
         suite.cases = dict(sorted(suite.cases.items(), key=lambda kv: order.get(kv[0], len(order))))
-    for suite in (image_suite, *node_suites.values()):
-        suite.ignored = {rule: why for (name, rule), why in ignored.items() if name == suite.name}
     suites = list(node_suites.values())
     if image_suite.cases or not suites:
         if not image_suite.cases:
@@ -96,10 +100,32 @@ def _suites(report: Report) -> list[_Suite]:
     return suites
 
 
-def to_junit(report: Report, fail_on: str = "error") -> ET.Element:
+def _grouped(suites: list[_Suite]) -> list[_Suite]:
+    """Merge node suites whose every case has the same outcome: one suite per group of nodes."""
+    groups: dict[tuple, list[_Suite]] = {}
+    for suite in suites:
+        signature = tuple((rule, tuple(map(id, fs)), tuple(u.reason for u in us), suite.ignored.get(rule))
+                          for rule, (fs, us) in suite.cases.items())
+        groups.setdefault(signature, []).append(suite)
+    merged = []
+    for members in groups.values():
+        first = members[0]
+        label = first.name if len(members) == 1 else f"{first.name} and {len(members) - 1} more nodes"
+        group = _Suite(label, label)
+        group.cases, group.ignored = first.cases, first.ignored
+        group.members = [m.name for m in members]
+        merged.append(group)
+    return merged
+
+
+def to_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_NODE_SUITES) -> ET.Element:
     root = ET.Element("testsuites", name="imgcheck")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
-    for suite in _suites(report):
+    suites = _suites(report)
+    node_suites = [s for s in suites if not s.is_image]
+    if len(node_suites) > max_node_suites:
+        suites = [s for s in suites if s.is_image] + _grouped(node_suites)
+    for suite in suites:
         counts = {"tests": 0, "failures": 0, "skipped": 0}
         el = ET.SubElement(root, "testsuite", name=_clean(suite.name))
         props = ET.SubElement(el, "properties")
@@ -107,6 +133,8 @@ def to_junit(report: Report, fail_on: str = "error") -> ET.Element:
                            ("verdict", report.verdict), ("fail_on", fail_on)):
             if value:
                 ET.SubElement(props, "property", name=key, value=_clean(value))
+        if suite.members:
+            ET.SubElement(props, "property", name="nodes", value=_clean(",".join(suite.members)))
         for rule, (findings, unknowns) in suite.cases.items():
             counts["tests"] += 1
             case = ET.SubElement(el, "testcase", classname=_clean(suite.classname), name=_clean(rule), time="0")
@@ -136,7 +164,7 @@ def to_junit(report: Report, fail_on: str = "error") -> ET.Element:
     return root
 
 
-def render_junit(report: Report, fail_on: str = "error") -> str:
-    root = to_junit(report, fail_on=fail_on)
+def render_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_NODE_SUITES) -> str:
+    root = to_junit(report, fail_on=fail_on, max_node_suites=max_node_suites)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
