@@ -110,8 +110,9 @@ class DockerDaemonSource:
 
         if self._client is None:
             try:
-                self._client = docker.from_env(timeout=int(self.timeout or DEFAULT_TIMEOUT))
+                self._client = docker.from_env(timeout=15)  # a daemon that is there answers at once
                 self._client.ping()
+                self._client.api.timeout = int(self.timeout or DEFAULT_TIMEOUT)
             except Exception as exc:  # DockerException, requests errors: the daemon is not there
                 from .http import describe
 
