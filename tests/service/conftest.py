@@ -97,7 +97,7 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.1):
 class ThreadedService:
     """The real app served by uvicorn on 127.0.0.1 in a background thread."""
 
-    def __init__(self, config_path: str, check=None, start_workers: bool = True):
+    def __init__(self, config_path: str, check=None, start_workers: bool = True, port: int | None = None):
         import uvicorn
 
         from imgcheck.service.app import create_app
@@ -106,7 +106,7 @@ class ThreadedService:
 
         self.config = load_config(config_path)
         self.app = create_app(self.config, check=check or check_job, start_workers=start_workers)
-        self.port = free_port()
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="on"))
@@ -151,7 +151,8 @@ class ServiceProcess:
             return False
 
     def output(self) -> str:
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         with open(self.log_path, errors="replace") as fh:
             return fh.read()
 
@@ -175,7 +176,9 @@ def imgcheck_home(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("IMGCHECK_HOME", str(home))
-    monkeypatch.delenv("REGISTRY_AUTH_FILE", raising=False)
+    # the service points REGISTRY_AUTH_FILE at its own file; restore the variable afterwards
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", "")
+    monkeypatch.delenv("REGISTRY_AUTH_FILE")
     return str(home)
 
 
