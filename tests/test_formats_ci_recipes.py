@@ -102,3 +102,22 @@ def test_parser_check_really_rejects_unknown_flags():
         pytest.skip("the check command is not registered in this tree yet")
     with pytest.raises(SystemExit):
         cli_main.build_parser().parse_args(["check", "img", "--no-such-flag"])
+
+
+def test_sarif_run_category_is_per_image_repository():
+    """The recipe relies on the SARIF's own automationDetails.id instead of a `category:` input."""
+    import dataclasses
+    import json
+
+    from formats_sample import sample_report
+
+    from imgcheck.formats.report_formats import render
+
+    report = sample_report()
+    ids = {json.loads(render(dataclasses.replace(report, image=dataclasses.replace(report.image, reference=ref)),
+                             "sarif"))["runs"][0]["automationDetails"]["id"]
+           for ref in ("registry.example/team/trainer:abc", "registry.example/team/trainer:def")}
+    assert ids == {"imgcheck/registry.example/team/trainer/"}  # same image, new tag: same category
+    steps = _load("github-actions.yml")["jobs"]["imgcheck"]["steps"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert "category" not in upload["with"]
