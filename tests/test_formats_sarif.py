@@ -107,6 +107,7 @@ def test_fingerprints_are_stable_across_runs_and_builds():
     ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example:5000/team/trainer"),
     ("registry:nvcr.io/nvidia/pytorch:24.05-py3", "nvcr.io/nvidia/pytorch"),
     ("docker-archive:/tmp/build/trainer.tar", "docker-archive:/tmp/build/trainer.tar"),
+    ("sif:/shared/images/trainer.sif", "sif:/shared/images/trainer.sif"),
 ])
 def test_image_repository(reference, repository):
     assert image_repository(reference) == repository
