@@ -290,3 +290,15 @@ def test_token_server_refusing_credentials(token_registry, token_pushed, no_cred
 def test_unknown_registry_reference_is_usage_error():
     with pytest.raises(UsageError):
         RegistrySource("127.0.0.1:5000/UPPER/case")
+
+
+def test_broken_credential_helper_does_not_block_anonymous_pull(token_registry, token_pushed, no_credentials,
+                                                              tmp_path, monkeypatch):
+    cfg = tmp_path / "docker"
+    cfg.mkdir()
+    (cfg / "config.json").write_text(json.dumps({"credsStore": "imgcheck-absent-helper"}))
+    monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+    facts = api.inspect_image(f"{token_registry.host}/public/img:v1")
+    assert facts.digest == token_pushed["public"].manifest_digest
+    with pytest.raises(UnavailableError, match="docker-credential-imgcheck-absent-helper"):
+        api.inspect_image(f"{token_registry.host}/private/img:v1")

@@ -20,6 +20,7 @@ import base64
 import json
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Mapping
 from urllib.parse import urlsplit
@@ -67,7 +68,9 @@ def _helper_get(helper: str, server: str, path: str) -> Credentials | None:
     from docker import credentials as dc
 
     try:
-        data = dc.Store(helper).get(server)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the SDK warns about a missing helper; we raise instead
+            data = dc.Store(helper).get(server)
     except dc.CredentialsNotFound:
         return None
     except dc.StoreError as exc:
@@ -151,8 +154,10 @@ def _from_docker_config(path: str, registry: str) -> Credentials | None:
     from docker import errors as de
 
     try:
-        config = da.load_config(config_path=path)
-        found = config.resolve_authconfig(registry)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the SDK warns about a missing helper; we raise instead
+            config = da.load_config(config_path=path)
+            found = config.resolve_authconfig(registry)
     except de.InvalidConfigFile as exc:
         raise BadInputError(f"{path}: {exc}") from None
     except de.DockerException as exc:  # a credential helper failed
@@ -233,18 +238,26 @@ class RegistryAuth:
         self._lookup = lookup
         self._creds: Credentials | None = None
         self._looked_up = False
+        self._problem: str | None = None
         self.header: str | None = None
 
     @property
     def credentials(self) -> Credentials | None:
         if not self._looked_up:
-            self._creds = self._lookup(self.registry, self.repository)
             self._looked_up = True
+            try:
+                self._creds = self._lookup(self.registry, self.repository)
+            except UnavailableError as exc:
+                # A broken credential helper must not block anonymous pulls of public images;
+                # it is named if the registry then asks for credentials.
+                self._problem = str(exc)
         return self._creds
 
     def describe_credentials(self) -> str:
         creds = self.credentials
-        return f"credentials from {creds.source}" if creds else "no credentials found"
+        if creds:
+            return f"credentials from {creds.source}"
+        return f"no credentials: {self._problem}" if self._problem else "no credentials found"
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": self.header} if self.header else {}
