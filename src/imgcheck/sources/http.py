@@ -20,6 +20,8 @@ import urllib3
 from ..errors import BadInputError, UnavailableError
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+# Failures no retry can mend ("Temporary failure in name resolution" is retried).
+PERMANENT = frozenset({"Name or service not known", "nodename nor servname provided, or not known"})
 
 
 @dataclass(frozen=True)
@@ -96,8 +98,9 @@ class HttpClient:
             except requests.exceptions.SSLError:
                 raise  # not transient; the caller decides (scheme fallback or a clear error)
             except NETWORK_ERRORS as exc:
-                if attempt == attempts:
-                    raise UnavailableError(f"cannot reach registry {host}: {describe(exc)}") from None
+                reason = describe(exc)
+                if attempt == attempts or reason in PERMANENT:
+                    raise UnavailableError(f"cannot reach registry {host}: {reason}") from None
                 self.sleep(self._delay(attempt))
                 continue
             if resp.status_code in RETRY_STATUS and attempt < attempts:
