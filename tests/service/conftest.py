@@ -188,7 +188,12 @@ def need_registry() -> None:
 
 
 def notifications_yaml(url: str, secret: str = SECRET) -> str:
-    """distribution's `notifications:` block: push events only, sent to the service."""
+    """distribution's `notifications:` block sending every event to the service.
+
+    No `ignoredmediatypes` filter here on purpose: the registry then also sends blob pushes and
+    pulls, and the service must ignore them itself. (docker-registry 2.8 does not know the newer
+    `ignore: {actions: ...}` key and silently sends pulls anyway; docs/webhook.md says so.)
+    """
     return f"""notifications:
   endpoints:
     - name: imgcheck
@@ -198,6 +203,4 @@ def notifications_yaml(url: str, secret: str = SECRET) -> str:
       timeout: 5s
       threshold: 3
       backoff: 1s
-      ignore:
-        actions: [pull, delete, mount]
 """

@@ -99,3 +99,19 @@ def test_config_in_the_kubernetes_manifest_parses(tmp_path):
     c = load_config(write(tmp_path, kinds["ConfigMap"]["data"]["imgcheck.toml"]),
                     env={"IMGCHECK_WEBHOOK_SECRET": "x", "IMGCHECK_REGISTRY_PASSWORD": "y"})
     assert c.database == "/var/lib/imgcheck/imgcheck.db"
+
+
+def test_serve_refuses_a_database_held_by_another_process(tmp_path, capsys):
+    from conftest import write_config
+    from imgcheck.cli.main import main
+    from imgcheck.service.store import Store
+
+    db = str(tmp_path / "q.db")
+    cfg = write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=db)
+    holder = Store(db)
+    holder.acquire_instance_lock()
+    try:
+        assert main(["serve", "--config", cfg, "--port", "1"]) == 3
+        assert "another imgcheck serve is using this database" in capsys.readouterr().err
+    finally:
+        holder.close()

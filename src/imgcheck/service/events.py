@@ -2,8 +2,9 @@
 
 Two payload shapes:
 - CNCF distribution (Debian's docker-registry, Docker's registry:2, GitLab, ...): the envelope
-  `{"events": [...]}` sent as application/vnd.docker.distribution.events.v2+json
-  (distribution docs/content/about/notifications.md). Only `push` events whose target is a manifest
+  `{"events": [...]}` (distribution docs/content/about/notifications.md). Current distribution
+  labels it application/vnd.docker.distribution.events.v2+json; docker-registry 2.8 (Debian
+  bookworm) sends ...events.v1+json with the same shape, so the Content-Type is not checked. Only `push` events whose target is a manifest
   or index with a digest are kept; pulls, deletes, mounts and blob pushes are ignored.
 - Harbor's "Default" payload format, `{"type": "PUSH_ARTIFACT", "event_data": {"resources": [...],
   "repository": {"repo_full_name": ...}}}` (goharbor/harbor src/pkg/notifier/model/event.go).
