@@ -292,21 +292,20 @@ class SquashfsImage:
         if remaining <= 0:
             return
         table = self.sb.directory_table_start
-        block, offset = inode.dir_block, inode.dir_offset
-        if table + block >= self.sb.bytes_used:
+        if table + inode.dir_block >= self.sb.bytes_used:
             raise BadInputError(f"{self.what}: corrupt squashfs (directory outside the image)")
+        cur = _Cursor(self, table, inode.dir_block, inode.dir_offset)
+        unpack_header, unpack_entry = struct.Struct("<III").unpack, struct.Struct("<HhHH").unpack
         while remaining > 0:
-            raw, block, offset = self._meta_read(table, block, offset, 12)
-            count, start, _number = struct.unpack("<III", raw)
+            count, start, _number = unpack_header(cur.read(12))
             remaining -= 12
             if count + 1 > MAX_DIR_COUNT:
                 raise BadInputError(f"{self.what}: corrupt squashfs (directory header of {count + 1} entries)")
             for _ in range(count + 1):
-                raw, block, offset = self._meta_read(table, block, offset, 8)
-                ino_off, _delta, etype, name_size = struct.unpack("<HhHH", raw)
+                ino_off, _delta, etype, name_size = unpack_entry(cur.read(8))
                 if name_size + 1 > MAX_NAME:
                     raise BadInputError(f"{self.what}: corrupt squashfs (name of {name_size + 1} bytes)")
-                name, block, offset = self._meta_read(table, block, offset, name_size + 1)
+                name = cur.read(name_size + 1)
                 remaining -= 8 + name_size + 1
                 yield name, etype, (start << 16) | ino_off
             if remaining < 0:
@@ -422,6 +421,28 @@ class SquashfsImage:
         return bytes(out)
 
 
+class _Cursor:
+    """Sequential reads through a metadata table; small reads are slices of the current block."""
+
+    __slots__ = ("fs", "table", "block", "offset", "data")
+
+    def __init__(self, fs: SquashfsImage, table: int, block: int, offset: int):
+        self.fs, self.table, self.block, self.offset = fs, table, block, offset
+        self.data: bytes | None = None  # the current block, loaded when first needed
+
+    def read(self, n: int) -> bytes:
+        if self.data is None:
+            self.data = self.fs._metadata_block(self.table + self.block)[0]
+        end = self.offset + n
+        if end < len(self.data):
+            chunk = self.data[self.offset:end]
+            self.offset = end
+            return chunk
+        chunk, self.block, self.offset = self.fs._meta_read(self.table, self.block, self.offset, n)
+        self.data = None
+        return chunk
+
+
 CORRUPT_ERRORS = (struct.error, IndexError, OverflowError, ValueError, MemoryError)
 
 
@@ -439,7 +460,7 @@ def guarded(what: str, fn, *args):
 
 def build_index(fs: SquashfsImage, digest: str, wants, limits):
     """A LayerIndex from the squashfs tree, with what the tar walk would have kept."""
-    from ..view.layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, normalise, path_hash
+    from ..view.layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, path_hash
 
     idx = LayerIndex(digest=digest)
     hashes: list[int] = []
@@ -449,9 +470,9 @@ def build_index(fs: SquashfsImage, digest: str, wants, limits):
         idx.entry_count += 1
         if etype in (DIR_T, LDIR_T):
             continue
-        path = normalise(raw_path)
-        if path is None:
-            continue
+        # walk() refuses names with '/', NUL, '.' or '..', so its paths are already what
+        # layer_index.normalise makes of a tar member name (tests compare both walks' hashes)
+        path = raw_path
         hashes.append(path_hash(path))
         if etype in (SYMLINK_T, LSYMLINK_T):
             symlinks += 1
