@@ -10,6 +10,7 @@ import gzip
 import io
 import re
 import sys
+import zlib
 from dataclasses import dataclass, field
 from typing import IO, Iterable
 
@@ -119,7 +120,7 @@ def _open_text(path: str) -> IO[str]:
 def _checked_text(stream: IO[bytes], name: str) -> IO[str]:
     try:
         sample = stream.peek(4096)[:4096] if hasattr(stream, "peek") else b""
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise BadInputError(f"{name}: cannot read ({exc})") from None
     if b"\x00" in sample:
         raise BadInputError(f"{name}: looks binary (NUL bytes), expected a text log")
@@ -143,7 +144,7 @@ def scan_logs(paths: list[str], sigset: SignatureSet, stdin: IO[bytes] | None = 
             name = path
         try:
             scanner.feed_stream(name, fh)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
             raise BadInputError(f"{name}: cannot read ({exc})") from None
         finally:
             if path != STDIN:
