@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
-from ..errors import UsageError
+from ..errors import ImgcheckError, UsageError
 from ..model.node import NodeFacts
 from ..model.node_io import dump_node_facts, load_node_facts
 from ..model.serde import to_dict
@@ -27,6 +28,8 @@ def register(sub) -> None:
                        help="also write an NFD features.d file into DIR (e.g. /etc/kubernetes/node-feature-discovery/features.d)")
     probe.add_argument("--annotate", action="store_true",
                        help="also put the full JSON in the Kubernetes node's annotation (needs imgcheck[k8s] and RBAC)")
+    probe.add_argument("--every", type=float, metavar="SECONDS",
+                       help="probe again every SECONDS, forever (the DaemonSet's mode; errors are reported, not fatal)")
     probe.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
     probe.set_defaults(func=run_probe)
 
@@ -63,10 +66,25 @@ def _inventory():
 
 def run_probe(args) -> int:
     from ..node.inventory import validate_name
-    from ..node.probe import probe
 
     if args.name is not None:
         validate_name(args.name)
+    if args.every is None:
+        return _probe_once(args)
+    if args.every < 1:
+        raise UsageError("--every must be at least 1 second")
+    while True:  # like GFD's --sleep-interval: the labels stay fresh while the pod runs
+        try:
+            _probe_once(args)
+        except ImgcheckError as exc:
+            print(f"imgcheck: error: {exc}", file=sys.stderr)
+        sys.stderr.flush()
+        time.sleep(args.every)
+
+
+def _probe_once(args) -> int:
+    from ..node.probe import probe
+
     facts = probe(args.root, name=args.name)
     if args.nfd_dir:
         from ..node.nfd import write_features
