@@ -267,3 +267,29 @@ def test_probe_cli_rejects_bad_name_and_missing_root(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "invalid node name" in err and "not a directory" in err
     assert "Traceback" not in err
+
+
+def test_every_keeps_probing_after_an_error(tmp_path, monkeypatch, capsys):
+    """The DaemonSet mode: each round rewrites the features file; a failing round is reported, not fatal."""
+    from imgcheck.cli import node_cmd
+
+    nfd_dir = tmp_path / "features.d"
+    nfd_dir.mkdir()
+    rounds = []
+
+    def fake_sleep(seconds):
+        rounds.append(seconds)
+        if len(rounds) == 1:
+            shutil.rmtree(nfd_dir)  # the next round cannot write: an error line, and the loop goes on
+        elif len(rounds) == 2:
+            nfd_dir.mkdir()
+        else:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(node_cmd.time, "sleep", fake_sleep)
+    code = main(["node", "probe", "--root", fixture_root("inbox-ubuntu2204"), "--nfd-dir", str(nfd_dir),
+                 "--every", "60", "-o", str(tmp_path / "facts.json"), "-q"])
+    assert code == 130 and rounds == [60.0, 60.0, 60.0]
+    assert "imgcheck: error: --nfd-dir" in capsys.readouterr().err
+    assert "rdma.stack=inbox" in (nfd_dir / "imgcheck").read_text()
+    assert main(["node", "probe", "--root", "/", "--every", "0"]) == 2
