@@ -60,6 +60,8 @@ def test_verify_real_image(suite, rdma_image, verifier, no_leftover_containers):
     rdma = [o for o in report.observations if o.id == "rdma-devices"]
     assert rdma and "No RDMA device exists on this machine" in rdma[0].message
     assert out.gpu.status == "no-libcuda"
+    registration = by_id["host registration as NCCL does by default"]
+    assert registration.status == "not testable here" and registration.detail == "no RDMA device exists on this machine"
 
     # isolation that was applied
     assert {"network none", "read-only root filesystem", "verifier mounted read-only"} <= set(report.run.settings)

@@ -46,6 +46,8 @@ def by_id(checks):
 
 def test_everything_as_predicted_is_confirmed():
     checks = by_id(checks_from_facts(facts(), output()))
+    ro = checks.pop("host registration as NCCL does by default")
+    assert ro.status == NOT_TESTABLE and ro.detail == NO_DEVICE  # no device in output()
     assert {c.status for c in checks.values()} == {CONFIRMED}
     assert set(checks) >= {"libibverbs loads", "libibverbs version", "private ABI", "provider mlx5 loads",
                            "symbol ibv_reg_dmabuf_mr@IBVERBS_1.12"}
@@ -112,6 +114,9 @@ def test_registration_results_with_a_device():
     good = output(sysfs=sysfs, devices=DeviceList(True, count=1), device_results=(_device(True),))
     bad = output(sysfs=sysfs, devices=DeviceList(True, count=1), device_results=(_device(False),))
     ro = finding("RO-MASKED-SAFE")
+    static_ro = "host registration as NCCL does by default"
+    assert by_id(checks_from_facts(facts(), good))[static_ro].status == CONFIRMED
+    assert by_id(checks_from_facts(facts(), bad))[static_ro].status == CONTRADICTED
     assert check_from_finding(ro, good).status == CONFIRMED
     assert check_from_finding(ro, bad).status == CONTRADICTED
     assert check_from_finding(finding("DMABUF-UNSUPPORTED"), good).status == CONTRADICTED  # probe says EBADF

@@ -97,7 +97,25 @@ def checks_from_facts(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
                              f"{'defined' if s.version in defined else 'not defined'} by the ELF)",
                              "found by dlvsym" if s.found else "dlvsym found nothing", predicted == s.found))
     checks.extend(_provider_checks(facts, out))
+    checks.append(_relaxed_ordering_check(lib, out))
     return checks
+
+
+def _relaxed_ordering_check(lib, out: VerifierOutput) -> Check:
+    """NCCL's default data-buffer registration, predicted from the symbol: rdma-core >= 28 masks the RO
+    bit itself when the kernel does not support it (failure-mechanisms.md section 1), so it succeeds."""
+    cid = "host registration as NCCL does by default"
+    if lib.has_reg_mr_iova2:
+        pred = "ibv_reg_mr_iova2(LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|RELAXED_ORDERING) succeeds (RO masked by " \
+               "libibverbs when the kernel lacks it)"
+        regs = list(_registrations(out, "host", label="base+ro", call="ibv_reg_mr_iova2"))
+    else:
+        pred = "ibv_reg_mr(LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ) succeeds (no ibv_reg_mr_iova2: NCCL skips RO)"
+        regs = list(_registrations(out, "host", label="base", call="ibv_reg_mr"))
+    if not regs:
+        return _check(cid, "image facts", pred, "not attempted", None, _no_device_reason(out))
+    observed = "; ".join(f"{d.name}: {'ok' if r.ok else r.errno_name}" for d, r in regs)
+    return _check(cid, "image facts", pred, observed, all(r.ok for _, r in regs))
 
 
 def _provider_checks(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
