@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import api
-from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from ..errors import EXIT_FINDINGS, EXIT_OK, ImgcheckError, UsageError
 from ..model.node_io import load_node_facts
 from ..sources.platform import parse_platform
 from .output import parse_outputs, write_output
@@ -90,7 +90,12 @@ def _platform(args, nodes):
     if args.platform:
         return parse_platform(args.platform)
     arches = {n.arch for n in nodes if n.arch}
-    return parse_platform(f"linux/{arches.pop()}") if len(arches) == 1 else None
+    if len(arches) != 1:
+        return None  # unknown or mixed architectures: the image's default platform (give --platform to choose)
+    try:
+        return parse_platform(f"linux/{arches.pop()}")
+    except ImgcheckError:
+        return None  # an odd arch string in node facts should not block the check
 
 
 def _progress(quiet: bool):

@@ -63,7 +63,7 @@ def _peermem(ctx: Ctx):
     if ctx.node.rdma.stack == STACK_INBOX and ctx.node.gpu.kernel_module == "proprietary":
         variant = "inbox-proprietary"
     yield finding(ctx.matrix, rule, evidence, variant=variant, hca=ctx.hca, nccl_checks=_gdr_checks_words(ctx),
-                  dmabuf_why_not=f"DMA-BUF works, which it does not here: {dmabuf_why}")
+                  dmabuf_why_not=f"DMA-BUF is out because {dmabuf_why}")
 
 
 def _legacy_memory_peers(ctx: Ctx):
