@@ -1,11 +1,14 @@
-"""Helpers for the `imgcheck serve` tests: configs, the service in a thread or a subprocess, DB peeks."""
+"""Helpers for the `imgcheck serve` tests: configs, the service in a thread or a subprocess, DB peeks.
+
+(A module with its own name: several test directories have a conftest.py, so `from conftest import`
+would pick whichever was imported last.)
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -168,18 +171,6 @@ class ServiceProcess:
             self.proc.wait(20)
         self.log.close()
         return self.proc.returncode
-
-
-@pytest.fixture
-def imgcheck_home(tmp_path, monkeypatch):
-    """A private $IMGCHECK_HOME (layer cache, inventory) for the service under test."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("IMGCHECK_HOME", str(home))
-    # the service points REGISTRY_AUTH_FILE at its own file; restore the variable afterwards
-    monkeypatch.setenv("REGISTRY_AUTH_FILE", "")
-    monkeypatch.delenv("REGISTRY_AUTH_FILE")
-    return str(home)
 
 
 def need_registry() -> None:

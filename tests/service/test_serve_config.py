@@ -102,7 +102,7 @@ def test_config_in_the_kubernetes_manifest_parses(tmp_path):
 
 
 def test_serve_refuses_a_database_held_by_another_process(tmp_path, capsys):
-    from conftest import write_config
+    from servicekit import write_config
     from imgcheck.cli.main import main
     from imgcheck.service.store import Store
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import envelope
+from servicekit import envelope
 from imgcheck.service.events import MalformedPayload, parse_body
 
 D1 = "sha256:" + "a" * 64

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import wait_for, write_config
+from servicekit import wait_for, write_config
 from imgcheck.errors import BadInputError, UnavailableError
 from imgcheck.service.config import load_config
 from imgcheck.service.events import PushEvent

@@ -17,7 +17,7 @@ import tempfile
 import pytest
 import requests
 
-from conftest import ThreadedService, db_rows, free_port, need_registry, notifications_yaml, wait_for, write_config
+from servicekit import ThreadedService, db_rows, free_port, need_registry, notifications_yaml, wait_for, write_config
 from registryfixture import PASSWORD, USER, RegistryServer, htpasswd_line
 from registrypush import Pusher, push_rootfs_image
 

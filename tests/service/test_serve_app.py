@@ -7,7 +7,7 @@ import json
 import pytest
 import requests
 
-from conftest import SECRET, ThreadedService, db_rows, envelope, post_event, wait_for, write_config
+from servicekit import SECRET, ThreadedService, db_rows, envelope, post_event, wait_for, write_config
 from imgcheck.errors import BadInputError
 from imgcheck.service.auth import sign
 from imgcheck.service.store import FleetResult
