@@ -89,6 +89,13 @@ def test_timeout_kills_and_removes_the_container(rdma_image, compile_c, monkeypa
     assert any(o.id == "run" and "time limit" in o.message for o in report.observations)
 
 
+def test_unreadable_static_facts_still_verify(rdma_image, verifier, no_leftover_containers):
+    report = verify_image(rdma_image("bullseye"), "docker", static_ref="facts:/nonexistent/facts.json")
+    assert report.static.startswith("none: could not read facts:/nonexistent/facts.json")
+    assert report.checks == () and report.verifier is not None
+    assert report.verifier.symbol("ibv_reg_dmabuf_mr").found is False  # 33.2: no IBVERBS_1.12
+
+
 def test_missing_image_is_exit_3(docker_client, verifier, capsys):
     code = main(["verify", "imgcheck-verify/no-such-image:never", "--runtime", "docker"])
     err = capsys.readouterr().err

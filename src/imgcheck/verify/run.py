@@ -52,8 +52,8 @@ def _engine_findings(facts):
     try:
         node = probe("/")
         report = build_report(facts, [node], load_matrix(None, required=REQUIRED_ROWS))
-    except (ImgcheckError, OSError, ValueError) as exc:
-        return None, f"engine not run ({exc})"
+    except Exception as exc:  # the join is optional: an engine or probe failure must not lose the run
+        return None, f"engine not run ({exc.__class__.__name__}: {exc})"
     return report.findings, None
 
 
