@@ -75,7 +75,7 @@ def test_findings_exit_1_and_report_still_written(tmp_path, capsys, failing_fact
     assert doc["verdict"] == "fail"
     f = next(f for f in doc["findings"] if f["id"] == "ENV-NCCL-IB-RETRY-CNT")
     assert f["severity"] == "error" and f["nodes"] == ["gpu-inbox-68"]
-    assert f["predicted_error"].startswith("NCCL WARN NET/IB : Got completion from peer")
+    assert f["predicted_error"].startswith("NCCL WARN NET/IB: Got completion from peer")
     assert f["evidence"][0] == {"fact": "image.env.NCCL_IB_RETRY_CNT", "value": "16", "path": "image config Env",
                                 "layer": None}
     assert capsys.readouterr().err == ""
@@ -109,7 +109,7 @@ def test_several_formats_in_one_run(tmp_path, capsys, failing_facts):
     args += ["-o", "table"]
     assert main(args) == 1
     table = capsys.readouterr().out
-    assert "ENV-NCCL-IB-RETRY-CNT" in table and "transport retry counter exceeded(12)" in table
+    assert "ENV-NCCL-IB-RETRY-CNT" in table and "IBV_WC_RETRY_EXC_ERR(12)" in table
     for fmt in ("sarif", "junit", "markdown"):
         if fmt in REPORT_FORMATS:
             assert "ENV-NCCL-IB-RETRY-CNT" in (tmp_path / f"out.{fmt}").read_text()

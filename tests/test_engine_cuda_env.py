@@ -111,7 +111,7 @@ def test_retry_cnt(bookworm, value, severity, effective):
     assert f.severity == severity
     if effective:
         assert effective in f.title
-        assert "transport retry counter exceeded(12)" in f.predicted_error
+        assert "status=IBV_WC_RETRY_EXC_ERR(12)" in f.predicted_error
     ev = f.evidence[0]
     assert ev.fact == "image.env.NCCL_IB_RETRY_CNT" and ev.value == value
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
-
 from ..model.report import Evidence
 from .context import Ctx
 from .emit import finding, unknown
@@ -53,21 +51,19 @@ def _pabi(ctx: Ctx):
         if not relevant:
             others.append(p)
             continue
+        # libibverbs asks for lib<name>-rdmav<its PABI>.so: first in its provider directory, then on the loader's
+        # search path; the warning reports the last attempt (rdma-core libibverbs/dynamic_driver.c load_driver).
+        # A wrong-PABI file fails the first attempt (missing, or IBVERBS_PRIVATE_N not found), the bare name the second.
         expected = f"lib{p.name}-rdmav{lib.private_abi}.so"
-        if p.pabi == lib.private_abi:  # right file name, but it binds to another IBVERBS_PRIVATE_N
-            expected_path = p.path
-            dlerror = (f"{lib.path}: version `IBVERBS_PRIVATE_{p.private_abi_needed}' not found "
-                       f"(required by {p.path})")
-        else:
-            # Debian/Ubuntu .driver files name an absolute path; libibverbs appends its own -rdmav<PABI>.so
-            expected_path = posixpath.join(posixpath.dirname(p.path), expected)
-            dlerror = f"{expected_path}: cannot open shared object file: No such file or directory"
+        expected_path = expected
+        dlerror = f"{expected}: cannot open shared object file: No such file or directory"
         yield finding(ctx.matrix, rule, [
             ctx.lib_evidence("private_abi", lib.private_abi),
             Evidence(f"image.rdma.providers.{p.name}.pabi", p.pabi, p.path, p.layer),
             Evidence(f"image.rdma.providers.{p.name}.private_abi_needed", p.private_abi_needed, p.path, p.layer),
         ], provider=p.name, expected_file=expected_path, dlerror=dlerror, libibverbs=lib.version,
-            private_abi=lib.private_abi, provider_path=p.path, provider_pabi=p.pabi)
+            private_abi=lib.private_abi, provider_path=p.path,
+            provider_pabi=p.private_abi_needed if p.pabi == lib.private_abi else p.pabi)
     if others:
         names = ", ".join(p.name for p in others)
         yield finding(ctx.matrix, rule, [ctx.lib_evidence("private_abi", lib.private_abi)] + [
