@@ -171,3 +171,11 @@ def test_matrix_ships_in_the_wheel_and_loads_from_an_installed_copy(tmp_path):
     module_file, root, version, digest = json.loads(out)
     assert module_file.startswith(str(target)) and root.startswith(str(target))
     assert (version, digest) == (load_matrix().version, load_matrix().digest)
+
+
+def test_markdown_notes_are_allowed_but_counted_in_the_digest(tmp_path, capsys):
+    copy = tmp_path / "m"
+    shutil.copytree(shipped_dir(), copy)
+    (copy / "catalogs" / "NOTES.md").write_text("why row X is null\n")
+    assert main(["matrix", "validate", str(copy)]) == 0
+    assert load_matrix(str(copy), required=REQUIRED_ROWS).digest != load_matrix().digest

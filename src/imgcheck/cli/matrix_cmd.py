@@ -32,7 +32,7 @@ def run_validate(args) -> int:
     import json
 
     version = json.loads(files["matrix.json"]).get("version")
-    rows = sum(len(json.loads(data).get("rows", ())) for path, data in files.items()
-               if path not in ("matrix.json", "schema.json"))
+    tables = json.loads(files["schema.json"])["tables"].values()
+    rows = sum(len(json.loads(files[spec["file"]])["rows"]) for spec in tables)
     print(f"{location}: valid; version {version}, {digest_of(files)}, {len(files)} files, {rows} rows")
     return EXIT_OK
