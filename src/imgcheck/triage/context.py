@@ -53,48 +53,58 @@ class ContextAccumulator:
 
     def feed(self, line: LogLine) -> None:
         text = line.text
+        # cheap substring tests first: most lines of a big log carry none of these facts
         if "NCCL" not in text and "Rank" not in text and "via " not in text:
             return
-        m = _VERSION.search(text)
-        if m:
-            self.nccl_versions.add(m.group("v"))
-            if m.group("cuda"):
-                self.cuda_runtime.add(m.group("cuda"))
-        m = _DRIVER.search(text)
-        if m:
-            self.cuda_driver.add(m.group("v"))
-        m = _IB_USING.search(text)
-        if m:
-            rest = m.group("rest")
-            self.ib_devices.update(d.group("dev") for d in _IB_DEV.finditer(rest))
-            head = rest.split("; OOB")[0]
-            self.relaxed_ordering = bool(self.relaxed_ordering) or "[RO]" in head
-        m = _DMABUF.search(text)
-        if m:
-            self.dmabuf_gpus.add(int(m.group("gpu")))
-        m = _GDR.search(text)
-        if m:
-            (self.gdr_disabled if m.group("state").lower() == "disabled" else self.gdr_enabled).add(m.group("hca"))
-        for v in _VIA.finditer(text):
-            self.transports.add("/".join(p for p in v.group("t").split("/") if not p.isdigit()))
-        m = _NETWORK.search(text)
-        if m:
-            self.networks.add(m.group("n"))
-        m = _ENV.search(text)
-        if m:
-            self.env[m.group("name")] = m.group("value").strip()
-        if _NO_VERBS.search(text):
+        if "NCCL version" in text:
+            m = _VERSION.search(text)
+            if m:
+                self.nccl_versions.add(m.group("v"))
+                if m.group("cuda"):
+                    self.cuda_runtime.add(m.group("cuda"))
+        if "cudaDriverVersion" in text:
+            m = _DRIVER.search(text)
+            if m:
+                self.cuda_driver.add(m.group("v"))
+        if "NET/IB" in text:
+            m = _IB_USING.search(text)
+            if m:
+                rest = m.group("rest")
+                self.ib_devices.update(d.group("dev") for d in _IB_DEV.finditer(rest))
+                head = rest.split("; OOB")[0]
+                self.relaxed_ordering = bool(self.relaxed_ordering) or "[RO]" in head
+            m = _GDR.search(text)
+            if m:
+                (self.gdr_disabled if m.group("state").lower() == "disabled" else self.gdr_enabled).add(m.group("hca"))
+        if "DMA-BUF" in text:
+            m = _DMABUF.search(text)
+            if m:
+                self.dmabuf_gpus.add(int(m.group("gpu")))
+        if "via " in text:
+            for v in _VIA.finditer(text):
+                self.transports.add("/".join(p for p in v.group("t").split("/") if not p.isdigit()))
+        if "Using network" in text:
+            m = _NETWORK.search(text)
+            if m:
+                self.networks.add(m.group("n"))
+        if "set by environment" in text:
+            m = _ENV.search(text)
+            if m:
+                self.env[m.group("name")] = m.group("value").strip()
+        if "libibverbs" in text and _NO_VERBS.search(text):
             self.libibverbs_missing = True
-        m = _COMM.search(text)
-        if m:
-            st = self.inits.setdefault(m.group("comm"), InitState(int(m.group("rank")), int(m.group("nranks"))))
-            if m.group("phase") == "Init START" and st.started is None:
-                st.started = line
-            elif m.group("phase") == "Init COMPLETE":
-                st.completed = True
-        m = _TESTS_RANK.search(text)
-        if m:
-            self.test_ranks.setdefault((m.group("host"), int(m.group("pid"))), set()).add(int(m.group("rank")))
+        if "comm 0x" in text:
+            m = _COMM.search(text)
+            if m:
+                st = self.inits.setdefault(m.group("comm"), InitState(int(m.group("rank")), int(m.group("nranks"))))
+                if m.group("phase") == "Init START" and st.started is None:
+                    st.started = line
+                elif m.group("phase") == "Init COMPLETE":
+                    st.completed = True
+        if "Pid" in text:
+            m = _TESTS_RANK.search(text)
+            if m:
+                self.test_ranks.setdefault((m.group("host"), int(m.group("pid"))), set()).add(int(m.group("rank")))
 
     def merge(self, other: "ContextAccumulator") -> None:
         for name in ("nccl_versions", "cuda_runtime", "cuda_driver", "ib_devices", "dmabuf_gpus", "gdr_disabled",

@@ -10,8 +10,8 @@ is the *local CUDA device*, not the rank, so ranks come from the labels or from 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from .timestamps import find_stamp
 
@@ -26,6 +26,7 @@ _PREFIXES = (
     re.compile(r"^\[default\d+\]:\s?"),                               # torchrun --tee (local rank only)
     re.compile(r"^\[\d+\] "),                                          # "[80746] " line numbers of pasted logs
 )
+_PREFIX_START = set("[( 0123456789")  # every launcher prefix starts with one of these
 _NCCL_PREFIX = re.compile(
     r"(?P<host>[\w.\-<>]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?=NCCL |[\w/.\-]+\.(?:cc|cu|c|cpp|h):\d+)")
 _TORCH_RANK = re.compile(r"\[Rank (?P<rank>\d+)\] ")
@@ -33,8 +34,7 @@ _TORCH_RANK = re.compile(r"\[Rank (?P<rank>\d+)\] ")
 _SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.\-]+) kernel: ")
 
 
-@dataclass(frozen=True)
-class LogLine:
+class LogLine(NamedTuple):  # a NamedTuple: immutable and cheap to build millions of times
     source: str
     lineno: int
     text: str  # the line with launcher prefixes removed
@@ -54,6 +54,8 @@ def parse_line(raw: str, source: str, lineno: int) -> LogLine:
     text = line
     rank = None
     for _ in range(4):  # prefixes can stack: "[rank3]:[2025-...] host:..."
+        if text[:1] not in _PREFIX_START:
+            break
         for rx in _PREFIXES:
             m = rx.match(text)
             if m:
@@ -64,7 +66,7 @@ def parse_line(raw: str, source: str, lineno: int) -> LogLine:
         else:
             break
     host = pid = dev = None
-    m = _NCCL_PREFIX.search(text, 0, 400)
+    m = _NCCL_PREFIX.match(text) or (_NCCL_PREFIX.search(text, 0, 400) if "] " in text[:400] else None)
     if m:
         host, pid, dev = m.group("host"), int(m.group("pid")), int(m.group("dev"))
     else:

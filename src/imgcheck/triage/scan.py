@@ -9,16 +9,23 @@ from __future__ import annotations
 import gzip
 import io
 import re
+try:  # the regex parser moved in Python 3.11; both names work there
+    import re._parser as _sre_parse
+    from re._constants import LITERAL as _LITERAL
+except ImportError:  # pragma: no cover - Python < 3.11
+    import sre_parse as _sre_parse
+    from sre_constants import LITERAL as _LITERAL
 import sys
 import zlib
 from dataclasses import dataclass, field
-from typing import IO, Iterable
+from typing import IO
 
 from ..errors import BadInputError
 from .context import ContextAccumulator
 from .logparse import LogLine, parse_line
 from .signatures import SignatureSet
 
+READ_LIMIT = 1 << 20  # characters read per line at most; the rest of an overlong line counts as another line
 KEEP_PER_KEY = 20  # matched lines kept per (writer, signature); the rest are only counted
 STDIN = "-"
 
@@ -58,12 +65,37 @@ class ScanResult:
     full_year: int | None = None  # a year seen in any full timestamp
 
 
+def required_literal(pattern: re.Pattern) -> str | None:
+    """The longest literal text every match of `pattern` contains (top-level only), or None.
+
+    Used as a cheap `in` test before the regex runs: most log lines contain none of them.
+    """
+    if pattern.flags & re.IGNORECASE:
+        return None
+    try:
+        parsed = _sre_parse.parse(pattern.pattern, pattern.flags)
+    except Exception:  # noqa: BLE001 - an unparseable pattern simply gets no gate
+        return None
+    best, run = "", []
+    for op, arg in list(parsed) + [(None, None)]:
+        if op == _LITERAL:
+            run.append(chr(arg))
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    return best if len(best) >= 3 else None
+
+
 class Scanner:
     def __init__(self, sigset: SignatureSet):
         self.sigs = [s for s in sigset.signatures if s.patterns]
-        # One combined search rejects most lines before the per-signature regexes run.
-        # (named groups are dropped there: several patterns may reuse a name)
-        self.prefilter = re.compile("|".join(f"(?:{_unnamed(p.pattern)})" for s in self.sigs for p in s.patterns))
+        # (signature, pattern, literal gate) triples; a pattern without a gate always runs
+        self.checks = [(s, p, required_literal(p)) for s in self.sigs for p in s.patterns]
+        gates = sorted({lit for _s, _p, lit in self.checks if lit}, key=len, reverse=True)
+        # one C-level search rejects most lines; patterns without a literal always run
+        self.gate = re.compile("|".join(map(re.escape, gates))) if gates else None
+        self.ungated = [(s, p, lit) for s, p, lit in self.checks if lit is None]
         self.result = ScanResult()
         self.order = 0
 
@@ -77,10 +109,17 @@ class Scanner:
         if line.when is not None and line.has_year and res.full_year is None:
             res.full_year = line.when.year
         res.contexts.setdefault(key, ContextAccumulator()).feed(line)
-        if not self.prefilter.search(line.text):
-            return
+        text = line.text
+        matched: dict[str, re.Match] = {}
+        checks = self.checks if self.gate is None or self.gate.search(text) else self.ungated
+        for sig, pat, lit in checks:
+            if sig.id in matched or (lit is not None and lit not in text):
+                continue
+            m = pat.search(text)
+            if m is not None:
+                matched[sig.id] = m
         for sig in self.sigs:
-            m = next((m for m in (p.search(line.text) for p in sig.patterns) if m), None)
+            m = matched.get(sig.id)
             if m is not None:
                 ck = (key, sig.id)
                 n = res.counts.get(ck, 0) + 1
@@ -89,16 +128,16 @@ class Scanner:
                     caps = tuple((k, v) for k, v in m.groupdict().items() if v is not None)
                     res.events.append(Event(sig.id, line, self.order, key, caps))
 
-    def feed_stream(self, name: str, fh: Iterable[str]) -> None:
+    def feed_stream(self, name: str, fh: IO[str]) -> None:
         self.result.sources.append(name)
         n = 0
-        for n, raw in enumerate(fh, 1):
+        while True:
+            raw = fh.readline(READ_LIMIT)  # bounded: a log without newlines cannot fill memory
+            if not raw:
+                break
+            n += 1
             self.feed(parse_line(raw, name, n))
         self.result.lines_by_source[name] = n
-
-
-def _unnamed(pattern: str) -> str:
-    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
 def _open_text(path: str) -> IO[str]:

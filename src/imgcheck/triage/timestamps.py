@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-HEAD = 96  # characters of a line searched for a timestamp
+HEAD = 64  # characters of a line searched for a timestamp (launcher prefixes included)
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
 
@@ -51,18 +51,20 @@ def _make(year: int, month: int, day: int, h: int, mi: int, s: int, us: int = 0)
 
 def find_stamp(line: str) -> Stamp | None:
     head = line[:HEAD]
-    m = _ISO.search(head)
+    if ":" not in head:  # every format has hh:mm:ss
+        return None
+    m = _ISO.search(head) if "-" in head else None
     if m:
         y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
         when = _make(y, mo, d, h, mi, s, _frac(m.group(7)))
         if when:
             return Stamp(when, True, "iso")
-    m = _DMESG.search(head)
+    m = _DMESG.search(head) if "[" in head else None
     if m and m.group(1) in _MONTHS:
         when = _make(int(m.group(6)), _MONTHS[m.group(1)], int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)))
         if when:
             return Stamp(when, True, "dmesg")
-    m = _GLOG.search(head)
+    m = _GLOG.search(head) if "." in head else None
     if m:
         md = m.group(1)
         month, day = int(md[:-2]), int(md[-2:])
@@ -70,7 +72,7 @@ def find_stamp(line: str) -> Stamp | None:
         when = _make(1904, month, day, int(m.group(2)), int(m.group(3)), int(m.group(4)), _frac(m.group(5)))
         if when:
             return Stamp(when, False, "glog")
-    m = _VLLM.search(head)
+    m = _VLLM.search(head) if "-" in head else None
     if m:
         when = _make(1904, int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)))
         if when:
