@@ -125,3 +125,18 @@ def test_container_runs_as_nobody_and_rejects_bad_input(docker_client, probe_ima
                                      volumes={fixture_root("inbox-ubuntu2204"): {"bind": "/host", "mode": "ro"}})
     assert info.value.exit_status == 2
     assert b"invalid node name" in info.value.stderr and b"Traceback" not in info.value.stderr
+
+
+def test_container_reads_the_real_host_root(docker_client, probe_image):
+    """`-v /:/host:ro` as the DaemonSet mounts it: /host/proc and /host/sys come through the bind."""
+    got = _run(docker_client, probe_image, "/", "--name", "this-host")
+    want = to_dict(probe("/"))
+    assert got["name"] == "this-host"
+    assert got["kernel"] == want["kernel"] and got["kernel"]["release"]
+    assert got["os"] == want["os"] and got["arch"] == want["arch"]
+    assert got["rdma"] == want["rdma"]
+    assert got["gpu"]["driver_version"] == want["gpu"]["driver_version"]
+    assert got["gpu"]["peermem"] == want["gpu"]["peermem"]
+    # the container's own limit, read through the host's procfs (/host/proc/self -> the probe's pid)
+    assert isinstance(got["limits"]["memlock_kib"], int)
+    assert "limits.memlock_kib" not in got["unknown"]
