@@ -1,7 +1,7 @@
 """Helpers for the `imgcheck serve` tests: configs, the service in a thread or a subprocess, DB peeks.
 
-(A module with its own name: several test directories have a conftest.py, so `from conftest import`
-would pick whichever was imported last.)
+(Not a conftest.py: several test directories have one and `from conftest import` would pick
+whichever was imported last. Test modules import the `imgcheck_home` fixture from here.)
 """
 
 from __future__ import annotations
@@ -171,6 +171,18 @@ class ServiceProcess:
             self.proc.wait(20)
         self.log.close()
         return self.proc.returncode
+
+
+@pytest.fixture
+def imgcheck_home(tmp_path, monkeypatch):
+    """A private $IMGCHECK_HOME (layer cache, inventory) for the service under test."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("IMGCHECK_HOME", str(home))
+    # the service points REGISTRY_AUTH_FILE at its own file; restore the variable afterwards
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", "")
+    monkeypatch.delenv("REGISTRY_AUTH_FILE")
+    return str(home)
 
 
 def need_registry() -> None:

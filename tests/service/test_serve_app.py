@@ -7,7 +7,7 @@ import json
 import pytest
 import requests
 
-from servicekit import SECRET, ThreadedService, db_rows, envelope, post_event, wait_for, write_config
+from servicekit import SECRET, ThreadedService, db_rows, envelope, imgcheck_home, post_event, wait_for, write_config  # noqa: F401 (imgcheck_home is a fixture)
 from imgcheck.errors import BadInputError
 from imgcheck.service.auth import sign
 from imgcheck.service.store import FleetResult

@@ -17,7 +17,7 @@ import tempfile
 import pytest
 import requests
 
-from servicekit import ThreadedService, db_rows, free_port, need_registry, notifications_yaml, wait_for, write_config
+from servicekit import ThreadedService, db_rows, free_port, imgcheck_home, need_registry, notifications_yaml, wait_for, write_config  # noqa: F401 (imgcheck_home is a fixture)
 from registryfixture import PASSWORD, USER, RegistryServer, htpasswd_line
 from registrypush import Pusher, push_rootfs_image
 

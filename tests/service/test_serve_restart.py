@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from servicekit import ServiceProcess, db_rows, envelope, need_registry, post_event, wait_for, write_config
+from servicekit import ServiceProcess, db_rows, envelope, imgcheck_home, need_registry, post_event, wait_for, write_config  # noqa: F401 (imgcheck_home is a fixture)
 from imagebuild import build_oci, make_layer
 from registryfixture import RegistryServer
 from registrypush import Pusher
