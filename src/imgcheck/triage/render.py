@@ -28,15 +28,15 @@ def _loc(w: Where) -> str:
     return "  ".join(parts)
 
 
-def _who(w: Where) -> str:
+def _who(w: Where, skip_rank: bool = False) -> str:
     bits = []
-    if w.rank is not None:
+    if w.rank is not None and not skip_rank:
         bits.append(f"rank {w.rank}")
     if w.host:
         bits.append(f"host {w.host}")
     if w.pid is not None:
         bits.append(f"pid {w.pid}")
-    return ", ".join(bits) or "writer unknown"
+    return ", ".join(bits) or ("" if skip_rank else "writer unknown")
 
 
 def _ranks(ranks: tuple[int, ...]) -> str:
@@ -75,7 +75,8 @@ def render_text(report: TriageReport) -> str:
     ff = report.first_failure
     lead = report.diagnoses[0] if report.diagnoses else None
     if ff is not None:
-        out.append(f"FIRST FAILURE  {ff.stream}  [{_who(ff.where)}]")
+        who = "" if " pid " in ff.stream else _who(ff.where, skip_rank=ff.stream.startswith("rank "))
+        out.append(f"FIRST FAILURE  {ff.stream}" + (f"  [{who}]" if who else ""))
         out.append(f"  where:     {_loc(ff.where)}")
         out += _wrap(ff.where.text, "             ", "  line:      ")
         out += _wrap(ff.basis, "             ", "  chosen by: ")
