@@ -293,3 +293,15 @@ def test_every_keeps_probing_after_an_error(tmp_path, monkeypatch, capsys):
     assert "imgcheck: error: --nfd-dir" in capsys.readouterr().err
     assert "rdma.stack=inbox" in (nfd_dir / "imgcheck").read_text()
     assert main(["node", "probe", "--root", "/", "--every", "0"]) == 2
+
+
+@pytest.mark.parametrize("fixture,kind", [("inbox-ubuntu2204", "proprietary"), ("doca-24.10-ubuntu2404", "open")])
+def test_without_proc_driver_the_module_taint_tells_open_from_proprietary(tmp_path, fixture, kind):
+    root = tmp_path / "root"
+    shutil.copytree(fixture_root(fixture), root, symlinks=True)
+    shutil.rmtree(root / "proc/driver")
+    facts = probe(str(root))
+    assert facts.gpu.driver_version == probe(fixture_root(fixture)).gpu.driver_version  # /sys/module/nvidia/version
+    assert facts.gpu.kernel_module == kind
+    assert facts.gpu.gpus == () and "not visible" in facts.unknown["gpu.gpus"]
+    assert "gpu.kernel_module" not in facts.unknown

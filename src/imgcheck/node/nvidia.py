@@ -47,7 +47,9 @@ def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: 
         nvidia = modules.get("nvidia")
         if nvidia and nvidia.version:
             version = nvidia.version  # /sys/module/nvidia/version: the same number
-            unknown["gpu.kernel_module"] = f"{VERSION_FILE} is not visible (is /proc mounted?)"
+            kind = _kind_from_taint(host)
+            if kind is None:
+                unknown["gpu.kernel_module"] = f"{VERSION_FILE} is not visible (is /proc mounted?)"
         elif not host.exists("/proc/sys/kernel"):
             unknown["gpu.driver_version"] = "/proc is not visible under the probe root"
             unknown["gpu.kernel_module"] = unknown["gpu.driver_version"]
@@ -56,8 +58,22 @@ def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: 
             unknown["gpu.driver_version"] = reason
             unknown["gpu.kernel_module"] = reason
     gpus = _gpus(host, unknown) if text is not None else ()
+    if text is None and version is not None:
+        unknown["gpu.gpus"] = f"the driver is loaded but {GPUS_DIR} is not visible"
     return NodeGpu(driver_version=version, kernel_module=kind, peermem=_peermem(host, modules, modules_visible),
                    gpus=gpus)
+
+
+def _kind_from_taint(host: HostRoot) -> str | None:
+    """The kernel taints a module `P` when its license is not GPL-compatible: the proprietary nvidia.ko
+    ("NVIDIA") does, the open one ("Dual MIT/GPL") does not."""
+    try:
+        taint = host.read_value("/sys/module/nvidia/taint")
+    except HostReadError:
+        return None
+    if taint is None:
+        return None
+    return "proprietary" if "P" in taint else "open"
 
 
 def _gpus(host: HostRoot, unknown: dict[str, str]) -> tuple[Gpu, ...]:
