@@ -26,8 +26,7 @@ _PAGE = 500
 
 def _client():
     try:
-        import kubernetes  # noqa: F401  (heavy; only needed for k8s: selectors and --annotate)
-        from kubernetes import client, config
+        from kubernetes import client, config  # heavy; only k8s: selectors and --annotate need it
     except ImportError:
         raise UnavailableError("reading nodes from Kubernetes needs the kubernetes client: "
                                "pip install 'imgcheck[k8s]'") from None
