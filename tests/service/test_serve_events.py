@@ -93,3 +93,29 @@ def test_harbor_namespace_and_name_when_no_full_name():
 def test_harbor_malformed(body):
     with pytest.raises(MalformedPayload):
         parse_body(body)
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+                     max_leaves=20)
+_event = st.fixed_dictionaries({"action": st.sampled_from(["push", "pull", 3, None]),
+                                "target": _json | st.fixed_dictionaries({
+                                    "mediaType": st.sampled_from(["application/vnd.oci.image.manifest.v1+json", 7]),
+                                    "digest": st.sampled_from([D1, "sha256:", None, 5]),
+                                    "repository": _json, "tag": _json}),
+                                "id": _json})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_json, st.fixed_dictionaries({"events": st.lists(_event, max_size=3) | _json}),
+                 st.fixed_dictionaries({"type": _json | st.just("PUSH_ARTIFACT"), "event_data": _json})))
+def test_any_json_is_parsed_or_refused_never_crashes(doc):
+    try:
+        d = parse_body(json.dumps(doc).encode())
+    except MalformedPayload:
+        return
+    for p in d.pushes:  # whatever was accepted is well-formed
+        assert p.digest == D1 and isinstance(p.repository, str)

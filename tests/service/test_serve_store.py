@@ -147,3 +147,27 @@ def test_newer_schema_is_refused(tmp_path):
 
     with pytest.raises(UnavailableError, match="newer"):
         Store(path)
+
+
+def test_concurrent_deliveries_of_one_digest_make_one_job(tmp_path):
+    import threading
+
+    path = str(tmp_path / "q.db")
+    Store(path).close()
+    outcomes, barrier = [], threading.Barrier(8)
+
+    def deliver(i):
+        s = Store(path)
+        barrier.wait()
+        outcomes.append(s.enqueue("main", [PushEvent("a/b", D1, f"t{i}", f"e{i}")]))
+        s.close()
+
+    threads = [threading.Thread(target=deliver, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    s = Store(path)
+    assert sum(o.queued for o in outcomes) == 1 and sum(o.duplicates for o in outcomes) == 7
+    assert s.counts()["queued"] == 1 and len(s.jobs_for_digest(D1)[0]["tags"]) == 8
+    s.close()
