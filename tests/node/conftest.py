@@ -1,17 +1,8 @@
-"""Fixture node roots (tests/node/fixtures/<name>, see README.md there)."""
+"""Node-side test fixtures. Fixture roots: node_fixtures.py (a plain module, not importable as `conftest`)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
-
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
-FIXTURE_NAMES = sorted(n for n in os.listdir(FIXTURES) if os.path.isdir(os.path.join(FIXTURES, n)))
-
-
-def fixture_root(name: str) -> str:
-    return os.path.join(FIXTURES, name)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import fixture_root
+from node_fixtures import fixture_root
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError, UsageError
 from imgcheck.model.node_io import dump_node_facts

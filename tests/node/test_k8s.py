@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from conftest import fixture_root
+from node_fixtures import fixture_root
 from imgcheck.errors import UnavailableError, UsageError
 from imgcheck.model.node_io import dump_node_facts
 from imgcheck.node import k8s

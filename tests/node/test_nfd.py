@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import FIXTURE_NAMES, fixture_root
+from node_fixtures import FIXTURE_NAMES, fixture_root
 from imgcheck.cli.main import main
 from imgcheck.errors import LimitExceededError, UnavailableError
 from imgcheck.model.node import NodeFacts

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from conftest import FIXTURE_NAMES, fixture_root
+from node_fixtures import FIXTURE_NAMES, fixture_root
 from imgcheck.cli.main import main
 from imgcheck.model.node_io import dump_node_facts, parse_node_facts
 from imgcheck.model.serde import to_dict

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from conftest import fixture_root
+from node_fixtures import fixture_root
 from imgcheck.model.serde import to_dict
 from imgcheck.node.probe import probe
 
