@@ -109,7 +109,7 @@ _event = st.fixed_dictionaries({"action": st.sampled_from(["push", "pull", 3, No
                                 "id": _json})
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.one_of(_json, st.fixed_dictionaries({"events": st.lists(_event, max_size=3) | _json}),
                  st.fixed_dictionaries({"type": _json | st.just("PUSH_ARTIFACT"), "event_data": _json})))
 def test_any_json_is_parsed_or_refused_never_crashes(doc):
