@@ -51,6 +51,8 @@ def test_real_excerpt(case):
         assert [t.where.rank for t in report.timeline] == case["timeline_ranks"]
     if "first_cause" in case:
         assert report.diagnoses[0].causes[0].id == case["first_cause"]
+    if "cause_order" in case:
+        assert [c.id for c in report.diagnoses[0].causes] == case["cause_order"]
     for sid, cause in case.get("cause_of", {}).items():
         d = next(d for d in report.diagnoses if d.signature == sid)
         assert d.causes[0].id == cause

@@ -109,3 +109,20 @@ def test_repeated_lines_are_counted_not_kept(tmp_path):
     line = "n1:1:2 [0] NCCL INFO NET/IB : No device found.\n"
     r = triage([_write(tmp_path, "big.log", line * 5000)])
     assert r.diagnoses[0].occurrences == 5000
+
+
+def test_internal_error_with_xid31_on_several_nodes(tmp_path):
+    # kernel logs of two nodes (journalctl format names the host) plus a rank's NCCL internal error
+    k1 = _write(tmp_path, "node1.kern", "Mar 21 02:07:01 node1 kernel: NVRM: Xid (PCI:0000:1a:00): 31, pid=1, name=python3, Ch 00000008\n")
+    k2 = _write(tmp_path, "node2.kern", "Mar 21 02:07:02 node2 kernel: NVRM: Xid (PCI:0000:1a:00): 31, pid=2, name=python3, Ch 00000008\n")
+    r0 = _write(tmp_path, "r0.log", "[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3763, internal error\n")
+    r = triage([r0, k1, k2])
+    err3 = next(d for d in r.diagnoses if d.signature == "NCCL-ERR-3")
+    assert err3.causes[0].id == "xid-many-nodes" and err3.causes[0].status == "supported"
+    xid = next(d for d in r.diagnoses if d.signature == "GPU-XID-31")
+    assert xid.hosts == ("node1", "node2") and xid.causes[0].id == "app-memory-corruption"
+    # one node, one GPU, one fault: no burst, so the XID catalog says check the application first
+    r = triage([r0, k1])
+    err3 = next(d for d in r.diagnoses if d.signature == "NCCL-ERR-3")
+    assert err3.causes[0].id == "connectivity-layout"
+    assert next(c for c in err3.causes if c.id == "xid-many-nodes").status == "unlikely"

@@ -20,6 +20,7 @@ from .signatures import Signature, SignatureSet
 
 ROLE_RANK = {"primary": 0, "secondary": 1, "advisory": 2}
 _LAST_COMPLETED = re.compile(r"last completed NCCL work: (?P<n>-?\d+)")
+_PG = re.compile(r"\[PG (?P<pg>.*?) ?Rank \d+\]")
 
 
 @dataclass
@@ -337,19 +338,26 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
 
 
 def _laggards(failures: list[Event], stream_of: dict[int, Stream]) -> str | None:
-    """PyTorch's watchdog prints each rank's 'last completed NCCL work'; the lowest is the laggard."""
-    done: dict[int, int] = {}
+    """PyTorch's watchdog prints each rank's 'last completed NCCL work' per process group; within
+    one group, the rank with the lowest count is the laggard. Counts of different groups
+    ("[PG ID 11 PG GUID 119 Rank 1]" vs "... GUID 112 ...") are not comparable."""
+    done: dict[str, dict[int, int]] = {}
     for ev in failures:
         st = stream_of[id(ev)]
         m = _LAST_COMPLETED.search(ev.line.text)
         if m and st.rank is not None:
+            g = _PG.search(ev.line.text)
+            group = done.setdefault(g.group("pg").strip() if g else "", {})
             n = int(m.group("n"))
-            done[st.rank] = min(n, done.get(st.rank, n))
-    if len(done) < 2:
-        return None
-    low = min(done.values())
-    behind = sorted(r for r, n in done.items() if n == low)
-    if len(behind) == len(done):
-        return None
-    return (f"rank(s) {', '.join(map(str, behind))} completed the fewest collectives (last completed NCCL work {low}; "
-            f"others up to {max(done.values())}): the laggard")
+            group[st.rank] = min(n, group.get(st.rank, n))
+    found = []
+    for pg, ranks in done.items():
+        if len(ranks) < 2:
+            continue
+        low = min(ranks.values())
+        behind = sorted(r for r, n in ranks.items() if n == low)
+        if len(behind) < len(ranks):
+            found.append(f"rank(s) {', '.join(map(str, behind))} completed the fewest collectives"
+                         f"{' in process group ' + pg if pg else ''} (last completed NCCL work {low}; "
+                         f"others up to {max(ranks.values())}): the laggard")
+    return "; ".join(found) or None

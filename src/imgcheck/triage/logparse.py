@@ -29,6 +29,9 @@ _PREFIXES = (
 _PREFIX_START = set("[( 0123456789")  # every launcher prefix starts with one of these
 _NCCL_PREFIX = re.compile(
     r"(?P<host>[\w.\-<>]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?=NCCL |[\w/.\-]+\.(?:cc|cu|c|cpp|h):\d+)")
+# PyTorch's "[rankN]:" label after a wrapper's own prefix (e.g. "2025-02-18 12:54 [rank13]:[E218 ...")
+_RANK_LABEL = re.compile(r"\[rank(?P<rank>\d+)\]:")
+# Old PyTorch messages name only "[Rank N]": the rank in that process group (the global rank for the default group)
 _TORCH_RANK = re.compile(r"\[Rank (?P<rank>\d+)\] ")
 # journalctl/syslog kernel lines name the host: "Mar 21 02:07:08 node12 kernel: NVRM: Xid ..."
 _SYSLOG_HOST = re.compile(r"^[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.\-]+) kernel: ")
@@ -74,7 +77,7 @@ def parse_line(raw: str, source: str, lineno: int) -> LogLine:
         if m:
             host = m.group("host")
     if rank is None:
-        m = _TORCH_RANK.search(text, 0, 200)
+        m = _RANK_LABEL.search(line, 0, 80) or _TORCH_RANK.search(text, 0, 200)
         if m:
             rank = int(m.group("rank"))
     return LogLine(source=source, lineno=lineno, text=text, rank=rank, host=host, pid=pid, cuda_dev=dev,
