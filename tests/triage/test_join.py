@@ -3,7 +3,6 @@ facts are consistent with the log, explain it, or contradict it."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 

@@ -6,8 +6,6 @@ bad signature file), 3 the image or node facts could not be obtained.
 
 from __future__ import annotations
 
-import sys
-
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..sources.platform import parse_platform
 from ..triage.api import triage

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
-from .context import ContextAccumulator, LogContext
+from .context import ContextAccumulator
 from .predicates import PREDICATES, Facts
 from .result import (CAUSE_SUPPORTED, CAUSE_UNCONDITIONAL, CAUSE_UNKNOWN, CAUSE_UNLIKELY, VERDICT_FOUND, VERDICT_INFO,
                      VERDICT_NONE, CauseResult, Diagnosis, FirstFailure, GeneralOrderStep, InputInfo, TimelineEntry,
