@@ -13,7 +13,9 @@ WIDTH = 100
 
 
 def render_json(report: TriageReport) -> str:
-    return json.dumps(to_dict(report), indent=2) + "\n"
+    doc = to_dict(report)
+    head = {k: doc.pop(k) for k in ("schema_version", "kind", "tool_version", "signatures_version", "verdict")}
+    return json.dumps({**head, **doc}, indent=2) + "\n"
 
 
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
