@@ -15,7 +15,7 @@ from ..versions.ecosystems import at_least, numeric_tuple
 from .context import LogContext
 
 # Minimum driver per CUDA major under minor-version compatibility.
-# Source: https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html (verified)
+# Source: https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html (vendor-guidance)
 MIN_DRIVER_FOR_CUDA_MAJOR = {11: 450, 12: 525, 13: 580}
 MEMLOCK_LOW_KIB = 1024 * 1024  # heuristic: below 1 GiB and not unlimited is "low" for NCCL's registrations
 
