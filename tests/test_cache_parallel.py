@@ -134,3 +134,21 @@ def test_progress_sees_every_streamed_layer_and_its_bytes(tmp_path):
     assert dict(progress.started) == sizes
     assert sorted(progress.finished) == sorted(sizes)
     assert progress.bytes == sum(sizes.values())  # compressed bytes, as transferred
+
+
+def test_parallel_reads_from_one_archive_file(tmp_path):
+    """Layers of an OCI archive / docker-archive are read concurrently through separate handles."""
+    import gzip as gz
+
+    from imagebuild import write_docker_archive, write_oci_archive
+
+    layers = [make_layer({f"usr/lib/l{i}.txt": bytes([65 + i]) * 200_000, "etc/os-release": f"ID=l{i}\n".encode()})
+              for i in range(4)]
+    oci = write_oci_archive(str(tmp_path / "img.tar"), build_oci(layers, "gzip"))
+    da = write_docker_archive(str(tmp_path / "da.tar"), layers)
+    with open(da, "rb") as src, gz.open(str(tmp_path / "da.tar.gz"), "wb") as dst:
+        dst.write(src.read())
+    for ref in (f"oci-archive:{oci}", f"docker-archive:{da}", f"docker-archive:{tmp_path / 'da.tar.gz'}"):
+        serial, _ = inspect(ref, use_cache=False, workers=1)
+        parallel, _ = inspect(ref, use_cache=False, workers=4)
+        assert parallel == serial and parallel.os.id == "l3"

@@ -5,6 +5,7 @@ Neither is ever extracted; members are streamed from their offset in the archive
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import posixpath
@@ -79,6 +80,58 @@ class DirStore(BlobStore):
         return os.path.getsize(self._path(name))
 
 
+class _Section(io.RawIOBase):
+    """A read-only window [start, start+size) of a file, with its own file handle."""
+
+    def __init__(self, path: str, start: int, size: int):
+        self._fh = open(path, "rb")
+        self._fh.seek(start)
+        self._left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._left <= 0:
+            return 0
+        n = self._fh.readinto(memoryview(b)[: min(len(b), self._left)])
+        if not n:
+            raise BadInputError("archive member is truncated")
+        self._left -= n
+        return n
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            n = self._left
+        data = self._fh.read(min(n, self._left))
+        self._left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
+
+
+class _Closing:
+    """A member stream that also closes the TarFile it came from."""
+
+    def __init__(self, fh, owner):
+        self._fh, self._owner = fh, owner
+
+    def read(self, n: int = -1) -> bytes:
+        return self._fh.read(n)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._fh.close()
+        self._owner.close()
+
+
 class TarStore(BlobStore):
     """Members of a tar archive by name; the member index is built once from headers only."""
 
@@ -118,9 +171,16 @@ class TarStore(BlobStore):
         return member
 
     def open(self, name: str) -> BinaryIO:
-        fh = self._tar.extractfile(self._member(name))
+        member = self._member(name)
+        # Each open gets its own file handle, so layers can be read from several threads at once.
+        if isinstance(self._tar.fileobj, io.BufferedReader) and member.sparse is None:
+            return _Section(self.path, member.offset_data, member.size)
+        # A compressed archive (docker save | gzip) has no byte offsets: a private TarFile seeks
+        # through its own decompressor to the member.
+        private = tarfile.open(self.path, "r:*")
+        fh = private.extractfile(member)
         assert fh is not None
-        return fh
+        return _Closing(fh, private)
 
     def exists(self, name: str) -> bool:
         try:
