@@ -28,6 +28,17 @@ from urllib.parse import urlsplit
 import requests
 
 from ..errors import BadInputError, UnavailableError
+
+
+def _internal_address(host: str) -> bool:
+    """A literal loopback, link-local or private IP (names are not resolved here)."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    return ip.is_loopback or ip.is_link_local or ip.is_private
 from .http import HttpClient
 
 
@@ -287,6 +298,9 @@ class RegistryAuth:
         if parts.scheme == "http" and not self.may_use_http(parts.netloc):
             raise UnavailableError(f"{self.registry}: refusing plain-http token realm {realm} "
                                    "(use --insecure-registry for a trusted host)")
+        if _internal_address(parts.hostname) and not _internal_address(self.registry.rsplit(":", 1)[0].strip("[]")):
+            # a public registry must not steer credentials or requests at link-local/private hosts
+            raise UnavailableError(f"{self.registry}: refusing token realm {realm} on an internal address")
         query = {"scope": params.get("scope") or scope}
         if params.get("service"):
             query["service"] = params["service"]
