@@ -95,3 +95,8 @@ def test_world_rank_from_comm_lines():
     assert acc.world_rank() == (1, 8)
     assert acc.inits["0xaaaa"].started is not None and not acc.inits["0xaaaa"].completed
     assert acc.inits["0xbbbb"].completed
+
+
+def test_colour_codes_are_ignored():
+    line = parse_line("\x1b[31m[rank2]:\x1b[0m n1:5:6 [2] NCCL INFO NET/IB : No device found.\n", "f", 1)
+    assert line.rank == 2 and line.host == "n1" and line.text.endswith("No device found.")

@@ -26,6 +26,7 @@ _PREFIXES = (
     re.compile(r"^\[default\d+\]:\s?"),                               # torchrun --tee (local rank only)
     re.compile(r"^\[\d+\] "),                                          # "[80746] " line numbers of pasted logs
 )
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PREFIX_START = set("[( 0123456789")  # every launcher prefix starts with one of these
 _NCCL_PREFIX = re.compile(
     r"(?P<host>[\w.\-<>]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?=NCCL |[\w/.\-]+\.(?:cc|cu|c|cpp|h):\d+)")
@@ -51,6 +52,8 @@ class LogLine(NamedTuple):  # a NamedTuple: immutable and cheap to build million
 
 def parse_line(raw: str, source: str, lineno: int) -> LogLine:
     line = raw.rstrip("\r\n")
+    if "\x1b" in line:  # colour codes from rich/tqdm/loguru consoles
+        line = _ANSI.sub("", line)
     if len(line) > MAX_LINE:
         line = line[:MAX_LINE]
     stamp = find_stamp(line)
