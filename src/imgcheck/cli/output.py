@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
 
-from ..errors import UnavailableError, UsageError
+from ..errors import UsageError
+from ..fsutil import atomic_write
 
 
 @dataclass(frozen=True)
@@ -37,15 +36,4 @@ def write_output(spec: OutputSpec, text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    directory = os.path.dirname(os.path.abspath(spec.path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".imgcheck-", dir=directory)
-    except OSError as exc:
-        raise UnavailableError(f"cannot write {spec.path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, spec.path)  # readers never see half a report
-    except OSError as exc:
-        os.unlink(tmp)
-        raise UnavailableError(f"cannot write {spec.path}: {exc.strerror}") from None
+    atomic_write(spec.path, text)  # readers never see half a report

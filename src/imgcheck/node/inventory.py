@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 
 from ..errors import BadInputError, UnavailableError, UsageError
+from ..fsutil import atomic_write
 from ..model.node import NodeFacts
 from ..model.node_io import dump_node_facts, parse_node_facts
 
@@ -57,19 +57,9 @@ class Inventory:
         path = self._path(facts.name)
         try:
             os.makedirs(self.nodes_dir, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.nodes_dir)
         except OSError as exc:
             raise UnavailableError(f"cannot write to the inventory {self.nodes_dir}: {exc.strerror}") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(dump_node_facts(facts))
-            os.replace(tmp, path)  # readers see the old file or the new one, never half of one
-        except OSError as exc:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise UnavailableError(f"cannot write {path}: {exc.strerror}") from None
+        atomic_write(path, dump_node_facts(facts))
         return path
 
     def get(self, name: str) -> NodeFacts:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 
 from ..errors import LimitExceededError, UnavailableError
+from ..fsutil import atomic_write
 from ..model.node import Gpu, Kernel, Limits, NodeFacts, NodeGpu, NodeOs, NodeRdma, Peermem
 
 PREFIX = "imgcheck.feature.node.kubernetes.io/"
@@ -81,23 +81,8 @@ def write_features(facts: NodeFacts, directory: str, filename: str = DEFAULT_FIL
     if not os.path.isdir(directory):
         raise UnavailableError(f"--nfd-dir {directory}: not a directory (mount NFD's features.d there)")
     path = os.path.join(directory, filename)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{filename}-", dir=directory)  # dot-file: NFD skips it
-    except OSError as exc:
-        raise UnavailableError(f"cannot write to {directory}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise UnavailableError(f"cannot write {path}: {exc.strerror}") from None
+    # dot-file temporary name: NFD skips it; fsync so a node crash never leaves an empty label file
+    atomic_write(path, data, mode=0o644, fsync=True, temp_prefix=f".{filename}-")
     return path
 
 
