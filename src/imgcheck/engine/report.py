@@ -46,10 +46,9 @@ def _merge(items, key_of, with_nodes):
     merged: dict = {}
     for item, names in items:
         key = key_of(item)
-        if key in merged:
-            merged[key] = (merged[key][0], merged[key][1] + [n for n in names if n not in merged[key][1]])
-        else:
-            merged[key] = (item, list(names))
+        if key not in merged:
+            merged[key] = (item, {})
+        merged[key][1].update(dict.fromkeys(names))  # an ordered set: linear in fleet size
     return [with_nodes(item, tuple(names)) for item, names in merged.values()]
 
 
