@@ -1,0 +1,88 @@
+"""Which catalog images the engine predicts clean on the nodes, ranked by closeness to the current image."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..engine.report import evaluate_fleet
+from ..matrix import Matrix
+from ..model.image import ImageFacts
+from ..model.node import NodeFacts
+from .catalog import CatalogEntry
+from .summary import Summary, major, newer_first_key
+
+BLOCKING = ("error", "warning")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    entry: CatalogEntry
+    clean: bool
+    blocking: tuple[str, ...] = ()  # "RULE on node1, node2" for findings that rule the candidate out
+    unknown_rules: tuple[str, ...] = ()
+    why_not: str | None = None
+
+
+def blocking_rules(image: ImageFacts, nodes, matrix: Matrix) -> tuple[set[str], set[str]]:
+    """(rules with an error/warning finding, rules left unknown) for the image on the nodes."""
+    result = evaluate_fleet(image, tuple(nodes), matrix)
+    return ({f.id for f in result.findings if f.severity in BLOCKING}, {u.rule for u in result.unknowns})
+
+
+def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_decide: set[str] = frozenset()) -> Judgement:
+    """Clean = no error/warning finding on any node under every reading of the entry's facts, and none of
+    `must_decide` (the rules the current image fails) left unknown: a candidate must be shown to fix them."""
+    if entry.not_checkable or not entry.readings:
+        return Judgement(entry, False, why_not=f"cannot be checked: {entry.not_checkable or 'no facts'}")
+    blocking: dict[str, set[str]] = {}
+    unknown: set[str] = set()
+    for facts in entry.readings:
+        result = evaluate_fleet(facts, tuple(nodes), matrix)
+        for f in result.findings:
+            if f.severity in BLOCKING:
+                blocking.setdefault(f.id, set()).update(f.nodes)
+        unknown |= {u.rule for u in result.unknowns}
+    if blocking:
+        words = tuple(f"{rule} on {', '.join(sorted(names)) or 'the nodes'}" for rule, names in sorted(blocking.items()))
+        return Judgement(entry, False, blocking=words, unknown_rules=tuple(sorted(unknown)),
+                         why_not="predicted to fail: " + "; ".join(words))
+    undecided = sorted(unknown & set(must_decide))
+    if undecided:
+        return Judgement(entry, False, unknown_rules=tuple(sorted(unknown)),
+                         why_not=f"cannot be shown to fix {', '.join(undecided)} (undecided for it)")
+    return Judgement(entry, True, unknown_rules=tuple(sorted(unknown)))
+
+
+def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int) -> tuple:
+    """Same framework, then same CUDA major, then newest (CUDA, NCCL, rdma-core), then fewer undecided rules;
+    inspected (local) entries before published ones at equal closeness."""
+    s = entry.summary
+    same_framework = 0 if current is None or current.framework is None or s.framework == current.framework else 1
+    same_cuda = 0 if current is None or major(current.cuda) is None or major(s.cuda) == major(current.cuda) else 1
+    return (same_framework, same_cuda, newer_first_key(s.cuda), newer_first_key(s.nccl), newer_first_key(s.rdma_core),
+            unknown_count, 0 if entry.origin == "local" else 1, entry.reference)
+
+
+def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:
+    if current_image is None:
+        return False
+    if entry.digest and current_image.digest and entry.digest == current_image.digest:
+        return True
+    return entry.reference == current_image.reference
+
+
+def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix: Matrix, *,
+                     current_image: ImageFacts | None = None, current: Summary | None = None,
+                     framework: str | None = None, must_decide: set[str] = frozenset()
+                     ) -> tuple[list[Judgement], list[Judgement]]:
+    """(clean candidates in rank order, rejected ones)."""
+    clean, rejected = [], []
+    for entry in entries:
+        if is_current(entry, current_image):
+            continue
+        if framework and entry.summary.framework != framework:
+            continue
+        j = judge(entry, nodes, matrix, must_decide)
+        (clean if j.clean else rejected).append(j)
+    clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules)))
+    return clean, rejected

@@ -1,0 +1,126 @@
+"""Base-image catalog: the shipped rows (compat matrix) and the local catalog of images a team inspected.
+
+The local catalog lives under $IMGCHECK_HOME/catalog/, one JSON file per (reference, digest), written
+atomically; it stores the full ImageFacts, so candidates from it are judged on what was actually read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ..errors import BadInputError
+from ..fsutil import atomic_write
+from ..home import imgcheck_home
+from ..matrix import Matrix
+from ..model.image import IMAGE_SCHEMA_VERSION, ImageFacts
+from ..model.serde import from_dict, to_dict
+from .convert import NotCheckable, facts_of_row, rdma_release, reference_of
+from .summary import Summary, summary_of_facts, summary_of_row
+
+LOCAL_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    reference: str
+    summary: Summary
+    origin: str  # "shipped" (compat matrix row) | "local" (inspected by `imgcheck catalog add`)
+    confidence: str  # of the facts: the row's confidence, or "verified" for inspected images
+    source: str | None = None
+    digest: str | None = None
+    release: str | None = None  # NGC month release (e.g. "24.05") or tag; orders "newest"
+    readings: tuple[ImageFacts, ...] = ()  # facts the engine checks (several when a shipped row leaves one open)
+    not_checkable: str | None = None  # why the engine cannot judge it (then it is never recommended)
+    added_at: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def shipped_entries(matrix: Matrix) -> list[CatalogEntry]:
+    entries = []
+    for row in matrix.rows("base_images"):
+        rel = rdma_release(matrix, row["rdma_core"]) if row.get("rdma_core") else None
+        try:
+            readings, why = tuple(facts_of_row(row, matrix)), None
+        except NotCheckable as exc:
+            readings, why = (), str(exc)
+        entries.append(CatalogEntry(
+            reference=reference_of(row), summary=summary_of_row(row, rel["pabi"] if rel else None), origin="shipped",
+            confidence=row["confidence"], source=row["source"] if isinstance(row["source"], str) else "; ".join(row["source"]),
+            release=row["release"], readings=readings, not_checkable=why,
+            notes=(row["note"],) if row.get("note") else ()))
+    return entries
+
+
+def catalog_dir() -> str:
+    return os.path.join(imgcheck_home(), "catalog")
+
+
+def _file_name(reference: str, digest: str | None) -> str:
+    key = f"{reference}\n{digest or ''}".encode()
+    return hashlib.sha256(key).hexdigest()[:32] + ".json"
+
+
+def _tag_of(reference: str) -> str | None:
+    ref = reference.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else None
+
+
+def local_entry(facts: ImageFacts, added_at: str | None = None) -> CatalogEntry:
+    return CatalogEntry(reference=facts.reference, summary=summary_of_facts(facts), origin="local",
+                        confidence="verified", source=f"inspected by imgcheck ({facts.reference})", digest=facts.digest,
+                        release=_tag_of(facts.reference), readings=(facts,), added_at=added_at,
+                        notes=facts.notes)
+
+
+def add_local(facts: ImageFacts, directory: str | None = None) -> str:
+    """Store inspected facts, keyed by reference + digest (re-adding the same image replaces its entry)."""
+    directory = directory or catalog_dir()
+    os.makedirs(directory, exist_ok=True)
+    doc = {"schema_version": LOCAL_SCHEMA_VERSION, "reference": facts.reference, "digest": facts.digest,
+           "added_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(), "facts": to_dict(facts)}
+    path = os.path.join(directory, _file_name(facts.reference, facts.digest))
+    atomic_write(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def _read_local(path: str) -> CatalogEntry:
+    try:
+        with open(path, "rb") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"{path}: not a readable catalog entry ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("facts"), dict):
+        raise BadInputError(f"{path}: not a catalog entry (no 'facts' object)")
+    version = doc.get("schema_version")
+    facts_version = doc["facts"].get("schema_version", IMAGE_SCHEMA_VERSION)
+    if version != LOCAL_SCHEMA_VERSION or not isinstance(facts_version, int) or facts_version > IMAGE_SCHEMA_VERSION:
+        raise BadInputError(f"{path}: catalog entry schema {version!r}/{facts_version!r} is not one this imgcheck reads")
+    return local_entry(from_dict(ImageFacts, doc["facts"], where=path), added_at=doc.get("added_at"))
+
+
+def local_entries(directory: str | None = None) -> tuple[list[CatalogEntry], list[str]]:
+    """(entries, problems): an unreadable file is reported and skipped, so one bad file never hides the rest."""
+    directory = directory or catalog_dir()
+    if not os.path.isdir(directory):
+        return [], []
+    entries, problems = [], []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(".") or not name.endswith(".json"):
+            continue  # atomic_write's temporary files start with a dot
+        try:
+            entries.append(_read_local(os.path.join(directory, name)))
+        except BadInputError as exc:
+            problems.append(str(exc))
+    entries.sort(key=lambda e: (e.reference, e.digest or ""))
+    return entries, problems
+
+
+def all_entries(matrix: Matrix, directory: str | None = None) -> tuple[list[CatalogEntry], list[str]]:
+    """Local entries first (inspected facts beat published ones), then the shipped rows."""
+    local, problems = local_entries(directory)
+    return local + shipped_entries(matrix), problems
