@@ -26,9 +26,29 @@ def test_warm_recheck_reads_no_layer(tmp_path):
     ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
     cold, s1 = inspect(ref)
     warm, s2 = inspect(ref)
-    assert len(s1.layers_read) == 3 and s1.bytes_decompressed > 0
-    assert s2.layers_read == [] and len(s2.layers_cached) == 3 and s2.bytes_decompressed == 0
+    assert len(s1.layers_read) == 3 and s1.bytes_decompressed > 0 and not s1.facts_cached
+    assert s2.facts_cached and s2.layers_read == [] and s2.layers_cached == [] and s2.bytes_decompressed == 0
     assert warm == cold
+
+
+def test_layer_cache_serves_every_layer_without_the_facts_cache(tmp_path):
+    import shutil
+
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
+    cold, _ = inspect(ref)
+    shutil.rmtree(api.facts_cache().dir)
+    warm, stats = inspect(ref)
+    assert stats.layers_read == [] and len(stats.layers_cached) == 3 and not stats.facts_cached
+    assert warm == cold
+
+
+def test_facts_cache_keeps_the_reference_asked_for(tmp_path):
+    built = build_oci(BASE)
+    a = "oci-dir:" + write_oci_dir(str(tmp_path / "a"), built)
+    b = "oci-dir:" + write_oci_dir(str(tmp_path / "b"), built)
+    inspect(a)
+    facts, stats = inspect(b)
+    assert stats.facts_cached and facts.reference == b
 
 
 def test_base_bump_reads_only_new_layer(tmp_path):
@@ -56,14 +76,18 @@ def test_parallel_and_serial_reads_agree(tmp_path):
 def test_damaged_cache_entry_is_a_miss_and_rebuilt(tmp_path):
     ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
     first, _ = inspect(ref)
+    import shutil
+
+    shutil.rmtree(api.facts_cache().dir)  # so the layer cache is consulted
     cache = api.layer_cache()
     for path, _size, _mtime in cache.entries():
         with open(path, "wb") as fh:
             fh.write(b"garbage")
     again, stats = inspect(ref)
     assert again == first and len(stats.layers_read) == 3
+    shutil.rmtree(api.facts_cache().dir)
     _, stats = inspect(ref)
-    assert stats.layers_read == []
+    assert stats.layers_read == [] and len(stats.layers_cached) == 3
 
 
 def test_cache_write_failure_leaves_no_temp_files(tmp_path):
@@ -102,9 +126,10 @@ def test_cache_cli_prune_empties(tmp_path, capsys, monkeypatch):
     ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
     inspect(ref)
     assert main(["cache", "info"]) == 0
-    assert "3 layer entries" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "3 layers entries" in out and "1 facts entries" in out
     assert main(["cache", "prune"]) == 0
-    assert "removed 3 entries" in capsys.readouterr().out
+    assert "removed 4 entries" in capsys.readouterr().out
     _, stats = inspect(ref)
     assert len(stats.layers_read) == 3
     assert main(["cache", "prune", "--max-size", "lots"]) == 2

@@ -45,6 +45,17 @@ def layer_cache() -> LayerCache:
     return LayerCache(os.path.join(imgcheck_home(), "cache", "layers"), f"{EXTRACTOR_VERSION}\n{want_set().key()}")
 
 
+def facts_cache():
+    """The whole-image facts cache under $IMGCHECK_HOME for the current extractors."""
+    import os
+
+    from .extractors.assemble import EXTRACTOR_VERSION
+    from .facts_cache import FactsCache
+    from .home import imgcheck_home
+
+    return FactsCache(os.path.join(imgcheck_home(), "cache", "facts"), f"{EXTRACTOR_VERSION}\n{want_set().key()}")
+
+
 def inspect_image(reference: str, platform: Platform | None = None, *, use_cache: bool = True,
                   progress=None, stats: ReadStats | None = None, workers: int | None = None,
                   **source_options) -> ImageFacts:
@@ -57,11 +68,20 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
         return load_image_facts(rest)
     source = open_source(reference, platform=platform, **source_options)
     try:
-        image = source.open()
+        image = source.open()  # manifest and config, verified against their digests
+        whole = facts_cache() if use_cache else None
+        cached = whole.get(image.digest, image.platform, reference) if whole else None
+        if cached is not None:
+            if stats is not None:
+                stats.facts_cached = True
+            return cached
         view, _ = read_view(image, want_set(), limits=Limits.from_env(),
                             cache=layer_cache() if use_cache else None,
                             workers=workers, progress=progress, stats=stats)
-        return build_facts(view, image, reference)
+        facts = build_facts(view, image, reference)
+        if whole is not None:
+            whole.put(facts)
+        return facts
     finally:
         source.close()
 

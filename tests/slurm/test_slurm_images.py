@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 
 import pytest
 
@@ -136,9 +137,12 @@ def test_cli_inspect_enroot_writes_json(debian_sqsh, tmp_path, monkeypatch, caps
 def test_second_inspect_of_the_same_sqsh_comes_from_the_layer_cache(debian_sqsh, tmp_path, monkeypatch):
     monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
     ref = f"enroot:{debian_sqsh('bullseye')}"
-    first, second = ReadStats(), ReadStats()
+    first, second, third = ReadStats(), ReadStats(), ReadStats()
     a = api.inspect_image(ref, stats=first)
     b = api.inspect_image(ref, stats=second)
     assert first.layers_read == [a.digest] and not first.layers_cached
-    assert second.layers_cached == [a.digest] and not second.layers_read
+    assert second.facts_cached and not second.layers_read  # the whole image's facts, no layer read
+    shutil.rmtree(api.facts_cache().dir)
+    api.inspect_image(ref, stats=third)
+    assert third.layers_cached == [a.digest] and not third.layers_read
     assert comparable(a) == comparable(b)

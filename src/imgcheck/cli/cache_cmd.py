@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from .. import api
 from ..errors import UsageError
 
 NAMES = ("cache",)
@@ -29,15 +28,28 @@ def register(sub) -> None:
     prune.set_defaults(func=run_prune)
 
 
+def _root() -> str:
+    import os
+
+    from ..home import imgcheck_home
+
+    return os.path.join(imgcheck_home(), "cache")
+
+
 def run_info(args) -> int:
-    cache = api.layer_cache()
-    entries = cache.entries()
-    print(f"{cache.root}: {len(entries)} layer entries, {sum(s for _, s, _ in entries)} bytes")
+    import os
+
+    from ..view.cache import tree_entries
+
+    for kind in ("layers", "facts"):
+        entries = tree_entries(os.path.join(_root(), kind))
+        print(f"{os.path.join(_root(), kind)}: {len(entries)} {kind} entries, {sum(s for _, s, _ in entries)} bytes")
     return 0
 
 
 def run_prune(args) -> int:
-    cache = api.layer_cache()
-    removed, freed = cache.prune(parse_size(args.max_size))
+    from ..view.cache import prune_tree
+
+    removed, freed = prune_tree(_root(), parse_size(args.max_size))
     print(f"removed {removed} entries ({freed} bytes)")
     return 0

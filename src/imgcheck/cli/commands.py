@@ -1,4 +1,8 @@
-"""The list of subcommand modules. Each module has NAMES (tuple of words) and register(subparsers)."""
+"""The list of subcommand modules. Module `<word>_cmd` has NAMES = ("<word>",) and register(subparsers).
+
+Only the module of the command being run is imported (the others pull in web servers, the triage
+signatures, ...), which keeps every invocation's start-up short; `--help` imports them all.
+"""
 
 from __future__ import annotations
 
@@ -17,17 +21,12 @@ MODULES = (
 )
 
 
-def _modules():
-    return [importlib.import_module(f"imgcheck.cli.{name}") for name in MODULES]
-
-
 def names() -> set[str]:
-    result: set[str] = set()
-    for mod in _modules():
-        result.update(mod.NAMES)
-    return result
+    return {name[: -len("_cmd")] for name in MODULES}
 
 
-def register_all(subparsers) -> None:
-    for mod in _modules():
-        mod.register(subparsers)
+def register_all(subparsers, only: str | None = None) -> None:
+    """Register every command, or just `only` (a command word) when it is known."""
+    wanted = [f"{only}_cmd"] if only in names() else list(MODULES)
+    for name in wanted:
+        importlib.import_module(f"imgcheck.cli.{name}").register(subparsers)

@@ -13,7 +13,7 @@ from . import commands
 SUBCOMMANDS = commands.names()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="imgcheck",
         description="Predict whether a container image's RDMA/NCCL/CUDA userspace works on your nodes.",
@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"imgcheck {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.register_all(sub)
+    commands.register_all(sub, only=command)
     return parser
 
 
@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     if first is not None and first not in SUBCOMMANDS and not any(a in ("-h", "--help", "--version") for a in argv[:1]):
         idx = argv.index(first)
         argv.insert(idx, "check")
-    parser = build_parser()
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(None if any(a in ("-h", "--help") for a in argv[:1]) else command)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed its message

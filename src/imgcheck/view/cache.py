@@ -69,31 +69,39 @@ class LayerCache:
             return False
 
     def entries(self) -> list[tuple[str, int, float]]:
-        found = []
-        for base, _dirs, files in os.walk(self.root):
-            for name in files:
-                path = os.path.join(base, name)
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
-                found.append((path, st.st_size, st.st_mtime))
-        return found
+        return tree_entries(self.root)
 
     def prune(self, max_bytes: int | None = None) -> tuple[int, int]:
-        """Delete least recently used entries until the cache fits. Returns (files, bytes) removed."""
-        limit = self.max_bytes if max_bytes is None else max_bytes
-        entries = sorted(self.entries(), key=lambda e: e[2])
-        total = sum(size for _, size, _ in entries)
-        removed = freed = 0
-        for path, size, _ in entries:
-            if total <= limit:
-                break
-            if _unlink_quietly(path):
-                total -= size
-                removed += 1
-                freed += size
-        return removed, freed
+        return prune_tree(self.root, self.max_bytes if max_bytes is None else max_bytes)
+
+
+def tree_entries(root: str) -> list[tuple[str, int, float]]:
+    """(path, size, mtime) of every cache file below `root`."""
+    found = []
+    for base, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(base, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            found.append((path, st.st_size, st.st_mtime))
+    return found
+
+
+def prune_tree(root: str, max_bytes: int) -> tuple[int, int]:
+    """Delete least recently used files until the tree fits. Returns (files, bytes) removed."""
+    entries = sorted(tree_entries(root), key=lambda e: e[2])
+    total = sum(size for _, size, _ in entries)
+    removed = freed = 0
+    for path, size, _ in entries:
+        if total <= max_bytes:
+            break
+        if _unlink_quietly(path):
+            total -= size
+            removed += 1
+            freed += size
+    return removed, freed
 
 
 def _unlink_quietly(path: str) -> bool:

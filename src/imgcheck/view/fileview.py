@@ -6,7 +6,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from .layer_index import FILE, HARDLINK, SYMLINK, Entry, LayerIndex
+from .layer_index import FILE, HARDLINK, SYMLINK, Entry, LayerIndex, path_hash
 
 MAX_SYMLINK_HOPS = 40  # Linux's MAXSYMLINKS
 
@@ -28,25 +28,26 @@ class FileRef:
 
 
 def _visible(path: str, upper: list[LayerIndex]) -> bool:
-    """Is `path` from a lower layer still visible under the `upper` layers?"""
+    """Is `path` from a lower layer still visible under the `upper` layers?
+
+    Hidden when an upper layer has the path itself (kept, whited out, or any non-directory), or
+    has an ancestor whited out, marked opaque, or replaced by a non-directory.
+    """
     ancestors = []
     parent = posixpath.dirname(path)
     while parent:
         ancestors.append(parent)
         parent = posixpath.dirname(parent)
+    hashes = [path_hash(p) for p in [path] + ancestors]  # hashed once, looked up in every layer
     for layer in upper:
-        if path in layer.whiteouts or path in layer.entries:
+        if path in layer.whiteouts or path in layer.entries or "" in layer.opaque_dirs:
             return False
         for anc in ancestors:
-            if anc in layer.whiteouts or anc in layer.opaque_dirs or layer.has_nondir(anc):
+            if anc in layer.whiteouts or anc in layer.opaque_dirs:
                 return False
-        if "" in layer.opaque_dirs:  # an opaque marker at the root hides everything below
+        if any(layer.has_hash(h) for h in hashes):
             return False
     return True
-
-
-def _shadowed_exactly(path: str, upper: list[LayerIndex]) -> bool:
-    return any(layer.has_nondir(path) for layer in upper)
 
 
 class FileView:
@@ -58,7 +59,7 @@ class FileView:
             for path, entry in layer.entries.items():
                 if path in self.entries:
                     continue
-                if upper and (not _visible(path, upper) or _shadowed_exactly(path, upper)):
+                if upper and not _visible(path, upper):
                     continue
                 self.entries[path] = entry
             upper.append(layer)

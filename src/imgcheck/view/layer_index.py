@@ -7,6 +7,7 @@ order (or in parallel, or from a cache) and merged afterwards in layer order.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 import posixpath
 from array import array
 from dataclasses import dataclass, field
@@ -70,9 +71,9 @@ class LayerIndex:
     uncompressed_bytes: int = 0
 
     def has_nondir(self, path: str) -> bool:
-        from bisect import bisect_left
+        return self.has_hash(path_hash(path))
 
-        h = path_hash(path)
+    def has_hash(self, h: int) -> bool:
         i = bisect_left(self.nondir_hashes, h)
         return i < len(self.nondir_hashes) and self.nondir_hashes[i] == h
 

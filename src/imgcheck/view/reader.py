@@ -25,6 +25,7 @@ class ReadStats:
     layers_read: list[str] = field(default_factory=list)  # digests streamed from the source
     layers_cached: list[str] = field(default_factory=list)  # digests served by the cache
     bytes_decompressed: int = 0
+    facts_cached: bool = False  # the whole image's facts came from the facts cache: no layer touched
 
 
 class _Progressing:
