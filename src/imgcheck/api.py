@@ -102,4 +102,11 @@ def check_image(reference: str, nodes, *, platform: Platform | None = None, matr
         raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR")
     matrix = load_matrix(matrix_path, required=REQUIRED_ROWS)
     facts = inspect_image(reference, platform=platform, **inspect_options)
-    return build_report(facts, nodes, matrix, suppressions=tuple(suppressions))
+    report = build_report(facts, nodes, matrix, suppressions=tuple(suppressions))
+    if report.verdict == "fail":  # what to run instead: engine-verified catalog images and the node-side path
+        import dataclasses
+
+        from .recommend import recommendations_for_report
+
+        report = dataclasses.replace(report, recommendations=recommendations_for_report(report, matrix))
+    return report

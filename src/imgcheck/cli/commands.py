@@ -18,6 +18,9 @@ MODULES = (
     "matrix_cmd",
     "triage_cmd",
     "verify_cmd",
+    "recommend_cmd",
+    "catalog_cmd",
+    "diff_cmd",
 )
 
 

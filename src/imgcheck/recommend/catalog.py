@@ -109,7 +109,11 @@ def local_entries(directory: str | None = None) -> tuple[list[CatalogEntry], lis
     if not os.path.isdir(directory):
         return [], []
     entries, problems = [], []
-    for name in sorted(os.listdir(directory)):
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:
+        return [], [f"{directory}: {exc.strerror}"]
+    for name in names:
         if name.startswith(".") or not name.endswith(".json"):
             continue  # atomic_write's temporary files start with a dot
         try:

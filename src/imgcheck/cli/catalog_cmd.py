@@ -1,0 +1,61 @@
+"""`imgcheck catalog add IMAGE...` / `imgcheck catalog list`: the base-image catalog recommend draws from."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import UsageError
+from ..sources.platform import parse_platform
+from .output import parse_outputs, write_output
+
+NAMES = ("catalog",)
+FORMATS = ("table", "json")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("catalog", help="the base-image catalog: add the images you use, list what is known",
+                       description="The shipped catalog (NVIDIA release notes) plus a local one under "
+                                   "$IMGCHECK_HOME/catalog/ with the facts of images you inspected.")
+    verbs = p.add_subparsers(dest="catalog_verb", metavar="{add,list}")
+    add = verbs.add_parser("add", help="inspect images and store their facts in the local catalog")
+    add.add_argument("images", nargs="+", metavar="IMAGE")
+    add.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
+    add.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
+                     help="allow plain HTTP (or an unverified certificate) for this registry; repeatable")
+    add.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
+    add.add_argument("-q", "--quiet", action="store_true", help="no per-image line")
+    add.set_defaults(func=run_add)
+    ls = verbs.add_parser("list", help="list catalog images (local first, then shipped)")
+    ls.add_argument("--local", action="store_true", help="only images added with `catalog add`")
+    ls.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
+    ls.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
+    ls.set_defaults(func=run_list)
+    p.set_defaults(func=_missing_verb)
+
+
+def _missing_verb(args) -> int:
+    raise UsageError("catalog needs a verb: `imgcheck catalog add IMAGE...` or `imgcheck catalog list`")
+
+
+def run_add(args) -> int:
+    from ..recommend.entry import catalog_add
+
+    added = catalog_add(args.images, platform=parse_platform(args.platform) if args.platform else None,
+                        use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry))
+    if not args.quiet:
+        for facts, _path in added:
+            lib = facts.rdma.libibverbs
+            what = f"rdma-core {lib.rdma_core} (PABI {lib.private_abi})" if lib else "no libibverbs"
+            sys.stdout.write(f"added {facts.reference}{'@' + facts.digest if facts.digest else ''}: {what}\n")
+    return 0
+
+
+def run_list(args) -> int:
+    from ..formats.recommend_table import catalog_json, catalog_table
+    from ..recommend.entry import catalog_list
+
+    outputs = parse_outputs(args.output, FORMATS)
+    entries, problems = catalog_list(matrix_path=args.matrix, local_only=args.local)
+    for spec in outputs:
+        write_output(spec, catalog_json(entries, problems) if spec.format == "json" else catalog_table(entries, problems))
+    return 0

@@ -1,0 +1,43 @@
+"""`imgcheck diff OLD NEW`: what a base-image bump changed in the RDMA/GPU userspace, and which nodes move."""
+
+from __future__ import annotations
+
+from ..errors import EXIT_FINDINGS, EXIT_OK
+from ..sources.platform import parse_platform
+from .check_cmd import resolve_nodes
+from .output import parse_outputs, write_output
+
+NAMES = ("diff",)
+FORMATS = ("table", "json")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("diff", help="what a base-image bump changed, and which nodes move from ok to failing",
+                       description="Compare the RDMA/GPU userspace of OLD and NEW and run the engine on both against "
+                                   "the nodes. Exit 1 if some node moves to failing, 0 otherwise.")
+    p.add_argument("old", metavar="OLD", help="the image before the bump (any IMAGE form imgcheck reads)")
+    p.add_argument("new", metavar="NEW", help="the image after the bump")
+    p.add_argument("--node", action="append", default=[], metavar="NAME", help="a node from the inventory; repeatable")
+    p.add_argument("--node-facts", action="append", default=[], metavar="FILE", help="node facts JSON; repeatable")
+    p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
+    p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
+    p.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
+    p.add_argument("--platform", help="os/arch[/variant] to pick from multi-platform images")
+    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
+                   help="allow plain HTTP for this registry; repeatable")
+    p.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..formats.diff_table import diff_json, diff_table
+    from ..recommend.entry import diff_for
+
+    outputs = parse_outputs(args.output, FORMATS)
+    nodes = resolve_nodes(args) if (args.node or args.node_facts or args.fleet) else []
+    result = diff_for(args.old, args.new, nodes, matrix_path=args.matrix,
+                      platform=parse_platform(args.platform) if args.platform else None,
+                      use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry))
+    for spec in outputs:
+        write_output(spec, diff_json(result) if spec.format == "json" else diff_table(result))
+    return EXIT_FINDINGS if result.newly_failing else EXIT_OK

@@ -1,0 +1,57 @@
+"""Library entry points behind `imgcheck recommend`, `imgcheck catalog` and `imgcheck diff` (the CLI only parses)."""
+
+from __future__ import annotations
+
+from ..engine import REQUIRED_ROWS
+from ..errors import UsageError
+from ..matrix import load_matrix
+from ..model.image import ImageFacts
+from ..model.node import NodeFacts
+from .catalog import CatalogEntry, add_local, all_entries
+from .diff import DiffResult, diff_images
+from .recommend import RecommendResult, recommend
+
+
+def _matrix(path: str | None):
+    return load_matrix(path, required=REQUIRED_ROWS)
+
+
+def recommend_for(nodes: list[NodeFacts], *, like: str | None = None, framework: str | None = None,
+                  matrix_path: str | None = None, catalog_dir: str | None = None, **inspect_options) -> RecommendResult:
+    """Clean catalog images for `nodes`; with `like`, ranked by closeness to that image, plus its node-side path."""
+    from ..api import inspect_image
+
+    nodes = list(nodes)
+    if not nodes:
+        raise UsageError("no nodes to recommend for: give --node NAME, --node-facts FILE or --fleet SELECTOR")
+    matrix = _matrix(matrix_path)
+    current = inspect_image(like, **inspect_options) if like else None
+    return recommend(nodes, matrix, current=current, framework=framework, catalog_dir=catalog_dir)
+
+
+def catalog_add(references: list[str], *, catalog_dir: str | None = None, **inspect_options) -> list[tuple[ImageFacts, str]]:
+    """Inspect each image and store its facts in the local catalog; [(facts, path written)]."""
+    from ..api import inspect_image
+
+    out = []
+    for reference in references:
+        facts = inspect_image(reference, **inspect_options)
+        out.append((facts, add_local(facts, catalog_dir)))
+    return out
+
+
+def catalog_list(*, matrix_path: str | None = None, catalog_dir: str | None = None,
+                 local_only: bool = False) -> tuple[list[CatalogEntry], list[str]]:
+    entries, problems = all_entries(_matrix(matrix_path), catalog_dir)
+    if local_only:
+        entries = [e for e in entries if e.origin == "local"]
+    return entries, problems
+
+
+def diff_for(old: str, new: str, nodes: list[NodeFacts], *, matrix_path: str | None = None,
+             **inspect_options) -> DiffResult:
+    from ..api import inspect_image
+
+    nodes = list(nodes)
+    matrix = _matrix(matrix_path)  # a broken matrix fails before any image is read
+    return diff_images(inspect_image(old, **inspect_options), inspect_image(new, **inspect_options), nodes, matrix)
