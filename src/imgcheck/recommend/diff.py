@@ -70,8 +70,22 @@ def _s(value) -> str | None:
     return str(value)
 
 
-def _providers(facts: ImageFacts) -> str | None:
-    return _s(sorted(f"{p.name} (rdmav{p.pabi})" if p.pabi is not None else p.name for p in facts.rdma.providers))
+def _provider_abis(facts: ImageFacts) -> str:
+    abis = sorted({p.pabi for p in facts.rdma.providers if p.pabi is not None})
+    return ", ".join(f"rdmav{a}" for a in abis) or "no PABI in file names"
+
+
+def _providers(old: ImageFacts, new: ImageFacts) -> tuple[str | None, str | None]:
+    """('15, rdmav33', '17, rdmav34 (+erdma, irdma, mana; -i40iw)'): counts, file ABIs, and which came or went."""
+    a = {p.name for p in old.rdma.providers}
+    b = {p.name for p in new.rdma.providers}
+    before = f"{len(a)}, {_provider_abis(old)}" if a else None
+    after = f"{len(b)}, {_provider_abis(new)}" if b else None
+    moved = [f"+{', '.join(sorted(b - a))}"] if b - a else []
+    moved += [f"-{', '.join(sorted(a - b))}"] if a - b else []
+    if after and moved and a:
+        after += f" ({'; '.join(moved)})"
+    return before, after
 
 
 def _rdma_packages(facts: ImageFacts) -> dict[str, str]:
@@ -88,7 +102,7 @@ def fact_changes(old: ImageFacts, new: ImageFacts) -> tuple[FactChange, ...]:
         ("rdma.libibverbs.rdma_core", "rdma-core", *lib("rdma_core")),
         ("rdma.libibverbs.version", "libibverbs", *lib("version")),
         ("rdma.libibverbs.private_abi", "provider ABI (PABI)", *lib("private_abi")),
-        ("rdma.providers", "providers", _providers(old), _providers(new)),
+        ("rdma.providers", "providers", *_providers(old, new)),
         ("rdma.flavor", "RDMA flavor", old.rdma.flavor, new.rdma.flavor),
         ("rdma.ofed_version", "MLNX_OFED/DOCA-OFED", old.rdma.ofed_version, new.rdma.ofed_version),
         ("ucx.version", "UCX", old.ucx.version if old.ucx else None, new.ucx.version if new.ucx else None),
