@@ -1,0 +1,103 @@
+"""`imgcheck diff OLD NEW` on the real bullseye and trixie images (rdma-core 33.2 -> 56.1)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from imgcheck.cli.main import main
+from imgcheck.recommend.diff import diff_images
+from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
+
+
+def _diff(capsys, *argv) -> tuple[int, dict]:
+    capsys.readouterr()
+    rc = main(["diff", *argv, "-o", "json"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def test_diff_real_images_userspace_changes(capsys, debian_archive):
+    old, new = (f"docker-archive:{debian_archive(s)}" for s in ("bullseye", "trixie"))
+    rc, doc = _diff(capsys, old, new, "--node-facts", node_file("inbox-6.8-open-570"),
+                    "--node-facts", node_file("mofed-23.10-open-550-peermem"))
+    changes = {c["fact"]: (c["old"], c["new"]) for c in doc["changes"]}
+    assert changes["rdma.libibverbs.rdma_core"] == ("33.2", "56.1")
+    assert changes["rdma.libibverbs.version"] == ("1.11.33.2", "1.14.56.1")
+    assert changes["rdma.libibverbs.private_abi"] == ("33", "34")
+    assert changes["rdma.libibverbs.symbol_versions.IBVERBS_1.12"] == ("absent", "present")  # ibv_reg_dmabuf_mr
+    ucx_old, ucx_new = changes["ucx.version"]
+    assert ucx_old.startswith("1.10") and ucx_new.startswith("1.18")
+    assert changes["rdma.providers"][0].endswith("rdmav33") and "rdmav34" in changes["rdma.providers"][1]
+    assert changes["rdma.packages.libibverbs1"] == ("33.2-1", "56.1-1")
+    assert "IBVERBS_1.8" not in " ".join(changes)  # ibv_reg_mr_iova2 is in both: not a change
+    # These plain rdma images carry no NCCL, so the NCCL-over-RDMA rules (DMA-BUF, GDR) do not apply to them
+    # and each image's libibverbs matches its own providers: no node changes verdict.
+    assert rc == 0 and doc["newly_failing"] == []
+    assert {(n["node"], n["old"], n["new"]) for n in doc["nodes"]} == {("gpu-inbox-68", "ok", "ok"),
+                                                                        ("gpu-mofed2310", "ok", "ok")}
+
+
+@pytest.fixture(scope="module")
+def torch_images(debian_archive, tmp_path_factory):
+    """The same two real userspaces with NCCL 2.13.4 + CUDA 12.4.1 on top (as a torch image would add them)."""
+    d = tmp_path_factory.mktemp("diff-facts")
+    out = {}
+    for suite in ("bullseye", "trixie"):
+        facts = renamed(with_nccl(real_facts(debian_archive(suite)), "2.13.4", cuda="12.4.1"), f"team/trainer:{suite}")
+        out[suite] = write_facts(d / f"{suite}.json", facts)
+    return out
+
+
+def test_downgrade_moves_the_open_module_node_to_failing(capsys, torch_images):
+    """Why one node moves: on gpu-inbox-68 (inbox kernel 6.8, open GPU modules, no peermem) NCCL 2.13 uses
+    DMA-BUF. trixie's libibverbs exports ibv_reg_dmabuf_mr (IBVERBS_1.12), so registration works; bullseye's
+    (rdma-core 33.2) does not, and NCCL 2.13 does not fall back: DMABUF-UNSUPPORTED (error). On gpu-inbox-515
+    (proprietary modules) NCCL never tries DMA-BUF, so both images get the same GDR-PEERMEM-MISSING warning
+    and that node does not move."""
+    nodes = ["--node-facts", node_file("inbox-6.8-open-570"), "--node-facts", node_file("inbox-5.15-proprietary-535")]
+    rc, doc = _diff(capsys, f"facts:{torch_images['trixie']}", f"facts:{torch_images['bullseye']}", *nodes)
+    by_node = {n["node"]: n for n in doc["nodes"]}
+    assert rc == 1 and doc["newly_failing"] == ["gpu-inbox-68"]
+    assert (by_node["gpu-inbox-68"]["old"], by_node["gpu-inbox-68"]["new"]) == ("ok", "fail")
+    # without DMA-BUF, and with no peermem on an inbox kernel, GPUDirect RDMA is gone as well
+    assert by_node["gpu-inbox-68"]["added"] == ["DMABUF-UNSUPPORTED", "GDR-PEERMEM-MISSING"]
+    assert by_node["gpu-inbox-68"]["direction"] == "worse"
+    assert (by_node["gpu-inbox-515"]["old"], by_node["gpu-inbox-515"]["new"]) == ("warn", "warn")
+    assert by_node["gpu-inbox-515"]["added"] == [] and by_node["gpu-inbox-515"]["removed"] == []
+
+    # the bump the other way round repairs that node: exit 0, the move is "better"
+    rc, doc = _diff(capsys, f"facts:{torch_images['bullseye']}", f"facts:{torch_images['trixie']}", *nodes)
+    by_node = {n["node"]: n for n in doc["nodes"]}
+    assert rc == 0 and doc["newly_failing"] == []
+    assert by_node["gpu-inbox-68"]["direction"] == "better" and by_node["gpu-inbox-68"]["removed"] == ["DMABUF-UNSUPPORTED", "GDR-PEERMEM-MISSING"]
+
+
+def test_diff_table_names_the_moving_node(capsys, torch_images):
+    capsys.readouterr()
+    rc = main(["diff", f"facts:{torch_images['trixie']}", f"facts:{torch_images['bullseye']}",
+               "--node-facts", node_file("inbox-6.8-open-570"), "-o", "table"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "provider ABI (PABI): 34 -> 33" in out and "ibv_reg_dmabuf_mr@IBVERBS_1.12: present -> absent" in out
+    assert "gpu-inbox-68: ok -> fail (WORSE); new: DMABUF-UNSUPPORTED, GDR-PEERMEM-MISSING" in out
+    assert "1 node(s) move to failing: gpu-inbox-68" in out
+
+
+def test_env_changes_that_matter_are_listed(debian_archive):
+    base = real_facts(debian_archive("bookworm"))
+    old = with_nccl(base, "2.21.5", env={"NCCL_IB_TIMEOUT": "22", "HOSTNAME": "a"})
+    new = with_nccl(base, "2.21.5", env={"NCCL_IB_TIMEOUT": "23", "HOSTNAME": "b", "UCX_TLS": "rc"})
+    result = diff_images(old, new, [node("inbox-6.8-open-570")], matrix())
+    env = {c.fact: (c.old, c.new) for c in result.changes if c.fact.startswith("env.")}
+    assert env == {"env.NCCL_IB_TIMEOUT": ("22", "23"), "env.UCX_TLS": (None, "rc")}  # HOSTNAME is noise
+
+
+def test_diff_bad_input(capsys, tmp_path, torch_images):
+    assert main(["diff", f"facts:{torch_images['trixie']}", f"docker-archive:{tmp_path / 'none.tar'}"]) == 3
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert main(["diff", f"facts:{bad}", f"facts:{torch_images['trixie']}"]) == 2
+    assert main(["diff", "only-one"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
