@@ -9,6 +9,8 @@ import os
 from engine_facts import matrix, node, real_facts, with_nccl  # noqa: F401  (tests/ is on sys.path)
 from imgcheck.model.serde import to_dict
 
+__all__ = ["matrix", "node", "node_file", "real_facts", "renamed", "with_nccl", "write_facts", "write_node"]
+
 NODES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "engine_nodes")
 
 

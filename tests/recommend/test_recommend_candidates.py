@@ -15,6 +15,8 @@ from imgcheck.engine import build_report
 from imgcheck.recommend import recommend, shipped_entries
 from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
 
+pytestmark = pytest.mark.e2e  # real Debian rdma images (mmdebstrap)
+
 
 @pytest.fixture(autouse=True)
 def _own_home(tmp_path, monkeypatch):
@@ -103,7 +105,19 @@ def test_no_candidate_fits_and_the_node_path_is_engine_confirmed(debian_archive)
     # re-check the proposal ourselves on a modified copy of the node
     fixed = replace_in(n, "gpu.kernel_module", "open")
     assert build_report(current, [fixed], matrix()).verdict == "ok"
-    # the CLI says the same and exits 0 (something is recommended: the node path)
+
+
+def test_no_candidate_cli(tmp_path, capsys, debian_archive):
+    current = with_nccl(real_facts(debian_archive("trixie")), "2.21.5", cuda="12.4.1")
+    path = write_facts(tmp_path / "cur.json", current)
+    capsys.readouterr()
+    rc = main(["recommend", "--node-facts", node_file("inbox-5.15-proprietary-535"), "--like", f"facts:{path}",
+               "-o", "table"])
+    out = capsys.readouterr().out
+    assert rc == 0  # something is recommended: the node-side path
+    assert out.startswith("no catalog image is predicted clean on gpu-inbox-515")
+    assert "Node-side alternative (keeps the current image):" in out and "open kernel modules" in out
+    assert "Images predicted clean" not in out
 
 
 def test_nothing_at_all_when_no_node_change_helps(debian_archive, tmp_path):
@@ -186,3 +200,13 @@ def test_unknown_flavor_must_be_clean_under_every_reading():
     n = replace_in(n, "gpu.driver_version", "580.65.06")  # CUDA 13 needs >= 580
     result = recommend([n], matrix())
     assert "MLNX-USERSPACE-ON-INBOX" in dict(result.rejected)["nvcr.io/nvidia/cuda-dl-base:26.03"]
+
+
+def test_rules_suppressed_everywhere_do_not_rule_candidates_out(bullseye_nccl_213):
+    """With GDR-PEERMEM-MISSING ignored (the user accepts host-staged transfers), the CUDA 11 images that only
+    warn about it on this node become acceptable candidates."""
+    n = node("inbox-6.8-open-570")
+    plain = {r.image for r in recommend([n], matrix(), current=bullseye_nccl_213).images}
+    relaxed = {r.image for r in recommend([n], matrix(), current=bullseye_nccl_213, limit=20,
+                                          ignore_rules=frozenset({"GDR-PEERMEM-MISSING"})).images}
+    assert "nvcr.io/nvidia/tensorflow:21.10" not in plain and "nvcr.io/nvidia/tensorflow:21.10" in relaxed

@@ -13,6 +13,8 @@ from recommend_helpers import matrix, node, node_file, real_facts, renamed, with
 from registryfixture import registry  # noqa: F401  (session fixture: Debian's docker-registry on 127.0.0.1)
 from registrypush import Pusher, push_rootfs_image
 
+pytestmark = pytest.mark.e2e  # real Debian rdma images (mmdebstrap)
+
 
 @pytest.fixture()
 def home(tmp_path, monkeypatch):
@@ -73,6 +75,7 @@ def test_locally_cataloged_image_is_recommended_and_checks_clean(home, capsys, t
     assert main(["check", reference, "--node-facts", node_file("inbox-6.8-open-570"), "-o", "json"]) == 0
 
 
+@pytest.mark.registry
 def test_catalog_add_from_a_real_registry(home, capsys, registry, rootfs):  # noqa: F811
     digest = push_rootfs_image(Pusher(registry.url), "rdma/bullseye", "v1", rootfs("bullseye"))
     ref = f"{registry.host}/rdma/bullseye:v1"

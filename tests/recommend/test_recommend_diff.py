@@ -10,6 +10,8 @@ from imgcheck.cli.main import main
 from imgcheck.recommend.diff import diff_images
 from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
 
+pytestmark = pytest.mark.e2e  # real Debian rdma images (mmdebstrap)
+
 
 def _diff(capsys, *argv) -> tuple[int, dict]:
     capsys.readouterr()

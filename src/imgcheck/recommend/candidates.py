@@ -23,13 +23,17 @@ class Judgement:
     why_not: str | None = None
 
 
-def blocking_rules(image: ImageFacts, nodes, matrix: Matrix) -> tuple[set[str], set[str]]:
-    """(rules with an error/warning finding, rules left unknown) for the image on the nodes."""
+def blocking_rules(image: ImageFacts, nodes, matrix: Matrix, ignore: frozenset[str] = frozenset()
+                   ) -> tuple[set[str], set[str]]:
+    """(rules with an error/warning finding, rules left unknown) for the image on the nodes; `ignore`: rules
+    the user suppressed everywhere (`--ignore RULE`), which then decide nothing here either."""
     result = evaluate_fleet(image, tuple(nodes), matrix)
-    return ({f.id for f in result.findings if f.severity in BLOCKING}, {u.rule for u in result.unknowns})
+    return ({f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore},
+            {u.rule for u in result.unknowns if u.rule not in ignore})
 
 
-def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_decide: set[str] = frozenset()) -> Judgement:
+def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_decide: set[str] = frozenset(),
+          ignore: frozenset[str] = frozenset()) -> Judgement:
     """Clean = no error/warning finding on any node under every reading of the entry's facts, and none of
     `must_decide` (the rules the current image fails) left unknown: a candidate must be shown to fix them."""
     if entry.not_checkable or not entry.readings:
@@ -39,9 +43,9 @@ def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_deci
     for facts in entry.readings:
         result = evaluate_fleet(facts, tuple(nodes), matrix)
         for f in result.findings:
-            if f.severity in BLOCKING:
+            if f.severity in BLOCKING and f.id not in ignore:
                 blocking.setdefault(f.id, set()).update(f.nodes)
-        unknown |= {u.rule for u in result.unknowns}
+        unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
     if blocking:
         words = tuple(f"{rule} on {', '.join(sorted(names)) or 'the nodes'}" for rule, names in sorted(blocking.items()))
         return Judgement(entry, False, blocking=words, unknown_rules=tuple(sorted(unknown)),
@@ -73,8 +77,8 @@ def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:
 
 def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix: Matrix, *,
                      current_image: ImageFacts | None = None, current: Summary | None = None,
-                     framework: str | None = None, must_decide: set[str] = frozenset()
-                     ) -> tuple[list[Judgement], list[Judgement]]:
+                     framework: str | None = None, must_decide: set[str] = frozenset(),
+                     ignore: frozenset[str] = frozenset()) -> tuple[list[Judgement], list[Judgement]]:
     """(clean candidates in rank order, rejected ones)."""
     clean, rejected = [], []
     for entry in entries:
@@ -82,7 +86,7 @@ def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix
             continue
         if framework and entry.summary.framework != framework:
             continue
-        j = judge(entry, nodes, matrix, must_decide)
+        j = judge(entry, nodes, matrix, must_decide, ignore)
         (clean if j.clean else rejected).append(j)
     clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules)))
     return clean, rejected

@@ -164,17 +164,18 @@ def changes_for(node: NodeFacts, image: ImageFacts, matrix: Matrix) -> dict[str,
     return {k: v for k, v in found.items() if v}
 
 
-def _clean(image: ImageFacts, node: NodeFacts, matrix: Matrix, must_decide: set[str]) -> bool:
+def _clean(image: ImageFacts, node: NodeFacts, matrix: Matrix, must_decide: set[str], ignore: frozenset[str]) -> bool:
     result = evaluate(image, node, matrix)
-    if any(f.severity in BLOCKING for f in result.findings):
+    if any(f.severity in BLOCKING and f.id not in ignore for f in result.findings):
         return False
     return not ({u.rule for u in result.unknowns} & must_decide)
 
 
-def node_paths(image: ImageFacts, node: NodeFacts, matrix: Matrix) -> list[NodePath]:
+def node_paths(image: ImageFacts, node: NodeFacts, matrix: Matrix, ignore: frozenset[str] = frozenset()
+               ) -> list[NodePath]:
     """The smallest sets of node changes after which the engine predicts `image` clean on `node` (empty if none)."""
     before = evaluate(image, node, matrix)
-    failing = {f.id for f in before.findings if f.severity in BLOCKING}
+    failing = {f.id for f in before.findings if f.severity in BLOCKING and f.id not in ignore}
     if not failing:
         return []
     options = changes_for(node, image, matrix)
@@ -186,7 +187,7 @@ def node_paths(image: ImageFacts, node: NodeFacts, matrix: Matrix) -> list[NodeP
                 modified = node
                 for change in picks:
                     modified = change.apply(modified)
-                if _clean(image, modified, matrix, failing):
+                if _clean(image, modified, matrix, failing, ignore):
                     solutions.append(NodePath(tuple(c.words for c in picks)))
                     break
             if len(solutions) >= MAX_SOLUTIONS:

@@ -56,11 +56,12 @@ def _image_recommendation(j: Judgement, current: Summary | None, node_count: int
     return Recommendation(image=image, why=why, differences=diffs, kind="image")
 
 
-def _node_recommendations(image: ImageFacts, nodes: list[NodeFacts], matrix: Matrix) -> tuple[list[Recommendation], str]:
+def _node_recommendations(image: ImageFacts, nodes: list[NodeFacts], matrix: Matrix,
+                          ignore: frozenset[str]) -> tuple[list[Recommendation], str]:
     out, skipped, stuck = [], 0, []
     failing_groups = []
     for group in group_nodes(nodes):
-        rules, _ = blocking_rules(image, group[:1], matrix)
+        rules, _ = blocking_rules(image, group[:1], matrix, ignore)
         if rules:
             failing_groups.append(group)
     for i, group in enumerate(failing_groups):
@@ -68,7 +69,7 @@ def _node_recommendations(image: ImageFacts, nodes: list[NodeFacts], matrix: Mat
         if i >= MAX_NODE_GROUPS:
             skipped += len(group)
             continue
-        paths = node_paths(image, group[0], matrix)
+        paths = node_paths(image, group[0], matrix, ignore)
         if not paths:
             stuck.append(names)
             continue
@@ -86,19 +87,22 @@ def _node_recommendations(image: ImageFacts, nodes: list[NodeFacts], matrix: Mat
 
 
 def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | None = None,
-              framework: str | None = None, catalog_dir: str | None = None, limit: int = MAX_IMAGES) -> RecommendResult:
+              framework: str | None = None, catalog_dir: str | None = None, limit: int = MAX_IMAGES,
+              ignore_rules: frozenset[str] = frozenset()) -> RecommendResult:
+    """`ignore_rules`: rules suppressed on every node; they neither rule a candidate out nor need fixing."""
     nodes = list(nodes)
+    ignore = frozenset(ignore_rules)
     entries, problems = all_entries(matrix, catalog_dir)
     current_summary = summary_of_facts(current) if current is not None else None
-    must_decide = blocking_rules(current, nodes, matrix)[0] if current is not None else set()
+    must_decide = blocking_rules(current, nodes, matrix, ignore)[0] if current is not None else set()
     framework = framework or None
     clean, rejected = clean_candidates(entries, nodes, matrix, current_image=current, current=current_summary,
-                                       framework=framework, must_decide=must_decide)
+                                       framework=framework, must_decide=must_decide, ignore=ignore)
     images = tuple(_image_recommendation(j, current_summary, len(nodes)) for j in clean[:limit])
     node_recs: list[Recommendation] = []
     node_note = ""
     if current is not None and must_decide:
-        node_recs, node_note = _node_recommendations(current, nodes, matrix)
+        node_recs, node_note = _node_recommendations(current, nodes, matrix, ignore)
     where = nodes[0].name if len(nodes) == 1 else f"all {len(nodes)} nodes"
     scope = f" {framework}" if framework else ""
     checked = len(clean) + len(rejected)
@@ -121,4 +125,5 @@ def recommendations_for_report(report, matrix: Matrix) -> tuple[Recommendation, 
     """For a failing check: clean images ranked by closeness to the checked one, then the node-side path."""
     if report.verdict != "fail":
         return ()
-    return recommend(list(report.nodes), matrix, current=report.image).recommendations
+    ignored = frozenset(s.rule for s in report.suppressed if s.node is None)
+    return recommend(list(report.nodes), matrix, current=report.image, ignore_rules=ignored).recommendations
