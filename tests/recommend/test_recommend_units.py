@@ -1,0 +1,80 @@
+"""Fast unit tests: catalog row -> ImageFacts, node-side search on hand-made facts, the shipped catalog's data."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from engine_facts import replace_in
+from imgcheck.engine import evaluate
+from imgcheck.recommend.convert import NotCheckable, facts_of_row
+from imgcheck.recommend.node_path import node_paths
+from recommend_helpers import matrix, node
+
+ROW = {"image": "example/fw", "release": "1.0", "framework": "pytorch", "distro": "ubuntu 22.04", "cuda": "12.4.1",
+       "nccl": "2.21.5", "rdma_core": "39.0", "rdma_flavor": "inbox", "mlnx_ofed": None, "doca": None,
+       "ucx": "1.15.0", "hpcx": "2.19", "min_driver": "545", "source": "test", "confidence": "reported"}
+
+
+def test_row_facts_follow_the_rdma_core_catalog():
+    (f,) = facts_of_row(ROW, matrix())
+    lib = f.rdma.libibverbs
+    assert (lib.version, lib.private_abi, lib.has_reg_mr_iova2, lib.has_reg_dmabuf_mr) == ("1.14.39.0", 34, True, True)
+    assert [(p.name, p.pabi, p.private_abi_needed) for p in f.rdma.providers] == [("mlx5", 34, 34)]
+    (old,) = facts_of_row(dict(ROW, rdma_core="32.1"), matrix())
+    # rdma-core v25..v32 share provider ABI 25; ibv_reg_dmabuf_mr arrived in v34, ibv_reg_mr_iova2 in v28
+    assert (old.rdma.libibverbs.private_abi, old.rdma.libibverbs.has_reg_mr_iova2,
+            old.rdma.libibverbs.has_reg_dmabuf_mr) == (25, True, False)
+    assert f.nccl[0].version == "2.21.5" and f.cuda.version == "12.4.1" and f.os.id == "ubuntu"
+
+
+def test_rows_without_the_deciding_facts_are_not_checkable():
+    with pytest.raises(NotCheckable):
+        facts_of_row(dict(ROW, rdma_core=None), matrix())
+    with pytest.raises(NotCheckable):
+        facts_of_row(dict(ROW, rdma_core="9999.0"), matrix())
+    (none,) = facts_of_row(dict(ROW, rdma_core=None, rdma_flavor="none"), matrix())
+    assert none.rdma.libibverbs is None
+    readings = facts_of_row(dict(ROW, rdma_flavor=None, mlnx_ofed="23.10-1.1.9.0"), matrix())
+    assert [r.rdma.flavor for r in readings] == ["inbox", "mlnx_ofed"]
+
+
+def test_ofed_upgrade_path_for_newer_mlnx_userspace():
+    """An image with MLNX_OFED 23.10 userspace on a MLNX_OFED 5.8 node: the vendor says the userspace must not
+    be newer than the kernel stack; the path is the first OFED series that is not older than the image's."""
+    (image,) = facts_of_row(dict(ROW, rdma_flavor="mlnx_ofed", mlnx_ofed="23.10-1.1.9.0"), matrix())
+    n = node("mofed-5.8-proprietary-535-peermem")
+    assert "OFED-USERSPACE-NEWER-THAN-KERNEL" in {f.id for f in evaluate(image, n, matrix()).findings}
+    paths = node_paths(image, n, matrix())
+    ofed = [p for p in paths if len(p.changes) == 1 and p.changes[0].startswith("MLNX_OFED 5.8-3.0.7.0 -> 23.10")]
+    assert ofed, [p.changes for p in paths]
+
+
+def test_memlock_path():
+    (image,) = facts_of_row(ROW, matrix())
+    n = replace_in(node("mofed-23.10-open-550-peermem"), "limits.memlock_kib", 64)
+    assert "MEMLOCK-TOO-LOW" in {f.id for f in evaluate(image, n, matrix()).findings}
+    paths = node_paths(image, n, matrix())
+    assert paths and paths[0].changes == ("memlock limit 64 KiB -> unlimited (LimitMEMLOCK=infinity / "
+                                          "ulimit -l unlimited for the job's processes)",)
+
+
+def test_no_path_for_image_side_problems():
+    """NCCL_IB_RETRY_CNT=8 baked into the image is wrong on every node: no node change can fix it."""
+    (image,) = facts_of_row(ROW, matrix())
+    image = dataclasses.replace(image, env={"NCCL_IB_RETRY_CNT": "8"})
+    n = node("mofed-23.10-open-550-peermem")
+    assert "ENV-NCCL-IB-RETRY-CNT" in {f.id for f in evaluate(image, n, matrix()).findings}
+    assert node_paths(image, n, matrix()) == []
+
+
+def test_shipped_catalog_rows_say_what_they_do_not_know():
+    rows = matrix().rows("base_images")
+    assert rows
+    for row in rows:
+        assert row["source"] and row["confidence"] in ("verified", "reported", "vendor-guidance", "hypothesis")
+        if row["rdma_flavor"] != "none" and row["rdma_core"] is None:
+            assert "note" in row, row["image"]
+    plain_cuda = [r for r in rows if r["image"] == "nvcr.io/nvidia/cuda"]
+    assert plain_cuda and all(r["rdma_flavor"] == "none" and "libibverbs" in r["note"] for r in plain_cuda)
