@@ -12,6 +12,15 @@ from .catalog import CatalogEntry
 from .summary import Summary, major, newer_first_key
 
 BLOCKING = ("error", "warning")
+NAMES_SHOWN = 6
+
+
+def names_text(names) -> str:
+    """'a, b, c' or 'a, b, c, ... (+997 more)': a fleet's node list stays readable in one line."""
+    names = list(names)
+    if len(names) <= NAMES_SHOWN:
+        return ", ".join(names) or "the nodes"
+    return ", ".join(names[:NAMES_SHOWN]) + f", ... (+{len(names) - NAMES_SHOWN} more)"
 
 
 @dataclass(frozen=True)
@@ -33,9 +42,10 @@ def blocking_rules(image: ImageFacts, nodes, matrix: Matrix, ignore: frozenset[s
 
 
 def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_decide: set[str] = frozenset(),
-          ignore: frozenset[str] = frozenset()) -> Judgement:
+          ignore: frozenset[str] = frozenset(), names_of: dict[str, list[str]] | None = None) -> Judgement:
     """Clean = no error/warning finding on any node under every reading of the entry's facts, and none of
-    `must_decide` (the rules the current image fails) left unknown: a candidate must be shown to fix them."""
+    `must_decide` (the rules the current image fails) left unknown: a candidate must be shown to fix them.
+    `nodes` may be one representative per group of identical nodes; `names_of` maps each to its group's names."""
     if entry.not_checkable or not entry.readings:
         return Judgement(entry, False, why_not=f"cannot be checked: {entry.not_checkable or 'no facts'}")
     blocking: dict[str, set[str]] = {}
@@ -44,10 +54,11 @@ def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_deci
         result = evaluate_fleet(facts, tuple(nodes), matrix)
         for f in result.findings:
             if f.severity in BLOCKING and f.id not in ignore:
-                blocking.setdefault(f.id, set()).update(f.nodes)
+                for name in f.nodes:
+                    blocking.setdefault(f.id, set()).update(names_of.get(name, [name]) if names_of else [name])
         unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
     if blocking:
-        words = tuple(f"{rule} on {', '.join(sorted(names)) or 'the nodes'}" for rule, names in sorted(blocking.items()))
+        words = tuple(f"{rule} on {names_text(sorted(names))}" for rule, names in sorted(blocking.items()))
         return Judgement(entry, False, blocking=words, unknown_rules=tuple(sorted(unknown)),
                          why_not="predicted to fail: " + "; ".join(words))
     undecided = sorted(unknown & set(must_decide))
@@ -78,7 +89,8 @@ def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:
 def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix: Matrix, *,
                      current_image: ImageFacts | None = None, current: Summary | None = None,
                      framework: str | None = None, must_decide: set[str] = frozenset(),
-                     ignore: frozenset[str] = frozenset()) -> tuple[list[Judgement], list[Judgement]]:
+                     ignore: frozenset[str] = frozenset(), names_of: dict[str, list[str]] | None = None
+                     ) -> tuple[list[Judgement], list[Judgement]]:
     """(clean candidates in rank order, rejected ones)."""
     clean, rejected = [], []
     for entry in entries:
@@ -86,7 +98,7 @@ def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix
             continue
         if framework and entry.summary.framework != framework:
             continue
-        j = judge(entry, nodes, matrix, must_decide, ignore)
+        j = judge(entry, nodes, matrix, must_decide, ignore, names_of)
         (clean if j.clean else rejected).append(j)
     clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules)))
     return clean, rejected

@@ -9,7 +9,7 @@ from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Recommendation
-from .candidates import Judgement, blocking_rules, clean_candidates
+from .candidates import Judgement, blocking_rules, clean_candidates, names_text
 from .catalog import CatalogEntry, all_entries
 from .node_path import node_paths
 from .summary import Summary, differences, summary_of_facts
@@ -56,22 +56,22 @@ def _image_recommendation(j: Judgement, current: Summary | None, node_count: int
     return Recommendation(image=image, why=why, differences=diffs, kind="image")
 
 
-def _node_recommendations(image: ImageFacts, nodes: list[NodeFacts], matrix: Matrix,
+def _node_recommendations(image: ImageFacts, groups: list[list[NodeFacts]], matrix: Matrix,
                           ignore: frozenset[str]) -> tuple[list[Recommendation], str]:
     out, skipped, stuck = [], 0, []
     failing_groups = []
-    for group in group_nodes(nodes):
+    for group in groups:
         rules, _ = blocking_rules(image, group[:1], matrix, ignore)
         if rules:
             failing_groups.append(group)
     for i, group in enumerate(failing_groups):
-        names = ", ".join(n.name for n in group)
+        names = names_text(n.name for n in group)
         if i >= MAX_NODE_GROUPS:
             skipped += len(group)
             continue
         paths = node_paths(image, group[0], matrix, ignore)
         if not paths:
-            stuck.append(names)
+            stuck += [n.name for n in group]
             continue
         for path in paths:
             out.append(Recommendation(
@@ -79,8 +79,8 @@ def _node_recommendations(image: ImageFacts, nodes: list[NodeFacts], matrix: Mat
                 why=f"on {names}: after {'this change' if len(path.changes) == 1 else 'these changes'} the engine "
                     f"predicts {image.reference} clean (re-run on the upgraded node facts)"))
     notes = []
-    if stuck:
-        notes.append(f"no node-side change imgcheck can model makes the current image clean on {'; '.join(stuck)}")
+    if stuck and out:  # when nothing was found at all, the summary line says so
+        notes.append(f"no node-side change imgcheck can model makes the current image clean on {names_text(stuck)}")
     if skipped:
         notes.append(f"{skipped} more failing node(s) not searched (run `imgcheck recommend --node NAME --like IMAGE`)")
     return out, ". ".join(notes)
@@ -94,15 +94,20 @@ def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | N
     ignore = frozenset(ignore_rules)
     entries, problems = all_entries(matrix, catalog_dir)
     current_summary = summary_of_facts(current) if current is not None else None
-    must_decide = blocking_rules(current, nodes, matrix, ignore)[0] if current is not None else set()
+    # Identical nodes get identical predictions: judge one representative per group (a fleet of 10,000 nodes
+    # in 20 configurations costs 20 evaluations per candidate), and name the whole group in the reasons.
+    groups = group_nodes(nodes)
+    reps = [g[0] for g in groups]
+    names_of = {g[0].name: [n.name for n in g] for g in groups}
+    must_decide = blocking_rules(current, reps, matrix, ignore)[0] if current is not None else set()
     framework = framework or None
-    clean, rejected = clean_candidates(entries, nodes, matrix, current_image=current, current=current_summary,
-                                       framework=framework, must_decide=must_decide, ignore=ignore)
+    clean, rejected = clean_candidates(entries, reps, matrix, current_image=current, current=current_summary,
+                                       framework=framework, must_decide=must_decide, ignore=ignore, names_of=names_of)
     images = tuple(_image_recommendation(j, current_summary, len(nodes)) for j in clean[:limit])
     node_recs: list[Recommendation] = []
     node_note = ""
     if current is not None and must_decide:
-        node_recs, node_note = _node_recommendations(current, nodes, matrix, ignore)
+        node_recs, node_note = _node_recommendations(current, groups, matrix, ignore)
     where = nodes[0].name if len(nodes) == 1 else f"all {len(nodes)} nodes"
     scope = f" {framework}" if framework else ""
     checked = len(clean) + len(rejected)
