@@ -78,3 +78,22 @@ def test_shipped_catalog_rows_say_what_they_do_not_know():
             assert "note" in row, row["image"]
     plain_cuda = [r for r in rows if r["image"] == "nvcr.io/nvidia/cuda"]
     assert plain_cuda and all(r["rdma_flavor"] == "none" and "libibverbs" in r["note"] for r in plain_cuda)
+
+
+def test_fleet_costs_one_evaluation_per_configuration(monkeypatch):
+    """2,000 nodes in 20 configurations: each candidate reading is evaluated 20 times, not 2,000."""
+    import fleetgen
+    from imgcheck.engine import report as engine_report
+    from imgcheck.recommend import recommend, shipped_entries
+
+    calls = []
+    real = engine_report.evaluate
+    monkeypatch.setattr(engine_report, "evaluate", lambda *a: calls.append(1) or real(*a))
+    (image,) = facts_of_row(dict(ROW, nccl="2.13.4"), matrix())
+    nodes = fleetgen.fleet(2_000, 20)
+    result = recommend(nodes, matrix(), current=image)
+    readings = sum(len(e.readings) for e in shipped_entries(matrix()))
+    assert 0 < len(calls) <= (readings + 2) * 20
+    assert result.nodes == tuple(n.name for n in nodes)
+    for _, why in result.rejected:
+        assert len(why) < 2_000  # node lists are shortened: "a, b, ... (+N more)"

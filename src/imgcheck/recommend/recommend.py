@@ -52,7 +52,8 @@ def _image_recommendation(j: Judgement, current: Summary | None, node_count: int
     undecided = f"; still undecided: {', '.join(j.unknown_rules)}" if j.unknown_rules else ""
     why = (f"the engine predicts it clean on {'the node' if node_count == 1 else f'all {node_count} nodes'}"
            f"{readings}; {basis}{undecided}")
-    diffs = differences(current, e.summary) if current is not None else describe(e.summary)
+    missing = "none" if e.origin == "local" else "not listed"
+    diffs = differences(current, e.summary, missing) if current is not None else describe(e.summary)
     return Recommendation(image=image, why=why, differences=diffs, kind="image")
 
 

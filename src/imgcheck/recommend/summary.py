@@ -85,12 +85,13 @@ _LABELS = (("rdma_core", "rdma-core"), ("pabi", "provider ABI (PABI)"), ("flavor
            ("distro", "distro"), ("framework", "framework"))
 
 
-def _text(value) -> str:
-    return "none" if value is None else str(value)
+def _text(value, missing: str = "none") -> str:
+    return missing if value is None else str(value)
 
 
-def differences(old: Summary, new: Summary) -> tuple[str, ...]:
-    """'rdma-core 44.0 -> 50.0' lines for every fact that differs, most decisive first; unknown stays 'unknown'."""
+def differences(old: Summary, new: Summary, new_missing: str = "none") -> tuple[str, ...]:
+    """'rdma-core 44.0 -> 50.0' lines for every fact that differs, most decisive first. `new_missing` is how a
+    null on the new side reads: 'none' for inspected facts, 'not listed' for a published row that omits it."""
     out = []
     for field, label in _LABELS:
         a, b = getattr(old, field), getattr(new, field)
@@ -98,7 +99,7 @@ def differences(old: Summary, new: Summary) -> tuple[str, ...]:
             continue
         if field == "flavor":
             a, b = a or "unknown", b or "unknown"
-        out.append(f"{label} {_text(a)} -> {_text(b)}")
+        out.append(f"{label} {_text(a)} -> {_text(b, new_missing)}")
     return tuple(out)
 
 
