@@ -99,7 +99,8 @@ def differences(old: Summary, new: Summary, new_missing: str = "none") -> tuple[
             continue
         if field == "flavor":
             a, b = a or "unknown", b or "unknown"
-        out.append(f"{label} {_text(a)} -> {_text(b, new_missing)}")
+        gone = "none" if field in ("rdma_core", "pabi") and new.flavor == "none" else new_missing  # no libibverbs
+        out.append(f"{label} {_text(a)} -> {_text(b, gone)}")
     return tuple(out)
 
 
