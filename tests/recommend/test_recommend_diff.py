@@ -103,3 +103,18 @@ def test_diff_bad_input(capsys, tmp_path, torch_images):
     assert main(["diff", "only-one"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
+
+
+def test_diff_and_recommend_against_the_inventory(tmp_path, monkeypatch, capsys, torch_images):
+    """--node NAME and --fleet SELECTOR read the node inventory under $IMGCHECK_HOME."""
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
+    for name in ("inbox-6.8-open-570", "inbox-5.15-proprietary-535"):
+        assert main(["node", "add", node_file(name)]) == 0
+    capsys.readouterr()
+    rc, doc = _diff(capsys, f"facts:{torch_images['trixie']}", f"facts:{torch_images['bullseye']}", "--fleet", "all")
+    assert rc == 1 and doc["newly_failing"] == ["gpu-inbox-68"] and len(doc["nodes"]) == 2
+    capsys.readouterr()
+    assert main(["recommend", "--node", "gpu-inbox-68", "--like", f"facts:{torch_images['bullseye']}", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["nodes"] == ["gpu-inbox-68"] and any(r["kind"] == "image" for r in doc["recommendations"])
+    assert main(["recommend", "--node", "no-such-node"]) in (2, 3)
