@@ -70,9 +70,9 @@ def test_locally_cataloged_image_is_recommended_and_checks_clean(home, capsys, t
     local = [r for r in result.images if r.image.startswith(trixie)]
     assert local and "inspected" in local[0].why
     assert "rdma-core 33.2 -> 56.1" in local[0].differences
-    reference = local[0].image.split("@sha256:")[0]  # docker-archive references do not take a digest
+    assert local[0].image == trixie  # a docker-archive path takes no digest; registry references are pinned
     capsys.readouterr()
-    assert main(["check", reference, "--node-facts", node_file("inbox-6.8-open-570"), "-o", "json"]) == 0
+    assert main(["check", local[0].image, "--node-facts", node_file("inbox-6.8-open-570"), "-o", "json"]) == 0
 
 
 @pytest.mark.registry
@@ -83,6 +83,9 @@ def test_catalog_add_from_a_real_registry(home, capsys, registry, rootfs):  # no
     entries, problems = local_entries()
     assert problems == [] and [(e.reference, e.digest) for e in entries] == [(ref, digest)]
     assert entries[0].summary.rdma_core == "33.2" and entries[0].release == "v1"
+    # a plain rdma image is clean on an inbox node; recommended, it is pinned to the digest that was inspected
+    images = [r.image for r in recommend([node("inbox-6.8-open-570")], matrix()).images]
+    assert f"{ref}@{digest}" in images
 
 
 def test_catalog_errors_are_one_line(home, capsys, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.report import group_nodes
+from ..errors import ImgcheckError
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
@@ -41,9 +42,22 @@ def describe(summary: Summary) -> tuple[str, ...]:
     return tuple(f"{label} {value}" for label, value in parts if value is not None)
 
 
+def _pinned(e: CatalogEntry) -> str:
+    """A registry reference pinned to the digest that was inspected (local files and daemons take no digest)."""
+    from ..sources.resolve import split_scheme
+
+    if e.origin != "local" or not e.digest or "@" in e.reference:
+        return e.reference
+    try:
+        scheme, _ = split_scheme(e.reference)
+    except ImgcheckError:  # a malformed stored reference: show it as it was stored
+        return e.reference
+    return f"{e.reference}@{e.digest}" if scheme in (None, "registry") else e.reference
+
+
 def _image_recommendation(j: Judgement, current: Summary | None, node_count: int) -> Recommendation:
     e: CatalogEntry = j.entry
-    image = f"{e.reference}@{e.digest}" if e.origin == "local" and e.digest and "@" not in e.reference else e.reference
+    image = _pinned(e)
     if e.origin == "local":
         basis = "facts inspected by `imgcheck catalog add` (verified)"
     else:
