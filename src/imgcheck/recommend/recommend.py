@@ -61,7 +61,7 @@ def _image_recommendation(j: Judgement, current: Summary | None, node_count: int
     if e.origin == "local":
         basis = "facts inspected by `imgcheck catalog add` (verified)"
     else:
-        basis = f"facts from NVIDIA's release notes ({e.confidence}: {e.source})"
+        basis = f"published facts from the shipped catalog ({e.confidence}: {e.source})"
     readings = f" under each of its {len(e.readings)} possible readings" if len(e.readings) > 1 else ""
     undecided = f"; still undecided: {', '.join(j.unknown_rules)}" if j.unknown_rules else ""
     why = (f"the engine predicts it clean on {'the node' if node_count == 1 else f'all {node_count} nodes'}"
