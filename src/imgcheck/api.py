@@ -86,6 +86,33 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
         source.close()
 
 
+def load_check_matrix(matrix_path: str | None = None):
+    """The compatibility matrix, validated, with every row the engine looks up."""
+    from .engine import REQUIRED_ROWS
+    from .matrix import load_matrix
+
+    return load_matrix(matrix_path, required=REQUIRED_ROWS)
+
+
+def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recommend: bool = True):
+    """The engine over facts already read: a Report, with what to run instead when it fails."""
+    import dataclasses
+
+    from .engine import build_report
+    from .errors import UsageError
+
+    nodes = list(nodes)
+    if not nodes:
+        raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR")
+    matrix = matrix if matrix is not None else load_check_matrix()
+    report = build_report(facts, nodes, matrix, suppressions=tuple(suppressions))
+    if recommend and report.verdict == "fail":  # engine-verified catalog images and the node-side path
+        from .recommend import recommendations_for_report
+
+        report = dataclasses.replace(report, recommendations=recommendations_for_report(report, matrix))
+    return report
+
+
 def check_image(reference: str, nodes, *, platform: Platform | None = None, matrix_path: str | None = None,
                 suppressions=(), **inspect_options):
     """Predict whether the image's RDMA/NCCL/CUDA userspace works on `nodes` (NodeFacts); returns a Report.
@@ -93,20 +120,11 @@ def check_image(reference: str, nodes, *, platform: Platform | None = None, matr
     The matrix is loaded (and validated) before the image is read, so a broken matrix fails fast.
     `inspect_options` go to inspect_image (progress, use_cache, insecure_registries, ...).
     """
-    from .engine import REQUIRED_ROWS, build_report
     from .errors import UsageError
-    from .matrix import load_matrix
 
     nodes = list(nodes)
     if not nodes:
         raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR")
-    matrix = load_matrix(matrix_path, required=REQUIRED_ROWS)
+    matrix = load_check_matrix(matrix_path)
     facts = inspect_image(reference, platform=platform, **inspect_options)
-    report = build_report(facts, nodes, matrix, suppressions=tuple(suppressions))
-    if report.verdict == "fail":  # what to run instead: engine-verified catalog images and the node-side path
-        import dataclasses
-
-        from .recommend import recommendations_for_report
-
-        report = dataclasses.replace(report, recommendations=recommendations_for_report(report, matrix))
-    return report
+    return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions)

@@ -62,17 +62,15 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
     This is api.check_image split in two, so an image is read once however many fleets there are.
     """
     from .. import api
-    from ..engine import REQUIRED_ROWS, build_report
-    from ..matrix import load_matrix
     from ..model.serde import to_dict
 
-    matrix = load_matrix(None, required=REQUIRED_ROWS)  # validated before any bytes are pulled
+    matrix = api.load_check_matrix()  # validated before any bytes are pulled
     reference, options = registry_reference(config, job)
     facts = api.inspect_image(reference, **options)
     results = []
     for fleet in config.fleets.values():
         started = time.monotonic()
-        report = build_report(facts, fleet_nodes(fleet), matrix)
+        report = api.check_facts(facts, fleet_nodes(fleet), matrix=matrix)
         results.append(FleetResult(fleet=fleet.name, verdict=report.verdict,
                                    report_json=json.dumps(to_dict(report), separators=(",", ":")),
                                    duration_seconds=time.monotonic() - started))

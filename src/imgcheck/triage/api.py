@@ -47,13 +47,10 @@ def engine_findings(image: ImageFacts, node: NodeFacts | None) -> tuple[tuple[Fi
     """
     if node is None:
         return (), "the static check needs node facts (--node or --node-facts)"
+    from ..api import check_facts
+
     try:
-        from ..engine import REQUIRED_ROWS, build_report
-        from ..matrix import load_matrix
-    except ImportError:
-        return (), "the static check engine is not available in this build; the notes above come from the facts directly"
-    try:
-        report = build_report(image, [node], load_matrix(None, required=REQUIRED_ROWS))
+        report = check_facts(image, [node], recommend=False)
     except ImgcheckError as exc:  # a broken matrix should not hide the triage result
         return (), f"the static check could not run: {exc}"
     return tuple(report.findings), None

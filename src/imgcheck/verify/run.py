@@ -43,15 +43,12 @@ def _static_facts(image: str, runtime: str, static_ref: str | None, use_static: 
 
 def _engine_findings(facts):
     """The engine's findings for this node, or (None, why). Lazy and guarded: the engine is optional here."""
-    try:
-        from ..engine import REQUIRED_ROWS, build_report
-        from ..matrix import load_matrix
-        from ..node.probe import probe
-    except ImportError as exc:
-        return None, f"engine not available ({exc})"
+    from ..api import check_facts
+    from ..node.probe import probe
+
     try:
         node = probe("/")
-        report = build_report(facts, [node], load_matrix(None, required=REQUIRED_ROWS))
+        report = check_facts(facts, [node], recommend=False)
     except Exception as exc:  # the join is optional: an engine or probe failure must not lose the run
         return None, f"engine not run ({exc.__class__.__name__}: {exc})"
     return report.findings, None
