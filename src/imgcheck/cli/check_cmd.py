@@ -43,16 +43,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _formats() -> tuple[tuple[str, ...], object]:
-    try:
-        from ..formats.report_formats import REPORT_FORMATS, render
-    except ImportError:  # the renderers ship separately; JSON is always possible
-        from ..formats.json_format import render_report
-
-        return ("json",), lambda report, fmt, color=False, **_: render_report(report)
-    return tuple(REPORT_FORMATS), render
-
-
 def _suppressions(args):
     from ..engine import parse_ignore
 
@@ -116,8 +106,9 @@ def exit_code(report, fail_on: str) -> int:
 
 
 def run(args) -> int:
-    allowed, render = _formats()
-    outputs = parse_outputs(args.output, allowed + (("table",) if "table" not in allowed else ()))
+    from ..formats.report_formats import REPORT_FORMATS, render
+
+    outputs = parse_outputs(args.output, tuple(REPORT_FORMATS))
     suppressions = _suppressions(args)
     nodes = resolve_nodes(args)
     platform = _platform(args, nodes)
@@ -130,12 +121,7 @@ def run(args) -> int:
     else:
         with progress:
             report = check(progress=progress)
-    for spec in outputs:
-        fmt = spec.format if spec.format in allowed else "json"
+    for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
-        try:
-            text = render(report, fmt, color=color, fail_on=args.fail_on)
-        except TypeError:  # a renderer without the fail_on keyword
-            text = render(report, fmt, color=color)
-        write_output(spec, text)
+        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on))
     return exit_code(report, args.fail_on)
