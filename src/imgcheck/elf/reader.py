@@ -5,11 +5,6 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.gnuversions import GNUVerDefSection, GNUVerNeedSection
-
 
 @dataclass(frozen=True)
 class ElfInfo:
@@ -27,6 +22,12 @@ class NotElf(Exception):
 def read_elf(data: bytes) -> ElfInfo:
     if not data.startswith(b"\x7fELF"):
         raise NotElf("no ELF magic")
+    # imported here: pyelftools costs a tenth of a second, and a cached re-check never reads an ELF
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.gnuversions import GNUVerDefSection, GNUVerNeedSection
+
     try:
         elf = ELFFile(io.BytesIO(data))
         soname = None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 import struct
 
-from debian import deb822
 
 from ..model.image import Package
 from ..view.fileview import FileView
@@ -25,6 +24,8 @@ WANTS = (
 
 
 def parse_dpkg_status(data: bytes, path: str, layer: str | None, require_installed: bool = True) -> list[Package]:
+    from debian import deb822  # imported here: only a cache miss parses a dpkg database
+
     packages = []
     for para in deb822.Deb822.iter_paragraphs(data.decode("utf-8", "replace").splitlines(), use_apt_pkg=False):
         name, version = para.get("Package"), para.get("Version")

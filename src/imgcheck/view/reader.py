@@ -88,10 +88,12 @@ def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cac
     if workers == 1:
         indexes = [_cached_index(image, l, wants, limits, cache, stats, progress) for l in image.layers]
     else:
+        # Largest layers first: a big layer started last would leave the other cores idle at the end.
+        order = sorted(image.layers, key=lambda l: -(l.size or 0))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="imgcheck-layer") as pool:
-            futures = [pool.submit(_cached_index, image, l, wants, limits, cache, stats, progress)
-                       for l in image.layers]
-            indexes = [f.result() for f in futures]
+            futures = {l.index: pool.submit(_cached_index, image, l, wants, limits, cache, stats, progress)
+                       for l in order}
+            indexes = [futures[l.index].result() for l in image.layers]
     for layer, idx in zip(image.layers, indexes):
         missing = [e.linkname for e in idx.entries.values() if e.kind == HARDLINK and e.linkname]
         if missing:
