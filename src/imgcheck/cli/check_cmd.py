@@ -8,6 +8,7 @@ from .. import api
 from ..errors import EXIT_FINDINGS, EXIT_OK, ImgcheckError, UsageError
 from ..model.node_io import load_node_facts
 from ..sources.platform import parse_platform
+from .common_args import add_image_read_args, add_matrix_arg, add_node_args
 from .output import parse_outputs, write_output
 
 NAMES = ("check",)
@@ -21,24 +22,18 @@ def register(sub) -> None:
                                    "`imgcheck IMAGE ...` is the same command.")
     p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH, oci-dir:PATH, oci-archive:PATH, "
                                  "facts:PATH, ...")
-    p.add_argument("--node-facts", action="append", default=[], metavar="FILE",
-                   help="node facts JSON (from `imgcheck node probe` or written by hand); repeatable")
-    p.add_argument("--node", action="append", default=[], metavar="NAME", help="a node from the inventory; repeatable")
-    p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
+    add_node_args(p)
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]",
                    help="table, json, sarif, junit or markdown; repeatable, one may go to stdout")
     p.add_argument("--fail-on", choices=FAIL_ON, default="error",
                    help="exit 1 when a finding is at or above this severity (default: error)")
-    p.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image "
-                                      "(default: the nodes' architecture when they agree)")
     p.add_argument("--ignore", action="append", default=[], metavar="RULE[@NODE]",
                    help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable")
     p.add_argument("--reason", action="append", default=[], metavar="TEXT",
                    help="why the --ignore is acceptable (once for all, or once per --ignore); kept in the report")
-    p.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
-    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
-                   help="allow plain HTTP (or an unverified certificate) for this registry; repeatable")
-    p.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
+    add_matrix_arg(p)
+    add_image_read_args(p, platform_help="os/arch[/variant] to pick from a multi-platform image "
+                                         "(default: the nodes' architecture when they agree)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..sources.platform import parse_platform
 from .check_cmd import resolve_nodes
+from .common_args import add_image_read_args, add_matrix_arg, add_node_args
 from .output import parse_outputs, write_output
 
 NAMES = ("diff",)
@@ -17,15 +18,10 @@ def register(sub) -> None:
                                    "the nodes. Exit 1 if some node moves to failing, 0 otherwise.")
     p.add_argument("old", metavar="OLD", help="the image before the bump (any IMAGE form imgcheck reads)")
     p.add_argument("new", metavar="NEW", help="the image after the bump")
-    p.add_argument("--node", action="append", default=[], metavar="NAME", help="a node from the inventory; repeatable")
-    p.add_argument("--node-facts", action="append", default=[], metavar="FILE", help="node facts JSON; repeatable")
-    p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
+    add_node_args(p)
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
-    p.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
-    p.add_argument("--platform", help="os/arch[/variant] to pick from multi-platform images")
-    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
-                   help="allow plain HTTP for this registry; repeatable")
-    p.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
+    add_matrix_arg(p)
+    add_image_read_args(p)
     p.set_defaults(func=run)
 
 

@@ -7,6 +7,7 @@ import sys
 from .. import api
 from ..formats.json_format import render_facts
 from ..sources.platform import parse_platform
+from .common_args import add_image_read_args
 from .output import parse_outputs, write_output
 
 NAMES = ("inspect",)
@@ -17,12 +18,8 @@ def register(sub) -> None:
     p = sub.add_parser("inspect", help="read an image's RDMA/GPU userspace facts without running it")
     p.add_argument("image", help="name[:tag][@digest], or docker-archive:PATH, oci-dir:PATH, oci-archive:PATH, ...")
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
-    p.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
-    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
-                   help="allow plain HTTP (or an unverified certificate) for this registry; repeatable. "
-                        "localhost, 127.0.0.1 and ::1 are always allowed")
+    add_image_read_args(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.add_argument("--no-cache", action="store_true", help="read every layer; neither use nor fill the layer cache")
     p.set_defaults(func=run)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..sources.platform import parse_platform
 from .check_cmd import resolve_nodes
+from .common_args import add_image_read_args, add_matrix_arg, add_node_args
 from .output import parse_outputs, write_output
 
 NAMES = ("recommend",)
@@ -15,19 +16,14 @@ def register(sub) -> None:
     p = sub.add_parser("recommend", help="images predicted clean on your nodes (and the node-side upgrade path)",
                        description="Rank the base-image catalog (shipped + `imgcheck catalog add`) by what the engine "
                                    "predicts on the nodes. Exit 0 when something is recommended, 1 when nothing fits.")
-    p.add_argument("--node", action="append", default=[], metavar="NAME", help="a node from the inventory; repeatable")
-    p.add_argument("--node-facts", action="append", default=[], metavar="FILE", help="node facts JSON; repeatable")
-    p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
+    add_node_args(p)
     p.add_argument("--like", metavar="IMAGE", help="the image you run now: rank by closeness to it and show the "
                                                    "node-side change that would make it work")
     p.add_argument("--framework", metavar="NAME", help="only images of this framework (pytorch, tensorflow, mxnet, "
                                                        "paddlepaddle, cuda-dl, cuda, ...)")
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
-    p.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
-    p.add_argument("--platform", help="os/arch[/variant] for --like")
-    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
-                   help="allow plain HTTP for this registry (for --like); repeatable")
-    p.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
+    add_matrix_arg(p)
+    add_image_read_args(p, platform_help="os/arch[/variant] for --like")
     p.set_defaults(func=run)
 
 
