@@ -153,7 +153,7 @@ def test_matrix_ships_in_the_wheel_and_loads_from_an_installed_copy(tmp_path):
                            capture_output=True, text=True, cwd=str(src))  # setuptools puts build/ in the cwd
     if build.returncode != 0:
         if "No matching distribution" in build.stderr or "Could not find a version" in build.stderr:
-            pytest.skip("cannot fetch the build backend (setuptools>=68) from PyPI")
+            pytest.skip("cannot fetch the build backend (setuptools>=77) from PyPI")
         raise AssertionError(build.stderr[-2000:])
     (wheel,) = wheels.glob("imgcheck-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
