@@ -6,7 +6,7 @@ import posixpath
 import re
 
 from ..model.image import Nccl, Package
-from ..view.fileview import FileView
+from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import Want
 
 _SITE = r"(?:[^/]+/)*(?:site|dist)-packages/"
@@ -24,11 +24,10 @@ def extract(view: FileView, packages: list[Package]) -> list[Nccl]:
     found: list[Nccl] = []
     seen_real: set[str] = set()
     for path in view.paths(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*"):
-        ref_real = path
         try:
             ref_real = view.resolve(path)
-        except Exception:
-            pass
+        except SymlinkLoop:
+            continue  # a looping link names no library
         if ref_real in seen_real or "site-packages/" in path or "dist-packages/" in path:
             continue
         match = _LIB_VERSION.search(posixpath.basename(ref_real))
