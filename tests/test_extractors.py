@@ -221,3 +221,13 @@ def test_rpmdb_sqlite(tmp_path):
 def test_rpm_header_garbage_raises_valueerror(blob):
     with pytest.raises(ValueError):
         parse_rpm_header(blob)
+
+
+def test_looping_nccl_link_is_skipped(tmp_path):
+    layer = make_layer({
+        f"{LIB}/libnccl.so.2": Symlink("libnccl.so.2.loop"),
+        f"{LIB}/libnccl.so.2.loop": Symlink("libnccl.so.2"),
+        "opt/nccl/lib/libnccl.so.2.21.5": b"\x7fELF fake",
+    })
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "loop"), build_oci([layer])))
+    assert [(n.version, n.path) for n in facts.nccl] == [("2.21.5", "/opt/nccl/lib/libnccl.so.2.21.5")]
