@@ -5,17 +5,13 @@ from __future__ import annotations
 from ..model.node import STACK_INBOX
 from .context import Ctx
 from .emit import finding, unknown
-from .gates import nccl_over_rdma
+from .gates import over_rdma
 
 RULES = ("DMABUF-UNSUPPORTED",)
 
 
-def check(ctx: Ctx):
-    rule = "DMABUF-UNSUPPORTED"
-    gate = nccl_over_rdma(ctx, rule)
-    if gate is not None:
-        yield from gate
-        return
+@over_rdma("DMABUF-UNSUPPORTED")
+def check(ctx: Ctx, rule: str):
     if not ctx.nccl_at_least("dmabuf"):
         return
     s = ctx.setting("NCCL_DMABUF_ENABLE")

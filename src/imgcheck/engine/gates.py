@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from .context import Ctx
 from .emit import unknown
 
@@ -22,3 +24,20 @@ def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True):
     if need_gpu and ctx.node_has_gpu is None:
         return [unknown(rule, ctx.unknown_why("gpu.driver_version"))]
     return None
+
+
+def over_rdma(rule: str, need_gpu: bool = True):
+    """Decorate a rule `fn(ctx, rule)` so it runs only when nccl_over_rdma lets it be decided."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(ctx: Ctx):
+            gate = nccl_over_rdma(ctx, rule, need_gpu)
+            if gate is not None:
+                yield from gate
+                return
+            yield from fn(ctx, rule)
+
+        return run
+
+    return wrap

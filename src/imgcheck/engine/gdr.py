@@ -7,7 +7,7 @@ from ..model.report import Evidence
 from ..versions.ecosystems import at_least, numeric_tuple
 from .context import Ctx
 from .emit import finding, unknown
-from .gates import nccl_over_rdma
+from .gates import over_rdma
 
 RULES = ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER")
 
@@ -34,12 +34,8 @@ def check(ctx: Ctx):
     yield from _cumem(ctx)
 
 
-def _peermem(ctx: Ctx):
-    rule = "GDR-PEERMEM-MISSING"
-    gate = nccl_over_rdma(ctx, rule)
-    if gate is not None:
-        yield from gate
-        return
+@over_rdma("GDR-PEERMEM-MISSING")
+def _peermem(ctx: Ctx, rule: str):
     dmabuf, dmabuf_why = ctx.dmabuf_usable
     if dmabuf:
         return  # NCCL prefers DMA-BUF; peer memory is not needed
@@ -66,12 +62,8 @@ def _peermem(ctx: Ctx):
                   dmabuf_why_not=f"DMA-BUF is out because {dmabuf_why}")
 
 
-def _legacy_memory_peers(ctx: Ctx):
-    rule = "GDR-NCCL-LEGACY-MEMORY-PEERS"
-    gate = nccl_over_rdma(ctx, rule)
-    if gate is not None:
-        yield from gate
-        return
+@over_rdma("GDR-NCCL-LEGACY-MEMORY-PEERS")
+def _legacy_memory_peers(ctx: Ctx, rule: str):
     pm = ctx.node.gpu.peermem
     if not pm.loaded or pm.legacy_nv_peer_mem or ctx.nccl_at_least("gdr_module_sysfs_check"):
         return
@@ -93,12 +85,8 @@ def _legacy_memory_peers(ctx: Ctx):
                   node_stack=f"{ctx.node.rdma.stack} {ctx.node.rdma.ofed_version or ''}".strip())
 
 
-def _cumem(ctx: Ctx):
-    rule = "CUMEM-OLD-DRIVER"
-    gate = nccl_over_rdma(ctx, rule)
-    if gate is not None:
-        yield from gate
-        return
+@over_rdma("CUMEM-OLD-DRIVER")
+def _cumem(ctx: Ctx, rule: str):
     if not ctx.nccl_at_least("cumem_default"):
         return
     cumem = ctx.setting("NCCL_CUMEM_ENABLE")
