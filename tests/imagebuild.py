@@ -173,7 +173,7 @@ def write_docker_archive(path: str, layers: list[bytes], env: list[str] | None =
     """
     diff_ids = [sha256(l) for l in layers]
     if layer_files:
-        diff_ids = [_file_sha256(p) for p in layer_files]
+        diff_ids = [file_sha256(p) for p in layer_files]
     config = json.dumps(image_config(diff_ids, env), sort_keys=True).encode()
     config_name = hashlib.sha256(config).hexdigest() + ".json"
     names = []
@@ -194,7 +194,7 @@ def write_docker_archive(path: str, layers: list[bytes], env: list[str] | None =
     return path
 
 
-def _file_sha256(path: str) -> str:
+def file_sha256(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 
@@ -15,6 +14,7 @@ from imgcheck.model.serde import to_dict
 from imgcheck.sources.squashfs import MEDIA_TYPE, SquashfsSource
 from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.reader import ReadStats
+from imagebuild import file_sha256
 from sifwriter import DATA_DEFFILE, DATA_GENERIC_JSON, DATA_PARTITION, Obj, write_sif
 
 pytestmark = pytest.mark.e2e
@@ -42,13 +42,6 @@ def comparable(facts) -> dict:
         doc.pop(key, None)
     return _strip_layers(doc)
 
-
-def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return "sha256:" + h.hexdigest()
 
 
 def assert_real_facts(facts, suite: str) -> None:
