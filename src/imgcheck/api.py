@@ -94,16 +94,22 @@ def load_check_matrix(matrix_path: str | None = None):
     return load_matrix(matrix_path, required=REQUIRED_ROWS)
 
 
-def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recommend: bool = True):
-    """The engine over facts already read: a Report, with what to run instead when it fails."""
-    import dataclasses
-
-    from .engine import build_report
+def _require_nodes(nodes) -> list:
     from .errors import UsageError
 
     nodes = list(nodes)
     if not nodes:
         raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR")
+    return nodes
+
+
+def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recommend: bool = True):
+    """The engine over facts already read: a Report, with what to run instead when it fails."""
+    import dataclasses
+
+    from .engine import build_report
+
+    nodes = _require_nodes(nodes)
     matrix = matrix if matrix is not None else load_check_matrix()
     report = build_report(facts, nodes, matrix, suppressions=tuple(suppressions))
     if recommend and report.verdict == "fail":  # engine-verified catalog images and the node-side path
@@ -120,11 +126,7 @@ def check_image(reference: str, nodes, *, platform: Platform | None = None, matr
     The matrix is loaded (and validated) before the image is read, so a broken matrix fails fast.
     `inspect_options` go to inspect_image (progress, use_cache, insecure_registries, ...).
     """
-    from .errors import UsageError
-
-    nodes = list(nodes)
-    if not nodes:
-        raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR")
+    nodes = _require_nodes(nodes)  # before any bytes are read
     matrix = load_check_matrix(matrix_path)
     facts = inspect_image(reference, platform=platform, **inspect_options)
     return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions)

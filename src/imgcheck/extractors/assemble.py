@@ -17,7 +17,14 @@ ALL_WANTS: tuple[Want, ...] = (
 
 
 def want_set() -> WantSet:
-    return WantSet(ALL_WANTS)
+    """The compiled wants (one regex); cached while ALL_WANTS is the same tuple."""
+    global _WANT_SET
+    if _WANT_SET is None or _WANT_SET.wants != ALL_WANTS:
+        _WANT_SET = WantSet(ALL_WANTS)
+    return _WANT_SET
+
+
+_WANT_SET: WantSet | None = None
 
 
 def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFacts:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
-from ..errors import BadInputError
+from ..errors import BadInputError, LimitExceededError
 from .base import LayerRef, OpenedImage, VerifyingReader, parse_digest, verify_bytes
 from .blobstore import TarStore
 from .manifest import MAX_LAYERS, check_config
 from .platform import platform_of_config
-from ..errors import LimitExceededError
 
 
 class DockerArchiveSource:
@@ -47,8 +47,6 @@ class DockerArchiveSource:
         config_digest = "sha256:" + hashlib.sha256(config_bytes).hexdigest()
         if config_name.startswith("blobs/sha256/"):
             verify_bytes(config_bytes, "sha256:" + config_name.rsplit("/", 1)[1], f"{self.location}: config")
-        import json
-
         try:
             config = check_config(json.loads(config_bytes), self.location)
         except (ValueError, UnicodeDecodeError) as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..errors import BadInputError
 from .base import INDEX_MEDIA_TYPES, LayerRef, OpenedImage, VerifyingReader, parse_digest, verify_bytes
 from .blobstore import BlobStore, DirStore, TarStore
@@ -35,8 +37,6 @@ class OciLayoutSource:
     def _blob_json(self, digest: str, what: str):
         data = self.store.read_bytes(blob_path(digest), what)
         verify_bytes(data, digest, what)
-        import json
-
         try:
             return json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -52,11 +52,8 @@ class OciLayoutSource:
             if not named:
                 raise BadInputError(f"{where}: no manifest named {self.ref_name!r}")
             manifests = named
-        if len(manifests) == 1 and manifests[0].get("mediaType") not in INDEX_MEDIA_TYPES \
-                and self.platform is None:
-            return manifests[0]
         if len(manifests) == 1 and manifests[0].get("mediaType") not in INDEX_MEDIA_TYPES:
-            return manifests[0]
+            return manifests[0]  # a single image: its platform is reported, not chosen
         return select_manifest({"manifests": manifests}, self.platform or parse_platform(DEFAULT_PLATFORM), where)
 
     def open(self) -> OpenedImage:
