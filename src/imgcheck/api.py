@@ -35,25 +35,26 @@ def load_image_facts(path: str) -> ImageFacts:
     return from_dict(ImageFacts, doc, where=path)
 
 
-def layer_cache() -> LayerCache:
-    """The per-layer cache under $IMGCHECK_HOME for the current extractors."""
+def _cache_dir_and_namespace(kind: str) -> tuple[str, str]:
+    """Where a cache lives under $IMGCHECK_HOME, and what identifies its entries' content."""
     import os
 
     from .extractors.assemble import EXTRACTOR_VERSION
     from .home import imgcheck_home
 
-    return LayerCache(os.path.join(imgcheck_home(), "cache", "layers"), f"{EXTRACTOR_VERSION}\n{want_set().key()}")
+    return os.path.join(imgcheck_home(), "cache", kind), f"{EXTRACTOR_VERSION}\n{want_set().key()}"
+
+
+def layer_cache() -> LayerCache:
+    """The per-layer cache for the current extractors."""
+    return LayerCache(*_cache_dir_and_namespace("layers"))
 
 
 def facts_cache():
-    """The whole-image facts cache under $IMGCHECK_HOME for the current extractors."""
-    import os
-
-    from .extractors.assemble import EXTRACTOR_VERSION
+    """The whole-image facts cache for the current extractors."""
     from .facts_cache import FactsCache
-    from .home import imgcheck_home
 
-    return FactsCache(os.path.join(imgcheck_home(), "cache", "facts"), f"{EXTRACTOR_VERSION}\n{want_set().key()}")
+    return FactsCache(*_cache_dir_and_namespace("facts"))
 
 
 def inspect_image(reference: str, platform: Platform | None = None, *, use_cache: bool = True,

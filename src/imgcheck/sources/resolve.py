@@ -55,14 +55,9 @@ def open_source(ref: str, platform: Platform | None = None, **options):
         factory = OciLayoutSource.from_dir if scheme == "oci-dir" else OciLayoutSource.from_archive
         return factory(path, ref_name=name, platform=platform)
     if scheme == "docker":
-        try:
-            from .docker_daemon import DockerDaemonSource
-        except ImportError:
-            raise UsageError("the docker: source is not available in this build") from None
+        from .docker_daemon import DockerDaemonSource
+
         return DockerDaemonSource(rest, platform=platform, **options)
-    try:
-        from .registry import RegistrySource
-    except ImportError:
-        raise UsageError(f"{ref!r}: registry references are not supported yet; use docker-archive:, oci-dir: "
-                         "or oci-archive:") from None
+    from .registry import RegistrySource
+
     return RegistrySource(rest, platform=platform, **options)
