@@ -38,7 +38,7 @@ VALID_TAR = make_layer({"etc/os-release": b"ID=debian\n", "usr/lib/libibverbs.so
 @given(st.binary(max_size=4096))
 def test_tar_walker_on_random_bytes(data):
     try:
-        for _ in TarWalker(io.BytesIO(data).read):
+        for _ in TarWalker(io.BytesIO(data)):
             pass
     except BadInputError:
         pass

@@ -50,7 +50,7 @@ def test_walker_agrees_with_tarfile(fmt, chunk):
                                                            (m[3] is None or len(m[3]) < 100)]
     data = tar_bytes(fmt, members)
     stream = io.BytesIO(data)
-    walker = TarWalker(stream.read, chunk=chunk)
+    walker = TarWalker(stream, chunk=chunk)
     seen = {}
     for header in walker:
         content = walker.read_data(10_000) if header.name.endswith(("os-release", ".0")) else None
@@ -70,7 +70,7 @@ def test_walker_agrees_with_tarfile(fmt, chunk):
 
 def test_read_data_respects_limit():
     data = tar_bytes(tarfile.PAX_FORMAT, [("a", b"x" * 100, "file", None), ("b", b"y", "file", None)])
-    walker = TarWalker(io.BytesIO(data).read)
+    walker = TarWalker(io.BytesIO(data))
     it = iter(walker)
     next(it)
     assert walker.read_data(10) is None  # too big: not read, skipped on the next step
@@ -82,13 +82,13 @@ def test_bad_checksum_is_rejected():
     data = bytearray(tar_bytes(tarfile.USTAR_FORMAT, [("etc/a", b"1", "file", None)]))
     data[0:4] = b"evil"
     with pytest.raises(BadInputError, match="checksum"):
-        list(TarWalker(io.BytesIO(bytes(data)).read))
+        list(TarWalker(io.BytesIO(bytes(data))))
 
 
 def test_truncated_member_data():
     data = tar_bytes(tarfile.USTAR_FORMAT, [("etc/a", b"1" * 5000, "file", None)])
     with pytest.raises(BadInputError, match="truncated"):
-        list(TarWalker(io.BytesIO(data[:2000]).read))
+        list(TarWalker(io.BytesIO(data[:2000])))
 
 
 def test_huge_pax_record_is_refused():
@@ -99,7 +99,7 @@ def test_huge_pax_record_is_refused():
     header[148:156] = b" " * 8
     header[148:156] = b"%06o\0 " % sum(header)
     with pytest.raises(BadInputError, match="too large"):
-        list(TarWalker(io.BytesIO(bytes(header) + data[512:]).read))
+        list(TarWalker(io.BytesIO(bytes(header) + data[512:])))
 
 
 def test_base256_size():
@@ -110,5 +110,47 @@ def test_base256_size():
     data[124:136] = field
     data[148:156] = b" " * 8
     data[148:156] = b"%06o\0 " % sum(data[:512])
-    headers = list(TarWalker(io.BytesIO(bytes(data)).read))
+    headers = list(TarWalker(io.BytesIO(bytes(data))))
     assert headers[0].size == 3
+
+
+class _Trickle(io.RawIOBase):
+    """Returns at most `step` bytes per call, as a network or decompressor stream may."""
+
+    def __init__(self, data: bytes, step: int):
+        self._data, self._pos, self._step = data, 0, step
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = min(len(b), self._step, len(self._data) - self._pos)
+        b[:n] = self._data[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+
+class _ReadOnly:
+    """A stream with read() only (some HTTP bodies): the walker adapts to it."""
+
+    def __init__(self, data: bytes):
+        self._buf = io.BytesIO(data)
+
+    def read(self, n: int = -1) -> bytes:
+        return self._buf.read(min(n, 333) if n > 0 else n)
+
+
+@pytest.mark.parametrize("make", [lambda d: _Trickle(d, 7), lambda d: _Trickle(d, 700), _ReadOnly],
+                         ids=["trickle-7", "trickle-700", "read-only"])
+def test_short_reads_give_the_same_members_and_bytes(make):
+    data = tar_bytes(tarfile.PAX_FORMAT, MEMBERS)
+    expected = [(h.name, h.size, h.linkname) for h in TarWalker(io.BytesIO(data))]
+    walker = TarWalker(make(data), chunk=1024)
+    got, contents = [], {}
+    for h in walker:
+        got.append((h.name, h.size, h.linkname))
+        if h.name in (LONG, "big.bin"):
+            contents[h.name] = walker.read_data(1 << 20)  # big.bin is larger than the 1 KiB buffer
+    assert got == expected
+    assert contents[LONG] == b"\x7fELF" + b"x" * 3000
+    assert contents["big.bin"] == b"z" * 300_000

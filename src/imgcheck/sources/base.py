@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
 from ..errors import BadInputError
+from ..streams import readinto_of
 
 # Media types we know how to read; anything else is refused by name.
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
@@ -106,24 +107,30 @@ class VerifyingReader:
     def __init__(self, raw: BinaryIO, digest: str, what: str, expected_size: int | None = None):
         algo, self._hex = parse_digest(digest)
         self._raw = raw
+        self._readinto = readinto_of(raw)
         self._hash = hashlib.new(algo)
         self._digest = digest
         self._what = what
         self._size = 0
         self._expected_size = expected_size
 
-    def read(self, n: int = -1) -> bytes:
-        data = self._raw.read(n)
+    def _account(self, data) -> None:
         self._hash.update(data)
         self._size += len(data)
         if self._expected_size is not None and self._size > self._expected_size:
             raise BadInputError(f"{self._what} is larger than the {self._expected_size} bytes its manifest declares")
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        self._account(data)
         return data
 
-    def readinto(self, b) -> int:  # pragma: no cover - used by some decompressors
-        data = self.read(len(b))
-        b[: len(data)] = data
-        return len(data)
+    def readinto(self, b) -> int:
+        """Into the caller's buffer (decompressors and the tar walk use this: no copy per chunk)."""
+        n = self._readinto(b)
+        if n:
+            self._account(memoryview(b)[:n])
+        return n
 
     def readable(self) -> bool:
         return True

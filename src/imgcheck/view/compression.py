@@ -6,11 +6,11 @@ docker-archive layers carry no media type, and mislabelled layers exist in the w
 
 from __future__ import annotations
 
-import io
 import zlib
 from typing import BinaryIO
 
 from ..errors import BadInputError
+from ..streams import readinto_of
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -25,25 +25,50 @@ except ImportError:  # pragma: no cover - isal is a dependency, but keep working
     GZIP_BACKEND = "zlib"
 
 
-class _Peeked(io.RawIOBase):
-    """Replays sniffed bytes before the rest of the stream."""
+class _Replay:
+    """Replays sniffed bytes, then reads straight from the stream (no buffering layer, no copy)."""
 
     def __init__(self, head: bytes, raw: BinaryIO):
         self._head = head
         self._raw = raw
+        self._readinto = readinto_of(raw)
 
     def readable(self) -> bool:
         return True
 
+    def read(self, n: int = -1) -> bytes:
+        if not self._head:
+            return self._raw.read(n)
+        if n is None or n < 0:
+            out, self._head = self._head + self._raw.read(), b""
+            return out
+        out, self._head = self._head[:n], self._head[n:]
+        return out
+
     def readinto(self, b) -> int:
-        if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._raw.read(len(b))
-        b[: len(data)] = data
-        return len(data)
+        if not self._head:
+            return self._readinto(b)
+        n = min(len(b), len(self._head))
+        b[:n] = self._head[:n]
+        self._head = self._head[n:]
+        return n
+
+
+class _Inflating:
+    """A GzipFile whose readinto inflates straight into the caller's buffer.
+
+    GzipFile.readinto is the generic one (read, then copy); the BufferedReader it reads through
+    has a real one (gzip and isal both keep it as `_buffer`; without it, one copy slower). The
+    GzipFile is kept referenced: collecting it would close that reader.
+    """
+
+    def __init__(self, gz):
+        self._gz = gz
+        self.read = gz.read
+        self.readinto = getattr(gz, "_buffer", gz).readinto
+
+    def close(self) -> None:
+        self._gz.close()
 
 
 def sniff(head: bytes) -> str:
@@ -57,9 +82,9 @@ def sniff(head: bytes) -> str:
 def decompressed(raw: BinaryIO) -> tuple[BinaryIO, str]:
     head = raw.read(4)
     kind = sniff(head)
-    stream = io.BufferedReader(_Peeked(head, raw), buffer_size=1 << 20)
+    stream = _Replay(head, raw)
     if kind == "gzip":
-        return _gzip_impl.GzipFile(fileobj=stream, mode="rb"), kind
+        return _Inflating(_gzip_impl.GzipFile(fileobj=stream, mode="rb")), kind
     if kind == "zstd":
         import zstandard
 

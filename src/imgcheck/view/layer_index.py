@@ -7,15 +7,15 @@ order (or in parallel, or from a cache) and merged afterwards in layer order.
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_left
-import posixpath
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from ..errors import BadInputError, LimitExceededError
+from ..streams import readinto_of
 from .compression import DECOMPRESS_ERRORS, bad_stream, decompressed
-from .tarwalk import TarWalker
+from .tarwalk import DIRTYPE, LNKTYPE, REGTYPES, SYMTYPE, TarWalker
 from .wants import WantSet
 
 WHITEOUT_PREFIX = ".wh."
@@ -89,6 +89,9 @@ def normalise(name: str) -> str | None:
     `..` cannot climb above the root: it is resolved lexically and clamped, as a container
     runtime would when unpacking.
     """
+    rest = name[2:] if name.startswith("./") else name
+    if rest and rest[0] not in "./" and "/." not in rest and "//" not in rest and "\\" not in rest:
+        return rest.rstrip("/")  # the common case: nothing to resolve (one test per member, not a loop)
     parts: list[str] = []
     for part in name.replace("\\", "/").split("/"):
         if part in ("", "."):
@@ -102,29 +105,28 @@ def normalise(name: str) -> str | None:
 
 
 class _CountingReader:
-    """Counts (and optionally hashes) the uncompressed bytes as tarfile pulls them."""
+    """Counts (and optionally hashes) the uncompressed bytes as the walk pulls them into its buffer."""
 
     def __init__(self, raw: BinaryIO, limits: Limits, what: str, verify_digest: str | None):
-        self._raw = raw
+        self._readinto = readinto_of(raw)
         self._limits = limits
         self._what = what
         self.count = 0
         self._hash = hashlib.sha256() if verify_digest else None
         self._verify = verify_digest
 
-    def read(self, n: int = -1) -> bytes:
-        data = self._raw.read(n)
-        self.count += len(data)
+    def readinto(self, buffer) -> int:
+        n = self._readinto(buffer)
+        self.count += n
         if self.count > self._limits.max_uncompressed:
             raise LimitExceededError(
                 f"{self._what}: decompresses to more than {self._limits.max_uncompressed} bytes (limit)")
-        if self._hash is not None:
-            self._hash.update(data)
-        return data
+        if self._hash is not None and n:
+            self._hash.update(memoryview(buffer)[:n])
+        return n
 
-    def drain_and_verify(self) -> None:
-        while self.read(1 << 20):
-            pass
+    def verify(self) -> None:
+        """After the walk has drained the stream: the digest of every uncompressed byte."""
         if self._hash is not None and self._verify is not None:
             got = "sha256:" + self._hash.hexdigest()
             if got != self._verify:
@@ -145,7 +147,8 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
     try:
         stream, _kind = decompressed(raw)
         counter = _CountingReader(stream, limits, what, digest if verify_uncompressed else None)
-        walker = TarWalker(counter.read)
+        walker = TarWalker(counter)
+        entries = idx.entries
         for member in walker:
             idx.entry_count += 1
             if idx.entry_count > limits.max_entries:
@@ -153,41 +156,41 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
             path = normalise(member.name)
             if path is None:
                 continue
-            base = posixpath.basename(path)
-            parent = posixpath.dirname(path)
-            if base == OPAQUE_MARKER:
-                idx.opaque_dirs.add(parent)
-                continue
+            parent, _, base = path.rpartition("/")
             if base.startswith(WHITEOUT_PREFIX):
+                if base == OPAQUE_MARKER:
+                    idx.opaque_dirs.add(parent)
+                    continue
                 hidden = base[len(WHITEOUT_PREFIX):]
                 if hidden not in ("", ".", ".."):
-                    idx.whiteouts.add(posixpath.join(parent, hidden) if parent else hidden)
+                    idx.whiteouts.add(f"{parent}/{hidden}" if parent else hidden)
                 continue
-            if member.isdir():
+            typ = member.type
+            if typ == DIRTYPE:
                 continue
             hashes.append(path_hash(path))
-            if member.issym():
+            if typ == SYMTYPE:
                 symlinks += 1
                 if symlinks > limits.max_symlinks:
                     raise LimitExceededError(f"{what}: more than {limits.max_symlinks} symlinks (limit)")
-                idx.entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=layer_id)
+                entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=layer_id)
                 continue
             if not wants.wanted(path):
                 continue
-            if member.islnk():
-                idx.entries[path] = Entry(path, HARDLINK, linkname=normalise(member.linkname), layer=layer_id)
-            elif member.isfile():
+            if typ == LNKTYPE:
+                entries[path] = Entry(path, HARDLINK, linkname=normalise(member.linkname), layer=layer_id)
+            elif typ in REGTYPES:
                 entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=layer_id)
                 limit = wants.content_limit(path)
                 if limit is not None:
                     entry.data = walker.read_data(limit)
                     entry.truncated = entry.data is None
-                idx.entries[path] = entry
+                entries[path] = entry
             else:
-                idx.entries[path] = Entry(path, OTHER, layer=layer_id)
+                entries[path] = Entry(path, OTHER, layer=layer_id)
         # the digest covers everything, including what follows the end-of-archive marker
         walker.drain()
-        counter.drain_and_verify()
+        counter.verify()
         idx.uncompressed_bytes = counter.count
         finish = getattr(raw, "finish", None)
         if finish:

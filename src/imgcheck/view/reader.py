@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..sources.base import LayerRef, OpenedImage
+from ..streams import readinto_of
 from .cache import LayerCache
 from .fileview import FileView
 from .layer_index import HARDLINK, LayerIndex, Limits, index_layer
@@ -33,12 +34,19 @@ class _Progressing:
 
     def __init__(self, raw, digest: str, progress):
         self._raw, self._digest, self._progress = raw, digest, progress
+        self._readinto = readinto_of(raw)
 
     def read(self, n: int = -1) -> bytes:
         data = self._raw.read(n)
         if data:
             self._progress.layer_bytes(self._digest, len(data))
         return data
+
+    def readinto(self, buffer) -> int:
+        n = self._readinto(buffer)
+        if n:
+            self._progress.layer_bytes(self._digest, n)
+        return n
 
     def __getattr__(self, name):  # finish(), close(), ... of the underlying reader
         return getattr(self._raw, name)

@@ -1,17 +1,20 @@
 """A tar header walk over a stream that skips unwanted file data without parsing or copying it.
 
 tarfile's stream mode builds a TarInfo per member and skips data through small reads; on large
-layers that costs as much as the decompression itself. This walker reads the stream in large
-chunks, parses only the 512-byte headers (ustar, GNU long names, PAX path/linkpath/size), and
-moves past file data by offset arithmetic. Every header's checksum is verified.
+layers that costs as much as the decompression itself. This walker reads the stream with
+readinto() into one reusable buffer (the decompressor writes straight into it, nothing is
+allocated per chunk), parses only the 512-byte headers (ustar, GNU long names, PAX
+path/linkpath/size), and moves past file data by offset arithmetic. Every header's checksum is
+verified.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ..errors import BadInputError
+from ..streams import readinto_of
 
 BLOCK = 512
 CHUNK = 1 << 20
@@ -20,6 +23,8 @@ MAX_META = 1 << 20  # GNU long names and PAX records: no legitimate one is near 
 REGTYPES = (b"0", b"\0", b"7")
 LNKTYPE, SYMTYPE, DIRTYPE = b"1", b"2", b"5"
 GNU_LONGNAME, GNU_LONGLINK, PAX_LOCAL, PAX_GLOBAL, GNU_SPARSE = b"L", b"K", b"x", b"g", b"S"
+META_TYPES = (GNU_LONGNAME, GNU_LONGLINK, PAX_LOCAL, PAX_GLOBAL)
+NO_DATA_TYPES = (LNKTYPE, SYMTYPE, DIRTYPE, b"3", b"4", b"6")  # regardless of the size field
 
 
 @dataclass(slots=True)
@@ -51,11 +56,8 @@ def _number(field: bytes, what: str) -> int:
     if field and field[0] & 0x80:  # GNU base-256 for values that do not fit in octal
         if field[0] == 0xFF:
             raise TarFormatError(f"negative {what} in tar header")
-        value = field[0] & 0x7F
-        for byte in field[1:]:
-            value = (value << 8) | byte
-        return value
-    text = field.split(b"\0", 1)[0].strip(b" ")
+        return int.from_bytes(field, "big") & ~(0x80 << (8 * (len(field) - 1)))
+    text = field.partition(b"\0")[0].strip(b" ")
     if not text:
         return 0
     try:
@@ -65,16 +67,17 @@ def _number(field: bytes, what: str) -> int:
 
 
 def _text(field: bytes) -> str:
-    return field.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+    return field.partition(b"\0")[0].decode("utf-8", "surrogateescape")
 
 
-def _checksum_ok(header: bytes) -> bool:
-    stored = header[148:156].split(b"\0", 1)[0].strip(b" ")
+def _checksum_ok(header: bytes, total: int) -> bool:
+    """`total` is sum(header); the checksum field itself counts as eight spaces."""
+    field = header[148:156]
     try:
-        expected = int(stored, 8)
+        expected = int(field.partition(b"\0")[0].strip(b" "), 8)
     except ValueError:
         return False
-    unsigned = sum(header[:148]) + 8 * 32 + sum(header[156:])
+    unsigned = total - sum(field) + 8 * 32
     if unsigned == expected:
         return True
     high = sum(1 for b in header[:148] if b > 127) + sum(1 for b in header[156:] if b > 127)
@@ -105,56 +108,68 @@ def _parse_pax(data: bytes) -> dict[str, str]:
 class TarWalker:
     """Iterate headers; after each, the caller may call read_data() once, else the data is skipped."""
 
-    def __init__(self, read: Callable[[int], bytes], chunk: int = CHUNK):
-        self._read = read
-        self._chunk = chunk
-        self._buf = b""
-        self._pos = 0
+    def __init__(self, stream, chunk: int = CHUNK):
+        self._readinto = readinto_of(stream)
+        self._buf = bytearray(max(chunk, BLOCK))
+        self._view = memoryview(self._buf)
+        self._start = self._end = 0  # the unread bytes are _buf[_start:_end]
         self._pending = 0  # data bytes (padded) of the current member not consumed yet
         self._pending_data = 0  # unpadded size, for read_data
         self.entries = 0
 
     # -- buffer primitives --------------------------------------------------------------------
     def _fill(self, n: int) -> bool:
-        """Make n bytes available at _pos; False at a clean EOF before any of them."""
-        have = len(self._buf) - self._pos
+        """Make n (<= the buffer size) bytes available; False at a clean EOF before any of them."""
+        have = self._end - self._start
         if have >= n:
             return True
-        parts = [self._buf[self._pos :]]
+        if self._start:  # move the unread tail to the front (it is shorter than n)
+            self._buf[:have] = bytes(self._view[self._start : self._end])
+            self._start, self._end = 0, have
         while have < n:
-            data = self._read(max(self._chunk, n - have))
-            if not data:
+            got = self._readinto(self._view[self._end :])
+            if not got:
                 if have == 0:
-                    self._buf, self._pos = b"", 0
                     return False
                 raise TarFormatError("truncated tar stream")
-            parts.append(data)
-            have += len(data)
-        self._buf, self._pos = b"".join(parts), 0
+            self._end += got
+            have += got
         return True
 
     def _take(self, n: int) -> bytes:
-        if not self._fill(n):
-            raise TarFormatError("truncated tar stream")
-        out = self._buf[self._pos : self._pos + n]
-        self._pos += n
-        return out
+        if n <= len(self._buf):
+            if not self._fill(n):
+                raise TarFormatError("truncated tar stream")
+            out = bytes(self._view[self._start : self._start + n])
+            self._start += n
+            return out
+        out = bytearray(n)  # larger than the buffer: what is buffered, then straight from the stream
+        have = self._end - self._start
+        out[:have] = self._view[self._start : self._end]
+        self._start = self._end = 0
+        view = memoryview(out)
+        while have < n:
+            got = self._readinto(view[have:])
+            if not got:
+                raise TarFormatError("truncated tar stream")
+            have += got
+        return bytes(out)
 
     def _skip(self, n: int) -> None:
-        have = len(self._buf) - self._pos
+        have = self._end - self._start
         if n <= have:
-            self._pos += n
+            self._start += n
             return
         n -= have
-        self._buf, self._pos = b"", 0
-        while n > 0:
-            data = self._read(min(self._chunk, n) if n > self._chunk else max(n, self._chunk))
-            if not data:
+        self._start = self._end = 0
+        while True:
+            got = self._readinto(self._view)
+            if not got:
                 raise TarFormatError("truncated tar stream")
-            if len(data) > n:  # read past the member: keep the rest
-                self._buf, self._pos = data, n
+            if got >= n:  # read past the member: keep the rest
+                self._start, self._end = n, got
                 return
-            n -= len(data)
+            n -= got
 
     @staticmethod
     def _padded(size: int) -> int:
@@ -173,8 +188,8 @@ class TarWalker:
 
     def drain(self) -> None:
         """Consume whatever follows the end-of-archive marker (so a digest covers it all)."""
-        self._buf, self._pos = b"", 0
-        while self._read(self._chunk):
+        self._start = self._end = 0
+        while self._readinto(self._view):
             pass
 
     def __iter__(self) -> Iterator[TarHeader]:
@@ -188,15 +203,18 @@ class TarWalker:
                 self._pending = self._pending_data = 0
             if not self._fill(BLOCK):
                 return  # EOF without end-of-archive blocks: accepted, as GNU tar does
-            header = self._take(BLOCK)
-            if header.count(0) == BLOCK:
-                return  # end-of-archive marker
-            if not _checksum_ok(header):
+            start = self._start
+            header = bytes(self._view[start : start + BLOCK])
+            self._start = start + BLOCK
+            total = sum(header.translate(None, b"\0"))  # headers are mostly NUL: summing only the rest is faster
+            if total == 0:
+                return  # end-of-archive marker (an all-zero block)
+            if not _checksum_ok(header, total):
                 raise TarFormatError("tar header checksum mismatch (corrupt or not a tar)")
             self.entries += 1
             typ = header[156:157]
             size = _number(header[124:136], "size")
-            if typ in (GNU_LONGNAME, GNU_LONGLINK, PAX_LOCAL, PAX_GLOBAL):
+            if typ in META_TYPES:
                 if size > MAX_META:
                     raise TarFormatError(f"tar metadata record of {size} bytes is too large")
                 data = self._take(size)
@@ -211,11 +229,9 @@ class TarWalker:
                     global_pax.update(_parse_pax(data))
                 continue
             name = _text(header[0:100])
-            if header[257:262] == b"ustar":
-                prefix = _text(header[345:500]) if header[263:265] == b"00" else ""
-                if prefix:
-                    name = prefix + "/" + name
-            linkname = _text(header[157:257])
+            if header[257:262] == b"ustar" and header[263:265] == b"00" and header[345] != 0:
+                name = _text(header[345:500]) + "/" + name
+            linkname = _text(header[157:257]) if header[157] else ""
             merged = {**global_pax, **pax} if global_pax else pax
             if merged:
                 name = merged.get("path", name)
@@ -225,17 +241,15 @@ class TarWalker:
                         size = int(merged["size"])
                     except ValueError:
                         raise TarFormatError("invalid PAX size") from None
+                pax = {}
             if long_name is not None:
-                name = long_name
+                name, long_name = long_name, None
             if long_link is not None:
-                linkname = long_link
-            long_name = long_link = None
-            pax = {}
+                linkname, long_link = long_link, None
             if size < 0:
                 raise TarFormatError("negative size in tar header")
             mode = _number(header[100:108], "mode")
-            # hard links, symlinks, dirs, devices carry no data regardless of the size field
-            data_size = size if typ not in (LNKTYPE, SYMTYPE, DIRTYPE, b"3", b"4", b"6") else 0
-            self._pending = self._padded(data_size)
+            data_size = 0 if typ in NO_DATA_TYPES else size
+            self._pending = (data_size + BLOCK - 1) // BLOCK * BLOCK
             self._pending_data = data_size
             yield TarHeader(name, typ, data_size, mode, linkname)
