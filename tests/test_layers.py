@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from imagebuild import Dir, Hardlink, Opaque, Symlink, Whiteout, make_layer
 from imgcheck.errors import BadInputError
@@ -116,9 +118,45 @@ def test_hard_link_to_unwanted_target_is_re_read():
     ("../../etc/passwd", "etc/passwd"),
     ("a/../../b", "b"),
     ("./", None),
+    ("usr/lib/", "usr/lib"),
+    ("usr//lib/./x", "usr/lib/x"),
+    ("usr\\lib\\x", "usr/lib/x"),
+    (".hidden/x", ".hidden/x"),
+    ("./etc/.wh.passwd", "etc/.wh.passwd"),
+    ("a/b/..", "a"),
 ])
 def test_normalise_never_leaves_root(name, expected):
     assert normalise(name) == expected
+
+
+def _normalise_by_parts(name):
+    parts = []
+    for part in name.replace("\\", "/").split("/"):
+        if part == "..":
+            parts = parts[:-1]
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts) or None
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(["usr", "lib", ".", "..", "", ".wh.x", "a.b", "\\", "./"]), max_size=8))
+def test_normalise_fast_path_agrees_with_resolving_every_part(parts):
+    name = "/".join(parts)
+    assert normalise(name) == _normalise_by_parts(name)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["usr", "lib", "libibverbs.so.1", "libibverbs", "libmlx5-rdmav34.so", "ucx.pc",
+                                 "etc", "os-release", "x86_64-linux-gnu", "dist-packages", "libnccl.so.2"]),
+                min_size=1, max_size=6))
+def test_combined_wants_match_exactly_what_the_patterns_match(parts):
+    import re
+
+    from imgcheck.extractors.assemble import ALL_WANTS, want_set
+
+    path = "/".join(parts)
+    assert want_set().wanted(path) == any(re.fullmatch(w.pattern, path) for w in ALL_WANTS)
 
 
 def test_truncated_layer_is_bad_input():
