@@ -40,11 +40,48 @@ def htpasswd_line(user: str, password: str) -> str:
     return f"{user}:{bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=5)).decode()}\n"
 
 
+def self_signed(common_name: str, ca: bool = False, ip: str | None = None):
+    """(private key, certificate) made with `cryptography`, valid from yesterday for 30 days."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+               .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+               .not_valid_after(now + datetime.timedelta(days=30))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if ip:
+        builder = builder.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip))]),
+                                        critical=False)
+    return key, builder.sign(key, hashes.SHA256())
+
+
+def _write_tls_pair(workdir: str) -> str:
+    """A certificate for 127.0.0.1 and its key, as the registry's `http: tls:` block."""
+    from cryptography.hazmat.primitives import serialization
+
+    key, cert = self_signed("127.0.0.1", ip="127.0.0.1")
+    cert_path, key_path = os.path.join(workdir, "tls-cert.pem"), os.path.join(workdir, "tls-key.pem")
+    with open(cert_path, "wb") as fh:
+        fh.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(key_path, "wb") as fh:
+        fh.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                   serialization.NoEncryption()))
+    return f"  tls:\n    certificate: {cert_path}\n    key: {key_path}\n"
+
+
 class RegistryServer:
-    def __init__(self, workdir: str, auth_yaml: str = ""):
+    def __init__(self, workdir: str, auth_yaml: str = "", tls: bool = False):
         self.port = free_port()
         self.host = f"127.0.0.1:{self.port}"
-        self.url = f"http://{self.host}"
+        self.url = f"{'https' if tls else 'http'}://{self.host}"
+        tls_yaml = _write_tls_pair(workdir) if tls else ""
         os.makedirs(os.path.join(workdir, "storage"), exist_ok=True)
         config = os.path.join(workdir, "config.yml")
         with open(config, "w") as fh:
@@ -62,13 +99,13 @@ storage:
 http:
   addr: {self.host}
   secret: imgcheck-test-secret
-{auth_yaml}""")
+{tls_yaml}{auth_yaml}""")
         self.log = open(os.path.join(workdir, "registry.log"), "wb")
         self.proc = subprocess.Popen([REGISTRY_BIN, "serve", config], stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while True:
             try:
-                requests.get(self.url + "/v2/", timeout=1)
+                requests.get(self.url + "/v2/", timeout=1, verify=False)
                 break
             except requests.ConnectionError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -94,19 +131,9 @@ class TokenServer:
     """
 
     def __init__(self, workdir: str):
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import rsa
-        from cryptography.x509.oid import NameOID
+        from cryptography.hazmat.primitives import serialization
 
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "imgcheck test token signer")])
-        now = datetime.datetime.now(datetime.timezone.utc)
-        cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(self.key.public_key())
-                .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-                .not_valid_after(now + datetime.timedelta(days=30))
-                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                .sign(self.key, hashes.SHA256()))
+        self.key, cert = self_signed("imgcheck test token signer", ca=True)
         self.cert_der = cert.public_bytes(serialization.Encoding.DER)
         self.cert_path = os.path.join(workdir, "token-cert.pem")
         with open(self.cert_path, "wb") as fh:
@@ -180,6 +207,15 @@ def registry(tmp_path_factory):
     """An anonymous registry; yields the RegistryServer (.host, .url)."""
     _need_registry()
     server = RegistryServer(str(tmp_path_factory.mktemp("registry")))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_registry(tmp_path_factory):
+    """An anonymous registry on 127.0.0.1 that speaks only TLS (a self-signed certificate)."""
+    _need_registry()
+    server = RegistryServer(str(tmp_path_factory.mktemp("registry-tls")), tls=True)
     yield server
     server.stop()
 

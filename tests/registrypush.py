@@ -21,10 +21,11 @@ OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 class Pusher:
     """`auth`: (user, password) for a Basic registry, or a callable scope -> bearer token."""
 
-    def __init__(self, base_url: str, auth=None):
+    def __init__(self, base_url: str, auth=None, verify: bool = True):
         self.base = base_url.rstrip("/")
         self.session = requests.Session()
         self.auth = auth
+        self.verify = verify  # per request: REQUESTS_CA_BUNDLE in the environment overrides a session's
 
     def _headers(self, repo: str) -> dict:
         if callable(self.auth):
@@ -32,7 +33,7 @@ class Pusher:
         return {}
 
     def _kw(self, repo: str) -> dict:
-        kw: dict = {"headers": self._headers(repo), "timeout": 120}
+        kw: dict = {"headers": self._headers(repo), "timeout": 120, "verify": self.verify}
         if isinstance(self.auth, tuple):
             kw["auth"] = self.auth
         return kw

@@ -82,6 +82,37 @@ def test_tag_resolved_by_head_and_manifests_fetched_by_digest(registry, pushed):
     assert any(pushed["index"] in note for note in opened.notes)
 
 
+def test_loopback_registry_that_speaks_only_tls(tls_registry, capsys):
+    """Loopback is asked over plain HTTP first; a TLS-only registry there is then read over TLS."""
+    import urllib3
+
+    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the pusher's self-signed TLS
+    pusher = Pusher(tls_registry.url, verify=False)
+    img = image("12")
+    pusher.push_image("test/tls", "v1", img)
+    session = RecordingSession()
+    src = RegistrySource(f"{tls_registry.host}/test/tls:v1", session=session)
+    try:
+        opened = src.open()
+    finally:
+        src.close()
+    assert opened.digest == img.manifest_digest
+    assert session.calls[0] == ("GET", f"http://{tls_registry.host}/v2/")  # answered 400: not plain HTTP
+    assert all(url.startswith("https://") for _, url in session.calls[1:])
+    assert main(["inspect", f"{tls_registry.host}/test/tls:v1", "-o", "json", "--no-cache"]) == 0
+    assert json.loads(capsys.readouterr().out)["image"]["digest"] == img.manifest_digest
+
+
+def test_loopback_plain_http_registry_is_not_asked_over_tls(registry, pushed):
+    session = RecordingSession()
+    src = RegistrySource(f"{registry.host}/test/single:v1", session=session)
+    try:
+        src.open()
+    finally:
+        src.close()
+    assert session.calls and all(url.startswith("http://") for _, url in session.calls)
+
+
 def test_index_defaults_to_linux_amd64(registry, pushed):
     facts = api.inspect_image(f"{registry.host}/test/multi:latest")
     assert facts.platform == "linux/amd64"

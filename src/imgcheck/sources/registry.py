@@ -89,17 +89,32 @@ class RegistryClient:
         return not self.may_use_http(self.host)  # as Docker does for insecure registries
 
     def base(self) -> str:
-        """https://HOST, or http://HOST for a local/insecure host that does not speak TLS."""
+        """https://HOST, or http://HOST for a local/insecure host that does not speak TLS.
+
+        Loopback is asked over plain HTTP first: nothing leaves the machine, and a refused TLS
+        handshake (whose context loads the CA bundle) costs more than a whole warm re-check.
+        Hosts named by --insecure-registry are tried over TLS first, as Docker does.
+        """
         if self._base is None:
-            if not self.may_use_http(self.host):
-                self._base = f"https://{self.host}"
-            else:
-                self._base = f"https://{self.host}"
+            self._base = f"https://{self.host}"
+            if is_local_host(self.host):
+                if self._answers_plain_http():
+                    self._base = f"http://{self.host}"
+            elif self.may_use_http(self.host):
                 try:
                     self.http.send("GET", f"https://{self.host}/v2/", verify=False, attempts=1).close()
                 except (requests.exceptions.SSLError, UnavailableError):
                     self._base = f"http://{self.host}"
         return self._base
+
+    def _answers_plain_http(self) -> bool:
+        """Any HTTP answer but 400 (TLS ports answer plain HTTP with 400, as Go and nginx do, or reset)."""
+        try:
+            resp = self.http.send("GET", f"http://{self.host}/v2/", attempts=1)
+        except (requests.RequestException, UnavailableError):
+            return False
+        resp.close()
+        return resp.status_code != 400
 
     def request(self, method: str, path: str, headers: dict | None = None, stream: bool = False) -> requests.Response:
         url = f"{self.base()}/v2/{self.ref.repository}/{path}"
