@@ -231,3 +231,14 @@ def test_looping_nccl_link_is_skipped(tmp_path):
     })
     facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "loop"), build_oci([layer])))
     assert [(n.version, n.path) for n in facts.nccl] == [("2.21.5", "/opt/nccl/lib/libnccl.so.2.21.5")]
+
+
+def test_cache_namespace_names_the_current_wants():
+    """Change a want and this fails: bump EXTRACTOR_VERSION and put the new hash in WANTS_FINGERPRINT,
+    or warm re-checks would answer from facts extracted with the old wants."""
+    import hashlib
+
+    from imgcheck.extractors.assemble import want_set
+    from imgcheck.extractors.identity import WANTS_FINGERPRINT
+
+    assert hashlib.sha256(want_set().key().encode()).hexdigest() == WANTS_FINGERPRINT

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .errors import BadInputError, UnavailableError
-from .extractors.assemble import build_facts, want_set
 from .model.image import IMAGE_SCHEMA_VERSION, ImageFacts
 from .model.serde import from_dict
 from .sources.platform import Platform
 from .sources.resolve import open_source, split_scheme
-from .view.cache import LayerCache
-from .view.layer_index import Limits
-from .view.reader import ReadStats, read_view
+
+if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-cache miss only
+    from .view.cache import LayerCache
+    from .view.reader import ReadStats
 
 
 def load_image_facts(path: str) -> ImageFacts:
@@ -39,14 +40,16 @@ def _cache_dir_and_namespace(kind: str) -> tuple[str, str]:
     """Where a cache lives under $IMGCHECK_HOME, and what identifies its entries' content."""
     import os
 
-    from .extractors.assemble import EXTRACTOR_VERSION
+    from .extractors.identity import CACHE_NAMESPACE
     from .home import imgcheck_home
 
-    return os.path.join(imgcheck_home(), "cache", kind), f"{EXTRACTOR_VERSION}\n{want_set().key()}"
+    return os.path.join(imgcheck_home(), "cache", kind), CACHE_NAMESPACE
 
 
 def layer_cache() -> LayerCache:
     """The per-layer cache for the current extractors."""
+    from .view.cache import LayerCache
+
     return LayerCache(*_cache_dir_and_namespace("layers"))
 
 
@@ -76,6 +79,10 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
             if stats is not None:
                 stats.facts_cached = True
             return cached
+        from .extractors.assemble import build_facts, want_set
+        from .view.layer_index import Limits
+        from .view.reader import read_view
+
         view, _ = read_view(image, want_set(), limits=Limits.from_env(),
                             cache=layer_cache() if use_cache else None,
                             workers=workers, progress=progress, stats=stats)

@@ -9,8 +9,6 @@ from ..view.fileview import FileView
 from ..view.wants import Want, WantSet
 from . import cuda, env, hpcx, nccl, os_release, packages, rdma, ucx
 
-EXTRACTOR_VERSION = "1"  # bump when what is kept or how it is read changes (cache key)
-
 ALL_WANTS: tuple[Want, ...] = (
     os_release.WANTS + packages.WANTS + rdma.WANTS + ucx.WANTS + nccl.WANTS + cuda.WANTS + hpcx.WANTS + env.WANTS
 )
