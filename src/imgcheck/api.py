@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .errors import BadInputError, UnavailableError
 from .model.image import IMAGE_SCHEMA_VERSION, ImageFacts
 from .model.serde import from_dict
-from .sources.platform import Platform
+from .sources.platform import DEFAULT_PLATFORM, Platform
 from .sources.resolve import open_source, split_scheme
 
 if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-cache miss only
@@ -72,26 +72,39 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
         return load_image_facts(rest)
     source = open_source(reference, platform=platform, **source_options)
     try:
-        image = source.open()  # manifest and config, verified against their digests
         whole = facts_cache() if use_cache else None
-        cached = whole.get(image.digest, image.platform, reference) if whole else None
-        if cached is not None:
-            if stats is not None:
+        # A registry tag's digest costs one HEAD; with it, a warm re-check needs no manifest or config.
+        resolve = getattr(source, "resolved_digest", None) if whole is not None else None
+        top = resolve() if resolve is not None else None
+        asked = str(platform) if platform else f"default {DEFAULT_PLATFORM}"
+        facts = whole.get_resolved(top, asked, reference) if top else None
+        if facts is None:
+            image = source.open()  # manifest and config, verified against their digests
+            facts = whole.get(image.digest, image.platform, reference) if whole else None
+            if facts is None:
+                facts = _read_facts(image, reference, use_cache, workers, progress, stats)
+                if whole is not None:
+                    whole.put(facts)
+            elif stats is not None:
                 stats.facts_cached = True
-            return cached
-        from .extractors.assemble import build_facts, want_set
-        from .view.layer_index import Limits
-        from .view.reader import read_view
-
-        view, _ = read_view(image, want_set(), limits=Limits.from_env(),
-                            cache=layer_cache() if use_cache else None,
-                            workers=workers, progress=progress, stats=stats)
-        facts = build_facts(view, image, reference)
-        if whole is not None:
-            whole.put(facts)
+            if top:
+                whole.put_resolved(top, asked, facts)
+        elif stats is not None:
+            stats.facts_cached = True
         return facts
     finally:
         source.close()
+
+
+def _read_facts(image, reference: str, use_cache: bool, workers, progress, stats) -> ImageFacts:
+    """Stream the layers (those not in the layer cache) and run the extractors."""
+    from .extractors.assemble import build_facts, want_set
+    from .view.layer_index import Limits
+    from .view.reader import read_view
+
+    view, _ = read_view(image, want_set(), limits=Limits.from_env(), cache=layer_cache() if use_cache else None,
+                        workers=workers, progress=progress, stats=stats)
+    return build_facts(view, image, reference)
 
 
 def load_check_matrix(matrix_path: str | None = None):

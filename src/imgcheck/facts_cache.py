@@ -3,6 +3,10 @@
 Keyed by the image's content address (manifest digest, archive config digest, daemon image ID or
 squashfs digest), its platform, and the extractors' identity; the value is the ImageFacts JSON.
 The reference is not part of the key: the same digest under another tag gets its own reference back.
+
+A registry tag is resolved with one HEAD; `resolved` entries map that digest (of a manifest or of
+an index) and the platform asked for to the entry above, so a warm re-check fetches no manifest
+and no config. Digests are content addresses: what they map to cannot change.
 """
 
 from __future__ import annotations
@@ -46,10 +50,32 @@ class FactsCache:
         return dataclasses.replace(facts, reference=reference)
 
     def put(self, facts: ImageFacts) -> None:
-        if not facts.digest:
-            return
+        if facts.digest:
+            self._write(self._path(facts.digest, facts.platform), to_dict(facts))
+
+    def _resolved_path(self, top: str, asked: str) -> str:
+        key = hashlib.sha256(f"resolved\n{top}\n{asked}".encode()).hexdigest()
+        return os.path.join(self.dir, key + ".json")
+
+    def get_resolved(self, top: str, asked: str, reference: str) -> ImageFacts | None:
+        """Facts of the image that `top` (what the reference resolved to) gives for platform `asked`."""
+        try:
+            with open(self._resolved_path(top, asked), "rb") as fh:
+                link = json.load(fh)
+            if link.get("top") != top or link.get("asked") != asked:
+                return None
+            return self.get(link["digest"], link["platform"], reference)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def put_resolved(self, top: str, asked: str, facts: ImageFacts) -> None:
+        if facts.digest:
+            self._write(self._resolved_path(top, asked),
+                        {"top": top, "asked": asked, "digest": facts.digest, "platform": facts.platform})
+
+    def _write(self, path: str, doc: dict) -> None:
         try:
             os.makedirs(self.dir, exist_ok=True)
-            atomic_write(self._path(facts.digest, facts.platform), json.dumps(to_dict(facts)))
+            atomic_write(path, json.dumps(doc))
         except (OSError, ImgcheckError):
             pass  # a cache that cannot be written is only slower, never wrong

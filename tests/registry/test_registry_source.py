@@ -113,6 +113,36 @@ def test_loopback_plain_http_registry_is_not_asked_over_tls(registry, pushed):
     assert session.calls and all(url.startswith("http://") for _, url in session.calls)
 
 
+def test_warm_recheck_is_one_head_and_follows_a_moved_tag(registry, tmp_path, monkeypatch):
+    from imgcheck.view.reader import ReadStats
+
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path))
+    p = Pusher(registry.url)
+    first, second = image("12"), image("13")
+    p.push_image("test/moving", "v1", first)
+    ref = f"{registry.host}/test/moving:v1"
+    assert api.inspect_image(ref).os.version_id == "12"  # cold
+    session, stats = RecordingSession(), ReadStats()
+    warm = api.inspect_image(ref, session=session, stats=stats)
+    assert stats.facts_cached and warm.digest == first.manifest_digest and warm.os.version_id == "12"
+    # the /v2/ probe and the tag's HEAD: no manifest, config or blob is fetched
+    assert [(m, u.rsplit("/", 1)[1]) for m, u in session.calls] == [("GET", ""), ("HEAD", "v1")]
+    p.push_image("test/moving", "v1", second)  # the tag moves to another image
+    stats = ReadStats()
+    moved = api.inspect_image(ref, stats=stats)
+    assert moved.digest == second.manifest_digest and moved.os.version_id == "13" and not stats.facts_cached
+
+
+def test_warm_recheck_of_an_index_keeps_platforms_apart(registry, pushed, tmp_path, monkeypatch):
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path))
+    ref = f"{registry.host}/test/multi:latest"
+    arm64 = parse_platform("linux/arm64")
+    for _ in range(2):  # cold, then from the facts cache
+        assert api.inspect_image(ref).digest == pushed["amd"].manifest_digest
+        facts = api.inspect_image(ref, platform=arm64)
+        assert facts.digest == pushed["arm"].manifest_digest and facts.platform == "linux/arm64"
+
+
 def test_index_defaults_to_linux_amd64(registry, pushed):
     facts = api.inspect_image(f"{registry.host}/test/multi:latest")
     assert facts.platform == "linux/amd64"

@@ -279,6 +279,16 @@ class RegistrySource:
 
             policy = replace(policy, connect_timeout=timeout, read_timeout=timeout)
         self.client = RegistryClient(self.ref, insecure_registries, policy, session=session, sleep=sleep)
+        self._resolved: str | None = None  # the tag's digest once asked ("" = the registry did not say)
+
+    def resolved_digest(self) -> str | None:
+        """The digest the reference names now: its own, or its tag's from one HEAD (None when the
+        registry does not say). Asked once: open() reuses it."""
+        if self.ref.digest:
+            return self.ref.digest
+        if self._resolved is None:
+            self._resolved = self.client.head_manifest(self.ref.reference) or ""
+        return self._resolved or None
 
     def open(self) -> OpenedImage:
         ref, client, where = self.ref, self.client, str(self.ref)
@@ -289,7 +299,7 @@ class RegistrySource:
                 notes.append(f"{where}: the digest is used; the tag {ref.tag!r} is ignored")
             data, content_type, _ = client.get_manifest(top)
         else:
-            top = client.head_manifest(ref.reference)
+            top = self.resolved_digest()
             if top:
                 data, content_type, _ = client.get_manifest(top)
             else:
