@@ -154,3 +154,4 @@ def test_short_reads_give_the_same_members_and_bytes(make):
     assert got == expected
     assert contents[LONG] == b"\x7fELF" + b"x" * 3000
     assert contents["big.bin"] == b"z" * 300_000
+

@@ -1,11 +1,10 @@
 """A tar header walk over a stream that skips unwanted file data without parsing or copying it.
 
 tarfile's stream mode builds a TarInfo per member and skips data through small reads; on large
-layers that costs as much as the decompression itself. This walker reads the stream with
-readinto() into one reusable buffer (the decompressor writes straight into it, nothing is
-allocated per chunk), parses only the 512-byte headers (ustar, GNU long names, PAX
-path/linkpath/size), and moves past file data by offset arithmetic. Every header's checksum is
-verified.
+layers that costs as much as the decompression itself. This walker reads the stream in large
+chunks into one reused buffer (the decompressor writes straight into it), parses only the
+512-byte headers (ustar, GNU long names, PAX path/linkpath/size), and moves past file data by
+offset arithmetic. Every header's checksum is verified.
 """
 
 from __future__ import annotations
@@ -105,71 +104,75 @@ def _parse_pax(data: bytes) -> dict[str, str]:
     return records
 
 
+class _Chunks:
+    """One buffer, refilled with readinto() each time the walker moves past what it holds."""
+
+    def __init__(self, stream, size: int):
+        self._readinto = readinto_of(stream)
+        self._buf = memoryview(bytearray(size))
+
+    def next(self) -> memoryview | None:
+        """The next chunk (valid until the following call), or None at the end of the stream."""
+        n = self._readinto(self._buf)
+        return self._buf[:n] if n else None
+
+
 class TarWalker:
-    """Iterate headers; after each, the caller may call read_data() once, else the data is skipped."""
+    """Iterate headers; after each, the caller may call read_data() once, else the data is skipped.
+
+    Only headers and kept files are copied out of a chunk.
+    """
 
     def __init__(self, stream, chunk: int = CHUNK):
-        self._readinto = readinto_of(stream)
-        self._buf = bytearray(max(chunk, BLOCK))
-        self._view = memoryview(self._buf)
-        self._start = self._end = 0  # the unread bytes are _buf[_start:_end]
+        self._chunks = _Chunks(stream, max(chunk, BLOCK))
+        self._cur = memoryview(b"")  # the chunk being walked
+        self._pos = 0
         self._pending = 0  # data bytes (padded) of the current member not consumed yet
         self._pending_data = 0  # unpadded size, for read_data
         self.entries = 0
 
-    # -- buffer primitives --------------------------------------------------------------------
-    def _fill(self, n: int) -> bool:
-        """Make n (<= the buffer size) bytes available; False at a clean EOF before any of them."""
-        have = self._end - self._start
-        if have >= n:
-            return True
-        if self._start:  # move the unread tail to the front (it is shorter than n)
-            self._buf[:have] = bytes(self._view[self._start : self._end])
-            self._start, self._end = 0, have
-        while have < n:
-            got = self._readinto(self._view[self._end :])
-            if not got:
-                if have == 0:
-                    return False
-                raise TarFormatError("truncated tar stream")
-            self._end += got
-            have += got
+    # -- chunk primitives ---------------------------------------------------------------------
+    def _next_chunk(self) -> bool:
+        chunk = self._chunks.next()
+        if chunk is None:
+            self._cur, self._pos = memoryview(b""), 0
+            return False
+        self._cur, self._pos = chunk, 0
         return True
 
+    def _at_end(self) -> bool:
+        """True at a clean end of stream (no byte left)."""
+        while self._pos >= len(self._cur):
+            if not self._next_chunk():
+                return True
+        return False
+
     def _take(self, n: int) -> bytes:
-        if n <= len(self._buf):
-            if not self._fill(n):
+        """The next n bytes, copied out (across chunk boundaries when needed)."""
+        pos, cur = self._pos, self._cur
+        if pos + n <= len(cur):
+            self._pos = pos + n
+            return bytes(cur[pos : pos + n])
+        parts = [bytes(cur[pos:])]
+        need = n - len(parts[0])
+        while need:
+            if not self._next_chunk():
                 raise TarFormatError("truncated tar stream")
-            out = bytes(self._view[self._start : self._start + n])
-            self._start += n
-            return out
-        out = bytearray(n)  # larger than the buffer: what is buffered, then straight from the stream
-        have = self._end - self._start
-        out[:have] = self._view[self._start : self._end]
-        self._start = self._end = 0
-        view = memoryview(out)
-        while have < n:
-            got = self._readinto(view[have:])
-            if not got:
-                raise TarFormatError("truncated tar stream")
-            have += got
-        return bytes(out)
+            k = min(need, len(self._cur))
+            parts.append(bytes(self._cur[:k]))
+            self._pos = k
+            need -= k
+        return b"".join(parts)
 
     def _skip(self, n: int) -> None:
-        have = self._end - self._start
-        if n <= have:
-            self._start += n
-            return
-        n -= have
-        self._start = self._end = 0
         while True:
-            got = self._readinto(self._view)
-            if not got:
-                raise TarFormatError("truncated tar stream")
-            if got >= n:  # read past the member: keep the rest
-                self._start, self._end = n, got
+            left = len(self._cur) - self._pos
+            if n <= left:
+                self._pos += n
                 return
-            n -= got
+            n -= left
+            if not self._next_chunk():
+                raise TarFormatError("truncated tar stream")
 
     @staticmethod
     def _padded(size: int) -> int:
@@ -188,8 +191,7 @@ class TarWalker:
 
     def drain(self) -> None:
         """Consume whatever follows the end-of-archive marker (so a digest covers it all)."""
-        self._start = self._end = 0
-        while self._readinto(self._view):
+        while self._next_chunk():
             pass
 
     def __iter__(self) -> Iterator[TarHeader]:
@@ -201,11 +203,9 @@ class TarWalker:
             if self._pending:
                 self._skip(self._pending)
                 self._pending = self._pending_data = 0
-            if not self._fill(BLOCK):
+            if self._at_end():
                 return  # EOF without end-of-archive blocks: accepted, as GNU tar does
-            start = self._start
-            header = bytes(self._view[start : start + BLOCK])
-            self._start = start + BLOCK
+            header = self._take(BLOCK)
             total = sum(header.translate(None, b"\0"))  # headers are mostly NUL: summing only the rest is faster
             if total == 0:
                 return  # end-of-archive marker (an all-zero block)
