@@ -293,8 +293,7 @@ def main() -> int:
         push(host, "bench/corpus", "v1", image)
         push(host, "bench/corpus", "v2", bumped)
         ref = f"{host}/bench/corpus"
-        t["raw_isal_serial"] = median_of(args.runs, lambda: (raw_decompress(gz, False), 0))[0]
-        t["raw_isal_parallel"] = median_of(args.runs, lambda: (raw_decompress(gz, True), 0))[0]
+        warm_home = tempfile.mkdtemp(prefix="imgcheck-bench-warm-")
 
         def imgcheck_run(target, home):
             env = {**os.environ, "IMGCHECK_HOME": home}
@@ -307,15 +306,6 @@ def main() -> int:
             finally:
                 shutil.rmtree(home, ignore_errors=True)
 
-        sources = (("registry", f"registry:{ref}:v1"), ("oci_dir", f"oci-dir:{oci_dir}"),
-                   ("docker_archive", f"docker-archive:{docker_archive}"))
-        for label, target in sources:
-            t[f"imgcheck_cold_{label}"], peak = median_of(args.runs, lambda: cold(target))
-            results[f"peak_rss_mib_cold_{label}"] = round(peak / 1024, 1)
-        warm_home = tempfile.mkdtemp(prefix="imgcheck-bench-warm-")
-        imgcheck_run(f"registry:{ref}:v1", warm_home)
-        t["imgcheck_warm_registry"], _ = median_of(args.runs, lambda: imgcheck_run(f"registry:{ref}:v1", warm_home))
-
         def bump():
             home = tempfile.mkdtemp(prefix="imgcheck-bench-bump-")
             imgcheck_run(f"registry:{ref}:v1", home)
@@ -324,8 +314,32 @@ def main() -> int:
             finally:
                 shutil.rmtree(home, ignore_errors=True)
 
-        t["imgcheck_one_layer_bump_registry"], _ = median_of(args.runs, bump)
+        sources = (("registry", f"registry:{ref}:v1"), ("oci_dir", f"oci-dir:{oci_dir}"),
+                   ("docker_archive", f"docker-archive:{docker_archive}"))
+        measures = {"raw_isal_serial": lambda: (raw_decompress(gz, False), 0),
+                    "raw_isal_parallel": lambda: (raw_decompress(gz, True), 0)}
+        for label, target in sources:
+            measures[f"imgcheck_cold_{label}"] = lambda target=target: cold(target)
+        measures["imgcheck_warm_registry"] = lambda: imgcheck_run(f"registry:{ref}:v1", warm_home)
+        measures["imgcheck_one_layer_bump_registry"] = bump
+        imgcheck_run(f"registry:{ref}:v1", warm_home)  # fills the cache the warm runs read
+        # Interleaved rounds: this machine's speed drifts by tens of percent over minutes, so each
+        # round measures everything once and ratios are taken within a round.
+        rounds: list[dict] = []
+        for _ in range(args.runs):
+            rounds.append({name: fn() for name, fn in measures.items()})
+        for name in measures:
+            t[name] = statistics.median(r[name][0] for r in rounds)
+        for label, _ in sources:
+            peak = max(r[f"imgcheck_cold_{label}"][1] for r in rounds)
+            results[f"peak_rss_mib_cold_{label}"] = round(peak / 1024, 1)
         shutil.rmtree(warm_home, ignore_errors=True)
+        within = {"cold_registry_vs_raw_parallel": ("imgcheck_cold_registry", "raw_isal_parallel"),
+                  "cold_registry_vs_raw_serial": ("imgcheck_cold_registry", "raw_isal_serial"),
+                  "warm_vs_cold": ("imgcheck_warm_registry", "imgcheck_cold_registry"),
+                  "bump_vs_cold": ("imgcheck_one_layer_bump_registry", "imgcheck_cold_registry")}
+        ratios = results["ratios"] = {key: statistics.median(r[a][0] / r[b][0] for r in rounds)
+                                      for key, (a, b) in within.items()}
         if not args.no_syft:
             syft = shutil.which("syft") or os.path.join(os.path.dirname(sys.executable), "syft")
             if os.path.exists(syft):
@@ -341,11 +355,6 @@ def main() -> int:
         registry.wait()
         shutil.rmtree(storage, ignore_errors=True)
 
-    ratios = results["ratios"] = {}
-    ratios["cold_registry_vs_raw_parallel"] = t["imgcheck_cold_registry"] / t["raw_isal_parallel"]
-    ratios["cold_registry_vs_raw_serial"] = t["imgcheck_cold_registry"] / t["raw_isal_serial"]
-    ratios["warm_vs_cold"] = t["imgcheck_warm_registry"] / t["imgcheck_cold_registry"]
-    ratios["bump_vs_cold"] = t["imgcheck_one_layer_bump_registry"] / t["imgcheck_cold_registry"]
     if "syft_registry" in t:
         for label in ("registry", "oci_dir", "docker_archive"):
             ratios[f"syft_vs_imgcheck_{label}"] = t[f"syft_{label}"] / t[f"imgcheck_cold_{label}"]
