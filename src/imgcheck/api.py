@@ -9,7 +9,7 @@ from .errors import BadInputError, UnavailableError
 from .model.image import IMAGE_SCHEMA_VERSION, ImageFacts
 from .model.serde import from_dict
 from .sources.platform import DEFAULT_PLATFORM, Platform
-from .sources.resolve import open_source, split_scheme
+from .sources.resolve import open_source, pinned_digest, split_scheme
 
 if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-cache miss only
     from .view.cache import LayerCache
@@ -70,30 +70,41 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
     scheme, rest = split_scheme(reference)
     if scheme == "facts":
         return load_image_facts(rest)
-    source = open_source(reference, platform=platform, **source_options)
-    try:
-        whole = facts_cache() if use_cache else None
-        # A registry tag's digest costs one HEAD; with it, a warm re-check needs no manifest or config.
-        resolve = getattr(source, "resolved_digest", None) if whole is not None else None
-        top = resolve() if resolve is not None else None
-        asked = str(platform) if platform else f"default {DEFAULT_PLATFORM}"
-        facts = whole.get_resolved(top, asked, reference) if top else None
-        if facts is None:
-            image = source.open()  # manifest and config, verified against their digests
-            facts = whole.get(image.digest, image.platform, reference) if whole else None
-            if facts is None:
-                facts = _read_facts(image, reference, use_cache, workers, progress, stats)
-                if whole is not None:
-                    whole.put(facts)
-            elif stats is not None:
-                stats.facts_cached = True
-            if top:
-                whole.put_resolved(top, asked, facts)
-        elif stats is not None:
-            stats.facts_cached = True
-        return facts
-    finally:
-        source.close()
+    whole = facts_cache() if use_cache else None
+    asked = str(platform) if platform else f"default {DEFAULT_PLATFORM}"
+    pinned = pinned_digest(reference) if whole is not None else None
+    facts = whole.get_resolved(pinned, asked, reference) if pinned else None  # checked before: no request
+    from_cache = facts is not None
+    if facts is None:
+        source = open_source(reference, platform=platform, **source_options)
+        try:
+            facts, from_cache = _via_source(
+                source, whole, asked, reference,
+                lambda image: _read_facts(image, reference, use_cache, workers, progress, stats))
+        finally:
+            source.close()
+    if stats is not None and from_cache:
+        stats.facts_cached = True
+    return facts
+
+
+def _via_source(source, whole, asked: str, reference: str, read) -> tuple[ImageFacts, bool]:
+    """Facts from the cache where the source's digests find them, else read(image): (facts, from cache)."""
+    resolve = getattr(source, "resolved_digest", None) if whole is not None else None
+    top = resolve() if resolve is not None else None  # a registry tag's digest: one HEAD
+    facts = whole.get_resolved(top, asked, reference) if top else None
+    if facts is not None:
+        return facts, True  # no manifest or config fetched
+    image = source.open()  # manifest and config, verified against their digests
+    facts = whole.get(image.digest, image.platform, reference) if whole is not None else None
+    from_cache = facts is not None
+    if facts is None:
+        facts = read(image)
+        if whole is not None:
+            whole.put(facts)
+    if top:
+        whole.put_resolved(top, asked, facts)
+    return facts, from_cache
 
 
 def _read_facts(image, reference: str, use_cache: bool, workers, progress, stats) -> ImageFacts:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import socket
 
 import pytest
@@ -131,6 +132,29 @@ def test_warm_recheck_is_one_head_and_follows_a_moved_tag(registry, tmp_path, mo
     stats = ReadStats()
     moved = api.inspect_image(ref, stats=stats)
     assert moved.digest == second.manifest_digest and moved.os.version_id == "13" and not stats.facts_cached
+
+
+def test_recheck_of_a_pinned_digest_makes_no_request(registry, pushed, tmp_path, monkeypatch):
+    from imgcheck.view.reader import ReadStats
+
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path))
+    ref = f"{registry.host}/test/multi@{pushed['index']}"
+    assert api.inspect_image(ref).digest == pushed["amd"].manifest_digest
+    session, stats = RecordingSession(), ReadStats()
+    facts = api.inspect_image(ref, session=session, stats=stats)
+    assert stats.facts_cached and session.calls == [] and facts.digest == pushed["amd"].manifest_digest
+    assert facts.reference == ref
+    arm = api.inspect_image(ref, platform=parse_platform("linux/arm64"))  # its own entry, read afresh
+    assert arm.digest == pushed["arm"].manifest_digest
+    # answered before the registry client exists: a fresh process does not even import the HTTP stack
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom imgcheck import api\nf = api.inspect_image(sys.argv[1])\n"
+            "print(f.digest, 'requests' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, ref], capture_output=True, text=True, check=True,
+                         env={**os.environ, "IMGCHECK_HOME": str(tmp_path)}).stdout.split()
+    assert out == [pushed["amd"].manifest_digest, "False"]
 
 
 def test_warm_recheck_of_an_index_keeps_platforms_apart(registry, pushed, tmp_path, monkeypatch):
