@@ -43,6 +43,16 @@ class RecordingSession(requests.Session):
         return super().request(method, url, *args, **kwargs)
 
 
+def open_recorded(ref: str):
+    """Open `ref` through a recording session: (the opened image, the session's calls)."""
+    session = RecordingSession()
+    src = RegistrySource(ref, session=session)
+    try:
+        return src.open(), session.calls
+    finally:
+        src.close()
+
+
 @pytest.fixture(scope="module")
 def pushed(registry):
     p = Pusher(registry.url)
@@ -69,13 +79,8 @@ def test_registry_scheme_and_digest_reference(registry, pushed):
 
 
 def test_tag_resolved_by_head_and_manifests_fetched_by_digest(registry, pushed):
-    session = RecordingSession()
-    src = RegistrySource(f"{registry.host}/test/multi:latest", session=session)
-    try:
-        opened = src.open()
-    finally:
-        src.close()
-    manifest_calls = [(m, u.rsplit("/manifests/", 1)[1]) for m, u in session.calls if "/manifests/" in u]
+    opened, calls = open_recorded(f"{registry.host}/test/multi:latest")
+    manifest_calls = [(m, u.rsplit("/manifests/", 1)[1]) for m, u in calls if "/manifests/" in u]
     assert manifest_calls[0] == ("HEAD", "latest")
     # every GET of a manifest names a digest: tag lookups cost no rate-limited GET
     assert all(ref.startswith("sha256:") for m, ref in manifest_calls if m == "GET")
@@ -91,27 +96,17 @@ def test_loopback_registry_that_speaks_only_tls(tls_registry, capsys):
     pusher = Pusher(tls_registry.url, verify=False)
     img = image("12")
     pusher.push_image("test/tls", "v1", img)
-    session = RecordingSession()
-    src = RegistrySource(f"{tls_registry.host}/test/tls:v1", session=session)
-    try:
-        opened = src.open()
-    finally:
-        src.close()
+    opened, calls = open_recorded(f"{tls_registry.host}/test/tls:v1")
     assert opened.digest == img.manifest_digest
-    assert session.calls[0] == ("GET", f"http://{tls_registry.host}/v2/")  # answered 400: not plain HTTP
-    assert all(url.startswith("https://") for _, url in session.calls[1:])
+    assert calls[0] == ("GET", f"http://{tls_registry.host}/v2/")  # answered 400: not plain HTTP
+    assert all(url.startswith("https://") for _, url in calls[1:])
     assert main(["inspect", f"{tls_registry.host}/test/tls:v1", "-o", "json", "--no-cache"]) == 0
     assert json.loads(capsys.readouterr().out)["image"]["digest"] == img.manifest_digest
 
 
 def test_loopback_plain_http_registry_is_not_asked_over_tls(registry, pushed):
-    session = RecordingSession()
-    src = RegistrySource(f"{registry.host}/test/single:v1", session=session)
-    try:
-        src.open()
-    finally:
-        src.close()
-    assert session.calls and all(url.startswith("http://") for _, url in session.calls)
+    _, calls = open_recorded(f"{registry.host}/test/single:v1")
+    assert calls and all(url.startswith("http://") for _, url in calls)
 
 
 def test_warm_recheck_is_one_head_and_follows_a_moved_tag(registry, tmp_path, monkeypatch):
