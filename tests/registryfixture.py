@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 import uuid
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -105,7 +106,9 @@ http:
         deadline = time.monotonic() + 20
         while True:
             try:
-                requests.get(self.url + "/v2/", timeout=1, verify=False)
+                with warnings.catch_warnings():  # a TLS registry's self-signed certificate
+                    warnings.simplefilter("ignore")
+                    requests.get(self.url + "/v2/", timeout=1, verify=False)
                 break
             except requests.ConnectionError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:

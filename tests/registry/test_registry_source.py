@@ -88,11 +88,9 @@ def test_tag_resolved_by_head_and_manifests_fetched_by_digest(registry, pushed):
     assert any(pushed["index"] in note for note in opened.notes)
 
 
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")  # the pusher's self-signed TLS
 def test_loopback_registry_that_speaks_only_tls(tls_registry, capsys):
     """Loopback is asked over plain HTTP first; a TLS-only registry there is then read over TLS."""
-    import urllib3
-
-    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the pusher's self-signed TLS
     pusher = Pusher(tls_registry.url, verify=False)
     img = image("12")
     pusher.push_image("test/tls", "v1", img)
