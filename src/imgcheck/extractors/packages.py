@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 import struct
 
-
 from ..model.image import Package
 from ..view.fileview import FileView
 from ..view.wants import Want

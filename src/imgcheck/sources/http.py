@@ -143,10 +143,6 @@ class ResumingBody:
         fp = getattr(self._resp.raw, "_fp", None)
         return fp if fp is not None and hasattr(fp, "readinto") else None
 
-    def _read_raw(self, n: int) -> bytes:
-        fp = self._body()
-        return fp.read(n) if fp is not None else self._resp.raw.read(n, decode_content=False)
-
     def _readinto_raw(self, buffer) -> int:
         fp = self._body()
         if fp is not None:
@@ -173,11 +169,12 @@ class ResumingBody:
         # 200: the whole blob again; skip what was already read (the digest still covers all)
         self._resp = resp
         skip = self._pos
+        scratch = memoryview(bytearray(min(skip, 1 << 20)))
         while skip:
-            chunk = self._read_raw(min(skip, 1 << 20))
-            if not chunk:
+            got = self._readinto_raw(scratch[: min(skip, len(scratch))])
+            if not got:
                 raise UnavailableError(f"{self._what}: server restarted the download and ended early")
-            skip -= len(chunk)
+            skip -= got
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
@@ -187,28 +184,17 @@ class ResumingBody:
                 if not chunk:
                     return b"".join(parts)
                 parts.append(chunk)
-        if n == 0:
-            return b""
-        data = b""
-
-        def pull() -> int:
-            nonlocal data
-            data = self._read_raw(n)
-            return len(data)
-
-        self._pulled(pull)
-        return data
+        buffer = bytearray(n)  # read() only sniffs a few bytes or drains: readinto is the fast path
+        got = self.readinto(buffer)
+        return bytes(memoryview(buffer)[:got])
 
     def readinto(self, buffer) -> int:
+        """Bytes into `buffer`, re-requesting from the current offset when the connection fails."""
         if not len(buffer):
             return 0
-        return self._pulled(lambda: self._readinto_raw(buffer))
-
-    def _pulled(self, pull: Callable[[], int]) -> int:
-        """Bytes from `pull`, re-requesting from the current offset when the connection fails."""
         while True:
             try:
-                got = pull()
+                got = self._readinto_raw(buffer)
             except (*NETWORK_ERRORS, http.client.HTTPException) as exc:
                 self._reopen(describe(exc))
                 continue

@@ -28,31 +28,26 @@ def _path_and_tag(rest: str) -> tuple[str, str | None]:
     return path, tag or None
 
 
-def _registry_part(ref: str) -> str | None:
-    """What names a registry image in `ref` (any spelling open_source accepts), else None."""
+def _without_pyxis(ref: str) -> str:
+    """Pyxis/Enroot spellings (`registry#repo:tag`, `docker://...`) as a `registry:` reference."""
     from .pyxis import is_pyxis_reference, to_registry_reference
 
     if is_pyxis_reference(ref, split_scheme(ref)[0]):
-        return to_registry_reference(ref)
-    scheme, rest = split_scheme(ref)
-    return rest if scheme in (None, "registry") else None
+        return "registry:" + to_registry_reference(ref)
+    return ref
 
 
 def pinned_digest(ref: str) -> str | None:
     """The digest a registry reference pins (`name@sha256:...`), read without any network request."""
     from .reference import parse_reference
 
-    part = _registry_part(ref)
-    return parse_reference(part).digest if part else None
+    scheme, rest = split_scheme(_without_pyxis(ref))
+    return parse_reference(rest).digest if scheme in (None, "registry") else None
 
 
 def open_source(ref: str, platform: Platform | None = None, **options):
     """Return a source object with .open() and .close() for `ref`."""
-    from .pyxis import is_pyxis_reference, to_registry_reference
-
-    if is_pyxis_reference(ref, split_scheme(ref)[0]):  # Pyxis/Enroot `registry#repo:tag`, `docker://...`
-        ref = "registry:" + to_registry_reference(ref)
-    scheme, rest = split_scheme(ref)
+    scheme, rest = split_scheme(_without_pyxis(ref))
     if scheme == "enroot":
         from .squashfs import SquashfsSource
 

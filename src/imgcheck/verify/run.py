@@ -42,7 +42,7 @@ def _static_facts(image: str, runtime: str, static_ref: str | None, use_static: 
 
 
 def _engine_findings(facts):
-    """The engine's findings for this node, or (None, why). Lazy and guarded: the engine is optional here."""
+    """The engine's findings for this node, or (None, why): a failure here must not lose the run."""
     from ..api import check_facts
     from ..node.probe import probe
 

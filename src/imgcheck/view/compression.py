@@ -55,7 +55,7 @@ class _Replay:
 
 
 class _Inflating:
-    """A GzipFile whose readinto inflates straight into the caller's buffer.
+    """A GzipFile read with readinto() that inflates straight into the caller's buffer.
 
     GzipFile.readinto is the generic one (read, then copy); the BufferedReader it reads through
     has a real one (gzip and isal both keep it as `_buffer`; without it, one copy slower). The
@@ -64,11 +64,7 @@ class _Inflating:
 
     def __init__(self, gz):
         self._gz = gz
-        self.read = gz.read
         self.readinto = getattr(gz, "_buffer", gz).readinto
-
-    def close(self) -> None:
-        self._gz.close()
 
 
 def sniff(head: bytes) -> str:

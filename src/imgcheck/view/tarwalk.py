@@ -250,6 +250,6 @@ class TarWalker:
                 raise TarFormatError("negative size in tar header")
             mode = _number(header[100:108], "mode")
             data_size = 0 if typ in NO_DATA_TYPES else size
-            self._pending = (data_size + BLOCK - 1) // BLOCK * BLOCK
+            self._pending = self._padded(data_size)
             self._pending_data = data_size
             yield TarHeader(name, typ, data_size, mode, linkname)
