@@ -20,6 +20,8 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     add_image_read_args(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("--stats", action="store_true",
+                   help="say on stderr what the read did: layers streamed or cached, bytes, worker processes")
     p.set_defaults(func=run)
 
 
@@ -28,10 +30,19 @@ def run(args) -> int:
     platform = parse_platform(args.platform) if args.platform else None
     from ..formats.progress import LayerProgress
 
+    stats = None
+    if args.stats:
+        from ..view.reader import ReadStats
+
+        stats = ReadStats()
     with LayerProgress.for_terminal(quiet=args.quiet) as progress:
         facts = api.inspect_image(args.image, platform=platform, use_cache=not args.no_cache,
-                                  progress=progress if progress.enabled else None,
+                                  progress=progress if progress.enabled else None, stats=stats,
                                   insecure_registries=tuple(args.insecure_registry))
+    if stats is not None:
+        from ..formats.read_stats import render_read_stats
+
+        print(render_read_stats(stats), file=sys.stderr)
     for spec in outputs:
         if spec.format == "json":
             text = render_facts(facts)

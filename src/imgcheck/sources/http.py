@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import http.client
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -81,6 +82,22 @@ class HttpClient:
         self.policy = policy
         self.session = session or requests.Session()
         self.sleep = sleep or (lambda seconds: time.sleep(seconds))
+        self._pid = os.getpid()
+
+    def _own_connections(self) -> None:
+        """In a forked layer worker, start with empty connection pools.
+
+        The pooled keep-alive sockets are the parent's too: two processes sending on one connection
+        would interleave their requests. The copies are dropped, not closed: they stay the parent's.
+        Credentials and headers on the session are kept.
+        """
+        if self._pid == os.getpid():
+            return
+        self._pid = os.getpid()
+        for adapter in self.session.adapters.values():
+            if isinstance(adapter, requests.adapters.HTTPAdapter):
+                adapter.init_poolmanager(adapter._pool_connections, adapter._pool_maxsize, block=adapter._pool_block)
+                adapter.proxy_manager = {}
 
     def _delay(self, attempt: int) -> float:
         return min(self.policy.max_backoff, self.policy.backoff * (2 ** (attempt - 1)))
@@ -89,6 +106,7 @@ class HttpClient:
              verify: bool = True, attempts: int | None = None, **kw) -> requests.Response:
         """Send with retries. Returns the last response (maybe still 429/5xx); raises only when
         the server could not be reached at all."""
+        self._own_connections()
         host = urlsplit(url).netloc
         attempts = attempts or self.policy.max_attempts
         timeout = (self.policy.connect_timeout, self.policy.read_timeout)

@@ -1,21 +1,24 @@
 """Read every layer of an opened image into LayerIndexes (in parallel, via the cache), then merge.
 
-Layers are indexed independently, so they can be read concurrently (the decompressors and
-hashlib release the GIL) and merged afterwards in manifest order, which keeps whiteouts correct.
+Layers are indexed independently, so they can be read concurrently (in forked worker processes
+where that is safe, else in threads: the decompressors and hashlib release the GIL) and merged
+afterwards in manifest order, which keeps whiteouts correct.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from ..sources.base import LayerRef, OpenedImage
 from ..streams import readinto_of
 from .cache import LayerCache
 from .fileview import FileView
 from .layer_index import HARDLINK, LayerIndex, Limits, index_layer
+from .layer_processes import can_fork, index_in_processes
 from .wants import Want, WantSet
 
 
@@ -27,6 +30,7 @@ class ReadStats:
     layers_cached: list[str] = field(default_factory=list)  # digests served by the cache
     bytes_decompressed: int = 0
     facts_cached: bool = False  # the whole image's facts came from the facts cache: no layer touched
+    layer_processes: int = 0  # worker processes the layers were indexed in (0: in this process)
 
 
 class _Progressing:
@@ -67,41 +71,66 @@ def _index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, 
             close()
 
 
-def _cached_index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits,
-                  cache: LayerCache | None, stats: ReadStats, progress) -> LayerIndex:
-    if cache is not None:
-        hit = cache.get(layer.digest)
-        if hit is not None and hit.digest == layer.layer_id:
-            stats.layers_cached.append(layer.digest)
-            return hit
+def _from_cache(cache: LayerCache | None, layer: LayerRef, stats: ReadStats) -> LayerIndex | None:
+    hit = cache.get(layer.digest) if cache is not None else None
+    if hit is not None and hit.digest == layer.layer_id:
+        stats.layers_cached.append(layer.digest)
+        return hit
+    return None
+
+
+def _index_reported(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress) -> LayerIndex:
+    """One layer in this process, its start and end shown on the progress display."""
     if progress is not None:
         progress.layer_started(layer.digest, layer.size)
     try:
-        idx = _index(image, layer, wants, limits, progress)
+        return _index(image, layer, wants, limits, progress)
     finally:
         if progress is not None:
             progress.layer_finished(layer.digest)
-    stats.layers_read.append(layer.digest)
-    stats.bytes_decompressed += idx.uncompressed_bytes
-    if cache is not None:
-        cache.put(layer.digest, idx)  # only reached when the digest verified
-    return idx
+
+
+def _index_all(image: OpenedImage, layers: list[LayerRef], wants: WantSet, limits: Limits, workers: int,
+               progress, stats: ReadStats) -> Iterator[tuple[LayerRef, LayerIndex]]:
+    """(layer, index) for each of `layers`, in the order they finish."""
+    workers = max(1, min(workers, len(layers)))
+    if workers == 1:
+        for layer in layers:
+            yield layer, _index_reported(image, layer, wants, limits, progress)
+        return
+    # Largest layers first: a big layer started last would leave the other cores idle at the end.
+    order = sorted(layers, key=lambda l: -(l.size or 0))
+    if image.indexer is None and can_fork():
+        stats.layer_processes = workers
+        yield from index_in_processes(
+            order, lambda layer, counted: _index(image, layer, wants, limits, counted), workers, progress)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="imgcheck-layer") as pool:
+        futures = {pool.submit(_index_reported, image, l, wants, limits, progress): l for l in order}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
 
 
 def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cache: LayerCache | None = None,
               workers: int | None = None, progress=None, stats: ReadStats | None = None
               ) -> tuple[FileView, list[LayerIndex]]:
+    """Index every layer (from the cache where it can), then merge them in manifest order."""
     stats = stats if stats is not None else ReadStats()
-    workers = max(1, min(workers or os.cpu_count() or 1, len(image.layers) or 1))
-    if workers == 1:
-        indexes = [_cached_index(image, l, wants, limits, cache, stats, progress) for l in image.layers]
-    else:
-        # Largest layers first: a big layer started last would leave the other cores idle at the end.
-        order = sorted(image.layers, key=lambda l: -(l.size or 0))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="imgcheck-layer") as pool:
-            futures = {l.index: pool.submit(_cached_index, image, l, wants, limits, cache, stats, progress)
-                       for l in order}
-            indexes = [futures[l.index].result() for l in image.layers]
+    found: dict[int, LayerIndex] = {}
+    to_read = []
+    for layer in image.layers:
+        hit = _from_cache(cache, layer, stats)
+        if hit is not None:
+            found[layer.index] = hit
+        else:
+            to_read.append(layer)
+    for layer, idx in _index_all(image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats):
+        stats.layers_read.append(layer.digest)
+        stats.bytes_decompressed += idx.uncompressed_bytes
+        if cache is not None:
+            cache.put(layer.digest, idx)  # only reached when the digest verified
+        found[layer.index] = idx
+    indexes = [found[l.index] for l in image.layers]
     for layer, idx in zip(image.layers, indexes):
         missing = [e.linkname for e in idx.entries.values() if e.kind == HARDLINK and e.linkname]
         if missing:

@@ -1,0 +1,16 @@
+"""One line on what an image read did: layers streamed or served by the caches, and how."""
+
+from __future__ import annotations
+
+from ..view.reader import ReadStats
+
+
+def render_read_stats(stats: ReadStats) -> str:
+    if stats.facts_cached:
+        return "read: facts from the cache; no layer read"
+    streamed = len(stats.layers_read)
+    where = (f"in {stats.layer_processes} worker processes" if stats.layer_processes
+             else "in this process")
+    return (f"read: {streamed} layer{'s' if streamed != 1 else ''} streamed "
+            f"({stats.bytes_decompressed / 1e6:.1f} MB uncompressed) {where}, "
+            f"{len(stats.layers_cached)} from the layer cache")
