@@ -1,5 +1,5 @@
-"""Layers indexed in forked worker processes: the same indexes as in this process, clean errors,
-progress drawn from the workers' counters, and no worker left behind."""
+"""Layers indexed in parallel: in forked worker processes (the same indexes as in this process, clean errors,
+progress drawn from the workers' counters, no worker left behind) and in threads."""
 
 from __future__ import annotations
 
@@ -146,3 +146,25 @@ def test_progress_counts_the_bytes_workers_read(tmp_path, forking):
     assert stats.layer_processes == 2
     assert progress.started == sizes and progress.bytes == sizes  # compressed bytes, as transferred
     assert sorted(progress.finished) == sorted(sizes)
+
+
+def test_in_threads_a_bad_layer_stops_the_layers_not_yet_started(tmp_path, monkeypatch):
+    monkeypatch.setattr(reader, "can_fork", lambda: False)
+    layers = [make_layer({f"opt/{i}.bin": os.urandom(50_000 * (6 - i))}) for i in range(6)]
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(layers))
+    opened, slow = [], threading.Event()
+
+    def failing(image):
+        def opener(layer):
+            opened.append(layer.index)
+            if layer.index == 0:  # the largest, so taken first
+                raise BadInputError("layer 0 is corrupt")
+            slow.wait(1)  # the other worker is still busy when the error is seen
+            return image.opener(layer)
+
+        return dataclasses.replace(image, opener=opener)
+
+    with pytest.raises(BadInputError, match="layer 0 is corrupt"):
+        read(ref, 2, image_hook=failing)
+    # the worker freed by the error may take one more layer before the queue is cancelled; the rest wait
+    assert {0, 1} <= set(opened) <= {0, 1, 2}

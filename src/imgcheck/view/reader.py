@@ -105,10 +105,13 @@ def _index_all(image: OpenedImage, layers: list[LayerRef], wants: WantSet, limit
         yield from index_in_processes(
             order, lambda layer, counted: _index(image, layer, wants, limits, counted), workers, progress)
         return
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="imgcheck-layer") as pool:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="imgcheck-layer")
+    try:
         futures = {pool.submit(_index_reported, image, l, wants, limits, progress): l for l in order}
         for future in as_completed(futures):
             yield futures[future], future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # after an error, layers not started are not read
 
 
 def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cache: LayerCache | None = None,
