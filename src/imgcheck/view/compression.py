@@ -17,12 +17,8 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 try:  # ISA-L inflates several times faster than zlib; zlib is the fallback
     from isal import igzip as _gzip_impl
-
-    GZIP_BACKEND = "isal"
 except ImportError:  # pragma: no cover - isal is a dependency, but keep working without it
     import gzip as _gzip_impl  # type: ignore[no-redef]
-
-    GZIP_BACKEND = "zlib"
 
 
 class _Replay:
@@ -75,17 +71,17 @@ def sniff(head: bytes) -> str:
     return "tar"
 
 
-def decompressed(raw: BinaryIO) -> tuple[BinaryIO, str]:
+def decompressed(raw: BinaryIO) -> BinaryIO:
     head = raw.read(4)
     kind = sniff(head)
     stream = _Replay(head, raw)
     if kind == "gzip":
-        return _Inflating(_gzip_impl.GzipFile(fileobj=stream, mode="rb")), kind
+        return _Inflating(_gzip_impl.GzipFile(fileobj=stream, mode="rb"))
     if kind == "zstd":
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(stream, read_size=1 << 20), kind
-    return stream, kind
+        return zstandard.ZstdDecompressor().stream_reader(stream, read_size=1 << 20)
+    return stream
 
 
 # Errors the decompressors raise on corrupt input; mapped to BadInputError by callers.

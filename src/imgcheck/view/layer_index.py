@@ -145,7 +145,7 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
     hashes: list[int] = []
     symlinks = 0
     try:
-        stream, _kind = decompressed(raw)
+        stream = decompressed(raw)
         counter = _CountingReader(stream, limits, what, digest if verify_uncompressed else None)
         walker = TarWalker(counter)
         entries = idx.entries
