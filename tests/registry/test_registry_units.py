@@ -12,7 +12,7 @@ import pytest
 from imgcheck.errors import BadInputError, UsageError
 from imgcheck.sources.http import describe, retry_after
 from imgcheck.sources.reference import parse_reference
-from imgcheck.sources.registry import is_local_host
+from imgcheck.sources.reference import is_local_host
 from imgcheck.sources.registry_auth import find_credentials, parse_challenges
 
 

@@ -7,6 +7,7 @@ regexp.go): the first path component is a registry host only if it contains '.' 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -106,3 +107,24 @@ def parse_reference(text: str) -> Reference:
     if tag is None and digest is None:
         tag = "latest"
     return Reference(registry=registry, repository=path, tag=tag, digest=digest)
+
+
+def is_local_host(host: str) -> bool:
+    """localhost, 127.0.0.0/8 or ::1 (with or without a port): plain HTTP is allowed there."""
+    name = host
+    if name.startswith("["):
+        name = name[1:name.find("]")]
+    elif name.count(":") == 1:
+        name = name.split(":")[0]
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def strip_port(host: str) -> str:
+    if host.startswith("["):
+        return host[1:host.find("]")]
+    return host.split(":")[0] if host.count(":") == 1 else host

@@ -8,7 +8,6 @@ it streams; layers go straight from the socket into the layer walk, never to dis
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import os
 from typing import Callable, Iterable
@@ -17,39 +16,17 @@ import requests
 import urllib3
 
 from ..errors import BadInputError, UnavailableError
-from .base import (DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, INDEX_MEDIA_TYPES, OCI_INDEX, OCI_MANIFEST, LayerRef,
-                   OpenedImage, VerifyingReader, parse_digest, verify_bytes)
+from .base import (DOCKER_MANIFEST, INDEX_MEDIA_TYPES, MANIFEST_ACCEPT, OCI_MANIFEST, LayerRef, OpenedImage,
+                   VerifyingReader, parse_digest, verify_bytes)
 from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
-from .reference import Reference, parse_reference
+from .reference import Reference, is_local_host, parse_reference, strip_port
 from .registry_auth import Credentials, RegistryAuth, find_credentials
 
-MANIFEST_ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_MANIFEST_LIST, DOCKER_MANIFEST))
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # distribution refuses manifests over 4 MiB
 MAX_CONFIG_BYTES = 8 * 1024 * 1024
 MAX_INDEX_DEPTH = 2
-
-
-def is_local_host(host: str) -> bool:
-    """localhost, 127.0.0.0/8 or ::1 (with or without a port): plain HTTP is allowed there."""
-    name = host
-    if name.startswith("["):
-        name = name[1:name.find("]")]
-    elif name.count(":") == 1:
-        name = name.split(":")[0]
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def _strip_port(host: str) -> str:
-    if host.startswith("["):
-        return host[1:host.find("]")]
-    return host.split(":")[0] if host.count(":") == 1 else host
 
 
 def _registry_error(resp: requests.Response) -> str:
@@ -82,7 +59,7 @@ class RegistryClient:
 
     def may_use_http(self, host: str) -> bool:
         host = host.lower()
-        return is_local_host(host) or host in self.insecure or _strip_port(host) in self.insecure
+        return is_local_host(host) or host in self.insecure or strip_port(host) in self.insecure
 
     @property
     def verify(self) -> bool:
