@@ -9,7 +9,7 @@ from .errors import BadInputError, UnavailableError
 from .model.image import IMAGE_SCHEMA_VERSION, ImageFacts
 from .model.serde import from_dict
 from .sources.platform import DEFAULT_PLATFORM, Platform
-from .sources.resolve import open_source, pinned_digest, split_scheme
+from .sources.resolve import open_source, pinned_digest, registry_reference, split_scheme
 
 if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-cache miss only
     from .view.cache import LayerCache
@@ -74,6 +74,9 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
     asked = str(platform) if platform else f"default {DEFAULT_PLATFORM}"
     pinned = pinned_digest(reference) if whole is not None else None
     facts = whole.get_resolved(pinned, asked, reference) if pinned else None  # checked before: no request
+    if facts is None and whole is not None:
+        top = _tag_digest_without_requests(reference, source_options)
+        facts = whole.get_resolved(top, asked, reference) if top else None
     from_cache = facts is not None
     if facts is None:
         source = open_source(reference, platform=platform, **source_options)
@@ -86,6 +89,20 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
     if stats is not None and from_cache:
         stats.facts_cached = True
     return facts
+
+
+def _tag_digest_without_requests(reference: str, source_options: dict) -> str | None:
+    """A registry tag's digest from one anonymous HEAD over http.client (sources/tag_head.py)."""
+    ref = registry_reference(reference)
+    if ref is None or ref.digest or "session" in source_options:  # a caller's session sends every request
+        return None
+    import os
+
+    from .home import imgcheck_home
+    from .sources.tag_head import anonymous_tag_digest
+
+    return anonymous_tag_digest(ref, source_options.get("insecure_registries", ()),
+                                os.path.join(imgcheck_home(), "cache", "hosts"))
 
 
 def _via_source(source, whole, asked: str, reference: str, read) -> tuple[ImageFacts, bool]:

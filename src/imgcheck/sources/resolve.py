@@ -37,12 +37,18 @@ def _without_pyxis(ref: str) -> str:
     return ref
 
 
-def pinned_digest(ref: str) -> str | None:
-    """The digest a registry reference pins (`name@sha256:...`), read without any network request."""
+def registry_reference(ref: str):
+    """The registry Reference that `ref` names (bare, `registry:` or a Pyxis spelling), else None."""
     from .reference import parse_reference
 
     scheme, rest = split_scheme(_without_pyxis(ref))
-    return parse_reference(rest).digest if scheme in (None, "registry") else None
+    return parse_reference(rest) if scheme in (None, "registry") else None
+
+
+def pinned_digest(ref: str) -> str | None:
+    """The digest a registry reference pins (`name@sha256:...`), read without any network request."""
+    parsed = registry_reference(ref)
+    return parsed.digest if parsed is not None else None
 
 
 def open_source(ref: str, platform: Platform | None = None, **options):
