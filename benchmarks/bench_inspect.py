@@ -370,6 +370,8 @@ def main() -> int:
         shutil.rmtree(warm_home, ignore_errors=True)
         within = {"cold_registry_vs_raw_parallel": ("imgcheck_cold_registry", "raw_isal_parallel"),
                   "cold_registry_vs_raw_serial": ("imgcheck_cold_registry", "raw_isal_serial"),
+                  "cold_oci_dir_vs_raw_parallel": ("imgcheck_cold_oci_dir", "raw_isal_parallel"),
+                  "cold_docker_archive_vs_raw_parallel": ("imgcheck_cold_docker_archive", "raw_isal_parallel"),
                   "warm_vs_cold": ("imgcheck_warm_registry", "imgcheck_cold_registry"),
                   "warm_pinned_vs_cold": ("imgcheck_warm_pinned_registry", "imgcheck_cold_registry"),
                   "bump_vs_cold": ("imgcheck_one_layer_bump_registry", "imgcheck_cold_registry")}
