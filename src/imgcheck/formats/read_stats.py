@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ..view.reader import ReadStats
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..view.reader import ReadStats
 
 
 def render_read_stats(stats: ReadStats) -> str:

@@ -31,7 +31,7 @@ from .layer_index import LayerIndex
 
 PROGRESS_INTERVAL = 0.1  # seconds between progress updates drawn from the workers' counters
 
-# A worker finds its job here: it was put in before the fork, so the child has its own copy.
+# A worker finds its job here: it is put in before the fork, so the child has its own copy.
 _JOBS: dict[int, tuple[Callable[[LayerRef, object], LayerIndex], Sequence[LayerRef], memoryview]] = {}
 _job_ids = itertools.count()
 
@@ -73,12 +73,11 @@ def index_in_processes(layers: Sequence[LayerRef], index_one: Callable[[LayerRef
     _JOBS[job] = (index_one, layers, counters)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_ignore_interrupts)
+    finished = False
     try:
         futures = {pool.submit(_run, job, slot): slot for slot in range(len(layers))}  # forks at the first submit
-        del _JOBS[job]  # the workers have their copies
         shown = [0] * len(layers)
         pending = set(futures)
-        finished = False
         while pending:
             done, pending = wait(pending, timeout=PROGRESS_INTERVAL if progress else None,
                                  return_when=FIRST_COMPLETED)
