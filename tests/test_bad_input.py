@@ -173,3 +173,17 @@ def test_layer_limit_function():
                             "size": 1}] * 5}
     with pytest.raises(LimitExceededError):
         layers_of_manifest(manifest, "test", max_layers=4)
+
+
+@pytest.mark.parametrize("argv", [["inspect", "facts:{d}"], ["inspect", "enroot:{d}"], ["inspect", "sif:{d}"],
+                                  ["triage", "{d}"]])
+def test_a_directory_where_a_file_is_expected_is_exit_2(tmp_path, capsys, argv):
+    code, out, err = run([a.format(d=tmp_path) for a in argv], capsys)
+    assert code == 2 and out == "" and "is a directory, expected" in err
+    assert_one_line(err)
+
+
+def test_a_file_that_fails_while_being_read_is_exit_3(capsys):
+    code, out, err = run(["inspect", "facts:/proc/self/mem"], capsys)  # opens, then EIO on the first read
+    assert code == 3 and out == "" and "cannot read" in err
+    assert_one_line(err)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .errors import BadInputError, UnavailableError
+from .errors import BadInputError
+from .fsutil import reading_input
 from .model.image import IMAGE_SCHEMA_VERSION, ImageFacts
 from .model.serde import from_dict
 from .sources.platform import DEFAULT_PLATFORM, Platform
@@ -19,10 +20,8 @@ if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-c
 def load_image_facts(path: str) -> ImageFacts:
     """Facts saved by `imgcheck inspect -o json` (the whole report or just its `image`)."""
     try:
-        with open(path, "rb") as fh:
+        with reading_input(path, "an image facts JSON file (imgcheck inspect -o json)") as fh:
             doc = json.load(fh)
-    except FileNotFoundError:
-        raise UnavailableError(f"{path}: no such file") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not valid JSON ({exc})") from None
     if isinstance(doc, dict) and isinstance(doc.get("image"), dict):

@@ -1,11 +1,43 @@
-"""Atomic file writes: readers see the old file or the new one, never half of one."""
+"""Files the user names: opened for reading with one clear line per failure, and written
+atomically (readers see the old file or the new one, never half of one)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
+from typing import BinaryIO, Iterator
 
-from .errors import UnavailableError
+from .errors import BadInputError, ImgcheckError, UnavailableError
+
+
+def open_input(path: str, expected: str, *, where: str | None = None,
+               unavailable: type[ImgcheckError] = UnavailableError) -> BinaryIO:
+    """Open a file the user named for reading; each way that fails is one line and its exit code.
+
+    Missing or unreadable: `unavailable` (could not be obtained, exit 3, unless a command documents
+    otherwise, as triage does for its logs); a directory: bad input. `expected` names what was wanted.
+    """
+    where = where or path
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise unavailable(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{where}: is a directory, expected {expected}") from None
+    except OSError as exc:
+        raise unavailable(f"{where}: cannot read ({exc.strerror or exc})") from None
+
+
+@contextmanager
+def reading_input(path: str, expected: str, *, where: str | None = None) -> Iterator[BinaryIO]:
+    """open_input() for a block that reads the file: an OS error while reading is one line too."""
+    where = where or path
+    with open_input(path, expected, where=where) as fh:
+        try:
+            yield fh
+        except OSError as exc:
+            raise UnavailableError(f"{where}: cannot read ({exc.strerror or exc})") from None
 
 
 def atomic_write(path: str, data: bytes | str, *, mode: int | None = None, fsync: bool = False,

@@ -29,7 +29,7 @@ def test_found_and_not_found(capsys):
 
 
 @pytest.mark.parametrize("make,expect", [
-    (lambda d: os.path.join(d, "missing.log"), "no such log file"),
+    (lambda d: os.path.join(d, "missing.log"), "no such file"),
     (lambda d: d, "is a directory"),
 ])
 def test_unreadable_log_is_bad_input(tmp_path, capsys, make, expect):
@@ -74,7 +74,7 @@ def test_unknown_node_and_missing_image_cannot_be_obtained(tmp_path, capsys, mon
 def test_bad_log_fails_before_the_image_is_read(tmp_path, capsys):
     # the log is read first, so a typo in its name is reported as bad input even if the image is also missing
     rc, _, err = run([str(tmp_path / "typo.log"), "--image", f"docker-archive:{tmp_path}/nope.tar"], capsys)
-    assert rc == 2 and "no such log file" in err
+    assert rc == 2 and "no such file" in err
 
 
 def test_malformed_node_facts_and_signatures_are_bad_input(tmp_path, capsys):

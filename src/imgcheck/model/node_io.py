@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ..errors import BadInputError, UnavailableError
+from ..errors import BadInputError
+from ..fsutil import reading_input
 from .node import NODE_SCHEMA_VERSION, NodeFacts
 from .serde import from_dict, to_dict
 
@@ -26,12 +27,8 @@ def parse_node_facts(doc: object, where: str) -> NodeFacts:
 
 def load_node_facts(path: str) -> NodeFacts:
     try:
-        with open(path, "rb") as fh:
+        with reading_input(path, "a node facts JSON file") as fh:
             doc = json.load(fh)
-    except FileNotFoundError:
-        raise UnavailableError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BadInputError(f"{path}: is a directory, expected a node facts JSON file") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not valid JSON ({exc})") from None
     return parse_node_facts(doc, path)

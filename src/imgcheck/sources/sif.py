@@ -28,7 +28,8 @@ import re
 import struct
 from dataclasses import dataclass
 
-from ..errors import BadInputError, UnavailableError
+from ..errors import BadInputError
+from ..fsutil import reading_input
 from .squashfs import REG_T, LREG_T, SquashfsImage, SquashfsSource
 
 HEADER = struct.Struct("<32s10s3s3s16s8q")
@@ -199,18 +200,11 @@ class SifSource:
         self._inner: SquashfsSource | None = None
 
     def _layout(self) -> tuple[SifLayout, Descriptor, dict, list[str]]:
-        try:
-            with open(self.path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                layout = read_layout(fh, size, self.location)
-                part = system_partition(layout, self.location)
-                config, notes = self._oci_config(fh, layout)
-        except FileNotFoundError:
-            raise UnavailableError(f"{self.location}: no such file") from None
-        except IsADirectoryError:
-            raise BadInputError(f"{self.location}: is a directory, not a SIF file") from None
-        except OSError as exc:
-            raise UnavailableError(f"{self.location}: cannot read ({exc.strerror or exc})") from None
+        with reading_input(self.path, "a SIF file", where=self.location) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            layout = read_layout(fh, size, self.location)
+            part = system_partition(layout, self.location)
+            config, notes = self._oci_config(fh, layout)
         arch = part.partition()[2] or layout.arch
         if arch:
             config = {"os": "linux", "architecture": arch, **config}

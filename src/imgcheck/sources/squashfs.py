@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
+from ..fsutil import open_input, reading_input
 from .base import LayerRef, OpenedImage
 
 MEDIA_TYPE = "application/vnd.imgcheck.squashfs"
@@ -510,18 +511,15 @@ def build_index(fs: SquashfsImage, digest: str, wants, limits):
 def region_digest(path: str, offset: int, size: int, what: str) -> str:
     """sha256 of the squashfs bytes, streamed once (for a .sqsh file: what `sha256sum` prints)."""
     h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            left = size
-            while left > 0:
-                chunk = fh.read(min(left, 1 << 20))
-                if not chunk:
-                    raise BadInputError(f"{what}: truncated (file ends inside the squashfs)")
-                h.update(chunk)
-                left -= len(chunk)
-    except OSError as exc:
-        raise UnavailableError(f"{what}: cannot read ({exc.strerror or exc})") from None
+    with reading_input(path, "a squashfs file", where=what) as fh:
+        fh.seek(offset)
+        left = size
+        while left > 0:
+            chunk = fh.read(min(left, 1 << 20))
+            if not chunk:
+                raise BadInputError(f"{what}: truncated (file ends inside the squashfs)")
+            h.update(chunk)
+            left -= len(chunk)
     return "sha256:" + h.hexdigest()
 
 
@@ -570,15 +568,8 @@ class SquashfsSource:
         self._fs: SquashfsImage | None = None
 
     def _open_fs(self) -> SquashfsImage:
-        try:
-            self._fh = open(self.path, "rb")
-            total = os.fstat(self._fh.fileno()).st_size
-        except FileNotFoundError:
-            raise UnavailableError(f"{self.location}: no such file") from None
-        except IsADirectoryError:
-            raise BadInputError(f"{self.location}: is a directory, not a squashfs file") from None
-        except OSError as exc:
-            raise UnavailableError(f"{self.location}: cannot open ({exc.strerror or exc})") from None
+        self._fh = open_input(self.path, "a squashfs file", where=self.location)
+        total = os.fstat(self._fh.fileno()).st_size
         size = total - self.offset if self.size is None else self.size
         if self.offset + size > total or size < SUPERBLOCK.size:
             raise BadInputError(f"{self.location}: truncated or not a squashfs filesystem ({size} bytes)")

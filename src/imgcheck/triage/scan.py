@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from ..errors import BadInputError
+from ..fsutil import open_input
 from .context import ContextAccumulator
 from .logparse import LogLine, parse_line
 from .signatures import SignatureSet
@@ -142,14 +143,7 @@ class Scanner:
 
 def _open_text(path: str) -> IO[str]:
     """Open a log (plain or gzip) as text; binary input is rejected, not guessed at."""
-    try:
-        raw = open(path, "rb")
-    except FileNotFoundError:
-        raise BadInputError(f"{path}: no such log file") from None
-    except IsADirectoryError:
-        raise BadInputError(f"{path}: is a directory, expected a log file") from None
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read ({exc.strerror})") from None
+    raw = open_input(path, "a log file", unavailable=BadInputError)  # triage documents exit 2 for these
     head = raw.read(2)
     raw.seek(0)
     stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
