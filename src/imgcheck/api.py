@@ -76,6 +76,8 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
     if facts is None and whole is not None:
         top = _tag_digest_without_requests(reference, source_options)
         facts = whole.get_resolved(top, asked, reference) if top else None
+        if top and facts is None:
+            source_options = {**source_options, "tag_digest": top}  # the registry client need not ask again
     from_cache = facts is not None
     if facts is None:
         source = open_source(reference, platform=platform, **source_options)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..errors import BadInputError, UsageError
 from .base import parse_digest
@@ -128,3 +129,14 @@ def strip_port(host: str) -> str:
     if host.startswith("["):
         return host[1:host.find("]")]
     return host.split(":")[0] if host.count(":") == 1 else host
+
+
+def insecure_hosts(named: Iterable[str]) -> frozenset[str]:
+    """The --insecure-registry values, as may_use_http() compares them."""
+    return frozenset(h.strip().lower() for h in named if h.strip())
+
+
+def may_use_http(host: str, insecure: frozenset[str]) -> bool:
+    """Plain HTTP or an unverified certificate is allowed: loopback, or a host the user named."""
+    host = host.lower()
+    return is_local_host(host) or host in insecure or strip_port(host) in insecure

@@ -21,7 +21,7 @@ from .base import (DOCKER_MANIFEST, INDEX_MEDIA_TYPES, MANIFEST_ACCEPT, OCI_MANI
 from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
-from .reference import Reference, is_local_host, parse_reference, strip_port
+from .reference import Reference, insecure_hosts, is_local_host, may_use_http, parse_reference
 from .registry_auth import Credentials, RegistryAuth, find_credentials
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # distribution refuses manifests over 4 MiB
@@ -47,7 +47,7 @@ class RegistryClient:
                  lookup: Callable[[str, str], Credentials | None] = find_credentials):
         self.ref = ref
         self.host = ref.api_host
-        self.insecure = {h.strip().lower() for h in insecure_registries if h.strip()}
+        self.insecure = insecure_hosts(insecure_registries)
         self.http = HttpClient(policy, session=session, sleep=sleep)
         self.auth = RegistryAuth(ref.registry, ref.repository, self.http, self.may_use_http, lookup=lookup)
         self.scope = f"repository:{ref.repository}:pull"
@@ -58,8 +58,7 @@ class RegistryClient:
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
 
     def may_use_http(self, host: str) -> bool:
-        host = host.lower()
-        return is_local_host(host) or host in self.insecure or strip_port(host) in self.insecure
+        return may_use_http(host, self.insecure)
 
     @property
     def verify(self) -> bool:
@@ -236,12 +235,13 @@ def _is_index(doc: dict, content_type: str | None) -> bool:
 
 class RegistrySource:
     """An image in a registry. Options: insecure_registries (hosts allowed plain HTTP / unverified
-    TLS), timeout (seconds per socket read), http_policy, and session/sleep for tests."""
+    TLS), timeout (seconds per socket read), http_policy, tag_digest (what the tag resolved to, when
+    that was already asked), and session/sleep for tests."""
 
     def __init__(self, ref: str, platform: Platform | None = None, insecure_registries: Iterable[str] = (),
                  timeout: float | None = None, http_policy: HttpPolicy | None = None,
                  session: requests.Session | None = None, sleep: Callable[[float], None] | None = None,
-                 **_other_sources_options):
+                 tag_digest: str | None = None, **_other_sources_options):
         self.text = ref
         self.ref = parse_reference(ref)
         self.platform = platform
@@ -256,7 +256,7 @@ class RegistrySource:
 
             policy = replace(policy, connect_timeout=timeout, read_timeout=timeout)
         self.client = RegistryClient(self.ref, insecure_registries, policy, session=session, sleep=sleep)
-        self._resolved: str | None = None  # the tag's digest once asked ("" = the registry did not say)
+        self._resolved = tag_digest  # the tag's digest once asked ("" = the registry did not say)
 
     def resolved_digest(self) -> str | None:
         """The digest the reference names now: its own, or its tag's from one HEAD (None when the

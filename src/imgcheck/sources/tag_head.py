@@ -15,21 +15,21 @@ import os
 
 from ..errors import BadInputError
 from .base import MANIFEST_ACCEPT, parse_digest
-from .reference import Reference, is_local_host, strip_port
+from .reference import Reference, insecure_hosts, is_local_host, may_use_http
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 TIMEOUT = 10.0  # seconds; a slow answer falls back to the registry client and its own policy
 
 
-def _connection(host: str, insecure: set[str], timeout: float) -> http.client.HTTPConnection:
+def _connection(host: str, insecure: frozenset[str], timeout: float) -> http.client.HTTPConnection:
     if is_local_host(host):
         # as the registry client does: loopback over plain HTTP (a TLS-only one gets 400 and falls back)
         return http.client.HTTPConnection(host, timeout=timeout)
     import ssl
 
-    if host.lower() in insecure or strip_port(host.lower()) in insecure:
+    if may_use_http(host, insecure):
         context = ssl.create_default_context()
-        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # the user allowed this host that
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # the user allowed it for this host
     else:
         # the CA bundle requests would use, so both clients trust the same registries
         cafile = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
@@ -56,9 +56,8 @@ def anonymous_tag_digest(ref: Reference, insecure_registries=(), memo_dir: str |
         timeout = float(os.environ.get("IMGCHECK_REGISTRY_TIMEOUT") or TIMEOUT)
     except ValueError:
         return None  # the registry client reports the bad setting
-    insecure = {h.strip().lower() for h in insecure_registries if h.strip()}
     try:
-        conn = _connection(host, insecure, timeout)
+        conn = _connection(host, insecure_hosts(insecure_registries), timeout)
         try:
             conn.request("HEAD", f"/v2/{ref.repository}/manifests/{ref.reference}",
                          headers={"Accept": MANIFEST_ACCEPT})
