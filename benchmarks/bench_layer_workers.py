@@ -15,19 +15,24 @@ import glob
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-CACHE = os.environ.get("BENCH_CACHE", "/var/cache/imgcheck-bench")
-RAW = ("import sys, os\nfrom isal import igzip\nfrom concurrent.futures import ThreadPoolExecutor\n"
-       "def one(p):\n  with igzip.open(p,'rb') as f:\n    while f.read(1<<22): pass\n"
-       "list(ThreadPoolExecutor(2).map(one, sorted(sys.argv[1:], key=lambda p: -os.path.getsize(p))))\n")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_inspect import CACHE, raw_decompress, run_measured  # noqa: E402  (the same floor and timer)
+
 CLI = ("import sys, threading\n"
        "if sys.argv[1] == 'threads':\n  threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
        "from imgcheck.cli.main import main\n"
-       "sys.exit(main(['inspect', 'oci-dir:' + sys.argv[2], '-o', 'json', '-q', '--stats']))\n")
+       "sys.exit(main(['inspect', 'oci-dir:' + sys.argv[2], '-o', 'json', '-q']))\n")
+
+
+def cold(mode: str, oci: str) -> float:
+    home = tempfile.mkdtemp(prefix="imgcheck-bench-")
+    try:
+        return run_measured([sys.executable, "-c", CLI, mode, oci], {**os.environ, "IMGCHECK_HOME": home})[0]
+    finally:
+        shutil.rmtree(home)
 
 
 def main() -> int:
@@ -39,14 +44,9 @@ def main() -> int:
         return 2
     runs: dict[str, list[float]] = {}
     for _ in range(rounds):
-        for name, cmd in (("raw_isal_2_threads", [sys.executable, "-c", RAW, *gz]),
-                          ("imgcheck_processes", [sys.executable, "-c", CLI, "processes", oci]),
-                          ("imgcheck_threads", [sys.executable, "-c", CLI, "threads", oci])):
-            home = tempfile.mkdtemp(prefix="imgcheck-bench-")
-            start = time.perf_counter()
-            subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, "IMGCHECK_HOME": home})
-            runs.setdefault(name, []).append(time.perf_counter() - start)
-            shutil.rmtree(home)
+        runs.setdefault("raw_isal_2_threads", []).append(raw_decompress(gz, parallel=True))
+        runs.setdefault("imgcheck_processes", []).append(cold("processes", oci))
+        runs.setdefault("imgcheck_threads", []).append(cold("threads", oci))
     for name, times in runs.items():
         print(f"{name:22s} {statistics.median(times):6.2f} s  {[round(t, 2) for t in times]}")
     raw = runs["raw_isal_2_threads"]
