@@ -30,6 +30,15 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@ucx-tls-no-internode": None,
     "@nccl-release-known-issue": None,
     "@job-shm-too-small": None,
+    "@nccl-lacks-gpu-arch": None,
+    "@env-ib-hca-matches-no-device": None,
+    "@env-ib-hca-prefix-matches-more": None,
+    "@ofed-built-for-other-kernel": None,
+    "@driver-module-userspace-mismatch": None,
+    "@nccl-too-old-for-gpu": None,
+    "@efa-node-image-lacks-ofi-plugin": None,
+    "@kernel-known-bad-pinning": None,
+    "@job-rdma-devices-not-exposed": None,
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
