@@ -39,6 +39,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@efa-node-image-lacks-ofi-plugin": None,
     "@kernel-known-bad-pinning": None,
     "@job-rdma-devices-not-exposed": None,
+    "@env-socket-ifname-allows-lo": None,
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
