@@ -17,7 +17,9 @@ class _Params(dict):
 def _fill(text: str | None, params: dict[str, Any]) -> str | None:
     if text is None:
         return None
-    return string.Formatter().vformat(text, (), _Params(params))
+    # a fact a rule passes as None is unknown: say so rather than print Python's "None"
+    known = {k: ("unknown" if v is None else v) for k, v in params.items()}
+    return string.Formatter().vformat(text, (), _Params(known))
 
 
 def finding(matrix: Matrix, rule_id: str, evidence: Iterable[Evidence], variant: str | None = None,

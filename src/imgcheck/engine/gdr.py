@@ -89,7 +89,7 @@ def _legacy_memory_peers(ctx: Ctx, rule: str):
         return
     yield finding(ctx.matrix, rule, ctx.nccl_evidence() + _peermem_evidence(ctx),
                   nccl=ctx.nccl.version, hca=ctx.hca,
-                  node_stack=f"{ctx.node.rdma.stack} {ctx.node.rdma.ofed_version or ''}".strip())
+                  node_stack=f"{ctx.node.rdma.stack or 'unknown stack'} {ctx.node.rdma.ofed_version or ''}".strip())
 
 
 @over_rdma("CUMEM-OLD-DRIVER")
