@@ -8,6 +8,9 @@ from .emit import finding, unknown
 from .gates import over_rdma
 
 RULES = ("DMABUF-UNSUPPORTED",)
+NEEDS = {"nccl_features": {"dmabuf", "dmabuf_no_backoff"},
+         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed")},
+         "rdma_core_functions": {"ibv_reg_dmabuf_mr"}}
 
 
 @over_rdma("DMABUF-UNSUPPORTED")

@@ -12,6 +12,11 @@ from .emit import finding, unknown
 from .gates import over_rdma
 
 RULES = ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER")
+NEEDS = {"thresholds": {"cumem_old_driver_below", "memory_peers_sysfs_last_seen_ofed_series"},
+         "nccl_features": {"cumem_default", "gdr_module_sysfs_check", "dmabuf", "relaxed_ordering_iova2"},
+         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("peer_memory_api", "inbox"),
+                                  ("peer_memory_api", "mlnx_ofed"), ("memory_peers_sysfs_removed", "mlnx_ofed")},
+         "rdma_core_functions": {"ibv_reg_dmabuf_mr", "ibv_reg_mr_iova2"}}
 
 
 def _gdr_checks_words(ctx: Ctx) -> str:

@@ -7,6 +7,11 @@ from .context import Ctx
 from .emit import finding, unknown
 
 RULES = ("RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE")
+# Matrix rows this family looks up by key (evaluate.REQUIRED_ROWS merges them; matrix validate checks them).
+NEEDS = {"thresholds": {"uverbs_abi_min", "uverbs_abi_max", "mlx5_uverbs_abi"},
+         "nccl_features": {"relaxed_ordering_iova2"},
+         "kernel_rdma_features": {("optional_mr_access", "inbox"), ("optional_mr_access", "mlnx_ofed")},
+         "rdma_core_functions": {"ibv_reg_mr_iova2"}}
 
 
 def check(ctx: Ctx):
