@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from engine_facts import by_id, ids, node, real_facts, replace_in, run, unknown_rules, with_nccl
+from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules, with_nccl
 
 
 @pytest.fixture(scope="module")
-def bookworm(debian_archive):
-    return real_facts(debian_archive("bookworm"))
+def bookworm():
+    return committed_facts("bookworm")
 
 
 @pytest.fixture(scope="module")
-def bullseye(debian_archive):
-    return real_facts(debian_archive("bullseye"))
+def bullseye():
+    return committed_facts("bullseye")
 
 
 def test_inbox_kernel_with_proprietary_driver_has_no_gdr(bookworm):

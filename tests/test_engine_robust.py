@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine_facts import node, real_facts, replace_in, run, with_nccl
+from engine_facts import committed_facts, node, replace_in, run, with_nccl
 from imgcheck.engine import RULE_IDS
 
 NODE_FIELDS = ("kernel.release", "rdma.stack", "rdma.ofed_version", "rdma.uverbs_abi", "rdma.peer_memory_api",
@@ -35,8 +35,8 @@ IMAGES = st.fixed_dictionaries({
 
 
 @pytest.fixture(scope="module")
-def facts(debian_archive):
-    return {s: real_facts(debian_archive(s)) for s in ("bullseye", "bookworm")}
+def facts():
+    return {s: committed_facts(s) for s in ("bullseye", "bookworm")}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
