@@ -65,3 +65,18 @@ def test_readme_rule_table_is_generated_from_rules_json(matrix):
     assert block == readme_table(matrix), "run: imgcheck matrix docs --write ."
     for rule in ev.RULE_IDS:
         assert f"| `{rule}` |" in block
+
+
+def test_rule_texts_name_matrix_values_and_validate_refuses_a_dangling_one(matrix):
+    import json
+
+    from imgcheck.engine import emit
+    # the text says the floor the rows hold: edit the row and the message follows
+    f = emit.finding(matrix, "DMABUF-UNSUPPORTED", (), nccl="2.13.4", why="x", nic_fix="y")
+    assert f"NCCL >= {matrix.row('nccl_features', feature='dmabuf')['nccl_min']} uses DMA-BUF" in f.mechanism
+    files, _ = read_files(None)
+    rules = json.loads(files["rules.json"])
+    rules["rows"][0]["mechanism"] += " {nccl_min[no_such_feature]} {stack_min[peer_memory_api.inbox]}"
+    problems = validate_files({**files, "rules.json": json.dumps(rules).encode()}, ev.REQUIRED_ROWS)
+    assert any("nccl_min[no_such_feature]" in p for p in problems)
+    assert any("stack_min[peer_memory_api.inbox]" in p for p in problems)  # a null min_version is no value

@@ -6,12 +6,23 @@ import string
 from typing import Any, Iterable
 
 from ..matrix import Matrix
+from ..matrix.refs import ref_maps
 from ..model.report import Evidence, Finding, Unknown
 
 
 class _Params(dict):
     def __missing__(self, key: str) -> str:  # a template naming a fact this case lacks: say so, don't crash
         return f"<{key}?>"
+
+
+_REFS: dict[str, dict] = {}
+
+
+def _matrix_values(matrix: Matrix) -> dict[str, dict]:
+    """The {nccl_min[...]}-style maps rule texts may use, once per matrix (matrix/refs.py)."""
+    if matrix.digest not in _REFS:
+        _REFS[matrix.digest] = ref_maps(matrix.tables)
+    return _REFS[matrix.digest]
 
 
 def _fill(text: str | None, params: dict[str, Any]) -> str | None:
@@ -24,6 +35,7 @@ def _fill(text: str | None, params: dict[str, Any]) -> str | None:
 
 def finding(matrix: Matrix, rule_id: str, evidence: Iterable[Evidence], variant: str | None = None,
             **params: Any) -> Finding:
+    params = {**_matrix_values(matrix), **params}
     row = dict(matrix.rule(rule_id))
     if variant is not None:
         row.update(row.get("variants", {})[variant])
