@@ -107,3 +107,20 @@ def test_a_left_out_fact_is_unknown_and_an_explicit_null_is_known():
     assert facts.unknown_reason("cuda.compat_driver") is None  # explicit null: looked, found none
     assert facts.unknown_reason("rdma.flavor") is None
     assert facts.unknown_reason("nccl") == "not given in hand.json"
+
+
+def test_node_gpudirect_paths_before_any_image():
+    m = matrix()
+    inbox_prop = gpudirect.node_paths(m, node("inbox-5.15-proprietary-535"))
+    assert inbox_prop.dmabuf[0] is False and inbox_prop.peer_memory[0] is False  # no path at all
+    inbox_open = gpudirect.node_paths(m, node("inbox-6.8-open-570"))
+    assert inbox_open.dmabuf[0] is True and inbox_open.peer_memory[0] is False
+    mofed = gpudirect.node_paths(m, node("mofed-5.8-proprietary-535-peermem"))
+    assert mofed.dmabuf[0] is False and mofed.peer_memory[0] is True
+
+
+def test_stack_capabilities_list_every_feature_for_the_stack():
+    caps = stack.capabilities(matrix(), node("mofed-5.8-470-peermem"))
+    assert caps["dmabuf_mr"][0] is True and caps["peer_memory_api"][0] is True
+    assert caps["memory_peers_sysfs_removed"][0] is False
+    assert stack.capabilities(matrix(), node("inbox-6.8-open-570"))["peer_memory_api"][0] is False

@@ -6,6 +6,8 @@ recommend ask the same question the same way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..matrix import Matrix
 from ..model.node import NodeFacts
 from . import nccl as nccl_k
@@ -86,3 +88,34 @@ def nccl_gdr_checks_words(matrix: Matrix, nccl_version: str | None) -> str:
         return (f"NCCL >= {floor} checks /sys/kernel/mm/memory_peers/{{nv_mem,nv_mem_nc}}/version "
                 "and /sys/module/nvidia_peermem/version")
     return f"NCCL {nccl_version} (< {floor}) checks only /sys/kernel/mm/memory_peers/*/version"
+
+
+@dataclass(frozen=True)
+class NodeGpuDirect:
+    """The GPUDirect RDMA paths a node offers any CUDA + verbs workload, before any image is considered."""
+
+    dmabuf: tuple[bool | None, str]  # open GPU kernel modules and a stack that registers dma-buf MRs
+    peer_memory: tuple[bool | None, str]  # a peer-memory module loaded on a stack with the peer-memory API
+
+
+def node_paths(matrix: Matrix, node: NodeFacts) -> NodeGpuDirect:
+    module = node.gpu.kernel_module
+    mr, mr_why = stack.node_has_feature(matrix, node, "dmabuf_mr")
+    if module is None:
+        dmabuf = (None if mr is not False else False,
+                  stack.unknown_why(node, "gpu.kernel_module") if mr is not False else f"the stack cannot: {mr_why}")
+    elif module != "open":
+        dmabuf = (False, "the GPU driver uses the proprietary kernel modules (DMA-BUF export needs the open ones)")
+    else:
+        dmabuf = (mr, f"open GPU kernel modules; {mr_why}")
+    pm = node.gpu.peermem
+    api, api_why = stack.node_has_feature(matrix, node, "peer_memory_api")
+    if api is False:
+        peer = (False, f"{api_why}: nvidia-peermem cannot register there")
+    elif pm.loaded or pm.legacy_nv_peer_mem:
+        peer = (True if api else None, "a peer-memory module is loaded" + ("" if api else f"; {api_why}"))
+    elif pm.loaded is False:
+        peer = (False, "nvidia-peermem is not loaded")
+    else:
+        peer = (None, stack.unknown_why(node, "gpu.peermem.loaded"))
+    return NodeGpuDirect(dmabuf=dmabuf, peer_memory=peer)

@@ -93,3 +93,10 @@ def memory_peers_api(matrix: Matrix, node: NodeFacts) -> tuple[bool | None, str]
                       "still create /sys/kernel/mm/memory_peers")
     return None, (f"{unknown_why(node, 'rdma.peer_memory_api')}; the matrix cannot tell for "
                   f"{node.rdma.stack} {stack_version(node) or '(release unknown)'}")
+
+
+def capabilities(matrix: Matrix, node: NodeFacts) -> dict[str, tuple[bool | None, str]]:
+    """Every kernel_rdma_features feature the matrix knows for this node's stack: {feature: (offered?, words)}."""
+    key = matrix_stack(node.rdma.stack)
+    features = sorted({r["feature"] for r in matrix.rows("kernel_rdma_features") if key is None or r["stack"] == key})
+    return {f: node_has_feature(matrix, node, f) for f in features}
