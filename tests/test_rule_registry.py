@@ -28,21 +28,21 @@ def matrix():
 def test_every_registered_rule_has_one_row_and_every_row_is_registered(matrix):
     rows = [r["id"] for r in matrix.rows("rules")]
     assert sorted(rows) == sorted(ev.RULE_IDS)
-    family_of = {rule: family.__name__.rsplit(".", 1)[-1] for family in ev.FAMILIES for rule in family.RULES}
+    family_of = {rule: family.__name__.rsplit(".", 1)[-1] for family in ev.REGISTERED for rule in family.RULES}
     for row in matrix.rows("rules"):
         assert row["family"] == family_of[row["id"]], row["id"]
 
 
 def test_registering_a_family_derives_rule_ids_and_required_rows():
     fake = types.SimpleNamespace(RULES=("X-NEW-RULE",), NEEDS={"thresholds": {"x_limit"}}, check=lambda ctx: ())
-    ids = ev.rule_ids(ev.FAMILIES + (fake,))
-    needs = ev.required_rows(ev.FAMILIES + (fake,), ids)
+    ids = ev.rule_ids(ev.REGISTERED + (fake,))
+    needs = ev.required_rows(ev.REGISTERED + (fake,), ids)
     assert "X-NEW-RULE" in ids and "X-NEW-RULE" in needs["rules"] and "x_limit" in needs["thresholds"]
     files, _ = read_files(None)
     problems = validate_files(files, needs)
     assert any("X-NEW-RULE" in p for p in problems) and any("x_limit" in p for p in problems)
     with pytest.raises(ValueError):
-        ev.rule_ids(ev.FAMILIES + (types.SimpleNamespace(RULES=("RDMA-NO-LIBIBVERBS",)),))
+        ev.rule_ids(ev.REGISTERED + (types.SimpleNamespace(RULES=("RDMA-NO-LIBIBVERBS",)),))
 
 
 def test_every_rule_is_verified_live_or_says_why_not(matrix):

@@ -16,6 +16,8 @@ from .context import Ctx
 # (matrix rows it looks up by key, {table: {key, ...}}). Registering a module here is all it takes:
 # RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
 FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps)
+# Every module that owns rule ids: FAMILIES plus rule modules run another way (e.g. over a whole fleet).
+REGISTERED = FAMILIES
 
 
 def rule_ids(families) -> tuple[str, ...]:
@@ -33,9 +35,9 @@ def required_rows(families, ids: tuple[str, ...]) -> dict[str, set]:
     return needs
 
 
-RULE_IDS: tuple[str, ...] = rule_ids(FAMILIES)
+RULE_IDS: tuple[str, ...] = rule_ids(REGISTERED)
 # Matrix rows the engine looks up by key; `imgcheck matrix validate` checks they exist.
-REQUIRED_ROWS: dict[str, set] = required_rows(FAMILIES, RULE_IDS)
+REQUIRED_ROWS: dict[str, set] = required_rows(REGISTERED, RULE_IDS)
 
 
 @dataclass(frozen=True)
