@@ -6,6 +6,11 @@ from .context import Ctx
 from .emit import finding
 
 RULES = ("ENV-NCCL-IB-RETRY-CNT", "ENV-NCCL-IB-TIMEOUT", "ENV-DISABLES-IB", "ENV-DISABLES-GDR", "ENV-DISABLES-DMABUF")
+NEEDS = {"thresholds": {"nccl_ib_retry_cnt_max", "nccl_ib_timeout_min", "nccl_ib_timeout_max"},
+         "nccl_features": {"dmabuf", "gdr_module_sysfs_check"},
+         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("peer_memory_api", "inbox"),
+                                  ("peer_memory_api", "mlnx_ofed"), ("memory_peers_sysfs_removed", "mlnx_ofed")},
+         "rdma_core_functions": {"ibv_reg_dmabuf_mr"}}
 
 
 def check(ctx: Ctx):

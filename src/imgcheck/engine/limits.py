@@ -6,6 +6,7 @@ from .context import Ctx
 from .emit import finding, unknown
 
 RULES = ("MEMLOCK-TOO-LOW",)
+NEEDS = {"thresholds": {"memlock_reported_failing_kib"}, "nccl_features": {"relaxed_ordering_iova2"}}
 
 
 def check(ctx: Ctx):

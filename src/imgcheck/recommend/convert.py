@@ -54,6 +54,16 @@ def _libibverbs(matrix: Matrix, rdma_core: str, where: str) -> tuple[Libibverbs,
     return lib, provider
 
 
+def _unknown_of(row: dict) -> dict[str, str]:
+    """What a catalog row does not say is unknown, never absent (DESIGN.md "Known and unknown")."""
+    why = f"not recorded in {CATALOG_PATH}"
+    out = {"env": why, "nccl_conf": why, "packages": why, "cuda.compat_driver": why}
+    for fact in ("cuda", "nccl", "ucx", "hpcx"):
+        if not row.get(fact):
+            out[fact] = why
+    return out
+
+
 def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
     """Every reading of the row as ImageFacts (one, or one per possible flavor); NotCheckable if none is possible."""
     reference = reference_of(row)
@@ -73,6 +83,7 @@ def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
         cuda=Cuda(version=row["cuda"], path=where, origin="catalog") if row.get("cuda") else None,
         hpcx=Hpcx(row["hpcx"], path=where) if row.get("hpcx") else None,
         notes=(f"facts from the shipped base-image catalog ({CATALOG_PATH}), not read from the image",),
+        unknown=_unknown_of(row),
     )
     if flavor == FLAVOR_NONE:
         return [ImageFacts(rdma=RdmaFacts(flavor=FLAVOR_NONE), **common)]

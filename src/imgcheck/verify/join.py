@@ -176,6 +176,22 @@ def _provider_names_in(finding) -> set[str]:
     return names
 
 
+# Rules whose prediction the verifier can confirm or contradict on a live node (check_from_finding below).
+# Every other rule states in its rules.json row (not_verifiable_live) why it cannot be; a test keeps both in step.
+LIVE_CHECKED_RULES = frozenset({
+    "RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE",
+    "DMABUF-UNSUPPORTED", "GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER",
+    "CUDA-DRIVER-TOO-OLD",
+})
+
+
+def _not_verifiable_reason(rule_id: str) -> str:
+    from ..knowledge import shipped
+
+    row = shipped().row("rules", id=rule_id)
+    return (row or {}).get("not_verifiable_live") or "the verifier does not exercise this rule"
+
+
 def check_from_finding(finding, out: VerifierOutput) -> Check:
     rid = finding.id
     src = f"finding {rid}"
@@ -237,8 +253,7 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
     if rid == "MEMLOCK-TOO-LOW":
         return _check(rid, src, pred, "verify sets the container's memlock limit itself", None,
                       "run with --memlock default to see the runtime's own limit")
-    return _check(rid, src, pred, "not exercised by the verifier", None,
-                  "the verifier does not exercise this (Env, OFED packaging or NCCL settings)")
+    return _check(rid, src, pred, "not exercised by the verifier", None, _not_verifiable_reason(rid))
 
 
 # ------------------------------------------------------------------------------------------ observations
