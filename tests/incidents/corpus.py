@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 
 from imgcheck.model.image import ImageFacts
+from imgcheck.model.image_io import parse_image_facts
 from imgcheck.model.node_io import parse_node_facts
-from imgcheck.model.serde import from_dict
 
 HERE = os.path.dirname(__file__)
 
@@ -73,7 +73,7 @@ def image_doc(spec: dict, case_id: str) -> dict:
 
 
 def image_facts(doc: dict, where: str) -> ImageFacts:
-    return from_dict(ImageFacts, doc, where=where)
+    return parse_image_facts(doc, where)  # what a case leaves out is unknown, as in a facts: file
 
 
 def node_facts(doc: dict, where: str):
