@@ -161,8 +161,11 @@ def test_fleet_candidates_must_be_clean_on_every_node(bullseye_nccl_213):
 
 def test_ranking_same_cuda_major_first_then_newest(debian_archive):
     """On a MLNX_OFED 23.10 node with peermem, CUDA 11 and CUDA 12 catalog images are all clean; a CUDA 11
-    image is offered CUDA 11 images first, a CUDA 12 image CUDA 12 first, newest first within each."""
-    n = node("mofed-23.10-open-550-peermem")
+    image is offered CUDA 11 images first, a CUDA 12 image CUDA 12 first, newest first within each. The node's
+    GPUs are A100s here: the CUDA 11 images' NCCL releases predate H100 support (NCCL-TOO-OLD-FOR-GPU)."""
+    h100 = node("mofed-23.10-open-550-peermem")
+    n = dataclasses.replace(h100, gpu=dataclasses.replace(h100.gpu, gpus=tuple(
+        dataclasses.replace(g, name="NVIDIA A100-SXM4-80GB") for g in h100.gpu.gpus)))
     base = real_facts(debian_archive("bookworm"))
     c11 = recommend([n], matrix(), current=with_nccl(base, "2.12.10", cuda="11.8.0")).images
     c12 = recommend([n], matrix(), current=with_nccl(base, "2.21.5", cuda="12.4.1")).images

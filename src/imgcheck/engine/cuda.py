@@ -45,4 +45,6 @@ def check(ctx: Ctx):
         evidence.append(Evidence("image.cuda.compat_driver", compat, cuda.compat_path, cuda.layer))
         yield finding(ctx.matrix, rule, evidence, variant="forward-compat", **params)
     else:
-        yield finding(ctx.matrix, rule, evidence, **params)
+        # before CUDA 11 each toolkit release has its own floor (no minor-version compatibility row)
+        per_release = major is not None and ctx.matrix.row("cuda_minor_compat", cuda_major=major) is None
+        yield finding(ctx.matrix, rule, evidence, variant="per-release" if per_release else None, **params)

@@ -31,8 +31,10 @@ def _retry_cnt(ctx: Ctx):
     if value is None:
         yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], variant="invalid", **params)
     elif value > top or value < 0:
-        effective = value & 0x7  # the 3-bit QPC field keeps the low bits
-        yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], effective=effective, **params)
+        effective = value & top  # the 3-bit QPC field keeps the low bits (top is 7, all ones)
+        # 15 keeps 7, the most retries the field holds: out of range, but it costs no retries
+        yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], effective=effective,
+                      variant="masked-to-max" if effective == top else None, **params)
     elif value < top:
         yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], variant="low", effective=value, **params)
 
@@ -53,6 +55,12 @@ def _disables(ctx: Ctx):
         yield finding(ctx.matrix, "ENV-DISABLES-IB", [ib.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
                       setting=ib.label)
         return  # with IB off, GDR and DMA-BUF settings are moot
+    net = ctx.setting("NCCL_NET")
+    # NCCL picks the network whose name equals NCCL_NET, ignoring case (src/plugin/net.cc); "Socket" is TCP
+    if net is not None and net.value.strip().lower() == "socket" and ctx.node_has_rdma:
+        yield finding(ctx.matrix, "ENV-DISABLES-IB", [net.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
+                      variant="net-socket", setting=net.label)
+        return
     if ctx.lib is None or ctx.nccl is None or not ctx.node_has_rdma:
         return
     gdr = ctx.setting("NCCL_NET_GDR_LEVEL")

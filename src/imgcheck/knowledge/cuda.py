@@ -13,9 +13,16 @@ def cuda_major(version: str | None) -> int | None:
 
 
 def minimum_driver(matrix: Matrix, cuda_version: str | None) -> str | None:
-    """The minimum driver for the toolkit's major version under minor-version compatibility (None: no row)."""
+    """The minimum driver for the toolkit: its major's floor under minor-version compatibility (CUDA 11 on),
+    else the floor of its own minor release (cuda_toolkit_drivers); None when the matrix has no row."""
     major = cuda_major(cuda_version)
-    row = matrix.row("cuda_minor_compat", cuda_major=major) if major is not None else None
+    if major is None:
+        return None
+    row = matrix.row("cuda_minor_compat", cuda_major=major)
+    if row is None:
+        nums = numeric_tuple(cuda_version or "")
+        minor = f"{nums[0]}.{nums[1]}" if len(nums) >= 2 else None
+        row = matrix.row("cuda_toolkit_drivers", cuda=minor) if minor else None
     return row["minimum_driver"] if row else None
 
 

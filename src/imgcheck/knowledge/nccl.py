@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..matrix import Matrix
 from ..model.image import ImageFacts, Nccl
 from ..versions import ranges
@@ -18,6 +20,17 @@ ORIGIN_WORDS = {
     "dpkg": "libnccl2 package record",
     "rpm": "libnccl package record",
 }
+
+
+# nvidia-nccl-cu12 / nvidia_nccl_cu13-2.29.7.dist-info: the CUDA major a wheel (or a pin on it) is built for
+_WHEEL_CUDA = re.compile(r"nvidia[-_]nccl[-_]cu(\d+)", re.IGNORECASE)
+
+
+def wheel_cuda_major(nccl: Nccl) -> int | None:
+    """The CUDA major of an nvidia-nccl-cuXX wheel or pin: from its dist-info path, or from the requirement line
+    a pin quotes (None: not a wheel, or the name was not recorded)."""
+    m = _WHEEL_CUDA.search(nccl.path or "") or _WHEEL_CUDA.search(getattr(nccl, "how", None) or "")
+    return int(m.group(1)) if m else None
 
 
 def nccl_in_use(image: ImageFacts | None) -> Nccl | None:
