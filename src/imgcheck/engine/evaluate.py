@@ -8,10 +8,10 @@ from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
-from . import cuda, dmabuf, env_traps, gdr, limits, ofed, rdma_userspace
+from . import cuda, dmabuf, env_traps, gdr, limits, ofed, rdma_userspace, registration
 from .context import Ctx
 
-FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps)
+FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps, registration)
 RULE_IDS: tuple[str, ...] = tuple(rule for family in FAMILIES for rule in family.RULES)
 # Matrix rows the engine looks up by key; `imgcheck matrix validate` checks they exist.
 REQUIRED_ROWS: dict[str, set] = {
@@ -20,7 +20,7 @@ REQUIRED_ROWS: dict[str, set] = {
                    "nccl_ib_timeout_min", "nccl_ib_timeout_max", "memlock_reported_failing_kib",
                    "cumem_old_driver_below"},
     "nccl_features": {"relaxed_ordering_iova2", "dmabuf", "dmabuf_no_backoff", "cumem_default",
-                      "gdr_module_sysfs_check"},
+                      "gdr_module_sysfs_check", "cumem_without_vmm_gdr_check", "remote_atomic_data_mr"},
     "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("optional_mr_access", "inbox"),
                              ("optional_mr_access", "mlnx_ofed")},
 }
