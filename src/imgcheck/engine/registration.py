@@ -14,6 +14,7 @@ RULES = ("REG-PATH", "REG-MEMLOCK-ZERO", "REG-CUMEM-VMM-GDR", "REG-REMOTE-ATOMIC
 PATH_DMABUF = "dmabuf"
 PATH_PEER = "peer-memory"
 PATH_HOST = "host-staging"
+PATH_FACT = "nccl.gpu_buffer_path"
 
 
 def check(ctx: Ctx):
@@ -74,6 +75,7 @@ def _path(ctx: Ctx, rule: str):
         yield unknown(rule, f"which registration path NCCL takes for GPU buffers is unknown: {why}")
         return
     evidence = ctx.nccl_evidence() + [
+        Evidence(PATH_FACT, kind),  # derived from the facts above; verify reads it to know which path to test
         ctx.lib_evidence("has_reg_mr_iova2", ctx.lib.has_reg_mr_iova2),
         ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
         ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded, "/sys/module/nvidia_peermem"),
