@@ -178,3 +178,9 @@ def test_every_registration_rule_cites_rows_that_exist():
                 continue  # the base text of REG-PATH; every emitted finding uses a variant
             named = set(re.findall(r"RE-[A-Z0-9]+(?:-[A-Z0-9]+)*", text))
             assert named and named <= table_rows, (rule, named - table_rows)
+
+
+def test_peer_memory_path_with_unknown_stack_says_so(bookworm):
+    n = replace_in(node("mofed-5.8-proprietary-535-peermem"), "rdma.stack", None)
+    f = by_id(run(with_nccl(bookworm, "2.21.5"), n), "REG-PATH")
+    assert "(RDMA stack unknown)" in f.mechanism and "None" not in f.mechanism

@@ -84,8 +84,10 @@ def _path(ctx: Ctx, rule: str):
         s = ctx.setting(name)
         if s is not None:
             evidence.append(s.evidence)
+    stack = ctx.node.rdma.stack
+    node_stack = f"{stack} {ctx.stack_version_of_node() or ''}".strip() if stack else "RDMA stack unknown"
     yield finding(ctx.matrix, rule, evidence, variant=kind, nccl=ctx.nccl.version, reg_fn=ctx.reg_fn, why=why,
-                  node_stack=f"{ctx.node.rdma.stack} {ctx.stack_version_of_node() or ''}".strip())
+                  node_stack=node_stack)
 
 
 @over_rdma("REG-CUMEM-VMM-GDR")
