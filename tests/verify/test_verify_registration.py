@@ -8,6 +8,7 @@ by hand (the only way to reach those paths without hardware), one per row.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -148,6 +149,15 @@ def test_reg_path_peer_memory(matrix):
     # DMA-BUF works after all: the engine's path was wrong
     dmabuf = device(reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_dmabuf_mr"), dmabuf_supported=True)
     assert check_from_finding(f, out(dmabuf, dma_buf=1)).status == CONTRADICTED
+
+
+def test_reg_path_on_a_gpu_without_gpudirect(matrix):
+    """NCCL stages through host memory when the GPU reports no GPUDirect RDMA, whatever the NIC side offers."""
+    o = out(device(reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2")))
+    o = dataclasses.replace(o, gpu=dataclasses.replace(o.gpu, attributes={**o.gpu.attributes,
+                                                                           "gpu_direct_rdma_supported": 0}))
+    assert check_from_finding(path_finding(matrix, "peer-memory"), o).status == CONTRADICTED
+    assert check_from_finding(path_finding(matrix, "host-staging"), o).status == CONFIRMED
 
 
 def test_reg_path_dmabuf(matrix):

@@ -291,14 +291,18 @@ def _path_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
     peer = [(d, r) for d, r in gpu if r.call != "ibv_reg_dmabuf_mr"]
     rows = sorted({m.row or "no row" for d, r, m in regrows.explain_all(out) if r.memory.startswith("gpu:")})
     observed = (_outcomes(gpu) or "no GPU buffer registered") + (f" (rows: {', '.join(rows)})" if rows else "")
+    # NCCL reads cudaDevAttrGPUDirectRDMASupported and stages through host memory when it is 0 (plugin/net.cc)
+    no_gdr_gpu = out.gpu.attributes.get("gpu_direct_rdma_supported") == 0
+    if no_gdr_gpu:
+        observed += "; the GPU reports GPU_DIRECT_RDMA_SUPPORTED = 0"
     if path == "dmabuf":
-        return _check(rid, src, "GPU buffers register through DMA-BUF", observed, dmabuf_ok)
+        return _check(rid, src, "GPU buffers register through DMA-BUF", observed, dmabuf_ok and not no_gdr_gpu)
     if path == "peer-memory":
         # a peer-memory failure is explained by its row; the path itself is what is predicted
         return _check(rid, src, "GPU buffers register through nvidia-peermem (DMA-BUF unusable)", observed,
-                      not dmabuf_ok and bool(peer))
+                      not dmabuf_ok and bool(peer) and not no_gdr_gpu)
     if path == "host-staging":
-        works = dmabuf_ok or any(r.ok for _, r in peer)
+        works = (dmabuf_ok or any(r.ok for _, r in peer)) and not no_gdr_gpu
         return _check(rid, src, "no GPUDirect RDMA path: only host memory is registered", observed, not works)
     return _check(rid, src, finding.title, observed, None, "the finding does not name its path")
 
