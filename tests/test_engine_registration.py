@@ -184,3 +184,22 @@ def test_peer_memory_path_with_unknown_stack_says_so(bookworm):
     n = replace_in(node("mofed-5.8-proprietary-535-peermem"), "rdma.stack", None)
     f = by_id(run(with_nccl(bookworm, "2.21.5"), n), "REG-PATH")
     assert "(RDMA stack unknown)" in f.mechanism and "None" not in f.mechanism
+
+
+def test_readme_headline_example(capsys):
+    """The README's headline example (facts of NVIDIA/nccl#1842 in examples/incidents/) keeps predicting what it shows."""
+    import json
+
+    from imgcheck.cli.main import main
+
+    root = os.path.join(os.path.dirname(__file__), "..", "examples", "incidents")
+    code = main([f"facts:{root}/nccl-1842-image.json", "--node-facts", f"{root}/nccl-1842-node.json", "-o", "json"])
+    assert code == 0  # warnings only: the default --fail-on is error
+    report = json.loads(capsys.readouterr().out)
+    findings = {f["id"]: f for f in report["findings"]}
+    assert findings["CUMEM-OLD-DRIVER"]["predicted_error"] == \
+        "NCCL WARN Call to ibv_reg_mr_iova2 failed with error Invalid argument"
+    assert "through nvidia-peermem" in findings["REG-PATH"]["title"]
+    assert "nv_dma_map" in findings["REG-PATH"]["mechanism"]
+    assert "RO-MASKED-SAFE" in findings
+    assert "REG-CUMEM-VMM-GDR" in {u["rule"] for u in report["unknowns"]}
