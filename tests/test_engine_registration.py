@@ -203,3 +203,20 @@ def test_readme_headline_example(capsys):
     assert "nv_dma_map" in findings["REG-PATH"]["mechanism"]
     assert "RO-MASKED-SAFE" in findings
     assert "REG-CUMEM-VMM-GDR" in {u["rule"] for u in report["unknowns"]}
+
+
+def test_every_rule_and_signature_the_table_names_exists():
+    """docs/registration-errors.md names rules (`rule X`) and triage signatures (`triage X`); they must exist."""
+    from engine_facts import matrix
+    from imgcheck.engine import RULE_IDS
+    from imgcheck.triage.signatures import load_signatures
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "registration-errors.md")) as fh:
+        text = fh.read()
+    rules = set(re.findall(r"rule `([A-Z0-9-]+)`", text))
+    sigs = set(re.findall(r"triage `([A-Z0-9-]+)`", text)) | set(re.findall(r"`(IBV-[A-Z0-9-]+|PEERMEM-[A-Z0-9-]+)`", text))
+    assert rules and sigs
+    assert rules <= set(RULE_IDS), rules - set(RULE_IDS)
+    known = {s.id for s in load_signatures().signatures}
+    assert sigs <= known, sigs - known
+    assert all(matrix().rule(r) for r in rules)
