@@ -264,6 +264,8 @@ def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, de
             return _check(rid, src, pred, "the container's memlock limit is not 0", None,
                           "run with --memlock default to see the runtime's own limit")
         regs = list(_registrations(out, "host", label="base"))
+        if not regs:
+            return _check(rid, src, pred, "no host registration attempted", None, "no protection domain")
         if all(r.ok for _, r in regs):
             return _check(rid, src, pred, _outcomes(regs), None,
                           "the verifier's container holds CAP_IPC_LOCK, which bypasses the limit")
