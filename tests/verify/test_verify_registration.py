@@ -99,6 +99,10 @@ def test_gpu_rows(table_rows):
         (reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_dmabuf_mr", 95), {}, "RE-EOPNOTSUPP-DMABUF"),
         (reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2", 524), {}, "RE-ENOTSUPP-524"),
     ]
+    # REMOTE_ATOMIC on GPU memory: the same buffer without it registers, so the flag is what is refused
+    dev = device(reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2"),
+                 reg("gpu:cuMemAlloc", "base+atomic+ro", "ibv_reg_mr_iova2", 22))
+    assert row_of(dev.registrations[1], dev, out(dev)) == "RE-FLAG-ATOMIC"
     for r, kw, want in cases:
         dev = device(r)
         assert row_of(r, dev, out(dev, **kw)) == want, (r, kw)

@@ -42,6 +42,11 @@ def explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMat
     dmabuf = reg.call == "ibv_reg_dmabuf_mr"
     memlock = out.memlock.soft
     e = reg.errno
+    if reg.label == "base+atomic+ro" and e in (errno.EINVAL, errno.EOPNOTSUPP):
+        ro = _sibling(dev, reg.memory, "base+ro", "ibv_reg_mr_iova2")
+        if ro is not None and ro.ok:
+            return RowMatch("RE-FLAG-ATOMIC", "the same registration without REMOTE_ATOMIC succeeds: the RDMA "
+                                              "driver rejects the flag NCCL >= 2.28.7 adds")
     if e == errno.EPERM:
         return RowMatch("RE-EPERM-MEMLOCK0", "RLIMIT_MEMLOCK is 0 and the process lacks CAP_IPC_LOCK"
                         + (" (the container's limit is 0)" if memlock == 0 else ""))
@@ -74,8 +79,6 @@ def explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMat
     if e in (errno.EOPNOTSUPP, errno.EPROTONOSUPPORT):
         if dmabuf:
             return RowMatch("RE-EOPNOTSUPP-DMABUF", "the kernel cannot register dma-buf memory")
-        if reg.label == "base+atomic+ro":
-            return RowMatch("RE-FLAG-ATOMIC", "the RDMA driver rejects REMOTE_ATOMIC (NCCL >= 2.28.7 asks for it)")
     if e == ENOTSUPP and gpu:
         return RowMatch("RE-ENOTSUPP-524", "the GPU driver returned NV_ERR_NOT_SUPPORTED after claiming the buffer")
     return RowMatch(None, f"{reg.errno_name or e} from {reg.call} on {reg.memory} memory")
@@ -83,11 +86,6 @@ def explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMat
 
 def _host_einval(reg: Registration, dev: DeviceResult) -> RowMatch:
     """Host memory: only the optional flags differ between the verifier's host cases, so they decide."""
-    if reg.label == "base+atomic+ro":
-        ro = _sibling(dev, "host", "base+ro", "ibv_reg_mr_iova2")
-        if ro is not None and ro.ok:
-            return RowMatch("RE-FLAG-ATOMIC", "the same registration without REMOTE_ATOMIC succeeds: the RDMA "
-                                              "driver rejects the flag NCCL >= 2.28.7 adds")
     if reg.label in ("base+ro", "base+atomic+ro"):
         base = _sibling(dev, "host", "base", "ibv_reg_mr_iova2")
         if base is not None and base.ok:
