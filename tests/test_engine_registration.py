@@ -220,3 +220,19 @@ def test_every_rule_and_signature_the_table_names_exists():
     known = {s.id for s in load_signatures().signatures}
     assert sigs <= known, sigs - known
     assert all(matrix().rule(r) for r in rules)
+
+
+@pytest.mark.parametrize("nccl, env, compat, node_name, words", [
+    ("2.18.5", {}, None, "mofed-5.8-proprietary-535-peermem", "of its cudaMalloc buffers"),
+    ("2.21.5", {}, None, "mofed-5.8-proprietary-535-peermem", "cuMem (VMM) if the GPU reports VMM GPUDirect RDMA"),
+    ("2.27.3", {}, None, "mofed-5.8-proprietary-535-peermem", "of its cuMem (VMM) buffers"),
+    ("2.27.3", {"NCCL_CUMEM_ENABLE": "0"}, None, "mofed-5.8-proprietary-535-peermem",
+     "cudaMalloc (NCCL_CUMEM_ENABLE=0 (image Env)) buffers"),
+    ("2.27.3", {}, None, "mofed-5.8-470-peermem", "cudaMalloc (driver API < 12.0)"),
+    ("2.27.3", {}, "570.124.06", "mofed-5.8-470-peermem", "of its cuMem (VMM) buffers"),
+])
+def test_peer_memory_path_names_the_allocation(bookworm, nccl, env, compat, node_name, words):
+    """2.19 - 2.23 use cuMem only with VMM GPUDirect RDMA; 2.24.3+ whenever the driver API is >= 12.0."""
+    image = with_nccl(bookworm, nccl, env=env, cuda="12.8.0" if compat else "12.4.1", compat=compat)
+    f = by_id(run(image, node(node_name)), "REG-PATH")
+    assert words in f.mechanism

@@ -59,6 +59,26 @@ def _driver_api_12(ctx: Ctx) -> bool | None:
     return bool(at_least(driver, row["minimum_driver"]) or (compat and at_least(compat, row["minimum_driver"])))
 
 
+def gpu_buffer_alloc(ctx: Ctx) -> str:
+    """How NCCL allocates its GPU buffers here, in words (src/misc/cudawrap.cc ncclIsCuMemSupported / ncclCuMemEnable)."""
+    if not ctx.nccl_at_least("cumem_default"):
+        return "cudaMalloc"
+    cumem = ctx.setting("NCCL_CUMEM_ENABLE")
+    forced = cumem.as_int() if cumem is not None else None
+    if forced == 0:
+        return f"cudaMalloc ({cumem.label})"
+    if forced is not None and forced > 0:
+        return f"cuMem ({cumem.label})"
+    api12 = _driver_api_12(ctx)
+    if api12 is None:
+        return "cudaMalloc or cuMem (the driver version decides)"
+    if not api12:
+        return "cudaMalloc (driver API < 12.0)"
+    if ctx.nccl_at_least("cumem_without_vmm_gdr_check"):
+        return "cuMem (VMM)"
+    return "cuMem (VMM) if the GPU reports VMM GPUDirect RDMA support, else cudaMalloc"
+
+
 def _memlock_zero(ctx: Ctx):
     rule = "REG-MEMLOCK-ZERO"
     if ctx.lib is None or ctx.node_has_rdma is False:
@@ -87,7 +107,7 @@ def _path(ctx: Ctx, rule: str):
     stack = ctx.node.rdma.stack
     node_stack = f"{stack} {ctx.stack_version_of_node() or ''}".strip() if stack else "RDMA stack unknown"
     yield finding(ctx.matrix, rule, evidence, variant=kind, nccl=ctx.nccl.version, reg_fn=ctx.reg_fn, why=why,
-                  node_stack=node_stack)
+                  node_stack=node_stack, alloc=gpu_buffer_alloc(ctx))
 
 
 @over_rdma("REG-CUMEM-VMM-GDR")
