@@ -72,8 +72,13 @@ def resolve_nodes(args) -> list:
 
 
 def _platform(args, nodes):
+    """(asked, preferred): --platform must exist in the image; the nodes' architecture is only preferred."""
     if args.platform:
-        return parse_platform(args.platform)
+        return parse_platform(args.platform), None
+    return None, _node_platform(nodes)
+
+
+def _node_platform(nodes):
     arches = {n.arch for n in nodes if n.arch}
     if len(arches) != 1:
         return None  # unknown or mixed architectures: the image's default platform (give --platform to choose)
@@ -106,11 +111,12 @@ def run(args) -> int:
     outputs = parse_outputs(args.output, tuple(REPORT_FORMATS))
     suppressions = _suppressions(args)
     nodes = resolve_nodes(args)
-    platform = _platform(args, nodes)
+    platform, preferred = _platform(args, nodes)
     options = dict(insecure_registries=tuple(args.insecure_registry), use_cache=not args.no_cache)
     progress = _progress(args.quiet)
     check = lambda **extra: api.check_image(args.image, nodes, platform=platform, matrix_path=args.matrix,  # noqa: E731
-                                            suppressions=suppressions, **options, **extra)
+                                            suppressions=suppressions, prefer_platform=preferred,
+                                            **options, **extra)
     if progress is None:
         report = check()
     else:
