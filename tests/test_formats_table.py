@@ -13,7 +13,7 @@ from imgcheck.model.report import Report
 
 
 def test_plain_table_leads_with_verdict_and_orders_each_finding():
-    text = render(sample_report(), "table", color=False)
+    text = render(sample_report(), "table", color=False, verbose=True)
     assert "\x1b[" not in text  # no escape codes when not a terminal
     first = text.splitlines()[0]
     assert first.startswith("FAIL registry.example/team/trainer:abc on 3 nodes: 1 error, 1 warning")
@@ -34,7 +34,7 @@ def test_plain_table_leads_with_verdict_and_orders_each_finding():
 
 
 def test_plain_table_does_not_wrap_long_lines():
-    text = render(sample_report(), "table")
+    text = render(sample_report(), "table", verbose=True)
     why = next(line for line in text.splitlines() if line.startswith("  why (reported):"))
     assert why.endswith("the kernel answers EOPNOTSUPP.")
 
@@ -101,3 +101,30 @@ def test_color_table_wraps_to_the_terminal_width(monkeypatch):
 
     plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
     assert max(len(line.rstrip()) for line in plain.splitlines()) <= 72
+
+
+def test_default_is_a_summary_per_finding_details_with_verbose():
+    report = sample_report()
+    summary, verbose = render(report, "table"), render(report, "table", verbose=True)
+    block = summary[summary.index("ERROR RDMA-DMABUF-UNSUPPORTED"):summary.index("WARNING GPU-PEERMEM-INBOX")]
+    assert "nodes: gpu-a01, gpu-a02" in block and "[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed" in block
+    assert "fix: " in block  # the first fix, on one line
+    for detail in ("why (", "evidence:", "sources:"):
+        assert detail not in summary and detail in verbose
+    assert "-v adds why" in summary and "-v adds why" not in verbose
+    assert len(summary.splitlines()) < len(verbose.splitlines()) / 1.5
+
+
+def test_a_finding_on_several_node_groups_is_one_block():
+    """The engine gives one finding per node group (mechanism and evidence name the group's facts)."""
+    report = sample_report()
+    info = next(f for f in report.findings if f.severity == "info")
+    groups = [dataclasses.replace(info, nodes=(f"grp{i}-n1", f"grp{i}-n2"), mechanism=f"{info.mechanism} [{i}]")
+              for i in range(3)]
+    rest = tuple(f for f in report.findings if f is not info)
+    text = render(dataclasses.replace(report, findings=rest + tuple(groups)), "table")
+    assert text.count(f"INFO {info.id}") == 1
+    assert "nodes: grp0-n1, grp0-n2, grp1-n1, grp1-n2, grp2-n1, grp2-n2" in text
+    verbose = render(dataclasses.replace(report, findings=rest + tuple(groups)), "table", verbose=True)
+    assert verbose.count(f"INFO {info.id}") == 1
+    assert all(f"on grp{i}-n1, grp{i}-n2:" in verbose and f"[{i}]" in verbose for i in range(3))

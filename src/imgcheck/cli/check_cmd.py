@@ -35,6 +35,8 @@ def register(sub) -> None:
     add_image_read_args(p, platform_help="os/arch[/variant] to pick from a multi-platform image "
                                          "(default: the nodes' architecture when they agree)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="table: why, evidence, every fix and the sources for each finding (default: a summary)")
     p.set_defaults(func=run)
 
 
@@ -124,5 +126,6 @@ def run(args) -> int:
             report = check(progress=progress)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
-        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on))
+        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on,
+                                         verbose=args.verbose))
     return exit_code(report, args.fail_on)
