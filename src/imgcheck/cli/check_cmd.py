@@ -31,6 +31,10 @@ def register(sub) -> None:
                    help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable")
     p.add_argument("--reason", action="append", default=[], metavar="TEXT",
                    help="why the --ignore is acceptable (once for all, or once per --ignore); kept in the report")
+    p.add_argument("--ignore-file", metavar="PATH",
+                   help="accepted findings with reasons and optional expiry (YAML, or a pyproject.toml with "
+                        "[tool.imgcheck]); default: ./.imgcheckignore, else ./pyproject.toml's [tool.imgcheck]")
+    p.add_argument("--no-ignore-file", action="store_true", help="do not read ./.imgcheckignore or pyproject.toml")
     add_matrix_arg(p)
     add_image_read_args(p, platform_help="os/arch[/variant] to pick from a multi-platform image "
                                          "(default: the nodes' architecture when they agree)")
@@ -40,7 +44,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _suppressions(args):
+def _flag_suppressions(args):
     from ..engine import parse_ignore
 
     if not args.ignore:
@@ -53,6 +57,27 @@ def _suppressions(args):
         raise UsageError("give one --reason for all --ignore flags, or one per --ignore")
     reasons = args.reason * len(args.ignore) if len(args.reason) == 1 else args.reason
     return tuple(parse_ignore(spec, reason) for spec, reason in zip(args.ignore, reasons))
+
+
+def _suppressions(args):
+    """--ignore flags, then the ignore file's entries; every rule id must be one the engine has."""
+    from ..engine import RULE_IDS
+    from .ignore_file import check_rule_ids, default_ignore_file, load_ignore_file
+
+    flags = _flag_suppressions(args)
+    check_rule_ids(flags, RULE_IDS, "--ignore")
+    if args.no_ignore_file:
+        if args.ignore_file:
+            raise UsageError("--ignore-file and --no-ignore-file contradict each other")
+        return flags
+    path = args.ignore_file or default_ignore_file()
+    if path is None:
+        return flags
+    loaded = load_ignore_file(path)
+    check_rule_ids(loaded.suppressions, RULE_IDS, path)
+    for line in loaded.expired:
+        print(f"imgcheck: warning: {line}", file=sys.stderr)
+    return flags + loaded.suppressions
 
 
 def resolve_nodes(args) -> list:

@@ -150,10 +150,13 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
     suppressed = getattr(report, "suppressed", ())  # Report.suppressed: what --ignore removed
     if suppressed:
         out()
-        out("[bold]Ignored (--ignore)[/bold]")
+        out("[bold]Ignored (--ignore, ignore file)[/bold]")
         for sup in suppressed:
             where = f"@{sup.node}" if sup.node else " on every node"
-            out(f"- {escape(sup.rule)}{escape(where)}: {escape(sup.reason or 'no reason given')}", 2)
+            extra = [f"until {sup.expires}"] if getattr(sup, "expires", None) else []
+            extra += [sup.origin] if getattr(sup, "origin", None) else []
+            tail = f" ({', '.join(extra)})" if extra else ""
+            out(f"- {escape(sup.rule)}{escape(where)}: {escape(sup.reason or 'no reason given')}{escape(tail)}", 2)
 
     if problems and not verbose:
         out()

@@ -189,7 +189,9 @@ def to_sarif(report: Report) -> dict:
     }
     suppressed = getattr(report, "suppressed", ())  # Report.suppressed: what --ignore removed
     if suppressed:
-        run["properties"]["suppressed"] = [{"rule": s.rule, "node": s.node, "reason": s.reason} for s in suppressed]
+        run["properties"]["suppressed"] = [
+            {"rule": s.rule, "node": s.node, "reason": s.reason, "expires": getattr(s, "expires", None),
+             "origin": getattr(s, "origin", None)} for s in suppressed]
     if report.matrix.version or report.matrix.digest:
         run["properties"]["matrix"] = {"version": report.matrix.version, "digest": report.matrix.digest}
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
