@@ -20,8 +20,8 @@ def register(sub) -> None:
     p = sub.add_parser("check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
                        description="Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. "
                                    "`imgcheck IMAGE ...` is the same command.")
-    p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH, oci-dir:PATH, oci-archive:PATH, "
-                                 "facts:PATH, ...")
+    p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
+                                 "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...")
     add_node_args(p)
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]",
                    help="table, json, sarif, junit or markdown; repeatable, one may go to stdout")
