@@ -81,7 +81,7 @@ def _with_suppressed(report):
 def test_ignored_rules_are_shown_with_their_reason_in_every_format():
     report = _with_suppressed(sample_report())
     table = render(report, "table")
-    assert "Ignored (--ignore)" in table
+    assert "Ignored (--ignore, ignore file)" in table
     assert "- GPU-PEERMEM-INBOX@gpu-b01: bandwidth tests run on a-nodes only" in table
     assert "- ENV-NCCL-IB-RETRY-CNT on every node: no reason given" in table
     md = render(report, "markdown")
@@ -90,7 +90,8 @@ def test_ignored_rules_are_shown_with_their_reason_in_every_format():
 
     props = json.loads(render(report, "sarif"))["runs"][0]["properties"]
     assert props["suppressed"][0] == {"rule": "GPU-PEERMEM-INBOX", "node": "gpu-b01",
-                                      "reason": "bandwidth tests run on a-nodes only"}
+                                      "reason": "bandwidth tests run on a-nodes only",
+                                      "expires": None, "origin": None}
     assert json.loads(render(report, "json"))["suppressed"][1]["node"] is None
 
 
