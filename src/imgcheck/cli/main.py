@@ -21,7 +21,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Predict whether a container image's RDMA/NCCL/CUDA userspace works on your nodes.",
     )
     parser.add_argument("--version", action="version", version=f"imgcheck {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--debug", action="store_true",
+                        help="also show the traceback of an error (anywhere on the command line; exit codes stay)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.register_all(sub, only=command)
     return parser
@@ -45,8 +46,7 @@ def _unexpected(exc: BaseException) -> tuple[str, int]:
     return f"unexpected {type(exc).__name__}: {text} (--debug shows the traceback)", code
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
+def _dispatch(argv: list[str], debug: bool) -> int:
     # `imgcheck IMAGE ...` is `imgcheck check IMAGE ...`
     first = next((a for a in argv if not a.startswith("-")), None)
     if first is not None and first not in SUBCOMMANDS and not any(a in ("-h", "--help", "--version") for a in argv[:1]):
@@ -62,8 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    try:
-        return int(args.func(args))
+    return int(args.func(args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
+    try:  # around building the parser too: a command module that fails to import is one line as well
+        return _dispatch(argv, debug)
     except KeyboardInterrupt:
         print("imgcheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
