@@ -68,6 +68,17 @@ def test_arch_from_a_rhel_kernel_release(tmp_path, capsys):
     assert f and f["evidence"][1]["fact"] == "node.kernel.release"
 
 
+def test_arch_from_the_kubelet_label(tmp_path, capsys):
+    node = json.loads(Path(_node(tmp_path, None)).read_text())
+    node["labels"] = {"kubernetes.io/arch": "arm64"}
+    path = tmp_path / "labelled.json"
+    path.write_text(json.dumps(node))
+    _, doc, _ = _check(capsys, [f"oci-dir:{EXAMPLE}", "--node-facts", str(path)])
+    f = _finding(doc, "PLATFORM-ARCH-MISMATCH")
+    assert f and f["evidence"][1] == {"fact": "node.labels.kubernetes.io/arch", "value": "arm64", "path": None,
+                                      "layer": None}
+
+
 def test_unknown_node_arch_is_unknown_not_passed(tmp_path, capsys):
     _, doc, _ = _check(capsys, [f"oci-dir:{EXAMPLE}", "--node-facts", _node(tmp_path, None)])
     assert _finding(doc, "PLATFORM-ARCH-MISMATCH") is None

@@ -25,6 +25,9 @@ def _arch(text: str | None) -> str | None:
 def _node_arch(ctx: Ctx) -> tuple[str | None, Evidence | None]:
     if ctx.node.arch:
         return _arch(ctx.node.arch), ctx.node_ev("arch", ctx.node.arch)
+    label = ctx.node.labels.get("kubernetes.io/arch")  # the kubelet's own label (GOARCH spelling)
+    if label and _arch(label):
+        return _arch(label), ctx.node_ev("labels.kubernetes.io/arch", label)
     release = ctx.node.kernel.release or ""
     for suffix, arch in _RELEASE_SUFFIX.items():  # RHEL-style releases end in the machine name
         if release.endswith(suffix):
