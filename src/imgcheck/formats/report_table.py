@@ -3,8 +3,8 @@
 By default a block is the headline, the nodes, the predicted error and the first fix (three real problems
 on a fleet fit on a screen); verbose (`-v`) adds why, evidence, every fix and the sources, and shows each
 node group's own reasoning where they differ. A problem seen on several node groups is one block
-(formats/collapse.py). With color=False (not a TTY, or written to a file) the output is plain text with no escape codes and
-no hard wrapping, so it greps and diffs well in CI logs.
+(formats/collapse.py). With color=False (not a TTY, or written to a file) the output is plain text
+with no escape codes and no hard wrapping, so it greps and diffs well in CI logs.
 """
 
 from __future__ import annotations

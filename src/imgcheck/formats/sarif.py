@@ -29,7 +29,8 @@ MAX_NAMED_NODES = 100  # fleets of thousands: name the first 100 in messages/loc
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
-_PATH_SCHEMES = ("docker-archive:", "oci-archive:", "oci-dir:", "oci:", "facts:", "enroot:", "sif:")  # files: keep the path
+# files: keep the path
+_PATH_SCHEMES = ("docker-archive:", "oci-archive:", "oci-dir:", "oci:", "facts:", "enroot:", "sif:")
 _NAME_SCHEMES = ("registry:", "docker:")
 
 
