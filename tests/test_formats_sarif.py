@@ -113,6 +113,8 @@ def test_fingerprints_are_stable_across_runs_and_builds():
     ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example:5000/team/trainer"),
     ("registry:nvcr.io/nvidia/pytorch:24.05-py3", "nvcr.io/nvidia/pytorch"),
     ("docker-archive:/tmp/build/trainer.tar", "docker-archive:/tmp/build/trainer.tar"),
+    ("docker-archive:/tmp/build/trainer.tar:team/trainer:build-41", "docker-archive:/tmp/build/trainer.tar"),
+    ("oci:/srv/layouts/trainer:build-41", "oci:/srv/layouts/trainer"),
     ("sif:/shared/images/trainer.sif", "sif:/shared/images/trainer.sif"),
 ])
 def test_image_repository(reference, repository):

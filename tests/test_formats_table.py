@@ -129,3 +129,20 @@ def test_a_finding_on_several_node_groups_is_one_block():
     verbose = render(dataclasses.replace(report, findings=rest + tuple(groups)), "table", verbose=True)
     assert verbose.count(f"INFO {info.id}") == 1
     assert all(f"on grp{i}-n1, grp{i}-n2:" in verbose and f"[{i}]" in verbose for i in range(3))
+
+
+def test_cli_summary_and_verbose_on_the_example(capsys):
+    """`imgcheck IMAGE -o table` summarises; `-v` gives the details (the example image, its example node)."""
+    from pathlib import Path
+
+    from imgcheck.cli.main import main
+
+    root = Path(__file__).resolve().parents[1]
+    argv = [f"oci-dir:{root / 'examples' / 'bookworm-rdma'}", "--node-facts",
+            str(root / "examples" / "nodes" / "inbox-535-proprietary.json"), "-o", "table"]
+    assert main(argv) == 1
+    summary = capsys.readouterr().out
+    assert main(argv + ["-v"]) == 1
+    verbose = capsys.readouterr().out
+    assert "ERROR ENV-NCCL-IB-RETRY-CNT" in summary and "why (verified)" not in summary
+    assert "why (verified)" in verbose and "image.env.NCCL_IB_RETRY_CNT = 16" in verbose

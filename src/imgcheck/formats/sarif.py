@@ -31,6 +31,8 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 # files: keep the path
 _PATH_SCHEMES = ("docker-archive:", "oci-archive:", "oci-dir:", "oci:", "facts:", "enroot:", "sif:")
+# skopeo's PATH[:REF], split at the first ":"
+_REF_SCHEMES = ("docker-archive:", "oci-archive:", "oci-dir:", "oci:")
 _NAME_SCHEMES = ("registry:", "docker:")
 
 
@@ -40,6 +42,9 @@ def image_repository(reference: str) -> str:
     Fingerprints use this, not the tag or digest: CI tags every build differently, and the same problem
     in the next build of the same image must stay the same alert. File references keep their path.
     """
+    if reference.startswith(_REF_SCHEMES):  # PATH[:REF]: the REF (name:tag, a ref name) is per build
+        scheme, _, rest = reference.partition(":")
+        return f"{scheme}:{rest.partition(':')[0]}"
     if reference.startswith(_PATH_SCHEMES):
         return reference
     for scheme in _NAME_SCHEMES:
