@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from imgcheck.cli.main import main
+from registryfixture import registry  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "bookworm-rdma"
@@ -119,4 +120,18 @@ def test_index_without_the_nodes_arch_is_checked_and_flagged(tmp_path, capsys):
     assert code == 1, err
     assert _finding(doc, "PLATFORM-ARCH-MISMATCH")
     assert main(["check", f"oci-dir:{layout}", "--node-facts", str(NODE), "--platform", "linux/arm64"]) == 2
+    assert "available: linux/amd64" in capsys.readouterr().err
+
+
+def test_registry_single_platform_image_on_arm64_nodes(tmp_path, capsys, registry, rootfs):  # noqa: F811
+    """From a real registry (Debian's docker-registry): an amd64-only manifest and arm64 nodes is checked
+    and flagged, not refused; asking for linux/arm64 explicitly is exit 2 naming linux/amd64."""
+    from registrypush import Pusher, push_rootfs_image
+
+    push_rootfs_image(Pusher(registry.url), "arch/bookworm", "amd64-only", rootfs("bookworm"))
+    ref = f"{registry.host}/arch/bookworm:amd64-only"
+    code, doc, err = _check(capsys, [ref, "--node-facts", _node(tmp_path, "arm64"), "--no-cache"])
+    assert code == 1, err
+    assert doc["image"]["platform"] == "linux/amd64" and _finding(doc, "PLATFORM-ARCH-MISMATCH")
+    assert main([ref, "--node-facts", str(NODE), "--platform", "linux/arm64", "--no-cache"]) == 2
     assert "available: linux/amd64" in capsys.readouterr().err
