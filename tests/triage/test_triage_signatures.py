@@ -66,6 +66,8 @@ SAMPLES = {
     "HOST-OOM-KILL": "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary: /data/chenhao/anaconda3/envs/ColossalAI-Chat/bin/python",
     "CUDA-OOM": "  what():  CUDA error: out of memory",
     "DATALOADER-SHM": "RuntimeError: DataLoader worker (pid 52) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+    "NCCL-SOCKET-CONNECT": "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort",
+    "IBV-CALL-FAILED": "misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed",
     "TORCH-ELASTIC-EXIT": "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /home/changquan/anaconda3/envs/lang/bin/python",
 }
 
@@ -99,6 +101,8 @@ def test_packaged_signatures_are_sourced_and_sampled():
     ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1)", "CUDA-OOM"),
     ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB.", "HOST-OOM-KILL"),
     ("[  366.264611] nv_peer_mem: Unknown symbol ib_register_peer_memory_client (err -22)", "PEERMEM-SYMBOL-MISSING"),
+    ("tj1:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying", "NCCL-SOCKET-CONNECT"),  # INFO retry
+    ("misc/ibvwrap.cu:220 NCCL WARN Call to ibv_get_async_event failed", "IBV-CALL-FAILED"),  # follows an async event
 ])
 def test_no_false_matches(text, absent):
     assert absent not in _matching(load_signatures(), text)

@@ -144,7 +144,10 @@ class CauseContext:
         return None, None
 
     def measure(self, signature_id: str | None, what: str) -> int | None:
-        return self._measures.get((signature_id or self._sig, what))
+        key = (signature_id or self._sig, what)
+        if key not in self._measures and signature_id and what in ("count", "hosts") and self._measures:
+            return 0  # the whole log was read: a signature that never matched occurred 0 times
+        return self._measures.get(key)
 
     def predicate(self, name: str) -> tuple[bool | None, str]:
         return ALL_PREDICATES[name](self._facts)
