@@ -61,6 +61,8 @@ def test_real_excerpt(case):
         assert [t.where.rank for t in report.timeline] == case["timeline_ranks"]
     if "first_cause" in case:
         assert report.diagnoses[0].causes[0].id == case["first_cause"]
+    for cid in case.get("cause_in", []):
+        assert cid in [c.id for c in report.diagnoses[0].causes]
     if "cause_order" in case:
         assert [c.id for c in report.diagnoses[0].causes] == case["cause_order"]
     for sid, cause in case.get("cause_of", {}).items():

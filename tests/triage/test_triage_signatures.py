@@ -68,6 +68,7 @@ SAMPLES = {
     "DATALOADER-SHM": "RuntimeError: DataLoader worker (pid 52) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
     "NCCL-SOCKET-CONNECT": "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort",
     "IBV-CALL-FAILED": "misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed",
+    "PERFTEST-MR-ALLOC": "Couldn't allocate MR with error=14",
     "TORCH-ELASTIC-EXIT": "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /home/changquan/anaconda3/envs/lang/bin/python",
 }
 
