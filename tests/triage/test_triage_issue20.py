@@ -113,3 +113,24 @@ def test_every_answer_says_how_sure_and_why(capsys):
     main(["triage", log("nccl-230-catastrophic.log"), "-o", "table"])
     out = capsys.readouterr().out
     assert out.splitlines()[2].startswith("CERTAINTY  high") and "supported by the evidence" in out
+
+
+def test_gate_regex_matches_exactly_what_the_literals_match():
+    # The scan's prefilter is a prefix tree of the signatures' literals; it must accept a line
+    # exactly when some literal occurs in it (else a signature would silently stop matching).
+    import random
+    import re
+
+    from imgcheck.triage.scan import Scanner, trie_pattern
+    from imgcheck.triage.signatures import load_signatures
+
+    lits = sorted({lit for _s, _p, lit in Scanner(load_signatures()).checks if lit})
+    gate = re.compile(trie_pattern(lits))
+    rnd = random.Random(20)
+    alphabet = "NCL WARET/IBOFcud:xa0129 -_'"
+    samples = [log_line for log_line in open(log("nccl-1524-async-then-249.log"), encoding="utf-8")]
+    samples += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 60))) for _ in range(3000)]
+    samples += [rnd.choice(lits)[: rnd.randint(1, 12)] + "|" + rnd.choice(lits) for _ in range(500)]
+    samples += [lit[:-1] for lit in lits]
+    for text in samples:
+        assert bool(gate.search(text)) == any(lit in text for lit in lits), text

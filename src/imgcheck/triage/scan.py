@@ -88,6 +88,25 @@ def required_literal(pattern: re.Pattern) -> str | None:
     return best if len(best) >= 3 else None
 
 
+def trie_pattern(literals: list[str]) -> str:
+    """One regex matching any of `literals`, factored by common prefix ("NET/IB" once, then its
+    continuations): Python's re tries a flat alternation branch by branch at every position, so
+    the gate's cost would grow with the number of signatures; a prefix tree keeps it flat."""
+    trie: dict = {}
+    for lit in literals:
+        node = trie
+        for ch in lit:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # end of a literal
+
+    def build(node: dict) -> str:
+        if "" in node:  # a literal ends here: any literal suffices, so the rest is optional
+            return ""
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return build(trie)
+
+
 class Scanner:
     def __init__(self, sigset: SignatureSet):
         self.sigs = [s for s in sigset.signatures if s.patterns]
@@ -95,7 +114,7 @@ class Scanner:
         self.checks = [(s, p, required_literal(p)) for s in self.sigs for p in s.patterns]
         gates = sorted({lit for _s, _p, lit in self.checks if lit}, key=len, reverse=True)
         # one C-level search rejects most lines; patterns without a literal always run
-        self.gate = re.compile("|".join(map(re.escape, gates))) if gates else None
+        self.gate = re.compile(trie_pattern(gates)) if gates else None
         self.ungated = [(s, p, lit) for s, p, lit in self.checks if lit is None]
         self.result = ScanResult()
         self.order = 0
