@@ -223,20 +223,8 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         suppressed[skey] = {s for t in ids for s in sigs[t].suppresses}
     events = [ev for ev in events if ev.signature not in suppressed[stream_of[id(ev)].key]]
 
-    # Signatures that are information for this job (info_when holds): not failures.
     facts = Facts(image=image, node=node, log=log_context)
-    as_info: dict[str, str] = {}
-    for sig in sigset.signatures:
-        if not sig.info_when:
-            continue
-        rep_ev = next((e for e in events if e.signature == sig.id), None)
-        if rep_ev is None:
-            continue
-        st = stream_of[id(rep_ev)]
-        ictx = CauseContext(rep_ev.line.text, st.ctx.env, log_context.env, facts, {}, sig.id)
-        results = [c.evaluate(ictx) for c in sig.info_when]
-        if all(v is True for v, _why in results):
-            as_info[sig.id] = "information here: " + "; ".join(why for _v, why in results)
+    as_info = _information_here(sigset, events, stream_of, facts)
 
     # Derived: a communicator that started init but never completed, and nothing else to explain it.
     serious = any(sigs[ev.signature].severity in ("error", "warning") for ev in events if ev.signature not in as_info)
@@ -371,6 +359,24 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         inputs=tuple(InputInfo(name, scan.lines_by_source.get(name, 0)) for name in scan.sources),
         general_order=general, general_sources=sigset.general_source if general else (),
         signatures_version=sigset.version or None)
+
+
+def _information_here(sigset: SignatureSet, events: list[Event], stream_of: dict[int, Stream], facts: Facts) -> dict[str, str]:
+    """Signatures that are information for this job (every `info_when` condition holds, judged on
+    their first line): they are reported with the reason, never picked as the first failure."""
+    out: dict[str, str] = {}
+    for sig in sigset.signatures:
+        if not sig.info_when:
+            continue
+        rep = next((e for e in events if e.signature == sig.id), None)
+        if rep is None:
+            continue
+        st = stream_of[id(rep)]
+        ctx = CauseContext(rep.line.text, st.ctx.env, facts.log.env, facts, {}, sig.id)
+        results = [c.evaluate(ctx) for c in sig.info_when]
+        if all(v is True for v, _why in results):
+            out[sig.id] = "information here: " + "; ".join(why for _v, why in results)
+    return out
 
 
 def _version_mismatch_event(sig_id: str, streams: dict[tuple, Stream], mapping: dict[RawKey, tuple]):
