@@ -134,3 +134,27 @@ def test_gate_regex_matches_exactly_what_the_literals_match():
     samples += [lit[:-1] for lit in lits]
     for text in samples:
         assert bool(gate.search(text)) == any(lit in text for lit in lits), text
+
+
+def test_writer_contexts_are_capped(tmp_path, monkeypatch):
+    # Each distinct host:pid prefix is a writer; a log inventing thousands of them must not get a
+    # context each. Beyond the cap the lines are still matched, only their INFO context is dropped.
+    import imgcheck.triage.scan as scan
+
+    monkeypatch.setattr(scan, "MAX_WRITERS", 50)
+    p = tmp_path / "many-writers.log"
+    with open(p, "w", encoding="utf-8") as fh:
+        for i in range(300):
+            fh.write(f"node{i}:{100 + i}:{100 + i} [0] NCCL INFO NCCL_IB_HCA set by environment to mlx5_{i}.\n")
+        # a real line (nccl-tests-188) from a writer beyond the cap is still recognised
+        fh.write("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3\n")
+    result = scan.scan_logs([str(p)], load_signatures_for_test())
+    assert len(result.contexts) == 50 and result.context_lines_dropped == 251  # 250 INFO lines + the WARN line
+    r = triage([str(p)])
+    assert r.first_failure.signature == "NCCL-SOCKET-TYPE-MISMATCH"
+    assert any("more than 50 writers" in n for n in r.notes)
+
+
+def load_signatures_for_test():
+    from imgcheck.triage.signatures import load_signatures
+    return load_signatures()

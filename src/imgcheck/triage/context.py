@@ -66,10 +66,14 @@ class ContextAccumulator:
         if len(target) < MAX_VALUES:
             target.add(value)
 
+    @staticmethod
+    def relevant(text: str) -> bool:
+        """Cheap substring tests: most lines of a big log carry none of these facts."""
+        return "NCCL" in text or "Rank" in text or "via " in text or "NET/" in text
+
     def feed(self, line: LogLine) -> None:
         text = line.text
-        # cheap substring tests first: most lines of a big log carry none of these facts
-        if "NCCL" not in text and "Rank" not in text and "via " not in text and "NET/" not in text:
+        if not self.relevant(text):
             return
         if "NCCL version" in text:
             m = _VERSION.search(text)

@@ -248,6 +248,9 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
 
     full_year = scan.full_year
     notes: list[str] = []
+    if scan.context_lines_dropped:
+        notes.append(f"the log names more than {len(scan.contexts)} writers; the INFO context (versions, devices, ranks) "
+                     f"of {scan.context_lines_dropped} line(s) from the others was not kept")
     if any(ev.line.when is not None and not ev.line.has_year for ev in events):
         notes.append("some timestamps carry no year; " + (f"assumed {full_year}" if full_year else "assumed to be the same year"))
 
