@@ -70,6 +70,8 @@ SAMPLES = {
     "IBV-CALL-FAILED": "misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed",
     "PERFTEST-MR-ALLOC": "Couldn't allocate MR with error=14",
     "CUDA-RUNTIME-ERROR": "RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50",
+    "NCCL-DUPLICATE-GPU": "[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",
+    "NCCL-ERR-5": "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.",
     "TORCH-ELASTIC-EXIT": "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /home/changquan/anaconda3/envs/lang/bin/python",
 }
 
