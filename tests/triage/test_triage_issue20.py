@@ -76,6 +76,12 @@ def test_no_device_is_a_warning_when_the_job_meant_ib(tmp_path, capsys):
     capsys.readouterr()
     # without the setting the job used sockets on purpose: information, exit 0
     assert main(["triage", log("nccl-226-no-device.log"), "-o", "json"]) == 0
+    capsys.readouterr()
+    # NCCL_IB_DISABLE=1 says so explicitly, even without a "Using network" line
+    q = tmp_path / "ib-off.log"
+    q.write_text("n1:1:1 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n"
+                 "n1:1:1 [0] NCCL INFO NET/IB : No device found.\n")
+    assert triage([str(q)]).verdict == "info_only"
 
 
 def test_roce_completion_errors_check_gid_and_tc_before_retries():

@@ -36,6 +36,8 @@ def log_ib_requested(f: Facts) -> Result:
         return True, f"log: {', '.join(set_)} set by environment"
     if env.get("NCCL_IB_DISABLE", "").strip() == "0" or env.get("NCCL_NET", "").upper().startswith("IB"):
         return True, "log: NCCL_IB_DISABLE=0 / NCCL_NET=IB set by environment"
+    if env.get("NCCL_IB_DISABLE", "").strip() == "1":
+        return False, "log: NCCL_IB_DISABLE=1 set by environment (IB turned off on purpose)"
     if any(n.upper().startswith("IB") for n in f.log.networks) or f.log.ib_devices:
         return True, "log: NCCL chose an IB network"
     if f.log.socket_net or "Socket" in f.log.networks:
