@@ -8,11 +8,13 @@ from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
-from . import cuda, dmabuf, env_traps, gdr, limits, ofed, rdma_userspace
+from . import cuda, dmabuf, env_traps, fleet_compare, gdr, limits, node_only, ofed, rdma_userspace
 from .context import Ctx
 
-FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps)
-RULE_IDS: tuple[str, ...] = tuple(rule for family in FAMILIES for rule in family.RULES)
+FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps, node_only)
+NODE_FAMILIES = (node_only,)  # what `imgcheck node check` runs: rules that need node facts only
+# fleet_compare runs over all nodes at once (report.evaluate_fleet), not per (image, node)
+RULE_IDS: tuple[str, ...] = tuple(rule for family in FAMILIES for rule in family.RULES) + fleet_compare.RULES
 # Matrix rows the engine looks up by key; `imgcheck matrix validate` checks they exist.
 REQUIRED_ROWS: dict[str, set] = {
     "rules": set(RULE_IDS),
@@ -32,12 +34,17 @@ class Evaluation:
     unknowns: tuple[Unknown, ...]
 
 
-def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix) -> Evaluation:
+def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix, families=FAMILIES) -> Evaluation:
     """Findings and unknowns for one node. Pure: same facts and matrix, same result."""
     ctx = Ctx(image, node, matrix)
     findings: list[Finding] = []
     unknowns: list[Unknown] = []
-    for family in FAMILIES:
+    for family in families:
         for item in family.check(ctx):
             (findings if isinstance(item, Finding) else unknowns).append(item)
     return Evaluation(tuple(findings), tuple(unknowns))
+
+
+def evaluate_node(image: ImageFacts, node: NodeFacts, matrix: Matrix) -> Evaluation:
+    """The node-only rules for one node (`imgcheck node check`); `image` is node_only.NODE_ONLY_IMAGE."""
+    return evaluate(image, node, matrix, families=NODE_FAMILIES)
