@@ -22,6 +22,7 @@ CMDLINE = "/proc/cmdline"
 RELEVANT_CONFIG = (
     "CONFIG_DMA_SHARED_BUFFER",   # DMA-BUF core: ibv_reg_dmabuf_mr needs exporters and importers
     "CONFIG_PCI_P2PDMA",          # PCI peer-to-peer DMA between a GPU BAR and a NIC
+    "CONFIG_DMABUF_MOVE_NOTIFY",  # dynamic (movable) dma-buf importers, which ib_umem_dmabuf is
     "CONFIG_INFINIBAND",
     "CONFIG_INFINIBAND_USER_MEM", # user memory registration (ib_umem), incl. ib_umem_dmabuf
     "CONFIG_INFINIBAND_USER_ACCESS",

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import gzip
 import io
 import lzma
 import struct
@@ -36,20 +35,23 @@ class ModuleFileError(Exception):
 
 
 def _decompress(data: bytes, path: str) -> bytes:
+    """The module's bytes; never more than MAX_KO of them (a hostile root may hold a decompression bomb)."""
     try:
         if path.endswith(".xz"):
-            return lzma.decompress(data)
-        if path.endswith(".gz"):
-            return gzip.decompress(data)
-        if path.endswith(".zst"):
+            out = lzma.LZMADecompressor().decompress(data, max_length=MAX_KO + 1)
+        elif path.endswith(".gz"):
+            out = zlib.decompressobj(wbits=31).decompress(data, MAX_KO + 1)
+        elif path.endswith(".zst"):
             import zstandard  # a dependency of the image readers already
 
-            return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
-    except (lzma.LZMAError, OSError, EOFError, zlib.error) as exc:
+            out = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(MAX_KO + 1)
+        else:
+            return data
+    except Exception as exc:  # lzma/zlib/zstandard each raise their own error types on corrupt input
         raise ModuleFileError(f"{path}: cannot decompress ({exc})") from None
-    except Exception as exc:  # zstandard.ZstdError has no importable base without the module
-        raise ModuleFileError(f"{path}: cannot decompress ({exc})") from None
-    return data
+    if len(out) > MAX_KO:
+        raise ModuleFileError(f"{path}: decompresses to more than {MAX_KO} bytes")
+    return out
 
 
 def parse_ko(data: bytes, path: str, symbols=PEER_SYMBOLS) -> KernelModule:
@@ -62,8 +64,9 @@ def parse_ko(data: bytes, path: str, symbols=PEER_SYMBOLS) -> KernelModule:
         info = _modinfo(elf)
         crcs = _imported_crcs(elf, symbols)
         exported = _exported_crcs(elf, symbols)
-    except (ELFError, struct.error, ValueError) as exc:
-        raise ModuleFileError(f"{path}: not a readable kernel module ({exc})") from None
+    except (ELFError, struct.error, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:
+        # pyelftools raises assorted errors on malformed headers; none of them may escape as a traceback
+        raise ModuleFileError(f"{path}: not a readable kernel module ({type(exc).__name__}: {exc})") from None
     depends = info.get("depends")
     merged = {**exported, **crcs}  # a module both imports and exports distinct symbols
     return KernelModule(version=info.get("version"), path=path, file_vermagic=info.get("vermagic"),
