@@ -191,4 +191,5 @@ def check_nodes(nodes, *, matrix_path: str | None = None, suppressions=()):
 
     nodes = _require_nodes(nodes)
     matrix = load_check_matrix(matrix_path)
-    return build_report(NODE_ONLY_IMAGE, nodes, matrix, suppressions=tuple(suppressions), evaluator=evaluate_node)
+    return build_report(NODE_ONLY_IMAGE, nodes, matrix, suppressions=tuple(suppressions), evaluator=evaluate_node,
+                        compare_nodes=True)
