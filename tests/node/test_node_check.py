@@ -256,3 +256,12 @@ def test_api_check_nodes_compares_the_fleet(probed):
     report = api.check_nodes([probed["inbox-ubuntu2204"], probed["doca-24.10-ubuntu2404"]])
     assert "FLEET-LINK-LAYER-MIXED" in [f.id for f in report.findings]
     assert report.verdict == "fail"
+
+
+# ---------- NODE-PCI-ACS-REDIRECT ----------
+def test_acs_redirect_bridges_are_reported(probed, matrix):
+    node = swap(probed["inbox-ubuntu2204"], "pci_acs_redirect", ("0000:00:01.0", "0000:16:01.0"))
+    f = one(run(node, matrix), "NODE-PCI-ACS-REDIRECT")
+    assert "0000:00:01.0, 0000:16:01.0" in f.mechanism
+    assert "intel_iommu=on iommu=pt" in f.mechanism
+    assert "NODE-PCI-ACS-REDIRECT" not in ids(run(probed["inbox-ubuntu2204"], matrix))  # () : none redirects

@@ -140,7 +140,8 @@ EXPECTED = {
         "driver": None, "kind": "open", "peermem": (False, None, False),
         "gpus": [],
         "memlock": 8192, "memlock_note": PROC_LIMITS,
-        "unknown": {"dkms", "gpu.driver_version", "kernel.cmdline", "kernel.config", "rdma.packages", "rdma.uverbs_abi"},
+        "unknown": {"dkms", "gpu.driver_version", "kernel.cmdline", "kernel.config", "rdma.packages", "rdma.uverbs_abi",
+                    "pci_acs_redirect"},
         "stack_note": "no RDMA kernel module loaded",
     },
 }

@@ -188,3 +188,55 @@ def test_no_module_and_unreadable_sys_class_is_unknown_not_none(tmp_path):
     assert facts.rdma.stack is None
     assert "/sys/class could not be read" in facts.unknown["rdma.stack"]
     assert probe(fixture_root("jetson-orin-l4t35")).rdma.stack == "none"  # with /sys/class: a real none
+
+
+# ---------- PCIe ACS ----------
+def _acs_config(ctrl: int | None, size: int = 4096) -> bytes:
+    """A bridge's config space: an AER capability at 0x100 chaining to ACS at 0x148 (pci_regs.h layout)."""
+    data = bytearray(size)
+    if size >= 0x150 and ctrl is not None:
+        data[0x100:0x104] = (0x0001 | (1 << 16) | (0x148 << 20)).to_bytes(4, "little")  # AER, v1, next 0x148
+        data[0x148:0x14C] = (0x000D | (1 << 16)).to_bytes(4, "little")  # ACS, v1, last
+        data[0x14E:0x150] = ctrl.to_bytes(2, "little")
+    return bytes(data)
+
+
+def _acs_root(tmp_path, ctrl, size=4096):
+    root = tmp_path / "acs"
+    bridge = root / "sys/devices/pci0000:00/0000:00:01.0"
+    (bridge / "0000:17:00.0").mkdir(parents=True)
+    (bridge / "config").write_bytes(_acs_config(ctrl, size))
+    (root / "sys/bus/pci/devices").mkdir(parents=True)
+    os.symlink("../../../devices/pci0000:00/0000:00:01.0/0000:17:00.0", root / "sys/bus/pci/devices/0000:17:00.0")
+    return HostRoot(str(root))
+
+
+def test_acs_redirect_on_a_bridge_above_the_nic(tmp_path):
+    from imgcheck.node.pci_acs import scan_acs
+
+    unknown = {}
+    # 0x001d: SV | RR | CR | UF, what Linux's pci_std_enable_acs() sets when an IOMMU is on
+    assert scan_acs(_acs_root(tmp_path, 0x001D), ["0000:17:00.0"], unknown) == ("0000:00:01.0",)
+    assert unknown == {}
+
+
+def test_acs_without_redirect_bits(tmp_path):
+    from imgcheck.node.pci_acs import scan_acs
+
+    assert scan_acs(_acs_root(tmp_path, 0x0001), ["0000:17:00.0"], {}) == ()
+
+
+def test_acs_needs_root_for_extended_config_space(tmp_path):
+    from imgcheck.node.pci_acs import scan_acs
+
+    unknown = {}
+    assert scan_acs(_acs_root(tmp_path, 0x001D, size=64), ["0000:17:00.0"], unknown) is None
+    assert "only to root" in unknown["pci_acs_redirect"]
+
+
+def test_acs_capability_loop_in_hostile_bytes_ends():
+    from imgcheck.node.pci_acs import acs_redirect
+
+    data = bytearray(4096)
+    data[0x100:0x104] = (0x0001 | (0x100 << 20)).to_bytes(4, "little")  # points at itself
+    assert acs_redirect(bytes(data)) is False

@@ -17,7 +17,7 @@ from .context import MLNX_STACKS, Ctx
 from .emit import finding, unknown
 
 RULES = ("NODE-PEERMEM-NO-PEER-API", "NODE-OFED-NOT-RUNNING", "NODE-PEERMEM-STALE-BUILD", "NODE-LEGACY-NV-PEER-MEM",
-         "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE")
+         "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT")
 
 NODE_ONLY_REFERENCE = "(no image: node check)"
 NODE_ONLY_IMAGE = ImageFacts(reference=NODE_ONLY_REFERENCE, notes=("node check: node facts only, no image",))
@@ -70,6 +70,7 @@ def check(ctx: Ctx):
     yield from _no_peer_api(ctx, workload)
     yield from _legacy(ctx, workload)
     yield from _gpu_class(ctx, workload)
+    yield from _acs(ctx, workload)
     if node_only(ctx) or ctx.nccl is None:  # with NCCL, GDR-PEERMEM-MISSING / DMABUF-UNSUPPORTED say it
         yield from _dmabuf(ctx, workload)
 
@@ -234,6 +235,21 @@ def _gpu_class(ctx: Ctx, workload: str):
                       gpu=gpu.name, gpu_class=klass, hca=ctx.hca, workload=workload,
                       source_note=row.get("note", "gpu_class given in the node facts") if not gpu.gpu_class
                       else "gpu_class given in the node facts")
+
+
+# ---------- PCIe ACS ----------
+def _acs(ctx: Ctx, workload: str):
+    rule = "NODE-PCI-ACS-REDIRECT"
+    bridges = ctx.node.pci_acs_redirect
+    if not bridges:
+        return  # None is unknown (needs root to read); () is "no bridge redirects"
+    params = ctx.node.kernel.cmdline_params or {}
+    iommu = {k: v for k, v in params.items() if "iommu" in k}
+    cmdline_words = (f"Boot IOMMU parameters: {' '.join(f'{k}={v}' if v else k for k, v in iommu.items())}."
+                     if iommu else "")
+    yield finding(ctx.matrix, rule, [ctx.node_ev("pci_acs_redirect", ", ".join(bridges), "/sys/bus/pci/devices/<bridge>/config"),
+                                     _workload_ev(workload)],
+                  count=len(bridges), bridges=", ".join(bridges), cmdline_words=cmdline_words, workload=workload)
 
 
 # ---------- no GPUDirect path at all ----------

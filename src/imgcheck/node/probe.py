@@ -19,6 +19,7 @@ from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_
 from .modules import module_file_paths, scan_modules
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
+from .pci_acs import scan_acs
 from .rdma_devices import scan_devices
 
 MEMORY_PEERS = "/sys/kernel/mm/memory_peers"
@@ -70,6 +71,8 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         unknown=unknown,
         notes=notes,
         dkms=scan_dkms(host, unknown),
+        pci_acs_redirect=scan_acs(host, [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus],
+                                  unknown),
     )
 
 
