@@ -265,3 +265,15 @@ def test_acs_redirect_bridges_are_reported(probed, matrix):
     assert "0000:00:01.0, 0000:16:01.0" in f.mechanism
     assert "intel_iommu=on iommu=pt" in f.mechanism
     assert "NODE-PCI-ACS-REDIRECT" not in ids(run(probed["inbox-ubuntu2204"], matrix))  # () : none redirects
+
+
+def test_ucx_cuda_image_without_nccl_gets_the_gpudirect_rules_naming_its_path(probed, matrix):
+    from imgcheck.model.image import Cuda, Libibverbs, RdmaFacts, Ucx
+
+    image = ImageFacts(reference="ucx-perftest:1", rdma=RdmaFacts(libibverbs=Libibverbs(
+        version="1.14.44.0", rdma_core="44.0", has_reg_dmabuf_mr=True, path="/usr/lib/x86_64-linux-gnu/libibverbs.so.1")),
+        ucx=Ucx(version="1.15.0"), cuda=Cuda(version="12.4.1"))
+    result = evaluate(image, probed["inbox-ubuntu2204"], matrix)
+    f = one(result, "NODE-DMABUF-UNAVAILABLE")
+    assert "UCX 1.15.0 with CUDA" in f.mechanism
+    assert {e.fact: e.value for e in f.evidence}["workload.path"].startswith("UCX 1.15.0 with CUDA")
