@@ -277,3 +277,14 @@ def test_ucx_cuda_image_without_nccl_gets_the_gpudirect_rules_naming_its_path(pr
     f = one(result, "NODE-DMABUF-UNAVAILABLE")
     assert "UCX 1.15.0 with CUDA" in f.mechanism
     assert {e.fact: e.value for e in f.evidence}["workload.path"].startswith("UCX 1.15.0 with CUDA")
+
+
+# ---------- NODE-PINNING-MOVABLE-MEMORY ----------
+def test_movablecore_on_the_cmdline_warns_about_long_term_pinning(probed, matrix):
+    node = swap(probed["inbox-ubuntu2204"], "kernel.cmdline_params", {"iommu": "pt", "movablecore": "75%"})
+    f = one(run(node, matrix), "NODE-PINNING-MOVABLE-MEMORY")
+    assert "movablecore=75%" in f.title and "ZONE_MOVABLE" in f.mechanism
+    assert f.predicted_error.endswith("Cannot allocate memory")
+    assert "NODE-PINNING-MOVABLE-MEMORY" not in ids(run(probed["inbox-ubuntu2204"], matrix))  # iommu=pt only
+    mirror = swap(probed["inbox-ubuntu2204"], "kernel.cmdline_params", {"kernelcore": "mirror"})
+    assert "NODE-PINNING-MOVABLE-MEMORY" in ids(run(mirror, matrix))  # non-mirrored memory goes to ZONE_MOVABLE

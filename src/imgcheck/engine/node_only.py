@@ -17,7 +17,7 @@ from .context import MLNX_STACKS, Ctx
 from .emit import finding, unknown
 
 RULES = ("NODE-PEERMEM-NO-PEER-API", "NODE-OFED-NOT-RUNNING", "NODE-PEERMEM-STALE-BUILD", "NODE-LEGACY-NV-PEER-MEM",
-         "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT")
+         "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT", "NODE-PINNING-MOVABLE-MEMORY")
 
 NODE_ONLY_REFERENCE = "(no image: node check)"
 NODE_ONLY_IMAGE = ImageFacts(reference=NODE_ONLY_REFERENCE, notes=("node check: node facts only, no image",))
@@ -65,6 +65,8 @@ def check(ctx: Ctx):
     if _uses_rdma(ctx):
         yield from _ofed_not_running(ctx)
         yield from _stale_build(ctx)
+        if ctx.node_has_rdma is not False:
+            yield from _movable(ctx)
     if workload is None or ctx.node_has_rdma is False or not _has_gpu(ctx):
         return
     yield from _no_peer_api(ctx, workload)
@@ -235,6 +237,21 @@ def _gpu_class(ctx: Ctx, workload: str):
                       gpu=gpu.name, gpu_class=klass, hca=ctx.hca, workload=workload,
                       source_note=row.get("note", "gpu_class given in the node facts") if not gpu.gpu_class
                       else "gpu_class given in the node facts")
+
+
+# ---------- long-term pinning and ZONE_MOVABLE ----------
+def _movable(ctx: Ctx):
+    rule = "NODE-PINNING-MOVABLE-MEMORY"
+    params = ctx.node.kernel.cmdline_params or {}
+    used = {k: v for k, v in params.items() if k in ("movablecore", "kernelcore") and v}
+    if not used:
+        return
+    row = ctx.matrix.row("pinning_kernel_features", feature="longterm_pin_migrates_out_of_movable")
+    if row is None:
+        return
+    words = " ".join(f"{k}={v}" for k, v in used.items())
+    yield finding(ctx.matrix, rule, [ctx.node_ev("kernel.cmdline_params", words, "/proc/cmdline")],
+                  params=words, effect=row["effect"])
 
 
 # ---------- PCIe ACS ----------

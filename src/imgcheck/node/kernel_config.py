@@ -41,7 +41,7 @@ RELEVANT_CONFIG = (
 )
 # Boot parameters (Documentation/admin-guide/kernel-parameters.txt) that change the DMA path of a NIC or GPU.
 RELEVANT_PARAMS = ("iommu", "intel_iommu", "amd_iommu", "iommu.passthrough", "iommu.strict", "pci",
-                   "pcie_acs_override", "transparent_hugepage")
+                   "pcie_acs_override", "transparent_hugepage", "movablecore", "kernelcore")
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
