@@ -288,3 +288,24 @@ def test_movablecore_on_the_cmdline_warns_about_long_term_pinning(probed, matrix
     assert "NODE-PINNING-MOVABLE-MEMORY" not in ids(run(probed["inbox-ubuntu2204"], matrix))  # iommu=pt only
     mirror = swap(probed["inbox-ubuntu2204"], "kernel.cmdline_params", {"kernelcore": "mirror"})
     assert "NODE-PINNING-MOVABLE-MEMORY" in ids(run(mirror, matrix))  # non-mirrored memory goes to ZONE_MOVABLE
+
+
+def test_hand_written_facts_with_a_bad_gpu_class_are_bad_input(tmp_path, probed, capsys):
+    doc = json.loads(dump_node_facts(probed["inbox-ubuntu2404-open"]))
+    doc["gpu"]["gpus"][0]["gpu_class"] = "gaming"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    assert main(["node", "check", "--node-facts", str(path)]) == 2
+    assert "gpu_class must be one of datacenter, workstation, consumer, embedded" in capsys.readouterr().err
+
+
+def test_hand_written_minimal_facts_leave_new_facts_unknown(tmp_path, matrix):
+    path = tmp_path / "min.json"
+    path.write_text(json.dumps({"name": "n1", "rdma": {"stack": "mlnx_ofed", "ofed_version": "23.10-1.1.9.0"},
+                                "gpu": {"driver_version": "535.129.03"}}))
+    from imgcheck.model.node_io import load_node_facts
+
+    node = load_node_facts(str(path))
+    assert node.kernel.config is None and node.rdma.module_files is None and node.dkms is None
+    result = run(node, matrix)
+    assert not [f for f in result.findings if f.severity == "error"]

@@ -13,6 +13,7 @@ STACK_INBOX = "inbox"
 STACK_MLNX_OFED = "mlnx_ofed"
 STACK_DOCA = "doca"
 STACK_NONE = "none"
+GPU_CLASSES = ("datacenter", "workstation", "consumer", "embedded")  # compat_matrix gpu_classes
 
 
 @dataclass(frozen=True)
