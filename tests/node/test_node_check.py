@@ -309,3 +309,25 @@ def test_hand_written_minimal_facts_leave_new_facts_unknown(tmp_path, matrix):
     assert node.kernel.config is None and node.rdma.module_files is None and node.dkms is None
     result = run(node, matrix)
     assert not [f for f in result.findings if f.severity == "error"]
+
+
+def test_node_check_over_an_inventory_fleet(home, probed, capsys):
+    from imgcheck.node.inventory import Inventory
+
+    inv = Inventory.default()
+    inv.add(dataclasses.replace(probed["inbox-ubuntu2204"], labels={"pool": "a"}))
+    inv.add(dataclasses.replace(probed["mlnx-ofed-23.10-ubuntu2204"], labels={"pool": "a"}))
+    assert main(["node", "check", "--fleet", "pool=a", "-o", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    link = next(f for f in doc["findings"] if f["id"] == "FLEET-LINK-LAYER-MIXED")
+    assert sorted(link["nodes"]) == ["dgx-a100-07", "gpu-roce-01"]
+    assert main(["node", "check", "--fleet", "pool=none"]) == 3  # no node to obtain: exit 3, as check does
+
+
+def test_image_check_reports_the_node_state_rules_for_an_rdma_image(probed, matrix):
+    from imgcheck.model.image import Libibverbs, RdmaFacts
+
+    image = ImageFacts(reference="rdma-app:1", rdma=RdmaFacts(libibverbs=Libibverbs(version="1.14.44.0", rdma_core="44.0")))
+    result = evaluate(image, probed["ofed-upgrade-stale-peermem"], matrix)
+    assert "NODE-PEERMEM-STALE-BUILD" in ids(result)
+    assert "NODE-DMABUF-UNAVAILABLE" not in ids(result)  # no CUDA in the image: no GPUDirect workload
