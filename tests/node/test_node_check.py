@@ -331,3 +331,12 @@ def test_image_check_reports_the_node_state_rules_for_an_rdma_image(probed, matr
     result = evaluate(image, probed["ofed-upgrade-stale-peermem"], matrix)
     assert "NODE-PEERMEM-STALE-BUILD" in ids(result)
     assert "NODE-DMABUF-UNAVAILABLE" not in ids(result)  # no CUDA in the image: no GPUDirect workload
+
+
+# ---------- NODE-IOMMU-TRANSLATED ----------
+def test_translated_iommu_domains_are_reported(probed, matrix):
+    node = swap(probed["inbox-ubuntu2204"], "iommu_domains", {"0000:17:00.0": "DMA-FQ", "0000:18:00.0": "identity"})
+    f = one(run(node, matrix), "NODE-IOMMU-TRANSLATED")
+    assert "0000:17:00.0 DMA-FQ" in f.title and "0000:18:00.0" not in f.title
+    passthrough = swap(node, "iommu_domains", {"0000:17:00.0": "identity", "0000:18:00.0": "none"})
+    assert "NODE-IOMMU-TRANSLATED" not in ids(run(passthrough, matrix))

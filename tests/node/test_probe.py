@@ -141,7 +141,7 @@ EXPECTED = {
         "gpus": [],
         "memlock": 8192, "memlock_note": PROC_LIMITS,
         "unknown": {"dkms", "gpu.driver_version", "kernel.cmdline", "kernel.config", "rdma.packages", "rdma.uverbs_abi",
-                    "pci_acs_redirect"},
+                    "pci_acs_redirect", "iommu_domains"},
         "stack_note": "no RDMA kernel module loaded",
     },
 }

@@ -240,3 +240,24 @@ def test_acs_capability_loop_in_hostile_bytes_ends():
     data = bytearray(4096)
     data[0x100:0x104] = (0x0001 | (0x100 << 20)).to_bytes(4, "little")  # points at itself
     assert acs_redirect(bytes(data)) is False
+
+
+# ---------- IOMMU domains ----------
+def test_iommu_domain_types_from_sysfs_groups(tmp_path):
+    root = copy_root(tmp_path, "inbox-ubuntu2204")
+    for n, kind in ((12, "DMA-FQ"), (13, "identity")):
+        (root / f"sys/kernel/iommu_groups/{n}").mkdir(parents=True)
+        (root / f"sys/kernel/iommu_groups/{n}/type").write_text(kind + "\n")
+    os.symlink("../../../kernel/iommu_groups/12", root / "sys/devices/pci0000:00/0000:17:00.0/iommu_group")
+    os.symlink("../../../kernel/iommu_groups/13", root / "sys/devices/pci0000:00/0000:18:00.0/iommu_group")
+    domains = probe(str(root)).iommu_domains
+    assert domains == {"0000:17:00.0": "DMA-FQ", "0000:31:00.0": "none", "0000:18:00.0": "identity",
+                       "0000:2a:00.0": "none"}
+
+
+def test_iommu_group_without_type_file_is_unknown(tmp_path):
+    root = copy_root(tmp_path, "inbox-ubuntu2204")
+    (root / "sys/kernel/iommu_groups/12").mkdir(parents=True)
+    os.symlink("../../../kernel/iommu_groups/12", root / "sys/devices/pci0000:00/0000:17:00.0/iommu_group")
+    facts = probe(str(root))
+    assert facts.iommu_domains is None and "before 5.11" in facts.unknown["iommu_domains"]

@@ -17,7 +17,8 @@ from .context import MLNX_STACKS, Ctx
 from .emit import finding, unknown
 
 RULES = ("NODE-PEERMEM-NO-PEER-API", "NODE-OFED-NOT-RUNNING", "NODE-PEERMEM-STALE-BUILD", "NODE-LEGACY-NV-PEER-MEM",
-         "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT", "NODE-PINNING-MOVABLE-MEMORY")
+         "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT", "NODE-PINNING-MOVABLE-MEMORY",
+         "NODE-IOMMU-TRANSLATED")
 
 NODE_ONLY_REFERENCE = "(no image: node check)"
 NODE_ONLY_IMAGE = ImageFacts(reference=NODE_ONLY_REFERENCE, notes=("node check: node facts only, no image",))
@@ -73,6 +74,7 @@ def check(ctx: Ctx):
     yield from _legacy(ctx, workload)
     yield from _gpu_class(ctx, workload)
     yield from _acs(ctx, workload)
+    yield from _iommu(ctx, workload)
     if node_only(ctx) or ctx.nccl is None:  # with NCCL, GDR-PEERMEM-MISSING / DMABUF-UNSUPPORTED say it
         yield from _dmabuf(ctx, workload)
 
@@ -267,6 +269,25 @@ def _acs(ctx: Ctx, workload: str):
     yield finding(ctx.matrix, rule, [ctx.node_ev("pci_acs_redirect", ", ".join(bridges), "/sys/bus/pci/devices/<bridge>/config"),
                                      _workload_ev(workload)],
                   count=len(bridges), bridges=", ".join(bridges), cmdline_words=cmdline_words, workload=workload)
+
+
+# ---------- IOMMU ----------
+TRANSLATED = ("DMA", "DMA-FQ")
+
+
+def _iommu(ctx: Ctx, workload: str):
+    rule = "NODE-IOMMU-TRANSLATED"
+    domains = ctx.node.iommu_domains
+    if not domains:
+        return
+    translated = {bdf: kind for bdf, kind in domains.items() if kind in TRANSLATED}
+    if not translated:
+        return
+    words = ", ".join(f"{bdf} {kind}" for bdf, kind in translated.items())
+    yield finding(ctx.matrix, rule, [ctx.node_ev("iommu_domains", words, "/sys/kernel/iommu_groups/<n>/type"),
+                                     _workload_ev(workload)],
+                  domains=words, devices=", ".join(translated), types="/".join(sorted(set(translated.values()))),
+                  workload=workload)
 
 
 # ---------- no GPUDirect path at all ----------

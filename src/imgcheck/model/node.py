@@ -151,3 +151,5 @@ class NodeFacts:
     notes: dict[str, str] = field(default_factory=dict)  # fact -> how it was decided / what it means
     dkms: tuple[DkmsModule, ...] | None = None  # None: /var/lib/dkms unreadable or absent
     pci_acs_redirect: tuple[str, ...] | None = None  # bridges above GPUs/NICs with ACS P2P redirect on
+    # GPU / NIC PCI address -> IOMMU domain type: identity | DMA | DMA-FQ | blocked | unmanaged | none (no IOMMU)
+    iommu_domains: dict[str, str] | None = None

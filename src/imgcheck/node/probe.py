@@ -19,6 +19,7 @@ from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_
 from .modules import module_file_paths, scan_modules
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
+from .iommu import scan_iommu
 from .pci_acs import scan_acs
 from .rdma_devices import scan_devices
 
@@ -58,6 +59,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
     gpu = scan_gpu(host, mods.modules, mods.sysfs_visible, unknown)
     limits = _memlock(host, unknown, notes)
     kconf = read_kernel_config(host, release, unknown, notes)
+    endpoints = [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus]
     return NodeFacts(
         name=name or _hostname(host, root, unknown),
         collected_at=(now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -71,8 +73,8 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         unknown=unknown,
         notes=notes,
         dkms=scan_dkms(host, unknown),
-        pci_acs_redirect=scan_acs(host, [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus],
-                                  unknown),
+        pci_acs_redirect=scan_acs(host, endpoints, unknown),
+        iommu_domains=scan_iommu(host, endpoints, unknown),
     )
 
 
