@@ -261,3 +261,12 @@ def test_iommu_group_without_type_file_is_unknown(tmp_path):
     os.symlink("../../../kernel/iommu_groups/12", root / "sys/devices/pci0000:00/0000:17:00.0/iommu_group")
     facts = probe(str(root))
     assert facts.iommu_domains is None and "before 5.11" in facts.unknown["iommu_domains"]
+
+
+def test_missing_memory_peers_on_an_ofed_node_is_explained_not_taken_as_no_api(tmp_path):
+    root = copy_root(tmp_path, "doca-24.10-ubuntu2404")
+    shutil.rmtree(root / "sys/kernel/mm/memory_peers")
+    facts = probe(str(root))
+    assert facts.rdma.peer_memory_api is False  # the fact stays literal: the directory is absent
+    assert "says nothing about the peer-memory API" in facts.notes["rdma.peer_memory_api"]
+    assert "rdma.peer_memory_api" not in probe(fixture_root("doca-24.10-ubuntu2404")).notes

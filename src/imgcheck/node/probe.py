@@ -49,6 +49,11 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         unknown["rdma.stack"] = decision.why
     else:
         notes["rdma.stack"] = decision.why
+    if decision.stack in ("mlnx_ofed", "doca") and rdma_peers_absent(host):
+        notes["rdma.peer_memory_api"] = (f"{MEMORY_PEERS} is absent: that says nothing about the peer-memory API "
+                                         "itself, which MLNX_OFED/DOCA ib_core keeps; releases from 24.07 on no longer "
+                                         "create the directory (compat_matrix kernel_rdma_features "
+                                         "memory_peers_sysfs_removed)")
     arch = _arch(host, release)
     files = scan_module_files(host, module_file_paths(host, release, PEER_MODULE_FILES), unknown)
     symvers, symvers_path = read_ofed_symvers(host, release, _MACHINE.get(arch or ""))
@@ -131,6 +136,10 @@ def _peer_memory_api(host: HostRoot, unknown: dict[str, str]) -> bool | None:
         unknown["rdma.peer_memory_api"] = "/sys/kernel is not visible under the probe root"
         return None
     return host.is_dir(MEMORY_PEERS)
+
+
+def rdma_peers_absent(host: HostRoot) -> bool:
+    return host.is_dir("/sys/kernel") and not host.is_dir(MEMORY_PEERS)
 
 
 _LIMIT_LINE = re.compile(r"^Max locked memory\s+(?P<soft>\S+)\s+(?P<hard>\S+)\s+(?P<unit>\S+)", re.M)
