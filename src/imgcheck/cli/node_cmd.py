@@ -52,17 +52,10 @@ def register(sub) -> None:
                                         "ib_core, and differences between the nodes that break a job spanning them. "
                                         "Same report formats and exit codes as `imgcheck check`.")
     from .check_cmd import FAIL_ON
-    from .common_args import add_matrix_arg, add_node_args
+    from .common_args import add_matrix_arg, add_node_args, add_report_args
 
     add_node_args(check)
-    check.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]",
-                       help="table, json, sarif, junit or markdown; repeatable, one may go to stdout")
-    check.add_argument("--fail-on", choices=FAIL_ON, default="error",
-                       help="exit 1 when a finding is at or above this severity (default: error)")
-    check.add_argument("--ignore", action="append", default=[], metavar="RULE[@NODE]",
-                       help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable")
-    check.add_argument("--reason", action="append", default=[], metavar="TEXT",
-                       help="why the --ignore is acceptable (once for all, or once per --ignore)")
+    add_report_args(check, FAIL_ON)
     add_matrix_arg(check)
     check.set_defaults(func=run_check)
 
@@ -156,7 +149,7 @@ def run_check(args) -> int:
     report = api.check_nodes(resolve_nodes(args), matrix_path=args.matrix, suppressions=suppressions)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
-        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on))
+        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on, verbose=args.verbose))
     return exit_code(report, args.fail_on)
 
 

@@ -19,6 +19,7 @@ from .emit import finding, unknown
 RULES = ("NODE-PEERMEM-NO-PEER-API", "NODE-OFED-NOT-RUNNING", "NODE-PEERMEM-STALE-BUILD", "NODE-LEGACY-NV-PEER-MEM",
          "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT", "NODE-PINNING-MOVABLE-MEMORY",
          "NODE-IOMMU-TRANSLATED")
+NEEDS = {"thresholds": {"nvidia_peermem_first_driver_branch"}}
 
 NODE_ONLY_REFERENCE = "(no image: node check)"
 NODE_ONLY_IMAGE = ImageFacts(reference=NODE_ONLY_REFERENCE, notes=("node check: node facts only, no image",))
@@ -202,11 +203,12 @@ def _legacy(ctx: Ctx, workload: str):
         return
     driver = ctx.node.gpu.driver_version
     branch = numeric_tuple(driver or "")
-    if branch and branch[0] < 470:
-        return  # nvidia-peermem ships from R470: on older drivers nv_peer_mem is the only option
+    first = ctx.matrix.threshold("nvidia_peermem_first_driver_branch")
+    if branch and branch[0] < first:
+        return  # drivers before that branch do not ship nvidia-peermem: nv_peer_mem is the only option
     why = (f"The node's driver {driver} ships nvidia-peermem, so nv_peer_mem is a separately built leftover "
            "that must be rebuilt by hand after every driver or OFED change." if driver else
-           "Drivers from R470 on ship nvidia-peermem.")
+           f"Drivers from R{first} on ship nvidia-peermem.")
     yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.modules.nv_peer_mem", True, "/sys/module/nv_peer_mem"),
                                      ctx.node_ev("gpu.driver_version", driver), _workload_ev(workload)], why=why)
 
