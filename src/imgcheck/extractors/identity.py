@@ -5,6 +5,6 @@ just to name the cache would cost more than the answer. tests/test_extractors.py
 WANTS_FINGERPRINT is the hash of the extractors' wants, so a changed want cannot reuse old entries.
 """
 
-EXTRACTOR_VERSION = "1"  # bump when how a kept file is read into facts changes
-WANTS_FINGERPRINT = "f1db86eda671e29a25c456ae7993ffa825a0407c1e924abc40a843ff4213b739"  # sha256 of WantSet.key()
+EXTRACTOR_VERSION = "2"  # bump when how a kept file is read into facts changes
+WANTS_FINGERPRINT = "8375e401346e05e4e73dc1be58edc5b36075a5e9374b85dfb559de5251ac36a8"  # sha256 of WantSet.key()
 CACHE_NAMESPACE = f"{EXTRACTOR_VERSION}\n{WANTS_FINGERPRINT}"
