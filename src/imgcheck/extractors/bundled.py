@@ -18,6 +18,7 @@ from ..model.image import BundledStack
 from ..view.fileview import FileView
 from ..view.wants import ANY_DIRS, Want
 from .python import PythonFacts
+from .rdma import compiled_dirs
 
 _HASH = r"(?:-[0-9a-f]{8})?"
 WANTS = (
@@ -64,6 +65,8 @@ def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
                         stack["private"] = next((int(m.group(1)) for v in defined if (m := _PRIVATE.match(v))), None)
                     except NotElf:
                         pass
+                    # where this copy looks for providers: a system path, not the wheel's
+                    stack["dirs"] = compiled_dirs(ref.data)
     found = []
     for (directory, kind), stack in sorted(stacks.items()):
         # the owning distribution: the top-level directory's name (`nixl`, `nixl_cu12.libs`, `libucx`)
@@ -78,5 +81,6 @@ def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
             kind=kind, path="/" + directory, distribution=dist.name if dist else None, version=version,
             libraries=tuple(sorted(stack["libs"])), private_abi=stack["private"],
             loaded_by=f"a Python process importing {who} (its modules' RPATH); other processes load the system copy",
-            layer=stack["layer"]))
+            layer=stack["layer"], provider_dir=stack.get("dirs", (None, None))[0],
+            config_dir=stack.get("dirs", (None, None))[1]))
     return found

@@ -19,7 +19,7 @@ from ..model.image import Cuda, CudaRuntime, Package
 from ..versions.ecosystems import numeric_tuple
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import ANY_DIRS, Want
-from .loader import Loader
+from .loader import Loader, in_python_package
 from .python import PythonFacts
 
 _CUDART = ANY_DIRS + r"libcudart(?:-[0-9a-f]{8})?\.so(?:\.[0-9]+)*"  # torch's bundled copy carries a hash
@@ -59,10 +59,6 @@ def _toolkit(view: FileView) -> tuple[str | None, str | None, str | None, str | 
     return None, None, None, None
 
 
-def _in_python_package(path: str) -> bool:
-    return "site-packages/" in path or "dist-packages/" in path
-
-
 def _library_runtimes(view: FileView, loader: Loader | None) -> list[CudaRuntime]:
     found = []
     seen: set[str] = set()
@@ -96,7 +92,7 @@ def _library_runtimes(view: FileView, loader: Loader | None) -> list[CudaRuntime
         hit, how = chosen.get(major, (None, None))
         loaded = None if loader is None else real == hit
         if loaded is False:
-            how = ("inside a Python package: loaded through its modules' RPATH" if _in_python_package(real)
+            how = ("inside a Python package: loaded through its modules' RPATH" if in_python_package(real)
                    else f"not the loader's choice for libcudart.so.{major}")
         found.append(CudaRuntime(version=version, origin=origin, path="/" + real, layer=ref.layer, soname=soname,
                                  library="/" + real, loaded=loaded, how=how))

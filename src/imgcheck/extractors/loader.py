@@ -174,8 +174,13 @@ class Loader:
         return ordered, chosen
 
 
+def in_python_package(path: str) -> bool:
+    """Inside a site directory: a wheel's copy, loaded through its modules' RPATH, not the search path."""
+    return "/site-packages/" in "/" + path or "/dist-packages/" in "/" + path
+
+
 def _why_not(real: str, soname: str) -> str:
-    if "/site-packages/" in "/" + real or "/dist-packages/" in "/" + real:
+    if in_python_package(real):
         return "inside a Python package: loaded only through its modules' RPATH"
     if "/pkgs/" in "/" + real:
         return "in conda's package cache, not an environment"

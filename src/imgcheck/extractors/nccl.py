@@ -9,7 +9,7 @@ import re
 from ..model.image import Nccl, Package
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import Want
-from .loader import Loader
+from .loader import Loader, in_python_package
 from .python import PythonFacts, pinned
 
 WANTS = (Want(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*"),)  # dist-info METADATA: python.WANTS
@@ -17,14 +17,10 @@ _LIB_VERSION = re.compile(r"libnccl\.so\.(2\.\d+\.\d+)$")
 _NCCL_WHEEL = re.compile(r"nvidia-nccl-cu[0-9]+")
 
 
-def _in_python_package(path: str) -> bool:
-    return "site-packages/" in path or "dist-packages/" in path
-
-
 def extract(view: FileView, packages: list[Package], python: PythonFacts | None = None,
             loader: Loader | None = None, machine: str | None = None) -> list[Nccl]:
     found: list[Nccl] = []
-    libs = [p for p in view.paths(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*") if not _in_python_package(p)]
+    libs = [p for p in view.paths(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*") if not in_python_package(p)]
     chosen, how = loader.find("libnccl.so.2") if loader is not None else (None, None)
     seen_real: set[str] = set()
     for path in libs:

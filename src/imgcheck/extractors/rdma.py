@@ -11,7 +11,7 @@ from ..model.image import (FLAVOR_DOCA, FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_N
 from ..versions.mlnx import is_mlnx, parse_mlnx
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import Want
-from .loader import Loader
+from .loader import Loader, in_python_package
 
 _LIBDIR = r"(?:[^/]+/)*"
 SHARED_PROVIDERS = r"lib(?:efa|hns|ionic|mana|mlx4|mlx5)"
@@ -51,7 +51,7 @@ def _ibverbs_version(real: str) -> str | None:
     return posixpath.basename(real)[len("libibverbs.so."):] if match else None
 
 
-def _compiled_dirs(data: bytes | None) -> tuple[str | None, str | None]:
+def compiled_dirs(data: bytes | None) -> tuple[str | None, str | None]:
     """(provider dir, config dir) compiled into a libibverbs: the strings VERBS_PROVIDER_DIR "/lib%s" suffix
     and IBV_CONFIG_DIR (rdma-core libibverbs/dynamic_driver.c load_driver/read_config)."""
     if not data:
@@ -70,10 +70,13 @@ def _libibverbs(view: FileView, loader: Loader) -> Libibverbs | None:
     if not copies:
         return None
     if chosen is None:
-        # nothing on the search path: a process needs LD_LIBRARY_PATH set at run time; read the copy
-        # outside Python packages and package caches, the one such a setting most likely names
-        chosen = next((c.path for c in copies if "/site-packages/" not in c.path and "/dist-packages/" not in c.path
-                       and "/pkgs/" not in c.path), copies[0].path).lstrip("/")
+        # nothing on the search path: a process needs LD_LIBRARY_PATH set at run time; read the copy outside
+        # package caches, the one such a setting most likely names. Copies inside Python packages are
+        # bundled stacks (bundled.py), loaded only by their importers: they are not the image's libibverbs.
+        system = [c.path for c in copies if not in_python_package(c.path)]
+        if not system:
+            return None
+        chosen = next((p for p in system if "/pkgs/" not in p), system[0]).lstrip("/")
     ref = view.file(chosen)
     if ref is None:
         return None
@@ -88,7 +91,7 @@ def _libibverbs(view: FileView, loader: Loader) -> Libibverbs | None:
             symvers, soname = info.defined_versions, info.soname
         except NotElf:
             pass
-    provider_dir, config_dir = _compiled_dirs(ref.data)
+    provider_dir, config_dir = compiled_dirs(ref.data)
     private = next((int(m.group(1)) for v in symvers if (m := _PRIVATE.match(v))), None)
     minors = {int(m.group(1)) for v in symvers if (m := _IBVERBS_SYMVER.match(v))}
     return Libibverbs(

@@ -13,7 +13,7 @@ import re
 from ..model.image import Package, Ucx
 from ..view.fileview import FileView
 from ..view.wants import Want
-from .loader import Loader
+from .loader import Loader, in_python_package
 
 UCX_PACKAGES = ("libucx0", "ucx", "ucx-libs")
 WANTS = (
@@ -47,8 +47,12 @@ def _listed_lib(view: FileView) -> str | None:
 
 
 def extract(view: FileView, packages: list[Package], loader: Loader | None = None) -> Ucx | None:
-    libs = view.paths(_LIBS)
-    copies, chosen = loader.copies("libucp.so.0", libs) if loader is not None and libs else ([], None)
+    all_libs = view.paths(_LIBS)
+    copies, chosen = loader.copies("libucp.so.0", all_libs) if loader is not None and all_libs else ([], None)
+    # copies inside Python packages (libucx, nixl wheels) are bundled stacks, loaded only by their importers
+    libs = [p for p in all_libs if not in_python_package(p)]
+    if chosen is not None and in_python_package(chosen):
+        chosen = None
     system_lib = chosen or next((p for p in libs if not p.startswith("opt/hpcx/")), libs[0] if libs else None)
     pkg = next((p for p in packages if p.name in UCX_PACKAGES), None)
     if pkg is not None:
@@ -57,7 +61,7 @@ def extract(view: FileView, packages: list[Package], loader: Loader | None = Non
         version = upstream_version(pkg.version)
         return Ucx(version=version, path="/" + lib if lib else pkg.path, layer=layer, origin=pkg.db,
                    package_version=pkg.version if pkg.version != version else None, copies=tuple(copies))
-    pcs = view.paths(r"(?:[^/]+/)*ucx\.pc")
+    pcs = [p for p in view.paths(r"(?:[^/]+/)*ucx\.pc") if not in_python_package(p)]
     if chosen:
         # prefer the ucx.pc of the loaded library's tree: <prefix>/lib/libucp.so.0 and <prefix>/lib/pkgconfig/ucx.pc
         tree = posixpath.dirname(chosen)

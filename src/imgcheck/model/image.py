@@ -157,6 +157,8 @@ class BundledStack:
     private_abi: int | None = None  # rdma-core: IBVERBS_PRIVATE_N of its libibverbs
     loaded_by: str | None = None  # which process would load it
     layer: str | None = None
+    provider_dir: str | None = None  # rdma-core: the provider dir compiled into its libibverbs (a system path)
+    config_dir: str | None = None  # rdma-core: its IBV_CONFIG_DIR
 
 
 @dataclass(frozen=True)
