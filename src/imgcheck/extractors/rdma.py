@@ -137,6 +137,22 @@ def _read_provider(view: FileView, path: str, name: str, pabi: int, driver_file:
                     version=version, symbol_versions=symvers, library=library)
 
 
+def _real(view: FileView, path: str) -> str | None:
+    ref = view.file(path.lstrip("/"))
+    return ref.real_path if ref is not None else None
+
+
+def _load_target(view: FileView, loader: Loader, driver: str, name: str, pabi: int, pdir: str | None) -> str | None:
+    """The file libibverbs' load_driver opens for a driver name: an absolute name plus the suffix, else
+    its provider dir's file, else the bare name by the loader's search path."""
+    suffix = f"-rdmav{pabi}.so"
+    if driver.startswith("/"):
+        return _real(view, driver + suffix)
+    if pdir and (hit := _real(view, posixpath.join(pdir, f"lib{name}{suffix}"))):
+        return hit
+    return loader.find(f"lib{name}{suffix}")[0]
+
+
 def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
                env: dict[str, str]) -> tuple[list[Provider], list[Provider]]:
     """(providers the loaded libibverbs looks at, other provider files), each marked loaded or not.
@@ -202,6 +218,8 @@ def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
             how, loaded = f"in {place}, but no driver file in {config_dir} or RDMAV_DRIVERS names {name}", False
         elif pabi is not None and file_pabi != pabi:
             how, loaded = f"in {place}, but libibverbs asks for lib{name}-rdmav{pabi}.so", False
+        elif _load_target(view, loader, driver, name, file_pabi, pdir) != _real(view, path):
+            how, loaded = f"in {place}, but another lib{name}-rdmav{file_pabi}.so is found first", False
         else:
             how, loaded = f"{place}, named by {source}", True
         mine.append(Provider(**{**prov.__dict__, "loaded": loaded, "how": how}))
