@@ -166,8 +166,8 @@ def pinned(dist: Distribution, wanted: re.Pattern[str], machine: str | None = No
     for line in requires_dist(dist):
         try:
             req = Requirement(line)
-        except InvalidRequirement:
-            continue
+        except (InvalidRequirement, ValueError):
+            continue  # an image's METADATA is untrusted text
         name = _canonical(req.name)
         if not wanted.fullmatch(name):
             continue
