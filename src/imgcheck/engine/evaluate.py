@@ -8,10 +8,10 @@ from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
-from . import cuda, dmabuf, env_traps, gdr, limits, ofed, rdma_userspace
+from . import cuda, dmabuf, env_traps, gdr, limits, ofed, rdma_userspace, ucx
 from .context import Ctx
 
-FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps)
+FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps, ucx)
 RULE_IDS: tuple[str, ...] = tuple(rule for family in FAMILIES for rule in family.RULES)
 # Matrix rows the engine looks up by key; `imgcheck matrix validate` checks they exist.
 REQUIRED_ROWS: dict[str, set] = {
