@@ -39,7 +39,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         platform=image.platform,
         os=os_release.extract(view),
         rdma=rdma.extract(view, pkgs, image_env, ld),
-        ucx=ucx.extract(view, pkgs, ld),
+        ucx=ucx.extract(view, pkgs, ld, image_env),
         nccl=tuple(nccl.extract(view, pkgs, py, ld, machine)),
         cuda=cuda.extract(view, image_env, pkgs, py, ld),
         hpcx=hpcx.extract(view, image_env),

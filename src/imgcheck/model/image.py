@@ -85,6 +85,17 @@ class RdmaFacts:
 
 
 @dataclass(frozen=True)
+class UcxModule:
+    """A UCX transport module (libuct_ib*.so in UCX's module dir) and the ELF symbol versions it needs."""
+
+    name: str  # uct_ib, uct_ib_mlx5, ...
+    path: str
+    layer: str | None = None
+    needs_ibverbs: tuple[str, ...] = ()  # .gnu.version_r entries against libibverbs.so.1
+    needs_mlx5: tuple[str, ...] = ()  # ... against libmlx5.so.1
+
+
+@dataclass(frozen=True)
 class Ucx:
     version: str | None
     path: str | None = None
@@ -92,6 +103,8 @@ class Ucx:
     origin: str | None = None  # dpkg | rpm | ucx.pc | hpcx
     package_version: str | None = None  # the package's own version string when it differs (1.10.1~rc1+really.1.10.0-1)
     copies: tuple[LibraryCopy, ...] = ()  # every libucp.so.0 in the image, the loaded one marked
+    module_dir: str | None = None  # where this copy's libucs loads modules from: <its dir>/ucx, or UCX_MODULE_DIR
+    modules: tuple[UcxModule, ...] = ()  # its InfiniBand transport modules, with their ELF version needs
 
 
 @dataclass(frozen=True)
