@@ -58,3 +58,32 @@ class Rootfs:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def cached_layers(cache_root: str, inputs: list[str], names: list[str], build) -> dict[str, str]:
+    """Layer tars built once per set of inputs (base tar, wheels, debs, commands), then reused.
+
+    `build(directory)` writes `<name>.tar` for every name into `directory`. The key hashes each input
+    file's name, size and mtime and each input string, so a new wheel or command builds anew.
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    for item in inputs:
+        if os.path.exists(item):
+            st = os.stat(item)
+            h.update(f"{os.path.basename(item)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        else:
+            h.update(item.encode() + b"\n")
+    directory = os.path.join(cache_root, "layers", h.hexdigest()[:16])
+    paths = {n: os.path.join(directory, n + ".tar") for n in names}
+    if not all(os.path.exists(p) for p in paths.values()):
+        tmp = directory + f".tmp{os.getpid()}"
+        os.makedirs(tmp, exist_ok=True)
+        try:
+            build(tmp)
+            shutil.rmtree(directory, ignore_errors=True)
+            os.replace(tmp, directory)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return paths

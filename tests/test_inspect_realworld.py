@@ -16,7 +16,7 @@ import tarfile
 
 import pytest
 
-from chrootimage import Rootfs
+from chrootimage import Rootfs, cached_layers
 from conftest import ROOTFS_CACHE, build_rootfs
 from imagebuild import write_docker_archive
 from imgcheck import api
@@ -38,28 +38,34 @@ def _python_base() -> str:
     return path
 
 
+PIP_COMMANDS = {
+    "venv_torch": "python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-index --no-deps {cu12} {torch}",
+    "nccl_wheel": "/opt/venv/bin/pip install -q --no-index --no-deps {nccl}",
+    "target_cu13": "/opt/venv/bin/pip install -q --no-index --no-deps --target /opt/pylibs {cu13}",
+    "libcudart12": "dpkg -i --force-depends {deb}",
+}
+
+
 @pytest.fixture(scope="module")
 def pip_layers(tmp_path_factory):
-    """Layer tars over bookworm-python3, each made by the image's own python3/pip/dpkg."""
+    """Layer tars over bookworm-python3, each made by the image's own python3/pip/dpkg (cached once built)."""
     base = _python_base()
     work = tmp_path_factory.mktemp("pip-layers")
     files = {"cu12": wheel(CU12), "cu13": wheel(CU13), "torch": metadata_wheel(TORCH, str(work)),
              "nccl": metadata_wheel(NCCL, str(work)), "deb": debian_package("libcudart12", "trixie", "non-free")}
-    fs = Rootfs(base, str(work / "root"))
-    try:
-        inside = {k: fs.copy_in(v, "/debs" if k == "deb" else "/wheels") for k, v in files.items()}
-        layers = {}
-        fs.run(f"python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-index --no-deps "
-               f"{inside['cu12']} {inside['torch']}")
-        layers["venv_torch"] = fs.layer(str(work / "venv_torch.tar"))
-        fs.run(f"/opt/venv/bin/pip install -q --no-index --no-deps {inside['nccl']}")
-        layers["nccl_wheel"] = fs.layer(str(work / "nccl_wheel.tar"))
-        fs.run(f"/opt/venv/bin/pip install -q --no-index --no-deps --target /opt/pylibs {inside['cu13']}")
-        layers["target_cu13"] = fs.layer(str(work / "target_cu13.tar"))
-        fs.run(f"dpkg -i --force-depends {inside['deb']}")
-        layers["libcudart12"] = fs.layer(str(work / "libcudart12.tar"))
-    finally:
-        fs.remove()
+
+    def build(directory):
+        fs = Rootfs(base, str(work / "root"))
+        try:
+            inside = {k: fs.copy_in(v, "/debs" if k == "deb" else "/wheels") for k, v in files.items()}
+            for name, command in PIP_COMMANDS.items():  # in order: each layer holds what its command changed
+                fs.run(command.format(**inside))
+                fs.layer(os.path.join(directory, name + ".tar"))
+        finally:
+            fs.remove()
+
+    inputs = [base, files["cu12"], files["cu13"], files["deb"], TORCH, NCCL] + list(PIP_COMMANDS.values())
+    layers = cached_layers(ROOTFS_CACHE, inputs, list(PIP_COMMANDS), build)
     layers["base"] = base
     return layers
 
@@ -251,18 +257,26 @@ def test_bullseye_ucx_really_version(debian_archive):
 
 # -- second stacks inside wheels (nixl-cu12, libucx-cu12 from PyPI) -------------------------------
 
+STACK_COMMAND = "python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-index --no-deps {wheels}"
+
+
 @pytest.fixture(scope="module")
 def wheel_stack_layer(tmp_path_factory):
     base = _python_base()
     work = tmp_path_factory.mktemp("stacks")
     files = [wheel("nixl-cu12==1.5.1"), wheel("libucx-cu12==1.22.0")]
-    fs = Rootfs(base, str(work / "root"))
-    try:
-        inside = [fs.copy_in(f) for f in files]
-        fs.run("python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-index --no-deps " + " ".join(inside))
-        return base, fs.layer(str(work / "stacks.tar"))
-    finally:
-        fs.remove()
+
+    def build(directory):
+        fs = Rootfs(base, str(work / "root"))
+        try:
+            inside = [fs.copy_in(f) for f in files]
+            fs.run(STACK_COMMAND.format(wheels=" ".join(inside)))
+            fs.layer(os.path.join(directory, "stacks.tar"))
+        finally:
+            fs.remove()
+
+    layers = cached_layers(ROOTFS_CACHE, [base] + files + [STACK_COMMAND], ["stacks"], build)
+    return base, layers["stacks"]
 
 
 def test_bundled_stacks_in_wheels(tmp_path, wheel_stack_layer):
