@@ -294,3 +294,62 @@ def test_bundled_stacks_in_wheels(tmp_path, wheel_stack_layer):
     # the image itself has no rdma-core or UCX: the wheels' copies are not the image's
     assert facts.rdma.libibverbs is None and facts.ucx is None
     assert dataclasses.asdict(facts)  # serialisable
+
+
+# -- libfabric (Debian's libfabric1 1.17.0, dpkg-installed) and NCCL net plugins ---------------------
+
+@pytest.fixture(scope="module")
+def libfabric_layer(tmp_path_factory):
+    base = build_rootfs("bookworm")
+    deb = debian_package("libfabric1", "bookworm", "main")
+    work = tmp_path_factory.mktemp("fabric")
+    command = "dpkg -i --force-depends {deb}"
+
+    def build(directory):
+        fs = Rootfs(base, str(work / "root"))
+        try:
+            fs.run(command.format(deb=fs.copy_in(deb, "/debs")))
+            fs.layer(os.path.join(directory, "libfabric.tar"))
+        finally:
+            fs.remove()
+
+    return base, cached_layers(ROOTFS_CACHE, [base, deb, command], ["libfabric"], build)["libfabric"]
+
+
+def test_debian_libfabric(tmp_path, libfabric_layer):
+    facts = _inspect(tmp_path, list(libfabric_layer))
+    fabric = facts.libfabric
+    # the package's release, not the file's libtool suffix (libfabric.so.1.20.0)
+    assert fabric.version == "1.17.0" and fabric.origin == "dpkg"
+    assert fabric.path == "/usr/lib/x86_64-linux-gnu/libfabric.so.1.20.0"
+    assert fabric.provider_dir == "/usr/lib/x86_64-linux-gnu/libfabric"  # compiled-in FI_PROVIDER_PATH default
+    assert "efa" in fabric.builtin_providers and "EFA_1.2" in fabric.needs_efa
+    assert "IBVERBS_1.12" in fabric.needs_ibverbs
+    assert [c.loaded for c in fabric.copies] == [True]
+    assert fabric.layer == facts.layers[1].diff_id
+
+
+def test_nccl_net_plugin_follows_nccl_net_plugin_and_the_loader(tmp_path):
+    """Plugin files as the AWS EFA installer and HPC-X lay them out (names only: NCCL's choice is by name)."""
+    from imagebuild import Symlink, build_oci, make_layer, write_oci_dir
+
+    layer = make_layer({
+        "opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so": b"\x7fELF not read",
+        "opt/amazon/ofi-nccl/lib/libnccl-net.so": Symlink("libnccl-net-ofi.so"),
+        "opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so.0.0.0": b"\x7fELF not read",
+        "opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so": Symlink("libnccl-net.so.0.0.0"),
+    })
+
+    def plugins(env):
+        oci = write_oci_dir(str(tmp_path / str(len(env))), build_oci([layer], env=env))
+        return {p.path: p for p in api.inspect_image(f"oci-dir:{oci}", use_cache=False).nccl_net_plugins}
+
+    ofi = "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so"
+    sharp = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so.0.0.0"
+    found = plugins(["LD_LIBRARY_PATH=/opt/amazon/ofi-nccl/lib:/opt/hpcx/nccl_rdma_sharp_plugin/lib"])
+    assert found[ofi].loaded and found[ofi].how == "libnccl-net.so by LD_LIBRARY_PATH /opt/amazon/ofi-nccl/lib"
+    assert found[sharp].loaded is False
+    # NCCL_NET_PLUGIN=ofi: NCCL tries "ofi", then libnccl-net-ofi.so
+    found = plugins(["LD_LIBRARY_PATH=/opt/hpcx/nccl_rdma_sharp_plugin/lib:/opt/amazon/ofi-nccl/lib", "NCCL_NET_PLUGIN=ofi"])
+    assert found[ofi].loaded and found[sharp].loaded is False
+    assert not any(p.loaded for p in plugins(["PATH=/bin"]).values())  # not on the search path

@@ -7,11 +7,11 @@ from ..sources.base import OpenedImage
 from ..sources.manifest import env_of_config
 from ..view.fileview import FileView
 from ..view.wants import Want, WantSet
-from . import bundled, cuda, env, hpcx, loader, nccl, os_release, packages, python, rdma, ucx
+from . import bundled, cuda, env, fabric, hpcx, loader, nccl, os_release, packages, python, rdma, ucx
 
 ALL_WANTS: tuple[Want, ...] = (
     os_release.WANTS + packages.WANTS + rdma.WANTS + ucx.WANTS + nccl.WANTS + cuda.WANTS + hpcx.WANTS + env.WANTS
-    + loader.WANTS + python.WANTS + bundled.WANTS
+    + loader.WANTS + python.WANTS + bundled.WANTS + fabric.WANTS
 )
 
 
@@ -51,4 +51,6 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         notes=tuple(image.notes) + tuple(notes) + tuple(ld.notes),
         python_sites=tuple("/" + s for s in py.sites),
         bundled_stacks=tuple(bundled.extract(view, py)),
+        libfabric=fabric.extract_libfabric(view, pkgs, ld, image_env),
+        nccl_net_plugins=tuple(fabric.extract_net_plugins(view, ld, image_env)),
     )

@@ -175,6 +175,33 @@ class BundledStack:
 
 
 @dataclass(frozen=True)
+class Libfabric:
+    """libfabric (OFI), which aws-ofi-nccl and Open MPI's ofi components use for EFA and verbs."""
+
+    version: str | None  # release version, from its package; never the file's libtool suffix
+    path: str
+    layer: str | None = None
+    origin: str | None = None  # the package database the version came from
+    provider_dir: str | None = None  # FI_PROVIDER_PATH default compiled into it, or the Env's FI_PROVIDER_PATH
+    builtin_providers: tuple[str, ...] = ()  # providers linked in, known by the libraries it links (efa: libefa.so.1)
+    dl_providers: tuple[str, ...] = ()  # lib<name>-fi.so in its provider dir
+    needs_ibverbs: tuple[str, ...] = ()  # ELF version needs against libibverbs.so.1
+    needs_efa: tuple[str, ...] = ()  # ... against libefa.so.1
+    copies: tuple[LibraryCopy, ...] = ()
+
+
+@dataclass(frozen=True)
+class NcclNetPlugin:
+    """An NCCL network plugin (libnccl-net*.so: aws-ofi-nccl, nccl-rdma-sharp-plugins, ...)."""
+
+    path: str
+    name: str  # the file name NCCL opens
+    layer: str | None = None
+    loaded: bool | None = None  # what NCCL's dlopen of libnccl-net.so (or NCCL_NET_PLUGIN) resolves to
+    how: str | None = None
+
+
+@dataclass(frozen=True)
 class LayerInfo:
     digest: str  # the blob as stored/transported
     media_type: str | None = None
@@ -201,3 +228,5 @@ class ImageFacts:
     schema_version: int = IMAGE_SCHEMA_VERSION
     python_sites: tuple[str, ...] = ()  # the directories Python imports distributions from (site dirs, PYTHONPATH, .pth)
     bundled_stacks: tuple[BundledStack, ...] = ()  # second RDMA/UCX/NCCL stacks inside wheels
+    libfabric: Libfabric | None = None
+    nccl_net_plugins: tuple[NcclNetPlugin, ...] = ()
