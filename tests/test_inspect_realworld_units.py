@@ -118,3 +118,36 @@ def test_requirements_in_the_body_are_not_read():
 ])
 def test_ucx_upstream_version(package, upstream):
     assert upstream_version(package) == upstream
+
+
+@pytest.mark.parametrize("runpath", [None, "$ORIGIN/providers"])
+def test_provider_by_bare_name_through_libibverbs_runpath(tmp_path, runpath):
+    """A driver file naming `mlx5` and no copy in the provider dir: libibverbs dlopens libmlx5-rdmav34.so
+    by name, so its own DT_RUNPATH ($ORIGIN/providers) is searched (ld.so(8)); without one the file is
+    off every search path."""
+    from elfbuild import build_versioned_lib
+
+    verbs = build_versioned_lib("libibverbs.so.1", ["IBVERBS_1.1", "IBVERBS_PRIVATE_34"], runpath=runpath)
+    mlx5 = build_versioned_lib("libmlx5.so.1", ["MLX5_1.0"], needs=("libibverbs.so.1", "IBVERBS_PRIVATE_34"))
+    lib = "opt/rdma/lib"
+    layer = make_layer({
+        f"{lib}/libibverbs.so.1.14.50.0": verbs,
+        f"{lib}/libibverbs.so.1": Symlink("libibverbs.so.1.14.50.0"),
+        f"{lib}/providers/libmlx5-rdmav34.so": mlx5,
+        "opt/stale/libmlx5-rdmav34.so": mlx5,
+        "etc/libibverbs.d/mlx5.driver": b"driver mlx5\n",
+    })
+    env = ["LD_LIBRARY_PATH=/opt/rdma/lib"]
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=env)),
+                              use_cache=False)
+    verbs_facts = facts.rdma.libibverbs
+    assert verbs_facts.path == f"/{lib}/libibverbs.so.1.14.50.0"
+    assert verbs_facts.runpath == ((runpath,) if runpath else ())
+    provider = f"/{lib}/providers/libmlx5-rdmav34.so"
+    if runpath:
+        [mlx5_facts] = facts.rdma.providers
+        assert mlx5_facts.path == provider and mlx5_facts.loaded and "search path" in mlx5_facts.how
+        assert [p.path for p in facts.rdma.other_providers] == ["/opt/stale/libmlx5-rdmav34.so"]
+    else:
+        assert facts.rdma.providers == ()
+        assert {p.path for p in facts.rdma.other_providers} == {provider, "/opt/stale/libmlx5-rdmav34.so"}

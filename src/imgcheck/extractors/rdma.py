@@ -85,10 +85,12 @@ def _libibverbs(view: FileView, loader: Loader) -> Libibverbs | None:
     rdma_core = match.group(2) if match else None
     symvers: tuple[str, ...] = ()
     soname = None
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
     if ref.data is not None:
         try:
             info = read_elf(ref.data)
-            symvers, soname = info.defined_versions, info.soname
+            symvers, soname, rpath, runpath = info.defined_versions, info.soname, info.rpath, info.runpath
         except NotElf:
             pass
     provider_dir, config_dir = compiled_dirs(ref.data)
@@ -98,7 +100,7 @@ def _libibverbs(view: FileView, loader: Loader) -> Libibverbs | None:
         version=version, rdma_core=rdma_core, symbol_versions=symvers, private_abi=private,
         has_reg_mr_iova2=8 in minors, has_reg_dmabuf_mr=12 in minors, soname=soname,
         path="/" + ref.real_path, layer=ref.layer, copies=tuple(copies),
-        provider_dir=provider_dir, config_dir=config_dir)
+        provider_dir=provider_dir, config_dir=config_dir, rpath=rpath, runpath=runpath)
 
 
 def _driver_names(view: FileView, config_dir: str) -> dict[str, str]:
@@ -142,15 +144,18 @@ def _real(view: FileView, path: str) -> str | None:
     return ref.real_path if ref is not None else None
 
 
-def _load_target(view: FileView, loader: Loader, driver: str, name: str, pabi: int, pdir: str | None) -> str | None:
+def _load_target(view: FileView, loader: Loader, driver: str, name: str, pabi: int, pdir: str | None,
+                 lib: Libibverbs) -> str | None:
     """The file libibverbs' load_driver opens for a driver name: an absolute name plus the suffix, else
-    its provider dir's file, else the bare name by the loader's search path."""
+    its provider dir's file, else the bare name by the loader's search path (libibverbs' own
+    RPATH/RUNPATH included: dlopen searches those of the calling object)."""
     suffix = f"-rdmav{pabi}.so"
     if driver.startswith("/"):
         return _real(view, driver + suffix)
     if pdir and (hit := _real(view, posixpath.join(pdir, f"lib{name}{suffix}"))):
         return hit
-    return loader.find(f"lib{name}{suffix}")[0]
+    return loader.find(f"lib{name}{suffix}", rpath=lib.rpath, runpath=lib.runpath,
+                       origin=posixpath.dirname(lib.path or ""))[0]
 
 
 def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
@@ -182,7 +187,12 @@ def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
     except SymlinkLoop:
         pdir_real = None
     search_dirs = set()
-    for d in loader.ld_library_path + loader.default_dirs + [posixpath.dirname(e.path) for e in (loader.cache or [])]:
+    own = []
+    if lib is not None:  # libibverbs' RPATH/RUNPATH, $ORIGIN being its own directory
+        own = [d.replace("${ORIGIN}", "$ORIGIN").replace("$ORIGIN", posixpath.dirname(lib.path or ""))
+               for d in lib.rpath + lib.runpath]
+    for d in own + loader.ld_library_path + loader.default_dirs + \
+            [posixpath.dirname(e.path) for e in (loader.cache or [])]:
         try:
             search_dirs.add(view.resolve(d.lstrip("/")))
         except SymlinkLoop:
@@ -218,7 +228,7 @@ def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
             how, loaded = f"in {place}, but no driver file in {config_dir} or RDMAV_DRIVERS names {name}", False
         elif pabi is not None and file_pabi != pabi:
             how, loaded = f"in {place}, but libibverbs asks for lib{name}-rdmav{pabi}.so", False
-        elif _load_target(view, loader, driver, name, file_pabi, pdir) != _real(view, path):
+        elif _load_target(view, loader, driver, name, file_pabi, pdir, lib) != _real(view, path):
             how, loaded = f"in {place}, but another lib{name}-rdmav{file_pabi}.so is found first", False
         else:
             how, loaded = f"{place}, named by {source}", True

@@ -56,6 +56,8 @@ class Libibverbs:
     copies: tuple[LibraryCopy, ...] = ()  # every libibverbs.so.1 in the image, the loaded one marked
     provider_dir: str | None = None  # the provider directory compiled into this libibverbs
     config_dir: str | None = None  # its IBV_CONFIG_DIR (driver files), e.g. /etc/libibverbs.d
+    rpath: tuple[str, ...] = ()  # its DT_RPATH / DT_RUNPATH: searched when it dlopens a provider by bare name
+    runpath: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
