@@ -42,31 +42,37 @@ def _canonical(name: str) -> str:
 
 def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
     stacks: dict[tuple[str, str], dict] = {}
-    for site in python.sites:
-        prefix = site + "/"
-        dists = {d.name: d for d in python.distributions if d.site == site}
-        for path in view.paths(re.escape(prefix) + r"[^/]+/(?:[^/]+/)*[^/]+"):
-            base = posixpath.basename(path)
-            kind = next((k for k, rx in _KINDS if rx.fullmatch(base)), None)
-            if kind is None:
-                continue
-            top = path[len(prefix):].split("/", 1)[0]
-            key = (site + "/" + top, kind)
-            stack = stacks.setdefault(key, {"libs": [], "site": site, "top": top, "dists": dists, "layer": None,
-                                            "version": None, "private": None})
-            stack["libs"].append("/" + path)
-            stack["layer"] = stack["layer"] or view.entries[path].layer
-            if kind == "rdma-core" and (match := _VERBS.search(base)):
-                stack["version"] = match.group(1)
-                ref = view.file(path)
-                if ref is not None and ref.data is not None:
-                    try:
-                        defined = read_elf(ref.data).defined_versions
-                        stack["private"] = next((int(m.group(1)) for v in defined if (m := _PRIVATE.match(v))), None)
-                    except NotElf:
-                        pass
-                    # where this copy looks for providers: a system path, not the wheel's
-                    stack["dirs"] = compiled_dirs(ref.data)
+    sites = set(python.sites)
+    by_site: dict[str, dict] = {}
+    for d in python.distributions:
+        by_site.setdefault(d.site, {})[d.name] = d
+    for path in view.entries:  # one pass: each path's site is the nearest ancestor that is one
+        base = posixpath.basename(path)
+        kind = next((k for k, rx in _KINDS if rx.fullmatch(base)), None)
+        if kind is None:
+            continue
+        site = posixpath.dirname(path)
+        while site and site not in sites:
+            site = posixpath.dirname(site)
+        if not site or posixpath.dirname(path) == site:
+            continue  # not inside a distribution's directory on a site
+        top = path[len(site) + 1:].split("/", 1)[0]
+        key = (site + "/" + top, kind)
+        stack = stacks.setdefault(key, {"libs": [], "site": site, "top": top, "dists": by_site.get(site, {}),
+                                        "layer": None, "version": None, "private": None})
+        stack["libs"].append("/" + path)
+        stack["layer"] = stack["layer"] or view.entries[path].layer
+        if kind == "rdma-core" and (match := _VERBS.search(base)):
+            stack["version"] = match.group(1)
+            ref = view.file(path)
+            if ref is not None and ref.data is not None:
+                try:
+                    defined = read_elf(ref.data).defined_versions
+                    stack["private"] = next((int(m.group(1)) for v in defined if (m := _PRIVATE.match(v))), None)
+                except NotElf:
+                    pass
+                # where this copy looks for providers: a system path, not the wheel's
+                stack["dirs"] = compiled_dirs(ref.data)
     found = []
     for (directory, kind), stack in sorted(stacks.items()):
         # the owning distribution: the top-level directory's name (`nixl`, `nixl_cu12.libs`, `libucx`)

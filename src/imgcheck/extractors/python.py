@@ -63,15 +63,26 @@ def _is_conda_cache(site: str) -> bool:
     return "/pkgs/" in "/" + site
 
 
-def _dir_exists(view: FileView, directory: str) -> bool:
-    prefix = directory.rstrip("/") + "/"
-    return any(p.startswith(prefix) for p in view.entries)
+def _kept_dirs(view: FileView) -> set[str]:
+    """Every directory holding a kept entry: site checks are set lookups, so a hostile .pth with
+    thousands of lines costs thousands of lookups, not thousands of scans of the view."""
+    dirs: set[str] = set()
+    for path in view.entries:
+        parent = posixpath.dirname(path)
+        while parent and parent not in dirs:
+            dirs.add(parent)
+            parent = posixpath.dirname(parent)
+    return dirs
 
 
 def site_dirs(view: FileView, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     """Site directories (no leading slash) and why each is one, in sys.path order: PYTHONPATH first."""
     sites: list[str] = []
     how: dict[str, str] = {}
+    kept = _kept_dirs(view)
+
+    def _dir_exists(_view: FileView, directory: str) -> bool:
+        return posixpath.normpath(directory).strip("/") in kept
 
     def add(directory: str, why: str) -> None:
         directory = posixpath.normpath(directory).lstrip("/")
@@ -87,17 +98,22 @@ def site_dirs(view: FileView, env: dict[str, str]) -> tuple[list[str], dict[str,
         site = posixpath.dirname(path[: path.index("-info") + len("-info")])
         if _STANDARD_SITE.fullmatch(site) and not _is_conda_cache(site):
             add(site, "standard site directory name")
-    for site in list(sites):
-        for pth in view.paths(re.escape(site) + r"/[^/]+\.pth"):
-            data = view.read(pth)
-            for line in (data or b"").decode("utf-8", "replace").splitlines():
-                line = line.strip()
-                # site.py: comments are skipped, `import` lines are executed (never here), others are dirs
-                if not line or line.startswith("#") or line.startswith(("import ", "import\t")):
-                    continue
-                target = line if line.startswith("/") else posixpath.join(site, line)
-                if _dir_exists(view, target.lstrip("/")):
-                    add(target, f"/{pth}")
+    # site.py reads .pth files only in the site directories it adds itself (addsitedir), not in PYTHONPATH
+    # entries, and the directories a .pth adds are not scanned for .pth files in turn
+    standard = {site for site, why in how.items() if why == "standard site directory name"}
+    for pth in view.paths(ANY_DIRS + r"(?:site|dist)-packages/[^/]+\.pth"):
+        site = posixpath.dirname(pth)
+        if site not in standard:
+            continue
+        data = view.read(pth)
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
+            line = line.strip()
+            # comments are skipped, `import` lines are executed by site.py (never here), others are directories
+            if not line or line.startswith("#") or line.startswith(("import ", "import\t")):
+                continue
+            target = line if line.startswith("/") else posixpath.join(site, line)
+            if _dir_exists(view, target.lstrip("/")):
+                add(target, f"/{pth}")
     return [s for s in sites if _dir_exists(view, s)], how
 
 
