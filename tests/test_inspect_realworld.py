@@ -264,7 +264,7 @@ STACK_COMMAND = "python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-
 def wheel_stack_layer(tmp_path_factory):
     base = _python_base()
     work = tmp_path_factory.mktemp("stacks")
-    files = [wheel("nixl-cu12==1.5.1"), wheel("libucx-cu12==1.22.0")]
+    files = [wheel("nixl-cu12==1.5.1"), wheel("libucx-cu12==1.22.0"), wheel("pyverbs==56.0rc1")]
 
     def build(directory):
         fs = Rootfs(base, str(work / "root"))
@@ -289,6 +289,12 @@ def test_bundled_stacks_in_wheels(tmp_path, wheel_stack_layer):
     assert verbs.provider_dir == "/usr/lib64/libibverbs" and verbs.config_dir == "/etc/libibverbs.d"
     assert "nixl-cu12" in verbs.loaded_by
     assert ("nixl-cu12", "ucx") in stacks
+    # pyverbs 56.0rc1 from PyPI bundles rdma-core 48.0 (auditwheel's pyverbs.libs), not the 56 its name says
+    pyverbs = stacks[("pyverbs", "rdma-core")]
+    assert pyverbs.path == f"{VENV_SITE}/pyverbs.libs" and pyverbs.version == "48.0" and pyverbs.private_abi == 34
+    assert {lib.rsplit("/", 1)[1].split("-")[0] for lib in pyverbs.libraries} >= {"libibverbs", "libmlx5", "libefa",
+                                                                                   "librdmacm"}
+    assert ("pyverbs", "ucx") not in stacks
     ucx = stacks[("libucx-cu12", "ucx")]
     assert ucx.path == f"{VENV_SITE}/libucx" and ucx.version == "1.22.0"
     # the image itself has no rdma-core or UCX: the wheels' copies are not the image's
