@@ -10,7 +10,7 @@ trixie non-free's real libcudart12 installed by dpkg (which runs ldconfig).
 
 from __future__ import annotations
 
-import dataclasses
+import json
 import os
 import tarfile
 
@@ -299,7 +299,11 @@ def test_bundled_stacks_in_wheels(tmp_path, wheel_stack_layer):
     assert ucx.path == f"{VENV_SITE}/libucx" and ucx.version == "1.22.0"
     # the image itself has no rdma-core or UCX: the wheels' copies are not the image's
     assert facts.rdma.libibverbs is None and facts.ucx is None
-    assert dataclasses.asdict(facts)  # serialisable
+    # the new facts survive a facts file (JSON) unchanged
+    from imgcheck.model.image import ImageFacts
+    from imgcheck.model.serde import from_dict, to_dict
+
+    assert from_dict(ImageFacts, json.loads(json.dumps(to_dict(facts)))) == facts
 
 
 # -- libfabric (Debian's libfabric1 1.17.0, dpkg-installed) and NCCL net plugins ---------------------
@@ -333,6 +337,11 @@ def test_debian_libfabric(tmp_path, libfabric_layer):
     assert "IBVERBS_1.12" in fabric.needs_ibverbs
     assert [c.loaded for c in fabric.copies] == [True]
     assert fabric.layer == facts.layers[1].diff_id
+    from imgcheck.model.image import ImageFacts
+    from imgcheck.model.serde import from_dict, to_dict
+
+    assert from_dict(ImageFacts, json.loads(json.dumps(to_dict(facts)))) == facts  # UCX modules too
+    assert facts.ucx.modules  # bookworm's own UCX 1.13.1 and its libuct_ib modules
 
 
 def test_nccl_net_plugin_follows_nccl_net_plugin_and_the_loader(tmp_path):
