@@ -83,10 +83,13 @@ def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
         if version is None and kind == "ucx" and dist is not None and "ucx" in dist.name:
             version = dist.version  # libucp's own file version is 0.0.0; a libucx wheel's version is UCX's
         who = dist.name if dist else stack["top"]
+        provider_dir, config_dir = stack.get("dirs", (None, None))
+        system = ()
+        if provider_dir:  # what this copy would find there (its PABI must match theirs)
+            system = tuple("/" + p for p in view.paths(re.escape(provider_dir.strip("/")) + r"/lib[^/]+-rdmav[0-9]+\.so"))
         found.append(BundledStack(
             kind=kind, path="/" + directory, distribution=dist.name if dist else None, version=version,
             libraries=tuple(sorted(stack["libs"])), private_abi=stack["private"],
             loaded_by=f"a Python process importing {who} (its modules' RPATH); other processes load the system copy",
-            layer=stack["layer"], provider_dir=stack.get("dirs", (None, None))[0],
-            config_dir=stack.get("dirs", (None, None))[1]))
+            layer=stack["layer"], provider_dir=provider_dir, config_dir=config_dir, system_providers=system))
     return found

@@ -174,6 +174,7 @@ class BundledStack:
     layer: str | None = None
     provider_dir: str | None = None  # rdma-core: the provider dir compiled into its libibverbs (a system path)
     config_dir: str | None = None  # rdma-core: its IBV_CONFIG_DIR
+    system_providers: tuple[str, ...] = ()  # rdma-core: lib<name>-rdmavN.so files the image has in that provider dir
 
 
 @dataclass(frozen=True)
