@@ -139,10 +139,10 @@ class CudaRuntime:
 
 @dataclass(frozen=True)
 class Cuda:
-    version: str | None = None  # toolkit version, e.g. "12.4.1"
+    version: str | None = None  # toolkit version, e.g. "12.4.1"; without a toolkit, the most demanding runtime's
     path: str | None = None
     layer: str | None = None
-    origin: str | None = None  # version.json | version.txt | env
+    origin: str | None = None  # version.json | version.txt | env CUDA_VERSION | that runtime's origin (pip ..., soname)
     compat_driver: str | None = None  # forward-compat libcuda.so.<ver>
     compat_path: str | None = None
     require_cuda: str | None = None  # NVIDIA_REQUIRE_CUDA
