@@ -151,3 +151,24 @@ def test_provider_by_bare_name_through_libibverbs_runpath(tmp_path, runpath):
     else:
         assert facts.rdma.providers == ()
         assert {p.path for p in facts.rdma.other_providers} == {provider, "/opt/stale/libmlx5-rdmav34.so"}
+
+
+def test_looping_links_in_loader_inputs_are_not_a_crash(tmp_path):
+    """Hostile: a driver file, LD_LIBRARY_PATH and ld.so.cache-free lookups through symlink loops."""
+    from elfbuild import build_versioned_lib
+
+    verbs = build_versioned_lib("libibverbs.so.1", ["IBVERBS_1.1", "IBVERBS_PRIVATE_34"])
+    layer = make_layer({
+        "usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0": verbs,
+        "usr/lib/x86_64-linux-gnu/libibverbs.so.1": Symlink("libibverbs.so.1.14.50.0"),
+        "loop/a": Symlink("b"), "loop/b": Symlink("a"),
+        "etc/libibverbs.d/evil.driver": b"driver /loop/a/libevil\n",
+        "loop/a/libevil-rdmav34.so": b"x",
+        "usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so": Symlink("/loop/a"),
+        "usr/local/lib/python3.11/dist-packages/x.pth": b"/loop/a\n../../../../../../../../../etc\n",
+    })
+    env = ["LD_LIBRARY_PATH=/loop/a:/loop/b", "PYTHONPATH=/loop/b", "RDMAV_DRIVERS=/loop/b/x"]
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=env)),
+                              use_cache=False)
+    assert facts.rdma.libibverbs.path == "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"
+    assert all(not s.startswith("/..") for s in facts.python_sites)

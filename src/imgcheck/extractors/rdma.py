@@ -139,6 +139,13 @@ def _read_provider(view: FileView, path: str, name: str, pabi: int, driver_file:
                     version=version, symbol_versions=symvers, library=library)
 
 
+def _resolved_dir(view: FileView, path: str) -> str | None:
+    try:
+        return view.resolve(path.lstrip("/"))
+    except SymlinkLoop:
+        return None  # a looping link (hostile image) names no directory
+
+
 def _real(view: FileView, path: str) -> str | None:
     ref = view.file(path.lstrip("/"))
     return ref.real_path if ref is not None else None
@@ -213,7 +220,7 @@ def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
             mine.append(prov)
             continue
         absolute = driver is not None and driver.startswith("/") and \
-            view.resolve(posixpath.dirname(driver).lstrip("/")) == where
+            _resolved_dir(view, posixpath.dirname(driver)) == where
         if where == pdir_real:
             place = f"provider dir {pdir}"
         elif absolute:
