@@ -158,13 +158,13 @@ class Hpcx:
 
 @dataclass(frozen=True)
 class BundledStack:
-    """A second copy of an RDMA/UCX/NCCL stack shipped inside a Python wheel (nixl, pyverbs, libucx...).
+    """A second RDMA/UCX/DOCA stack shipped inside a Python wheel (nixl, pyverbs, libucx...).
 
     A wheel's libraries are found through its extension modules' RPATH ($ORIGIN), so only a Python
     process importing that distribution loads them; other processes get the system copy.
     """
 
-    kind: str  # rdma-core | ucx | doca | nccl | cuda-runtime
+    kind: str  # rdma-core | ucx | doca
     path: str  # the directory holding the libraries
     distribution: str | None = None  # the Python distribution that ships them
     version: str | None = None
@@ -230,6 +230,6 @@ class ImageFacts:
     notes: tuple[str, ...] = ()  # what could not be read, and why
     schema_version: int = IMAGE_SCHEMA_VERSION
     python_sites: tuple[str, ...] = ()  # the directories Python imports distributions from (site dirs, PYTHONPATH, .pth)
-    bundled_stacks: tuple[BundledStack, ...] = ()  # second RDMA/UCX/NCCL stacks inside wheels
+    bundled_stacks: tuple[BundledStack, ...] = ()  # second RDMA/UCX/DOCA stacks inside wheels
     libfabric: Libfabric | None = None
     nccl_net_plugins: tuple[NcclNetPlugin, ...] = ()
