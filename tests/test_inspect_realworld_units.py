@@ -172,3 +172,16 @@ def test_looping_links_in_loader_inputs_are_not_a_crash(tmp_path):
                               use_cache=False)
     assert facts.rdma.libibverbs.path == "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"
     assert all(not s.startswith("/..") for s in facts.python_sites)
+
+
+def test_cuda_runtime_placeholder_wheel_is_no_cuda(tmp_path):
+    """PyPI's nvidia-cuda-runtime-cu13 is a 0.0.1 placeholder (CUDA 13 ships as nvidia-cuda-runtime 13.x):
+    a version whose major is not the name's says nothing about CUDA."""
+    site = "usr/local/lib/python3.11/dist-packages"
+    layer = make_layer({
+        f"{site}/nvidia_cuda_runtime_cu13-0.0.1.dist-info/METADATA": b"Name: nvidia-cuda-runtime-cu13\nVersion: 0.0.1\n",
+        f"{site}/torch-2.5.1+cu121.dist-info/METADATA": b"Name: torch\nVersion: 2.5.1+cu121\n",
+    })
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])), use_cache=False)
+    assert [(r.version, r.origin) for r in facts.cuda.runtime] == [("12.1", "torch local version")]
+    assert facts.cuda.version == "12.1"
