@@ -13,6 +13,8 @@ class ElfInfo:
     needed_versions: dict[str, tuple[str, ...]]  # library -> versions it needs (.gnu.version_r)
     needed_libraries: tuple[str, ...]
     machine: str | None
+    rpath: tuple[str, ...] = ()  # DT_RPATH entries (searched before LD_LIBRARY_PATH when there is no DT_RUNPATH)
+    runpath: tuple[str, ...] = ()  # DT_RUNPATH entries (searched after LD_LIBRARY_PATH)
 
 
 class NotElf(Exception):
@@ -34,6 +36,8 @@ def read_elf(data: bytes) -> ElfInfo:
         needed: list[str] = []
         defined: list[str] = []
         needed_versions: dict[str, tuple[str, ...]] = {}
+        rpath: list[str] = []
+        runpath: list[str] = []
         for section in elf.iter_sections():
             if isinstance(section, DynamicSection):
                 for tag in section.iter_tags():
@@ -41,6 +45,10 @@ def read_elf(data: bytes) -> ElfInfo:
                         soname = tag.soname
                     elif tag.entry.d_tag == "DT_NEEDED":
                         needed.append(tag.needed)
+                    elif tag.entry.d_tag == "DT_RPATH":
+                        rpath += [d for d in tag.rpath.split(":") if d]
+                    elif tag.entry.d_tag == "DT_RUNPATH":
+                        runpath += [d for d in tag.runpath.split(":") if d]
             elif isinstance(section, GNUVerDefSection):
                 for verdef, auxiter in section.iter_versions():
                     names = [aux.name for aux in auxiter]
@@ -51,7 +59,8 @@ def read_elf(data: bytes) -> ElfInfo:
                 for verneed, auxiter in section.iter_versions():
                     needed_versions[verneed.name] = tuple(aux.name for aux in auxiter)
         return ElfInfo(soname=soname, defined_versions=tuple(defined), needed_versions=needed_versions,
-                       needed_libraries=tuple(needed), machine=elf.get_machine_arch())
+                       needed_libraries=tuple(needed), machine=elf.get_machine_arch(), rpath=tuple(rpath),
+                       runpath=tuple(runpath))
     except (ELFError, ValueError, KeyError, IndexError, AssertionError, UnicodeDecodeError, OSError) as exc:
         raise NotElf(str(exc)) from None
     except Exception as exc:  # pyelftools raises assorted errors on hostile input
