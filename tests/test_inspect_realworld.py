@@ -19,6 +19,7 @@ import pytest
 from chrootimage import Rootfs, cached_layers
 from conftest import ROOTFS_CACHE, build_rootfs
 from imagebuild import write_docker_archive
+from imgcheck.knowledge.nccl import nccl_in_use
 from imgcheck import api
 from wheelcache import debian_package, metadata, metadata_wheel, wheel
 
@@ -103,10 +104,13 @@ def test_pip_torch_cuda_from_wheel_and_nccl_from_pin(tmp_path, pip_layers):
 
 def test_pip_torch_with_nccl_wheel_prefers_the_wheel(tmp_path, pip_layers):
     facts = _inspect(tmp_path, [pip_layers["base"], pip_layers["venv_torch"], pip_layers["nccl_wheel"]])
-    [nccl] = facts.nccl
+    nccl = nccl_in_use(facts)
     assert (nccl.version, nccl.origin) == ("2.21.5", "pip")
     assert nccl.path == f"{VENV_SITE}/nvidia_nccl_cu12-2.21.5.dist-info/METADATA"
     assert nccl.layer == facts.layers[2].diff_id
+    # torch's pin stays a fact beside the wheel, so the engine can compare them (here they agree)
+    [pin] = [n for n in facts.nccl if n.origin == "torch-requirement"]
+    assert pin.version == "2.21.5" and "nvidia-nccl-cu12" in pin.how
 
 
 def test_pip_torch_cu12_fails_on_r470(tmp_path, pip_layers):

@@ -49,12 +49,13 @@ def extract(view: FileView, packages: list[Package], python: PythonFacts | None 
         if _NCCL_WHEEL.fullmatch(dist.name):
             found.append(Nccl(version=dist.version, path="/" + dist.path, layer=dist.layer, origin="pip",
                               how=f"wheel {dist.name} on /{dist.site}; torch loads it through its RPATH"))
-    if not any(n.origin == "pip" for n in found):
-        for dist in dists:
-            if dist.name != "torch":
-                continue
-            for name, version, line in pinned(dist, _NCCL_WHEEL, machine):
-                found.append(Nccl(version=version, path="/" + dist.path, layer=dist.layer,
-                                  origin="torch-requirement", how=f"torch {dist.version} Requires-Dist: {line}"))
-                break
+    # torch's pin is kept beside the installed wheel: the engine compares the two (NCCL-WHEEL-NOT-TORCH-PIN);
+    # which copy a process loads is the knowledge module's choice (the wheel first)
+    for dist in dists:
+        if dist.name != "torch":
+            continue
+        for name, version, line in pinned(dist, _NCCL_WHEEL, machine):
+            found.append(Nccl(version=version, path="/" + dist.path, layer=dist.layer,
+                              origin="torch-requirement", how=f"torch {dist.version} Requires-Dist: {line}"))
+            break
     return found
