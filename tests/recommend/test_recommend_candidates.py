@@ -56,7 +56,10 @@ def test_recommended_images_come_out_clean_when_checked_again(tmp_path, bullseye
         assert "provider ABI (PABI) 33 -> 34" in rec.differences
     # the images that fail on this node are named with the reason, never recommended
     rejected = dict(result.rejected)
-    assert "RDMA-NO-LIBIBVERBS" in rejected["nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04"]
+    # pytorch/pytorch tags carry the NCCL wheel but no libibverbs (their bases are ubuntu / nvidia/cuda)
+    assert "RDMA-NO-LIBIBVERBS" in rejected["pytorch/pytorch:2.5.1-cuda<X.Y>-cudnn<N>-<runtime|devel>"]
+    # the current image runs torch: no other framework is offered or even judged
+    assert all(_shipped(ref).summary.framework == "pytorch" for ref in list(rejected) + [r.image for r in result.images])
     assert rejected["nvcr.io/nvidia/pytorch:19.10"].startswith("cannot be checked")
     recommended = {r.image for r in result.images}
     assert not recommended & set(rejected)
@@ -116,7 +119,7 @@ def test_no_candidate_cli(tmp_path, capsys, debian_archive):
     out = capsys.readouterr().out
     assert rc == 0  # something is recommended: the node-side path
     assert out.startswith("no catalog image is predicted clean on gpu-inbox-515")
-    assert "Node-side alternative (keeps the current image):" in out and "open kernel modules" in out
+    assert "Node-side path:" in out and "open kernel modules" in out
     assert "Images predicted clean" not in out
 
 

@@ -9,6 +9,7 @@ from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from .catalog import CatalogEntry
+from .framework import FrameworkWant, distance
 from .summary import Summary, major, newer_first_key
 
 BLOCKING = ("error", "warning")
@@ -68,13 +69,30 @@ def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_deci
     return Judgement(entry, True, unknown_rules=tuple(sorted(unknown)))
 
 
-def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int) -> tuple:
-    """Same framework, then same CUDA major, then newest (CUDA, NCCL, rdma-core), then fewer undecided rules;
-    inspected (local) entries before published ones at equal closeness."""
+def repository(reference: str) -> str:
+    """'nvcr.io/nvidia/pytorch:24.05-py3' -> 'nvcr.io/nvidia/pytorch' (no tag, no digest)."""
+    ref = reference.split("@", 1)[0]
+    head, _, tail = ref.rpartition("/")
+    return (head + "/" if head else "") + tail.split(":", 1)[0]
+
+
+def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int, want: FrameworkWant | None = None,
+             current_reference: str | None = None) -> tuple:
+    """What the user runs first: a newer tag of the same base image, then the framework version asked for
+    (or the --like image's), then the same distro and Python, then the same CUDA major, then newest (CUDA,
+    NCCL, rdma-core), then fewer undecided rules; inspected (local) entries before published ones."""
     s = entry.summary
+    same_repo = 0 if current_reference and repository(entry.reference) == repository(current_reference) else 1
     same_framework = 0 if current is None or current.framework is None or s.framework == current.framework else 1
+    matched = want.matches(s.framework_version) if want is not None else True
+    version_rank = 0 if matched else (1 if matched is None else 2)
+    near = distance(want.version if want and want.version else (current.framework_version if current else None),
+                    s.framework_version)
+    same_distro = 0 if current is None or not current.distro or s.distro == current.distro else 1
+    same_python = 0 if current is None or not current.python or s.python == current.python else 1
     same_cuda = 0 if current is None or major(current.cuda) is None or major(s.cuda) == major(current.cuda) else 1
-    return (same_framework, same_cuda, newer_first_key(s.cuda), newer_first_key(s.nccl), newer_first_key(s.rdma_core),
+    return (same_repo, same_framework, version_rank, near, same_distro, same_python, same_cuda,
+            newer_first_key(entry.release), newer_first_key(s.cuda), newer_first_key(s.nccl), newer_first_key(s.rdma_core),
             unknown_count, 0 if entry.origin == "local" else 1, entry.reference)
 
 
@@ -88,7 +106,7 @@ def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:
 
 def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix: Matrix, *,
                      current_image: ImageFacts | None = None, current: Summary | None = None,
-                     framework: str | None = None, must_decide: set[str] = frozenset(),
+                     want: FrameworkWant | None = None, must_decide: set[str] = frozenset(),
                      ignore: frozenset[str] = frozenset(), names_of: dict[str, list[str]] | None = None
                      ) -> tuple[list[Judgement], list[Judgement]]:
     """(clean candidates in rank order, rejected ones)."""
@@ -96,9 +114,10 @@ def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix
     for entry in entries:
         if is_current(entry, current_image):
             continue
-        if framework and entry.summary.framework != framework:
-            continue
+        if want is not None and entry.summary.framework != want.name:
+            continue  # never another framework unless asked
         j = judge(entry, nodes, matrix, must_decide, ignore, names_of)
         (clean if j.clean else rejected).append(j)
-    clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules)))
+    ref = current_image.reference if current_image is not None else None
+    clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules), want, ref))
     return clean, rejected

@@ -18,7 +18,7 @@ from ..home import imgcheck_home
 from ..matrix import Matrix
 from ..model.image import IMAGE_SCHEMA_VERSION, ImageFacts
 from ..model.serde import from_dict, to_dict
-from .convert import NotCheckable, facts_of_row, rdma_release, reference_of
+from .convert import CATALOG_TABLES, NotCheckable, facts_of_row, rdma_release, reference_of
 from .summary import Summary, summary_of_facts, summary_of_row
 
 LOCAL_SCHEMA_VERSION = 1
@@ -41,7 +41,8 @@ class CatalogEntry:
 
 def shipped_entries(matrix: Matrix) -> list[CatalogEntry]:
     entries = []
-    for row in matrix.rows("base_images"):
+    rows = [row for table in CATALOG_TABLES for row in matrix.rows(table)]  # a --matrix without a table: none
+    for row in rows:
         rel = rdma_release(matrix, row["rdma_core"]) if row.get("rdma_core") else None
         try:
             readings, why = tuple(facts_of_row(row, matrix)), None

@@ -17,6 +17,7 @@ from ..versions.ecosystems import at_least, numeric_tuple
 
 FLAVORS = (FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_DOCA, FLAVOR_NONE)
 CATALOG_PATH = "compat_matrix/catalogs/base_images.json"
+CATALOG_TABLES = ("base_images", "cuda_images")  # same row shape; cuda_images: the nvidia/cuda tags
 
 
 class NotCheckable(Exception):
@@ -24,7 +25,8 @@ class NotCheckable(Exception):
 
 
 def reference_of(row: dict) -> str:
-    return f"{row['image']}:{row['release']}"
+    """What to pull: the tag when the row names one (NGC '24.05-py3'), else the release."""
+    return f"{row['image']}:{row.get('tag') or row['release']}"
 
 
 def rdma_release(matrix: Matrix, rdma_core: str) -> dict | None:
@@ -69,7 +71,7 @@ def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
         reference=reference,
         os=OsRelease(id=distro_id or None, version_id=distro_version or None),
         ucx=Ucx(row["ucx"], path=where, origin="catalog") if row.get("ucx") else None,
-        nccl=(Nccl(row["nccl"], path=where, origin="library"),) if row.get("nccl") else (),
+        nccl=(Nccl(row["nccl"], path=where, origin=row.get("nccl_origin") or "library"),) if row.get("nccl") else (),
         cuda=Cuda(version=row["cuda"], path=where, origin="catalog") if row.get("cuda") else None,
         hpcx=Hpcx(row["hpcx"], path=where) if row.get("hpcx") else None,
         notes=(f"facts from the shipped base-image catalog ({CATALOG_PATH}), not read from the image",),
