@@ -93,7 +93,8 @@ def test_fleet_costs_one_evaluation_per_configuration(monkeypatch):
     nodes = fleetgen.fleet(2_000, 20)
     result = recommend(nodes, matrix(), current=image)
     readings = sum(len(e.readings) for e in shipped_entries(matrix()))
-    assert 0 < len(calls) <= (readings + 2) * 20
+    # one per reading, one for the current image, and a few Env changes tried on a copy of it
+    assert 0 < len(calls) <= (readings + 5) * 20
     assert result.nodes == tuple(n.name for n in nodes)
     for _, why in result.rejected:
         assert len(why) < 2_000  # node lists are shortened: "a, b, ... (+N more)"

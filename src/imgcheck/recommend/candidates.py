@@ -114,8 +114,8 @@ def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix
     for entry in entries:
         if is_current(entry, current_image):
             continue
-        if want is not None and entry.summary.framework != want.name:
-            continue  # never another framework unless asked
+        if want is not None and entry.summary.framework not in (want.name, None):
+            continue  # never another framework unless asked (a team's own image with no framework package stays)
         j = judge(entry, nodes, matrix, must_decide, ignore, names_of)
         (clean if j.clean else rejected).append(j)
     ref = current_image.reference if current_image is not None else None

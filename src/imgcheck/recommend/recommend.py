@@ -193,8 +193,10 @@ def _node_side_reason(rejected: list) -> str | None:
     if not only:
         return None
     rules = sorted({b.split(" on ", 1)[0] for j in only for b in j.blocking})
-    count = "every one of the" if len(only) == len(checkable) else f"{len(only)} of the"
-    return f"{count} {len(checkable)} checkable images fails only for node-side reasons ({', '.join(rules)})"
+    if len(only) == len(checkable):
+        return f"every one of the {len(checkable)} checkable images fails only for node-side reasons ({', '.join(rules)})"
+    return (f"{len(only)} of the {len(checkable)} checkable images fail only for node-side reasons "
+            f"({', '.join(rules)})")
 
 
 def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | None = None,
@@ -242,10 +244,12 @@ def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | N
         message = f"no{scope} catalog image is predicted clean on {where} ({checked} checked)"
         if reason:
             message += f": {reason}"
+        own_path = bool(node_recs) and current is not None and node_recs[0].image == current.reference
+        if current is not None and not own_path:
+            message += "; no node-side change imgcheck can model fixes the current image"
         if node_recs:
-            message += "; the node-side path below fixes it"
-        elif current is not None:
-            message += "; and no node-side change imgcheck can model fixes the current image"
+            message += ("; the node-side path below makes it work" if own_path else
+                        f"; the node-side path below makes {node_recs[0].image} work")
     if changes:
         message += f"; {len(changes)} change(s) to the current image itself make it clean"
     if node_note:
