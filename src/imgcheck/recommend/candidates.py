@@ -93,7 +93,7 @@ def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int, w
     same_cuda = 0 if current is None or major(current.cuda) is None or major(s.cuda) == major(current.cuda) else 1
     return (same_repo, same_framework, version_rank, near, same_distro, same_python, same_cuda,
             newer_first_key(entry.release), newer_first_key(s.cuda), newer_first_key(s.nccl), newer_first_key(s.rdma_core),
-            unknown_count, 0 if entry.origin == "local" else 1, entry.reference)
+            unknown_count, {"local": 0, "imported": 1}.get(entry.origin, 2), entry.reference)
 
 
 def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:

@@ -72,6 +72,8 @@ def _image_recommendation(j: Judgement, current: Summary | None, node_count: int
     image = _pinned(e)
     if e.origin == "local":
         basis = "facts inspected by `imgcheck catalog add` (verified)"
+    elif e.origin == "imported":
+        basis = f"facts stated by the team's `imgcheck catalog import` row, not inspected ({e.confidence}: {e.source})"
     else:
         basis = f"published facts from the shipped catalog ({e.confidence}: {e.source})"
     readings = f" under each of its {len(e.readings)} possible readings" if len(e.readings) > 1 else ""
