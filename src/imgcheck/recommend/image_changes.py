@@ -93,8 +93,12 @@ def pip_changes(facts: ImageFacts, chosen: Nccl | None, matrix: Matrix) -> list[
     newer = sorted((v for v in pins if compare_numeric(v, chosen.version) > 0), key=numeric_tuple)
     older = sorted((v for v in pins if compare_numeric(v, chosen.version) < 0), key=numeric_tuple, reverse=True)
     torch = next((p for p in facts.packages if p.db == "pip" and p.name.lower() == "torch"), None)
-    conflict = (f"; torch {torch.version} pins {package}=={chosen.version} exactly, so pip reports the conflict "
-                f"and installs the pin anyway" if torch else "")
+    torch_row = matrix.row("torch_wheels", torch=torch.version.split("+", 1)[0]) if torch else None
+    if torch_row and torch_row.get("nccl_pip_package") == package:
+        conflict = (f"; PyPI torch {torch_row['torch']} requires {package}=={torch_row['nccl']} exactly, so pip "
+                    f"reports the conflict and installs the pin anyway")
+    else:
+        conflict = "; if the image's torch requires another version exactly, pip reports the conflict and installs the pin anyway"
     out = []
     for version in newer + older:
         def apply(f: ImageFacts, version=version) -> ImageFacts:
