@@ -166,3 +166,22 @@ def test_framework_version_is_what_ranks_first_and_bad_specs_are_usage_errors(ca
                  "--framework", "pytorch==two"]) == 2
     err = capsys.readouterr().err
     assert "not a version specifier" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_like_a_pytorch_facts_file_on_the_old_driver_node(tmp_path, capsys, debian_archive):
+    """`recommend --like facts:FILE` for a CUDA 12 PyTorch image on R470 + MLNX_OFED 5.8: the node-side answer
+    is the driver branch, and the images offered instead are CUDA 11 PyTorch images the R470 branch runs."""
+    current = with_nccl(real_facts(debian_archive("bookworm")), "2.21.5")
+    path = write_facts(tmp_path / "cur.json", current)
+    out = tmp_path / "rec.json"
+    assert main(["recommend", "--node-facts", node_file("mofed-5.8-470-peermem"), "--like", f"facts:{path}",
+                 "-o", f"json={out}"]) == 0
+    recs = json.loads(out.read_text())["recommendations"]
+    kinds = [r["kind"] for r in recs]
+    assert "image" in kinds and "node-upgrade" in kinds and kinds.index("image") < kinds.index("node-upgrade")
+    for rec in (r for r in recs if r["kind"] == "image"):
+        entry = _shipped(rec["image"])
+        assert entry.summary.framework == "pytorch" and entry.summary.cuda.startswith("11.")
+        assert "CUDA 12.4.1 -> 11." in " ".join(rec["differences"])
+    driver = next(r for r in recs if r["kind"] == "node-upgrade")
+    assert driver["differences"][0].startswith("GPU driver 470.199.02 -> branch 525")
