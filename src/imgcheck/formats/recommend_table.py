@@ -24,13 +24,6 @@ def recommend_json(result) -> str:
 
 def recommend_table(result) -> str:
     lines = [result.message + ("." if not result.message.endswith(".") else "")]
-    if result.images:
-        lines += ["", "Images predicted clean (closest first):"]
-        for i, rec in enumerate(result.images, 1):
-            lines.append(f"  {i}. {rec.image}")
-            lines.append(f"     {rec.why}")
-            for d in rec.differences:
-                lines.append(f"       {d}")
     changes = getattr(result, "image_changes", ())
     if changes:
         lines += ["", "Changes that keep the current image (smallest first):"]
@@ -38,6 +31,13 @@ def recommend_table(result) -> str:
             lines.append(f"  * [{rec.kind}] {rec.why}")
             for d in rec.differences:
                 lines.append(f"      - {d}")
+    if result.images:
+        lines += ["", "Images predicted clean (closest first):"]
+        for i, rec in enumerate(result.images, 1):
+            lines.append(f"  {i}. {rec.image}")
+            lines.append(f"     {rec.why}")
+            for d in rec.differences:
+                lines.append(f"       {d}")
     if result.node_upgrades:
         lines += ["", "Node-side path:"]
         for rec in result.node_upgrades:

@@ -240,10 +240,12 @@ def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | N
         if not node_recs:
             node_recs = _node_side_for_catalog(rejected, groups, matrix, ignore, current_summary, want,
                                                current.reference if current is not None else None)
+    checkable = sum(1 for j in clean + rejected if j.entry.readings and not j.entry.not_checkable)
     if images:
         message = f"{len(clean)} of {checked}{scope} catalog image(s) are predicted clean on {where}"
     else:
-        message = f"no{scope} catalog image is predicted clean on {where} ({checked} checked)"
+        message = (f"no{scope} catalog image is predicted clean on {where} ({checked} listed, {checkable} with the "
+                   f"facts to check)")
         if reason:
             message += f": {reason}"
         own_path = bool(node_recs) and current is not None and node_recs[0].image == current.reference
