@@ -171,7 +171,7 @@ def _node_side_for_catalog(judged: list, groups: list[list[NodeFacts]], matrix: 
                         key=lambda j: (node_side_only(j), rank_key(j.entry, current, len(j.unknown_rules), want,
                                                                    current_ref)))
     out = []
-    for group in groups:
+    for group in groups[:MAX_NODE_GROUPS]:  # beyond that, ask per node (as for the current image's path)
         names = names_text(n.name for n in group)
         for j in candidates[:MAX_NODE_SEARCH]:
             facts = j.entry.readings[0]
