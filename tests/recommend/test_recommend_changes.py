@@ -185,3 +185,23 @@ def test_like_a_pytorch_facts_file_on_the_old_driver_node(tmp_path, capsys, debi
         assert "CUDA 12.4.1 -> 11." in " ".join(rec["differences"])
     driver = next(r for r in recs if r["kind"] == "node-upgrade")
     assert driver["differences"][0].startswith("GPU driver 470.199.02 -> branch 525")
+
+
+def test_a_tag_of_the_same_base_comes_before_other_images():
+    """Running NGC PyTorch 21.09 (NCCL 2.11: no DMA-BUF) on an inbox 6.8 node with the open modules and no
+    peermem: a newer tag of the same image (22.12, NCCL 2.15 uses DMA-BUF) is the answer, said as such. On
+    R470 the same image's *older* CUDA 11 tags are what works for a 23.04 user (CUDA 12 needs R525+)."""
+    old = _shipped("nvcr.io/nvidia/pytorch:21.09-py3").readings[0]
+    n = node("inbox-6.8-open-570")
+    assert "GDR-PEERMEM-MISSING" in {f.id for f in build_report(old, [n], matrix()).findings}
+    first = recommend([n], matrix(), current=old).images[0]
+    assert first.image == "nvcr.io/nvidia/pytorch:22.12-py3"
+    assert first.why.startswith("a newer tag of the same base image: ")
+    assert "NCCL 2.11.4 -> 2.15.5" in first.differences
+    assert _clean(_shipped(first.image).readings[0], n)
+
+    r470 = node("mofed-5.8-470-peermem")
+    current = _shipped("nvcr.io/nvidia/pytorch:23.04-py3").readings[0]
+    images = recommend([r470], matrix(), current=current).images
+    assert images and all(r.why.startswith("another tag of the same base image: ") for r in images)
+    assert all(_shipped(r.image).summary.cuda.startswith("11.") for r in images)

@@ -65,7 +65,7 @@ def file_name(reference: str, digest: str | None) -> str:
     return hashlib.sha256(key).hexdigest()[:32] + ".json"
 
 
-def _tag_of(reference: str) -> str | None:
+def tag_of(reference: str) -> str | None:
     ref = reference.split("@", 1)[0]
     last = ref.rsplit("/", 1)[-1]
     return last.split(":", 1)[1] if ":" in last else None
@@ -74,7 +74,7 @@ def _tag_of(reference: str) -> str | None:
 def local_entry(facts: ImageFacts, added_at: str | None = None) -> CatalogEntry:
     return CatalogEntry(reference=facts.reference, summary=summary_of_facts(facts), origin="local",
                         confidence="verified", source=f"inspected by imgcheck ({facts.reference})", digest=facts.digest,
-                        release=_tag_of(facts.reference), readings=(facts,), added_at=added_at,
+                        release=tag_of(facts.reference), readings=(facts,), added_at=added_at,
                         notes=facts.notes)
 
 

@@ -10,9 +10,11 @@ no facts at all: such an image is never recommended.
 
 from __future__ import annotations
 
+from packaging.version import InvalidVersion, Version
+
 from ..matrix import Matrix
 from ..model.image import (FLAVOR_DOCA, FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_NONE, Cuda, Hpcx, ImageFacts,
-                           Libibverbs, Nccl, OsRelease, Provider, RdmaFacts, Ucx)
+                           Libibverbs, Nccl, OsRelease, Package, Provider, RdmaFacts, Ucx)
 from ..versions.ecosystems import at_least, numeric_tuple
 
 FLAVORS = (FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_DOCA, FLAVOR_NONE)
@@ -56,6 +58,24 @@ def _libibverbs(matrix: Matrix, rdma_core: str, where: str) -> tuple[Libibverbs,
     return lib, provider
 
 
+_FRAMEWORK_PACKAGES = {"pytorch": "torch", "tensorflow": "tensorflow", "mxnet": "mxnet", "paddlepaddle": "paddlepaddle",
+                       "jax": "jax"}
+
+
+def _framework_package(row: dict, where: str) -> tuple[Package, ...]:
+    """The framework's pip package as the row states it (torch 2.4.0a0+07cecf4168), so an image described by a
+    row is ranked and compared like an inspected one; nothing when the version is not a PEP 440 version."""
+    name = _FRAMEWORK_PACKAGES.get(row.get("framework") or "")
+    version = row.get("framework_version")
+    if not name or not version:
+        return ()
+    try:
+        Version(version)
+    except InvalidVersion:
+        return ()
+    return (Package(name, version, "pip", path=where),)
+
+
 def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
     """Every reading of the row as ImageFacts (one, or one per possible flavor); NotCheckable if none is possible."""
     reference = reference_of(row)
@@ -74,6 +94,7 @@ def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
         nccl=(Nccl(row["nccl"], path=where, origin=row.get("nccl_origin") or "library"),) if row.get("nccl") else (),
         cuda=Cuda(version=row["cuda"], path=where, origin="catalog") if row.get("cuda") else None,
         hpcx=Hpcx(row["hpcx"], path=where) if row.get("hpcx") else None,
+        packages=_framework_package(row, where),
         notes=(f"facts from the shipped base-image catalog ({CATALOG_PATH}), not read from the image",),
     )
     if flavor == FLAVOR_NONE:

@@ -13,9 +13,9 @@ from ..model.report import Recommendation
 from .candidates import Judgement, blocking_rules, clean_candidates, names_text, rank_key, repository
 from .framework import FrameworkWant, parse_want
 from .image_changes import env_changes, loaded_nccl, pip_changes, smallest_changes
-from .catalog import CatalogEntry, all_entries
+from .catalog import CatalogEntry, tag_of, all_entries
 from .node_path import node_paths
-from .summary import Summary, differences, summary_of_facts
+from .summary import Summary, compare_versions, differences, summary_of_facts
 
 MAX_IMAGES = 5
 MAX_NODE_GROUPS = 8  # node-side search per group of identical nodes; beyond this, ask per node
@@ -78,8 +78,11 @@ def _image_recommendation(j: Judgement, current: Summary | None, node_count: int
         basis = f"published facts from the shipped catalog ({e.confidence}: {e.source})"
     readings = f" under each of its {len(e.readings)} possible readings" if len(e.readings) > 1 else ""
     undecided = f"; still undecided: {', '.join(j.unknown_rules)}" if j.unknown_rules else ""
-    same = (current_image is not None and repository(e.reference) == repository(current_image.reference))
-    why = (f"{'a newer tag of the same base image: ' if same else ''}"
+    same = ""
+    if current_image is not None and repository(e.reference) == repository(current_image.reference):
+        newer = compare_versions(e.release, tag_of(current_image.reference)) > 0
+        same = f"{'a newer' if newer else 'another'} tag of the same base image: "
+    why = (f"{same}"
            f"the engine predicts it clean on {'the node' if node_count == 1 else f'all {node_count} nodes'}"
            f"{readings}; {basis}{undecided}" + (f"; checked against {against}" if against else ""))
     missing = "none" if e.origin == "local" else "not listed"
@@ -119,6 +122,11 @@ def _node_recommendations(image: ImageFacts, groups: list[list[NodeFacts]], matr
 
 def _checked_against(reps: list[NodeFacts], names_of: dict[str, list[str]]) -> str:
     """'gpu-r470 (node facts collected 2026-11-30T08:00:00Z)': what a re-check ran on, for the user to judge."""
+    if len(reps) > 3:  # a fleet: one line, not one clause per configuration
+        everyone = [name for n in reps for name in names_of.get(n.name, [n.name])]
+        dates = sorted(n.collected_at for n in reps if getattr(n, "collected_at", None))
+        when = f", node facts collected {dates[0]}..{dates[-1]}" if dates else ""
+        return f"{len(everyone)} nodes in {len(reps)} configurations ({names_text(everyone)}{when})"
     parts = []
     for n in reps:
         names = names_text(names_of.get(n.name, [n.name]))

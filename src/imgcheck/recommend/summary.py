@@ -115,6 +115,11 @@ _LABELS = (("rdma_core", "rdma-core"), ("pabi", "provider ABI (PABI)"), ("flavor
            ("python", "Python"))
 
 
+# Facts a missing value does not mean "absent" for: the Python and framework version of an image imgcheck
+# could not tie to a package (catalog rows, hand-written facts).
+_NOT_READ_AS_NONE = ("python", "framework_version")
+
+
 def _text(value, missing: str = "none") -> str:
     return missing if value is None else str(value)
 
@@ -130,7 +135,8 @@ def differences(old: Summary, new: Summary, new_missing: str = "none") -> tuple[
         if field == "flavor":
             a, b = a or "unknown", b or "unknown"
         gone = "none" if field in ("rdma_core", "pabi") and new.flavor == "none" else new_missing  # no libibverbs
-        out.append(f"{label} {_text(a)} -> {_text(b, gone)}")
+        was = "unknown" if field in _NOT_READ_AS_NONE else "none"
+        out.append(f"{label} {_text(a, was)} -> {_text(b, gone)}")
     return tuple(out)
 
 
