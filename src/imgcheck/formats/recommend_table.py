@@ -6,7 +6,7 @@ import json
 
 from ..model.serde import to_dict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: recommendation kinds env / pip-pin, origin "imported", facts framework_version / python
 REJECTED_SHOWN = 15  # the table stays readable with a catalog of hundreds of rows; JSON keeps them all
 
 
