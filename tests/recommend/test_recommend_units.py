@@ -98,3 +98,30 @@ def test_fleet_costs_one_evaluation_per_configuration(monkeypatch):
     assert result.nodes == tuple(n.name for n in nodes)
     for _, why in result.rejected:
         assert len(why) < 2_000  # node lists are shortened: "a, b, ... (+N more)"
+
+
+def test_imported_catalog_rows_say_how_they_were_obtained():
+    """Every row from the research import names its evidence and how it was obtained; nvidia/cuda tags carry
+    NCCL from the distro package NVIDIA's Dockerfile pins and no libibverbs; torch wheel pins are PyPI's."""
+    m = matrix()
+    cuda = m.rows("cuda_images")
+    assert len(cuda) == 402
+    for row in cuda:
+        assert row["rdma_flavor"] == "none" and "no libibverbs" in row["note"]
+        assert row["source"].startswith("https://gitlab.com/nvidia/container-images/cuda/-/blob/")
+        assert row["nccl_origin"] == ({"ubuntu": "dpkg"}.get(row["distro"].split()[0], "rpm") if row["nccl"] else None)
+    ngc = [r for r in m.rows("base_images") if r.get("evidence")]
+    assert len([r for r in ngc if r["image"] == "nvcr.io/nvidia/pytorch"]) == 27  # every month the research found
+    for row in ngc:
+        assert row["obtained"] and row["confidence"] in ("reported", "hypothesis")
+        if row["evidence"] in ("secondary_paraphrase", "secondary_translation", "indirect"):
+            assert row["confidence"] == "hypothesis"  # a paraphrase is not what NVIDIA wrote
+    wheels = {r["torch"]: r for r in m.rows("torch_wheels")}
+    assert wheels["2.5.1"]["nccl"] == "2.21.5" and wheels["2.7.0"]["nccl"] == "2.26.2"  # re-read with pip
+    assert all(r["source"] == f"https://pypi.org/project/torch/{t}/" for t, r in wheels.items())
+    # an nvidia/cuda tag as the engine sees it: NCCL from the package database, no libibverbs
+    from imgcheck.recommend import shipped_entries
+
+    entry = next(e for e in shipped_entries(m) if e.reference == "nvidia/cuda:12.4.1-runtime-ubuntu22.04")
+    (facts,) = entry.readings
+    assert facts.rdma.libibverbs is None and [(n.version, n.origin) for n in facts.nccl] == [("2.21.5", "dpkg")]
