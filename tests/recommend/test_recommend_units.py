@@ -126,3 +126,25 @@ def test_imported_catalog_rows_say_how_they_were_obtained():
     entry = next(e for e in shipped_entries(m) if e.reference == "nvidia/cuda:12.4.1-runtime-ubuntu22.04")
     (facts,) = entry.readings
     assert facts.rdma.libibverbs is None and [(n.version, n.origin) for n in facts.nccl] == [("2.21.5", "dpkg")]
+
+
+def test_pip_pins_are_newer_wheels_torch_releases_pin():
+    """Never older than the wheel in the image or than torch's own pin (torch may call what an older NCCL lacks);
+    nearest first; the conflict with torch's exact pin is said, except for the version torch itself requires."""
+    from imgcheck.recommend.image_changes import loaded_nccl, pip_changes
+
+    m = matrix()
+
+    def pinned(row):
+        (facts,) = facts_of_row(row, m)
+        return [c.words.split("==", 1)[1].split(" ", 1)[0] for c in pip_changes(facts, loaded_nccl(facts), m)]
+
+    row = dict(ROW, nccl="2.13.4", nccl_origin="pip")
+    assert pinned(row)[:2] == ["2.18.1", "2.19.3"]  # no torch package: anything newer than the wheel
+    with_torch = dict(row, framework_version="2.5.1")
+    assert pinned(with_torch)[0] == "2.21.5" and "2.20.5" not in pinned(with_torch)
+    (facts,) = facts_of_row(with_torch, m)
+    first, second = pip_changes(facts, loaded_nccl(facts), m)[:2]
+    assert "the version PyPI torch 2.5.1 itself requires" in first.words
+    assert "requires nvidia-nccl-cu12==2.21.5 exactly, so pip reports the conflict" in second.words
+    assert pinned(dict(ROW, nccl_origin="library")) == []  # a system libnccl is not a pip pin

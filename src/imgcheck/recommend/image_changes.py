@@ -79,8 +79,8 @@ def _wheel_package(facts: ImageFacts, chosen: Nccl) -> str | None:
 
 
 def pip_changes(facts: ImageFacts, chosen: Nccl | None, matrix: Matrix) -> list[ImageChange]:
-    """Pins of the image's NCCL wheel to another version some torch release pins; nearest newer first, then
-    nearest older. Only when the NCCL NCCL loads is a pip wheel (a system libnccl is not a pip pin)."""
+    """Pins of the image's NCCL wheel to a newer version some torch release pins, nearest first. Only when the
+    NCCL that NCCL-using code loads is a pip wheel (a system libnccl is not a pip pin)."""
     if chosen is None or chosen.origin not in PIP_ORIGINS or not numeric_tuple(chosen.version or ""):
         return []
     package = _wheel_package(facts, chosen)
@@ -90,21 +90,30 @@ def pip_changes(facts: ImageFacts, chosen: Nccl | None, matrix: Matrix) -> list[
         if row.get("nccl_pip_package") == package and row.get("nccl") and row["nccl"] != chosen.version:
             pins.setdefault(row["nccl"], []).append(row["torch"])
             sources.setdefault(row["nccl"], row["source"])
-    newer = sorted((v for v in pins if compare_numeric(v, chosen.version) > 0), key=numeric_tuple)
-    older = sorted((v for v in pins if compare_numeric(v, chosen.version) < 0), key=numeric_tuple, reverse=True)
     torch = next((p for p in facts.packages if p.db == "pip" and p.name.lower() == "torch"), None)
     torch_row = matrix.row("torch_wheels", torch=torch.version.split("+", 1)[0]) if torch else None
-    if torch_row and torch_row.get("nccl_pip_package") == package:
-        conflict = (f"; PyPI torch {torch_row['torch']} requires {package}=={torch_row['nccl']} exactly, so pip "
-                    f"reports the conflict and installs the pin anyway")
-    else:
-        conflict = "; if the image's torch requires another version exactly, pip reports the conflict and installs the pin anyway"
+    # Only newer NCCL: libnccl.so.2 stays backward compatible, but torch built against one NCCL may call
+    # functions an older one lacks, so nothing older than the current wheel or torch's own pin is offered.
+    floor = chosen.version
+    if torch_row and torch_row.get("nccl_pip_package") == package and compare_numeric(torch_row["nccl"], floor) > 0:
+        floor = torch_row["nccl"]
+    newer = sorted((v for v in pins if compare_numeric(v, floor) > 0 or
+                    (v == floor and v != chosen.version)), key=numeric_tuple)
+    own = torch_row["nccl"] if torch_row and torch_row.get("nccl_pip_package") == package else None
     out = []
-    for version in newer + older:
+    for version in newer:
         def apply(f: ImageFacts, version=version) -> ImageFacts:
             return dataclasses.replace(f, nccl=tuple(dataclasses.replace(n, version=version) if n.origin in PIP_ORIGINS
                                                      else n for n in f.nccl))
 
+        if own == version:
+            conflict = f"; the version PyPI torch {torch_row['torch']} itself requires"
+        elif own:
+            conflict = (f"; PyPI torch {torch_row['torch']} requires {package}=={own} exactly, so pip reports the "
+                        f"conflict and installs the pin anyway")
+        else:
+            conflict = ("; if the image's torch requires another version exactly, pip reports the conflict and "
+                        "installs the pin anyway")
         out.append(ImageChange(
             "pip-pin", f"pip install {package}=={version} in the image (NCCL {chosen.version} -> {version}; the "
                        f"wheel torch {', '.join(pins[version])} pins on PyPI{conflict})", sources[version], apply))
