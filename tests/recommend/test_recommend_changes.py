@@ -205,3 +205,20 @@ def test_a_tag_of_the_same_base_comes_before_other_images():
     images = recommend([r470], matrix(), current=current).images
     assert images and all(r.why.startswith("another tag of the same base image: ") for r in images)
     assert all(_shipped(r.image).summary.cuda.startswith("11.") for r in images)
+
+
+def test_load_nvidia_peermem_on_a_mlnx_ofed_node(debian_archive):
+    """MLNX_OFED 5.8 (peer-memory API present) with the proprietary R535 modules and nvidia-peermem not loaded:
+    no catalog PyTorch image has GPUDirect there (no DMA-BUF without the open modules), and the node-side
+    answer for the current image is the one-line change, loading nvidia-peermem, which the engine confirms."""
+    n = replace_in(replace_in(node("mofed-5.8-proprietary-535-peermem"), "gpu.peermem.loaded", False),
+                   "gpu.peermem.version", None)
+    current = with_nccl(real_facts(debian_archive("bookworm")), "2.21.5")
+    assert "GDR-PEERMEM-MISSING" in {f.id for f in build_report(current, [n], matrix()).findings}
+    result = recommend([n], matrix(), current=current)
+    assert result.images == ()
+    first = result.node_upgrades[0]
+    assert first.image == current.reference and len(first.differences) == 1
+    assert first.differences[0].startswith("load nvidia-peermem (modprobe nvidia-peermem")
+    loaded = replace_in(replace_in(n, "gpu.peermem.loaded", True), "gpu.peermem.version", n.gpu.driver_version)
+    assert _clean(current, loaded)
