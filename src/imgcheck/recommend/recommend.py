@@ -257,7 +257,7 @@ def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | N
         if reason:
             message += f": {reason}"
         own_path = bool(node_recs) and current is not None and node_recs[0].image == current.reference
-        if current is not None and not own_path:
+        if must_decide and not own_path:  # (a current image that is already clean needs no fixing)
             message += "; no node-side change imgcheck can model fixes the current image"
         if node_recs:
             message += ("; the node-side path below makes it work" if own_path else
