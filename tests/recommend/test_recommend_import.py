@@ -99,6 +99,8 @@ def test_json_list_form(home, tmp_path):
     ("- {image: a/b, tag: x, nccl_origin: conda}\n", "nccl_origin 'conda' is not one of"),
     ("- {image: a/b, tag: x}\n- {image: a/b, tag: x}\n", "appears twice"),
     ("key: [unclosed\n", "neither JSON nor YAML"),
+    ("- {image: a/b, tag: x, note: &a [[1, 2], *a]}\n", "note must be text"),
+    ("- !!python/object/apply:os.system [true]\n", "neither JSON nor YAML"),  # safe_load builds no objects
 ])
 def test_bad_rows_are_one_line_and_write_nothing(home, tmp_path, capsys, text, words):
     bad = tmp_path / "bad.yaml"
@@ -108,6 +110,13 @@ def test_bad_rows_are_one_line_and_write_nothing(home, tmp_path, capsys, text, w
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (home / "catalog").exists() or os.listdir(home / "catalog") == []  # not even the good first row
+
+
+def test_oversized_file_is_refused_before_parsing(home, tmp_path, capsys):
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"# " + b"x" * (8 << 20) + b"\n")
+    assert main(["catalog", "import", str(big)]) == 2
+    assert "larger than 8 MiB" in capsys.readouterr().err
 
 
 def test_missing_file_is_exit_3(home, tmp_path, capsys):

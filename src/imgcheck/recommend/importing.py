@@ -19,6 +19,7 @@ from ..matrix.schema import _check_value  # the matrix validator's own type chec
 from .convert import FLAVORS
 
 CONFIDENCES = ("verified", "reported", "vendor-guidance", "hypothesis")
+MAX_IMPORT_BYTES = 8 << 20  # thousands of rows fit; a hostile or mistaken file is refused before parsing
 DEFAULT_CONFIDENCE = "reported"  # a team stating what its own image carries
 _REQUIRED = ("image",)
 NCCL_ORIGINS = ("library", "dpkg", "rpm", "pip")  # how NCCL is installed: decides which one torch loads
@@ -80,6 +81,8 @@ def check_row(row, index: int, where: str, fields: dict[str, str], schema: dict)
     confidence = row.get("confidence", DEFAULT_CONFIDENCE)
     if confidence not in CONFIDENCES:
         raise BadInputError(f"{label}: confidence {confidence!r} is not one of {', '.join(CONFIDENCES)}")
+    if row.get("note") is not None and not isinstance(row["note"], str):
+        raise BadInputError(f"{label}: note must be text")
     source = row.get("source")
     if source is not None and not (isinstance(source, str) and source.strip()):
         raise BadInputError(f"{label}: source must be a non-empty string (URL, wiki page, Dockerfile path)")
@@ -92,7 +95,9 @@ def check_row(row, index: int, where: str, fields: dict[str, str], schema: dict)
 
 def read_import(path: str, matrix_path: str | None = None) -> list[dict]:
     with reading_input(path, "a catalog file (JSON or YAML rows)") as fh:
-        data = fh.read()
+        data = fh.read(MAX_IMPORT_BYTES + 1)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise BadInputError(f"{path}: larger than {MAX_IMPORT_BYTES // (1 << 20)} MiB; not a catalog of base images")
     try:
         rows = parse_rows(data, path)
     except UnicodeDecodeError:
