@@ -148,3 +148,27 @@ def test_pip_pins_are_newer_wheels_torch_releases_pin():
     assert "the version PyPI torch 2.5.1 itself requires" in first.words
     assert "requires nvidia-nccl-cu12==2.21.5 exactly, so pip reports the conflict" in second.words
     assert pinned(dict(ROW, nccl_origin="library")) == []  # a system libnccl is not a pip pin
+
+
+def test_rank_same_base_then_framework_version_then_distro_then_python():
+    from imgcheck.recommend.candidates import rank_key
+    from imgcheck.recommend.catalog import imported_entry
+    from imgcheck.recommend.framework import FrameworkWant
+    from imgcheck.recommend.summary import summary_of_row
+
+    m = matrix()
+
+    def entry(image, release, **row):
+        return imported_entry(dict(ROW, image=image, release=release, confidence="reported", source="test", **row), m)
+
+    current = summary_of_row(dict(ROW, framework_version="2.5.1", python="3.10"))
+    want = FrameworkWant("pytorch", None, "2.5.1")
+    entries = [
+        entry("other/fw", "1", framework_version="2.5.0", distro="rocky 9", python="3.10"),
+        entry("other/fw", "2", framework_version="2.5.0", distro="ubuntu 22.04", python="3.12"),
+        entry("other/fw", "3", framework_version="2.5.0", distro="ubuntu 22.04", python="3.10"),
+        entry("other/fw", "4", framework_version="2.3.0", distro="ubuntu 22.04", python="3.10"),
+        entry("team/base", "9", framework_version="2.1.0", distro="rocky 9", python="3.9"),
+    ]
+    ranked = sorted(entries, key=lambda e: rank_key(e, current, 0, want, "team/base:8"))
+    assert [e.reference for e in ranked] == ["team/base:9", "other/fw:3", "other/fw:2", "other/fw:1", "other/fw:4"]
