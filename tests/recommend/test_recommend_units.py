@@ -172,3 +172,14 @@ def test_rank_same_base_then_framework_version_then_distro_then_python():
     ]
     ranked = sorted(entries, key=lambda e: rank_key(e, current, 0, want, "team/base:8"))
     assert [e.reference for e in ranked] == ["team/base:9", "other/fw:3", "other/fw:2", "other/fw:1", "other/fw:4"]
+
+
+def test_nvidia_cuda_facts_say_they_have_no_libibverbs():
+    from imgcheck.recommend import shipped_entries
+
+    entry = next(e for e in shipped_entries(matrix()) if e.reference == "nvidia/cuda:12.8.1-devel-ubuntu24.04")
+    (facts,) = entry.readings
+    assert facts.notes[0] == "facts from compat_matrix/catalogs/cuda_images.json, not read from the image"
+    assert any(n.startswith("no libibverbs: NVIDIA's Dockerfile installs libnccl2/libnccl-dev but no rdma-core")
+               for n in facts.notes)
+    assert [(n.version, n.origin) for n in facts.nccl] == [("2.25.1", "dpkg")]

@@ -41,11 +41,11 @@ class CatalogEntry:
 
 def shipped_entries(matrix: Matrix) -> list[CatalogEntry]:
     entries = []
-    rows = [row for table in CATALOG_TABLES for row in matrix.rows(table)]  # a --matrix without a table: none
-    for row in rows:
+    rows = [(table, row) for table in CATALOG_TABLES for row in matrix.rows(table)]  # a --matrix without one: none
+    for table, row in rows:
         rel = rdma_release(matrix, row["rdma_core"]) if row.get("rdma_core") else None
         try:
-            readings, why = tuple(facts_of_row(row, matrix)), None
+            readings, why = tuple(facts_of_row(row, matrix, f"compat_matrix/catalogs/{table}.json")), None
         except NotCheckable as exc:
             readings, why = (), str(exc)
         entries.append(CatalogEntry(
@@ -94,7 +94,7 @@ def imported_entry(row: dict, matrix: Matrix, added_at: str | None = None, impor
     """A row a team imported (`imgcheck catalog import`): judged like a shipped row, from the facts it states."""
     rel = rdma_release(matrix, row["rdma_core"]) if row.get("rdma_core") else None
     try:
-        readings, why = tuple(facts_of_row(row, matrix)), None
+        readings, why = tuple(facts_of_row(row, matrix, "a `catalog import` row")), None
     except NotCheckable as exc:
         readings, why = (), str(exc)
     notes = tuple(n for n in (row.get("note"), f"imported from {imported_from}" if imported_from else None) if n)

@@ -76,7 +76,7 @@ def _framework_package(row: dict, where: str) -> tuple[Package, ...]:
     return (Package(name, version, "pip", path=where),)
 
 
-def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
+def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list[ImageFacts]:
     """Every reading of the row as ImageFacts (one, or one per possible flavor); NotCheckable if none is possible."""
     reference = reference_of(row)
     where = f"catalog: {row.get('source')}"
@@ -95,7 +95,8 @@ def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
         cuda=Cuda(version=row["cuda"], path=where, origin="catalog") if row.get("cuda") else None,
         hpcx=Hpcx(row["hpcx"], path=where) if row.get("hpcx") else None,
         packages=_framework_package(row, where),
-        notes=(f"facts from the shipped base-image catalog ({CATALOG_PATH}), not read from the image",),
+        notes=(f"facts from {catalog}, not read from the image",)
+        + ((row["note"],) if row.get("rdma_flavor") == FLAVOR_NONE and row.get("note") else ()),  # why none
     )
     if flavor == FLAVOR_NONE:
         return [ImageFacts(rdma=RdmaFacts(flavor=FLAVOR_NONE), **common)]
