@@ -16,14 +16,14 @@ from imgcheck.recommend.framework import distance, parse_want
 from recommend_helpers import matrix, node, node_file
 
 TEAM_YAML = """\
-# our internal bases (YAML reads 39.0 as a number: imgcheck takes it as the version "39.0")
+# our internal bases (numbers stay as written: 24.10 is the tag "24.10", 12.10 the version "12.10")
 rows:
   - image: registry.example/ml/torch-base
-    tag: "2025.06"
+    tag: 24.10
     framework: pytorch
     framework_version: "2.5.1"
     distro: ubuntu 22.04
-    python: "3.10"
+    python: 3.10
     cuda: 12.4.1
     nccl: 2.21.5
     nccl_origin: pip
@@ -49,21 +49,21 @@ def test_yaml_rows_are_imported_and_recommended(home, tmp_path, capsys):
     team.write_text(TEAM_YAML)
     assert main(["catalog", "import", str(team)]) == 0
     out = capsys.readouterr().out
-    assert "imported registry.example/ml/torch-base:2025.06 (reported): checkable" in out
+    assert "imported registry.example/ml/torch-base:24.10 (reported): checkable" in out
     assert "registry.example/ml/legacy:v3 (reported): listed, not checkable" in out
 
     entries, problems = local_entries()
     assert problems == [] and {e.origin for e in entries} == {"imported"}
-    base = next(e for e in entries if e.reference == "registry.example/ml/torch-base:2025.06")
+    base = next(e for e in entries if e.reference == "registry.example/ml/torch-base:24.10")
     (facts,) = base.readings
     assert (facts.rdma.libibverbs.rdma_core, facts.rdma.libibverbs.private_abi) == ("39.0", 34)
-    assert facts.nccl[0].origin == "pip" and base.summary.python == "3.10"
+    assert facts.nccl[0].origin == "pip" and base.summary.python == "3.10" and base.release == "24.10"
 
     # on a DOCA node with the open modules the team's image is clean: it is offered first among PyTorch 2.5
     # images, says its facts are the team's (not inspected), and checks clean on its own
     n = node("doca-24.10-open-580-peermem")
     result = recommend([n], matrix(), framework="pytorch==2.5")
-    assert result.images[0].image == "registry.example/ml/torch-base:2025.06"
+    assert result.images[0].image == "registry.example/ml/torch-base:24.10"
     assert "not inspected (reported: https://wiki.example/ml/torch-base)" in result.images[0].why
     assert build_report(facts, [n], matrix()).verdict == "ok"
     legacy = dict(result.rejected)["registry.example/ml/legacy:v3"]
@@ -158,3 +158,10 @@ def test_a_matrix_without_the_new_catalog_tables_still_recommends(home, tmp_path
                  "--matrix", str(mdir), "-o", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["recommendations"]
     shutil.rmtree(mdir)
+
+
+def test_yaml_numbers_stay_as_written():
+    from imgcheck.recommend.importing import parse_rows
+
+    (row,) = parse_rows(b"- {image: a/b, tag: 24.10, cuda: 12.10, rdma_core: 50.0, nccl: 2.21}\n", "x.yaml")
+    assert (row["tag"], row["cuda"], row["rdma_core"], row["nccl"]) == ("24.10", "12.10", "50.0", "2.21")

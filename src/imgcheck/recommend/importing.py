@@ -15,10 +15,10 @@ from datetime import datetime, timezone
 from ..errors import BadInputError
 from ..fsutil import atomic_write, reading_input
 from ..matrix.load import read_files
+from ..model.report import CONFIDENCES
 from ..matrix.schema import _check_value  # the matrix validator's own type checks, so imports obey the same rules
 from .convert import FLAVORS
 
-CONFIDENCES = ("verified", "reported", "vendor-guidance", "hypothesis")
 MAX_IMPORT_BYTES = 8 << 20  # thousands of rows fit; a hostile or mistaken file is refused before parsing
 DEFAULT_CONFIDENCE = "reported"  # a team stating what its own image carries
 _REQUIRED = ("image",)
@@ -31,6 +31,20 @@ def _schema_fields(matrix_path: str | None = None) -> tuple[dict[str, str], dict
     return schema["tables"]["base_images"]["fields"], schema
 
 
+def _loader():
+    """yaml.SafeLoader that keeps numbers as written: `cuda: 12.10` is the version "12.10", not the float 12.1,
+    and `tag: 24.10` is the tag "24.10". Only null and booleans are still resolved."""
+    import yaml
+
+    class VersionsAsText(yaml.SafeLoader):
+        pass
+
+    VersionsAsText.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:float", "tag:yaml.org,2002:int")]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    return VersionsAsText
+
+
 def parse_rows(data: bytes, where: str) -> list[dict]:
     """JSON or YAML: a list of rows, or an object with a 'rows' list (the shipped catalog's own shape)."""
     import yaml
@@ -40,7 +54,7 @@ def parse_rows(data: bytes, where: str) -> list[dict]:
         doc = json.loads(text)
     except ValueError:
         try:
-            doc = yaml.safe_load(text)  # safe_load: a catalog file builds plain data, never Python objects
+            doc = yaml.load(text, Loader=_loader())  # a SafeLoader: plain data only, never Python objects
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = f" (line {mark.line + 1})" if mark is not None else ""
@@ -69,8 +83,8 @@ def check_row(row, index: int, where: str, fields: dict[str, str], schema: dict)
         if value is None or name in ("source", "confidence", "note"):
             continue
         kind = fields[name].rstrip("?")
-        if kind == "version" and isinstance(value, (int, float)):
-            value = row[name] = str(value)  # YAML reads 39.0 as a number
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and kind in ("version", "string"):
+            value = row[name] = str(value)  # a JSON number; YAML rows keep numbers as text already
         msg = _check_value(kind, value, schema)
         if msg:
             raise BadInputError(f"{label}: {name}: {msg}")
