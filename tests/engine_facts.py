@@ -1,4 +1,4 @@
-"""Shared builders for the engine tests: real Debian image facts (read once per session), node fixtures,
+"""Shared builders for the engine tests: committed inspect output of the real Debian images, node fixtures,
 and dataclasses.replace helpers for NCCL/CUDA variants of real facts."""
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ from imgcheck.engine import REQUIRED_ROWS, evaluate
 from imgcheck.matrix import load_matrix
 from imgcheck.model.image import Cuda, ImageFacts, Nccl, Package
 from imgcheck.model.node_io import load_node_facts
+from imgcheck.model.serde import to_dict
 
 HERE = os.path.dirname(__file__)
 NODES_DIR = os.path.join(HERE, "fixtures", "engine_nodes")
+IMAGES_DIR = os.path.join(HERE, "fixtures", "engine_images")
 SITE = "/usr/local/lib/python3.11/dist-packages"
 
 
@@ -26,6 +28,19 @@ def matrix():
 def real_facts(archive: str) -> ImageFacts:
     """Facts imgcheck reads from a real Debian rdma image (docker-archive from conftest's debian_archive)."""
     return api.inspect_image(f"docker-archive:{archive}", use_cache=False)
+
+
+def fixture_doc(facts: ImageFacts, suite: str) -> dict:
+    """inspect's JSON for a Debian image, with the one run-dependent value (the temporary archive path) fixed."""
+    doc = to_dict(facts)
+    doc["reference"] = f"docker-archive:rdma-{suite}.tar (mmdebstrap --variant=minbase {suite} + libibverbs1 ibverbs-providers libucx0)"
+    return doc
+
+
+@lru_cache(maxsize=None)
+def committed_facts(suite: str) -> ImageFacts:
+    """The committed `inspect -o json` facts of a real Debian image (kept current by test_engine_image_fixtures)."""
+    return api.load_image_facts(os.path.join(IMAGES_DIR, f"{suite}.json"))
 
 
 def node(name: str, **changes):

@@ -6,14 +6,14 @@ import dataclasses
 
 import pytest
 
-from engine_facts import by_id, ids, node, real_facts, replace_in, run, unknown_rules, with_nccl
+from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules, with_nccl
 from imgcheck.engine.context import Ctx
 from imgcheck.model.image import FLAVOR_MLNX_OFED, Nccl, Package
 
 
 @pytest.fixture(scope="module")
-def bookworm(debian_archive):
-    return real_facts(debian_archive("bookworm"))
+def bookworm():
+    return committed_facts("bookworm")
 
 
 # ---------- CUDA ----------

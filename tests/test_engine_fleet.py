@@ -6,15 +6,15 @@ import dataclasses
 
 import pytest
 
-from engine_facts import matrix, node, real_facts, replace_in, with_nccl
+from engine_facts import committed_facts, matrix, node, replace_in, with_nccl
 from imgcheck.engine import build_report, evaluate_fleet, group_nodes, parse_ignore
 from imgcheck.errors import BadInputError
 from imgcheck.model.report import Suppression
 
 
 @pytest.fixture(scope="module")
-def image(debian_archive):
-    return with_nccl(real_facts(debian_archive("bookworm")), "2.21.5", env={"NCCL_IB_RETRY_CNT": "16"})
+def image():
+    return with_nccl(committed_facts("bookworm"), "2.21.5", env={"NCCL_IB_RETRY_CNT": "16"})
 
 
 def clones(base: str, count: int, prefix: str):

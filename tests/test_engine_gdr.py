@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from engine_facts import by_id, ids, node, real_facts, replace_in, run, unknown_rules, with_nccl
+from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules, with_nccl
 
 
 @pytest.fixture(scope="module")
-def bookworm(debian_archive):
-    return real_facts(debian_archive("bookworm"))
+def bookworm():
+    return committed_facts("bookworm")
 
 
 @pytest.fixture(scope="module")
-def bullseye(debian_archive):
-    return real_facts(debian_archive("bullseye"))
+def bullseye():
+    return committed_facts("bullseye")
 
 
 def test_inbox_kernel_with_proprietary_driver_has_no_gdr(bookworm):
@@ -83,7 +83,7 @@ def test_dmabuf_with_old_rdma_core_in_the_image(bullseye):
     f = by_id(run(with_nccl(bullseye, "2.13.4"), node("inbox-6.8-open-570")), "DMABUF-UNSUPPORTED")
     assert f.severity == "error" and f.confidence == "reported"
     assert f.predicted_error == "NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported"
-    assert "rdma-core < 34" in f.mechanism
+    assert "lacks ibv_reg_dmabuf_mr (first in rdma-core 34.0)" in f.mechanism
     lib_ev = next(e for e in f.evidence if e.fact == "image.rdma.libibverbs.has_reg_dmabuf_mr")
     assert lib_ev.value is False and lib_ev.path.endswith("libibverbs.so.1.11.33.2") and lib_ev.layer
 

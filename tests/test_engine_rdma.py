@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from engine_facts import by_id, ids, node, real_facts, replace_in, run, unknown_rules, with_nccl
+from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules, with_nccl
 from imgcheck.model.image import Provider
 
 EXPECTED = {  # what the real images carry (DESIGN.md / the research catalog)
@@ -19,8 +19,8 @@ ALL_NODES = ("inbox-5.15-proprietary-535", "inbox-6.8-open-570", "mofed-5.8-prop
 
 
 @pytest.fixture(scope="module")
-def facts(debian_archive):
-    return lambda suite: real_facts(debian_archive(suite))
+def facts():
+    return lambda suite: committed_facts(suite)
 
 
 @pytest.mark.parametrize("suite", sorted(EXPECTED))

@@ -71,9 +71,9 @@ def test_digest_changes_with_any_edit(tmp_path):
     before = load_matrix(str(copy), required=REQUIRED_ROWS).digest
     assert before == load_matrix().digest
     path = copy / "catalogs" / "thresholds.json"
-    path.write_text(path.read_text().replace('"value": 8192', '"value": 8191'))
+    path.write_text(path.read_text().replace('"value": 65536', '"value": 65535'))
     after = load_matrix(str(copy), required=REQUIRED_ROWS)
-    assert after.digest != before and after.threshold("memlock_reported_failing_kib") == 8191
+    assert after.digest != before and after.threshold("memlock_reported_failing_kib") == 65535
 
 
 def _edit(path, fn):

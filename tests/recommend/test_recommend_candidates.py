@@ -181,7 +181,9 @@ def test_ranking_follows_the_framework_version_then_cuda_major(debian_archive):
     """On a MLNX_OFED 23.10 node with peermem many NGC PyTorch images are clean. The order follows what the
     user runs: the torch version asked for (or the --like image's), nearest first; rows whose torch version
     the catalog does not know come after those it knows; CUDA major breaks ties after that."""
-    n = node("mofed-23.10-open-550-peermem")
+    h100 = node("mofed-23.10-open-550-peermem")  # A100s here: older NGC NCCL predates H100 (NCCL-TOO-OLD-FOR-GPU)
+    n = dataclasses.replace(h100, gpu=dataclasses.replace(h100.gpu, gpus=tuple(
+        dataclasses.replace(g, name="NVIDIA A100-SXM4-80GB") for g in h100.gpu.gpus)))
     base = real_facts(debian_archive("bookworm"))
     entries = {e.reference: e for e in shipped_entries(matrix())}
     version = lambda rec: entries[rec.image].summary.framework_version  # noqa: E731

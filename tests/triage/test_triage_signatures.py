@@ -119,3 +119,16 @@ def test_a_new_signature_needs_no_code(tmp_path):
     log = os.path.join(os.path.dirname(__file__), "logs", "nccl-tests-185-no-signature.log")
     r = triage([log], signatures=str(path))
     assert r.verdict == "signature_found" and r.diagnoses[0].signature == "IBV-MODIFY-QP-ENETUNREACH"
+
+
+# Registration signatures (issue 27, docs/registration-errors.md); kept apart so additions elsewhere merge cleanly.
+SAMPLES.update({
+    # no public NCCL log yet: NCCL's "Call to %s failed with error %s" (misc/ibvwrap.cc) with strerror(EPERM)
+    "IBV-REG-MR-EPERM": "misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Operation not permitted",
+    "IBV-REG-DMABUF-EINVAL": "ibv_reg_dmabuf_mr (retain) failed: Invalid argument",  # uccl-project/mKernel#26
+    # no public log yet: nvidia-peermem's peer_err format with nv_dma_map's message (nvidia-peermem.c:71, 313)
+    "PEERMEM-DMA-MAP-REFUSED": "nvidia-peermem nv_dma_map:313 ERROR nv_dma_map -- assumption of 64KB pages failed size_id=0",
+    "PEERMEM-LOAD-EINVAL": "nvidia_peer_memory-1.0-8 modprobe: ERROR: could not insert 'nv_peer_mem': Invalid argument",
+    "PEERMEM-INVALID-CONTEXT": "[25033.266922] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, "
+                               "skipping further processing",
+})

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ..knowledge import cuda as cuda_k
 from ..model.report import Evidence
-from ..versions.ecosystems import at_least, numeric_tuple
+from ..versions import ranges
 from .context import Ctx
 from .emit import finding, unknown
 
@@ -18,28 +19,32 @@ def check(ctx: Ctx):
             yield unknown(rule, "the image's CUDA toolkit version was not found (no /usr/local/cuda/version.json "
                                 "or CUDA_VERSION); the framework may bundle its own runtime")
         return
-    major = numeric_tuple(cuda.version)[:1]
     driver = ctx.node.gpu.driver_version
-    if not driver or not numeric_tuple(driver):
-        yield unknown(rule, ctx.unknown_why("gpu.driver_version"))
+    meets, why = cuda_k.driver_meets(ctx.matrix, driver, cuda.version)
+    if meets is None:
+        yield unknown(rule, ctx.unknown_why("gpu.driver_version") if not driver else why)
         return
-    row = ctx.matrix.row("cuda_minor_compat", cuda_major=major[0]) if major else None
-    if row is None:
-        yield unknown(rule, f"the matrix has no minimum driver for CUDA {cuda.version}")
+    if meets:
         return
-    min_driver = row["minimum_driver"]
-    if at_least(driver, min_driver):
-        return
-    branch = ctx.driver_branch()
-    native = ctx.matrix.row("nvidia_driver_cuda", driver_branch=branch)
+    min_driver = cuda_k.minimum_driver(ctx.matrix, cuda.version)
+    major = cuda_k.cuda_major(cuda.version)
+    native = ctx.matrix.row("nvidia_driver_cuda", driver_branch=ctx.driver_branch())
     hint = f"{native['newest_cuda_native']} or older" if native and native.get("newest_cuda_native") else \
         f"a version driver {driver} supports"
     evidence = [Evidence("image.cuda.version", cuda.version, cuda.path, cuda.layer),
                 ctx.node_ev("gpu.driver_version", driver, "/proc/driver/nvidia/version")]
-    params = dict(cuda=cuda.version, cuda_major=major[0], min_driver=min_driver, driver_version=driver,
-                  node_cuda_hint=hint, compat_driver=cuda.compat_driver, compat_path=cuda.compat_path)
-    if cuda.compat_driver and at_least(cuda.compat_driver, min_driver):
-        evidence.append(Evidence("image.cuda.compat_driver", cuda.compat_driver, cuda.compat_path, cuda.layer))
+    compat = cuda.compat_driver
+    if compat is None and ctx.image_unknown("cuda.compat_driver"):
+        # a facts file that does not say whether /usr/local/cuda/compat exists cannot yield "every call fails"
+        yield unknown(rule, f"{why}, and whether the image carries forward-compat libcuda is unknown "
+                            f"({ctx.image_unknown('cuda.compat_driver')})")
+        return
+    params = dict(cuda=cuda.version, cuda_major=major, min_driver=min_driver, driver_version=driver,
+                  node_cuda_hint=hint, compat_driver=compat or "none", compat_path=cuda.compat_path or "none")
+    if compat and ranges.at_least(compat, min_driver):
+        evidence.append(Evidence("image.cuda.compat_driver", compat, cuda.compat_path, cuda.layer))
         yield finding(ctx.matrix, rule, evidence, variant="forward-compat", **params)
     else:
-        yield finding(ctx.matrix, rule, evidence, **params)
+        # before CUDA 11 each toolkit release has its own floor (no minor-version compatibility row)
+        per_release = major is not None and ctx.matrix.row("cuda_minor_compat", cuda_major=major) is None
+        yield finding(ctx.matrix, rule, evidence, variant="per-release" if per_release else None, **params)

@@ -8,11 +8,18 @@ from .emit import finding, unknown
 from .gates import over_rdma
 
 RULES = ("DMABUF-UNSUPPORTED",)
+NEEDS = {"nccl_features": {"dmabuf", "dmabuf_no_backoff"},
+         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed")},
+         "rdma_core_functions": {"ibv_reg_dmabuf_mr"}}
 
 
 @over_rdma("DMABUF-UNSUPPORTED")
 def check(ctx: Ctx, rule: str):
-    if not ctx.nccl_at_least("dmabuf"):
+    newer = ctx.nccl_at_least("dmabuf")
+    if newer is None:
+        yield unknown(rule, ctx.nccl_unknown_reason("dmabuf"))
+        return
+    if not newer:
         return
     s = ctx.setting("NCCL_DMABUF_ENABLE")
     if s is not None and s.as_int() == 0:
@@ -29,16 +36,19 @@ def check(ctx: Ctx, rule: str):
     if nic_ok is None:
         yield unknown(rule, why)
         return
+    rdma_core = ctx.lib_first_release("ibv_reg_dmabuf_mr")
+    floor = ctx.stack_floor("dmabuf_mr")
     if ctx.node.rdma.stack == STACK_INBOX:
-        nic_fix = "or upgrade the node kernel to >= 5.12 (and rdma-core >= 34 in the image)"
+        nic_fix = f"or upgrade the node kernel to >= {floor} (and rdma-core >= {rdma_core} in the image)"
     else:
-        nic_fix = "or upgrade the node's MLNX_OFED/DOCA-OFED to >= 5.5 (and rdma-core >= 34 in the image)"
-    if ctx.lib is not None and not ctx.lib.has_reg_dmabuf_mr:
-        nic_fix = "or use an image with rdma-core >= 34 (libibverbs exporting IBVERBS_1.12)"
+        nic_fix = f"or upgrade the node's MLNX_OFED/DOCA-OFED to >= {floor} (and rdma-core >= {rdma_core} in the image)"
+    lib_dmabuf = ctx.lib_has("ibv_reg_dmabuf_mr")
+    if lib_dmabuf is False:
+        nic_fix = f"or use an image with rdma-core >= {rdma_core} (libibverbs exporting ibv_reg_dmabuf_mr)"
     no_backoff = ctx.nccl_at_least("dmabuf_no_backoff")
     evidence = ctx.nccl_evidence() + [
-        ctx.lib_evidence("has_reg_dmabuf_mr", ctx.lib.has_reg_dmabuf_mr),
+        ctx.lib_evidence("has_reg_dmabuf_mr", lib_dmabuf),
         ctx.node_ev("gpu.kernel_module", module),
     ] + ctx.stack_evidence()
-    yield finding(ctx.matrix, rule, evidence, variant=None if no_backoff else "fallback",
+    yield finding(ctx.matrix, rule, evidence, variant="fallback" if no_backoff is False else None,
                   nccl=ctx.nccl.version, why=why, nic_fix=nic_fix)

@@ -6,6 +6,7 @@ import string
 from typing import Any, Iterable
 
 from ..matrix import Matrix
+from ..matrix.refs import ref_maps
 from ..model.report import Evidence, Finding, Unknown
 
 
@@ -14,14 +15,27 @@ class _Params(dict):
         return f"<{key}?>"
 
 
+_REFS: dict[str, dict] = {}
+
+
+def _matrix_values(matrix: Matrix) -> dict[str, dict]:
+    """The {nccl_min[...]}-style maps rule texts may use, once per matrix (matrix/refs.py)."""
+    if matrix.digest not in _REFS:
+        _REFS[matrix.digest] = ref_maps(matrix.tables)
+    return _REFS[matrix.digest]
+
+
 def _fill(text: str | None, params: dict[str, Any]) -> str | None:
     if text is None:
         return None
-    return string.Formatter().vformat(text, (), _Params(params))
+    # a fact a rule passes as None is unknown: say so rather than print Python's "None"
+    known = {k: ("unknown" if v is None else v) for k, v in params.items()}
+    return string.Formatter().vformat(text, (), _Params(known))
 
 
 def finding(matrix: Matrix, rule_id: str, evidence: Iterable[Evidence], variant: str | None = None,
             **params: Any) -> Finding:
+    params = {**_matrix_values(matrix), **params}
     row = dict(matrix.rule(rule_id))
     if variant is not None:
         row.update(row.get("variants", {})[variant])

@@ -6,6 +6,11 @@ from .context import Ctx
 from .emit import finding
 
 RULES = ("ENV-NCCL-IB-RETRY-CNT", "ENV-NCCL-IB-TIMEOUT", "ENV-DISABLES-IB", "ENV-DISABLES-GDR", "ENV-DISABLES-DMABUF")
+NEEDS = {"thresholds": {"nccl_ib_retry_cnt_max", "nccl_ib_timeout_min", "nccl_ib_timeout_max"},
+         "nccl_features": {"dmabuf", "gdr_module_sysfs_check"},
+         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("peer_memory_api", "inbox"),
+                                  ("peer_memory_api", "mlnx_ofed"), ("memory_peers_sysfs_removed", "mlnx_ofed")},
+         "rdma_core_functions": {"ibv_reg_dmabuf_mr"}}
 
 
 def check(ctx: Ctx):
@@ -26,8 +31,10 @@ def _retry_cnt(ctx: Ctx):
     if value is None:
         yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], variant="invalid", **params)
     elif value > top or value < 0:
-        effective = value & 0x7  # the 3-bit QPC field keeps the low bits
-        yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], effective=effective, **params)
+        effective = value & top  # the 3-bit QPC field keeps the low bits (top is 7, all ones)
+        # 15 keeps 7, the most retries the field holds: out of range, but it costs no retries
+        yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], effective=effective,
+                      variant="masked-to-max" if effective == top else None, **params)
     elif value < top:
         yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], variant="low", effective=value, **params)
 
@@ -48,6 +55,12 @@ def _disables(ctx: Ctx):
         yield finding(ctx.matrix, "ENV-DISABLES-IB", [ib.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
                       setting=ib.label)
         return  # with IB off, GDR and DMA-BUF settings are moot
+    net = ctx.setting("NCCL_NET")
+    # NCCL picks the network whose name equals NCCL_NET, ignoring case (src/plugin/net.cc); "Socket" is TCP
+    if net is not None and net.value.strip().lower() == "socket" and ctx.node_has_rdma:
+        yield finding(ctx.matrix, "ENV-DISABLES-IB", [net.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
+                      variant="net-socket", setting=net.label)
+        return
     if ctx.lib is None or ctx.nccl is None or not ctx.node_has_rdma:
         return
     gdr = ctx.setting("NCCL_NET_GDR_LEVEL")

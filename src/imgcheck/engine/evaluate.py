@@ -8,22 +8,38 @@ from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
-from . import cuda, dmabuf, env_traps, gdr, limits, ofed, rdma_userspace
+from .. import knowledge
+from . import (cuda, dmabuf, env_devices, env_traps, gdr, limits, nccl_copies, nccl_releases, ofed, rdma_userspace,
+               registration)
 from .context import Ctx
 
-FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps)
-RULE_IDS: tuple[str, ...] = tuple(rule for family in FAMILIES for rule in family.RULES)
+# The registry. A rule family is a module with RULES (its rule ids), check(ctx) and, optionally, NEEDS
+# (matrix rows it looks up by key, {table: {key, ...}}). Registering a module here is all it takes:
+# RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
+FAMILIES = (rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps, env_devices, nccl_copies, nccl_releases,
+            registration)
+# Every module that owns rule ids: FAMILIES plus rule modules run another way (e.g. over a whole fleet).
+REGISTERED = FAMILIES
+
+
+def rule_ids(families) -> tuple[str, ...]:
+    ids = tuple(rule for family in families for rule in family.RULES)
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"a rule id is registered twice: {sorted(r for r in ids if ids.count(r) > 1)}")
+    return ids
+
+
+def required_rows(families, ids: tuple[str, ...]) -> dict[str, set]:
+    needs: dict[str, set] = {"rules": set(ids)}
+    for part in (knowledge.NEEDS, *(getattr(family, "NEEDS", {}) for family in families)):
+        for table, keys in part.items():
+            needs.setdefault(table, set()).update(keys)
+    return needs
+
+
+RULE_IDS: tuple[str, ...] = rule_ids(REGISTERED)
 # Matrix rows the engine looks up by key; `imgcheck matrix validate` checks they exist.
-REQUIRED_ROWS: dict[str, set] = {
-    "rules": set(RULE_IDS),
-    "thresholds": {"uverbs_abi_min", "uverbs_abi_max", "mlx5_uverbs_abi", "nccl_ib_retry_cnt_max",
-                   "nccl_ib_timeout_min", "nccl_ib_timeout_max", "memlock_reported_failing_kib",
-                   "cumem_old_driver_below"},
-    "nccl_features": {"relaxed_ordering_iova2", "dmabuf", "dmabuf_no_backoff", "cumem_default",
-                      "gdr_module_sysfs_check"},
-    "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("optional_mr_access", "inbox"),
-                             ("optional_mr_access", "mlnx_ofed")},
-}
+REQUIRED_ROWS: dict[str, set] = required_rows(REGISTERED, RULE_IDS)
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,10 @@ def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True):
     no libibverbs (RDMA-NO-LIBIBVERBS covers it), the node has no RDMA, or the image is not a GPU image
     (a plain rdma-core image has no NCCL, and nobody expects NCCL findings for it).
     """
-    if ctx.lib is None or ctx.node_has_rdma is False:
+    if ctx.node_has_rdma is False:
         return []
+    if ctx.lib is None:  # absent: RDMA-NO-LIBIBVERBS covers it; unknown: this rule cannot be decided either
+        return [unknown(rule, ctx.lib_unknown)] if ctx.lib_unknown and ctx.gpu_image else []
     if ctx.nccl is None:
         return [unknown(rule, ctx.nccl_unknown_reason())] if ctx.gpu_image else []
     if ctx.node_has_rdma is None:

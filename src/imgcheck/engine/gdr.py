@@ -2,30 +2,42 @@
 
 from __future__ import annotations
 
+from ..knowledge import gpudirect
 from ..model.node import STACK_INBOX
 from ..model.report import Evidence
-from ..versions.ecosystems import at_least, numeric_tuple
+from ..versions import ranges
+from ..versions.ecosystems import numeric_tuple
 from .context import Ctx
 from .emit import finding, unknown
 from .gates import over_rdma
 
 RULES = ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER")
+NEEDS = {"thresholds": {"cumem_old_driver_below", "memory_peers_sysfs_last_seen_ofed_series"},
+         "nccl_features": {"cumem_default", "gdr_module_sysfs_check", "dmabuf", "relaxed_ordering_iova2"},
+         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("peer_memory_api", "inbox"),
+                                  ("peer_memory_api", "mlnx_ofed"), ("memory_peers_sysfs_removed", "mlnx_ofed")},
+         "rdma_core_functions": {"ibv_reg_dmabuf_mr", "ibv_reg_mr_iova2"}}
 
 
 def _gdr_checks_words(ctx: Ctx) -> str:
-    if ctx.nccl_at_least("gdr_module_sysfs_check"):
-        return ("NCCL >= 2.23.4 checks /sys/kernel/mm/memory_peers/{nv_mem,nv_mem_nc}/version "
-                "and /sys/module/nvidia_peermem/version")
-    return f"NCCL {ctx.nccl.version} checks only /sys/kernel/mm/memory_peers/*/version"
+    return gpudirect.nccl_gdr_checks_words(ctx.matrix, ctx.nccl.version)
 
 
 def _peermem_evidence(ctx: Ctx) -> list[Evidence]:
     pm = ctx.node.gpu.peermem
     return [ctx.node_ev("gpu.peermem.loaded", pm.loaded, "/sys/module/nvidia_peermem"),
             ctx.node_ev("gpu.peermem.legacy_nv_peer_mem", pm.legacy_nv_peer_mem),
-            ctx.node_ev("rdma.peer_memory_api", ctx.node.rdma.peer_memory_api, "/sys/kernel/mm/memory_peers"),
+            _memory_peers_evidence(ctx),
             ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
             ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module)]
+
+
+def _memory_peers_evidence(ctx: Ctx) -> Evidence:
+    seen = ctx.node.rdma.peer_memory_api
+    if seen is not None:
+        return ctx.node_ev("rdma.peer_memory_api", seen, "/sys/kernel/mm/memory_peers")
+    value, words = ctx.memory_peers_api  # not probed: what the matrix says about this stack and release
+    return ctx.node_ev("rdma.peer_memory_api", words if value is not None else None, "/sys/kernel/mm/memory_peers")
 
 
 def check(ctx: Ctx):
@@ -82,12 +94,16 @@ def _legacy_memory_peers(ctx: Ctx, rule: str):
         return
     yield finding(ctx.matrix, rule, ctx.nccl_evidence() + _peermem_evidence(ctx),
                   nccl=ctx.nccl.version, hca=ctx.hca,
-                  node_stack=f"{ctx.node.rdma.stack} {ctx.node.rdma.ofed_version or ''}".strip())
+                  node_stack=f"{ctx.node.rdma.stack or 'unknown stack'} {ctx.node.rdma.ofed_version or ''}".strip())
 
 
 @over_rdma("CUMEM-OLD-DRIVER")
 def _cumem(ctx: Ctx, rule: str):
-    if not ctx.nccl_at_least("cumem_default"):
+    newer = ctx.nccl_at_least("cumem_default")
+    if newer is None:
+        yield unknown(rule, ctx.nccl_unknown_reason("cumem_default"))
+        return
+    if not newer:
         return
     cumem = ctx.setting("NCCL_CUMEM_ENABLE")
     if cumem is not None and cumem.as_int() == 0:
@@ -97,11 +113,19 @@ def _cumem(ctx: Ctx, rule: str):
         yield unknown(rule, ctx.unknown_why("gpu.driver_version"))
         return
     floor = str(ctx.matrix.threshold("cumem_old_driver_below"))
-    if at_least(driver, floor):
+    old = ranges.below(driver, floor)
+    if old is None:
+        yield unknown(rule, f"cannot tell whether driver {driver} is below {floor}")
+        return
+    if not old:
         return
     cuda = ctx.image.cuda
     compat = cuda.compat_driver if cuda else None
-    if not compat or not at_least(compat, floor):
+    if compat is None and ctx.image_unknown("cuda.compat_driver"):
+        yield unknown(rule, "whether the image carries forward-compat libcuda is unknown ("
+                      + ctx.image_unknown("cuda.compat_driver") + ")")
+        return
+    if not compat or not ranges.at_least(compat, floor):
         return  # without forward-compat the CUDA runtime never reaches NCCL (CUDA-DRIVER-TOO-OLD)
     dmabuf, _ = ctx.dmabuf_usable
     if dmabuf:

@@ -6,6 +6,7 @@ from .context import Ctx
 from .emit import finding, unknown
 
 RULES = ("MEMLOCK-TOO-LOW",)
+NEEDS = {"thresholds": {"memlock_reported_failing_kib"}, "nccl_features": {"relaxed_ordering_iova2"}}
 
 
 def check(ctx: Ctx):
@@ -18,6 +19,8 @@ def check(ctx: Ctx):
         return
     if memlock < 0:
         return  # unlimited
+    if memlock == 0:
+        return  # a zero limit fails with EPERM before any accounting: REG-MEMLOCK-ZERO
     failing = ctx.matrix.threshold("memlock_reported_failing_kib")
     evidence = [ctx.node_ev("limits.memlock_kib", memlock, "/proc/self/limits")]
     yield finding(ctx.matrix, rule, evidence, variant=None if memlock <= failing else "finite",

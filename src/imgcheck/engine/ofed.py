@@ -13,6 +13,11 @@ RULES = ("OFED-USERSPACE-NEWER-THAN-KERNEL", "MLNX-USERSPACE-ON-INBOX")
 
 def check(ctx: Ctx):
     rdma = ctx.image.rdma
+    if ctx.image_unknown("rdma.flavor") and ctx.lib is not None and ctx.node.rdma.stack not in (None, STACK_NONE):
+        rule = "MLNX-USERSPACE-ON-INBOX" if ctx.node.rdma.stack == STACK_INBOX else "OFED-USERSPACE-NEWER-THAN-KERNEL"
+        yield unknown(rule, "whether the image's RDMA userspace is MLNX_OFED/DOCA or upstream rdma-core is unknown ("
+                      + ctx.image_unknown("rdma.flavor") + ")")
+        return
     if rdma.flavor not in (FLAVOR_MLNX_OFED, FLAVOR_DOCA):
         return
     stack = ctx.node.rdma.stack

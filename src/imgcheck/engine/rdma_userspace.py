@@ -7,6 +7,11 @@ from .context import Ctx
 from .emit import finding, unknown
 
 RULES = ("RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE")
+# Matrix rows this family looks up by key (evaluate.REQUIRED_ROWS merges them; matrix validate checks them).
+NEEDS = {"thresholds": {"uverbs_abi_min", "uverbs_abi_max", "mlx5_uverbs_abi"},
+         "nccl_features": {"relaxed_ordering_iova2"},
+         "kernel_rdma_features": {("optional_mr_access", "inbox"), ("optional_mr_access", "mlnx_ofed")},
+         "rdma_core_functions": {"ibv_reg_mr_iova2"}}
 
 
 def check(ctx: Ctx):
@@ -23,6 +28,10 @@ def check(ctx: Ctx):
 
 def _no_libibverbs(ctx: Ctx):
     rule = "RDMA-NO-LIBIBVERBS"
+    if ctx.lib_unknown:
+        if ctx.node_has_rdma is not False:
+            yield unknown(rule, ctx.lib_unknown)
+        return
     if ctx.node_has_rdma is None:
         yield unknown(rule, "the image has no libibverbs; whether that matters depends on "
                             + ctx.unknown_why("rdma.stack"))
@@ -38,8 +47,8 @@ def _no_libibverbs(ctx: Ctx):
 def _pabi(ctx: Ctx):
     rule = "RDMA-PABI-MISMATCH"
     lib = ctx.lib
-    if lib.private_abi is None:
-        yield unknown(rule, f"the private ABI (IBVERBS_PRIVATE_N) of {lib.path} could not be read")
+    if lib.private_abi is None:  # not derived from the release name: a mixed build is what this rule looks for
+        yield unknown(rule, f"the private ABI (IBVERBS_PRIVATE_N) of {lib.path or 'the libibverbs'} could not be read")
         return
     used = ctx.node_providers()
     mismatched = [p for p in ctx.image.rdma.providers
@@ -61,22 +70,28 @@ def _pabi(ctx: Ctx):
             ctx.lib_evidence("private_abi", lib.private_abi),
             Evidence(f"image.rdma.providers.{p.name}.pabi", p.pabi, p.path, p.layer),
             Evidence(f"image.rdma.providers.{p.name}.private_abi_needed", p.private_abi_needed, p.path, p.layer),
-        ], provider=p.name, expected_file=expected_path, dlerror=dlerror, libibverbs=lib.version,
+        ], provider=p.name, expected_file=expected_path, dlerror=dlerror, libibverbs=lib.version or "(version unknown)",
             private_abi=lib.private_abi, provider_path=p.path,
-            provider_pabi=p.private_abi_needed if p.pabi == lib.private_abi else p.pabi)
+            provider_pabi=p.pabi if p.pabi is not None and p.pabi != lib.private_abi else p.private_abi_needed)
     if others:
         names = ", ".join(p.name for p in others)
         yield finding(ctx.matrix, rule, [ctx.lib_evidence("private_abi", lib.private_abi)] + [
             Evidence(f"image.rdma.providers.{p.name}.pabi", p.pabi, p.path, p.layer) for p in others],
-            variant="other-provider", provider=names, libibverbs=lib.version, private_abi=lib.private_abi,
+            variant="other-provider", provider=names, libibverbs=lib.version or "(version unknown)",
+            private_abi=lib.private_abi,
             provider_path=", ".join(p.path for p in others),
-            provider_pabi=", ".join(sorted({str(p.pabi) for p in others})),
+            provider_pabi=", ".join(sorted({str(p.pabi if p.pabi is not None else p.private_abi_needed) for p in others})),
             expected_file=f"lib<name>-rdmav{lib.private_abi}.so", dlerror="cannot open shared object file")
 
 
 def _mlx5_provider(ctx: Ctx):
     rule = "RDMA-NO-MLX5-PROVIDER"
     if any(p.name == "mlx5" for p in ctx.image.rdma.providers):
+        return
+    if ctx.image_unknown("rdma.providers"):
+        if ctx.node_uses_mlx5 is not False:
+            yield unknown(rule, "whether the image has an mlx5 provider is unknown ("
+                          + ctx.image_unknown("rdma.providers") + ")")
         return
     if ctx.node_uses_mlx5 is None:
         yield unknown(rule, "the image has no mlx5 provider; whether the node needs one depends on "
@@ -88,7 +103,7 @@ def _mlx5_provider(ctx: Ctx):
             Evidence("image.rdma.providers", ", ".join(p.name for p in ctx.image.rdma.providers) or None),
             ctx.node_ev("rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None),
             ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
-        ], private_abi=ctx.lib.private_abi)
+        ], private_abi=ctx.lib.private_abi if ctx.lib.private_abi is not None else "N")
 
 
 def _uverbs_abi(ctx: Ctx):
@@ -117,12 +132,15 @@ def _relaxed_ordering(ctx: Ctx):
         return
     lib = ctx.lib
     ro = ctx.setting("NCCL_IB_PCI_RELAXED_ORDERING")
-    evidence = ctx.nccl_evidence() + [ctx.lib_evidence("has_reg_mr_iova2", lib.has_reg_mr_iova2)]
+    iova2 = ctx.lib_has("ibv_reg_mr_iova2")
+    evidence = ctx.nccl_evidence() + [ctx.lib_evidence("has_reg_mr_iova2", iova2)]
     if ro is not None and ro.as_int() not in (None, 1, 2):
         yield finding(ctx.matrix, rule, evidence + [ro.evidence], variant="ro-disabled", setting=ro.label)
         return
-    if not lib.has_reg_mr_iova2:
-        yield finding(ctx.matrix, rule, evidence, variant="no-iova2", libibverbs=lib.version)
+    if iova2 is None:
+        return  # an info note; nothing to say when the image's libibverbs exports are unknown
+    if not iova2:
+        yield finding(ctx.matrix, rule, evidence, variant="no-iova2", libibverbs=lib.version or "(version unknown)")
         return
     ok, why = ctx.node_has_feature("optional_mr_access")
     if ok is None:
@@ -132,4 +150,4 @@ def _relaxed_ordering(ctx: Ctx):
     else:
         note = f"{why}: the kernel does not advertise the capability, so libibverbs clears the flag"
     yield finding(ctx.matrix, rule, evidence + ctx.stack_evidence(),
-                  nccl=ctx.nccl.version, libibverbs=lib.version, node_stack_note=note)
+                  nccl=ctx.nccl.version, libibverbs=lib.version or "(version unknown)", node_stack_note=note)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..versions.ecosystems import numeric_tuple
 from ..versions.mlnx import parse_mlnx
+from .refs import ref_maps, reference_problems
 
 _DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$")
 _ALWAYS_ALLOWED = {"note"}
@@ -102,6 +103,20 @@ def _check_rule(where: str, row: dict, fields: dict, schema: dict, problems: lis
                 problems.append(f"{vwhere}: {key}: {msg}")
 
 
+def _check_references(tables: dict[str, list], problems: list[str]) -> None:
+    """Every {map[key]} in a rule text names an existing matrix value (matrix/refs.py)."""
+    maps = ref_maps(tables)
+    for i, row in enumerate(tables.get("rules", ())):
+        if not isinstance(row, dict):
+            continue
+        parts = [(None, row)] + [(name, v) for name, v in (row.get("variants") or {}).items() if isinstance(v, dict)]
+        for variant, part in parts:
+            texts = [part.get(f) for f in _RULE_TEXT_FIELDS] + list(part.get("fixes") or [])
+            where = f"rules.json: row {i} ({row.get('id')})" + (f": variant {variant!r}" if variant else "")
+            for text in texts:
+                problems.extend(f"{where}: {msg}" for msg in reference_problems(text, maps))
+
+
 def validate_files(files: dict[str, bytes], required: dict[str, set] | None = None) -> list[str]:
     """Problems with the matrix files, one line each (empty list: valid).
 
@@ -121,6 +136,7 @@ def validate_files(files: dict[str, bytes], required: dict[str, set] | None = No
         return problems
     confidences = schema.get("confidences") or []
     described = {"matrix.json", "schema.json"}
+    loaded: dict[str, list] = {}
     for table, spec in schema["tables"].items():
         path = spec.get("file")
         described.add(path)
@@ -132,6 +148,7 @@ def validate_files(files: dict[str, bytes], required: dict[str, set] | None = No
             continue
         if doc.get("table") != table:
             problems.append(f"{path}: 'table' is {doc.get('table')!r}, schema.json expects {table!r}")
+        loaded[table] = doc["rows"]
         fields: dict[str, str] = spec.get("fields", {})
         source_field = spec.get("source_field", "source")
         key = spec.get("key")
@@ -179,6 +196,7 @@ def validate_files(files: dict[str, bytes], required: dict[str, set] | None = No
             want_t = want if isinstance(want, tuple) else (want,)
             if want_t not in seen:
                 problems.append(f"{path}: the engine needs a row {want!r}, which is missing")
+    _check_references(loaded, problems)
     for path in sorted(files):
         if path not in described and not path.endswith(".md"):  # Markdown is documentation for editors
             problems.append(f"{path}: not described by schema.json")

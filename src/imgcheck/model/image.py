@@ -125,3 +125,16 @@ class ImageFacts:
     layers: tuple[LayerInfo, ...] = ()
     notes: tuple[str, ...] = ()  # what could not be read, and why
     schema_version: int = IMAGE_SCHEMA_VERSION
+    # fact path ("rdma.libibverbs", "cuda.compat_driver") -> why it is unknown. inspect writes every fact
+    # explicitly (null = looked, found none); a hand-written facts file or a catalog row that leaves a key
+    # out leaves that fact unknown, never absent (DESIGN.md "Known and unknown").
+    unknown: dict[str, str] = field(default_factory=dict)
+
+    def unknown_reason(self, fact: str) -> str | None:
+        """Why `fact` (or the object holding it) is unknown, or None when it is known."""
+        parts = fact.split(".")
+        for i in range(len(parts), 0, -1):
+            reason = self.unknown.get(".".join(parts[:i]))
+            if reason is not None:
+                return reason
+        return None

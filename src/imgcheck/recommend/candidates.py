@@ -87,9 +87,11 @@ def repository(reference: str) -> str:
 
 def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int, want: FrameworkWant | None = None,
              current_reference: str | None = None) -> tuple:
-    """What the user runs first: a newer tag of the same base image, then the framework version asked for
-    (or the --like image's), then the same distro and Python, then the same CUDA major, then newest (CUDA,
-    NCCL, rdma-core), then fewer undecided rules; inspected (local) entries before published ones."""
+    """What the user runs first: a tag of the same base image, the same framework; then images the engine
+    decides clean before those with a rule it cannot decide (e.g. CUDA 12 on R470 when forward-compat
+    libraries are not known); then the framework version asked for (or the --like image's), the same distro
+    and Python, the same CUDA major, newest (release, CUDA, NCCL, rdma-core), fewer undecided rules;
+    inspected (local) entries before imported and published ones."""
     s = entry.summary
     same_repo = 0 if current_reference and repository(entry.reference) == repository(current_reference) else 1
     same_framework = 0 if current is None or current.framework is None or s.framework == current.framework else 1
@@ -100,7 +102,8 @@ def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int, w
     same_distro = 0 if current is None or not current.distro or s.distro == current.distro else 1
     same_python = 0 if current is None or not current.python or s.python == current.python else 1
     same_cuda = 0 if current is None or major(current.cuda) is None or major(s.cuda) == major(current.cuda) else 1
-    return (same_repo, same_framework, version_rank, near, same_distro, same_python, same_cuda,
+    undecided = 0 if unknown_count == 0 else 1  # an image the engine shows clean before one it cannot decide
+    return (same_repo, same_framework, undecided, version_rank, near, same_distro, same_python, same_cuda,
             newer_first_key(entry.release), newer_first_key(s.cuda), newer_first_key(s.nccl), newer_first_key(s.rdma_core),
             unknown_count, {"local": 0, "imported": 1}.get(entry.origin, 2), entry.reference)
 

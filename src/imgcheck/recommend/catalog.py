@@ -17,7 +17,8 @@ from ..fsutil import atomic_write
 from ..home import imgcheck_home
 from ..matrix import Matrix
 from ..model.image import IMAGE_SCHEMA_VERSION, ImageFacts
-from ..model.serde import from_dict, to_dict
+from ..model.image_io import parse_image_facts
+from ..model.serde import to_dict
 from .convert import CATALOG_TABLES, NotCheckable, facts_of_row, rdma_release, reference_of
 from .summary import Summary, summary_of_facts, summary_of_row
 
@@ -125,7 +126,8 @@ def _read_local(path: str, matrix: Matrix | None = None) -> CatalogEntry:
     facts_version = doc["facts"].get("schema_version", IMAGE_SCHEMA_VERSION)
     if version != LOCAL_SCHEMA_VERSION or not isinstance(facts_version, int) or facts_version > IMAGE_SCHEMA_VERSION:
         raise BadInputError(f"{path}: catalog entry schema {version!r}/{facts_version!r} is not one this imgcheck reads")
-    return local_entry(from_dict(ImageFacts, doc["facts"], where=path), added_at=doc.get("added_at"))
+    # a left-out fact (an entry edited by hand) is unknown, never absent
+    return local_entry(parse_image_facts(doc["facts"], path), added_at=doc.get("added_at"))
 
 
 def local_entries(directory: str | None = None, matrix: Matrix | None = None) -> tuple[list[CatalogEntry], list[str]]:

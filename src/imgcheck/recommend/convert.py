@@ -76,6 +76,17 @@ def _framework_package(row: dict, where: str) -> tuple[Package, ...]:
     return (Package(name, version, "pip", path=where),)
 
 
+def _unknown_of(row: dict, catalog: str) -> dict[str, str]:
+    """What a catalog row does not say is unknown, never absent (DESIGN.md "Known and unknown"). The framework's
+    own package may be stated (framework_version); every other package stays unknown."""
+    why = f"not recorded in {catalog}"
+    out = {"env": why, "nccl_conf": why, "packages": why, "cuda.compat_driver": why}
+    for fact in ("cuda", "nccl", "ucx", "hpcx"):
+        if not row.get(fact):
+            out[fact] = why
+    return out
+
+
 def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list[ImageFacts]:
     """Every reading of the row as ImageFacts (one, or one per possible flavor); NotCheckable if none is possible."""
     reference = reference_of(row)
@@ -97,6 +108,7 @@ def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list
         packages=_framework_package(row, where),
         notes=(f"facts from {catalog}, not read from the image",)
         + ((row["note"],) if row.get("rdma_flavor") == FLAVOR_NONE and row.get("note") else ()),  # why none
+        unknown=_unknown_of(row, catalog),
     )
     if flavor == FLAVOR_NONE:
         return [ImageFacts(rdma=RdmaFacts(flavor=FLAVOR_NONE), **common)]

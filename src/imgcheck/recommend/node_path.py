@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Callable
 
-from ..engine.context import series_of
+from ..knowledge.stack import release_series as series_of
 from ..engine.evaluate import evaluate
 from ..matrix import Matrix
 from ..model.image import ImageFacts

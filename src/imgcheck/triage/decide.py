@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from .context import ContextAccumulator
@@ -127,18 +128,14 @@ class CauseContext:
         self._measures, self._sig = measures, sig_id
 
     def env(self, name: str) -> tuple[str | None, str | None]:
-        if name in self._stream_env:
-            return self._stream_env[name], "log of the failing rank"
-        if name in self._job_env:
-            return self._job_env[name], "log"
         img = self._facts.image
-        if img is not None:
-            if name in img.env:
-                return img.env[name], f"image {img.reference} Env"
-            if name in img.nccl_conf:
-                return img.nccl_conf[name], f"image {img.reference} /etc/nccl.conf"
-            return None, "neither the log nor the image sets it"
-        return None, None
+        s = settings_k.resolve(name, img, ((self._stream_env, "log of the failing rank"), (self._job_env, "log")))
+        if s is not None:
+            if s.origin == settings_k.ORIGIN_LOG:
+                return s.value, s.where
+            where = "Env" if s.origin == settings_k.ORIGIN_ENV else settings_k.NCCL_CONF_PATH
+            return s.value, f"image {img.reference} {where}"
+        return (None, "neither the log nor the image sets it") if img is not None else (None, None)
 
     def measure(self, signature_id: str | None, what: str) -> int | None:
         return self._measures.get((signature_id or self._sig, what))

@@ -8,11 +8,16 @@ or not the check engine is available.
 
 from __future__ import annotations
 
+from ..knowledge import cuda as cuda_k
+from ..knowledge import nccl as nccl_k
+from ..knowledge import settings as settings_k
+from ..knowledge import stack as stack_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Evidence
-from ..versions.ecosystems import at_least, compare_numeric
-from .predicates import Facts, dmabuf_kernel_capable, driver_below_image_cuda, memlock_low, nccl_version, peermem_loaded
+from ..versions import ranges
+from .predicates import (Facts, dmabuf_kernel_capable, driver_below_image_cuda, memlock_low, nccl_lacks, nccl_version,
+                         peermem_loaded)
 from .result import JoinNote, TriageReport
 
 CONSISTENT, EXPLAINS, CONTRADICTS, UNKNOWN = "consistent", "explains", "contradicts", "unknown"
@@ -33,18 +38,19 @@ def _nccl_evidence(image: ImageFacts) -> list[Evidence]:
 
 
 def _env(image: ImageFacts | None, log_env: dict[str, str], name: str) -> tuple[str | None, str, Evidence | None]:
-    if name in log_env:
-        return log_env[name], "log", Evidence(f"log.env.{name}", log_env[name])
-    if image is not None and name in image.env:
-        return image.env[name], "image Env", Evidence(f"image.env.{name}", image.env[name])
-    if image is not None and name in image.nccl_conf:
-        return image.nccl_conf[name], "image /etc/nccl.conf", Evidence(f"image.nccl_conf.{name}", image.nccl_conf[name], "/etc/nccl.conf")
-    return None, "", None
+    """A setting as the ranks saw it, resolved the one way imgcheck.knowledge.settings does."""
+    s = settings_k.resolve(name, image, ((log_env, "log"),))
+    if s is None:
+        return None, "", None
+    return s.value, s.source_words, s.evidence
 
 
-def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts | None) -> tuple[JoinNote, ...]:
+def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts | None,
+               matrix=None) -> tuple[JoinNote, ...]:
     log = report.context
-    facts = Facts(image=image, node=node, log=log)
+    facts = Facts(image=image, node=node, log=log, matrix=matrix)
+    kb = facts.kb
+    ro_floor = nccl_k.feature_floor(kb, "relaxed_ordering_iova2")
     present = {d.signature: d for d in report.diagnoses}
     notes: list[JoinNote] = []
     add = notes.append
@@ -66,25 +72,25 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
     if log.relaxed_ordering is not None and image is not None:
         lib = image.rdma.libibverbs
         iova2 = bool(lib and lib.has_reg_mr_iova2)
-        nccl_ro = at_least(nver, "2.12.7") if nver else None
+        nccl_ro = nccl_k.has_feature(kb, nver, "relaxed_ordering_iova2")
         ev = [Evidence("log.relaxed_ordering", log.relaxed_ordering)] + _lib_evidence(image)
         if nver:
             ev.append(Evidence("nccl.version", nver))
         if log.relaxed_ordering:
             if iova2 and nccl_ro is not False:
                 add(JoinNote("relaxed-ordering", CONSISTENT, "the log says [RO] was on; the image's libibverbs exports "
-                             f"ibv_reg_mr_iova2@IBVERBS_1.8{' and NCCL ' + nver + ' >= 2.12.7' if nccl_ro else ''}: consistent",
+                             f"ibv_reg_mr_iova2@IBVERBS_1.8{' and NCCL ' + nver + ' >= ' + ro_floor if nccl_ro else ''}: consistent",
                              tuple(ev)))
             else:
                 add(JoinNote("relaxed-ordering", CONTRADICTS, "the log says [RO] was on, but "
-                             + ("the image's libibverbs lacks ibv_reg_mr_iova2@IBVERBS_1.8" if not iova2 else f"NCCL {nver} < 2.12.7")
+                             + ("the image's libibverbs lacks ibv_reg_mr_iova2@IBVERBS_1.8" if not iova2 else f"NCCL {nver} < {ro_floor}")
                              + ": the job used another libibverbs/NCCL than this image's (host libraries mounted in?)", tuple(ev)))
         else:
             ro_env, where, e = _env(image, log.env, "NCCL_IB_PCI_RELAXED_ORDERING")
             if e:
                 ev.append(e)
             if iova2 and nccl_ro:
-                text = ("the log shows NET/IB without [RO] although the image could use it (iova2 present, NCCL >= 2.12.7): "
+                text = (f"the log shows NET/IB without [RO] although the image could use it (iova2 present, NCCL >= {ro_floor}): "
                         + (f"NCCL_IB_PCI_RELAXED_ORDERING={ro_env} ({where}) turned it off" if ro_env is not None
                            else "relaxed ordering was turned off by the environment of the ranks"))
                 add(JoinNote("relaxed-ordering", CONSISTENT, text, tuple(ev)))
@@ -134,6 +140,8 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
 
     if "GDR-DISABLED" in present:
         pm, pm_why = peermem_loaded(facts)
+        old_gdr_check, old_why = nccl_lacks(facts, "gdr_module_sysfs_check")
+        peers, peers_why = stack_k.memory_peers_api(kb, node) if node is not None else (None, "")
         ev = [Evidence("node.gpu.peermem.loaded", node.gpu.peermem.loaded if node else None),
               Evidence("node.rdma.peer_memory_api", node.rdma.peer_memory_api if node else None),
               Evidence("node.gpu.kernel_module", node.gpu.kernel_module if node else None)]
@@ -141,9 +149,9 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
             ev.append(Evidence("nccl.version", nver))
         if pm is False:
             add(JoinNote("gpudirect", EXPLAINS, f"{pm_why} and DMA-BUF is not in use: GPUDirect RDMA is off", tuple(ev)))
-        elif pm is True and node is not None and node.rdma.peer_memory_api is False and nver and not at_least(nver, "2.23.4"):
-            add(JoinNote("gpudirect", EXPLAINS, f"{pm_why}, but NCCL {nver} (< 2.23.4) only looks under /sys/kernel/mm/memory_peers, "
-                         "which this node's OFED/DOCA does not create: use NCCL >= 2.23.4", tuple(ev)))
+        elif pm is True and node is not None and old_gdr_check is True and peers is False:
+            add(JoinNote("gpudirect", EXPLAINS, f"{pm_why}, but {old_why} only looks under /sys/kernel/mm/memory_peers, "
+                         f"and {peers_why}: use NCCL >= {nccl_k.feature_floor(kb, 'gdr_module_sysfs_check')}", tuple(ev)))
         elif pm is True:
             add(JoinNote("gpudirect", CONTRADICTS, f"{pm_why}: NCCL should have enabled GDR; check the peermem version matches the driver "
                          "and NCCL_NET_GDR_LEVEL", tuple(ev)))
@@ -162,15 +170,17 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
     if "IB-VENDOR-ERR-129" in present:
         val, where, e = _env(image, log.env, "NCCL_IB_RETRY_CNT")
         if e is not None:
+            top = kb.threshold("nccl_ib_retry_cnt_max")
             try:
-                high = int(val) > 7
+                high = int(val) > top
             except ValueError:
                 high = None
             add(JoinNote("ib-retry-count", EXPLAINS if high else CONSISTENT,
-                         f"NCCL_IB_RETRY_CNT={val} ({where})" + (": above 7, truncated by the NIC's 3-bit field; "
-                                                                 "this explains retries being exhausted" if high else ": within 0-7"), (e,)))
+                         f"NCCL_IB_RETRY_CNT={val} ({where})" + (f": above {top}, truncated by the NIC's 3-bit field; "
+                                                                 "this explains retries being exhausted" if high else f": within 0-{top}"), (e,)))
         elif image is not None:
-            add(JoinNote("ib-retry-count", CONSISTENT, "NCCL_IB_RETRY_CNT is not set in the log or the image: NCCL uses 7",
+            add(JoinNote("ib-retry-count", CONSISTENT, "NCCL_IB_RETRY_CNT is not set in the log or the image: NCCL uses "
+                         f"{kb.threshold('nccl_ib_retry_cnt_max')}",
                          (Evidence("image.env.NCCL_IB_RETRY_CNT", None),)))
 
     if image is not None and ({"COMPILE-CACHE-SHARED", "NCCL-INIT-STALL"} & set(present)):
@@ -188,10 +198,12 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
     if "CKPT-CRC32-SEGFAULT" in present and node is not None:
         drv = node.gpu.driver_version
         ev = (Evidence("node.arch", node.arch), Evidence("node.gpu.driver_version", drv))
-        match = node.arch in ("arm64", "aarch64") and drv is not None and compare_numeric(drv, "580") >= 0 and compare_numeric(drv, "581") < 0
+        branch = str(kb.threshold("ckpt_crc32_segfault_driver_branch"))
+        match = node.arch in ("arm64", "aarch64") and cuda_k.branch(drv) == branch
         add(JoinNote("checkpoint-segfault", CONSISTENT if match else UNKNOWN,
                      f"node {node.name}: {node.arch or 'arch unknown'}, driver {drv or 'unknown'}"
-                     + (": the same platform as the public reports (GB200, 580.x)" if match else ": not the reported GB200/580 combination"),
+                     + (f": the same platform as the public reports (GB200, {branch}.x)" if match
+                        else f": not the reported GB200/{branch} combination"),
                      ev))
     return tuple(notes)
 
@@ -225,8 +237,9 @@ def _join_registration(line: str, sid: str, image, node, log, facts: Facts, add)
     elif sid == "IBV-REG-MR-EINVAL":
         drv = node.gpu.driver_version
         cuda = image.cuda.version if image is not None and image.cuda else None
-        if drv and cuda and compare_numeric(drv, "525") < 0 and compare_numeric(cuda, "12") >= 0:
-            add(JoinNote("peer-memory", EXPLAINS, f"node driver {drv} predates CUDA 12 while the image runs CUDA {cuda}"
+        if (drv and cuda and ranges.below(drv, str(facts.kb.threshold("cumem_old_driver_below")))
+                and ranges.at_least(cuda, str(facts.kb.threshold("cumem_min_cuda")))):
+            add(JoinNote("peer-memory", EXPLAINS, f"node driver {drv} predates CUDA {cuda_k.cuda_major(cuda)} while the image runs CUDA {cuda}"
                          + (" through forward-compat libcuda" if image.cuda.compat_driver else "")
                          + ": the same shape as NVIDIA/nccl#1842 (hypothesis: cuMem buffers rejected on the peermem path; try NCCL_CUMEM_ENABLE=0)",
                          tuple(ev + nev + [Evidence("image.cuda.version", cuda)])))

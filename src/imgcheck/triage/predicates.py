@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..knowledge import cuda as cuda_k
+from ..knowledge import nccl as nccl_k
+from ..knowledge import shipped
+from ..knowledge import stack as stack_k
+from ..matrix import Matrix
 from ..model.image import ImageFacts
-from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, NodeFacts
-from ..versions.ecosystems import at_least, numeric_tuple
+from ..model.node import NodeFacts
 from .context import LogContext
 
-# Minimum driver per CUDA major under minor-version compatibility.
-# Source: https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html (vendor-guidance)
-MIN_DRIVER_FOR_CUDA_MAJOR = {11: 450, 12: 525, 13: 580}
-MEMLOCK_LOW_KIB = 1024 * 1024  # heuristic: below 1 GiB and not unlimited is "low" for NCCL's registrations
+# Every number (driver floors, NCCL versions, stack releases, limits) comes from the matrix through
+# imgcheck.knowledge, so triage and the check engine answer the same question the same way.
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,11 @@ class Facts:
     image: ImageFacts | None
     node: NodeFacts | None
     log: LogContext
+    matrix: Matrix | None = None  # None: the shipped matrix
+
+    @property
+    def kb(self) -> Matrix:
+        return self.matrix if self.matrix is not None else shipped()
 
 
 Result = tuple[bool | None, str]
@@ -52,10 +59,8 @@ def peermem_loaded(f: Facts) -> Result:
 def peer_memory_api(f: Facts) -> Result:
     if f.node is None:
         return _no_node()
-    v = f.node.rdma.peer_memory_api
-    if v is None:
-        return None, "node facts do not say whether /sys/kernel/mm/memory_peers exists"
-    return v, f"node {f.node.name}: /sys/kernel/mm/memory_peers {'exists' if v else 'absent'}"
+    v, why = stack_k.memory_peers_api(f.kb, f.node)  # seen by the probe, else inferred from stack and release
+    return v, f"node {f.node.name}: {why}"
 
 
 def memlock_low(f: Facts) -> Result:
@@ -66,22 +71,15 @@ def memlock_low(f: Facts) -> Result:
         return None, "node facts do not record the memlock limit"
     if kib == -1:
         return False, f"node {f.node.name}: memlock unlimited"
-    return kib < MEMLOCK_LOW_KIB, f"node {f.node.name}: memlock {kib} KiB"
+    low = f.kb.threshold("memlock_low_kib")
+    return kib < low, f"node {f.node.name}: memlock {kib} KiB (low: below {low} KiB)"
 
 
 def dmabuf_kernel_capable(f: Facts) -> Result:
     if f.node is None:
         return _no_node()
-    n = f.node
-    if n.rdma.stack == STACK_DOCA:
-        return True, f"node {n.name}: DOCA-OFED kernel stack"
-    if n.rdma.stack == STACK_MLNX_OFED:
-        ok = at_least(n.rdma.ofed_version, "5.5")
-        return ok, f"node {n.name}: MLNX_OFED {n.rdma.ofed_version or 'unknown version'} (dma-buf MR from 5.5)"
-    if n.rdma.stack == STACK_INBOX:
-        ok = at_least(n.kernel.release, "5.12")
-        return ok, f"node {n.name}: inbox RDMA, kernel {n.kernel.release or 'unknown'} (dma-buf MR from 5.12)"
-    return None, f"node {n.name}: RDMA stack unknown"
+    ok, why = stack_k.node_has_feature(f.kb, f.node, "dmabuf_mr")
+    return ok, f"node {f.node.name}: {why} (dma-buf MR)"
 
 
 def driver_below_image_cuda(f: Facts) -> Result:
@@ -90,14 +88,10 @@ def driver_below_image_cuda(f: Facts) -> Result:
     if f.image is None:
         return _no_image()
     cuda = f.image.cuda.version if f.image.cuda else None
-    drv = f.node.gpu.driver_version
-    if not cuda or not drv or not numeric_tuple(cuda) or not numeric_tuple(drv):
-        return None, "image CUDA version or node driver version unknown"
-    need = MIN_DRIVER_FOR_CUDA_MAJOR.get(numeric_tuple(cuda)[0])
-    if need is None:
-        return None, f"no minimum driver recorded for CUDA {cuda}"
-    below = numeric_tuple(drv)[0] < need
-    return below, f"image CUDA {cuda} needs driver >= {need}; node {f.node.name} has {drv}"
+    meets, why = cuda_k.driver_meets(f.kb, f.node.gpu.driver_version, cuda)
+    if meets is None:
+        return None, why
+    return not meets, f"{why} (node {f.node.name})"
 
 
 def arch_arm64(f: Facts) -> Result:
@@ -158,19 +152,26 @@ def nccl_version(f: Facts) -> tuple[str | None, str]:
     """The NCCL the job actually loaded (log) first, else the image's only NCCL."""
     if len(f.log.nccl_versions) == 1:
         return f.log.nccl_versions[0], "log 'NCCL version' line"
-    if f.image is not None:
-        versions = sorted({n.version for n in f.image.nccl if n.version})
-        if len(versions) == 1:
-            return versions[0], "image"
+    chosen = nccl_k.nccl_in_use(f.image)
+    if chosen is not None:
+        return chosen.version, "image (" + nccl_k.selection_words(f.image, chosen) + ")"
     return None, "NCCL version unknown (no single version in the log or image)"
 
 
-def nccl_below_2_23_4(f: Facts) -> Result:
+def nccl_lacks(f: Facts, feature: str) -> Result:
+    """True when the NCCL in use predates `feature` (a nccl_features row)."""
     v, where = nccl_version(f)
     if v is None:
         return None, where
-    below = not at_least(v, "2.23.4")
-    return below, f"NCCL {v} ({where}) {'<' if below else '>='} 2.23.4"
+    has = nccl_k.has_feature(f.kb, v, feature)
+    floor = nccl_k.feature_floor(f.kb, feature)
+    if has is None:
+        return None, f"NCCL {v} ({where}) may be before or after {floor}"
+    return not has, f"NCCL {v} ({where}) {'>=' if has else '<'} {floor}"
+
+
+def nccl_before_gdr_module_check(f: Facts) -> Result:
+    return nccl_lacks(f, "gdr_module_sysfs_check")
 
 
 def log_ro(f: Facts) -> Result:
@@ -197,7 +198,8 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "image.no_libibverbs": no_libibverbs,
     "image.no_providers": no_providers,
     "image.has_reg_mr_iova2": image_has_reg_mr_iova2,
-    "nccl.below_2_23_4": nccl_below_2_23_4,
+    "nccl.before_gdr_module_check": nccl_before_gdr_module_check,
+    "nccl.below_2_23_4": nccl_before_gdr_module_check,  # the old name, kept for signature files that use it
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
 }

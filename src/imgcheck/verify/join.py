@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model.image import ImageFacts
+from . import regrows
 from .result import DeviceResult, VerifierOutput
 
 CONFIRMED = "confirmed"
@@ -176,6 +177,22 @@ def _provider_names_in(finding) -> set[str]:
     return names
 
 
+# Rules whose prediction the verifier can confirm or contradict on a live node (check_from_finding below).
+# Every other rule states in its rules.json row (not_verifiable_live) why it cannot be; a test keeps both in step.
+LIVE_CHECKED_RULES = frozenset({
+    "RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE",
+    "DMABUF-UNSUPPORTED", "GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER",
+    "CUDA-DRIVER-TOO-OLD",
+})
+
+
+def _not_verifiable_reason(rule_id: str) -> str:
+    from ..knowledge import shipped
+
+    row = shipped().row("rules", id=rule_id)
+    return (row or {}).get("not_verifiable_live") or "the verifier does not exercise this rule"
+
+
 def check_from_finding(finding, out: VerifierOutput) -> Check:
     rid = finding.id
     src = f"finding {rid}"
@@ -234,11 +251,77 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
         if out.gpu.init is None:
             return _check(rid, src, pred, out.gpu.detail or out.gpu.status, None, gpu_reason)
         return _check(rid, src, pred, f"cuInit: {out.gpu.init.name or out.gpu.init.code}", out.gpu.init.code != 0)
+    if rid.startswith("REG-"):
+        return _registration_check(finding, out, gpu_reason, device_reason)
     if rid == "MEMLOCK-TOO-LOW":
         return _check(rid, src, pred, "verify sets the container's memlock limit itself", None,
                       "run with --memlock default to see the runtime's own limit")
-    return _check(rid, src, pred, "not exercised by the verifier", None,
-                  "the verifier does not exercise this (Env, OFED packaging or NCCL settings)")
+    return _check(rid, src, pred, "not exercised by the verifier", None, _not_verifiable_reason(rid))
+
+
+def _finding_fact(finding, fact: str):
+    return next((ev.value for ev in finding.evidence if ev.fact == fact), None)
+
+
+def _outcomes(regs) -> str:
+    return "; ".join(f"{d.name} {r.memory} {r.call} {r.label}: {'ok' if r.ok else r.errno_name}" for d, r in regs)
+
+
+def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, device_reason: str | None) -> Check:
+    """REG-* findings (docs/registration-errors.md): test the path or the errno the finding names."""
+    rid = finding.id
+    src = f"finding {rid}"
+    pred = finding.predicted_error or finding.title
+    if device_reason:
+        return _check(rid, src, pred, "no registration attempted", None, device_reason)
+    if rid == "REG-MEMLOCK-ZERO":
+        if out.memlock.soft != 0:
+            return _check(rid, src, pred, "the container's memlock limit is not 0", None,
+                          "run with --memlock default to see the runtime's own limit")
+        regs = list(_registrations(out, "host", label="base"))
+        if not regs:
+            return _check(rid, src, pred, "no host registration attempted", None, "no protection domain")
+        if all(r.ok for _, r in regs):
+            return _check(rid, src, pred, _outcomes(regs), None,
+                          "the verifier's container holds CAP_IPC_LOCK, which bypasses the limit")
+        return _check(rid, src, pred, _outcomes(regs), all(r.errno_name == "EPERM" for _, r in regs if not r.ok))
+    if rid == "REG-REMOTE-ATOMIC":
+        regs = list(_registrations(out, "host", label="base+atomic+ro"))
+        if not regs:
+            return _check(rid, src, pred, "no REMOTE_ATOMIC registration attempted", None, "no iova2 symbol")
+        # the hypothesis is that the driver rejects it; acceptance means the matrix should record it as safe
+        return _check(rid, src, pred, _outcomes(regs), any(not r.ok for _, r in regs))
+    if rid == "REG-PATH":
+        return _path_check(finding, out, gpu_reason)
+    return _check(rid, src, pred, "not exercised by the verifier", None, "the verifier does not exercise this")
+
+
+def _path_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
+    """REG-PATH names the path NCCL takes for GPU buffers; the verifier's GPU registrations show which works."""
+    rid, src = finding.id, f"finding {finding.id}"
+    path = _finding_fact(finding, "nccl.gpu_buffer_path")
+    if gpu_reason:
+        return _check(rid, src, finding.title, "GPU memory registration not run", None, gpu_reason)
+    probes = [d.dmabuf_probe for d in out.device_results if d.dmabuf_probe]
+    dmabuf_ok = bool(probes) and all(p.supported for p in probes) and out.gpu.attributes.get("dma_buf_supported") == 1
+    gpu = [(d, r) for d, r in _registrations(out, "gpu:") if r.symbol_available]
+    peer = [(d, r) for d, r in gpu if r.call != "ibv_reg_dmabuf_mr"]
+    rows = sorted({m.row or "no row" for d, r, m in regrows.explain_all(out) if r.memory.startswith("gpu:")})
+    observed = (_outcomes(gpu) or "no GPU buffer registered") + (f" (rows: {', '.join(rows)})" if rows else "")
+    # NCCL reads cudaDevAttrGPUDirectRDMASupported and stages through host memory when it is 0 (plugin/net.cc)
+    no_gdr_gpu = out.gpu.attributes.get("gpu_direct_rdma_supported") == 0
+    if no_gdr_gpu:
+        observed += "; the GPU reports GPU_DIRECT_RDMA_SUPPORTED = 0"
+    if path == "dmabuf":
+        return _check(rid, src, "GPU buffers register through DMA-BUF", observed, dmabuf_ok and not no_gdr_gpu)
+    if path == "peer-memory":
+        # a peer-memory failure is explained by its row; the path itself is what is predicted
+        return _check(rid, src, "GPU buffers register through nvidia-peermem (DMA-BUF unusable)", observed,
+                      not dmabuf_ok and bool(peer) and not no_gdr_gpu)
+    if path == "host-staging":
+        works = (dmabuf_ok or any(r.ok for _, r in peer)) and not no_gdr_gpu
+        return _check(rid, src, "no GPUDirect RDMA path: only host memory is registered", observed, not works)
+    return _check(rid, src, finding.title, observed, None, "the finding does not name its path")
 
 
 # ------------------------------------------------------------------------------------------ observations
@@ -275,7 +358,7 @@ def observations(out: VerifierOutput) -> list[Observation]:
     for line in out.warnings:
         obs.append(Observation("stderr", "warning", line))
     for dev in out.device_results:
-        obs.extend(_device_observations(dev))
+        obs.extend(_device_observations(dev, out))
     obs.extend(_gpu_observations(out))
     if out.memlock.soft is not None:
         soft = "unlimited" if out.memlock.soft < 0 else f"{out.memlock.soft // 1024} KiB"
@@ -283,7 +366,7 @@ def observations(out: VerifierOutput) -> list[Observation]:
     return obs
 
 
-def _device_observations(dev: DeviceResult) -> list[Observation]:
+def _device_observations(dev: DeviceResult, out: VerifierOutput) -> list[Observation]:
     obs = []
     if not dev.open.ok:
         return [Observation(f"device {dev.name}", "error", f"ibv_open_device failed: {dev.open.errno_name}")]
@@ -296,7 +379,8 @@ def _device_observations(dev: DeviceResult) -> list[Observation]:
         elif r.ok:
             obs.append(Observation(where, "info", f"registered ({r.why})"))
         else:
-            obs.append(Observation(where, "error", f"{r.errno_name}: {r.nccl_message()} ({r.why})"))
+            row = regrows.explain(r, dev, out)
+            obs.append(Observation(where, "error", f"{r.errno_name}: {r.nccl_message()} ({r.why}); {row.words()}"))
     if dev.dmabuf_probe is not None:
         p = dev.dmabuf_probe
         obs.append(Observation(f"device {dev.name} dma-buf", "info",
@@ -321,6 +405,12 @@ def _gpu_observations(out: VerifierOutput) -> list[Observation]:
         return [Observation("gpu", "error", g.detail or "CUDA error")]
     obs = [Observation("gpu", "info", f"CUDA driver API {g.driver_api_version}, {g.device_count} device(s); "
                                       f"attributes of device 0: {g.attributes}")]
+    if g.attributes.get("gpu_direct_rdma_with_cuda_vmm_supported") == 0:
+        obs.append(Observation("gpu cuMem", "warning",
+                               "the GPU does not report GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: NCCL >= 2.24.3 "
+                               "allocates cuMem buffers without gpuDirectRDMACapable, which nvidia-peermem cannot "
+                               f"register ({regrows.DOC} RE-EFAULT-CUMEM-FLAG; decides REG-CUMEM-VMM-GDR; "
+                               "NCCL_CUMEM_ENABLE=0 or DMA-BUF avoids it)"))
     for b in g.buffers:
         if b.error or (b.alloc and b.alloc.code != 0):
             obs.append(Observation(f"gpu {b.memory}", "error",

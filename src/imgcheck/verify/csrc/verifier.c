@@ -906,6 +906,9 @@ static int run(void) {
                     "GPUDirect via peer memory, relaxed ordering off");
             try_reg(&v, pd, bufs[b].memory, "base+ro", "ibv_reg_mr_iova2", addr, bufs[b].size,
                     NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, -1, "GPUDirect via peer memory, NCCL default");
+            try_reg(&v, pd, bufs[b].memory, "base+atomic+ro", "ibv_reg_mr_iova2", addr, bufs[b].size,
+                    NCCL_BASE | VF_IBV_ACCESS_REMOTE_ATOMIC | VF_IBV_ACCESS_RELAXED_ORDERING, -1,
+                    "GPUDirect via peer memory, NCCL >= 2.28.7");
             if (bufs[b].dmabuf_fd >= 0)
                 try_reg(&v, pd, bufs[b].memory, "base+ro", "ibv_reg_dmabuf_mr", addr, bufs[b].size,
                         NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_fd, "GPUDirect via DMA-BUF");

@@ -1,0 +1,79 @@
+"""NCCL device and interface selections in the image (Env or /etc/nccl.conf) read the way NCCL reads them.
+
+NCCL_IB_HCA: an optional leading '^' excludes, then an optional '=' makes names exact; entries are name[:port],
+matched as name prefixes (NVIDIA/nccl src/transport/net_ib/init.cc, src/misc/utils.cc matchIfList).
+NCCL_SOCKET_IFNAME: when set, it replaces NCCL's default choice, which skips docker*, lo* and virbr* interfaces
+unless nothing else exists (src/misc/socket.cc ncclFindInterfaces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .context import Ctx
+from .emit import finding, unknown
+
+RULES = ("ENV-NCCL-IB-HCA-NO-DEVICE", "ENV-NCCL-IB-HCA-PREFIX", "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO")
+
+
+@dataclass(frozen=True)
+class DeviceList:
+    exclude: bool
+    exact: bool
+    names: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> "DeviceList":
+        exclude = text.startswith("^")
+        text = text[1:] if exclude else text
+        exact = text.startswith("=")
+        text = text[1:] if exact else text
+        names = tuple(e.split(":", 1)[0] for e in text.split(",") if e.split(":", 1)[0])
+        return cls(exclude, exact, names)
+
+    def matches(self, name: str, entry: str) -> bool:
+        return name == entry if self.exact else name.startswith(entry)
+
+    def selects(self, device: str) -> bool:
+        hit = any(self.matches(device, e) for e in self.names)
+        return hit != self.exclude
+
+
+def check(ctx: Ctx):
+    if ctx.nccl is None:
+        return
+    if ctx.node_has_rdma is not False:
+        yield from _ib_hca(ctx)
+    yield from _socket_ifname(ctx)  # bootstrap runs over sockets on every node
+
+
+def _ib_hca(ctx: Ctx):
+    s = ctx.setting("NCCL_IB_HCA")
+    if s is None or not s.value.strip():
+        return
+    devices = [d.name for d in ctx.node.rdma.devices if d.name]
+    if not devices:
+        yield unknown("ENV-NCCL-IB-HCA-NO-DEVICE", f"{s.label} is set; " + ctx.unknown_why("rdma.devices"))
+        return
+    wanted = DeviceList.parse(s.value.strip())
+    chosen = [d for d in devices if wanted.selects(d)]
+    evidence = [s.evidence, ctx.node_ev("rdma.devices", ", ".join(devices))]
+    if not chosen:
+        yield finding(ctx.matrix, "ENV-NCCL-IB-HCA-NO-DEVICE", evidence, setting=s.label, devices=", ".join(devices))
+        return
+    if wanted.exclude or wanted.exact:
+        return
+    # a prefix that also catches longer names: mlx5_1 selects mlx5_10, mlx5_11 (the maintainers' warning)
+    extra = sorted({d for e in wanted.names for d in devices if d != e and d.startswith(e) and e in devices})
+    if extra:
+        yield finding(ctx.matrix, "ENV-NCCL-IB-HCA-PREFIX", evidence, setting=s.label, extra=", ".join(extra),
+                      exact="=" + s.value.strip())
+
+
+def _socket_ifname(ctx: Ctx):
+    s = ctx.setting("NCCL_SOCKET_IFNAME")
+    if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
+        return
+    wanted = DeviceList.parse(s.value.strip())
+    if wanted.exclude and wanted.selects("lo"):
+        yield finding(ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO", [s.evidence], setting=s.label)

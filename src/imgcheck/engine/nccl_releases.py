@@ -1,0 +1,71 @@
+"""The NCCL release in the image against what is known about releases: known failures (nccl_known_issues) and the
+first release that supports the node's GPU generation (nccl_gpu_generations)."""
+
+from __future__ import annotations
+
+import re
+
+from ..versions import ranges
+from .context import Ctx
+from .emit import finding, unknown
+
+RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU")
+
+# image platform words for the rows' arch (a row's arch is the GOARCH-style name OCI platforms use)
+_ARCH_ALIASES = {"aarch64": "arm64", "x86_64": "amd64"}
+
+
+def check(ctx: Ctx):
+    if ctx.nccl is None:
+        return
+    yield from _known_issues(ctx)
+    yield from _gpu_generation(ctx)
+
+
+def _image_arch(ctx: Ctx) -> str | None:
+    platform = ctx.image.platform or ""
+    parts = platform.split("/")
+    arch = parts[1] if len(parts) > 1 else None
+    return _ARCH_ALIASES.get(arch, arch) if arch else (ctx.node.arch or None)
+
+
+def _known_issues(ctx: Ctx):
+    version = ctx.nccl.version
+    for row in ctx.matrix.rows("nccl_known_issues"):
+        hit = ranges.within(version, row["nccl_min"], row["nccl_below"])
+        if hit is False:
+            continue
+        if row.get("arch") and (arch := _image_arch(ctx)) is not None and arch != row["arch"]:
+            continue
+        if hit is None:
+            yield unknown("NCCL-RELEASE-KNOWN-ISSUE", f"NCCL {version} may or may not be in {row['nccl_min']}.."
+                                                     f"{row['nccl_below']} ({row['issue']})")
+            continue
+        name, value = row.get("workaround_setting"), row.get("workaround_value")
+        applied = ctx.setting(name) if name else None
+        if applied is not None and applied.value.strip() == value:
+            continue  # the image already avoids it
+        evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else [])
+        yield finding(ctx.matrix, "NCCL-RELEASE-KNOWN-ISSUE", evidence,
+                      variant=None if name else "upgrade-only", nccl=version, issue=row["summary"],
+                      nccl_min=row["nccl_min"], fixed_in=row["nccl_below"],
+                      workaround=f"{name}={value}" if name else "none known")
+
+
+def _gpu_generation(ctx: Ctx):
+    rule = "NCCL-TOO-OLD-FOR-GPU"
+    names = sorted({g.name for g in ctx.node.gpu.gpus if g.name})
+    if not names:
+        return
+    rows = ctx.matrix.rows("nccl_gpu_generations")
+    for name in names:
+        row = next((r for r in rows if re.search(r["pattern"], name)), None)
+        if row is None:
+            continue
+        ok = ranges.at_least(ctx.nccl.version, row["nccl_min"])
+        if ok is None:
+            yield unknown(rule, f"NCCL {ctx.nccl.version} may or may not be {row['nccl_min']} or newer ({name})")
+        elif not ok:
+            yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [ctx.node_ev("gpu.gpus.name", name)],
+                          nccl=ctx.nccl.version, gpu=name, generation=row["generation"], nccl_min=row["nccl_min"])
+        return  # one finding per node: the GPUs of one node are one generation in practice

@@ -1,0 +1,152 @@
+"""Memory registration (issue 27): which call NCCL makes for which memory on this node, and what each errno
+would mean there. Rows are in docs/registration-errors.md; each finding names the row it implements."""
+
+from __future__ import annotations
+
+from ..model.report import Evidence
+from ..versions.ecosystems import at_least, numeric_tuple
+from .context import Ctx
+from .emit import finding, unknown
+from .gates import over_rdma
+
+RULES = ("REG-PATH", "REG-MEMLOCK-ZERO", "REG-CUMEM-VMM-GDR", "REG-REMOTE-ATOMIC")
+NEEDS = {"nccl_features": {"cumem_without_vmm_gdr_check", "remote_atomic_data_mr"}}
+
+PATH_DMABUF = "dmabuf"
+PATH_PEER = "peer-memory"
+PATH_HOST = "host-staging"
+PATH_FACT = "nccl.gpu_buffer_path"
+
+
+def check(ctx: Ctx):
+    yield from _memlock_zero(ctx)
+    yield from _path(ctx)
+    yield from _cumem_vmm_gdr(ctx)
+    yield from _remote_atomic(ctx)
+
+
+def gpu_buffer_path(ctx: Ctx) -> tuple[str | None, str]:
+    """How NCCL registers its GPU data buffers here: dmabuf | peer-memory | host-staging, or None and why not known.
+
+    NCCL's order (src/transport/net.cc:989-1006): DMA-BUF when usable, else the peer-memory fallthrough when
+    its GDR check found a module, else the buffers live in host memory. NCCL_NET_GDR_LEVEL=LOC forbids GDR.
+    """
+    gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
+    if gdr is not None and gdr.value.strip().upper() in ("LOC", "0"):
+        return PATH_HOST, f"{gdr.label} forbids GPUDirect RDMA"
+    dmabuf, dmabuf_why = ctx.dmabuf_usable
+    if dmabuf:
+        return PATH_DMABUF, f"DMA-BUF is usable ({dmabuf_why})"
+    visible, peer_why = ctx.peermem_visible
+    if dmabuf is None:
+        if visible is False:
+            return None, f"whether DMA-BUF is usable is unknown ({dmabuf_why}) and {peer_why}"
+        return None, f"whether DMA-BUF is usable is unknown: {dmabuf_why}"
+    if visible is None:
+        return None, peer_why
+    if visible:
+        return PATH_PEER, f"DMA-BUF is out ({dmabuf_why}); {peer_why}"
+    return PATH_HOST, f"DMA-BUF is out ({dmabuf_why}) and {peer_why}"
+
+
+def _driver_api_12(ctx: Ctx) -> bool | None:
+    """Whether the CUDA driver API the job sees is >= 12.0 (NCCL's cuMem condition), via the node driver or
+    the image's forward-compat libcuda."""
+    row = ctx.matrix.row("cuda_minor_compat", cuda_major=12)
+    driver = ctx.node.gpu.driver_version
+    if row is None or not driver or not numeric_tuple(driver):
+        return None
+    compat = ctx.image.cuda.compat_driver if ctx.image.cuda else None
+    return bool(at_least(driver, row["minimum_driver"]) or (compat and at_least(compat, row["minimum_driver"])))
+
+
+def gpu_buffer_alloc(ctx: Ctx) -> str:
+    """How NCCL allocates its GPU buffers here, in words (src/misc/cudawrap.cc ncclIsCuMemSupported / ncclCuMemEnable)."""
+    if not ctx.nccl_at_least("cumem_default"):
+        return "cudaMalloc"
+    cumem = ctx.setting("NCCL_CUMEM_ENABLE")
+    forced = cumem.as_int() if cumem is not None else None
+    if forced == 0:
+        return f"cudaMalloc ({cumem.label})"
+    if forced is not None and forced > 0:
+        return f"cuMem ({cumem.label})"
+    api12 = _driver_api_12(ctx)
+    if api12 is None:
+        return "cudaMalloc or cuMem (the driver version decides)"
+    if not api12:
+        return "cudaMalloc (driver API < 12.0)"
+    if ctx.nccl_at_least("cumem_without_vmm_gdr_check"):
+        return "cuMem (VMM)"
+    return "cuMem (VMM) if the GPU reports VMM GPUDirect RDMA support, else cudaMalloc"
+
+
+def _memlock_zero(ctx: Ctx):
+    rule = "REG-MEMLOCK-ZERO"
+    if ctx.lib is None or ctx.node_has_rdma is False:
+        return
+    if ctx.node.limits.memlock_kib != 0:
+        return  # unknown or non-zero: MEMLOCK-TOO-LOW decides
+    yield finding(ctx.matrix, rule, [ctx.node_ev("limits.memlock_kib", 0, "/proc/self/limits")], reg_fn=ctx.reg_fn)
+
+
+@over_rdma("REG-PATH")
+def _path(ctx: Ctx, rule: str):
+    kind, why = gpu_buffer_path(ctx)
+    if kind is None:
+        yield unknown(rule, f"which registration path NCCL takes for GPU buffers is unknown: {why}")
+        return
+    evidence = ctx.nccl_evidence() + [
+        Evidence(PATH_FACT, kind),  # derived from the facts above; verify reads it to know which path to test
+        ctx.lib_evidence("has_reg_mr_iova2", ctx.lib.has_reg_mr_iova2),
+        ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
+        ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded, "/sys/module/nvidia_peermem"),
+    ] + ctx.stack_evidence()
+    for name in ("NCCL_NET_GDR_LEVEL", "NCCL_DMABUF_ENABLE", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_CUMEM_ENABLE"):
+        s = ctx.setting(name)
+        if s is not None:
+            evidence.append(s.evidence)
+    stack = ctx.node.rdma.stack
+    node_stack = f"{stack} {ctx.stack_version_of_node() or ''}".strip() if stack else "RDMA stack unknown"
+    yield finding(ctx.matrix, rule, evidence, variant=kind, nccl=ctx.nccl.version, reg_fn=ctx.reg_fn, why=why,
+                  node_stack=node_stack, alloc=gpu_buffer_alloc(ctx))
+
+
+@over_rdma("REG-CUMEM-VMM-GDR")
+def _cumem_vmm_gdr(ctx: Ctx, rule: str):
+    if not ctx.nccl_at_least("cumem_without_vmm_gdr_check"):
+        return  # NCCL 2.19 - 2.23 turns cuMem on only when the GPU reports VMM GPUDirect RDMA support
+    cumem = ctx.setting("NCCL_CUMEM_ENABLE")
+    if cumem is not None and cumem.as_int() == 0:
+        return
+    kind, _ = gpu_buffer_path(ctx)
+    if kind != PATH_PEER:
+        return  # DMA-BUF exports cuMem memory without the flag; host staging registers no GPU memory
+    api12 = _driver_api_12(ctx)
+    if api12 is None:
+        yield unknown(rule, ctx.unknown_why("gpu.driver_version"))
+        return
+    if not api12:
+        return  # driver API < 12.0: NCCL does not use cuMem at all
+    yield unknown(rule, f"NCCL {ctx.nccl.version} allocates its GPU buffers with cuMem and registers them through "
+                        "nvidia-peermem; they are registrable only if the GPU reports "
+                        "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED (else 'Bad address', docs/registration-errors.md "
+                        "RE-EFAULT-CUMEM-FLAG). Only a live node shows the attribute: run `imgcheck verify IMAGE` "
+                        "there (it registers a cuMemCreate buffer exactly as NCCL allocates it), or set "
+                        "NCCL_CUMEM_ENABLE=0 to avoid the question")
+
+
+@over_rdma("REG-REMOTE-ATOMIC", need_gpu=False)
+def _remote_atomic(ctx: Ctx, rule: str):
+    if not ctx.nccl_at_least("remote_atomic_data_mr"):
+        return
+    providers = ctx.node_providers()
+    if providers is None:
+        yield unknown(rule, "NCCL >= 2.28.7 asks for REMOTE_ATOMIC on every data buffer; whether the node's RDMA "
+                            "driver accepts it depends on " + ctx.unknown_why("rdma.devices"))
+        return
+    others = sorted(p for p in providers if p != "mlx5")
+    if not others:
+        return  # mlx5 writes the atomic bit into the mkey without a capability check (verified)
+    yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [
+        Evidence("node.rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None)],
+        nccl=ctx.nccl.version, providers=", ".join(others), reg_fn=ctx.reg_fn)

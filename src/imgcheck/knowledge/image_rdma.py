@@ -1,0 +1,48 @@
+"""The image's libibverbs as the rules need it: present, absent or unknown, and what it exports.
+
+A facts file that leaves out `has_reg_dmabuf_mr` has not said "no": the answer then follows from
+the rdma-core release (rdma_core_functions.first_release) or the symbol versions it lists.
+"""
+
+from __future__ import annotations
+
+from ..matrix import Matrix
+from ..model.image import ImageFacts, Libibverbs
+from ..versions import ranges
+
+# libibverbs entry point -> the Libibverbs flag inspect sets from the ELF's version definitions
+FUNCTION_FLAGS = {"ibv_reg_mr_iova2": "has_reg_mr_iova2", "ibv_reg_dmabuf_mr": "has_reg_dmabuf_mr"}
+
+
+def libibverbs(image: ImageFacts) -> tuple[Libibverbs | None, str | None]:
+    """(libibverbs or None, why it is unknown or None when known). (None, None) means: the image has none."""
+    lib = image.rdma.libibverbs
+    if lib is not None:
+        return lib, None
+    reason = image.unknown_reason("rdma.libibverbs")
+    return None, (f"whether the image has libibverbs is unknown ({reason})" if reason else None)
+
+
+def function_row(matrix: Matrix, function: str) -> dict:
+    return matrix.need("rdma_core_functions", function=function)
+
+
+def first_release(matrix: Matrix, function: str) -> str:
+    """The rdma-core release that first exports `function`."""
+    return function_row(matrix, function)["first_release"]
+
+
+def lib_has(matrix: Matrix, image: ImageFacts, function: str) -> bool | None:
+    """Whether the image's libibverbs exports `function` (None: unknown)."""
+    lib = image.rdma.libibverbs
+    if lib is None:
+        return None if image.unknown_reason("rdma.libibverbs") else False
+    flag = FUNCTION_FLAGS[function]
+    if image.unknown_reason(f"rdma.libibverbs.{flag}") is None:
+        return getattr(lib, flag)
+    row = function_row(matrix, function)
+    if lib.symbol_versions and image.unknown_reason("rdma.libibverbs.symbol_versions") is None:
+        return row["symbol_version"] in lib.symbol_versions
+    if lib.rdma_core:
+        return ranges.at_least(lib.rdma_core, row["first_release"])
+    return None

@@ -1,0 +1,64 @@
+"""NCCL in the image: which copy a process loads, and what a version does (nccl_features rows)."""
+
+from __future__ import annotations
+
+import re
+
+from ..matrix import Matrix
+from ..model.image import ImageFacts, Nccl
+from ..versions import ranges
+from ..versions.ecosystems import numeric_tuple
+
+# Which copy of NCCL a process in the image loads, most likely first. A pip wheel (nvidia-nccl-cuXX)
+# is what PyPI torch loads through its rpath; torch's pin names the wheel pip would install; a system
+# libnccl is what source-built frameworks (NGC images) and nccl-tests link; a package record alone is last.
+NCCL_ORIGIN_ORDER = ("pip", "torch-requirement", "library", "dpkg", "rpm")
+ORIGIN_WORDS = {
+    "pip": "pip wheel (PyPI torch loads it through its rpath)",
+    "torch-requirement": "torch's Requires-Dist pin (the wheel pip installs with torch)",
+    "library": "system library (what the dynamic loader finds)",
+    "dpkg": "libnccl2 package record",
+    "rpm": "libnccl package record",
+}
+
+
+# nvidia-nccl-cu12 / nvidia_nccl_cu13-2.29.7.dist-info: the CUDA major a wheel (or a pin on it) is built for
+_WHEEL_CUDA = re.compile(r"nvidia[-_]nccl[-_]cu(\d+)", re.IGNORECASE)
+
+
+def wheel_cuda_major(nccl: Nccl) -> int | None:
+    """The CUDA major of an nvidia-nccl-cuXX wheel or pin: from its dist-info path, or from the requirement line
+    a pin quotes (None: not a wheel, or the name was not recorded)."""
+    m = _WHEEL_CUDA.search(nccl.path or "") or _WHEEL_CUDA.search(getattr(nccl, "how", None) or "")
+    return int(m.group(1)) if m else None
+
+
+def nccl_in_use(image: ImageFacts | None) -> Nccl | None:
+    """The NCCL copy a process in the image most likely loads (None: no versioned NCCL found)."""
+    if image is None:
+        return None
+    candidates = [n for n in image.nccl if n.version and numeric_tuple(n.version)]
+    if not candidates:
+        return None
+    rank = {origin: i for i, origin in enumerate(NCCL_ORIGIN_ORDER)}
+    return sorted(candidates, key=lambda n: rank.get(n.origin or "", len(rank)))[0]
+
+
+def selection_words(image: ImageFacts, chosen: Nccl) -> str:
+    why = ORIGIN_WORDS.get(chosen.origin or "", chosen.origin or "unknown origin")
+    others = [f"{n.origin} {n.version} at {n.path}" for n in image.nccl if n is not chosen]
+    return f"used: {why}" + (f"; also present: {', '.join(others)}" if others else "")
+
+
+def feature_floor(matrix: Matrix, feature: str) -> str:
+    """The first NCCL version with `feature` (nccl_features.nccl_min)."""
+    return matrix.need("nccl_features", feature=feature)["nccl_min"]
+
+
+def has_feature(matrix: Matrix, version: str | None, feature: str) -> bool | None:
+    """Whether NCCL `version` has `feature`; None when the version is unknown or a partial version
+    ("2.13") straddles the row's bounds."""
+    row = matrix.need("nccl_features", feature=feature)
+    if not version:
+        return None
+    return ranges.within(version, row["nccl_min"], row.get("nccl_below"))

@@ -1,0 +1,71 @@
+"""An NCCL setting as the process sees it, resolved one way for the engine, triage and recommend.
+
+Order: the job's environment as a log shows it (the ranks' real Env) > the image config Env >
+/etc/nccl.conf. NCCL reads /etc/nccl.conf with setenv(..., overwrite=0), so any Env value wins
+(NVIDIA/nccl src/misc/param.cc setEnvFile).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..model.image import ImageFacts
+from ..model.report import Evidence
+
+ORIGIN_LOG = "log"
+ORIGIN_ENV = "env"
+ORIGIN_CONF = "nccl.conf"
+ENV_CONFIG_PATH = "image config Env"
+NCCL_CONF_PATH = "/etc/nccl.conf"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One NCCL setting and where its value comes from."""
+
+    name: str
+    value: str
+    origin: str  # "log" | "env" | "nccl.conf"
+    where: str | None = None  # for origin "log": which log (e.g. "log of the failing rank")
+
+    @property
+    def evidence(self) -> Evidence:
+        if self.origin == ORIGIN_LOG:
+            return Evidence(f"log.env.{self.name}", self.value)
+        if self.origin == ORIGIN_ENV:
+            return Evidence(f"image.env.{self.name}", self.value, ENV_CONFIG_PATH)
+        return Evidence(f"image.nccl_conf.{self.name}", self.value, NCCL_CONF_PATH)
+
+    @property
+    def source_words(self) -> str:
+        if self.origin == ORIGIN_LOG:
+            return self.where or "log"
+        return "image Env" if self.origin == ORIGIN_ENV else "image /etc/nccl.conf"
+
+    @property
+    def label(self) -> str:
+        where = {ORIGIN_ENV: "image Env", ORIGIN_CONF: NCCL_CONF_PATH}.get(self.origin, self.source_words)
+        return f"{self.name}={self.value} ({where})"
+
+    def as_int(self) -> int | None:
+        """The value the way NCCL's strtoll(str, NULL, 0) reads it, or None if NCCL would fall back to its default."""
+        text = self.value.strip()
+        try:
+            return int(text, 0)
+        except ValueError:
+            return None
+
+
+def resolve(name: str, image: ImageFacts | None = None,
+            log_envs: Iterable[tuple[dict[str, str], str]] = ()) -> Setting | None:
+    """The setting `name` as the process sees it; log_envs are (env, words) pairs, most specific first."""
+    for env, words in log_envs:
+        if env and name in env:
+            return Setting(name, env[name], ORIGIN_LOG, words)
+    if image is not None:
+        if name in image.env:
+            return Setting(name, image.env[name], ORIGIN_ENV)
+        if name in image.nccl_conf:
+            return Setting(name, image.nccl_conf[name], ORIGIN_CONF)
+    return None

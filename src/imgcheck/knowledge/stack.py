@@ -1,0 +1,102 @@
+"""What a node's RDMA kernel stack offers, from kernel_rdma_features rows (range-aware, unknown kept)."""
+
+from __future__ import annotations
+
+from ..matrix import Matrix
+from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, NodeFacts
+from ..versions import ranges
+from ..versions.ecosystems import compare_numeric, numeric_tuple
+
+MLNX_STACKS = (STACK_MLNX_OFED, STACK_DOCA)
+KNOWN_STACKS = (STACK_INBOX, *MLNX_STACKS)
+
+
+def unknown_why(node: NodeFacts, fact: str) -> str:
+    reason = node.unknown.get(fact)
+    return f"node fact {fact} is unknown" + (f" ({reason})" if reason else "")
+
+
+def matrix_stack(stack: str | None) -> str | None:
+    """The kernel_rdma_features stack key: DOCA-OFED continues MLNX_OFED's numbering and rows."""
+    if stack == STACK_INBOX:
+        return STACK_INBOX
+    return STACK_MLNX_OFED if stack in MLNX_STACKS else None
+
+
+def stack_version(node: NodeFacts) -> str | None:
+    """The number compared with kernel_rdma_features.min_version: kernel release (inbox) or OFED release."""
+    if node.rdma.stack == STACK_INBOX:
+        return node.kernel.release
+    if node.rdma.stack in MLNX_STACKS:
+        return node.rdma.ofed_version
+    return None
+
+
+def release_series(version: str | None) -> str | None:
+    """'23.10-1.1.9.0' -> '23.10', '5.8-3.0.7.0' -> '5.8' (MLNX_OFED / DOCA-OFED release series)."""
+    nums = numeric_tuple(version or "")
+    return f"{nums[0]}.{nums[1]}" if len(nums) >= 2 else None
+
+
+def version_fact(node: NodeFacts) -> str:
+    return "kernel.release" if node.rdma.stack == STACK_INBOX else "rdma.ofed_version"
+
+
+def feature_floor(matrix: Matrix, feature: str, stack: str | None) -> str | None:
+    """min_version of `feature` on `stack` (None: that stack never has it, or the stack is unknown)."""
+    key = matrix_stack(stack)
+    if key is None:
+        return None
+    return matrix.need("kernel_rdma_features", feature=feature, stack=key).get("min_version")
+
+
+def node_has_feature(matrix: Matrix, node: NodeFacts, feature: str) -> tuple[bool | None, str]:
+    """(supported?, words) for a kernel RDMA feature on this node's stack."""
+    stack = node.rdma.stack
+    if stack not in KNOWN_STACKS:
+        return None, unknown_why(node, "rdma.stack")
+    row = matrix.need("kernel_rdma_features", feature=feature, stack=matrix_stack(stack))
+    version = stack_version(node)
+    what = "kernel" if stack == STACK_INBOX else f"{stack} release"
+    floor = row.get("min_version")
+    if floor is None:
+        return False, f"the {stack} stack has no {feature.replace('_', ' ')}"
+    if version is None:
+        return None, unknown_why(node, version_fact(node))
+    ok = ranges.at_least(version, floor)
+    if ok is None:
+        return None, f"cannot tell whether {what} {version} is >= {floor}"
+    return ok, f"{what} {version} {'>=' if ok else '<'} {floor}"
+
+
+def memory_peers_api(matrix: Matrix, node: NodeFacts) -> tuple[bool | None, str]:
+    """Whether /sys/kernel/mm/memory_peers exists: seen by the probe, else inferred from the stack and release.
+
+    The directory belongs to the MLNX_OFED/DOCA peer-memory API (ib_core's peer_mem); upstream kernels have
+    none, and newer OFED releases stopped creating it. Inferred answers say so.
+    """
+    seen = node.rdma.peer_memory_api
+    if seen is not None:
+        return seen, f"/sys/kernel/mm/memory_peers {'exists' if seen else 'is absent'} on the node"
+    has_api, why = node_has_feature(matrix, node, "peer_memory_api")
+    if has_api is False:
+        return False, f"inferred: {why}, so there is no /sys/kernel/mm/memory_peers"
+    if has_api is None:
+        return None, f"{unknown_why(node, 'rdma.peer_memory_api')}; cannot infer it: {why}"
+    removed, removed_why = node_has_feature(matrix, node, "memory_peers_sysfs_removed")
+    if removed:
+        return False, f"inferred: {removed_why}, a release without /sys/kernel/mm/memory_peers"
+    last = matrix.row("thresholds", key="memory_peers_sysfs_last_seen_ofed_series")
+    series = release_series(stack_version(node))
+    if removed is False and last is not None and series and compare_numeric(series, str(last["value"])) <= 0:
+        return True, (f"inferred: {node.rdma.stack} release series {series} <= {last['value']}, whose sources "
+                      "still create /sys/kernel/mm/memory_peers")
+    return None, (f"{unknown_why(node, 'rdma.peer_memory_api')}; the matrix cannot tell for "
+                  f"{node.rdma.stack} {stack_version(node) or '(release unknown)'}")
+
+
+def capabilities(matrix: Matrix, node: NodeFacts) -> dict[str, tuple[bool | None, str]]:
+    """Every kernel_rdma_features feature the matrix knows for this node's stack: {feature: (offered?, words)}."""
+    key = matrix_stack(node.rdma.stack)
+    features = sorted({r["feature"] for r in matrix.rows("kernel_rdma_features") if key is None or r["stack"] == key})
+    return {f: node_has_feature(matrix, node, f) for f in features}

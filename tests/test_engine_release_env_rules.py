@@ -1,0 +1,136 @@
+"""Rules the incident corpus called for, each on committed real facts (Debian bookworm's rdma-core) plus the
+facts its mechanism needs: torch's NCCL pin vs the wheel, two NCCL wheels, NCCL releases with known failures,
+NCCL older than the node's GPU generation, NCCL_IB_HCA / NCCL_SOCKET_IFNAME read as NCCL reads them, CUDA
+before minor-version compatibility, NCCL_IB_RETRY_CNT masked to its maximum, NCCL_NET=Socket."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from engine_facts import by_id, committed_facts, matrix, node, with_nccl
+from imgcheck.engine import evaluate
+from imgcheck.model.image import Cuda, Nccl
+
+SITE = "/usr/local/lib/python3.11/dist-packages"
+
+
+def run(image, node_name="mofed-23.10-open-550-peermem", **node_changes):
+    return evaluate(image, node(node_name, **node_changes), matrix())
+
+
+def wheel(version, cu=12):
+    return Nccl(version, f"{SITE}/nvidia_nccl_cu{cu}-{version}.dist-info/METADATA", None, "pip")
+
+
+def pin(version):
+    return Nccl(version, f"{SITE}/torch-2.2.0.dist-info/METADATA", None, "torch-requirement")
+
+
+def image_with(*nccl, env=None, nccl_conf=None, platform=None):
+    base = with_nccl(committed_facts("bookworm"), "2.21.5", env=env, nccl_conf=nccl_conf)
+    return dataclasses.replace(base, nccl=tuple(nccl) or base.nccl, platform=platform or base.platform)
+
+
+def severities(result, rule):
+    return sorted(f.severity for f in result.findings if f.id == rule)
+
+
+def test_wheel_older_than_torch_pin_is_an_import_error():
+    older = run(image_with(wheel("2.18.1"), pin("2.19.3")))
+    f = by_id(older, "NCCL-WHEEL-NOT-TORCH-PIN")
+    assert f.severity == "error" and "2.19.3" in f.title and "2.18.1" in f.title
+    assert "nvidia-nccl-cu12==2.19.3" in " ".join(f.fixes)
+    assert severities(run(image_with(wheel("2.19.3"), pin("2.19.3"))), "NCCL-WHEEL-NOT-TORCH-PIN") == []
+    assert severities(run(image_with(wheel("2.20.5"), pin("2.19.3"))), "NCCL-WHEEL-NOT-TORCH-PIN") == ["info"]
+
+
+def test_two_nccl_wheels_of_different_cuda_majors():
+    both = run(image_with(wheel("2.29.3", 12), wheel("2.29.7", 13)))
+    f = by_id(both, "NCCL-WHEELS-TWO-CUDA-MAJORS")
+    assert f.severity == "warning" and "nvidia-nccl-cu12 2.29.3" in f.title and "nvidia-nccl-cu13 2.29.7" in f.title
+    assert severities(run(image_with(wheel("2.29.7", 13))), "NCCL-WHEELS-TWO-CUDA-MAJORS") == []
+
+
+def test_nccl_219_cumem_a2a_hang_unless_cumem_is_off():
+    lib = Nccl("2.19.3", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.19.3", None, "library")
+    f = by_id(run(image_with(lib)), "NCCL-RELEASE-KNOWN-ISSUE")
+    assert f.severity == "warning" and "NCCL_CUMEM_ENABLE=0" in " ".join(f.fixes) and "2.20.3" in " ".join(f.fixes)
+    assert severities(run(image_with(lib, env={"NCCL_CUMEM_ENABLE": "0"})), "NCCL-RELEASE-KNOWN-ISSUE") == []
+    fixed = Nccl("2.20.3", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.20.3", None, "library")
+    assert severities(run(image_with(fixed)), "NCCL-RELEASE-KNOWN-ISSUE") == []
+    # "2.19" may be 2.19.0 (not affected) or 2.19.3 (affected): unknown, not a finding
+    partial = run(image_with(Nccl("2.19", "/usr/lib/x86_64-linux-gnu/libnccl.so.2", None, "library")))
+    assert severities(partial, "NCCL-RELEASE-KNOWN-ISSUE") == []
+    assert any(u.rule == "NCCL-RELEASE-KNOWN-ISSUE" for u in partial.unknowns)
+
+
+def test_known_issue_with_a_platform_applies_to_that_platform_only():
+    aarch = wheel("2.28.9", 13)
+    arm = run(image_with(aarch, platform="linux/arm64"))
+    assert "no setting avoids it" in " ".join(by_id(arm, "NCCL-RELEASE-KNOWN-ISSUE").fixes)
+    assert severities(run(image_with(aarch, platform="linux/amd64")), "NCCL-RELEASE-KNOWN-ISSUE") == []
+
+
+def test_nccl_older_than_the_gpu_generation():
+    old = Nccl("2.14.3", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.14.3", None, "library")
+    on_h100 = run(image_with(old))  # the MLNX_OFED 23.10 fixture node has H100s
+    f = by_id(on_h100, "NCCL-TOO-OLD-FOR-GPU")
+    assert f.severity == "error" and "2.15.1" in f.title and "hopper" in f.title
+    assert severities(run(image_with(old), "inbox-5.15-proprietary-535"), "NCCL-TOO-OLD-FOR-GPU") == []  # A100
+    new = Nccl("2.15.1", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.15.1", None, "library")
+    assert severities(run(image_with(new)), "NCCL-TOO-OLD-FOR-GPU") == []
+
+
+def test_ib_hca_read_as_nccl_reads_it():
+    # the fixture node has mlx5_0 and mlx5_1
+    none = run(image_with(env={"NCCL_IB_HCA": "rdma0,rdma1"}))
+    f = by_id(none, "ENV-NCCL-IB-HCA-NO-DEVICE")
+    assert f.severity == "warning" and f.predicted_error == "NCCL INFO NET/IB : No device found."
+    excluded_all = run(image_with(env={"NCCL_IB_HCA": "^mlx5"}))
+    assert severities(excluded_all, "ENV-NCCL-IB-HCA-NO-DEVICE") == ["warning"]
+    for fine in ("mlx5", "mlx5_0:1", "=mlx5_1", "^mlx5_1"):
+        assert severities(run(image_with(env={"NCCL_IB_HCA": fine})), "ENV-NCCL-IB-HCA-NO-DEVICE") == [], fine
+
+
+def test_ib_hca_prefix_that_selects_more_devices():
+    n = node("mofed-23.10-open-550-peermem")
+    devices = n.rdma.devices
+    many = dataclasses.replace(n, rdma=dataclasses.replace(n.rdma, devices=devices + (
+        dataclasses.replace(devices[0], name="mlx5_10"), dataclasses.replace(devices[0], name="mlx5_11"))))
+    result = evaluate(image_with(env={"NCCL_IB_HCA": "mlx5_1"}), many, matrix())
+    f = by_id(result, "ENV-NCCL-IB-HCA-PREFIX")
+    assert f.severity == "info" and "mlx5_10, mlx5_11" in f.title and "=mlx5_1" in " ".join(f.fixes)
+    exact = evaluate(image_with(env={"NCCL_IB_HCA": "=mlx5_1"}), many, matrix())
+    assert severities(exact, "ENV-NCCL-IB-HCA-PREFIX") == []
+
+
+def test_socket_ifname_exclusion_without_lo():
+    conf = run(image_with(nccl_conf={"NCCL_SOCKET_IFNAME": "^docker0"}))
+    f = by_id(conf, "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO")
+    assert f.severity == "warning" and f.evidence[0].path == "/etc/nccl.conf"
+    for fine in ("^docker,lo", "^lo,docker0", "eth0", "=ib0"):
+        assert severities(run(image_with(nccl_conf={"NCCL_SOCKET_IFNAME": fine})),
+                          "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO") == [], fine
+
+
+def test_cuda_before_11_has_a_floor_per_release():
+    base = with_nccl(committed_facts("bookworm"), "2.7.8", cuda=None)
+    cuda102 = dataclasses.replace(base, cuda=Cuda("10.2.89", "/usr/local/cuda/version.txt", None, "version.txt"))
+    n = node("mofed-5.8-470-peermem", gpu=dataclasses.replace(node("mofed-5.8-470-peermem").gpu, driver_version="418.87.00"))
+    f = by_id(evaluate(cuda102, n, matrix()), "CUDA-DRIVER-TOO-OLD")
+    assert f.severity == "error" and "440.33" in f.title and f.mechanism.startswith("Before CUDA 11")
+    cuda101 = dataclasses.replace(base, cuda=Cuda("10.1.243", "/usr/local/cuda/version.txt", None, "version.txt"))
+    assert severities(evaluate(cuda101, n, matrix()), "CUDA-DRIVER-TOO-OLD") == []
+
+
+def test_retry_count_masked_to_its_maximum_is_not_blamed():
+    fifteen = by_id(run(image_with(env={"NCCL_IB_RETRY_CNT": "15"})), "ENV-NCCL-IB-RETRY-CNT")
+    assert fifteen.severity == "info" and "7" in fifteen.title
+    sixteen = by_id(run(image_with(env={"NCCL_IB_RETRY_CNT": "16"})), "ENV-NCCL-IB-RETRY-CNT")
+    assert sixteen.severity == "error" and "(0 retries)" in sixteen.title
+
+
+def test_nccl_net_socket_disables_ib():
+    f = by_id(run(image_with(env={"NCCL_NET": "socket"})), "ENV-DISABLES-IB")
+    assert f.severity == "warning" and "NCCL_NET=socket" in f.title
+    assert severities(run(image_with(env={"NCCL_NET": "IB"})), "ENV-DISABLES-IB") == []
