@@ -94,7 +94,8 @@ def test_ignore_with_reason(capsys, failing_facts):
     code, doc, _ = run_json(capsys, args + ["--ignore", "ENV-NCCL-IB-RETRY-CNT", "--reason", "fabric has no loss"])
     assert code == 0
     assert "ENV-NCCL-IB-RETRY-CNT" not in [f["id"] for f in doc["findings"]]
-    assert doc["suppressed"] == [{"rule": "ENV-NCCL-IB-RETRY-CNT", "node": None, "reason": "fabric has no loss"}]
+    assert doc["suppressed"] == [{"rule": "ENV-NCCL-IB-RETRY-CNT", "node": None, "reason": "fabric has no loss",
+                                  "expires": None, "origin": None}]
     code, _, err = run_json(capsys, args + ["--ignore", "ENV-NCCL-IB-RETRY-CNT"])
     assert code == 2 and "--reason" in err
 

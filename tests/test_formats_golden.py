@@ -47,6 +47,10 @@ def test_golden_color_table():
     _check("report.table.ansi.txt", render_table(normalised(sample_report()), color=True, width=110))
 
 
+def test_golden_verbose_table():
+    _check("report.table.verbose.txt", render(normalised(sample_report()), "table", verbose=True))
+
+
 def test_golden_junit_fail_on_warning():
     _check("report.fail-on-warning.junit.xml", render(normalised(sample_report()), "junit", fail_on="warning"))
 

@@ -80,3 +80,18 @@ def test_ok_report():
     text = render(report, "markdown")
     assert text.startswith("### imgcheck: :white_check_mark: **OK**")
     assert "No compatibility problems found." in text
+
+
+def test_a_finding_on_several_node_groups_is_one_details_block():
+    import dataclasses
+
+    from formats_sample import sample_report
+
+    from imgcheck.formats.report_formats import render
+
+    report = sample_report()
+    first = report.findings[0]
+    other = dataclasses.replace(first, nodes=("gpu-c01",), mechanism=first.mechanism + " (group c)")
+    text = render(dataclasses.replace(report, findings=(first, other) + report.findings[1:]), "markdown")
+    assert text.count("<details>") == len(report.findings)
+    assert "1 error," in text

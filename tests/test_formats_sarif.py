@@ -25,7 +25,11 @@ def validator():
     with open(SCHEMA_PATH, encoding="utf-8") as fh:
         schema = json.load(fh)
     jsonschema.Draft4Validator.check_schema(schema)
-    return jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+    # The schema is draft-04 but uses draft-06's `uri-reference` format: Draft4's own checker skips it,
+    # so check every format jsonschema knows (uri-reference needs rfc3986-validator, in the test extra).
+    checker = jsonschema.FormatChecker()
+    assert "uri-reference" in checker.checkers, "pip install rfc3986-validator: SARIF URIs would go unchecked"
+    return jsonschema.Draft4Validator(schema, format_checker=checker)
 
 
 def _sarif(report: Report) -> dict:
@@ -59,19 +63,20 @@ def test_github_code_scanning_requirements():
     report = sample_report()
     run = _sarif(report)["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == ["RDMA-DMABUF-UNSUPPORTED", "GPU-PEERMEM-INBOX", "NCCL-NOT-IN-IMAGE"]
+    # info findings are not alerts: no rule, no result
+    assert [r["id"] for r in rules] == ["RDMA-DMABUF-UNSUPPORTED", "GPU-PEERMEM-INBOX"]
     dmabuf = rules[0]
     assert dmabuf["shortDescription"]["text"] == report.findings[0].title
     assert dmabuf["fullDescription"]["text"] == report.findings[0].mechanism
     assert dmabuf["helpUri"] == "https://github.com/NVIDIA/nccl/issues/778"
     assert dmabuf["defaultConfiguration"]["level"] == "error"
     assert "NCCL_DMABUF_ENABLE=0" in dmabuf["help"]["text"]
-    assert [r["level"] for r in run["results"]] == ["error", "warning", "note"]
+    assert [r["level"] for r in run["results"]] == ["error", "warning"]
     for result in run["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         # GitHub needs at least one location with an artifact URI and a start line
         loc = result["locations"][0]["physicalLocation"]
-        assert loc["artifactLocation"]["uri"] == "registry.example/team/trainer:abc"
+        assert loc["artifactLocation"]["uri"] == "registry.example/team/trainer"  # the name: no tag
         assert loc["region"]["startLine"] >= 1
         assert len(result["partialFingerprints"]["imgcheckFinding/v1"]) == 64
     first = run["results"][0]
@@ -82,8 +87,9 @@ def test_github_code_scanning_requirements():
     assert first["properties"]["evidence"][0]["layer"].startswith("sha256:fd5e8675fe85")
     # unknowns are notifications about the run, not alerts
     notes = run["invocations"][0]["toolExecutionNotifications"]
-    assert notes[0]["descriptor"]["id"] == "NODE-MEMLOCK-LOW"
-    assert all(r["ruleId"] != "NODE-MEMLOCK-LOW" for r in run["results"])
+    assert [(n["level"], n["descriptor"]["id"]) for n in notes] == [("note", "NCCL-NOT-IN-IMAGE"),
+                                                                   ("warning", "NODE-MEMLOCK-LOW")]
+    assert all(r["ruleId"] not in ("NODE-MEMLOCK-LOW", "NCCL-NOT-IN-IMAGE") for r in run["results"])
 
 
 def test_fingerprints_are_stable_across_runs_and_builds():
@@ -107,10 +113,57 @@ def test_fingerprints_are_stable_across_runs_and_builds():
     ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example:5000/team/trainer"),
     ("registry:nvcr.io/nvidia/pytorch:24.05-py3", "nvcr.io/nvidia/pytorch"),
     ("docker-archive:/tmp/build/trainer.tar", "docker-archive:/tmp/build/trainer.tar"),
+    ("docker-archive:/tmp/build/trainer.tar:team/trainer:build-41", "docker-archive:/tmp/build/trainer.tar"),
+    ("oci:/srv/layouts/trainer:build-41", "oci:/srv/layouts/trainer"),
     ("sif:/shared/images/trainer.sif", "sif:/shared/images/trainer.sif"),
 ])
 def test_image_repository(reference, repository):
     assert image_repository(reference) == repository
+
+
+def _location(doc) -> str:
+    return doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+
+
+@pytest.mark.parametrize("reference, uri", [
+    ("127.0.0.1:5000/team/trainer:build-41", "127.0.0.1%3A5000/team/trainer"),
+    ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example%3A5000/team/trainer"),
+    ("[::1]:5000/team/trainer:v2", "%5B%3A%3A1%5D%3A5000/team/trainer"),
+])
+def test_host_port_names_pass_the_uri_format_check(validator, reference, uri):
+    report = sample_report()
+    doc = _sarif(dataclasses.replace(report, image=dataclasses.replace(report.image, reference=reference)))
+    validator.validate(doc)
+    assert _location(doc) == uri
+
+
+def test_format_checking_is_on(validator):
+    doc = _sarif(sample_report())
+    doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = "127.0.0.1:5000/x"
+    with pytest.raises(jsonschema.ValidationError, match="uri-reference"):
+        validator.validate(doc)
+
+
+def test_location_is_stable_across_builds():
+    """GitHub keys alerts on the location: the next build's tag and digest must not open a new alert."""
+    a = sample_report()
+    b = dataclasses.replace(a, image=dataclasses.replace(a.image, reference="registry.example/team/trainer:def@sha256:"
+                                                                            + "2" * 64, digest="sha256:" + "2" * 64))
+    assert [r["locations"][0]["physicalLocation"] for r in _sarif(a)["runs"][0]["results"]] == \
+        [r["locations"][0]["physicalLocation"] for r in _sarif(b)["runs"][0]["results"]]
+
+
+def test_one_result_per_problem_not_per_node_group(validator):
+    """The same rule and title on two node groups (different evidence) is one alert naming both groups."""
+    report = sample_report()
+    first = report.findings[0]
+    other = dataclasses.replace(first, nodes=("gpu-c01",), mechanism=first.mechanism + " (group c)",
+                                evidence=first.evidence[:1])
+    doc = _sarif(dataclasses.replace(report, findings=(first, other) + report.findings[1:]))
+    validator.validate(doc)
+    results = [r for r in doc["runs"][0]["results"] if r["ruleId"] == first.id]
+    assert len(results) == 1
+    assert results[0]["properties"]["nodes"] == list(first.nodes) + ["gpu-c01"]
 
 
 def test_odd_references_stay_valid_uris(validator):

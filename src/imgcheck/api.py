@@ -9,7 +9,7 @@ from .errors import BadInputError
 from .fsutil import reading_input
 from .model.image import ImageFacts
 from .model.image_io import parse_image_facts
-from .sources.platform import DEFAULT_PLATFORM, Platform
+from .sources.platform import DEFAULT_PLATFORM, Platform, PlatformMismatchError, require_platform
 from .sources.resolve import open_source, pinned_digest, registry_reference, split_scheme
 
 if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-cache miss only
@@ -62,7 +62,9 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
     """
     scheme, rest = split_scheme(reference)
     if scheme == "facts":
-        return load_image_facts(rest)
+        saved = load_image_facts(rest)
+        require_platform(saved.platform, platform, reference)
+        return saved
     whole = facts_cache() if use_cache else None
     asked = str(platform) if platform else f"default {DEFAULT_PLATFORM}"
     pinned = pinned_digest(reference) if whole is not None else None
@@ -77,7 +79,7 @@ def inspect_image(reference: str, platform: Platform | None = None, *, use_cache
         source = open_source(reference, platform=platform, **source_options)
         try:
             facts, from_cache = _via_source(
-                source, whole, asked, reference,
+                source, whole, asked, reference, platform,
                 lambda image: _read_facts(image, reference, use_cache, workers, progress, stats))
         finally:
             source.close()
@@ -100,7 +102,8 @@ def _tag_digest_without_requests(reference: str, source_options: dict) -> str | 
                                 os.path.join(imgcheck_home(), "cache", "hosts"))
 
 
-def _via_source(source, whole, asked: str, reference: str, read) -> tuple[ImageFacts, bool]:
+def _via_source(source, whole, asked: str, reference: str, platform: Platform | None,
+                read) -> tuple[ImageFacts, bool]:
     """Facts from the cache where the source's digests find them, else read(image): (facts, from cache)."""
     resolve = getattr(source, "resolved_digest", None) if whole is not None else None
     top = resolve() if resolve is not None else None  # a registry tag's digest: one HEAD
@@ -108,6 +111,7 @@ def _via_source(source, whole, asked: str, reference: str, read) -> tuple[ImageF
     if facts is not None:
         return facts, True  # no manifest or config fetched
     image = source.open()  # manifest and config, verified against their digests
+    require_platform(image.platform, platform, image.reference)  # every source: no silent other platform
     facts = whole.get(image.digest, image.platform, reference) if whole is not None else None
     from_cache = facts is not None
     if facts is None:
@@ -164,13 +168,22 @@ def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recom
 
 
 def check_image(reference: str, nodes, *, platform: Platform | None = None, matrix_path: str | None = None,
-                suppressions=(), **inspect_options):
+                suppressions=(), prefer_platform: Platform | None = None, **inspect_options):
     """Predict whether the image's RDMA/NCCL/CUDA userspace works on `nodes` (NodeFacts); returns a Report.
 
     The matrix is loaded (and validated) before the image is read, so a broken matrix fails fast.
+    `platform` must exist in the image (else PlatformMismatchError, exit 2). `prefer_platform` (the nodes'
+    architecture) is picked when the image has it; otherwise the image's default platform is read and the
+    engine reports the mismatch (PLATFORM-ARCH-MISMATCH) instead of refusing to check.
     `inspect_options` go to inspect_image (progress, use_cache, insecure_registries, ...).
     """
     nodes = _require_nodes(nodes)  # before any bytes are read
     matrix = load_check_matrix(matrix_path)
-    facts = inspect_image(reference, platform=platform, **inspect_options)
+    if platform is None and prefer_platform is not None:
+        try:
+            facts = inspect_image(reference, platform=prefer_platform, **inspect_options)
+        except PlatformMismatchError:
+            facts = inspect_image(reference, platform=None, **inspect_options)
+    else:
+        facts = inspect_image(reference, platform=platform, **inspect_options)
     return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions)

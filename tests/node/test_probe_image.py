@@ -1,18 +1,18 @@
 """Dockerfile.probe built and run with the real Docker daemon against fixture roots mounted read-only.
 
 No Docker Hub here: the base image is a local Debian bookworm rootfs (mmdebstrap, python3 +
-python3-venv, cached in /var/cache/imgcheck-rootfs) imported with `docker import`, and imgcheck with
-its dependencies goes in as wheels built on the host (`pip wheel`), installed with --no-index.
+python3-venv, cached in /var/cache/imgcheck-rootfs) imported with `docker import`. The Dockerfile
+builds imgcheck from the source inside the image, as documented; with no network in the build, the
+dependency wheels (and setuptools for the build) come from a wheelhouse (tests/wheelhouse.py) passed
+with PIP_OFFLINE=1.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import subprocess
-import sys
 import uuid
 
 import pytest
@@ -61,38 +61,24 @@ def _base_image(client) -> str:
     return BASE_TAG
 
 
-def _wheels(dest: str) -> None:
-    """imgcheck's wheel built now; its dependencies' wheels cached by the pyproject's content."""
-    with open(os.path.join(REPO, "pyproject.toml"), "rb") as fh:
-        key = hashlib.sha256(fh.read()).hexdigest()[:16]
-    deps = os.path.join(CACHE, f"probe-wheels-py{sys.version_info[0]}{sys.version_info[1]}-{key}")
-    if not os.path.isdir(deps):
-        tmp = deps + f".tmp{os.getpid()}"
-        result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", tmp, REPO],
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            pytest.skip(f"cannot build dependency wheels (package index unreachable?): {result.stderr[-300:]}")
-        for name in os.listdir(tmp):
-            if name.startswith("imgcheck-"):
-                os.unlink(os.path.join(tmp, name))  # only dependencies are cached
-        os.replace(tmp, deps)
-    os.makedirs(dest)
-    for name in os.listdir(deps):
-        shutil.copy(os.path.join(deps, name), dest)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", dest, REPO],
-                   check=True, capture_output=True)
+def _context(ctx: str) -> None:
+    """What `docker build -f Dockerfile.probe .` sees in a checkout, plus the wheelhouse for an offline build."""
+    from wheelhouse import copy_source, dependency_wheels
+
+    copy_source(ctx)
+    for name in ("Dockerfile.probe", ".dockerignore"):  # the repository's ignore file must keep what is needed
+        shutil.copy(os.path.join(REPO, name), os.path.join(ctx, name))
+    shutil.copytree(dependency_wheels(), os.path.join(ctx, "dist", "probe-wheels"))
 
 
 @pytest.fixture(scope="module")
 def probe_image(docker_client, tmp_path_factory):
     base = _base_image(docker_client)
     ctx = tmp_path_factory.mktemp("probe-ctx")
-    shutil.copy(os.path.join(REPO, "Dockerfile.probe"), ctx / "Dockerfile.probe")
-    _wheels(str(ctx / "dist" / "probe-wheels"))
+    _context(str(ctx))
     tag = f"imgcheck-probe-test:{uuid.uuid4().hex[:12]}"
     docker_client.images.build(path=str(ctx), dockerfile="Dockerfile.probe", tag=tag, rm=True, forcerm=True,
-                               buildargs={"BASE_IMAGE": base}, network_mode="none")
+                               buildargs={"BASE_IMAGE": base, "PIP_OFFLINE": "1"}, network_mode="none")
     yield tag
     docker_client.images.remove(tag, force=True)
 
@@ -140,3 +126,15 @@ def test_container_reads_the_real_host_root(docker_client, probe_image):
     # the container's own limit, read through the host's procfs (/host/proc/self -> the probe's pid)
     assert isinstance(got["limits"]["memlock_kib"], int)
     assert "limits.memlock_kib" not in got["unknown"]
+
+
+def test_image_holds_only_the_installed_probe(docker_client, probe_image):
+    """Multi-stage: the final image has the venv and nothing of the build (source, wheels, pip, caches)."""
+    script = ("test -x /opt/imgcheck/bin/imgcheck && test ! -e /src && test ! -e /opt/imgcheck/bin/pip "
+              "&& ! find /opt/imgcheck -name __pycache__ | grep -q . && echo clean")
+    out = docker_client.containers.run(probe_image, ["-c", script], entrypoint="/bin/sh", remove=True,
+                                       network_disabled=True)
+    assert out.strip() == b"clean"
+    history = docker_client.api.history(probe_image)
+    assert not any("probe-wheels" in (h.get("CreatedBy") or "") and "COPY" in (h.get("CreatedBy") or "")
+                   for h in history)

@@ -20,8 +20,8 @@ def register(sub) -> None:
     p = sub.add_parser("check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
                        description="Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. "
                                    "`imgcheck IMAGE ...` is the same command.")
-    p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH, oci-dir:PATH, oci-archive:PATH, "
-                                 "facts:PATH, ...")
+    p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
+                                 "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...")
     add_node_args(p)
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]",
                    help="table, json, sarif, junit or markdown; repeatable, one may go to stdout")
@@ -31,14 +31,20 @@ def register(sub) -> None:
                    help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable")
     p.add_argument("--reason", action="append", default=[], metavar="TEXT",
                    help="why the --ignore is acceptable (once for all, or once per --ignore); kept in the report")
+    p.add_argument("--ignore-file", metavar="PATH",
+                   help="accepted findings with reasons and optional expiry (YAML, or a pyproject.toml with "
+                        "[tool.imgcheck]); default: ./.imgcheckignore, else ./pyproject.toml's [tool.imgcheck]")
+    p.add_argument("--no-ignore-file", action="store_true", help="do not read ./.imgcheckignore or pyproject.toml")
     add_matrix_arg(p)
     add_image_read_args(p, platform_help="os/arch[/variant] to pick from a multi-platform image "
                                          "(default: the nodes' architecture when they agree)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="table: why, evidence, every fix and the sources for each finding (default: a summary)")
     p.set_defaults(func=run)
 
 
-def _suppressions(args):
+def _flag_suppressions(args):
     from ..engine import parse_ignore
 
     if not args.ignore:
@@ -51,6 +57,27 @@ def _suppressions(args):
         raise UsageError("give one --reason for all --ignore flags, or one per --ignore")
     reasons = args.reason * len(args.ignore) if len(args.reason) == 1 else args.reason
     return tuple(parse_ignore(spec, reason) for spec, reason in zip(args.ignore, reasons))
+
+
+def _suppressions(args):
+    """--ignore flags, then the ignore file's entries; every rule id must be one the engine has."""
+    from ..engine import RULE_IDS
+    from .ignore_file import check_rule_ids, default_ignore_file, load_ignore_file
+
+    flags = _flag_suppressions(args)
+    check_rule_ids(flags, RULE_IDS, "--ignore")
+    if args.no_ignore_file:
+        if args.ignore_file:
+            raise UsageError("--ignore-file and --no-ignore-file contradict each other")
+        return flags
+    path = args.ignore_file or default_ignore_file()
+    if path is None:
+        return flags
+    loaded = load_ignore_file(path)
+    check_rule_ids(loaded.suppressions, RULE_IDS, path)
+    for line in loaded.expired:
+        print(f"imgcheck: warning: {line}", file=sys.stderr)
+    return flags + loaded.suppressions
 
 
 def resolve_nodes(args) -> list:
@@ -72,8 +99,13 @@ def resolve_nodes(args) -> list:
 
 
 def _platform(args, nodes):
+    """(asked, preferred): --platform must exist in the image; the nodes' architecture is only preferred."""
     if args.platform:
-        return parse_platform(args.platform)
+        return parse_platform(args.platform), None
+    return None, _node_platform(nodes)
+
+
+def _node_platform(nodes):
     arches = {n.arch for n in nodes if n.arch}
     if len(arches) != 1:
         return None  # unknown or mixed architectures: the image's default platform (give --platform to choose)
@@ -106,11 +138,12 @@ def run(args) -> int:
     outputs = parse_outputs(args.output, tuple(REPORT_FORMATS))
     suppressions = _suppressions(args)
     nodes = resolve_nodes(args)
-    platform = _platform(args, nodes)
+    platform, preferred = _platform(args, nodes)
     options = dict(insecure_registries=tuple(args.insecure_registry), use_cache=not args.no_cache)
     progress = _progress(args.quiet)
     check = lambda **extra: api.check_image(args.image, nodes, platform=platform, matrix_path=args.matrix,  # noqa: E731
-                                            suppressions=suppressions, **options, **extra)
+                                            suppressions=suppressions, prefer_platform=preferred,
+                                            **options, **extra)
     if progress is None:
         report = check()
     else:
@@ -118,5 +151,6 @@ def run(args) -> int:
             report = check(progress=progress)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
-        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on))
+        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on,
+                                         verbose=args.verbose))
     return exit_code(report, args.fail_on)

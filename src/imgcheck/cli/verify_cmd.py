@@ -50,7 +50,10 @@ def run(args) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    report = verify_image(args.image, args.runtime, timeout=args.timeout, gpus=args.gpus,
+    image = args.image
+    if args.runtime == "docker" and image.startswith("docker:") and not image.startswith("docker://"):
+        image = image[len("docker:"):]  # imgcheck's own spelling of a daemon image; Docker itself wants REF
+    report = verify_image(image, args.runtime, timeout=args.timeout, gpus=args.gpus,
                           memlock=_memlock(args.memlock), static_ref=args.static_ref, use_static=not args.no_static,
                           test_gpu=not args.no_gpu_test)
     for spec in outputs:

@@ -10,7 +10,7 @@ from .emit import finding, unknown
 from .gates import over_rdma
 
 RULES = ("REG-PATH", "REG-MEMLOCK-ZERO", "REG-CUMEM-VMM-GDR", "REG-REMOTE-ATOMIC")
-NEEDS = {"nccl_features": {"cumem_without_vmm_gdr_check", "remote_atomic_data_mr"}}
+NEEDS = {"nccl_features": {"cumem_without_vmm_gdr_check", "remote_atomic_data_mr"}, "thresholds": {"cumem_min_cuda"}}
 
 PATH_DMABUF = "dmabuf"
 PATH_PEER = "peer-memory"
@@ -74,7 +74,7 @@ def gpu_buffer_alloc(ctx: Ctx) -> str:
     if api12 is None:
         return "cudaMalloc or cuMem (the driver version decides)"
     if not api12:
-        return "cudaMalloc (driver API < 12.0)"
+        return f"cudaMalloc (driver API < {ctx.matrix.threshold('cumem_min_cuda')})"
     if ctx.nccl_at_least("cumem_without_vmm_gdr_check"):
         return "cuMem (VMM)"
     return "cuMem (VMM) if the GPU reports VMM GPUDirect RDMA support, else cudaMalloc"
@@ -141,7 +141,7 @@ def _remote_atomic(ctx: Ctx, rule: str):
         return
     providers = ctx.node_providers()
     if providers is None:
-        yield unknown(rule, "NCCL >= 2.28.7 asks for REMOTE_ATOMIC on every data buffer; whether the node's RDMA "
+        yield unknown(rule, f"NCCL >= {ctx.nccl_floor('remote_atomic_data_mr')} asks for REMOTE_ATOMIC on every data buffer; whether the node's RDMA "
                             "driver accepts it depends on " + ctx.unknown_why("rdma.devices"))
         return
     others = sorted(p for p in providers if p != "mlx5")

@@ -11,6 +11,7 @@ import html
 import re
 
 from ..model.report import Finding, Report, Unknown
+from .collapse import collapse
 from .report_text import SEVERITY_ORDER, short_layer, value_text
 
 MAX_CHARS = 65000  # GitHub rejects comments longer than 65,536 characters
@@ -101,8 +102,9 @@ def _finding_details(finding: Finding) -> list[str]:
 
 def render_markdown(report: Report) -> str:
     image = report.image
-    errors = sum(1 for f in report.findings if f.severity == "error")
-    warnings = sum(1 for f in report.findings if f.severity == "warning")
+    problems = [p.finding for p in collapse(report.findings)]  # one per rule and title, all its nodes
+    errors = sum(1 for f in problems if f.severity == "error")
+    warnings = sum(1 for f in problems if f.severity == "warning")
     nodes = f"{len(report.nodes)} node{'s' if len(report.nodes) != 1 else ''}" if report.nodes else "no node facts"
     head = [
         f"### imgcheck: {_VERDICT.get(report.verdict, report.verdict)} {code(image.reference)} on {nodes}",
@@ -131,7 +133,7 @@ def render_markdown(report: Report) -> str:
             f"{_ICON.get(f.severity, '')} {code(f.id)}" for f in image_only))
         table.append("")
     details: list[str] = []
-    for finding in _findings_sorted(report):
+    for finding in problems:  # a finding on several node groups is one collapsible block
         details += _finding_details(finding)
     tail: list[str] = []
     if report.recommendations:

@@ -11,23 +11,23 @@ from ..model.report import Report
 REPORT_FORMATS = ("table", "json", "sarif", "junit", "markdown")
 
 
-def render(report: Report, fmt: str, color: bool = False, *, fail_on: str = "error") -> str:
+def render(report: Report, fmt: str, color: bool = False, *, fail_on: str = "error", verbose: bool = False) -> str:
     """Render ``report`` as ``fmt``.
 
     ``color`` only affects `table` (ANSI colours on a terminal). ``fail_on`` (the `--fail-on` value)
     only affects `junit`: warnings become failing test cases when it is "warning", nothing fails
-    when it is "never".
+    when it is "never". ``verbose`` only affects `table`: details (why, evidence, sources) per finding.
     """
     if fmt == "table":
         from .report_table import render_table
 
         if not color:  # plain text is not wrapped at all, so width does not matter
-            return render_table(report, color=False)
+            return render_table(report, color=False, verbose=verbose)
         import shutil
 
         # on a terminal, wrap to its width (bounded, so very wide or tiny terminals stay readable)
         width = min(max(shutil.get_terminal_size(fallback=(110, 24)).columns, 60), 160)
-        return render_table(report, color=True, width=width)
+        return render_table(report, color=True, width=width, verbose=verbose)
     if fmt == "json":
         from .json_format import render_report
 

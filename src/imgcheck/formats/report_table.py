@@ -1,7 +1,10 @@
-"""Readable report for a terminal: verdict first, then per finding the predicted error, why, and fixes.
+"""Readable report for a terminal: verdict first, then one block per problem.
 
-With color=False (not a TTY, or written to a file) the output is plain text with no escape codes and
-no hard wrapping, so it greps and diffs well in CI logs.
+By default a block is the headline, the nodes, the predicted error and the first fix (three real problems
+on a fleet fit on a screen); verbose (`-v`) adds why, evidence, every fix and the sources, and shows each
+node group's own reasoning where they differ. A problem seen on several node groups is one block
+(formats/collapse.py). With color=False (not a TTY, or written to a file) the output is plain text
+with no escape codes and no hard wrapping, so it greps and diffs well in CI logs.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from ..model.report import Finding, Report
+from .collapse import collapse
 from .report_text import SEVERITY_ORDER, short_layer, value_text
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
@@ -27,7 +31,7 @@ def sorted_findings(report: Report) -> list[Finding]:
 
 
 def _count(report: Report, severity: str) -> int:
-    return sum(1 for f in report.findings if f.severity == severity)
+    return sum(1 for p in collapse(report.findings) if p.finding.severity == severity)
 
 
 def _plural(n: int, word: str) -> str:
@@ -40,7 +44,7 @@ def _nodes_text(nodes: tuple[str, ...], limit: int = 8) -> str:
     return ", ".join(nodes[:limit]) + f", ... ({len(nodes) - limit} more)"
 
 
-def render_table(report: Report, color: bool = False, width: int = 110) -> str:
+def render_table(report: Report, color: bool = False, width: int = 110, verbose: bool = False) -> str:
     buf = io.StringIO()
     console = Console(
         file=buf,
@@ -81,25 +85,43 @@ def render_table(report: Report, color: bool = False, width: int = 110) -> str:
             if report.unknowns else ""
         out(f"No compatibility problems found{undecided}.")
 
-    for finding in sorted_findings(report):
+    def evidence(finding: Finding, indent: int) -> None:
+        if not finding.evidence:
+            return
+        out("evidence:", indent)
+        for ev in finding.evidence:
+            where = ""
+            if ev.path:
+                where += f"  {ev.path}"
+            if ev.layer:
+                where += f"  (layer {short_layer(ev.layer)})"
+            out(f"{escape(ev.fact)} = {escape(value_text(ev.value))}[dim]{escape(where)}[/dim]", indent + 2)
+
+    problems = collapse(report.findings)
+    for problem in problems:
+        finding = problem.finding
         out()
         style = _SEVERITY_STYLE.get(finding.severity, "bold")
-        out(f"[{style}]{finding.severity.upper()}[/] [bold]{escape(finding.id)}[/bold]  {escape(finding.title)}")
+        sure = "" if verbose else f"  [dim]({escape(finding.confidence)})[/dim]"  # -v says it in "why"
+        out(f"[{style}]{finding.severity.upper()}[/] [bold]{escape(finding.id)}[/bold]  {escape(finding.title)}{sure}")
         if finding.nodes:
             out(f"nodes: {escape(_nodes_text(finding.nodes))}", 2)
         if finding.predicted_error:
             out("predicted error:", 2)
             out(f"[bold]{escape(finding.predicted_error)}[/bold]", 4)
-        out(f"why ({escape(finding.confidence)}): {escape(finding.mechanism)}", 2)
-        if finding.evidence:
-            out("evidence:", 2)
-            for ev in finding.evidence:
-                where = ""
-                if ev.path:
-                    where += f"  {ev.path}"
-                if ev.layer:
-                    where += f"  (layer {short_layer(ev.layer)})"
-                out(f"{escape(ev.fact)} = {escape(value_text(ev.value))}[dim]{escape(where)}[/dim]", 4)
+        if not verbose:
+            if finding.fixes:
+                more = f"  (+{len(finding.fixes) - 1} more with -v)" if len(finding.fixes) > 1 else ""
+                out(f"fix: {escape(finding.fixes[0])}[dim]{escape(more)}[/dim]", 2)
+            continue
+        if len(problem.variants) == 1:
+            out(f"why ({escape(finding.confidence)}): {escape(finding.mechanism)}", 2)
+            evidence(finding, 2)
+        else:  # each node group's own facts and reasoning
+            for variant in problem.variants:
+                out(f"on {escape(_nodes_text(variant.nodes))}:", 2)
+                out(f"why ({escape(variant.confidence)}): {escape(variant.mechanism)}", 4)
+                evidence(variant, 4)
         if finding.fixes:
             out("fix:", 2)
             for fix in finding.fixes:
@@ -128,10 +150,17 @@ def render_table(report: Report, color: bool = False, width: int = 110) -> str:
     suppressed = getattr(report, "suppressed", ())  # Report.suppressed: what --ignore removed
     if suppressed:
         out()
-        out("[bold]Ignored (--ignore)[/bold]")
+        out("[bold]Ignored (--ignore, ignore file)[/bold]")
         for sup in suppressed:
             where = f"@{sup.node}" if sup.node else " on every node"
-            out(f"- {escape(sup.rule)}{escape(where)}: {escape(sup.reason or 'no reason given')}", 2)
+            extra = [f"until {sup.expires}"] if getattr(sup, "expires", None) else []
+            extra += [sup.origin] if getattr(sup, "origin", None) else []
+            tail = f" ({', '.join(extra)})" if extra else ""
+            out(f"- {escape(sup.rule)}{escape(where)}: {escape(sup.reason or 'no reason given')}{escape(tail)}", 2)
+
+    if problems and not verbose:
+        out()
+        out("[dim]-v adds why, evidence, every fix and the sources; -o json has everything.[/dim]")
 
     return buf.getvalue()
 

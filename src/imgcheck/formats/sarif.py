@@ -3,11 +3,12 @@
 Shape, following GitHub's "SARIF support for code scanning" reference:
 - one rule (reportingDescriptor) per finding id, with shortDescription (title), fullDescription
   (mechanism), help (fixes), helpUri (first source) and defaultConfiguration.level;
-- one result per finding: level error|warning|note, a message that carries the predicted error and the
-  nodes, one location (GitHub requires at least one; an image has no source line, so the location is
-  the image reference with region line 1, as trivy and grype do, plus one logical location per node),
-  and partialFingerprints so re-runs update the same alert instead of opening a new one;
-- unknowns (rules that could not be decided) are tool execution notifications, not alerts.
+- one result per error or warning problem (formats/collapse.py: the same rule and title on several node
+  groups is one alert naming all their nodes): level error|warning, a message that carries the predicted
+  error and the nodes, one location, and partialFingerprints. GitHub keys an alert on its location and
+  fingerprint, so both leave out the tag and digest, which change with every build: the location is the
+  image *name* (region line 1, as trivy and grype give an image), plus one logical location per node;
+- info findings and unknowns are tool execution notifications (level note / warning), not alerts.
 """
 
 from __future__ import annotations
@@ -17,15 +18,21 @@ import json
 from urllib.parse import quote
 
 from ..model.report import Finding, Report
+from .collapse import collapse
 
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "imgcheckFinding/v1"
-_URI_SAFE = ":/@+-._~!$&'()*,;="  # RFC 3986 unreserved + sub-delims + ':' '/' '@'
+# RFC 3986 unreserved + sub-delims + '/' '@'. Not ':': `host:port/repo` would read as a URI scheme
+# `host` (and `127.0.0.1:5000/...` is no URI reference at all), so a port's colon is written %3A.
+_URI_SAFE = "/@+-._~!$&'()*,;="
 MAX_NAMED_NODES = 100  # fleets of thousands: name the first 100 in messages/locations
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
-_PATH_SCHEMES = ("docker-archive:", "oci-archive:", "oci-dir:", "facts:", "enroot:", "sif:")  # files: keep the path
+# files: keep the path
+_PATH_SCHEMES = ("docker-archive:", "oci-archive:", "oci-dir:", "oci:", "facts:", "enroot:", "sif:")
+# skopeo's PATH[:REF], split at the first ":"
+_REF_SCHEMES = ("docker-archive:", "oci-archive:", "oci-dir:", "oci:")
 _NAME_SCHEMES = ("registry:", "docker:")
 
 
@@ -35,6 +42,9 @@ def image_repository(reference: str) -> str:
     Fingerprints use this, not the tag or digest: CI tags every build differently, and the same problem
     in the next build of the same image must stay the same alert. File references keep their path.
     """
+    if reference.startswith(_REF_SCHEMES):  # PATH[:REF]: the REF (name:tag, a ref name) is per build
+        scheme, _, rest = reference.partition(":")
+        return f"{scheme}:{rest.partition(':')[0]}"
     if reference.startswith(_PATH_SCHEMES):
         return reference
     for scheme in _NAME_SCHEMES:
@@ -44,6 +54,16 @@ def image_repository(reference: str) -> str:
     if name.rfind(":") > name.rfind("/"):  # a tag, not a registry port
         name = name[: name.rfind(":")]
     return name
+
+
+def artifact_uri(reference: str) -> str:
+    """The alert location: a relative URI reference naming the image without tag or digest.
+
+    File references keep their scheme word (`docker-archive:`, a valid URI scheme) and path.
+    """
+    repository = image_repository(reference)
+    scheme = next((s for s in _PATH_SCHEMES if repository.startswith(s)), "")
+    return scheme + quote(repository[len(scheme):], safe=_URI_SAFE)
 
 
 def fingerprint(finding: Finding, reference: str) -> str:
@@ -98,7 +118,7 @@ def _result(finding: Finding, report: Report, rule_index: int) -> dict:
     reference = report.image.reference
     location: dict = {
         # uri must be a URI reference: percent-encode what a reference or path may hold (spaces, ...)
-        "physicalLocation": {"artifactLocation": {"uri": quote(reference, safe=_URI_SAFE)}, "region": {"startLine": 1}},
+        "physicalLocation": {"artifactLocation": {"uri": artifact_uri(reference)}, "region": {"startLine": 1}},
         "message": {"text": f"image {reference}" + (f" ({report.image.digest})" if report.image.digest else "")},
     }
     if finding.nodes:
@@ -132,7 +152,8 @@ def to_sarif(report: Report) -> dict:
     rules: list[dict] = []
     index: dict[str, int] = {}
     results = []
-    for finding in report.findings:
+    problems = [p.finding for p in collapse(report.findings)]
+    for finding in (p for p in problems if p.severity != "info"):
         if finding.id not in index:
             index[finding.id] = len(rules)
             rules.append(_rule(finding))
@@ -142,16 +163,21 @@ def to_sarif(report: Report) -> dict:
         driver["version"] = report.tool_version
         driver["semanticVersion"] = report.tool_version
     invocation: dict = {"executionSuccessful": True}
-    if report.unknowns:
-        invocation["toolExecutionNotifications"] = [
-            {
-                "level": "warning",
-                "descriptor": {"id": u.rule},
-                "message": {"text": f"{u.rule} could not be decided"
-                            + (f" for {', '.join(u.nodes)}" if u.nodes else "") + f": {u.reason}"},
-            }
-            for u in report.unknowns
-        ]
+    notes = [  # info findings: what was checked and found fine, worth reading, never an alert
+        {"level": "note", "descriptor": {"id": f.id},
+         "message": {"text": f.title + (f" ({_node_list(f.nodes)})" if f.nodes else "")}}
+        for f in problems if f.severity == "info"
+    ] + [
+        {
+            "level": "warning",
+            "descriptor": {"id": u.rule},
+            "message": {"text": f"{u.rule} could not be decided"
+                        + (f" for {', '.join(u.nodes)}" if u.nodes else "") + f": {u.reason}"},
+        }
+        for u in report.unknowns
+    ]
+    if notes:
+        invocation["toolExecutionNotifications"] = notes
     if report.generated_at:
         invocation["endTimeUtc"] = report.generated_at
     run: dict = {
@@ -169,7 +195,9 @@ def to_sarif(report: Report) -> dict:
     }
     suppressed = getattr(report, "suppressed", ())  # Report.suppressed: what --ignore removed
     if suppressed:
-        run["properties"]["suppressed"] = [{"rule": s.rule, "node": s.node, "reason": s.reason} for s in suppressed]
+        run["properties"]["suppressed"] = [
+            {"rule": s.rule, "node": s.node, "reason": s.reason, "expires": getattr(s, "expires", None),
+             "origin": getattr(s, "origin", None)} for s in suppressed]
     if report.recommendations:  # engine-checked changes for a failing check (env, pip pin, image, node upgrade)
         run["properties"]["recommendations"] = [
             {"kind": r.kind, "image": r.image, "why": r.why, "differences": list(r.differences)}

@@ -66,6 +66,8 @@ class Suppression:
     rule: str
     node: str | None = None  # None: on every node
     reason: str = ""
+    expires: str | None = None  # YYYY-MM-DD from an ignore file: applies through that day
+    origin: str | None = None  # the ignore file it came from; None: the command line
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import BinaryIO, Iterator
 
 from ..errors import BadInputError, UnavailableError, UsageError
 from .base import LayerRef, OpenedImage, VerifyingReader, parse_digest
-from .platform import Platform, parse_platform
+from .platform import Platform, PlatformMismatchError, parse_platform
 
 MAX_JSON = 8 * 1024 * 1024
 # Per socket read. Docker 20.10 exports a whole image to a temp dir before its first byte, which
@@ -151,8 +151,9 @@ class DockerDaemonSource:
             w = self.platform
             if got is None or (got.os, got.architecture) != (w.os, w.architecture) or (
                     w.variant is not None and got.variant != w.variant):
-                raise BadInputError(f"{self.where}: the daemon holds {platform or 'an image of unknown platform'}, "
-                                    f"not the requested {w} (docker pull --platform {w} first)")
+                raise PlatformMismatchError(
+                    f"{self.where}: the daemon holds {platform or 'an image of unknown platform'}, not the requested "
+                    f"{w} (docker pull --platform {w} first)", (platform,) if platform else ())
         self._image_id = image_id
         self._layers = [LayerRef(digest=d, media_type="layer.tar", index=i, digest_of_uncompressed=True, diff_id=d)
                         for i, d in enumerate(diff_ids)]

@@ -52,8 +52,10 @@ class OciLayoutSource:
             if not named:
                 raise BadInputError(f"{where}: no manifest named {self.ref_name!r}")
             manifests = named
-        if len(manifests) == 1 and manifests[0].get("mediaType") not in INDEX_MEDIA_TYPES:
-            return manifests[0]  # a single image: its platform is reported, not chosen
+        if len(manifests) == 1:
+            # a single image (its platform is checked against --platform by the caller), or buildx's one
+            # nested index, which open() follows and chooses from
+            return manifests[0]
         return select_manifest({"manifests": manifests}, self.platform or parse_platform(DEFAULT_PLATFORM), where)
 
     def open(self) -> OpenedImage:

@@ -32,6 +32,36 @@ def parse_platform(text: str) -> Platform:
     return Platform(parts[0], arch, variant)
 
 
+class PlatformMismatchError(BadInputError):
+    """The image has no manifest for the platform asked for; `available` lists the ones it has."""
+
+    def __init__(self, message: str, available: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.available = available
+
+
+def same_platform(have: Platform, wanted: Platform) -> bool:
+    """`wanted` without a variant matches any variant of its os/arch (as docker pull --platform does)."""
+    return (have.os, have.architecture) == (wanted.os, wanted.architecture) and (
+        wanted.variant is None or have.variant == wanted.variant)
+
+
+def require_platform(have: str | None, wanted: Platform | None, where: str) -> None:
+    """An explicitly asked platform must be what was read: a single-platform image is not silently taken.
+
+    An image whose config names no platform (Enroot squashfs, some SIFs) cannot be confirmed or refuted,
+    so it passes; the report shows its platform as unknown.
+    """
+    if wanted is None or have is None:
+        return
+    try:
+        got = parse_platform(have)
+    except UsageError:
+        return  # a config with an odd platform string: reported as it is, not a reason to refuse
+    if not same_platform(got, wanted):
+        raise PlatformMismatchError(f"{where}: no image for platform {wanted} (available: {got})", (str(got),))
+
+
 def platform_of_config(config: dict) -> str | None:
     os_ = config.get("os")
     arch = config.get("architecture")
@@ -61,9 +91,8 @@ def select_manifest(index: dict, wanted: Platform, where: str) -> dict:
         except UsageError:
             continue
         available.append(str(have))
-        if (have.os, have.architecture) == (wanted.os, wanted.architecture) and (
-            wanted.variant is None or have.variant == wanted.variant
-        ):
+        if same_platform(have, wanted):
             return desc
     listed = ", ".join(available) or "none"
-    raise BadInputError(f"{where}: no manifest for platform {wanted} (available: {listed})")
+    raise PlatformMismatchError(f"{where}: no manifest for platform {wanted} (available: {listed})",
+                                tuple(available))

@@ -20,7 +20,8 @@ from .base import (DOCKER_MANIFEST, INDEX_MEDIA_TYPES, MANIFEST_ACCEPT, OCI_MANI
                    VerifyingReader, parse_digest, verify_bytes)
 from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
-from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
+from .platform import (DEFAULT_PLATFORM, Platform, PlatformMismatchError, parse_platform, platform_of_config,
+                       select_manifest)
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http, parse_reference
 from .registry_auth import Credentials, RegistryAuth, find_credentials
 
@@ -322,8 +323,8 @@ class RegistrySource:
                 wanted.variant is not None and got.variant != wanted.variant):
             if from_index:
                 raise BadInputError(f"{where}: the index lists {wanted} but that image's config says {got}")
-            raise BadInputError(f"{where}: the image is {got}, not the requested {wanted} (it has no index "
-                                "of platforms to choose from)")
+            raise PlatformMismatchError(f"{where}: the image is {got}, not the requested {wanted} (it has no "
+                                        f"index of platforms to choose from; available: {got})", (str(got),))
 
     def _open_layer(self, layer: LayerRef):
         body = self.client.open_blob(layer.digest, layer.size)

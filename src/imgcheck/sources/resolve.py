@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ..errors import UsageError
+from ..errors import BadInputError, UsageError
 from .platform import Platform
 
-LOCAL_SCHEMES = ("docker-archive", "oci-dir", "oci-archive", "facts", "enroot", "sif")
+# `oci:` is skopeo's and syft's word for an OCI layout directory (= oci-dir:)
+LOCAL_SCHEMES = ("docker-archive", "oci-dir", "oci", "oci-archive", "facts", "enroot", "sif")
 REMOTE_SCHEMES = ("registry", "docker")
 
 
@@ -19,21 +20,74 @@ def split_scheme(ref: str) -> tuple[str | None, str]:
 
 
 def _path_and_tag(rest: str) -> tuple[str, str | None]:
-    """'PATH[:TAG]' as skopeo writes it; a path containing ':' is taken whole if it exists."""
+    """'PATH[:REF]' as skopeo writes it (`docker-archive:x.tar:name:tag`, `oci:dir:ref`).
+
+    skopeo splits at the first ':' (the REF of a docker-archive is `name:tag` and holds one itself); a
+    path that itself holds ':' is found by trying the prefixes that exist, the whole string first.
+    """
     import os
 
     if os.path.exists(rest) or ":" not in rest:
         return rest, None
-    path, _, tag = rest.rpartition(":")
+    for i, char in enumerate(rest):
+        if char == ":" and os.path.exists(rest[:i]):
+            return rest[:i], rest[i + 1:] or None
+    path, _, tag = rest.partition(":")
     return path, tag or None
 
 
+def _archive_scheme(path: str) -> str:
+    """docker-archive or oci-archive, from the archive's member names (tar headers only, no data read).
+
+    `docker save` writes manifest.json (Docker 25+ also the OCI files beside it: the Docker manifest is
+    read then, as `docker-archive:` would); `skopeo copy ... oci-archive:` writes only oci-layout.
+    """
+    import tarfile
+
+    oci = False
+    try:
+        with tarfile.open(path, "r:") as tar:
+            for member in tar:
+                name = member.name.lstrip("./")
+                if name == "manifest.json":
+                    return "docker-archive"
+                oci = oci or name == "oci-layout"
+    except (tarfile.TarError, EOFError) as exc:
+        raise BadInputError(f"{path}: not a readable image archive ({exc})") from None
+    except OSError as exc:
+        from ..errors import UnavailableError
+
+        raise UnavailableError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if oci:
+        return "oci-archive"
+    raise BadInputError(f"{path}: a tar with neither manifest.json (docker save) nor oci-layout (an OCI archive)")
+
+
+def _bare_path(ref: str) -> str:
+    """A bare `image.tar` or OCI layout directory on disk, as syft takes them, with its scheme word.
+
+    Only an existing `*.tar` file or a directory holding `oci-layout`: a bare word is otherwise a
+    registry name (a directory called `ubuntu` must not shadow the image `ubuntu`).
+    """
+    import os
+
+    if ref.endswith(".tar") and os.path.isfile(ref):
+        return f"{_archive_scheme(ref)}:{ref}"
+    if os.path.isfile(os.path.join(ref, "oci-layout")):
+        return f"oci-dir:{ref}"
+    return ref
+
+
 def _without_pyxis(ref: str) -> str:
-    """Pyxis/Enroot spellings (`registry#repo:tag`, `docker://...`) as a `registry:` reference."""
+    """Pyxis/Enroot spellings (`registry#repo:tag`, `docker://...`) as a `registry:` reference; a bare
+    archive or layout path with its scheme word."""
     from .pyxis import is_pyxis_reference, to_registry_reference
 
-    if is_pyxis_reference(ref, split_scheme(ref)[0]):
+    scheme = split_scheme(ref)[0]
+    if is_pyxis_reference(ref, scheme):
         return "registry:" + to_registry_reference(ref)
+    if scheme is None:
+        return _bare_path(ref)
     return ref
 
 
@@ -67,11 +121,11 @@ def open_source(ref: str, platform: Platform | None = None, **options):
 
         path, tag = _path_and_tag(rest)
         return DockerArchiveSource(path, tag=tag)
-    if scheme in ("oci-dir", "oci-archive"):
+    if scheme in ("oci-dir", "oci", "oci-archive"):
         from .oci_layout import OciLayoutSource
 
         path, name = _path_and_tag(rest)
-        factory = OciLayoutSource.from_dir if scheme == "oci-dir" else OciLayoutSource.from_archive
+        factory = OciLayoutSource.from_dir if scheme in ("oci-dir", "oci") else OciLayoutSource.from_archive
         return factory(path, ref_name=name, platform=platform)
     if scheme == "docker":
         from .docker_daemon import DockerDaemonSource

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import platform as _platform
 
-from ...errors import UnavailableError
+from ...errors import BadInputError, UnavailableError
 from .base import LABEL, VERIFIER_IN_CONTAINER, RunOutcome, RunRequest
 
 NAME = "docker"
@@ -107,7 +107,7 @@ def _attempt(client, options: dict, settings: list[str], notes: list[str], timeo
 
 
 def run(req: RunRequest) -> RunOutcome:
-    from docker.errors import ImageNotFound
+    from docker.errors import APIError, ImageNotFound
 
     client = _client(req.timeout)
     try:
@@ -116,6 +116,8 @@ def run(req: RunRequest) -> RunOutcome:
         except ImageNotFound:
             raise UnavailableError(f"image {req.image} is not in the local Docker daemon (docker pull it first)") \
                 from None
+        except APIError as exc:  # e.g. 400 "invalid reference format": the name itself is wrong
+            raise BadInputError(f"image {req.image!r}: the Docker daemon says {exc.explanation or exc}") from None
         host_arch = _ARCH.get(_platform.machine(), _platform.machine())
         image_arch = image.attrs.get("Architecture")
         if image_arch and image_arch != host_arch:
