@@ -111,8 +111,8 @@ def test_imported_catalog_rows_say_how_they_were_obtained():
         assert row["source"].startswith("https://gitlab.com/nvidia/container-images/cuda/-/blob/")
         assert row["nccl_origin"] == ({"ubuntu": "dpkg"}.get(row["distro"].split()[0], "rpm") if row["nccl"] else None)
     ngc = [r for r in m.rows("base_images") if r.get("evidence")]
-    # every month the research found, and 25.03 from NVIDIA's TensorRT-LLM build script
-    assert len([r for r in ngc if r["image"] == "nvcr.io/nvidia/pytorch"]) == 28
+    # every month the research found, 25.03 from NVIDIA's TensorRT-LLM build script, 26.07 from its image history
+    assert len([r for r in ngc if r["image"] == "nvcr.io/nvidia/pytorch"]) == 29
     for row in ngc:
         assert row["obtained"] and row["confidence"] in ("reported", "hypothesis")
         if row["evidence"] in ("secondary_paraphrase", "secondary_translation", "indirect"):
@@ -183,3 +183,19 @@ def test_nvidia_cuda_facts_say_they_have_no_libibverbs():
     assert any(n.startswith("no libibverbs: NVIDIA's Dockerfile installs libnccl2/libnccl-dev but no rdma-core")
                for n in facts.notes)
     assert [(n.version, n.origin) for n in facts.nccl] == [("2.25.1", "dpkg")]
+
+
+def test_a_row_that_names_forward_compat_libcuda_decides_the_cuda_rule():
+    """NGC PyTorch 25.10's history names its forward-compat libcuda (580.95.05): on an R570 node the engine
+    decides CUDA 13 (floor 580) from it instead of leaving CUDA-DRIVER-TOO-OLD unknown."""
+    from imgcheck.engine import build_report
+    from imgcheck.recommend import shipped_entries
+
+    entry = next(e for e in shipped_entries(matrix()) if e.reference == "nvcr.io/nvidia/pytorch:25.10-py3")
+    assert {f.rdma.flavor for f in entry.readings} == {"inbox", "doca"}  # rdma-core 56.0 and DOCA 3.1.0 listed
+    facts = entry.readings[0]
+    assert (facts.cuda.version, facts.cuda.compat_driver) == ("13.0.2", "580.95.05")
+    assert "cuda.compat_driver" not in facts.unknown
+    report = build_report(facts, [node("inbox-6.8-open-570")], matrix())
+    assert "CUDA-DRIVER-TOO-OLD" in {f.id for f in report.findings}
+    assert "CUDA-DRIVER-TOO-OLD" not in {u.rule for u in report.unknowns}

@@ -80,7 +80,9 @@ def _unknown_of(row: dict, catalog: str) -> dict[str, str]:
     """What a catalog row does not say is unknown, never absent (DESIGN.md "Known and unknown"). The framework's
     own package may be stated (framework_version); every other package stays unknown."""
     why = f"not recorded in {catalog}"
-    out = {"env": why, "nccl_conf": why, "packages": why, "cuda.compat_driver": why}
+    out = {"env": why, "nccl_conf": why, "packages": why}
+    if not row.get("cuda_compat_driver"):  # a row that names the image's forward-compat libcuda decides it
+        out["cuda.compat_driver"] = why
     for fact in ("cuda", "nccl", "ucx", "hpcx"):
         if not row.get(fact):
             out[fact] = why
@@ -103,7 +105,9 @@ def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list
         os=OsRelease(id=distro_id or None, version_id=distro_version or None),
         ucx=Ucx(row["ucx"], path=where, origin="catalog") if row.get("ucx") else None,
         nccl=(Nccl(row["nccl"], path=where, origin=row.get("nccl_origin") or "library"),) if row.get("nccl") else (),
-        cuda=Cuda(version=row["cuda"], path=where, origin="catalog") if row.get("cuda") else None,
+        cuda=Cuda(version=row["cuda"], path=where, origin="catalog", compat_driver=row.get("cuda_compat_driver"),
+                  compat_path=f"/usr/local/cuda/compat ({where})" if row.get("cuda_compat_driver") else None)
+        if row.get("cuda") else None,
         hpcx=Hpcx(row["hpcx"], path=where) if row.get("hpcx") else None,
         packages=_framework_package(row, where),
         notes=(f"facts from {catalog}, not read from the image",)
