@@ -111,8 +111,9 @@ def test_imported_catalog_rows_say_how_they_were_obtained():
         assert row["source"].startswith("https://gitlab.com/nvidia/container-images/cuda/-/blob/")
         assert row["nccl_origin"] == ({"ubuntu": "dpkg"}.get(row["distro"].split()[0], "rpm") if row["nccl"] else None)
     ngc = [r for r in m.rows("base_images") if r.get("evidence")]
-    # every month the research found, 25.03 from NVIDIA's TensorRT-LLM build script, 26.07 from its image history
-    assert len([r for r in ngc if r["image"] == "nvcr.io/nvidia/pytorch"]) == 29
+    # every month the research found, 25.03 from NVIDIA's TensorRT-LLM build script, 21.12 and 26.07 from the
+    # images' own environment / build history
+    assert len([r for r in ngc if r["image"] == "nvcr.io/nvidia/pytorch"]) == 30
     for row in ngc:
         assert row["obtained"] and row["confidence"] in ("reported", "hypothesis")
         if row["evidence"] in ("secondary_paraphrase", "secondary_translation", "indirect"):
