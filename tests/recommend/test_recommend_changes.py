@@ -200,6 +200,14 @@ def test_a_tag_of_the_same_base_comes_before_other_images():
     assert "NCCL 2.11.4 -> 2.15.5" in first.differences
     assert _clean(_shipped(first.image).readings[0], n)
 
+    # a team's own image built FROM it: NGC's NVIDIA_PYTORCH_VERSION in the inherited Env names the base
+    team = dataclasses.replace(old, reference="registry.example/team/train:v1",
+                               env=dict(old.env, NVIDIA_PYTORCH_VERSION="21.09"))
+    first = recommend([n], matrix(), current=team).images[0]
+    assert first.image == "nvcr.io/nvidia/pytorch:22.12-py3"
+    assert first.why.startswith("a newer tag of the same base image nvcr.io/nvidia/pytorch:21.09 "
+                                "(NVIDIA_PYTORCH_VERSION=21.09 in its Env): ")
+
     r470 = node("mofed-5.8-470-peermem")
     current = _shipped("nvcr.io/nvidia/pytorch:23.04-py3").readings[0]
     images = recommend([r470], matrix(), current=current).images

@@ -8,6 +8,7 @@ from ..engine import report as engine_report
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
+from .base import base_of, repository
 from .catalog import CatalogEntry
 from .framework import FrameworkWant, distance
 from .summary import Summary, major, newer_first_key
@@ -78,15 +79,9 @@ def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_deci
     return Judgement(entry, True, unknown_rules=tuple(sorted(unknown)))
 
 
-def repository(reference: str) -> str:
-    """'nvcr.io/nvidia/pytorch:24.05-py3' -> 'nvcr.io/nvidia/pytorch' (no tag, no digest)."""
-    ref = reference.split("@", 1)[0]
-    head, _, tail = ref.rpartition("/")
-    return (head + "/" if head else "") + tail.split(":", 1)[0]
-
-
 def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int, want: FrameworkWant | None = None,
              current_reference: str | None = None) -> tuple:
+    # current_reference: the current image's base (base.base_of), whose repository ranks first
     """What the user runs first: a tag of the same base image, the same framework; then images the engine
     decides clean before those with a rule it cannot decide (e.g. CUDA 12 on R470 when forward-compat
     libraries are not known); then the framework version asked for (or the --like image's), the same distro
@@ -130,6 +125,6 @@ def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix
             continue  # never another framework unless asked (a team's own image with no framework package stays)
         j = judge(entry, nodes, matrix, must_decide, ignore, names_of)
         (clean if j.clean else rejected).append(j)
-    ref = current_image.reference if current_image is not None else None
+    ref = base_of(current_image).reference if current_image is not None else None
     clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules), want, ref))
     return clean, rejected

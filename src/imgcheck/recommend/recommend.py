@@ -10,10 +10,11 @@ from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Recommendation
-from .candidates import Judgement, blocking_rules, clean_candidates, names_text, rank_key, repository
+from .base import base_of, repository
+from .candidates import Judgement, blocking_rules, clean_candidates, names_text, rank_key
 from .framework import FrameworkWant, parse_want
 from .image_changes import env_changes, loaded_nccl, pip_changes, smallest_changes
-from .catalog import CatalogEntry, tag_of, all_entries
+from .catalog import CatalogEntry, all_entries
 from .node_path import node_paths
 from .summary import Summary, compare_versions, differences, summary_of_facts
 
@@ -79,9 +80,11 @@ def _image_recommendation(j: Judgement, current: Summary | None, node_count: int
     readings = f" under each of its {len(e.readings)} possible readings" if len(e.readings) > 1 else ""
     undecided = f"; still undecided: {', '.join(j.unknown_rules)}" if j.unknown_rules else ""
     same = ""
-    if current_image is not None and repository(e.reference) == repository(current_image.reference):
-        newer = compare_versions(e.release, tag_of(current_image.reference)) > 0
-        same = f"{'a newer' if newer else 'another'} tag of the same base image: "
+    base = base_of(current_image) if current_image is not None else None
+    if base is not None and repository(e.reference) == base.repository:
+        newer = compare_versions(e.release, base.release) > 0
+        built = "" if base.how == "reference" else f" {base.reference} ({base.how})"
+        same = f"{'a newer' if newer else 'another'} tag of the same base image{built}: "
     why = (f"{same}"
            f"the engine predicts it clean on {'the node' if node_count == 1 else f'all {node_count} nodes'}"
            f"{readings}; {basis}{undecided}" + (f"; checked against {against}" if against else ""))
@@ -247,7 +250,7 @@ def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | N
         reason = _node_side_reason(rejected)
         if not node_recs:
             node_recs = _node_side_for_catalog(rejected, groups, matrix, ignore, current_summary, want,
-                                               current.reference if current is not None else None)
+                                               base_of(current).reference if current is not None else None)
     checkable = sum(1 for j in clean + rejected if j.entry.readings and not j.entry.not_checkable)
     if images:
         message = f"{len(clean)} of {checked}{scope} catalog image(s) are predicted clean on {where}"
