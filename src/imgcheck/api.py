@@ -187,3 +187,16 @@ def check_image(reference: str, nodes, *, platform: Platform | None = None, matr
     else:
         facts = inspect_image(reference, platform=platform, **inspect_options)
     return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions)
+
+
+def check_nodes(nodes, *, matrix_path: str | None = None, suppressions=()):
+    """`imgcheck node check`: the rules that need only node facts, plus the fleet comparison; a Report
+    whose image is the node_only placeholder."""
+    from .engine.evaluate import evaluate_node
+    from .engine.node_only import NODE_ONLY_IMAGE
+    from .engine.report import build_report
+
+    nodes = _require_nodes(nodes)
+    matrix = load_check_matrix(matrix_path)
+    return build_report(NODE_ONLY_IMAGE, nodes, matrix, suppressions=tuple(suppressions), evaluator=evaluate_node,
+                        compare_nodes=True)

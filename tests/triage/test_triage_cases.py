@@ -34,6 +34,16 @@ def test_real_excerpt(case):
         assert report.first_failure is not None
         assert report.first_failure.signature == case["first"]
         assert ids[0] == case["first"]  # the text leads with the first failure's signature
+    if "first_line" in case:  # the first-failure line itself, as the log printed it
+        assert case["first_line"] in report.first_failure.where.text
+    for sid in case.get("not_first", []):  # what must not be blamed
+        assert report.first_failure is None or report.first_failure.signature != sid
+    if case.get("no_first"):  # only warnings: no line is a located failure
+        assert report.first_failure is None
+    for sid in case.get("info", []):  # recognised, but information for this job (not a failure)
+        d = next(d for d in report.diagnoses if d.signature == sid)
+        assert d.severity == "info" and d.note
+        assert report.first_failure is None or report.first_failure.signature != sid
     if "diagnoses" in case:
         assert ids == case["diagnoses"]
     for sid in case.get("also", []):
@@ -51,6 +61,8 @@ def test_real_excerpt(case):
         assert [t.where.rank for t in report.timeline] == case["timeline_ranks"]
     if "first_cause" in case:
         assert report.diagnoses[0].causes[0].id == case["first_cause"]
+    for cid in case.get("cause_in", []):
+        assert cid in [c.id for c in report.diagnoses[0].causes]
     if "cause_order" in case:
         assert [c.id for c in report.diagnoses[0].causes] == case["cause_order"]
     for sid, cause in case.get("cause_of", {}).items():
@@ -65,6 +77,9 @@ def test_real_excerpt(case):
             assert list(getattr(report.context, key)) == case[key]
     if "relaxed_ordering" in case:
         assert report.context.relaxed_ordering is case["relaxed_ordering"]
+    # every answer says how sure it is and why
+    assert report.certainty is not None and report.certainty.level in ("high", "medium", "low")
+    assert report.certainty.reasons
     # every diagnosis carries its sources and an ordered list of next commands
     for d in report.diagnoses:
         assert d.sources and d.confidence in ("verified", "reported", "vendor-guidance", "hypothesis")
@@ -86,14 +101,15 @@ def test_exit_code_and_json(case, capsys):
 
 
 def test_no_signature_text_is_honest(capsys):
-    rc = main(["triage", os.path.join(HERE, "logs", "nccl-tests-185-no-signature.log"), "-o", "table"])
+    rc = main(["triage", os.path.join(HERE, "logs", "gpustack-3067-socket-no-error.log"), "-o", "table"])
     out = capsys.readouterr().out
     assert rc == 0
     assert "NO KNOWN SIGNATURE" in out
     assert "General triage order" in out
     assert "FIRST FAILURE" not in out and "SIGNATURE " not in out.replace("NO KNOWN SIGNATURE", "")
     # the INFO context is still reported
-    assert "NCCL 2.19.3" in out and "[RO]" in out
+    assert "network Socket" in out
+    assert "CERTAINTY  low" in out
 
 
 def test_table_leads_with_first_failure_and_causes(capsys):

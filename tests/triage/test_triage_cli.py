@@ -13,7 +13,7 @@ from imgcheck.cli.main import main
 
 HERE = os.path.dirname(__file__)
 EINVAL = os.path.join(HERE, "logs", "nccl-1842-einval.log")
-NONE = os.path.join(HERE, "logs", "nccl-tests-185-no-signature.log")
+NONE = os.path.join(HERE, "logs", "gpustack-3067-socket-no-error.log")
 NODE = os.path.join(HERE, "nodes", "no-peermem.json")
 
 

@@ -200,3 +200,22 @@ def test_real_bookworm_image_and_node(debian_archive, capsys):
     assert by_topic["gpudirect"]["status"] == "explains"
     gdr = next(d for d in doc["diagnoses"] if d["signature"] == "GDR-DISABLED")
     assert gdr["causes"][0]["id"] == "peermem-missing" and gdr["causes"][0]["status"] == "supported"
+
+
+def test_contradicts_only_when_the_deciding_facts_are_known(facts_file, tmp_path):
+    # Same node as above but without the peermem fact: NCCL's GDR decision cannot be reproduced, so the join
+    # must say "unknown", not "contradicts". (A missing /sys/kernel/mm/memory_peers fact alone no longer makes
+    # it unknown: NCCL >= 2.23.4 does not look there, and for older NCCL the knowledge module infers it from
+    # the stack and release, saying so in the evidence.)
+    doc = json.load(open(node("doca-peermem-no-memory-peers"), encoding="utf-8"))
+    del doc["gpu"]["peermem"]["loaded"]
+    doc["gpu"]["peermem"].pop("legacy_nv_peer_mem", None)
+    p = tmp_path / "node.json"
+    p.write_text(json.dumps(doc))
+    r = triage([log("nccl-1537-gdr-disabled.log")], image=facts_file(image(nccl="2.27.3")), node_facts=str(p))
+    assert notes(r)["gpudirect"].status == "unknown"
+    # provider ABI error with an image whose provider ABI is not recorded: cannot tell
+    r = triage([log("byteps-313-provider-abi.log")], image=facts_file(image(providers_pabi=None)))
+    assert notes(r)["rdma-userspace"].status == "unknown"
+    r = triage([log("byteps-313-provider-abi.log")], image=facts_file(image()))
+    assert notes(r)["rdma-userspace"].status == "contradicts"  # both ABI numbers known and equal

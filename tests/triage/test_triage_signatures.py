@@ -44,6 +44,35 @@ SAMPLES = {
     "NET-IB-NO-DEVICE": "ip-172-31-12-21:45361:45361 [0] NCCL INFO NET/IB : No device found.",
     "GDR-DISABLED": "hostname1:25668:27396 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'",
     "RANK-CRASH": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    # issue 20 (lines verbatim from tests/triage/logs, see logs/README.md)
+    "IBVERBS-SYMBOL-VERSION": "EAL: /lib/x86_64-linux-gnu/libmlx5.so.1: version `MLX5_OFED' not found (required by so/x86_64/libmlx5-64.so)",
+    "IBVERBS-NO-PROVIDER": "libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0",
+    "PEERMEM-SYMBOL-CRC": "[Tue Sep  8 17:16:02 2026] nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client",
+    "PEERMEM-SYMBOL-MISSING": "[Fri Feb 12 11:47:20 2021] nv_peer_mem: Unknown symbol ib_register_peer_memory_client (err 0)",
+    "PEERMEM-LOAD-FAILED": "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
+    "NET-IB-ASYNC-EVENT": "ubuntu20-server-2:94639:94647 [0] transport/net_ib.cc:100 NCCL WARN NET/IB : mlx5_0:1 Got async event : local access violation work queue error",
+    "IB-WC-LOC-PROT-ERR": "[2025-11-09 07:39:30] h100-28:238:1313 [0] transport/net_ib.cc:2451 NCCL WARN NET/IB: Got completion from peer 172.16.12.34<38081> with status=4 opcode=0 len=0 vendor err 83 (Send) hca mlx5_ib0",
+    "NET-IB-OPEN-DEVICE": "65826-86bd789679-2dxbs:80746:80746 [3] transport/net_ib.cc:149 NCCL WARN NET/IB : Unable to open device mlx5_59",
+    "IBV-MODIFY-QP": "72bf7b08-26f3-4ebc-8b9d-85df3e4414c0:76786:77145 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error No such device",
+    "NCCL-SHM-SEGMENT": "gpu2-ru7:2143:2561 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+    "NCCL-SHM-ATTACH": "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment /dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)",
+    "NCCL-BOOTSTRAP-SOCKET": "include/socket.h:344 WARN Socket creation failed : Address family not supported by protocol",
+    "NCCL-SOCKET-TYPE-MISMATCH": "user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3",
+    "NCCL-NVLS-CUDA": "gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error",
+    "NCCL-CUDA-OOM": "ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
+    "EFA-NO-DEVICE": "[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available",
+    "AWS-OFI-ERROR": "[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument",
+    "UCX-ERROR": "[1750835683.514020] [TENCENT64:1392 :0]         libperf.c:1183 UCX  ERROR ucp_ep_create() failed: Destination is unreachable",
+    "HOST-OOM-KILL": "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary: /data/chenhao/anaconda3/envs/ColossalAI-Chat/bin/python",
+    "CUDA-OOM": "  what():  CUDA error: out of memory",
+    "DATALOADER-SHM": "RuntimeError: DataLoader worker (pid 52) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+    "NCCL-SOCKET-CONNECT": "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort",
+    "IBV-CALL-FAILED": "misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed",
+    "PERFTEST-MR-ALLOC": "Couldn't allocate MR with error=14",
+    "CUDA-RUNTIME-ERROR": "RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50",
+    "NCCL-DUPLICATE-GPU": "[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",
+    "NCCL-ERR-5": "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.",
+    "TORCH-ELASTIC-EXIT": "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /home/changquan/anaconda3/envs/lang/bin/python",
 }
 
 
@@ -69,6 +98,15 @@ def test_packaged_signatures_are_sourced_and_sampled():
     ("libibverbs: Warning: couldn't load driver 'libvmw_pvrdma-rdmav34.so': cannot open", "IBVERBS-DRIVER-LOAD-MLX5"),
     ("NVRM: Xid (PCI:0000:00:07): 31, pid=1", "GPU-XID"),                       # the specific XID signature only
     ("Epoch 3: internal error rate 0.1%", "NCCL-ERR-3"),                         # not an NCCL error
+    # UCX and EFA/libfabric lines are their own paths, never read as NCCL's IB transport
+    ("UCX ERROR ibv_reg_mr failed: Cannot allocate memory", "IBV-REG-MR-ENOMEM"),
+    ("[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. "
+     "RC: -22, ERROR: Invalid argument", "IB-COMPLETION-ERROR"),
+    ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1)", "CUDA-OOM"),
+    ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB.", "HOST-OOM-KILL"),
+    ("[  366.264611] nv_peer_mem: Unknown symbol ib_register_peer_memory_client (err -22)", "PEERMEM-SYMBOL-MISSING"),
+    ("tj1:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying", "NCCL-SOCKET-CONNECT"),  # INFO retry
+    ("misc/ibvwrap.cu:220 NCCL WARN Call to ibv_get_async_event failed", "IBV-CALL-FAILED"),  # follows an async event
 ])
 def test_no_false_matches(text, absent):
     assert absent not in _matching(load_signatures(), text)
@@ -108,7 +146,7 @@ def test_a_new_signature_needs_no_code(tmp_path):
     doc["signatures"].append({
         "id": "IBV-MODIFY-QP-ENETUNREACH", "title": "ibv_modify_qp failed: Network is unreachable",
         "patterns": [r"Call to ibv_modify_qp failed with error Network is unreachable"],
-        "role": "primary", "severity": "error", "priority": 80,
+        "role": "primary", "severity": "error", "priority": 95,  # above the packaged IBV-MODIFY-QP
         "meaning": "The QP could not reach the peer's GID (RoCE routing / GID index).",
         "causes": [{"id": "gid-index", "text": "Wrong NCCL_IB_GID_INDEX for RoCE v2.", "next": "show_gids",
                     "confidence": "reported", "when": ["env:NCCL_IB_GID_INDEX"]}],

@@ -21,6 +21,12 @@ _ENV = re.compile(r"(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>.*
 _NO_VERBS = re.compile(r"Failed to open libibverbs\.so")
 _COMM = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
                    r"(?:.*- (?P<phase>Init START|Init COMPLETE))?")
+_OFI_PROVIDER = re.compile(r"NET/OFI Selected [Pp]rovider is (?P<p>[\w;]+)")
+# Per-writer bounds: whatever a log repeats, one writer's context stays small (memory is
+# bounded per distinct writer). Real jobs have a handful of versions/devices and few communicators.
+MAX_VALUES = 64  # distinct values kept per set
+MAX_ENV = 256  # environment variables kept per writer
+MAX_COMMS = 256  # communicators tracked per writer
 _TESTS_RANK = re.compile(r"Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)")
 
 
@@ -50,52 +56,70 @@ class ContextAccumulator:
     libibverbs_missing: bool = False
     inits: dict[str, InitState] = field(default_factory=dict)
     test_ranks: dict[tuple[str, int], set[int]] = field(default_factory=dict)  # nccl-tests (host, pid) -> ranks
+    version_lines: dict[str, LogLine] = field(default_factory=dict)  # first "NCCL version" line per version
+    roce_gids: bool = False  # an IPv4-mapped GID (::ffff:) in a NET/IB line: RoCEv2
+    socket_net: bool = False  # "NET/Socket : Using ..."
+    ofi_providers: set[str] = field(default_factory=set)  # "NET/OFI Selected Provider is X"
+
+    @staticmethod
+    def _add(target: set, value) -> None:
+        if len(target) < MAX_VALUES:
+            target.add(value)
+
+    @staticmethod
+    def relevant(text: str) -> bool:
+        """Cheap substring tests: most lines of a big log carry none of these facts."""
+        return "NCCL" in text or "Rank" in text or "via " in text or "NET/" in text
 
     def feed(self, line: LogLine) -> None:
         text = line.text
-        # cheap substring tests first: most lines of a big log carry none of these facts
-        if "NCCL" not in text and "Rank" not in text and "via " not in text:
+        if not self.relevant(text):
             return
         if "NCCL version" in text:
             m = _VERSION.search(text)
             if m:
-                self.nccl_versions.add(m.group("v"))
+                self._add(self.nccl_versions, m.group("v"))
+                if m.group("v") in self.nccl_versions:
+                    self.version_lines.setdefault(m.group("v"), line)
                 if m.group("cuda"):
-                    self.cuda_runtime.add(m.group("cuda"))
+                    self._add(self.cuda_runtime, m.group("cuda"))
         if "cudaDriverVersion" in text:
             m = _DRIVER.search(text)
             if m:
-                self.cuda_driver.add(m.group("v"))
+                self._add(self.cuda_driver, m.group("v"))
         if "NET/IB" in text:
             m = _IB_USING.search(text)
             if m:
                 rest = m.group("rest")
-                self.ib_devices.update(d.group("dev") for d in _IB_DEV.finditer(rest))
+                for d in _IB_DEV.finditer(rest):
+                    self._add(self.ib_devices, d.group("dev"))
                 head = rest.split("; OOB")[0]
                 self.relaxed_ordering = bool(self.relaxed_ordering) or "[RO]" in head
             m = _GDR.search(text)
             if m:
-                (self.gdr_disabled if m.group("state").lower() == "disabled" else self.gdr_enabled).add(m.group("hca"))
+                self._add(self.gdr_disabled if m.group("state").lower() == "disabled" else self.gdr_enabled, m.group("hca"))
+            if not self.roce_gids and "::ffff:" in text:
+                self.roce_gids = True
         if "DMA-BUF" in text:
             m = _DMABUF.search(text)
             if m:
-                self.dmabuf_gpus.add(int(m.group("gpu")))
+                self._add(self.dmabuf_gpus, int(m.group("gpu")))
         if "via " in text:
             for v in _VIA.finditer(text):
-                self.transports.add("/".join(p for p in v.group("t").split("/") if not p.isdigit()))
+                self._add(self.transports, "/".join(p for p in v.group("t").split("/") if not p.isdigit()))
         if "Using network" in text:
             m = _NETWORK.search(text)
             if m:
-                self.networks.add(m.group("n"))
+                self._add(self.networks, m.group("n"))
         if "set by environment" in text:
             m = _ENV.search(text)
-            if m:
+            if m and (m.group("name") in self.env or len(self.env) < MAX_ENV):
                 self.env[m.group("name")] = m.group("value").strip()
         if "libibverbs" in text and _NO_VERBS.search(text):
             self.libibverbs_missing = True
         if "comm 0x" in text:
             m = _COMM.search(text)
-            if m:
+            if m and (m.group("comm") in self.inits or len(self.inits) < MAX_COMMS):
                 st = self.inits.setdefault(m.group("comm"), InitState(int(m.group("rank")), int(m.group("nranks"))))
                 if m.group("phase") == "Init START" and st.started is None:
                     st.started = line
@@ -103,20 +127,35 @@ class ContextAccumulator:
                     st.completed = True
         if "Pid" in text:
             m = _TESTS_RANK.search(text)
+            if m and len(self.test_ranks) < MAX_COMMS:
+                self._add(self.test_ranks.setdefault((m.group("host"), int(m.group("pid"))), set()), int(m.group("rank")))
+        if "NET/Socket" in text and not self.socket_net and "Using" in text:
+            self.socket_net = True
+        if "NET/OFI" in text and "Selected" in text:
+            m = _OFI_PROVIDER.search(text)
             if m:
-                self.test_ranks.setdefault((m.group("host"), int(m.group("pid"))), set()).add(int(m.group("rank")))
+                self._add(self.ofi_providers, m.group("p"))
 
     def merge(self, other: "ContextAccumulator") -> None:
         for name in ("nccl_versions", "cuda_runtime", "cuda_driver", "ib_devices", "dmabuf_gpus", "gdr_disabled",
-                     "gdr_enabled", "transports", "networks"):
-            getattr(self, name).update(getattr(other, name))
+                     "gdr_enabled", "transports", "networks", "ofi_providers"):
+            mine = getattr(self, name)
+            for v in getattr(other, name):
+                self._add(mine, v)
+        for k, v in other.version_lines.items():
+            if k in self.nccl_versions:
+                self.version_lines.setdefault(k, v)
+        self.roce_gids = self.roce_gids or other.roce_gids
+        self.socket_net = self.socket_net or other.socket_net
         if other.relaxed_ordering is not None:
             self.relaxed_ordering = bool(self.relaxed_ordering) or other.relaxed_ordering
         for k, v in other.env.items():
-            self.env.setdefault(k, v)
+            if k in self.env or len(self.env) < MAX_ENV:
+                self.env.setdefault(k, v)
         self.libibverbs_missing = self.libibverbs_missing or other.libibverbs_missing
         for k, v in other.inits.items():
-            self.inits.setdefault(k, v)
+            if k in self.inits or len(self.inits) < MAX_COMMS:
+                self.inits.setdefault(k, v)
 
     def world_rank(self) -> tuple[int, int] | None:
         """(rank, nranks) in the largest communicator this process joined: the world rank."""
@@ -135,7 +174,8 @@ class ContextAccumulator:
             gdrdma_transport=any(t.endswith("GDRDMA") for t in self.transports),
             transports=tuple(sorted(self.transports)), networks=tuple(sorted(self.networks)),
             env=dict(sorted(self.env.items())), libibverbs_missing=self.libibverbs_missing,
-            nranks=max((s.nranks for s in self.inits.values()), default=None))
+            nranks=max((s.nranks for s in self.inits.values()), default=None),
+            roce_gids=self.roce_gids, socket_net=self.socket_net, ofi_providers=tuple(sorted(self.ofi_providers)))
 
 
 @dataclass(frozen=True)
@@ -156,3 +196,6 @@ class LogContext:
     env: dict[str, str] = field(default_factory=dict)  # "NCCL_X set by environment to V"
     libibverbs_missing: bool = False
     nranks: int | None = None
+    roce_gids: bool = False  # an IPv4-mapped GID (::ffff:) in a NET/IB line (RoCEv2)
+    socket_net: bool = False  # "NET/Socket : Using ..." seen
+    ofi_providers: tuple[str, ...] = ()  # libfabric providers the AWS OFI plugin selected

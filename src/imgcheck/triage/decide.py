@@ -12,7 +12,9 @@ from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from .context import ContextAccumulator
-from .predicates import PREDICATES, Facts
+from .certainty import assess
+from .evidence import ALL_PREDICATES
+from .predicates import Facts
 from .result import (CAUSE_SUPPORTED, CAUSE_UNCONDITIONAL, CAUSE_UNKNOWN, CAUSE_UNLIKELY, VERDICT_FOUND, VERDICT_INFO,
                      VERDICT_NONE, CauseResult, Diagnosis, FirstFailure, GeneralOrderStep, InputInfo, TimelineEntry,
                      TriageReport, Where)
@@ -20,6 +22,7 @@ from .scan import Event, RawKey, ScanResult
 from .signatures import Signature, SignatureSet
 
 ROLE_RANK = {"primary": 0, "secondary": 1, "advisory": 2}
+RANK_LIST_LIMIT = 4096  # ranks a "nranks N" claim may add to the silent-rank search; more are only counted
 _LAST_COMPLETED = re.compile(r"last completed NCCL work: (?P<n>-?\d+)")
 _PG = re.compile(r"\[PG (?P<pg>.*?) ?Rank \d+\]")
 
@@ -138,10 +141,13 @@ class CauseContext:
         return (None, "neither the log nor the image sets it") if img is not None else (None, None)
 
     def measure(self, signature_id: str | None, what: str) -> int | None:
-        return self._measures.get((signature_id or self._sig, what))
+        key = (signature_id or self._sig, what)
+        if key not in self._measures and signature_id and what in ("count", "hosts") and self._measures:
+            return 0  # the whole log was read: a signature that never matched occurred 0 times
+        return self._measures.get(key)
 
     def predicate(self, name: str) -> tuple[bool | None, str]:
-        return PREDICATES[name](self._facts)
+        return ALL_PREDICATES[name](self._facts)
 
 
 def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...]:
@@ -214,8 +220,11 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         suppressed[skey] = {s for t in ids for s in sigs[t].suppresses}
     events = [ev for ev in events if ev.signature not in suppressed[stream_of[id(ev)].key]]
 
+    facts = Facts(image=image, node=node, log=log_context)
+    as_info = _information_here(sigset, events, stream_of, facts)
+
     # Derived: a communicator that started init but never completed, and nothing else to explain it.
-    serious = any(sigs[ev.signature].severity in ("error", "warning") for ev in events)
+    serious = any(sigs[ev.signature].severity in ("error", "warning") for ev in events if ev.signature not in as_info)
     stall_sig = next((s for s in sigset.signatures if s.derived == "init_incomplete"), None)
     if stall_sig is not None and not serious:
         for st in streams.values():
@@ -227,12 +236,22 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
                     stream_of[id(ev)] = st
                     break
 
+    mismatch_sig = next((s for s in sigset.signatures if s.derived == "nccl_version_mismatch"), None)
+    if mismatch_sig is not None and len(log_context.nccl_versions) > 1:
+        ev = _version_mismatch_event(mismatch_sig.id, streams, mapping)
+        if ev is not None:
+            events.append(ev[0])
+            stream_of[id(ev[0])] = ev[1]
+
     full_year = scan.full_year
     notes: list[str] = []
+    if scan.context_lines_dropped:
+        notes.append(f"the log names more than {len(scan.contexts)} writers; the INFO context (versions, devices, ranks) "
+                     f"of {scan.context_lines_dropped} line(s) from the others was not kept")
     if any(ev.line.when is not None and not ev.line.has_year for ev in events):
         notes.append("some timestamps carry no year; " + (f"assumed {full_year}" if full_year else "assumed to be the same year"))
 
-    failures = [ev for ev in events if sigs[ev.signature].role != "advisory"]
+    failures = [ev for ev in events if sigs[ev.signature].role != "advisory" and ev.signature not in as_info]
     first_by_stream: dict[tuple, Event] = {}
     for ev in sorted(failures, key=lambda e: (e.order, -sigs[e.signature].priority)):
         first_by_stream.setdefault(stream_of[id(ev)].key, ev)
@@ -269,7 +288,13 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
     failing_ranks = {stream_of[id(ev)].rank for ev in failures if stream_of[id(ev)].rank is not None}
     known_ranks = {st.rank for st in streams.values() if st.rank is not None}
     if log_context.nranks:
-        known_ranks |= set(range(log_context.nranks))
+        # A log line claims the communicator size; trust it only as far as a real job could be
+        # checked: "nranks 100000000" must not build a set of that size.
+        claimed = min(log_context.nranks, RANK_LIST_LIMIT)
+        known_ranks |= set(range(claimed))
+        if log_context.nranks > claimed:
+            notes.append(f"the log claims {log_context.nranks} ranks but {len(streams)} writer(s) were seen; only ranks "
+                         f"0..{claimed - 1} are searched for silent ranks")
     if failing_ranks and first_failure is not None and sigs[first_failure.signature].role == "secondary":
         silent = tuple(sorted(known_ranks - failing_ranks))
         if silent:
@@ -280,7 +305,6 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         notes.append(lagging)
 
     # Diagnoses: the first failing writer's signatures (in the order they appeared), then the rest.
-    facts = Facts(image=image, node=node, log=log_context)
     by_sig: dict[str, list[Event]] = {}
     for ev in sorted(events, key=lambda e: e.order):
         by_sig.setdefault(ev.signature, []).append(ev)
@@ -295,7 +319,8 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
             if ev.signature not in order:
                 order.append(ev.signature)
     rest = [s for s in by_sig if s not in order]
-    rest.sort(key=lambda s: (ROLE_RANK[sigs[s].role] == 2, {"error": 0, "warning": 1, "info": 2}[sigs[s].severity],
+    rest.sort(key=lambda s: (ROLE_RANK[sigs[s].role] == 2 or s in as_info,
+                             2 if s in as_info else {"error": 0, "warning": 1, "info": 2}[sigs[s].severity],
                              min(_when(e, full_year) or datetime.max for e in by_sig[s]), -sigs[s].priority,
                              by_sig[s][0].order))
     order += rest
@@ -311,7 +336,8 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         ranks = sorted({stream_of[id(e)].rank for e in evs if stream_of[id(e)].rank is not None})
         hosts = sorted({h for e in evs for h in ([e.line.host] if e.line.host else stream_of[id(e)].hosts)})
         diagnoses.append(Diagnosis(
-            signature=sid, title=sig.title, severity=sig.severity, role=sig.role, meaning=sig.meaning,
+            signature=sid, title=sig.title, severity="info" if sid in as_info else sig.severity,
+            role="advisory" if sid in as_info else sig.role, meaning=sig.meaning, note=as_info.get(sid),
             confidence=sig.confidence, sources=sig.source, occurrences=totals[sid], ranks=tuple(ranks),
             hosts=tuple(hosts), first=_where(rep, st, full_year), at_first_failure=bool(in_lead),
             causes=evaluate_causes(sig, ctx)))
@@ -326,12 +352,47 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
     general = ()
     if verdict != VERDICT_FOUND:
         general = tuple(GeneralOrderStep(i + 1, s.step, s.next) for i, s in enumerate(sigset.general_order))
+    certainty = assess(verdict, first_failure, tuple(diagnoses), sigs, image is not None or node is not None)
     return TriageReport(
-        verdict=verdict, first_failure=first_failure, diagnoses=tuple(diagnoses), timeline=tuple(timeline),
+        verdict=verdict, certainty=certainty, first_failure=first_failure, diagnoses=tuple(diagnoses), timeline=tuple(timeline),
         silent_ranks=silent, notes=tuple(notes), context=log_context,
         inputs=tuple(InputInfo(name, scan.lines_by_source.get(name, 0)) for name in scan.sources),
         general_order=general, general_sources=sigset.general_source if general else (),
         signatures_version=sigset.version or None)
+
+
+def _information_here(sigset: SignatureSet, events: list[Event], stream_of: dict[int, Stream], facts: Facts) -> dict[str, str]:
+    """Signatures that are information for this job (every `info_when` condition holds, judged on
+    their first line): they are reported with the reason, never picked as the first failure."""
+    out: dict[str, str] = {}
+    for sig in sigset.signatures:
+        if not sig.info_when:
+            continue
+        rep = next((e for e in events if e.signature == sig.id), None)
+        if rep is None:
+            continue
+        st = stream_of[id(rep)]
+        ctx = CauseContext(rep.line.text, st.ctx.env, facts.log.env, facts, {}, sig.id)
+        results = [c.evaluate(ctx) for c in sig.info_when]
+        if all(v is True for v, _why in results):
+            out[sig.id] = "information here: " + "; ".join(why for _v, why in results)
+    return out
+
+
+def _version_mismatch_event(sig_id: str, streams: dict[tuple, Stream], mapping: dict[RawKey, tuple]):
+    """The first 'NCCL version' line of the version the fewest writers loaded: the odd one out."""
+    writers: dict[str, list[Stream]] = {}
+    for st in streams.values():
+        for v in st.ctx.nccl_versions:
+            writers.setdefault(v, []).append(st)
+    if len(writers) < 2:
+        return None
+    odd = min(writers, key=lambda v: (len(writers[v]), v))
+    st = next((s for s in writers[odd] if odd in s.ctx.version_lines), None)
+    raw = next((k for k, v in mapping.items() if st is not None and v == st.key), None)
+    if raw is None:
+        return None
+    return Event(sig_id, st.ctx.version_lines[odd], 0, raw), st
 
 
 def _laggards(failures: list[Event], stream_of: dict[int, Stream]) -> str | None:

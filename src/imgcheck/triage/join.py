@@ -131,6 +131,10 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
                              f"vs libibverbs IBVERBS_PRIVATE_{lib.private_abi}", tuple(ev)))
             elif not image.rdma.providers:
                 add(JoinNote("rdma-userspace", EXPLAINS, "the image has libibverbs but no providers (ibverbs-providers / rdma-core missing): no device is usable", tuple(ev)))
+            elif "IBVERBS-PROVIDER-ABI" in present and (lib.private_abi is None or any(p.pabi is None for p in image.rdma.providers)):
+                # "contradicts" needs the deciding facts: both ABI numbers known
+                add(JoinNote("rdma-userspace", UNKNOWN, "cannot tell whether the image's own providers match its libibverbs "
+                             "(private ABI not recorded for all of them)", tuple(ev)))
             elif "IBVERBS-PROVIDER-ABI" in present:
                 add(JoinNote("rdma-userspace", CONTRADICTS, f"the image's own libibverbs (IBVERBS_PRIVATE_{lib.private_abi}) and providers agree: "
                              "the mismatched files come from outside the image (LD_LIBRARY_PATH or bind mounts from the host)", tuple(ev)))
@@ -152,6 +156,10 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
         elif pm is True and node is not None and old_gdr_check is True and peers is False:
             add(JoinNote("gpudirect", EXPLAINS, f"{pm_why}, but {old_why} only looks under /sys/kernel/mm/memory_peers, "
                          f"and {peers_why}: use NCCL >= {nccl_k.feature_floor(kb, 'gdr_module_sysfs_check')}", tuple(ev)))
+        elif pm is True and node is not None and (peers is None or old_gdr_check is None):
+            # whether this NCCL finds the peer-memory client depends on memory_peers and the NCCL version
+            add(JoinNote("gpudirect", UNKNOWN, f"{pm_why}, but cannot tell whether this NCCL finds it "
+                         f"({peers_why or 'memory_peers unknown'}; {old_why or 'NCCL version unknown'})", tuple(ev)))
         elif pm is True:
             add(JoinNote("gpudirect", CONTRADICTS, f"{pm_why}: NCCL should have enabled GDR; check the peermem version matches the driver "
                          "and NCCL_NET_GDR_LEVEL", tuple(ev)))
@@ -219,7 +227,7 @@ def _join_registration(line: str, sid: str, image, node, log, facts: Facts, add)
     if call == "ibv_reg_mr_iova2" and ro_val is not None and ro_val.strip() == "0":
         add(JoinNote("registration-call", CONTRADICTS, f"the failing call is ibv_reg_mr_iova2, which NCCL uses only with relaxed ordering on, "
                      f"yet NCCL_IB_PCI_RELAXED_ORDERING=0 ({where}): the setting did not reach the failing rank", tuple(ev)))
-    elif call == "ibv_reg_mr_iova2" and image is not None and image.rdma.libibverbs is not None and not image.rdma.libibverbs.has_reg_mr_iova2:
+    elif call == "ibv_reg_mr_iova2" and image is not None and image.rdma.libibverbs is not None and image.rdma.libibverbs.has_reg_mr_iova2 is False:
         add(JoinNote("registration-call", CONTRADICTS, "the failing call is ibv_reg_mr_iova2 but the image's libibverbs does not export it: "
                      "the job loaded another libibverbs", tuple(ev)))
     if node is None:

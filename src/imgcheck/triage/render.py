@@ -62,6 +62,11 @@ def render_text(report: TriageReport) -> str:
     total = sum(i.lines for i in report.inputs)
     out.append(f"imgcheck triage: {len(report.inputs)} log(s), {total} line(s)")
     out.append("")
+    if report.certainty is not None:
+        out.append(f"CERTAINTY  {report.certainty.level}")
+        for r in report.certainty.reasons:
+            out += _wrap(r, "    ", "  - ")
+        out.append("")
     if report.verdict != VERDICT_FOUND:
         if report.verdict == VERDICT_INFO:
             out.append("No failure signature: only informational matches (listed below).")
@@ -150,6 +155,8 @@ def _diagnosis(d: Diagnosis, out: list[str], lead: bool) -> None:
     if not lead:
         out.append(f"    first: {_loc(d.first)}  [{_who(d.first)}]")
     out += _wrap(d.meaning, "    ", "    ")
+    if d.note:
+        out += _wrap(d.note, "    ", "    note: ")
     out.append("  cause candidates, in order:" if lead else "  causes:")
     _causes(d, out)
     out += _wrap(", ".join(d.sources), "    ", "    sources: ")

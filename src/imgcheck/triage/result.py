@@ -58,6 +58,15 @@ class Diagnosis:
     first: Where
     at_first_failure: bool
     causes: tuple[CauseResult, ...]
+    note: str | None = None  # e.g. why a signature counts as information for this job
+
+
+@dataclass(frozen=True)
+class Certainty:
+    """How sure the answer is and why: every triage result says it."""
+
+    level: str  # high | medium | low
+    reasons: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -120,5 +129,6 @@ class TriageReport:
     join: JoinResult | None = None
     signatures_version: str | None = None
     tool_version: str | None = None
+    certainty: Certainty | None = None
     schema_version: int = TRIAGE_SCHEMA_VERSION
     kind: str = "triage"

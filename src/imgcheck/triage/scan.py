@@ -28,6 +28,7 @@ from .signatures import SignatureSet
 
 READ_LIMIT = 1 << 20  # characters read per line at most; the rest of an overlong line counts as another line
 KEEP_PER_KEY = 20  # matched lines kept per (writer, signature); the rest are only counted
+MAX_WRITERS = 65536  # writers whose INFO context is kept; a log naming more gets no context for the rest
 STDIN = "-"
 
 # A writer as the line itself says: ("proc", host, pid) for NCCL lines, ("rank", n) for labelled
@@ -64,6 +65,7 @@ class ScanResult:
     lines_by_source: dict[str, int] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
     full_year: int | None = None  # a year seen in any full timestamp
+    context_lines_dropped: int = 0  # INFO lines of writers beyond MAX_WRITERS (their context is not kept)
 
 
 def required_literal(pattern: re.Pattern) -> str | None:
@@ -88,6 +90,25 @@ def required_literal(pattern: re.Pattern) -> str | None:
     return best if len(best) >= 3 else None
 
 
+def trie_pattern(literals: list[str]) -> str:
+    """One regex matching any of `literals`, factored by common prefix ("NET/IB" once, then its
+    continuations): Python's re tries a flat alternation branch by branch at every position, so
+    the gate's cost would grow with the number of signatures; a prefix tree keeps it flat."""
+    trie: dict = {}
+    for lit in literals:
+        node = trie
+        for ch in lit:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # end of a literal
+
+    def build(node: dict) -> str:
+        if "" in node:  # a literal ends here: any literal suffices, so the rest is optional
+            return ""
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return build(trie)
+
+
 class Scanner:
     def __init__(self, sigset: SignatureSet):
         self.sigs = [s for s in sigset.signatures if s.patterns]
@@ -95,7 +116,7 @@ class Scanner:
         self.checks = [(s, p, required_literal(p)) for s in self.sigs for p in s.patterns]
         gates = sorted({lit for _s, _p, lit in self.checks if lit}, key=len, reverse=True)
         # one C-level search rejects most lines; patterns without a literal always run
-        self.gate = re.compile("|".join(map(re.escape, gates))) if gates else None
+        self.gate = re.compile(trie_pattern(gates)) if gates else None
         self.ungated = [(s, p, lit) for s, p, lit in self.checks if lit is None]
         self.result = ScanResult()
         self.order = 0
@@ -109,7 +130,16 @@ class Scanner:
             res.proc_rank_labels.setdefault((line.host, line.pid), line.rank)
         if line.when is not None and line.has_year and res.full_year is None:
             res.full_year = line.when.year
-        res.contexts.setdefault(key, ContextAccumulator()).feed(line)
+        ctx = res.contexts.get(key)
+        if ctx is None and ContextAccumulator.relevant(line.text):
+            # created on a writer's first context line only, and for at most MAX_WRITERS writers:
+            # a log with millions of distinct host:pid prefixes must not build millions of contexts
+            if len(res.contexts) < MAX_WRITERS:
+                ctx = res.contexts[key] = ContextAccumulator()
+            else:
+                res.context_lines_dropped += 1
+        if ctx is not None:
+            ctx.feed(line)
         text = line.text
         matched: dict[str, re.Match] = {}
         checks = self.checks if self.gate is None or self.gate.search(text) else self.ungated

@@ -14,12 +14,12 @@ from importlib import resources
 from ..errors import BadInputError, UnavailableError
 from ..model.report import CONFIDENCES
 from .conditions import Condition, parse_condition
-from .predicates import PREDICATES
+from .evidence import ALL_PREDICATES
 
 SIGNATURES_SCHEMA_VERSION = 1
 ROLES = ("primary", "secondary", "advisory")  # primary: a local failure; secondary: a consequence seen by a victim
 SEVERITIES = ("error", "warning", "info")
-DERIVED = ("init_incomplete",)  # signatures computed from log structure instead of a regex
+DERIVED = ("init_incomplete", "nccl_version_mismatch")  # signatures computed from log structure instead of a regex
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,9 @@ class Signature:
     confidence: str
     suppresses: tuple[str, ...] = ()
     derived: str | None = None
+    # When every condition holds, the signature is information, not a failure (e.g. "No device
+    # found" on a job that never meant to use IB).
+    info_when: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,13 +189,17 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
             causes.append(Cause(
                 id=_need(c, "id", str, chere), text=_need(c, "text", str, chere), next=_need(c, "next", str, chere),
                 confidence=_confidence(c.get("confidence"), chere),
-                when=tuple(parse_condition(w, chere, set(PREDICATES), known) for w in when),
+                when=tuple(parse_condition(w, chere, set(ALL_PREDICATES), known) for w in when),
                 why=c.get("why"), promote=_flag(c.get("promote", False), chere, "promote")))
+        info_when = item.get("info_when", [])
+        if not isinstance(info_when, list):
+            raise BadInputError(f"{here}: 'info_when' must be a list of conditions")
         sigs.append(Signature(
             id=sid, title=_need(item, "title", str, here), patterns=tuple(compiled), role=role, severity=severity,
             priority=priority, meaning=_need(item, "meaning", str, here), causes=tuple(causes),
             source=_sources(item.get("source"), here), confidence=_confidence(item.get("confidence"), here),
-            suppresses=tuple(suppresses), derived=derived))
+            suppresses=tuple(suppresses), derived=derived,
+            info_when=tuple(parse_condition(w, f"{here}: info_when", set(ALL_PREDICATES), known) for w in info_when)))
     general = doc.get("general_order")
     if not isinstance(general, dict) or not isinstance(general.get("steps"), list) or not general["steps"]:
         raise BadInputError(f"{where}: 'general_order' needs a non-empty 'steps' list")

@@ -1,0 +1,64 @@
+"""Fact predicates read from the log's own evidence (INFO lines), for signature conditions.
+
+Kept apart from predicates.py (image/node facts, whose thresholds come from the matrix) so the
+two can change independently. Each returns (True | False | None, reason); None means the log
+does not say.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .predicates import PREDICATES, Facts, Result
+
+# Settings that show a job meant to use NCCL's IB/RoCE transport (NCCL env docs).
+IB_INTENT_ENV = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT",
+                 "NCCL_NET_GDR_LEVEL", "NCCL_IB_PCI_RELAXED_ORDERING")
+
+
+def log_roce(f: Facts) -> Result:
+    devs = f.log.ib_devices
+    if any(d.endswith("/RoCE") for d in devs):
+        return True, "log: NET/IB uses RoCE devices (" + ", ".join(d for d in devs if d.endswith("/RoCE"))[:120] + ")"
+    if f.log.roce_gids:
+        return True, "log: IPv4-mapped GIDs (::ffff:a.b.c.d) are RoCEv2 addresses"
+    if devs:
+        return False, "log: NET/IB devices are InfiniBand (" + ", ".join(devs[:4]) + ")"
+    return None, "the log names no NET/IB device (NCCL_DEBUG=INFO shows 'NET/IB : Using ...')"
+
+
+def log_ib_requested(f: Facts) -> Result:
+    """Did the job mean to use NCCL's IB transport? True on an explicit IB setting or an IB network;
+    False only when the log shows the socket network chosen and no IB setting at all."""
+    env = f.log.env
+    set_ = [k for k in IB_INTENT_ENV if k in env]
+    if set_:
+        return True, f"log: {', '.join(set_)} set by environment"
+    if env.get("NCCL_IB_DISABLE", "").strip() == "0" or env.get("NCCL_NET", "").upper().startswith("IB"):
+        return True, "log: NCCL_IB_DISABLE=0 / NCCL_NET=IB set by environment"
+    if env.get("NCCL_IB_DISABLE", "").strip() == "1":
+        return False, "log: NCCL_IB_DISABLE=1 set by environment (IB turned off on purpose)"
+    if any(n.upper().startswith("IB") for n in f.log.networks) or f.log.ib_devices:
+        return True, "log: NCCL chose an IB network"
+    if f.log.socket_net or "Socket" in f.log.networks:
+        return False, "log: NCCL used the socket network and no NCCL_IB_* setting appears"
+    return None, "the log does not say which network NCCL chose"
+
+
+def log_ofi_not_efa(f: Facts) -> Result:
+    prov = f.log.ofi_providers
+    if not prov:
+        return None, "the log names no libfabric provider ('NET/OFI Selected Provider is ...')"
+    if any(p.lower().startswith("efa") for p in prov):
+        return False, f"log: libfabric provider {', '.join(prov)}"
+    return True, f"log: libfabric selected {', '.join(prov)}, not efa"
+
+
+EVIDENCE: dict[str, Callable[[Facts], Result]] = {
+    "log.roce": log_roce,
+    "log.ib_requested": log_ib_requested,
+    "log.ofi_not_efa": log_ofi_not_efa,
+}
+
+# Every predicate a condition may name: image/node facts and the log's own evidence.
+ALL_PREDICATES: dict[str, Callable[[Facts], Result]] = {**PREDICATES, **EVIDENCE}
