@@ -140,7 +140,7 @@ def render_markdown(report: Report) -> str:
         tail.append("**Recommendations**")
         tail.append("")
         for rec in report.recommendations:
-            label = "node upgrade" if rec.kind == "node-upgrade" else "image"
+            label = rec.label()
             diffs = f" ({'; '.join(md(d) for d in rec.differences)})" if rec.differences else ""
             tail.append(f"- {label}: {code(rec.image)} - {md(rec.why)}{diffs}")
         tail.append("")
