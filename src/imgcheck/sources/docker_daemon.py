@@ -291,11 +291,12 @@ class DockerDaemonSource:
                 indexed[key] = self._index_member(key, small[key], io.BytesIO(b""), wants, limits, index_layer)
             if key not in indexed:
                 raise BadInputError(f"{self.where}: layer {name} is missing from the save stream")
-            idx, raw_digest = indexed[key]
-            if raw_digest != layer.diff_id and not key.startswith("blobs/"):
-                # An uncompressed layer tar hashes to its diff_id; anything else is not that layer.
+            idx, _raw_digest = indexed[key]
+            if idx.uncompressed_digest != layer.diff_id:
+                # Whatever the member's compression (docker >= 25 may save blobs as stored), its
+                # uncompressed tar must hash to the diff_id, or it is not that layer.
                 raise BadInputError(f"digest mismatch for {self.where}: layer {name}: expected {layer.diff_id}, "
-                                    f"got {raw_digest}")
+                                    f"got {idx.uncompressed_digest}")
             result.append(_relabelled(idx, layer.layer_id))
         return result
 

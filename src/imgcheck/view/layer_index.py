@@ -69,6 +69,9 @@ class LayerIndex:
     nondir_hashes: array = field(default_factory=lambda: array("Q"))  # sorted hashes of non-dir paths
     entry_count: int = 0
     uncompressed_bytes: int = 0
+    # sha256 of the uncompressed tar as read (what a config's diff_id names); None from a cache
+    # entry written before it was recorded, or from sources that are not tars (squashfs, SIF)
+    uncompressed_digest: str | None = None
 
     def has_nondir(self, path: str) -> bool:
         return self.has_hash(path_hash(path))
@@ -112,7 +115,8 @@ class _CountingReader:
         self._limits = limits
         self._what = what
         self.count = 0
-        self._hash = hashlib.sha256() if verify_digest else None
+        # Always hashed: a layer is only as trustworthy as the config's diff_id it matches.
+        self._hash = hashlib.sha256()
         self._verify = verify_digest
 
     def readinto(self, buffer) -> int:
@@ -121,23 +125,28 @@ class _CountingReader:
         if self.count > self._limits.max_uncompressed:
             raise LimitExceededError(
                 f"{self._what}: decompresses to more than {self._limits.max_uncompressed} bytes (limit)")
-        if self._hash is not None and n:
+        if n:
             self._hash.update(memoryview(buffer)[:n])
         return n
 
-    def verify(self) -> None:
-        """After the walk has drained the stream: the digest of every uncompressed byte."""
-        if self._hash is not None and self._verify is not None:
-            got = "sha256:" + self._hash.hexdigest()
-            if got != self._verify:
-                raise BadInputError(f"digest mismatch for {self._what}: expected {self._verify}, got {got}")
+    def verify(self) -> str:
+        """After the walk has drained the stream: the digest of every uncompressed byte, checked
+        against the expected diff_id when there is one."""
+        got = "sha256:" + self._hash.hexdigest()
+        if self._verify is not None and got != self._verify:
+            raise BadInputError(f"digest mismatch for {self._what}: its uncompressed content is {got}, "
+                                f"the image config's diff_id says {self._verify}")
+        return got
 
 
 def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Limits(),
-                verify_uncompressed: bool = False, layer_id: str | None = None) -> LayerIndex:
+                verify_uncompressed: bool = False, layer_id: str | None = None,
+                diff_id: str | None = None) -> LayerIndex:
     """Stream one layer and index it. `raw` may be a VerifyingReader; it is finished here.
 
-    `digest` is what the stream is verified against; `layer_id` is how facts name the layer.
+    `digest` is what the stream is verified against; `layer_id` is how facts name the layer;
+    `diff_id` (from the image config) is what the uncompressed tar must hash to. Either digest
+    failing is an error, never an index.
     """
     what = f"layer {digest}"
     layer_id = layer_id or digest
@@ -146,7 +155,10 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
     symlinks = 0
     try:
         stream = decompressed(raw)
-        counter = _CountingReader(stream, limits, what, digest if verify_uncompressed else None)
+        expected = diff_id or (digest if verify_uncompressed else None)
+        if diff_id and verify_uncompressed and diff_id != digest:
+            raise BadInputError(f"{what}: named {digest} but its config's diff_id is {diff_id}")
+        counter = _CountingReader(stream, limits, what, expected)
         walker = TarWalker(counter)
         entries = idx.entries
         for member in walker:
@@ -190,7 +202,7 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                 entries[path] = Entry(path, OTHER, layer=layer_id)
         # the digest covers everything, including what follows the end-of-archive marker
         walker.drain()
-        counter.verify()
+        idx.uncompressed_digest = counter.verify()
         idx.uncompressed_bytes = counter.count
         finish = getattr(raw, "finish", None)
         if finish:

@@ -64,7 +64,7 @@ def _index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, 
         raw = _Progressing(raw, layer.digest, progress)
     try:
         return index_layer(raw, layer.digest, wants, limits, verify_uncompressed=layer.digest_of_uncompressed,
-                           layer_id=layer.layer_id)
+                           layer_id=layer.layer_id, diff_id=layer.diff_id)
     finally:
         close = getattr(raw, "close", None)
         if close:
