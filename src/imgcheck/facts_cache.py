@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 
+from . import safejson
 from .errors import ImgcheckError
 from .fsutil import atomic_write
 from .model.image import ImageFacts
@@ -36,10 +37,11 @@ class FactsCache:
         path = self._path(digest, platform)
         try:
             with open(path, "rb") as fh:
-                facts = from_dict(ImageFacts, json.load(fh))
+                facts = from_dict(ImageFacts, safejson.load(fh, "facts cache entry", ValueError))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, ImgcheckError):
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, ImgcheckError):
+            # any entry of the wrong shape is a miss (serde checks types; the rest is belt and braces)
             try:
                 os.unlink(path)  # damaged: rebuilt from the layer cache
             except OSError:
@@ -61,7 +63,9 @@ class FactsCache:
         """Facts of the image that `top` (what the reference resolved to) gives for platform `asked`."""
         try:
             with open(self._resolved_path(top, asked), "rb") as fh:
-                link = json.load(fh)
+                link = safejson.load(fh, "facts cache link", ValueError)
+            if not isinstance(link, dict) or not isinstance(link.get("digest"), str):
+                return None
             if link.get("top") != top or link.get("asked") != asked:
                 return None
             return self.get(link["digest"], link["platform"], reference)

@@ -54,6 +54,28 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # noqa: BLE001 - CI reads exit 1 as "findings": nothing else may end in 1
+        if args.debug:
+            raise
+        return _unexpected(exc)
+
+
+def _unexpected(exc: Exception) -> int:
+    """Anything not an ImgcheckError: still one line and exit 2 (bad input) or 3 (cannot obtain)."""
+    from ..errors import EXIT_UNAVAILABLE
+
+    if isinstance(exc, RecursionError):
+        message, code = "input nested too deeply to process", EXIT_USAGE
+    elif isinstance(exc, MemoryError):
+        message, code = "out of memory while reading the input", EXIT_UNAVAILABLE
+    elif isinstance(exc, OSError):
+        message, code = " ".join(str(exc).split()) or exc.__class__.__name__, EXIT_UNAVAILABLE
+    else:
+        text = " ".join(str(exc).split())[:200]
+        message = f"unexpected {exc.__class__.__name__}: {text} (--debug shows the traceback; please report it)"
+        code = EXIT_USAGE
+    print(f"imgcheck: error: {message}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

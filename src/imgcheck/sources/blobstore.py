@@ -6,12 +6,12 @@ Neither is ever extracted; members are streamed from their offset in the archive
 from __future__ import annotations
 
 import io
-import json
 import os
 import posixpath
 import tarfile
 from typing import BinaryIO
 
+from .. import safejson
 from ..errors import BadInputError, UnavailableError
 
 MAX_JSON_BYTES = 8 * 1024 * 1024  # manifests and configs are kilobytes; refuse absurd ones
@@ -31,11 +31,7 @@ class BlobStore:
         pass
 
     def read_json(self, name: str, what: str):
-        data = self.read_bytes(name, what)
-        try:
-            return json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadInputError(f"{what} is not valid JSON: {exc}") from None
+        return safejson.loads(self.read_bytes(name, what), what)
 
     def read_bytes(self, name: str, what: str) -> bytes:
         with self.open(name) as fh:

@@ -20,6 +20,7 @@ import tarfile
 import threading
 from typing import BinaryIO, Iterator
 
+from .. import safejson
 from ..errors import BadInputError, UnavailableError, UsageError
 from .base import LayerRef, OpenedImage, VerifyingReader, parse_digest
 from .platform import Platform, parse_platform
@@ -256,10 +257,7 @@ class DockerDaemonSource:
     def _assemble(self, small: dict, indexed: dict, aliases: dict, wants, limits) -> list:
         if "manifest.json" not in small:
             raise BadInputError(f"{self.where}: the save stream has no manifest.json")
-        try:
-            manifest = json.loads(small["manifest.json"])
-        except ValueError as exc:
-            raise BadInputError(f"{self.where}: manifest.json is not valid JSON ({exc})") from None
+        manifest = safejson.loads(small["manifest.json"], f"{self.where}: manifest.json")
         entries = [e for e in manifest if isinstance(e, dict)] if isinstance(manifest, list) else []
         if len(entries) != 1:
             raise BadInputError(f"{self.where}: expected one image in the save stream, found {len(entries)}")
@@ -274,7 +272,7 @@ class DockerDaemonSource:
         if got_id != self._image_id:
             raise BadInputError(f"{self.where}: the exported config hashes to {got_id}, "
                                 f"not the inspected image {self._image_id}")
-        config = json.loads(config_bytes)
+        config = safejson.loads(config_bytes, f"{self.where}: config")
         diff_ids = ((config.get("rootfs") or {}).get("diff_ids") or []) if isinstance(config, dict) else []
         if diff_ids != [l.diff_id for l in self._layers] or len(layer_names) != len(diff_ids):
             raise BadInputError(f"{self.where}: the exported image's layers differ from the inspected ones")

@@ -35,6 +35,28 @@ class HttpPolicy:
     max_backoff: float = 20.0
     max_retry_after: float = 120.0  # a server asking for a longer wait gets an error instead
     max_resumes: int = 8  # per blob
+    # A total deadline per blob, not only per read: a registry that trickles a byte every few
+    # seconds never trips the read timeout. The deadline is blob_grace seconds plus the time the
+    # declared size takes at min_blob_rate bytes/s (64 KiB/s: far below any working link).
+    blob_grace: float = 300.0
+    min_blob_rate: float = 64 * 1024
+
+
+MAX_TIMEOUT = 24 * 3600.0
+
+
+def parse_timeout(text: str, var: str) -> float:
+    """A timeout from the environment: a finite number of seconds above 0 (0, nan and inf would
+    mean "never" or crash the socket layer)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadInputError(f"{var}={text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0 or value > MAX_TIMEOUT:
+        raise BadInputError(f"{var}={text!r} must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds")
+    return value
 
 
 def describe(exc: BaseException) -> str:
@@ -141,14 +163,22 @@ class ResumingBody:
     """
 
     def __init__(self, open_at: Callable[[int], requests.Response], what: str, expected_size: int | None,
-                 max_resumes: int):
+                 max_resumes: int, deadline: float | None = None, clock: Callable[[], float] = time.monotonic):
         self._open_at = open_at
         self._what = what
         self._expected = expected_size
         self._resumes_left = max_resumes
         self._pos = 0
         self.resumes = 0
+        self._clock = clock
+        self._deadline = None if deadline is None else clock() + deadline
+        self._allowed = deadline
         self._resp = open_at(0)
+
+    def _check_deadline(self) -> None:
+        if self._deadline is not None and self._clock() > self._deadline:
+            raise UnavailableError(f"{self._what}: download too slow: {self._pos} bytes in {self._allowed:.0f} s "
+                                   "(a total deadline per blob)")
 
     def _body(self):
         """What to read the body from: the http.client response urllib3 wraps, when it exposes one.
@@ -189,6 +219,7 @@ class ResumingBody:
         skip = self._pos
         scratch = memoryview(bytearray(min(skip, 1 << 20)))
         while skip:
+            self._check_deadline()
             got = self._readinto_raw(scratch[: min(skip, len(scratch))])
             if not got:
                 raise UnavailableError(f"{self._what}: server restarted the download and ended early")
@@ -211,6 +242,7 @@ class ResumingBody:
         if not len(buffer):
             return 0
         while True:
+            self._check_deadline()
             try:
                 got = self._readinto_raw(buffer)
             except (*NETWORK_ERRORS, http.client.HTTPException) as exc:

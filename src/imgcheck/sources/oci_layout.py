@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 
+from .. import safejson
 from ..errors import BadInputError
-from .base import INDEX_MEDIA_TYPES, LayerRef, OpenedImage, VerifyingReader, parse_digest, verify_bytes
+from .base import INDEX_MEDIA_TYPES, LayerRef, OpenedImage, VerifyingReader, media_type_of, parse_digest, verify_bytes
 from .blobstore import BlobStore, DirStore, TarStore
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
@@ -37,10 +37,7 @@ class OciLayoutSource:
     def _blob_json(self, digest: str, what: str):
         data = self.store.read_bytes(blob_path(digest), what)
         verify_bytes(data, digest, what)
-        try:
-            return json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadInputError(f"{what} is not valid JSON: {exc}") from None
+        return safejson.loads(data, what)
 
     def _pick_from_index(self, index: dict, where: str) -> dict:
         manifests = index.get("manifests")
@@ -52,7 +49,7 @@ class OciLayoutSource:
             if not named:
                 raise BadInputError(f"{where}: no manifest named {self.ref_name!r}")
             manifests = named
-        if len(manifests) == 1 and manifests[0].get("mediaType") not in INDEX_MEDIA_TYPES:
+        if len(manifests) == 1 and media_type_of(manifests[0], f"{where}: index entry") not in INDEX_MEDIA_TYPES:
             return manifests[0]  # a single image: its platform is reported, not chosen
         return select_manifest({"manifests": manifests}, self.platform or parse_platform(DEFAULT_PLATFORM), where)
 
@@ -64,7 +61,7 @@ class OciLayoutSource:
             raise BadInputError(f"{self.location}: index.json is not an object")
         desc = self._pick_from_index(index, self.location)
         for _depth in range(4):  # nested indexes (e.g. buildx output) are followed a few levels
-            if desc.get("mediaType") not in INDEX_MEDIA_TYPES:
+            if media_type_of(desc, f"{self.location}: descriptor") not in INDEX_MEDIA_TYPES:
                 break
             nested = self._blob_json(desc["digest"], f"{self.location}: nested index")
             desc = select_manifest(nested, self.platform or parse_platform(DEFAULT_PLATFORM), self.location)

@@ -16,6 +16,7 @@ import os
 import tempfile
 from array import array
 
+from .. import safejson
 from .layer_index import Entry, LayerIndex
 
 CACHE_FORMAT = 1
@@ -39,7 +40,7 @@ class LayerCache:
         path = self._path(digest)
         try:
             with gzip.open(path, "rb") as fh:
-                doc = json.loads(fh.read())
+                doc = safejson.loads(fh.read(), "cache entry", ValueError)
             idx = _decode(doc)
         except FileNotFoundError:
             self.misses += 1
