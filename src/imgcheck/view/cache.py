@@ -19,7 +19,7 @@ from array import array
 from .. import safejson
 from .layer_index import Entry, LayerIndex
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: dir_hashes and uncompressed_digest
 DEFAULT_MAX_BYTES = 2 * 1024**3
 
 
@@ -125,6 +125,7 @@ def _encode(idx: LayerIndex) -> dict:
         "whiteouts": sorted(idx.whiteouts),
         "opaque_dirs": sorted(idx.opaque_dirs),
         "nondir_hashes": base64.b64encode(idx.nondir_hashes.tobytes()).decode(),
+        "dir_hashes": base64.b64encode(idx.dir_hashes.tobytes()).decode(),
         "entry_count": idx.entry_count,
         "uncompressed_bytes": idx.uncompressed_bytes,
         "uncompressed_digest": idx.uncompressed_digest,
@@ -161,6 +162,9 @@ def _decode(doc: dict) -> LayerIndex:
     hashes = array("Q")
     hashes.frombytes(base64.b64decode(_want(doc["nondir_hashes"], str, "nondir_hashes"), validate=True))
     idx.nondir_hashes = hashes
+    dir_hashes = array("Q")
+    dir_hashes.frombytes(base64.b64decode(_want(doc["dir_hashes"], str, "dir_hashes"), validate=True))
+    idx.dir_hashes = dir_hashes
     idx.entry_count = _want(doc["entry_count"], int, "entry_count")
     idx.uncompressed_bytes = _want(doc["uncompressed_bytes"], int, "uncompressed_bytes")
     idx.uncompressed_digest = _opt(doc.get("uncompressed_digest"), str, "uncompressed_digest")

@@ -30,8 +30,9 @@ class FileRef:
 def _visible(path: str, upper: list[LayerIndex]) -> bool:
     """Is `path` from a lower layer still visible under the `upper` layers?
 
-    Hidden when an upper layer has the path itself (kept, whited out, or any non-directory), or
-    has an ancestor whited out, marked opaque, or replaced by a non-directory.
+    Hidden when an upper layer has the path itself (kept, whited out, any non-directory, or a
+    directory: every kept entry is a non-directory, which an upper directory replaces), or has an
+    ancestor whited out, marked opaque, or replaced by a non-directory.
     """
     ancestors = []
     parent = posixpath.dirname(path)
@@ -40,7 +41,7 @@ def _visible(path: str, upper: list[LayerIndex]) -> bool:
         parent = posixpath.dirname(parent)
     hashes = [path_hash(p) for p in [path] + ancestors]  # hashed once, looked up in every layer
     for layer in upper:
-        if path in layer.whiteouts or path in layer.entries or "" in layer.opaque_dirs:
+        if path in layer.whiteouts or path in layer.entries or layer.has_dir(path):
             return False
         for anc in ancestors:
             if anc in layer.whiteouts or anc in layer.opaque_dirs:

@@ -67,6 +67,9 @@ class LayerIndex:
     whiteouts: set[str] = field(default_factory=set)  # paths deleted for lower layers
     opaque_dirs: set[str] = field(default_factory=set)  # dirs whose lower contents are hidden
     nondir_hashes: array = field(default_factory=lambda: array("Q"))  # sorted hashes of non-dir paths
+    # sorted hashes of the directories this layer has, named or implied by a member's path: under
+    # overlayfs an upper directory replaces a lower symlink or file of the same path
+    dir_hashes: array = field(default_factory=lambda: array("Q"))
     entry_count: int = 0
     uncompressed_bytes: int = 0
     # sha256 of the uncompressed tar as read (what a config's diff_id names); None from a cache
@@ -79,6 +82,11 @@ class LayerIndex:
     def has_hash(self, h: int) -> bool:
         i = bisect_left(self.nondir_hashes, h)
         return i < len(self.nondir_hashes) and self.nondir_hashes[i] == h
+
+    def has_dir(self, path: str) -> bool:
+        h = path_hash(path)
+        i = bisect_left(self.dir_hashes, h)
+        return i < len(self.dir_hashes) and self.dir_hashes[i] == h
 
 
 def path_hash(path: str) -> int:
@@ -152,6 +160,7 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
     layer_id = layer_id or digest
     idx = LayerIndex(digest=layer_id)
     hashes: list[int] = []
+    dirs: set[str] = set()
     symlinks = 0
     try:
         stream = decompressed(raw)
@@ -169,9 +178,13 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
             if path is None:
                 continue
             parent, _, base = path.rpartition("/")
+            _add_parents(parent, dirs)
             if base.startswith(WHITEOUT_PREFIX):
                 if base == OPAQUE_MARKER:
-                    idx.opaque_dirs.add(parent)
+                    # At the layer's root the marker hides nothing: overlayfs never consults the
+                    # opaque flag of the root (Docker 20.10 overlay2: lower files stay visible).
+                    if parent:
+                        idx.opaque_dirs.add(parent)
                     continue
                 hidden = base[len(WHITEOUT_PREFIX):]
                 if hidden not in ("", ".", ".."):
@@ -179,6 +192,7 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                 continue
             typ = member.type
             if typ == DIRTYPE:
+                _add_parents(path, dirs)
                 continue
             hashes.append(path_hash(path))
             if typ == SYMTYPE:
@@ -213,7 +227,15 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
         raise bad_stream(what, exc) from None
     _resolve_hardlinks(idx)
     idx.nondir_hashes = array("Q", sorted(set(hashes)))
+    idx.dir_hashes = array("Q", sorted({path_hash(d) for d in dirs}))
     return idx
+
+
+def _add_parents(path: str, dirs: set[str]) -> None:
+    """`path` and its ancestors are directories of this layer (amortised: stops at a known one)."""
+    while path and path not in dirs:
+        dirs.add(path)
+        path = path.rpartition("/")[0]
 
 
 def _resolve_hardlinks(idx: LayerIndex) -> None:
