@@ -8,13 +8,41 @@ from __future__ import annotations
 import io
 import os
 import posixpath
+import stat
 import tarfile
 from typing import BinaryIO
 
 from .. import safejson
-from ..errors import BadInputError, UnavailableError
+from ..errors import BadInputError, LimitExceededError, UnavailableError
 
 MAX_JSON_BYTES = 8 * 1024 * 1024  # manifests and configs are kilobytes; refuse absurd ones
+# A compressed outer archive (docker save | gzip) is read by decompressing: its members may not
+# claim more than this many times the file's size, nor 1 TiB (a bomb, not an image).
+MAX_INFLATE_RATIO = 200
+MAX_INFLATED_BYTES = 1024**4
+
+
+def open_regular(path: str, what: str) -> BinaryIO:
+    """Open a file for reading only if it is a regular file: a FIFO, socket or device named
+    where a blob should be would block or never end (O_NONBLOCK: the open itself cannot hang)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise BadInputError(f"{what} is missing") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{what} is a directory") from None
+    except OSError as exc:
+        raise UnavailableError(f"{what}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (FIFO, socket or device)"
+            raise BadInputError(f"{what} is {kind}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class BlobStore:
@@ -62,12 +90,7 @@ class DirStore(BlobStore):
         return path
 
     def open(self, name: str) -> BinaryIO:
-        try:
-            return open(self._path(name), "rb")
-        except FileNotFoundError:
-            raise BadInputError(f"{name} is missing from {self.root}") from None
-        except IsADirectoryError:
-            raise BadInputError(f"{name} in {self.root} is a directory") from None
+        return open_regular(self._path(name), f"{name} in {self.root}")
 
     def exists(self, name: str) -> bool:
         return os.path.isfile(self._path(name))
@@ -134,6 +157,7 @@ class TarStore(BlobStore):
     def __init__(self, path: str, max_members: int = 100_000):
         if not os.path.exists(path):
             raise UnavailableError(f"{path}: no such file")
+        open_regular(path, path).close()  # a FIFO would block tarfile (and cannot be seeked anyway)
         try:
             self._tar = tarfile.open(path, "r:*")
         except (tarfile.TarError, OSError, EOFError) as exc:
@@ -141,10 +165,16 @@ class TarStore(BlobStore):
             raise BadInputError(f"{path}: not a readable tar archive ({reason})") from None
         self.path = path
         self._members: dict[str, tarfile.TarInfo] = {}
+        compressed = not isinstance(self._tar.fileobj, io.BufferedReader)
+        inflate_cap = min(MAX_INFLATED_BYTES, max(1 << 30, MAX_INFLATE_RATIO * os.path.getsize(path)))
         try:
             for i, member in enumerate(self._tar):
                 if i >= max_members:
                     raise BadInputError(f"{path}: more than {max_members} members; not an image archive")
+                if compressed and member.offset_data + member.size > inflate_cap:
+                    # checked before tarfile inflates its way past the member to the next header
+                    raise LimitExceededError(f"{path}: the compressed archive inflates to more than "
+                                             f"{inflate_cap} bytes (limit)")
                 try:
                     self._members[_clean(member.name)] = member
                 except BadInputError:

@@ -29,6 +29,9 @@ class Limits:
     max_entries: int = 5_000_000  # per layer
     max_uncompressed: int = 256 * 1024**3  # per layer: 256 GiB
     max_symlinks: int = 200_000  # per layer; symlinks are always kept for path resolution
+    # per image (and so per layer): the bytes of every wanted file kept in memory together. Each
+    # want has its own per-file cap; this bounds a layer of a million small wanted files.
+    max_kept_bytes: int = 1024**3
 
     @classmethod
     def from_env(cls) -> "Limits":
@@ -38,13 +41,16 @@ class Limits:
         values = {}
         for field_name, var in (("max_uncompressed", "IMGCHECK_MAX_LAYER_BYTES"),
                                 ("max_entries", "IMGCHECK_MAX_LAYER_ENTRIES"),
-                                ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS")):
+                                ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS"),
+                                ("max_kept_bytes", "IMGCHECK_MAX_WANTED_BYTES")):
             raw = os.environ.get(var)
             if raw:
                 try:
                     values[field_name] = int(raw)
                 except ValueError:
-                    raise BadInputError(f"{var}={raw!r} is not a whole number") from None
+                    raise BadInputError(f"{var}={raw[:40]!r} is not a whole number") from None
+                if values[field_name] < 0:
+                    raise BadInputError(f"{var}={raw!r} must not be negative")
         return cls(**values)
 
 
@@ -162,6 +168,7 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
     hashes: list[int] = []
     dirs: set[str] = set()
     symlinks = 0
+    kept = 0
     try:
         stream = decompressed(raw)
         expected = diff_id or (digest if verify_uncompressed else None)
@@ -211,6 +218,10 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                 if limit is not None:
                     entry.data = walker.read_data(limit)
                     entry.truncated = entry.data is None
+                    kept += len(entry.data or b"")
+                    if kept > limits.max_kept_bytes:
+                        raise LimitExceededError(f"{what}: the files read from it total more than "
+                                                 f"{limits.max_kept_bytes} bytes (limit IMGCHECK_MAX_WANTED_BYTES)")
                 entries[path] = entry
             else:
                 entries[path] = Entry(path, OTHER, layer=layer_id)
@@ -236,6 +247,10 @@ def _add_parents(path: str, dirs: set[str]) -> None:
     while path and path not in dirs:
         dirs.add(path)
         path = path.rpartition("/")[0]
+
+
+def kept_bytes(idx: LayerIndex) -> int:
+    return sum(len(e.data) for e in idx.entries.values() if e.data is not None and e.kind == FILE)
 
 
 def _resolve_hardlinks(idx: LayerIndex) -> None:
