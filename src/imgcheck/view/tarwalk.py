@@ -308,7 +308,10 @@ class TarWalker:
                     long_link = _text(data)
                 elif typ == PAX_LOCAL:
                     pax = _parse_pax(data)
-                # a global header ('g') is skipped: Docker and containerd apply none of it
+                else:
+                    # A global header ('g') is an entry of its own to Go's archive/tar: it applies
+                    # to no later member and uses up the extended headers before it.
+                    pax, long_name, long_link = {}, None, None
                 continue
             name = _text(header[0:100])
             if header[257:262] == b"ustar" and header[263:265] == b"00" and header[345] != 0:
