@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 
+from .. import safejson
 from ..model.image import Cuda
 from ..view.fileview import FileView
 from ..view.wants import Want
@@ -24,7 +24,7 @@ def _toolkit(view: FileView) -> tuple[str | None, str | None, str | None, str | 
         if ref is None or ref.data is None:
             continue
         try:
-            doc = json.loads(ref.data)
+            doc = safejson.loads(ref.data, "version.json", ValueError)  # depth-bounded: a layer's file
             version = doc["cuda"]["version"]
         except (ValueError, KeyError, TypeError):
             continue

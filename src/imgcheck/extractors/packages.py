@@ -37,7 +37,7 @@ def parse_dpkg_status(data: bytes, path: str, layer: str | None, require_install
     # Lines are decoded one at a time (a list of every line of a 128 MiB file of short lines
     # would take gigabytes); only the fields read below are stored.
     lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
-    for para in deb822.Deb822.iter_paragraphs(lines, fields=DPKG_FIELDS, use_apt_pkg=False):
+    for para in deb822.Deb822.iter_paragraphs(_dpkg_lines(lines), fields=DPKG_FIELDS, use_apt_pkg=False):
         if len(packages) >= MAX_PACKAGES:
             raise LimitExceededError(f"/{path}: more than {MAX_PACKAGES} packages (limit)")
         name, version = para.get("Package"), para.get("Version")
@@ -48,6 +48,20 @@ def parse_dpkg_status(data: bytes, path: str, layer: str | None, require_install
             continue
         packages.append(Package(name=name.strip(), version=version.strip(), db="dpkg", path="/" + path, layer=layer))
     return packages
+
+
+_DPKG_WANTED = frozenset(f.lower() for f in DPKG_FIELDS)
+
+
+def _dpkg_lines(lines):
+    """Only the lines deb822 needs here: paragraph breaks and the (single-line) wanted fields.
+    deb822 holds a whole paragraph while parsing it; a hostile paragraph of a million other
+    lines would be held too."""
+    for line in lines:
+        if not line.strip():
+            yield "\n"
+        elif line[0] not in " \t#" and line.partition(":")[0].strip().lower() in _DPKG_WANTED:
+            yield line
 
 
 def parse_apk_installed(data: bytes, path: str, layer: str | None) -> list[Package]:

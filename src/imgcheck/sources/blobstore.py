@@ -19,6 +19,7 @@ MAX_JSON_BYTES = 8 * 1024 * 1024  # manifests and configs are kilobytes; refuse 
 # A compressed outer archive (docker save | gzip) is read by decompressing: its members may not
 # claim more than this many times the file's size, nor 1 TiB (a bomb, not an image).
 MAX_INFLATE_RATIO = 200
+MIN_INFLATE_CAP = 1024**3  # small archives may always inflate this far
 MAX_INFLATED_BYTES = 1024**4
 
 
@@ -166,7 +167,7 @@ class TarStore(BlobStore):
         self.path = path
         self._members: dict[str, tarfile.TarInfo] = {}
         compressed = not isinstance(self._tar.fileobj, io.BufferedReader)
-        inflate_cap = min(MAX_INFLATED_BYTES, max(1 << 30, MAX_INFLATE_RATIO * os.path.getsize(path)))
+        inflate_cap = min(MAX_INFLATED_BYTES, max(MIN_INFLATE_CAP, MAX_INFLATE_RATIO * os.path.getsize(path)))
         try:
             for i, member in enumerate(self._tar):
                 if i >= max_members:
