@@ -419,3 +419,26 @@ def test_fuzz_pax_and_sparse_records(pax, data):
             assert got is None or len(got) == member.size
     except TarFormatError:
         pass
+
+
+def test_compressed_outer_archive_pax_header_bomb(tmp_path, monkeypatch, capsys):
+    """A PAX header whose claimed size tarfile reads in one go: capped while it inflates."""
+    from imgcheck.sources import blobstore
+
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type, header.size = tarfile.XHDTYPE, 4 << 20
+    raw = header.tobuf(format=tarfile.USTAR_FORMAT) + b"0" * (4 << 20) + b"\0" * 1024
+    with gzip.open(str(tmp_path / "bomb.tar.gz"), "wb") as fh:
+        fh.write(raw)
+    monkeypatch.setattr(blobstore, "MIN_INFLATE_CAP", 1 << 20)
+    monkeypatch.setattr(blobstore, "MAX_INFLATE_RATIO", 10)
+    assert "inflates" in one_line_exit(["inspect", f"docker-archive:{tmp_path / 'bomb.tar.gz'}"], capsys)
+
+
+def test_compressed_outer_docker_archive_still_reads(tmp_path, home):
+    layer = make_layer({"etc/os-release": b"ID=debian\n"})
+    plain = write_docker_archive(str(tmp_path / "a.tar"), [layer])
+    for suffix, opener in ((".gz", gzip.open), (".xz", __import__("lzma").open), (".bz2", __import__("bz2").open)):
+        with open(plain, "rb") as src, opener(plain + suffix, "wb") as dst:
+            dst.write(src.read())
+        assert api.inspect_image(f"docker-archive:{plain + suffix}", use_cache=False).os.id == "debian"
