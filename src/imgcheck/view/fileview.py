@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .layer_index import FILE, HARDLINK, SYMLINK, Entry, LayerIndex, path_hash
 
 MAX_SYMLINK_HOPS = 40  # Linux's MAXSYMLINKS
+MAX_LINK_TARGET = 4095  # PATH_MAX - 1: no filesystem holds a longer symlink (Docker's unpack fails on one)
 
 
 class SymlinkLoop(Exception):
@@ -86,6 +87,8 @@ class FileView:
                 if hops > MAX_SYMLINK_HOPS:
                     raise SymlinkLoop(path)
                 target = entry.linkname
+                if len(target) > MAX_LINK_TARGET:
+                    raise SymlinkLoop(path)  # unresolvable, as ENAMETOOLONG would leave it
                 if target.startswith("/"):
                     done = []  # absolute targets are relative to the image root, not the host
                 todo.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
