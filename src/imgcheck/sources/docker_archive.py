@@ -25,7 +25,7 @@ class DockerArchiveSource:
             raise BadInputError(f"{self.location}: manifest.json lists no images")
         entries = [e for e in manifest if isinstance(e, dict)]
         if self.tag:
-            tagged = [e for e in entries if self.tag in (e.get("RepoTags") or [])]
+            tagged = [e for e in entries if isinstance(e.get("RepoTags"), list) and self.tag in e["RepoTags"]]
             if not tagged:
                 raise BadInputError(f"{self.location}: no image tagged {self.tag!r}")
             return tagged[0]

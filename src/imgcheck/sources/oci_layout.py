@@ -44,8 +44,8 @@ class OciLayoutSource:
         if not isinstance(manifests, list) or not manifests:
             raise BadInputError(f"{where}: index lists no manifests")
         if self.ref_name is not None:
-            named = [d for d in manifests if isinstance(d, dict)
-                     and (d.get("annotations") or {}).get(REF_NAME) == self.ref_name]
+            named = [d for d in manifests if isinstance(d, dict) and isinstance(d.get("annotations"), dict)
+                     and d["annotations"].get(REF_NAME) == self.ref_name]
             if not named:
                 raise BadInputError(f"{where}: no manifest named {self.ref_name!r}")
             manifests = named
