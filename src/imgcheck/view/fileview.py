@@ -42,7 +42,7 @@ def _visible(path: str, upper: list[LayerIndex]) -> bool:
         parent = posixpath.dirname(parent)
     hashes = [path_hash(p) for p in [path] + ancestors]  # hashed once, looked up in every layer
     for layer in upper:
-        if path in layer.whiteouts or path in layer.entries or layer.has_dir(path):
+        if path in layer.whiteouts or path in layer.entries or layer.has_dir_hash(hashes[0]):
             return False
         for anc in ancestors:
             if anc in layer.whiteouts or anc in layer.opaque_dirs:

@@ -90,7 +90,9 @@ class LayerIndex:
         return i < len(self.nondir_hashes) and self.nondir_hashes[i] == h
 
     def has_dir(self, path: str) -> bool:
-        h = path_hash(path)
+        return self.has_dir_hash(path_hash(path))
+
+    def has_dir_hash(self, h: int) -> bool:
         i = bisect_left(self.dir_hashes, h)
         return i < len(self.dir_hashes) and self.dir_hashes[i] == h
 
