@@ -18,11 +18,12 @@ from .. import safejson
 from ..errors import BadInputError, UnavailableError
 from .base import (DOCKER_MANIFEST, INDEX_MEDIA_TYPES, MANIFEST_ACCEPT, OCI_MANIFEST, LayerRef, OpenedImage,
                    VerifyingReader, media_type_of, parse_digest, verify_bytes)
-from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe, parse_timeout
+from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http, parse_reference
 from .registry_auth import Credentials, RegistryAuth, find_credentials
+from .timeouts import parse_timeout
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # distribution refuses manifests over 4 MiB
 MAX_CONFIG_BYTES = 8 * 1024 * 1024

@@ -15,7 +15,7 @@ import os
 
 from ..errors import BadInputError
 from .base import MANIFEST_ACCEPT, parse_digest
-from .http import parse_timeout
+from .timeouts import parse_timeout
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
