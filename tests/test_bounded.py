@@ -514,3 +514,51 @@ def test_fuzz_docker_archive_manifest(tmp_path_factory, manifest_doc):
             DockerArchiveSource(path, tag).open()
         except ImgcheckError:
             pass
+
+
+def test_trickling_registry_blob_is_ended_by_the_watchdog():
+    """A real HTTP server that sends one byte at a time, each well within the read timeout, while
+    the client reads into a 1 MiB buffer (one read that would wait for the whole buffer)."""
+    import socket as socketlib
+    import threading
+    import time as timelib
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import requests
+
+    from imgcheck.sources.http import ResumingBody
+
+    stop = threading.Event()
+
+    class Trickler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 20))
+            self.end_headers()
+            while not stop.is_set():
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                stop.wait(0.05)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/blob"
+    session = requests.Session()
+    try:
+        body = ResumingBody(lambda offset: session.get(url, stream=True, timeout=(5, 30)), "blob sha256:x",
+                            1 << 20, 2, deadline=1.0)
+        buf = bytearray(1 << 20)
+        with pytest.raises(UnavailableError, match="too slow"):
+            while body.readinto(buf):
+                pass
+        body.close()
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()

@@ -11,6 +11,8 @@ import email.utils
 import http.client
 import os
 import re
+import socket
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -156,10 +158,28 @@ class ResumingBody:
         self._clock = clock
         self._deadline = None if deadline is None else clock() + deadline
         self._allowed = deadline
+        self._expired = False
         self._resp = open_at(0)
+        # One read may block far longer than the read timeout (a buffered read waits for a full
+        # buffer and a trickling server sends a byte per timeout): at the deadline a watchdog
+        # shuts the socket down, which ends any read in progress.
+        self._watchdog = None
+        if deadline is not None and clock is time.monotonic:
+            self._watchdog = threading.Timer(deadline, self._expire)
+            self._watchdog.daemon = True
+            self._watchdog.start()
+
+    def _expire(self) -> None:
+        self._expired = True
+        sock = _socket_of(self._resp)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def _check_deadline(self) -> None:
-        if self._deadline is not None and self._clock() > self._deadline:
+        if self._expired or (self._deadline is not None and self._clock() > self._deadline):
             raise UnavailableError(f"{self._what}: download too slow: {self._pos} bytes in {self._allowed:.0f} s "
                                    "(a total deadline per blob)")
 
@@ -228,10 +248,12 @@ class ResumingBody:
             self._check_deadline()
             try:
                 got = self._readinto_raw(buffer)
-            except (*NETWORK_ERRORS, http.client.HTTPException) as exc:
+            except (*NETWORK_ERRORS, http.client.HTTPException, ValueError) as exc:
+                self._check_deadline()  # a read the watchdog ended is not retried
                 self._reopen(describe(exc))
                 continue
             if not got and self._expected is not None and self._pos < self._expected:
+                self._check_deadline()
                 self._reopen("connection closed early")  # a close-delimited body cut short
                 continue
             self._pos += got
@@ -241,4 +263,14 @@ class ResumingBody:
         return True
 
     def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         self._resp.close()
+
+
+def _socket_of(resp) -> socket.socket | None:
+    """The socket under a streaming requests response (http.client's buffered file's raw SocketIO)."""
+    fp = getattr(getattr(resp, "raw", None), "_fp", None)  # http.client.HTTPResponse
+    raw = getattr(getattr(fp, "fp", None), "raw", None)  # socket.SocketIO
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
