@@ -562,3 +562,15 @@ def test_trickling_registry_blob_is_ended_by_the_watchdog():
         stop.set()
         server.shutdown()
         server.server_close()
+
+
+def test_rpmdb_with_undecodable_schema_text():
+    """Found by tests/fuzz/long_fuzz.py: a schema byte that is not UTF-8 made sqlite's error
+    message undecodable, and Python raised UnicodeDecodeError out of execute()."""
+    from imgcheck.extractors.packages import parse_rpmdb_sqlite
+
+    data = bytearray(_rpmdb("CREATE TABLE Packages (hnum INTEGER PRIMARY KEY, blob BLOB NOT NULL);"))
+    at = data.index(b"tablePackagesPackages") + len(b"tablePa")  # the table's name in sqlite_master
+    data[at] = 0xF3
+    with pytest.raises(sqlite3.DatabaseError):
+        parse_rpmdb_sqlite(bytes(data), "var/lib/rpm/rpmdb.sqlite", None)

@@ -273,6 +273,10 @@ def run(name: str, make, parse, allowed, inputs: int, seed: int, budget: float) 
         except Exception as exc:  # noqa: BLE001 - the point of the exercise
             stats["findings"] += 1
             print(f"FINDING {name} input {i}: {exc.__class__.__name__}: {str(exc)[:200]}", file=sys.stderr)
+            if stats["findings"] <= 2:
+                import traceback
+
+                traceback.print_exc(limit=-4, file=sys.stderr)
             if isinstance(data, bytes) and len(data) < 4096:
                 print("  input (base64): " + base64.b64encode(data).decode(), file=sys.stderr)
         finally:

@@ -130,12 +130,16 @@ def parse_rpmdb_sqlite(data: bytes, path: str, layer: str | None) -> list[Packag
 
     try:
         con.deserialize(data)  # the database never touches the disk
+        con.text_factory = bytes  # TEXT that is not UTF-8 must not raise while fetching (found by fuzzing)
         con.execute("PRAGMA trusted_schema = OFF")  # no functions from a hostile schema
         kind = con.execute("SELECT type FROM sqlite_master WHERE name = 'Packages'").fetchone()
-        if not kind or kind[0] != "table":
+        if not kind or kind[0] != b"table":
             raise sqlite3.DatabaseError("no Packages table")  # a view may recurse for ever
         con.set_progress_handler(budget, 1000)
         rows = con.execute("SELECT blob FROM Packages").fetchmany(MAX_PACKAGES + 1)
+    except UnicodeDecodeError:
+        # sqlite's message about a corrupt schema quotes its bytes, which Python then fails to decode
+        raise sqlite3.DatabaseError("malformed database schema") from None
     finally:
         con.close()
     if len(rows) > MAX_PACKAGES:
