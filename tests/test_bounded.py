@@ -574,3 +574,14 @@ def test_rpmdb_with_undecodable_schema_text():
     data[at] = 0xF3
     with pytest.raises(sqlite3.DatabaseError):
         parse_rpmdb_sqlite(bytes(data), "var/lib/rpm/rpmdb.sqlite", None)
+
+
+@pytest.mark.parametrize("sep", ["\x0b", "\x0c", "\x1c", "\x1e", "\x85", "\u2028"])
+def test_dpkg_status_with_other_line_separators(sep):
+    """Found by the long fuzz: a separator str.splitlines() breaks at (but a file's line iteration
+    does not) left deb822 a value with a blank line, which it raises on."""
+    from imgcheck.extractors.packages import parse_dpkg_status
+
+    data = f"Package: p\nVersion: 1\nStatus: install ok installed\n{sep}Package: q\nVersion: 2\n\n".encode()
+    names = [p.name for p in parse_dpkg_status(data, "var/lib/dpkg/status", None)]
+    assert "q" in names

@@ -57,11 +57,14 @@ def _dpkg_lines(lines):
     """Only the lines deb822 needs here: paragraph breaks and the (single-line) wanted fields.
     deb822 holds a whole paragraph while parsing it; a hostile paragraph of a million other
     lines would be held too."""
-    for line in lines:
-        if not line.strip():
-            yield "\n"
-        elif line[0] not in " \t#" and line.partition(":")[0].strip().lower() in _DPKG_WANTED:
-            yield line
+    for chunk in lines:
+        # str.splitlines() also breaks at \v, \f, \x1c-\x1e, \x85, \u2028: deb822 splits values
+        # that way, so a line is split the same way first (else a "blank line" in a value raises)
+        for line in chunk.splitlines():
+            if not line.strip():
+                yield "\n"
+            elif line[0] not in " \t#" and line.partition(":")[0].strip().lower() in _DPKG_WANTED:
+                yield line + "\n"
 
 
 def parse_apk_installed(data: bytes, path: str, layer: str | None) -> list[Package]:
