@@ -126,13 +126,14 @@ def normalise(name: str) -> str | None:
 class _CountingReader:
     """Counts (and optionally hashes) the uncompressed bytes as the walk pulls them into its buffer."""
 
-    def __init__(self, raw: BinaryIO, limits: Limits, what: str, verify_digest: str | None):
+    def __init__(self, raw: BinaryIO, limits: Limits, what: str, verify_digest: str | None, hash_it: bool = True):
         self._readinto = readinto_of(raw)
         self._limits = limits
         self._what = what
         self.count = 0
-        # Always hashed: a layer is only as trustworthy as the config's diff_id it matches.
-        self._hash = hashlib.sha256()
+        # Hashed unless the caller verifies these very bytes already: a layer is only as
+        # trustworthy as the config's diff_id it matches.
+        self._hash = hashlib.sha256() if hash_it else None
         self._verify = verify_digest
 
     def readinto(self, buffer) -> int:
@@ -141,13 +142,15 @@ class _CountingReader:
         if self.count > self._limits.max_uncompressed:
             raise LimitExceededError(
                 f"{self._what}: decompresses to more than {self._limits.max_uncompressed} bytes (limit)")
-        if n:
+        if n and self._hash is not None:
             self._hash.update(memoryview(buffer)[:n])
         return n
 
-    def verify(self) -> str:
+    def verify(self) -> str | None:
         """After the walk has drained the stream: the digest of every uncompressed byte, checked
         against the expected diff_id when there is one."""
+        if self._hash is None:
+            return None
         got = "sha256:" + self._hash.hexdigest()
         if self._verify is not None and got != self._verify:
             raise BadInputError(f"digest mismatch for {self._what}: its uncompressed content is {got}, "
@@ -176,7 +179,10 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
         expected = diff_id or (digest if verify_uncompressed else None)
         if diff_id and verify_uncompressed and diff_id != digest:
             raise BadInputError(f"{what}: named {digest} but its config's diff_id is {diff_id}")
-        counter = _CountingReader(stream, limits, what, expected)
+        # An uncompressed blob named by its diff_id is the diff_id's bytes once the blob's own
+        # digest verifies (raw.finish() below): hashing them a second time would prove nothing.
+        same_bytes = bool(diff_id) and diff_id == digest and not verify_uncompressed and hasattr(raw, "finish")
+        counter = _CountingReader(stream, limits, what, expected, hash_it=not same_bytes)
         walker = TarWalker(counter)
         entries = idx.entries
         for member in walker:
@@ -234,6 +240,8 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
         finish = getattr(raw, "finish", None)
         if finish:
             finish()
+        if same_bytes:
+            idx.uncompressed_digest = diff_id
     except (BadInputError, LimitExceededError):
         raise
     except DECOMPRESS_ERRORS as exc:
