@@ -243,3 +243,21 @@ def test_hostile_upper_layer_cannot_hide_lower_libibverbs(tmp_path):
         archive = write_docker_archive(str(tmp_path / "img.tar"), [lower, upper])
         facts = api.inspect_image(f"docker-archive:{archive}", use_cache=False)
         assert facts.rdma.libibverbs is not None and facts.rdma.libibverbs.path == "/" + lib
+
+
+def test_old_gnu_sparse_member_is_refused_as_docker_refuses_it(tmp_path):
+    """GNU tar's default --sparse format writes typeflag 'S' members; Docker 20.10's `docker load`
+    fails on them ("unhandled tar header type 83"), so the layer is bad input here too."""
+    from imgcheck.errors import BadInputError
+
+    root = tmp_path / "root"
+    (root / "usr/lib").mkdir(parents=True)
+    with open(root / "usr/lib/f", "wb") as fh:
+        fh.write(b"head")
+        fh.seek(1 << 20)
+        fh.write(b"tail")
+    out = tmp_path / "gnu.tar"
+    subprocess.run(["tar", "-C", str(root), "--sparse", "--format=gnu", "-cf", str(out), "usr"], check=True)
+    layer = out.read_bytes()
+    with pytest.raises(BadInputError, match="old GNU sparse"):
+        index_layer(io.BytesIO(layer), sha256(layer), ALL, Limits())

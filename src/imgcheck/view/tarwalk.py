@@ -328,6 +328,10 @@ class TarWalker:
                 name, long_name = long_name, None
             if long_link is not None:
                 linkname, long_link = long_link, None
+            if typ == GNU_SPARSE:
+                # Old GNU sparse members (GNU tar --sparse --format=gnu): Docker refuses the layer
+                # ("unhandled tar header type 83", Docker 20.10), so it is no image a node runs.
+                raise TarFormatError(f"{name}: old GNU sparse member (typeflag 'S'); Docker refuses such layers")
             if typ == b"\0" and name.endswith("/"):
                 typ = DIRTYPE  # legacy archives mark directories by the trailing slash only
             if size < 0:
