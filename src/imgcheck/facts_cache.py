@@ -23,9 +23,15 @@ from .model.image import ImageFacts
 from .model.serde import from_dict, to_dict
 
 
+# Bumped when the merged view itself changes (2: diff_ids verified, overlay2 semantics, sparse
+# files, symlinks to uncollected files): facts an older view produced are not served again.
+VIEW_VERSION = "2"
+
+
 class FactsCache:
     def __init__(self, root: str, namespace: str):
-        self.dir = os.path.join(root, hashlib.sha256(namespace.encode()).hexdigest()[:16])
+        key = f"{namespace}\nview {VIEW_VERSION}"
+        self.dir = os.path.join(root, hashlib.sha256(key.encode()).hexdigest()[:16])
 
     def _path(self, digest: str, platform: str | None) -> str:
         key = hashlib.sha256(f"{digest}\n{platform}".encode()).hexdigest()
