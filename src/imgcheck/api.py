@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from .errors import BadInputError
@@ -19,11 +18,10 @@ if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-c
 
 def load_image_facts(path: str) -> ImageFacts:
     """Facts saved by `imgcheck inspect -o json` (the whole report or just its `image`)."""
-    try:
-        with reading_input(path, "an image facts JSON file (imgcheck inspect -o json)") as fh:
-            doc = json.load(fh)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"{path}: not valid JSON ({exc})") from None
+    from . import safejson
+
+    with reading_input(path, "an image facts JSON file (imgcheck inspect -o json)") as fh:
+        doc = safejson.load(fh, path)
     if isinstance(doc, dict) and isinstance(doc.get("image"), dict):
         doc = doc["image"]
     return parse_image_facts(doc, path)  # a left-out fact is unknown, never absent

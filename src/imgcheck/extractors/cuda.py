@@ -10,10 +10,10 @@ The runtime's major is the CUDA level it asks of the driver under minor-version 
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 
+from .. import safejson
 from ..elf.reader import NotElf, read_elf
 from ..model.image import Cuda, CudaRuntime, Package
 from ..versions.ecosystems import numeric_tuple
@@ -43,7 +43,7 @@ def _toolkit(view: FileView) -> tuple[str | None, str | None, str | None, str | 
         if ref is None or ref.data is None:
             continue
         try:
-            doc = json.loads(ref.data)
+            doc = safejson.loads(ref.data, "version.json", ValueError)  # depth-bounded: a layer's file
             version = doc["cuda"]["version"]
         except (ValueError, KeyError, TypeError):
             continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from rich.markup import escape
+from .safe_text import escape_markup as escape  # control characters too, not only [markup]
 from rich.padding import Padding
 from rich.text import Text
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from .. import safejson
 from ..errors import BadInputError
 from ..fsutil import reading_input
 from .node import GPU_CLASSES, NODE_SCHEMA_VERSION, NodeFacts
@@ -36,7 +37,7 @@ def parse_node_facts(doc: object, where: str) -> NodeFacts:
 def load_node_facts(path: str) -> NodeFacts:
     try:
         with reading_input(path, "a node facts JSON file") as fh:
-            doc = json.load(fh)
+            doc = safejson.load(fh, path)  # depth-bounded (hostile input)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not valid JSON ({exc})") from None
     return parse_node_facts(doc, path)
