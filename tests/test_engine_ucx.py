@@ -57,7 +57,7 @@ def newer_ucx_layer(tmp_path_factory):
     import os
     import tarfile
 
-    from conftest import build_rootfs
+    from rootfs import build_rootfs
 
     lib = "usr/lib/x86_64-linux-gnu/"
     out = str(tmp_path_factory.mktemp("ucx") / "ucx.tar")
@@ -82,7 +82,7 @@ def _inspect(tmp_path, layers, env=None):
 
 
 def test_newer_ucx_modules_need_versions_old_rdma_core_lacks(tmp_path, newer_ucx_layer):
-    from conftest import build_rootfs
+    from rootfs import build_rootfs
 
     facts = _inspect(tmp_path, [build_rootfs("bullseye"), newer_ucx_layer],
                      env=["PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=/opt/ucx/lib"])
@@ -104,7 +104,7 @@ def test_newer_ucx_modules_need_versions_old_rdma_core_lacks(tmp_path, newer_ucx
 
 
 def test_package_ucx_on_its_own_rdma_core_is_fine(tmp_path, newer_ucx_layer):
-    from conftest import build_rootfs
+    from rootfs import build_rootfs
 
     facts = _inspect(tmp_path, [build_rootfs("bullseye"), newer_ucx_layer])
     assert facts.ucx.version == "1.10.0" and facts.ucx.module_dir == "/usr/lib/x86_64-linux-gnu/ucx"

@@ -17,7 +17,7 @@ import tarfile
 import pytest
 
 from chrootimage import Rootfs, cached_layers
-from conftest import ROOTFS_CACHE, build_rootfs
+from rootfs import ROOTFS_CACHE, build_rootfs
 from imagebuild import write_docker_archive
 from imgcheck.knowledge.nccl import nccl_in_use
 from imgcheck import api

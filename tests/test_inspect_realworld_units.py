@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import build_rootfs
+from rootfs import build_rootfs
 from imagebuild import Symlink, build_oci, make_layer, write_oci_dir
 from imgcheck import api
 from imgcheck.extractors.loader import CacheError, parse_ld_so_cache

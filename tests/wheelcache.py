@@ -21,7 +21,7 @@ import zipfile
 
 import pytest
 
-from conftest import ROOTFS_CACHE
+from rootfs import ROOTFS_CACHE
 
 WHEEL_CACHE = os.environ.get("IMGCHECK_WHEEL_CACHE", os.path.join(ROOTFS_CACHE, "wheels"))
 

@@ -7,8 +7,8 @@ verbs at all (NCCL, UCX, perftest, NIXL, custom verbs code), and the report name
 
 from __future__ import annotations
 
-import re
 
+from ..knowledge import gpus as gpus_k
 from ..model.image import ImageFacts
 from ..model.node import STACK_INBOX
 from ..model.report import Evidence
@@ -214,14 +214,7 @@ def _legacy(ctx: Ctx, workload: str):
 
 
 # ---------- GPU class ----------
-def classify_gpu(name: str | None, matrix) -> dict | None:
-    """The first gpu_classes row whose pattern matches the model name."""
-    if not name:
-        return None
-    for row in matrix.rows("gpu_classes"):
-        if re.search(row["pattern"], name):
-            return row
-    return None
+classify_gpu = gpus_k.classify  # the knowledge module decides; the name stays for callers
 
 
 def _gpu_class(ctx: Ctx, workload: str):
