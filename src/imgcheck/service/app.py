@@ -112,9 +112,12 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         if not authenticate(registry, request.headers, body):
             return _error(401, "missing or wrong webhook secret or signature")
         try:
-            delivery = parse_body(body)
+            delivery = parse_body(body, github_event=request.headers.get("x-github-event"),
+                                  github_delivery=request.headers.get("x-github-delivery"))
         except MalformedPayload as exc:
             return _error(400, str(exc))
+        if delivery.ping:  # GitHub checks a new hook with a ping and marks it failed unless 2xx
+            return JSONResponse({"pong": True}, status_code=200)
         try:
             outcome = await run_in_threadpool(service.store.enqueue, registry.name, delivery.pushes)
         except sqlite3.Error as exc:  # the sender retries on 5xx; nothing was committed
