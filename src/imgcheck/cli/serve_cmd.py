@@ -22,7 +22,7 @@ def run(args) -> int:
     try:  # the web stack is an optional extra so the CLI and the probe image stay small
         import uvicorn
 
-        from ..service.app import create_app
+        from ..service.app import create_app, server_options
     except ImportError as exc:
         raise UsageError(f"imgcheck serve needs the 'serve' extra: pip install 'imgcheck[serve]' ({exc.name} "
                          "is missing)") from None
@@ -36,5 +36,5 @@ def run(args) -> int:
     probe.close()
     app = create_app(config)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, proxy_headers=False,
-                server_header=False, lifespan="on")
+                server_header=False, lifespan="on", **server_options(config))
     return 0

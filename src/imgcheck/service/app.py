@@ -7,6 +7,7 @@ to queue). The checks run in the WorkerPool started by the app's lifespan.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -14,11 +15,11 @@ import sqlite3
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .auth import authenticate
+from .auth import authenticate, precheck
 from .config import ServiceConfig
 from .credentials import install_auth_file
 from .events import MalformedPayload, is_digest, is_repository, parse_body
@@ -103,13 +104,23 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         if registry is None:
             return _error(404, f"unknown registry {name!r}" if name else
                           "several registries are configured: POST to /webhook/NAME")
+        first = precheck(registry, request.headers)
+        if first == "no":  # before reading the body: strangers' uploads are never buffered
+            return _error(401, "missing or wrong webhook secret or signature")
         try:
-            body = await _read_capped(request, config.max_body_bytes)
+            body = await asyncio.wait_for(_read_capped(request, config.max_body_bytes),
+                                          config.body_timeout_seconds)
         except BodyTooLarge:
             return _error(413, f"body larger than {config.max_body_bytes} bytes")
         except MalformedPayload as exc:
             return _error(400, str(exc))
-        if not authenticate(registry, request.headers, body):
+        except (asyncio.TimeoutError, TimeoutError):
+            log.warning("webhook body not complete after %.0f s; answered 408", config.body_timeout_seconds)
+            return _error(408, f"body not received within {config.body_timeout_seconds:g} s")
+        except ClientDisconnect:  # the sender went away mid-body: nothing to answer, nothing queued
+            log.warning("webhook sender disconnected before the body was complete")
+            return _error(400, "client disconnected")
+        if first != "ok" and not authenticate(registry, request.headers, body):
             return _error(401, "missing or wrong webhook secret or signature")
         try:
             delivery = parse_body(body, github_event=request.headers.get("x-github-event"),
@@ -199,6 +210,13 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
     ], lifespan=lifespan)
     app.state.service = service
     return app
+
+
+def server_options(config: ServiceConfig) -> dict:
+    """uvicorn settings that bound what clients can hold: connections and the shutdown wait."""
+    return {"limit_concurrency": config.max_connections,
+            "timeout_graceful_shutdown": config.shutdown_timeout_seconds,
+            "timeout_keep_alive": 5}
 
 
 def _public(job: dict) -> dict:

@@ -40,6 +40,20 @@ def _signature_matches(given: str | None, body: bytes, secret: str) -> bool:
     return hmac.compare_digest(given.strip().encode("ascii", "replace"), sign(body, secret).encode("ascii"))
 
 
+def precheck(registry: RegistryConfig, headers: Mapping[str, str]) -> str:
+    """What the headers alone say, before any body byte is read.
+
+    "ok": the shared secret matched (the body need not be read to trust the sender);
+    "body": an HMAC signature header is present, so the body must be read to verify it;
+    "no": neither, answer 401 at once (a stranger cannot make the service buffer an upload).
+    """
+    if registry.secret and _secret_matches(headers.get(registry.secret_header), registry.secret):
+        return "ok"
+    if registry.hmac_secret and headers.get(registry.hmac_header):
+        return "body"
+    return "no"
+
+
 def authenticate(registry: RegistryConfig, headers: Mapping[str, str], body: bytes) -> bool:
     """True when the request carries the registry's shared secret or a valid body signature.
 

@@ -67,6 +67,9 @@ class ServiceConfig:
     public_url: str | None = None  # base URL used in notification links
     notify: NotifyConfig | None = None
     source: str = ""  # the config file path, for messages
+    body_timeout_seconds: float = 10.0  # a webhook body not complete by then is answered 408
+    max_connections: int = 200  # open connections (and requests) beyond this are answered 503
+    shutdown_timeout_seconds: float = 10.0  # on SIGTERM, requests still open after this are cut
 
     def default_registry(self) -> RegistryConfig | None:
         """POST /webhook without a name is allowed only when exactly one registry is configured."""
@@ -95,7 +98,8 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     p.only("server", "registries", "fleets", "notify")
     server = p.table("server")
     server.only("database", "workers", "max_body_bytes", "lease_seconds", "max_attempts", "backoff_seconds",
-                "backoff_max_seconds", "poll_seconds", "public_url")
+                "backoff_max_seconds", "poll_seconds", "public_url", "body_timeout_seconds", "max_connections",
+                "shutdown_timeout_seconds")
     database = server.path("database", required=True)
     registries = {}
     reg_tables = p.table("registries")
@@ -145,6 +149,9 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         public_url=server.str("public_url"),
         notify=notify,
         source=path,
+        body_timeout_seconds=server.number("body_timeout_seconds", 10.0, minimum=0.1),
+        max_connections=int(server.number("max_connections", 200, minimum=2, integer=True)),
+        shutdown_timeout_seconds=server.number("shutdown_timeout_seconds", 10.0, minimum=0.1),
     )
 
 
