@@ -19,9 +19,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .auth import authenticate, precheck
+from .auth import authenticate, precheck, read_allowed
 from .config import ServiceConfig
 from .credentials import install_auth_file
+from ..model.env_redact import redact_report_dict
 from .events import MalformedPayload, is_digest, is_repository, parse_body
 from .metrics import CONTENT_TYPE, Metrics
 from .notify import Notifier
@@ -143,6 +144,15 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         return JSONResponse({"queued": outcome.queued, "duplicates": outcome.duplicates,
                              "ignored": delivery.ignored}, status_code=202)
 
+    def guarded(handler):
+        """Reads need the configured read token (reports name internal images and their settings)."""
+        def wrapper(request: Request) -> Response:
+            if not read_allowed(config.read_token, request.headers):
+                return JSONResponse({"error": "a read token is required"}, status_code=401,
+                                    headers={"WWW-Authenticate": 'Basic realm="imgcheck", charset="UTF-8"'})
+            return handler(request)
+        return wrapper
+
     def results(request: Request) -> Response:
         digest = request.path_params["digest"]
         if not is_digest(digest):
@@ -161,10 +171,11 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             row = next((r for r in service.store.results_for_job(jobs[0]["id"]) if r["fleet"] == fleet), None)
             if row is None:
                 return JSONResponse({"state": jobs[0]["state"], "error": jobs[0]["last_error"]}, status_code=404)
-            return Response(row["report"], media_type="application/json")
+            # redacted again on the way out: rows stored before redaction existed carry the whole Env
+            return JSONResponse(redact_report_dict(json.loads(row["report"])))
         images = []
         for job in jobs:
-            reports = {r["fleet"]: json.loads(r["report"]) for r in service.store.results_for_job(job["id"])}
+            reports = {r["fleet"]: redact_report_dict(json.loads(r["report"])) for r in service.store.results_for_job(job["id"])}
             images.append({**_public(job), "reports": reports})
         return JSONResponse({"digest": digest, "images": images})
 
@@ -202,9 +213,9 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
     app = Starlette(routes=[
         Route("/webhook", webhook, methods=["POST"]),
         Route("/webhook/{registry}", webhook, methods=["POST"]),
-        Route("/results/{digest}", results, methods=["GET"]),
-        Route("/images/{repository:path}", images, methods=["GET"]),
-        Route("/", index, methods=["GET"]),
+        Route("/results/{digest}", guarded(results), methods=["GET"]),
+        Route("/images/{repository:path}", guarded(images), methods=["GET"]),
+        Route("/", guarded(index), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ], lifespan=lifespan)

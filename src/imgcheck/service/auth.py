@@ -11,6 +11,7 @@ guess was right. When both are configured, either one suffices.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 from typing import Mapping
@@ -38,6 +39,24 @@ def _signature_matches(given: str | None, body: bytes, secret: str) -> bool:
     if not given:
         return False
     return hmac.compare_digest(given.strip().encode("ascii", "replace"), sign(body, secret).encode("ascii"))
+
+
+def read_allowed(token: str | None, headers: Mapping[str, str]) -> bool:
+    """GET access when a read token is configured: `Bearer TOKEN`, or HTTP Basic with TOKEN as the
+    password (any user name) so a browser can open the page after its login prompt."""
+    if not token:
+        return True
+    given = (headers.get("authorization") or "").strip()
+    scheme, _, value = given.partition(" ")
+    candidate = value.strip()
+    if scheme.lower() == "basic":
+        try:
+            candidate = base64.b64decode(candidate, validate=True).decode("utf-8").partition(":")[2]
+        except (ValueError, UnicodeDecodeError):
+            candidate = ""
+    elif scheme.lower() != "bearer":
+        candidate = ""
+    return hmac.compare_digest(candidate.encode("utf-8", "surrogateescape"), token.encode("utf-8"))
 
 
 def precheck(registry: RegistryConfig, headers: Mapping[str, str]) -> str:

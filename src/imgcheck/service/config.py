@@ -70,6 +70,7 @@ class ServiceConfig:
     body_timeout_seconds: float = 10.0  # a webhook body not complete by then is answered 408
     max_connections: int = 200  # open connections (and requests) beyond this are answered 503
     shutdown_timeout_seconds: float = 10.0  # on SIGTERM, requests still open after this are cut
+    read_token: str | None = None  # when set, GET /, /results and /images need it (Bearer or Basic password)
 
     def default_registry(self) -> RegistryConfig | None:
         """POST /webhook without a name is allowed only when exactly one registry is configured."""
@@ -99,7 +100,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     server = p.table("server")
     server.only("database", "workers", "max_body_bytes", "lease_seconds", "max_attempts", "backoff_seconds",
                 "backoff_max_seconds", "poll_seconds", "public_url", "body_timeout_seconds", "max_connections",
-                "shutdown_timeout_seconds")
+                "shutdown_timeout_seconds", "read_token", "read_token_env", "read_token_file")
     database = server.path("database", required=True)
     registries = {}
     reg_tables = p.table("registries")
@@ -152,6 +153,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         body_timeout_seconds=server.number("body_timeout_seconds", 10.0, minimum=0.1),
         max_connections=int(server.number("max_connections", 200, minimum=2, integer=True)),
         shutdown_timeout_seconds=server.number("shutdown_timeout_seconds", 10.0, minimum=0.1),
+        read_token=server.secret("read_token"),
     )
 
 

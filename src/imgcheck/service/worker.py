@@ -62,6 +62,7 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
     This is api.check_image split in two, so an image is read once however many fleets there are.
     """
     from .. import api
+    from ..model.env_redact import redact_report
     from ..model.serde import to_dict
 
     matrix = api.load_check_matrix()  # validated before any bytes are pulled
@@ -72,7 +73,8 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
         started = time.monotonic()
         report = api.check_facts(facts, fleet_nodes(fleet), matrix=matrix)
         results.append(FleetResult(fleet=fleet.name, verdict=report.verdict,
-                                   report_json=json.dumps(to_dict(report), separators=(",", ":")),
+                                   # stored redacted: /results must not hand out the image's tokens
+                                   report_json=json.dumps(to_dict(redact_report(report)), separators=(",", ":")),
                                    duration_seconds=time.monotonic() - started))
     return results
 
