@@ -36,5 +36,5 @@ def run(args) -> int:
     probe.close()
     app = create_app(config)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, proxy_headers=False,
-                server_header=False, lifespan="on", **server_options(config))
+                server_header=False, lifespan="on", **server_options(config, args.log_level))
     return 0

@@ -56,7 +56,8 @@ class Service:
         self.store.acquire_instance_lock()
         orphans = self.store.requeue_orphans()
         if orphans:
-            log.info("requeued %d job(s) left running by a previous process", orphans)
+            log.info("requeued %d job(s) left running by a previous process", orphans,
+                     extra={"event": "jobs.requeued", "count": orphans})
         install_auth_file(self.config)
         notifier = Notifier(self.config.notify, self.config.public_url) if self.config.notify else None
         self.pool = WorkerPool(self.config, self.store, self.metrics, check=self.check, notifier=notifier)
@@ -116,10 +117,12 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         except MalformedPayload as exc:
             return _error(400, str(exc))
         except (asyncio.TimeoutError, TimeoutError):
-            log.warning("webhook body not complete after %.0f s; answered 408", config.body_timeout_seconds)
+            log.warning("webhook body not complete after %.0f s; answered 408", config.body_timeout_seconds,
+                        extra={"event": "webhook.rejected", "status": 408, "registry": registry.name})
             return _error(408, f"body not received within {config.body_timeout_seconds:g} s")
         except ClientDisconnect:  # the sender went away mid-body: nothing to answer, nothing queued
-            log.warning("webhook sender disconnected before the body was complete")
+            log.warning("webhook sender disconnected before the body was complete",
+                        extra={"event": "webhook.disconnected", "registry": registry.name})
             return _error(400, "client disconnected")
         if first != "ok" and not authenticate(registry, request.headers, body):
             return _error(401, "missing or wrong webhook secret or signature")
@@ -133,12 +136,17 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         try:
             outcome = await run_in_threadpool(service.store.enqueue, registry.name, delivery.pushes)
         except sqlite3.Error as exc:  # the sender retries on 5xx; nothing was committed
-            log.error("enqueue failed: %s", exc)
+            log.error("enqueue failed: %s", exc, extra={"event": "store.failed", "error": str(exc)})
             return _error(503, "the job store is unavailable; retry")
         m = service.metrics.events
         m.labels("queued").inc(outcome.queued)
         m.labels("duplicate").inc(outcome.duplicates)
         m.labels("ignored").inc(delivery.ignored)
+        log.info("webhook from %s: %d queued, %d duplicate(s), %d ignored", registry.name, outcome.queued,
+                 outcome.duplicates, delivery.ignored,
+                 extra={"event": "webhook.accepted", "registry": registry.name, "kind": delivery.kind,
+                        "queued": outcome.queued, "duplicates": outcome.duplicates, "ignored": delivery.ignored,
+                        "image": [f"{p.repository}@{p.digest}" for p in delivery.pushes]})
         if outcome.queued:
             service.pool.wake()
         return JSONResponse({"queued": outcome.queued, "duplicates": outcome.duplicates,
@@ -223,9 +231,11 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
     return app
 
 
-def server_options(config: ServiceConfig) -> dict:
-    """uvicorn settings that bound what clients can hold: connections and the shutdown wait."""
-    return {"limit_concurrency": config.max_connections,
+def server_options(config: ServiceConfig, log_level: str = "info") -> dict:
+    """uvicorn settings: bounds on what clients can hold (connections, the shutdown wait) and the log."""
+    from .logs import log_config
+
+    return {"limit_concurrency": config.max_connections, "log_config": log_config(config.log_format, log_level),
             "timeout_graceful_shutdown": config.shutdown_timeout_seconds,
             "timeout_keep_alive": 5}
 

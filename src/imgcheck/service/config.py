@@ -70,6 +70,7 @@ class ServiceConfig:
     body_timeout_seconds: float = 10.0  # a webhook body not complete by then is answered 408
     max_connections: int = 200  # open connections (and requests) beyond this are answered 503
     shutdown_timeout_seconds: float = 10.0  # on SIGTERM, requests still open after this are cut
+    log_format: str = "json"  # json (one object per line) | text
     read_token: str | None = None  # when set, GET /, /results and /images need it (Bearer or Basic password)
 
     def default_registry(self) -> RegistryConfig | None:
@@ -100,7 +101,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     server = p.table("server")
     server.only("database", "workers", "max_body_bytes", "lease_seconds", "max_attempts", "backoff_seconds",
                 "backoff_max_seconds", "poll_seconds", "public_url", "body_timeout_seconds", "max_connections",
-                "shutdown_timeout_seconds", "read_token", "read_token_env", "read_token_file")
+                "shutdown_timeout_seconds", "read_token", "read_token_env", "read_token_file", "log_format")
     database = server.path("database", required=True)
     registries = {}
     reg_tables = p.table("registries")
@@ -154,7 +155,15 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         max_connections=int(server.number("max_connections", 200, minimum=2, integer=True)),
         shutdown_timeout_seconds=server.number("shutdown_timeout_seconds", 10.0, minimum=0.1),
         read_token=server.secret("read_token"),
+        log_format=_log_format(server),
     )
+
+
+def _log_format(server: "_Table") -> str:
+    value = server.str("log_format") or "json"
+    if value not in ("json", "text"):
+        raise BadInputError(f"{server.where}: `log_format` must be json or text")
+    return value
 
 
 def _registry(name: str, t: "_Table") -> RegistryConfig:

@@ -160,32 +160,43 @@ class WorkerPool:
                 self._unavailable(job, str(exc), where)
                 return
             except ImgcheckError as exc:
-                log.warning("check of %s failed for good: %s", where, exc)
+                log.warning("check of %s failed for good: %s", where, exc,
+                            extra={"event": "check.failed", "image": where, "error": str(exc),
+                                   "seconds": round(time.monotonic() - started, 3)})
                 self.store.fail(job, self.owner, str(exc))
                 self._count_error("failed")
                 return
             except Exception as exc:  # a bug: record it on the job rather than kill the worker
-                log.exception("internal error checking %s", where)
+                log.exception("internal error checking %s", where,
+                              extra={"event": "check.failed", "image": where, "error": repr(exc)})
                 self.store.fail(job, self.owner, f"internal error: {exc.__class__.__name__}: {exc}")
                 self._count_error("failed")
                 return
             if not self.store.complete(job, self.owner, results):
-                log.warning("lease on %s was lost; its results were discarded", where)
+                log.warning("lease on %s was lost; its results were discarded", where,
+                            extra={"event": "check.lease_lost", "image": where})
                 return
-            self._record(job, results, time.monotonic() - started)
+            seconds = time.monotonic() - started
+            verdicts = {r.fleet: r.verdict for r in results}
+            log.info("checked %s in %.1f s: %s", where, seconds, ", ".join(f"{k} {v}" for k, v in verdicts.items()),
+                     extra={"event": "check.done", "image": where, "verdicts": verdicts, "seconds": round(seconds, 3),
+                            "attempt": job.attempts})
+            self._record(job, results, seconds)
         finally:
             with self._inflight_lock:
                 self._inflight.discard(job.id)
 
     def _unavailable(self, job: Job, error: str, where: str) -> None:
         if job.attempts >= self.config.max_attempts:
-            log.warning("giving up on %s after %d attempts: %s", where, job.attempts, error)
+            log.warning("giving up on %s after %d attempts: %s", where, job.attempts, error,
+                        extra={"event": "check.gave_up", "image": where, "attempt": job.attempts, "error": error})
             self.store.fail(job, self.owner, f"gave up after {job.attempts} attempts: {error}")
             self._count_error("failed")
             return
         delay = backoff_delay(self.config, job.attempts)
-        log.info("registry unavailable for %s (attempt %d), retrying in %.0f s: %s", where, job.attempts, delay,
-                 error)
+        log.warning("registry unavailable for %s (attempt %d), retrying in %.0f s: %s", where, job.attempts, delay,
+                    error, extra={"event": "registry.unavailable", "image": where, "attempt": job.attempts,
+                                  "delay_seconds": round(delay, 1), "error": error})
         self.store.retry_later(job, self.owner, error, delay)
         self._count_error("retry")
 
