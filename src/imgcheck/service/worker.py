@@ -94,6 +94,7 @@ class WorkerPool:
         self._inflight: set[int] = set()
         self._inflight_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._outbox_wake = threading.Event()
 
     def start(self) -> None:
         for i in range(self.config.workers):
@@ -103,6 +104,10 @@ class WorkerPool:
         hb = threading.Thread(target=self._heartbeat, name="imgcheck-lease", daemon=True)
         hb.start()
         self._threads.append(hb)
+        # one sender drains the outbox, so a notification is never POSTed twice by two threads
+        ob = threading.Thread(target=self._outbox_loop, name="imgcheck-outbox", daemon=True)
+        ob.start()
+        self._threads.append(ob)
 
     def wake(self) -> None:
         with self._wake:
@@ -111,6 +116,7 @@ class WorkerPool:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop taking jobs; a check still running is left to its lease (recovered on next start)."""
         self._stop.set()
+        self._outbox_wake.set()
         self.wake()
         deadline = time.monotonic() + timeout
         for t in self._threads:
@@ -211,7 +217,45 @@ class WorkerPool:
                 self.metrics.checks.labels(r.fleet, r.verdict).inc()
                 if r.verdict == "fail":
                     self.metrics.failures_predicted.labels(r.fleet).inc()
-        if self.notifier:
-            for r in results:
-                if not self.notifier.send(job, r) and self.metrics:
-                    self.metrics.notify_errors.inc()
+        self._outbox_wake.set()  # the outbox rows were committed with the results
+
+    # -- the outbox: notifications survive a crash between the commit and the POST ---------------
+
+    def _outbox_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.drain_outbox()
+            except Exception:  # the database is locked or gone: try again at the next round
+                log.exception("draining the notification outbox failed", extra={"event": "notify.failed"})
+            self._outbox_wake.wait(self.config.poll_seconds)
+            self._outbox_wake.clear()
+
+    def drain_outbox(self) -> int:
+        """Send every due notification; delivered (or not wanted) rows are deleted. Returns how many were sent."""
+        sent = 0
+        for row in self.store.outbox_due():
+            if self._stop.is_set():
+                break
+            if self.notifier is None or row["verdict"] not in self.notifier.config.verdicts:
+                self.store.outbox_done(row["id"])  # not configured, or a verdict nobody asked to hear about
+                continue
+            job = Job(id=row["job_id"], registry=row["registry"], repository=row["repository"],
+                      digest=row["digest"], attempts=0)
+            result = FleetResult(fleet=row["fleet"], verdict=row["verdict"], report_json=row["report"])
+            if self.notifier.send(job, result):
+                self.store.outbox_done(row["id"])
+                sent += 1
+                continue
+            if self.metrics:
+                self.metrics.notify_errors.inc()
+            attempts = row["attempts"] + 1
+            image = f"{row['repository']}@{row['digest']}"
+            if attempts >= self.config.max_attempts:
+                log.warning("giving up notifying %s (fleet %s) after %d attempts", image, row["fleet"], attempts,
+                            extra={"event": "notify.gave_up", "image": image, "fleet": row["fleet"],
+                                   "attempt": attempts})
+                self.store.outbox_done(row["id"])
+            else:
+                self.store.outbox_retry(row["id"], "the receiver refused or was unreachable",
+                                        backoff_delay(self.config, attempts))
+        return sent
