@@ -29,7 +29,10 @@ def run(args) -> int:
     from ..service.config import load_config
     from ..service.store import Store
 
+    from ..service.health import preflight
+
     config = load_config(args.config)
+    preflight(config)  # a mistyped node_facts path fails here, not at the first push
     # fail fast, with one line, if the database cannot be opened or is held by another process
     probe = Store(config.database)
     probe.acquire_instance_lock()

@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import sqlite3
+import time
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -22,6 +23,7 @@ from starlette.routing import Route
 from .auth import authenticate, precheck, read_allowed
 from .config import ServiceConfig
 from .credentials import install_auth_file
+from .health import readiness_problems
 from ..model.env_redact import redact_report_dict
 from .events import MalformedPayload, is_digest, is_repository, parse_body
 from .metrics import CONTENT_TYPE, Metrics
@@ -58,11 +60,23 @@ class Service:
         if orphans:
             log.info("requeued %d job(s) left running by a previous process", orphans,
                      extra={"event": "jobs.requeued", "count": orphans})
+        self.prune()
         install_auth_file(self.config)
         notifier = Notifier(self.config.notify, self.config.public_url) if self.config.notify else None
-        self.pool = WorkerPool(self.config, self.store, self.metrics, check=self.check, notifier=notifier)
+        self.pool = WorkerPool(self.config, self.store, self.metrics, check=self.check, notifier=notifier,
+                               prune=self.prune)
         if self.start_workers:
             self.pool.start()
+
+    def prune(self) -> int:
+        """Retention: delete finished jobs older than retention_days (at start, then hourly)."""
+        if not self.config.retention_days or self.store is None:
+            return 0
+        removed = self.store.delete_finished_before(time.time() - self.config.retention_days * 86400)
+        if removed:
+            log.info("deleted %d finished job(s) older than %g days", removed, self.config.retention_days,
+                     extra={"event": "retention.pruned", "count": removed})
+        return removed
 
     def stop(self) -> None:
         if self.pool:
@@ -207,6 +221,12 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             return _error(503, f"database: {exc}")
         return JSONResponse({"status": "ok", "jobs": counts})
 
+    def readyz(request: Request) -> Response:
+        problems = readiness_problems(config, service.store)
+        if problems:
+            return JSONResponse({"status": "not ready", "problems": problems}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
     def metrics(request: Request) -> Response:
         return Response(service.metrics.render(), media_type=CONTENT_TYPE)
 
@@ -225,6 +245,7 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         Route("/images/{repository:path}", guarded(images), methods=["GET"]),
         Route("/", guarded(index), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ], lifespan=lifespan)
     app.state.service = service

@@ -70,6 +70,8 @@ class ServiceConfig:
     body_timeout_seconds: float = 10.0  # a webhook body not complete by then is answered 408
     max_connections: int = 200  # open connections (and requests) beyond this are answered 503
     shutdown_timeout_seconds: float = 10.0  # on SIGTERM, requests still open after this are cut
+    min_free_bytes: int = 64 * 1024 * 1024  # /readyz fails below this much free space for the database
+    retention_days: float | None = 90.0  # finished jobs and their results older than this are deleted
     log_format: str = "json"  # json (one object per line) | text
     read_token: str | None = None  # when set, GET /, /results and /images need it (Bearer or Basic password)
 
@@ -101,7 +103,8 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     server = p.table("server")
     server.only("database", "workers", "max_body_bytes", "lease_seconds", "max_attempts", "backoff_seconds",
                 "backoff_max_seconds", "poll_seconds", "public_url", "body_timeout_seconds", "max_connections",
-                "shutdown_timeout_seconds", "read_token", "read_token_env", "read_token_file", "log_format")
+                "shutdown_timeout_seconds", "read_token", "read_token_env", "read_token_file", "log_format",
+                "min_free_bytes", "retention_days")
     database = server.path("database", required=True)
     registries = {}
     reg_tables = p.table("registries")
@@ -156,7 +159,15 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         shutdown_timeout_seconds=server.number("shutdown_timeout_seconds", 10.0, minimum=0.1),
         read_token=server.secret("read_token"),
         log_format=_log_format(server),
+        min_free_bytes=int(server.number("min_free_bytes", 64 * 1024 * 1024, minimum=0, integer=True)),
+        retention_days=_retention(server),
     )
+
+
+def _retention(server: "_Table") -> float | None:
+    """`retention_days = 0` keeps everything; otherwise finished jobs older than that are deleted."""
+    days = server.number("retention_days", 90.0, minimum=0)
+    return days or None
 
 
 def _log_format(server: "_Table") -> str:

@@ -86,8 +86,10 @@ def backoff_delay(config: ServiceConfig, attempts: int) -> float:
 
 class WorkerPool:
     def __init__(self, config: ServiceConfig, store: Store, metrics=None,
-                 check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job, notifier=None):
+                 check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job, notifier=None,
+                 prune: Callable[[], int] | None = None):
         self.config, self.store, self.metrics, self.check, self.notifier = config, store, metrics, check, notifier
+        self.prune = prune  # retention, run hourly with the delivery-id pruning
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._wake = threading.Condition()
         self._stop = threading.Event()
@@ -148,6 +150,8 @@ class WorkerPool:
                 self.store.renew(self.owner, ids, self.config.lease_seconds)
                 if time.monotonic() - last_prune > 3600:
                     self.store.forget_old_deliveries()
+                    if self.prune:
+                        self.prune()
                     last_prune = time.monotonic()
             except Exception:
                 log.exception("renewing leases failed")
