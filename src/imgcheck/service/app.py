@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import sqlite3
+import threading
 import time
 
 from starlette.applications import Starlette
@@ -67,6 +68,18 @@ class Service:
                                prune=self.prune)
         if self.start_workers:
             self.pool.start()
+            if any(r.watch for r in self.config.registries.values()):
+                # in the background: a slow registry must not hold up accepting webhooks
+                threading.Thread(target=self._reconcile, name="imgcheck-reconcile", daemon=True).start()
+
+    def _reconcile(self) -> None:
+        from .reconcile import reconcile
+
+        try:
+            if reconcile(self.config, self.store):
+                self.pool.wake()
+        except Exception:  # a bug here must not take the service down; pushes still arrive by webhook
+            log.exception("reconcile failed", extra={"event": "reconcile.failed"})
 
     def prune(self) -> int:
         """Retention: delete finished jobs older than retention_days (at start, then hourly)."""

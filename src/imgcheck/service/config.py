@@ -29,6 +29,7 @@ class RegistryConfig:
     secret_header: str = "Authorization"
     hmac_secret: str | None = None  # HMAC-SHA256 of the body, hex, in `hmac_header`
     hmac_header: str = "X-Hub-Signature-256"
+    watch: tuple[str, ...] = ()  # repositories (fnmatch patterns) reconciled from the registry at start
 
     def __repr__(self) -> str:  # keep secrets out of logs and tracebacks
         return f"RegistryConfig(name={self.name!r}, host={self.host!r})"
@@ -181,7 +182,7 @@ def _registry(name: str, t: "_Table") -> RegistryConfig:
     if not _NAME.fullmatch(name):
         raise BadInputError(f"{t.where}: registry name must be letters, digits, '.', '_' or '-'")
     t.only("host", "insecure", "username", "password", "password_env", "password_file", "secret", "secret_env",
-           "secret_file", "secret_header", "hmac_secret", "hmac_secret_env", "hmac_secret_file", "hmac_header")
+           "secret_file", "secret_header", "hmac_secret", "hmac_secret_env", "hmac_secret_file", "hmac_header", "watch")
     host = t.str("host")
     if not host or "/" in host or host != host.strip():
         raise BadInputError(f"{t.where}: `host` must be host[:port] of the registry, without a scheme or path")
@@ -190,7 +191,10 @@ def _registry(name: str, t: "_Table") -> RegistryConfig:
         username=t.str("username"), password=t.secret("password"),
         secret=t.secret("secret"), secret_header=t.str("secret_header") or "Authorization",
         hmac_secret=t.secret("hmac_secret"), hmac_header=t.str("hmac_header") or "X-Hub-Signature-256",
+        watch=tuple(t.str_list("watch")),
     )
+    if any(not p.strip() or p != p.strip() for p in reg.watch):
+        raise BadInputError(f"{t.where}: `watch` entries must be repository names or patterns like \"team/*\"")
     if not reg.secret and not reg.hmac_secret:
         # an unauthenticated webhook lets anyone make the service pull arbitrary repositories
         raise BadInputError(f"{t.where}: set `secret` or `hmac_secret` (or their _env/_file forms)")
