@@ -312,6 +312,16 @@ class Store:
                              "WHERE id = ? AND state = 'running' AND lease_owner = ?",
                              (error, now, now, job.id, owner)).rowcount == 1
 
+    def skip(self, job: Job, owner: str, reason: str, now: float | None = None) -> bool:
+        """Finish a job that is not an image (a signature, an SBOM, a chart): done, no results, the reason
+        in last_error prefixed `skipped:` so readers can tell it from a check."""
+        now = time.time() if now is None else now
+        with self._write() as c:
+            return c.execute("UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+                             "last_error = ?, finished_at = ?, updated_at = ? "
+                             "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                             ("skipped: " + reason, now, now, job.id, owner)).rowcount == 1
+
     def forget_old_deliveries(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         with self._write() as c:
