@@ -29,7 +29,7 @@ from ..model.env_redact import redact_report_dict
 from .events import MalformedPayload, is_digest, is_repository, parse_body
 from .metrics import CONTENT_TYPE, Metrics
 from .notify import Notifier
-from .pages import CSP, render_index
+from .pages import CSP, render_index, render_report, top_findings
 from .store import Store
 from .worker import WorkerPool, check_job
 
@@ -223,9 +223,33 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             return _error(404, f"no pushes of {repository} have been received")
         return JSONResponse({"repository": repository, "history": [_public(j) for j in history]})
 
+    def _reports(job_id: int) -> dict[str, dict]:
+        out = {}
+        for r in service.store.results_for_job(job_id):
+            try:
+                out[r["fleet"]] = redact_report_dict(json.loads(r["report"]))
+            except ValueError:
+                out[r["fleet"]] = {}
+        return out
+
+    def _html(page: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(page, status_code=status,
+                            headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
+
     def index(request: Request) -> Response:
-        page = render_index(service.store.recent(50), list(config.fleets), service.store.counts())
-        return HTMLResponse(page, headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
+        jobs = service.store.recent(50)
+        findings = {j["id"]: top_findings(_reports(j["id"])) for j in jobs if j["verdicts"]}
+        return _html(render_index(jobs, list(config.fleets), service.store.counts(), findings))
+
+    def report_page(request: Request) -> Response:
+        digest = request.path_params["digest"]
+        if not is_digest(digest):
+            return _error(400, "expected a digest like sha256:<64 hex digits>")
+        repository = request.query_params.get("repository")
+        jobs = [j for j in service.store.jobs_for_digest(digest) if not repository or j["repository"] == repository]
+        if not jobs:
+            return _error(404, f"no image with digest {digest} has been received")
+        return _html(render_report(jobs, {j["id"]: _reports(j["id"]) for j in jobs}))
 
     def healthz(request: Request) -> Response:
         try:
@@ -257,6 +281,7 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         Route("/results/{digest}", guarded(results), methods=["GET"]),
         Route("/images/{repository:path}", guarded(images), methods=["GET"]),
         Route("/", guarded(index), methods=["GET"]),
+        Route("/report/{digest}", guarded(report_page), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import BadInputError
+from .artifacts import is_artifact_tag
 
 ENVELOPE_MEDIA_TYPE = "application/vnd.docker.distribution.events.v2+json"
 
@@ -114,6 +115,9 @@ def parse_distribution(doc: dict) -> Delivery:
             continue
         if target.get("mediaType") not in MANIFEST_MEDIA_TYPES or not target.get("digest"):
             ignored += 1  # blob (layer/config) pushes, or a manifest push without a digest
+            continue
+        if isinstance(target.get("tag"), str) and is_artifact_tag(target["tag"]):
+            ignored += 1  # a cosign signature/attestation/SBOM pushed beside an image
             continue
         event_id = event.get("id")
         if event_id is not None and not isinstance(event_id, str):

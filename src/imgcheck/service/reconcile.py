@@ -17,23 +17,18 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-import re
 import time
 from urllib.parse import urljoin
 
 from ..errors import ImgcheckError, UnavailableError
 from .config import RegistryConfig, ServiceConfig
+from .artifacts import is_artifact_tag
 from .events import PushEvent, is_digest, is_repository
 
 log = logging.getLogger("imgcheck.service")
 
 PAGE = 1000
 MAX_PAGES = 100  # 100k repositories or tags per list is far beyond any registry we expect
-ARTIFACT_TAG = re.compile(r"sha256-[0-9a-f]{64}\.(sig|att|sbom)")
-
-
-def is_artifact_tag(tag: str | None) -> bool:
-    return bool(tag and ARTIFACT_TAG.fullmatch(tag))
 
 
 def _client(reg: RegistryConfig, repository: str):

@@ -20,6 +20,7 @@ import uuid
 from typing import Callable
 
 from ..errors import BadInputError, ImgcheckError, UnavailableError
+from .artifacts import NotAnImage, artifact_reason
 from .config import FleetConfig, ServiceConfig
 from .store import FleetResult, Job, Store
 
@@ -67,6 +68,7 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
 
     matrix = api.load_check_matrix()  # validated before any bytes are pulled
     reference, options = registry_reference(config, job)
+    _refuse_artifacts(config, job)
     facts = api.inspect_image(reference, **options)
     results = []
     for fleet in config.fleets.values():
@@ -77,6 +79,20 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
                                    report_json=json.dumps(to_dict(redact_report(report)), separators=(",", ":")),
                                    duration_seconds=time.monotonic() - started))
     return results
+
+
+def _refuse_artifacts(config: ServiceConfig, job: Job) -> None:
+    """Raise NotAnImage for a signature, attestation, SBOM or chart (one small manifest GET)."""
+    from .reconcile import _client
+
+    client = _client(config.registries[job.registry], job.repository)
+    try:
+        data, _, _ = client.get_manifest(job.digest)
+    finally:
+        client.close()
+    reason = artifact_reason(data)
+    if reason:
+        raise NotAnImage(reason)
 
 
 def backoff_delay(config: ServiceConfig, attempts: int) -> float:
@@ -166,6 +182,11 @@ class WorkerPool:
         try:
             try:
                 results = self.check(self.config, job)
+            except NotAnImage as exc:
+                log.info("skipped %s: %s", where, exc, extra={"event": "check.skipped", "image": where,
+                                                              "error": str(exc)})
+                self.store.skip(job, self.owner, str(exc))
+                return
             except UnavailableError as exc:
                 self._unavailable(job, str(exc), where)
                 return
