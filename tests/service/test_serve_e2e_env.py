@@ -8,7 +8,6 @@ redact the rest; `--show-env` shows everything. With `read_token` set, reads wit
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import subprocess

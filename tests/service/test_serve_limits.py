@@ -33,7 +33,7 @@ def serve(tmp_path, log_level="warning", **server):
 def open_post(port: int, authorization: str | None, length: int, first_bytes: bytes = b"") -> socket.socket:
     """Send a POST's headers (and maybe the start of its body) and leave the rest unsent."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=20)
-    head = [f"POST /webhook HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
+    head = ["POST /webhook HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
             f"Content-Length: {length}"]
     if authorization:
         head.append(f"Authorization: {authorization}")
