@@ -25,7 +25,8 @@ from .events import MalformedPayload, is_digest, is_repository, parse_body
 from .metrics import CONTENT_TYPE, Metrics
 from .notify import Notifier
 from .pages import CSP, render_index
-from .store import Store
+from .storage import JobStore, open_store
+from .store import StoreUnavailableError
 from .worker import WorkerPool, check_job
 
 log = logging.getLogger("imgcheck.service")
@@ -42,7 +43,7 @@ class Service:
         self.config = config
         self.check = check
         self.start_workers = start_workers
-        self.store: Store | None = None
+        self.store: JobStore | None = None
         self.pool: WorkerPool | None = None
         self.metrics = Metrics(self._counts)
 
@@ -50,7 +51,7 @@ class Service:
         return self.store.counts() if self.store else {}
 
     def start(self) -> None:
-        self.store = Store(self.config.database)
+        self.store = open_store(self.config.database, self.config.database_url, self.config.workers + 4)
         self.store.acquire_instance_lock()
         orphans = self.store.requeue_orphans()
         if orphans:
@@ -117,7 +118,7 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             return _error(400, str(exc))
         try:
             outcome = await run_in_threadpool(service.store.enqueue, registry.name, delivery.pushes)
-        except sqlite3.Error as exc:  # the sender retries on 5xx; nothing was committed
+        except (sqlite3.Error, StoreUnavailableError) as exc:  # the sender retries on 5xx; nothing was committed
             log.error("enqueue failed: %s", exc)
             return _error(503, "the job store is unavailable; retry")
         m = service.metrics.events
@@ -170,9 +171,22 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
     def healthz(request: Request) -> Response:
         try:
             counts = service.store.counts()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, StoreUnavailableError) as exc:
             return _error(503, f"database: {exc}")
         return JSONResponse({"status": "ok", "jobs": counts})
+
+    def livez(request: Request) -> Response:
+        # liveness: the event loop answers. Not the database: restarting pods does not fix it.
+        return JSONResponse({"status": "ok"})
+
+    def readyz(request: Request) -> Response:
+        # readiness: take traffic only when an event can be stored and a layer can be cached
+        from .readiness import check_ready
+
+        problems = check_ready(service.store)
+        if problems:
+            return JSONResponse({"status": "unready", "problems": problems}, status_code=503)
+        return JSONResponse({"status": "ok"})
 
     def metrics(request: Request) -> Response:
         return Response(service.metrics.render(), media_type=CONTENT_TYPE)
@@ -192,6 +206,8 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         Route("/images/{repository:path}", images, methods=["GET"]),
         Route("/", index, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/livez", livez, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ], lifespan=lifespan)
     app.state.service = service

@@ -67,6 +67,8 @@ class ServiceConfig:
     public_url: str | None = None  # base URL used in notification links
     notify: NotifyConfig | None = None
     source: str = ""  # the config file path, for messages
+    # postgresql://... for several replicas on one shared database (storage.open_store); None: SQLite
+    database_url: str | None = None
 
     def default_registry(self) -> RegistryConfig | None:
         """POST /webhook without a name is allowed only when exactly one registry is configured."""
@@ -95,8 +97,16 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     p.only("server", "registries", "fleets", "notify")
     server = p.table("server")
     server.only("database", "workers", "max_body_bytes", "lease_seconds", "max_attempts", "backoff_seconds",
-                "backoff_max_seconds", "poll_seconds", "public_url")
-    database = server.path("database", required=True)
+                "backoff_max_seconds", "poll_seconds", "public_url", "database_url", "database_url_env",
+                "database_url_file")
+    # the URL may hold a password: inline, _env or _file (a mounted Secret); IMGCHECK_DATABASE_URL otherwise
+    database_url = server.secret("database_url") or env.get("IMGCHECK_DATABASE_URL") or None
+    if database_url and not database_url.startswith(("postgresql://", "postgres://", "sqlite:///")):
+        raise BadInputError(f"{path}: database_url must start with postgresql:// or sqlite:///")
+    database = server.path("database", required=not database_url)
+    if database is None:  # a shared database: local state (registry auth file) goes under $IMGCHECK_HOME
+        home = env.get("IMGCHECK_HOME") or os.path.join(os.path.expanduser("~"), ".imgcheck")
+        database = os.path.join(home, "serve", "imgcheck.db")
     registries = {}
     reg_tables = p.table("registries")
     for name in reg_tables.keys():
@@ -145,6 +155,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         public_url=server.str("public_url"),
         notify=notify,
         source=path,
+        database_url=database_url,
     )
 
 
