@@ -102,6 +102,8 @@ class PgStore:
         self.where = _redact(url)
         self.path = None  # no local file (the SQLite store's attribute)
         try:
+            # one direct attempt first: a clear one-line error, without the pool's retry warnings
+            psycopg.connect(url, connect_timeout=int(max(connect_timeout, 1))).close()
             self._pool = ConnectionPool(url, min_size=1, max_size=max(pool_size, 2), open=False,
                                         kwargs={"autocommit": True, "row_factory": dict_row,
                                                 "connect_timeout": int(max(connect_timeout, 1))},
@@ -121,10 +123,10 @@ class PgStore:
     # -- connections and transactions ------------------------------------------------------------
 
     @contextmanager
-    def _tx(self):
+    def _tx(self, timeout: float | None = None):
         """One transaction on a pooled connection; database failures become StoreUnavailableError."""
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            with self._pool.connection(timeout=timeout) as conn, conn.transaction():
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StoreUnavailableError(f"{self.where}: {_first_line(exc)}") from None
@@ -138,7 +140,7 @@ class PgStore:
 
     def ping(self) -> None:
         """Raise StoreUnavailableError unless the database answers (the readiness probe)."""
-        with self._tx() as c:
+        with self._tx(timeout=3.0) as c:  # answer within the probe's timeout
             c.execute("SELECT 1")
 
     # -- migrations -----------------------------------------------------------------------------
