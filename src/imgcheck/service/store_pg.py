@@ -94,6 +94,10 @@ def _redact(url: str) -> str:
 class PgStore:
     """Thread-safe: every call borrows a pooled connection; every write is one transaction."""
 
+    # how long an operation waits for a connection: a webhook sender times out after a few seconds
+    # (distribution's endpoint `timeout`), so a 503 it can retry beats an answer it never reads
+    WAIT_SECONDS = 4.0
+
     def __init__(self, url: str, pool_size: int = 8, connect_timeout: float = 10.0):
         if psycopg is None:
             raise BadInputError(f"a postgresql:// database_url needs the 'serve-pg' extra: "
@@ -107,7 +111,7 @@ class PgStore:
             self._pool = ConnectionPool(url, min_size=1, max_size=max(pool_size, 2), open=False,
                                         kwargs={"autocommit": True, "row_factory": dict_row,
                                                 "connect_timeout": int(max(connect_timeout, 1))},
-                                        check=ConnectionPool.check_connection, timeout=connect_timeout,
+                                        check=ConnectionPool.check_connection, timeout=self.WAIT_SECONDS,
                                         name="imgcheck")
             self._pool.open(wait=True, timeout=connect_timeout)
         except (psycopg.Error, PoolTimeout) as exc:
