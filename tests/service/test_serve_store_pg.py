@@ -207,3 +207,39 @@ def test_unreachable_server_is_one_clear_error():
         PgStore(url, connect_timeout=2)
     message = str(info.value)
     assert "cannot connect to PostgreSQL" in message and "secret-pw" not in message and "\n" not in message
+
+
+def test_a_database_failure_mid_job_neither_kills_the_worker_nor_loses_the_job(pg_url, tmp_path):
+    """complete() fails once (the database dropped the connection): the worker thread survives, and the
+    job, whose lease then lapses, is checked again and stored once."""
+    from servicekit import wait_for, write_config
+    from imgcheck.service.config import load_config
+    from imgcheck.service.worker import WorkerPool
+
+    config = load_config(write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=str(tmp_path / "q.db"),
+                                      workers=1, extra_server=f'database_url = "{pg_url}"\nlease_seconds = 1'))
+    store = PgStore(pg_url)
+    failures = []
+
+    class Flaky:  # a fake only for the error path: the real store with one failing commit
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+        def complete(self, job, owner, results, now=None):
+            if not failures:
+                failures.append(job.id)
+                raise StoreUnavailableError("connection lost")
+            return store.complete(job, owner, results, now)
+
+    pool = WorkerPool(config, Flaky(), check=lambda config, job: results())
+    store.enqueue("main", [PushEvent("a/b", D1), PushEvent("a/b", D2)])
+    pool.start()
+    try:
+        wait_for(lambda: store.counts()["done"] == 2, 30, "both jobs to be done")
+    finally:
+        pool.stop()
+        store.close()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 4  # two fleets x two jobs, once each
+        (attempts,) = conn.execute("SELECT attempts FROM jobs WHERE id = %s", (failures[0],)).fetchone()
+    assert attempts == 2
