@@ -124,3 +124,20 @@ def test_readyz_follows_the_database_and_the_disk_livez_does_not(tmp_path, imgch
         assert down.status_code == 503
     finally:
         service.stop()
+
+
+def test_pull_credentials_work_with_only_a_database_url(tmp_path, monkeypatch, pg_url):
+    """No `database` path: the private registry auth file goes under $IMGCHECK_HOME/serve/."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("IMGCHECK_HOME", str(home))
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", "")
+    p = tmp_path / "imgcheck.toml"
+    p.write_text(BASE.replace('secret = "s"', 'secret = "s"\nusername = "bot"\npassword = "pw"')
+                 .format(server=f'database_url = "{pg_url}"'))
+    service = ThreadedService(str(p), start_workers=False)
+    try:
+        auth = home / "serve" / "registry-auth.json"
+        assert os.environ["REGISTRY_AUTH_FILE"] == str(auth) and auth.stat().st_mode & 0o077 == 0
+        assert requests.get(service.base + "/readyz", timeout=10).status_code == 200
+    finally:
+        service.stop()

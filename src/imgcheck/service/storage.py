@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Protocol
 
-from ..errors import BadInputError
+from ..errors import BadInputError, UnavailableError
 from .events import PushEvent
 from .store import EnqueueOutcome, FleetResult, Job, Store
 
@@ -51,6 +52,14 @@ def open_store(database: str, url: str | None = None, pool_size: int = 8) -> Job
     if is_shared(url):
         from .store_pg import PgStore
 
+        _make_state_dir(os.path.dirname(os.path.abspath(database)))  # the registry auth file goes there
         return PgStore(url, pool_size=pool_size)
     scheme = url.split("://", 1)[0] if "://" in url else url[:20]
     raise BadInputError(f"database_url: unsupported scheme {scheme!r} (use postgresql:// or sqlite:///)")
+
+
+def _make_state_dir(directory: str) -> None:
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise UnavailableError(f"{directory}: cannot create the local state directory ({exc.strerror})") from None
