@@ -4,7 +4,8 @@ never re-read a layer someone already read.
 A second tier behind the local caches under $IMGCHECK_HOME: a local hit costs nothing; a local miss
 asks the database and copies a hit into the local cache; whatever is computed locally is also
 written to the database. Keys are the local caches' own keys (layer digest, facts key) within the
-extractors' namespace, so a newer imgcheck never reads an older one's entries. Entries are content
+local cache directory's name, which hashes the extractors' identity and the view version, so an
+imgcheck whose readers differ never reads another's entries. Entries are content
 addressed, so writers race harmlessly; only content verified against its digest is written, and it
 replaces a damaged row.
 
@@ -24,6 +25,7 @@ import os
 import threading
 import time
 
+from . import safejson
 from .facts_cache import FactsCache
 from .view.cache import LayerCache, _decode, _encode
 from .view.layer_index import LayerIndex
@@ -128,7 +130,7 @@ class SharedLayerCache(LayerCache):
 
     def __init__(self, root: str, namespace: str, shared: SharedStore):
         super().__init__(root, namespace)
-        self.namespace, self.shared = namespace, shared
+        self.namespace, self.shared = os.path.basename(self.dir), shared  # what the local cache is keyed by
         self.shared_hits = 0
 
     def get(self, digest: str) -> LayerIndex | None:
@@ -138,9 +140,9 @@ class SharedLayerCache(LayerCache):
         blob = self.shared.get("layer", self.namespace, digest)
         if blob is None:
             return None
-        try:
-            idx = _decode(json.loads(gzip.decompress(blob)))
-        except (OSError, ValueError, KeyError, TypeError, EOFError):
+        try:  # a row is as untrusted as a file on disk: the same bounded parse and typed decode
+            idx = _decode(safejson.loads(gzip.decompress(blob), "shared cache entry", ValueError))
+        except (OSError, ValueError, KeyError, TypeError, EOFError, RecursionError, MemoryError):
             return None  # a damaged row is a miss (the reader then verifies and re-writes locally)
         if idx.digest is None:
             return None
@@ -162,7 +164,7 @@ class SharedFactsCache(FactsCache):
 
     def __init__(self, root: str, namespace: str, shared: SharedStore):
         super().__init__(root, namespace)
-        self.namespace, self.shared = namespace, shared
+        self.namespace, self.shared = os.path.basename(self.dir), shared  # carries the view version
 
     def _fill(self, path: str) -> None:
         if os.path.exists(path):
@@ -170,9 +172,10 @@ class SharedFactsCache(FactsCache):
         blob = self.shared.get("facts", self.namespace, os.path.basename(path))
         if blob is not None:
             try:
-                FactsCache._write(self, path, json.loads(blob))  # local only; get() validates it
+                doc = safejson.loads(blob, "shared facts entry", ValueError)
             except ValueError:
-                pass
+                return
+            FactsCache._write(self, path, doc)  # local only; get() then validates it as any local entry
 
     def get(self, digest, platform, reference):
         if digest:
