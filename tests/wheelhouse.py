@@ -17,16 +17,21 @@ CACHE = os.environ.get("IMGCHECK_ROOTFS_CACHE", "/var/cache/imgcheck-rootfs")
 BUILD_REQUIREMENT = "setuptools>=77"  # [build-system] requires: pip's isolated build installs it from here
 
 
-def dependency_wheels() -> str:
-    """The cached directory of wheels (no imgcheck wheel in it); skips when no package index answers."""
+def dependency_wheels(extras: str = "") -> str:
+    """The cached directory of wheels (no imgcheck wheel in it); skips when no package index answers.
+
+    extras: e.g. "serve-pg", to include an extra's dependencies too (a separate cache directory).
+    """
     with open(os.path.join(REPO, "pyproject.toml"), "rb") as fh:
         key = hashlib.sha256(fh.read()).hexdigest()[:16]
-    deps = os.path.join(CACHE, f"wheelhouse-py{sys.version_info[0]}{sys.version_info[1]}-{key}")
+    suffix = f"-{extras}" if extras else ""
+    deps = os.path.join(CACHE, f"wheelhouse-py{sys.version_info[0]}{sys.version_info[1]}-{key}{suffix}")
     if os.path.isdir(deps):
         return deps
     os.makedirs(CACHE, exist_ok=True)
     tmp = deps + f".tmp{os.getpid()}"
-    for argv in ([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", tmp, REPO],
+    for argv in ([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", tmp,
+                  f"{REPO}[{extras}]" if extras else REPO],
                  [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp, BUILD_REQUIREMENT]):
         result = subprocess.run(argv, capture_output=True, text=True)
         if result.returncode != 0:

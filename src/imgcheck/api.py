@@ -39,15 +39,27 @@ def _cache_dir_and_namespace(kind: str) -> tuple[str, str]:
 
 def layer_cache() -> LayerCache:
     """The per-layer cache for the current extractors."""
+    import os
+
     from .view.cache import LayerCache
 
+    if os.environ.get("IMGCHECK_CACHE_URL"):  # layers other replicas / CI runners already read
+        from .shared_cache import SharedLayerCache, shared_store
+
+        return SharedLayerCache(*_cache_dir_and_namespace("layers"), shared_store())
     return LayerCache(*_cache_dir_and_namespace("layers"))
 
 
 def facts_cache():
     """The whole-image facts cache for the current extractors."""
+    import os
+
     from .facts_cache import FactsCache
 
+    if os.environ.get("IMGCHECK_CACHE_URL"):  # imported only then: a warm re-check stays light
+        from .shared_cache import SharedFactsCache, shared_store
+
+        return SharedFactsCache(*_cache_dir_and_namespace("facts"), shared_store())
     return FactsCache(*_cache_dir_and_namespace("facts"))
 
 

@@ -27,14 +27,14 @@ def run(args) -> int:
         raise UsageError(f"imgcheck serve needs the 'serve' extra: pip install 'imgcheck[serve]' ({exc.name} "
                          "is missing)") from None
     from ..service.config import load_config
-    from ..service.store import Store
+    from ..service.storage import open_store
 
     from ..service.health import preflight
 
     config = load_config(args.config)
     preflight(config)  # a mistyped node_facts path fails here, not at the first push
     # fail fast, with one line, if the database cannot be opened or is held by another process
-    probe = Store(config.database)
+    probe = open_store(config.database, config.database_url, pool_size=2)
     probe.acquire_instance_lock()
     probe.close()
     app = create_app(config)

@@ -30,7 +30,8 @@ from .events import MalformedPayload, is_digest, is_repository, parse_body
 from .metrics import CONTENT_TYPE, Metrics
 from .notify import Notifier
 from .pages import CSP, render_index, render_report, top_findings
-from .store import Store
+from .storage import JobStore, open_store
+from .store import StoreUnavailableError
 from .worker import WorkerPool, check_job
 
 log = logging.getLogger("imgcheck.service")
@@ -47,7 +48,7 @@ class Service:
         self.config = config
         self.check = check
         self.start_workers = start_workers
-        self.store: Store | None = None
+        self.store: JobStore | None = None
         self.pool: WorkerPool | None = None
         self.metrics = Metrics(self._counts)
 
@@ -55,7 +56,7 @@ class Service:
         return self.store.counts() if self.store else {}
 
     def start(self) -> None:
-        self.store = Store(self.config.database)
+        self.store = open_store(self.config.database, self.config.database_url, self.config.workers + 4)
         self.store.acquire_instance_lock()
         orphans = self.store.requeue_orphans()
         if orphans:
@@ -162,7 +163,7 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             return JSONResponse({"pong": True}, status_code=200)
         try:
             outcome = await run_in_threadpool(service.store.enqueue, registry.name, delivery.pushes)
-        except sqlite3.Error as exc:  # the sender retries on 5xx; nothing was committed
+        except (sqlite3.Error, StoreUnavailableError) as exc:  # the sender retries on 5xx; nothing was committed
             log.error("enqueue failed: %s", exc, extra={"event": "store.failed", "error": str(exc)})
             return _error(503, "the job store is unavailable; retry")
         m = service.metrics.events
@@ -254,11 +255,16 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
     def healthz(request: Request) -> Response:
         try:
             counts = service.store.counts()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, StoreUnavailableError) as exc:
             return _error(503, f"database: {exc}")
         return JSONResponse({"status": "ok", "jobs": counts})
 
+    def livez(request: Request) -> Response:
+        # liveness: the event loop answers. Not the database: restarting pods does not fix it.
+        return JSONResponse({"status": "ok"})
+
     def readyz(request: Request) -> Response:
+        # readiness: take traffic only when an event can be stored (database, disk, node facts)
         problems = readiness_problems(config, service.store)
         if problems:
             return JSONResponse({"status": "not ready", "problems": problems}, status_code=503)
@@ -283,6 +289,7 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         Route("/", guarded(index), methods=["GET"]),
         Route("/report/{digest}", guarded(report_page), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/livez", livez, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ], lifespan=lifespan)

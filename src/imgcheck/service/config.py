@@ -75,6 +75,8 @@ class ServiceConfig:
     retention_days: float | None = 90.0  # finished jobs and their results older than this are deleted
     log_format: str = "json"  # json (one object per line) | text
     read_token: str | None = None  # when set, GET /, /results and /images need it (Bearer or Basic password)
+    # postgresql://... for several replicas on one shared database (storage.open_store); None: SQLite
+    database_url: str | None = None
 
     def default_registry(self) -> RegistryConfig | None:
         """POST /webhook without a name is allowed only when exactly one registry is configured."""
@@ -105,8 +107,15 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     server.only("database", "workers", "max_body_bytes", "lease_seconds", "max_attempts", "backoff_seconds",
                 "backoff_max_seconds", "poll_seconds", "public_url", "body_timeout_seconds", "max_connections",
                 "shutdown_timeout_seconds", "read_token", "read_token_env", "read_token_file", "log_format",
-                "min_free_bytes", "retention_days")
-    database = server.path("database", required=True)
+                "min_free_bytes", "retention_days", "database_url", "database_url_env", "database_url_file")
+    # the URL may hold a password: inline, _env or _file (a mounted Secret); IMGCHECK_DATABASE_URL otherwise
+    database_url = server.secret("database_url") or env.get("IMGCHECK_DATABASE_URL") or None
+    if database_url and not database_url.startswith(("postgresql://", "postgres://", "sqlite:///")):
+        raise BadInputError(f"{path}: database_url must start with postgresql:// or sqlite:///")
+    database = server.path("database", required=not database_url)
+    if database is None:  # a shared database: local state (registry auth file) goes under $IMGCHECK_HOME
+        home = env.get("IMGCHECK_HOME") or os.path.join(os.path.expanduser("~"), ".imgcheck")
+        database = os.path.join(home, "serve", "imgcheck.db")
     registries = {}
     reg_tables = p.table("registries")
     for name in reg_tables.keys():
@@ -162,6 +171,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         log_format=_log_format(server),
         min_free_bytes=int(server.number("min_free_bytes", 64 * 1024 * 1024, minimum=0, integer=True)),
         retention_days=_retention(server),
+        database_url=database_url,
     )
 
 

@@ -39,26 +39,18 @@ def state_dir_problems(config: ServiceConfig) -> list[str]:
         problems.append(f"state directory {directory}: {free // 1024} KiB free, below min_free_bytes "
                         f"({config.min_free_bytes // 1024} KiB)")
     # a real write: permissions, a read-only mount and a full disk all show here (root ignores modes)
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".imgcheck-ready-", dir=directory)
-        try:
-            os.write(fd, b"\0" * 4096)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-            os.unlink(probe)
-    except OSError as exc:
-        problems.append(f"state directory {directory}: not writable ({exc.strerror})")
+    from .readiness import writable
+
+    why = writable(directory)
+    if why:
+        problems.append(f"state directory {why}")
     return problems
 
 
 def readiness_problems(config: ServiceConfig, store) -> list[str]:
-    problems = state_dir_problems(config) + fleet_path_problems(config)
-    try:
-        store.counts()
-    except Exception as exc:  # sqlite3.Error or a closed store
-        problems.append(f"database: {exc}")
-    return problems
+    from .readiness import check_ready  # the store answers (SQLite or PostgreSQL) and $IMGCHECK_HOME takes writes
+
+    return state_dir_problems(config) + fleet_path_problems(config) + check_ready(store)
 
 
 def preflight(config: ServiceConfig) -> None:

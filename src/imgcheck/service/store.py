@@ -12,10 +12,8 @@ file (flock, released by the kernel when the process dies). Holding it proves th
 job is an orphan of a dead process, so start-up puts them back in the queue at once; without that
 proof (several replicas on PostgreSQL) an orphan is taken over when its lease expires.
 
-PostgreSQL: the SQL is kept portable (standard types, ON CONFLICT DO NOTHING, no SQLite-only
-functions). A PostgreSQL store would use BIGINT GENERATED ALWAYS AS IDENTITY for jobs.id,
-DOUBLE PRECISION for the REAL columns, %s placeholders, and `SELECT ... FOR UPDATE SKIP LOCKED` in
-claim() instead of BEGIN IMMEDIATE; replicas then rely on leases instead of the lock file.
+PostgreSQL (several replicas): store_pg.PgStore implements the same methods; storage.open_store
+picks the backend from the configured database URL.
 """
 
 from __future__ import annotations
@@ -118,6 +116,10 @@ class StoreBusyError(UnavailableError):
     pass
 
 
+class StoreUnavailableError(UnavailableError):
+    """The database cannot be reached or used right now (the webhook answers 503, readiness fails)."""
+
+
 class Store:
     """Thread-safe: each thread gets its own connection; every write is one transaction."""
 
@@ -170,6 +172,13 @@ class Store:
 
     def _write(self, conn: sqlite3.Connection | None = None) -> "_Tx":
         return Store._Tx(conn or self._conn())
+
+    def ping(self) -> None:
+        """Raise StoreUnavailableError unless the database answers (the readiness probe)."""
+        try:
+            self._conn().execute("SELECT 1").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreUnavailableError(f"{self.path}: {exc}") from None
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

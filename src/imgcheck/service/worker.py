@@ -154,7 +154,10 @@ class WorkerPool:
                     if not self._stop.is_set():
                         self._wake.wait(self.config.poll_seconds)
                 continue
-            self.run(job)
+            try:
+                self.run(job)
+            except Exception:  # the database failed mid-job (complete/fail): the lease brings the job back
+                log.exception("storing the outcome of job %d failed", job.id)
 
     def _heartbeat(self) -> None:
         interval = max(self.config.lease_seconds / 3, 0.05)

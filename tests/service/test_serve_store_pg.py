@@ -1,0 +1,245 @@
+"""The PostgreSQL job queue against a real server: the SQLite store's contract, plus what replicas need
+(SKIP LOCKED claims from several stores at once, lease takeover, migrations run by every replica)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from imgcheck.service.events import PushEvent
+from imgcheck.service.store import FleetResult, StoreUnavailableError
+from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
+
+psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'imgcheck[serve-pg]')")
+from imgcheck.service.store_pg import SCHEMA_VERSION, PgStore  # noqa: E402
+
+D1 = "sha256:" + "1" * 64
+D2 = "sha256:" + "2" * 64
+
+
+@pytest.fixture
+def store(pg_url):
+    s = PgStore(pg_url, pool_size=4)
+    yield s
+    s.close()
+
+
+def results(n_fleets=2):
+    return [FleetResult(fleet=f"f{i}", verdict="ok", report_json="{}") for i in range(n_fleets)]
+
+
+def test_duplicates_by_digest_and_by_event_id(store):
+    assert store.enqueue("main", [PushEvent("a/b", D1, "v1", "e1")]).queued == 1
+    again = store.enqueue("main", [PushEvent("a/b", D1, "v1", "e1")])  # redelivery
+    retag = store.enqueue("main", [PushEvent("a/b", D1, "v2", "e2")])  # same digest, new tag
+    other_repo = store.enqueue("main", [PushEvent("c/d", D1, "v1", "e3")])
+    assert (again.queued, again.duplicates) == (0, 1)
+    assert (retag.queued, retag.duplicates) == (0, 1)
+    assert other_repo.queued == 1
+    assert store.counts() == {"queued": 2, "running": 0, "done": 0, "failed": 0}
+    assert store.jobs_for_digest(D1)[0]["tags"] == ["v1", "v2"]
+
+
+def test_claim_lease_complete_exactly_once(store):
+    store.enqueue("main", [PushEvent("a/b", D1), PushEvent("a/b", D2)])
+    j1 = store.claim("w1", lease_seconds=60, max_attempts=3)
+    j2 = store.claim("w2", lease_seconds=60, max_attempts=3)
+    assert {j1.digest, j2.digest} == {D1, D2} and j1.attempts == 1
+    assert store.claim("w3", 60, 3) is None
+    assert not store.complete(j1, "w2", results())  # not the lease holder
+    assert store.complete(j1, "w1", results())
+    assert not store.complete(j1, "w1", results())  # never done twice
+    assert [r["fleet"] for r in store.results_for_job(j1.id)] == ["f0", "f1"]
+    assert store.counts() == {"queued": 0, "running": 1, "done": 1, "failed": 0}
+
+
+def test_expired_lease_is_taken_over_and_the_old_holder_loses(store):
+    store.enqueue("main", [PushEvent("a/b", D1)], now=900.0)
+    old = store.claim("dead", lease_seconds=10, max_attempts=5, now=1000.0)
+    assert store.claim("live", 10, 5, now=1005.0) is None
+    new = store.claim("live", 10, 5, now=1011.0)
+    assert new.id == old.id and new.attempts == 2
+    assert not store.complete(old, "dead", results())
+    assert store.complete(new, "live", results())
+    assert len(store.results_for_job(new.id)) == 2
+
+
+def test_lease_expiry_uses_the_database_clock(store):
+    """Without `now`, expiry is judged by the server's clock: a 1 s lease is free again ~1 s later."""
+    import time
+
+    store.enqueue("main", [PushEvent("a/b", D1)])
+    held = store.claim("dead", lease_seconds=1, max_attempts=5)
+    assert store.claim("live", 1, 5) is None
+    deadline = time.monotonic() + 10
+    taken = None
+    while taken is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        taken = store.claim("live", 1, 5)
+    assert taken is not None and taken.id == held.id and taken.attempts == 2
+
+
+def test_renew_keeps_the_lease_and_max_attempts_fails_the_job(store):
+    store.enqueue("main", [PushEvent("a/b", D1)], now=900.0)
+    job = store.claim("w", lease_seconds=10, max_attempts=2, now=1000.0)
+    store.renew("w", [job.id], 10, now=1008.0)
+    assert store.claim("x", 10, 2, now=1015.0) is None
+    assert store.claim("x", 10, 2, now=1019.0) is not None  # second attempt
+    assert store.claim("y", 10, 2, now=1030.0) is None  # a third would exceed max_attempts
+    assert store.counts()["failed"] == 1
+    assert "gave up after 2 attempts" in store.jobs_for_digest(D1)[0]["last_error"]
+
+
+def test_retry_later_and_a_new_push_requeues_a_failed_job(store):
+    store.enqueue("main", [PushEvent("a/b", D1, event_id="e1")], now=900.0)
+    job = store.claim("w", 60, 5, now=1000.0)
+    assert store.retry_later(job, "w", "registry down", delay=30, now=1000.0)
+    assert store.claim("w", 60, 5, now=1029.0) is None
+    job = store.claim("w", 60, 5, now=1031.0)
+    assert job.attempts == 2 and store.fail(job, "w", "corrupt", now=1032.0)
+    assert store.enqueue("main", [PushEvent("a/b", D1, event_id="e1")]).queued == 0  # redelivery
+    assert store.enqueue("main", [PushEvent("a/b", D1, event_id="e2")]).queued == 1  # a new push
+    assert store.claim("w", 60, 5).attempts == 1
+
+
+def test_retention_forgets_old_deliveries_only(store):
+    store.enqueue("main", [PushEvent("a/b", D1, event_id="old")], now=1000.0)
+    store.enqueue("main", [PushEvent("a/b", D2, event_id="new")], now=1000.0 + 8 * 24 * 3600)
+    assert store.forget_old_deliveries(now=1000.0 + 8 * 24 * 3600) == 1
+    assert store.counts()["queued"] == 2  # the jobs stay; only the redelivery memory is pruned
+
+
+def test_migrations_are_recorded_once_and_rerun_safely(pg_url):
+    stores = []
+    barrier = threading.Barrier(4)
+    errors = []
+
+    def start():
+        barrier.wait()
+        try:
+            stores.append(PgStore(pg_url, pool_size=2))  # four replicas starting together
+        except Exception as exc:  # pragma: no cover - the assertion below shows it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    try:
+        assert stores[0].migrate() == 0
+        with psycopg.connect(pg_url) as conn:
+            assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_newer_schema_is_refused(pg_url):
+    PgStore(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_version (version) VALUES (99)")
+    with pytest.raises(StoreUnavailableError, match="newer"):
+        PgStore(pg_url)
+
+
+def test_concurrent_claims_from_several_replicas_take_each_job_once(pg_url):
+    """Three stores (as three replicas) with four threads each drain 60 jobs: no job is claimed twice."""
+    seed = PgStore(pg_url)
+    seed.enqueue("main", [PushEvent("a/b", "sha256:" + f"{i:064x}") for i in range(60)])
+    replicas = [PgStore(pg_url, pool_size=4) for _ in range(3)]
+    claimed, lock = [], threading.Lock()
+
+    def work(store, owner):
+        for _ in range(200):  # bounded: 60 jobs among 12 workers
+            job = store.claim(owner, 60, 5)
+            if job is None:
+                return
+            assert store.complete(job, owner, results(1))
+            with lock:
+                claimed.append(job.id)
+
+    threads = [threading.Thread(target=work, args=(r, f"r{i}w{k}")) for i, r in enumerate(replicas) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    try:
+        assert len(claimed) == 60 and len(set(claimed)) == 60
+        assert seed.counts()["done"] == 60
+        with psycopg.connect(pg_url) as conn:
+            assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT job_id) FROM results").fetchone() == (60, 60)
+    finally:
+        for s in (seed, *replicas):
+            s.close()
+
+
+def test_concurrent_deliveries_to_several_replicas_make_one_job(pg_url):
+    PgStore(pg_url).close()
+    outcomes, barrier = [], threading.Barrier(6)
+
+    def deliver(i):
+        s = PgStore(pg_url, pool_size=2)
+        barrier.wait()
+        outcomes.append(s.enqueue("main", [PushEvent("a/b", D1, f"t{i}", "same-event" if i < 3 else f"e{i}")]))
+        s.close()
+
+    threads = [threading.Thread(target=deliver, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    s = PgStore(pg_url)
+    try:
+        assert sum(o.queued for o in outcomes) == 1 and sum(o.duplicates for o in outcomes) == 5
+        assert s.counts()["queued"] == 1
+    finally:
+        s.close()
+
+
+def test_unreachable_server_is_one_clear_error():
+    from registryfixture import free_port
+
+    url = f"postgresql://nobody:secret-pw@127.0.0.1:{free_port()}/imgcheck"
+    with pytest.raises(StoreUnavailableError) as info:
+        PgStore(url, connect_timeout=2)
+    message = str(info.value)
+    assert "cannot connect to PostgreSQL" in message and "secret-pw" not in message and "\n" not in message
+
+
+def test_a_database_failure_mid_job_neither_kills_the_worker_nor_loses_the_job(pg_url, tmp_path):
+    """complete() fails once (the database dropped the connection): the worker thread survives, and the
+    job, whose lease then lapses, is checked again and stored once."""
+    from servicekit import wait_for, write_config
+    from imgcheck.service.config import load_config
+    from imgcheck.service.worker import WorkerPool
+
+    config = load_config(write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=str(tmp_path / "q.db"),
+                                      workers=1, extra_server=f'database_url = "{pg_url}"\nlease_seconds = 1'))
+    store = PgStore(pg_url)
+    failures = []
+
+    class Flaky:  # a fake only for the error path: the real store with one failing commit
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+        def complete(self, job, owner, results, now=None):
+            if not failures:
+                failures.append(job.id)
+                raise StoreUnavailableError("connection lost")
+            return store.complete(job, owner, results, now)
+
+    pool = WorkerPool(config, Flaky(), check=lambda config, job: results())
+    store.enqueue("main", [PushEvent("a/b", D1), PushEvent("a/b", D2)])
+    pool.start()
+    try:
+        wait_for(lambda: store.counts()["done"] == 2, 30, "both jobs to be done")
+    finally:
+        pool.stop()
+        store.close()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 4  # two fleets x two jobs, once each
+        (attempts,) = conn.execute("SELECT attempts FROM jobs WHERE id = %s", (failures[0],)).fetchone()
+    assert attempts == 2

@@ -1,0 +1,102 @@
+"""IMGCHECK_CACHE_URL: layer and image facts shared through a real PostgreSQL server between readers
+with separate $IMGCHECK_HOMEs (replicas, CI runners), pulling real images from a real registry."""
+
+from __future__ import annotations
+
+import pytest
+
+from imagebuild import build_oci, make_layer
+from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
+from registryfixture import RegistryServer, free_port
+from registrypush import Pusher
+from servicekit import need_registry
+
+psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'imgcheck[serve-pg]')")
+
+pytestmark = pytest.mark.registry
+
+BASE = make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n", "usr/lib/base.txt": b"base" * 100})
+
+
+def _inspect(monkeypatch, home, reference, cache_url):
+    from imgcheck import api
+    from imgcheck.view.reader import ReadStats
+
+    monkeypatch.setenv("IMGCHECK_HOME", str(home))
+    if cache_url:
+        monkeypatch.setenv("IMGCHECK_CACHE_URL", cache_url)
+    else:
+        monkeypatch.delenv("IMGCHECK_CACHE_URL", raising=False)
+    stats = ReadStats()
+    facts = api.inspect_image(reference, stats=stats)
+    return facts, stats
+
+
+@pytest.fixture
+def registry(tmp_path):
+    need_registry()
+    server = RegistryServer(str(tmp_path / "registry"))
+    yield server
+    server.stop()
+
+
+def test_a_second_reader_reads_no_layer_another_already_read(tmp_path, monkeypatch, registry, pg_url):
+    pusher = Pusher(registry.url)
+    one = build_oci([BASE, make_layer({"opt/one": b"1"})])
+    two = build_oci([BASE, make_layer({"opt/two": b"2"})])
+    d1 = pusher.push_image("team/one", "v1", one)
+    d2 = pusher.push_image("team/two", "v1", two)
+    ref1, ref2 = f"registry:{registry.host}/team/one@{d1}", f"registry:{registry.host}/team/two@{d2}"
+
+    first, stats = _inspect(monkeypatch, tmp_path / "runner-a", ref1, pg_url)
+    assert len(stats.layers_read) == 2 and not stats.facts_cached
+    # another runner, empty home: the whole image's facts come from the database, no layer is touched
+    again, stats = _inspect(monkeypatch, tmp_path / "runner-b", ref1, pg_url)
+    assert stats.facts_cached and stats.layers_read == [] and again == first
+    # a third runner, another image on the same base layer: only the new layer is read
+    _, stats = _inspect(monkeypatch, tmp_path / "runner-c", ref2, pg_url)
+    base_digest = [d for d in stats.layers_cached]
+    assert len(stats.layers_read) == 1 and len(base_digest) == 1 and base_digest[0] not in stats.layers_read
+    # without the shared cache an empty home reads everything again (the test above is not vacuous)
+    _, stats = _inspect(monkeypatch, tmp_path / "runner-d", ref2, None)
+    assert len(stats.layers_read) == 2
+    with psycopg.connect(pg_url) as conn:
+        kinds = dict(conn.execute("SELECT kind, COUNT(*) FROM imgcheck_cache GROUP BY kind").fetchall())
+    assert kinds["layer"] == 3  # base, one, two: each stored once however many runners read it
+
+
+def test_a_wrong_or_damaged_shared_entry_is_a_miss_not_a_fact(tmp_path, monkeypatch, registry, pg_url):
+    pusher = Pusher(registry.url)
+    image = build_oci([BASE, make_layer({"opt/x": b"x"})])
+    digest = pusher.push_image("team/x", "v1", image)
+    ref = f"registry:{registry.host}/team/x@{digest}"
+    good, _ = _inspect(monkeypatch, tmp_path / "a", ref, pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM imgcheck_cache WHERE kind = 'facts'")  # force the layer path
+        rows = conn.execute("SELECT key FROM imgcheck_cache WHERE kind = 'layer' ORDER BY key").fetchall()
+        # swap the two layers' entries: each now claims to be the other layer
+        (k1,), (k2,) = rows
+        conn.execute("UPDATE imgcheck_cache SET key = 'tmp' WHERE key = %s", (k1,))
+        conn.execute("UPDATE imgcheck_cache SET key = %s WHERE key = %s", (k1, k2))
+        conn.execute("UPDATE imgcheck_cache SET key = %s WHERE key = 'tmp'", (k2,))
+    facts, stats = _inspect(monkeypatch, tmp_path / "b", ref, pg_url)
+    assert len(stats.layers_read) == 2 and stats.layers_cached == []  # digest binding rejected both
+    assert facts.os == good.os
+    # the verified re-read healed the rows: the next empty home reads nothing
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM imgcheck_cache WHERE kind = 'facts'")
+    _, stats = _inspect(monkeypatch, tmp_path / "b2", ref, pg_url)
+    assert stats.layers_read == [] and len(stats.layers_cached) == 2
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE imgcheck_cache SET value = 'garbage'::bytea")
+    _, stats = _inspect(monkeypatch, tmp_path / "c", ref, pg_url)
+    assert len(stats.layers_read) == 2
+
+
+def test_an_unreachable_shared_cache_only_makes_reads_local(tmp_path, monkeypatch, registry, caplog):
+    pusher = Pusher(registry.url)
+    digest = pusher.push_image("team/y", "v1", build_oci([BASE]))
+    url = f"postgresql://nobody:pw@127.0.0.1:{free_port()}/none"
+    facts, stats = _inspect(monkeypatch, tmp_path / "a", f"registry:{registry.host}/team/y@{digest}", url)
+    assert facts.os.id == "debian" and len(stats.layers_read) == 1
+    assert sum("shared cache unavailable" in r.getMessage() for r in caplog.records) == 1
