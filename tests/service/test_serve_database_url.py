@@ -34,6 +34,7 @@ node_facts = ["nodes/"]
 def cfg(tmp_path, server: str) -> str:
     p = tmp_path / "imgcheck.toml"
     p.write_text(BASE.format(server=server))
+    (tmp_path / "nodes").mkdir(exist_ok=True)  # the fleet's node facts exist: start-up checks them first
     return str(p)
 
 
@@ -98,7 +99,7 @@ def test_readyz_follows_the_database_and_the_disk_livez_does_not(tmp_path, imgch
                           extra_server=f'database_url = "{pg_url}"')
     service = ThreadedService(config, start_workers=False)
     try:
-        assert requests.get(service.base + "/readyz", timeout=10).json() == {"status": "ok"}
+        assert requests.get(service.base + "/readyz", timeout=10).json() == {"status": "ready"}
         # the layer cache's disk stops taking writes (a file where the directory should be)
         blocker = tmp_path / "not-a-dir"
         blocker.write_text("")
@@ -132,6 +133,7 @@ def test_pull_credentials_work_with_only_a_database_url(tmp_path, monkeypatch, p
     p = tmp_path / "imgcheck.toml"
     p.write_text(BASE.replace('secret = "s"', 'secret = "s"\nusername = "bot"\npassword = "pw"')
                  .format(server=f'database_url = "{pg_url}"'))
+    (tmp_path / "nodes").mkdir()
     service = ThreadedService(str(p), start_workers=False)
     try:
         auth = home / "serve" / "registry-auth.json"

@@ -107,7 +107,7 @@ def test_replicas_share_the_queue_and_survive_sigkill(tmp_path, imgcheck_home, p
         d = _replica(tmp_path, "d", registry.host, pg_url, env)
         replicas.append(d)
         _same_answers(c, d, digests)
-        assert requests.get(d.base + "/readyz", timeout=10).json() == {"status": "ok"}
+        assert requests.get(d.base + "/readyz", timeout=10).json() == {"status": "ready"}
         for r in (c, d):
             assert r.terminate() in (0, -15)
             assert "Traceback" not in r.output()

@@ -131,7 +131,9 @@ def test_migrations_are_recorded_once_and_rerun_safely(pg_url):
     try:
         assert stores[0].migrate() == 0
         with psycopg.connect(pg_url) as conn:
-            assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+            # each migration recorded once, however many replicas ran them together
+            assert conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [
+                (v,) for v in range(1, SCHEMA_VERSION + 1)]
     finally:
         for s in stores:
             s.close()

@@ -80,6 +80,19 @@ CREATE TABLE results (
 );
 CREATE INDEX results_digest ON results (digest);
 """),
+    # notifications of stored results, committed with them and drained by the service (as store.py's outbox)
+    (2, """
+CREATE TABLE outbox (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job_id BIGINT NOT NULL REFERENCES jobs (id),
+    fleet TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at DOUBLE PRECISION NOT NULL,
+    last_error TEXT,
+    UNIQUE (job_id, fleet)
+);
+CREATE INDEX outbox_due ON outbox (next_attempt_at);
+"""),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -273,6 +286,9 @@ class PgStore:
                     "VALUES (%s, %s, %s, %s, %s, %s, %s)",
                     [(job.id, r.fleet, job.digest, r.verdict, r.report_json, r.duration_seconds, now)
                      for r in results])
+                # the outbox row commits with the result: a crash before the POST cannot lose it
+                cur.executemany("INSERT INTO outbox (job_id, fleet, next_attempt_at) VALUES (%s, %s, %s) "
+                                "ON CONFLICT (job_id, fleet) DO NOTHING", [(job.id, r.fleet, now) for r in results])
         return True
 
     def retry_later(self, job: Job, owner: str, error: str, delay: float, now: float | None = None) -> bool:
@@ -290,6 +306,47 @@ class PgStore:
                              "last_error = %s, finished_at = %s, updated_at = %s "
                              "WHERE id = %s AND state = 'running' AND lease_owner = %s",
                              (error, now, now, job.id, owner)).rowcount == 1
+
+    def skip(self, job: Job, owner: str, reason: str, now: float | None = None) -> bool:
+        """Finish a job that is not an image: done, no results, `skipped: <reason>` in last_error."""
+        with self._tx() as c:
+            now = self._now(c, now)
+            return c.execute("UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+                             "last_error = %s, finished_at = %s, updated_at = %s "
+                             "WHERE id = %s AND state = 'running' AND lease_owner = %s",
+                             ("skipped: " + reason, now, now, job.id, owner)).rowcount == 1
+
+    # -- outbox: every replica drains it; a row is taken by one at a time (SKIP LOCKED), delivery is at least once
+
+    def outbox_due(self, limit: int = 20, now: float | None = None) -> list[dict]:
+        with self._tx() as c:
+            now = self._now(c, now)
+            rows = c.execute(
+                "SELECT o.id, o.attempts, o.fleet, j.id AS job_id, j.registry, j.repository, j.digest, r.verdict, "
+                "r.report FROM outbox o JOIN jobs j ON j.id = o.job_id "
+                "JOIN results r ON r.job_id = o.job_id AND r.fleet = o.fleet "
+                "WHERE o.next_attempt_at <= %s ORDER BY o.next_attempt_at, o.id LIMIT %s "
+                "FOR UPDATE OF o SKIP LOCKED", (now, limit)).fetchall()
+            return [dict(r) for r in rows]
+
+    def outbox_done(self, outbox_id: int) -> None:
+        with self._tx() as c:
+            c.execute("DELETE FROM outbox WHERE id = %s", (outbox_id,))
+
+    def outbox_retry(self, outbox_id: int, error: str, delay: float, now: float | None = None) -> None:
+        with self._tx() as c:
+            now = self._now(c, now)
+            c.execute("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = %s, last_error = %s WHERE id = %s",
+                      (now + delay, error, outbox_id))
+
+    def delete_finished_before(self, cutoff: float) -> int:
+        """Retention: forget jobs done or failed before `cutoff`, with their results, tags and ids."""
+        with self._tx() as c:
+            old = "SELECT id FROM jobs WHERE state IN ('done', 'failed') AND finished_at < %s"
+            for table in ("outbox", "results", "job_tags", "deliveries"):
+                c.execute(f"DELETE FROM {table} WHERE job_id IN ({old})", (cutoff,))
+            return c.execute("DELETE FROM jobs WHERE state IN ('done', 'failed') AND finished_at < %s",
+                             (cutoff,)).rowcount
 
     def forget_old_deliveries(self, now: float | None = None) -> int:
         with self._tx() as c:
