@@ -9,15 +9,15 @@ from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
 from .. import knowledge
-from . import (cuda, dmabuf, env_devices, env_traps, gdr, limits, nccl_copies, nccl_releases, ofed, platform,
-               rdma_userspace, registration)
+from . import (cuda, dmabuf, env_devices, env_traps, gdr, job_launch, limits, nccl_copies, nccl_releases, ofed,
+               platform, rdma_userspace, registration)
 from .context import Ctx
 
 # The registry. A rule family is a module with RULES (its rule ids), check(ctx) and, optionally, NEEDS
 # (matrix rows it looks up by key, {table: {key, ...}}). Registering a module here is all it takes:
 # RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
 FAMILIES = (platform, rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps, env_devices, nccl_copies, nccl_releases,
-            registration)
+            registration, job_launch)
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (e.g. over a whole fleet).
 REGISTERED = FAMILIES
 
@@ -48,9 +48,9 @@ class Evaluation:
     unknowns: tuple[Unknown, ...]
 
 
-def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix) -> Evaluation:
-    """Findings and unknowns for one node. Pure: same facts and matrix, same result."""
-    ctx = Ctx(image, node, matrix)
+def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix, job=None) -> Evaluation:
+    """Findings and unknowns for one node (and one launch-spec container, job). Pure: same facts and matrix, same result."""
+    ctx = Ctx(image, node, matrix, job)
     findings: list[Finding] = []
     unknowns: list[Unknown] = []
     for family in FAMILIES:
