@@ -52,15 +52,18 @@ def _merge(items, key_of, with_nodes):
     return [with_nodes(item, tuple(names)) for item, names in merged.values()]
 
 
-def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix) -> FleetResult:
+def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
+                   jobs=()) -> FleetResult:
+    """jobs: the launch spec's containers running this image (imgcheck.job.JobFacts); each is checked on each node."""
     found: list[tuple[Finding, list[str]]] = []
     unknown: list[tuple[Unknown, list[str]]] = []
     groups = group_nodes(nodes)
     for group in groups:
-        result = evaluate(image, group[0], matrix)
-        names = [n.name for n in group]
-        found += [(f, names) for f in result.findings]
-        unknown += [(u, names) for u in result.unknowns]
+        for job in tuple(jobs) or (None,):
+            result = evaluate(image, group[0], matrix, job)
+            names = [n.name for n in group]
+            found += [(f, names) for f in result.findings]
+            unknown += [(u, names) for u in result.unknowns]
     # The same finding on several groups (e.g. an Env trap) is one finding naming all its nodes.
     findings = _merge(found, lambda f: dataclasses.replace(f, nodes=()),
                       lambda f, names: dataclasses.replace(f, nodes=names))
@@ -116,9 +119,9 @@ def check_names(nodes: list[NodeFacts]) -> list[NodeFacts]:
 
 
 def build_report(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
-                 suppressions: tuple[Suppression, ...] = (), generated_at: str | None = None) -> Report:
+                 suppressions: tuple[Suppression, ...] = (), generated_at: str | None = None, jobs=()) -> Report:
     nodes = check_names(list(nodes))
-    result = evaluate_fleet(image, nodes, matrix)
+    result = evaluate_fleet(image, nodes, matrix, jobs)
     findings, unknowns = apply_suppressions(result.findings, result.unknowns, tuple(suppressions))
     return Report(
         image=image,

@@ -144,7 +144,7 @@ def _facts(opts, image, line, path) -> JobFacts:
     caps = tuple(c.upper().removeprefix("CAP_") for v in values("--cap-add") for c in v.split(","))
     return JobFacts(
         path=path, kind="docker run", runtime=RUNTIME_DOCKER, line=line,
-        container=(values("--name") or [None])[-1],
+        container=next((n for n in values("--name")[-1:] if "$" not in n), None),
         image=None if image is None or "$" in image else image,  # a shell variable: not known from the file
         privileged="--privileged" in flags, cap_add=caps, host_network=network == "host",
         host_ipc=ipc == "host", devices=tuple(devices), resources=(), gpus=gpus,

@@ -94,7 +94,8 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
         s = _SRUN.search(line)
         if s and "--container-image" in line and not line.lstrip().startswith("#"):
             try:
-                words = shlex.split(line[s.end():], comments=True)
+                # no comment stripping: enroot image URIs write the registry as REGISTRY#IMAGE
+                words = shlex.split(line[s.end():])
             except ValueError as exc:
                 raise BadInputError(f"{path}: line {start}: cannot split the srun command: {exc}") from None
             steps.append(_step({**batch, **_options(words)}, tuple(exported), start, path))
