@@ -23,6 +23,8 @@ _GPU_RESOURCES = ("nvidia.com/gpu",)
 # Settings the engine reads from the environment: an override of one changes what it predicts.
 _ENGINE_PREFIXES = ("NCCL_", "UCX_", "LD_LIBRARY_PATH", "NVSHMEM_")
 _DEFAULT_SHM = {RUNTIME_DOCKER: "docker_default_shm_mib", RUNTIME_KUBERNETES: "containerd_default_shm_mib"}
+_DEFAULT_SHM_WORDS = {RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-size / shm_size",
+                      RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm"}
 
 
 def check(ctx: Ctx):
@@ -150,7 +152,7 @@ def _shm(ctx: Ctx):
             yield unknown(rule, f"{job.where}: the size of /dev/shm in the container is not known from the spec")
             return
         size = float(ctx.matrix.threshold(_DEFAULT_SHM[job.runtime]))
-        size_words = f"{job.runtime} default (the spec does not size /dev/shm)"
+        size_words = _DEFAULT_SHM_WORDS[job.runtime]
     if ranks is None:
         yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB; {ranks_words}")
         return
