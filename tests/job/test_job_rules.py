@@ -10,7 +10,7 @@ import pytest
 
 from engine_facts import committed_facts, matrix, node, with_nccl
 from imgcheck.engine import evaluate
-from imgcheck.job import load_job_spec, parse_job_spec
+from imgcheck.job import EnvVar, load_job_spec, parse_job_spec
 from imgcheck.model.node import Limits
 
 SPECS = os.path.join(os.path.dirname(__file__), "specs")
@@ -179,3 +179,11 @@ def test_no_spec_no_job_findings():
     result = run(None)
     assert not [f for f in result.findings if f.id.startswith("JOB-")]
     assert not [u for u in result.unknowns if u.rule.startswith("JOB-")]
+
+
+def test_nccl_net_ib_with_no_device_is_an_error_not_a_fallback():
+    worker = spec("lws-vllm-gpu.yaml")[1]
+    forced = dataclasses.replace(worker, env=worker.env + (EnvVar("NCCL_NET", "IB", 60),))
+    (f,) = found(run(forced), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert f.severity == "error" and "network IB not found" in f.predicted_error
+    assert any(e.fact == "job.env.NCCL_NET" for e in f.evidence)
