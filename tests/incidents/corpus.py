@@ -27,7 +27,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@efa-libfabric-cuda-sync-memops": None,
     "@cuda-forward-compat-consumer-gpu": None,
     "@pcie-acs-redirects-p2p": None,
-    "@ucx-tls-no-internode": None,
+    "@ucx-tls-no-internode": "UCX-TLS-NO-INTERNODE",
     "@nccl-release-known-issue": "NCCL-RELEASE-KNOWN-ISSUE",
     "@job-shm-too-small": "JOB-SHM-TOO-SMALL",
     "@nccl-lacks-gpu-arch": None,

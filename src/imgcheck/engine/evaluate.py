@@ -10,14 +10,14 @@ from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
 from .. import knowledge
 from . import (cuda, dmabuf, env_devices, env_traps, gdr, job_launch, limits, nccl_copies, nccl_releases, ofed,
-               platform, rdma_userspace, registration)
+               platform, rdma_userspace, registration, ucx_paths)
 from .context import Ctx
 
 # The registry. A rule family is a module with RULES (its rule ids), check(ctx) and, optionally, NEEDS
 # (matrix rows it looks up by key, {table: {key, ...}}). Registering a module here is all it takes:
 # RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
 FAMILIES = (platform, rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps, env_devices, nccl_copies, nccl_releases,
-            registration, job_launch)
+            registration, job_launch, ucx_paths)
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (e.g. over a whole fleet).
 REGISTERED = FAMILIES
 
