@@ -107,3 +107,29 @@ def test_specs_that_cannot_be_read_are_bad_input(text, words):
     with pytest.raises(BadInputError) as err:
         parse_job_spec(text, "spec")
     assert words in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("text", [
+    "kind: Pod\nspec: {containers: [{name: 1, image: 7, env: 5, resources: {limits: 3}, volumeMounts: [1]}], volumes: 3}\n",
+    "kind: PyTorchJob\nspec: {pytorchReplicaSpecs: [1, 2]}\n",
+    "kind: JobSet\nspec: {replicatedJobs: {a: 1}}\n",
+    "services: {a: {image: x, ulimits: [1], environment: 5, devices: 3, deploy: {resources: 1}}}\n",
+    "kind: Pod\nspec:\n  containers:\n" + "  - {name: c, image: i}\n" * 1001,
+])
+def test_odd_types_are_read_or_refused_in_one_line(text):
+    try:
+        jobs = parse_job_spec(text, "odd.yaml")
+    except BadInputError as err:
+        assert "\n" not in str(err) and "odd.yaml" in str(err)
+    else:
+        assert all(j.path == "odd.yaml" for j in jobs)
+
+
+def test_mistyped_container_fields_become_strings_or_unknown():
+    (job,) = parse_job_spec("kind: Pod\nspec: {containers: [{name: 1, image: 7, env: 5}]}\n", "odd.yaml")
+    assert (job.container, job.image, job.env) == ("1", "7", ())
+
+
+def test_too_many_containers_is_refused():
+    with pytest.raises(BadInputError, match="more than 1000"):
+        parse_job_spec("kind: Pod\nspec:\n  containers:\n" + "  - {name: c, image: i}\n" * 1001, "big.yaml")

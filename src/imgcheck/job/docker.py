@@ -148,7 +148,8 @@ def _facts(opts, image, line, path) -> JobFacts:
         image=None if image is None or "$" in image else image,  # a shell variable: not known from the file
         privileged="--privileged" in flags, cap_add=caps, host_network=network == "host",
         host_ipc=ipc == "host", devices=tuple(devices), resources=(), gpus=gpus,
-        shm_size_mib=shm, shm_setting=shm_setting or (f"--ipc {ipc}" if ipc else None),
+        # --ipc host/container:/none: /dev/shm is not Docker's sized default; private/shareable keep --shm-size's
+        shm_size_mib=shm, shm_setting=shm_setting or (f"--ipc {ipc}" if ipc not in (None, "private", "shareable") else None),
         memlock_kib=memlock, env=tuple(env),
         env_incomplete=bool(values("--env-file")) or any(n.startswith("$") for n, _ in opts),
         open_flags=tuple(w for w, _ in opts if w.startswith("$")),
@@ -205,6 +206,7 @@ def _service(name, svc, path) -> JobFacts:
         path=path, kind="compose", runtime=RUNTIME_DOCKER, workload=name, container=svc.get("container_name"),
         line=line_of(svc), image=svc.get("image"), privileged=bool(svc.get("privileged", False)), cap_add=caps,
         host_network=svc.get("network_mode") == "host", host_ipc=ipc == "host", devices=tuple(devices),
-        resources=(), gpus=gpus, shm_size_mib=shm, shm_setting=shm_setting or (f"ipc: {ipc}" if ipc else None),
+        resources=(), gpus=gpus, shm_size_mib=shm,
+        shm_setting=shm_setting or (f"ipc: {ipc}" if ipc not in (None, "private", "shareable") else None),
         memlock_kib=memlock, env=tuple(env), env_incomplete=bool(svc.get("env_file")),
     )

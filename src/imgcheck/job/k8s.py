@@ -38,20 +38,28 @@ def pod_templates(doc: dict):
         yield name, None, _get(spec, "jobTemplate", "spec", "template", "spec"), None
     elif kind == "PyTorchJob":
         nproc = _int(spec.get("nprocPerNode") or _get(spec, "elasticPolicy", "nProcPerNode"))
-        for role, replica in (spec.get("pytorchReplicaSpecs") or {}).items():
+        for role, replica in _map(spec.get("pytorchReplicaSpecs")).items():
             yield name, role, _get(replica, "template", "spec"), nproc
     elif kind == "MPIJob":
         slots = _int(spec.get("slotsPerWorker"))
-        for role, replica in (spec.get("mpiReplicaSpecs") or {}).items():
+        for role, replica in _map(spec.get("mpiReplicaSpecs")).items():
             yield name, role, _get(replica, "template", "spec"), slots if role == "Worker" else None
     elif kind == "LeaderWorkerSet":
-        lwt = spec.get("leaderWorkerTemplate") or {}
+        lwt = _map(spec.get("leaderWorkerTemplate"))
         for role, key in (("leader", "leaderTemplate"), ("worker", "workerTemplate")):
             if isinstance(lwt.get(key), dict):
                 yield name, role, _get(lwt, key, "spec"), None
     elif kind == "JobSet":
-        for rj in spec.get("replicatedJobs") or ():
+        for rj in _list(spec.get("replicatedJobs")):
             yield name, _get(rj, "name"), _get(rj, "template", "spec", "template", "spec"), None
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []  # a hand-edited spec may put anything anywhere
+
+
+def _map(value) -> dict:
+    return value if isinstance(value, dict) else {}
 
 
 def _int(value) -> int | None:
@@ -66,14 +74,14 @@ def containers(doc: dict, path: str) -> list[JobFacts]:
     for workload, role, pod, ranks in pod_templates(doc):
         if not isinstance(pod, dict):
             continue
-        for container in pod.get("containers") or ():
+        for container in _list(pod.get("containers")):
             if isinstance(container, dict):
                 out.append(_container(doc.get("kind"), workload, role, pod, container, ranks, path))
     return out
 
 
 def _volume(pod: dict, name: str):
-    for vol in pod.get("volumes") or ():
+    for vol in _list(pod.get("volumes")):
         if isinstance(vol, dict) and vol.get("name") == name:
             return vol
     return None
@@ -84,16 +92,16 @@ def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
     caps = _get(sc, "capabilities", "add")
     resources = {}
     for section in ("requests", "limits"):  # limits win: extended resources must be equal when both are given
-        for key, value in (_get(c, "resources", section) or {}).items():
+        for key, value in _map(_get(c, "resources", section)).items():
             resources[str(key)] = str(value)
     gpus = next((_int(resources[g]) for g in GPU_RESOURCES if g in resources), None)
     extended = tuple(sorted((k, v) for k, v in resources.items()
                             if k not in PLAIN_RESOURCES and not k.startswith("hugepages-")))
     shm, shm_setting, devices = None, None, []
-    for mount in c.get("volumeMounts") or ():
+    for mount in _list(c.get("volumeMounts")):
         if not isinstance(mount, dict):
             continue
-        vol = _volume(pod, mount.get("name")) or {}
+        vol = _map(_volume(pod, mount.get("name")))
         target = str(mount.get("mountPath", "")).rstrip("/")
         if target == "/dev/shm":
             shm, shm_setting = _shm_of(vol), f"volume {mount.get('name')} mounted on /dev/shm"
@@ -101,10 +109,11 @@ def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
         if isinstance(host, str) and host.rstrip("/").startswith("/dev/"):
             devices.append(host.rstrip("/"))
     env = tuple(EnvVar(str(e.get("name")), None if "valueFrom" in e else _str(e.get("value")), line_of(e))
-                for e in c.get("env") or () if isinstance(e, dict) and e.get("name"))
+                for e in _list(c.get("env")) if isinstance(e, dict) and e.get("name"))
     return JobFacts(
         path=path, kind=str(kind), runtime=RUNTIME_KUBERNETES, workload=workload, role=role,
-        container=c.get("name"), line=line_of(c), image=c.get("image"),
+        container=None if c.get("name") is None else str(c.get("name")), line=line_of(c),
+        image=None if c.get("image") is None else str(c.get("image")),
         privileged=bool(sc.get("privileged", False)),
         cap_add=tuple(str(x).upper().removeprefix("CAP_") for x in caps) if isinstance(caps, list) else (),
         host_network=bool(pod.get("hostNetwork", False)), host_ipc=bool(pod.get("hostIPC", False)),

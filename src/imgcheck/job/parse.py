@@ -10,6 +10,7 @@ from .model import JobFacts
 from .yamlload import load_documents
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024  # a launch spec is text a person wrote; anything larger is not one
+MAX_CONTAINERS = 1000  # each is checked on each node group; YAML aliases could otherwise multiply them cheaply
 
 
 def load_job_spec(path: str) -> list[JobFacts]:
@@ -37,23 +38,33 @@ def parse_job_spec(text: str, path: str) -> list[JobFacts]:
         return docker.parse_docker_run_text(text, path)
     docs = load_documents(text, path)
     found: list[JobFacts] = []
-    for doc in docs:
+    for number, doc in enumerate(docs, 1):
         if not isinstance(doc, dict):
             continue
-        if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
-            for item in doc["items"]:
-                if isinstance(item, dict):
-                    found += k8s.containers(item, path)
-        elif "services" in doc and "kind" not in doc:
-            found += docker.compose_services(doc, path)
-        elif "kind" in doc:
-            found += k8s.containers(doc, path)
+        try:
+            found += _containers(doc, path)
+        except (TypeError, AttributeError, ValueError):
+            # a field of the wrong type (a number where a list belongs, ...): the spec, not imgcheck, is wrong
+            raise BadInputError(f"{path}: document {number} ({doc.get('kind') or 'compose'}): a field has a type "
+                                "its schema does not allow") from None
+    if len(found) > MAX_CONTAINERS:
+        raise BadInputError(f"{path}: {len(found)} containers: more than {MAX_CONTAINERS}, not a job spec to check")
     if not found:
         kinds = sorted({str(d.get("kind")) for d in docs if isinstance(d, dict) and d.get("kind")})
         what = f" (kinds: {', '.join(kinds)})" if kinds else ""
         raise BadInputError(f"{path}: no container found{what}: expected a Kubernetes workload, PyTorchJob, MPIJob, "
                             "LeaderWorkerSet, JobSet, a compose file, a Slurm script or a docker run command")
     return found
+
+
+def _containers(doc: dict, path: str) -> list[JobFacts]:
+    if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+        return [c for item in doc["items"] if isinstance(item, dict) for c in k8s.containers(item, path)]
+    if "services" in doc and "kind" not in doc:
+        return docker.compose_services(doc, path)
+    if "kind" in doc:
+        return k8s.containers(doc, path)
+    return []
 
 
 def for_image(jobs: list[JobFacts], image: str | None) -> list[JobFacts]:
