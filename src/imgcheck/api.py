@@ -161,7 +161,10 @@ def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recom
     nodes = _require_nodes(nodes)
     matrix = matrix if matrix is not None else load_check_matrix()
     report = build_report(facts, nodes, matrix, suppressions=tuple(suppressions), jobs=tuple(jobs))
-    if recommend and report.verdict == "fail":  # engine-verified catalog images and the node-side path
+    # engine-verified catalog images and the node-side path; not when only the launch (JOB-*) fails: no other
+    # image fixes a launch spec's /dev/shm or devices
+    image_errors = any(f.severity == "error" and not f.id.startswith("JOB-") for f in report.findings)
+    if recommend and report.verdict == "fail" and image_errors:
         from .recommend import recommendations_for_report
 
         report = dataclasses.replace(report, recommendations=recommendations_for_report(report, matrix))

@@ -71,3 +71,11 @@ def test_missing_spec_is_exit_3(capsys, tmp_path, image_ref):
     code = main(["check", image_ref, "--job", str(tmp_path / "absent.yaml"), "--node-facts", NODE])
     err = capsys.readouterr().err
     assert code == 3 and len(err.strip().splitlines()) == 1
+
+
+def test_a_launch_only_failure_recommends_no_other_image(capsys, image_ref):
+    code, doc = _report(capsys, ["check", image_ref, "--job", os.path.join(SPECS, "mpijob.yaml"), "--node-facts", NODE,
+                                 "-o", "json", "-q"])
+    errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert code == 1 and errors == {"JOB-SHM-TOO-SMALL"}
+    assert not doc.get("recommendations")  # another image would not fix the pod's /dev/shm
