@@ -187,3 +187,14 @@ def test_nccl_net_ib_with_no_device_is_an_error_not_a_fallback():
     (f,) = found(run(forced), "JOB-RDMA-DEVICES-NOT-EXPOSED")
     assert f.severity == "error" and "network IB not found" in f.predicted_error
     assert any(e.fact == "job.env.NCCL_NET" for e in f.evidence)
+
+
+def test_a_kubernetes_container_without_gpus_runs_no_rank():
+    launcher, worker = spec("mpijob.yaml")
+    result = run(launcher)
+    assert not [f for f in result.findings if f.id.startswith("JOB-")]
+    assert not [u for u in result.unknowns if u.rule.startswith("JOB-")]
+    (f,) = found(run(worker), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert f.title.startswith("mpi-worker:") and f.fixes[0].startswith("Kubernetes:")
+    (shm,) = found(run(worker), "JOB-SHM-TOO-SMALL")
+    assert shm.fixes[0].startswith("Kubernetes:")

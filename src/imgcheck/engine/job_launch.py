@@ -27,9 +27,30 @@ _DEFAULT_SHM_WORDS = {RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-
                       RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm"}
 
 
+# The first fix a finding shows is the one for the runtime the spec is for.
+_DEVICE_FIX = {
+    RUNTIME_DOCKER: "docker: run with --device /dev/infiniband (plus --cap-add IPC_LOCK and --ulimit memlock=-1)",
+    RUNTIME_KUBERNETES: "Kubernetes: request an RDMA resource from the RDMA shared device plugin or the SR-IOV device "
+                        "plugin (e.g. rdma/<pool>: 1), or mount /dev/infiniband as a hostPath volume in a privileged pod",
+}
+_SHM_FIX = {
+    RUNTIME_DOCKER: "docker: --shm-size=1g or more (compose: shm_size), or --ipc=host",
+    RUNTIME_KUBERNETES: "Kubernetes: mount an emptyDir with medium: Memory (and a sizeLimit of a few GiB) on /dev/shm",
+}
+
+
+def _runs_no_gpu_rank(job) -> bool:
+    """A Kubernetes container that requests no GPU gets none from the device plugin (an MPIJob launcher, a
+    sidecar): it runs no NCCL rank, so the RDMA and /dev/shm rules do not apply to it."""
+    return job.runtime == RUNTIME_KUBERNETES and job.resources is not None and not job.gpus
+
+
 def check(ctx: Ctx):
     job = ctx.job
     if job is None:
+        return
+    if _runs_no_gpu_rank(job):
+        yield from _env(ctx)
         return
     exposed = _rdma_exposed(ctx)
     yield from _devices(ctx, exposed)
@@ -93,7 +114,8 @@ def _devices(ctx: Ctx, exposed: tuple[bool | None, str]):
                 _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in ctx.job.resources or ()) or "none"),
                 ctx.node_ev("rdma.devices", devices), *ctx.nccl_evidence()]
     yield finding(ctx.matrix, rule, evidence, variant="forced" if forced else None, where=ctx.job.where,
-                  devices=devices, runtime=ctx.job.runtime, setting=net.label if forced else None)
+                  who=ctx.job.who, devices=devices, runtime=ctx.job.runtime, setting=net.label if forced else None,
+                  runtime_fix=_DEVICE_FIX.get(ctx.job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]))
 
 
 def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]):
@@ -110,7 +132,7 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]):
             yield finding(ctx.matrix, "JOB-NO-IPC-LOCK",
                           [_where_ev(ctx), _ev(ctx, "cap_add", ", ".join(job.cap_add) or "none"),
                            _ev(ctx, "memlock_kib", "not set by the spec")],
-                          where=job.where, runtime=job.runtime, reg_fn=ctx.reg_fn)
+                          where=job.where, who=job.who, runtime=job.runtime, reg_fn=ctx.reg_fn)
         else:
             yield unknown("JOB-MEMLOCK-TOO-LOW", f"{job.where}: the spec sets no memlock limit; the container gets "
                                                  "its runtime's, which neither the spec nor the node facts show")
@@ -120,7 +142,7 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]):
     failing = ctx.matrix.threshold("memlock_reported_failing_kib")
     evidence = [_where_ev(ctx), _ev(ctx, "memlock_kib", memlock)]
     yield finding(ctx.matrix, "JOB-MEMLOCK-TOO-LOW", evidence, variant=None if memlock <= failing else "finite",
-                  where=job.where, memlock_kib=memlock, reg_fn=ctx.reg_fn)
+                  where=job.where, who=job.who, memlock_kib=memlock, reg_fn=ctx.reg_fn)
 
 
 def _ranks(ctx: Ctx) -> tuple[int | None, str]:
@@ -164,8 +186,9 @@ def _shm(ctx: Ctx):
         return
     evidence = [_where_ev(ctx), _ev(ctx, "shm_size_mib", f"{size:g} ({size_words})"),
                 _ev(ctx, "ranks_per_node", f"{ranks} ({ranks_words})"), *ctx.nccl_evidence()]
-    yield finding(ctx.matrix, rule, evidence, where=job.where, shm_mib=f"{size:g}", ranks=ranks,
-                  per_rank=f"{size / ranks:g}", how=size_words)
+    yield finding(ctx.matrix, rule, evidence, where=job.where, who=job.who, shm_mib=f"{size:g}", ranks=ranks,
+                  per_rank=f"{size / ranks:g}", how=size_words,
+                  runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]))
 
 
 def _env(ctx: Ctx):
@@ -182,7 +205,8 @@ def _env(ctx: Ctx):
                 yield finding(ctx.matrix, "JOB-ENV-SHADOWED-BY-IMAGE",
                               [_where_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
                                Evidence(f"image.env.{var.name}", image_value, "image config Env")],
-                              where=job.where, name=var.name, job_value=var.value, image_value=image_value)
+                              where=job.where, who=job.who, name=var.name, job_value=var.value,
+                              image_value=image_value)
             continue
         if not var.name.startswith(_ENGINE_PREFIXES):
             continue
@@ -193,4 +217,4 @@ def _env(ctx: Ctx):
             yield finding(ctx.matrix, "JOB-ENV-OVERRIDES-IMAGE",
                           [_where_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
                            Evidence(f"image.env.{var.name}", image_value, "image config Env")],
-                          where=job.where, name=var.name, job_value=var.value, image_value=image_value)
+                          where=job.where, who=job.who, name=var.name, job_value=var.value, image_value=image_value)

@@ -50,6 +50,11 @@ class JobFacts:
     notes: tuple[str, ...] = field(default=())
 
     @property
+    def who(self) -> str:
+        """A short name for titles: the container, else the workload, else the kind of spec."""
+        return self.container or self.workload or self.kind
+
+    @property
     def where(self) -> str:
         """The words a report uses for this container: kind, workload, role, container and line."""
         parts = [self.kind]
