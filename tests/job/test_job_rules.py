@@ -198,3 +198,21 @@ def test_a_kubernetes_container_without_gpus_runs_no_rank():
     assert f.title.startswith("mpi-worker:") and f.fixes[0].startswith("Kubernetes:")
     (shm,) = found(run(worker), "JOB-SHM-TOO-SMALL")
     assert shm.fixes[0].startswith("Kubernetes:")
+
+
+def test_resource_claims_and_env_from_are_unknowns():
+    (pod,) = parse_job_spec("""kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: img
+    envFrom: [{configMapRef: {name: nccl-env}}]
+    resources:
+      limits: {nvidia.com/gpu: 8}
+      claims: [{name: nic}]
+""", "pod.yaml")
+    result = run(pod)
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert "resourceClaim/nic" in unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")[0].reason
+    assert unknowns(result, "JOB-ENV-OVERRIDES-IMAGE")

@@ -194,6 +194,9 @@ def _shm(ctx: Ctx):
 def _env(ctx: Ctx):
     job = ctx.job
     image = ctx.image
+    if job.env_incomplete:
+        yield unknown("JOB-ENV-OVERRIDES-IMAGE", f"{job.where}: envFrom / --env-file / a shell array adds variables "
+                                                 "the spec does not show; they may override the image's NCCL/UCX Env")
     for var in job.env:
         if var is not job.env_value(var.name):
             continue  # an earlier definition the later one replaces

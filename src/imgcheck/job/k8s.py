@@ -94,6 +94,9 @@ def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
     for section in ("requests", "limits"):  # limits win: extended resources must be equal when both are given
         for key, value in _map(_get(c, "resources", section)).items():
             resources[str(key)] = str(value)
+    for claim in _list(_get(c, "resources", "claims")):  # dynamic resource allocation: any device, not shown here
+        if isinstance(claim, dict) and claim.get("name"):
+            resources[f"resourceClaim/{claim['name']}"] = "1"
     gpus = next((_int(resources[g]) for g in GPU_RESOURCES if g in resources), None)
     extended = tuple(sorted((k, v) for k, v in resources.items()
                             if k not in PLAIN_RESOURCES and not k.startswith("hugepages-")))
