@@ -79,3 +79,17 @@ def test_a_launch_only_failure_recommends_no_other_image(capsys, image_ref):
     errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
     assert code == 1 and errors == {"JOB-SHM-TOO-SMALL"}
     assert not doc.get("recommendations")  # another image would not fix the pod's /dev/shm
+
+
+def test_sarif_puts_launch_findings_on_the_spec_line(capsys, image_ref, tmp_path, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(SPECS))  # CI runs from the repository root: spec paths are relative
+    out = tmp_path / "r.sarif"
+    main(["check", image_ref, "--job", "specs/mpijob.yaml", "--node-facts", NODE, "-o", f"sarif={out}", "-q"])
+    capsys.readouterr()
+    results = json.loads(out.read_text())["runs"][0]["results"]
+    shm = next(r for r in results if r["ruleId"] == "JOB-SHM-TOO-SMALL")
+    first = shm["locations"][0]["physicalLocation"]
+    assert first["artifactLocation"]["uri"] == "specs/mpijob.yaml" and first["region"]["startLine"] == 24
+    assert len(shm["locations"]) == 2  # the image stays a location
+    other = [r for r in results if not r["ruleId"].startswith("JOB-")]
+    assert all(len(r["locations"]) == 1 for r in other)

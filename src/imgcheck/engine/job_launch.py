@@ -67,6 +67,11 @@ def _where_ev(ctx: Ctx) -> Evidence:
     return _ev(ctx, "container", ctx.job.where)
 
 
+def _line_ev(ctx: Ctx) -> list[Evidence]:
+    """The line of the spec the container is defined on (SARIF points the alert at it)."""
+    return [_ev(ctx, "line", ctx.job.line)] if ctx.job.line else []
+
+
 def _uses_verbs(ctx: Ctx) -> bool:
     """NCCL in the image would open RDMA devices: it has NCCL and libibverbs, and the job did not turn IB off."""
     if ctx.nccl is None or ctx.lib is None:
@@ -109,7 +114,7 @@ def _devices(ctx: Ctx, exposed: tuple[bool | None, str]):
     devices = ", ".join(d.name for d in ctx.node.rdma.devices if d.name) or ctx.node.rdma.stack
     net = ctx.setting("NCCL_NET")
     forced = net is not None and net.value.strip().lower() == "ib"  # NCCL matches the name case-insensitively
-    evidence = [*([net.evidence] if forced else []), _where_ev(ctx), _ev(ctx, "privileged", ctx.job.privileged),
+    evidence = [*([net.evidence] if forced else []), _where_ev(ctx), *_line_ev(ctx), _ev(ctx, "privileged", ctx.job.privileged),
                 _ev(ctx, "devices", ", ".join(ctx.job.devices or ()) or "none"),
                 _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in ctx.job.resources or ()) or "none"),
                 ctx.node_ev("rdma.devices", devices), *ctx.nccl_evidence()]
@@ -130,7 +135,7 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]):
             if job.runtime == RUNTIME_KUBERNETES and ctx.node.limits.memlock_kib == -1:
                 return  # the node's jobs get an unlimited limit (node facts); nothing for the spec to add
             yield finding(ctx.matrix, "JOB-NO-IPC-LOCK",
-                          [_where_ev(ctx), _ev(ctx, "cap_add", ", ".join(job.cap_add) or "none"),
+                          [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "cap_add", ", ".join(job.cap_add) or "none"),
                            _ev(ctx, "memlock_kib", "not set by the spec")],
                           where=job.where, who=job.who, runtime=job.runtime, reg_fn=ctx.reg_fn)
         else:
@@ -140,7 +145,7 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]):
     if memlock < 0:
         return
     failing = ctx.matrix.threshold("memlock_reported_failing_kib")
-    evidence = [_where_ev(ctx), _ev(ctx, "memlock_kib", memlock)]
+    evidence = [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "memlock_kib", memlock)]
     yield finding(ctx.matrix, "JOB-MEMLOCK-TOO-LOW", evidence, variant=None if memlock <= failing else "finite",
                   where=job.where, who=job.who, memlock_kib=memlock, reg_fn=ctx.reg_fn)
 
@@ -184,7 +189,7 @@ def _shm(ctx: Ctx):
     per_rank = ctx.matrix.threshold("shm_reported_failing_mib_per_rank")
     if size / ranks > per_rank:
         return
-    evidence = [_where_ev(ctx), _ev(ctx, "shm_size_mib", f"{size:g} ({size_words})"),
+    evidence = [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "shm_size_mib", f"{size:g} ({size_words})"),
                 _ev(ctx, "ranks_per_node", f"{ranks} ({ranks_words})"), *ctx.nccl_evidence()]
     yield finding(ctx.matrix, rule, evidence, where=job.where, who=job.who, shm_mib=f"{size:g}", ranks=ranks,
                   per_rank=f"{size / ranks:g}", how=size_words,
@@ -206,7 +211,7 @@ def _env(ctx: Ctx):
         if not job.wins_over_image(var.name, True):
             if var.value is not None and var.value != image_value:
                 yield finding(ctx.matrix, "JOB-ENV-SHADOWED-BY-IMAGE",
-                              [_where_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
+                              [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
                                Evidence(f"image.env.{var.name}", image_value, "image config Env")],
                               where=job.where, who=job.who, name=var.name, job_value=var.value,
                               image_value=image_value)
@@ -218,6 +223,6 @@ def _env(ctx: Ctx):
                                                      f"{var.name}={image_value} with a value the spec does not show")
         elif var.value != image_value:
             yield finding(ctx.matrix, "JOB-ENV-OVERRIDES-IMAGE",
-                          [_where_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
+                          [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
                            Evidence(f"image.env.{var.name}", image_value, "image config Env")],
                           where=job.where, who=job.who, name=var.name, job_value=var.value, image_value=image_value)
