@@ -133,3 +133,10 @@ def test_mistyped_container_fields_become_strings_or_unknown():
 def test_too_many_containers_is_refused():
     with pytest.raises(BadInputError, match="more than 1000"):
         parse_job_spec("kind: Pod\nspec:\n  containers:\n" + "  - {name: c, image: i}\n" * 1001, "big.yaml")
+
+
+def test_srun_short_flags_do_not_swallow_the_next_option():
+    (step,) = parse_job_spec("srun -l -N 2 --ntasks-per-node 4 --container-image=img:1 "
+                             "--container-env=NCCL_IB_HCA,UCX_TLS python x.py\n", "run.sbatch")
+    assert step.image == "img:1" and step.ranks_per_node == 4
+    assert step.env_overrides_image == ("NCCL_IB_HCA", "UCX_TLS")

@@ -37,9 +37,12 @@ def _options(words: list[str]) -> dict[str, str | None]:
                     ("container-", "ntasks", "gpus", "gres", "nodes", "export")):
                 value, i = words[i + 1], i + 1
             out[name] = value if (eq or value) else None
-        elif w.startswith("-") and len(w) == 2 and i + 1 < len(words):
-            out[w[1]] = words[i + 1]
-            i += 1
+        elif w.startswith("-") and len(w) == 2:
+            if i + 1 < len(words) and not words[i + 1].startswith("-"):
+                out[w[1]] = words[i + 1]  # -N 2, -J name (a flag such as -l takes no value)
+                i += 1
+            else:
+                out[w[1]] = None
         else:
             break  # the command the step runs
         i += 1
