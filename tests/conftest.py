@@ -3,32 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/imagebuild.py and other helpers
 
-ROOTFS_CACHE = os.environ.get("IMGCHECK_ROOTFS_CACHE", "/var/cache/imgcheck-rootfs")
-RDMA_PACKAGES = "libibverbs1,ibverbs-providers,libucx0"
-SUITES = ("bullseye", "bookworm", "trixie")
-
-
-def build_rootfs(suite: str) -> str:
-    """A real Debian minbase rootfs tar with rdma-core and UCX, built once and cached."""
-    path = os.path.join(ROOTFS_CACHE, f"{suite}.tar")
-    if os.path.exists(path):
-        return path
-    if shutil.which("mmdebstrap") is None:
-        pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap)")
-    os.makedirs(ROOTFS_CACHE, exist_ok=True)
-    tmp = os.path.join(ROOTFS_CACHE, f".{suite}.{os.getpid()}.tar")  # mmdebstrap picks the format by extension
-    subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase", f"--include={RDMA_PACKAGES}", suite, tmp],
-                   check=True, stdout=subprocess.DEVNULL)
-    os.replace(tmp, path)
-    return path
+from rootfs import RDMA_PACKAGES, ROOTFS_CACHE, SUITES, build_rootfs  # noqa: E402,F401  (re-exported)
 
 
 @pytest.fixture(autouse=True, scope="session")

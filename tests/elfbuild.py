@@ -10,11 +10,13 @@ import tempfile
 import pytest
 
 
-def build_versioned_lib(soname: str, versions: list[str], needs: tuple[str, str] | None = None) -> bytes:
+def build_versioned_lib(soname: str, versions: list[str], needs: tuple[str, str] | None = None,
+                        runpath: str | None = None) -> bytes:
     """A shared object defining one function per symbol version in `versions`.
 
     `needs=(lib_bytes_soname, version)` links against a previously built library so that the
     result's .gnu.version_r names that version (as a provider needs IBVERBS_PRIVATE_NN).
+    `runpath` is written as DT_RUNPATH (-Wl,-rpath with --enable-new-dtags).
     """
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
@@ -34,6 +36,8 @@ def build_versioned_lib(soname: str, versions: list[str], needs: tuple[str, str]
         body = "\n".join(funcs)
         cmd = ["gcc", "-shared", "-fPIC", "-o", os.path.join(tmp, "out.so"), src,
                f"-Wl,-soname,{soname}", f"-Wl,--version-script={script}", "-nostdlib"]
+        if runpath:
+            cmd += [f"-Wl,-rpath,{runpath}", "-Wl,--enable-new-dtags"]
         if needs:
             dep_soname, dep_version = needs
             dep_dir = os.path.join(tmp, "dep")

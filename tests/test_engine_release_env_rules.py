@@ -134,3 +134,23 @@ def test_nccl_net_socket_disables_ib():
     f = by_id(run(image_with(env={"NCCL_NET": "socket"})), "ENV-DISABLES-IB")
     assert f.severity == "warning" and "NCCL_NET=socket" in f.title
     assert severities(run(image_with(env={"NCCL_NET": "IB"})), "ENV-DISABLES-IB") == []
+
+
+def test_forward_compat_libcuda_on_a_gpu_class_without_forward_compatibility():
+    base = with_nccl(committed_facts("bookworm"), "2.21.5", cuda="12.1.1", compat="530.30.02")
+    n = node("inbox-5.15-proprietary-535")
+
+    def on(gpu_name, driver):
+        gpus = tuple(dataclasses.replace(g, name=gpu_name, gpu_class=None) for g in n.gpu.gpus)
+        return evaluate(base, dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gpus=gpus, driver_version=driver)),
+                        matrix())
+
+    f = by_id(on("NVIDIA GeForce RTX 3090", "525.147.05"), "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU")
+    assert f.severity == "error" and "804" in f.predicted_error and "consumer" in f.title
+    assert severities(on("NVIDIA A100-SXM4-80GB", "525.147.05"), "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU") == []
+    # a driver at least as new as the compat library: the library is never used
+    assert severities(on("NVIDIA GeForce RTX 3090", "535.129.03"), "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU") == []
+    # professional RTX boards: only select SKUs support it, so it is unknown
+    workstation = on("NVIDIA RTX A6000", "525.147.05")
+    assert severities(workstation, "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU") == []
+    assert any(u.rule == "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU" for u in workstation.unknowns)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from .errors import BadInputError
@@ -19,11 +18,10 @@ if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-c
 
 def load_image_facts(path: str) -> ImageFacts:
     """Facts saved by `imgcheck inspect -o json` (the whole report or just its `image`)."""
-    try:
-        with reading_input(path, "an image facts JSON file (imgcheck inspect -o json)") as fh:
-            doc = json.load(fh)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"{path}: not valid JSON ({exc})") from None
+    from . import safejson
+
+    with reading_input(path, "an image facts JSON file (imgcheck inspect -o json)") as fh:
+        doc = safejson.load(fh, path)
     if isinstance(doc, dict) and isinstance(doc.get("image"), dict):
         doc = doc["image"]
     return parse_image_facts(doc, path)  # a left-out fact is unknown, never absent
@@ -191,3 +189,16 @@ def check_image(reference: str, nodes, *, platform: Platform | None = None, matr
     else:
         facts = inspect_image(reference, platform=platform, **inspect_options)
     return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions, jobs=jobs)
+
+
+def check_nodes(nodes, *, matrix_path: str | None = None, suppressions=()):
+    """`imgcheck node check`: the rules that need only node facts, plus the fleet comparison; a Report
+    whose image is the node_only placeholder."""
+    from .engine.evaluate import evaluate_node
+    from .engine.node_only import NODE_ONLY_IMAGE
+    from .engine.report import build_report
+
+    nodes = _require_nodes(nodes)
+    matrix = load_check_matrix(matrix_path)
+    return build_report(NODE_ONLY_IMAGE, nodes, matrix, suppressions=tuple(suppressions), evaluator=evaluate_node,
+                        compare_nodes=True)

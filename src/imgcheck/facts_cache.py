@@ -16,15 +16,22 @@ import hashlib
 import json
 import os
 
+from . import safejson
 from .errors import ImgcheckError
 from .fsutil import atomic_write
 from .model.image import ImageFacts
 from .model.serde import from_dict, to_dict
 
 
+# Bumped when the merged view itself changes (2: diff_ids verified, overlay2 semantics, sparse
+# files, symlinks to uncollected files): facts an older view produced are not served again.
+VIEW_VERSION = "2"
+
+
 class FactsCache:
     def __init__(self, root: str, namespace: str):
-        self.dir = os.path.join(root, hashlib.sha256(namespace.encode()).hexdigest()[:16])
+        key = f"{namespace}\nview {VIEW_VERSION}"
+        self.dir = os.path.join(root, hashlib.sha256(key.encode()).hexdigest()[:16])
 
     def _path(self, digest: str, platform: str | None) -> str:
         key = hashlib.sha256(f"{digest}\n{platform}".encode()).hexdigest()
@@ -36,10 +43,11 @@ class FactsCache:
         path = self._path(digest, platform)
         try:
             with open(path, "rb") as fh:
-                facts = from_dict(ImageFacts, json.load(fh))
+                facts = from_dict(ImageFacts, safejson.load(fh, "facts cache entry", ValueError))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, ImgcheckError):
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, ImgcheckError):
+            # any entry of the wrong shape is a miss (serde checks types; the rest is belt and braces)
             try:
                 os.unlink(path)  # damaged: rebuilt from the layer cache
             except OSError:
@@ -61,7 +69,9 @@ class FactsCache:
         """Facts of the image that `top` (what the reference resolved to) gives for platform `asked`."""
         try:
             with open(self._resolved_path(top, asked), "rb") as fh:
-                link = json.load(fh)
+                link = safejson.load(fh, "facts cache link", ValueError)
+            if not isinstance(link, dict) or not isinstance(link.get("digest"), str):
+                return None
             if link.get("top") != top or link.get("asked") != asked:
                 return None
             return self.get(link["digest"], link["platform"], reference)

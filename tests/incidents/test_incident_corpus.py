@@ -16,7 +16,7 @@ MATRIX = load_matrix()
 def _evaluate(image_spec: dict, node_doc: dict, case_id: str, job_doc: dict | None = None):
     image = image_facts(image_doc(image_spec, case_id), f"{case_id} image")
     node = node_facts(node_doc, f"{case_id} node")
-    return evaluate(image, node, MATRIX, job_facts(job_doc, f"{case_id} job"))
+    return evaluate(image, node, MATRIX, job=job_facts(job_doc, f"{case_id} job"))
 
 
 def _ids(result, at_least: str = "info") -> set[str]:

@@ -27,7 +27,7 @@ def image(**env):
 
 
 def run(job, img=None, nd=None):
-    return evaluate(img or image(), nd or node(RDMA_NODE), MATRIX, job)
+    return evaluate(img or image(), nd or node(RDMA_NODE), MATRIX, job=job)
 
 
 def found(result, rule):

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+# The fixture roots are sysfs-shaped trees with sysfs's own symlink cycles (device -> PCI function ->
+# infiniband/<dev>/device ...): pytest must not walk them looking for tests.
+collect_ignore = ["fixtures"]
+
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):

@@ -51,7 +51,7 @@ EXPECTED = {
                          [_port(layer="Ethernet", rate="200 Gb/sec (4X HDR)")]) for i in (0, 1)],
         "driver": "535.183.01", "kind": "proprietary", "peermem": (False, None, False),
         "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:18:00.0"), (1, "NVIDIA H100 80GB HBM3", "0000:2a:00.0")],
-        "memlock": 8192, "memlock_note": PROC_LIMITS, "unknown": set(),
+        "memlock": 8192, "memlock_note": PROC_LIMITS, "unknown": {"dkms", "rdma.module_files.ib_core"},
         "stack_note": "in-tree",
     },
     "inbox-ubuntu2404-open": {
@@ -64,7 +64,7 @@ EXPECTED = {
                          [_port(state="1: DOWN", phys="2: Polling")])],
         "driver": "565.57.01", "kind": "open", "peermem": (False, None, False),
         "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:19:00.0")],
-        "memlock": 8192, "memlock_note": PROC_LIMITS, "unknown": set(),
+        "memlock": 8192, "memlock_note": PROC_LIMITS, "unknown": {"dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core"},
         "stack_note": "in-tree",
     },
     "mlnx-ofed-5.8-rocky86": {
@@ -81,7 +81,7 @@ EXPECTED = {
                          [_port(rate="100 Gb/sec (4X EDR)")])],
         "driver": "535.104.05", "kind": "proprietary", "peermem": (True, "535.104.05", False),
         "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:31:00.0")],
-        "memlock": -1, "memlock_note": "/etc/security/limits.conf", "unknown": {"rdma.packages"},
+        "memlock": -1, "memlock_note": "/etc/security/limits.conf", "unknown": {"rdma.packages", "dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core", "rdma.module_files.nvidia_peermem"},
         "stack_note": "MLNX_OFED_LINUX-5.8-3.0.7.0",
     },
     "mlnx-ofed-23.10-ubuntu2204": {
@@ -93,7 +93,7 @@ EXPECTED = {
                     for i in (0, 1)],
         "driver": "535.129.03", "kind": "proprietary", "peermem": (False, None, False),
         "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0"), (1, "NVIDIA A100-SXM4-80GB", "0000:0f:00.0")],
-        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": set(),
+        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": {"dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core", "rdma.module_files.nvidia_peermem"},
         "stack_note": "MLNX_OFED_LINUX-23.10-1.1.9.0",
     },
     "doca-24.10-ubuntu2404": {
@@ -106,8 +106,43 @@ EXPECTED = {
         "devices": [_dev("mlx5_0", "MT4129", "28.39.2048", "MT_0000000838", "InfiniBand", [_port()])],
         "driver": "565.57.01", "kind": "open", "peermem": (True, "565.57.01", False),
         "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:1b:00.0")],
-        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": set(),
+        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": {"dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core", "rdma.module_files.nvidia_peermem"},
         "stack_note": "doca-ofed",
+    },
+    "ofed-upgrade-stale-peermem": {
+        "name": "gpu-ib-11", "kernel": "5.15.0-25-generic", "os": ("ubuntu", "22.04"), "arch": None,
+        "stack": "mlnx_ofed", "ofed_version": "24.10-1.1.4.0", "uverbs_abi": 6, "peer_memory_api": True,
+        "modules": {**_mods("5.15.0-25-generic", "24.10-1.1.4", True, {n: f"updates/dkms/{n}.ko" for n in RDMA}),
+                    **_mods("5.15.0-25-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"})},
+        "devices": [_dev("mlx5_0", "MT4129", "28.42.1000", "MT_0000000838", "InfiniBand", [_port()])],
+        "driver": "535.129.03", "kind": "proprietary", "peermem": (False, None, False),
+        "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0")],
+        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": {"kernel.cmdline", "kernel.config"},
+        "stack_note": "MLNX_OFED_LINUX-24.10-1.1.4.0",
+    },
+    "ofed-other-kernel": {
+        "name": "gpu-ib-12", "kernel": "5.15.0-91-generic", "os": ("ubuntu", "22.04"), "arch": None,
+        "stack": "inbox", "ofed_version": None, "uverbs_abi": 6, "peer_memory_api": False,
+        "modules": {**_mods("5.15.0-91-generic", None, False, INBOX_PATHS),
+                    **_mods("5.15.0-91-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"})},
+        "devices": [_dev("mlx5_0", "MT4129", "28.42.1000", "MT_0000000838", "InfiniBand", [_port()])],
+        "driver": "535.129.03", "kind": "proprietary", "peermem": (False, None, False),
+        "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0")],
+        "memlock": -1, "memlock_note": PROC_LIMITS,
+        "unknown": {"kernel.cmdline", "kernel.config", "rdma.module_files.ib_core"},
+        "stack_note": "its modules are not the ones loaded",
+    },
+    "jetson-orin-l4t35": {
+        "name": "orin-nx-01", "kernel": "5.10.104-tegra", "os": ("ubuntu", "20.04"), "arch": None,
+        "stack": "none", "ofed_version": None, "uverbs_abi": None, "peer_memory_api": False,
+        "modules": _mods("5.10.104-tegra", None, True, {}) | {"nvidia": {"version": None, "out_of_tree": True, "path": None}},
+        "devices": [],
+        "driver": None, "kind": "open", "peermem": (False, None, False),
+        "gpus": [],
+        "memlock": 8192, "memlock_note": PROC_LIMITS,
+        "unknown": {"dkms", "gpu.driver_version", "kernel.cmdline", "kernel.config", "rdma.packages", "rdma.uverbs_abi",
+                    "pci_acs_redirect", "iommu_domains"},
+        "stack_note": "no RDMA kernel module loaded",
     },
 }
 
@@ -121,7 +156,7 @@ def test_fixture_facts_field_by_field(name):
     want = EXPECTED[name]
     doc = to_dict(probe(fixture_root(name)))
     assert doc["name"] == want["name"]
-    assert doc["kernel"] == {"release": want["kernel"]}
+    assert doc["kernel"]["release"] == want["kernel"]
     assert (doc["os"]["id"], doc["os"]["version_id"]) == want["os"]
     assert doc["arch"] == want["arch"]
     rdma = doc["rdma"]
@@ -129,10 +164,14 @@ def test_fixture_facts_field_by_field(name):
     assert rdma["ofed_version"] == want["ofed_version"]
     assert rdma["uverbs_abi"] == want["uverbs_abi"]
     assert rdma["peer_memory_api"] is want["peer_memory_api"]
-    got_modules = {m: {k: v for k, v in facts.items() if k != "srcversion"} for m, facts in rdma["modules"].items()}
+    got_modules = {m: {k: facts[k] for k in ("version", "out_of_tree", "path")} for m, facts in rdma["modules"].items()}
     assert got_modules == want["modules"]
     assert all(len(m["srcversion"]) == 23 for m in rdma["modules"].values())  # the kernel's srcversion length
-    assert rdma["devices"] == want["devices"]
+    old_keys = ("name", "hca_type", "fw_ver", "board_id", "link_layer", "ports", "uverbs_abi")
+    port_keys = ("port", "state", "phys_state", "link_layer", "rate")
+    assert [{k: ({**d, "ports": [{pk: p[pk] for pk in port_keys} for p in d["ports"]]})[k] for k in old_keys}
+            for d in rdma["devices"]] == want["devices"]
+    assert all(d["driver"] == "mlx5_core" and d["pci_address"] for d in rdma["devices"])
     gpu = doc["gpu"]
     assert gpu["driver_version"] == want["driver"]
     assert gpu["kernel_module"] == want["kind"]
@@ -140,6 +179,7 @@ def test_fixture_facts_field_by_field(name):
     assert (peermem["loaded"], peermem["version"], peermem["legacy_nv_peer_mem"]) == want["peermem"]
     assert [(g["index"], g["name"], g["pci_bus_id"]) for g in gpu["gpus"]] == want["gpus"]
     assert all(g["uuid"].startswith("GPU-") for g in gpu["gpus"])
+    assert gpu["l4t_release"] == ("35.3.1" if name.startswith("jetson") else None)
     assert doc["limits"] == {"memlock_kib": want["memlock"]}
     assert want["memlock_note"] in doc["notes"]["limits.memlock_kib"]
     assert set(doc["unknown"]) == want["unknown"]

@@ -56,7 +56,10 @@ def test_recommended_images_come_out_clean_when_checked_again(tmp_path, bullseye
         assert "provider ABI (PABI) 33 -> 34" in rec.differences
     # the images that fail on this node are named with the reason, never recommended
     rejected = dict(result.rejected)
-    assert "RDMA-NO-LIBIBVERBS" in rejected["nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04"]
+    # pytorch/pytorch tags carry the NCCL wheel but no libibverbs (their bases are ubuntu / nvidia/cuda)
+    assert "RDMA-NO-LIBIBVERBS" in rejected["pytorch/pytorch:2.5.1-cuda<X.Y>-cudnn<N>-<runtime|devel>"]
+    # the current image runs torch: no other framework is offered or even judged
+    assert all(_shipped(ref).summary.framework == "pytorch" for ref in list(rejected) + [r.image for r in result.images])
     assert rejected["nvcr.io/nvidia/pytorch:19.10"].startswith("cannot be checked")
     recommended = {r.image for r in result.images}
     assert not recommended & set(rejected)
@@ -96,7 +99,10 @@ def test_no_candidate_fits_and_the_node_path_is_engine_confirmed(debian_archive)
 
     result = recommend([n], matrix(), current=current)
     assert result.images == ()
-    assert result.message.startswith("no catalog image is predicted clean on gpu-inbox-515")
+    # the image runs torch: only pytorch images are judged, and every one that can be checked fails here
+    assert result.message.startswith("no pytorch catalog image is predicted clean on gpu-inbox-515")
+    # the NGC images fail only on the node's missing GPUDirect path; pytorch/pytorch tags lack libibverbs
+    assert "fail only for node-side reasons (GDR-PEERMEM-MISSING)" in result.message
     assert "node-side path" in result.message
     assert result.node_upgrades
     paths = [r.differences for r in result.node_upgrades]
@@ -115,24 +121,32 @@ def test_no_candidate_cli(tmp_path, capsys, debian_archive):
                "-o", "table"])
     out = capsys.readouterr().out
     assert rc == 0  # something is recommended: the node-side path
-    assert out.startswith("no catalog image is predicted clean on gpu-inbox-515")
-    assert "Node-side alternative (keeps the current image):" in out and "open kernel modules" in out
+    assert out.startswith("no pytorch catalog image is predicted clean on gpu-inbox-515")
+    assert "Node-side path:" in out and "open kernel modules" in out
     assert "Images predicted clean" not in out
 
 
-def test_nothing_at_all_when_no_node_change_helps(debian_archive, tmp_path):
+def test_no_node_change_fixes_the_image_but_one_fixes_a_catalog_image(debian_archive, tmp_path):
     """bullseye (rdma-core 33.2, no ibv_reg_dmabuf_mr) with NCCL on an inbox node: DMA-BUF needs a newer
-    libibverbs and inbox kernels cannot load nvidia-peermem, so no node change fixes the image itself."""
+    libibverbs and inbox kernels cannot load nvidia-peermem, so no node change fixes the image itself. Every
+    catalog PyTorch image fails there only for a node-side reason, so the answer is the node change (open GPU
+    kernel modules) together with the closest catalog image it makes clean, re-checked on the changed node."""
     current = renamed(with_nccl(real_facts(debian_archive("bullseye")), "2.21.5", cuda="12.4.1"), "team/old:1")
     n = node("inbox-5.15-proprietary-535")
     result = recommend([n], matrix(), current=current)
-    assert result.images == () and result.node_upgrades == ()
+    assert result.images == ()
     assert "no node-side change imgcheck can model fixes the current image" in result.message
+    assert result.node_upgrades and all(r.image != "team/old:1" for r in result.node_upgrades)
+    first = result.node_upgrades[0]
+    assert first.differences == ("switch the GPU driver to the open kernel modules (DMA-BUF export needs them)",)
+    (facts,) = _shipped(first.image).readings
+    assert build_report(facts, [replace_in(n, "gpu.kernel_module", "open")], matrix()).verdict == "ok"
+    assert build_report(facts, [n], matrix()).verdict != "ok"
     path = write_facts(tmp_path / "cur.json", current)
     out = tmp_path / "rec.json"
     assert main(["recommend", "--node-facts", node_file("inbox-5.15-proprietary-535"), "--like", f"facts:{path}",
-                 "-o", f"json={out}"]) == 1
-    assert json.loads(out.read_text())["recommendations"] == []
+                 "-o", f"json={out}"]) == 0
+    assert [r["kind"] for r in json.loads(out.read_text())["recommendations"]][0] == "node-upgrade"
 
 
 def test_driver_upgrade_path_for_an_old_driver(debian_archive):
@@ -142,7 +156,11 @@ def test_driver_upgrade_path_for_an_old_driver(debian_archive):
     n = node("mofed-5.8-470-peermem")
     assert "CUDA-DRIVER-TOO-OLD" in {f.id for f in build_report(current, [n], matrix()).findings}
     result = recommend([n], matrix(), current=current, framework="pytorch")
-    assert result.images == ()  # no pytorch image in the catalog can be checked (no rdma-core facts)
+    # the images offered respect the node's R470 branch: CUDA 11 (NGC 21.09..22.12), each clean when re-checked
+    assert result.images
+    for rec in result.images:
+        (facts,) = _shipped(rec.image).readings
+        assert facts.cuda.version.startswith("11.") and build_report(facts, [n], matrix()).verdict == "ok"
     first = result.node_upgrades[0].differences
     assert len(first) == 1 and first[0].startswith("GPU driver 470.199.02 -> branch 525")
     upgraded = replace_in(replace_in(n, "gpu.driver_version", "525.60.13"), "gpu.peermem.version", "525.60.13")
@@ -153,36 +171,39 @@ def test_fleet_candidates_must_be_clean_on_every_node(bullseye_nccl_213):
     good, bad = node("inbox-6.8-open-570"), node("inbox-5.15-proprietary-535")
     alone = {r.image for r in recommend([good], matrix(), current=bullseye_nccl_213).images}
     both = recommend([good, bad], matrix(), current=bullseye_nccl_213)
-    assert alone and "nvcr.io/nvidia/mxnet:24.05" in alone
+    assert alone and "nvcr.io/nvidia/pytorch:24.05-py3" in alone
     # on the proprietary-module inbox node every NCCL image warns GDR-PEERMEM-MISSING: none fits the pair
     assert both.images == ()
-    assert "GDR-PEERMEM-MISSING on gpu-inbox-515" in dict(both.rejected)["nvcr.io/nvidia/mxnet:24.05"]
+    assert "GDR-PEERMEM-MISSING on gpu-inbox-515" in dict(both.rejected)["nvcr.io/nvidia/pytorch:24.05-py3"]
 
 
-def test_ranking_same_cuda_major_first_then_newest(debian_archive):
-    """On a MLNX_OFED 23.10 node with peermem, CUDA 11 and CUDA 12 catalog images are all clean; a CUDA 11
-    image is offered CUDA 11 images first, a CUDA 12 image CUDA 12 first, newest first within each. The node's
-    GPUs are A100s here: the CUDA 11 images' NCCL releases predate H100 support (NCCL-TOO-OLD-FOR-GPU)."""
-    h100 = node("mofed-23.10-open-550-peermem")
+def test_ranking_follows_the_framework_version_then_cuda_major(debian_archive):
+    """On a MLNX_OFED 23.10 node with peermem many NGC PyTorch images are clean. The order follows what the
+    user runs: the torch version asked for (or the --like image's), nearest first; rows whose torch version
+    the catalog does not know come after those it knows; CUDA major breaks ties after that."""
+    h100 = node("mofed-23.10-open-550-peermem")  # A100s here: older NGC NCCL predates H100 (NCCL-TOO-OLD-FOR-GPU)
     n = dataclasses.replace(h100, gpu=dataclasses.replace(h100.gpu, gpus=tuple(
         dataclasses.replace(g, name="NVIDIA A100-SXM4-80GB") for g in h100.gpu.gpus)))
     base = real_facts(debian_archive("bookworm"))
-    c11 = recommend([n], matrix(), current=with_nccl(base, "2.12.10", cuda="11.8.0")).images
-    c12 = recommend([n], matrix(), current=with_nccl(base, "2.21.5", cuda="12.4.1")).images
     entries = {e.reference: e for e in shipped_entries(matrix())}
-    cuda = lambda rec: entries[rec.image].summary.cuda  # noqa: E731
-    assert cuda(c11[0]).startswith("11.") and cuda(c12[0]).startswith("12.")
-    majors11 = [cuda(r).split(".")[0] for r in c11]
-    assert majors11 == sorted(majors11, key=lambda m: m != "11")  # all CUDA 11 before any other
-    elevens = [tuple(int(x) for x in cuda(r).split(".")) for r in c11 if cuda(r).startswith("11.")]
-    assert elevens == sorted(elevens, reverse=True)
+    version = lambda rec: entries[rec.image].summary.framework_version  # noqa: E731
+    asked = recommend([n], matrix(), framework="pytorch==2.1", limit=20).images
+    assert version(asked[0]).startswith("2.1.")  # NGC 23.08 ships torch 2.1.0a0
+    # matching versions first, then rows whose torch version is unknown (could be 2.1), then other versions
+    ranks = [0 if (version(r) or "").startswith("2.1.") else 1 if not version(r) else 2 for r in asked]
+    assert ranks == sorted(ranks) and set(ranks) == {0, 1, 2}
+    like = recommend([n], matrix(), current=with_nccl(base, "2.21.5", cuda="12.4.1"), limit=20).images  # torch 2.5.1
+    assert version(like[0]).startswith("2.4.")  # the nearest torch the catalog knows to 2.5.1
+    c11 = recommend([n], matrix(), current=with_nccl(base, "2.12.10", cuda="11.8.0"), limit=20).images
+    unknown = [entries[r.image].summary.cuda.split(".")[0] for r in c11 if not version(r)]
+    assert unknown == sorted(unknown, key=lambda m: m != "11")  # among equals, the same CUDA major first
 
 
 def test_recommend_cli_table_and_bad_input(tmp_path, capsys, bullseye_nccl_213):
     path = write_facts(tmp_path / "cur.json", bullseye_nccl_213)
     rc = main(["recommend", "--node-facts", node_file("inbox-6.8-open-570"), "--like", f"facts:{path}", "-o", "table"])
     out = capsys.readouterr().out
-    assert rc == 0 and "Images predicted clean (closest first):" in out and "nvcr.io/nvidia/mxnet:24.05" in out
+    assert rc == 0 and "Images predicted clean (closest first):" in out and "nvcr.io/nvidia/pytorch:24.05-py3" in out
     assert main(["recommend"]) == 2
     assert "no nodes" in capsys.readouterr().err
     assert main(["recommend", "--node-facts", str(tmp_path / "missing.json")]) == 3
@@ -206,10 +227,10 @@ def test_unknown_flavor_must_be_clean_under_every_reading():
 
 
 def test_rules_suppressed_everywhere_do_not_rule_candidates_out(bullseye_nccl_213):
-    """With GDR-PEERMEM-MISSING ignored (the user accepts host-staged transfers), the CUDA 11 images that only
-    warn about it on this node become acceptable candidates."""
+    """With GDR-PEERMEM-MISSING ignored (the user accepts host-staged transfers), the NCCL 2.11 image that only
+    warns about it on this node (NCCL < 2.13 never uses DMA-BUF) becomes an acceptable candidate."""
     n = node("inbox-6.8-open-570")
     plain = {r.image for r in recommend([n], matrix(), current=bullseye_nccl_213).images}
     relaxed = {r.image for r in recommend([n], matrix(), current=bullseye_nccl_213, limit=20,
                                           ignore_rules=frozenset({"GDR-PEERMEM-MISSING"})).images}
-    assert "nvcr.io/nvidia/tensorflow:21.10" not in plain and "nvcr.io/nvidia/tensorflow:21.10" in relaxed
+    assert "nvcr.io/nvidia/pytorch:21.09-py3" not in plain and "nvcr.io/nvidia/pytorch:21.09-py3" in relaxed

@@ -16,7 +16,7 @@ def register(sub) -> None:
     p = sub.add_parser("catalog", help="the base-image catalog: add the images you use, list what is known",
                        description="The shipped catalog (NVIDIA release notes) plus a local one under "
                                    "$IMGCHECK_HOME/catalog/ with the facts of images you inspected.")
-    verbs = p.add_subparsers(dest="catalog_verb", metavar="{add,list}")
+    verbs = p.add_subparsers(dest="catalog_verb", metavar="{add,import,list}")
     add = verbs.add_parser("add", help="inspect images and store their facts in the local catalog")
     add.add_argument("images", nargs="+", metavar="IMAGE")
     add.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
@@ -25,8 +25,17 @@ def register(sub) -> None:
     add.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
     add.add_argument("-q", "--quiet", action="store_true", help="no per-image line")
     add.set_defaults(func=run_add)
+    imp = verbs.add_parser("import", help="add catalog rows from a JSON or YAML file (your base images, not inspected)",
+                           description="Rows in the shipped base_images shape (image, tag or release, framework, "
+                                       "framework_version, distro, python, cuda, nccl, nccl_origin, rdma_core, "
+                                       "rdma_flavor, mlnx_ofed, doca, ucx, hpcx, min_driver, source, confidence, note); "
+                                       "fields left out are unknown. Every row is checked before any is stored.")
+    imp.add_argument("file", metavar="FILE")
+    imp.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
+    imp.add_argument("-q", "--quiet", action="store_true", help="no per-row line")
+    imp.set_defaults(func=run_import)
     ls = verbs.add_parser("list", help="list catalog images (local first, then shipped)")
-    ls.add_argument("--local", action="store_true", help="only images added with `catalog add`")
+    ls.add_argument("--local", action="store_true", help="only images added with `catalog add` or `catalog import`")
     ls.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     ls.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
     ls.set_defaults(func=run_list)
@@ -34,7 +43,8 @@ def register(sub) -> None:
 
 
 def _missing_verb(args) -> int:
-    raise UsageError("catalog needs a verb: `imgcheck catalog add IMAGE...` or `imgcheck catalog list`")
+    raise UsageError("catalog needs a verb: `imgcheck catalog add IMAGE...`, `imgcheck catalog import FILE` "
+                     "or `imgcheck catalog list`")
 
 
 def run_add(args) -> int:
@@ -47,6 +57,17 @@ def run_add(args) -> int:
             lib = facts.rdma.libibverbs
             what = f"rdma-core {lib.rdma_core} (PABI {lib.private_abi})" if lib else "no libibverbs"
             sys.stdout.write(f"added {facts.reference}{'@' + facts.digest if facts.digest else ''}: {what}\n")
+    return 0
+
+
+def run_import(args) -> int:
+    from ..recommend.entry import catalog_import
+
+    entries = catalog_import(args.file, matrix_path=args.matrix)
+    if not args.quiet:
+        for e in entries:
+            what = "checkable" if not e.not_checkable else f"listed, not checkable: {e.not_checkable}"
+            sys.stdout.write(f"imported {e.reference} ({e.confidence}): {what}\n")
     return 0
 
 

@@ -8,7 +8,7 @@ from .. import api
 from ..errors import EXIT_FINDINGS, EXIT_OK, ImgcheckError, UsageError
 from ..model.node_io import load_node_facts
 from ..sources.platform import parse_platform
-from .common_args import add_image_read_args, add_matrix_arg, add_node_args
+from .common_args import add_image_read_args, add_matrix_arg, add_node_args, add_report_args
 from .output import parse_outputs, write_output
 
 NAMES = ("check",)
@@ -32,24 +32,11 @@ def add_check_args(p) -> None:
                    help="the launch spec (Kubernetes YAML, Slurm/Pyxis script, docker run script, compose file): "
                         "check what it gives the container too")
     add_node_args(p)
-    p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]",
-                   help="table, json, sarif, junit or markdown; repeatable, one may go to stdout")
-    p.add_argument("--fail-on", choices=FAIL_ON, default="error",
-                   help="exit 1 when a finding is at or above this severity (default: error)")
-    p.add_argument("--ignore", action="append", default=[], metavar="RULE[@NODE]",
-                   help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable")
-    p.add_argument("--reason", action="append", default=[], metavar="TEXT",
-                   help="why the --ignore is acceptable (once for all, or once per --ignore); kept in the report")
-    p.add_argument("--ignore-file", metavar="PATH",
-                   help="accepted findings with reasons and optional expiry (YAML, or a pyproject.toml with "
-                        "[tool.imgcheck]); default: ./.imgcheckignore, else ./pyproject.toml's [tool.imgcheck]")
-    p.add_argument("--no-ignore-file", action="store_true", help="do not read ./.imgcheckignore or pyproject.toml")
+    add_report_args(p, FAIL_ON)
     add_matrix_arg(p)
     add_image_read_args(p, platform_help="os/arch[/variant] to pick from a multi-platform image "
                                          "(default: the nodes' architecture when they agree)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="table: why, evidence, every fix and the sources for each finding (default: a summary)")
 
 
 def _flag_suppressions(args):

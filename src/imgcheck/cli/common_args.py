@@ -22,3 +22,21 @@ def add_image_read_args(p, platform_help: str = "os/arch[/variant] to pick from 
 
 def add_matrix_arg(p) -> None:
     p.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
+
+
+def add_report_args(p, fail_on) -> None:
+    """What a check-style command writes and when it fails: -o, --fail-on, --ignore/--reason, the ignore file, -v."""
+    p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]",
+                   help="table, json, sarif, junit or markdown; repeatable, one may go to stdout")
+    p.add_argument("--fail-on", choices=fail_on, default="error",
+                   help="exit 1 when a finding is at or above this severity (default: error)")
+    p.add_argument("--ignore", action="append", default=[], metavar="RULE[@NODE]",
+                   help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable")
+    p.add_argument("--reason", action="append", default=[], metavar="TEXT",
+                   help="why the --ignore is acceptable (once for all, or once per --ignore); kept in the report")
+    p.add_argument("--ignore-file", metavar="PATH",
+                   help="accepted findings with reasons and optional expiry (YAML, or a pyproject.toml with "
+                        "[tool.imgcheck]); default: ./.imgcheckignore, else ./pyproject.toml's [tool.imgcheck]")
+    p.add_argument("--no-ignore-file", action="store_true", help="do not read ./.imgcheckignore or pyproject.toml")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="table: why, evidence, every fix and the sources for each finding (default: a summary)")

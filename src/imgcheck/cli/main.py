@@ -41,8 +41,12 @@ def _unexpected(exc: BaseException) -> tuple[str, int]:
     OSError covers what stops imgcheck obtaining its input (connections, files, permissions; requests'
     and the Docker SDK's HTTP errors derive from it), so it is 3; anything else is taken as bad input (2).
     """
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to process", EXIT_USAGE
+    if isinstance(exc, MemoryError):
+        return "out of memory while reading the input", EXIT_UNAVAILABLE
     code = EXIT_UNAVAILABLE if isinstance(exc, OSError) else EXIT_USAGE
-    text = " ".join(str(exc).split()) or "no message"
+    text = " ".join(str(exc).split())[:200] or "no message"
     return f"unexpected {type(exc).__name__}: {text} (--debug shows the traceback)", code
 
 

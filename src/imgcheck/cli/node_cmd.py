@@ -46,6 +46,19 @@ def register(sub) -> None:
     show.add_argument("name")
     show.set_defaults(func=run_show)
 
+    check = nsub.add_parser("check", help="run the rules that need only node facts (no image), and compare the nodes",
+                            description="Node-only checks: GPUDirect RDMA paths (peer memory, DMA-BUF, GPU class), "
+                                        "OFED installed but not running, peer-memory modules built against another "
+                                        "ib_core, and differences between the nodes that break a job spanning them. "
+                                        "Same report formats and exit codes as `imgcheck check`.")
+    from .check_cmd import FAIL_ON
+    from .common_args import add_matrix_arg, add_node_args, add_report_args
+
+    add_node_args(check)
+    add_report_args(check, FAIL_ON)
+    add_matrix_arg(check)
+    check.set_defaults(func=run_check)
+
     rm = nsub.add_parser("rm", help="remove a node from the inventory")
     rm.add_argument("names", nargs="+", metavar="NAME")
     rm.set_defaults(func=run_rm)
@@ -123,6 +136,21 @@ def summary(facts: NodeFacts) -> str:
             gpu_text = "none loaded"
     return (f"node {facts.name}: kernel {facts.kernel.release or 'unknown'}; RDMA stack: {rdma_text}\n"
             f"node {facts.name}: NVIDIA driver: {gpu_text}; {len(facts.unknown)} fact(s) unknown")
+
+
+def run_check(args) -> int:
+    from .. import api
+    from ..formats.report_formats import REPORT_FORMATS, render
+    from .check_cmd import _suppressions, exit_code, resolve_nodes
+    from .output import parse_outputs
+
+    outputs = parse_outputs(args.output, tuple(REPORT_FORMATS))
+    suppressions = _suppressions(args)
+    report = api.check_nodes(resolve_nodes(args), matrix_path=args.matrix, suppressions=suppressions)
+    for spec in outputs:  # every report is written before a failing exit code
+        color = spec.path is None and sys.stdout.isatty()
+        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on, verbose=args.verbose))
+    return exit_code(report, args.fail_on)
 
 
 def run_add(args) -> int:

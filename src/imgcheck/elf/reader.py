@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from itertools import islice
+
+# A version section's entry counts come from the file: 0xFFFFFFFF entries (or a vd_next of 0,
+# which makes pyelftools yield the same entry again) must not loop for hours. Real libraries
+# define tens of versions (glibc about 40) with one or two names each.
+MAX_VERSIONS = 4096
+MAX_VERSION_NAMES = 64
 
 
 @dataclass(frozen=True)
@@ -13,6 +20,8 @@ class ElfInfo:
     needed_versions: dict[str, tuple[str, ...]]  # library -> versions it needs (.gnu.version_r)
     needed_libraries: tuple[str, ...]
     machine: str | None
+    rpath: tuple[str, ...] = ()  # DT_RPATH entries (searched before LD_LIBRARY_PATH when there is no DT_RUNPATH)
+    runpath: tuple[str, ...] = ()  # DT_RUNPATH entries (searched after LD_LIBRARY_PATH)
 
 
 class NotElf(Exception):
@@ -34,6 +43,8 @@ def read_elf(data: bytes) -> ElfInfo:
         needed: list[str] = []
         defined: list[str] = []
         needed_versions: dict[str, tuple[str, ...]] = {}
+        rpath: list[str] = []
+        runpath: list[str] = []
         for section in elf.iter_sections():
             if isinstance(section, DynamicSection):
                 for tag in section.iter_tags():
@@ -41,17 +52,22 @@ def read_elf(data: bytes) -> ElfInfo:
                         soname = tag.soname
                     elif tag.entry.d_tag == "DT_NEEDED":
                         needed.append(tag.needed)
+                    elif tag.entry.d_tag == "DT_RPATH":
+                        rpath += [d for d in tag.rpath.split(":") if d]
+                    elif tag.entry.d_tag == "DT_RUNPATH":
+                        runpath += [d for d in tag.runpath.split(":") if d]
             elif isinstance(section, GNUVerDefSection):
-                for verdef, auxiter in section.iter_versions():
-                    names = [aux.name for aux in auxiter]
+                for verdef, auxiter in islice(section.iter_versions(), MAX_VERSIONS):
+                    names = [aux.name for aux in islice(auxiter, MAX_VERSION_NAMES)]
                     # the VER_FLG_BASE entry names the file itself, not a symbol version
                     if names and not (verdef.entry.vd_flags & 0x1):
                         defined.append(names[0])
             elif isinstance(section, GNUVerNeedSection):
-                for verneed, auxiter in section.iter_versions():
-                    needed_versions[verneed.name] = tuple(aux.name for aux in auxiter)
+                for verneed, auxiter in islice(section.iter_versions(), MAX_VERSIONS):
+                    needed_versions[verneed.name] = tuple(aux.name for aux in islice(auxiter, MAX_VERSION_NAMES))
         return ElfInfo(soname=soname, defined_versions=tuple(defined), needed_versions=needed_versions,
-                       needed_libraries=tuple(needed), machine=elf.get_machine_arch())
+                       needed_libraries=tuple(needed), machine=elf.get_machine_arch(), rpath=tuple(rpath),
+                       runpath=tuple(runpath))
     except (ELFError, ValueError, KeyError, IndexError, AssertionError, UnicodeDecodeError, OSError) as exc:
         raise NotElf(str(exc)) from None
     except Exception as exc:  # pyelftools raises assorted errors on hostile input

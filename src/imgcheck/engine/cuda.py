@@ -17,7 +17,8 @@ def check(ctx: Ctx):
     if cuda is None or not cuda.version:
         if ctx.image.nccl or any(p.name == "torch" for p in ctx.image.packages):
             yield unknown(rule, "the image's CUDA toolkit version was not found (no /usr/local/cuda/version.json "
-                                "or CUDA_VERSION); the framework may bundle its own runtime")
+                                "or CUDA_VERSION, no nvidia-cuda-runtime wheel, libcudart package or file); the framework "
+                                "may link its CUDA runtime statically")
         return
     driver = ctx.node.gpu.driver_version
     meets, why = cuda_k.driver_meets(ctx.matrix, driver, cuda.version)

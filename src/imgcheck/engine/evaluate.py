@@ -9,17 +9,19 @@ from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
 from .. import knowledge
-from . import (cuda, dmabuf, env_devices, env_traps, gdr, job_launch, limits, nccl_copies, nccl_releases, ofed,
-               platform, rdma_userspace, registration, ucx_paths)
+from . import (cuda, cuda_compat, dmabuf, env_devices, env_traps, fleet_compare, gdr, job_launch, limits, nccl_copies, nccl_releases, node_only, ofed,
+               platform, rdma_userspace, registration, ucx)
 from .context import Ctx
 
 # The registry. A rule family is a module with RULES (its rule ids), check(ctx) and, optionally, NEEDS
 # (matrix rows it looks up by key, {table: {key, ...}}). Registering a module here is all it takes:
 # RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
-FAMILIES = (platform, rdma_userspace, gdr, dmabuf, ofed, cuda, limits, env_traps, env_devices, nccl_copies, nccl_releases,
-            registration, job_launch, ucx_paths)
-# Every module that owns rule ids: FAMILIES plus rule modules run another way (e.g. over a whole fleet).
-REGISTERED = FAMILIES
+FAMILIES = (platform, rdma_userspace, gdr, dmabuf, ofed, cuda, cuda_compat, limits, env_traps, env_devices, nccl_copies, nccl_releases,
+            registration, ucx, node_only, job_launch)
+NODE_FAMILIES = (node_only,)  # what `imgcheck node check` runs: rules that need node facts only
+# Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
+# once, in report.evaluate_fleet, not per (image, node)).
+REGISTERED = FAMILIES + (fleet_compare,)
 
 
 def rule_ids(families) -> tuple[str, ...]:
@@ -48,12 +50,17 @@ class Evaluation:
     unknowns: tuple[Unknown, ...]
 
 
-def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix, job=None) -> Evaluation:
+def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix, families=FAMILIES, job=None) -> Evaluation:
     """Findings and unknowns for one node (and one launch-spec container, job). Pure: same facts and matrix, same result."""
     ctx = Ctx(image, node, matrix, job)
     findings: list[Finding] = []
     unknowns: list[Unknown] = []
-    for family in FAMILIES:
+    for family in families:
         for item in family.check(ctx):
             (findings if isinstance(item, Finding) else unknowns).append(item)
     return Evaluation(tuple(findings), tuple(unknowns))
+
+
+def evaluate_node(image: ImageFacts, node: NodeFacts, matrix: Matrix) -> Evaluation:
+    """The node-only rules for one node (`imgcheck node check`); `image` is node_only.NODE_ONLY_IMAGE."""
+    return evaluate(image, node, matrix, families=NODE_FAMILIES)

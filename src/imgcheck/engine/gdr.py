@@ -24,12 +24,15 @@ def _gdr_checks_words(ctx: Ctx) -> str:
 
 
 def _peermem_evidence(ctx: Ctx) -> list[Evidence]:
+    from .node_only import gdr_workload  # the workload path evaluated (these rules: NCCL's IB transport)
+
     pm = ctx.node.gpu.peermem
     return [ctx.node_ev("gpu.peermem.loaded", pm.loaded, "/sys/module/nvidia_peermem"),
             ctx.node_ev("gpu.peermem.legacy_nv_peer_mem", pm.legacy_nv_peer_mem),
             _memory_peers_evidence(ctx),
             ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
-            ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module)]
+            ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
+            Evidence("workload.path", gdr_workload(ctx))]
 
 
 def _memory_peers_evidence(ctx: Ctx) -> Evidence:

@@ -14,6 +14,7 @@ from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Report, Suppression, Unknown, verdict_of
 from ..model.serde import to_dict
+from . import fleet_compare
 from .evaluate import evaluate
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -53,17 +54,20 @@ def _merge(items, key_of, with_nodes):
 
 
 def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
-                   jobs=()) -> FleetResult:
+                   evaluator=None, compare_nodes: bool = False, jobs=()) -> FleetResult:
     """jobs: the launch spec's containers running this image (imgcheck.job.JobFacts); each is checked on each node."""
     found: list[tuple[Finding, list[str]]] = []
     unknown: list[tuple[Unknown, list[str]]] = []
     groups = group_nodes(nodes)
     for group in groups:
         for job in tuple(jobs) or (None,):
-            result = evaluate(image, group[0], matrix, job)
+            run = evaluator or evaluate  # looked up at call time (tests count calls)
+            result = run(image, group[0], matrix) if job is None else run(image, group[0], matrix, job=job)
             names = [n.name for n in group]
             found += [(f, names) for f in result.findings]
             unknown += [(u, names) for u in result.unknowns]
+    if compare_nodes:  # `node check`: the nodes as one job's nodes, against each other
+        found += [(f, list(f.nodes)) for f in fleet_compare.compare(nodes, matrix)]
     # The same finding on several groups (e.g. an Env trap) is one finding naming all its nodes.
     findings = _merge(found, lambda f: dataclasses.replace(f, nodes=()),
                       lambda f, names: dataclasses.replace(f, nodes=names))
@@ -119,9 +123,10 @@ def check_names(nodes: list[NodeFacts]) -> list[NodeFacts]:
 
 
 def build_report(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
-                 suppressions: tuple[Suppression, ...] = (), generated_at: str | None = None, jobs=()) -> Report:
+                 suppressions: tuple[Suppression, ...] = (), generated_at: str | None = None,
+                 evaluator=None, compare_nodes: bool = False, jobs=()) -> Report:
     nodes = check_names(list(nodes))
-    result = evaluate_fleet(image, nodes, matrix, jobs)
+    result = evaluate_fleet(image, nodes, matrix, evaluator, compare_nodes, jobs)
     findings, unknowns = apply_suppressions(result.findings, result.unknowns, tuple(suppressions))
     return Report(
         image=image,

@@ -7,10 +7,11 @@ from ..sources.base import OpenedImage
 from ..sources.manifest import env_of_config
 from ..view.fileview import FileView
 from ..view.wants import Want, WantSet
-from . import cuda, env, hpcx, nccl, os_release, packages, rdma, ucx
+from . import bundled, cuda, env, fabric, hpcx, loader, nccl, os_release, packages, python, rdma, ucx
 
 ALL_WANTS: tuple[Want, ...] = (
     os_release.WANTS + packages.WANTS + rdma.WANTS + ucx.WANTS + nccl.WANTS + cuda.WANTS + hpcx.WANTS + env.WANTS
+    + loader.WANTS + python.WANTS + bundled.WANTS + fabric.WANTS
 )
 
 
@@ -28,20 +29,28 @@ _WANT_SET: WantSet | None = None
 def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFacts:
     image_env = env_of_config(image.config)
     pkgs, notes = packages.extract(view)
+    ld = loader.Loader(view, image_env, image.platform)
+    py = python.extract(view, image_env)
+    pkgs += python.packages_of(py)  # Python distributions are packages of the image (db "python")
+    machine = ld.machine
     return ImageFacts(
         reference=reference,
         digest=image.digest,
         platform=image.platform,
         os=os_release.extract(view),
-        rdma=rdma.extract(view, pkgs),
-        ucx=ucx.extract(view, pkgs),
-        nccl=tuple(nccl.extract(view, pkgs)),
-        cuda=cuda.extract(view, image_env),
+        rdma=rdma.extract(view, pkgs, image_env, ld),
+        ucx=ucx.extract(view, pkgs, ld, image_env),
+        nccl=tuple(nccl.extract(view, pkgs, py, ld, machine)),
+        cuda=cuda.extract(view, image_env, pkgs, py, ld),
         hpcx=hpcx.extract(view, image_env),
         env=image_env,
         nccl_conf=env.extract_nccl_conf(view),
         packages=tuple(pkgs),
         layers=tuple(LayerInfo(digest=l.digest, media_type=l.media_type, size=l.size, diff_id=l.diff_id)
                      for l in image.layers),
-        notes=tuple(image.notes) + tuple(notes),
+        notes=tuple(image.notes) + tuple(notes) + tuple(ld.notes),
+        python_sites=tuple("/" + s for s in py.sites),
+        bundled_stacks=tuple(bundled.extract(view, py)),
+        libfabric=fabric.extract_libfabric(view, pkgs, ld, image_env),
+        nccl_net_plugins=tuple(fabric.extract_net_plugins(view, ld, image_env)),
     )

@@ -1,21 +1,40 @@
-"""CUDA toolkit version, forward-compat driver libraries, and NVIDIA_REQUIRE_CUDA."""
+"""CUDA: the toolkit (version.json/txt), the runtimes (libcudart from wheels, packages and files),
+forward-compat driver libraries, and NVIDIA_REQUIRE_CUDA.
+
+A PyPI-torch image has no toolkit: its CUDA is the nvidia-cuda-runtime-cuNN wheel (CUDA 13:
+nvidia-cuda-runtime) torch loads through its RPATH; a distro image has Debian's libcudart12 or
+NVIDIA's cuda-cudart-X-Y. Each runtime says where its version was read: wheel METADATA, package
+record, the library's file name (libcudart.so.12.4.127), or only the major from the ELF soname.
+The runtime's major is the CUDA level it asks of the driver under minor-version compatibility.
+"""
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 
-from ..model.image import Cuda
-from ..view.fileview import FileView
-from ..view.wants import Want
+from .. import safejson
+from ..elf.reader import NotElf, read_elf
+from ..model.image import Cuda, CudaRuntime, Package
+from ..versions.ecosystems import numeric_tuple
+from ..view.fileview import FileView, SymlinkLoop
+from ..view.wants import ANY_DIRS, Want
+from .loader import Loader, in_python_package
+from .python import PythonFacts
 
+_CUDART = ANY_DIRS + r"libcudart(?:-[0-9a-f]{8})?\.so(?:\.[0-9]+)*"  # torch's bundled copy carries a hash
 WANTS = (
     Want(r"usr/local/cuda[^/]*/version\.(?:json|txt)", content=True, max_bytes=1024 * 1024),
     Want(r"usr/local/cuda[^/]*/compat/libcuda\.so(?:\.[0-9]+)*"),
+    Want(_CUDART, content=True, max_bytes=8 * 1024 * 1024),
 )
 _COMPAT = re.compile(r"libcuda\.so\.(\d+\.\d+(?:\.\d+)*)$")
 _TXT = re.compile(r"CUDA Version\s+(\d+(?:\.\d+)+)")
+_WHEEL = re.compile(r"nvidia-cuda-runtime(?:-cu(?P<major>[0-9]+))?")
+_FILE_VERSION = re.compile(r"libcudart(?:-[0-9a-f]{8})?\.so\.(\d+(?:\.\d+)*)$")
+_SONAME = re.compile(r"libcudart(?:-[0-9a-f]{8})?\.so\.(\d+)")
+_PACKAGE = re.compile(r"libcudart[0-9.]+|cuda-cudart-[0-9]+-[0-9]+")
+_TORCH_LOCAL = re.compile(r"\+cu(\d+)(\d)$")  # torch 2.5.1+cu121: built for CUDA 12.1 (download.pytorch.org)
 
 
 def _toolkit(view: FileView) -> tuple[str | None, str | None, str | None, str | None]:
@@ -24,7 +43,7 @@ def _toolkit(view: FileView) -> tuple[str | None, str | None, str | None, str | 
         if ref is None or ref.data is None:
             continue
         try:
-            doc = json.loads(ref.data)
+            doc = safejson.loads(ref.data, "version.json", ValueError)  # depth-bounded: a layer's file
             version = doc["cuda"]["version"]
         except (ValueError, KeyError, TypeError):
             continue
@@ -40,10 +59,97 @@ def _toolkit(view: FileView) -> tuple[str | None, str | None, str | None, str | 
     return None, None, None, None
 
 
-def extract(view: FileView, env: dict[str, str]) -> Cuda | None:
+def _library_runtimes(view: FileView, loader: Loader | None) -> list[CudaRuntime]:
+    found = []
+    seen: set[str] = set()
+    chosen = {}
+    for path in view.paths(_CUDART):
+        try:
+            real = view.resolve(path)
+        except SymlinkLoop:
+            continue
+        if real in seen:
+            continue
+        ref = view.file(real)
+        if ref is None:
+            continue  # a link whose target was not kept
+        seen.add(real)
+        soname = None
+        if ref.data is not None:
+            try:
+                soname = read_elf(ref.data).soname
+            except NotElf:
+                pass
+        match = _FILE_VERSION.search(posixpath.basename(real))
+        version = match.group(1) if match and "." in match.group(1) else None
+        origin = "library file name"
+        if version is None:
+            smatch = _SONAME.fullmatch(soname or "") or (match and _SONAME.match(posixpath.basename(real)))
+            version, origin = (smatch.group(1), "soname") if smatch else (None, "library")
+        major = (soname or posixpath.basename(real)).split(".so.")[-1].split(".")[0]
+        if loader is not None and major.isdigit() and major not in chosen:
+            chosen[major] = loader.find(f"libcudart.so.{major}")
+        hit, how = chosen.get(major, (None, None))
+        loaded = None if loader is None else real == hit
+        if loaded is False:
+            how = ("inside a Python package: loaded through its modules' RPATH" if in_python_package(real)
+                   else f"not the loader's choice for libcudart.so.{major}")
+        found.append(CudaRuntime(version=version, origin=origin, path="/" + real, layer=ref.layer, soname=soname,
+                                 library="/" + real, loaded=loaded, how=how))
+    return found
+
+
+def runtimes(view: FileView, packages: list[Package], python: PythonFacts | None,
+             loader: Loader | None) -> list[CudaRuntime]:
+    libs = _library_runtimes(view, loader)
+    found: list[CudaRuntime] = []
+    for dist in python.distributions if python else ():
+        match = _WHEEL.fullmatch(dist.name)
+        if match:
+            nums = numeric_tuple(dist.version)
+            named = match.group("major")
+            # nvidia-cuda-runtime-cu13 0.0.1 is a placeholder: a version whose major is not the name's is no CUDA
+            if not nums or (named and nums[0] != int(named)) or (not named and nums[0] < 13):
+                continue
+            lib = next((l for l in libs if l.path.startswith("/" + dist.site + "/nvidia/")
+                        and (l.soname or "").endswith(f".so.{nums[0]}")), None)
+            found.append(CudaRuntime(version=dist.version, origin=f"pip {dist.name}", path="/" + dist.path,
+                                     layer=dist.layer, soname=lib.soname if lib else None,
+                                     library=lib.path if lib else None, loaded=False if lib else None,
+                                     how="wheel on /" + dist.site + "; torch and CuPy load it through their RPATH"))
+        elif dist.name == "torch" and (local := _TORCH_LOCAL.search(dist.version)):
+            found.append(CudaRuntime(version=f"{local.group(1)}.{local.group(2)}", origin="torch local version",
+                                     path="/" + dist.path, layer=dist.layer,
+                                     how=f"torch {dist.version} is built for CUDA {local.group(1)}.{local.group(2)}"))
+    for pkg in packages:
+        if _PACKAGE.fullmatch(pkg.name):
+            # libcudart12 12.4.127~12.4.1-2 (Debian), cuda-cudart-12-4 12.4.127-1 (NVIDIA's repository)
+            upstream = pkg.version.split(":", 1)[-1].split("~")[0].rsplit("-", 1)[0]
+            lib = next((l for l in libs if l.loaded), None)
+            found.append(CudaRuntime(version=upstream, origin=f"{pkg.db} {pkg.name}", path=pkg.path, layer=pkg.layer,
+                                     soname=lib.soname if lib else None, library=lib.path if lib else None,
+                                     loaded=lib.loaded if lib else None, how=lib.how if lib else None))
+    return found + libs
+
+
+def _best(runs: list[CudaRuntime]) -> CudaRuntime | None:
+    """The runtime that asks the most of the driver: the highest version, a full version over a major."""
+    dated = [r for r in runs if r.version and numeric_tuple(r.version)]
+    if not dated:
+        return None
+    return max(dated, key=lambda r: (numeric_tuple(r.version)[0], len(numeric_tuple(r.version)) > 1,
+                                     numeric_tuple(r.version)))
+
+
+def extract(view: FileView, env: dict[str, str], packages: list[Package] | None = None,
+            python: PythonFacts | None = None, loader: Loader | None = None) -> Cuda | None:
     version, path, layer, origin = _toolkit(view)
     if version is None and env.get("CUDA_VERSION"):
         version, origin = env["CUDA_VERSION"], "env CUDA_VERSION"
+    runs = runtimes(view, packages or [], python, loader)
+    best = _best(runs)
+    if version is None and best is not None:
+        version, path, layer, origin = best.version, best.path, best.layer, best.origin
     compat_driver = compat_path = None
     for candidate in view.paths(r"usr/local/cuda[^/]*/compat/libcuda\.so(?:\.[0-9]+)*"):
         match = _COMPAT.search(posixpath.basename(candidate))
@@ -51,7 +157,7 @@ def extract(view: FileView, env: dict[str, str]) -> Cuda | None:
             compat_driver, compat_path = match.group(1), "/" + candidate
             break
     require = env.get("NVIDIA_REQUIRE_CUDA")
-    if version is None and compat_driver is None and require is None:
+    if version is None and compat_driver is None and require is None and not runs:
         return None
     return Cuda(version=version, path=path, layer=layer, origin=origin, compat_driver=compat_driver,
-                compat_path=compat_path, require_cuda=require)
+                compat_path=compat_path, require_cuda=require, runtime=tuple(runs))

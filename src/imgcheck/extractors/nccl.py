@@ -1,4 +1,5 @@
-"""NCCL copies: system libnccl, the libnccl2 package, pip wheels (nvidia-nccl-cuXX), torch's pin."""
+"""NCCL copies: system libnccl (the loader's choice marked), the libnccl2 package, pip wheels
+(nvidia-nccl-cuXX on a site directory), torch's pinned requirement."""
 
 from __future__ import annotations
 
@@ -8,50 +9,53 @@ import re
 from ..model.image import Nccl, Package
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import Want
+from .loader import Loader, in_python_package
+from .python import PythonFacts, pinned
 
-_SITE = r"(?:[^/]+/)*(?:site|dist)-packages/"
-WANTS = (
-    Want(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*"),
-    Want(_SITE + r"nvidia_nccl_cu[0-9]+-[^/]+\.dist-info/METADATA", content=True, max_bytes=1024 * 1024),
-    Want(_SITE + r"torch-[^/]+\.dist-info/METADATA", content=True, max_bytes=4 * 1024 * 1024),
-)
+WANTS = (Want(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*"),)  # dist-info METADATA: python.WANTS
 _LIB_VERSION = re.compile(r"libnccl\.so\.(2\.\d+\.\d+)$")
-_META_VERSION = re.compile(r"^Version:\s*(\S+)", re.M)
-_TORCH_PIN = re.compile(r"^Requires-Dist:\s*nvidia-nccl-cu\d+\s*==\s*([0-9.]+)", re.M)
+_NCCL_WHEEL = re.compile(r"nvidia-nccl-cu[0-9]+")
 
 
-def extract(view: FileView, packages: list[Package]) -> list[Nccl]:
+def extract(view: FileView, packages: list[Package], python: PythonFacts | None = None,
+            loader: Loader | None = None, machine: str | None = None) -> list[Nccl]:
     found: list[Nccl] = []
+    libs = [p for p in view.paths(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*") if not in_python_package(p)]
+    chosen, how = loader.find("libnccl.so.2") if loader is not None else (None, None)
     seen_real: set[str] = set()
-    for path in view.paths(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*"):
+    for path in libs:
         try:
             ref_real = view.resolve(path)
         except SymlinkLoop:
             continue  # a looping link names no library
-        if ref_real in seen_real or "site-packages/" in path or "dist-packages/" in path:
+        if ref_real in seen_real:
             continue
         match = _LIB_VERSION.search(posixpath.basename(ref_real))
         if not match:
             continue  # the soname link; its target carries the version
         seen_real.add(ref_real)
         entry = view.entries.get(ref_real) or view.entries[path]
-        found.append(Nccl(version=match.group(1), path="/" + ref_real, layer=entry.layer, origin="library"))
+        loaded = None if loader is None else ref_real == chosen
+        found.append(Nccl(version=match.group(1), path="/" + ref_real, layer=entry.layer, origin="library",
+                          loaded=loaded, how=how if loaded else (None if loader is None else
+                                                                 "not the loader's choice for libnccl.so.2")))
+    # the loader's copy first: it is what nccl-tests and source-built frameworks get
+    found.sort(key=lambda n: not n.loaded)
     for pkg in packages:
         if pkg.name in ("libnccl2", "libnccl") and not found:
             found.append(Nccl(version=pkg.version.split("-")[0], path=pkg.path, layer=pkg.layer, origin=pkg.db))
-    for path in view.paths(_SITE + r"nvidia_nccl_cu[0-9]+-[^/]+\.dist-info/METADATA"):
-        ref = view.file(path)
-        if ref is None or ref.data is None:
+    dists = python.distributions if python else ()
+    for dist in dists:
+        if _NCCL_WHEEL.fullmatch(dist.name):
+            found.append(Nccl(version=dist.version, path="/" + dist.path, layer=dist.layer, origin="pip",
+                              how=f"wheel {dist.name} on /{dist.site}; torch loads it through its RPATH"))
+    # torch's pin is kept beside the installed wheel: the engine compares the two (NCCL-WHEEL-NOT-TORCH-PIN);
+    # which copy a process loads is the knowledge module's choice (the wheel first)
+    for dist in dists:
+        if dist.name != "torch":
             continue
-        match = _META_VERSION.search(ref.data.decode("utf-8", "replace"))
-        if match:
-            found.append(Nccl(version=match.group(1), path="/" + path, layer=ref.layer, origin="pip"))
-    if not any(n.origin == "pip" for n in found):
-        for path in view.paths(_SITE + r"torch-[^/]+\.dist-info/METADATA"):
-            ref = view.file(path)
-            data = ref.data.decode("utf-8", "replace") if ref and ref.data else ""
-            match = _TORCH_PIN.search(data)
-            if match:
-                found.append(Nccl(version=match.group(1), path="/" + path, layer=ref.layer if ref else None,
-                                  origin="torch-requirement"))
+        for name, version, line in pinned(dist, _NCCL_WHEEL, machine):
+            found.append(Nccl(version=version, path="/" + dist.path, layer=dist.layer,
+                              origin="torch-requirement", how=f"torch {dist.version} Requires-Dist: {line}"))
+            break
     return found

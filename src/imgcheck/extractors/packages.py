@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import sqlite3
 import struct
+
+from ..errors import LimitExceededError
 
 from ..model.image import Package
 from ..view.fileview import FileView
@@ -13,6 +16,10 @@ DPKG_STATUS = "var/lib/dpkg/status"
 RPMDB_SQLITE = ("usr/lib/sysimage/rpm/rpmdb.sqlite", "var/lib/rpm/rpmdb.sqlite")
 APK_INSTALLED = "lib/apk/db/installed"
 DPKG_FIELDS = ["Package", "Version", "Status"]
+# Parsing bounds (hostile databases): Debian's whole archive has ~65k binary packages, a large
+# RHEL host ~5k; an image claiming more is refused rather than held in memory.
+MAX_PACKAGES = 200_000
+RPMDB_MAX_STEPS = 200_000_000  # sqlite VM instructions per query: ends recursive views/CTEs
 
 WANTS = (
     Want(r"var/lib/dpkg/status", content=True, max_bytes=128 * 1024 * 1024),
@@ -27,9 +34,12 @@ def parse_dpkg_status(data: bytes, path: str, layer: str | None, require_install
     from debian import deb822  # imported here: only a cache miss parses a dpkg database
 
     packages = []
-    lines = data.decode("utf-8", "replace").splitlines()
-    # Only the fields read below are stored: half the parse time of a dpkg database.
-    for para in deb822.Deb822.iter_paragraphs(lines, fields=DPKG_FIELDS, use_apt_pkg=False):
+    # Lines are decoded one at a time (a list of every line of a 128 MiB file of short lines
+    # would take gigabytes); only the fields read below are stored.
+    lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
+    for para in deb822.Deb822.iter_paragraphs(_dpkg_lines(lines), fields=DPKG_FIELDS, use_apt_pkg=False):
+        if len(packages) >= MAX_PACKAGES:
+            raise LimitExceededError(f"/{path}: more than {MAX_PACKAGES} packages (limit)")
         name, version = para.get("Package"), para.get("Version")
         if not name or not version:
             continue
@@ -40,11 +50,31 @@ def parse_dpkg_status(data: bytes, path: str, layer: str | None, require_install
     return packages
 
 
+_DPKG_WANTED = frozenset(f.lower() for f in DPKG_FIELDS)
+
+
+def _dpkg_lines(lines):
+    """Only the lines deb822 needs here: paragraph breaks and the (single-line) wanted fields.
+    deb822 holds a whole paragraph while parsing it; a hostile paragraph of a million other
+    lines would be held too."""
+    for chunk in lines:
+        # str.splitlines() also breaks at \v, \f, \x1c-\x1e, \x85, \u2028: deb822 splits values
+        # that way, so a line is split the same way first (else a "blank line" in a value raises)
+        for line in chunk.splitlines():
+            if not line.strip():
+                yield "\n"
+            elif line[0] not in " \t#" and line.partition(":")[0].strip().lower() in _DPKG_WANTED:
+                yield line + "\n"
+
+
 def parse_apk_installed(data: bytes, path: str, layer: str | None) -> list[Package]:
     packages = []
     name = version = None
-    for line in data.decode("utf-8", "replace").splitlines() + [""]:
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
+    for line in _with_end(text):
         if not line.strip():
+            if len(packages) >= MAX_PACKAGES:
+                raise LimitExceededError(f"/{path}: more than {MAX_PACKAGES} packages (limit)")
             if name and version:
                 packages.append(Package(name=name, version=version, db="apk", path="/" + path, layer=layer))
             name = version = None
@@ -53,6 +83,13 @@ def parse_apk_installed(data: bytes, path: str, layer: str | None) -> list[Packa
         elif line.startswith("V:"):
             version = line[2:].strip()
     return packages
+
+
+def _with_end(lines):
+    """The lines without their newline, then one empty line (ends the last paragraph)."""
+    for line in lines:
+        yield line.rstrip("\n")
+    yield ""
 
 
 # rpm header tags and types (rpm's lib/rpmtag.h)
@@ -88,15 +125,34 @@ def parse_rpm_header(blob: bytes) -> dict[int, str | int]:
 
 def parse_rpmdb_sqlite(data: bytes, path: str, layer: str | None) -> list[Package]:
     con = sqlite3.connect(":memory:")
+    steps = [0]
+
+    def budget() -> int:  # called every 1000 VM steps; non-zero aborts the query
+        steps[0] += 1000
+        return steps[0] > RPMDB_MAX_STEPS
+
     try:
         con.deserialize(data)  # the database never touches the disk
-        rows = con.execute("SELECT blob FROM Packages").fetchall()
+        con.text_factory = bytes  # TEXT that is not UTF-8 must not raise while fetching (found by fuzzing)
+        con.execute("PRAGMA trusted_schema = OFF")  # no functions from a hostile schema
+        kind = con.execute("SELECT type FROM sqlite_master WHERE name = 'Packages'").fetchone()
+        if not kind or kind[0] != b"table":
+            raise sqlite3.DatabaseError("no Packages table")  # a view may recurse for ever
+        con.set_progress_handler(budget, 1000)
+        rows = con.execute("SELECT blob FROM Packages").fetchmany(MAX_PACKAGES + 1)
+    except UnicodeDecodeError:
+        # sqlite's message about a corrupt schema quotes its bytes, which Python then fails to decode
+        raise sqlite3.DatabaseError("malformed database schema") from None
     finally:
         con.close()
+    if len(rows) > MAX_PACKAGES:
+        raise LimitExceededError(f"/{path}: more than {MAX_PACKAGES} packages (limit)")
     packages = []
     for (blob,) in rows:
+        if not isinstance(blob, bytes):
+            continue  # rpm stores headers as BLOBs; bytes(an integer) would allocate that many
         try:
-            tags = parse_rpm_header(bytes(blob))
+            tags = parse_rpm_header(blob)
         except ValueError:
             continue
         name, version, release = tags.get(_TAG_NAME), tags.get(_TAG_VERSION), tags.get(_TAG_RELEASE)

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..model.image import ImageFacts
+from .safe_text import cell, escape_markup
 
 
 def _short(layer: str | None) -> str:
@@ -54,13 +55,14 @@ def facts_rows(facts: ImageFacts) -> list[tuple[str, str, str, str]]:
 def render_facts_table(facts: ImageFacts, color: bool = False, width: int = 120) -> str:
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, width=width, no_color=not color)
-    console.print(f"[bold]{facts.reference}[/bold]  digest {facts.digest or '?'}  platform {facts.platform or '?'}")
+    console.print(f"[bold]{escape_markup(facts.reference)}[/bold]  digest {escape_markup(facts.digest or '?')}  "
+                  f"platform {escape_markup(facts.platform or '?')}")
     table = Table(show_header=True, header_style="bold")
     for col in ("fact", "value", "path", "layer"):
         table.add_column(col, overflow="fold")
     for row in facts_rows(facts):
-        table.add_row(*row)
+        table.add_row(*(cell(c) for c in row))  # image data: never parsed as markup
     console.print(table)
     for note in facts.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape_markup(note)}")
     return buf.getvalue()

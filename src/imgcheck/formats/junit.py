@@ -135,6 +135,9 @@ def to_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_
                 ET.SubElement(props, "property", name=key, value=_clean(value))
         if suite.members:
             ET.SubElement(props, "property", name="nodes", value=_clean(",".join(suite.members)))
+        for rec in report.recommendations:  # engine-checked changes, smallest first
+            text = f"{rec.label()}: {rec.image}" + (f" ({'; '.join(rec.differences)})" if rec.differences else "")
+            ET.SubElement(props, "property", name="recommendation", value=_clean(text))
         for rule, (findings, unknowns) in suite.cases.items():
             counts["tests"] += 1
             case = ET.SubElement(el, "testcase", classname=_clean(suite.classname), name=_clean(rule), time="0")

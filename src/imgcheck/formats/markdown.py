@@ -13,6 +13,7 @@ import re
 from ..model.report import Finding, Report, Unknown
 from .collapse import collapse
 from .report_text import SEVERITY_ORDER, short_layer, value_text
+from .safe_text import printable
 
 MAX_CHARS = 65000  # GitHub rejects comments longer than 65,536 characters
 _ICON = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}
@@ -23,12 +24,12 @@ _SPECIAL = re.compile(r"([\\`*\[\]<|])")
 
 def md(text: str) -> str:
     """Escape text for Markdown/HTML so a title or value cannot break a table or inject markup."""
-    return _SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+    return _SPECIAL.sub(r"\\\1", printable(text.replace("\n", " ")))
 
 
 def code(text: str) -> str:
     """Inline code that survives backticks and pipes inside table cells."""
-    text = text.replace("\n", " ").replace("|", "\\|")
+    text = printable(text.replace("\n", " ")).replace("|", "\\|")
     fence = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -71,15 +72,15 @@ def _finding_details(finding: Finding) -> list[str]:
     out = [
         "<details>",
         # inside HTML Markdown escapes are not processed: escape as HTML
-        f"<summary>{_ICON.get(finding.severity, '')} <b>{html.escape(finding.id)}</b>: "
-        f"{html.escape(finding.title)}</summary>",
+        f"<summary>{_ICON.get(finding.severity, '')} <b>{html.escape(printable(finding.id))}</b>: "
+        f"{html.escape(printable(finding.title))}</summary>",
         "",
     ]
     if finding.nodes:
         out.append(f"**Nodes:** {_names(finding.nodes, 50)}")
         out.append("")
     if finding.predicted_error:
-        out += ["**Predicted error:**", "", "```text", finding.predicted_error.replace("```", "'''"), "```", ""]
+        out += ["**Predicted error:**", "", "```text", printable(finding.predicted_error, keep_newlines=True).replace("```", "'''"), "```", ""]
     out += [f"**Why** ({md(finding.confidence)}): {md(finding.mechanism)}", ""]
     if finding.evidence:
         out += ["| Fact | Value | Path | Layer |", "|---|---|---|---|"]
@@ -140,7 +141,7 @@ def render_markdown(report: Report) -> str:
         tail.append("**Recommendations**")
         tail.append("")
         for rec in report.recommendations:
-            label = "node upgrade" if rec.kind == "node-upgrade" else "image"
+            label = rec.label()
             diffs = f" ({'; '.join(md(d) for d in rec.differences)})" if rec.differences else ""
             tail.append(f"- {label}: {code(rec.image)} - {md(rec.why)}{diffs}")
         tail.append("")

@@ -6,7 +6,8 @@ import json
 
 from ..model.serde import to_dict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: recommendation kinds env / pip-pin, origin "imported", facts framework_version / python
+REJECTED_SHOWN = 15  # the table stays readable with a catalog of hundreds of rows; JSON keeps them all
 
 
 def recommend_json(result) -> str:
@@ -23,6 +24,13 @@ def recommend_json(result) -> str:
 
 def recommend_table(result) -> str:
     lines = [result.message + ("." if not result.message.endswith(".") else "")]
+    changes = getattr(result, "image_changes", ())
+    if changes:
+        lines += ["", "Changes that keep the current image (smallest first):"]
+        for rec in changes:
+            lines.append(f"  * [{rec.kind}] {rec.why}")
+            for d in rec.differences:
+                lines.append(f"      - {d}")
     if result.images:
         lines += ["", "Images predicted clean (closest first):"]
         for i, rec in enumerate(result.images, 1):
@@ -31,15 +39,19 @@ def recommend_table(result) -> str:
             for d in rec.differences:
                 lines.append(f"       {d}")
     if result.node_upgrades:
-        lines += ["", "Node-side alternative (keeps the current image):"]
+        lines += ["", "Node-side path:"]
         for rec in result.node_upgrades:
             lines.append(f"  * {rec.why}")
             for d in rec.differences:
                 lines.append(f"      - {d}")
     if result.rejected:
         lines += ["", "Not recommended:"]
-        for ref, why in result.rejected:
+        # the ones the engine judged first (they say what fails), then those the catalog cannot describe
+        ordered = sorted(result.rejected, key=lambda r: r[1].startswith("cannot be checked"))
+        for ref, why in ordered[:REJECTED_SHOWN]:
             lines.append(f"  - {ref}: {why}")
+        if len(ordered) > REJECTED_SHOWN:
+            lines.append(f"  ... {len(ordered) - REJECTED_SHOWN} more (`-o json` lists every one with its reason)")
     for problem in result.problems:
         lines.append(f"warning: local catalog: {problem}")
     return "\n".join(lines) + "\n"

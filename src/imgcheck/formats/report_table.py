@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from rich.markup import escape
+from .safe_text import escape_markup as escape  # control characters too, not only [markup]
 from rich.padding import Padding
 from rich.text import Text
 
@@ -135,7 +135,7 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
         out()
         out("[bold]Recommendations[/bold]")
         for rec in report.recommendations:
-            label = "node upgrade" if rec.kind == "node-upgrade" else "image"
+            label = rec.label()
             out(f"[green]*[/green] {label}: [bold]{escape(rec.image)}[/bold] - {escape(rec.why)}", 2)
             for diff in rec.differences:
                 out(f"{escape(diff)}", 6)

@@ -218,6 +218,10 @@ def to_sarif(report: Report) -> dict:
         run["properties"]["suppressed"] = [
             {"rule": s.rule, "node": s.node, "reason": s.reason, "expires": getattr(s, "expires", None),
              "origin": getattr(s, "origin", None)} for s in suppressed]
+    if report.recommendations:  # engine-checked changes for a failing check (env, pip pin, image, node upgrade)
+        run["properties"]["recommendations"] = [
+            {"kind": r.kind, "image": r.image, "why": r.why, "differences": list(r.differences)}
+            for r in report.recommendations]
     if report.matrix.version or report.matrix.digest:
         run["properties"]["matrix"] = {"version": report.matrix.version, "digest": report.matrix.digest}
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}

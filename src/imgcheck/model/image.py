@@ -26,9 +26,20 @@ class OsRelease:
 class Package:
     name: str
     version: str
-    db: str  # dpkg | rpm | apk | pip
+    db: str  # dpkg | rpm | apk | python (a dist-info/egg-info on a site directory)
     path: str | None = None
     layer: str | None = None
+
+
+@dataclass(frozen=True)
+class LibraryCopy:
+    """One file of a shared library, and whether the dynamic loader would pick it."""
+
+    path: str
+    version: str | None = None
+    layer: str | None = None
+    loaded: bool = False  # the copy a process linking the soname gets
+    how: str | None = None  # why: "LD_LIBRARY_PATH", "ld.so.cache", "default directory", "provider dir", ...
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,11 @@ class Libibverbs:
     soname: str | None = None
     path: str | None = None
     layer: str | None = None
+    copies: tuple[LibraryCopy, ...] = ()  # every libibverbs.so.1 in the image, the loaded one marked
+    provider_dir: str | None = None  # the provider directory compiled into this libibverbs
+    config_dir: str | None = None  # its IBV_CONFIG_DIR (driver files), e.g. /etc/libibverbs.d
+    rpath: tuple[str, ...] = ()  # its DT_RPATH / DT_RUNPATH: searched when it dlopens a provider by bare name
+    runpath: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,9 @@ class Provider:
     private_abi_needed: int | None = None  # IBVERBS_PRIVATE_N the provider's ELF binds to
     version: str | None = None  # e.g. libmlx5.so.1.24.44.0 -> "1.24.44.0"
     symbol_versions: tuple[str, ...] = ()  # MLX5_1.x for mlx5
+    library: str | None = None  # the real file read (lib<name>.so.1.x when the provider links a shared library)
+    loaded: bool | None = None  # would the loaded libibverbs load this file (None: no libibverbs to decide)
+    how: str | None = None  # why (provider dir, driver file path, RDMAV_DRIVERS) or why not
 
 
 @dataclass(frozen=True)
@@ -64,6 +83,18 @@ class RdmaFacts:
     ofed_version: str | None = None  # MLNX_OFED/DOCA release, e.g. "23.10-1.1.9.0"
     ofed_source: str | None = None  # where the release came from (ofed_info, package version, ...)
     packages: tuple[Package, ...] = ()  # the RDMA-related packages
+    other_providers: tuple[Provider, ...] = ()  # provider files the loaded libibverbs never looks at (stale copies)
+
+
+@dataclass(frozen=True)
+class UcxModule:
+    """A UCX transport module (libuct_ib*.so in UCX's module dir) and the ELF symbol versions it needs."""
+
+    name: str  # uct_ib, uct_ib_mlx5, ...
+    path: str
+    layer: str | None = None
+    needs_ibverbs: tuple[str, ...] = ()  # .gnu.version_r entries against libibverbs.so.1
+    needs_mlx5: tuple[str, ...] = ()  # ... against libmlx5.so.1
 
 
 @dataclass(frozen=True)
@@ -72,6 +103,10 @@ class Ucx:
     path: str | None = None
     layer: str | None = None
     origin: str | None = None  # dpkg | rpm | ucx.pc | hpcx
+    package_version: str | None = None  # the package's own version string when it differs (1.10.1~rc1+really.1.10.0-1)
+    copies: tuple[LibraryCopy, ...] = ()  # every libucp.so.0 in the image, the loaded one marked
+    module_dir: str | None = None  # where this copy's libucs loads modules from: <its dir>/ucx, or UCX_MODULE_DIR
+    modules: tuple[UcxModule, ...] = ()  # its InfiniBand transport modules, with their ELF version needs
 
 
 @dataclass(frozen=True)
@@ -80,17 +115,38 @@ class Nccl:
     path: str | None = None
     layer: str | None = None
     origin: str | None = None  # library | dpkg | rpm | pip | torch-requirement
+    loaded: bool | None = None  # library copies: the dynamic loader's choice for libnccl.so.2
+    how: str | None = None
+
+
+@dataclass(frozen=True)
+class CudaRuntime:
+    """A CUDA runtime (libcudart) and where its version was read.
+
+    The runtime is what asks the driver for its CUDA level, so its major (the soname's) is the
+    driver API level the code needs under minor-version compatibility.
+    """
+
+    version: str | None  # "12.4.127" (wheel METADATA, package, file name) or only the major ("12", soname)
+    origin: str  # pip nvidia-cuda-runtime-cu12 | dpkg libcudart12 | library file name | soname
+    path: str | None = None
+    layer: str | None = None
+    soname: str | None = None  # libcudart.so.12, read from the ELF
+    library: str | None = None  # the libcudart file this version belongs to
+    loaded: bool | None = None  # the dynamic loader's choice for a process linking libcudart (not a wheel's)
+    how: str | None = None
 
 
 @dataclass(frozen=True)
 class Cuda:
-    version: str | None = None  # toolkit version, e.g. "12.4.1"
+    version: str | None = None  # toolkit version, e.g. "12.4.1"; without a toolkit, the most demanding runtime's
     path: str | None = None
     layer: str | None = None
-    origin: str | None = None  # version.json | version.txt | env
+    origin: str | None = None  # version.json | version.txt | env CUDA_VERSION | that runtime's origin (pip ..., soname)
     compat_driver: str | None = None  # forward-compat libcuda.so.<ver>
     compat_path: str | None = None
     require_cuda: str | None = None  # NVIDIA_REQUIRE_CUDA
+    runtime: tuple[CudaRuntime, ...] = ()  # every CUDA runtime (libcudart) found: wheel, package, file
 
 
 @dataclass(frozen=True)
@@ -98,6 +154,54 @@ class Hpcx:
     version: str | None
     path: str | None = None
     layer: str | None = None
+
+
+@dataclass(frozen=True)
+class BundledStack:
+    """A second RDMA/UCX/DOCA stack shipped inside a Python wheel (nixl, pyverbs, libucx...).
+
+    A wheel's libraries are found through its extension modules' RPATH ($ORIGIN), so only a Python
+    process importing that distribution loads them; other processes get the system copy.
+    """
+
+    kind: str  # rdma-core | ucx | doca
+    path: str  # the directory holding the libraries
+    distribution: str | None = None  # the Python distribution that ships them
+    version: str | None = None
+    libraries: tuple[str, ...] = ()
+    private_abi: int | None = None  # rdma-core: IBVERBS_PRIVATE_N of its libibverbs
+    loaded_by: str | None = None  # which process would load it
+    layer: str | None = None
+    provider_dir: str | None = None  # rdma-core: the provider dir compiled into its libibverbs (a system path)
+    config_dir: str | None = None  # rdma-core: its IBV_CONFIG_DIR
+    system_providers: tuple[str, ...] = ()  # rdma-core: lib<name>-rdmavN.so files the image has in that provider dir
+
+
+@dataclass(frozen=True)
+class Libfabric:
+    """libfabric (OFI), which aws-ofi-nccl and Open MPI's ofi components use for EFA and verbs."""
+
+    version: str | None  # release version, from its package; never the file's libtool suffix
+    path: str
+    layer: str | None = None
+    origin: str | None = None  # the package database the version came from
+    provider_dir: str | None = None  # FI_PROVIDER_PATH default compiled into it, or the Env's FI_PROVIDER_PATH
+    builtin_providers: tuple[str, ...] = ()  # providers linked in, known by the libraries it links (efa: libefa.so.1)
+    dl_providers: tuple[str, ...] = ()  # lib<name>-fi.so in its provider dir
+    needs_ibverbs: tuple[str, ...] = ()  # ELF version needs against libibverbs.so.1
+    needs_efa: tuple[str, ...] = ()  # ... against libefa.so.1
+    copies: tuple[LibraryCopy, ...] = ()
+
+
+@dataclass(frozen=True)
+class NcclNetPlugin:
+    """An NCCL network plugin (libnccl-net*.so: aws-ofi-nccl, nccl-rdma-sharp-plugins, ...)."""
+
+    path: str
+    name: str  # the file name NCCL opens
+    layer: str | None = None
+    loaded: bool | None = None  # what NCCL's dlopen of libnccl-net.so (or NCCL_NET_PLUGIN) resolves to
+    how: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +229,10 @@ class ImageFacts:
     layers: tuple[LayerInfo, ...] = ()
     notes: tuple[str, ...] = ()  # what could not be read, and why
     schema_version: int = IMAGE_SCHEMA_VERSION
+    python_sites: tuple[str, ...] = ()  # the directories Python imports distributions from (site dirs, PYTHONPATH, .pth)
+    bundled_stacks: tuple[BundledStack, ...] = ()  # second RDMA/UCX/DOCA stacks inside wheels
+    libfabric: Libfabric | None = None
+    nccl_net_plugins: tuple[NcclNetPlugin, ...] = ()
     # fact path ("rdma.libibverbs", "cuda.compat_driver") -> why it is unknown. inspect writes every fact
     # explicitly (null = looked, found none); a hand-written facts file or a catalog row that leaves a key
     # out leaves that fact unknown, never absent (DESIGN.md "Known and unknown").

@@ -13,11 +13,18 @@ STACK_INBOX = "inbox"
 STACK_MLNX_OFED = "mlnx_ofed"
 STACK_DOCA = "doca"
 STACK_NONE = "none"
+GPU_CLASSES = ("datacenter", "workstation", "consumer", "embedded")  # compat_matrix gpu_classes
 
 
 @dataclass(frozen=True)
 class Kernel:
     release: str | None = None
+    # CONFIG_* options that RDMA / DMA-BUF / IOMMU rules read: "y", "m" or "n" ("# ... is not set");
+    # None = the config could not be read; an option left out of a readable config is "n".
+    config: dict[str, str] | None = None
+    config_source: str | None = None  # /boot/config-<release> or /proc/config.gz
+    cmdline: str | None = None  # /proc/cmdline as read
+    cmdline_params: dict[str, str] | None = None  # the IOMMU/memory parameters of cmdline (flag -> "")
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,11 @@ class KernelModule:
     srcversion: str | None = None
     out_of_tree: bool | None = None
     path: str | None = None
+    # From the .ko file modprobe would load (its .modinfo and __versions sections, read as ELF bytes)
+    file_vermagic: str | None = None  # "5.15.0-25-generic SMP mod_unload modversions"
+    file_srcversion: str | None = None
+    file_depends: tuple[str, ...] | None = None
+    symbol_crcs: dict[str, str] | None = None  # peer-memory symbols it imports -> modversions CRC ("0x..")
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,9 @@ class RdmaPort:
     phys_state: str | None = None
     link_layer: str | None = None
     rate: str | None = None
+    netdev: str | None = None  # the port's net device (gid_attrs/ndevs/0, or the PCI function's net/)
+    netdev_mtu: int | None = None  # /sys/class/net/<netdev>/mtu
+    active_mtu: int | None = None  # RoCE: derived from netdev_mtu as ib_core's iboe_get_mtu does; IB: unknown
 
 
 @dataclass(frozen=True)
@@ -52,6 +67,8 @@ class RdmaDevice:
     link_layer: str | None = None
     ports: tuple[RdmaPort, ...] = ()
     uverbs_abi: int | None = None
+    driver: str | None = None  # kernel driver of the PCI function: mlx5_core, mlx4_core, efa, irdma, bnxt_en, hfi1 ...
+    pci_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,15 @@ class NodeRdma:
     uverbs_abi: int | None = None
     peer_memory_api: bool | None = None  # /sys/kernel/mm/memory_peers exists
     devices: tuple[RdmaDevice, ...] = ()
+    # CRCs the installed OFED's ib_core exports for the peer-memory API (its Module.symvers): what a
+    # peer-memory module must have been built against to load
+    ib_core_symvers: dict[str, str] | None = None
+    ib_core_symvers_path: str | None = None
+    # Build facts of the module files modprobe would load (loaded or not): nvidia_peermem, nv_peer_mem, ib_core
+    module_files: dict[str, KernelModule] | None = None
+    # The MLNX_OFED/DOCA release ofed_info or the packages say is installed, whether or not its modules
+    # are the ones loaded (stack inbox with this set: installed for another kernel, or its DKMS build failed)
+    installed_ofed_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +103,8 @@ class Gpu:
     name: str | None = None
     pci_bus_id: str | None = None
     uuid: str | None = None
+    pci_device_id: str | None = None  # "0x2330" from /sys/bus/pci/devices/<bus>/device
+    gpu_class: str | None = None  # datacenter | workstation | consumer | embedded (compat_matrix gpu_classes)
 
 
 @dataclass(frozen=True)
@@ -86,6 +114,20 @@ class NodeGpu:
     peermem: Peermem = field(default_factory=Peermem)
     gpus: tuple[Gpu, ...] = ()
     cuda_driver_version: str | None = None  # the CUDA version the driver supports, when known
+    l4t_release: str | None = None  # Jetson: the L4T release (/etc/nv_tegra_release), never a driver version
+    gdrdrv_loaded: bool | None = None  # GDRCopy's gdrdrv module
+
+
+@dataclass(frozen=True)
+class DkmsModule:
+    """One DKMS build: /var/lib/dkms/<name>/<version>/<kernel>/<arch>/ (installed when the
+    /var/lib/dkms/<name>/kernel-<kernel>-<arch> link points at it)."""
+
+    name: str | None = None
+    version: str | None = None
+    kernel: str | None = None
+    arch: str | None = None
+    installed: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -107,3 +149,7 @@ class NodeFacts:
     unknown: dict[str, str] = field(default_factory=dict)  # fact -> why it is unknown
     schema_version: int = NODE_SCHEMA_VERSION
     notes: dict[str, str] = field(default_factory=dict)  # fact -> how it was decided / what it means
+    dkms: tuple[DkmsModule, ...] | None = None  # None: /var/lib/dkms unreadable or absent
+    pci_acs_redirect: tuple[str, ...] | None = None  # bridges above GPUs/NICs with ACS P2P redirect on
+    # GPU / NIC PCI address -> IOMMU domain type: identity | DMA | DMA-FQ | blocked | unmanaged | none (no IOMMU)
+    iommu_domains: dict[str, str] | None = None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from .. import safejson
 from ..errors import BadInputError
 from ..fsutil import reading_input
-from .node import NODE_SCHEMA_VERSION, NodeFacts
+from .node import GPU_CLASSES, NODE_SCHEMA_VERSION, NodeFacts
 from .serde import from_dict, to_dict
 
 
@@ -22,13 +23,21 @@ def parse_node_facts(doc: object, where: str) -> NodeFacts:
                             f"understands ({NODE_SCHEMA_VERSION}); upgrade imgcheck")
     if not isinstance(doc.get("name"), str) or not doc["name"].strip():
         raise BadInputError(f"{where}: node facts need a non-empty 'name'")
-    return from_dict(NodeFacts, {**doc, "schema_version": version}, where=where)
+    facts = from_dict(NodeFacts, {**doc, "schema_version": version}, where=where)
+    for i, gpu in enumerate(facts.gpu.gpus):
+        if gpu.gpu_class is not None and gpu.gpu_class not in GPU_CLASSES:
+            raise BadInputError(f"{where}: gpu.gpus[{i}].gpu_class must be one of {', '.join(GPU_CLASSES)}, "
+                                f"got {gpu.gpu_class!r}")
+    for key, value in (facts.kernel.config or {}).items():
+        if value == "":
+            raise BadInputError(f"{where}: kernel.config.{key} is empty (use y, m, n or the option's value)")
+    return facts
 
 
 def load_node_facts(path: str) -> NodeFacts:
     try:
         with reading_input(path, "a node facts JSON file") as fh:
-            doc = json.load(fh)
+            doc = safejson.load(fh, path)  # depth-bounded (hostile input)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not valid JSON ({exc})") from None
     return parse_node_facts(doc, path)

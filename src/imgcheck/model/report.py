@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from .image import ImageFacts
 from .node import NodeFacts
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2  # 2: recommendation kinds env and pip-pin
 
 SEVERITIES = ("error", "warning", "info")
 CONFIDENCES = ("verified", "reported", "vendor-guidance", "hypothesis")
@@ -49,7 +49,14 @@ class Recommendation:
     image: str
     why: str
     differences: tuple[str, ...] = ()
-    kind: str = "image"  # image | node-upgrade
+    kind: str = "image"  # image | node-upgrade | env | pip-pin (the last two keep the image; REPORT_SCHEMA_VERSION 2)
+
+    def label(self) -> str:
+        """How formats name the kind: 'env change: IMAGE', 'pip pin: IMAGE', 'node upgrade: ...'."""
+        return RECOMMENDATION_LABELS.get(self.kind, "image")
+
+
+RECOMMENDATION_LABELS = {"image": "image", "node-upgrade": "node upgrade", "env": "env change", "pip-pin": "pip pin"}
 
 
 @dataclass(frozen=True)

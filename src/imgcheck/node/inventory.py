@@ -13,10 +13,10 @@ Fleet selectors (`--fleet`):
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
+from .. import safejson
 from ..errors import BadInputError, UnavailableError, UsageError
 from ..fsutil import atomic_write
 from ..model.node import NodeFacts
@@ -66,7 +66,7 @@ class Inventory:
         path = self._path(name)
         try:
             with open(path, "rb") as fh:
-                doc = json.load(fh)
+                doc = safejson.load(fh, path)  # depth-bounded (hostile input)
         except FileNotFoundError:
             raise UnavailableError(f"node {name!r} is not in the inventory ({self.nodes_dir}); "
                                    f"add it with `imgcheck node add FILE` or run `imgcheck node probe` on it") from None

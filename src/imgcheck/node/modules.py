@@ -15,7 +15,7 @@ from ..model.node import KernelModule
 from .hostroot import HostReadError, HostRoot
 
 RDMA_MODULES = ("mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs")
-PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
+PEER_MODULES = ("nvidia_peermem", "nv_peer_mem", "gdrdrv")
 GPU_MODULES = ("nvidia",)
 PROBED_MODULES = RDMA_MODULES + GPU_MODULES + PEER_MODULES
 
@@ -59,6 +59,18 @@ def scan_modules(host: HostRoot, release: str | None, unknown: dict[str, str], n
                 f"no {base}/taint and the module file was not found under /lib/modules/{release or '<release>'}")
         result[name] = KernelModule(version=version, srcversion=srcversion, out_of_tree=out_of_tree, path=path)
     return ModuleScan(result, True)
+
+
+def module_file_paths(host: HostRoot, release: str | None, names) -> dict[str, str | None]:
+    """name -> the file modprobe would load for it (modules.dep first, then a search), loaded or not."""
+    dep_paths = _module_paths(host, release)
+    builtin = _builtin_names(host, release)
+    result: dict[str, str | None] = {}
+    for name in names:
+        path = dep_paths.get(name) or ("(built-in)" if name in builtin else None) or _find_module_file(host, release, name)
+        if path:
+            result[name] = path
+    return result
 
 
 def _out_of_tree(taint: str | None, path: str | None, builtin: bool) -> bool | None:

@@ -4,6 +4,12 @@
   open:        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build  (...)"
   proprietary: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12 ..."
 (NVIDIA's kernel_open README; quoted in NVIDIA/open-gpu-kernel-modules#171.)
+
+Jetson (L4T) prints the same shape with the L4T release where a driver version would be
+("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  35.3.1  Release Build ...", an Orin NX in
+https://github.com/nix-community/nixGL/issues/139, whose /etc/nv_tegra_release reads
+"# R35 (release), REVISION: 3.1, ..."). That number is not a driver branch: it is kept as
+`l4t_release` and the driver version is unknown.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from .hostroot import HostReadError, HostRoot
 
 VERSION_FILE = "/proc/driver/nvidia/version"
 GPUS_DIR = "/proc/driver/nvidia/gpus"
+TEGRA_RELEASE = "/etc/nv_tegra_release"
+PCI_DEVICES = "/sys/bus/pci/devices"
+_TEGRA_LINE = re.compile(r"#\s*R(?P<major>\d+)\s*\(release\),\s*REVISION:\s*(?P<rev>[0-9.]+)")
 
 _NVRM = re.compile(r"NVRM version:\s*(?P<desc>NVIDIA UNIX .*?Kernel Module(?: for \S+)?)\s+(?P<ver>\d+\.\d+(?:\.\d+)?)")
 
@@ -37,9 +46,15 @@ def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: 
         text = None
         unknown["gpu.driver_version"] = str(exc)
         unknown["gpu.kernel_module"] = str(exc)
+    l4t = _l4t_release(host)
     if text is not None:
         version, kind = parse_nvrm(text.splitlines()[0] if text else "")
-        if version is None:
+        if version is not None and _is_l4t(text, version, l4t):
+            l4t = l4t or version
+            version = None
+            unknown["gpu.driver_version"] = (f"Jetson/L4T: {VERSION_FILE} carries the L4T release ({l4t}), "
+                                             "not a driver branch")
+        elif version is None:
             unknown["gpu.driver_version"] = f"{VERSION_FILE} has an unrecognised first line"
         if kind is None:
             unknown["gpu.kernel_module"] = f"{VERSION_FILE} has an unrecognised first line"
@@ -60,8 +75,27 @@ def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: 
     gpus = _gpus(host, unknown) if text is not None else ()
     if text is None and version is not None:
         unknown["gpu.gpus"] = f"the driver is loaded but {GPUS_DIR} is not visible"
+    gdrdrv = host.is_dir("/sys/module/gdrdrv") if modules_visible else None
     return NodeGpu(driver_version=version, kernel_module=kind, peermem=_peermem(host, modules, modules_visible),
-                   gpus=gpus)
+                   gpus=gpus, l4t_release=l4t, gdrdrv_loaded=gdrdrv)
+
+
+def _l4t_release(host: HostRoot) -> str | None:
+    try:
+        text = host.read_text(TEGRA_RELEASE, 64 * 1024)
+    except HostReadError:
+        return None
+    match = _TEGRA_LINE.search(text or "")
+    return f"{match.group('major')}.{match.group('rev')}" if match else None
+
+
+def _is_l4t(text: str, version: str, l4t: str | None) -> bool:
+    """An L4T release in the driver-version slot: the host says it is Jetson, or an aarch64 build numbered
+    below any desktop driver branch (those have been >= 100 since 2008)."""
+    if l4t is not None:
+        return True
+    major = version.split(".", 1)[0]
+    return " for aarch64 " in text.splitlines()[0] and major.isdigit() and int(major) < 100
 
 
 def _kind_from_taint(host: HostRoot) -> str | None:
@@ -91,11 +125,20 @@ def _gpus(host: HostRoot, unknown: dict[str, str]) -> tuple[Gpu, ...]:
             continue
         fields = _colon_fields(info)
         minor = fields.get("Device Minor")
+        location = fields.get("Bus Location") or bus
         gpus.append(Gpu(index=int(minor) if minor and minor.isdigit() else None,
-                        name=fields.get("Model"), pci_bus_id=fields.get("Bus Location") or bus,
-                        uuid=fields.get("GPU UUID")))
+                        name=fields.get("Model"), pci_bus_id=location,
+                        uuid=fields.get("GPU UUID"), pci_device_id=_pci_device_id(host, location)))
     gpus.sort(key=lambda g: (g.index is None, g.index or 0, g.pci_bus_id or ""))
     return tuple(gpus)
+
+
+def _pci_device_id(host: HostRoot, bus: str) -> str | None:
+    """The PCI device id (e.g. 0x2330) from sysfs; /proc's bus ids may be upper-case, sysfs's are lower."""
+    try:
+        return host.read_value(f"{PCI_DEVICES}/{bus.lower()}/device") or None
+    except HostReadError:
+        return None
 
 
 def _colon_fields(text: str) -> dict[str, str]:

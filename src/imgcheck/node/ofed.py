@@ -4,8 +4,12 @@ Evidence, strongest first:
 - the loaded modules (modules.py): out-of-tree mlx5_core/ib_core mean an OFED kernel stack is what
   actually runs; in-tree ones mean inbox whatever else is installed;
 - /usr/bin/ofed_info, read as text (it is a shell script with the release embedded; never run it).
-  MLNX_OFED's installer rewrites it to say `MLNX_OFED_LINUX-<ver>`; DOCA-OFED installed from the
-  DOCA package repository keeps `OFED-internal-<ver>`;
+  MLNX_OFED's installer (mlnxofedinstall) rewrites it to say `MLNX_OFED_LINUX-<ver>`; a stack
+  installed from a package repository keeps `OFED-internal-<ver>`, and both DOCA-OFED and
+  MLNX_OFED's own repositories do that (MLNX_OFED 5.x and 23.x print it too), so that prefix alone
+  decides nothing: doca-* packages mean DOCA; a readable package database without them means
+  MLNX_OFED; without packages, a release series of which no DOCA-OFED release is known means
+  MLNX_OFED, and otherwise the flavour is reported as ambiguous (the kernel stack is the same);
 - /etc/mlnx-release;
 - package databases: doca-* packages mean DOCA; mlnx-ofed-kernel* / mlnx-ofa_kernel mean MLNX_OFED.
 """
@@ -118,27 +122,33 @@ class StackDecision:
     stack: str | None
     ofed_version: str | None
     why: str
+    installed_version: str | None = None  # what ofed_info / packages say is installed, running or not
 
 
 def decide_stack(install: OfedInstall, modules: dict[str, KernelModule], modules_visible: bool,
-                 has_devices: bool) -> StackDecision:
+                 has_devices: bool | None, doca_series: frozenset[str] | None = None) -> StackDecision:
+    """has_devices None: /sys/class could not be read, so "no device" is not known.
+    doca_series: the release series (YY.MM) of which a DOCA-OFED release is known (compat matrix)."""
     core = [modules[n] for n in ("mlx5_core", "ib_core", "mlx5_ib", "ib_uverbs") if n in modules]
     oot = [m.out_of_tree for m in core if m.out_of_tree is not None]
-    flavor, flavor_why = _installed_flavor(install)
     version = _installed_version(install, modules)
+    flavor, flavor_why = _installed_flavor(install, version, doca_series)
+    if modules_visible and not core and has_devices is None:
+        return StackDecision(None, None, "no RDMA kernel module is loaded, but /sys/class could not be read, "
+                                         "so whether the node has RDMA devices is unknown")
     if modules_visible and not core and not has_devices:
         why = "no RDMA kernel module loaded and no RDMA device"
         if flavor:
             why += f" ({flavor_why}, but nothing of it is loaded)"
-        return StackDecision(STACK_NONE, None, why)
+        return StackDecision(STACK_NONE, None, why, version if flavor else None)
     if oot and not any(oot):
         why = "the loaded RDMA modules are in-tree (taint has no O, files under /lib/modules/<rel>/kernel)"
         if flavor:
             why += f"; {flavor_why}, but its modules are not the ones loaded"
-        return StackDecision(STACK_INBOX, None, why)
+        return StackDecision(STACK_INBOX, None, why, version if flavor else None)
     if oot and all(oot):
         if flavor:
-            return StackDecision(flavor, version, f"out-of-tree RDMA modules loaded; {flavor_why}")
+            return StackDecision(flavor, version, f"out-of-tree RDMA modules loaded; {flavor_why}", version)
         # out-of-tree without any userspace marker: the module version is all we have
         return StackDecision(STACK_MLNX_OFED, version,
                              "out-of-tree RDMA modules loaded; no ofed_info/package says whether MLNX_OFED or DOCA, "
@@ -151,13 +161,14 @@ def decide_stack(install: OfedInstall, modules: dict[str, KernelModule], modules
     return StackDecision(None, None, "the loaded RDMA modules could not be read and no OFED install was found")
 
 
-def _installed_flavor(install: OfedInstall) -> tuple[str | None, str]:
+def _installed_flavor(install: OfedInstall, version: str | None = None,
+                      doca_series: frozenset[str] | None = None) -> tuple[str | None, str]:
     doca = sorted(p.name for p in install.packages if p.name.startswith("doca-"))
     if doca:
         return STACK_DOCA, f"DOCA packages installed ({', '.join(doca[:3])})"
     ident = install.ofed_info_id or ""
     if ident.startswith("OFED-internal-"):
-        return STACK_DOCA, f"ofed_info says {ident} (DOCA-OFED repository install)"
+        return _internal_flavor(install, ident, version, doca_series)
     if ident.startswith("MLNX_OFED_LINUX-"):
         return STACK_MLNX_OFED, f"ofed_info says {ident}"
     if install.mlnx_release:
@@ -168,6 +179,25 @@ def _installed_flavor(install: OfedInstall) -> tuple[str | None, str]:
     if ident:
         return STACK_MLNX_OFED, f"ofed_info says {ident}"
     return None, ""
+
+
+def _series(version: str | None) -> str | None:
+    match = re.match(r"(\d+)\.(\d+)", version or "")
+    return f"{int(match.group(1))}.{match.group(2)}" if match else None
+
+
+def _internal_flavor(install: OfedInstall, ident: str, version: str | None,
+                     doca_series: frozenset[str] | None) -> tuple[str, str]:
+    """`OFED-internal-<ver>`: a package-repository install of either MLNX_OFED or DOCA-OFED."""
+    said = f"ofed_info says {ident} (a package-repository install: MLNX_OFED and DOCA-OFED both print this)"
+    if install.packages_known:
+        return STACK_MLNX_OFED, f"{said}; no doca-* package is installed, so MLNX_OFED"
+    series = _series(version)
+    if series is not None and doca_series is not None and series not in doca_series:
+        return STACK_MLNX_OFED, f"{said}; no DOCA-OFED release of the {series} series is known, so MLNX_OFED"
+    return STACK_DOCA, (f"{said}; the package database is not readable and DOCA-OFED ships the "
+                        f"{series or 'same'} series, so MLNX_OFED or DOCA-OFED (the same kernel stack; "
+                        "reported as doca)")
 
 
 def _installed_version(install: OfedInstall, modules: dict[str, KernelModule]) -> str | None:

@@ -14,9 +14,13 @@ from ..errors import UnavailableError, UsageError
 from ..extractors.os_release import parse_os_release
 from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
 from .hostroot import HostReadError, HostRoot
-from .modules import scan_modules
+from .kernel_config import read_kernel_config
+from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_module_files
+from .modules import module_file_paths, scan_modules
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
+from .iommu import scan_iommu
+from .pci_acs import scan_acs
 from .rdma_devices import scan_devices
 
 MEMORY_PEERS = "/sys/kernel/mm/memory_peers"
@@ -39,28 +43,64 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
     for key, note in install.notes.items():
         if f"rdma.{key}" not in unknown:  # said once, as the reason of the unknown
             notes[f"rdma.{key}"] = note
-    decision = decide_stack(install, mods.modules, mods.sysfs_visible, bool(devs.devices))
+    decision = decide_stack(install, mods.modules, mods.sysfs_visible,
+                            bool(devs.devices) if devs.visible else None, _doca_series())
     if decision.stack is None:
         unknown["rdma.stack"] = decision.why
     else:
         notes["rdma.stack"] = decision.why
+    if decision.stack in ("mlnx_ofed", "doca") and rdma_peers_absent(host):
+        notes["rdma.peer_memory_api"] = (f"{MEMORY_PEERS} is absent: that says nothing about the peer-memory API "
+                                         "itself, which MLNX_OFED/DOCA ib_core keeps; releases from 24.07 on no longer "
+                                         "create the directory (compat_matrix kernel_rdma_features "
+                                         "memory_peers_sysfs_removed)")
+    arch = _arch(host, release)
+    files = scan_module_files(host, module_file_paths(host, release, PEER_MODULE_FILES), unknown)
+    symvers, symvers_path = read_ofed_symvers(host, release, _MACHINE.get(arch or ""))
     rdma = NodeRdma(stack=decision.stack, ofed_version=decision.ofed_version, modules=mods.modules,
                     uverbs_abi=devs.uverbs_abi, peer_memory_api=_peer_memory_api(host, unknown),
-                    devices=devs.devices)
+                    devices=devs.devices, module_files=files, ib_core_symvers=symvers,
+                    ib_core_symvers_path=symvers_path, installed_ofed_version=decision.installed_version)
     gpu = scan_gpu(host, mods.modules, mods.sysfs_visible, unknown)
     limits = _memlock(host, unknown, notes)
+    kconf = read_kernel_config(host, release, unknown, notes)
+    endpoints = [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus]
     return NodeFacts(
         name=name or _hostname(host, root, unknown),
         collected_at=(now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        kernel=Kernel(release=release),
+        kernel=Kernel(release=release, config=kconf.config, config_source=kconf.source, cmdline=kconf.cmdline,
+                      cmdline_params=kconf.params),
         os=os_facts,
         rdma=rdma,
         gpu=gpu,
         limits=limits,
-        arch=_arch(host, release),
+        arch=arch,
         unknown=unknown,
         notes=notes,
+        dkms=scan_dkms(host, unknown),
+        pci_acs_redirect=scan_acs(host, endpoints, unknown),
+        iommu_domains=scan_iommu(host, endpoints, unknown),
     )
+
+
+_MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "s390x": "s390x"}
+
+
+def _doca_series() -> frozenset[str] | None:
+    """Release series (YY.MM) of which the compat matrix knows a DOCA-OFED release."""
+    from ..matrix import load_matrix
+    from ..errors import ImgcheckError
+
+    try:
+        rows = load_matrix().rows("doca_ofed_releases")
+    except ImgcheckError:
+        return None
+    found = set()
+    for row in rows:
+        parts = (row.get("ofed_version") or "").split(".")
+        if len(parts) >= 2 and parts[0].isdigit():
+            found.add(f"{int(parts[0])}.{parts[1].split('-')[0]}")
+    return frozenset(found)
 
 
 def _read(host: HostRoot, path: str, key: str, unknown: dict[str, str]) -> str | None:
@@ -96,6 +136,10 @@ def _peer_memory_api(host: HostRoot, unknown: dict[str, str]) -> bool | None:
         unknown["rdma.peer_memory_api"] = "/sys/kernel is not visible under the probe root"
         return None
     return host.is_dir(MEMORY_PEERS)
+
+
+def rdma_peers_absent(host: HostRoot) -> bool:
+    return host.is_dir("/sys/kernel") and not host.is_dir(MEMORY_PEERS)
 
 
 _LIMIT_LINE = re.compile(r"^Max locked memory\s+(?P<soft>\S+)\s+(?P<hard>\S+)\s+(?P<unit>\S+)", re.M)

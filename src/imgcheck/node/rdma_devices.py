@@ -3,6 +3,14 @@
 Attribute formats are the kernel's (Documentation/ABI/stable/sysfs-class-infiniband):
 ports/<p>/state "4: ACTIVE", phys_state "5: LinkUp", link_layer "InfiniBand"|"Ethernet",
 rate "200 Gb/sec (4X HDR)".
+
+The device's kernel driver is the name of the directory its `device/driver` link points at
+(/sys/bus/pci/drivers/mlx5_core): mlx5_core, mlx4_core, efa, irdma, bnxt_en, hfi1, qib ... The port
+directory has no MTU attribute (drivers/infiniband/core/sysfs.c exposes state, lid, lid_mask_count,
+sm_lid, sm_sl, cap_mask, rate, phys_state, link_layer only; ibv_query_port is the only other way):
+for RoCE the active MTU follows the net device's MTU the way ib_core's iboe_get_mtu()
+(include/rdma/ib_addr.h) computes it, so it is derived from /sys/class/net/<ndev>/mtu; for
+InfiniBand it is left unknown.
 """
 
 from __future__ import annotations
@@ -14,6 +22,10 @@ from .hostroot import HostReadError, HostRoot
 
 IB_CLASS = "/sys/class/infiniband"
 VERBS_CLASS = "/sys/class/infiniband_verbs"
+NET_CLASS = "/sys/class/net"
+# iboe_get_mtu(): GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 bytes come off the netdev MTU
+IBOE_OVERHEAD = 96
+IB_MTUS = (4096, 2048, 1024, 512, 256)
 
 
 @dataclass(frozen=True)
@@ -52,17 +64,26 @@ def _device(host: HostRoot, name: str, abi: int | None, unknown: dict[str, str])
     except HostReadError as exc:
         unknown[f"{key}.ports"] = str(exc)
         port_names = []
+    pci_netdevs = _pci_netdevs(host, base)
     for port in sorted(port_names, key=lambda p: (not p.isdigit(), int(p) if p.isdigit() else 0, p)):
         pbase = f"{base}/ports/{port}"
         pkey = f"{key}.ports.{port}"
+        link_layer = _value(host, f"{pbase}/link_layer", f"{pkey}.link_layer", unknown)
+        number = int(port) if port.isdigit() else None
+        netdev = _port_netdev(host, pbase, number, pci_netdevs)
+        mtu = _int(_quiet(host, f"{NET_CLASS}/{netdev}/mtu")) if netdev else None
         ports.append(RdmaPort(
-            port=int(port) if port.isdigit() else None,
+            port=number,
             state=_value(host, f"{pbase}/state", f"{pkey}.state", unknown),
             phys_state=_value(host, f"{pbase}/phys_state", f"{pkey}.phys_state", unknown),
-            link_layer=_value(host, f"{pbase}/link_layer", f"{pkey}.link_layer", unknown),
+            link_layer=link_layer,
             rate=_value(host, f"{pbase}/rate", f"{pkey}.rate", unknown),
+            netdev=netdev,
+            netdev_mtu=mtu,
+            active_mtu=roce_active_mtu(mtu) if link_layer == "Ethernet" else None,
         ))
     layers = {p.link_layer for p in ports if p.link_layer}
+    driver, pci = _driver(host, base, key, unknown)
     return RdmaDevice(
         name=name,
         hca_type=_value(host, f"{base}/hca_type", f"{key}.hca_type", unknown),
@@ -71,7 +92,60 @@ def _device(host: HostRoot, name: str, abi: int | None, unknown: dict[str, str])
         link_layer=layers.pop() if len(layers) == 1 else None,
         ports=tuple(ports),
         uverbs_abi=abi,
+        driver=driver,
+        pci_address=pci,
     )
+
+
+def roce_active_mtu(netdev_mtu: int | None) -> int | None:
+    """The RoCE port MTU ib_core reports for a net device MTU (iboe_get_mtu); None below 256."""
+    if netdev_mtu is None:
+        return None
+    usable = netdev_mtu - IBOE_OVERHEAD
+    return next((m for m in IB_MTUS if usable >= m), None)
+
+
+def _driver(host: HostRoot, base: str, key: str, unknown: dict[str, str]) -> tuple[str | None, str | None]:
+    """(driver, PCI address) from the device link: <dev>/device -> .../0000:17:00.0, its driver -> .../mlx5_core."""
+    try:
+        device = host.resolve(f"{base}/device")
+        driver = host.resolve(f"{base}/device/driver")
+    except HostReadError as exc:
+        unknown[f"{key}.driver"] = str(exc)
+        return None, None
+    pci = device.rstrip("/").rsplit("/", 1)[-1] if device else None
+    if driver is None:
+        unknown[f"{key}.driver"] = f"{base}/device/driver is absent (no driver bound, or sysfs not fully visible)"
+        return None, pci
+    return driver.rstrip("/").rsplit("/", 1)[-1], pci
+
+
+def _pci_netdevs(host: HostRoot, base: str) -> list[str]:
+    try:
+        return host.listdir(f"{base}/device/net")
+    except HostReadError:
+        return []
+
+
+def _port_netdev(host: HostRoot, pbase: str, port: int | None, pci_netdevs: list[str]) -> str | None:
+    """RoCE: the GID table's ndev; else the PCI function's net device whose dev_port is this port."""
+    ndev = _quiet(host, f"{pbase}/gid_attrs/ndevs/0")
+    if ndev:
+        return ndev
+    if len(pci_netdevs) == 1:
+        return pci_netdevs[0]
+    for name in pci_netdevs:  # dual-port functions: dev_port counts from 0 (Documentation/ABI/testing/sysfs-class-net)
+        if port is not None and _int(_quiet(host, f"{NET_CLASS}/{name}/dev_port")) == port - 1:
+            return name
+    return None
+
+
+def _quiet(host: HostRoot, path: str) -> str | None:
+    """An optional attribute: unreadable (e.g. EINVAL from gid_attrs on an IB port) counts as absent."""
+    try:
+        return host.read_value(path) or None
+    except HostReadError:
+        return None
 
 
 def _uverbs_abis(host: HostRoot, unknown: dict[str, str]) -> dict[str, int | None]:

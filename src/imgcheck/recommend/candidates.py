@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engine.report import evaluate_fleet
+from ..engine import report as engine_report
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
+from .base import base_of, repository
 from .catalog import CatalogEntry
+from .framework import FrameworkWant, distance
 from .summary import Summary, major, newer_first_key
 
 BLOCKING = ("error", "warning")
@@ -36,9 +38,18 @@ def blocking_rules(image: ImageFacts, nodes, matrix: Matrix, ignore: frozenset[s
                    ) -> tuple[set[str], set[str]]:
     """(rules with an error/warning finding, rules left unknown) for the image on the nodes; `ignore`: rules
     the user suppressed everywhere (`--ignore RULE`), which then decide nothing here either."""
-    result = evaluate_fleet(image, tuple(nodes), matrix)
-    return ({f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore},
-            {u.rule for u in result.unknowns if u.rule not in ignore})
+    blocking, unknown = set(), set()
+    for _node, result in _each(image, nodes, matrix):
+        blocking |= {f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore}
+        unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
+    return blocking, unknown
+
+
+def _each(image: ImageFacts, nodes, matrix: Matrix):
+    """(node, engine result) per node. Callers pass one representative per group of identical nodes, so this
+    skips evaluate_fleet's regrouping (hashing every node's facts again for each of ~500 catalog readings)."""
+    for node in nodes:
+        yield node, engine_report.evaluate(image, node, matrix)
 
 
 def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_decide: set[str] = frozenset(),
@@ -51,12 +62,12 @@ def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_deci
     blocking: dict[str, set[str]] = {}
     unknown: set[str] = set()
     for facts in entry.readings:
-        result = evaluate_fleet(facts, tuple(nodes), matrix)
-        for f in result.findings:
-            if f.severity in BLOCKING and f.id not in ignore:
-                for name in f.nodes:
-                    blocking.setdefault(f.id, set()).update(names_of.get(name, [name]) if names_of else [name])
-        unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
+        for node, result in _each(facts, nodes, matrix):
+            for f in result.findings:
+                if f.severity in BLOCKING and f.id not in ignore:
+                    names = names_of.get(node.name, [node.name]) if names_of else [node.name]
+                    blocking.setdefault(f.id, set()).update(names)
+            unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
     if blocking:
         words = tuple(f"{rule} on {names_text(sorted(names))}" for rule, names in sorted(blocking.items()))
         return Judgement(entry, False, blocking=words, unknown_rules=tuple(sorted(unknown)),
@@ -68,14 +79,28 @@ def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_deci
     return Judgement(entry, True, unknown_rules=tuple(sorted(unknown)))
 
 
-def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int) -> tuple:
-    """Same framework, then same CUDA major, then newest (CUDA, NCCL, rdma-core), then fewer undecided rules;
-    inspected (local) entries before published ones at equal closeness."""
+def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int, want: FrameworkWant | None = None,
+             current_reference: str | None = None) -> tuple:
+    # current_reference: the current image's base (base.base_of), whose repository ranks first
+    """What the user runs first: a tag of the same base image, the same framework; then images the engine
+    decides clean before those with a rule it cannot decide (e.g. CUDA 12 on R470 when forward-compat
+    libraries are not known); then the framework version asked for (or the --like image's), the same distro
+    and Python, the same CUDA major, newest (release, CUDA, NCCL, rdma-core), fewer undecided rules;
+    inspected (local) entries before imported and published ones."""
     s = entry.summary
+    same_repo = 0 if current_reference and repository(entry.reference) == repository(current_reference) else 1
     same_framework = 0 if current is None or current.framework is None or s.framework == current.framework else 1
+    matched = want.matches(s.framework_version) if want is not None else True
+    version_rank = 0 if matched else (1 if matched is None else 2)
+    near = distance(want.version if want and want.version else (current.framework_version if current else None),
+                    s.framework_version)
+    same_distro = 0 if current is None or not current.distro or s.distro == current.distro else 1
+    same_python = 0 if current is None or not current.python or s.python == current.python else 1
     same_cuda = 0 if current is None or major(current.cuda) is None or major(s.cuda) == major(current.cuda) else 1
-    return (same_framework, same_cuda, newer_first_key(s.cuda), newer_first_key(s.nccl), newer_first_key(s.rdma_core),
-            unknown_count, 0 if entry.origin == "local" else 1, entry.reference)
+    undecided = 0 if unknown_count == 0 else 1  # an image the engine shows clean before one it cannot decide
+    return (same_repo, same_framework, undecided, version_rank, near, same_distro, same_python, same_cuda,
+            newer_first_key(entry.release), newer_first_key(s.cuda), newer_first_key(s.nccl), newer_first_key(s.rdma_core),
+            unknown_count, {"local": 0, "imported": 1}.get(entry.origin, 2), entry.reference)
 
 
 def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:
@@ -88,7 +113,7 @@ def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:
 
 def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix: Matrix, *,
                      current_image: ImageFacts | None = None, current: Summary | None = None,
-                     framework: str | None = None, must_decide: set[str] = frozenset(),
+                     want: FrameworkWant | None = None, must_decide: set[str] = frozenset(),
                      ignore: frozenset[str] = frozenset(), names_of: dict[str, list[str]] | None = None
                      ) -> tuple[list[Judgement], list[Judgement]]:
     """(clean candidates in rank order, rejected ones)."""
@@ -96,9 +121,10 @@ def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix
     for entry in entries:
         if is_current(entry, current_image):
             continue
-        if framework and entry.summary.framework != framework:
-            continue
+        if want is not None and entry.summary.framework not in (want.name, None):
+            continue  # never another framework unless asked (a team's own image with no framework package stays)
         j = judge(entry, nodes, matrix, must_decide, ignore, names_of)
         (clean if j.clean else rejected).append(j)
-    clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules)))
+    ref = base_of(current_image).reference if current_image is not None else None
+    clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules), want, ref))
     return clean, rejected

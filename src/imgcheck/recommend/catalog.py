@@ -19,7 +19,7 @@ from ..matrix import Matrix
 from ..model.image import IMAGE_SCHEMA_VERSION, ImageFacts
 from ..model.image_io import parse_image_facts
 from ..model.serde import to_dict
-from .convert import NotCheckable, facts_of_row, rdma_release, reference_of
+from .convert import CATALOG_TABLES, NotCheckable, facts_of_row, rdma_release, reference_of
 from .summary import Summary, summary_of_facts, summary_of_row
 
 LOCAL_SCHEMA_VERSION = 1
@@ -29,7 +29,7 @@ LOCAL_SCHEMA_VERSION = 1
 class CatalogEntry:
     reference: str
     summary: Summary
-    origin: str  # "shipped" (compat matrix row) | "local" (inspected by `imgcheck catalog add`)
+    origin: str  # "shipped" (compat matrix row) | "local" (inspected by `catalog add`) | "imported" (`catalog import`)
     confidence: str  # of the facts: the row's confidence, or "verified" for inspected images
     source: str | None = None
     digest: str | None = None
@@ -42,10 +42,11 @@ class CatalogEntry:
 
 def shipped_entries(matrix: Matrix) -> list[CatalogEntry]:
     entries = []
-    for row in matrix.rows("base_images"):
+    rows = [(table, row) for table in CATALOG_TABLES for row in matrix.rows(table)]  # a --matrix without one: none
+    for table, row in rows:
         rel = rdma_release(matrix, row["rdma_core"]) if row.get("rdma_core") else None
         try:
-            readings, why = tuple(facts_of_row(row, matrix)), None
+            readings, why = tuple(facts_of_row(row, matrix, f"compat_matrix/catalogs/{table}.json")), None
         except NotCheckable as exc:
             readings, why = (), str(exc)
         entries.append(CatalogEntry(
@@ -60,12 +61,12 @@ def catalog_dir() -> str:
     return os.path.join(imgcheck_home(), "catalog")
 
 
-def _file_name(reference: str, digest: str | None) -> str:
+def file_name(reference: str, digest: str | None) -> str:
     key = f"{reference}\n{digest or ''}".encode()
     return hashlib.sha256(key).hexdigest()[:32] + ".json"
 
 
-def _tag_of(reference: str) -> str | None:
+def tag_of(reference: str) -> str | None:
     ref = reference.split("@", 1)[0]
     last = ref.rsplit("/", 1)[-1]
     return last.split(":", 1)[1] if ":" in last else None
@@ -74,7 +75,7 @@ def _tag_of(reference: str) -> str | None:
 def local_entry(facts: ImageFacts, added_at: str | None = None) -> CatalogEntry:
     return CatalogEntry(reference=facts.reference, summary=summary_of_facts(facts), origin="local",
                         confidence="verified", source=f"inspected by imgcheck ({facts.reference})", digest=facts.digest,
-                        release=_tag_of(facts.reference), readings=(facts,), added_at=added_at,
+                        release=tag_of(facts.reference), readings=(facts,), added_at=added_at,
                         notes=facts.notes)
 
 
@@ -84,17 +85,41 @@ def add_local(facts: ImageFacts, directory: str | None = None) -> str:
     os.makedirs(directory, exist_ok=True)
     doc = {"schema_version": LOCAL_SCHEMA_VERSION, "reference": facts.reference, "digest": facts.digest,
            "added_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(), "facts": to_dict(facts)}
-    path = os.path.join(directory, _file_name(facts.reference, facts.digest))
+    path = os.path.join(directory, file_name(facts.reference, facts.digest))
     atomic_write(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     return path
 
 
-def _read_local(path: str) -> CatalogEntry:
+def imported_entry(row: dict, matrix: Matrix, added_at: str | None = None, imported_from: str | None = None
+                   ) -> CatalogEntry:
+    """A row a team imported (`imgcheck catalog import`): judged like a shipped row, from the facts it states."""
+    rel = rdma_release(matrix, row["rdma_core"]) if row.get("rdma_core") else None
+    try:
+        readings, why = tuple(facts_of_row(row, matrix, "a `catalog import` row")), None
+    except NotCheckable as exc:
+        readings, why = (), str(exc)
+    notes = tuple(n for n in (row.get("note"), f"imported from {imported_from}" if imported_from else None) if n)
+    return CatalogEntry(reference=reference_of(row), summary=summary_of_row(row, rel["pabi"] if rel else None),
+                        origin="imported", confidence=row["confidence"], source=row["source"], release=row["release"],
+                        readings=readings, not_checkable=why, added_at=added_at, notes=notes)
+
+
+def _read_local(path: str, matrix: Matrix | None = None) -> CatalogEntry:
     try:
         with open(path, "rb") as fh:
             doc = json.load(fh)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not a readable catalog entry ({exc})") from None
+    if isinstance(doc, dict) and isinstance(doc.get("row"), dict) and doc.get("schema_version") == LOCAL_SCHEMA_VERSION:
+        if matrix is None:
+            from ..engine import REQUIRED_ROWS
+            from ..matrix import load_matrix
+
+            matrix = load_matrix(required=REQUIRED_ROWS)
+        row = doc["row"]
+        if not isinstance(row.get("image"), str) or not row.get("release") or not row.get("confidence"):
+            raise BadInputError(f"{path}: imported catalog row lacks image/release/confidence")
+        return imported_entry(row, matrix, added_at=doc.get("added_at"), imported_from=doc.get("imported_from"))
     if not isinstance(doc, dict) or not isinstance(doc.get("facts"), dict):
         raise BadInputError(f"{path}: not a catalog entry (no 'facts' object)")
     version = doc.get("schema_version")
@@ -105,7 +130,7 @@ def _read_local(path: str) -> CatalogEntry:
     return local_entry(parse_image_facts(doc["facts"], path), added_at=doc.get("added_at"))
 
 
-def local_entries(directory: str | None = None) -> tuple[list[CatalogEntry], list[str]]:
+def local_entries(directory: str | None = None, matrix: Matrix | None = None) -> tuple[list[CatalogEntry], list[str]]:
     """(entries, problems): an unreadable file is reported and skipped, so one bad file never hides the rest."""
     directory = directory or catalog_dir()
     if not os.path.isdir(directory):
@@ -119,7 +144,7 @@ def local_entries(directory: str | None = None) -> tuple[list[CatalogEntry], lis
         if name.startswith(".") or not name.endswith(".json"):
             continue  # atomic_write's temporary files start with a dot
         try:
-            entries.append(_read_local(os.path.join(directory, name)))
+            entries.append(_read_local(os.path.join(directory, name), matrix))
         except BadInputError as exc:
             problems.append(str(exc))
     entries.sort(key=lambda e: (e.reference, e.digest or ""))
@@ -128,5 +153,5 @@ def local_entries(directory: str | None = None) -> tuple[list[CatalogEntry], lis
 
 def all_entries(matrix: Matrix, directory: str | None = None) -> tuple[list[CatalogEntry], list[str]]:
     """Local entries first (inspected facts beat published ones), then the shipped rows."""
-    local, problems = local_entries(directory)
+    local, problems = local_entries(directory, matrix)
     return local + shipped_entries(matrix), problems

@@ -10,13 +10,16 @@ no facts at all: such an image is never recommended.
 
 from __future__ import annotations
 
+from packaging.version import InvalidVersion, Version
+
 from ..matrix import Matrix
 from ..model.image import (FLAVOR_DOCA, FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_NONE, Cuda, Hpcx, ImageFacts,
-                           Libibverbs, Nccl, OsRelease, Provider, RdmaFacts, Ucx)
+                           Libibverbs, Nccl, OsRelease, Package, Provider, RdmaFacts, Ucx)
 from ..versions.ecosystems import at_least, numeric_tuple
 
 FLAVORS = (FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_DOCA, FLAVOR_NONE)
 CATALOG_PATH = "compat_matrix/catalogs/base_images.json"
+CATALOG_TABLES = ("base_images", "cuda_images")  # same row shape; cuda_images: the nvidia/cuda tags
 
 
 class NotCheckable(Exception):
@@ -24,7 +27,8 @@ class NotCheckable(Exception):
 
 
 def reference_of(row: dict) -> str:
-    return f"{row['image']}:{row['release']}"
+    """What to pull: the tag when the row names one (NGC '24.05-py3'), else the release."""
+    return f"{row['image']}:{row.get('tag') or row['release']}"
 
 
 def rdma_release(matrix: Matrix, rdma_core: str) -> dict | None:
@@ -54,17 +58,38 @@ def _libibverbs(matrix: Matrix, rdma_core: str, where: str) -> tuple[Libibverbs,
     return lib, provider
 
 
-def _unknown_of(row: dict) -> dict[str, str]:
-    """What a catalog row does not say is unknown, never absent (DESIGN.md "Known and unknown")."""
-    why = f"not recorded in {CATALOG_PATH}"
-    out = {"env": why, "nccl_conf": why, "packages": why, "cuda.compat_driver": why}
+_FRAMEWORK_PACKAGES = {"pytorch": "torch", "tensorflow": "tensorflow", "mxnet": "mxnet", "paddlepaddle": "paddlepaddle",
+                       "jax": "jax"}
+
+
+def _framework_package(row: dict, where: str) -> tuple[Package, ...]:
+    """The framework's pip package as the row states it (torch 2.4.0a0+07cecf4168), so an image described by a
+    row is ranked and compared like an inspected one; nothing when the version is not a PEP 440 version."""
+    name = _FRAMEWORK_PACKAGES.get(row.get("framework") or "")
+    version = row.get("framework_version")
+    if not name or not version:
+        return ()
+    try:
+        Version(version)
+    except InvalidVersion:
+        return ()
+    return (Package(name, version, "pip", path=where),)
+
+
+def _unknown_of(row: dict, catalog: str) -> dict[str, str]:
+    """What a catalog row does not say is unknown, never absent (DESIGN.md "Known and unknown"). The framework's
+    own package may be stated (framework_version); every other package stays unknown."""
+    why = f"not recorded in {catalog}"
+    out = {"env": why, "nccl_conf": why, "packages": why}
+    if not row.get("cuda_compat_driver"):  # a row that names the image's forward-compat libcuda decides it
+        out["cuda.compat_driver"] = why
     for fact in ("cuda", "nccl", "ucx", "hpcx"):
         if not row.get(fact):
             out[fact] = why
     return out
 
 
-def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
+def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list[ImageFacts]:
     """Every reading of the row as ImageFacts (one, or one per possible flavor); NotCheckable if none is possible."""
     reference = reference_of(row)
     where = f"catalog: {row.get('source')}"
@@ -79,11 +104,15 @@ def facts_of_row(row: dict, matrix: Matrix) -> list[ImageFacts]:
         reference=reference,
         os=OsRelease(id=distro_id or None, version_id=distro_version or None),
         ucx=Ucx(row["ucx"], path=where, origin="catalog") if row.get("ucx") else None,
-        nccl=(Nccl(row["nccl"], path=where, origin="library"),) if row.get("nccl") else (),
-        cuda=Cuda(version=row["cuda"], path=where, origin="catalog") if row.get("cuda") else None,
+        nccl=(Nccl(row["nccl"], path=where, origin=row.get("nccl_origin") or "library"),) if row.get("nccl") else (),
+        cuda=Cuda(version=row["cuda"], path=where, origin="catalog", compat_driver=row.get("cuda_compat_driver"),
+                  compat_path=f"/usr/local/cuda/compat ({where})" if row.get("cuda_compat_driver") else None)
+        if row.get("cuda") else None,
         hpcx=Hpcx(row["hpcx"], path=where) if row.get("hpcx") else None,
-        notes=(f"facts from the shipped base-image catalog ({CATALOG_PATH}), not read from the image",),
-        unknown=_unknown_of(row),
+        packages=_framework_package(row, where),
+        notes=(f"facts from {catalog}, not read from the image",)
+        + ((row["note"],) if row.get("rdma_flavor") == FLAVOR_NONE and row.get("note") else ()),  # why none
+        unknown=_unknown_of(row, catalog),
     )
     if flavor == FLAVOR_NONE:
         return [ImageFacts(rdma=RdmaFacts(flavor=FLAVOR_NONE), **common)]

@@ -40,11 +40,23 @@ def catalog_add(references: list[str], *, catalog_dir: str | None = None, **insp
     return out
 
 
+def catalog_import(path: str, *, matrix_path: str | None = None, catalog_dir: str | None = None
+                   ) -> list[CatalogEntry]:
+    """Check every row of a JSON/YAML file, then store them in the local catalog; the entries as recommend sees them."""
+    from .catalog import catalog_dir as default_dir, file_name, imported_entry
+    from .importing import read_import, store_rows
+
+    matrix = _matrix(matrix_path)
+    rows = read_import(path, matrix_path)  # all rows checked before any is written
+    store_rows(rows, catalog_dir or default_dir(), path, file_name)
+    return [imported_entry(row, matrix, imported_from=path) for row in rows]
+
+
 def catalog_list(*, matrix_path: str | None = None, catalog_dir: str | None = None,
                  local_only: bool = False) -> tuple[list[CatalogEntry], list[str]]:
     entries, problems = all_entries(_matrix(matrix_path), catalog_dir)
     if local_only:
-        entries = [e for e in entries if e.origin == "local"]
+        entries = [e for e in entries if e.origin != "shipped"]
     return entries, problems
 
 

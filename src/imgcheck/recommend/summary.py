@@ -6,6 +6,7 @@ One Summary shape for inspected ImageFacts and for shipped catalog rows, so `rec
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..model.image import ImageFacts
@@ -30,6 +31,8 @@ class Summary:
     ofed: str | None = None
     ucx: str | None = None
     hpcx: str | None = None
+    framework_version: str | None = None  # e.g. torch "2.5.1" or NGC's "2.4.0a0+07cecf4168"
+    python: str | None = None  # "3.10"
 
 
 def _repository(reference: str) -> str:
@@ -39,6 +42,29 @@ def _repository(reference: str) -> str:
         ref = ref.split(":", 1)[1]
     last = ref.rstrip("/").rsplit("/", 1)[-1]
     return last.split(":", 1)[0].lower()
+
+
+_PYTHON_DIR = re.compile(r"/python(\d+\.\d+)/")
+
+
+def framework_package(facts: ImageFacts):
+    """The pip package that identifies the framework (torch, tensorflow, ...), or None."""
+    by_name = {p.name.lower(): p for p in facts.packages if p.db == "pip"}
+    for package, _word in _PACKAGE_WORDS:
+        if package in by_name:
+            return by_name[package]
+    return None
+
+
+def python_of(facts: ImageFacts) -> str | None:
+    """The Python the framework is installed for, from its site-packages path (.../python3.10/...)."""
+    pkg = framework_package(facts)
+    paths = [pkg.path] if pkg is not None and pkg.path else [p.path for p in facts.packages if p.db == "pip" and p.path]
+    for path in paths:
+        m = _PYTHON_DIR.search(path or "")
+        if m:
+            return m.group(1)
+    return None
 
 
 def framework_of(facts: ImageFacts) -> str | None:
@@ -71,18 +97,27 @@ def summary_of_facts(facts: ImageFacts) -> Summary:
         cuda=facts.cuda.version if facts.cuda else None, nccl=chosen_nccl(facts),
         rdma_core=lib.rdma_core if lib else None, pabi=lib.private_abi if lib else None,
         flavor=facts.rdma.flavor, ofed=facts.rdma.ofed_version,
-        ucx=facts.ucx.version if facts.ucx else None, hpcx=facts.hpcx.version if facts.hpcx else None)
+        ucx=facts.ucx.version if facts.ucx else None, hpcx=facts.hpcx.version if facts.hpcx else None,
+        framework_version=pkg.version if (pkg := framework_package(facts)) is not None else None,
+        python=python_of(facts))
 
 
 def summary_of_row(row: dict, pabi: int | None = None) -> Summary:
     return Summary(framework=row.get("framework"), distro=row.get("distro"), cuda=row.get("cuda"), nccl=row.get("nccl"),
                    rdma_core=row.get("rdma_core"), pabi=pabi, flavor=row.get("rdma_flavor"),
-                   ofed=row.get("mlnx_ofed") or row.get("doca"), ucx=row.get("ucx"), hpcx=row.get("hpcx"))
+                   ofed=row.get("mlnx_ofed") or row.get("doca"), ucx=row.get("ucx"), hpcx=row.get("hpcx"),
+                   framework_version=row.get("framework_version"), python=row.get("python"))
 
 
 _LABELS = (("rdma_core", "rdma-core"), ("pabi", "provider ABI (PABI)"), ("flavor", "RDMA flavor"),
            ("ofed", "MLNX/DOCA userspace"), ("nccl", "NCCL"), ("cuda", "CUDA"), ("ucx", "UCX"), ("hpcx", "HPC-X"),
-           ("distro", "distro"), ("framework", "framework"))
+           ("distro", "distro"), ("framework", "framework"), ("framework_version", "framework version"),
+           ("python", "Python"))
+
+
+# Facts a missing value does not mean "absent" for: the Python and framework version of an image imgcheck
+# could not tie to a package (catalog rows, hand-written facts).
+_NOT_READ_AS_NONE = ("python", "framework_version")
 
 
 def _text(value, missing: str = "none") -> str:
@@ -100,7 +135,8 @@ def differences(old: Summary, new: Summary, new_missing: str = "none") -> tuple[
         if field == "flavor":
             a, b = a or "unknown", b or "unknown"
         gone = "none" if field in ("rdma_core", "pabi") and new.flavor == "none" else new_missing  # no libibverbs
-        out.append(f"{label} {_text(a)} -> {_text(b, gone)}")
+        was = "unknown" if field in _NOT_READ_AS_NONE else "none"
+        out.append(f"{label} {_text(a, was)} -> {_text(b, gone)}")
     return tuple(out)
 
 

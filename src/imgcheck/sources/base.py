@@ -80,8 +80,21 @@ class ImageSource(Protocol):
     def close(self) -> None: ...
 
 
+def media_type_of(doc: object, where: str) -> str | None:
+    """A document's or descriptor's mediaType: absent, or a string (a list or object there is
+    hostile, and would not even be hashable for the look-ups that follow)."""
+    if not isinstance(doc, dict):
+        raise BadInputError(f"{where}: expected a JSON object")
+    value = doc.get("mediaType")
+    if value is not None and not isinstance(value, str):
+        raise BadInputError(f"{where}: mediaType {str(value)[:60]!r} is not a string")
+    return value
+
+
 def parse_digest(digest: str) -> tuple[str, str]:
     """Split 'sha256:<hex>' and check its shape (a malformed digest could name a path)."""
+    if not isinstance(digest, str):
+        raise BadInputError(f"digest {str(digest)[:60]!r} is not a string")
     algo, _, hexpart = digest.partition(":")
     if algo not in ("sha256", "sha512") or not hexpart:
         raise BadInputError(f"unsupported or malformed digest {digest!r}")

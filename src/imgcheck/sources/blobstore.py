@@ -6,15 +6,44 @@ Neither is ever extracted; members are streamed from their offset in the archive
 from __future__ import annotations
 
 import io
-import json
 import os
 import posixpath
+import stat
 import tarfile
 from typing import BinaryIO
 
-from ..errors import BadInputError, UnavailableError
+from .. import safejson
+from ..errors import BadInputError, LimitExceededError, UnavailableError
 
 MAX_JSON_BYTES = 8 * 1024 * 1024  # manifests and configs are kilobytes; refuse absurd ones
+# A compressed outer archive (docker save | gzip) is read by decompressing: its members may not
+# claim more than this many times the file's size, nor 1 TiB (a bomb, not an image).
+MAX_INFLATE_RATIO = 200
+MIN_INFLATE_CAP = 1024**3  # small archives may always inflate this far
+MAX_INFLATED_BYTES = 1024**4
+
+
+def open_regular(path: str, what: str) -> BinaryIO:
+    """Open a file for reading only if it is a regular file: a FIFO, socket or device named
+    where a blob should be would block or never end (O_NONBLOCK: the open itself cannot hang)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise BadInputError(f"{what} is missing") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{what} is a directory") from None
+    except OSError as exc:
+        raise UnavailableError(f"{what}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (FIFO, socket or device)"
+            raise BadInputError(f"{what} is {kind}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class BlobStore:
@@ -31,11 +60,7 @@ class BlobStore:
         pass
 
     def read_json(self, name: str, what: str):
-        data = self.read_bytes(name, what)
-        try:
-            return json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadInputError(f"{what} is not valid JSON: {exc}") from None
+        return safejson.loads(self.read_bytes(name, what), what)
 
     def read_bytes(self, name: str, what: str) -> bytes:
         with self.open(name) as fh:
@@ -66,12 +91,7 @@ class DirStore(BlobStore):
         return path
 
     def open(self, name: str) -> BinaryIO:
-        try:
-            return open(self._path(name), "rb")
-        except FileNotFoundError:
-            raise BadInputError(f"{name} is missing from {self.root}") from None
-        except IsADirectoryError:
-            raise BadInputError(f"{name} in {self.root} is a directory") from None
+        return open_regular(self._path(name), f"{name} in {self.root}")
 
     def exists(self, name: str) -> bool:
         return os.path.isfile(self._path(name))
@@ -132,29 +152,103 @@ class _Closing:
         self._owner.close()
 
 
+class _Inflated(io.RawIOBase):
+    """A decompressed archive that refuses to inflate past `cap` bytes. tarfile reads a PAX
+    header's whole claimed size in one read() and skips members by seeking through the
+    decompressor: either could inflate a bomb without limit."""
+
+    def __init__(self, inner, cap: int, path: str):
+        self._inner, self._cap, self._path = inner, cap, path
+
+    def _over(self) -> LimitExceededError:
+        return LimitExceededError(f"{self._path}: the compressed archive inflates to more than {self._cap} bytes (limit)")
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        room = self._cap - self._inner.tell()
+        if room < 0:
+            raise self._over()
+        data = self._inner.read(room + 1 if n is None or n < 0 else min(n, room + 1))
+        if len(data) > room:
+            raise self._over()
+        return data
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        target = offset if whence == 0 else self._inner.tell() + offset if whence == 1 else None
+        if target is None:
+            raise io.UnsupportedOperation("seek from the end of a compressed archive")
+        if target > self._cap:
+            raise self._over()
+        return self._inner.seek(target)
+
+    def tell(self) -> int:
+        return self._inner.tell()
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+def _open_tar(path: str) -> tuple[tarfile.TarFile, bool]:
+    """(the archive, whether it is compressed); compressed ones inflate within a cap."""
+    import bz2
+    import gzip
+    import lzma
+
+    with open(path, "rb") as fh:
+        magic = fh.read(6)
+    opener = {b"\x1f\x8b": gzip.GzipFile, b"BZ": bz2.BZ2File, b"\xfd7": lzma.LZMAFile}.get(magic[:2])
+    if opener is None:
+        return tarfile.open(path, "r:"), False
+    cap = min(MAX_INFLATED_BYTES, max(MIN_INFLATE_CAP, MAX_INFLATE_RATIO * os.path.getsize(path)))
+    inner = opener(path, "rb")
+    try:
+        return tarfile.open(fileobj=_Inflated(inner, cap, path), mode="r:"), True
+    except BaseException:
+        inner.close()
+        raise
+
+
 class TarStore(BlobStore):
     """Members of a tar archive by name; the member index is built once from headers only."""
 
     def __init__(self, path: str, max_members: int = 100_000):
         if not os.path.exists(path):
             raise UnavailableError(f"{path}: no such file")
+        open_regular(path, path).close()  # a FIFO would block tarfile (and cannot be seeked anyway)
         try:
-            self._tar = tarfile.open(path, "r:*")
-        except (tarfile.TarError, OSError, EOFError) as exc:
+            self._tar, compressed = _open_tar(path)
+        except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
             reason = str(exc).splitlines()[0].rstrip(":")
             raise BadInputError(f"{path}: not a readable tar archive ({reason})") from None
         self.path = path
         self._members: dict[str, tarfile.TarInfo] = {}
+        inflate_cap = min(MAX_INFLATED_BYTES, max(MIN_INFLATE_CAP, MAX_INFLATE_RATIO * os.path.getsize(path)))
         try:
             for i, member in enumerate(self._tar):
                 if i >= max_members:
                     raise BadInputError(f"{path}: more than {max_members} members; not an image archive")
+                if compressed and member.offset_data + member.size > inflate_cap:
+                    # checked before tarfile inflates its way past the member to the next header
+                    raise LimitExceededError(f"{path}: the compressed archive inflates to more than "
+                                             f"{inflate_cap} bytes (limit)")
                 try:
                     self._members[_clean(member.name)] = member
                 except BadInputError:
                     continue  # a hostile name is never addressable, so it can be skipped
-        except (tarfile.TarError, OSError, EOFError) as exc:
+        except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
             raise BadInputError(f"{path}: corrupt or truncated tar archive ({exc})") from None
+        self._compressed = compressed
 
     def _member(self, name: str) -> tarfile.TarInfo:
         key = _clean(name)
@@ -173,11 +267,11 @@ class TarStore(BlobStore):
     def open(self, name: str) -> BinaryIO:
         member = self._member(name)
         # Each open gets its own file handle, so layers can be read from several threads at once.
-        if isinstance(self._tar.fileobj, io.BufferedReader) and member.sparse is None:
+        if not self._compressed and member.sparse is None:
             return _Section(self.path, member.offset_data, member.size)
         # A compressed archive (docker save | gzip) has no byte offsets: a private TarFile seeks
         # through its own decompressor to the member.
-        private = tarfile.open(self.path, "r:*")
+        private, _ = _open_tar(self.path)
         fh = private.extractfile(member)
         assert fh is not None
         return _Closing(fh, private)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import json
 
+from .. import safejson
 from ..errors import BadInputError, LimitExceededError
 from .base import LayerRef, OpenedImage, VerifyingReader, parse_digest, verify_bytes
 from .blobstore import TarStore
@@ -25,7 +25,7 @@ class DockerArchiveSource:
             raise BadInputError(f"{self.location}: manifest.json lists no images")
         entries = [e for e in manifest if isinstance(e, dict)]
         if self.tag:
-            tagged = [e for e in entries if self.tag in (e.get("RepoTags") or [])]
+            tagged = [e for e in entries if isinstance(e.get("RepoTags"), list) and self.tag in e["RepoTags"]]
             if not tagged:
                 raise BadInputError(f"{self.location}: no image tagged {self.tag!r}")
             return tagged[0]
@@ -47,10 +47,7 @@ class DockerArchiveSource:
         config_digest = "sha256:" + hashlib.sha256(config_bytes).hexdigest()
         if config_name.startswith("blobs/sha256/"):
             verify_bytes(config_bytes, "sha256:" + config_name.rsplit("/", 1)[1], f"{self.location}: config")
-        try:
-            config = check_config(json.loads(config_bytes), self.location)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadInputError(f"{self.location}: config is not valid JSON: {exc}") from None
+        config = check_config(safejson.loads(config_bytes, f"{self.location}: config"), self.location)
         diff_ids = (config.get("rootfs") or {}).get("diff_ids") or []
         if len(diff_ids) != len(layer_names):
             raise BadInputError(

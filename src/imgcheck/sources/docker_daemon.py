@@ -20,6 +20,7 @@ import tarfile
 import threading
 from typing import BinaryIO, Iterator
 
+from .. import safejson
 from ..errors import BadInputError, UnavailableError, UsageError
 from .base import LayerRef, OpenedImage, VerifyingReader, parse_digest
 from .platform import Platform, PlatformMismatchError, parse_platform
@@ -257,10 +258,7 @@ class DockerDaemonSource:
     def _assemble(self, small: dict, indexed: dict, aliases: dict, wants, limits) -> list:
         if "manifest.json" not in small:
             raise BadInputError(f"{self.where}: the save stream has no manifest.json")
-        try:
-            manifest = json.loads(small["manifest.json"])
-        except ValueError as exc:
-            raise BadInputError(f"{self.where}: manifest.json is not valid JSON ({exc})") from None
+        manifest = safejson.loads(small["manifest.json"], f"{self.where}: manifest.json")
         entries = [e for e in manifest if isinstance(e, dict)] if isinstance(manifest, list) else []
         if len(entries) != 1:
             raise BadInputError(f"{self.where}: expected one image in the save stream, found {len(entries)}")
@@ -275,7 +273,7 @@ class DockerDaemonSource:
         if got_id != self._image_id:
             raise BadInputError(f"{self.where}: the exported config hashes to {got_id}, "
                                 f"not the inspected image {self._image_id}")
-        config = json.loads(config_bytes)
+        config = safejson.loads(config_bytes, f"{self.where}: config")
         diff_ids = ((config.get("rootfs") or {}).get("diff_ids") or []) if isinstance(config, dict) else []
         if diff_ids != [l.diff_id for l in self._layers] or len(layer_names) != len(diff_ids):
             raise BadInputError(f"{self.where}: the exported image's layers differ from the inspected ones")
@@ -292,11 +290,12 @@ class DockerDaemonSource:
                 indexed[key] = self._index_member(key, small[key], io.BytesIO(b""), wants, limits, index_layer)
             if key not in indexed:
                 raise BadInputError(f"{self.where}: layer {name} is missing from the save stream")
-            idx, raw_digest = indexed[key]
-            if raw_digest != layer.diff_id and not key.startswith("blobs/"):
-                # An uncompressed layer tar hashes to its diff_id; anything else is not that layer.
+            idx, _raw_digest = indexed[key]
+            if idx.uncompressed_digest != layer.diff_id:
+                # Whatever the member's compression (docker >= 25 may save blobs as stored), its
+                # uncompressed tar must hash to the diff_id, or it is not that layer.
                 raise BadInputError(f"digest mismatch for {self.where}: layer {name}: expected {layer.diff_id}, "
-                                    f"got {raw_digest}")
+                                    f"got {idx.uncompressed_digest}")
             result.append(_relabelled(idx, layer.layer_id))
         return result
 

@@ -11,6 +11,8 @@ import email.utils
 import http.client
 import os
 import re
+import socket
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -35,6 +37,11 @@ class HttpPolicy:
     max_backoff: float = 20.0
     max_retry_after: float = 120.0  # a server asking for a longer wait gets an error instead
     max_resumes: int = 8  # per blob
+    # A total deadline per blob, not only per read: a registry that trickles a byte every few
+    # seconds never trips the read timeout. The deadline is blob_grace seconds plus the time the
+    # declared size takes at min_blob_rate bytes/s (64 KiB/s: far below any working link).
+    blob_grace: float = 300.0
+    min_blob_rate: float = 64 * 1024
 
 
 def describe(exc: BaseException) -> str:
@@ -141,14 +148,40 @@ class ResumingBody:
     """
 
     def __init__(self, open_at: Callable[[int], requests.Response], what: str, expected_size: int | None,
-                 max_resumes: int):
+                 max_resumes: int, deadline: float | None = None, clock: Callable[[], float] = time.monotonic):
         self._open_at = open_at
         self._what = what
         self._expected = expected_size
         self._resumes_left = max_resumes
         self._pos = 0
         self.resumes = 0
+        self._clock = clock
+        self._deadline = None if deadline is None else clock() + deadline
+        self._allowed = deadline
+        self._expired = False
         self._resp = open_at(0)
+        # One read may block far longer than the read timeout (a buffered read waits for a full
+        # buffer and a trickling server sends a byte per timeout): at the deadline a watchdog
+        # shuts the socket down, which ends any read in progress.
+        self._watchdog = None
+        if deadline is not None and clock is time.monotonic:
+            self._watchdog = threading.Timer(deadline, self._expire)
+            self._watchdog.daemon = True
+            self._watchdog.start()
+
+    def _expire(self) -> None:
+        self._expired = True
+        sock = _socket_of(self._resp)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _check_deadline(self) -> None:
+        if self._expired or (self._deadline is not None and self._clock() > self._deadline):
+            raise UnavailableError(f"{self._what}: download too slow: {self._pos} bytes in {self._allowed:.0f} s "
+                                   "(a total deadline per blob)")
 
     def _body(self):
         """What to read the body from: the http.client response urllib3 wraps, when it exposes one.
@@ -189,6 +222,7 @@ class ResumingBody:
         skip = self._pos
         scratch = memoryview(bytearray(min(skip, 1 << 20)))
         while skip:
+            self._check_deadline()
             got = self._readinto_raw(scratch[: min(skip, len(scratch))])
             if not got:
                 raise UnavailableError(f"{self._what}: server restarted the download and ended early")
@@ -211,12 +245,15 @@ class ResumingBody:
         if not len(buffer):
             return 0
         while True:
+            self._check_deadline()
             try:
                 got = self._readinto_raw(buffer)
-            except (*NETWORK_ERRORS, http.client.HTTPException) as exc:
+            except (*NETWORK_ERRORS, http.client.HTTPException, ValueError) as exc:
+                self._check_deadline()  # a read the watchdog ended is not retried
                 self._reopen(describe(exc))
                 continue
             if not got and self._expected is not None and self._pos < self._expected:
+                self._check_deadline()
                 self._reopen("connection closed early")  # a close-delimited body cut short
                 continue
             self._pos += got
@@ -226,4 +263,14 @@ class ResumingBody:
         return True
 
     def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         self._resp.close()
+
+
+def _socket_of(resp) -> socket.socket | None:
+    """The socket under a streaming requests response (http.client's buffered file's raw SocketIO)."""
+    fp = getattr(getattr(resp, "raw", None), "_fp", None)  # http.client.HTTPResponse
+    raw = getattr(getattr(fp, "fp", None), "raw", None)  # socket.SocketIO
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None

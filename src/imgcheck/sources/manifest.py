@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import BadInputError, LimitExceededError
-from .base import INDEX_MEDIA_TYPES, LAYER_MEDIA_TYPES, MANIFEST_MEDIA_TYPES, LayerRef, parse_digest
+from .base import INDEX_MEDIA_TYPES, LAYER_MEDIA_TYPES, MANIFEST_MEDIA_TYPES, LayerRef, media_type_of, parse_digest
 
 MAX_LAYERS = 512  # the OCI/Docker practical limit is 127; anything far above is hostile
 
@@ -11,7 +11,7 @@ MAX_LAYERS = 512  # the OCI/Docker practical limit is 127; anything far above is
 def layers_of_manifest(manifest: dict, where: str, max_layers: int = MAX_LAYERS) -> list[LayerRef]:
     if not isinstance(manifest, dict):
         raise BadInputError(f"{where}: manifest is not a JSON object")
-    media_type = manifest.get("mediaType")
+    media_type = media_type_of(manifest, f"{where}: manifest")
     if media_type in INDEX_MEDIA_TYPES:
         raise BadInputError(f"{where}: expected an image manifest, got an index")
     if media_type is not None and media_type not in MANIFEST_MEDIA_TYPES:
@@ -25,7 +25,7 @@ def layers_of_manifest(manifest: dict, where: str, max_layers: int = MAX_LAYERS)
     for i, desc in enumerate(layers):
         if not isinstance(desc, dict):
             raise BadInputError(f"{where}: layer {i} is not an object")
-        mt = desc.get("mediaType")
+        mt = media_type_of(desc, f"{where}: layer {i}")
         if mt not in LAYER_MEDIA_TYPES:
             raise BadInputError(f"{where}: layer {i} has unknown media type {mt!r}")
         digest = desc.get("digest")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 
+from .. import safejson
 from ..errors import BadInputError
-from .base import INDEX_MEDIA_TYPES, LayerRef, OpenedImage, VerifyingReader, parse_digest, verify_bytes
+from .base import INDEX_MEDIA_TYPES, LayerRef, OpenedImage, VerifyingReader, media_type_of, parse_digest, verify_bytes
 from .blobstore import BlobStore, DirStore, TarStore
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
@@ -37,22 +37,20 @@ class OciLayoutSource:
     def _blob_json(self, digest: str, what: str):
         data = self.store.read_bytes(blob_path(digest), what)
         verify_bytes(data, digest, what)
-        try:
-            return json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadInputError(f"{what} is not valid JSON: {exc}") from None
+        return safejson.loads(data, what)
 
     def _pick_from_index(self, index: dict, where: str) -> dict:
         manifests = index.get("manifests")
         if not isinstance(manifests, list) or not manifests:
             raise BadInputError(f"{where}: index lists no manifests")
         if self.ref_name is not None:
-            named = [d for d in manifests if isinstance(d, dict)
-                     and (d.get("annotations") or {}).get(REF_NAME) == self.ref_name]
+            named = [d for d in manifests if isinstance(d, dict) and isinstance(d.get("annotations"), dict)
+                     and d["annotations"].get(REF_NAME) == self.ref_name]
             if not named:
                 raise BadInputError(f"{where}: no manifest named {self.ref_name!r}")
             manifests = named
         if len(manifests) == 1:
+            media_type_of(manifests[0], f"{where}: index entry")  # a mediaType that is not a string is bad input
             # a single image (its platform is checked against --platform by the caller), or buildx's one
             # nested index, which open() follows and chooses from
             return manifests[0]
@@ -66,7 +64,7 @@ class OciLayoutSource:
             raise BadInputError(f"{self.location}: index.json is not an object")
         desc = self._pick_from_index(index, self.location)
         for _depth in range(4):  # nested indexes (e.g. buildx output) are followed a few levels
-            if desc.get("mediaType") not in INDEX_MEDIA_TYPES:
+            if media_type_of(desc, f"{self.location}: descriptor") not in INDEX_MEDIA_TYPES:
                 break
             nested = self._blob_json(desc["digest"], f"{self.location}: nested index")
             desc = select_manifest(nested, self.platform or parse_platform(DEFAULT_PLATFORM), self.location)

@@ -73,7 +73,7 @@ def platform_of_config(config: dict) -> str | None:
 
 def select_manifest(index: dict, wanted: Platform, where: str) -> dict:
     """Pick the descriptor for exactly `wanted` from an image index / manifest list."""
-    manifests = index.get("manifests")
+    manifests = index.get("manifests") if isinstance(index, dict) else None
     if not isinstance(manifests, list):
         raise BadInputError(f"{where}: index has no 'manifests' list")
     available = []

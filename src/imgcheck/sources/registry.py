@@ -8,22 +8,23 @@ it streams; layers go straight from the socket into the layer walk, never to dis
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from typing import Callable, Iterable
 
 import requests
 import urllib3
 
+from .. import safejson
 from ..errors import BadInputError, UnavailableError
 from .base import (DOCKER_MANIFEST, INDEX_MEDIA_TYPES, MANIFEST_ACCEPT, OCI_MANIFEST, LayerRef, OpenedImage,
-                   VerifyingReader, parse_digest, verify_bytes)
+                   VerifyingReader, media_type_of, parse_digest, verify_bytes)
 from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import (DEFAULT_PLATFORM, Platform, PlatformMismatchError, parse_platform, platform_of_config,
                        select_manifest)
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http, parse_reference
 from .registry_auth import Credentials, RegistryAuth, find_credentials
+from .timeouts import parse_timeout
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # distribution refuses manifests over 4 MiB
 MAX_CONFIG_BYTES = 8 * 1024 * 1024
@@ -207,7 +208,9 @@ class RegistryClient:
                 raise self.fail(resp, f"blob {digest}")
             return resp
 
-        return ResumingBody(open_at, what, size, self.http.policy.max_resumes)
+        policy = self.http.policy
+        deadline = policy.blob_grace + (size or 0) / policy.min_blob_rate
+        return ResumingBody(open_at, what, size, policy.max_resumes, deadline=deadline)
 
     def close(self) -> None:
         self.http.session.close()
@@ -218,10 +221,7 @@ def _ssl_reason(exc: BaseException) -> str:
 
 
 def _doc(data: bytes, where: str) -> dict:
-    try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"{where}: not valid JSON ({exc})") from None
+    doc = safejson.loads(data, where)
     if not isinstance(doc, dict):
         raise BadInputError(f"{where}: not a JSON object")
     if doc.get("schemaVersion") == 1:
@@ -230,7 +230,7 @@ def _doc(data: bytes, where: str) -> dict:
 
 
 def _is_index(doc: dict, content_type: str | None) -> bool:
-    media_type = doc.get("mediaType") or content_type
+    media_type = media_type_of(doc, "manifest") or content_type
     return media_type in INDEX_MEDIA_TYPES or ("manifests" in doc and "layers" not in doc)
 
 
@@ -248,10 +248,7 @@ class RegistrySource:
         self.platform = platform
         policy = http_policy or HttpPolicy()
         if timeout is None and os.environ.get("IMGCHECK_REGISTRY_TIMEOUT"):
-            try:
-                timeout = float(os.environ["IMGCHECK_REGISTRY_TIMEOUT"])
-            except ValueError:
-                raise BadInputError("IMGCHECK_REGISTRY_TIMEOUT must be a number of seconds") from None
+            timeout = parse_timeout(os.environ["IMGCHECK_REGISTRY_TIMEOUT"], "IMGCHECK_REGISTRY_TIMEOUT")
         if timeout is not None:
             from dataclasses import replace
 

@@ -237,11 +237,38 @@ def parse_challenges(header: str) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
+TOKEN_HOSTS_ENV = "IMGCHECK_TOKEN_HOSTS"
+
+
+def _hostname(host_port: str) -> str:
+    """`host[:port]`, `[v6]:port` -> the host name, lower-cased (ports do not change who owns a host)."""
+    host = host_port.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def allowed_token_hosts(env: Mapping[str, str] = os.environ) -> frozenset[str]:
+    """Hosts the user allows to receive registry credentials as a token realm (comma-separated)."""
+    return frozenset(_hostname(h) for h in (env.get(TOKEN_HOSTS_ENV) or "").split(",") if h.strip())
+
+
+def may_send_credentials(registry: str, realm_host: str, allowed: frozenset[str] = frozenset()) -> bool:
+    """Credentials belong to the registry they were stored for: its own host, a subdomain of it
+    (docker.io -> auth.docker.io), or a host the user named. Sharing a parent domain is not enough
+    (tenant.azurecr.io must not send to other.azurecr.io)."""
+    realm, own = realm_host.lower().rstrip("."), _hostname(registry).rstrip(".")
+    return realm == own or realm.endswith("." + own) or realm in allowed
+
+
 class RegistryAuth:
     """Authorization for one registry host: finds credentials lazily and answers 401s."""
 
     def __init__(self, registry: str, repository: str, http: HttpClient, may_use_http: Callable[[str], bool],
-                 lookup: Callable[[str, str], Credentials | None] = find_credentials):
+                 lookup: Callable[[str, str], Credentials | None] = find_credentials,
+                 token_hosts: frozenset[str] | None = None):
+        self.token_hosts = allowed_token_hosts() if token_hosts is None else token_hosts
+        self.withheld: str | None = None  # a realm host credentials were not sent to, for messages
         self.registry = registry
         self.repository = repository
         self.http = http
@@ -266,6 +293,9 @@ class RegistryAuth:
 
     def describe_credentials(self) -> str:
         creds = self.credentials
+        if creds and self.withheld:
+            return (f"credentials from {creds.source} not sent to the token server {self.withheld}, which is not "
+                    f"{self.registry}'s host; to allow it set {TOKEN_HOSTS_ENV}={self.withheld}")
         if creds:
             return f"credentials from {creds.source}"
         return f"no credentials: {self._problem}" if self._problem else "no credentials found"
@@ -305,6 +335,10 @@ class RegistryAuth:
         if params.get("service"):
             query["service"] = params["service"]
         creds = self.credentials
+        if creds and not may_send_credentials(self.registry, parts.hostname, self.token_hosts):
+            # The registry names a token server on someone else's host: ask it anonymously.
+            self.withheld = parts.hostname
+            creds = None
         verify = not self.may_use_http(parts.netloc)  # insecure hosts may have self-signed certs
         if creds and creds.identity_token:
             # OAuth2 refresh-token grant (distribution docs/spec/auth/oauth.md)

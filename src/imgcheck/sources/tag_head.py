@@ -15,6 +15,7 @@ import os
 
 from ..errors import BadInputError
 from .base import MANIFEST_ACCEPT, parse_digest
+from .timeouts import parse_timeout
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
@@ -53,8 +54,9 @@ def anonymous_tag_digest(ref: Reference, insecure_registries=(), memo_dir: str |
     if memo_dir is not None and os.path.exists(_marker(memo_dir, host)):
         return None
     try:
-        timeout = float(os.environ.get("IMGCHECK_REGISTRY_TIMEOUT") or TIMEOUT)
-    except ValueError:
+        raw = os.environ.get("IMGCHECK_REGISTRY_TIMEOUT")
+        timeout = parse_timeout(raw, "IMGCHECK_REGISTRY_TIMEOUT") if raw else TIMEOUT
+    except BadInputError:
         return None  # the registry client reports the bad setting
     try:
         conn = _connection(host, insecure_hosts(insecure_registries), timeout)

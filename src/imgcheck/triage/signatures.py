@@ -6,11 +6,11 @@ condition forms and fact predicates. Validation is strict so a typo fails loudly
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from importlib import resources
 
+from .. import safejson
 from ..errors import BadInputError, UnavailableError
 from ..model.report import CONFIDENCES
 from .conditions import Condition, parse_condition
@@ -91,7 +91,7 @@ def load_signatures(path: str | None = None) -> SignatureSet:
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInputError(f"{path}: cannot read signatures ({exc})") from None
     try:
-        doc = json.loads(text)
+        doc = safejson.loads(text, where)  # depth-bounded (hostile input)
     except ValueError as exc:
         raise BadInputError(f"{where}: not valid JSON ({exc})") from None
     return parse_signatures(doc, where)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
+from .. import safejson
 from ..errors import BadInputError
 from ..model.serde import from_dict
 
@@ -184,7 +184,7 @@ class VerifierOutput:
 def parse_output(text: str) -> VerifierOutput:
     """The verifier's stdout -> VerifierOutput; BadInputError when it is not a verifier document."""
     try:
-        doc = json.loads(text)
+        doc = safejson.loads(text, "the verifier's output", ValueError)  # depth-bounded
     except ValueError as exc:
         raise BadInputError(f"the verifier's output is not JSON ({exc})") from None
     if not isinstance(doc, dict) or "schema_version" not in doc:

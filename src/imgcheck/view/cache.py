@@ -16,9 +16,10 @@ import os
 import tempfile
 from array import array
 
+from .. import safejson
 from .layer_index import Entry, LayerIndex
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: dir_hashes and uncompressed_digest
 DEFAULT_MAX_BYTES = 2 * 1024**3
 
 
@@ -39,12 +40,12 @@ class LayerCache:
         path = self._path(digest)
         try:
             with gzip.open(path, "rb") as fh:
-                doc = json.loads(fh.read())
+                doc = safejson.loads(fh.read(), "cache entry", ValueError)
             idx = _decode(doc)
         except FileNotFoundError:
             self.misses += 1
             return None
-        except (OSError, ValueError, KeyError, TypeError, EOFError):
+        except (OSError, ValueError, KeyError, TypeError, EOFError, RecursionError, MemoryError):
             self.misses += 1
             _unlink_quietly(path)  # a damaged entry is dropped and rebuilt
             return None
@@ -124,23 +125,47 @@ def _encode(idx: LayerIndex) -> dict:
         "whiteouts": sorted(idx.whiteouts),
         "opaque_dirs": sorted(idx.opaque_dirs),
         "nondir_hashes": base64.b64encode(idx.nondir_hashes.tobytes()).decode(),
+        "dir_hashes": base64.b64encode(idx.dir_hashes.tobytes()).decode(),
         "entry_count": idx.entry_count,
         "uncompressed_bytes": idx.uncompressed_bytes,
+        "uncompressed_digest": idx.uncompressed_digest,
     }
 
 
+def _want(value, kind, what: str):
+    """A cache entry is data on disk anyone could have edited: every field is checked for type."""
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise ValueError(f"cache entry: {what} has the wrong type")
+    return value
+
+
+def _opt(value, kind, what: str):
+    return None if value is None else _want(value, kind, what)
+
+
 def _decode(doc: dict) -> LayerIndex:
+    _want(doc, dict, "document")
     if doc.get("format") != CACHE_FORMAT:
         raise ValueError("cache format")
-    idx = LayerIndex(digest=doc["digest"])
-    for path, kind, size, mode, linkname, data, truncated in doc["entries"]:
-        idx.entries[path] = Entry(path, kind, size, mode, linkname,
-                                  base64.b64decode(data) if data is not None else None, truncated, idx.digest)
-    idx.whiteouts = set(doc["whiteouts"])
-    idx.opaque_dirs = set(doc["opaque_dirs"])
+    idx = LayerIndex(digest=_want(doc["digest"], str, "digest"))
+    for row in _want(doc["entries"], list, "entries"):
+        if not isinstance(row, list) or len(row) != 7:
+            raise ValueError("cache entry: an entry has the wrong shape")
+        path, kind, size, mode, linkname, data, truncated = row
+        idx.entries[_want(path, str, "path")] = Entry(
+            path, _want(kind, str, "kind"), _want(size, int, "size"), _want(mode, int, "mode"),
+            _opt(linkname, str, "linkname"),
+            base64.b64decode(_want(data, str, "data"), validate=True) if data is not None else None,
+            _want(truncated, bool, "truncated"), idx.digest)
+    idx.whiteouts = {_want(p, str, "whiteout") for p in _want(doc["whiteouts"], list, "whiteouts")}
+    idx.opaque_dirs = {_want(p, str, "opaque dir") for p in _want(doc["opaque_dirs"], list, "opaque_dirs")}
     hashes = array("Q")
-    hashes.frombytes(base64.b64decode(doc["nondir_hashes"]))
+    hashes.frombytes(base64.b64decode(_want(doc["nondir_hashes"], str, "nondir_hashes"), validate=True))
     idx.nondir_hashes = hashes
-    idx.entry_count = doc["entry_count"]
-    idx.uncompressed_bytes = doc["uncompressed_bytes"]
+    dir_hashes = array("Q")
+    dir_hashes.frombytes(base64.b64decode(_want(doc["dir_hashes"], str, "dir_hashes"), validate=True))
+    idx.dir_hashes = dir_hashes
+    idx.entry_count = _want(doc["entry_count"], int, "entry_count")
+    idx.uncompressed_bytes = _want(doc["uncompressed_bytes"], int, "uncompressed_bytes")
+    idx.uncompressed_digest = _opt(doc.get("uncompressed_digest"), str, "uncompressed_digest")
     return idx

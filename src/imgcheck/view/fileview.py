@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .layer_index import FILE, HARDLINK, SYMLINK, Entry, LayerIndex, path_hash
 
 MAX_SYMLINK_HOPS = 40  # Linux's MAXSYMLINKS
+MAX_LINK_TARGET = 4095  # PATH_MAX - 1: no filesystem holds a longer symlink (Docker's unpack fails on one)
 
 
 class SymlinkLoop(Exception):
@@ -30,8 +31,9 @@ class FileRef:
 def _visible(path: str, upper: list[LayerIndex]) -> bool:
     """Is `path` from a lower layer still visible under the `upper` layers?
 
-    Hidden when an upper layer has the path itself (kept, whited out, or any non-directory), or
-    has an ancestor whited out, marked opaque, or replaced by a non-directory.
+    Hidden when an upper layer has the path itself (kept, whited out, any non-directory, or a
+    directory: every kept entry is a non-directory, which an upper directory replaces), or has an
+    ancestor whited out, marked opaque, or replaced by a non-directory.
     """
     ancestors = []
     parent = posixpath.dirname(path)
@@ -40,7 +42,7 @@ def _visible(path: str, upper: list[LayerIndex]) -> bool:
         parent = posixpath.dirname(parent)
     hashes = [path_hash(p) for p in [path] + ancestors]  # hashed once, looked up in every layer
     for layer in upper:
-        if path in layer.whiteouts or path in layer.entries or "" in layer.opaque_dirs:
+        if path in layer.whiteouts or path in layer.entries or layer.has_dir_hash(hashes[0]):
             return False
         for anc in ancestors:
             if anc in layer.whiteouts or anc in layer.opaque_dirs:
@@ -67,11 +69,13 @@ class FileView:
     # -- path resolution -------------------------------------------------------------------
     def resolve(self, path: str) -> str:
         """Follow symlinks in every component, never leaving the root. Raises SymlinkLoop."""
-        todo = [p for p in path.split("/") if p not in ("", ".")]
+        # `todo` is a stack, next component last: a target of 500,000 '..' costs 500,000 steps,
+        # where taking from the front of a list cost that many squared.
+        todo = [p for p in reversed(path.split("/")) if p not in ("", ".")]
         done: list[str] = []
         hops = 0
         while todo:
-            part = todo.pop(0)
+            part = todo.pop()
             if part == "..":
                 if done:
                     done.pop()
@@ -83,9 +87,11 @@ class FileView:
                 if hops > MAX_SYMLINK_HOPS:
                     raise SymlinkLoop(path)
                 target = entry.linkname
+                if len(target) > MAX_LINK_TARGET:
+                    raise SymlinkLoop(path)  # unresolvable, as ENAMETOOLONG would leave it
                 if target.startswith("/"):
                     done = []  # absolute targets are relative to the image root, not the host
-                todo = [p for p in target.split("/") if p not in ("", ".")] + todo
+                todo.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
                 continue
             done.append(part)
         return "/".join(done)

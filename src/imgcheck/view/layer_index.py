@@ -29,6 +29,9 @@ class Limits:
     max_entries: int = 5_000_000  # per layer
     max_uncompressed: int = 256 * 1024**3  # per layer: 256 GiB
     max_symlinks: int = 200_000  # per layer; symlinks are always kept for path resolution
+    # per image (and so per layer): the bytes of every wanted file kept in memory together. Each
+    # want has its own per-file cap; this bounds a layer of a million small wanted files.
+    max_kept_bytes: int = 1024**3
 
     @classmethod
     def from_env(cls) -> "Limits":
@@ -38,13 +41,16 @@ class Limits:
         values = {}
         for field_name, var in (("max_uncompressed", "IMGCHECK_MAX_LAYER_BYTES"),
                                 ("max_entries", "IMGCHECK_MAX_LAYER_ENTRIES"),
-                                ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS")):
+                                ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS"),
+                                ("max_kept_bytes", "IMGCHECK_MAX_WANTED_BYTES")):
             raw = os.environ.get(var)
             if raw:
                 try:
                     values[field_name] = int(raw)
                 except ValueError:
-                    raise BadInputError(f"{var}={raw!r} is not a whole number") from None
+                    raise BadInputError(f"{var}={raw[:40]!r} is not a whole number") from None
+                if values[field_name] < 0:
+                    raise BadInputError(f"{var}={raw!r} must not be negative")
         return cls(**values)
 
 
@@ -67,8 +73,14 @@ class LayerIndex:
     whiteouts: set[str] = field(default_factory=set)  # paths deleted for lower layers
     opaque_dirs: set[str] = field(default_factory=set)  # dirs whose lower contents are hidden
     nondir_hashes: array = field(default_factory=lambda: array("Q"))  # sorted hashes of non-dir paths
+    # sorted hashes of the directories this layer has, named or implied by a member's path: under
+    # overlayfs an upper directory replaces a lower symlink or file of the same path
+    dir_hashes: array = field(default_factory=lambda: array("Q"))
     entry_count: int = 0
     uncompressed_bytes: int = 0
+    # sha256 of the uncompressed tar as read (what a config's diff_id names); None from a cache
+    # entry written before it was recorded, or from sources that are not tars (squashfs, SIF)
+    uncompressed_digest: str | None = None
 
     def has_nondir(self, path: str) -> bool:
         return self.has_hash(path_hash(path))
@@ -76,6 +88,13 @@ class LayerIndex:
     def has_hash(self, h: int) -> bool:
         i = bisect_left(self.nondir_hashes, h)
         return i < len(self.nondir_hashes) and self.nondir_hashes[i] == h
+
+    def has_dir(self, path: str) -> bool:
+        return self.has_dir_hash(path_hash(path))
+
+    def has_dir_hash(self, h: int) -> bool:
+        i = bisect_left(self.dir_hashes, h)
+        return i < len(self.dir_hashes) and self.dir_hashes[i] == h
 
 
 def path_hash(path: str) -> int:
@@ -107,12 +126,14 @@ def normalise(name: str) -> str | None:
 class _CountingReader:
     """Counts (and optionally hashes) the uncompressed bytes as the walk pulls them into its buffer."""
 
-    def __init__(self, raw: BinaryIO, limits: Limits, what: str, verify_digest: str | None):
+    def __init__(self, raw: BinaryIO, limits: Limits, what: str, verify_digest: str | None, hash_it: bool = True):
         self._readinto = readinto_of(raw)
         self._limits = limits
         self._what = what
         self.count = 0
-        self._hash = hashlib.sha256() if verify_digest else None
+        # Hashed unless the caller verifies these very bytes already: a layer is only as
+        # trustworthy as the config's diff_id it matches.
+        self._hash = hashlib.sha256() if hash_it else None
         self._verify = verify_digest
 
     def readinto(self, buffer) -> int:
@@ -121,32 +142,47 @@ class _CountingReader:
         if self.count > self._limits.max_uncompressed:
             raise LimitExceededError(
                 f"{self._what}: decompresses to more than {self._limits.max_uncompressed} bytes (limit)")
-        if self._hash is not None and n:
+        if n and self._hash is not None:
             self._hash.update(memoryview(buffer)[:n])
         return n
 
-    def verify(self) -> None:
-        """After the walk has drained the stream: the digest of every uncompressed byte."""
-        if self._hash is not None and self._verify is not None:
-            got = "sha256:" + self._hash.hexdigest()
-            if got != self._verify:
-                raise BadInputError(f"digest mismatch for {self._what}: expected {self._verify}, got {got}")
+    def verify(self) -> str | None:
+        """After the walk has drained the stream: the digest of every uncompressed byte, checked
+        against the expected diff_id when there is one."""
+        if self._hash is None:
+            return None
+        got = "sha256:" + self._hash.hexdigest()
+        if self._verify is not None and got != self._verify:
+            raise BadInputError(f"digest mismatch for {self._what}: its uncompressed content is {got}, "
+                                f"the image config's diff_id says {self._verify}")
+        return got
 
 
 def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Limits(),
-                verify_uncompressed: bool = False, layer_id: str | None = None) -> LayerIndex:
+                verify_uncompressed: bool = False, layer_id: str | None = None,
+                diff_id: str | None = None) -> LayerIndex:
     """Stream one layer and index it. `raw` may be a VerifyingReader; it is finished here.
 
-    `digest` is what the stream is verified against; `layer_id` is how facts name the layer.
+    `digest` is what the stream is verified against; `layer_id` is how facts name the layer;
+    `diff_id` (from the image config) is what the uncompressed tar must hash to. Either digest
+    failing is an error, never an index.
     """
     what = f"layer {digest}"
     layer_id = layer_id or digest
     idx = LayerIndex(digest=layer_id)
     hashes: list[int] = []
+    dirs: set[str] = set()
     symlinks = 0
+    kept = 0
     try:
         stream = decompressed(raw)
-        counter = _CountingReader(stream, limits, what, digest if verify_uncompressed else None)
+        expected = diff_id or (digest if verify_uncompressed else None)
+        if diff_id and verify_uncompressed and diff_id != digest:
+            raise BadInputError(f"{what}: named {digest} but its config's diff_id is {diff_id}")
+        # An uncompressed blob named by its diff_id is the diff_id's bytes once the blob's own
+        # digest verifies (raw.finish() below): hashing them a second time would prove nothing.
+        same_bytes = bool(diff_id) and diff_id == digest and not verify_uncompressed and hasattr(raw, "finish")
+        counter = _CountingReader(stream, limits, what, expected, hash_it=not same_bytes)
         walker = TarWalker(counter)
         entries = idx.entries
         for member in walker:
@@ -157,9 +193,13 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
             if path is None:
                 continue
             parent, _, base = path.rpartition("/")
+            _add_parents(parent, dirs)
             if base.startswith(WHITEOUT_PREFIX):
                 if base == OPAQUE_MARKER:
-                    idx.opaque_dirs.add(parent)
+                    # At the layer's root the marker hides nothing: overlayfs never consults the
+                    # opaque flag of the root (Docker 20.10 overlay2: lower files stay visible).
+                    if parent:
+                        idx.opaque_dirs.add(parent)
                     continue
                 hidden = base[len(WHITEOUT_PREFIX):]
                 if hidden not in ("", ".", ".."):
@@ -167,6 +207,7 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                 continue
             typ = member.type
             if typ == DIRTYPE:
+                _add_parents(path, dirs)
                 continue
             hashes.append(path_hash(path))
             if typ == SYMTYPE:
@@ -185,23 +226,41 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                 if limit is not None:
                     entry.data = walker.read_data(limit)
                     entry.truncated = entry.data is None
+                    kept += len(entry.data or b"")
+                    if kept > limits.max_kept_bytes:
+                        raise LimitExceededError(f"{what}: the files read from it total more than "
+                                                 f"{limits.max_kept_bytes} bytes (limit IMGCHECK_MAX_WANTED_BYTES)")
                 entries[path] = entry
             else:
                 entries[path] = Entry(path, OTHER, layer=layer_id)
         # the digest covers everything, including what follows the end-of-archive marker
         walker.drain()
-        counter.verify()
+        idx.uncompressed_digest = counter.verify()
         idx.uncompressed_bytes = counter.count
         finish = getattr(raw, "finish", None)
         if finish:
             finish()
+        if same_bytes:
+            idx.uncompressed_digest = diff_id
     except (BadInputError, LimitExceededError):
         raise
     except DECOMPRESS_ERRORS as exc:
         raise bad_stream(what, exc) from None
     _resolve_hardlinks(idx)
     idx.nondir_hashes = array("Q", sorted(set(hashes)))
+    idx.dir_hashes = array("Q", sorted({path_hash(d) for d in dirs}))
     return idx
+
+
+def _add_parents(path: str, dirs: set[str]) -> None:
+    """`path` and its ancestors are directories of this layer (amortised: stops at a known one)."""
+    while path and path not in dirs:
+        dirs.add(path)
+        path = path.rpartition("/")[0]
+
+
+def kept_bytes(idx: LayerIndex) -> int:
+    return sum(len(e.data) for e in idx.entries.values() if e.data is not None and e.kind == FILE)
 
 
 def _resolve_hardlinks(idx: LayerIndex) -> None:

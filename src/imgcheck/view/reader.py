@@ -17,7 +17,8 @@ from ..sources.base import LayerRef, OpenedImage
 from ..streams import readinto_of
 from .cache import LayerCache
 from .fileview import FileView
-from .layer_index import HARDLINK, LayerIndex, Limits, index_layer
+from ..errors import LimitExceededError
+from .layer_index import HARDLINK, LayerIndex, Limits, index_layer, kept_bytes
 from .layer_processes import can_fork, index_in_processes
 from .wants import Want, WantSet
 
@@ -64,7 +65,7 @@ def _index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, 
         raw = _Progressing(raw, layer.digest, progress)
     try:
         return index_layer(raw, layer.digest, wants, limits, verify_uncompressed=layer.digest_of_uncompressed,
-                           layer_id=layer.layer_id)
+                           layer_id=layer.layer_id, diff_id=layer.diff_id)
     finally:
         close = getattr(raw, "close", None)
         if close:
@@ -121,13 +122,16 @@ def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cac
     stats = stats if stats is not None else ReadStats()
     found: dict[int, LayerIndex] = {}
     to_read = []
+    kept = 0
     for layer in image.layers:
         hit = _from_cache(cache, layer, stats)
         if hit is not None:
             found[layer.index] = hit
+            kept = _count_kept(kept, hit, limits)
         else:
             to_read.append(layer)
     for layer, idx in _index_all(image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats):
+        kept = _count_kept(kept, idx, limits)
         stats.layers_read.append(layer.digest)
         stats.bytes_decompressed += idx.uncompressed_bytes
         if cache is not None:
@@ -142,4 +146,54 @@ def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cac
             extra = WantSet(wants.wants + tuple(Want(re.escape(p), content=True) for p in missing))
             indexes[layer.index] = _index(image, layer, extra, limits)
             stats.layers_read.append(layer.digest)
-    return FileView(indexes), indexes
+    view = FileView(indexes)
+    targets = _uncollected_targets(view, indexes, wants)
+    for position, paths in sorted(targets.items()):
+        # A wanted name that is a symlink to a file no want matches (libibverbs.so.1 ->
+        # /opt/x/lib.so): that file is what a process opens, so its layer is read again keeping it.
+        layer = image.layers[position]
+        extra = WantSet(wants.wants + tuple(Want(re.escape(p), content=True, max_bytes=limit)
+                                            for p, limit in sorted(paths.items())))
+        indexes[position] = _index(image, layer, extra, limits)
+        stats.layers_read.append(layer.digest)
+    if targets:
+        view = FileView(indexes)
+    return view, indexes
+
+
+def _count_kept(total: int, idx: LayerIndex, limits: Limits) -> int:
+    """The image-wide cap on wanted bytes held at once (each layer is capped on its own too)."""
+    total += kept_bytes(idx)
+    if total > limits.max_kept_bytes:
+        raise LimitExceededError(f"the files read from the image's layers total more than {limits.max_kept_bytes} "
+                                 "bytes (limit IMGCHECK_MAX_WANTED_BYTES)")
+    return total
+
+
+def _uncollected_targets(view: FileView, indexes: list[LayerIndex], wants: WantSet) -> dict[int, dict[str, int]]:
+    """{layer position: {target path: content limit}} for wanted symlinks whose final target is a
+    file that exists in the image but was not kept. The topmost layer holding the target is the
+    one whose copy is visible (lower copies are hidden by it)."""
+    from .fileview import SymlinkLoop
+    from .layer_index import SYMLINK, path_hash
+
+    found: dict[int, dict[str, int]] = {}
+    for path, entry in list(view.entries.items()):
+        if entry.kind != SYMLINK or not wants.wanted(path):
+            continue
+        limit = wants.content_limit(path)
+        if limit is None:
+            continue
+        try:
+            real = view.resolve(path)
+        except SymlinkLoop:
+            continue
+        if real in view.entries:
+            continue
+        h = path_hash(real)
+        for position in range(len(indexes) - 1, -1, -1):
+            if indexes[position].has_hash(h):
+                slot = found.setdefault(position, {})
+                slot[real] = max(limit, slot.get(real, 0))
+                break
+    return found

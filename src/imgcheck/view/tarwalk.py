@@ -5,6 +5,12 @@ layers that costs as much as the decompression itself. This walker reads the str
 chunks into one reused buffer (the decompressor writes straight into it), parses only the
 512-byte headers (ustar, GNU long names, PAX path/linkpath/size), and moves past file data by
 offset arithmetic. Every header's checksum is verified.
+
+It reads what Go's archive/tar (and so Docker and containerd) reads, not what a header could be
+taken to mean (golang/go: src/archive/tar/reader.go, Reader.next): a global PAX header ('g') is
+an entry of its own and changes no later member; a '\0' typeflag on a name ending in '/' is a
+directory (pre-POSIX tars); PAX-format GNU sparse files (0.0, 0.1 and 1.0) are the file
+GNU.sparse.name of GNU.sparse.size / realsize bytes, holes read as zeros.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from ..streams import readinto_of
 BLOCK = 512
 CHUNK = 1 << 20
 MAX_META = 1 << 20  # GNU long names and PAX records: no legitimate one is near a megabyte
+MAX_SPARSE_ENTRIES = 1 << 16  # Go's archive/tar allows about as many (maxSpecialFileSize / 16)
 
 REGTYPES = (b"0", b"\0", b"7")
 LNKTYPE, SYMTYPE, DIRTYPE = b"1", b"2", b"5"
@@ -30,9 +37,10 @@ NO_DATA_TYPES = (LNKTYPE, SYMTYPE, DIRTYPE, b"3", b"4", b"6")  # regardless of t
 class TarHeader:
     name: str
     type: bytes
-    size: int  # bytes of data that follow in the archive
+    size: int  # the file's size (for a sparse file its logical size, holes included)
     mode: int
     linkname: str
+    sparse: tuple[tuple[int, int], ...] | None = None  # (offset, length) of the stored chunks
 
     def isfile(self) -> bool:
         return self.type in REGTYPES
@@ -84,7 +92,10 @@ def _checksum_ok(header: bytes, total: int) -> bool:
 
 
 def _parse_pax(data: bytes) -> dict[str, str]:
+    """PAX records; GNU sparse 0.0's repeated offset/numbytes pairs are joined into one
+    GNU.sparse.map, as Go's parsePAX does."""
     records: dict[str, str] = {}
+    pairs: list[str] = []
     pos = 0
     while pos < len(data):
         space = data.find(b" ", pos)
@@ -99,9 +110,51 @@ def _parse_pax(data: bytes) -> dict[str, str]:
         record = data[space + 1 : pos + length - 1]  # without the trailing newline
         key, sep, value = record.partition(b"=")
         if sep:
-            records[key.decode("utf-8", "replace")] = value.decode("utf-8", "surrogateescape")
+            name = key.decode("utf-8", "replace")
+            text = value.decode("utf-8", "surrogateescape")
+            if name in ("GNU.sparse.offset", "GNU.sparse.numbytes"):
+                if len(pairs) >= 2 * MAX_SPARSE_ENTRIES:
+                    raise TarFormatError("too many GNU sparse map entries")
+                pairs.append(text)
+            else:
+                records[name] = text
         pos += length
+    if pairs:
+        records["GNU.sparse.map"] = ",".join(pairs)
     return records
+
+
+def _decimal(text: str, what: str) -> int:
+    # Go parses these with strconv.ParseInt: plain decimal digits only (no sign, '_' or spaces)
+    if not text.isascii() or not text.isdigit() or len(text) > 19:
+        raise TarFormatError(f"invalid {what} {text[:20]!r} in tar header")
+    return int(text)
+
+
+def _sparse_pairs(numbers: list[str], real_size: int) -> tuple[tuple[int, int], ...]:
+    if len(numbers) % 2 or len(numbers) > 2 * MAX_SPARSE_ENTRIES:
+        raise TarFormatError("malformed GNU sparse map")
+    pairs = []
+    end = 0
+    for i in range(0, len(numbers), 2):
+        offset, length = _decimal(numbers[i], "sparse offset"), _decimal(numbers[i + 1], "sparse length")
+        if offset < end or offset + length > real_size:
+            raise TarFormatError("GNU sparse map entries overlap or exceed the file size")
+        end = offset + length
+        pairs.append((offset, length))
+    return tuple(pairs)
+
+
+def _sparse_version(pax: dict[str, str]) -> str | None:
+    """'0' (0.0/0.1: map in the records), '1' (1.0: map at the start of the data) or None."""
+    major, minor = pax.get("GNU.sparse.major"), pax.get("GNU.sparse.minor")
+    if major == "0" and minor in ("0", "1"):
+        return "0"
+    if major == "1" and minor == "0":
+        return "1"
+    if major is not None or minor is not None:
+        return None  # an unknown version: a plain file, as Go reads it
+    return "0" if pax.get("GNU.sparse.map") else None
 
 
 class _Chunks:
@@ -129,6 +182,7 @@ class TarWalker:
         self._pos = 0
         self._pending = 0  # data bytes (padded) of the current member not consumed yet
         self._pending_data = 0  # unpadded size, for read_data
+        self._sparse: tuple | None = None  # (logical size, pairs or None for 1.0, stored bytes)
         self.entries = 0
 
     # -- chunk primitives ---------------------------------------------------------------------
@@ -180,14 +234,43 @@ class TarWalker:
 
     # -- public -------------------------------------------------------------------------------
     def read_data(self, limit: int) -> bytes | None:
-        """The current member's bytes, if its size is at most `limit`."""
+        """The current member's bytes, if its size is at most `limit` (sparse files: logical size)."""
         size = self._pending_data
+        if self._sparse is not None:
+            return self._read_sparse(limit)
         if self._pending == 0 or size > limit:
             return None
         data = self._take(size)
         self._skip(self._pending - size)
         self._pending = self._pending_data = 0
         return data
+
+    def _read_sparse(self, limit: int) -> bytes | None:
+        real_size, pairs, stored = self._sparse
+        if real_size > limit or stored > limit + MAX_META:
+            return None
+        data = self._take(stored)
+        self._skip(self._pending - stored)
+        self._pending = self._pending_data = 0
+        start = 0
+        if pairs is None:  # 1.0: a decimal count, then offset/length lines, padded to a block
+            numbers: list[str] = []
+            lines = data.split(b"\n", 2 * MAX_SPARSE_ENTRIES + 1)
+            try:
+                count = _decimal(lines[0].decode("ascii"), "sparse map count")
+                numbers = [lines[1 + i].decode("ascii") for i in range(2 * count)]
+            except (IndexError, UnicodeDecodeError):
+                raise TarFormatError("truncated GNU sparse 1.0 map") from None
+            pairs = _sparse_pairs(numbers, real_size)
+            start = self._padded(sum(len(x) + 1 for x in [lines[0].decode("ascii"), *numbers]))
+        out = bytearray(real_size)
+        for offset, length in pairs:
+            chunk = data[start : start + length]
+            if len(chunk) != length:
+                raise TarFormatError("GNU sparse file holds less data than its map says")
+            out[offset : offset + length] = chunk
+            start += length
+        return bytes(out)
 
     def drain(self) -> None:
         """Consume whatever follows the end-of-archive marker (so a digest covers it all)."""
@@ -198,8 +281,8 @@ class TarWalker:
         long_name: str | None = None
         long_link: str | None = None
         pax: dict[str, str] = {}
-        global_pax: dict[str, str] = {}
         while True:
+            self._sparse = None
             if self._pending:
                 self._skip(self._pending)
                 self._pending = self._pending_data = 0
@@ -226,30 +309,48 @@ class TarWalker:
                 elif typ == PAX_LOCAL:
                     pax = _parse_pax(data)
                 else:
-                    global_pax.update(_parse_pax(data))
+                    # A global header ('g') is an entry of its own to Go's archive/tar: it applies
+                    # to no later member and uses up the extended headers before it.
+                    pax, long_name, long_link = {}, None, None
                 continue
             name = _text(header[0:100])
             if header[257:262] == b"ustar" and header[263:265] == b"00" and header[345] != 0:
                 name = _text(header[345:500]) + "/" + name
             linkname = _text(header[157:257]) if header[157] else ""
-            merged = {**global_pax, **pax} if global_pax else pax
+            merged = pax
             if merged:
                 name = merged.get("path", name)
                 linkname = merged.get("linkpath", linkname)
                 if "size" in merged:
-                    try:
-                        size = int(merged["size"])
-                    except ValueError:
-                        raise TarFormatError("invalid PAX size") from None
+                    size = _decimal(merged["size"], "PAX size")
                 pax = {}
             if long_name is not None:
                 name, long_name = long_name, None
             if long_link is not None:
                 linkname, long_link = long_link, None
+            if typ == GNU_SPARSE:
+                # Old GNU sparse members (GNU tar --sparse --format=gnu): Docker refuses the layer
+                # ("unhandled tar header type 83", Docker 20.10), so it is no image a node runs.
+                raise TarFormatError(f"{name}: old GNU sparse member (typeflag 'S'); Docker refuses such layers")
+            if typ == b"\0" and name.endswith("/"):
+                typ = DIRTYPE  # legacy archives mark directories by the trailing slash only
             if size < 0:
                 raise TarFormatError("negative size in tar header")
             mode = _number(header[100:108], "mode")
             data_size = 0 if typ in NO_DATA_TYPES else size
             self._pending = self._padded(data_size)
             self._pending_data = data_size
-            yield TarHeader(name, typ, data_size, mode, linkname)
+            version = _sparse_version(merged) if merged and typ in REGTYPES else None
+            if version is None:
+                yield TarHeader(name, typ, data_size, mode, linkname)
+                continue
+            name = merged.get("GNU.sparse.name") or name
+            real = merged.get("GNU.sparse.size") or merged.get("GNU.sparse.realsize")
+            real_size = _decimal(real, "sparse size") if real else data_size
+            pairs = None
+            if version == "0":
+                text = merged.get("GNU.sparse.map", "")
+                pairs = _sparse_pairs(text.split(",") if text else [], real_size)
+            self._sparse = (real_size, pairs, data_size)
+            header_out = TarHeader(name, typ, real_size, mode, linkname, sparse=pairs or ())
+            yield header_out

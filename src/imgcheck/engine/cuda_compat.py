@@ -1,0 +1,49 @@
+"""CUDA forward-compatibility libraries on a GPU class that does not support them.
+
+When the image's cuda-compat libcuda is newer than the node's driver it is the one CUDA uses, and forward
+compatibility works only on data-center GPUs, select NGC Server Ready RTX SKUs and Jetson boards (NVIDIA's CUDA
+compatibility guide): elsewhere cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).
+"""
+
+from __future__ import annotations
+
+from ..knowledge import gpus as gpus_k
+from ..model.report import Evidence
+from ..versions import ranges
+from .context import Ctx
+from .emit import finding, unknown
+
+RULES = ("CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU",)
+
+
+def check(ctx: Ctx):
+    rule = RULES[0]
+    cuda = ctx.image.cuda
+    compat = cuda.compat_driver if cuda else None
+    driver = ctx.node.gpu.driver_version
+    if not compat or not driver:
+        return  # no compat library, or no driver to compare it with: nothing to say (CUDA-DRIVER-TOO-OLD covers floors)
+    newer = ranges.at_least(compat, driver)
+    if newer is None:
+        yield unknown(rule, f"cannot tell whether forward-compat libcuda {compat} is newer than driver {driver}")
+        return
+    if not newer or ranges.at_least(driver, compat):
+        return  # the driver is at least as new: CUDA uses the driver's own libcuda, compat is never loaded
+    for gpu in ctx.node.gpu.gpus:
+        klass, row = gpus_k.class_of(gpu, ctx.matrix)
+        support = row.get("forward_compat") if row else None
+        if klass and not row:
+            support = "unsupported" if klass == "consumer" else None
+        if support == "supported":
+            continue
+        evidence = [Evidence("image.cuda.compat_driver", compat, cuda.compat_path, cuda.layer),
+                    ctx.node_ev("gpu.driver_version", driver, "/proc/driver/nvidia/version"),
+                    ctx.node_ev("gpu.gpus.name", gpu.name), ctx.node_ev("gpu.gpus.gpu_class", klass)]
+        if support == "unsupported":
+            yield finding(ctx.matrix, rule, evidence, gpu=gpu.name, gpu_class=klass, compat_driver=compat,
+                          driver_version=driver, cuda=cuda.version or "unknown")
+        else:
+            yield unknown(rule, f"forward-compat libcuda {compat} is newer than driver {driver}; whether the "
+                                f"{klass or 'unclassified'} GPU {gpu.name or '(unnamed)'} supports forward "
+                                "compatibility is not known (only select RTX SKUs do)")
+        return  # one answer per node

@@ -1,0 +1,109 @@
+"""Differences between nodes that matter to a job spanning them: link layer, RoCE MTU, RDMA stack,
+adapter firmware, GPU driver branch. Each finding names the groups, by value, and all their nodes.
+
+Pure: node facts and the matrix in, findings out. Only nodes whose value is known take part, so a
+node with an unreadable fact never makes a difference appear.
+"""
+
+from __future__ import annotations
+
+from ..model.report import Evidence, Finding
+from ..versions.ecosystems import numeric_tuple
+from .context import MLNX_STACKS, series_of
+from .emit import finding
+
+RULES = ("FLEET-LINK-LAYER-MIXED", "FLEET-MTU-MIXED", "FLEET-STACK-MIXED", "FLEET-FW-MIXED",
+         "FLEET-DRIVER-BRANCH-MIXED")
+ACTIVE = "4: ACTIVE"
+_SHOWN = 6  # node names listed per group before "+N more"
+
+
+def _active_ports(node):
+    return [p for d in node.rdma.devices for p in d.ports if p.state == ACTIVE]
+
+
+def _link_layers(node) -> str | None:
+    layers = sorted({p.link_layer for p in _active_ports(node) if p.link_layer})
+    return "+".join(layers) or None
+
+
+def _roce_mtu(node) -> int | None:
+    mtus = [p.active_mtu for p in _active_ports(node) if p.link_layer == "Ethernet" and p.active_mtu]
+    return min(mtus) if mtus else None
+
+
+def _stack(node) -> str | None:
+    stack = node.rdma.stack
+    if stack in MLNX_STACKS:
+        series = series_of(node.rdma.ofed_version)
+        return f"{stack} {series}" if series else None  # a release we cannot place is not a difference
+    return stack if stack == "inbox" else None
+
+
+def _driver_branch(node) -> str | None:
+    nums = numeric_tuple(node.gpu.driver_version or "")
+    return f"R{nums[0]}" if nums else None
+
+
+def _groups(nodes, value_of) -> dict:
+    groups: dict = {}
+    for node in nodes:
+        value = value_of(node)
+        if value is not None:
+            groups.setdefault(value, []).append(node.name)
+    return groups
+
+
+def _words(groups: dict) -> str:
+    parts = []
+    for value, names in groups.items():
+        shown = ", ".join(names[:_SHOWN]) + (f" +{len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
+        parts.append(f"{value} on {shown}")
+    return " vs ".join(parts)
+
+
+def _evidence(fact: str, groups: dict) -> list[Evidence]:
+    return [Evidence(f"fleet.{fact}", f"{value}: {len(names)} node(s)") for value, names in groups.items()]
+
+
+def _members(groups: dict) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n for names in groups.values() for n in names))
+
+
+def compare(nodes, matrix) -> list[Finding]:
+    """Findings for differences between nodes (empty for one node or a uniform fleet)."""
+    nodes = list(nodes)
+    if len(nodes) < 2:
+        return []
+    out: list[Finding] = []
+
+    def emit(rule: str, fact: str, groups: dict, **params) -> None:
+        f = finding(matrix, rule, _evidence(fact, groups), groups=_words(groups), **params)
+        out.append(_with_nodes(f, _members(groups)))
+
+    layers = _groups(nodes, _link_layers)
+    pure = {k: v for k, v in layers.items() if "+" not in k}  # a node with both kinds reaches either group
+    if len(pure) > 1:
+        emit("FLEET-LINK-LAYER-MIXED", "link_layer", pure)
+    mtus = _groups(nodes, _roce_mtu)
+    if len(mtus) > 1:
+        emit("FLEET-MTU-MIXED", "roce_active_mtu", mtus)
+    stacks = _groups(nodes, _stack)
+    if len(stacks) > 1:
+        emit("FLEET-STACK-MIXED", "rdma_stack", stacks)
+    hca_types = sorted({d.hca_type for n in nodes for d in n.rdma.devices if d.hca_type and d.fw_ver})
+    for hca_type in hca_types:
+        fw = _groups(nodes, lambda n, t=hca_type: ",".join(sorted({d.fw_ver for d in n.rdma.devices
+                                                                   if d.hca_type == t and d.fw_ver})) or None)
+        if len(fw) > 1:
+            emit("FLEET-FW-MIXED", f"fw_ver.{hca_type}", fw, hca_type=hca_type)
+    branches = _groups(nodes, _driver_branch)
+    if len(branches) > 1:
+        emit("FLEET-DRIVER-BRANCH-MIXED", "driver_branch", branches)
+    return out
+
+
+def _with_nodes(f: Finding, names: tuple[str, ...]) -> Finding:
+    import dataclasses
+
+    return dataclasses.replace(f, nodes=names)

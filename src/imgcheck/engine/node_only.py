@@ -1,0 +1,334 @@
+"""Rules that need only node facts: the node's own GPUDirect and OFED state, whatever the image.
+
+`imgcheck node check` runs them with no image (the workload is then "any CUDA + verbs program");
+`imgcheck check` runs them too, and then the GPUDirect ones apply only when the image does CUDA over
+verbs at all (NCCL, UCX, perftest, NIXL, custom verbs code), and the report names that path.
+"""
+
+from __future__ import annotations
+
+
+from ..knowledge import gpus as gpus_k
+from ..model.image import ImageFacts
+from ..model.node import STACK_INBOX
+from ..model.report import Evidence
+from ..versions.ecosystems import numeric_tuple
+from .context import MLNX_STACKS, Ctx
+from .emit import finding, unknown
+
+RULES = ("NODE-PEERMEM-NO-PEER-API", "NODE-OFED-NOT-RUNNING", "NODE-PEERMEM-STALE-BUILD", "NODE-LEGACY-NV-PEER-MEM",
+         "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT", "NODE-PINNING-MOVABLE-MEMORY",
+         "NODE-IOMMU-TRANSLATED")
+NEEDS = {"thresholds": {"nvidia_peermem_first_driver_branch"}}
+
+NODE_ONLY_REFERENCE = "(no image: node check)"
+NODE_ONLY_IMAGE = ImageFacts(reference=NODE_ONLY_REFERENCE, notes=("node check: node facts only, no image",))
+ANY_WORKLOAD = "any CUDA program that uses verbs (NCCL, UCX, perftest --use_cuda, NIXL, custom verbs code)"
+PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
+PEER_SYMBOLS = ("ib_register_peer_memory_client", "ib_unregister_peer_memory_client")
+OFED_DKMS_NAMES = ("mlnx-ofed-kernel", "mlnx-ofa_kernel")
+
+
+def node_only(ctx: Ctx) -> bool:
+    return ctx.image.reference == NODE_ONLY_REFERENCE
+
+
+def gdr_workload(ctx: Ctx) -> str | None:
+    """Which CUDA-over-verbs path of the image these rules evaluate; None when the image has none."""
+    if node_only(ctx):
+        return ANY_WORKLOAD
+    image = ctx.image
+    if image.rdma.libibverbs is None:
+        return None
+    if ctx.nccl is not None:
+        return f"NCCL {ctx.nccl.version} over the IB/RoCE transport"
+    if not ctx.gpu_image:
+        return None
+    if image.ucx is not None:
+        return f"UCX {image.ucx.version or ''} with CUDA (cuda_copy/rc/dc transports)".replace("  ", " ")
+    return "CUDA with libibverbs (perftest --use_cuda, NIXL, MSCCL++ or custom verbs code)"
+
+
+def _workload_ev(workload: str) -> Evidence:
+    return Evidence("workload.path", workload)
+
+
+def _uses_rdma(ctx: Ctx) -> bool:
+    return node_only(ctx) or ctx.image.rdma.libibverbs is not None
+
+
+def _has_gpu(ctx: Ctx) -> bool:
+    gpu = ctx.node.gpu
+    return bool(gpu.driver_version or gpu.gpus or gpu.kernel_module)
+
+
+def check(ctx: Ctx):
+    workload = gdr_workload(ctx)
+    if _uses_rdma(ctx):
+        yield from _ofed_not_running(ctx)
+        yield from _stale_build(ctx)
+        if ctx.node_has_rdma is not False:
+            yield from _movable(ctx)
+    if workload is None or ctx.node_has_rdma is False or not _has_gpu(ctx):
+        return
+    yield from _no_peer_api(ctx, workload)
+    yield from _legacy(ctx, workload)
+    yield from _gpu_class(ctx, workload)
+    yield from _acs(ctx, workload)
+    yield from _iommu(ctx, workload)
+    if node_only(ctx) or ctx.nccl is None:  # with NCCL, GDR-PEERMEM-MISSING / DMABUF-UNSUPPORTED say it
+        yield from _dmabuf(ctx, workload)
+
+
+# ---------- peer memory on an inbox stack ----------
+def _peermem_present(ctx: Ctx) -> str | None:
+    pm = ctx.node.gpu.peermem
+    if pm.loaded:
+        return "nvidia-peermem is loaded"
+    files = ctx.node.rdma.module_files or {}
+    for name in PEER_MODULES:
+        if name in files:
+            return f"{files[name].path} is installed"
+    module = ctx.node.rdma.modules.get("nvidia_peermem")
+    if module is not None and module.path:
+        return f"{module.path} is installed"
+    return None
+
+
+def _no_peer_api(ctx: Ctx, workload: str):
+    rule = "NODE-PEERMEM-NO-PEER-API"
+    if ctx.node.rdma.stack != STACK_INBOX:
+        return
+    present = _peermem_present(ctx)
+    if present is None:
+        return  # nothing relies on peer memory here; NODE-DMABUF-UNAVAILABLE covers "no path at all"
+    ok, why = ctx.node_has_feature("peer_memory_api")
+    if ok is not False:
+        return
+    dmabuf_ok, missing = _dmabuf_prereqs(ctx)
+    dmabuf_words = ("its prerequisites are met here" if dmabuf_ok and not missing
+                    else "missing here: " + "; ".join(missing) if missing else "whether it works is unknown")
+    yield finding(ctx.matrix, rule, [
+        ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
+        ctx.node_ev("kernel.release", ctx.node.kernel.release, "/proc/sys/kernel/osrelease"),
+        ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded, "/sys/module/nvidia_peermem"),
+        _workload_ev(workload)],
+        stack_words=f"inbox, kernel {ctx.node.kernel.release or 'unknown'}", peermem_words=f"Here {present}.",
+        workload=workload, dmabuf_words=dmabuf_words)
+
+
+# ---------- OFED installed, not running ----------
+def _ofed_not_running(ctx: Ctx):
+    rule = "NODE-OFED-NOT-RUNNING"
+    rdma = ctx.node.rdma
+    if rdma.stack != STACK_INBOX or not rdma.installed_ofed_version:
+        return
+    release = ctx.node.kernel.release or "<release>"
+    builds = [d for d in (ctx.node.dkms or ()) if d.name in OFED_DKMS_NAMES]
+    if builds:
+        kernels = sorted({d.kernel for d in builds if d.kernel})
+        here = [d for d in builds if d.kernel == release]
+        if here:
+            dkms_words = (f"DKMS has a build for {release} ({here[0].version}), yet the in-tree modules are loaded: "
+                          "the node was not rebooted (or the RDMA modules not reloaded) since it was built.")
+        else:
+            dkms_words = f"DKMS built {builds[0].name} for {', '.join(kernels)} only, not for the running {release}."
+    elif ctx.node.dkms is None:
+        dkms_words = "Whether a DKMS build exists for this kernel is unknown (/var/lib/dkms not readable)."
+    else:
+        dkms_words = "No DKMS build of the OFED kernel modules exists (a kmod/ISO install, or the build failed)."
+    modules = rdma.modules
+    evidence = [ctx.node_ev("rdma.installed_ofed_version", rdma.installed_ofed_version, "/usr/bin/ofed_info"),
+                ctx.node_ev("rdma.stack", rdma.stack),
+                ctx.node_ev("kernel.release", ctx.node.kernel.release, "/proc/sys/kernel/osrelease")]
+    if "mlx5_core" in modules:
+        evidence.append(ctx.node_ev("rdma.modules.mlx5_core.out_of_tree", modules["mlx5_core"].out_of_tree,
+                                    "/sys/module/mlx5_core/taint"))
+    evidence += [ctx.node_ev(f"dkms.{d.name}", f"{d.version} for {d.kernel}", f"/var/lib/dkms/{d.name}") for d in builds]
+    yield finding(ctx.matrix, rule, evidence, ofed=f"MLNX_OFED/DOCA-OFED {rdma.installed_ofed_version}",
+                  release=release, dkms_words=dkms_words)
+
+
+# ---------- peer-memory module built against another ib_core ----------
+def _exporter_crc(ctx: Ctx, symbol: str) -> tuple[str | None, str | None]:
+    files = ctx.node.rdma.module_files or {}
+    core = files.get("ib_core")
+    if core is not None and core.symbol_crcs and symbol in core.symbol_crcs:
+        return core.symbol_crcs[symbol], core.path
+    symvers = ctx.node.rdma.ib_core_symvers or {}
+    if symbol in symvers:
+        return symvers[symbol], ctx.node.rdma.ib_core_symvers_path
+    return None, None
+
+
+def _stale_build(ctx: Ctx):
+    rule = "NODE-PEERMEM-STALE-BUILD"
+    rdma = ctx.node.rdma
+    if rdma.stack not in MLNX_STACKS:
+        return  # on inbox the API is missing altogether: NODE-PEERMEM-NO-PEER-API
+    if ctx.node.gpu.peermem.loaded:
+        return  # the running module loaded fine
+    files = rdma.module_files or {}
+    release = ctx.node.kernel.release
+    for name in PEER_MODULES:
+        mod = files.get(name)
+        if mod is None:
+            continue
+        built_for = (mod.file_vermagic or "").split(" ", 1)[0] or None
+        base = [ctx.node_ev(f"rdma.module_files.{name}.path", mod.path, mod.path)]
+        if built_for and release and built_for != release:
+            yield finding(ctx.matrix, rule, base + [
+                ctx.node_ev(f"rdma.module_files.{name}.file_vermagic", mod.file_vermagic, mod.path),
+                ctx.node_ev("kernel.release", release, "/proc/sys/kernel/osrelease")],
+                variant="vermagic", module=name, path=mod.path, built_for=built_for, release=release,
+                vermagic=(mod.file_vermagic or "").strip())
+            continue
+        for symbol in PEER_SYMBOLS:
+            theirs = (mod.symbol_crcs or {}).get(symbol)
+            ours, where = _exporter_crc(ctx, symbol)
+            if theirs is None or ours is None or theirs == ours:
+                continue
+            yield finding(ctx.matrix, rule, base + [
+                ctx.node_ev(f"rdma.module_files.{name}.symbol_crcs.{symbol}", theirs, mod.path),
+                ctx.node_ev(f"ib_core.{symbol}", ours, where),
+                ctx.node_ev("rdma.ofed_version", rdma.ofed_version)],
+                module=name, symbol=symbol, path=mod.path, module_crc=theirs, ib_core_crc=ours, ib_core_where=where)
+            break  # one symbol says it; the module fails as a whole
+
+
+# ---------- legacy nv_peer_mem ----------
+def _legacy(ctx: Ctx, workload: str):
+    rule = "NODE-LEGACY-NV-PEER-MEM"
+    if not ctx.node.gpu.peermem.legacy_nv_peer_mem:
+        return
+    driver = ctx.node.gpu.driver_version
+    branch = numeric_tuple(driver or "")
+    first = ctx.matrix.threshold("nvidia_peermem_first_driver_branch")
+    if branch and branch[0] < first:
+        return  # drivers before that branch do not ship nvidia-peermem: nv_peer_mem is the only option
+    why = (f"The node's driver {driver} ships nvidia-peermem, so nv_peer_mem is a separately built leftover "
+           "that must be rebuilt by hand after every driver or OFED change." if driver else
+           f"Drivers from R{first} on ship nvidia-peermem.")
+    yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.modules.nv_peer_mem", True, "/sys/module/nv_peer_mem"),
+                                     ctx.node_ev("gpu.driver_version", driver), _workload_ev(workload)], why=why)
+
+
+# ---------- GPU class ----------
+classify_gpu = gpus_k.classify  # the knowledge module decides; the name stays for callers
+
+
+def _gpu_class(ctx: Ctx, workload: str):
+    rule = "NODE-GPU-NO-GDR"
+    seen = set()
+    for gpu in ctx.node.gpu.gpus:
+        row = classify_gpu(gpu.name, ctx.matrix) or {}
+        if gpu.gpu_class:  # stated in the facts: it wins over the name
+            klass, supported = gpu.gpu_class, ("unsupported" if gpu.gpu_class == "consumer" else None)
+        else:
+            klass, supported = row.get("gpu_class"), row.get("gpudirect_rdma")
+        if supported != "unsupported" or (gpu.name, klass) in seen:
+            continue
+        seen.add((gpu.name, klass))
+        yield finding(ctx.matrix, rule, [ctx.node_ev("gpu.gpus.name", gpu.name, f"/proc/driver/nvidia/gpus/{gpu.pci_bus_id}/information"),
+                                         ctx.node_ev("gpu.gpus.gpu_class", klass), _workload_ev(workload)],
+                      gpu=gpu.name, gpu_class=klass, hca=ctx.hca, workload=workload,
+                      source_note=row.get("note", "gpu_class given in the node facts") if not gpu.gpu_class
+                      else "gpu_class given in the node facts")
+
+
+# ---------- long-term pinning and ZONE_MOVABLE ----------
+def _movable(ctx: Ctx):
+    rule = "NODE-PINNING-MOVABLE-MEMORY"
+    params = ctx.node.kernel.cmdline_params or {}
+    used = {k: v for k, v in params.items() if k in ("movablecore", "kernelcore") and v}
+    if not used:
+        return
+    row = ctx.matrix.row("pinning_kernel_features", feature="longterm_pin_migrates_out_of_movable")
+    if row is None:
+        return
+    words = " ".join(f"{k}={v}" for k, v in used.items())
+    yield finding(ctx.matrix, rule, [ctx.node_ev("kernel.cmdline_params", words, "/proc/cmdline")],
+                  params=words, effect=row["effect"])
+
+
+# ---------- PCIe ACS ----------
+def _acs(ctx: Ctx, workload: str):
+    rule = "NODE-PCI-ACS-REDIRECT"
+    bridges = ctx.node.pci_acs_redirect
+    if not bridges:
+        return  # None is unknown (needs root to read); () is "no bridge redirects"
+    params = ctx.node.kernel.cmdline_params or {}
+    iommu = {k: v for k, v in params.items() if "iommu" in k}
+    cmdline_words = (f"Boot IOMMU parameters: {' '.join(f'{k}={v}' if v else k for k, v in iommu.items())}."
+                     if iommu else "")
+    yield finding(ctx.matrix, rule, [ctx.node_ev("pci_acs_redirect", ", ".join(bridges), "/sys/bus/pci/devices/<bridge>/config"),
+                                     _workload_ev(workload)],
+                  count=len(bridges), bridges=", ".join(bridges), cmdline_words=cmdline_words, workload=workload)
+
+
+# ---------- IOMMU ----------
+TRANSLATED = ("DMA", "DMA-FQ")
+
+
+def _iommu(ctx: Ctx, workload: str):
+    rule = "NODE-IOMMU-TRANSLATED"
+    domains = ctx.node.iommu_domains
+    if not domains:
+        return
+    translated = {bdf: kind for bdf, kind in domains.items() if kind in TRANSLATED}
+    if not translated:
+        return
+    words = ", ".join(f"{bdf} {kind}" for bdf, kind in translated.items())
+    yield finding(ctx.matrix, rule, [ctx.node_ev("iommu_domains", words, "/sys/kernel/iommu_groups/<n>/type"),
+                                     _workload_ev(workload)],
+                  domains=words, devices=", ".join(translated), types="/".join(sorted(set(translated.values()))),
+                  workload=workload)
+
+
+# ---------- no GPUDirect path at all ----------
+def _dmabuf_prereqs(ctx: Ctx) -> tuple[bool | None, list[str]]:
+    """(all known?, missing prerequisites) for registering GPU memory through DMA-BUF on this node."""
+    missing: list[str] = []
+    known = True
+    module = ctx.node.gpu.kernel_module
+    if module is None:
+        known = False
+    elif module != "open":
+        missing.append("the GPU driver uses the proprietary kernel modules (DMA-BUF export needs the open ones)")
+    ok, why = ctx.node_has_feature("dmabuf_mr")
+    if ok is None:
+        known = False
+    elif not ok:
+        missing.append(f"the RDMA stack cannot register dma-buf memory ({why})")
+    config = ctx.node.kernel.config
+    if config is not None and config.get("CONFIG_DMA_SHARED_BUFFER", "n") == "n":
+        missing.append(f"the kernel is built without CONFIG_DMA_SHARED_BUFFER ({ctx.node.kernel.config_source})")
+    return known, missing
+
+
+def _dmabuf(ctx: Ctx, workload: str):
+    rule = "NODE-DMABUF-UNAVAILABLE"
+    pm = ctx.node.gpu.peermem
+    stack = ctx.node.rdma.stack
+    if stack is None:
+        yield unknown(rule, ctx.unknown_why("rdma.stack"))
+        return
+    if stack in MLNX_STACKS and (pm.loaded or pm.legacy_nv_peer_mem):
+        return  # a peer-memory module gives GPUDirect RDMA
+    if stack in MLNX_STACKS and pm.loaded is None:
+        yield unknown(rule, ctx.unknown_why("gpu.peermem.loaded"))
+        return
+    known, missing = _dmabuf_prereqs(ctx)
+    if not missing:
+        if not known:
+            yield unknown(rule, "no peer-memory module is usable and whether DMA-BUF works is unknown: "
+                                + (ctx.unknown_why("gpu.kernel_module") if ctx.node.gpu.kernel_module is None
+                                   else ctx.unknown_why("rdma.stack")))
+        return
+    peer_words = ("none: the inbox ib_core has no peer-memory API" if stack == STACK_INBOX
+                  else "none: nvidia-peermem is not loaded")
+    yield finding(ctx.matrix, rule, [
+        ctx.node_ev("rdma.stack", stack), ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
+        ctx.node_ev("gpu.peermem.loaded", pm.loaded, "/sys/module/nvidia_peermem"),
+        *ctx.stack_evidence()[1:], _workload_ev(workload)],
+        hca=ctx.hca, peer_words=peer_words, missing="; ".join(missing), workload=workload)

@@ -1,0 +1,136 @@
+"""UCX in the image that leaves a multi-node job no (fast) transport between nodes: UCX_TLS settings,
+and InfiniBand transport modules that need symbol versions the image's libibverbs/libmlx5 lack.
+
+UCX_TLS is an allow-list (`^` negates it, `\\name` disables aliasing); its aliases expand as
+openucx/ucx@v1.22.0-rc3:src/ucp/core/ucp_context.c ucp_tl_aliases lists them. With only shared-memory,
+self or GPU-copy transports allowed, ucp_ep_create to a rank on another node fails: wireup finds no
+active-messages transport (src/ucp/wireup/select.c, "no %s transport to %s") and returns
+UCS_ERR_UNREACHABLE ("Destination is unreachable").
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..model.report import Evidence
+from .context import Ctx, Setting
+from .emit import finding, unknown
+
+RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS")
+
+# transports that reach another node (verbs/mlx5 IB and RoCE, EFA SRD, TCP, Cray uGNI)
+INTERNODE = frozenset({"rc_verbs", "ud_verbs", "rc_mlx5", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd", "rc_gda",
+                       "tcp", "ugni_smsg", "ugni_rdma", "ugni_udt"})
+# transports that stay inside the node
+INTRANODE = frozenset({"self", "posix", "sysv", "xpmem", "knem", "cma", "cuda_copy", "cuda_ipc", "gdr_copy",
+                       "rocm_copy", "rocm_ipc", "rocm_gdr", "ze_copy", "ze_ipc", "ze_gdr", "gaudi_gdr"})
+ALIASES = {
+    "mm": {"posix", "sysv", "xpmem"},
+    "sm": {"posix", "sysv", "xpmem", "knem", "cma"},
+    "shm": {"posix", "sysv", "xpmem", "knem", "cma"},
+    "ib": {"rc_verbs", "ud_verbs", "rc_mlx5", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd", "rc_gda"},
+    "ud_v": {"ud_verbs"}, "ud_x": {"ud_mlx5"}, "ud": {"ud_mlx5", "ud_verbs"},
+    "rc_v": {"rc_verbs"}, "rc_x": {"rc_mlx5"}, "rc": {"rc_mlx5", "rc_verbs"},
+    "dc": {"dc_mlx5"}, "dc_x": {"dc_mlx5"},
+    "ugni": {"ugni_smsg", "ugni_rdma", "ugni_udt"},
+    "cuda": {"cuda_copy", "cuda_ipc", "gdr_copy"},
+    "rocm": {"rocm_copy", "rocm_ipc", "rocm_gdr"},
+    "ze": {"ze_copy", "ze_ipc", "ze_gdr"},
+    "gaudi": {"gaudi_gdr"},
+    "gga": {"gga_mlx5"},
+}
+
+
+def allowed_internode(value: str) -> tuple[set[str] | None, set[str]]:
+    """(inter-node transports UCX_TLS allows, or None for all; names it does not know)."""
+    text = value.strip()
+    negate = text.startswith("^")
+    items = [i.strip() for i in text.lstrip("^").split(",") if i.strip()]
+    if not items or (not negate and "all" in items):
+        return None, set()
+    named: set[str] = set()
+    strange: set[str] = set()
+    for item in items:
+        if item.startswith("\\"):
+            names = {item[1:]}
+        else:
+            names = ALIASES.get(item, {item})
+        for name in names:
+            (named if name in INTERNODE or name in INTRANODE else strange).add(name)
+    return (set(INTERNODE) - named if negate else named & INTERNODE), strange
+
+
+def _has_ucx(ctx: Ctx) -> bool:
+    return ctx.image.ucx is not None or any(s.kind == "ucx" for s in ctx.image.bundled_stacks)
+
+
+def check(ctx: Ctx):
+    yield from _tls(ctx)
+    yield from _module_versions(ctx)
+
+
+def _mlx5_versions(ctx: Ctx):
+    """(defined MLX5_1.x versions, the file) of the libmlx5 the image loads: the loaded mlx5 provider's library."""
+    providers = [p for p in ctx.image.rdma.providers if p.name == "mlx5" and p.symbol_versions]
+    chosen = next((p for p in providers if p.loaded), providers[0] if providers else None)
+    return (set(chosen.symbol_versions), chosen.library or chosen.path) if chosen else (None, None)
+
+
+def _module_versions(ctx: Ctx):
+    """A UCX module whose .gnu.version_r names a version its library does not define fails dlopen
+    ("version `X' not found (required by ...)", glibc elf/dl-version.c), and UCX drops it at debug level
+    (openucx/ucx@v1.22.0-rc3:src/ucs/sys/module.c): its transports vanish without an error."""
+    rule = "UCX-IB-MODULE-VERSIONS"
+    ucx, lib = ctx.image.ucx, ctx.lib
+    if ucx is None or not ucx.modules or ctx.node_has_rdma is False:
+        return
+    verbs_defined = set(lib.symbol_versions) if lib is not None and lib.symbol_versions else None
+    mlx5_defined, mlx5_path = _mlx5_versions(ctx)
+    for module in ucx.modules:
+        missing = []
+        if verbs_defined is not None:
+            # the loader names the file by the path it opened: the soname link beside the real file
+            missing += [(v, _soname_path(lib.path, "libibverbs.so.1")) for v in module.needs_ibverbs
+                        if v not in verbs_defined]
+        if mlx5_defined is not None:
+            missing += [(v, _soname_path(mlx5_path, "libmlx5.so.1")) for v in module.needs_mlx5 if v not in mlx5_defined]
+        if not missing:
+            continue
+        version, library = missing[0]
+        evidence = [Evidence(f"image.ucx.modules.{module.name}.needs", ", ".join(v for v, _ in missing),
+                             module.path, module.layer),
+                    Evidence("image.ucx.version", ucx.version, ucx.path, ucx.layer)]
+        if any(p.endswith("/libibverbs.so.1") for _, p in missing):
+            evidence.append(ctx.lib_evidence("symbol_versions", ", ".join(lib.symbol_versions)))
+        if any(p.endswith("/libmlx5.so.1") for _, p in missing):
+            evidence.append(Evidence("image.rdma.providers.mlx5.symbol_versions", ", ".join(sorted(mlx5_defined)),
+                                     mlx5_path))
+        yield finding(ctx.matrix, rule, evidence, module=module.name, module_path=module.path,
+                      missing=", ".join(v for v, _ in missing), version=version, library=library,
+                      ucx=ucx.version or "?")
+
+
+def _soname_path(real: str | None, soname: str) -> str:
+    return posixpath.join(posixpath.dirname(real), soname) if real else soname
+
+
+def _tls(ctx: Ctx):
+    rule = "UCX-TLS-NO-INTERNODE"
+    setting = ctx.setting("UCX_TLS")  # the launch spec's env when it wins over the image's (imgcheck.job)
+    if setting is None or setting.origin == "nccl.conf" or not _has_ucx(ctx):
+        return  # UCX reads the environment, not /etc/nccl.conf
+    value = setting.value
+    internode, strange = allowed_internode(value)
+    if internode is None or internode:
+        return
+    if strange:
+        yield unknown(rule, f"{setting.label} names transports imgcheck does not know ({', '.join(sorted(strange))}); "
+                            "whether one reaches another node is unknown")
+        return
+    ucx = ctx.image.ucx
+    evidence = [setting.evidence]
+    if ucx is not None:
+        evidence.append(Evidence("image.ucx.version", ucx.version, ucx.path, ucx.layer))
+    evidence += [Evidence(f"image.bundled_stacks.{s.distribution or s.path}", s.version, s.path, s.layer)
+                 for s in ctx.image.bundled_stacks if s.kind == "ucx"]
+    yield finding(ctx.matrix, rule, evidence, setting=setting.label, value=value)

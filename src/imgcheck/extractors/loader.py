@@ -1,0 +1,187 @@
+"""Which copy of a shared library the image's dynamic loader would pick, read from the image's own files.
+
+glibc's ld.so looks for a soname (no slash) in this order (ld.so(8), https://man7.org/linux/man-pages/man8/ld.so.8.html;
+bminor/glibc elf/dl-load.c _dl_map_object): the loading object's DT_RPATH (only when it has no DT_RUNPATH),
+LD_LIBRARY_PATH, the loading object's DT_RUNPATH, /etc/ld.so.cache, then the default directories.
+The directories of ld.so.conf(.d) reach the loader only through ld.so.cache (ldconfig writes them
+there), so a library added after the last ldconfig run in those directories is not found.
+The cache is parsed here from its bytes (glibc sysdeps/generic/dl-cache.h, format "glibc-ld.so.cache1.1").
+"""
+
+from __future__ import annotations
+
+import posixpath
+import struct
+from dataclasses import dataclass
+
+from ..model.image import LibraryCopy
+from ..view.fileview import FileView, SymlinkLoop
+from ..view.wants import Want
+
+LD_SO_CACHE = "etc/ld.so.cache"
+WANTS = (
+    Want(r"etc/ld\.so\.cache", content=True, max_bytes=32 * 1024 * 1024),
+    Want(r"etc/ld\.so\.conf", content=True, max_bytes=64 * 1024),
+    Want(r"etc/ld\.so\.conf\.d/[^/]+", content=True, max_bytes=64 * 1024),
+)
+
+_OLD_MAGIC = b"ld.so-1.7.0"
+_NEW_MAGIC = b"glibc-ld.so.cache1.1"
+_NEW_HEADER = 48  # magic(17) version(3) nlibs len_strings flags pad[3] extension_offset unused[3]
+_NEW_ENTRY = 24  # int32 flags, uint32 key, uint32 value, uint32 osversion, uint64 hwcap
+_OLD_ENTRY = 12  # int32 flags, uint32 key, uint32 value
+_FLAG_TYPE_MASK, _FLAG_ELF_LIBC6, _FLAG_REQUIRED_MASK = 0x00FF, 0x0003, 0xFF00
+# the machine bits ldconfig stores with each entry (glibc elf/cache.c / ldconfig.h)
+_MACHINE_FLAGS = {"x86_64": 0x0300, "aarch64": 0x0A00, "ppc64le": 0x0500, "s390x": 0x0400}
+# multiarch triplets (Debian/Ubuntu) and the lib64 of RPM distributions, before the plain dirs
+_TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64le": "powerpc64le-linux-gnu",
+             "s390x": "s390x-linux-gnu"}
+
+
+class CacheError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    soname: str
+    path: str  # absolute, as ldconfig wrote it
+    flags: int
+
+
+def _cstring(data: bytes, offset: int) -> str:
+    if not 0 <= offset < len(data):
+        raise CacheError("string offset out of range")
+    end = data.find(b"\0", offset)
+    if end < 0:
+        raise CacheError("unterminated string")
+    return data[offset:end].decode("utf-8", "replace")
+
+
+def parse_ld_so_cache(data: bytes) -> list[CacheEntry]:
+    """Entries of an ld.so.cache in file order (ldconfig sorts them: the loader takes the first match).
+
+    The new format either stands alone or follows an old-format table (glibc 2.2-2.31 wrote both);
+    string offsets of the new format count from the new header. Raises CacheError.
+    """
+    base = 0
+    if data.startswith(_OLD_MAGIC):
+        if len(data) < 16:
+            raise CacheError("truncated old-format header")
+        (nlibs,) = struct.unpack_from("<I", data, 12)
+        end = 16 + nlibs * _OLD_ENTRY
+        if nlibs > 1_000_000 or end > len(data):
+            raise CacheError("old-format table out of range")
+        base = (end + 7) & ~7  # the new header is aligned after the old table
+        if not data.startswith(_NEW_MAGIC, base):
+            # old format only: offsets count from the end of the table
+            entries = []
+            for i in range(nlibs):
+                flags, key, value = struct.unpack_from("<iII", data, 16 + i * _OLD_ENTRY)
+                entries.append(CacheEntry(_cstring(data, end + key), _cstring(data, end + value), flags))
+            return entries
+    if not data.startswith(_NEW_MAGIC, base):
+        raise CacheError("not an ld.so.cache (no glibc-ld.so.cache1.1 magic)")
+    if len(data) < base + _NEW_HEADER:
+        raise CacheError("truncated header")
+    (nlibs,) = struct.unpack_from("<I", data, base + 20)
+    if nlibs > 1_000_000 or base + _NEW_HEADER + nlibs * _NEW_ENTRY > len(data):
+        raise CacheError("entry table out of range")
+    new = data[base:]
+    entries = []
+    for i in range(nlibs):
+        flags, key, value = struct.unpack_from("<iII", new, _NEW_HEADER + i * _NEW_ENTRY)
+        entries.append(CacheEntry(_cstring(new, key), _cstring(new, value), flags))
+    return entries
+
+
+def _machine(platform: str | None) -> str:
+    arch = (platform or "linux/amd64").split("/")[1] if "/" in (platform or "") else "amd64"
+    return {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "s390x": "s390x"}.get(arch, arch)
+
+
+class Loader:
+    """The image's dynamic-loader search path for one machine, and its choice among copies."""
+
+    def __init__(self, view: FileView, env: dict[str, str], platform: str | None = None):
+        self.view = view
+        self.machine = _machine(platform)
+        self.notes: list[str] = []
+        self.ld_library_path = [d for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
+        self.cache: list[CacheEntry] | None = None
+        ref = view.file(LD_SO_CACHE)
+        if ref is not None and ref.data is not None:
+            try:
+                want = _MACHINE_FLAGS.get(self.machine)
+                self.cache = [e for e in parse_ld_so_cache(ref.data)
+                              if (e.flags & _FLAG_TYPE_MASK) == _FLAG_ELF_LIBC6
+                              and (want is None or (e.flags & _FLAG_REQUIRED_MASK) == want)]
+            except CacheError as exc:
+                self.notes.append(f"/{LD_SO_CACHE}: unreadable ({exc}); the loader's choice follows the default directories")
+        triplet = _TRIPLETS.get(self.machine)
+        self.default_dirs = ([f"/lib/{triplet}", f"/usr/lib/{triplet}"] if triplet else []) + \
+            ["/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+
+    def _real(self, path: str) -> str | None:
+        """The regular file a path names in the image (symlinks followed in-root), or None."""
+        ref = self.view.file(path.lstrip("/"))
+        return ref.real_path if ref is not None else None
+
+    def find(self, soname: str, rpath: tuple[str, ...] = (), runpath: tuple[str, ...] = (),
+             origin: str | None = None) -> tuple[str | None, str | None]:
+        """(real path without leading slash, how) of the file a soname resolves to, or (None, why not)."""
+        def expand(dirs):
+            return [d.replace("$ORIGIN", origin or "").replace("${ORIGIN}", origin or "") for d in dirs]
+
+        steps = []
+        if rpath and not runpath:
+            steps += [(d, "RPATH") for d in expand(rpath)]
+        steps += [(d, "LD_LIBRARY_PATH") for d in self.ld_library_path]
+        steps += [(d, "RUNPATH") for d in expand(runpath)]
+        for directory, how in steps:
+            real = self._real(posixpath.join(directory, soname))
+            if real:
+                return real, f"{how} {directory}"
+        if self.cache is not None:
+            for entry in self.cache:
+                if entry.soname == soname:
+                    real = self._real(entry.path)
+                    if real:
+                        return real, f"/{LD_SO_CACHE} ({entry.path})"
+        for directory in self.default_dirs:
+            real = self._real(posixpath.join(directory, soname))
+            if real:
+                return real, f"default directory {directory}"
+        return None, f"{soname} is not on the loader's search path"
+
+    def copies(self, soname: str, paths: list[str], version_of=None, **search) -> tuple[list[LibraryCopy], str | None]:
+        """Every distinct file among `paths` (kept paths of the library), the loader's choice marked first."""
+        chosen, how = self.find(soname, **search)
+        seen: dict[str, LibraryCopy] = {}
+        for path in paths:
+            try:
+                real = self.view.resolve(path)
+            except SymlinkLoop:
+                continue
+            entry = self.view.entries.get(real)
+            if entry is None or real in seen:
+                continue
+            loaded = real == chosen
+            seen[real] = LibraryCopy(path="/" + real, version=version_of(real) if version_of else None,
+                                     layer=entry.layer, loaded=loaded,
+                                     how=how if loaded else _why_not(real, soname))
+        ordered = sorted(seen.values(), key=lambda c: (not c.loaded, c.path))
+        return ordered, chosen
+
+
+def in_python_package(path: str) -> bool:
+    """Inside a site directory: a wheel's copy, loaded through its modules' RPATH, not the search path."""
+    return "/site-packages/" in "/" + path or "/dist-packages/" in "/" + path
+
+
+def _why_not(real: str, soname: str) -> str:
+    if in_python_package(real):
+        return "inside a Python package: loaded only through its modules' RPATH"
+    if "/pkgs/" in "/" + real:
+        return "in conda's package cache, not an environment"
+    return f"not the loader's choice for {soname}"
