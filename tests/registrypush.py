@@ -111,13 +111,13 @@ def gzipped_rootfs(tar_path: str) -> str:
     return out
 
 
-def push_rootfs_image(pusher: Pusher, repo: str, tag: str, tar_path: str) -> str:
+def push_rootfs_image(pusher: Pusher, repo: str, tag: str, tar_path: str, env: list[str] | None = None) -> str:
     """A one-layer image of a real rootfs tar, gzip layer, OCI manifest; returns the manifest digest."""
     from imagebuild import file_sha256, image_config
 
     gz = gzipped_rootfs(tar_path)
     layer_digest = pusher.push_file_blob(repo, gz)
-    config = json.dumps(image_config([file_sha256(tar_path)]), sort_keys=True).encode()
+    config = json.dumps(image_config([file_sha256(tar_path)], env=env), sort_keys=True).encode()
     pusher.push_blob(repo, config)
     manifest = json.dumps({
         "schemaVersion": 2, "mediaType": OCI_MANIFEST,

@@ -154,3 +154,19 @@ def test_forward_compat_libcuda_on_a_gpu_class_without_forward_compatibility():
     workstation = on("NVIDIA RTX A6000", "525.147.05")
     assert severities(workstation, "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU") == []
     assert any(u.rule == "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU" for u in workstation.unknowns)
+
+
+def test_transport_rules_stay_quiet_when_the_transport_is_off():
+    """GDR-PEERMEM-MISSING (and the other NCCL-over-RDMA rules) do not fire when NCCL's IB transport is off or no
+    provider drives the node's devices: the rule that says so is the one reported (issue 19)."""
+    n = node("inbox-5.15-proprietary-535")  # no peer memory, proprietary modules: GDR-PEERMEM-MISSING otherwise
+    assert "GDR-PEERMEM-MISSING" in {f.id for f in evaluate(image_with(), n, matrix()).findings}
+    off = evaluate(image_with(env={"NCCL_IB_DISABLE": "1"}), n, matrix())
+    assert "GDR-PEERMEM-MISSING" not in {f.id for f in off.findings} and by_id(off, "ENV-DISABLES-IB")
+    socket = evaluate(image_with(env={"NCCL_NET": "Socket"}), n, matrix())
+    assert "GDR-PEERMEM-MISSING" not in {f.id for f in socket.findings} and by_id(socket, "ENV-DISABLES-IB")
+    base = image_with()
+    no_mlx5 = dataclasses.replace(base, rdma=dataclasses.replace(
+        base.rdma, providers=tuple(p for p in base.rdma.providers if p.name != "mlx5")))
+    result = evaluate(no_mlx5, n, matrix())
+    assert "GDR-PEERMEM-MISSING" not in {f.id for f in result.findings} and by_id(result, "RDMA-NO-MLX5-PROVIDER")

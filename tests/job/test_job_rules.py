@@ -216,3 +216,16 @@ spec:
     assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
     assert "resourceClaim/nic" in unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")[0].reason
     assert unknowns(result, "JOB-ENV-OVERRIDES-IMAGE")
+
+
+def test_nccl_net_socket_means_no_rdma_expected():
+    worker = spec("lws-vllm-gpu.yaml")[1]
+    sockets = dataclasses.replace(worker, env=worker.env + (EnvVar("NCCL_NET", "Socket", 60),))
+    assert not found(run(sockets), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+
+
+def test_env_findings_never_show_values_of_other_variables():
+    (step,) = parse_job_spec("export HF_TOKEN=hf_job_secret\nsrun --container-image=img python x.py\n", "job.sbatch")
+    result = run(step, img=image(HF_TOKEN="hf_image_secret"))
+    text = repr(result)
+    assert "hf_job_secret" not in text and "hf_image_secret" not in text

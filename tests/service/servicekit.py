@@ -103,7 +103,7 @@ class ThreadedService:
     def __init__(self, config_path: str, check=None, start_workers: bool = True, port: int | None = None):
         import uvicorn
 
-        from imgcheck.service.app import create_app
+        from imgcheck.service.app import create_app, server_options
         from imgcheck.service.config import load_config
         from imgcheck.service.worker import check_job
 
@@ -111,8 +111,10 @@ class ThreadedService:
         self.app = create_app(self.config, check=check or check_job, start_workers=start_workers)
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        options = server_options(self.config)
+        del options["log_config"]  # in-process: leave pytest's logging set-up alone
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="on"))
+                                                    log_level="warning", lifespan="on", **options))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         wait_for(lambda: self.server.started or not self.thread.is_alive(), 20, "uvicorn to start", 0.02)
@@ -130,14 +132,15 @@ class ThreadedService:
 class ServiceProcess:
     """`imgcheck serve` as a real subprocess (for SIGKILL)."""
 
-    def __init__(self, config_path: str, workdir: str, env: dict | None = None):
-        self.port = free_port()
+    def __init__(self, config_path: str, workdir: str, env: dict | None = None, log_level: str = "warning",
+                 port: int | None = None):
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = os.path.join(workdir, f"serve-{self.port}.log")
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "imgcheck.cli.main", "serve", "--config", config_path, "--port", str(self.port),
-             "--log-level", "warning"],
+             "--log-level", log_level],
             stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
         try:
             wait_for(self._up, 30, "imgcheck serve to answer /healthz", 0.05)

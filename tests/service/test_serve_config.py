@@ -43,6 +43,17 @@ def test_good_config(tmp_path):
                                                                  "from-a-file")
     assert c.fleets["prod"].node_facts == (str(tmp_path / "nodes"),)
     assert c.default_registry() is reg
+    # production defaults: bounded bodies, connections and shutdown; JSON logs; 90-day retention; open reads
+    assert (c.body_timeout_seconds, c.max_connections, c.shutdown_timeout_seconds) == (10.0, 200, 10.0)
+    assert (c.log_format, c.retention_days, c.read_token, reg.watch) == ("json", 90.0, None, ())
+
+
+def test_retention_zero_keeps_everything_and_watch_and_read_token_parse(tmp_path):
+    text = GOOD.replace("workers = 3", 'workers = 3\nretention_days = 0\nread_token_env = "RT"').replace(
+        'secret_file = "webhook-secret"', 'secret = "s"\nwatch = ["team/*", "ml/trainer"]')
+    c = load_config(write(tmp_path, text), env={"REG_PW": "pw", "RT": "tok"})
+    assert c.retention_days is None and c.read_token == "tok"
+    assert c.registries["main"].watch == ("team/*", "ml/trainer")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -60,6 +71,14 @@ def test_good_config(tmp_path):
     ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n'
      '[notify]\nurl="ftp://x"\n', "url"),
     ("[server\n", "not valid TOML"),
+    ('[server]\ndatabase="x"\nlog_format="xml"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
+     "log_format"),
+    ('[server]\ndatabase="x"\nmax_connections=1\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
+     "max_connections"),
+    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\nwatch=[" team/*"]\n[fleets.a]\nselector="x"\n',
+     "watch"),
+    ('[server]\ndatabase="x"\nread_token_env="NOPE"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
+     "NOPE"),
 ])
 def test_bad_configs_name_the_problem(tmp_path, text, message):
     with pytest.raises(BadInputError, match=message):

@@ -148,6 +148,8 @@ def test_failing_verdicts_are_posted_to_the_notify_url(tmp_path):
         metrics = Metrics(store.counts)
         pool = WorkerPool(config, store, metrics, check=ok_results, notifier=Notifier(config.notify, config.public_url))
         pool.run(store.claim(pool.owner, 60, 3))
+        assert _Receiver.received == []  # sent from the outbox, after the commit
+        assert pool.drain_outbox() == 1
         assert len(_Receiver.received) == 1  # only the `fail` verdict (lab), not `ok` (prod)
         headers, body = _Receiver.received[0]
         assert body["verdict"] == "fail" and body["fleet"] == "lab" and body["digest"] == D[0]
@@ -157,8 +159,12 @@ def test_failing_verdicts_are_posted_to_the_notify_url(tmp_path):
         _Receiver.status = 500
         store.enqueue("main", [PushEvent("a/b", D[1])])
         pool.run(store.claim(pool.owner, 60, 3))
+        assert pool.drain_outbox() == 0
         assert store.counts()["done"] == 2
         assert metrics.notify_errors._value.get() == 1
+        # the refused notification stays in the outbox for a later attempt
+        assert [(r["digest"], r["fleet"], r["attempts"]) for r in store.outbox_due(now=time.time() + 3600)] == [
+            (D[1], "lab", 1)]
     finally:
         _Receiver.status = 200
         httpd.shutdown()

@@ -37,6 +37,8 @@ def add_check_args(p) -> None:
     add_image_read_args(p, platform_help="os/arch[/variant] to pick from a multi-platform image "
                                          "(default: the nodes' architecture when they agree)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("--show-env", action="store_true",
+                   help="show every image Env value (default: only NCCL_*, UCX_*, CUDA_*, ... and *PATH; the rest redacted)")
 
 
 def _flag_suppressions(args):
@@ -156,6 +158,10 @@ def run(args) -> int:
     else:
         with progress:
             report = check(progress=progress)
+    if not args.show_env:  # image Env often holds build-time tokens; reports travel further than images
+        from ..model.env_redact import redact_report
+
+        report = redact_report(report)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
         write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on,

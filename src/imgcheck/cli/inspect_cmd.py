@@ -20,6 +20,8 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     add_image_read_args(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("--show-env", action="store_true",
+                   help="show every image Env value (default: only NCCL_*, UCX_*, CUDA_*, ... and *PATH; the rest redacted)")
     p.add_argument("--stats", action="store_true",
                    help="say on stderr what the read did: layers streamed or cached, bytes, worker processes")
     p.set_defaults(func=run)
@@ -43,6 +45,10 @@ def run(args) -> int:
         from ..formats.read_stats import render_read_stats
 
         print(render_read_stats(stats), file=sys.stderr)
+    if not args.show_env:
+        from ..model.env_redact import redact_facts
+
+        facts = redact_facts(facts)
     for spec in outputs:
         if spec.format == "json":
             text = render_facts(facts)

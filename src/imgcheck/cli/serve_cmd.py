@@ -22,19 +22,22 @@ def run(args) -> int:
     try:  # the web stack is an optional extra so the CLI and the probe image stay small
         import uvicorn
 
-        from ..service.app import create_app
+        from ..service.app import create_app, server_options
     except ImportError as exc:
         raise UsageError(f"imgcheck serve needs the 'serve' extra: pip install 'imgcheck[serve]' ({exc.name} "
                          "is missing)") from None
     from ..service.config import load_config
     from ..service.store import Store
 
+    from ..service.health import preflight
+
     config = load_config(args.config)
+    preflight(config)  # a mistyped node_facts path fails here, not at the first push
     # fail fast, with one line, if the database cannot be opened or is held by another process
     probe = Store(config.database)
     probe.acquire_instance_lock()
     probe.close()
     app = create_app(config)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, proxy_headers=False,
-                server_header=False, lifespan="on")
+                server_header=False, lifespan="on", **server_options(config, args.log_level))
     return 0

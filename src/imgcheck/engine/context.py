@@ -71,6 +71,18 @@ class Ctx:
     def setting(self, name: str) -> Setting | None:
         return settings_k.resolve(name, self.image, job=self.job)
 
+    @cached_property
+    def ib_disabled_by(self) -> Setting | None:
+        """The setting that turns NCCL's IB transport off, if any: NCCL_IB_DISABLE other than 0, or NCCL_NET=Socket
+        (NCCL picks the network whose name equals NCCL_NET, ignoring case: src/plugin/net.cc)."""
+        ib = self.setting("NCCL_IB_DISABLE")
+        if ib is not None and (ib.as_int() or 0) != 0:
+            return ib
+        net = self.setting("NCCL_NET")
+        if net is not None and net.value.strip().lower() == "socket":
+            return net
+        return None
+
     def setting_int(self, name: str, default: int) -> int:
         s = self.setting(name)
         value = s.as_int() if s else None
@@ -170,6 +182,15 @@ class Ctx:
         if self.node.rdma.devices:
             return providers.providers_of(self.node.rdma.devices)
         return {"mlx5"} if self.node_uses_mlx5 else None
+
+    @cached_property
+    def image_lacks_node_providers(self) -> bool:
+        """The image's providers (known) include none the node's devices need (known): libibverbs exposes no
+        device, so nothing above the verbs layer is reached (RDMA-NO-MLX5-PROVIDER / RDMA-PABI-MISMATCH say so)."""
+        used = self.node_providers()
+        if not used or self.image_unknown("rdma.providers"):
+            return False
+        return not (used & {p.name for p in self.image.rdma.providers})
 
     @property
     def hca(self) -> str:

@@ -50,17 +50,11 @@ def _timeout(ctx: Ctx):
 
 
 def _disables(ctx: Ctx):
-    ib = ctx.setting("NCCL_IB_DISABLE")
-    if ib is not None and (ib.as_int() or 0) != 0 and ctx.node_has_rdma:
-        yield finding(ctx.matrix, "ENV-DISABLES-IB", [ib.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
-                      setting=ib.label)
+    off = ctx.ib_disabled_by
+    if off is not None and ctx.node_has_rdma:
+        yield finding(ctx.matrix, "ENV-DISABLES-IB", [off.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
+                      variant="net-socket" if off.name == "NCCL_NET" else None, setting=off.label)
         return  # with IB off, GDR and DMA-BUF settings are moot
-    net = ctx.setting("NCCL_NET")
-    # NCCL picks the network whose name equals NCCL_NET, ignoring case (src/plugin/net.cc); "Socket" is TCP
-    if net is not None and net.value.strip().lower() == "socket" and ctx.node_has_rdma:
-        yield finding(ctx.matrix, "ENV-DISABLES-IB", [net.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
-                      variant="net-socket", setting=net.label)
-        return
     if ctx.lib is None or ctx.nccl is None or not ctx.node_has_rdma:
         return
     gdr = ctx.setting("NCCL_NET_GDR_LEVEL")

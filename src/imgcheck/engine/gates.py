@@ -12,8 +12,9 @@ def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True):
     """None if the rule can be decided; else a list with zero (not applicable) or one Unknown.
 
     Not applicable (no finding, no unknown) when the facts say the path cannot be used at all: the image has
-    no libibverbs (RDMA-NO-LIBIBVERBS covers it), the node has no RDMA, or the image is not a GPU image
-    (a plain rdma-core image has no NCCL, and nobody expects NCCL findings for it).
+    no libibverbs (RDMA-NO-LIBIBVERBS covers it), the node has no RDMA, the image is not a GPU image
+    (a plain rdma-core image has no NCCL, and nobody expects NCCL findings for it), the image turns NCCL's IB
+    transport off, or none of its providers drives the node's devices (those rules name the real problem).
     """
     if ctx.node_has_rdma is False:
         return []
@@ -21,6 +22,8 @@ def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True):
         return [unknown(rule, ctx.lib_unknown)] if ctx.lib_unknown and ctx.gpu_image else []
     if ctx.nccl is None:
         return [unknown(rule, ctx.nccl_unknown_reason())] if ctx.gpu_image else []
+    if ctx.ib_disabled_by is not None or ctx.image_lacks_node_providers:
+        return []  # the transport is off (ENV-DISABLES-IB) or exposes no device (RDMA-NO-MLX5-PROVIDER): it says so
     if ctx.node_has_rdma is None:
         return [unknown(rule, ctx.unknown_why("rdma.stack"))]
     if need_gpu and ctx.node_has_gpu is None:

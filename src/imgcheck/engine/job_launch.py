@@ -7,6 +7,7 @@ matrix has that default with a source (Docker's and containerd's 64 MiB /dev/shm
 from __future__ import annotations
 
 from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES
+from ..model.env_redact import keeps as library_setting
 from ..model.report import Evidence
 from .context import Ctx
 from .emit import finding, unknown
@@ -20,8 +21,6 @@ NEEDS = {"thresholds": {"memlock_reported_failing_kib", "docker_default_shm_mib"
 # plugin, SR-IOV VFs, host devices); any other non-GPU resource might too, so it makes exposure unknown.
 _RDMA_RESOURCE_WORDS = ("rdma", "sriov", "hostdev")
 _GPU_RESOURCES = ("nvidia.com/gpu",)
-# Settings the engine reads from the environment: an override of one changes what it predicts.
-_ENGINE_PREFIXES = ("NCCL_", "UCX_", "LD_LIBRARY_PATH", "NVSHMEM_")
 _DEFAULT_SHM = {RUNTIME_DOCKER: "docker_default_shm_mib", RUNTIME_KUBERNETES: "containerd_default_shm_mib"}
 _DEFAULT_SHM_WORDS = {RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-size / shm_size",
                       RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm"}
@@ -76,8 +75,7 @@ def _uses_verbs(ctx: Ctx) -> bool:
     """NCCL in the image would open RDMA devices: it has NCCL and libibverbs, and the job did not turn IB off."""
     if ctx.nccl is None or ctx.lib is None:
         return False
-    off = ctx.setting("NCCL_IB_DISABLE")
-    return not (off and off.as_int() == 1)
+    return ctx.ib_disabled_by is None  # NCCL_IB_DISABLE, NCCL_NET=Socket: the job does not mean IB
 
 
 def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
@@ -206,8 +204,8 @@ def _env(ctx: Ctx):
         if var is not job.env_value(var.name):
             continue  # an earlier definition the later one replaces
         image_value = image.env.get(var.name)
-        if image_value is None:
-            continue
+        if image_value is None or not library_setting(var.name):
+            continue  # only the libraries' settings: other values (tokens) stay out of reports (model/env_redact.py)
         if not job.wins_over_image(var.name, True):
             if var.value is not None and var.value != image_value:
                 yield finding(ctx.matrix, "JOB-ENV-SHADOWED-BY-IMAGE",
@@ -215,8 +213,6 @@ def _env(ctx: Ctx):
                                Evidence(f"image.env.{var.name}", image_value, "image config Env")],
                               where=job.where, who=job.who, name=var.name, job_value=var.value,
                               image_value=image_value)
-            continue
-        if not var.name.startswith(_ENGINE_PREFIXES):
             continue
         if var.value is None:
             yield unknown("JOB-ENV-OVERRIDES-IMAGE", f"{job.where}: {var.name} replaces the image's "

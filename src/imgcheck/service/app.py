@@ -7,24 +7,29 @@ to queue). The checks run in the WorkerPool started by the app's lifespan.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
 import sqlite3
+import threading
+import time
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .auth import authenticate
+from .auth import authenticate, precheck, read_allowed
 from .config import ServiceConfig
 from .credentials import install_auth_file
+from .health import readiness_problems
+from ..model.env_redact import redact_report_dict
 from .events import MalformedPayload, is_digest, is_repository, parse_body
 from .metrics import CONTENT_TYPE, Metrics
 from .notify import Notifier
-from .pages import CSP, render_index
+from .pages import CSP, render_index, render_report, top_findings
 from .store import Store
 from .worker import WorkerPool, check_job
 
@@ -54,12 +59,37 @@ class Service:
         self.store.acquire_instance_lock()
         orphans = self.store.requeue_orphans()
         if orphans:
-            log.info("requeued %d job(s) left running by a previous process", orphans)
+            log.info("requeued %d job(s) left running by a previous process", orphans,
+                     extra={"event": "jobs.requeued", "count": orphans})
+        self.prune()
         install_auth_file(self.config)
         notifier = Notifier(self.config.notify, self.config.public_url) if self.config.notify else None
-        self.pool = WorkerPool(self.config, self.store, self.metrics, check=self.check, notifier=notifier)
+        self.pool = WorkerPool(self.config, self.store, self.metrics, check=self.check, notifier=notifier,
+                               prune=self.prune)
         if self.start_workers:
             self.pool.start()
+            if any(r.watch for r in self.config.registries.values()):
+                # in the background: a slow registry must not hold up accepting webhooks
+                threading.Thread(target=self._reconcile, name="imgcheck-reconcile", daemon=True).start()
+
+    def _reconcile(self) -> None:
+        from .reconcile import reconcile
+
+        try:
+            if reconcile(self.config, self.store):
+                self.pool.wake()
+        except Exception:  # a bug here must not take the service down; pushes still arrive by webhook
+            log.exception("reconcile failed", extra={"event": "reconcile.failed"})
+
+    def prune(self) -> int:
+        """Retention: delete finished jobs older than retention_days (at start, then hourly)."""
+        if not self.config.retention_days or self.store is None:
+            return 0
+        removed = self.store.delete_finished_before(time.time() - self.config.retention_days * 86400)
+        if removed:
+            log.info("deleted %d finished job(s) older than %g days", removed, self.config.retention_days,
+                     extra={"event": "retention.pruned", "count": removed})
+        return removed
 
     def stop(self) -> None:
         if self.pool:
@@ -103,31 +133,60 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         if registry is None:
             return _error(404, f"unknown registry {name!r}" if name else
                           "several registries are configured: POST to /webhook/NAME")
+        first = precheck(registry, request.headers)
+        if first == "no":  # before reading the body: strangers' uploads are never buffered
+            return _error(401, "missing or wrong webhook secret or signature")
         try:
-            body = await _read_capped(request, config.max_body_bytes)
+            body = await asyncio.wait_for(_read_capped(request, config.max_body_bytes),
+                                          config.body_timeout_seconds)
         except BodyTooLarge:
             return _error(413, f"body larger than {config.max_body_bytes} bytes")
         except MalformedPayload as exc:
             return _error(400, str(exc))
-        if not authenticate(registry, request.headers, body):
+        except (asyncio.TimeoutError, TimeoutError):
+            log.warning("webhook body not complete after %.0f s; answered 408", config.body_timeout_seconds,
+                        extra={"event": "webhook.rejected", "status": 408, "registry": registry.name})
+            return _error(408, f"body not received within {config.body_timeout_seconds:g} s")
+        except ClientDisconnect:  # the sender went away mid-body: nothing to answer, nothing queued
+            log.warning("webhook sender disconnected before the body was complete",
+                        extra={"event": "webhook.disconnected", "registry": registry.name})
+            return _error(400, "client disconnected")
+        if first != "ok" and not authenticate(registry, request.headers, body):
             return _error(401, "missing or wrong webhook secret or signature")
         try:
-            delivery = parse_body(body)
+            delivery = parse_body(body, github_event=request.headers.get("x-github-event"),
+                                  github_delivery=request.headers.get("x-github-delivery"))
         except MalformedPayload as exc:
             return _error(400, str(exc))
+        if delivery.ping:  # GitHub checks a new hook with a ping and marks it failed unless 2xx
+            return JSONResponse({"pong": True}, status_code=200)
         try:
             outcome = await run_in_threadpool(service.store.enqueue, registry.name, delivery.pushes)
         except sqlite3.Error as exc:  # the sender retries on 5xx; nothing was committed
-            log.error("enqueue failed: %s", exc)
+            log.error("enqueue failed: %s", exc, extra={"event": "store.failed", "error": str(exc)})
             return _error(503, "the job store is unavailable; retry")
         m = service.metrics.events
         m.labels("queued").inc(outcome.queued)
         m.labels("duplicate").inc(outcome.duplicates)
         m.labels("ignored").inc(delivery.ignored)
+        log.info("webhook from %s: %d queued, %d duplicate(s), %d ignored", registry.name, outcome.queued,
+                 outcome.duplicates, delivery.ignored,
+                 extra={"event": "webhook.accepted", "registry": registry.name, "kind": delivery.kind,
+                        "queued": outcome.queued, "duplicates": outcome.duplicates, "ignored": delivery.ignored,
+                        "image": [f"{p.repository}@{p.digest}" for p in delivery.pushes]})
         if outcome.queued:
             service.pool.wake()
         return JSONResponse({"queued": outcome.queued, "duplicates": outcome.duplicates,
                              "ignored": delivery.ignored}, status_code=202)
+
+    def guarded(handler):
+        """Reads need the configured read token (reports name internal images and their settings)."""
+        def wrapper(request: Request) -> Response:
+            if not read_allowed(config.read_token, request.headers):
+                return JSONResponse({"error": "a read token is required"}, status_code=401,
+                                    headers={"WWW-Authenticate": 'Basic realm="imgcheck", charset="UTF-8"'})
+            return handler(request)
+        return wrapper
 
     def results(request: Request) -> Response:
         digest = request.path_params["digest"]
@@ -147,10 +206,11 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             row = next((r for r in service.store.results_for_job(jobs[0]["id"]) if r["fleet"] == fleet), None)
             if row is None:
                 return JSONResponse({"state": jobs[0]["state"], "error": jobs[0]["last_error"]}, status_code=404)
-            return Response(row["report"], media_type="application/json")
+            # redacted again on the way out: rows stored before redaction existed carry the whole Env
+            return JSONResponse(redact_report_dict(json.loads(row["report"])))
         images = []
         for job in jobs:
-            reports = {r["fleet"]: json.loads(r["report"]) for r in service.store.results_for_job(job["id"])}
+            reports = {r["fleet"]: redact_report_dict(json.loads(r["report"])) for r in service.store.results_for_job(job["id"])}
             images.append({**_public(job), "reports": reports})
         return JSONResponse({"digest": digest, "images": images})
 
@@ -163,9 +223,33 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             return _error(404, f"no pushes of {repository} have been received")
         return JSONResponse({"repository": repository, "history": [_public(j) for j in history]})
 
+    def _reports(job_id: int) -> dict[str, dict]:
+        out = {}
+        for r in service.store.results_for_job(job_id):
+            try:
+                out[r["fleet"]] = redact_report_dict(json.loads(r["report"]))
+            except ValueError:
+                out[r["fleet"]] = {}
+        return out
+
+    def _html(page: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(page, status_code=status,
+                            headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
+
     def index(request: Request) -> Response:
-        page = render_index(service.store.recent(50), list(config.fleets), service.store.counts())
-        return HTMLResponse(page, headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
+        jobs = service.store.recent(50)
+        findings = {j["id"]: top_findings(_reports(j["id"])) for j in jobs if j["verdicts"]}
+        return _html(render_index(jobs, list(config.fleets), service.store.counts(), findings))
+
+    def report_page(request: Request) -> Response:
+        digest = request.path_params["digest"]
+        if not is_digest(digest):
+            return _error(400, "expected a digest like sha256:<64 hex digits>")
+        repository = request.query_params.get("repository")
+        jobs = [j for j in service.store.jobs_for_digest(digest) if not repository or j["repository"] == repository]
+        if not jobs:
+            return _error(404, f"no image with digest {digest} has been received")
+        return _html(render_report(jobs, {j["id"]: _reports(j["id"]) for j in jobs}))
 
     def healthz(request: Request) -> Response:
         try:
@@ -173,6 +257,12 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         except sqlite3.Error as exc:
             return _error(503, f"database: {exc}")
         return JSONResponse({"status": "ok", "jobs": counts})
+
+    def readyz(request: Request) -> Response:
+        problems = readiness_problems(config, service.store)
+        if problems:
+            return JSONResponse({"status": "not ready", "problems": problems}, status_code=503)
+        return JSONResponse({"status": "ready"})
 
     def metrics(request: Request) -> Response:
         return Response(service.metrics.render(), media_type=CONTENT_TYPE)
@@ -188,14 +278,25 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
     app = Starlette(routes=[
         Route("/webhook", webhook, methods=["POST"]),
         Route("/webhook/{registry}", webhook, methods=["POST"]),
-        Route("/results/{digest}", results, methods=["GET"]),
-        Route("/images/{repository:path}", images, methods=["GET"]),
-        Route("/", index, methods=["GET"]),
+        Route("/results/{digest}", guarded(results), methods=["GET"]),
+        Route("/images/{repository:path}", guarded(images), methods=["GET"]),
+        Route("/", guarded(index), methods=["GET"]),
+        Route("/report/{digest}", guarded(report_page), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ], lifespan=lifespan)
     app.state.service = service
     return app
+
+
+def server_options(config: ServiceConfig, log_level: str = "info") -> dict:
+    """uvicorn settings: bounds on what clients can hold (connections, the shutdown wait) and the log."""
+    from .logs import log_config
+
+    return {"limit_concurrency": config.max_connections, "log_config": log_config(config.log_format, log_level),
+            "timeout_graceful_shutdown": config.shutdown_timeout_seconds,
+            "timeout_keep_alive": 5}
 
 
 def _public(job: dict) -> dict:

@@ -11,6 +11,7 @@ guess was right. When both are configured, either one suffices.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 from typing import Mapping
@@ -38,6 +39,38 @@ def _signature_matches(given: str | None, body: bytes, secret: str) -> bool:
     if not given:
         return False
     return hmac.compare_digest(given.strip().encode("ascii", "replace"), sign(body, secret).encode("ascii"))
+
+
+def read_allowed(token: str | None, headers: Mapping[str, str]) -> bool:
+    """GET access when a read token is configured: `Bearer TOKEN`, or HTTP Basic with TOKEN as the
+    password (any user name) so a browser can open the page after its login prompt."""
+    if not token:
+        return True
+    given = (headers.get("authorization") or "").strip()
+    scheme, _, value = given.partition(" ")
+    candidate = value.strip()
+    if scheme.lower() == "basic":
+        try:
+            candidate = base64.b64decode(candidate, validate=True).decode("utf-8").partition(":")[2]
+        except (ValueError, UnicodeDecodeError):
+            candidate = ""
+    elif scheme.lower() != "bearer":
+        candidate = ""
+    return hmac.compare_digest(candidate.encode("utf-8", "surrogateescape"), token.encode("utf-8"))
+
+
+def precheck(registry: RegistryConfig, headers: Mapping[str, str]) -> str:
+    """What the headers alone say, before any body byte is read.
+
+    "ok": the shared secret matched (the body need not be read to trust the sender);
+    "body": an HMAC signature header is present, so the body must be read to verify it;
+    "no": neither, answer 401 at once (a stranger cannot make the service buffer an upload).
+    """
+    if registry.secret and _secret_matches(headers.get(registry.secret_header), registry.secret):
+        return "ok"
+    if registry.hmac_secret and headers.get(registry.hmac_header):
+        return "body"
+    return "no"
 
 
 def authenticate(registry: RegistryConfig, headers: Mapping[str, str], body: bytes) -> bool:

@@ -29,6 +29,7 @@ class RegistryConfig:
     secret_header: str = "Authorization"
     hmac_secret: str | None = None  # HMAC-SHA256 of the body, hex, in `hmac_header`
     hmac_header: str = "X-Hub-Signature-256"
+    watch: tuple[str, ...] = ()  # repositories (fnmatch patterns) reconciled from the registry at start
 
     def __repr__(self) -> str:  # keep secrets out of logs and tracebacks
         return f"RegistryConfig(name={self.name!r}, host={self.host!r})"
@@ -67,6 +68,13 @@ class ServiceConfig:
     public_url: str | None = None  # base URL used in notification links
     notify: NotifyConfig | None = None
     source: str = ""  # the config file path, for messages
+    body_timeout_seconds: float = 10.0  # a webhook body not complete by then is answered 408
+    max_connections: int = 200  # open connections (and requests) beyond this are answered 503
+    shutdown_timeout_seconds: float = 10.0  # on SIGTERM, requests still open after this are cut
+    min_free_bytes: int = 64 * 1024 * 1024  # /readyz fails below this much free space for the database
+    retention_days: float | None = 90.0  # finished jobs and their results older than this are deleted
+    log_format: str = "json"  # json (one object per line) | text
+    read_token: str | None = None  # when set, GET /, /results and /images need it (Bearer or Basic password)
 
     def default_registry(self) -> RegistryConfig | None:
         """POST /webhook without a name is allowed only when exactly one registry is configured."""
@@ -95,7 +103,9 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     p.only("server", "registries", "fleets", "notify")
     server = p.table("server")
     server.only("database", "workers", "max_body_bytes", "lease_seconds", "max_attempts", "backoff_seconds",
-                "backoff_max_seconds", "poll_seconds", "public_url")
+                "backoff_max_seconds", "poll_seconds", "public_url", "body_timeout_seconds", "max_connections",
+                "shutdown_timeout_seconds", "read_token", "read_token_env", "read_token_file", "log_format",
+                "min_free_bytes", "retention_days")
     database = server.path("database", required=True)
     registries = {}
     reg_tables = p.table("registries")
@@ -145,14 +155,34 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         public_url=server.str("public_url"),
         notify=notify,
         source=path,
+        body_timeout_seconds=server.number("body_timeout_seconds", 10.0, minimum=0.1),
+        max_connections=int(server.number("max_connections", 200, minimum=2, integer=True)),
+        shutdown_timeout_seconds=server.number("shutdown_timeout_seconds", 10.0, minimum=0.1),
+        read_token=server.secret("read_token"),
+        log_format=_log_format(server),
+        min_free_bytes=int(server.number("min_free_bytes", 64 * 1024 * 1024, minimum=0, integer=True)),
+        retention_days=_retention(server),
     )
+
+
+def _retention(server: "_Table") -> float | None:
+    """`retention_days = 0` keeps everything; otherwise finished jobs older than that are deleted."""
+    days = server.number("retention_days", 90.0, minimum=0)
+    return days or None
+
+
+def _log_format(server: "_Table") -> str:
+    value = server.str("log_format") or "json"
+    if value not in ("json", "text"):
+        raise BadInputError(f"{server.where}: `log_format` must be json or text")
+    return value
 
 
 def _registry(name: str, t: "_Table") -> RegistryConfig:
     if not _NAME.fullmatch(name):
         raise BadInputError(f"{t.where}: registry name must be letters, digits, '.', '_' or '-'")
     t.only("host", "insecure", "username", "password", "password_env", "password_file", "secret", "secret_env",
-           "secret_file", "secret_header", "hmac_secret", "hmac_secret_env", "hmac_secret_file", "hmac_header")
+           "secret_file", "secret_header", "hmac_secret", "hmac_secret_env", "hmac_secret_file", "hmac_header", "watch")
     host = t.str("host")
     if not host or "/" in host or host != host.strip():
         raise BadInputError(f"{t.where}: `host` must be host[:port] of the registry, without a scheme or path")
@@ -161,7 +191,10 @@ def _registry(name: str, t: "_Table") -> RegistryConfig:
         username=t.str("username"), password=t.secret("password"),
         secret=t.secret("secret"), secret_header=t.str("secret_header") or "Authorization",
         hmac_secret=t.secret("hmac_secret"), hmac_header=t.str("hmac_header") or "X-Hub-Signature-256",
+        watch=tuple(t.str_list("watch")),
     )
+    if any(not p.strip() or p != p.strip() for p in reg.watch):
+        raise BadInputError(f"{t.where}: `watch` entries must be repository names or patterns like \"team/*\"")
     if not reg.secret and not reg.hmac_secret:
         # an unauthenticated webhook lets anyone make the service pull arbitrary repositories
         raise BadInputError(f"{t.where}: set `secret` or `hmac_secret` (or their _env/_file forms)")

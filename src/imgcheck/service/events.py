@@ -7,7 +7,16 @@ Two payload shapes:
   bookworm) sends ...events.v1+json with the same shape, so the Content-Type is not checked. Only `push` events whose target is a manifest
   or index with a digest are kept; pulls, deletes, mounts and blob pushes are ignored.
 - Harbor's "Default" payload format, `{"type": "PUSH_ARTIFACT", "event_data": {"resources": [...],
-  "repository": {"repo_full_name": ...}}}` (goharbor/harbor src/pkg/notifier/model/event.go).
+  "repository": {"repo_full_name": ...}}}` (goharbor/harbor src/pkg/notifier/model/event.go). For
+  robot-account, proxy-cache and by-digest pushes Harbor writes the digest into `tag` (its own
+  documented example: https://goharbor.io/docs/edge/working-with-projects/project-configuration/configure-webhooks/,
+  "Artifact pushed"): such a `tag` is no tag at all and is dropped, not refused.
+- GitHub (GHCR): the event name is in the `X-GitHub-Event` header, not the body. `ping` (sent when a
+  hook is created) is answered, not queued; `package` / `registry_package` events with action
+  `published` for a container package become a push of OWNER/NAME (lower-cased, as ghcr.io names
+  are) at `package_version.container_metadata.tag.digest` (or `package_version.version`, which is
+  the digest for containers). Field names from GitHub's webhook schema (github/rest-api-description,
+  webhook-package-published); every other GitHub event is ignored.
 
 A body that is not one of these, or a push that names a malformed digest or repository, is
 malformed: the request is refused as a whole so nothing half-accepted reaches the queue. URLs and
@@ -21,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import BadInputError
+from .artifacts import is_artifact_tag
 
 ENVELOPE_MEDIA_TYPE = "application/vnd.docker.distribution.events.v2+json"
 
@@ -53,16 +63,35 @@ class PushEvent:
 
 @dataclass(frozen=True)
 class Delivery:
-    kind: str  # distribution | harbor
+    kind: str  # distribution | harbor | github
     pushes: tuple[PushEvent, ...]
     ignored: int  # events that are not manifest pushes
+    ping: bool = False  # a sender's connectivity test (GitHub `ping`): answer 200, queue nothing
 
 
-def parse_body(body: bytes) -> Delivery:
+def _load_json(body: bytes) -> object:
     try:
         doc = json.loads(body)
+    except RecursionError:  # deeply nested arrays/objects: Python's parser gives up, we refuse
+        raise MalformedPayload("body is nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise MalformedPayload(f"body is not JSON ({exc})") from None
+    try:
+        # a "\ud800" escape decodes to a lone surrogate, which cannot be stored (SQLite text is UTF-8)
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise MalformedPayload("body contains a lone UTF-16 surrogate escape") from None
+    except RecursionError:
+        raise MalformedPayload("body is nested too deeply") from None
+    return doc
+
+
+def parse_body(body: bytes, github_event: str | None = None, github_delivery: str | None = None) -> Delivery:
+    """`github_event`/`github_delivery`: the X-GitHub-Event and X-GitHub-Delivery headers (GitHub
+    names the event there, and the delivery GUID, which a redelivery repeats, identifies it)."""
+    doc = _load_json(body)
+    if github_event:
+        return parse_github(doc, github_event.strip(), github_delivery)
     if isinstance(doc, dict) and "events" in doc:
         return parse_distribution(doc)
     if isinstance(doc, dict) and "type" in doc and "event_data" in doc:
@@ -86,6 +115,9 @@ def parse_distribution(doc: dict) -> Delivery:
             continue
         if target.get("mediaType") not in MANIFEST_MEDIA_TYPES or not target.get("digest"):
             ignored += 1  # blob (layer/config) pushes, or a manifest push without a digest
+            continue
+        if isinstance(target.get("tag"), str) and is_artifact_tag(target["tag"]):
+            ignored += 1  # a cosign signature/attestation/SBOM pushed beside an image
             continue
         event_id = event.get("id")
         if event_id is not None and not isinstance(event_id, str):
@@ -121,9 +153,48 @@ def parse_harbor(doc: dict) -> Delivery:
         occur = doc.get("occur_at")
         digest = _digest(res.get("digest"), where)
         event_id = f"harbor:{occur}:{repository}@{digest}" if isinstance(occur, (int, str)) else None
-        pushes.append(PushEvent(repository=repository, digest=digest, tag=_tag(res.get("tag"), where),
-                                event_id=event_id))
+        tag = res.get("tag")
+        if isinstance(tag, str) and _DIGEST.fullmatch(tag):
+            tag = None  # Harbor's by-digest / robot / proxy-cache pushes put the digest here
+        pushes.append(PushEvent(repository=repository, digest=digest, tag=_tag(tag, where), event_id=event_id))
     return Delivery(kind="harbor", pushes=tuple(pushes), ignored=0)
+
+
+GITHUB_PACKAGE_EVENTS = ("package", "registry_package")
+
+
+def parse_github(doc: object, event: str, delivery: str | None = None) -> Delivery:
+    if event == "ping":
+        return Delivery(kind="github", pushes=(), ignored=0, ping=True)
+    if event not in GITHUB_PACKAGE_EVENTS:
+        return Delivery(kind="github", pushes=(), ignored=1)
+    if not isinstance(doc, dict):
+        raise MalformedPayload(f"GitHub {event} event: expected an object")
+    package = doc.get(event)  # the payload key is the event name: `package` or `registry_package`
+    if not isinstance(package, dict):
+        raise MalformedPayload(f"GitHub {event} event: `{event}` must be an object")
+    ptype = package.get("package_type")
+    if doc.get("action") != "published" or not isinstance(ptype, str) or ptype.lower() not in ("container", "docker"):
+        return Delivery(kind="github", pushes=(), ignored=1)  # npm, maven, ... or an `updated` action
+    owner = package.get("namespace")
+    if not isinstance(owner, str) and isinstance(package.get("owner"), dict):
+        owner = package["owner"].get("login")
+    name = package.get("name")
+    where = f"GitHub {event} event"
+    if not isinstance(owner, str) or not isinstance(name, str):
+        raise MalformedPayload(f"{where}: needs the package's `namespace` (or owner.login) and `name`")
+    repository = _repository(f"{owner}/{name}".lower(), where)
+    version = package.get("package_version")
+    if not isinstance(version, dict):
+        raise MalformedPayload(f"{where}: `package_version` must be an object")
+    meta = version.get("container_metadata")
+    tag_info = meta.get("tag") if isinstance(meta, dict) else None
+    tag_info = tag_info if isinstance(tag_info, dict) else {}
+    digest = tag_info.get("digest") or version.get("version")
+    tag = tag_info.get("name") or None
+    return Delivery(kind="github", ignored=0, pushes=(PushEvent(
+        repository=repository, digest=_digest(digest, where), tag=_tag(tag, where),
+        event_id=f"github:{delivery[:100]}" if delivery else None),))
 
 
 def _repository(value: object, where: str) -> str:

@@ -51,9 +51,13 @@ class Notifier:
                                      headers=self.config.headers, timeout=self.config.timeout)
             resp.close()
             if resp.status_code >= 300:
-                log.warning("notification for %s was refused: HTTP %d", job.digest, resp.status_code)
+                log.warning("notification for %s was refused: HTTP %d", job.digest, resp.status_code,
+                            extra={"event": "notify.failed", "image": f"{job.repository}@{job.digest}",
+                                   "status": resp.status_code})
                 return False
             return True
         except requests.RequestException as exc:
-            log.warning("notification for %s failed: %s", job.digest, exc.__class__.__name__)
+            log.warning("notification for %s failed: %s", job.digest, exc.__class__.__name__,
+                        extra={"event": "notify.failed", "image": f"{job.repository}@{job.digest}",
+                               "error": exc.__class__.__name__})
             return False

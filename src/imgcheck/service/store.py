@@ -76,6 +76,16 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (job_id, fleet)
 );
 CREATE INDEX IF NOT EXISTS results_digest ON results (digest);
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY,
+    job_id INTEGER NOT NULL REFERENCES jobs (id),
+    fleet TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at REAL NOT NULL,
+    last_error TEXT,
+    UNIQUE (job_id, fleet)
+);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (next_attempt_at);
 """
 
 STATES = ("queued", "running", "done", "failed")
@@ -281,6 +291,9 @@ class Store:
                 c.execute("INSERT INTO results (job_id, fleet, digest, verdict, report, duration_seconds, checked_at) "
                           "VALUES (?, ?, ?, ?, ?, ?, ?)",
                           (job.id, r.fleet, job.digest, r.verdict, r.report_json, r.duration_seconds, now))
+                # the outbox row commits with the result: a crash before the POST cannot lose it
+                c.execute("INSERT INTO outbox (job_id, fleet, next_attempt_at) VALUES (?, ?, ?) "
+                          "ON CONFLICT (job_id, fleet) DO NOTHING", (job.id, r.fleet, now))
         return True
 
     def retry_later(self, job: Job, owner: str, error: str, delay: float, now: float | None = None) -> bool:
@@ -299,11 +312,51 @@ class Store:
                              "WHERE id = ? AND state = 'running' AND lease_owner = ?",
                              (error, now, now, job.id, owner)).rowcount == 1
 
+    def skip(self, job: Job, owner: str, reason: str, now: float | None = None) -> bool:
+        """Finish a job that is not an image (a signature, an SBOM, a chart): done, no results, the reason
+        in last_error prefixed `skipped:` so readers can tell it from a check."""
+        now = time.time() if now is None else now
+        with self._write() as c:
+            return c.execute("UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+                             "last_error = ?, finished_at = ?, updated_at = ? "
+                             "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                             ("skipped: " + reason, now, now, job.id, owner)).rowcount == 1
+
     def forget_old_deliveries(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         with self._write() as c:
             return c.execute("DELETE FROM deliveries WHERE received_at < ?",
                              (now - DELIVERY_MEMORY_SECONDS,)).rowcount
+
+    # -- outbox (notifications of stored results, drained by the worker) -------------------------
+
+    def outbox_due(self, limit: int = 20, now: float | None = None) -> list[dict]:
+        now = time.time() if now is None else now
+        rows = self._conn().execute(
+            "SELECT o.id, o.attempts, o.fleet, j.id AS job_id, j.registry, j.repository, j.digest, r.verdict, "
+            "r.report FROM outbox o JOIN jobs j ON j.id = o.job_id "
+            "JOIN results r ON r.job_id = o.job_id AND r.fleet = o.fleet "
+            "WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at, o.id LIMIT ?", (now, limit)).fetchall()
+        return [dict(r) for r in rows]
+
+    def outbox_done(self, outbox_id: int) -> None:
+        with self._write() as c:
+            c.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,))
+
+    def outbox_retry(self, outbox_id: int, error: str, delay: float, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self._write() as c:
+            c.execute("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?",
+                      (now + delay, error, outbox_id))
+
+    def delete_finished_before(self, cutoff: float) -> int:
+        """Retention: forget jobs done or failed before `cutoff`, with their results, tags and ids."""
+        with self._write() as c:
+            old = "SELECT id FROM jobs WHERE state IN ('done', 'failed') AND finished_at < ?"
+            for table in ("outbox", "results", "job_tags", "deliveries"):
+                c.execute(f"DELETE FROM {table} WHERE job_id IN ({old})", (cutoff,))
+            return c.execute("DELETE FROM jobs WHERE state IN ('done', 'failed') AND finished_at < ?",
+                             (cutoff,)).rowcount
 
     # -- reads ----------------------------------------------------------------------------------
 

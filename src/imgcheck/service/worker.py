@@ -20,6 +20,7 @@ import uuid
 from typing import Callable
 
 from ..errors import BadInputError, ImgcheckError, UnavailableError
+from .artifacts import NotAnImage, artifact_reason
 from .config import FleetConfig, ServiceConfig
 from .store import FleetResult, Job, Store
 
@@ -62,19 +63,36 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
     This is api.check_image split in two, so an image is read once however many fleets there are.
     """
     from .. import api
+    from ..model.env_redact import redact_report
     from ..model.serde import to_dict
 
     matrix = api.load_check_matrix()  # validated before any bytes are pulled
     reference, options = registry_reference(config, job)
+    _refuse_artifacts(config, job)
     facts = api.inspect_image(reference, **options)
     results = []
     for fleet in config.fleets.values():
         started = time.monotonic()
         report = api.check_facts(facts, fleet_nodes(fleet), matrix=matrix)
         results.append(FleetResult(fleet=fleet.name, verdict=report.verdict,
-                                   report_json=json.dumps(to_dict(report), separators=(",", ":")),
+                                   # stored redacted: /results must not hand out the image's tokens
+                                   report_json=json.dumps(to_dict(redact_report(report)), separators=(",", ":")),
                                    duration_seconds=time.monotonic() - started))
     return results
+
+
+def _refuse_artifacts(config: ServiceConfig, job: Job) -> None:
+    """Raise NotAnImage for a signature, attestation, SBOM or chart (one small manifest GET)."""
+    from .reconcile import _client
+
+    client = _client(config.registries[job.registry], job.repository)
+    try:
+        data, _, _ = client.get_manifest(job.digest)
+    finally:
+        client.close()
+    reason = artifact_reason(data)
+    if reason:
+        raise NotAnImage(reason)
 
 
 def backoff_delay(config: ServiceConfig, attempts: int) -> float:
@@ -84,14 +102,17 @@ def backoff_delay(config: ServiceConfig, attempts: int) -> float:
 
 class WorkerPool:
     def __init__(self, config: ServiceConfig, store: Store, metrics=None,
-                 check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job, notifier=None):
+                 check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job, notifier=None,
+                 prune: Callable[[], int] | None = None):
         self.config, self.store, self.metrics, self.check, self.notifier = config, store, metrics, check, notifier
+        self.prune = prune  # retention, run hourly with the delivery-id pruning
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._wake = threading.Condition()
         self._stop = threading.Event()
         self._inflight: set[int] = set()
         self._inflight_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._outbox_wake = threading.Event()
 
     def start(self) -> None:
         for i in range(self.config.workers):
@@ -101,6 +122,10 @@ class WorkerPool:
         hb = threading.Thread(target=self._heartbeat, name="imgcheck-lease", daemon=True)
         hb.start()
         self._threads.append(hb)
+        # one sender drains the outbox, so a notification is never POSTed twice by two threads
+        ob = threading.Thread(target=self._outbox_loop, name="imgcheck-outbox", daemon=True)
+        ob.start()
+        self._threads.append(ob)
 
     def wake(self) -> None:
         with self._wake:
@@ -109,6 +134,7 @@ class WorkerPool:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop taking jobs; a check still running is left to its lease (recovered on next start)."""
         self._stop.set()
+        self._outbox_wake.set()
         self.wake()
         deadline = time.monotonic() + timeout
         for t in self._threads:
@@ -140,6 +166,8 @@ class WorkerPool:
                 self.store.renew(self.owner, ids, self.config.lease_seconds)
                 if time.monotonic() - last_prune > 3600:
                     self.store.forget_old_deliveries()
+                    if self.prune:
+                        self.prune()
                     last_prune = time.monotonic()
             except Exception:
                 log.exception("renewing leases failed")
@@ -154,36 +182,52 @@ class WorkerPool:
         try:
             try:
                 results = self.check(self.config, job)
+            except NotAnImage as exc:
+                log.info("skipped %s: %s", where, exc, extra={"event": "check.skipped", "image": where,
+                                                              "error": str(exc)})
+                self.store.skip(job, self.owner, str(exc))
+                return
             except UnavailableError as exc:
                 self._unavailable(job, str(exc), where)
                 return
             except ImgcheckError as exc:
-                log.warning("check of %s failed for good: %s", where, exc)
+                log.warning("check of %s failed for good: %s", where, exc,
+                            extra={"event": "check.failed", "image": where, "error": str(exc),
+                                   "seconds": round(time.monotonic() - started, 3)})
                 self.store.fail(job, self.owner, str(exc))
                 self._count_error("failed")
                 return
             except Exception as exc:  # a bug: record it on the job rather than kill the worker
-                log.exception("internal error checking %s", where)
+                log.exception("internal error checking %s", where,
+                              extra={"event": "check.failed", "image": where, "error": repr(exc)})
                 self.store.fail(job, self.owner, f"internal error: {exc.__class__.__name__}: {exc}")
                 self._count_error("failed")
                 return
             if not self.store.complete(job, self.owner, results):
-                log.warning("lease on %s was lost; its results were discarded", where)
+                log.warning("lease on %s was lost; its results were discarded", where,
+                            extra={"event": "check.lease_lost", "image": where})
                 return
-            self._record(job, results, time.monotonic() - started)
+            seconds = time.monotonic() - started
+            verdicts = {r.fleet: r.verdict for r in results}
+            log.info("checked %s in %.1f s: %s", where, seconds, ", ".join(f"{k} {v}" for k, v in verdicts.items()),
+                     extra={"event": "check.done", "image": where, "verdicts": verdicts, "seconds": round(seconds, 3),
+                            "attempt": job.attempts})
+            self._record(job, results, seconds)
         finally:
             with self._inflight_lock:
                 self._inflight.discard(job.id)
 
     def _unavailable(self, job: Job, error: str, where: str) -> None:
         if job.attempts >= self.config.max_attempts:
-            log.warning("giving up on %s after %d attempts: %s", where, job.attempts, error)
+            log.warning("giving up on %s after %d attempts: %s", where, job.attempts, error,
+                        extra={"event": "check.gave_up", "image": where, "attempt": job.attempts, "error": error})
             self.store.fail(job, self.owner, f"gave up after {job.attempts} attempts: {error}")
             self._count_error("failed")
             return
         delay = backoff_delay(self.config, job.attempts)
-        log.info("registry unavailable for %s (attempt %d), retrying in %.0f s: %s", where, job.attempts, delay,
-                 error)
+        log.warning("registry unavailable for %s (attempt %d), retrying in %.0f s: %s", where, job.attempts, delay,
+                    error, extra={"event": "registry.unavailable", "image": where, "attempt": job.attempts,
+                                  "delay_seconds": round(delay, 1), "error": error})
         self.store.retry_later(job, self.owner, error, delay)
         self._count_error("retry")
 
@@ -198,7 +242,45 @@ class WorkerPool:
                 self.metrics.checks.labels(r.fleet, r.verdict).inc()
                 if r.verdict == "fail":
                     self.metrics.failures_predicted.labels(r.fleet).inc()
-        if self.notifier:
-            for r in results:
-                if not self.notifier.send(job, r) and self.metrics:
-                    self.metrics.notify_errors.inc()
+        self._outbox_wake.set()  # the outbox rows were committed with the results
+
+    # -- the outbox: notifications survive a crash between the commit and the POST ---------------
+
+    def _outbox_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.drain_outbox()
+            except Exception:  # the database is locked or gone: try again at the next round
+                log.exception("draining the notification outbox failed", extra={"event": "notify.failed"})
+            self._outbox_wake.wait(self.config.poll_seconds)
+            self._outbox_wake.clear()
+
+    def drain_outbox(self) -> int:
+        """Send every due notification; delivered (or not wanted) rows are deleted. Returns how many were sent."""
+        sent = 0
+        for row in self.store.outbox_due():
+            if self._stop.is_set():
+                break
+            if self.notifier is None or row["verdict"] not in self.notifier.config.verdicts:
+                self.store.outbox_done(row["id"])  # not configured, or a verdict nobody asked to hear about
+                continue
+            job = Job(id=row["job_id"], registry=row["registry"], repository=row["repository"],
+                      digest=row["digest"], attempts=0)
+            result = FleetResult(fleet=row["fleet"], verdict=row["verdict"], report_json=row["report"])
+            if self.notifier.send(job, result):
+                self.store.outbox_done(row["id"])
+                sent += 1
+                continue
+            if self.metrics:
+                self.metrics.notify_errors.inc()
+            attempts = row["attempts"] + 1
+            image = f"{row['repository']}@{row['digest']}"
+            if attempts >= self.config.max_attempts:
+                log.warning("giving up notifying %s (fleet %s) after %d attempts", image, row["fleet"], attempts,
+                            extra={"event": "notify.gave_up", "image": image, "fleet": row["fleet"],
+                                   "attempt": attempts})
+                self.store.outbox_done(row["id"])
+            else:
+                self.store.outbox_retry(row["id"], "the receiver refused or was unreachable",
+                                        backoff_delay(self.config, attempts))
+        return sent
