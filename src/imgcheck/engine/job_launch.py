@@ -112,8 +112,8 @@ def _devices(ctx: Ctx, exposed: tuple[bool | None, str]):
     devices = ", ".join(d.name for d in ctx.node.rdma.devices if d.name) or ctx.node.rdma.stack
     net = ctx.setting("NCCL_NET")
     forced = net is not None and net.value.strip().lower() == "ib"  # NCCL matches the name case-insensitively
-    evidence = [*([net.evidence] if forced else []), _where_ev(ctx), *_line_ev(ctx), _ev(ctx, "privileged", ctx.job.privileged),
-                _ev(ctx, "devices", ", ".join(ctx.job.devices or ()) or "none"),
+    evidence = [*([net.evidence] if forced else []), _where_ev(ctx), *_line_ev(ctx),
+                _ev(ctx, "privileged", ctx.job.privileged), _ev(ctx, "devices", ", ".join(ctx.job.devices or ()) or "none"),
                 _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in ctx.job.resources or ()) or "none"),
                 ctx.node_ev("rdma.devices", devices), *ctx.nccl_evidence()]
     yield finding(ctx.matrix, rule, evidence, variant="forced" if forced else None, where=ctx.job.where,
