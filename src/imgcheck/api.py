@@ -161,16 +161,20 @@ def _require_nodes(nodes) -> list:
     return nodes
 
 
-def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recommend: bool = True):
-    """The engine over facts already read: a Report, with what to run instead when it fails."""
+def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recommend: bool = True, jobs=()):
+    """The engine over facts already read: a Report, with what to run instead when it fails.
+    jobs: launch-spec containers (imgcheck.job) that run this image, checked with it."""
     import dataclasses
 
     from .engine import build_report
 
     nodes = _require_nodes(nodes)
     matrix = matrix if matrix is not None else load_check_matrix()
-    report = build_report(facts, nodes, matrix, suppressions=tuple(suppressions))
-    if recommend and report.verdict == "fail":  # engine-verified catalog images and the node-side path
+    report = build_report(facts, nodes, matrix, suppressions=tuple(suppressions), jobs=tuple(jobs))
+    # engine-verified catalog images and the node-side path; not when only the launch (JOB-*) fails: no other
+    # image fixes a launch spec's /dev/shm or devices
+    image_errors = any(f.severity == "error" and not f.id.startswith("JOB-") for f in report.findings)
+    if recommend and report.verdict == "fail" and image_errors:
         from .recommend import recommendations_for_report
 
         report = dataclasses.replace(report, recommendations=recommendations_for_report(report, matrix))
@@ -178,7 +182,7 @@ def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recom
 
 
 def check_image(reference: str, nodes, *, platform: Platform | None = None, matrix_path: str | None = None,
-                suppressions=(), prefer_platform: Platform | None = None, **inspect_options):
+                suppressions=(), prefer_platform: Platform | None = None, jobs=(), **inspect_options):
     """Predict whether the image's RDMA/NCCL/CUDA userspace works on `nodes` (NodeFacts); returns a Report.
 
     The matrix is loaded (and validated) before the image is read, so a broken matrix fails fast.
@@ -196,7 +200,7 @@ def check_image(reference: str, nodes, *, platform: Platform | None = None, matr
             facts = inspect_image(reference, platform=None, **inspect_options)
     else:
         facts = inspect_image(reference, platform=platform, **inspect_options)
-    return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions)
+    return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions, jobs=jobs)
 
 
 def check_nodes(nodes, *, matrix_path: str | None = None, suppressions=()):

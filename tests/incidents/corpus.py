@@ -29,7 +29,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@pcie-acs-redirects-p2p": "NODE-PCI-ACS-REDIRECT",
     "@ucx-tls-no-internode": "UCX-TLS-NO-INTERNODE",
     "@nccl-release-known-issue": "NCCL-RELEASE-KNOWN-ISSUE",
-    "@job-shm-too-small": None,
+    "@job-shm-too-small": "JOB-SHM-TOO-SMALL",
     "@nccl-lacks-gpu-arch": None,
     "@env-ib-hca-matches-no-device": "ENV-NCCL-IB-HCA-NO-DEVICE",
     "@env-ib-hca-prefix-matches-more": "ENV-NCCL-IB-HCA-PREFIX",
@@ -38,7 +38,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@nccl-too-old-for-gpu": "NCCL-TOO-OLD-FOR-GPU",
     "@efa-node-image-lacks-ofi-plugin": None,
     "@kernel-known-bad-pinning": None,
-    "@job-rdma-devices-not-exposed": None,
+    "@job-rdma-devices-not-exposed": "JOB-RDMA-DEVICES-NOT-EXPOSED",
     "@env-socket-ifname-allows-lo": "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO",
 }
 
@@ -78,6 +78,13 @@ def image_facts(doc: dict, where: str) -> ImageFacts:
 
 def node_facts(doc: dict, where: str):
     return parse_node_facts(doc, where)
+
+
+def job_facts(doc: dict | None, where: str):
+    """The launch the thread describes (imgcheck.job facts), or None when the case states none."""
+    from imgcheck.job.facts_io import parse_job_facts
+
+    return None if doc is None else parse_job_facts(doc, where)
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,14 @@ from collections import Counter
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 
-from corpus import CASES, SEVERITY_RANK, gaps, image_doc, image_facts, node_facts, resolve  # noqa: E402
+from corpus import CASES, SEVERITY_RANK, gaps, image_doc, image_facts, job_facts, node_facts, resolve  # noqa: E402
 
 
 def named(case, matrix) -> bool:
     from imgcheck.engine import evaluate
 
     result = evaluate(image_facts(image_doc(case["image"], case["id"]), case["id"]),
-                      node_facts(case["node"], case["id"]), matrix)
+                      node_facts(case["node"], case["id"]), matrix, job=job_facts(case.get("job"), case["id"]))
     found = {f.id: SEVERITY_RANK[f.severity] for f in result.findings}
     return all(resolve(w["id"]).rule in found and found[resolve(w["id"]).rule] >= SEVERITY_RANK[w["severity"]]
                for w in case["expect"])

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from corpus import CASES, SEVERITY_RANK, deep_merge, gaps, image_doc, image_facts, node_facts, resolve
+from corpus import CASES, SEVERITY_RANK, deep_merge, gaps, image_doc, image_facts, job_facts, node_facts, resolve
 from imgcheck.engine import RULE_IDS, evaluate
 from imgcheck.matrix import load_matrix
 
 MATRIX = load_matrix()
 
 
-def _evaluate(image_spec: dict, node_doc: dict, case_id: str):
+def _evaluate(image_spec: dict, node_doc: dict, case_id: str, job_doc: dict | None = None):
     image = image_facts(image_doc(image_spec, case_id), f"{case_id} image")
     node = node_facts(node_doc, f"{case_id} node")
-    return evaluate(image, node, MATRIX)
+    return evaluate(image, node, MATRIX, job=job_facts(job_doc, f"{case_id} job"))
 
 
 def _ids(result, at_least: str = "info") -> set[str]:
@@ -45,7 +45,7 @@ def test_incident_case(case, request):
     why_not = gaps(case)
     if why_not:
         request.applymarker(pytest.mark.xfail(reason="; ".join(why_not), strict=True))
-    result = _evaluate(case["image"], case["node"], case["id"])
+    result = _evaluate(case["image"], case["node"], case["id"], case.get("job"))
     for want in case["expect"]:
         rule = resolve(want["id"]).rule
         assert rule in _ids(result, want["severity"]), (
@@ -57,8 +57,9 @@ def test_incident_case(case, request):
         patch = working.get("image", {})
         # a working image naming a profile is that profile (plus its own keys), not a patch of the failing one
         fixed_image = patch if "profile" in patch else deep_merge(case["image"], patch)
+        fixed_job = deep_merge(case["job"], working["job"]) if "job" in working else case.get("job")
         fixed = _evaluate(fixed_image,
-                          deep_merge(case["node"], working.get("node", {})), case["id"])
+                          deep_merge(case["node"], working.get("node", {})), case["id"], fixed_job)
         for rule in working["absent"]:
             assert resolve(rule).rule not in _ids(fixed), f"{rule} still predicted for the working configuration"
         if any(SEVERITY_RANK[w["severity"]] >= SEVERITY_RANK["warning"] for w in case["expect"]):

@@ -22,6 +22,15 @@ def register(sub) -> None:
                                    "`imgcheck IMAGE ...` is the same command.")
     p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
                                  "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...")
+    add_check_args(p)
+    p.set_defaults(func=run)
+
+
+def add_check_args(p) -> None:
+    """Everything `check` takes after IMAGE (also used by `imgcheck job check`)."""
+    p.add_argument("--job", metavar="FILE",
+                   help="the launch spec (Kubernetes YAML, Slurm/Pyxis script, docker run script, compose file): "
+                        "check what it gives the container too")
     add_node_args(p)
     add_report_args(p, FAIL_ON)
     add_matrix_arg(p)
@@ -30,7 +39,6 @@ def register(sub) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument("--show-env", action="store_true",
                    help="show every image Env value (default: only NCCL_*, UCX_*, CUDA_*, ... and *PATH; the rest redacted)")
-    p.set_defaults(func=run)
 
 
 def _flag_suppressions(args):
@@ -114,6 +122,17 @@ def _progress(quiet: bool):
     return progress if getattr(progress, "enabled", False) else None
 
 
+def _jobs(args) -> tuple:
+    """The spec's containers that run the image (--job), or () without a spec."""
+    path = getattr(args, "job", None)
+    if not path:
+        return ()
+    from ..job import load_job_spec
+    from ..job.parse import for_image
+
+    return tuple(getattr(args, "job_facts", None) or for_image(load_job_spec(path), args.image))
+
+
 def exit_code(report, fail_on: str) -> int:
     if fail_on == "never":
         return EXIT_OK
@@ -125,6 +144,7 @@ def run(args) -> int:
     from ..formats.report_formats import REPORT_FORMATS, render
 
     outputs = parse_outputs(args.output, tuple(REPORT_FORMATS))
+    jobs = _jobs(args)  # a bad spec fails before any image bytes are read
     suppressions = _suppressions(args)
     nodes = resolve_nodes(args)
     platform, preferred = _platform(args, nodes)
@@ -132,7 +152,7 @@ def run(args) -> int:
     progress = _progress(args.quiet)
     check = lambda **extra: api.check_image(args.image, nodes, platform=platform, matrix_path=args.matrix,  # noqa: E731
                                             suppressions=suppressions, prefer_platform=preferred,
-                                            **options, **extra)
+                                            jobs=jobs, **options, **extra)
     if progress is None:
         report = check()
     else:

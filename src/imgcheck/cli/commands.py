@@ -21,6 +21,7 @@ MODULES = (
     "recommend_cmd",
     "catalog_cmd",
     "diff_cmd",
+    "job_cmd",
 )
 
 

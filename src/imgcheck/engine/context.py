@@ -31,10 +31,11 @@ series_of = stack_k.release_series
 class Ctx:
     """Derived facts for one (image, node) pair; the derivations live in imgcheck.knowledge."""
 
-    def __init__(self, image: ImageFacts, node: NodeFacts, matrix: Matrix):
+    def __init__(self, image: ImageFacts, node: NodeFacts, matrix: Matrix, job=None):
         self.image = image
         self.node = node
         self.matrix = matrix
+        self.job = job  # the launch spec's container (imgcheck.job.JobFacts), None when no spec was given
 
     # ---------- NCCL in the image ----------
     @cached_property
@@ -68,7 +69,7 @@ class Ctx:
 
     # ---------- settings ----------
     def setting(self, name: str) -> Setting | None:
-        return settings_k.resolve(name, self.image)
+        return settings_k.resolve(name, self.image, job=self.job)
 
     @cached_property
     def ib_disabled_by(self) -> Setting | None:

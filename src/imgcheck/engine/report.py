@@ -54,15 +54,18 @@ def _merge(items, key_of, with_nodes):
 
 
 def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
-                   evaluator=None, compare_nodes: bool = False) -> FleetResult:
+                   evaluator=None, compare_nodes: bool = False, jobs=()) -> FleetResult:
+    """jobs: the launch spec's containers running this image (imgcheck.job.JobFacts); each is checked on each node."""
     found: list[tuple[Finding, list[str]]] = []
     unknown: list[tuple[Unknown, list[str]]] = []
     groups = group_nodes(nodes)
     for group in groups:
-        result = (evaluator or evaluate)(image, group[0], matrix)  # looked up at call time (tests count calls)
-        names = [n.name for n in group]
-        found += [(f, names) for f in result.findings]
-        unknown += [(u, names) for u in result.unknowns]
+        for job in tuple(jobs) or (None,):
+            run = evaluator or evaluate  # looked up at call time (tests count calls)
+            result = run(image, group[0], matrix) if job is None else run(image, group[0], matrix, job=job)
+            names = [n.name for n in group]
+            found += [(f, names) for f in result.findings]
+            unknown += [(u, names) for u in result.unknowns]
     if compare_nodes:  # `node check`: the nodes as one job's nodes, against each other
         found += [(f, list(f.nodes)) for f in fleet_compare.compare(nodes, matrix)]
     # The same finding on several groups (e.g. an Env trap) is one finding naming all its nodes.
@@ -121,9 +124,9 @@ def check_names(nodes: list[NodeFacts]) -> list[NodeFacts]:
 
 def build_report(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
                  suppressions: tuple[Suppression, ...] = (), generated_at: str | None = None,
-                 evaluator=None, compare_nodes: bool = False) -> Report:
+                 evaluator=None, compare_nodes: bool = False, jobs=()) -> Report:
     nodes = check_names(list(nodes))
-    result = evaluate_fleet(image, nodes, matrix, evaluator, compare_nodes)
+    result = evaluate_fleet(image, nodes, matrix, evaluator, compare_nodes, jobs)
     findings, unknowns = apply_suppressions(result.findings, result.unknowns, tuple(suppressions))
     return Report(
         image=image,

@@ -116,10 +116,10 @@ def _soname_path(real: str | None, soname: str) -> str:
 
 def _tls(ctx: Ctx):
     rule = "UCX-TLS-NO-INTERNODE"
-    value = ctx.image.env.get("UCX_TLS")
-    if value is None or not _has_ucx(ctx):
-        return
-    setting = Setting("UCX_TLS", value, "env")
+    setting = ctx.setting("UCX_TLS")  # the launch spec's env when it wins over the image's (imgcheck.job)
+    if setting is None or setting.origin == "nccl.conf" or not _has_ucx(ctx):
+        return  # UCX reads the environment, not /etc/nccl.conf
+    value = setting.value
     internode, strange = allowed_internode(value)
     if internode is None or internode:
         return

@@ -67,9 +67,23 @@ def artifact_uri(reference: str) -> str:
 
 
 def fingerprint(finding: Finding, reference: str) -> str:
-    """Stable across runs: rule id + sorted node names + image repository. No timestamps, no tool version."""
-    key = "\0".join([finding.id, ",".join(sorted(finding.nodes)), image_repository(reference)])
+    """Stable across runs: rule id + sorted node names + image repository (+ the launch spec file and line of a
+    finding about a job spec, so two containers' findings stay two alerts). No timestamps, no tool version."""
+    parts = [finding.id, ",".join(sorted(finding.nodes)), image_repository(reference)]
+    spec = job_spec_location(finding)
+    if spec is not None:
+        parts.append(f"{spec[0]}:{spec[1]}")
+    key = "\0".join(parts)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def job_spec_location(finding: Finding) -> tuple[str, int] | None:
+    """(spec file, line) of a finding whose evidence comes from a launch spec (imgcheck.job), else None."""
+    paths = [e.path for e in finding.evidence if e.fact.startswith("job.") and e.path]
+    if not paths:
+        return None
+    line = next((e.value for e in finding.evidence if e.fact == "job.line" and isinstance(e.value, int)), 1)
+    return paths[0], line
 
 
 def _rule_name(rule_id: str) -> str:
@@ -124,13 +138,19 @@ def _result(finding: Finding, report: Report, rule_index: int) -> dict:
     if finding.nodes:
         # GitHub keeps only the first 100 locations' worth of detail; all names stay in properties.nodes
         location["logicalLocations"] = [{"name": node, "kind": "node"} for node in finding.nodes[:MAX_NAMED_NODES]]
+    locations = [location]
+    spec = job_spec_location(finding)
+    if spec is not None:  # a launch finding: the alert belongs on the spec's line, the image stays second
+        locations.insert(0, {"physicalLocation": {"artifactLocation": {"uri": quote(spec[0], safe=_URI_SAFE)},
+                                                  "region": {"startLine": spec[1]}},
+                             "message": {"text": "the launch spec"}})
     return {
         "ruleId": finding.id,
         "ruleIndex": rule_index,
         "level": _LEVEL.get(finding.severity, "warning"),
         "kind": "fail",
         "message": {"text": _message(finding)},
-        "locations": [location],
+        "locations": locations,
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, reference)},
         "properties": {
             "severity": finding.severity,

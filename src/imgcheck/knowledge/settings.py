@@ -1,7 +1,7 @@
 """An NCCL setting as the process sees it, resolved one way for the engine, triage and recommend.
 
-Order: the job's environment as a log shows it (the ranks' real Env) > the image config Env >
-/etc/nccl.conf. NCCL reads /etc/nccl.conf with setenv(..., overwrite=0), so any Env value wins
+Order: the job's environment as a log shows it (the ranks' real Env) > the launch spec's env (when it wins over
+the image's, imgcheck.job) > the image config Env > /etc/nccl.conf. NCCL reads /etc/nccl.conf with setenv(..., overwrite=0), so any Env value wins
 (NVIDIA/nccl src/misc/param.cc setEnvFile).
 """
 
@@ -16,6 +16,7 @@ from ..model.report import Evidence
 ORIGIN_LOG = "log"
 ORIGIN_ENV = "env"
 ORIGIN_CONF = "nccl.conf"
+ORIGIN_JOB = "job"  # the launch spec (imgcheck.job): `where` says which container and line, `path` the file
 ENV_CONFIG_PATH = "image config Env"
 NCCL_CONF_PATH = "/etc/nccl.conf"
 
@@ -27,20 +28,23 @@ class Setting:
     name: str
     value: str
     origin: str  # "log" | "env" | "nccl.conf"
-    where: str | None = None  # for origin "log": which log (e.g. "log of the failing rank")
+    where: str | None = None  # for origin "log": which log (e.g. "log of the failing rank"); "job": which container
+    path: str | None = None  # for origin "job": the spec file
 
     @property
     def evidence(self) -> Evidence:
         if self.origin == ORIGIN_LOG:
             return Evidence(f"log.env.{self.name}", self.value)
+        if self.origin == ORIGIN_JOB:
+            return Evidence(f"job.env.{self.name}", self.value, self.path)
         if self.origin == ORIGIN_ENV:
             return Evidence(f"image.env.{self.name}", self.value, ENV_CONFIG_PATH)
         return Evidence(f"image.nccl_conf.{self.name}", self.value, NCCL_CONF_PATH)
 
     @property
     def source_words(self) -> str:
-        if self.origin == ORIGIN_LOG:
-            return self.where or "log"
+        if self.origin in (ORIGIN_LOG, ORIGIN_JOB):
+            return self.where or self.origin
         return "image Env" if self.origin == ORIGIN_ENV else "image /etc/nccl.conf"
 
     @property
@@ -58,11 +62,18 @@ class Setting:
 
 
 def resolve(name: str, image: ImageFacts | None = None,
-            log_envs: Iterable[tuple[dict[str, str], str]] = ()) -> Setting | None:
-    """The setting `name` as the process sees it; log_envs are (env, words) pairs, most specific first."""
+            log_envs: Iterable[tuple[dict[str, str], str]] = (), job=None) -> Setting | None:
+    """The setting `name` as the process sees it; log_envs are (env, words) pairs, most specific first; job is
+    the launch spec's container (imgcheck.job.JobFacts), whose env wins over the image's where its runtime says so."""
     for env, words in log_envs:
         if env and name in env:
             return Setting(name, env[name], ORIGIN_LOG, words)
+    var = job.env_value(name) if job is not None else None
+    if var is not None and var.value is not None:
+        image_has = image is not None and name in image.env
+        if job.wins_over_image(name, image_has):
+            where = job.where if var.line is None else f"{job.where.rstrip(')')}, env line {var.line})"
+            return Setting(name, var.value, ORIGIN_JOB, where, job.path)
     if image is not None:
         if name in image.env:
             return Setting(name, image.env[name], ORIGIN_ENV)

@@ -1,0 +1,224 @@
+"""The launch (imgcheck.job): what the job spec gives the container, checked with the image and the node.
+
+Runs only when a spec was given (ctx.job). A fact the spec does not state is the runtime's default when the
+matrix has that default with a source (Docker's and containerd's 64 MiB /dev/shm), otherwise unknown.
+"""
+
+from __future__ import annotations
+
+from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES
+from ..model.env_redact import keeps as library_setting
+from ..model.report import Evidence
+from .context import Ctx
+from .emit import finding, unknown
+
+RULES = ("JOB-RDMA-DEVICES-NOT-EXPOSED", "JOB-MEMLOCK-TOO-LOW", "JOB-NO-IPC-LOCK", "JOB-SHM-TOO-SMALL",
+         "JOB-ENV-OVERRIDES-IMAGE", "JOB-ENV-SHADOWED-BY-IMAGE")
+NEEDS = {"thresholds": {"memlock_reported_failing_kib", "docker_default_shm_mib", "containerd_default_shm_mib",
+                        "shm_reported_failing_mib_per_rank"}}
+
+# Extended resources whose device plugins hand the container RDMA devices (rdma/* from the RDMA shared device
+# plugin, SR-IOV VFs, host devices); any other non-GPU resource might too, so it makes exposure unknown.
+_RDMA_RESOURCE_WORDS = ("rdma", "sriov", "hostdev")
+_GPU_RESOURCES = ("nvidia.com/gpu",)
+_DEFAULT_SHM = {RUNTIME_DOCKER: "docker_default_shm_mib", RUNTIME_KUBERNETES: "containerd_default_shm_mib"}
+_DEFAULT_SHM_WORDS = {RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-size / shm_size",
+                      RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm"}
+
+
+# The first fix a finding shows is the one for the runtime the spec is for.
+_DEVICE_FIX = {
+    RUNTIME_DOCKER: "docker: run with --device /dev/infiniband (plus --cap-add IPC_LOCK and --ulimit memlock=-1)",
+    RUNTIME_KUBERNETES: "Kubernetes: request an RDMA resource from the RDMA shared device plugin or the SR-IOV device "
+                        "plugin (e.g. rdma/<pool>: 1), or mount /dev/infiniband as a hostPath volume in a privileged pod",
+}
+_SHM_FIX = {
+    RUNTIME_DOCKER: "docker: --shm-size=1g or more (compose: shm_size), or --ipc=host",
+    RUNTIME_KUBERNETES: "Kubernetes: mount an emptyDir with medium: Memory (and a sizeLimit of a few GiB) on /dev/shm",
+}
+
+
+def _runs_no_gpu_rank(job) -> bool:
+    """A Kubernetes container that requests no GPU gets none from the device plugin (an MPIJob launcher, a
+    sidecar): it runs no NCCL rank, so the RDMA and /dev/shm rules do not apply to it."""
+    return job.runtime == RUNTIME_KUBERNETES and job.resources is not None and not job.gpus
+
+
+def check(ctx: Ctx):
+    job = ctx.job
+    if job is None:
+        return
+    if _runs_no_gpu_rank(job):
+        yield from _env(ctx)
+        return
+    exposed = _rdma_exposed(ctx)
+    yield from _devices(ctx, exposed)
+    yield from _memlock(ctx, exposed)
+    yield from _shm(ctx)
+    yield from _env(ctx)
+
+
+def _ev(ctx: Ctx, fact: str, value) -> Evidence:
+    return Evidence(f"job.{fact}", value, ctx.job.path)
+
+
+def _where_ev(ctx: Ctx) -> Evidence:
+    return _ev(ctx, "container", ctx.job.where)
+
+
+def _line_ev(ctx: Ctx) -> list[Evidence]:
+    """The line of the spec the container is defined on (SARIF points the alert at it)."""
+    return [_ev(ctx, "line", ctx.job.line)] if ctx.job.line else []
+
+
+def _uses_verbs(ctx: Ctx) -> bool:
+    """NCCL in the image would open RDMA devices: it has NCCL and libibverbs, and the job did not turn IB off."""
+    if ctx.nccl is None or ctx.lib is None:
+        return False
+    return ctx.ib_disabled_by is None  # NCCL_IB_DISABLE, NCCL_NET=Socket: the job does not mean IB
+
+
+def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
+    """(exposed?, how or why unknown): whether the spec gives the container the host's RDMA devices."""
+    job = ctx.job
+    if job.privileged:
+        return True, "privileged"
+    ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/")]
+    if ib:
+        return True, "devices " + ", ".join(ib)
+    plugged = [f"{k}: {v}" for k, v in job.resources or () if any(w in k.lower() for w in _RDMA_RESOURCE_WORDS)]
+    if plugged:
+        return True, "resources " + ", ".join(plugged)
+    if job.privileged is None or job.devices is None or job.resources is None:
+        return None, f"a {job.kind} spec does not say which devices the container gets (the runtime decides)"
+    other = [k for k, _ in job.resources if k not in _GPU_RESOURCES]
+    if other:
+        return None, f"resources {', '.join(other)} come from device plugins that may add RDMA devices"
+    if job.open_flags:
+        return None, f"{', '.join(job.open_flags)} may add --device or --privileged at run time"
+    return False, "no /dev/infiniband device, no RDMA resource, not privileged"
+
+
+def _devices(ctx: Ctx, exposed: tuple[bool | None, str]):
+    rule = "JOB-RDMA-DEVICES-NOT-EXPOSED"
+    if not _uses_verbs(ctx) or ctx.node_has_rdma is not True:
+        return
+    state, words = exposed
+    if state is None:
+        yield unknown(rule, f"{ctx.job.where}: {words}")
+        return
+    if state:
+        return
+    devices = ", ".join(d.name for d in ctx.node.rdma.devices if d.name) or ctx.node.rdma.stack
+    net = ctx.setting("NCCL_NET")
+    forced = net is not None and net.value.strip().lower() == "ib"  # NCCL matches the name case-insensitively
+    evidence = [*([net.evidence] if forced else []), _where_ev(ctx), *_line_ev(ctx),
+                _ev(ctx, "privileged", ctx.job.privileged), _ev(ctx, "devices", ", ".join(ctx.job.devices or ()) or "none"),
+                _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in ctx.job.resources or ()) or "none"),
+                ctx.node_ev("rdma.devices", devices), *ctx.nccl_evidence()]
+    yield finding(ctx.matrix, rule, evidence, variant="forced" if forced else None, where=ctx.job.where,
+                  who=ctx.job.who, devices=devices, runtime=ctx.job.runtime, setting=net.label if forced else None,
+                  runtime_fix=_DEVICE_FIX.get(ctx.job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]))
+
+
+def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]):
+    job = ctx.job
+    if not _uses_verbs(ctx) or ctx.node_has_rdma is False or exposed[0] is False:
+        return  # no registration happens: NCCL has no device to register with
+    if job.privileged or "IPC_LOCK" in (job.cap_add or ()) or "ALL" in (job.cap_add or ()):
+        return  # ib_umem_get skips the RLIMIT_MEMLOCK check for CAP_IPC_LOCK (linux drivers/infiniband/core/umem.c)
+    memlock = job.memlock_kib
+    if memlock is None:
+        if job.runtime in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) and job.cap_add is not None and not job.open_flags:
+            if job.runtime == RUNTIME_KUBERNETES and ctx.node.limits.memlock_kib == -1:
+                return  # the node's jobs get an unlimited limit (node facts); nothing for the spec to add
+            yield finding(ctx.matrix, "JOB-NO-IPC-LOCK",
+                          [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "cap_add", ", ".join(job.cap_add) or "none"),
+                           _ev(ctx, "memlock_kib", "not set by the spec")],
+                          where=job.where, who=job.who, runtime=job.runtime, reg_fn=ctx.reg_fn)
+        else:
+            yield unknown("JOB-MEMLOCK-TOO-LOW", f"{job.where}: the spec sets no memlock limit; the container gets "
+                                                 "its runtime's, which neither the spec nor the node facts show")
+        return
+    if memlock < 0:
+        return
+    failing = ctx.matrix.threshold("memlock_reported_failing_kib")
+    evidence = [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "memlock_kib", memlock)]
+    yield finding(ctx.matrix, "JOB-MEMLOCK-TOO-LOW", evidence, variant=None if memlock <= failing else "finite",
+                  where=job.where, who=job.who, memlock_kib=memlock, reg_fn=ctx.reg_fn)
+
+
+def _ranks(ctx: Ctx) -> tuple[int | None, str]:
+    job = ctx.job
+    if job.ranks_per_node:
+        return job.ranks_per_node, "processes per node the spec starts"
+    if job.gpus and job.gpus > 0:
+        return job.gpus, "one rank per GPU the spec requests"
+    if job.gpus == -1 and ctx.node.gpu.gpus:
+        return len(ctx.node.gpu.gpus), "one rank per GPU of the node (the spec requests all)"
+    return None, "the spec states neither ranks per node nor a GPU count"
+
+
+def _shm(ctx: Ctx):
+    rule = "JOB-SHM-TOO-SMALL"
+    job = ctx.job
+    if ctx.nccl is None:
+        return
+    off = ctx.setting("NCCL_SHM_DISABLE")
+    if off and off.as_int() == 1:
+        return  # NCCL does not use the shm transport
+    ranks, ranks_words = _ranks(ctx)
+    if ranks is not None and ranks < 2:
+        return  # one rank per node: no intra-node peers, no shm segments
+    if job.host_ipc:
+        return  # the host's /dev/shm (host IPC namespace): not the runtime's small default
+    size, size_words = job.shm_size_mib, job.shm_setting
+    if size is not None and size < 0:
+        return  # sized by the pod's memory, not a fixed small tmpfs
+    if size is None:
+        if job.shm_setting is not None or job.runtime not in _DEFAULT_SHM or job.open_flags:
+            yield unknown(rule, f"{job.where}: the size of /dev/shm in the container is not known from the spec")
+            return
+        size = float(ctx.matrix.threshold(_DEFAULT_SHM[job.runtime]))
+        size_words = _DEFAULT_SHM_WORDS[job.runtime]
+    if ranks is None:
+        yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB; {ranks_words}")
+        return
+    per_rank = ctx.matrix.threshold("shm_reported_failing_mib_per_rank")
+    if size / ranks > per_rank:
+        return
+    evidence = [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "shm_size_mib", f"{size:g} ({size_words})"),
+                _ev(ctx, "ranks_per_node", f"{ranks} ({ranks_words})"), *ctx.nccl_evidence()]
+    yield finding(ctx.matrix, rule, evidence, where=job.where, who=job.who, shm_mib=f"{size:g}", ranks=ranks,
+                  per_rank=f"{size / ranks:g}", how=size_words,
+                  runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]))
+
+
+def _env(ctx: Ctx):
+    job = ctx.job
+    image = ctx.image
+    if job.env_incomplete:
+        yield unknown("JOB-ENV-OVERRIDES-IMAGE", f"{job.where}: envFrom / --env-file / a shell array adds variables "
+                                                 "the spec does not show; they may override the image's NCCL/UCX Env")
+    for var in job.env:
+        if var is not job.env_value(var.name):
+            continue  # an earlier definition the later one replaces
+        image_value = image.env.get(var.name)
+        if image_value is None or not library_setting(var.name):
+            continue  # only the libraries' settings: other values (tokens) stay out of reports (model/env_redact.py)
+        if not job.wins_over_image(var.name, True):
+            if var.value is not None and var.value != image_value:
+                yield finding(ctx.matrix, "JOB-ENV-SHADOWED-BY-IMAGE",
+                              [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
+                               Evidence(f"image.env.{var.name}", image_value, "image config Env")],
+                              where=job.where, who=job.who, name=var.name, job_value=var.value,
+                              image_value=image_value)
+            continue
+        if var.value is None:
+            yield unknown("JOB-ENV-OVERRIDES-IMAGE", f"{job.where}: {var.name} replaces the image's "
+                                                     f"{var.name}={image_value} with a value the spec does not show")
+        elif var.value != image_value:
+            yield finding(ctx.matrix, "JOB-ENV-OVERRIDES-IMAGE",
+                          [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
+                           Evidence(f"image.env.{var.name}", image_value, "image config Env")],
+                          where=job.where, who=job.who, name=var.name, job_value=var.value, image_value=image_value)

@@ -1,0 +1,212 @@
+"""`docker run` command lines (in a shell script or alone) and docker compose files.
+
+Flag meanings: https://docs.docker.com/reference/cli/docker/container/run/ (--device, --cap-add, --privileged,
+--ulimit, --shm-size, --ipc, --network, -e/--env, --env-file, -v, --mount, --gpus) and the Compose file
+reference https://docs.docker.com/reference/compose-file/services/ (devices, cap_add, ulimits, shm_size, ipc,
+network_mode, environment, deploy.resources.reservations.devices).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from ..errors import BadInputError
+from .model import RUNTIME_DOCKER, EnvVar, JobFacts
+from .units import MIB, docker_size_bytes, memlock_kib
+
+# Flags of `docker run` / `docker container run` that take a value (the rest are booleans).
+_VALUE_FLAGS = {
+    "-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--cap-add", "--cap-drop", "--cgroup-parent",
+    "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-shares", "-c", "--cpus", "--cpuset-cpus",
+    "--cpuset-mems", "--device", "--device-cgroup-rule", "--dns", "--dns-option", "--dns-search", "--domainname",
+    "--entrypoint", "-e", "--env", "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd",
+    "--health-interval", "--health-retries", "--health-start-period", "--health-timeout", "-h", "--hostname",
+    "--ip", "--ip6", "--ipc", "--isolation", "--kernel-memory", "-l", "--label", "--label-file", "--link",
+    "--log-driver", "--log-opt", "--mac-address", "-m", "--memory", "--memory-reservation", "--memory-swap",
+    "--memory-swappiness", "--mount", "--name", "--network", "--net", "--network-alias", "--oom-score-adj",
+    "--pid", "--pids-limit", "--platform", "-p", "--publish", "--pull", "--restart", "--runtime",
+    "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs",
+    "-u", "--user", "--userns", "--ulimit", "--uts", "-v", "--volume", "--volume-driver", "--volumes-from",
+    "-w", "--workdir",
+}
+_RUN = re.compile(r"\bdocker\s+(?:container\s+)?run\b")
+
+
+def _commands(text: str) -> list[tuple[int, str]]:
+    """(first line, command) for each `docker run` in a script, with backslash continuations joined."""
+    out, buf, start = [], [], None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        if start is None:
+            if not _RUN.search(line) or line.lstrip().startswith("#"):
+                continue
+            start, line = number, line[_RUN.search(line).start():]
+        if line.endswith("\\"):
+            buf.append(line[:-1])
+            continue
+        buf.append(line)
+        out.append((start, " ".join(buf)))
+        buf, start = [], None
+    if start is not None:
+        out.append((start, " ".join(buf)))
+    return out
+
+
+def looks_like_docker_run(text: str) -> bool:
+    return bool(_RUN.search(text))
+
+
+def parse_docker_run_text(text: str, path: str) -> list[JobFacts]:
+    found = [_run(cmd, line, path) for line, cmd in _commands(text)]
+    if not found:
+        raise BadInputError(f"{path}: no `docker run` command found")
+    return found
+
+
+def _split(cmd: str, path: str, line: int) -> list[str]:
+    try:
+        return shlex.split(cmd, comments=True)
+    except ValueError as exc:
+        raise BadInputError(f"{path}: line {line}: cannot split the docker run command: {exc}") from None
+
+
+def _run(cmd: str, line: int, path: str) -> JobFacts:
+    words = _split(cmd, path, line)
+    words = words[words.index("run") + 1:]
+    opts: list[tuple[str, str | None]] = []
+    image = None
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "--":
+            image = words[i + 1] if i + 1 < len(words) else None
+            break
+        if w.startswith("$") and ("[@]" in w or "[*]" in w):
+            opts.append((w, None))  # a shell array of more flags ("${ARGS[@]}"): unknown until run time
+        elif not w.startswith("-") or w == "-":
+            image = w
+            break
+        elif w.startswith("--") and "=" in w:
+            name, value = w.split("=", 1)
+            opts.append((name, value))
+        elif w in _VALUE_FLAGS:
+            opts.append((w, words[i + 1] if i + 1 < len(words) else None))
+            i += 1
+        elif not w.startswith("--") and len(w) > 2 and f"-{w[1]}" in _VALUE_FLAGS:
+            opts.append((f"-{w[1]}", w[2:]))  # -eNAME=value
+        else:
+            opts.append((w, None))
+        i += 1
+    return _facts(opts, image, line, path)
+
+
+def _facts(opts, image, line, path) -> JobFacts:
+    def values(*names):
+        return [v for n, v in opts if n in names and v is not None]
+
+    flags = {n for n, _ in opts}
+    devices = [v.split(":", 1)[0] for v in values("--device")]
+    for v in values("-v", "--volume"):
+        src = v.split(":", 1)[0]
+        if src.startswith("/dev/"):
+            devices.append(src.rstrip("/"))
+    for v in values("--mount"):
+        parts = dict(p.split("=", 1) for p in v.split(",") if "=" in p)
+        src = parts.get("source") or parts.get("src") or ""
+        if src.startswith("/dev/"):
+            devices.append(src.rstrip("/"))
+    memlock = None
+    for v in values("--ulimit"):
+        name, _, limits = v.partition("=")
+        if name.strip() == "memlock":
+            memlock = memlock_kib(limits.split(":", 1)[0])  # the soft limit is what setrlimit checks against
+    shm, shm_setting = None, None
+    for v in values("--shm-size"):
+        size = docker_size_bytes(v)
+        shm, shm_setting = (None if size is None else size / MIB), f"--shm-size {v}"
+    ipc = (values("--ipc") or [None])[-1]
+    network = (values("--network", "--net") or [None])[-1]
+    env = []
+    for v in values("-e", "--env"):
+        name, eq, value = v.partition("=")
+        env.append(EnvVar(name, value if eq else None, line))  # NAME alone: the value comes from the caller's env
+    gpus = None
+    for v in values("--gpus"):
+        spec = v.strip("\"'")
+        if spec == "all":
+            gpus = -1
+        elif spec.isdigit():
+            gpus = int(spec)
+        else:
+            m = re.search(r"device=([^,\"']+(?:,[^\"'=]+)*)", spec)
+            gpus = len(m.group(1).split(",")) if m else None
+    caps = tuple(c.upper().removeprefix("CAP_") for v in values("--cap-add") for c in v.split(","))
+    return JobFacts(
+        path=path, kind="docker run", runtime=RUNTIME_DOCKER, line=line,
+        container=next((n for n in values("--name")[-1:] if "$" not in n), None),
+        image=None if image is None or "$" in image else image,  # a shell variable: not known from the file
+        privileged="--privileged" in flags, cap_add=caps, host_network=network == "host",
+        host_ipc=ipc == "host", devices=tuple(devices), resources=(), gpus=gpus,
+        # --ipc host/container:/none: /dev/shm is not Docker's sized default; private/shareable keep --shm-size's
+        shm_size_mib=shm, shm_setting=shm_setting or (f"--ipc {ipc}" if ipc not in (None, "private", "shareable") else None),
+        memlock_kib=memlock, env=tuple(env),
+        env_incomplete=bool(values("--env-file")) or any(n.startswith("$") for n, _ in opts),
+        open_flags=tuple(w for w, _ in opts if w.startswith("$")),
+    )
+
+
+def compose_services(doc: dict, path: str) -> list[JobFacts]:
+    services = doc.get("services")
+    if not isinstance(services, dict):
+        raise BadInputError(f"{path}: a compose file needs a services mapping")
+    return [_service(name, svc, path) for name, svc in services.items() if isinstance(svc, dict)]
+
+
+def _service(name, svc, path) -> JobFacts:
+    from .yamlload import line_of
+
+    devices = []
+    for d in svc.get("devices") or ():
+        src = d.get("source") if isinstance(d, dict) else str(d).split(":", 1)[0]
+        if src:
+            devices.append(str(src).rstrip("/"))
+    for v in svc.get("volumes") or ():
+        src = v.get("source") if isinstance(v, dict) else str(v).split(":", 1)[0]
+        if isinstance(src, str) and src.startswith("/dev/"):
+            devices.append(src.rstrip("/"))
+    memlock = None
+    ulimit = (svc.get("ulimits") or {}).get("memlock") if isinstance(svc.get("ulimits"), dict) else None
+    if isinstance(ulimit, dict):
+        memlock = memlock_kib(ulimit.get("soft"))
+    elif ulimit is not None:
+        memlock = memlock_kib(ulimit)
+    shm, shm_setting = None, None
+    if svc.get("shm_size") is not None:
+        size = docker_size_bytes(svc["shm_size"])
+        shm, shm_setting = (None if size is None else size / MIB), f"shm_size {svc['shm_size']}"
+    env_doc = svc.get("environment") or {}
+    if isinstance(env_doc, dict):
+        env = [EnvVar(str(k), None if v is None else str(v), line_of(env_doc)) for k, v in env_doc.items()]
+    else:
+        env = []
+        for item in env_doc:
+            k, eq, v = str(item).partition("=")
+            env.append(EnvVar(k, v if eq else None, line_of(svc)))
+    gpus = None
+    reservations = (((svc.get("deploy") or {}).get("resources") or {}).get("reservations") or {})
+    for d in reservations.get("devices") or () if isinstance(reservations, dict) else ():
+        if isinstance(d, dict) and (d.get("driver") == "nvidia" or "gpu" in (d.get("capabilities") or ())):
+            count = d.get("count")
+            gpus = -1 if count == "all" else (len(d["device_ids"]) if d.get("device_ids") else
+                                              (count if isinstance(count, int) else None))
+    caps = tuple(str(c).upper().removeprefix("CAP_") for c in svc.get("cap_add") or ())
+    ipc = svc.get("ipc")
+    return JobFacts(
+        path=path, kind="compose", runtime=RUNTIME_DOCKER, workload=name, container=svc.get("container_name"),
+        line=line_of(svc), image=svc.get("image"), privileged=bool(svc.get("privileged", False)), cap_add=caps,
+        host_network=svc.get("network_mode") == "host", host_ipc=ipc == "host", devices=tuple(devices),
+        resources=(), gpus=gpus, shm_size_mib=shm,
+        shm_setting=shm_setting or (f"ipc: {ipc}" if ipc not in (None, "private", "shareable") else None),
+        memlock_kib=memlock, env=tuple(env), env_incomplete=bool(svc.get("env_file")),
+    )

@@ -1,0 +1,82 @@
+"""What a launch spec states about one container of one workload. None everywhere means "the spec does not say".
+
+A spec never shows the runtime's defaults (Docker's 64 MiB /dev/shm, the daemon's memlock limit): those are
+applied by the engine from the matrix, with their sources, so the facts stay what the file says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RUNTIME_DOCKER = "docker"  # docker run / docker compose
+RUNTIME_KUBERNETES = "kubernetes"
+RUNTIME_ENROOT = "enroot"  # Slurm with Pyxis (srun --container-image)
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: str | None  # None: from the host or a secret/configMap, not stated in the spec
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    path: str  # the spec file
+    kind: str  # "Pod", "PyTorchJob", "docker run", "compose", "slurm", ...
+    runtime: str | None
+    workload: str | None = None  # metadata.name, compose service, ...
+    role: str | None = None  # replica type (Master, Worker, leader, ...)
+    container: str | None = None
+    line: int | None = None  # where the container is defined
+    image: str | None = None
+    privileged: bool | None = None
+    cap_add: tuple[str, ...] | None = None  # capabilities added, upper case without CAP_
+    host_network: bool | None = None
+    host_ipc: bool | None = None  # the container shares the host's IPC namespace (and so its /dev/shm)
+    devices: tuple[str, ...] | None = None  # host device paths given to the container (--device, hostPath mounts)
+    resources: tuple[tuple[str, str], ...] | None = None  # extended resources requested (name, quantity)
+    gpus: int | None = None  # GPUs requested; -1: all the node has
+    shm_size_mib: float | None = None  # the /dev/shm size the spec sets; -1: sized by memory, not by the spec
+    shm_setting: str | None = None  # how the spec sets /dev/shm (None: it does not, the runtime default applies)
+    memlock_kib: int | None = None  # the soft memlock limit the spec sets; -1: unlimited
+    ranks_per_node: int | None = None  # processes per node the spec starts (nprocPerNode, --ntasks-per-node, ...)
+    env: tuple[EnvVar, ...] = ()
+    env_incomplete: bool = False  # envFrom / --env-file: more variables than the spec shows
+    # Pyxis: which host variables override the image's Env (--container-env); None: not Pyxis
+    env_overrides_image: tuple[str, ...] | None = None
+    # words that add flags only at run time (a shell array "${ARGS[@]}"): an absent flag may still be given
+    open_flags: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def who(self) -> str:
+        """A short name for titles: the container, else the workload, else the kind of spec."""
+        return self.container or self.workload or self.kind
+
+    @property
+    def where(self) -> str:
+        """The words a report uses for this container: kind, workload, role, container and line."""
+        parts = [self.kind]
+        if self.workload:
+            parts.append(self.workload)
+        if self.role:
+            parts.append(f"{self.role}")
+        if self.container:
+            parts.append(f"container {self.container}")
+        text = " ".join(parts)
+        return f"{text} ({self.path}" + (f" line {self.line})" if self.line else ")")
+
+    def env_value(self, name: str) -> EnvVar | None:
+        """The variable as the container gets it: the last definition wins (Kubernetes, docker -e)."""
+        found = None
+        for var in self.env:
+            if var.name == name:
+                found = var
+        return found
+
+    def wins_over_image(self, name: str, image_has: bool) -> bool:
+        """Whether the job's value of `name` is what the process sees when the image's Env also sets it."""
+        if not image_has or self.env_overrides_image is None:
+            return True  # Kubernetes, Docker: the container's env replaces the image's (docs cited in rules.json)
+        return name in self.env_overrides_image  # Pyxis keeps the image's value unless --container-env names it

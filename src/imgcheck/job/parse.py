@@ -1,0 +1,77 @@
+"""Which kind of launch spec a file is, and its containers as JobFacts. Bad input: BadInputError (exit 2)."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import BadInputError, UnavailableError
+from . import docker, k8s, slurm
+from .model import JobFacts
+from .yamlload import load_documents
+
+MAX_SPEC_BYTES = 4 * 1024 * 1024  # a launch spec is text a person wrote; anything larger is not one
+MAX_CONTAINERS = 1000  # each is checked on each node group; YAML aliases could otherwise multiply them cheaply
+
+
+def load_job_spec(path: str) -> list[JobFacts]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SPEC_BYTES + 1)
+    except OSError as exc:
+        raise UnavailableError(f"cannot read job spec {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_SPEC_BYTES:
+        raise BadInputError(f"{path}: larger than {MAX_SPEC_BYTES // (1024 * 1024)} MiB: not a job spec")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInputError(f"{path}: not UTF-8 text: not a job spec") from None
+    return parse_job_spec(text, path)
+
+
+def parse_job_spec(text: str, path: str) -> list[JobFacts]:
+    """Every container the spec starts. Shell scripts: Slurm (#SBATCH / srun --container-image) or docker run."""
+    name = os.path.basename(path)
+    if slurm.looks_like_slurm(text):
+        return slurm.parse_slurm_text(text, path)
+    if name.endswith((".sh", ".bash")) or text.startswith("#!") or (
+            docker.looks_like_docker_run(text) and not name.endswith((".yaml", ".yml", ".json"))):
+        return docker.parse_docker_run_text(text, path)
+    docs = load_documents(text, path)
+    found: list[JobFacts] = []
+    for number, doc in enumerate(docs, 1):
+        if not isinstance(doc, dict):
+            continue
+        try:
+            found += _containers(doc, path)
+        except (TypeError, AttributeError, ValueError):
+            # a field of the wrong type (a number where a list belongs, ...): the spec, not imgcheck, is wrong
+            raise BadInputError(f"{path}: document {number} ({doc.get('kind') or 'compose'}): a field has a type "
+                                "its schema does not allow") from None
+    if len(found) > MAX_CONTAINERS:
+        raise BadInputError(f"{path}: {len(found)} containers: more than {MAX_CONTAINERS}, not a job spec to check")
+    if not found:
+        kinds = sorted({str(d.get("kind")) for d in docs if isinstance(d, dict) and d.get("kind")})
+        what = f" (kinds: {', '.join(kinds)})" if kinds else ""
+        raise BadInputError(f"{path}: no container found{what}: expected a Kubernetes workload, PyTorchJob, MPIJob, "
+                            "LeaderWorkerSet, JobSet, a compose file, a Slurm script or a docker run command")
+    return found
+
+
+def _containers(doc: dict, path: str) -> list[JobFacts]:
+    if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+        return [c for item in doc["items"] if isinstance(item, dict) for c in k8s.containers(item, path)]
+    if "services" in doc and "kind" not in doc:
+        return docker.compose_services(doc, path)
+    if "kind" in doc:
+        return k8s.containers(doc, path)
+    return []
+
+
+def for_image(jobs: list[JobFacts], image: str | None) -> list[JobFacts]:
+    """The containers that run `image` (all of them when none names an image the check was given)."""
+    if image is None:
+        return jobs
+    def bare(ref: str) -> str:
+        return ref.split("://", 1)[-1].removeprefix("docker.io/").removeprefix("library/")
+    named = [j for j in jobs if j.image and (bare(j.image) == bare(image) or bare(j.image).replace("#", "/") == bare(image))]
+    return named or jobs
