@@ -116,6 +116,10 @@ class NodeGpu:
     cuda_driver_version: str | None = None  # the CUDA version the driver supports, when known
     l4t_release: str | None = None  # Jetson: the L4T release (/etc/nv_tegra_release), never a driver version
     gdrdrv_loaded: bool | None = None  # GDRCopy's gdrdrv module
+    # The host's user-space driver (libnvidia-ml.so.1's target), which the container toolkit mounts into every
+    # GPU container; the kernel module accepts only clients of its own exact version.
+    userspace_driver_version: str | None = None
+    userspace_driver_path: str | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..model.node import Gpu, KernelModule, NodeGpu, Peermem
+from .driver_userspace import scan_userspace_driver
 from .hostroot import HostReadError, HostRoot
 
 VERSION_FILE = "/proc/driver/nvidia/version"
@@ -76,8 +77,10 @@ def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: 
     if text is None and version is not None:
         unknown["gpu.gpus"] = f"the driver is loaded but {GPUS_DIR} is not visible"
     gdrdrv = host.is_dir("/sys/module/gdrdrv") if modules_visible else None
+    userspace, userspace_path = scan_userspace_driver(host, unknown) if version is not None else (None, None)
     return NodeGpu(driver_version=version, kernel_module=kind, peermem=_peermem(host, modules, modules_visible),
-                   gpus=gpus, l4t_release=l4t, gdrdrv_loaded=gdrdrv)
+                   gpus=gpus, l4t_release=l4t, gdrdrv_loaded=gdrdrv, userspace_driver_version=userspace,
+                   userspace_driver_path=userspace_path)
 
 
 def _l4t_release(host: HostRoot) -> str | None:
