@@ -34,7 +34,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@env-ib-hca-matches-no-device": "ENV-NCCL-IB-HCA-NO-DEVICE",
     "@env-ib-hca-prefix-matches-more": "ENV-NCCL-IB-HCA-PREFIX",
     "@ofed-built-for-other-kernel": "NODE-OFED-NOT-RUNNING",
-    "@driver-module-userspace-mismatch": None,
+    "@driver-module-userspace-mismatch": "NODE-DRIVER-USERSPACE-MISMATCH",
     "@nccl-too-old-for-gpu": "NCCL-TOO-OLD-FOR-GPU",
     "@efa-node-image-lacks-ofi-plugin": None,
     "@kernel-known-bad-pinning": None,

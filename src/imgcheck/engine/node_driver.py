@@ -1,0 +1,26 @@
+"""The host's user-space NVIDIA driver against the loaded kernel module: they must be the same build.
+
+A node fact (the container toolkit mounts the host's libraries into every GPU container), so it runs in
+`imgcheck node check` and, for an image that uses the GPU, in `imgcheck check`.
+"""
+
+from __future__ import annotations
+
+from .context import Ctx
+from .emit import finding
+from .node_only import node_only
+
+RULES = ("NODE-DRIVER-USERSPACE-MISMATCH",)
+
+
+def check(ctx: Ctx):
+    if not (node_only(ctx) or ctx.gpu_image):
+        return  # a CPU-only container never opens the driver
+    gpu = ctx.node.gpu
+    module, userspace = gpu.driver_version, gpu.userspace_driver_version
+    if not module or not userspace or module == userspace:
+        return  # nothing to compare (an unknown side is in node.unknown already), or one build: fine
+    yield finding(ctx.matrix, RULES[0], [
+        ctx.node_ev("gpu.driver_version", module, "/proc/driver/nvidia/version"),
+        ctx.node_ev("gpu.userspace_driver_version", userspace, gpu.userspace_driver_path)],
+        module_version=module, userspace_version=userspace, userspace_path=gpu.userspace_driver_path)
