@@ -219,3 +219,16 @@ def test_contradicts_only_when_the_deciding_facts_are_known(facts_file, tmp_path
     assert notes(r)["rdma-userspace"].status == "unknown"
     r = triage([log("byteps-313-provider-abi.log")], image=facts_file(image()))
     assert notes(r)["rdma-userspace"].status == "contradicts"  # both ABI numbers known and equal
+
+
+@pytest.mark.parametrize("userspace, status", [("470.256.02", "supported"), ("470.199.02", "unlikely"), (None, "unknown")])
+def test_nvml_mismatch_is_decided_by_the_node_driver_builds(tmp_path, userspace, status):
+    doc = json.loads(open(node("a100-r470-peermem")).read())
+    if userspace:
+        doc["gpu"]["userspace_driver_version"] = userspace
+    path = tmp_path / "node.json"
+    path.write_text(json.dumps(doc))
+    r = triage([log("cpnr-computing-109-nvml-mismatch.log")], node_facts=str(path))
+    d = r.diagnoses[0]
+    assert d.signature == "NVIDIA-DRIVER-LIBRARY-MISMATCH"
+    assert next(c for c in d.causes if c.id == "module-userspace-mismatch").status == status

@@ -17,6 +17,7 @@ from imgcheck.triage.signatures import load_signatures, parse_signatures
 SAMPLES = {
     "CUDA-INVALID-DEVICE-ORDINAL": "transport/p2p.cc:275 NCCL WARN Cuda failure 101 'invalid device ordinal'",
     "CUDA-DRIVER-INSUFFICIENT": "Cuda failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'",
+    "NVIDIA-DRIVER-LIBRARY-MISMATCH": "Failed to initialize NVML: Driver/library version mismatch",
     "NCCL-CUDA-FAILURE": "pais:508:508 [0] init.cc:426 NCCL WARN Cuda failure 'operation not supported'",
     "NCCL-ERR-1": "NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, unhandled cuda error",
     "IBV-REG-MR-EINVAL": "misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Invalid argument",

@@ -94,6 +94,15 @@ def driver_below_image_cuda(f: Facts) -> Result:
     return not meets, f"{why} (node {f.node.name})"
 
 
+def driver_userspace_mismatch(f: Facts) -> Result:
+    if f.node is None:
+        return _no_node()
+    module, userspace = f.node.gpu.driver_version, f.node.gpu.userspace_driver_version
+    if not module or not userspace:
+        return None, f"node {f.node.name}: the loaded module's or the installed user-space driver's version is not recorded"
+    return module != userspace, f"node {f.node.name}: kernel module {module}, user-space driver {userspace}"
+
+
 def arch_arm64(f: Facts) -> Result:
     if f.node is None:
         return _no_node()
@@ -192,6 +201,7 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "node.memlock_low": memlock_low,
     "node.dmabuf_kernel_capable": dmabuf_kernel_capable,
     "node.driver_below_image_cuda": driver_below_image_cuda,
+    "node.driver_userspace_mismatch": driver_userspace_mismatch,
     "node.arch_arm64": arch_arm64,
     "node.gpu_open_module": gpu_open_module,
     "image.provider_pabi_mismatch": provider_pabi_mismatch,
