@@ -47,7 +47,7 @@ class Matrix:
         return self.need("thresholds", key=key)["value"]
 
 
-def _build(files: dict[str, bytes], location: str, required: dict[str, set] | None) -> Matrix:
+def _build(files: dict[str, bytes], location: str, required: dict[str, set[str]] | None) -> Matrix:
     problems = validate_files(files, required)
     if problems:
         more = f" (and {len(problems) - 1} more; run `imgcheck matrix validate`)" if len(problems) > 1 else ""
@@ -65,12 +65,12 @@ def read_files(path: str | None = None) -> tuple[dict[str, bytes], str]:
 
 
 @lru_cache(maxsize=1)
-def _packaged(required_key: tuple) -> Matrix:
+def _packaged(required_key: tuple[tuple[str, tuple[str, ...]], ...]) -> Matrix:
     files, location = read_files(None)
     return _build(files, location, {t: set(keys) for t, keys in required_key})
 
 
-def load_matrix(path: str | None = None, required: dict[str, set] | None = None) -> Matrix:
+def load_matrix(path: str | None = None, required: dict[str, set[str]] | None = None) -> Matrix:
     """The shipped matrix (cached), or the one in directory `path`."""
     if path is None:
         key = tuple(sorted((t, tuple(sorted(keys, key=str))) for t, keys in (required or {}).items()))

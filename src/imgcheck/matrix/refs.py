@@ -5,10 +5,13 @@ cannot drift from the sourced row; `imgcheck matrix validate` checks every such 
 from __future__ import annotations
 
 import string
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+Row = dict[str, Any]
 
 # placeholder map -> (table, row -> key, row -> value)
-REFS: dict[str, tuple[str, Callable[[dict], str], Callable[[dict], Any]]] = {
+REFS: dict[str, tuple[str, Callable[[Row], Any], Callable[[Row], Any]]] = {
     "nccl_min": ("nccl_features", lambda r: r.get("feature"), lambda r: r.get("nccl_min")),
     "stack_min": ("kernel_rdma_features", lambda r: f"{r.get('feature')}.{r.get('stack')}", lambda r: r.get("min_version")),
     "rdma_core_min": ("rdma_core_functions", lambda r: r.get("function"), lambda r: r.get("first_release")),
@@ -17,8 +20,8 @@ REFS: dict[str, tuple[str, Callable[[dict], str], Callable[[dict], Any]]] = {
 }
 
 
-class _Lookup(dict):
-    def __init__(self, name: str, values: dict):
+class _Lookup(dict[Any, Any]):
+    def __init__(self, name: str, values: dict[Any, Any]):
         super().__init__(values)
         self.name = name
 
@@ -26,9 +29,9 @@ class _Lookup(dict):
         return f"<{self.name}[{key}]?>"
 
 
-def ref_maps(tables: dict[str, Iterable[dict]]) -> dict[str, dict]:
+def ref_maps(tables: Mapping[str, Iterable[Any]]) -> dict[str, dict[Any, Any]]:
     """{map name: {key: value}} over the matrix tables (rows with a null value are left out)."""
-    out = {}
+    out: dict[str, dict[Any, Any]] = {}
     for name, (table, key_of, value_of) in REFS.items():
         rows = [r for r in tables.get(table, ()) if isinstance(r, dict)]
         out[name] = _Lookup(name, {key_of(r): value_of(r) for r in rows if value_of(r) is not None})
@@ -51,6 +54,6 @@ def references(text: Any) -> list[tuple[str, str]]:
     return found
 
 
-def reference_problems(text: Any, maps: dict[str, dict]) -> list[str]:
+def reference_problems(text: Any, maps: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [f"{{{name}[{key}]}} names no {REFS[name][0]} row with a value"
             for name, key in references(text) if key not in maps[name]]

@@ -29,7 +29,7 @@ def _json(files: dict[str, bytes], path: str, problems: list[str]) -> Any:
         return None
 
 
-def _check_value(kind: str, value: Any, schema: dict) -> str | None:
+def _check_value(kind: str, value: Any, schema: dict[str, Any]) -> str | None:
     """None if value fits kind, else what is wrong."""
     if kind == "string":
         return None if isinstance(value, str) and value.strip() else "expected a non-empty string"
@@ -74,7 +74,7 @@ def _check_template(text: Any) -> str | None:
     return None
 
 
-def _check_rule(where: str, row: dict, fields: dict, schema: dict, problems: list[str]) -> None:
+def _check_rule(where: str, row: dict[str, Any], fields: dict[str, str], schema: dict[str, Any], problems: list[str]) -> None:
     for name in _RULE_TEXT_FIELDS:
         if (msg := _check_template(row.get(name))):
             problems.append(f"{where}: {name}: {msg}")
@@ -103,7 +103,7 @@ def _check_rule(where: str, row: dict, fields: dict, schema: dict, problems: lis
                 problems.append(f"{vwhere}: {key}: {msg}")
 
 
-def _check_references(tables: dict[str, list], problems: list[str]) -> None:
+def _check_references(tables: dict[str, list[Any]], problems: list[str]) -> None:
     """Every {map[key]} in a rule text names an existing matrix value (matrix/refs.py)."""
     maps = ref_maps(tables)
     for i, row in enumerate(tables.get("rules", ())):
@@ -117,7 +117,7 @@ def _check_references(tables: dict[str, list], problems: list[str]) -> None:
                 problems.extend(f"{where}: {msg}" for msg in reference_problems(text, maps))
 
 
-def validate_files(files: dict[str, bytes], required: dict[str, set] | None = None) -> list[str]:
+def validate_files(files: dict[str, bytes], required: dict[str, set[str]] | None = None) -> list[str]:
     """Problems with the matrix files, one line each (empty list: valid).
 
     `required` maps a table to keys the engine looks up (e.g. {"rules": {"RDMA-PABI-MISMATCH"}}).
@@ -136,7 +136,7 @@ def validate_files(files: dict[str, bytes], required: dict[str, set] | None = No
         return problems
     confidences = schema.get("confidences") or []
     described = {"matrix.json", "schema.json"}
-    loaded: dict[str, list] = {}
+    loaded: dict[str, list[Any]] = {}
     for table, spec in schema["tables"].items():
         path = spec.get("file")
         described.add(path)
@@ -153,7 +153,7 @@ def validate_files(files: dict[str, bytes], required: dict[str, set] | None = No
         source_field = spec.get("source_field", "source")
         key = spec.get("key")
         key_fields = [key] if isinstance(key, str) else list(key or [])
-        seen: set = set()
+        seen: set[Any] = set()
         for i, row in enumerate(doc["rows"]):
             label = row.get(key_fields[0]) if isinstance(row, dict) and key_fields else None
             where = f"{path}: row {i}" + (f" ({label})" if label is not None else "")
