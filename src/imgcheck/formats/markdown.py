@@ -12,7 +12,8 @@ import re
 
 from ..model.report import Finding, Report, Unknown
 from .collapse import collapse
-from .report_text import SEVERITY_ORDER, short_layer, value_text
+from ..model.report import severity_rank
+from .report_text import short_layer, value_text
 from .safe_text import printable
 
 MAX_CHARS = 65000  # GitHub rejects comments longer than 65,536 characters
@@ -41,7 +42,7 @@ def _names(nodes: list[str] | tuple[str, ...], limit: int = 10) -> str:
 
 
 def _findings_sorted(report: Report) -> list[Finding]:
-    return sorted(report.findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.id))
+    return sorted(report.findings, key=lambda f: (severity_rank(f.severity), f.id))
 
 
 def _node_rows(report: Report) -> list[tuple[str, list[str], list[Finding], list[Unknown]]]:
