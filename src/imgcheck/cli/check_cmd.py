@@ -15,12 +15,21 @@ NAMES = ("check",)
 FAIL_ON = ("error", "warning", "never")
 
 
+DESCRIPTION = ("Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. `imgcheck IMAGE ...` "
+               "is the same command, and its options may also come before IMAGE.")
+
+
 def register(sub) -> None:
     p = sub.add_parser("check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
-                       description="Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. "
-                                   "`imgcheck IMAGE ...` is the same command.")
-    p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
-                                 "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...")
+                       description=DESCRIPTION)
+    configure(p)
+
+
+def configure(p) -> None:
+    """IMAGE and every option: `imgcheck check`'s parser and the bare `imgcheck IMAGE` parser alike."""
+    p.add_argument("image", metavar="IMAGE",
+                   help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
+                        "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...")
     add_check_args(p)
     p.set_defaults(func=run)
 
