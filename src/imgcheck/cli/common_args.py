@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..node.select import NodeSelection, NoNodesSelected, select_nodes
+from ..node import select
 
 
 def add_node_args(p) -> None:
@@ -15,15 +15,15 @@ def add_node_args(p) -> None:
     p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
 
 
-def node_selection(args) -> NodeSelection:
-    return NodeSelection(facts=tuple(args.node_facts), names=tuple(args.node), fleet=args.fleet)
+def node_selection(args) -> select.NodeSelection:
+    return select.NodeSelection(facts=tuple(args.node_facts), names=tuple(args.node), fleet=args.fleet)
 
 
 def selected_nodes(args) -> list:
     """The nodes --node-facts/--node/--fleet name (imgcheck.node.select, as the service reads its fleets)."""
     try:
-        return select_nodes(node_selection(args))
-    except NoNodesSelected as exc:  # the library's words, in this command line's terms
+        return select.select_nodes(node_selection(args))
+    except select.NoNodesSelected as exc:  # the library's words, in this command line's terms
         raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR "
                          "(`imgcheck inspect IMAGE` shows the image's facts alone)") from exc
 

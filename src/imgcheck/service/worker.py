@@ -41,11 +41,11 @@ def fleet_nodes(fleet: FleetConfig) -> list:
     The same selection as the CLI's --node-facts/--fleet, read at every check so freshly probed nodes
     count without a restart.
     """
-    from ..node.select import NodeSelection, NoNodesFound, select_nodes
+    from ..node import select
 
     try:
-        return select_nodes(NodeSelection(facts=fleet.node_facts, fleet=fleet.selector))
-    except NoNodesFound as exc:
+        return select.select_nodes(select.NodeSelection(facts=fleet.node_facts, fleet=fleet.selector))
+    except select.NoNodesFound as exc:
         # probably nodes not yet probed: worth retrying (UnavailableError) rather than storing an empty verdict
         raise UnavailableError(f"fleet {fleet.name!r} has no node facts") from exc
 
