@@ -13,8 +13,6 @@ from .output import parse_outputs, write_output
 
 NAMES = ("check",)
 FAIL_ON = ("error", "warning", "never")
-
-
 DESCRIPTION = ("Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. `imgcheck IMAGE ...` "
                "is the same command, and its options may also come before IMAGE.")
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 import html
 import re
 
-from ..model.report import Finding, Report, Unknown
+from ..model.report import Finding, Report, Unknown, severity_rank
 from .collapse import collapse
-from ..model.report import severity_rank
 from .report_text import short_layer, value_text
 from .safe_text import printable
 

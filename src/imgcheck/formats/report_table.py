@@ -16,9 +16,8 @@ from .safe_text import escape_markup as escape  # control characters too, not on
 from rich.padding import Padding
 from rich.text import Text
 
-from ..model.report import Finding, Report
+from ..model.report import Finding, Report, severity_rank
 from .collapse import collapse
-from ..model.report import severity_rank
 from .report_text import short_layer, value_text
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
