@@ -62,3 +62,20 @@ def test_verify_docker_scheme_is_one_line(capsys):
     err = capsys.readouterr().err
     assert code in (2, 3) and len(_lines(err)) == 1 and "Traceback" not in err, err
     assert "docker:debian:12" not in err  # the scheme word was understood, not sent to Docker
+
+
+def test_debug_shows_the_cause_of_a_wrapped_error(capsys, tmp_path, monkeypatch):
+    """`raise ... from exc`: the one line is imgcheck's, the traceback under --debug goes down to YAML's error."""
+    import os
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    bad = tmp_path / ".imgcheckignore"
+    bad.write_text("ignore: [unclosed\n")
+    argv = ["facts:" + os.path.join(repo, "examples", "incidents", "nccl-1842-image.json"), "--node-facts",
+            os.path.join(repo, "examples", "incidents", "nccl-1842-node.json"), "--ignore-file", str(bad)]
+    assert main(argv) == 2
+    assert len(_lines(capsys.readouterr().err)) == 1
+    assert main(argv + ["--debug"]) == 2
+    err = capsys.readouterr().err
+    assert "The above exception was the direct cause" in err and "yaml" in err and "line 2" in err
+    assert _lines(err)[-1].startswith("imgcheck: error: ") and "not valid YAML" in _lines(err)[-1]

@@ -209,6 +209,8 @@ def test_unreachable_server_is_one_clear_error():
         PgStore(url, connect_timeout=2)
     message = str(info.value)
     assert "cannot connect to PostgreSQL" in message and "secret-pw" not in message and "\n" not in message
+    cause = info.value.__cause__  # psycopg's whole message, for --debug and the service log
+    assert cause is not None and "secret-pw" not in str(cause)
 
 
 def test_a_database_failure_mid_job_neither_kills_the_worker_nor_loses_the_job(pg_url, tmp_path):

@@ -6,22 +6,28 @@ import sys
 
 from .. import api
 from ..errors import EXIT_FINDINGS, EXIT_OK, ImgcheckError, UsageError
-from ..model.node_io import load_node_facts
+from ..model.report import at_or_above
 from ..sources.platform import parse_platform
-from .common_args import add_image_read_args, add_matrix_arg, add_node_args, add_report_args
+from .common_args import add_image_read_args, add_matrix_arg, add_node_args, add_report_args, selected_nodes
 from .output import parse_outputs, write_output
 
 NAMES = ("check",)
 FAIL_ON = ("error", "warning", "never")
-_RANK = {"error": 0, "warning": 1, "info": 2}
+DESCRIPTION = ("Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. `imgcheck IMAGE ...` "
+               "is the same command, and its options may also come before IMAGE.")
 
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
-                       description="Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. "
-                                   "`imgcheck IMAGE ...` is the same command.")
-    p.add_argument("image", help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
-                                 "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...")
+                       description=DESCRIPTION)
+    configure(p)
+
+
+def configure(p) -> None:
+    """IMAGE and every option: `imgcheck check`'s parser and the bare `imgcheck IMAGE` parser alike."""
+    p.add_argument("image", metavar="IMAGE",
+                   help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
+                        "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...")
     add_check_args(p)
     p.set_defaults(func=run)
 
@@ -77,24 +83,6 @@ def _suppressions(args):
     return flags + loaded.suppressions
 
 
-def resolve_nodes(args) -> list:
-    nodes = [load_node_facts(path) for path in args.node_facts]
-    if args.node or args.fleet:
-        from ..node.inventory import Inventory  # imported here: the inventory is optional for --node-facts
-
-        inventory = Inventory.default()
-        nodes += [inventory.get(name) for name in args.node]
-        if args.fleet:
-            fleet = inventory.fleet(args.fleet)
-            if not fleet:
-                raise UsageError(f"--fleet {args.fleet!r} matches no node in the inventory")
-            nodes += fleet
-    if not nodes:
-        raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR "
-                         "(`imgcheck inspect IMAGE` shows the image's facts alone)")
-    return nodes
-
-
 def _platform(args, nodes):
     """(asked, preferred): --platform must exist in the image; the nodes' architecture is only preferred."""
     if args.platform:
@@ -134,10 +122,7 @@ def _jobs(args) -> tuple:
 
 
 def exit_code(report, fail_on: str) -> int:
-    if fail_on == "never":
-        return EXIT_OK
-    limit = _RANK[fail_on]
-    return EXIT_FINDINGS if any(_RANK.get(f.severity, 9) <= limit for f in report.findings) else EXIT_OK
+    return EXIT_FINDINGS if any(at_or_above(f.severity, fail_on) for f in report.findings) else EXIT_OK
 
 
 def run(args) -> int:
@@ -146,7 +131,7 @@ def run(args) -> int:
     outputs = parse_outputs(args.output, tuple(REPORT_FORMATS))
     jobs = _jobs(args)  # a bad spec fails before any image bytes are read
     suppressions = _suppressions(args)
-    nodes = resolve_nodes(args)
+    nodes = selected_nodes(args)
     platform, preferred = _platform(args, nodes)
     options = dict(insecure_registries=tuple(args.insecure_registry), use_cache=not args.no_cache)
     progress = _progress(args.quiet)

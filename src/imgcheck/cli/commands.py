@@ -1,4 +1,5 @@
-"""The list of subcommand modules. Module `<word>_cmd` has NAMES = ("<word>",) and register(subparsers).
+"""The list of subcommand modules. Module `<word>_cmd` has NAMES = ("<word>",) and register(subparsers);
+the default command's module (`imgcheck IMAGE ...`) also has DESCRIPTION and configure(parser).
 
 Only the module of the command being run is imported (the others pull in web servers, the triage
 signatures, ...), which keeps every invocation's start-up short; `--help` imports them all.
@@ -7,6 +8,8 @@ signatures, ...), which keeps every invocation's start-up short; `--help` import
 from __future__ import annotations
 
 import importlib
+
+DEFAULT = "check"  # what `imgcheck IMAGE ...` (a first word that is no command) runs
 
 # module names under imgcheck.cli; add a line to add a command
 MODULES = (
@@ -34,3 +37,16 @@ def register_all(subparsers, only: str | None = None) -> None:
     wanted = [f"{only}_cmd"] if only in names() else list(MODULES)
     for name in wanted:
         importlib.import_module(f"imgcheck.cli.{name}").register(subparsers)
+
+
+def _default_module():
+    return importlib.import_module(f"imgcheck.cli.{DEFAULT}_cmd")
+
+
+def default_description() -> str:
+    return _default_module().DESCRIPTION
+
+
+def configure_default(parser) -> None:
+    """Give `parser` the default command's arguments (the same as `imgcheck check`)."""
+    _default_module().configure(parser)

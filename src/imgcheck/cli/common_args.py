@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+from ..errors import UsageError
+from ..node import select
+
 
 def add_node_args(p) -> None:
-    """--node / --node-facts / --fleet: which nodes to check against (see check_cmd.resolve_nodes)."""
+    """--node / --node-facts / --fleet: which nodes to check against (read by selected_nodes)."""
     p.add_argument("--node-facts", action="append", default=[], metavar="FILE",
-                   help="node facts JSON (from `imgcheck node probe` or written by hand); repeatable")
+                   help="node facts JSON (from `imgcheck node probe` or written by hand), or a directory of "
+                        "them (*.json); repeatable")
     p.add_argument("--node", action="append", default=[], metavar="NAME", help="a node from the inventory; repeatable")
     p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
+
+
+def node_selection(args) -> select.NodeSelection:
+    return select.NodeSelection(facts=tuple(args.node_facts), names=tuple(args.node), fleet=args.fleet)
+
+
+def selected_nodes(args) -> list:
+    """The nodes --node-facts/--node/--fleet name (imgcheck.node.select, as the service reads its fleets)."""
+    try:
+        return select.select_nodes(node_selection(args))
+    except select.NoNodesSelected as exc:  # the library's words, in this command line's terms
+        raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR "
+                         "(`imgcheck inspect IMAGE` shows the image's facts alone)") from exc
 
 
 def add_image_read_args(p, platform_help: str = "os/arch[/variant] to pick from a multi-platform image") -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..sources.platform import parse_platform
-from .check_cmd import resolve_nodes
-from .common_args import add_image_read_args, add_matrix_arg, add_node_args
+from .common_args import add_image_read_args, add_matrix_arg, add_node_args, node_selection, selected_nodes
 from .output import parse_outputs, write_output
 
 NAMES = ("diff",)
@@ -30,7 +29,7 @@ def run(args) -> int:
     from ..recommend.entry import diff_for
 
     outputs = parse_outputs(args.output, FORMATS)
-    nodes = resolve_nodes(args) if (args.node or args.node_facts or args.fleet) else []
+    nodes = selected_nodes(args) if node_selection(args) else []  # no nodes: the image change alone
     result = diff_for(args.old, args.new, nodes, matrix_path=args.matrix,
                       platform=parse_platform(args.platform) if args.platform else None,
                       use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry))

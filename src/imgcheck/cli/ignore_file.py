@@ -72,7 +72,8 @@ def _yaml_entries(path: str):
         with reading_input(path, "an ignore file (.imgcheckignore)") as fh:
             doc = yaml.safe_load(fh)
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+        # one line here; --debug shows YAML's own message with its line and caret
+        raise BadInputError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from exc
     if doc is None:
         return []
     if not isinstance(doc, dict) or set(doc) - {"ignore"}:

@@ -141,12 +141,13 @@ def summary(facts: NodeFacts) -> str:
 def run_check(args) -> int:
     from .. import api
     from ..formats.report_formats import REPORT_FORMATS, render
-    from .check_cmd import _suppressions, exit_code, resolve_nodes
+    from .check_cmd import _suppressions, exit_code
+    from .common_args import selected_nodes
     from .output import parse_outputs
 
     outputs = parse_outputs(args.output, tuple(REPORT_FORMATS))
     suppressions = _suppressions(args)
-    report = api.check_nodes(resolve_nodes(args), matrix_path=args.matrix, suppressions=suppressions)
+    report = api.check_nodes(selected_nodes(args), matrix_path=args.matrix, suppressions=suppressions)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
         write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on, verbose=args.verbose))

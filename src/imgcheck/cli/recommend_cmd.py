@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..sources.platform import parse_platform
-from .check_cmd import resolve_nodes
-from .common_args import add_image_read_args, add_matrix_arg, add_node_args
+from .common_args import add_image_read_args, add_matrix_arg, add_node_args, selected_nodes
 from .output import parse_outputs, write_output
 
 NAMES = ("recommend",)
@@ -32,7 +31,7 @@ def run(args) -> int:
     from ..recommend.entry import recommend_for
 
     outputs = parse_outputs(args.output, FORMATS)
-    nodes = resolve_nodes(args)
+    nodes = selected_nodes(args)
     result = recommend_for(nodes, like=args.like, framework=args.framework, matrix_path=args.matrix,
                            platform=parse_platform(args.platform) if args.platform else None,
                            use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry))

@@ -23,9 +23,9 @@ def run(args) -> int:
         import uvicorn
 
         from ..service.app import create_app, server_options
-    except ImportError as exc:
+    except ImportError as exc:  # --debug shows which import failed, and from where (a broken install too)
         raise UsageError(f"imgcheck serve needs the 'serve' extra: pip install 'imgcheck[serve]' ({exc.name} "
-                         "is missing)") from None
+                         "is missing)") from exc
     from ..service.config import load_config
     from ..service.storage import open_store
 

@@ -12,12 +12,11 @@ from ..errors import BadInputError
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
-from ..model.report import Finding, Report, Suppression, Unknown, verdict_of
+from ..model.report import Finding, Report, Suppression, Unknown, severity_rank, verdict_of
 from ..model.serde import to_dict
 from . import fleet_compare
 from .evaluate import evaluate
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 # Facts that name or describe a node without changing what the engine predicts for it.
 _IDENTITY_FIELDS = ("name", "collected_at", "labels")
 
@@ -73,7 +72,7 @@ def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, 
                       lambda f, names: dataclasses.replace(f, nodes=names))
     unknowns = _merge(unknown, lambda u: dataclasses.replace(u, nodes=()),
                       lambda u, names: dataclasses.replace(u, nodes=names))
-    findings.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.id, f.title))
+    findings.sort(key=lambda f: (severity_rank(f.severity), f.id, f.title))
     unknowns.sort(key=lambda u: u.rule)
     return FleetResult(tuple(findings), tuple(unknowns), len(groups))
 

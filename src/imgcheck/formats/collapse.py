@@ -11,8 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..model.report import Finding
-from .report_text import SEVERITY_ORDER
+from ..model.report import Finding, severity_rank
 
 
 @dataclass(frozen=True)
@@ -39,5 +38,5 @@ def collapse(findings) -> list[Problem]:
         sources = tuple(dict.fromkeys(s for v in variants for s in v.sources))
         merged = dataclasses.replace(variants[0], nodes=nodes, evidence=evidence, fixes=fixes, sources=sources)
         problems.append(Problem(merged, tuple(variants)))
-    problems.sort(key=lambda p: (SEVERITY_ORDER.get(p.finding.severity, 9), p.finding.id))
+    problems.sort(key=lambda p: (severity_rank(p.finding.severity), p.finding.id))
     return problems

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..model.report import Finding, Report, Unknown
+from ..model.report import Finding, Report, Unknown, at_or_above
 from .report_text import value_text
 
 IMAGE_SUITE_PREFIX = "image "
@@ -42,9 +42,7 @@ def _details(finding: Finding) -> str:
 
 
 def _fails(finding: Finding, fail_on: str) -> bool:
-    if fail_on == "never":
-        return False
-    return finding.severity == "error" or (finding.severity == "warning" and fail_on == "warning")
+    return at_or_above(finding.severity, fail_on)
 
 
 class _Suite:

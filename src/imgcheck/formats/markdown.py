@@ -10,9 +10,9 @@ from __future__ import annotations
 import html
 import re
 
-from ..model.report import Finding, Report, Unknown
+from ..model.report import Finding, Report, Unknown, severity_rank
 from .collapse import collapse
-from .report_text import SEVERITY_ORDER, short_layer, value_text
+from .report_text import short_layer, value_text
 from .safe_text import printable
 
 MAX_CHARS = 65000  # GitHub rejects comments longer than 65,536 characters
@@ -41,7 +41,7 @@ def _names(nodes: list[str] | tuple[str, ...], limit: int = 10) -> str:
 
 
 def _findings_sorted(report: Report) -> list[Finding]:
-    return sorted(report.findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.id))
+    return sorted(report.findings, key=lambda f: (severity_rank(f.severity), f.id))
 
 
 def _node_rows(report: Report) -> list[tuple[str, list[str], list[Finding], list[Unknown]]]:

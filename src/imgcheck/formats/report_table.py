@@ -16,9 +16,9 @@ from .safe_text import escape_markup as escape  # control characters too, not on
 from rich.padding import Padding
 from rich.text import Text
 
-from ..model.report import Finding, Report
+from ..model.report import Finding, Report, severity_rank
 from .collapse import collapse
-from .report_text import SEVERITY_ORDER, short_layer, value_text
+from .report_text import short_layer, value_text
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 _VERDICT_STYLE = {"fail": "bold white on red", "warn": "bold black on yellow", "ok": "bold white on green"}
@@ -27,7 +27,7 @@ _VERDICT_WORD = {"fail": "FAIL", "warn": "WARN", "ok": "OK"}
 
 def sorted_findings(report: Report) -> list[Finding]:
     """Errors first, then warnings, then info; stable by rule id within a severity."""
-    return sorted(report.findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.id))
+    return sorted(report.findings, key=lambda f: (severity_rank(f.severity), f.id))
 
 
 def _count(report: Report, severity: str) -> int:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-
 
 def value_text(value) -> str:
     """An evidence value as people read it: None -> unknown, booleans -> yes/no."""

@@ -9,7 +9,8 @@ from .node import NodeFacts
 
 REPORT_SCHEMA_VERSION = 2  # 2: recommendation kinds env and pip-pin
 
-SEVERITIES = ("error", "warning", "info")
+SEVERITIES = ("error", "warning", "info")  # worst first: the one severity order of every format and gate
+SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}  # error 0, warning 1, info 2
 CONFIDENCES = ("verified", "reported", "vendor-guidance", "hypothesis")
 
 
@@ -89,6 +90,16 @@ class Report:
     generated_at: str | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
     suppressed: tuple[Suppression, ...] = ()  # appended: what --ignore removed, and why
+
+
+def severity_rank(severity) -> int:
+    """Sort key, worst first; a severity imgcheck does not know sorts last (reports read from storage)."""
+    return SEVERITY_RANK.get(severity, len(SEVERITIES))
+
+
+def at_or_above(severity, threshold: str) -> bool:
+    """Does a finding of `severity` reach `threshold` (a --fail-on value; "never" is never reached)?"""
+    return threshold in SEVERITY_RANK and severity_rank(severity) <= SEVERITY_RANK[threshold]
 
 
 def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> str:

@@ -11,6 +11,8 @@ import time
 from html import escape
 from urllib.parse import quote
 
+from ..model.report import severity_rank
+
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 _STYLE = """
@@ -21,7 +23,6 @@ code { font-size: 12px; } .verdict-ok { color: #17702a; } .verdict-warn { color:
 ul.findings { margin: 0; padding-left: 1.1em; } .sev-error { color: #b00020; } .sev-warning { color: #9a6a00; }
 .sev-info { color: #555; } section.fleet { margin: 1.2em 0; } dt { font-weight: bold; margin-top: .4em; }
 """
-SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def top_findings(reports: dict[str, dict], limit: int = 3) -> list[tuple[str, str, str, list[str]]]:
@@ -32,11 +33,11 @@ def top_findings(reports: dict[str, dict], limit: int = 3) -> list[tuple[str, st
             if not isinstance(f, dict) or f.get("severity") not in ("error", "warning"):
                 continue
             entry = seen.setdefault(str(f.get("id")), [f["severity"], str(f.get("id")), str(f.get("title") or ""), []])
-            if SEVERITY_RANK[f["severity"]] < SEVERITY_RANK[entry[0]]:
+            if severity_rank(f["severity"]) < severity_rank(entry[0]):
                 entry[0] = f["severity"]
             if fleet not in entry[3]:
                 entry[3].append(fleet)
-    ranked = sorted(seen.values(), key=lambda e: (SEVERITY_RANK[e[0]], e[1]))
+    ranked = sorted(seen.values(), key=lambda e: (severity_rank(e[0]), e[1]))
     return [tuple(e) for e in ranked[:limit]]
 
 
@@ -136,7 +137,7 @@ def render_report(jobs: list[dict], reports: dict[int, dict[str, dict]]) -> str:
         for fleet, report in sorted(reports.get(job["id"], {}).items()):
             verdict = str(report.get("verdict", "unknown"))
             shown = [f for f in report.get("findings", []) if isinstance(f, dict)]
-            shown.sort(key=lambda f: SEVERITY_RANK.get(f.get("severity"), 3))
+            shown.sort(key=lambda f: severity_rank(f.get("severity")))
             body = "".join(_finding(f) for f in shown) or '<p class="muted">no findings</p>'
             unknowns = [f"{u.get('rule')}: {u.get('reason')}" for u in report.get("unknowns", []) if isinstance(u, dict)]
             if unknowns:

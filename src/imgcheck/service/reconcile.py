@@ -53,8 +53,8 @@ def _pages(client, path: str, scope: str, key: str) -> list[str]:
             raise client.fail(resp, path)
         try:
             values = resp.json().get(key) or []
-        except (ValueError, AttributeError):
-            raise UnavailableError(f"{client.host}: {path} did not answer a JSON list") from None
+        except (ValueError, AttributeError) as exc:  # the cause says where the answer stopped being a list
+            raise UnavailableError(f"{client.host}: {path} did not answer a JSON list") from exc
         out.extend(v for v in values if isinstance(v, str))
         following = resp.links.get("next", {}).get("url")
         resp.close()

@@ -129,7 +129,8 @@ class PgStore:
             self._pool.open(wait=True, timeout=connect_timeout)
         except (psycopg.Error, PoolTimeout) as exc:
             self._close_pool()
-            raise StoreUnavailableError(f"{self.where}: cannot connect to PostgreSQL ({_first_line(exc)})") from None
+            # the first line here; the whole of psycopg's message (DETAIL, HINT) stays as the cause for --debug
+            raise StoreUnavailableError(f"{self.where}: cannot connect to PostgreSQL ({_first_line(exc)})") from exc
         self.migrate()
 
     def _close_pool(self) -> None:
@@ -146,7 +147,7 @@ class PgStore:
             with self._pool.connection(timeout=timeout) as conn, conn.transaction():
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
-            raise StoreUnavailableError(f"{self.where}: {_first_line(exc)}") from None
+            raise StoreUnavailableError(f"{self.where}: {_first_line(exc)}") from exc  # all of it as the cause
 
     @staticmethod
     def _now(conn, now: float | None) -> float:

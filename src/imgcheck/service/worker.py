@@ -8,7 +8,6 @@ backoff; bad input (a corrupt image, an unreadable fleet file) fails it for good
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import os
@@ -39,22 +38,16 @@ def registry_reference(config: ServiceConfig, job: Job) -> tuple[str, dict]:
 def fleet_nodes(fleet: FleetConfig) -> list:
     """The node facts of a fleet: its files (or *.json in its directories), then its inventory selector.
 
-    Read at every check so freshly probed nodes count without a restart.
+    The same selection as the CLI's --node-facts/--fleet, read at every check so freshly probed nodes
+    count without a restart.
     """
-    from ..model.node_io import load_node_facts
+    from ..node import select
 
-    nodes = []
-    for path in fleet.node_facts:
-        files = sorted(glob.glob(os.path.join(path, "*.json"))) if os.path.isdir(path) else [path]
-        nodes.extend(load_node_facts(f) for f in files)
-    if fleet.selector:
-        from ..node.inventory import Inventory
-
-        nodes.extend(Inventory.default().fleet(fleet.selector))
-    if not nodes:
-        # probably nodes not yet probed: worth retrying rather than storing an empty verdict
-        raise UnavailableError(f"fleet {fleet.name!r} has no node facts")
-    return nodes
+    try:
+        return select.select_nodes(select.NodeSelection(facts=fleet.node_facts, fleet=fleet.selector))
+    except select.NoNodesFound as exc:
+        # probably nodes not yet probed: worth retrying (UnavailableError) rather than storing an empty verdict
+        raise UnavailableError(f"fleet {fleet.name!r} has no node facts") from exc
 
 
 def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:

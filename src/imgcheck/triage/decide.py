@@ -11,6 +11,7 @@ from datetime import datetime
 from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
+from ..model.report import severity_rank
 from .context import ContextAccumulator
 from .certainty import assess
 from .evidence import ALL_PREDICATES
@@ -320,7 +321,7 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
                 order.append(ev.signature)
     rest = [s for s in by_sig if s not in order]
     rest.sort(key=lambda s: (ROLE_RANK[sigs[s].role] == 2 or s in as_info,
-                             2 if s in as_info else {"error": 0, "warning": 1, "info": 2}[sigs[s].severity],
+                             2 if s in as_info else severity_rank(sigs[s].severity),
                              min(_when(e, full_year) or datetime.max for e in by_sig[s]), -sigs[s].priority,
                              by_sig[s][0].order))
     order += rest
