@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
+from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
 from .check_cmd import resolve_nodes
 from .common_args import add_image_read_args, add_matrix_arg, add_node_args
@@ -32,8 +33,8 @@ def run(args) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     nodes = resolve_nodes(args) if (args.node or args.node_facts or args.fleet) else []
     result = diff_for(args.old, args.new, nodes, matrix_path=args.matrix,
-                      platform=parse_platform(args.platform) if args.platform else None,
-                      use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry))
+                      options=ReadOptions(platform=parse_platform(args.platform) if args.platform else None,
+                                          use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry)))
     for spec in outputs:
         write_output(spec, diff_json(result) if spec.format == "json" else diff_table(result))
     return EXIT_FINDINGS if result.newly_failing else EXIT_OK
