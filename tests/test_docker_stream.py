@@ -149,6 +149,7 @@ def test_broken_daemon_stream_is_unavailable():
 
 
 def test_docker_scheme_resolves_to_daemon_source():
-    assert isinstance(open_source(parse_image_ref("docker:debian:bookworm"), ReadOptions(insecure_registries=("x",))), DockerDaemonSource)
+    source = open_source(parse_image_ref("docker:debian:bookworm"), ReadOptions(insecure_registries=("x",)))
+    assert isinstance(source, DockerDaemonSource)
     with pytest.raises(Exception):
         api.inspect_image("docker: bad")

@@ -61,7 +61,8 @@ def test_unreadable_cache_is_a_note_and_default_dirs_still_work(tmp_path):
         f"{lib}/libnccl.so.2": Symlink("libnccl.so.2.21.5"),
         "opt/old/libnccl.so.2.18.1": b"\x7fELF not read",
     })
-    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])), ReadOptions(use_cache=False))
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])),
+                              ReadOptions(use_cache=False))
     assert any("ld.so.cache: unreadable" in n for n in facts.notes)
     loaded = [n for n in facts.nccl if n.loaded]
     assert [(n.version, n.how) for n in loaded] == [("2.21.5", f"default directory /{lib}")]
@@ -139,7 +140,8 @@ def test_provider_by_bare_name_through_libibverbs_runpath(tmp_path, runpath):
         "etc/libibverbs.d/mlx5.driver": b"driver mlx5\n",
     })
     env = ["LD_LIBRARY_PATH=/opt/rdma/lib"]
-    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=env)), ReadOptions(use_cache=False))
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=env)),
+                              ReadOptions(use_cache=False))
     verbs_facts = facts.rdma.libibverbs
     assert verbs_facts.path == f"/{lib}/libibverbs.so.1.14.50.0"
     assert verbs_facts.runpath == ((runpath,) if runpath else ())
@@ -168,7 +170,8 @@ def test_looping_links_in_loader_inputs_are_not_a_crash(tmp_path):
         "usr/local/lib/python3.11/dist-packages/x.pth": b"/loop/a\n../../../../../../../../../etc\n",
     })
     env = ["LD_LIBRARY_PATH=/loop/a:/loop/b", "PYTHONPATH=/loop/b", "RDMAV_DRIVERS=/loop/b/x"]
-    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=env)), ReadOptions(use_cache=False))
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=env)),
+                              ReadOptions(use_cache=False))
     assert facts.rdma.libibverbs.path == "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"
     assert all(not s.startswith("/..") for s in facts.python_sites)
 
@@ -181,6 +184,7 @@ def test_cuda_runtime_placeholder_wheel_is_no_cuda(tmp_path):
         f"{site}/nvidia_cuda_runtime_cu13-0.0.1.dist-info/METADATA": b"Name: nvidia-cuda-runtime-cu13\nVersion: 0.0.1\n",
         f"{site}/torch-2.5.1+cu121.dist-info/METADATA": b"Name: torch\nVersion: 2.5.1+cu121\n",
     })
-    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])), ReadOptions(use_cache=False))
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])),
+                              ReadOptions(use_cache=False))
     assert [(r.version, r.origin) for r in facts.cuda.runtime] == [("12.1", "torch local version")]
     assert facts.cuda.version == "12.1"

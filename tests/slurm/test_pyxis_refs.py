@@ -68,7 +68,8 @@ def test_open_source_dispatches_pyxis_references_to_the_registry_source():
     registry = pytest.importorskip("imgcheck.sources.registry")
     for pyxis in ("nvcr.io#nvidia/pytorch:24.10-py3", "docker://nvcr.io#nvidia/pytorch:24.10-py3",
                   "docker://nvcr.io/nvidia/pytorch:24.10-py3"):
-        source, plain = open_source(parse_image_ref(pyxis)), open_source(parse_image_ref("nvcr.io/nvidia/pytorch:24.10-py3"))
+        source = open_source(parse_image_ref(pyxis))
+        plain = open_source(parse_image_ref("nvcr.io/nvidia/pytorch:24.10-py3"))
         try:
             assert type(source) is registry.RegistrySource
             assert source.ref == plain.ref

@@ -34,7 +34,8 @@ def run(args) -> int:
     nodes = resolve_nodes(args) if (args.node or args.node_facts or args.fleet) else []
     result = diff_for(args.old, args.new, nodes, matrix_path=args.matrix,
                       options=ReadOptions(platform=parse_platform(args.platform) if args.platform else None,
-                                          use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry)))
+                                          use_cache=not args.no_cache,
+                                          insecure_registries=tuple(args.insecure_registry)))
     for spec in outputs:
         write_output(spec, diff_json(result) if spec.format == "json" else diff_table(result))
     return EXIT_FINDINGS if result.newly_failing else EXIT_OK

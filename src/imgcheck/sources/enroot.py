@@ -71,7 +71,6 @@ class SquashfsRangeSource(Source):
         size = total - self.offset if self.size is None else self.size
         if self.offset + size > total:
             raise BadInputError(f"{self.location}: truncated or not a squashfs filesystem ({size} bytes)")
-        self.size = size
         # the whole region, padding included: for a .sqsh file what `sha256sum` prints
         digest = region_digest(self.path, self.offset, size, self.location)
         config = dict(self.base_config)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .. import safejson
 from ..errors import BadInputError
-from .base import INDEX_MEDIA_TYPES, LayerRef, OpenedImage, Source, VerifyingReader, media_type_of, parse_digest, verify_bytes
+from .base import (INDEX_MEDIA_TYPES, LayerRef, OpenedImage, Source, VerifyingReader, media_type_of, parse_digest,
+                   verify_bytes)
 from .blobstore import BlobStore, DirStore, TarStore
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest

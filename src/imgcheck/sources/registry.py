@@ -267,18 +267,14 @@ class RegistrySource(Source):
     def open(self) -> OpenedImage:
         ref, client, where = self.ref, self.client, str(self.ref)
         notes: list[str] = []
-        if ref.digest:
-            top = ref.digest
-            if ref.tag:
-                notes.append(f"{where}: the digest is used; the tag {ref.tag!r} is ignored")
+        if ref.digest and ref.tag:
+            notes.append(f"{where}: the digest is used; the tag {ref.tag!r} is ignored")
+        resolved = self.resolve_digest()  # pinned, or asked once (here or before this client existed)
+        if resolved:
+            top = resolved.digest
             data, content_type, _ = client.get_manifest(top)
-        else:
-            resolved = self.resolve_digest()
-            top = resolved.digest if resolved else None
-            if top:
-                data, content_type, _ = client.get_manifest(top)
-            else:
-                data, content_type, top = client.get_manifest(ref.reference)
+        else:  # the registry does not answer HEAD with a digest: the tag's manifest, hashed here
+            data, content_type, top = client.get_manifest(ref.reference)
         doc = _doc(data, f"{where}: manifest")
         digest = top
         from_index = False

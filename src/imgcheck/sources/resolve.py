@@ -1,4 +1,4 @@
-"""Image reference strings -> a source. Scheme words follow syft/skopeo/podman usage."""
+"""Image reference strings -> a parsed ImageRef -> a source. Scheme words follow syft/skopeo/podman usage."""
 
 from __future__ import annotations
 
@@ -116,8 +116,9 @@ class ImageRef:
 
 def parse_image_ref(text: str) -> ImageRef:
     """Parse a reference once. Bad registry references fail here (UsageError), before any source."""
-    if split_scheme(text)[0] == "facts":
-        return ImageRef(text, "facts", split_scheme(text)[1])
+    scheme, rest = split_scheme(text)
+    if scheme == "facts":
+        return ImageRef(text, scheme, rest)
     scheme, rest = split_scheme(_without_pyxis(text))
     registry = parse_reference(rest) if scheme in (None, "registry") else None
     return ImageRef(text, scheme, rest, registry)

@@ -57,7 +57,8 @@ class _Progressing:
         return getattr(self._raw, name)
 
 
-def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress=None) -> LayerIndex:
+def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits,
+                      progress=None) -> LayerIndex:
     """One layer's index, by the reader its media type needs: the one place that chooses."""
     if image.save_stream is not None:  # docker: every layer tar is in one save stream
         return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]
