@@ -13,6 +13,7 @@ from imgcheck.matrix import load_matrix
 from imgcheck.model.image import Cuda, ImageFacts, Nccl, Package
 from imgcheck.model.node_io import load_node_facts
 from imgcheck.model.serde import to_dict
+from imgcheck.read_options import ReadOptions
 
 HERE = os.path.dirname(__file__)
 NODES_DIR = os.path.join(HERE, "fixtures", "engine_nodes")
@@ -27,7 +28,7 @@ def matrix():
 @lru_cache(maxsize=None)
 def real_facts(archive: str) -> ImageFacts:
     """Facts imgcheck reads from a real Debian rdma image (docker-archive from conftest's debian_archive)."""
-    return api.inspect_image(f"docker-archive:{archive}", use_cache=False)
+    return api.inspect_image(f"docker-archive:{archive}", ReadOptions(use_cache=False))
 
 
 def fixture_doc(facts: ImageFacts, suite: str) -> dict:

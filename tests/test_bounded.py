@@ -23,6 +23,7 @@ from imagebuild import build_oci, make_layer, sha256, write_docker_archive, writ
 from imgcheck import api, safejson
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, LimitExceededError, UnavailableError
+from imgcheck.read_options import ReadOptions
 
 DEEP = "[" * 100_000 + "]" * 100_000
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
@@ -87,7 +88,7 @@ def test_number_of_thousands_of_digits(tmp_path, capsys):
 
 def test_deep_version_json_in_a_layer_is_unknown_not_a_crash(tmp_path, home):
     layer = make_layer({"etc/os-release": b"ID=debian\n", "usr/local/cuda/version.json": DEEP.encode()})
-    facts = api.inspect_image(f"oci-dir:{oci(tmp_path, layers=[layer])}", use_cache=False)
+    facts = api.inspect_image(f"oci-dir:{oci(tmp_path, layers=[layer])}", ReadOptions(use_cache=False))
     assert facts.cuda is None or facts.cuda.version is None
 
 
@@ -136,7 +137,7 @@ def test_layer_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path, home, content)
     with open(entry, "wb") as fh:
         fh.write(gzip.compress(content))
     stats = ReadStats()
-    facts = api.inspect_image(f"oci-dir:{path}", stats=stats)
+    facts = api.inspect_image(f"oci-dir:{path}", ReadOptions(stats=stats))
     assert facts.os.id == "debian" and stats.layers_read and not stats.layers_cached
 
 
@@ -335,12 +336,12 @@ def test_total_wanted_bytes_cap(tmp_path, monkeypatch, capsys):
                           for i in range(4)}) for _ in range(3)]
     path = write_oci_dir(str(tmp_path / "w"), build_oci(layers))
     monkeypatch.setenv("IMGCHECK_MAX_WANTED_BYTES", str(1_000_000))
-    api.inspect_image(f"oci-dir:{path}", use_cache=False)  # 3 layers x 240 kB
+    api.inspect_image(f"oci-dir:{path}", ReadOptions(use_cache=False))  # 3 layers x 240 kB
     monkeypatch.setenv("IMGCHECK_MAX_WANTED_BYTES", str(500_000))  # each layer under it, the image not
     assert "IMGCHECK_MAX_WANTED_BYTES" in one_line_exit(["inspect", f"oci-dir:{path}", "--no-cache"], capsys)
     monkeypatch.setenv("IMGCHECK_MAX_WANTED_BYTES", str(100_000))  # ... and per layer
     with pytest.raises(LimitExceededError):
-        api.inspect_image(f"oci-dir:{path}", use_cache=False)
+        api.inspect_image(f"oci-dir:{path}", ReadOptions(use_cache=False))
 
 
 def test_dpkg_status_is_parsed_in_bounded_memory():
@@ -452,7 +453,7 @@ def test_compressed_outer_docker_archive_still_reads(tmp_path, home):
     for suffix, opener in ((".gz", gzip.open), (".xz", __import__("lzma").open), (".bz2", __import__("bz2").open)):
         with open(plain, "rb") as src, opener(plain + suffix, "wb") as dst:
             dst.write(src.read())
-        assert api.inspect_image(f"docker-archive:{plain + suffix}", use_cache=False).os.id == "debian"
+        assert api.inspect_image(f"docker-archive:{plain + suffix}", ReadOptions(use_cache=False)).os.id == "debian"
 
 
 def _write_oci(path, index_doc, manifest_doc=None, config_doc=None) -> str:

@@ -8,6 +8,7 @@ from imagebuild import build_oci, make_layer, write_oci_dir
 from imgcheck import api
 from imgcheck.view.cache import LayerCache
 from imgcheck.view.reader import ReadStats
+from imgcheck.read_options import ReadOptions
 
 BASE = [
     make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n", "usr/lib/libibverbs.so.1.14.44.0": b"x" * 1000}),
@@ -18,7 +19,7 @@ BASE = [
 
 def inspect(ref, **kw):
     stats = ReadStats()
-    facts = api.inspect_image(ref, stats=stats, **kw)
+    facts = api.inspect_image(ref, ReadOptions(stats=stats, **kw))
     return facts, stats
 
 
@@ -153,7 +154,7 @@ def test_progress_sees_every_streamed_layer_and_its_bytes(tmp_path):
     built = build_oci(BASE)
     ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), built)
     progress = RecordingProgress()
-    api.inspect_image(ref, use_cache=False, progress=progress, workers=2)
+    api.inspect_image(ref, ReadOptions(use_cache=False, progress=progress, workers=2))
     manifest = __import__("json").loads(built.manifest)
     sizes = {l["digest"]: l["size"] for l in manifest["layers"]}
     assert dict(progress.started) == sizes

@@ -13,6 +13,7 @@ from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError
 from imgcheck.sources.platform import parse_platform
+from imgcheck.read_options import ReadOptions
 
 SOCKET = "/var/run/docker.sock"
 IMAGE = "imgcheck-test/rdma-bookworm:latest"
@@ -51,7 +52,7 @@ def test_docker_source_matches_archive(bookworm_image, debian_archive, capsys):
     doc = json.loads(capsys.readouterr().out)["image"]
     assert doc["digest"] == bookworm_image.id  # the image ID: the digest of its config
     assert doc["platform"] == "linux/amd64"
-    facts = api.inspect_image(f"docker:{IMAGE}", use_cache=False)
+    facts = api.inspect_image(f"docker:{IMAGE}", ReadOptions(use_cache=False))
     reference = api.inspect_image(f"docker-archive:{debian_archive('bookworm')}")
     lib = facts.rdma.libibverbs
     assert (lib.version, lib.rdma_core, lib.private_abi) == ("1.14.44.0", "44.0", 34)
@@ -92,7 +93,7 @@ def two_layer_image(docker_client):
 
 @pytest.mark.docker
 def test_docker_source_layer_order_and_env(two_layer_image):
-    facts = api.inspect_image("docker:imgcheck-test/two-layers:latest", use_cache=False)
+    facts = api.inspect_image("docker:imgcheck-test/two-layers:latest", ReadOptions(use_cache=False))
     assert len(facts.layers) == 2
     assert facts.os.version_id == "13"  # the top layer's copy wins
     assert facts.os.layer == facts.layers[1].diff_id
@@ -105,7 +106,7 @@ def test_docker_source_errors(docker_client, two_layer_image, capsys):
     with pytest.raises(UnavailableError, match="no such image"):
         api.inspect_image("docker:imgcheck-test/absent:never")
     with pytest.raises(BadInputError, match="not the requested linux/arm64"):
-        api.inspect_image("docker:imgcheck-test/two-layers:latest", platform=parse_platform("linux/arm64"))
+        api.inspect_image("docker:imgcheck-test/two-layers:latest", ReadOptions(platform=parse_platform("linux/arm64")))
 
 
 def test_docker_daemon_not_running(monkeypatch, tmp_path, capsys):

@@ -23,6 +23,7 @@ import pytest
 from imagebuild import make_layer
 from imgcheck import api
 from imgcheck.cli.main import main
+from imgcheck.read_options import ReadOptions
 from imgcheck.view.reader import ReadStats
 
 DOCKERD = os.environ.get("IMGCHECK_TEST_DOCKERD")
@@ -103,8 +104,8 @@ def test_the_real_layout_is_the_one_the_tests_build(saved):
 
 @pytest.mark.parametrize("scheme", ["docker-archive", "oci-archive"])
 def test_real_newer_save_is_read(saved, debian_archive, scheme):
-    facts = api.inspect_image(f"{scheme}:{saved}", use_cache=False)
-    reference = api.inspect_image(f"docker-archive:{debian_archive('bookworm')}", use_cache=False)
+    facts = api.inspect_image(f"{scheme}:{saved}", ReadOptions(use_cache=False))
+    reference = api.inspect_image(f"docker-archive:{debian_archive('bookworm')}", ReadOptions(use_cache=False))
     assert facts.os.version_id == "12"
     assert facts.rdma.libibverbs.version == reference.rdma.libibverbs.version
     assert [p.name for p in facts.rdma.providers] == [p.name for p in reference.rdma.providers]
@@ -131,5 +132,5 @@ def test_tampered_real_save_is_refused_and_poisons_no_cache(saved, tmp_path, mon
     assert not cache.exists() or not any(files for _root, _dirs, files in os.walk(cache))
 
     stats = ReadStats()
-    facts = api.inspect_image(f"docker-archive:{saved}", stats=stats)
+    facts = api.inspect_image(f"docker-archive:{saved}", ReadOptions(stats=stats))
     assert facts.os.id == "debian" and not stats.facts_cached and stats.layers_cached == []

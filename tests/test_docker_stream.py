@@ -19,7 +19,8 @@ from imagebuild import compress, make_layer, sha256
 from imgcheck import api
 from imgcheck.errors import BadInputError, UnavailableError
 from imgcheck.sources.docker_daemon import DockerDaemonSource
-from imgcheck.sources.resolve import open_source
+from imgcheck.sources.resolve import open_source, parse_image_ref
+from imgcheck.read_options import ReadOptions
 
 LOWER = make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "etc/nccl.conf": b"NCCL_IB_HCA=mlx5\n"})
 UPPER = make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="13"\n'})
@@ -148,6 +149,7 @@ def test_broken_daemon_stream_is_unavailable():
 
 
 def test_docker_scheme_resolves_to_daemon_source():
-    assert isinstance(open_source("docker:debian:bookworm", insecure_registries=("x",)), DockerDaemonSource)
+    source = open_source(parse_image_ref("docker:debian:bookworm"), ReadOptions(insecure_registries=("x",)))
+    assert isinstance(source, DockerDaemonSource)
     with pytest.raises(Exception):
         api.inspect_image("docker: bad")

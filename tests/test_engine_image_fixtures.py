@@ -18,6 +18,7 @@ import pytest
 
 from engine_facts import IMAGES_DIR, committed_facts, fixture_doc
 from imgcheck import api
+from imgcheck.read_options import ReadOptions
 
 UPDATE = os.environ.get("IMGCHECK_UPDATE_FIXTURES") == "1"
 # What the image was built for (engine_facts.fixture_doc's reference) and what those packages pull in.
@@ -42,7 +43,7 @@ def build_independent(doc: dict) -> dict:
 
 @pytest.mark.parametrize("suite", ("bullseye", "bookworm", "trixie"))
 def test_committed_facts_are_what_inspect_reads(suite, debian_archive):
-    facts = api.inspect_image(f"docker-archive:{debian_archive(suite)}", use_cache=False)
+    facts = api.inspect_image(f"docker-archive:{debian_archive(suite)}", ReadOptions(use_cache=False))
     doc = fixture_doc(facts, suite)
     path = os.path.join(IMAGES_DIR, f"{suite}.json")
     if UPDATE:

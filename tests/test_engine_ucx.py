@@ -8,6 +8,7 @@ import pytest
 
 from engine_facts import node, real_facts, run, unknown_rules
 from imgcheck.engine.ucx import allowed_internode
+from imgcheck.read_options import ReadOptions
 
 RULE = "UCX-TLS-NO-INTERNODE"
 
@@ -78,7 +79,7 @@ def _inspect(tmp_path, layers, env=None):
 
     path = str(tmp_path / "image.tar")
     write_docker_archive(path, [], env=env, layer_files=layers)
-    return api.inspect_image(f"docker-archive:{path}", use_cache=False)
+    return api.inspect_image(f"docker-archive:{path}", ReadOptions(use_cache=False))
 
 
 def test_newer_ucx_modules_need_versions_old_rdma_core_lacks(tmp_path, newer_ucx_layer):

@@ -28,6 +28,7 @@ from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.tarwalk import TarWalker
 from imgcheck.view.wants import Want, WantSet
 from imgcheck.errors import UsageError
+from imgcheck.read_options import ReadOptions
 
 FUZZ = settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 WANTS = WantSet((Want(r".*", content=True, max_bytes=1 << 16),))
@@ -173,7 +174,7 @@ def test_huge_dpkg_status_is_name_only(tmp_path, monkeypatch):
     big = b"Package: x\nVersion: 1\nStatus: install ok installed\n\n" * 10
     layer = make_layer({"var/lib/dpkg/status": big, "etc/os-release": b"ID=debian\n"})
     oci = write_oci_dir(str(tmp_path / "big"), build_oci([layer]))
-    facts = api.inspect_image(f"oci-dir:{oci}", use_cache=False)
+    facts = api.inspect_image(f"oci-dir:{oci}", ReadOptions(use_cache=False))
     assert facts.packages == ()
     assert any("larger than the read limit" in n for n in facts.notes)
     assert facts.os.id == "debian"

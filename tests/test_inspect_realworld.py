@@ -21,6 +21,7 @@ from rootfs import ROOTFS_CACHE, build_rootfs
 from imagebuild import write_docker_archive
 from imgcheck.knowledge.nccl import nccl_in_use
 from imgcheck import api
+from imgcheck.read_options import ReadOptions
 from wheelcache import debian_package, metadata, metadata_wheel, wheel
 
 pytestmark = pytest.mark.e2e
@@ -74,7 +75,7 @@ def pip_layers(tmp_path_factory):
 def _inspect(tmp_path, layers: list[str], env: list[str] | None = None):
     path = str(tmp_path / "image.tar")
     write_docker_archive(path, [], env=env, layer_files=layers)
-    return api.inspect_image(f"docker-archive:{path}", use_cache=False)
+    return api.inspect_image(f"docker-archive:{path}", ReadOptions(use_cache=False))
 
 
 # -- PyPI torch: CUDA from the wheel, NCCL from torch's parenthesised pin, dist-infos as packages -------
@@ -362,7 +363,7 @@ def test_nccl_net_plugin_follows_nccl_net_plugin_and_the_loader(tmp_path):
 
     def plugins(env):
         oci = write_oci_dir(str(tmp_path / str(len(env))), build_oci([layer], env=env))
-        return {p.path: p for p in api.inspect_image(f"oci-dir:{oci}", use_cache=False).nccl_net_plugins}
+        return {p.path: p for p in api.inspect_image(f"oci-dir:{oci}", ReadOptions(use_cache=False)).nccl_net_plugins}
 
     ofi = "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so"
     sharp = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so.0.0.0"

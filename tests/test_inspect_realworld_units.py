@@ -16,6 +16,7 @@ from imgcheck import api
 from imgcheck.extractors.loader import CacheError, parse_ld_so_cache
 from imgcheck.extractors.python import Distribution, pinned
 from imgcheck.extractors.ucx import upstream_version
+from imgcheck.read_options import ReadOptions
 
 
 def _member(suite: str, name: str) -> bytes:
@@ -60,7 +61,8 @@ def test_unreadable_cache_is_a_note_and_default_dirs_still_work(tmp_path):
         f"{lib}/libnccl.so.2": Symlink("libnccl.so.2.21.5"),
         "opt/old/libnccl.so.2.18.1": b"\x7fELF not read",
     })
-    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])), use_cache=False)
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])),
+                              ReadOptions(use_cache=False))
     assert any("ld.so.cache: unreadable" in n for n in facts.notes)
     loaded = [n for n in facts.nccl if n.loaded]
     assert [(n.version, n.how) for n in loaded] == [("2.21.5", f"default directory /{lib}")]
@@ -79,7 +81,7 @@ def test_pth_and_pythonpath_sites(tmp_path):
             b"Name: torch\nVersion: 2.1.0\n",
     })
     path = write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=["PYTHONPATH=/opt/target:relative"]))
-    facts = api.inspect_image("oci-dir:" + path, use_cache=False)
+    facts = api.inspect_image("oci-dir:" + path, ReadOptions(use_cache=False))
     assert facts.python_sites == ("/opt/target", f"/{site}", "/opt/extra")
     py = {p.name: p.version for p in facts.packages if p.db == "python"}
     assert py == {"a": "1.0", "b": "2.0", "nvidia-nccl-cu12": "2.26.2"}  # not conda's package cache
@@ -139,7 +141,7 @@ def test_provider_by_bare_name_through_libibverbs_runpath(tmp_path, runpath):
     })
     env = ["LD_LIBRARY_PATH=/opt/rdma/lib"]
     facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=env)),
-                              use_cache=False)
+                              ReadOptions(use_cache=False))
     verbs_facts = facts.rdma.libibverbs
     assert verbs_facts.path == f"/{lib}/libibverbs.so.1.14.50.0"
     assert verbs_facts.runpath == ((runpath,) if runpath else ())
@@ -169,7 +171,7 @@ def test_looping_links_in_loader_inputs_are_not_a_crash(tmp_path):
     })
     env = ["LD_LIBRARY_PATH=/loop/a:/loop/b", "PYTHONPATH=/loop/b", "RDMAV_DRIVERS=/loop/b/x"]
     facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer], env=env)),
-                              use_cache=False)
+                              ReadOptions(use_cache=False))
     assert facts.rdma.libibverbs.path == "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"
     assert all(not s.startswith("/..") for s in facts.python_sites)
 
@@ -182,6 +184,7 @@ def test_cuda_runtime_placeholder_wheel_is_no_cuda(tmp_path):
         f"{site}/nvidia_cuda_runtime_cu13-0.0.1.dist-info/METADATA": b"Name: nvidia-cuda-runtime-cu13\nVersion: 0.0.1\n",
         f"{site}/torch-2.5.1+cu121.dist-info/METADATA": b"Name: torch\nVersion: 2.5.1+cu121\n",
     })
-    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])), use_cache=False)
+    facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "i"), build_oci([layer])),
+                              ReadOptions(use_cache=False))
     assert [(r.version, r.origin) for r in facts.cuda.runtime] == [("12.1", "torch local version")]
     assert facts.cuda.version == "12.1"

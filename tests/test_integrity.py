@@ -24,6 +24,7 @@ from imgcheck.errors import BadInputError
 from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.reader import ReadStats
 from imgcheck.view.wants import Want, WantSet
+from imgcheck.read_options import ReadOptions
 
 GENUINE = make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n',
                       "usr/lib/x86_64-linux-gnu/libibverbs.so.1": b"\x7fELF genuine"})
@@ -97,7 +98,7 @@ def test_docker25_archive_tampered_does_not_poison_the_genuine(tmp_path, home, c
     _refused(f"docker-archive:{bad}", capsys)
     assert cache_files(home) == []
     stats = ReadStats()
-    facts = api.inspect_image(f"docker-archive:{good}", stats=stats)
+    facts = api.inspect_image(f"docker-archive:{good}", ReadOptions(stats=stats))
     assert facts.os.id == "debian" and not stats.facts_cached and stats.layers_cached == []
     # (the other way round is by design: a warm cache answers for the config digest, i.e. for the
     # genuine image the tampered archive names but which docker would refuse to load from it)
@@ -107,10 +108,10 @@ def test_docker25_archive_gzip_blob_is_checked_after_decompression(tmp_path, hom
     """A saved blob may be stored compressed: its diff_id is of the uncompressed tar."""
     genuine = build_oci([GENUINE], compression=None)
     good = docker25_archive(str(tmp_path / "good.tar"), [compress(GENUINE, "gzip")], genuine.config)
-    assert api.inspect_image(f"docker-archive:{good}", use_cache=False).os.id == "debian"
+    assert api.inspect_image(f"docker-archive:{good}", ReadOptions(use_cache=False)).os.id == "debian"
     bad = docker25_archive(str(tmp_path / "bad.tar"), [compress(FORGED, "gzip")], genuine.config)
     with pytest.raises(BadInputError, match="diff_id"):
-        api.inspect_image(f"docker-archive:{bad}", use_cache=False)
+        api.inspect_image(f"docker-archive:{bad}", ReadOptions(use_cache=False))
 
 
 def test_layer_cache_entry_of_a_blob_is_reused_only_for_its_verified_diff_id(tmp_path, home, capsys):
@@ -132,7 +133,7 @@ def test_layer_cache_entry_of_a_blob_is_reused_only_for_its_verified_diff_id(tmp
                                                              blobs=blobs))
     stats = ReadStats()
     with pytest.raises(BadInputError, match="diff_id"):
-        api.inspect_image(f"oci-dir:{other}", stats=stats)
+        api.inspect_image(f"oci-dir:{other}", ReadOptions(stats=stats))
     assert stats.layers_cached == []
 
 

@@ -14,7 +14,7 @@ import pytest
 from imagebuild import Opaque, Symlink, Whiteout, build_oci, make_layer, write_oci_dir
 from imgcheck.errors import BadInputError, UnavailableError
 from imgcheck.extractors.assemble import want_set
-from imgcheck.sources.resolve import open_source
+from imgcheck.sources.resolve import open_source, parse_image_ref
 from imgcheck.view import reader
 from imgcheck.view.cache import LayerCache
 from imgcheck.view.layer_processes import can_fork
@@ -44,7 +44,7 @@ def image_ref(tmp_path):
 
 
 def read(ref: str, workers: int, **kw):
-    source = open_source(ref)
+    source = open_source(parse_image_ref(ref))
     try:
         image = source.open()
         stats = ReadStats()

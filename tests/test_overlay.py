@@ -23,6 +23,7 @@ from imgcheck.view.layer_index import FILE, SYMLINK, Limits, index_layer
 from imgcheck.view.reader import read_view
 from imgcheck.view.tarwalk import TarWalker
 from imgcheck.view.wants import Want, WantSet
+from imgcheck.read_options import ReadOptions
 
 ALL = WantSet((Want(r".*", content=True, max_bytes=1 << 24),))
 SOCKET = "/var/run/docker.sock"
@@ -227,7 +228,7 @@ def test_symlink_to_a_file_no_want_collects_is_followed(tmp_path):
     view = _view(archive)
     ref = view.file("usr/lib/x86_64-linux-gnu/libibverbs.so.1")
     assert ref is not None and ref.real_path == "opt/vendor/blob/verbs-impl" and ref.data.startswith(b"\x7fELF")
-    facts = api.inspect_image(f"docker-archive:{archive}", use_cache=False)
+    facts = api.inspect_image(f"docker-archive:{archive}", ReadOptions(use_cache=False))
     assert facts.rdma.libibverbs is not None
 
 
@@ -241,7 +242,7 @@ def test_hostile_upper_layer_cannot_hide_lower_libibverbs(tmp_path):
     for upper in (_tar([("f", ".wh..wh..opq", b""), ("f", "etc/other", b"x")]),
                   _nul_typed_dir("usr/lib/x86_64-linux-gnu/") + _tar([("f", "etc/other", b"x")])):
         archive = write_docker_archive(str(tmp_path / "img.tar"), [lower, upper])
-        facts = api.inspect_image(f"docker-archive:{archive}", use_cache=False)
+        facts = api.inspect_image(f"docker-archive:{archive}", ReadOptions(use_cache=False))
         assert facts.rdma.libibverbs is not None and facts.rdma.libibverbs.path == "/" + lib
 
 

@@ -8,12 +8,13 @@ from .errors import BadInputError
 from .fsutil import reading_input
 from .model.image import ImageFacts
 from .model.image_io import parse_image_facts
+from .read_options import ReadOptions
+from .sources.digest_resolution import ResolvedDigest, without_client
 from .sources.platform import DEFAULT_PLATFORM, Platform, PlatformMismatchError, require_platform
-from .sources.resolve import open_source, pinned_digest, registry_reference, split_scheme
+from .sources.resolve import open_source, parse_image_ref
 
 if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-cache miss only
     from .view.cache import LayerCache
-    from .view.reader import ReadStats
 
 
 def load_image_facts(path: str) -> ImageFacts:
@@ -37,17 +38,20 @@ def _cache_dir_and_namespace(kind: str) -> tuple[str, str]:
     return os.path.join(imgcheck_home(), "cache", kind), CACHE_NAMESPACE
 
 
-def layer_cache() -> LayerCache:
-    """The per-layer cache for the current extractors."""
+def layer_cache(extra_wants: str = "") -> LayerCache:
+    """The per-layer cache for the current extractors (`extra_wants`: what a source adds to their
+    wants, e.g. its env file; entries indexed with other wants are another namespace)."""
     import os
 
     from .view.cache import LayerCache
 
+    root, namespace = _cache_dir_and_namespace("layers")
+    namespace += f"\n{extra_wants}" if extra_wants else ""
     if os.environ.get("IMGCHECK_CACHE_URL"):  # layers other replicas / CI runners already read
         from .shared_cache import SharedLayerCache, shared_store
 
-        return SharedLayerCache(*_cache_dir_and_namespace("layers"), shared_store())
-    return LayerCache(*_cache_dir_and_namespace("layers"))
+        return SharedLayerCache(root, namespace, shared_store())
+    return LayerCache(root, namespace)
 
 
 def facts_cache():
@@ -63,85 +67,89 @@ def facts_cache():
     return FactsCache(*_cache_dir_and_namespace("facts"))
 
 
-def inspect_image(reference: str, platform: Platform | None = None, *, use_cache: bool = True,
-                  progress=None, stats: ReadStats | None = None, workers: int | None = None,
-                  **source_options) -> ImageFacts:
+def inspect_image(reference: str, options: ReadOptions = ReadOptions()) -> ImageFacts:
     """Read an image without running it and return its RDMA/GPU userspace facts.
 
-    `stats` (if given) records which layers were streamed and which came from the cache.
+    A straight line: parse the reference once; resolve it to a digest where that needs no manifest
+    (sources/digest_resolution.py); look the facts up once per digest; else open, read, store.
+    `options.stats` (if given) records which layers were streamed and which came from the cache.
     """
-    scheme, rest = split_scheme(reference)
-    if scheme == "facts":
-        saved = load_image_facts(rest)
-        require_platform(saved.platform, platform, reference)
+    ref = parse_image_ref(reference)
+    if ref.is_facts:
+        saved = load_image_facts(ref.rest)
+        require_platform(saved.platform, options.platform, reference)
         return saved
-    whole = facts_cache() if use_cache else None
-    asked = str(platform) if platform else f"default {DEFAULT_PLATFORM}"
-    pinned = pinned_digest(reference) if whole is not None else None
-    facts = whole.get_resolved(pinned, asked, reference) if pinned else None  # checked before: no request
-    if facts is None and whole is not None:
-        top = _tag_digest_without_requests(reference, source_options)
-        facts = whole.get_resolved(top, asked, reference) if top else None
-        if top and facts is None:
-            source_options = {**source_options, "tag_digest": top}  # the registry client need not ask again
-    from_cache = facts is not None
+    cache = _FactsLookup(facts_cache(), options.platform, reference) if options.use_cache else None
+    resolved = without_client(ref.registry, options) if cache is not None and ref.registry else None
+    facts = cache.by_resolved(resolved) if cache is not None else None
     if facts is None:
-        source = open_source(reference, platform=platform, **source_options)
+        source = open_source(ref, options, resolved)
         try:
-            facts, from_cache = _via_source(
-                source, whole, asked, reference, platform,
-                lambda image: _read_facts(image, reference, use_cache, workers, progress, stats))
+            if cache is not None and resolved is None:
+                resolved = source.resolve_digest()  # a registry client's HEAD (None for files, the daemon)
+                facts = cache.by_resolved(resolved)
+            if facts is None:
+                return _open_and_read(source, cache, resolved, options, reference)
         finally:
             source.close()
-    if stats is not None and from_cache:
-        stats.facts_cached = True
+    if options.stats is not None:
+        options.stats.facts_cached = True
     return facts
 
 
-def _tag_digest_without_requests(reference: str, source_options: dict) -> str | None:
-    """A registry tag's digest from one anonymous HEAD over http.client (sources/tag_head.py)."""
-    ref = registry_reference(reference)
-    if ref is None or ref.digest or "session" in source_options:  # a caller's session sends every request
-        return None
-    import os
+class _FactsLookup:
+    """The whole-image facts cache for one read: each digest is looked up at most once."""
 
-    from .home import imgcheck_home
-    from .sources.tag_head import anonymous_tag_digest
+    def __init__(self, cache, platform: Platform | None, reference: str):
+        self.cache, self.reference = cache, reference
+        self.asked = str(platform) if platform else f"default {DEFAULT_PLATFORM}"
 
-    return anonymous_tag_digest(ref, source_options.get("insecure_registries", ()),
-                                os.path.join(imgcheck_home(), "cache", "hosts"))
+    def by_resolved(self, resolved: ResolvedDigest | None) -> ImageFacts | None:
+        """What the reference's digest (a manifest's or an index's) gave for the platform asked."""
+        return self.cache.get_resolved(resolved.digest, self.asked, self.reference) if resolved else None
+
+    def by_image(self, image) -> ImageFacts | None:
+        """The facts of the opened image's own digest (read before under another reference)."""
+        return self.cache.get(image.digest, image.platform, self.reference)
+
+    def store(self, facts: ImageFacts) -> None:
+        self.cache.put(facts)
+
+    def link(self, resolved: ResolvedDigest, facts: ImageFacts) -> None:
+        self.cache.put_resolved(resolved.digest, self.asked, facts)
 
 
-def _via_source(source, whole, asked: str, reference: str, platform: Platform | None,
-                read) -> tuple[ImageFacts, bool]:
-    """Facts from the cache where the source's digests find them, else read(image): (facts, from cache)."""
-    resolve = getattr(source, "resolved_digest", None) if whole is not None else None
-    top = resolve() if resolve is not None else None  # a registry tag's digest: one HEAD
-    facts = whole.get_resolved(top, asked, reference) if top else None
+def _open_and_read(source, cache: _FactsLookup | None, resolved: ResolvedDigest | None,
+                   options: ReadOptions, reference: str) -> ImageFacts:
+    """Open the source (manifest and config, verified), then its facts from the cache or the layers."""
+    image = source.open()
+    require_platform(image.platform, options.platform, image.reference)  # every source: no silent other platform
+    facts = cache.by_image(image) if cache is not None else None
     if facts is not None:
-        return facts, True  # no manifest or config fetched
-    image = source.open()  # manifest and config, verified against their digests
-    require_platform(image.platform, platform, image.reference)  # every source: no silent other platform
-    facts = whole.get(image.digest, image.platform, reference) if whole is not None else None
-    from_cache = facts is not None
-    if facts is None:
-        facts = read(image)
-        if whole is not None:
-            whole.put(facts)
-    if top:
-        whole.put_resolved(top, asked, facts)
-    return facts, from_cache
+        if options.stats is not None:
+            options.stats.facts_cached = True
+    else:
+        facts = _read_facts(image, options, reference)
+        if cache is not None:
+            cache.store(facts)
+    if cache is not None and resolved:
+        cache.link(resolved, facts)  # the next read of this reference needs no manifest
+    return facts
 
 
-def _read_facts(image, reference: str, use_cache: bool, workers, progress, stats) -> ImageFacts:
+def _read_facts(image, options: ReadOptions, reference: str) -> ImageFacts:
     """Stream the layers (those not in the layer cache) and run the extractors."""
     from .extractors.assemble import build_facts, want_set
+    from .view.image_env import env_want, with_env_from_view
     from .view.layer_index import Limits
     from .view.reader import read_view
 
-    view, _ = read_view(image, want_set(), limits=Limits.from_env(), cache=layer_cache() if use_cache else None,
-                        workers=workers, progress=progress, stats=stats)
-    return build_facts(view, image, reference)
+    wants = env_want(want_set(), image.env_file)
+    extra = image.env_file.path if image.env_file else ""
+    view, _ = read_view(image, wants, limits=options.limits or Limits.from_env(),
+                        cache=layer_cache(extra) if options.use_cache else None,
+                        workers=options.workers, progress=options.progress, stats=options.stats)
+    return build_facts(view, with_env_from_view(image, view), reference)
 
 
 def load_check_matrix(matrix_path: str | None = None):
@@ -181,25 +189,26 @@ def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recom
     return report
 
 
-def check_image(reference: str, nodes, *, platform: Platform | None = None, matrix_path: str | None = None,
-                suppressions=(), prefer_platform: Platform | None = None, jobs=(), **inspect_options):
+def check_image(reference: str, nodes, options: ReadOptions = ReadOptions(), *, matrix_path: str | None = None,
+                suppressions=(), prefer_platform: Platform | None = None, jobs=()):
     """Predict whether the image's RDMA/NCCL/CUDA userspace works on `nodes` (NodeFacts); returns a Report.
 
     The matrix is loaded (and validated) before the image is read, so a broken matrix fails fast.
-    `platform` must exist in the image (else PlatformMismatchError, exit 2). `prefer_platform` (the nodes'
-    architecture) is picked when the image has it; otherwise the image's default platform is read and the
-    engine reports the mismatch (PLATFORM-ARCH-MISMATCH) instead of refusing to check.
-    `inspect_options` go to inspect_image (progress, use_cache, insecure_registries, ...).
+    `options.platform` must exist in the image (else PlatformMismatchError, exit 2). `prefer_platform` (the
+    nodes' architecture) is picked when the image has it; otherwise the image's default platform is read and
+    the engine reports the mismatch (PLATFORM-ARCH-MISMATCH) instead of refusing to check.
     """
+    import dataclasses
+
     nodes = _require_nodes(nodes)  # before any bytes are read
     matrix = load_check_matrix(matrix_path)
-    if platform is None and prefer_platform is not None:
+    if options.platform is None and prefer_platform is not None:
         try:
-            facts = inspect_image(reference, platform=prefer_platform, **inspect_options)
+            facts = inspect_image(reference, dataclasses.replace(options, platform=prefer_platform))
         except PlatformMismatchError:
-            facts = inspect_image(reference, platform=None, **inspect_options)
+            facts = inspect_image(reference, options)
     else:
-        facts = inspect_image(reference, platform=platform, **inspect_options)
+        facts = inspect_image(reference, options)
     return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions, jobs=jobs)
 
 

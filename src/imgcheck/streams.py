@@ -21,3 +21,43 @@ def readinto_of(stream) -> Callable[..., int]:
         return len(data)
 
     return via_read
+
+
+class FileRange:
+    """A read-only, seekable window [offset, offset+size) of a file, with its own handle: how a
+    source hands over a layer that is not a stream (a squashfs inside a SIF, a whole .sqsh)."""
+
+    def __init__(self, fh, offset: int, size: int):
+        self._fh, self._offset, self.size = fh, offset, size
+        self._pos = 0
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self.size}[whence]
+        self._pos = max(0, base + pos)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        left = max(0, self.size - self._pos)
+        n = left if n is None or n < 0 else min(n, left)
+        self._fh.seek(self._offset + self._pos)
+        data = self._fh.read(n)
+        self._pos += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -21,6 +21,7 @@ from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError
 from imgcheck.sources.http import HttpPolicy
+from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.registry import RegistrySource
 from imgcheck.view.reader import read_view
 from imgcheck.extractors.assemble import build_facts, want_set
@@ -135,7 +136,7 @@ def proxy(registry):
 
 
 def inspect(proxy, sleeps: list[float], **kw):
-    src = RegistrySource(f"{proxy.host}/faults/img:v1", sleep=sleeps.append, **kw)
+    src = RegistrySource(parse_reference(f"{proxy.host}/faults/img:v1"), sleep=sleeps.append, **kw)
     try:
         image = src.open()
         view, _ = read_view(image, want_set())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from imgcheck import api
+from imgcheck.read_options import ReadOptions
 from registrypush import Pusher, push_rootfs_image
 
 pytestmark = [pytest.mark.registry, pytest.mark.e2e]
@@ -12,7 +13,7 @@ pytestmark = [pytest.mark.registry, pytest.mark.e2e]
 
 def test_bookworm_from_registry_matches_archive(registry, rootfs, debian_archive):
     digest = push_rootfs_image(Pusher(registry.url), "rdma/bookworm", "latest", rootfs("bookworm"))
-    facts = api.inspect_image(f"{registry.host}/rdma/bookworm:latest", use_cache=False)
+    facts = api.inspect_image(f"{registry.host}/rdma/bookworm:latest", ReadOptions(use_cache=False))
     reference = api.inspect_image(f"docker-archive:{debian_archive('bookworm')}")
     assert facts.digest == digest and facts.platform == "linux/amd64"
     lib = facts.rdma.libibverbs

@@ -15,7 +15,9 @@ from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError, UsageError
 from imgcheck.sources.platform import parse_platform
+from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.registry import RegistrySource
+from imgcheck.read_options import ReadOptions
 from registryfixture import PASSWORD, USER
 from registrypush import Pusher
 
@@ -46,7 +48,7 @@ class RecordingSession(requests.Session):
 def open_recorded(ref: str):
     """Open `ref` through a recording session: (the opened image, the session's calls)."""
     session = RecordingSession()
-    src = RegistrySource(ref, session=session)
+    src = RegistrySource(parse_reference(ref), session=session)
     try:
         return src.open(), session.calls
     finally:
@@ -117,13 +119,13 @@ def test_warm_recheck_is_one_head_and_follows_a_moved_tag(registry, tmp_path, mo
     ref = f"{registry.host}/test/moving:v1"
     assert api.inspect_image(ref).os.version_id == "12"  # cold
     session, stats = RecordingSession(), ReadStats()
-    warm = api.inspect_image(ref, session=session, stats=stats)
+    warm = api.inspect_image(ref, ReadOptions(session=session, stats=stats))
     assert stats.facts_cached and warm.digest == first.manifest_digest and warm.os.version_id == "12"
     # the /v2/ probe and the tag's HEAD: no manifest, config or blob is fetched
     assert [(m, u.rsplit("/", 1)[1]) for m, u in session.calls] == [("GET", ""), ("HEAD", "v1")]
     p.push_image("test/moving", "v1", second)  # the tag moves to another image
     stats = ReadStats()
-    moved = api.inspect_image(ref, stats=stats)
+    moved = api.inspect_image(ref, ReadOptions(stats=stats))
     assert moved.digest == second.manifest_digest and moved.os.version_id == "13" and not stats.facts_cached
 
 
@@ -134,10 +136,10 @@ def test_recheck_of_a_pinned_digest_makes_no_request(registry, pushed, tmp_path,
     ref = f"{registry.host}/test/multi@{pushed['index']}"
     assert api.inspect_image(ref).digest == pushed["amd"].manifest_digest
     session, stats = RecordingSession(), ReadStats()
-    facts = api.inspect_image(ref, session=session, stats=stats)
+    facts = api.inspect_image(ref, ReadOptions(session=session, stats=stats))
     assert stats.facts_cached and session.calls == [] and facts.digest == pushed["amd"].manifest_digest
     assert facts.reference == ref
-    arm = api.inspect_image(ref, platform=parse_platform("linux/arm64"))  # its own entry, read afresh
+    arm = api.inspect_image(ref, ReadOptions(platform=parse_platform("linux/arm64")))  # its own entry, read afresh
     assert arm.digest == pushed["arm"].manifest_digest
     # answered before the registry client exists: a fresh process does not even import the HTTP stack
     import subprocess
@@ -156,7 +158,7 @@ def test_warm_recheck_of_an_index_keeps_platforms_apart(registry, pushed, tmp_pa
     arm64 = parse_platform("linux/arm64")
     for _ in range(2):  # cold, then from the facts cache
         assert api.inspect_image(ref).digest == pushed["amd"].manifest_digest
-        facts = api.inspect_image(ref, platform=arm64)
+        facts = api.inspect_image(ref, ReadOptions(platform=arm64))
         assert facts.digest == pushed["arm"].manifest_digest and facts.platform == "linux/arm64"
 
 
@@ -168,7 +170,7 @@ def test_index_defaults_to_linux_amd64(registry, pushed):
 
 
 def test_index_platform_selection(registry, pushed):
-    facts = api.inspect_image(f"{registry.host}/test/multi:latest", platform=parse_platform("linux/arm64"))
+    facts = api.inspect_image(f"{registry.host}/test/multi:latest", ReadOptions(platform=parse_platform("linux/arm64")))
     assert facts.platform == "linux/arm64"
     assert facts.digest == pushed["arm"].manifest_digest
     assert facts.os.version_id == "13"  # the arm64 image's own bytes, not the amd64 one's
@@ -176,12 +178,12 @@ def test_index_platform_selection(registry, pushed):
 
 def test_index_without_the_platform_fails_listing_what_exists(registry, pushed):
     with pytest.raises(BadInputError, match=r"no manifest for platform linux/s390x.*linux/amd64, linux/arm64"):
-        api.inspect_image(f"{registry.host}/test/multi:latest", platform=parse_platform("linux/s390x"))
+        api.inspect_image(f"{registry.host}/test/multi:latest", ReadOptions(platform=parse_platform("linux/s390x")))
 
 
 def test_single_image_of_another_platform_is_refused(registry, pushed):
     with pytest.raises(BadInputError, match="not the requested linux/arm64"):
-        api.inspect_image(f"{registry.host}/test/single:v1", platform=parse_platform("linux/arm64"))
+        api.inspect_image(f"{registry.host}/test/single:v1", ReadOptions(platform=parse_platform("linux/arm64")))
 
 
 def test_missing_tag_and_repository_are_unavailable(registry, pushed):
@@ -367,7 +369,7 @@ def test_token_server_refusing_credentials(token_registry, token_pushed, no_cred
 
 def test_unknown_registry_reference_is_usage_error():
     with pytest.raises(UsageError):
-        RegistrySource("127.0.0.1:5000/UPPER/case")
+        RegistrySource(parse_reference("127.0.0.1:5000/UPPER/case"))
 
 
 def test_broken_credential_helper_does_not_block_anonymous_pull(token_registry, token_pushed, no_credentials,

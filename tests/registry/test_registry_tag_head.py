@@ -17,6 +17,7 @@ from imgcheck.sources import tag_head
 from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.tag_head import anonymous_tag_digest
 from imgcheck.view.reader import ReadStats
+from imgcheck.read_options import ReadOptions
 from registrypush import Pusher
 
 pytestmark = pytest.mark.registry
@@ -75,7 +76,8 @@ def test_a_registry_that_wants_credentials_is_noted_and_not_asked_anonymously_ag
 
     monkeypatch.setattr(tag_head, "_connection", never)
     stats = ReadStats()
-    warm = api.inspect_image(ref, stats=stats)  # the token dance of the registry client, then the facts cache
+    # the token dance of the registry client, then the facts cache
+    warm = api.inspect_image(ref, ReadOptions(stats=stats))
     assert stats.facts_cached and warm.digest == built.manifest_digest
 
 

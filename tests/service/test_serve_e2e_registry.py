@@ -20,6 +20,7 @@ import requests
 from servicekit import ThreadedService, db_rows, free_port, imgcheck_home, need_registry, notifications_yaml, wait_for, write_config  # noqa: F401 (imgcheck_home is a fixture)
 from registryfixture import PASSWORD, USER, RegistryServer, htpasswd_line
 from registrypush import Pusher, push_rootfs_image
+from imgcheck.read_options import ReadOptions
 
 pytestmark = pytest.mark.registry
 
@@ -68,7 +69,7 @@ def test_push_to_real_registry_is_checked_and_served(stack, rootfs):
     # the stored facts are what `imgcheck inspect` reads from the same image (no cache: read afresh)
     lab = requests.get(f"{service.base}/results/{digest}", params={"fleet": "lab"}, timeout=10).json()
     reference = f"registry:{registry.host}/team/trainer@{digest}"
-    fresh = api.inspect_image(reference, use_cache=False)
+    fresh = api.inspect_image(reference, ReadOptions(use_cache=False))
     assert lab["image"] == to_dict(redact_facts(fresh))
     assert lab["image"]["digest"] == digest
     assert lab["image"]["rdma"]["libibverbs"]["version"] == "1.14.44.0"

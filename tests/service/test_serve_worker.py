@@ -116,7 +116,7 @@ def test_registry_reference_uses_the_configured_host_not_the_payload(setup):
     job = store.claim("w", 60, 3)
     ref, options = registry_reference(config, job)
     assert ref == f"registry:127.0.0.1:1/team/app@{D[0]}"
-    assert options == {"insecure_registries": []}
+    assert options.insecure_registries == ()
 
 
 class _Receiver(BaseHTTPRequestHandler):

@@ -10,6 +10,7 @@ from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
 from registryfixture import RegistryServer, free_port
 from registrypush import Pusher
 from servicekit import need_registry
+from imgcheck.read_options import ReadOptions
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'imgcheck[serve-pg]')")
 
@@ -28,7 +29,7 @@ def _inspect(monkeypatch, home, reference, cache_url):
     else:
         monkeypatch.delenv("IMGCHECK_CACHE_URL", raising=False)
     stats = ReadStats()
-    facts = api.inspect_image(reference, stats=stats)
+    facts = api.inspect_image(reference, ReadOptions(stats=stats))
     return facts, stats
 
 

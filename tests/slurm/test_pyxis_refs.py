@@ -6,7 +6,8 @@ import pytest
 
 from imgcheck.errors import UsageError
 from imgcheck.sources.pyxis import is_pyxis_reference, to_registry_reference
-from imgcheck.sources.resolve import open_source
+from imgcheck.sources.resolve import open_source, parse_image_ref
+from imgcheck.read_options import ReadOptions
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -67,7 +68,8 @@ def test_open_source_dispatches_pyxis_references_to_the_registry_source():
     registry = pytest.importorskip("imgcheck.sources.registry")
     for pyxis in ("nvcr.io#nvidia/pytorch:24.10-py3", "docker://nvcr.io#nvidia/pytorch:24.10-py3",
                   "docker://nvcr.io/nvidia/pytorch:24.10-py3"):
-        source, plain = open_source(pyxis), open_source("nvcr.io/nvidia/pytorch:24.10-py3")
+        source = open_source(parse_image_ref(pyxis))
+        plain = open_source(parse_image_ref("nvcr.io/nvidia/pytorch:24.10-py3"))
         try:
             assert type(source) is registry.RegistrySource
             assert source.ref == plain.ref
@@ -78,10 +80,10 @@ def test_open_source_dispatches_pyxis_references_to_the_registry_source():
 
 def test_open_source_dispatches_enroot_and_sif_schemes(tmp_path):
     from imgcheck.sources.sif import SifSource
-    from imgcheck.sources.squashfs import SquashfsSource
+    from imgcheck.sources.enroot import SquashfsRangeSource
 
-    assert type(open_source(f"enroot:{tmp_path}/a.sqsh")) is SquashfsSource
-    assert type(open_source(f"sif:{tmp_path}/a.sif")) is SifSource
+    assert type(open_source(parse_image_ref(f"enroot:{tmp_path}/a.sqsh"))) is SquashfsRangeSource
+    assert type(open_source(parse_image_ref(f"sif:{tmp_path}/a.sif"))) is SifSource
 
 
 @pytest.mark.registry
@@ -93,11 +95,11 @@ def test_pyxis_references_resolve_to_the_same_image_against_a_local_registry(reg
     img = build_oci([make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n'})], compression="gzip",
                     env=["NCCL_DEBUG=INFO"])
     Pusher(registry.url).push_image("slurm/pyxis", "v1", img)
-    plain = api.inspect_image(f"{registry.host}/slurm/pyxis:v1", use_cache=False)
+    plain = api.inspect_image(f"{registry.host}/slurm/pyxis:v1", ReadOptions(use_cache=False))
     assert plain.digest == img.manifest_digest
     for ref in (f"{registry.host}#slurm/pyxis:v1", f"docker://{registry.host}#slurm/pyxis:v1",
                 f"docker://{registry.host}/slurm/pyxis:v1"):
-        facts = api.inspect_image(ref, use_cache=False)
+        facts = api.inspect_image(ref, ReadOptions(use_cache=False))
         assert facts.digest == img.manifest_digest
         assert (facts.os, facts.env, facts.layers) == (plain.os, plain.env, plain.layers)
 

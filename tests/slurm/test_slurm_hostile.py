@@ -12,9 +12,12 @@ from conftest import mksquashfs_dir
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, ImgcheckError, UnavailableError
-from imgcheck.sources.squashfs import SquashfsImage, SquashfsSource
+from imgcheck.sources.enroot import enroot_source
+from imgcheck.view.reader import index_image_layer
+from imgcheck.view.squashfs import SquashfsImage
 from imgcheck.view.layer_index import Limits
 from imgcheck.view.wants import Want, WantSet
+from imgcheck.read_options import ReadOptions
 from sifwriter import (DATA_GENERIC_JSON, DATA_PARTITION, DESCRIPTOR, FS_ENCRYPTED_SQUASH, FS_EXT3, Obj,
                        write_sif)
 
@@ -48,14 +51,14 @@ def small_raw_sqsh(tmp_path_factory):
 
 
 def inspect(ref: str):
-    return api.inspect_image(ref, use_cache=False)
+    return api.inspect_image(ref, ReadOptions(use_cache=False))
 
 
 def read_everything(path: str) -> None:
-    source = SquashfsSource(path)
+    source = enroot_source(path)
     try:
         image = source.open()
-        image.indexer(image.layers[0], EVERYTHING, Limits())
+        index_image_layer(image, image.layers[0], EVERYTHING, Limits())
     finally:
         source.close()
 

@@ -11,9 +11,12 @@ from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.extractors.assemble import want_set
 from imgcheck.model.serde import to_dict
-from imgcheck.sources.squashfs import MEDIA_TYPE, SquashfsSource
+from imgcheck.sources.base import SQUASHFS_LAYER as MEDIA_TYPE
+from imgcheck.sources.enroot import enroot_source
+from imgcheck.view.reader import index_image_layer
 from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.reader import ReadStats
+from imgcheck.read_options import ReadOptions
 from imagebuild import file_sha256
 from sifwriter import DATA_DEFFILE, DATA_GENERIC_JSON, DATA_PARTITION, Obj, write_sif
 
@@ -58,8 +61,8 @@ def assert_real_facts(facts, suite: str) -> None:
 @pytest.mark.parametrize("suite", ["bookworm", "bullseye", "trixie"])
 def test_enroot_sqsh_gives_the_same_facts_as_the_docker_archive(suite, debian_sqsh, debian_archive):
     sqsh = debian_sqsh(suite)
-    from_sqsh = api.inspect_image(f"enroot:{sqsh}", use_cache=False)
-    from_archive = api.inspect_image(f"docker-archive:{debian_archive(suite)}", use_cache=False)
+    from_sqsh = api.inspect_image(f"enroot:{sqsh}", ReadOptions(use_cache=False))
+    from_archive = api.inspect_image(f"docker-archive:{debian_archive(suite)}", ReadOptions(use_cache=False))
     facts, reference = comparable(from_sqsh), comparable(from_archive)
     # Env: the archive's config has PATH; a plain mksquashfs of the rootfs has Debian's empty
     # /etc/environment (Enroot writes the config's Env there; see test_squashfs_reader)
@@ -75,10 +78,10 @@ def test_enroot_sqsh_gives_the_same_facts_as_the_docker_archive(suite, debian_sq
 
 def test_squashfs_index_matches_the_tar_walk_of_the_same_rootfs(debian_sqsh, rootfs):
     """Same kept paths, kinds, bytes and symlink targets, and the same set of non-directory paths."""
-    source = SquashfsSource(debian_sqsh("bookworm"))
+    source = enroot_source(debian_sqsh("bookworm"))
     image = source.open()
     try:
-        sq = image.indexer(image.layers[0], want_set(), Limits())
+        sq = index_image_layer(image, image.layers[0], want_set(), Limits())
     finally:
         source.close()
     with open(rootfs("bookworm"), "rb") as fh:
@@ -102,8 +105,8 @@ def test_sif_wrapping_the_squashfs_gives_the_same_facts(debian_sqsh, debian_arch
         Obj(DATA_GENERIC_JSON, name="oci-config.json", data=json.dumps(oci_config).encode()),
         Obj(DATA_PARTITION, path=sqsh),
     ])
-    from_sif = api.inspect_image(f"sif:{sif}", use_cache=False)
-    from_archive = api.inspect_image(f"docker-archive:{debian_archive('bookworm')}", use_cache=False)
+    from_sif = api.inspect_image(f"sif:{sif}", ReadOptions(use_cache=False))
+    from_archive = api.inspect_image(f"docker-archive:{debian_archive('bookworm')}", ReadOptions(use_cache=False))
     facts, reference = comparable(from_sif), comparable(from_archive)
     assert facts.pop("env") == {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                                 "NCCL_IB_HCA": "mlx5", "CUDA_VERSION": "12.4.1"}
@@ -131,11 +134,11 @@ def test_second_inspect_of_the_same_sqsh_comes_from_the_layer_cache(debian_sqsh,
     monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
     ref = f"enroot:{debian_sqsh('bullseye')}"
     first, second, third = ReadStats(), ReadStats(), ReadStats()
-    a = api.inspect_image(ref, stats=first)
-    b = api.inspect_image(ref, stats=second)
+    a = api.inspect_image(ref, ReadOptions(stats=first))
+    b = api.inspect_image(ref, ReadOptions(stats=second))
     assert first.layers_read == [a.digest] and not first.layers_cached
     assert second.facts_cached and not second.layers_read  # the whole image's facts, no layer read
     shutil.rmtree(api.facts_cache().dir)
-    api.inspect_image(ref, stats=third)
+    api.inspect_image(ref, ReadOptions(stats=third))
     assert third.layers_cached == [a.digest] and not third.layers_read
     assert comparable(a) == comparable(b)

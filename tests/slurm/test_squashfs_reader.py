@@ -12,8 +12,11 @@ import stat
 import pytest
 
 from conftest import mksquashfs_dir
-from imgcheck.sources.squashfs import SquashfsSource
+from imgcheck.sources.enroot import enroot_source
+from imgcheck.view.fileview import FileView
+from imgcheck.view.image_env import with_env_from_view
 from imgcheck.view.layer_index import FILE, OTHER, SYMLINK, Limits, path_hash
+from imgcheck.view.reader import index_image_layer
 from imgcheck.view.wants import Want, WantSet
 
 EVERYTHING = WantSet([Want(r"(?s:.*)", content=True, max_bytes=64 * 1024 * 1024)])
@@ -75,13 +78,14 @@ def walk_tree(root: str) -> dict[str, tuple]:
 
 
 def read_all(sqsh: str):
-    source = SquashfsSource(sqsh)
+    """The opened image (its Env from the view, as api.inspect_image fills it) and its one layer's index."""
+    source = enroot_source(sqsh)
     image = source.open()
     try:
-        idx = image.indexer(image.layers[0], EVERYTHING, Limits())
+        idx = index_image_layer(image, image.layers[0], EVERYTHING, Limits())
     finally:
         source.close()
-    return image, idx
+    return with_env_from_view(image, FileView([idx])), idx
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +129,9 @@ def test_only_wanted_files_are_read_and_big_ones_are_kept_by_name(tree, tmp_path
     root, _ = tree
     sqsh = mksquashfs_dir(root, str(tmp_path / "w.sqsh"), ["-comp", "gzip"])
     wants = WantSet([Want(r"sizes/f.*", content=True, max_bytes=5000), Want(r"etc/os-release")])
-    source = SquashfsSource(sqsh)
+    source = enroot_source(sqsh)
     image = source.open()
-    idx = image.indexer(image.layers[0], wants, Limits())
+    idx = index_image_layer(image, image.layers[0], wants, Limits())
     source.close()
     files = {p: e for p, e in idx.entries.items() if e.kind == FILE}
     assert set(files) == {"sizes/f0", "sizes/f1", "sizes/f4095", "sizes/f4096", "sizes/f4097", "sizes/f131072",
@@ -145,8 +149,8 @@ def test_entry_limit_is_enforced(tree, tmp_path):
 
     root, _ = tree
     sqsh = mksquashfs_dir(root, str(tmp_path / "l.sqsh"), [])
-    source = SquashfsSource(sqsh)
+    source = enroot_source(sqsh)
     image = source.open()
     with pytest.raises(LimitExceededError, match="more than 100 entries"):
-        image.indexer(image.layers[0], EVERYTHING, Limits(max_entries=100))
+        index_image_layer(image, image.layers[0], EVERYTHING, Limits(max_entries=100))
     source.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
+from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
 from .output import parse_outputs, write_output
 
@@ -50,8 +51,9 @@ def _missing_verb(args) -> int:
 def run_add(args) -> int:
     from ..recommend.entry import catalog_add
 
-    added = catalog_add(args.images, platform=parse_platform(args.platform) if args.platform else None,
-                        use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry))
+    added = catalog_add(args.images, options=ReadOptions(
+        platform=parse_platform(args.platform) if args.platform else None, use_cache=not args.no_cache,
+        insecure_registries=tuple(args.insecure_registry)))
     if not args.quiet:
         for facts, _path in added:
             lib = facts.rdma.libibverbs

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from .. import api
 from ..errors import EXIT_FINDINGS, EXIT_OK, ImgcheckError, UsageError
 from ..model.report import at_or_above
+from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
 from .common_args import add_image_read_args, add_matrix_arg, add_node_args, add_report_args, selected_nodes
 from .output import parse_outputs, write_output
@@ -133,16 +135,17 @@ def run(args) -> int:
     suppressions = _suppressions(args)
     nodes = selected_nodes(args)
     platform, preferred = _platform(args, nodes)
-    options = dict(insecure_registries=tuple(args.insecure_registry), use_cache=not args.no_cache)
+    options = ReadOptions(platform=platform, insecure_registries=tuple(args.insecure_registry),
+                          use_cache=not args.no_cache)
     progress = _progress(args.quiet)
-    check = lambda **extra: api.check_image(args.image, nodes, platform=platform, matrix_path=args.matrix,  # noqa: E731
-                                            suppressions=suppressions, prefer_platform=preferred,
-                                            jobs=jobs, **options, **extra)
+    check = lambda progress=None: api.check_image(  # noqa: E731
+        args.image, nodes, dataclasses.replace(options, progress=progress), matrix_path=args.matrix,
+        suppressions=suppressions, prefer_platform=preferred, jobs=jobs)
     if progress is None:
         report = check()
     else:
         with progress:
-            report = check(progress=progress)
+            report = check(progress)
     if not args.show_env:  # image Env often holds build-time tokens; reports travel further than images
         from ..model.env_redact import redact_report
 

@@ -6,6 +6,7 @@ import sys
 
 from .. import api
 from ..formats.json_format import render_facts
+from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
 from .common_args import add_image_read_args
 from .output import parse_outputs, write_output
@@ -38,9 +39,9 @@ def run(args) -> int:
 
         stats = ReadStats()
     with LayerProgress.for_terminal(quiet=args.quiet) as progress:
-        facts = api.inspect_image(args.image, platform=platform, use_cache=not args.no_cache,
-                                  progress=progress if progress.enabled else None, stats=stats,
-                                  insecure_registries=tuple(args.insecure_registry))
+        facts = api.inspect_image(args.image, ReadOptions(
+            platform=platform, use_cache=not args.no_cache, progress=progress if progress.enabled else None,
+            stats=stats, insecure_registries=tuple(args.insecure_registry)))
     if stats is not None:
         from ..formats.read_stats import render_read_stats
 

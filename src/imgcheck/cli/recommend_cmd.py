@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
+from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
 from .common_args import add_image_read_args, add_matrix_arg, add_node_args, selected_nodes
 from .output import parse_outputs, write_output
@@ -33,8 +34,9 @@ def run(args) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args)
     result = recommend_for(nodes, like=args.like, framework=args.framework, matrix_path=args.matrix,
-                           platform=parse_platform(args.platform) if args.platform else None,
-                           use_cache=not args.no_cache, insecure_registries=tuple(args.insecure_registry))
+                           options=ReadOptions(platform=parse_platform(args.platform) if args.platform else None,
+                                               use_cache=not args.no_cache,
+                                               insecure_registries=tuple(args.insecure_registry)))
     for spec in outputs:
         write_output(spec, recommend_json(result) if spec.format == "json" else recommend_table(result))
     return EXIT_OK if result.recommendations else EXIT_FINDINGS

@@ -12,12 +12,17 @@ import errno
 import os
 import stat
 
-MAX_LINKS = 40  # the kernel's own limit on nested symlinks (ELOOP)
+from ..inroot import LinkLoop, resolve_in_root
+
 DEFAULT_MAX_BYTES = 1024 * 1024
 
 
 class HostReadError(Exception):
     """A file exists (or may) but could not be read; the message is the reason recorded as unknown."""
+
+
+class _Missing(Exception):
+    """A component of the path does not exist: the whole path does not."""
 
 
 class HostRoot:
@@ -30,37 +35,25 @@ class HostRoot:
 
         Raises HostReadError on symlink loops or permission problems along the way.
         """
-        pending = [p for p in path.split("/") if p not in ("", ".")]
-        done: list[str] = []  # components below root, all resolved
-        links = 0
-        while pending:
-            part = pending.pop(0)
-            if part == "..":
-                if done:
-                    done.pop()
-                continue
-            candidate = os.path.join(self.root, *done, part)
-            try:
-                st = os.lstat(candidate)
-            except FileNotFoundError:
-                return None
-            except NotADirectoryError:
-                return None
-            except PermissionError:
-                raise HostReadError(f"permission denied: {self._show(done + [part])}") from None
-            except OSError as exc:
-                raise HostReadError(f"{self._show(done + [part])}: {exc.strerror}") from None
-            if stat.S_ISLNK(st.st_mode):
-                links += 1
-                if links > MAX_LINKS:
-                    raise HostReadError(f"too many symlinks resolving {path}")
-                target = os.readlink(candidate)
-                if target.startswith("/"):
-                    done = []
-                pending = [p for p in target.split("/") if p not in ("", ".")] + pending
-                continue
-            done.append(part)
-        return os.path.join(self.root, *done)
+        try:
+            return os.path.join(self.root, *resolve_in_root(path, self._link_target))
+        except _Missing:
+            return None
+        except LinkLoop:
+            raise HostReadError(f"too many symlinks resolving {path}") from None
+
+    def _link_target(self, parts: list[str]) -> str | None:
+        """The symlink target at `parts` below root (None: not a link); _Missing when it is not there."""
+        candidate = os.path.join(self.root, *parts)
+        try:
+            st = os.lstat(candidate)
+        except (FileNotFoundError, NotADirectoryError):
+            raise _Missing() from None
+        except PermissionError:
+            raise HostReadError(f"permission denied: {self._show(parts)}") from None
+        except OSError as exc:
+            raise HostReadError(f"{self._show(parts)}: {exc.strerror}") from None
+        return os.readlink(candidate) if stat.S_ISLNK(st.st_mode) else None
 
     def _show(self, parts: list[str]) -> str:
         return "/" + "/".join(parts)

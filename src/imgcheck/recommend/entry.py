@@ -7,6 +7,7 @@ from ..errors import UsageError
 from ..matrix import load_matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
+from ..read_options import ReadOptions
 from .catalog import CatalogEntry, add_local, all_entries
 from .diff import DiffResult, diff_images
 from .recommend import RecommendResult, recommend
@@ -17,7 +18,8 @@ def _matrix(path: str | None):
 
 
 def recommend_for(nodes: list[NodeFacts], *, like: str | None = None, framework: str | None = None,
-                  matrix_path: str | None = None, catalog_dir: str | None = None, **inspect_options) -> RecommendResult:
+                  matrix_path: str | None = None, catalog_dir: str | None = None,
+                  options: ReadOptions = ReadOptions()) -> RecommendResult:
     """Clean catalog images for `nodes`; with `like`, ranked by closeness to that image, plus its node-side path."""
     from ..api import inspect_image
 
@@ -25,17 +27,18 @@ def recommend_for(nodes: list[NodeFacts], *, like: str | None = None, framework:
     if not nodes:
         raise UsageError("no nodes to recommend for: give --node NAME, --node-facts FILE or --fleet SELECTOR")
     matrix = _matrix(matrix_path)
-    current = inspect_image(like, **inspect_options) if like else None
+    current = inspect_image(like, options) if like else None
     return recommend(nodes, matrix, current=current, framework=framework, catalog_dir=catalog_dir)
 
 
-def catalog_add(references: list[str], *, catalog_dir: str | None = None, **inspect_options) -> list[tuple[ImageFacts, str]]:
+def catalog_add(references: list[str], *, catalog_dir: str | None = None,
+                options: ReadOptions = ReadOptions()) -> list[tuple[ImageFacts, str]]:
     """Inspect each image and store its facts in the local catalog; [(facts, path written)]."""
     from ..api import inspect_image
 
     out = []
     for reference in references:
-        facts = inspect_image(reference, **inspect_options)
+        facts = inspect_image(reference, options)
         out.append((facts, add_local(facts, catalog_dir)))
     return out
 
@@ -61,9 +64,9 @@ def catalog_list(*, matrix_path: str | None = None, catalog_dir: str | None = No
 
 
 def diff_for(old: str, new: str, nodes: list[NodeFacts], *, matrix_path: str | None = None,
-             **inspect_options) -> DiffResult:
+             options: ReadOptions = ReadOptions()) -> DiffResult:
     from ..api import inspect_image
 
     nodes = list(nodes)
     matrix = _matrix(matrix_path)  # a broken matrix fails before any image is read
-    return diff_images(inspect_image(old, **inspect_options), inspect_image(new, **inspect_options), nodes, matrix)
+    return diff_images(inspect_image(old, options), inspect_image(new, options), nodes, matrix)

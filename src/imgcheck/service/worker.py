@@ -19,6 +19,7 @@ import uuid
 from typing import Callable
 
 from ..errors import BadInputError, ImgcheckError, UnavailableError
+from ..read_options import ReadOptions
 from .artifacts import NotAnImage, artifact_reason
 from .config import FleetConfig, ServiceConfig
 from .store import FleetResult, Job, Store
@@ -26,12 +27,12 @@ from .store import FleetResult, Job, Store
 log = logging.getLogger("imgcheck.service")
 
 
-def registry_reference(config: ServiceConfig, job: Job) -> tuple[str, dict]:
-    """The image reference and source options for a job, built from the configured registry."""
+def registry_reference(config: ServiceConfig, job: Job) -> tuple[str, ReadOptions]:
+    """The image reference and read options for a job, built from the configured registry."""
     reg = config.registries.get(job.registry)
     if reg is None:
         raise BadInputError(f"registry {job.registry!r} is no longer configured")
-    options = {"insecure_registries": [reg.host] if reg.insecure else []}
+    options = ReadOptions(insecure_registries=(reg.host,) if reg.insecure else ())
     return f"registry:{reg.host}/{job.repository}@{job.digest}", options
 
 
@@ -62,7 +63,7 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
     matrix = api.load_check_matrix()  # validated before any bytes are pulled
     reference, options = registry_reference(config, job)
     _refuse_artifacts(config, job)
-    facts = api.inspect_image(reference, **options)
+    facts = api.inspect_image(reference, options)
     results = []
     for fleet in config.fleets.values():
         started = time.monotonic()

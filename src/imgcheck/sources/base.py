@@ -1,13 +1,21 @@
-"""The contract every image source fulfils: a manifest's worth of metadata and layer streams."""
+"""The contract every image source fulfils: a manifest's worth of metadata and its layers.
+
+A source supplies layers (streams or byte ranges, each with its media type); the view picks the
+reader by media type (view/reader.py) and indexes them. A source never imports the view.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Callable, Protocol
 
 from ..errors import BadInputError
 from ..streams import readinto_of
+
+if TYPE_CHECKING:
+    from .digest_resolution import ResolvedDigest
 
 # Media types we know how to read; anything else is refused by name.
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
@@ -24,6 +32,8 @@ OCI_LAYER_ZSTD = "application/vnd.oci.image.layer.v1.tar+zstd"
 OCI_LAYER_NONDIST_GZIP = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"
 OCI_LAYER_NONDIST_TAR = "application/vnd.oci.image.layer.nondistributable.v1.tar"
 OCI_LAYER_NONDIST_ZSTD = "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd"
+# A whole squashfs filesystem as one layer (Enroot .sqsh, a SIF partition): a seekable byte range.
+SQUASHFS_LAYER = "application/vnd.imgcheck.squashfs"
 
 LAYER_MEDIA_TYPES = frozenset({
     DOCKER_LAYER_GZIP, DOCKER_LAYER_FOREIGN, OCI_LAYER_TAR, OCI_LAYER_GZIP, OCI_LAYER_ZSTD,
@@ -51,6 +61,23 @@ class LayerRef:
         return self.diff_id or self.digest
 
 
+@dataclass(frozen=True)
+class EnvFile:
+    """The image's Env lives in a file of its filesystem, not in a config (Enroot, older SIFs):
+    the view keeps that file and `parse` turns its text into NAME=VALUE lines."""
+
+    path: str  # in the image, no leading slash
+    parse: Callable[[str], list[str]]
+    max_bytes: int
+
+
+class SaveStream(Protocol):
+    """The Docker daemon's mode: every layer arrives in one `docker save` stream, so the source
+    walks that stream once and indexes each layer tar in it with the view's tar indexer."""
+
+    def index(self, layer: LayerRef, wants, limits, index_tar: Callable[..., object]) -> object: ...
+
+
 @dataclass
 class OpenedImage:
     """An image whose metadata is read; layers are opened one at a time on demand."""
@@ -62,11 +89,11 @@ class OpenedImage:
     layers: list[LayerRef]
     opener: "LayerOpener"
     notes: list[str] = field(default_factory=list)
-    # Sources that are not layer tars (squashfs, SIF) index their one "layer" themselves:
-    # indexer(layer, wants, limits) -> view.layer_index.LayerIndex
-    indexer: object | None = None
+    env_file: EnvFile | None = None  # set only when the config carries no Env
+    save_stream: SaveStream | None = None  # set only by the docker: source; opener is then unused
 
     def open_layer(self, layer: LayerRef) -> BinaryIO:
+        """The layer's bytes: a stream for a tar, a seekable file of layer.size bytes for squashfs."""
         return self.opener(layer)
 
 
@@ -74,10 +101,20 @@ class LayerOpener(Protocol):
     def __call__(self, layer: LayerRef) -> BinaryIO: ...
 
 
-class ImageSource(Protocol):
-    def open(self) -> OpenedImage: ...
+class Source(ABC):
+    """What every image source can do. Capabilities a source lacks have their answer here."""
 
-    def close(self) -> None: ...
+    def resolve_digest(self) -> ResolvedDigest | None:
+        """The digest the reference names now, asked before any manifest or config is read (a
+        registry's HEAD); None when only open() can tell (files on disk, the daemon)."""
+        return None
+
+    @abstractmethod
+    def open(self) -> OpenedImage:
+        """Read the metadata (verified), leave the layers to be opened on demand."""
+
+    def close(self) -> None:
+        """Release what open() holds (files, sessions); safe to call more than once."""
 
 
 def media_type_of(doc: object, where: str) -> str | None:

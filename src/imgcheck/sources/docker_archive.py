@@ -6,13 +6,13 @@ import hashlib
 
 from .. import safejson
 from ..errors import BadInputError, LimitExceededError
-from .base import LayerRef, OpenedImage, VerifyingReader, parse_digest, verify_bytes
+from .base import LayerRef, OpenedImage, Source, VerifyingReader, parse_digest, verify_bytes
 from .blobstore import TarStore
 from .manifest import MAX_LAYERS, check_config
 from .platform import platform_of_config
 
 
-class DockerArchiveSource:
+class DockerArchiveSource(Source):
     def __init__(self, path: str, tag: str | None = None):
         self.path = path
         self.tag = tag
@@ -78,7 +78,7 @@ class DockerArchiveSource:
     def _open_layer(self, layer: LayerRef):
         raw = self.store.open(self._layer_paths[f"{layer.index}:{layer.digest}"])
         if layer.digest_of_uncompressed:
-            return raw  # verified after decompression against the diff_id, see view.layers
+            return raw  # verified after decompression against the diff_id, see view/layer_index.py
         return VerifyingReader(raw, layer.digest, f"layer {layer.digest}", layer.size)
 
     def close(self) -> None:

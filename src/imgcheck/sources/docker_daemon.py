@@ -22,7 +22,7 @@ from typing import BinaryIO, Iterator
 
 from .. import safejson
 from ..errors import BadInputError, UnavailableError, UsageError
-from .base import LayerRef, OpenedImage, VerifyingReader, parse_digest
+from .base import LayerRef, OpenedImage, Source, VerifyingReader, parse_digest
 from .platform import Platform, PlatformMismatchError, parse_platform
 
 MAX_JSON = 8 * 1024 * 1024
@@ -89,11 +89,12 @@ def daemon_address() -> str:
     return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
 
 
-class DockerDaemonSource:
-    """Options: timeout (seconds per daemon read), client (a docker.DockerClient, for tests)."""
+class DockerDaemonSource(Source):
+    """`docker:REF`. `timeout`: seconds per daemon read; `client`: a docker.DockerClient (tests).
 
-    def __init__(self, ref: str, platform: Platform | None = None, timeout: float | None = None,
-                 client=None, **_other_sources_options):
+    Its layers come only as the one save stream: the opened image's save_stream is this source."""
+
+    def __init__(self, ref: str, platform: Platform | None = None, timeout: float | None = None, client=None):
         if not ref or ref != ref.strip():
             raise UsageError(f"invalid docker: reference {ref!r}")
         self.ref = ref
@@ -168,7 +169,7 @@ class DockerDaemonSource:
             config["variant"] = attrs["Variant"]
         notes = [f"{self.where}: registry digest {d}" for d in attrs.get("RepoDigests") or [] if isinstance(d, str)]
         return OpenedImage(reference=self.where, digest=image_id, platform=platform, config=config,
-                           layers=list(self._layers), opener=self._open_layer, notes=notes, indexer=self._indexer)
+                           layers=list(self._layers), opener=self._open_layer, notes=notes, save_stream=self)
 
     def close(self) -> None:
         if self._client is not None:
@@ -177,17 +178,19 @@ class DockerDaemonSource:
         self._cache = {}
 
     def _open_layer(self, layer: LayerRef) -> BinaryIO:
-        # A save stream cannot be opened at one layer; every reader goes through the indexer.
+        # A save stream cannot be opened at one layer; every reader goes through index().
         raise UnavailableError(f"{self.where}: layers of the docker: source are read only as one stream")
 
-    def _indexer(self, layer: LayerRef, wants, limits):
+    def index(self, layer: LayerRef, wants, limits, index_tar):
+        """Layer `layer`'s index from one pass over the save stream, each member indexed by
+        `index_tar` (the view's view.layer_index.index_layer: this package never imports the view)."""
         # read_view asks for layers from several threads; the first caller streams the whole save
         # and the others wait for its result rather than start a second `docker save`.
         key = (wants.key(), limits)
         with self._lock:
             if key not in self._cache:
                 try:
-                    self._cache = {key: self._read_stream(wants, limits)}  # keep one pass's indexes only
+                    self._cache = {key: self._read_stream(wants, limits, index_tar)}  # keep one pass's indexes only
                 except Exception as exc:
                     self._cache = {key: exc}  # the other layers' callers get the same error, no new pass
                     raise
@@ -198,9 +201,7 @@ class DockerDaemonSource:
 
     # -- the stream ---------------------------------------------------------------------------
 
-    def _read_stream(self, wants, limits) -> list:
-        from ..view.layer_index import index_layer
-
+    def _read_stream(self, wants, limits, index_layer) -> list:
         client = self._connect()
         try:
             chunks = client.api.get_image(self._image_id, chunk_size=CHUNK)
@@ -240,7 +241,7 @@ class DockerDaemonSource:
             close = getattr(chunks, "close", None)
             if close:
                 close()
-        return self._assemble(small, indexed, aliases, wants, limits)
+        return self._assemble(small, indexed, aliases, wants, limits, index_layer)
 
     def _index_member(self, name: str, head: bytes, fh: BinaryIO, wants, limits, index_layer) -> tuple:
         reader = _HashingReader(head, fh)
@@ -255,7 +256,7 @@ class DockerDaemonSource:
             pass
         return idx, "sha256:" + reader.hash.hexdigest()
 
-    def _assemble(self, small: dict, indexed: dict, aliases: dict, wants, limits) -> list:
+    def _assemble(self, small: dict, indexed: dict, aliases: dict, wants, limits, index_layer) -> list:
         if "manifest.json" not in small:
             raise BadInputError(f"{self.where}: the save stream has no manifest.json")
         manifest = safejson.loads(small["manifest.json"], f"{self.where}: manifest.json")
@@ -285,8 +286,6 @@ class DockerDaemonSource:
                     break
                 key = aliases[key]
             if key not in indexed and key in small:  # a tiny layer that looked like JSON
-                from ..view.layer_index import index_layer
-
                 indexed[key] = self._index_member(key, small[key], io.BytesIO(b""), wants, limits, index_layer)
             if key not in indexed:
                 raise BadInputError(f"{self.where}: layer {name} is missing from the save stream")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .. import safejson
 from ..errors import BadInputError
-from .base import INDEX_MEDIA_TYPES, LayerRef, OpenedImage, VerifyingReader, media_type_of, parse_digest, verify_bytes
+from .base import (INDEX_MEDIA_TYPES, LayerRef, OpenedImage, Source, VerifyingReader, media_type_of, parse_digest,
+                   verify_bytes)
 from .blobstore import BlobStore, DirStore, TarStore
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
@@ -18,7 +19,7 @@ def blob_path(digest: str) -> str:
     return f"blobs/{algo}/{hexpart}"
 
 
-class OciLayoutSource:
+class OciLayoutSource(Source):
     def __init__(self, store: BlobStore, location: str, ref_name: str | None = None,
                  platform: Platform | None = None):
         self.store = store
@@ -27,12 +28,13 @@ class OciLayoutSource:
         self.platform = platform
 
     @classmethod
-    def from_dir(cls, path: str, **kw) -> "OciLayoutSource":
-        return cls(DirStore(path), f"oci-dir:{path}", **kw)
+    def from_dir(cls, path: str, ref_name: str | None = None, platform: Platform | None = None) -> "OciLayoutSource":
+        return cls(DirStore(path), f"oci-dir:{path}", ref_name, platform)
 
     @classmethod
-    def from_archive(cls, path: str, **kw) -> "OciLayoutSource":
-        return cls(TarStore(path), f"oci-archive:{path}", **kw)
+    def from_archive(cls, path: str, ref_name: str | None = None,
+                     platform: Platform | None = None) -> "OciLayoutSource":
+        return cls(TarStore(path), f"oci-archive:{path}", ref_name, platform)
 
     def _blob_json(self, digest: str, what: str):
         data = self.store.read_bytes(blob_path(digest), what)

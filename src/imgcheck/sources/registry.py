@@ -16,13 +16,14 @@ import urllib3
 
 from .. import safejson
 from ..errors import BadInputError, UnavailableError
-from .base import (DOCKER_MANIFEST, INDEX_MEDIA_TYPES, MANIFEST_ACCEPT, OCI_MANIFEST, LayerRef, OpenedImage,
+from .base import (DOCKER_MANIFEST, INDEX_MEDIA_TYPES, MANIFEST_ACCEPT, OCI_MANIFEST, LayerRef, OpenedImage, Source,
                    VerifyingReader, media_type_of, parse_digest, verify_bytes)
+from .digest_resolution import ResolvedDigest, with_client
 from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import (DEFAULT_PLATFORM, Platform, PlatformMismatchError, parse_platform, platform_of_config,
                        select_manifest)
-from .reference import Reference, insecure_hosts, is_local_host, may_use_http, parse_reference
+from .reference import Reference, insecure_hosts, is_local_host, may_use_http
 from .registry_auth import Credentials, RegistryAuth, find_credentials
 from .timeouts import parse_timeout
 
@@ -234,17 +235,16 @@ def _is_index(doc: dict, content_type: str | None) -> bool:
     return media_type in INDEX_MEDIA_TYPES or ("manifests" in doc and "layers" not in doc)
 
 
-class RegistrySource:
-    """An image in a registry. Options: insecure_registries (hosts allowed plain HTTP / unverified
-    TLS), timeout (seconds per socket read), http_policy, tag_digest (what the tag resolved to, when
-    that was already asked), and session/sleep for tests."""
+class RegistrySource(Source):
+    """An image in a registry. `insecure_registries`: hosts allowed plain HTTP / unverified TLS;
+    `timeout`: seconds per socket read; `resolved`: what digest_resolution found before this
+    client existed (the anonymous HEAD), so it is not asked again; session/sleep for tests."""
 
-    def __init__(self, ref: str, platform: Platform | None = None, insecure_registries: Iterable[str] = (),
+    def __init__(self, ref: Reference, platform: Platform | None = None, insecure_registries: Iterable[str] = (),
                  timeout: float | None = None, http_policy: HttpPolicy | None = None,
                  session: requests.Session | None = None, sleep: Callable[[float], None] | None = None,
-                 tag_digest: str | None = None, **_other_sources_options):
-        self.text = ref
-        self.ref = parse_reference(ref)
+                 resolved: ResolvedDigest | None = None):
+        self.ref = ref
         self.platform = platform
         policy = http_policy or HttpPolicy()
         if timeout is None and os.environ.get("IMGCHECK_REGISTRY_TIMEOUT"):
@@ -254,31 +254,27 @@ class RegistrySource:
 
             policy = replace(policy, connect_timeout=timeout, read_timeout=timeout)
         self.client = RegistryClient(self.ref, insecure_registries, policy, session=session, sleep=sleep)
-        self._resolved = tag_digest  # the tag's digest once asked ("" = the registry did not say)
+        self._resolved = resolved
+        self._asked = resolved is not None
 
-    def resolved_digest(self) -> str | None:
+    def resolve_digest(self) -> ResolvedDigest | None:
         """The digest the reference names now: its own, or its tag's from one HEAD (None when the
         registry does not say). Asked once: open() reuses it."""
-        if self.ref.digest:
-            return self.ref.digest
-        if self._resolved is None:
-            self._resolved = self.client.head_manifest(self.ref.reference) or ""
-        return self._resolved or None
+        if not self._asked:
+            self._resolved, self._asked = with_client(self.ref, self.client.head_manifest), True
+        return self._resolved
 
     def open(self) -> OpenedImage:
         ref, client, where = self.ref, self.client, str(self.ref)
         notes: list[str] = []
-        if ref.digest:
-            top = ref.digest
-            if ref.tag:
-                notes.append(f"{where}: the digest is used; the tag {ref.tag!r} is ignored")
+        if ref.digest and ref.tag:
+            notes.append(f"{where}: the digest is used; the tag {ref.tag!r} is ignored")
+        resolved = self.resolve_digest()  # pinned, or asked once (here or before this client existed)
+        if resolved:
+            top = resolved.digest
             data, content_type, _ = client.get_manifest(top)
-        else:
-            top = self.resolved_digest()
-            if top:
-                data, content_type, _ = client.get_manifest(top)
-            else:
-                data, content_type, top = client.get_manifest(ref.reference)
+        else:  # the registry does not answer HEAD with a digest: the tag's manifest, hashed here
+            data, content_type, top = client.get_manifest(ref.reference)
         doc = _doc(data, f"{where}: manifest")
         digest = top
         from_index = False

@@ -1,9 +1,17 @@
-"""Image reference strings -> a source. Scheme words follow syft/skopeo/podman usage."""
+"""Image reference strings -> a parsed ImageRef -> a source. Scheme words follow syft/skopeo/podman usage."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from ..errors import BadInputError, UsageError
-from .platform import Platform
+from ..read_options import ReadOptions
+from .reference import Reference, parse_reference
+
+if TYPE_CHECKING:
+    from .base import Source
+    from .digest_resolution import ResolvedDigest
 
 # `oci:` is skopeo's and syft's word for an OCI layout directory (= oci-dir:)
 LOCAL_SCHEMES = ("docker-archive", "oci-dir", "oci", "oci-archive", "facts", "enroot", "sif")
@@ -91,27 +99,47 @@ def _without_pyxis(ref: str) -> str:
     return ref
 
 
-def registry_reference(ref: str):
+@dataclass(frozen=True)
+class ImageRef:
+    """A reference string parsed once: its scheme (after Pyxis spellings and bare paths are named)
+    and, for a registry image, its parsed Reference. Everything downstream takes this, never the text."""
+
+    text: str  # as the user wrote it; facts and reports carry this
+    scheme: str | None  # None: a bare registry reference
+    rest: str  # after the scheme
+    registry: Reference | None = None  # set for bare and registry: references
+
+    @property
+    def is_facts(self) -> bool:
+        return self.scheme == "facts"
+
+
+def parse_image_ref(text: str) -> ImageRef:
+    """Parse a reference once. Bad registry references fail here (UsageError), before any source."""
+    scheme, rest = split_scheme(text)
+    if scheme == "facts":
+        return ImageRef(text, scheme, rest)
+    scheme, rest = split_scheme(_without_pyxis(text))
+    registry = parse_reference(rest) if scheme in (None, "registry") else None
+    return ImageRef(text, scheme, rest, registry)
+
+
+def registry_reference(ref: str) -> Reference | None:
     """The registry Reference that `ref` names (bare, `registry:` or a Pyxis spelling), else None."""
-    from .reference import parse_reference
-
-    scheme, rest = split_scheme(_without_pyxis(ref))
-    return parse_reference(rest) if scheme in (None, "registry") else None
+    return parse_image_ref(ref).registry
 
 
-def pinned_digest(ref: str) -> str | None:
-    """The digest a registry reference pins (`name@sha256:...`), read without any network request."""
-    parsed = registry_reference(ref)
-    return parsed.digest if parsed is not None else None
-
-
-def open_source(ref: str, platform: Platform | None = None, **options):
-    """Return a source object with .open() and .close() for `ref`."""
-    scheme, rest = split_scheme(_without_pyxis(ref))
+def open_source(ref: ImageRef, options: ReadOptions = ReadOptions(), resolved: ResolvedDigest | None = None
+                ) -> Source:
+    """The source for `ref`. `resolved`: what digest_resolution already found for a registry
+    reference (so its client does not ask again)."""
+    scheme, rest = ref.scheme, ref.rest
+    if scheme == "facts":
+        raise UsageError(f"{ref.text!r}: saved facts are loaded, not opened as an image source")
     if scheme == "enroot":
-        from .squashfs import SquashfsSource
+        from .enroot import enroot_source
 
-        return SquashfsSource(rest)
+        return enroot_source(rest)
     if scheme == "sif":
         from .sif import SifSource
 
@@ -126,11 +154,15 @@ def open_source(ref: str, platform: Platform | None = None, **options):
 
         path, name = _path_and_tag(rest)
         factory = OciLayoutSource.from_dir if scheme in ("oci-dir", "oci") else OciLayoutSource.from_archive
-        return factory(path, ref_name=name, platform=platform)
+        return factory(path, ref_name=name, platform=options.platform)
     if scheme == "docker":
         from .docker_daemon import DockerDaemonSource
 
-        return DockerDaemonSource(rest, platform=platform, **options)
+        return DockerDaemonSource(rest, platform=options.platform, timeout=options.timeout,
+                                  client=options.docker_client)
     from .registry import RegistrySource
 
-    return RegistrySource(rest, platform=platform, **options)
+    assert ref.registry is not None  # parse_image_ref parsed every bare and registry: reference
+    return RegistrySource(ref.registry, platform=options.platform, insecure_registries=options.insecure_registries,
+                          timeout=options.timeout, http_policy=options.http_policy, session=options.session,
+                          sleep=options.sleep, resolved=resolved)

@@ -1,4 +1,4 @@
-"""Apptainer/Singularity SIF files: find the squashfs system partition and read it in place.
+"""Apptainer/Singularity SIF files: find the squashfs system partition and supply it as one layer.
 
 Layout (github.com/sylabs/sif, pkg/sif/sif.go `header`, pkg/sif/descriptor.go `rawDescriptor`,
 written with encoding/binary little-endian, so packed without padding):
@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 from ..errors import BadInputError
 from ..fsutil import reading_input
-from .squashfs import REG_T, LREG_T, SquashfsImage, SquashfsSource
+from .base import EnvFile, OpenedImage, Source
+from .enroot import SquashfsRangeSource
 
 HEADER = struct.Struct("<32s10s3s3s16s8q")
 DESCRIPTOR = struct.Struct("<iBIII7q128s384s")
@@ -191,13 +192,16 @@ def parse_docker2singularity(text: str) -> list[str]:
     return env
 
 
-class SifSource:
-    """`sif:PATH`: the squashfs system partition of a SIF, as a one-layer image."""
+SIF_ENV = EnvFile(ENV_SCRIPT, parse_docker2singularity, MAX_JSON)
+
+
+class SifSource(Source):
+    """`sif:PATH`: the squashfs system partition of a SIF, as a one-layer image (a byte range the
+    view reads, see view/squashfs.py)."""
 
     def __init__(self, path: str):
         self.path = path
         self.location = f"sif:{path}"
-        self._inner: SquashfsSource | None = None
 
     def _layout(self) -> tuple[SifLayout, Descriptor, dict, list[str]]:
         with reading_input(self.path, "a SIF file", where=self.location) as fh:
@@ -226,23 +230,7 @@ class SifSource:
             raise BadInputError(f"{self.location}: {OCI_CONFIG_NAME} is not a JSON object")
         return {"config": doc}, [f"image config read from the SIF's {OCI_CONFIG_NAME} object"]
 
-    def open(self):
+    def open(self) -> OpenedImage:
         _layout, part, config, notes = self._layout()
-        env_reader = None if "config" in config else _read_env_script
-        self._inner = SquashfsSource(self.path, location=self.location, offset=part.offset, size=part.size,
-                                     config=config, env_reader=env_reader)
-        image = self._inner.open()
-        image.notes[:0] = notes
-        return image
-
-    def close(self) -> None:
-        if self._inner is not None:
-            self._inner.close()
-            self._inner = None
-
-
-def _read_env_script(fs: SquashfsImage) -> tuple[list[str], str] | None:
-    inode = fs.lookup(ENV_SCRIPT)
-    if inode is None or inode.type not in (REG_T, LREG_T) or inode.file_size > MAX_JSON:
-        return None
-    return parse_docker2singularity(fs.read_file(inode).decode("utf-8", "replace")), "/" + ENV_SCRIPT
+        return SquashfsRangeSource(self.path, location=self.location, offset=part.offset, size=part.size,
+                                   config=config, env_file=SIF_ENV, notes=tuple(notes)).open()

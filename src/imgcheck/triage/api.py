@@ -36,7 +36,9 @@ def load_image(reference: str | None, platform=None) -> ImageFacts | None:
     if not reference:
         return None
     from ..api import inspect_image
-    return inspect_image(reference, platform=platform)
+    from ..read_options import ReadOptions
+
+    return inspect_image(reference, ReadOptions(platform=platform))
 
 
 def engine_findings(image: ImageFacts, node: NodeFacts | None) -> tuple[tuple[Finding, ...], str | None]:

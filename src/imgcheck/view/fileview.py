@@ -6,14 +6,9 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from ..inroot import LinkLoop as SymlinkLoop  # noqa: F401  (the name extractors catch)
+from ..inroot import resolve_in_root
 from .layer_index import FILE, HARDLINK, SYMLINK, Entry, LayerIndex, path_hash
-
-MAX_SYMLINK_HOPS = 40  # Linux's MAXSYMLINKS
-MAX_LINK_TARGET = 4095  # PATH_MAX - 1: no filesystem holds a longer symlink (Docker's unpack fails on one)
-
-
-class SymlinkLoop(Exception):
-    pass
 
 
 @dataclass(frozen=True)
@@ -68,33 +63,14 @@ class FileView:
 
     # -- path resolution -------------------------------------------------------------------
     def resolve(self, path: str) -> str:
-        """Follow symlinks in every component, never leaving the root. Raises SymlinkLoop."""
-        # `todo` is a stack, next component last: a target of 500,000 '..' costs 500,000 steps,
-        # where taking from the front of a list cost that many squared.
-        todo = [p for p in reversed(path.split("/")) if p not in ("", ".")]
-        done: list[str] = []
-        hops = 0
-        while todo:
-            part = todo.pop()
-            if part == "..":
-                if done:
-                    done.pop()
-                continue
-            candidate = "/".join(done + [part])
-            entry = self.entries.get(candidate)
-            if entry is not None and entry.kind == SYMLINK and entry.linkname is not None:
-                hops += 1
-                if hops > MAX_SYMLINK_HOPS:
-                    raise SymlinkLoop(path)
-                target = entry.linkname
-                if len(target) > MAX_LINK_TARGET:
-                    raise SymlinkLoop(path)  # unresolvable, as ENAMETOOLONG would leave it
-                if target.startswith("/"):
-                    done = []  # absolute targets are relative to the image root, not the host
-                todo.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
-                continue
-            done.append(part)
-        return "/".join(done)
+        """Follow symlinks in every component, never leaving the root (inroot.py). Raises SymlinkLoop."""
+        entries = self.entries
+
+        def link_target(parts: list[str]) -> str | None:
+            entry = entries.get("/".join(parts))
+            return entry.linkname if entry is not None and entry.kind == SYMLINK else None
+
+        return "/".join(resolve_in_root(path, link_target))
 
     def file(self, path: str) -> FileRef | None:
         """The regular file at `path` after symlinks and hard links, or None."""

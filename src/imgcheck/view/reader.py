@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..sources.base import LayerRef, OpenedImage
+from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..streams import readinto_of
 from .cache import LayerCache
 from .fileview import FileView
@@ -57,13 +57,20 @@ class _Progressing:
         return getattr(self._raw, name)
 
 
-def _index(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress=None) -> LayerIndex:
-    if image.indexer is not None:
-        return image.indexer(layer, wants, limits)  # type: ignore[operator]
+def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits,
+                      progress=None) -> LayerIndex:
+    """One layer's index, by the reader its media type needs: the one place that chooses."""
+    if image.save_stream is not None:  # docker: every layer tar is in one save stream
+        return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]
     raw = image.open_layer(layer)
-    if progress is not None:
-        raw = _Progressing(raw, layer.digest, progress)
     try:
+        if layer.media_type == SQUASHFS_LAYER:  # a seekable byte range, read where it lies
+            from .squashfs import index_squashfs
+
+            return index_squashfs(raw, layer.size or 0, layer.layer_id, wants, limits, image.reference)
+        if progress is not None:
+            raw = _Progressing(raw, layer.digest, progress)
+        # a tar: plain, gzip or zstd (view/compression.py tells them apart by their first bytes)
         return index_layer(raw, layer.digest, wants, limits, verify_uncompressed=layer.digest_of_uncompressed,
                            layer_id=layer.layer_id, diff_id=layer.diff_id)
     finally:
@@ -85,7 +92,7 @@ def _index_reported(image: OpenedImage, layer: LayerRef, wants: WantSet, limits:
     if progress is not None:
         progress.layer_started(layer.digest, layer.size)
     try:
-        return _index(image, layer, wants, limits, progress)
+        return index_image_layer(image, layer, wants, limits, progress)
     finally:
         if progress is not None:
             progress.layer_finished(layer.digest)
@@ -101,10 +108,10 @@ def _index_all(image: OpenedImage, layers: list[LayerRef], wants: WantSet, limit
         return
     # Largest layers first: a big layer started last would leave the other cores idle at the end.
     order = sorted(layers, key=lambda l: -(l.size or 0))
-    if image.indexer is None and can_fork():
+    if image.save_stream is None and can_fork():
         stats.layer_processes = workers
         yield from index_in_processes(
-            order, lambda layer, counted: _index(image, layer, wants, limits, counted), workers, progress)
+            order, lambda layer, counted: index_image_layer(image, layer, wants, limits, counted), workers, progress)
         return
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="imgcheck-layer")
     try:
@@ -144,7 +151,7 @@ def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cac
             # A wanted hard link whose target was not kept: read that one layer again, keeping
             # the targets too. Rare (package managers seldom hard-link libraries), so a re-read is cheap.
             extra = WantSet(wants.wants + tuple(Want(re.escape(p), content=True) for p in missing))
-            indexes[layer.index] = _index(image, layer, extra, limits)
+            indexes[layer.index] = index_image_layer(image, layer, extra, limits)
             stats.layers_read.append(layer.digest)
     view = FileView(indexes)
     targets = _uncollected_targets(view, indexes, wants)
@@ -154,7 +161,7 @@ def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cac
         layer = image.layers[position]
         extra = WantSet(wants.wants + tuple(Want(re.escape(p), content=True, max_bytes=limit)
                                             for p, limit in sorted(paths.items())))
-        indexes[position] = _index(image, layer, extra, limits)
+        indexes[position] = index_image_layer(image, layer, extra, limits)
         stats.layers_read.append(layer.digest)
     if targets:
         view = FileView(indexes)

@@ -1,4 +1,4 @@
-"""Read a squashfs 4.0 filesystem (Enroot `.sqsh`, the partition inside a SIF) in place.
+"""Read and index a squashfs 4.0 filesystem (Enroot `.sqsh`, the partition inside a SIF) in place.
 
 Nothing is mounted, nothing is extracted to disk, nothing from the image runs. The directory tree is
 walked from its metadata tables; only the files extractors want are decompressed, into memory.
@@ -13,14 +13,15 @@ the Linux kernel, and squashfs-tools' squashfs_fs.h (github.com/plougher/squashf
 Every size and offset read from the image is checked against the image before it is used, every
 decompression is bounded by the size the format allows, and caches are LRU-bounded, so a hostile
 image costs bounded memory and ends in one BadInputError line.
+
+Sources hand over the filesystem as a seekable byte range (media type SQUASHFS_LAYER); the view
+indexes it here as one layer, as the tar walk indexes a layer tar.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import lzma
-import os
 import struct
 import zlib
 from array import array
@@ -29,10 +30,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
-from ..fsutil import open_input, reading_input
-from .base import LayerRef, OpenedImage
-
-MEDIA_TYPE = "application/vnd.imgcheck.squashfs"
+from .layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, path_hash
 
 MAGIC = 0x73717368  # "hsqs" little-endian
 SUPERBLOCK = struct.Struct("<IIIIIHHHHHHQQQQQQQQ")  # 96 bytes, squashfs_fs.h struct squashfs_super_block
@@ -457,12 +455,19 @@ def guarded(what: str, fn, *args):
         raise BadInputError(f"{what}: corrupt squashfs ({type(exc).__name__}: {exc})") from None
 
 
-# -- the image-source side: one squashfs = one layer --------------------------------------------
+
+# -- one squashfs = one layer ----------------------------------------------------------------------
+
+def index_squashfs(fh: BinaryIO, size: int, digest: str, wants, limits, what: str) -> LayerIndex:
+    """The LayerIndex of the squashfs in the seekable `fh` (`size` bytes from its start)."""
+    if size < SUPERBLOCK.size:
+        raise BadInputError(f"{what}: truncated or not a squashfs filesystem ({size} bytes)")
+    fs = guarded(what, SquashfsImage, fh, 0, size, what)
+    return guarded(what, build_index, fs, digest, wants, limits)
+
 
 def build_index(fs: SquashfsImage, digest: str, wants, limits):
     """A LayerIndex from the squashfs tree, with what the tar walk would have kept."""
-    from ..view.layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, path_hash
-
     idx = LayerIndex(digest=digest)
     hashes: list[int] = []
     symlinks = 0
@@ -506,111 +511,3 @@ def build_index(fs: SquashfsImage, digest: str, wants, limits):
     idx.uncompressed_bytes = read_bytes
     idx.nondir_hashes = array("Q", sorted(set(hashes)))
     return idx
-
-
-def region_digest(path: str, offset: int, size: int, what: str) -> str:
-    """sha256 of the squashfs bytes, streamed once (for a .sqsh file: what `sha256sum` prints)."""
-    h = hashlib.sha256()
-    with reading_input(path, "a squashfs file", where=what) as fh:
-        fh.seek(offset)
-        left = size
-        while left > 0:
-            chunk = fh.read(min(left, 1 << 20))
-            if not chunk:
-                raise BadInputError(f"{what}: truncated (file ends inside the squashfs)")
-            h.update(chunk)
-            left -= len(chunk)
-    return "sha256:" + h.hexdigest()
-
-
-def parse_env_lines(text: str) -> list[str]:
-    """`NAME=VALUE` lines (Enroot's /etc/environment, written by `jq -r '.config.Env[]'`)."""
-    import re
-
-    env = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("export "):
-            line = line[len("export "):].lstrip()
-        name, sep, _value = line.partition("=")
-        if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            env.append(line)
-    return env
-
-
-def read_enroot_environment(fs: SquashfsImage) -> tuple[list[str], str] | None:
-    """Enroot keeps the image's Env in /etc/environment (NVIDIA/enroot doc/image-format.md;
-    docker.sh docker::configure writes `jq -r '.config.Env[]'` there at import)."""
-    inode = fs.lookup("etc/environment")
-    if inode is None or inode.type not in (REG_T, LREG_T) or inode.file_size > MAX_ENV_FILE:
-        return None
-    return parse_env_lines(fs.read_file(inode).decode("utf-8", "replace")), "/etc/environment"
-
-
-MAX_ENV_FILE = 1024 * 1024
-EnvReader = Callable[[SquashfsImage], "tuple[list[str], str] | None"]
-
-
-class SquashfsSource:
-    """A squashfs filesystem as a one-layer image: `enroot:PATH.sqsh`, and SIF partitions."""
-
-    def __init__(self, path: str, *, location: str | None = None, offset: int = 0, size: int | None = None,
-                 config: dict | None = None, env_reader: EnvReader | None = read_enroot_environment):
-        self.path = path
-        self.location = location or f"enroot:{path}"
-        self.offset = offset
-        self.size = size
-        self.base_config = dict(config or {})
-        self.env_reader = env_reader
-        self._fh: BinaryIO | None = None
-        self._fs: SquashfsImage | None = None
-
-    def _open_fs(self) -> SquashfsImage:
-        self._fh = open_input(self.path, "a squashfs file", where=self.location)
-        total = os.fstat(self._fh.fileno()).st_size
-        size = total - self.offset if self.size is None else self.size
-        if self.offset + size > total or size < SUPERBLOCK.size:
-            raise BadInputError(f"{self.location}: truncated or not a squashfs filesystem ({size} bytes)")
-        return guarded(self.location, SquashfsImage, self._fh, self.offset, size, self.location)
-
-    def open(self) -> OpenedImage:
-        fs = self._fs = self._open_fs()
-        # the whole region, padding included: for a .sqsh file what `sha256sum` prints
-        digest = region_digest(self.path, self.offset, fs.region_size, self.location)
-        config = dict(self.base_config)
-        notes = []
-        if self.env_reader is not None and "config" not in config:
-            found = guarded(self.location, self.env_reader, fs)
-            if found is not None:
-                env, where = found
-                config["config"] = {"Env": env}
-                notes.append(f"image environment read from {where}")
-        layer = LayerRef(digest=digest, media_type=MEDIA_TYPE, size=fs.region_size, index=0)
-        from .platform import platform_of_config
-
-        return OpenedImage(
-            reference=self.location,
-            digest=digest,
-            platform=platform_of_config(config),
-            config=config,
-            layers=[layer],
-            opener=self._no_stream,
-            notes=notes,
-            indexer=self._index,
-        )
-
-    def _index(self, layer: LayerRef, wants, limits):
-        if self._fs is None:
-            raise BadInputError(f"{self.location}: not opened")
-        return guarded(self.location, build_index, self._fs, layer.digest, wants, limits)
-
-    def _no_stream(self, layer: LayerRef):  # pragma: no cover - the indexer reads squashfs directly
-        raise BadInputError(f"{self.location}: a squashfs image has no layer tar stream")
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-        self._fs = None
