@@ -4,6 +4,7 @@ history name every page and every result file."""
 
 from __future__ import annotations
 
+import functools
 import pathlib
 import re
 
@@ -22,7 +23,8 @@ def _prose(text: str) -> str:
     return re.sub(r"`[^`\n]*`", "", text)
 
 
-def _anchors(path: pathlib.Path) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _anchors(path: pathlib.Path) -> frozenset[str]:
     """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens, repeats numbered."""
     seen: dict[str, int] = {}
     out = set()
@@ -34,7 +36,7 @@ def _anchors(path: pathlib.Path) -> set[str]:
         n = seen.get(slug, 0)
         seen[slug] = n + 1
         out.add(slug if n == 0 else f"{slug}-{n}")
-    return out
+    return frozenset(out)
 
 
 def _prose_keep_code_text(text: str) -> str:
