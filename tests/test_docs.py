@@ -17,10 +17,13 @@ FRONT_PAGE_LIMIT = 12 * 1024  # about 10 kB of front page; more belongs in docs/
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
+def _without_fences(text: str) -> str:
+    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
+
 def _prose(text: str) -> str:
     """Markdown without fenced blocks and inline code: links are only links outside them."""
-    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    return re.sub(r"`[^`\n]*`", "", text)
+    return re.sub(r"`[^`\n]*`", "", _without_fences(text))
 
 
 @functools.lru_cache(maxsize=None)
@@ -28,7 +31,8 @@ def _anchors(path: pathlib.Path) -> frozenset[str]:
     """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens, repeats numbered."""
     seen: dict[str, int] = {}
     out = set()
-    for line in _prose_keep_code_text(path.read_text(encoding="utf-8")).splitlines():
+    # a heading keeps its inline code's text (GitHub drops only the backticks); a fenced `# comment` is no heading
+    for line in _without_fences(path.read_text(encoding="utf-8")).splitlines():
         m = re.match(r"#{1,6} (.*)", line)
         if not m:
             continue
@@ -37,11 +41,6 @@ def _anchors(path: pathlib.Path) -> frozenset[str]:
         seen[slug] = n + 1
         out.add(slug if n == 0 else f"{slug}-{n}")
     return frozenset(out)
-
-
-def _prose_keep_code_text(text: str) -> str:
-    # headings keep their inline code's text (GitHub drops only the backticks); fenced blocks hold no headings
-    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 
 
 def _relative_links(page: pathlib.Path) -> list[str]:
