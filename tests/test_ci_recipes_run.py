@@ -189,15 +189,13 @@ def test_pinned_git_install_has_git_in_its_image(name):
         assert "slim" not in image or "install -y git" in scripts, image
 
 
-def _readme_yaml_blocks() -> list:
-    text = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
-    section = text[text.index("### CI recipes"):]
-    section = section[:section.index("\n## ")]
-    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+def _doc_yaml_blocks() -> list:
+    text = open(os.path.join(REPO, "docs", "ci.md"), encoding="utf-8").read()  # the CI recipes page
+    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", text, re.S)]
 
 
-def test_readme_snippets_install_imgcheck_before_running_it():
-    github, gitlab = _readme_yaml_blocks()
+def test_doc_snippets_install_imgcheck_before_running_it():
+    github, gitlab = _doc_yaml_blocks()
     runs = [step.get("run", "") for step in github]
     install = next(i for i, r in enumerate(runs) if "pip install" in r)
     assert install < next(i for i, r in enumerate(runs) if r.strip().startswith("imgcheck "))

@@ -1,7 +1,7 @@
 """Hostile input: property-based fuzzing of every image-side parser, and decompression bombs.
 
 Each parser must end in facts or a documented error (BadInputError / its own documented
-exception), never anything else, and in bounded time. Example counts are recorded in the README.
+exception), never anything else, and in bounded time. Example counts are recorded in docs/reliability.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A rule is one registered unit: its family module (RULES, check, NEEDS) registered in engine/evaluate.py,
 its rules.json row, and either a live check in imgcheck verify or a stated reason it has none. The rule docs
-(docs/rules.md, README table) are generated from rules.json and fail here when they drift."""
+(docs/rules.md: its rule table and rule texts) are generated from rules.json and fail here when they drift."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import types
 import pytest
 
 from imgcheck.matrix import load_matrix
-from imgcheck.matrix.docs import README_BEGIN, README_END, readme_table, rules_markdown
+from imgcheck.matrix.docs import GENERATED, rules_markdown, rules_table
 from imgcheck.matrix.schema import validate_files
 from imgcheck.matrix import read_files
 from imgcheck.verify.join import LIVE_CHECKED_RULES
@@ -59,12 +59,26 @@ def test_docs_rules_md_is_generated_from_rules_json(matrix):
     assert committed == rules_markdown(matrix), "run: imgcheck matrix docs --write ."
 
 
-def test_readme_rule_table_is_generated_from_rules_json(matrix):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme[readme.index(README_BEGIN) + len(README_BEGIN) + 1:readme.index(README_END)]
-    assert block == readme_table(matrix), "run: imgcheck matrix docs --write ."
+def test_rule_table_lives_only_in_docs_rules_md_and_says_it_is_generated(matrix):
+    committed = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert committed.startswith(f"<!-- {GENERATED} -->\n") and rules_table(matrix) in committed
     for rule in ev.RULE_IDS:
-        assert f"| `{rule}` |" in block
+        assert f"| [`{rule}`](#{rule.lower()}) |" in committed and f"\n## {rule}\n" in committed
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "| Rule | Severity |" not in readme, "the README links to docs/rules.md instead of copying its table"
+    assert "(docs/rules.md)" in readme
+
+
+def test_matrix_docs_write_rewrites_docs_rules_md_only(matrix, tmp_path, capsys):
+    from imgcheck.cli.main import main
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("front page\n", encoding="utf-8")
+    assert main(["matrix", "docs", "--write", str(tmp_path)]) == 0
+    assert (tmp_path / "docs" / "rules.md").read_text(encoding="utf-8") == rules_markdown(matrix)
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == "front page\n"
+    assert main(["matrix", "docs", "--write", str(tmp_path / "nowhere")]) == 3
+    assert "no such directory" in capsys.readouterr().err
 
 
 def test_rule_texts_name_matrix_values_and_validate_refuses_a_dangling_one(matrix):

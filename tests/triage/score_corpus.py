@@ -4,7 +4,7 @@ the top cause are right, and how often it blames the wrong thing.
     PYTHONPATH=src python tests/triage/score_corpus.py
 
 Not a test (the tests in test_triage_cases.py assert every case); this prints the numbers the
-README quotes, so a change to signatures can be measured on the same corpus.
+docs/triage.md quotes, so a change to signatures can be measured on the same corpus.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`imgcheck matrix validate [DIR]`: check the compat matrix (the shipped one by default).
-`imgcheck matrix docs [--write REPO]`: docs/rules.md and the README rule table from rules.json."""
+`imgcheck matrix docs [--write REPO]`: docs/rules.md (rule table and rule texts) from rules.json."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ def register(sub) -> None:
                                          "and the rows the engine needs exist; exit 2 with one line per problem")
     v.add_argument("directory", nargs="?", help="a matrix directory (default: the one shipped with imgcheck)")
     v.set_defaults(func=run_validate)
-    d = msub.add_parser("docs", help="print docs/rules.md generated from rules.json; --write REPO also rewrites "
-                                     "REPO/docs/rules.md and the rule table in REPO/README.md")
+    d = msub.add_parser("docs", help="print docs/rules.md generated from rules.json; --write REPO rewrites "
+                                     "REPO/docs/rules.md")
     d.add_argument("--write", metavar="REPO", help="the repository root to update")
     d.set_defaults(func=run_docs)
 
@@ -28,26 +28,20 @@ def run_docs(args) -> int:
 
     from ..engine import REQUIRED_ROWS
     from ..matrix import load_matrix
-    from ..matrix.docs import README_BEGIN, rules_markdown, with_readme_table
-    from ..errors import BadInputError, UnavailableError
+    from ..matrix.docs import rules_markdown
+    from ..errors import UnavailableError
 
     matrix = load_matrix(required=REQUIRED_ROWS)
     text = rules_markdown(matrix)
     if not args.write:
         sys.stdout.write(text)
         return EXIT_OK
-    readme_path = os.path.join(args.write, "README.md")
-    if not os.path.isfile(readme_path):
-        raise UnavailableError(f"{readme_path}: no such file (give the repository root)")
-    with open(readme_path, encoding="utf-8") as fh:
-        readme = with_readme_table(fh.read(), matrix)
-    if readme is None:
-        raise BadInputError(f"{readme_path}: no '{README_BEGIN}' block to fill")
-    with open(os.path.join(args.write, "docs", "rules.md"), "w", encoding="utf-8") as fh:
+    docs_dir = os.path.join(args.write, "docs")
+    if not os.path.isdir(docs_dir):
+        raise UnavailableError(f"{docs_dir}: no such directory (give the repository root)")
+    with open(os.path.join(docs_dir, "rules.md"), "w", encoding="utf-8") as fh:
         fh.write(text)
-    with open(readme_path, "w", encoding="utf-8") as fh:
-        fh.write(readme)
-    print(f"wrote {os.path.join(args.write, 'docs', 'rules.md')} and the rule table in {readme_path}")
+    print(f"wrote {os.path.join(docs_dir, 'rules.md')}")
     return EXIT_OK
 
 
