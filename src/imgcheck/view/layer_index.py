@@ -35,7 +35,7 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> "Limits":
-        """Limits overridden by IMGCHECK_MAX_LAYER_BYTES / _ENTRIES / _SYMLINKS (see README)."""
+        """Limits overridden by IMGCHECK_MAX_LAYER_BYTES / _ENTRIES / _SYMLINKS (see docs/reliability.md)."""
         import os
 
         values = {}
