@@ -18,8 +18,9 @@ from . import fleet_compare
 from .evaluate import evaluate
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-# Facts that name or describe a node without changing what the engine predicts for it.
-_IDENTITY_FIELDS = ("name", "collected_at", "labels")
+# Facts that name or describe a node without changing what the engine predicts for it, and its provenance
+# (per-node files differ only there): a group's evidence is located where its first node's facts were read.
+_IDENTITY_FIELDS = ("name", "collected_at", "labels", "sources", "origin")
 
 
 @dataclass(frozen=True)
