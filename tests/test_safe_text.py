@@ -43,8 +43,8 @@ def _no_raw_controls(text: str) -> None:
 
 
 def test_table_report_escapes_controls_and_markup():
-    for color in (False, True):
-        out = render_table(hostile_report(), color=color)
+    for color, verbose in ((False, False), (True, False), (False, True)):  # verbose: evidence paths and origins
+        out = render_table(hostile_report(), color=color, verbose=verbose)
         plain = re.sub(r"\x1b\[[0-9;]*m", "", out) if color else out  # Rich's own styling only
         _no_raw_controls(plain)
         assert "[red]boom[/red] [/ib0]" in plain and "\\x1b[2J" in plain

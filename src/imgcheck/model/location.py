@@ -32,12 +32,6 @@ class Location:
     def described(cls, origin: str) -> Location:
         return cls(KIND_ORIGIN, origin=origin)
 
-    def words(self) -> str:
-        """How formats print it: the path (with its layer when known), or the origin."""
-        if self.kind == KIND_ORIGIN:
-            return self.origin or ""
-        return self.path or (f"layer {self.layer}" if self.layer else "")
-
     def to_json(self) -> dict:
         """Only the keys that are set: node facts files stay short."""
         doc: dict = {"kind": self.kind}
