@@ -13,6 +13,7 @@ import datetime
 import imgcheck
 from imgcheck.model.image import ImageFacts, Libibverbs, LayerInfo, OsRelease, Package, Provider, RdmaFacts, Ucx
 from imgcheck.model.node import Kernel, KernelModule, NodeFacts, NodeGpu, NodeOs, NodeRdma, Peermem
+from imgcheck.model.location import Location
 from imgcheck.model.report import Evidence, Finding, MatrixInfo, Recommendation, Report, Unknown, verdict_of
 
 LAYER = "sha256:fd5e8675fe85edaa14cccc3c14ccc90a0877be276736fd38817a9ddcc84c1625"
@@ -97,8 +98,9 @@ def sample_report() -> Report:
             confidence="reported",
             evidence=(
                 Evidence(fact="image.rdma.libibverbs.has_reg_dmabuf_mr", value=True,
-                         path=f"{LIBDIR}/libibverbs.so.1.14.44.0", layer=LAYER),
-                Evidence(fact="node.rdma.ofed_version", value="5.4-3.7.5.0"),
+                         location=Location.file(f"{LIBDIR}/libibverbs.so.1.14.44.0", LAYER)),
+                Evidence(fact="node.rdma.ofed_version", value="5.4-3.7.5.0",
+                         location=Location.described("node facts file nodes/gpu-a.json")),
                 Evidence(fact="node.gpu.kernel_module", value="open"),
             ),
             fixes=(

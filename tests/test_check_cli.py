@@ -76,8 +76,8 @@ def test_findings_exit_1_and_report_still_written(tmp_path, capsys, failing_fact
     f = next(f for f in doc["findings"] if f["id"] == "ENV-NCCL-IB-RETRY-CNT")
     assert f["severity"] == "error" and f["nodes"] == ["gpu-inbox-68"]
     assert f["predicted_error"].startswith("NCCL WARN NET/IB: Got completion from peer")
-    assert f["evidence"][0] == {"fact": "image.env.NCCL_IB_RETRY_CNT", "value": "16", "path": "image config Env",
-                                "layer": None}
+    assert f["evidence"][0] == {"fact": "image.env.NCCL_IB_RETRY_CNT", "value": "16", "path": None,
+                                "layer": None, "origin": "image config Env"}  # not a file: the config's Env
     assert capsys.readouterr().err == ""
 
 

@@ -15,7 +15,7 @@ from formats_sample import sample_report
 
 from imgcheck import api
 from imgcheck.formats.report_formats import render
-from imgcheck.model.report import Report
+from imgcheck.model.report import REPORT_SCHEMA_VERSION, Report
 
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "docs", "report.schema.json")
 
@@ -65,8 +65,9 @@ def test_schema_rejects_what_the_contract_forbids(schema):
 _ENUM_VALUES = {  # fields whose schema is an enum or pattern get a value the contract allows
     "severity": "error", "confidence": "verified", "flavor": "inbox", "stack": "mlnx_ofed",
     "kernel_module": "open", "verdict": "fail", "kind": "node-upgrade", "db": "dpkg", "id": "RDMA-X",
-    "schema_version": 2,  # the report's const (image and node facts accept any version >= 1)
+    "schema_version": REPORT_SCHEMA_VERSION,  # the report's const (image and node facts accept any version >= 1)
 }
+_FIELD_VALUES = {("Location", "kind"): "path"}  # a field name whose enum differs by dataclass
 
 
 def _filled(tp, name: str = ""):
@@ -78,7 +79,8 @@ def _filled(tp, name: str = ""):
         return _filled(next(a for a in typing.get_args(tp) if a is not type(None)), name)
     if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        return tp(**{f.name: _filled(hints[f.name], f.name) for f in dataclasses.fields(tp)})
+        return tp(**{f.name: _FIELD_VALUES.get((tp.__name__, f.name)) or _filled(hints[f.name], f.name)
+                     for f in dataclasses.fields(tp)})
     if origin is tuple:
         return (_filled(typing.get_args(tp)[0], name),)
     if origin is dict:

@@ -45,7 +45,7 @@ def test_verdict_then_node_table_then_details():
     assert text.count("<details>") == text.count("</details>") == 3
     block = text[text.index("<details>"):text.index("</details>")]
     order = [block.index(k) for k in ("<summary>", "**Predicted error:**", "**Why** (reported)",
-                                      "| Fact | Value | Path | Layer |", "**Fix:**", "**Sources:**")]
+                                      "| Fact | Value | Path or origin | Layer |", "**Fix:**", "**Sources:**")]
     assert order == sorted(order)
     evidence = _tables(text)[1]
     assert evidence[1] == ["image.rdma.libibverbs.has_reg_dmabuf_mr", "yes",

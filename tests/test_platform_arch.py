@@ -77,7 +77,7 @@ def test_arch_from_the_kubelet_label(tmp_path, capsys):
     _, doc, _ = _check(capsys, [f"oci-dir:{EXAMPLE}", "--node-facts", str(path)])
     f = _finding(doc, "PLATFORM-ARCH-MISMATCH")
     assert f and f["evidence"][1] == {"fact": "node.labels.kubernetes.io/arch", "value": "arm64", "path": None,
-                                      "layer": None}
+                                      "layer": None, "origin": f"node facts file {path}"}  # the file, not a label read
 
 
 def test_unknown_node_arch_is_unknown_not_passed(tmp_path, capsys):

@@ -17,6 +17,7 @@ from imgcheck.formats.facts_table import render_facts_table
 from imgcheck.formats.markdown import render_markdown
 from imgcheck.formats.report_table import render_table
 from imgcheck.formats.safe_text import printable
+from imgcheck.model.location import Location
 from imgcheck.model.report import Evidence
 
 HOSTILE = "mlx5_0:1\x1b[2J\x1b[1A\rOK all clear\n[red]boom[/red] [/ib0] \u202eevil\x07\x9b31m"
@@ -26,8 +27,11 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def hostile_report():
     report = sample_report()
     finding = report.findings[0]
-    evidence = finding.evidence + (Evidence(fact="env.NCCL_IB_HCA", value=HOSTILE, path="/etc/\x1b]0;pwn\x07x",
-                                            layer=None),)
+    evidence = finding.evidence + (Evidence(fact="env.NCCL_IB_HCA", value=HOSTILE,
+                                            location=Location.file("/etc/\x1b]0;pwn\x07x")),
+                                   # a hand-written node facts file names its own origins
+                                   Evidence(fact="node.rdma.stack", value="inbox",
+                                            location=Location.described("node facts file " + HOSTILE)))
     finding = dataclasses.replace(finding, evidence=evidence, title=finding.title + HOSTILE,
                                   predicted_error="line one\n" + HOSTILE)
     image = dataclasses.replace(report.image, reference="img\x1b[31m:[bold]x")
@@ -39,8 +43,8 @@ def _no_raw_controls(text: str) -> None:
 
 
 def test_table_report_escapes_controls_and_markup():
-    for color in (False, True):
-        out = render_table(hostile_report(), color=color)
+    for color, verbose in ((False, False), (True, False), (False, True)):  # verbose: evidence paths and origins
+        out = render_table(hostile_report(), color=color, verbose=verbose)
         plain = re.sub(r"\x1b\[[0-9;]*m", "", out) if color else out  # Rich's own styling only
         _no_raw_controls(plain)
         assert "[red]boom[/red] [/ib0]" in plain and "\\x1b[2J" in plain

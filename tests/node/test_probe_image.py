@@ -97,6 +97,9 @@ def test_container_probe_equals_in_process_probe(docker_client, probe_image, fix
     want = to_dict(probe(root))
     got.pop("collected_at")
     want.pop("collected_at")
+    # the probe names its own root (the container mounts the fixture at /host); every file it read is the same
+    assert got.pop("origin") == {"kind": "origin", "origin": "probe of /host"}
+    assert want.pop("origin") == {"kind": "origin", "origin": f"probe of {os.path.abspath(root)}"}
     assert got == want
     assert got["rdma"]["stack"] in ("mlnx_ofed", "doca", "inbox")
 

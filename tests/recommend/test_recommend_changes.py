@@ -11,6 +11,7 @@ import pytest
 
 from engine_facts import replace_in
 from imgcheck import api
+from imgcheck.model.report import REPORT_SCHEMA_VERSION
 from imgcheck.cli.main import main
 from imgcheck.engine import build_report
 from imgcheck.recommend import recommend, shipped_entries
@@ -61,7 +62,7 @@ def test_env_removal_comes_first_and_the_check_report_shows_it(tmp_path, debian_
     assert main(["check", f"facts:{path}", "--node-facts", node_file("mofed-23.10-open-550-peermem"),
                  "-o", f"json={out}", "-o", f"markdown={tmp_path / 'r.md'}"]) == 1
     doc = json.loads(out.read_text())
-    assert doc["schema_version"] == 2 and doc["recommendations"][0]["kind"] == "env"
+    assert doc["schema_version"] == REPORT_SCHEMA_VERSION and doc["recommendations"][0]["kind"] == "env"
     assert "env change: `registry.example/team/train:v7`" in (tmp_path / "r.md").read_text()
 
 

@@ -89,7 +89,7 @@ def finding(rule, *evidence):
 
 
 def test_engine_findings_join():
-    pabi = finding("RDMA-PABI-MISMATCH", Evidence("image.rdma.providers.mlx5.pabi", 33))
+    pabi = finding("RDMA-PABI-MISMATCH", Evidence.member("image.rdma.providers", "mlx5", "pabi", 33))
     assert check_from_finding(pabi, output(mlx5_loaded=False, mlx5_error="x")).status == CONFIRMED
     assert check_from_finding(pabi, output()).status == CONTRADICTED
 

@@ -15,7 +15,8 @@ from ..knowledge import stack as stack_k
 from ..matrix import Matrix
 from ..model.image import FLAVOR_DOCA, FLAVOR_MLNX_OFED, ImageFacts, Nccl
 from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, STACK_NONE, NodeFacts
-from ..model.report import Evidence
+from ..model.location import Location
+from ..model.report import Evidence, node_evidence
 from ..versions.mlnx import parse_mlnx
 
 # The knowledge module holds the derived facts; these names stay for the rule families that import them.
@@ -26,6 +27,13 @@ ENV_CONFIG_PATH = settings_k.ENV_CONFIG_PATH
 NCCL_CONF_PATH = settings_k.NCCL_CONF_PATH
 Setting = settings_k.Setting
 series_of = stack_k.release_series
+
+
+def _source_location(source: str | None) -> Location | None:
+    """RdmaFacts.ofed_source: a file in the image ("/usr/bin/ofed_info") or words ("package libibverbs1 ...")."""
+    if not source:
+        return None
+    return Location.file(source) if source.startswith("/") else Location.described(source)
 
 
 class Ctx:
@@ -46,8 +54,8 @@ class Ctx:
         chosen = self.nccl
         if chosen is None:
             return []
-        return [Evidence("image.nccl.version", chosen.version, chosen.path, chosen.layer),
-                Evidence("image.nccl.selection", nccl_k.selection_words(self.image, chosen), chosen.path, chosen.layer)]
+        return [Evidence("image.nccl.version", chosen.version, chosen.location),
+                Evidence("image.nccl.selection", nccl_k.selection_words(self.image, chosen), chosen.location)]
 
     @cached_property
     def gpu_image(self) -> bool:
@@ -109,7 +117,7 @@ class Ctx:
 
     def lib_evidence(self, fact: str, value) -> Evidence:
         lib = self.lib
-        return Evidence(f"image.rdma.libibverbs.{fact}", value, lib.path if lib else None, lib.layer if lib else None)
+        return Evidence(f"image.rdma.libibverbs.{fact}", value, lib.location if lib else None)
 
     @cached_property
     def relaxed_ordering(self) -> bool | None:
@@ -131,8 +139,9 @@ class Ctx:
         return "ibv_reg_mr_iova2" if self.relaxed_ordering else "ibv_reg_mr"
 
     # ---------- node ----------
-    def node_ev(self, fact: str, value, path: str | None = None) -> Evidence:
-        return Evidence(f"node.{fact}", value, path)
+    def node_ev(self, fact: str, value) -> Evidence:
+        """Evidence of a node fact, located where the node's reader read it; rules never name a node path."""
+        return node_evidence(self.node, fact, value)
 
     def unknown_why(self, fact: str) -> str:
         return stack_k.unknown_why(self.node, fact)
@@ -143,7 +152,7 @@ class Ctx:
         if self.node.rdma.stack in MLNX_STACKS:
             evidence.append(self.node_ev("rdma.ofed_version", self.node.rdma.ofed_version))
         else:
-            evidence.append(self.node_ev("kernel.release", self.node.kernel.release, "/proc/sys/kernel/osrelease"))
+            evidence.append(self.node_ev("kernel.release", self.node.kernel.release))
         return evidence
 
     @cached_property
@@ -249,9 +258,9 @@ class Ctx:
             return None, None
         if rdma.ofed_version and series_of(rdma.ofed_version):
             return series_of(rdma.ofed_version), Evidence("image.rdma.ofed_version", rdma.ofed_version,
-                                                          rdma.ofed_source, None)
+                                                          _source_location(rdma.ofed_source))
         for pkg in rdma.packages:
             parsed = parse_mlnx(pkg.version) if "mlnx" in pkg.version else None
             if parsed and parsed.series:
-                return parsed.series, Evidence(f"image.rdma.packages.{pkg.name}", pkg.version, pkg.path, pkg.layer)
+                return parsed.series, Evidence(f"image.rdma.packages.{pkg.name}", pkg.version, pkg.location)
         return None, None

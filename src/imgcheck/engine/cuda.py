@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..knowledge import cuda as cuda_k
+from ..model.location import Location
 from ..model.report import Evidence
 from ..versions import ranges
 from .context import Ctx
@@ -32,8 +33,8 @@ def check(ctx: Ctx):
     native = ctx.matrix.row("nvidia_driver_cuda", driver_branch=ctx.driver_branch())
     hint = f"{native['newest_cuda_native']} or older" if native and native.get("newest_cuda_native") else \
         f"a version driver {driver} supports"
-    evidence = [Evidence("image.cuda.version", cuda.version, cuda.path, cuda.layer),
-                ctx.node_ev("gpu.driver_version", driver, "/proc/driver/nvidia/version")]
+    evidence = [Evidence("image.cuda.version", cuda.version, cuda.location),
+                ctx.node_ev("gpu.driver_version", driver)]
     compat = cuda.compat_driver
     if compat is None and ctx.image_unknown("cuda.compat_driver"):
         # a facts file that does not say whether /usr/local/cuda/compat exists cannot yield "every call fails"
@@ -43,7 +44,7 @@ def check(ctx: Ctx):
     params = dict(cuda=cuda.version, cuda_major=major, min_driver=min_driver, driver_version=driver,
                   node_cuda_hint=hint, compat_driver=compat or "none", compat_path=cuda.compat_path or "none")
     if compat and ranges.at_least(compat, min_driver):
-        evidence.append(Evidence("image.cuda.compat_driver", compat, cuda.compat_path, cuda.layer))
+        evidence.append(Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)))
         yield finding(ctx.matrix, rule, evidence, variant="forward-compat", **params)
     else:
         # before CUDA 11 each toolkit release has its own floor (no minor-version compatibility row)

@@ -8,6 +8,7 @@ compatibility guide): elsewhere cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTE
 from __future__ import annotations
 
 from ..knowledge import gpus as gpus_k
+from ..model.location import Location
 from ..model.report import Evidence
 from ..versions import ranges
 from .context import Ctx
@@ -36,8 +37,8 @@ def check(ctx: Ctx):
             support = "unsupported" if klass == "consumer" else None
         if support == "supported":
             continue
-        evidence = [Evidence("image.cuda.compat_driver", compat, cuda.compat_path, cuda.layer),
-                    ctx.node_ev("gpu.driver_version", driver, "/proc/driver/nvidia/version"),
+        evidence = [Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)),
+                    ctx.node_ev("gpu.driver_version", driver),
                     ctx.node_ev("gpu.gpus.name", gpu.name), ctx.node_ev("gpu.gpus.gpu_class", klass)]
         if support == "unsupported":
             yield finding(ctx.matrix, rule, evidence, gpu=gpu.name, gpu_class=klass, compat_driver=compat,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..knowledge import gpudirect
 from ..model.node import STACK_INBOX
+from ..model.location import Location
 from ..model.report import Evidence
 from ..versions import ranges
 from ..versions.ecosystems import numeric_tuple
@@ -27,7 +28,7 @@ def _peermem_evidence(ctx: Ctx) -> list[Evidence]:
     from .node_only import gdr_workload  # the workload path evaluated (these rules: NCCL's IB transport)
 
     pm = ctx.node.gpu.peermem
-    return [ctx.node_ev("gpu.peermem.loaded", pm.loaded, "/sys/module/nvidia_peermem"),
+    return [ctx.node_ev("gpu.peermem.loaded", pm.loaded),
             ctx.node_ev("gpu.peermem.legacy_nv_peer_mem", pm.legacy_nv_peer_mem),
             _memory_peers_evidence(ctx),
             ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
@@ -38,9 +39,9 @@ def _peermem_evidence(ctx: Ctx) -> list[Evidence]:
 def _memory_peers_evidence(ctx: Ctx) -> Evidence:
     seen = ctx.node.rdma.peer_memory_api
     if seen is not None:
-        return ctx.node_ev("rdma.peer_memory_api", seen, "/sys/kernel/mm/memory_peers")
+        return ctx.node_ev("rdma.peer_memory_api", seen)
     value, words = ctx.memory_peers_api  # not probed: what the matrix says about this stack and release
-    return ctx.node_ev("rdma.peer_memory_api", words if value is not None else None, "/sys/kernel/mm/memory_peers")
+    return ctx.node_ev("rdma.peer_memory_api", words if value is not None else None)
 
 
 def check(ctx: Ctx):
@@ -141,7 +142,7 @@ def _cumem(ctx: Ctx, rule: str):
         return  # no peer-memory registration of GPU buffers at all (host staging)
     yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [
         ctx.node_ev("gpu.driver_version", driver),
-        Evidence("image.cuda.compat_driver", compat, cuda.compat_path, cuda.layer),
+        Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)),
     ] + ([cumem.evidence] if cumem else []) + _peermem_evidence(ctx),
         nccl=ctx.nccl.version, driver_version=driver, driver_branch=ctx.driver_branch(), compat_driver=compat,
         reg_fn=ctx.reg_fn)

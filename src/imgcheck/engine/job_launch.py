@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES
 from ..model.env_redact import keeps as library_setting
+from ..knowledge.settings import IMAGE_ENV
+from ..model.location import Location
 from ..model.report import Evidence
 from .context import Ctx
 from .emit import finding, unknown
@@ -59,7 +61,7 @@ def check(ctx: Ctx):
 
 
 def _ev(ctx: Ctx, fact: str, value) -> Evidence:
-    return Evidence(f"job.{fact}", value, ctx.job.path)
+    return Evidence(f"job.{fact}", value, Location.file(ctx.job.path))
 
 
 def _where_ev(ctx: Ctx) -> Evidence:
@@ -209,8 +211,8 @@ def _env(ctx: Ctx):
         if not job.wins_over_image(var.name, True):
             if var.value is not None and var.value != image_value:
                 yield finding(ctx.matrix, "JOB-ENV-SHADOWED-BY-IMAGE",
-                              [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
-                               Evidence(f"image.env.{var.name}", image_value, "image config Env")],
+                              [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
+                               Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV)],
                               where=job.where, who=job.who, name=var.name, job_value=var.value,
                               image_value=image_value)
             continue
@@ -219,6 +221,6 @@ def _env(ctx: Ctx):
                                                      f"{var.name}={image_value} with a value the spec does not show")
         elif var.value != image_value:
             yield finding(ctx.matrix, "JOB-ENV-OVERRIDES-IMAGE",
-                          [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, job.path),
-                           Evidence(f"image.env.{var.name}", image_value, "image config Env")],
+                          [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
+                           Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV)],
                           where=job.where, who=job.who, name=var.name, job_value=var.value, image_value=image_value)

@@ -19,7 +19,7 @@ RULES = ("NCCL-WHEEL-NOT-TORCH-PIN", "NCCL-WHEELS-TWO-CUDA-MAJORS")
 
 
 def _ev(n, fact: str) -> Evidence:
-    return Evidence(fact, f"{n.origin} {n.version}", n.path, n.layer)
+    return Evidence(fact, f"{n.origin} {n.version}", n.location)
 
 
 def check(ctx: Ctx):

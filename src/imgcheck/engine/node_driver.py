@@ -21,6 +21,6 @@ def check(ctx: Ctx):
     if not module or not userspace or module == userspace:
         return  # nothing to compare (an unknown side is in node.unknown already), or one build: fine
     yield finding(ctx.matrix, RULES[0], [
-        ctx.node_ev("gpu.driver_version", module, "/proc/driver/nvidia/version"),
-        ctx.node_ev("gpu.userspace_driver_version", userspace, gpu.userspace_driver_path)],
+        ctx.node_ev("gpu.driver_version", module),
+        ctx.node_ev("gpu.userspace_driver_version", userspace)],
         module_version=module, userspace_version=userspace, userspace_path=gpu.userspace_driver_path)

@@ -110,8 +110,8 @@ def _no_peer_api(ctx: Ctx, workload: str):
                     else "missing here: " + "; ".join(missing) if missing else "whether it works is unknown")
     yield finding(ctx.matrix, rule, [
         ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
-        ctx.node_ev("kernel.release", ctx.node.kernel.release, "/proc/sys/kernel/osrelease"),
-        ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded, "/sys/module/nvidia_peermem"),
+        ctx.node_ev("kernel.release", ctx.node.kernel.release),
+        ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded),
         _workload_ev(workload)],
         stack_words=f"inbox, kernel {ctx.node.kernel.release or 'unknown'}", peermem_words=f"Here {present}.",
         workload=workload, dmabuf_words=dmabuf_words)
@@ -138,27 +138,27 @@ def _ofed_not_running(ctx: Ctx):
     else:
         dkms_words = "No DKMS build of the OFED kernel modules exists (a kmod/ISO install, or the build failed)."
     modules = rdma.modules
-    evidence = [ctx.node_ev("rdma.installed_ofed_version", rdma.installed_ofed_version, "/usr/bin/ofed_info"),
+    evidence = [ctx.node_ev("rdma.installed_ofed_version", rdma.installed_ofed_version),
                 ctx.node_ev("rdma.stack", rdma.stack),
-                ctx.node_ev("kernel.release", ctx.node.kernel.release, "/proc/sys/kernel/osrelease")]
+                ctx.node_ev("kernel.release", ctx.node.kernel.release)]
     if "mlx5_core" in modules:
-        evidence.append(ctx.node_ev("rdma.modules.mlx5_core.out_of_tree", modules["mlx5_core"].out_of_tree,
-                                    "/sys/module/mlx5_core/taint"))
-    evidence += [ctx.node_ev(f"dkms.{d.name}", f"{d.version} for {d.kernel}", f"/var/lib/dkms/{d.name}") for d in builds]
+        evidence.append(ctx.node_ev("rdma.modules.mlx5_core.out_of_tree", modules["mlx5_core"].out_of_tree))
+    evidence += [ctx.node_ev(f"dkms.{d.name}", f"{d.version} for {d.kernel}") for d in builds]
     yield finding(ctx.matrix, rule, evidence, ofed=f"MLNX_OFED/DOCA-OFED {rdma.installed_ofed_version}",
                   release=release, dkms_words=dkms_words)
 
 
 # ---------- peer-memory module built against another ib_core ----------
-def _exporter_crc(ctx: Ctx, symbol: str) -> tuple[str | None, str | None]:
+def _exporter_crc(ctx: Ctx, symbol: str) -> tuple[str | None, str | None, str | None]:
+    """(CRC ib_core exports for `symbol`, the file that says so, the node fact it is)."""
     files = ctx.node.rdma.module_files or {}
     core = files.get("ib_core")
     if core is not None and core.symbol_crcs and symbol in core.symbol_crcs:
-        return core.symbol_crcs[symbol], core.path
+        return core.symbol_crcs[symbol], core.path, f"rdma.module_files.ib_core.symbol_crcs.{symbol}"
     symvers = ctx.node.rdma.ib_core_symvers or {}
     if symbol in symvers:
-        return symvers[symbol], ctx.node.rdma.ib_core_symvers_path
-    return None, None
+        return symvers[symbol], ctx.node.rdma.ib_core_symvers_path, f"rdma.ib_core_symvers.{symbol}"
+    return None, None, None
 
 
 def _stale_build(ctx: Ctx):
@@ -175,22 +175,22 @@ def _stale_build(ctx: Ctx):
         if mod is None:
             continue
         built_for = (mod.file_vermagic or "").split(" ", 1)[0] or None
-        base = [ctx.node_ev(f"rdma.module_files.{name}.path", mod.path, mod.path)]
+        base = [ctx.node_ev(f"rdma.module_files.{name}.path", mod.path)]
         if built_for and release and built_for != release:
             yield finding(ctx.matrix, rule, base + [
-                ctx.node_ev(f"rdma.module_files.{name}.file_vermagic", mod.file_vermagic, mod.path),
-                ctx.node_ev("kernel.release", release, "/proc/sys/kernel/osrelease")],
+                ctx.node_ev(f"rdma.module_files.{name}.file_vermagic", mod.file_vermagic),
+                ctx.node_ev("kernel.release", release)],
                 variant="vermagic", module=name, path=mod.path, built_for=built_for, release=release,
                 vermagic=(mod.file_vermagic or "").strip())
             continue
         for symbol in PEER_SYMBOLS:
             theirs = (mod.symbol_crcs or {}).get(symbol)
-            ours, where = _exporter_crc(ctx, symbol)
+            ours, where, exported = _exporter_crc(ctx, symbol)
             if theirs is None or ours is None or theirs == ours:
                 continue
             yield finding(ctx.matrix, rule, base + [
-                ctx.node_ev(f"rdma.module_files.{name}.symbol_crcs.{symbol}", theirs, mod.path),
-                ctx.node_ev(f"ib_core.{symbol}", ours, where),
+                ctx.node_ev(f"rdma.module_files.{name}.symbol_crcs.{symbol}", theirs),
+                ctx.node_ev(exported, ours),
                 ctx.node_ev("rdma.ofed_version", rdma.ofed_version)],
                 module=name, symbol=symbol, path=mod.path, module_crc=theirs, ib_core_crc=ours, ib_core_where=where)
             break  # one symbol says it; the module fails as a whole
@@ -209,7 +209,7 @@ def _legacy(ctx: Ctx, workload: str):
     why = (f"The node's driver {driver} ships nvidia-peermem, so nv_peer_mem is a separately built leftover "
            "that must be rebuilt by hand after every driver or OFED change." if driver else
            f"Drivers from R{first} on ship nvidia-peermem.")
-    yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.modules.nv_peer_mem", True, "/sys/module/nv_peer_mem"),
+    yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.modules.nv_peer_mem", True),
                                      ctx.node_ev("gpu.driver_version", driver), _workload_ev(workload)], why=why)
 
 
@@ -229,7 +229,7 @@ def _gpu_class(ctx: Ctx, workload: str):
         if supported != "unsupported" or (gpu.name, klass) in seen:
             continue
         seen.add((gpu.name, klass))
-        yield finding(ctx.matrix, rule, [ctx.node_ev("gpu.gpus.name", gpu.name, f"/proc/driver/nvidia/gpus/{gpu.pci_bus_id}/information"),
+        yield finding(ctx.matrix, rule, [ctx.node_ev("gpu.gpus.name", gpu.name),
                                          ctx.node_ev("gpu.gpus.gpu_class", klass), _workload_ev(workload)],
                       gpu=gpu.name, gpu_class=klass, hca=ctx.hca, workload=workload,
                       source_note=row.get("note", "gpu_class given in the node facts") if not gpu.gpu_class
@@ -247,7 +247,7 @@ def _movable(ctx: Ctx):
     if row is None:
         return
     words = " ".join(f"{k}={v}" for k, v in used.items())
-    yield finding(ctx.matrix, rule, [ctx.node_ev("kernel.cmdline_params", words, "/proc/cmdline")],
+    yield finding(ctx.matrix, rule, [ctx.node_ev("kernel.cmdline_params", words)],
                   params=words, effect=row["effect"])
 
 
@@ -261,7 +261,7 @@ def _acs(ctx: Ctx, workload: str):
     iommu = {k: v for k, v in params.items() if "iommu" in k}
     cmdline_words = (f"Boot IOMMU parameters: {' '.join(f'{k}={v}' if v else k for k, v in iommu.items())}."
                      if iommu else "")
-    yield finding(ctx.matrix, rule, [ctx.node_ev("pci_acs_redirect", ", ".join(bridges), "/sys/bus/pci/devices/<bridge>/config"),
+    yield finding(ctx.matrix, rule, [ctx.node_ev("pci_acs_redirect", ", ".join(bridges)),
                                      _workload_ev(workload)],
                   count=len(bridges), bridges=", ".join(bridges), cmdline_words=cmdline_words, workload=workload)
 
@@ -279,7 +279,7 @@ def _iommu(ctx: Ctx, workload: str):
     if not translated:
         return
     words = ", ".join(f"{bdf} {kind}" for bdf, kind in translated.items())
-    yield finding(ctx.matrix, rule, [ctx.node_ev("iommu_domains", words, "/sys/kernel/iommu_groups/<n>/type"),
+    yield finding(ctx.matrix, rule, [ctx.node_ev("iommu_domains", words),
                                      _workload_ev(workload)],
                   domains=words, devices=", ".join(translated), types="/".join(sorted(set(translated.values()))),
                   workload=workload)
@@ -329,6 +329,6 @@ def _dmabuf(ctx: Ctx, workload: str):
                   else "none: nvidia-peermem is not loaded")
     yield finding(ctx.matrix, rule, [
         ctx.node_ev("rdma.stack", stack), ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
-        ctx.node_ev("gpu.peermem.loaded", pm.loaded, "/sys/module/nvidia_peermem"),
+        ctx.node_ev("gpu.peermem.loaded", pm.loaded),
         *ctx.stack_evidence()[1:], _workload_ev(workload)],
         hca=ctx.hca, peer_words=peer_words, missing="; ".join(missing), workload=workload)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import ImgcheckError
+from ..model.location import Location
 from ..model.report import Evidence
 from ..sources.platform import parse_platform
 from .context import Ctx
@@ -31,7 +32,7 @@ def _node_arch(ctx: Ctx) -> tuple[str | None, Evidence | None]:
     release = ctx.node.kernel.release or ""
     for suffix, arch in _RELEASE_SUFFIX.items():  # RHEL-style releases end in the machine name
         if release.endswith(suffix):
-            return arch, ctx.node_ev("kernel.release", release, "/proc/sys/kernel/osrelease")
+            return arch, ctx.node_ev("kernel.release", release)
     return None, None
 
 
@@ -50,5 +51,5 @@ def check(ctx: Ctx):
         return
     if node_arch == image_arch:
         return
-    evidence = [Evidence("image.platform", have, "image config (os/architecture)"), node_ev]
+    evidence = [Evidence("image.platform", have, Location.described("image config (os/architecture)")), node_ev]
     yield finding(ctx.matrix, rule, evidence, image_platform=have, image_arch=image_arch, node_arch=node_arch)

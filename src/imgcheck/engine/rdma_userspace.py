@@ -68,15 +68,15 @@ def _pabi(ctx: Ctx):
         dlerror = f"{expected}: cannot open shared object file: No such file or directory"
         yield finding(ctx.matrix, rule, [
             ctx.lib_evidence("private_abi", lib.private_abi),
-            Evidence(f"image.rdma.providers.{p.name}.pabi", p.pabi, p.path, p.layer),
-            Evidence(f"image.rdma.providers.{p.name}.private_abi_needed", p.private_abi_needed, p.path, p.layer),
+            Evidence.member("image.rdma.providers", p.name, "pabi", p.pabi, p.location),
+            Evidence.member("image.rdma.providers", p.name, "private_abi_needed", p.private_abi_needed, p.location),
         ], provider=p.name, expected_file=expected_path, dlerror=dlerror, libibverbs=lib.version or "(version unknown)",
             private_abi=lib.private_abi, provider_path=p.path,
             provider_pabi=p.pabi if p.pabi is not None and p.pabi != lib.private_abi else p.private_abi_needed)
     if others:
         names = ", ".join(p.name for p in others)
         yield finding(ctx.matrix, rule, [ctx.lib_evidence("private_abi", lib.private_abi)] + [
-            Evidence(f"image.rdma.providers.{p.name}.pabi", p.pabi, p.path, p.layer) for p in others],
+            Evidence.member("image.rdma.providers", p.name, "pabi", p.pabi, p.location) for p in others],
             variant="other-provider", provider=names, libibverbs=lib.version or "(version unknown)",
             private_abi=lib.private_abi,
             provider_path=", ".join(p.path for p in others),
@@ -113,7 +113,7 @@ def _uverbs_abi(ctx: Ctx):
     if abi is None:
         yield unknown(rule, ctx.unknown_why("rdma.uverbs_abi"))
     elif not lo <= abi <= hi:
-        yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.uverbs_abi", abi, "/sys/class/infiniband_verbs/abi_version")],
+        yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.uverbs_abi", abi)],
                       abi=abi, abi_min=lo, abi_max=hi)
     mlx5_abi = ctx.matrix.threshold("mlx5_uverbs_abi")
     for dev in ctx.node.rdma.devices:

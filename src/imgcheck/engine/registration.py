@@ -86,7 +86,7 @@ def _memlock_zero(ctx: Ctx):
         return
     if ctx.node.limits.memlock_kib != 0:
         return  # unknown or non-zero: MEMLOCK-TOO-LOW decides
-    yield finding(ctx.matrix, rule, [ctx.node_ev("limits.memlock_kib", 0, "/proc/self/limits")], reg_fn=ctx.reg_fn)
+    yield finding(ctx.matrix, rule, [ctx.node_ev("limits.memlock_kib", 0)], reg_fn=ctx.reg_fn)
 
 
 @over_rdma("REG-PATH")
@@ -99,7 +99,7 @@ def _path(ctx: Ctx, rule: str):
         Evidence(PATH_FACT, kind),  # derived from the facts above; verify reads it to know which path to test
         ctx.lib_evidence("has_reg_mr_iova2", ctx.lib.has_reg_mr_iova2),
         ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
-        ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded, "/sys/module/nvidia_peermem"),
+        ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded),
     ] + ctx.stack_evidence()
     for name in ("NCCL_NET_GDR_LEVEL", "NCCL_DMABUF_ENABLE", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_CUMEM_ENABLE"):
         s = ctx.setting(name)

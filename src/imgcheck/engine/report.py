@@ -17,8 +17,9 @@ from ..model.serde import to_dict
 from . import fleet_compare
 from .evaluate import evaluate
 
-# Facts that name or describe a node without changing what the engine predicts for it.
-_IDENTITY_FIELDS = ("name", "collected_at", "labels")
+# Facts that name or describe a node without changing what the engine predicts for it, and its provenance
+# (per-node files differ only there): a group's evidence is located where its first node's facts were read.
+_IDENTITY_FIELDS = ("name", "collected_at", "labels", "sources", "origin")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 
+from ..model.location import Location
 from ..model.report import Evidence
 from .context import Ctx, Setting
 from .emit import finding, unknown
@@ -98,13 +99,13 @@ def _module_versions(ctx: Ctx):
             continue
         version, library = missing[0]
         evidence = [Evidence(f"image.ucx.modules.{module.name}.needs", ", ".join(v for v, _ in missing),
-                             module.path, module.layer),
-                    Evidence("image.ucx.version", ucx.version, ucx.path, ucx.layer)]
+                             module.location),
+                    Evidence("image.ucx.version", ucx.version, ucx.location)]
         if any(p.endswith("/libibverbs.so.1") for _, p in missing):
             evidence.append(ctx.lib_evidence("symbol_versions", ", ".join(lib.symbol_versions)))
         if any(p.endswith("/libmlx5.so.1") for _, p in missing):
-            evidence.append(Evidence("image.rdma.providers.mlx5.symbol_versions", ", ".join(sorted(mlx5_defined)),
-                                     mlx5_path))
+            evidence.append(Evidence.member("image.rdma.providers", "mlx5", "symbol_versions",
+                                            ", ".join(sorted(mlx5_defined)), Location.file(mlx5_path)))
         yield finding(ctx.matrix, rule, evidence, module=module.name, module_path=module.path,
                       missing=", ".join(v for v, _ in missing), version=version, library=library,
                       ucx=ucx.version or "?")
@@ -130,7 +131,7 @@ def _tls(ctx: Ctx):
     ucx = ctx.image.ucx
     evidence = [setting.evidence]
     if ucx is not None:
-        evidence.append(Evidence("image.ucx.version", ucx.version, ucx.path, ucx.layer))
-    evidence += [Evidence(f"image.bundled_stacks.{s.distribution or s.path}", s.version, s.path, s.layer)
+        evidence.append(Evidence("image.ucx.version", ucx.version, ucx.location))
+    evidence += [Evidence(f"image.bundled_stacks.{s.distribution or s.path}", s.version, s.location)
                  for s in ctx.image.bundled_stacks if s.kind == "ucx"]
     yield finding(ctx.matrix, rule, evidence, setting=setting.label, value=value)

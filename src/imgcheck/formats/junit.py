@@ -34,7 +34,8 @@ def _details(finding: Finding) -> str:
         lines.append(f"predicted error: {finding.predicted_error}")
     lines.append(f"why ({finding.confidence}): {finding.mechanism}")
     for ev in finding.evidence:
-        where = "".join(part for part in (f"  {ev.path}" if ev.path else "", f"  layer {ev.layer}" if ev.layer else ""))
+        where = "".join(part for part in (f"  {ev.path}" if ev.path else "", f"  layer {ev.layer}" if ev.layer else "",
+                                            f"  ({ev.origin})" if ev.origin else ""))
         lines.append(f"evidence: {ev.fact} = {value_text(ev.value)}{where}")
     lines += [f"fix: {fix}" for fix in finding.fixes]
     lines += [f"source: {src}" for src in finding.sources]

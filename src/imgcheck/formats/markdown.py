@@ -83,11 +83,12 @@ def _finding_details(finding: Finding) -> list[str]:
         out += ["**Predicted error:**", "", "```text", printable(finding.predicted_error, keep_newlines=True).replace("```", "'''"), "```", ""]
     out += [f"**Why** ({md(finding.confidence)}): {md(finding.mechanism)}", ""]
     if finding.evidence:
-        out += ["| Fact | Value | Path | Layer |", "|---|---|---|---|"]
+        out += ["| Fact | Value | Path or origin | Layer |", "|---|---|---|---|"]
         for ev in finding.evidence:
             layer = short_layer(ev.layer)
             value = value_text(ev.value)
-            out.append(f"| {code(ev.fact)} | {code(value)} | {code(ev.path) if ev.path else ''} | "
+            where = ev.path or ev.origin  # a file, or where a non-file fact was read (node facts file, label)
+            out.append(f"| {code(ev.fact)} | {code(value)} | {code(where) if where else ''} | "
                        f"{code(layer) if layer else ''} |")
         out.append("")
     if finding.fixes:

@@ -93,6 +93,8 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
             where = ""
             if ev.path:
                 where += f"  {ev.path}"
+            elif ev.origin:
+                where += f"  ({ev.origin})"
             if ev.layer:
                 where += f"  (layer {short_layer(ev.layer)})"
             out(f"{escape(ev.fact)} = {escape(value_text(ev.value))}[dim]{escape(where)}[/dim]", indent + 2)

@@ -158,7 +158,8 @@ def _result(finding: Finding, report: Report, rule_index: int) -> dict:
             "nodes": list(finding.nodes),
             "predictedError": finding.predicted_error,
             "evidence": [
-                {k: v for k, v in (("fact", e.fact), ("value", e.value), ("path", e.path), ("layer", e.layer))
+                {k: v for k, v in (("fact", e.fact), ("value", e.value), ("path", e.path), ("layer", e.layer),
+                                           ("origin", e.origin))
                  if v is not None}
                 for e in finding.evidence
             ],

@@ -11,13 +11,15 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..model.image import ImageFacts
+from ..model.location import Location
 from ..model.report import Evidence
 
 ORIGIN_LOG = "log"
 ORIGIN_ENV = "env"
 ORIGIN_CONF = "nccl.conf"
 ORIGIN_JOB = "job"  # the launch spec (imgcheck.job): `where` says which container and line, `path` the file
-ENV_CONFIG_PATH = "image config Env"
+ENV_CONFIG_PATH = "image config Env"  # not a file: the image config's Env list
+IMAGE_ENV = Location.described(ENV_CONFIG_PATH)
 NCCL_CONF_PATH = "/etc/nccl.conf"
 
 
@@ -34,12 +36,12 @@ class Setting:
     @property
     def evidence(self) -> Evidence:
         if self.origin == ORIGIN_LOG:
-            return Evidence(f"log.env.{self.name}", self.value)
+            return Evidence(f"log.env.{self.name}", self.value, Location.described(self.where) if self.where else None)
         if self.origin == ORIGIN_JOB:
-            return Evidence(f"job.env.{self.name}", self.value, self.path)
+            return Evidence(f"job.env.{self.name}", self.value, Location.file(self.path))
         if self.origin == ORIGIN_ENV:
-            return Evidence(f"image.env.{self.name}", self.value, ENV_CONFIG_PATH)
-        return Evidence(f"image.nccl_conf.{self.name}", self.value, NCCL_CONF_PATH)
+            return Evidence(f"image.env.{self.name}", self.value, IMAGE_ENV)
+        return Evidence(f"image.nccl_conf.{self.name}", self.value, Location.file(NCCL_CONF_PATH))
 
     @property
     def source_words(self) -> str:

@@ -1,8 +1,11 @@
-"""Facts read from a container image. Every fact that comes from a file names its path and layer."""
+"""Facts read from a container image. Every fact that comes from a file names its path and layer
+(`.location`: the same Location type node facts and evidence use)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .location import Located
 
 IMAGE_SCHEMA_VERSION = 1
 
@@ -14,7 +17,7 @@ FLAVOR_NONE = "none"
 
 
 @dataclass(frozen=True)
-class OsRelease:
+class OsRelease(Located):
     id: str | None = None
     version_id: str | None = None
     pretty_name: str | None = None
@@ -23,7 +26,7 @@ class OsRelease:
 
 
 @dataclass(frozen=True)
-class Package:
+class Package(Located):
     name: str
     version: str
     db: str  # dpkg | rpm | apk | python (a dist-info/egg-info on a site directory)
@@ -32,7 +35,7 @@ class Package:
 
 
 @dataclass(frozen=True)
-class LibraryCopy:
+class LibraryCopy(Located):
     """One file of a shared library, and whether the dynamic loader would pick it."""
 
     path: str
@@ -43,7 +46,7 @@ class LibraryCopy:
 
 
 @dataclass(frozen=True)
-class Libibverbs:
+class Libibverbs(Located):
     version: str | None  # the file's version suffix, e.g. "1.14.44.0"
     rdma_core: str | None  # e.g. "44.0" (from the file name) or the package's base for MLNX forks
     symbol_versions: tuple[str, ...] = ()
@@ -61,7 +64,7 @@ class Libibverbs:
 
 
 @dataclass(frozen=True)
-class Provider:
+class Provider(Located):
     name: str  # mlx5, efa, ...
     pabi: int | None  # N of lib<name>-rdmavN.so
     path: str
@@ -87,7 +90,7 @@ class RdmaFacts:
 
 
 @dataclass(frozen=True)
-class UcxModule:
+class UcxModule(Located):
     """A UCX transport module (libuct_ib*.so in UCX's module dir) and the ELF symbol versions it needs."""
 
     name: str  # uct_ib, uct_ib_mlx5, ...
@@ -98,7 +101,7 @@ class UcxModule:
 
 
 @dataclass(frozen=True)
-class Ucx:
+class Ucx(Located):
     version: str | None
     path: str | None = None
     layer: str | None = None
@@ -110,7 +113,7 @@ class Ucx:
 
 
 @dataclass(frozen=True)
-class Nccl:
+class Nccl(Located):
     version: str | None
     path: str | None = None
     layer: str | None = None
@@ -120,7 +123,7 @@ class Nccl:
 
 
 @dataclass(frozen=True)
-class CudaRuntime:
+class CudaRuntime(Located):
     """A CUDA runtime (libcudart) and where its version was read.
 
     The runtime is what asks the driver for its CUDA level, so its major (the soname's) is the
@@ -138,7 +141,7 @@ class CudaRuntime:
 
 
 @dataclass(frozen=True)
-class Cuda:
+class Cuda(Located):
     version: str | None = None  # toolkit version, e.g. "12.4.1"; without a toolkit, the most demanding runtime's
     path: str | None = None
     layer: str | None = None
@@ -150,14 +153,14 @@ class Cuda:
 
 
 @dataclass(frozen=True)
-class Hpcx:
+class Hpcx(Located):
     version: str | None
     path: str | None = None
     layer: str | None = None
 
 
 @dataclass(frozen=True)
-class BundledStack:
+class BundledStack(Located):
     """A second RDMA/UCX/DOCA stack shipped inside a Python wheel (nixl, pyverbs, libucx...).
 
     A wheel's libraries are found through its extension modules' RPATH ($ORIGIN), so only a Python
@@ -178,7 +181,7 @@ class BundledStack:
 
 
 @dataclass(frozen=True)
-class Libfabric:
+class Libfabric(Located):
     """libfabric (OFI), which aws-ofi-nccl and Open MPI's ofi components use for EFA and verbs."""
 
     version: str | None  # release version, from its package; never the file's libtool suffix
@@ -194,7 +197,7 @@ class Libfabric:
 
 
 @dataclass(frozen=True)
-class NcclNetPlugin:
+class NcclNetPlugin(Located):
     """An NCCL network plugin (libnccl-net*.so: aws-ofi-nccl, nccl-rdma-sharp-plugins, ...)."""
 
     path: str

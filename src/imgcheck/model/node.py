@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .location import Location
+
+# Still 1: `sources` and `origin` are additive (older readers ignore them, and a file without them loads
+# with every fact located at the file itself).
 NODE_SCHEMA_VERSION = 1
 
 STACK_INBOX = "inbox"
@@ -157,3 +161,21 @@ class NodeFacts:
     pci_acs_redirect: tuple[str, ...] | None = None  # bridges above GPUs/NICs with ACS P2P redirect on
     # GPU / NIC PCI address -> IOMMU domain type: identity | DMA | DMA-FQ | blocked | unmanaged | none (no IOMMU)
     iommu_domains: dict[str, str] | None = None
+    # Provenance, not facts: left out of equality and of the fleet grouping key.
+    # fact ("limits.memlock_kib", "rdma.devices.mlx5_0", "labels.nvidia.com/gpu.product") -> where the reader
+    # read it; a fact below a recorded one ("rdma.devices.mlx5_0.fw_ver") is located at its nearest ancestor.
+    sources: dict[str, Location] = field(default_factory=dict, compare=False)
+    # Where these facts as a whole were read (the probe root, the node facts file, the Kubernetes node):
+    # the location of every fact `sources` does not cover. Set by whoever reads them, never taken from the file.
+    origin: Location | None = field(default=None, compare=False)
+
+    def location_of(self, fact: str) -> Location | None:
+        """Where `fact` (a dotted fact name below node.) was read: its own record, its nearest recorded
+        ancestor, else the origin of the whole."""
+        key = fact
+        while key:
+            found = self.sources.get(key)
+            if found is not None:
+                return found
+            key = key.rpartition(".")[0]
+        return self.origin

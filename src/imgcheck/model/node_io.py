@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from .. import safejson
 from ..errors import BadInputError
 from ..fsutil import reading_input
+from .location import KINDS, Location
 from .node import GPU_CLASSES, NODE_SCHEMA_VERSION, NodeFacts
 from .serde import from_dict, to_dict
 
 
-def parse_node_facts(doc: object, where: str) -> NodeFacts:
-    """Node facts from parsed JSON. A missing schema_version means the current one."""
+def parse_node_facts(doc: object, where: str, origin: Location | None = None) -> NodeFacts:
+    """Node facts from parsed JSON. A missing schema_version means the current one.
+
+    origin: where the caller read them (default: "node facts WHERE"); it locates every fact the
+    document's own `sources` (a probe's record of the files it read) does not.
+    """
     if not isinstance(doc, dict):
         raise BadInputError(f"{where}: node facts must be a JSON object")
     version = doc.get("schema_version", NODE_SCHEMA_VERSION)
@@ -23,7 +29,13 @@ def parse_node_facts(doc: object, where: str) -> NodeFacts:
                             f"understands ({NODE_SCHEMA_VERSION}); upgrade imgcheck")
     if not isinstance(doc.get("name"), str) or not doc["name"].strip():
         raise BadInputError(f"{where}: node facts need a non-empty 'name'")
-    facts = from_dict(NodeFacts, {**doc, "schema_version": version}, where=where)
+    facts = from_dict(NodeFacts, {**doc, "schema_version": version,
+                                  "origin": None}, where=where)  # the reader's origin, never the file's
+    for fact, location in facts.sources.items():
+        if location.kind not in KINDS:
+            raise BadInputError(f"{where}: sources.{fact}.kind must be one of {', '.join(KINDS)}, "
+                                f"got {location.kind!r}")
+    facts = dataclasses.replace(facts, origin=origin or Location.described(f"node facts {where}"))
     for i, gpu in enumerate(facts.gpu.gpus):
         if gpu.gpu_class is not None and gpu.gpu_class not in GPU_CLASSES:
             raise BadInputError(f"{where}: gpu.gpus[{i}].gpu_class must be one of {', '.join(GPU_CLASSES)}, "
@@ -40,7 +52,7 @@ def load_node_facts(path: str) -> NodeFacts:
             doc = safejson.load(fh, path)  # depth-bounded (hostile input)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not valid JSON ({exc})") from None
-    return parse_node_facts(doc, path)
+    return parse_node_facts(doc, path, Location.described(f"node facts file {path}"))
 
 
 def dump_node_facts(facts: NodeFacts) -> str:

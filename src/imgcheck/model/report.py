@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .image import ImageFacts
+from .location import Location
 from .node import NodeFacts
 
-REPORT_SCHEMA_VERSION = 2  # 2: recommendation kinds env and pip-pin
+# 2: recommendation kinds env and pip-pin; 3: evidence says where each fact came from ("origin" when it is
+# not a file: a node facts file, a Kubernetes label, an image config field) and names the member of a keyed
+# collection it is about ("collection", "item"); nodes carry "sources" (fact -> location)
+REPORT_SCHEMA_VERSION = 3
 
 SEVERITIES = ("error", "warning", "info")  # worst first: the one severity order of every format and gate
 SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}  # error 0, warning 1, info 2
@@ -18,8 +22,45 @@ CONFIDENCES = ("verified", "reported", "vendor-guidance", "hypothesis")
 class Evidence:
     fact: str  # e.g. "image.rdma.libibverbs.private_abi" or "node.gpu.kernel_module"
     value: str | int | float | bool | None
-    path: str | None = None
-    layer: str | None = None
+    location: Location | None = None  # where the fact was read (None: derived, or nowhere known)
+    # A fact about one member of a keyed collection (provider mlx5 of image.rdma.providers): readers such as
+    # verify take the member from here rather than parsing `fact`
+    collection: str | None = None
+    item: str | None = None
+
+    def __post_init__(self):
+        if self.location is not None and not isinstance(self.location, Location):
+            raise TypeError(f"Evidence {self.fact}: location must be a Location, got {self.location!r}")
+
+    @classmethod
+    def member(cls, collection: str, item: str, field: str, value, location: Location | None = None) -> "Evidence":
+        return cls(f"{collection}.{item}.{field}", value, location, collection=collection, item=item)
+
+    @property
+    def path(self) -> str | None:
+        return self.location.path if self.location else None
+
+    @property
+    def layer(self) -> str | None:
+        return self.location.layer if self.location else None
+
+    @property
+    def origin(self) -> str | None:
+        return self.location.origin if self.location else None
+
+    def to_json(self) -> dict:
+        """path and layer always (the schema 2 keys); origin, collection and item where set."""
+        doc = {"fact": self.fact, "value": self.value, "path": self.path, "layer": self.layer}
+        for key in ("origin", "collection", "item"):
+            if getattr(self, key) is not None:
+                doc[key] = getattr(self, key)
+        return doc
+
+
+def node_evidence(node: NodeFacts | None, fact: str, value) -> Evidence:
+    """Evidence of node fact `fact` (below node.), located where the node's reader read it: a probed file, a
+    node facts file, a Kubernetes label (NodeFacts.location_of). Nothing that cites a node fact names a path."""
+    return Evidence(f"node.{fact}", value, node.location_of(fact) if node is not None else None)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,13 @@ T = TypeVar("T")
 
 
 def to_dict(obj: Any) -> Any:
-    """Convert a dataclass tree to plain JSON types (tuples become lists)."""
+    """Convert a dataclass tree to plain JSON types (tuples become lists).
+
+    A dataclass with a `to_json()` method chooses its own shape (Evidence keeps its schema 2 keys).
+    """
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        if hasattr(obj, "to_json"):
+            return obj.to_json()
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, (list, tuple)):
         return [to_dict(v) for v in obj]

@@ -19,6 +19,7 @@ import re
 from .. import safejson
 from ..errors import BadInputError, UnavailableError, UsageError
 from ..fsutil import atomic_write
+from ..model.location import Location
 from ..model.node import NodeFacts
 from ..model.node_io import dump_node_facts, parse_node_facts
 
@@ -74,7 +75,7 @@ class Inventory:
             raise BadInputError(f"{path}: not valid JSON ({exc})") from None
         except OSError as exc:
             raise UnavailableError(f"cannot read {path}: {exc.strerror}") from None
-        facts = parse_node_facts(doc, path)
+        facts = parse_node_facts(doc, path, Location.described(f"inventory file {path}"))
         if facts.name != name:
             raise BadInputError(f"{path}: holds facts of node {facts.name!r}, not {name!r}")
         return facts

@@ -15,9 +15,10 @@ import os
 from typing import Any
 
 from ..errors import BadInputError, UnavailableError, UsageError
+from ..model.location import Location
 from ..model.node import NodeFacts
 from ..model.node_io import dump_node_facts, parse_node_facts
-from .nfd import PREFIX, facts_from_labels
+from .nfd import PREFIX, facts_from_labels, label_sources
 
 ANNOTATION = PREFIX + "facts"
 MAX_ANNOTATION = 256 * 1024  # Kubernetes caps all annotations of an object at 256 KiB together
@@ -100,11 +101,13 @@ def facts_from_node(node: dict) -> NodeFacts:
     raw = annotations.get(ANNOTATION)
     if raw:
         try:
-            facts = parse_node_facts(json.loads(raw), f"node {name} annotation {ANNOTATION}")
+            facts = parse_node_facts(json.loads(raw), f"node {name} annotation {ANNOTATION}",
+                                     Location.described(f"Kubernetes annotation {ANNOTATION} of node {name}"))
         except ValueError as exc:
             raise BadInputError(f"node {name}: annotation {ANNOTATION} is not valid JSON ({exc})") from None
         return dataclasses.replace(facts, name=name, labels={**facts.labels, **labels},
-                                   arch=facts.arch or info.get("architecture"))
+                                   arch=facts.arch or info.get("architecture"),
+                                   sources={**facts.sources, **label_sources(labels)})
     return facts_from_labels(name, labels, arch=info.get("architecture"), kernel_release=info.get("kernelVersion"))
 
 

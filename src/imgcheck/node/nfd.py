@@ -19,6 +19,7 @@ import re
 
 from ..errors import LimitExceededError, UnavailableError
 from ..fsutil import atomic_write
+from ..model.location import Location
 from ..model.node import Gpu, Kernel, Limits, NodeFacts, NodeGpu, NodeOs, NodeRdma, Peermem
 
 PREFIX = "imgcheck.feature.node.kubernetes.io/"
@@ -89,9 +90,25 @@ def write_features(facts: NodeFacts, directory: str, filename: str = DEFAULT_FIL
 # -- labels -> facts --------------------------------------------------------------------------------
 def facts_from_labels(name: str, labels: dict[str, str], arch: str | None = None,
                       kernel_release: str | None = None) -> NodeFacts:
-    """What a node's labels say; every fact without a label is unknown with the reason."""
-    ours = {k[len(PREFIX):]: v for k, v in labels.items() if k.startswith(PREFIX)}
+    """What a node's labels say; every fact without a label is unknown with the reason.
+
+    arch and kernel_release: the node's status.nodeInfo (architecture, kernelVersion), used when no label says.
+    """
     unknown: dict[str, str] = {}
+    sources: dict[str, Location] = {}
+
+    def pick(fact: str, *keys: str) -> str | None:
+        """The first of the labels `keys` that is set, recorded as the source of `fact`."""
+        for key in keys:
+            if labels.get(key):
+                sources[fact] = Location.described(f"Kubernetes label {key}")
+                return labels[key]
+        return None
+
+    def from_info(fact: str, value: str | None, field: str) -> str | None:
+        if value:
+            sources[fact] = Location.described(f"Kubernetes node status.nodeInfo.{field}")
+        return value
 
     def need(value, fact: str, why: str):
         if value is None or value == "":
@@ -100,47 +117,60 @@ def facts_from_labels(name: str, labels: dict[str, str], arch: str | None = None
         return value
 
     no_probe = "no imgcheck label on the node (run the imgcheck probe DaemonSet with NFD, or --annotate)"
-    release = need(ours.get("kernel.release") or labels.get(NFD_KERNEL_FULL) or kernel_release,
+    release = need(pick("kernel.release", PREFIX + "kernel.release", NFD_KERNEL_FULL)
+                   or from_info("kernel.release", kernel_release, "kernelVersion"),
                    "kernel.release", "no kernel label (imgcheck or NFD kernel-version.full)")
-    os_facts = NodeOs(id=need(labels.get(NFD_OS_ID), "os.id", "no NFD system-os_release.ID label"),
-                      version_id=labels.get(NFD_OS_VERSION))
+    os_facts = NodeOs(id=need(pick("os.id", NFD_OS_ID), "os.id", "no NFD system-os_release.ID label"),
+                      version_id=pick("os.version_id", NFD_OS_VERSION))
     rdma = NodeRdma(
-        stack=need(ours.get("rdma.stack"), "rdma.stack", no_probe),
-        ofed_version=ours.get("rdma.ofed-version"),
-        uverbs_abi=_int(ours.get("rdma.uverbs-abi")),
-        peer_memory_api=_parse_bool(ours.get("rdma.peer-memory-api")),
+        stack=need(pick("rdma.stack", PREFIX + "rdma.stack"), "rdma.stack", no_probe),
+        ofed_version=pick("rdma.ofed_version", PREFIX + "rdma.ofed-version"),
+        uverbs_abi=_int(pick("rdma.uverbs_abi", PREFIX + "rdma.uverbs-abi")),
+        peer_memory_api=_parse_bool(pick("rdma.peer_memory_api", PREFIX + "rdma.peer-memory-api")),
     )
     if "rdma.stack" not in unknown:
         if rdma.peer_memory_api is None:
             unknown["rdma.peer_memory_api"] = no_probe
         unknown["rdma.devices"] = "device details are only in the imgcheck annotation, not in labels"
-    driver = need(ours.get("nvidia.driver-version") or labels.get(GFD_DRIVER_FULL) or _joined(labels, GFD_DRIVER_PARTS),
+    driver = need(pick("gpu.driver_version", PREFIX + "nvidia.driver-version", GFD_DRIVER_FULL)
+                  or _joined(labels, GFD_DRIVER_PARTS, "gpu.driver_version", sources),
                   "gpu.driver_version", "no imgcheck or GPU Feature Discovery driver-version label")
-    count = _int(labels.get(GFD_GPU_COUNT))
-    product = labels.get(GFD_GPU_PRODUCT)
+    count = _int(pick("gpu.gpus", GFD_GPU_COUNT))
+    product = pick("gpu.gpus.name", GFD_GPU_PRODUCT)
     gpu = NodeGpu(
         driver_version=driver,
-        kernel_module=need(ours.get("nvidia.kernel-module"), "gpu.kernel_module", no_probe),
-        peermem=Peermem(loaded=_parse_bool(ours.get("nvidia.peermem")), version=None,
-                        legacy_nv_peer_mem=_parse_bool(ours.get("nvidia.nv-peer-mem"))),
+        kernel_module=need(pick("gpu.kernel_module", PREFIX + "nvidia.kernel-module"), "gpu.kernel_module", no_probe),
+        peermem=Peermem(loaded=_parse_bool(pick("gpu.peermem.loaded", PREFIX + "nvidia.peermem")), version=None,
+                        legacy_nv_peer_mem=_parse_bool(pick("gpu.peermem.legacy_nv_peer_mem",
+                                                            PREFIX + "nvidia.nv-peer-mem"))),
         gpus=tuple(Gpu(index=i, name=product) for i in range(count or 0)),
-        cuda_driver_version=labels.get(GFD_RUNTIME_FULL) or _joined(labels, GFD_RUNTIME_PARTS),
+        cuda_driver_version=(pick("gpu.cuda_driver_version", GFD_RUNTIME_FULL)
+                             or _joined(labels, GFD_RUNTIME_PARTS, "gpu.cuda_driver_version", sources)),
     )
     if gpu.peermem.loaded is None:
         unknown["gpu.peermem"] = no_probe
-    memlock = ours.get("limits.memlock-kib")
+    memlock = pick("limits.memlock_kib", PREFIX + "limits.memlock-kib")
     limits = Limits(memlock_kib=-1 if memlock == "unlimited" else _int(memlock))
     if limits.memlock_kib is None:
         unknown["limits.memlock_kib"] = no_probe
+    arch = from_info("arch", arch, "architecture") or pick("arch", "kubernetes.io/arch")
     return NodeFacts(name=name, kernel=Kernel(release=release), os=os_facts, rdma=rdma, gpu=gpu, limits=limits,
-                     labels=dict(labels), arch=arch or labels.get("kubernetes.io/arch"), unknown=unknown,
-                     notes={"source": "Kubernetes node labels (imgcheck NFD features, NFD and GFD labels)"})
+                     labels=dict(labels), arch=arch, unknown=unknown,
+                     notes={"source": "Kubernetes node labels (imgcheck NFD features, NFD and GFD labels)"},
+                     sources={**label_sources(labels), **sources},
+                     origin=Location.described(f"Kubernetes node {name}"))
 
 
-def _joined(labels: dict[str, str], spellings) -> str | None:
+def label_sources(labels: dict[str, str]) -> dict[str, Location]:
+    """Each label as a fact (labels.KEY) read from that label."""
+    return {f"labels.{key}": Location.described(f"Kubernetes label {key}") for key in labels}
+
+
+def _joined(labels: dict[str, str], spellings, fact: str, sources: dict[str, Location]) -> str | None:
     for keys in spellings:  # GFD's current and deprecated spellings both occur in the field
         parts = [labels.get(k) for k in keys]
         if parts[0] and parts[1]:
+            sources[fact] = Location.described(f"Kubernetes labels {', '.join(k for k in keys if labels.get(k))}")
             return ".".join(p for p in parts if p)
     return None
 

@@ -24,6 +24,7 @@ VERSION_FILE = "/proc/driver/nvidia/version"
 GPUS_DIR = "/proc/driver/nvidia/gpus"
 TEGRA_RELEASE = "/etc/nv_tegra_release"
 PCI_DEVICES = "/sys/bus/pci/devices"
+TAINT_FILE = "/sys/module/nvidia/taint"
 _TEGRA_LINE = re.compile(r"#\s*R(?P<major>\d+)\s*\(release\),\s*REVISION:\s*(?P<rev>[0-9.]+)")
 
 _NVRM = re.compile(r"NVRM version:\s*(?P<desc>NVIDIA UNIX .*?Kernel Module(?: for \S+)?)\s+(?P<ver>\d+\.\d+(?:\.\d+)?)")
@@ -39,7 +40,9 @@ def parse_nvrm(first_line: str) -> tuple[str | None, str | None]:
 
 
 def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: bool,
-             unknown: dict[str, str]) -> NodeGpu:
+             unknown: dict[str, str], read: dict[str, str] | None = None) -> NodeGpu:
+    """read: filled with fact -> the file the driver version and module kind were read from."""
+    read = {} if read is None else read
     version = kind = None
     try:
         text = host.read_text(VERSION_FILE, 64 * 1024)
@@ -59,11 +62,13 @@ def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: 
             unknown["gpu.driver_version"] = f"{VERSION_FILE} has an unrecognised first line"
         if kind is None:
             unknown["gpu.kernel_module"] = f"{VERSION_FILE} has an unrecognised first line"
+        read.update({"gpu.driver_version": VERSION_FILE, "gpu.kernel_module": VERSION_FILE})
     elif "gpu.driver_version" not in unknown:
         nvidia = modules.get("nvidia")
         if nvidia and nvidia.version:
             version = nvidia.version  # /sys/module/nvidia/version: the same number
             kind = _kind_from_taint(host)
+            read.update({"gpu.driver_version": "/sys/module/nvidia/version", "gpu.kernel_module": TAINT_FILE})
             if kind is None:
                 unknown["gpu.kernel_module"] = f"{VERSION_FILE} is not visible (is /proc mounted?)"
         elif not host.exists("/proc/sys/kernel"):
@@ -105,7 +110,7 @@ def _kind_from_taint(host: HostRoot) -> str | None:
     """The kernel taints a module `P` when its license is not GPL-compatible: the proprietary nvidia.ko
     ("NVIDIA") does, the open one ("Dual MIT/GPL") does not."""
     try:
-        taint = host.read_value("/sys/module/nvidia/taint")
+        taint = host.read_value(TAINT_FILE)
     except HostReadError:
         return None
     if taint is None:

@@ -6,12 +6,14 @@ program on the host. A fact it cannot read is None with `unknown[fact] = reason`
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import re
 
 from ..errors import UnavailableError, UsageError
 from ..extractors.os_release import parse_os_release
+from ..model.location import Location
 from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
 from .hostroot import HostReadError, HostRoot
 from .kernel_config import read_kernel_config
@@ -21,9 +23,9 @@ from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
 from .iommu import scan_iommu
 from .pci_acs import scan_acs
+from .provenance import MEMORY_PEERS, OSRELEASE, probe_sources
 from .rdma_devices import scan_devices
 
-MEMORY_PEERS = "/sys/kernel/mm/memory_peers"
 _ELF_MACHINES = {62: "amd64", 183: "arm64", 21: "ppc64le", 22: "s390x"}
 _RELEASE_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "s390x": "s390x"}
 
@@ -34,9 +36,10 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
     host = HostRoot(root)
     unknown: dict[str, str] = {}
     notes: dict[str, str] = {}
+    read: dict[str, str] = {}  # fact -> the file it was read from, where the reader chose between files
 
-    release = _read(host, "/proc/sys/kernel/osrelease", "kernel.release", unknown)
-    os_facts = _os(host, unknown)
+    release = _read(host, OSRELEASE, "kernel.release", unknown)
+    os_facts = _os(host, unknown, read)
     mods = scan_modules(host, release, unknown)
     devs = scan_devices(host, unknown)
     install = read_install(host, unknown)
@@ -54,18 +57,18 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
                                          "itself, which MLNX_OFED/DOCA ib_core keeps; releases from 24.07 on no longer "
                                          "create the directory (compat_matrix kernel_rdma_features "
                                          "memory_peers_sysfs_removed)")
-    arch = _arch(host, release)
+    arch = _arch(host, release, read)
     files = scan_module_files(host, module_file_paths(host, release, PEER_MODULE_FILES), unknown)
     symvers, symvers_path = read_ofed_symvers(host, release, _MACHINE.get(arch or ""))
     rdma = NodeRdma(stack=decision.stack, ofed_version=decision.ofed_version, modules=mods.modules,
                     uverbs_abi=devs.uverbs_abi, peer_memory_api=_peer_memory_api(host, unknown),
                     devices=devs.devices, module_files=files, ib_core_symvers=symvers,
                     ib_core_symvers_path=symvers_path, installed_ofed_version=decision.installed_version)
-    gpu = scan_gpu(host, mods.modules, mods.sysfs_visible, unknown)
-    limits = _memlock(host, unknown, notes)
+    gpu = scan_gpu(host, mods.modules, mods.sysfs_visible, unknown, read)
+    limits = _memlock(host, unknown, notes, read)
     kconf = read_kernel_config(host, release, unknown, notes)
     endpoints = [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus]
-    return NodeFacts(
+    facts = NodeFacts(
         name=name or _hostname(host, root, unknown),
         collected_at=(now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         kernel=Kernel(release=release, config=kconf.config, config_source=kconf.source, cmdline=kconf.cmdline,
@@ -80,7 +83,9 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         dkms=scan_dkms(host, unknown),
         pci_acs_redirect=scan_acs(host, endpoints, unknown),
         iommu_domains=scan_iommu(host, endpoints, unknown),
+        origin=Location.described(f"probe of {host.root}"),
     )
+    return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))
 
 
 _MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "s390x": "s390x"}
@@ -115,7 +120,7 @@ def _read(host: HostRoot, path: str, key: str, unknown: dict[str, str]) -> str |
     return value
 
 
-def _os(host: HostRoot, unknown: dict[str, str]) -> NodeOs:
+def _os(host: HostRoot, unknown: dict[str, str], read: dict[str, str]) -> NodeOs:
     for path in ("/etc/os-release", "/usr/lib/os-release"):
         try:
             text = host.read_text(path, 64 * 1024)
@@ -125,6 +130,7 @@ def _os(host: HostRoot, unknown: dict[str, str]) -> NodeOs:
         if text is not None:
             values = parse_os_release(text)
             unknown.pop("os", None)
+            read["os"] = path
             return NodeOs(id=values.get("ID"), version_id=values.get("VERSION_ID"))
     unknown.setdefault("os", "no /etc/os-release or /usr/lib/os-release")
     return NodeOs()
@@ -145,7 +151,7 @@ def rdma_peers_absent(host: HostRoot) -> bool:
 _LIMIT_LINE = re.compile(r"^Max locked memory\s+(?P<soft>\S+)\s+(?P<hard>\S+)\s+(?P<unit>\S+)", re.M)
 
 
-def _memlock(host: HostRoot, unknown: dict[str, str], notes: dict[str, str]) -> Limits:
+def _memlock(host: HostRoot, unknown: dict[str, str], notes: dict[str, str], read: dict[str, str]) -> Limits:
     """The soft RLIMIT_MEMLOCK of the probe process itself, in KiB (-1 = unlimited).
 
     It is what a process started the same way as the probe gets: run the probe as a Slurm task or as
@@ -164,9 +170,11 @@ def _memlock(host: HostRoot, unknown: dict[str, str], notes: dict[str, str]) -> 
             if kib is not None:
                 notes["limits.memlock_kib"] = ("soft 'Max locked memory' of the probe process (/proc/self/limits): "
                                                "what a process launched like the probe gets, not a node-wide setting")
+                read["limits.memlock_kib"] = "/proc/self/limits"
                 return Limits(memlock_kib=kib)
-    conf = _limits_conf(host)
+    conf, conf_path = _limits_conf(host)
     if conf is not None:
+        read["limits.memlock_kib"] = conf_path
         notes["limits.memlock_kib"] = ("'* soft memlock' from /etc/security/limits.conf: applies to PAM logins "
                                        "(ssh, su); containers and Slurm tasks get their runtime's limit instead")
         unknown.pop("limits.memlock_kib", None)
@@ -181,13 +189,14 @@ def _to_kib(value: str) -> int | None:
     return int(value) // 1024 if value.isdigit() else None
 
 
-def _limits_conf(host: HostRoot) -> int | None:
+def _limits_conf(host: HostRoot) -> tuple[int | None, str | None]:
+    """The '* soft memlock' value in KiB (-1 unlimited) and the file that set it last."""
     paths = ["/etc/security/limits.conf"]
     try:
         paths += [f"/etc/security/limits.d/{n}" for n in host.listdir("/etc/security/limits.d") if n.endswith(".conf")]
     except HostReadError:
         pass
-    found = None
+    found = found_in = None
     for path in paths:  # later files override earlier ones, as pam_limits reads them
         try:
             text = host.read_text(path, 1024 * 1024) or ""
@@ -197,8 +206,9 @@ def _limits_conf(host: HostRoot) -> int | None:
             fields = line.split("#", 1)[0].split()
             if len(fields) == 4 and fields[0] == "*" and fields[1] in ("soft", "-") and fields[2] == "memlock":
                 value = fields[3]
-                found = -1 if value in ("unlimited", "infinity") else (int(value) if value.isdigit() else found)
-    return found
+                if value in ("unlimited", "infinity") or value.isdigit():
+                    found, found_in = (-1 if not value.isdigit() else int(value)), path
+    return found, found_in
 
 
 def _hostname(host: HostRoot, root: str, unknown: dict[str, str]) -> str:
@@ -215,7 +225,7 @@ def _hostname(host: HostRoot, root: str, unknown: dict[str, str]) -> str:
     raise UsageError("cannot tell the node's name (no /etc/hostname under the root); give --name NAME")
 
 
-def _arch(host: HostRoot, release: str | None) -> str | None:
+def _arch(host: HostRoot, release: str | None, read: dict[str, str]) -> str | None:
     for path in ("/bin/sh", "/usr/bin/env"):
         try:
             real = host.resolve(path)
@@ -229,9 +239,11 @@ def _arch(host: HostRoot, release: str | None) -> str | None:
             order = "little" if head[5] == 1 else "big"
             machine = _ELF_MACHINES.get(int.from_bytes(head[18:20], order))
             if machine:
+                read["arch"] = path  # its ELF header
                 return machine
     if release:
         for suffix, arch in _RELEASE_ARCH.items():
             if release.endswith(suffix):
+                read["arch"] = OSRELEASE
                 return arch
     return None

@@ -14,7 +14,7 @@ from ..knowledge import settings as settings_k
 from ..knowledge import stack as stack_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
-from ..model.report import Evidence
+from ..model.report import Evidence, node_evidence
 from ..versions import ranges
 from .predicates import (Facts, dmabuf_kernel_capable, driver_below_image_cuda, memlock_low, nccl_lacks, nccl_version,
                          peermem_loaded)
@@ -28,13 +28,13 @@ def _lib_evidence(image: ImageFacts) -> list[Evidence]:
     lib = image.rdma.libibverbs
     if lib is None:
         return [Evidence("image.rdma.libibverbs", None)]
-    return [Evidence("image.rdma.libibverbs.version", lib.version, lib.path, lib.layer),
-            Evidence("image.rdma.libibverbs.has_reg_mr_iova2", lib.has_reg_mr_iova2, lib.path, lib.layer),
-            Evidence("image.rdma.libibverbs.has_reg_dmabuf_mr", lib.has_reg_dmabuf_mr, lib.path, lib.layer)]
+    return [Evidence("image.rdma.libibverbs.version", lib.version, lib.location),
+            Evidence("image.rdma.libibverbs.has_reg_mr_iova2", lib.has_reg_mr_iova2, lib.location),
+            Evidence("image.rdma.libibverbs.has_reg_dmabuf_mr", lib.has_reg_dmabuf_mr, lib.location)]
 
 
 def _nccl_evidence(image: ImageFacts) -> list[Evidence]:
-    return [Evidence("image.nccl.version", n.version, n.path, n.layer) for n in image.nccl]
+    return [Evidence("image.nccl.version", n.version, n.location) for n in image.nccl]
 
 
 def _env(image: ImageFacts | None, log_env: dict[str, str], name: str) -> tuple[str | None, str, Evidence | None]:
@@ -101,8 +101,8 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
 
     if "IBV-REG-DMABUF-EOPNOTSUPP" in present:
         v, why = dmabuf_kernel_capable(facts)
-        ev = [Evidence("node.kernel.release", node.kernel.release if node else None),
-              Evidence("node.rdma.ofed_version", node.rdma.ofed_version if node else None)]
+        ev = [node_evidence(node, "kernel.release", node.kernel.release if node else None),
+              node_evidence(node, "rdma.ofed_version", node.rdma.ofed_version if node else None)]
         if image is not None:
             ev += _lib_evidence(image)
         status = EXPLAINS if v is False else (CONTRADICTS if v is True else UNKNOWN)
@@ -117,11 +117,11 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
                      "the log says DMA-BUF is available on the GPU; "
                      + (f"node {node.name} runs the open GPU kernel modules: consistent" if open_mod else
                         f"node {node.name} runs the proprietary module, which does not export DMA-BUF: the log is from another node"),
-                     (Evidence("log.dmabuf_gpus", list(log.dmabuf_gpus)), Evidence("node.gpu.kernel_module", node.gpu.kernel_module))))
+                     (Evidence("log.dmabuf_gpus", list(log.dmabuf_gpus)), node_evidence(node, "gpu.kernel_module", node.gpu.kernel_module))))
 
     if image is not None and ({"IBVERBS-PROVIDER-ABI", "NET-IB-NO-DEVICE", "LIBIBVERBS-MISSING", "IBVERBS-DRIVER-LOAD-MLX5"} & set(present)):
         lib = image.rdma.libibverbs
-        ev = _lib_evidence(image) + [Evidence(f"image.rdma.providers.{p.name}.pabi", p.pabi, p.path, p.layer) for p in image.rdma.providers]
+        ev = _lib_evidence(image) + [Evidence.member("image.rdma.providers", p.name, "pabi", p.pabi, p.location) for p in image.rdma.providers]
         if lib is None:
             add(JoinNote("rdma-userspace", EXPLAINS, "the image has no libibverbs: NCCL cannot use InfiniBand/RoCE and falls back to sockets", tuple(ev)))
         else:
@@ -146,9 +146,9 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
         pm, pm_why = peermem_loaded(facts)
         old_gdr_check, old_why = nccl_lacks(facts, "gdr_module_sysfs_check")
         peers, peers_why = stack_k.memory_peers_api(kb, node) if node is not None else (None, "")
-        ev = [Evidence("node.gpu.peermem.loaded", node.gpu.peermem.loaded if node else None),
-              Evidence("node.rdma.peer_memory_api", node.rdma.peer_memory_api if node else None),
-              Evidence("node.gpu.kernel_module", node.gpu.kernel_module if node else None)]
+        ev = [node_evidence(node, "gpu.peermem.loaded", node.gpu.peermem.loaded if node else None),
+              node_evidence(node, "rdma.peer_memory_api", node.rdma.peer_memory_api if node else None),
+              node_evidence(node, "gpu.kernel_module", node.gpu.kernel_module if node else None)]
         if nver:
             ev.append(Evidence("nccl.version", nver))
         if pm is False:
@@ -170,7 +170,7 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
         v, why = driver_below_image_cuda(facts)
         ev = [Evidence("image.cuda.version", image.cuda.version if image and image.cuda else None),
               Evidence("image.cuda.compat_driver", image.cuda.compat_driver if image and image.cuda else None),
-              Evidence("node.gpu.driver_version", node.gpu.driver_version if node else None)]
+              node_evidence(node, "gpu.driver_version", node.gpu.driver_version if node else None)]
         add(JoinNote("cuda-driver", EXPLAINS if v else (CONTRADICTS if v is False else UNKNOWN),
                      why + ("" if v is None else (": explains the error" if v else ": the driver is new enough; "
                                                   "a forward-compat libcuda or LD_LIBRARY_PATH may be loading a wrong libcuda")), tuple(ev)))
@@ -205,7 +205,7 @@ def join_notes(report: TriageReport, image: ImageFacts | None, node: NodeFacts |
 
     if "CKPT-CRC32-SEGFAULT" in present and node is not None:
         drv = node.gpu.driver_version
-        ev = (Evidence("node.arch", node.arch), Evidence("node.gpu.driver_version", drv))
+        ev = (node_evidence(node, "arch", node.arch), node_evidence(node, "gpu.driver_version", drv))
         branch = str(kb.threshold("ckpt_crc32_segfault_driver_branch"))
         match = node.arch in ("arm64", "aarch64") and cuda_k.branch(drv) == branch
         add(JoinNote("checkpoint-segfault", CONSISTENT if match else UNKNOWN,
@@ -232,8 +232,8 @@ def _join_registration(line: str, sid: str, image, node, log, facts: Facts, add)
                      "the job loaded another libibverbs", tuple(ev)))
     if node is None:
         return
-    nev = [Evidence("node.gpu.peermem.loaded", node.gpu.peermem.loaded), Evidence("node.gpu.driver_version", node.gpu.driver_version),
-           Evidence("node.gpu.kernel_module", node.gpu.kernel_module)]
+    nev = [node_evidence(node, "gpu.peermem.loaded", node.gpu.peermem.loaded), node_evidence(node, "gpu.driver_version", node.gpu.driver_version),
+           node_evidence(node, "gpu.kernel_module", node.gpu.kernel_module)]
     if sid == "IBV-REG-MR-EFAULT":
         pm, why = peermem_loaded(facts)
         if pm is False:
@@ -260,4 +260,4 @@ def _join_registration(line: str, sid: str, image, node, log, facts: Facts, add)
         add(JoinNote("memlock", EXPLAINS if low else (CONTRADICTS if low is False else UNKNOWN),
                      why + (": too low for NCCL's registrations" if low else
                             ": the node allows enough; the job's launcher/container may still lower it" if low is False else ""),
-                     (Evidence("node.limits.memlock_kib", node.limits.memlock_kib),)))
+                     (node_evidence(node, "limits.memlock_kib", node.limits.memlock_kib),)))

@@ -169,12 +169,8 @@ def _registrations(out: VerifierOutput, memory_prefix: str, label: str | None = 
 
 
 def _provider_names_in(finding) -> set[str]:
-    names = set()
-    for ev in finding.evidence:
-        parts = ev.fact.split(".")
-        if len(parts) >= 4 and parts[:3] == ["image", "rdma", "providers"]:
-            names.add(parts[3])
-    return names
+    """The providers a finding's evidence is about (Evidence.member of image.rdma.providers)."""
+    return {ev.item for ev in finding.evidence if ev.collection == "image.rdma.providers" and ev.item}
 
 
 # Rules whose prediction the verifier can confirm or contradict on a live node (check_from_finding below).
