@@ -66,6 +66,8 @@ def newer_daemon(tmp_path_factory):
         proc.kill()
         proc.wait()
     log.close()
+    if os.path.ismount(root / "data"):  # dockerd mounts its data root on itself and leaves it on exit
+        subprocess.run(["umount", "-l", str(root / "data")], check=False)
     shutil.rmtree(root / "data", ignore_errors=True)  # vfs layers are whole copies of the rootfs
 
 

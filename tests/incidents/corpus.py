@@ -24,7 +24,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@peermem-stale-build": "NODE-PEERMEM-STALE-BUILD",
     "@nccl-wheel-not-torch-pin": "NCCL-WHEEL-NOT-TORCH-PIN",
     "@nccl-wheels-two-cuda-majors": "NCCL-WHEELS-TWO-CUDA-MAJORS",
-    "@efa-libfabric-cuda-sync-memops": None,
+    "@efa-libfabric-cuda-sync-memops": "EFA-LIBFABRIC-CUDA-SYNC-MEMOPS",
     "@cuda-forward-compat-consumer-gpu": "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU",
     "@pcie-acs-redirects-p2p": "NODE-PCI-ACS-REDIRECT",
     "@ucx-tls-no-internode": "UCX-TLS-NO-INTERNODE",
@@ -36,10 +36,12 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@ofed-built-for-other-kernel": "NODE-OFED-NOT-RUNNING",
     "@driver-module-userspace-mismatch": "NODE-DRIVER-USERSPACE-MISMATCH",
     "@nccl-too-old-for-gpu": "NCCL-TOO-OLD-FOR-GPU",
-    "@efa-node-image-lacks-ofi-plugin": None,
+    "@efa-node-image-lacks-ofi-plugin": "EFA-NO-OFI-PLUGIN",
     "@kernel-known-bad-pinning": None,
     "@job-rdma-devices-not-exposed": "JOB-RDMA-DEVICES-NOT-EXPOSED",
     "@env-socket-ifname-allows-lo": "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO",
+    "@ofi-plugin-libfabric-too-old": "OFI-PLUGIN-LIBFABRIC-TOO-OLD",
+    "@ofi-plugin-dependency-missing": None,
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

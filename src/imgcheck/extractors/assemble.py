@@ -33,6 +33,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
     py = python.extract(view, image_env)
     pkgs += python.packages_of(py)  # Python distributions are packages of the image (db "python")
     machine = ld.machine
+    efa_installer = fabric.extract_efa_installer(view)
     return ImageFacts(
         reference=reference,
         digest=image.digest,
@@ -51,6 +52,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         notes=tuple(image.notes) + tuple(notes) + tuple(ld.notes),
         python_sites=tuple("/" + s for s in py.sites),
         bundled_stacks=tuple(bundled.extract(view, py)),
-        libfabric=fabric.extract_libfabric(view, pkgs, ld, image_env),
+        libfabric=fabric.extract_libfabric(view, pkgs, ld, image_env, efa_installer),
         nccl_net_plugins=tuple(fabric.extract_net_plugins(view, ld, image_env)),
+        efa_installer=efa_installer,
     )

@@ -6,6 +6,10 @@ its provider dir (the FI_PROVIDER_PATH default string compiled in, e.g. /usr/lib
 or the Env's FI_PROVIDER_PATH) and the providers linked in (EFA when it links libefa.so.1).
 NCCL plugins: NCCL dlopens NCCL_NET_PLUGIN as given and then libnccl-net-<name>.so, or libnccl-net.so
 by default (NVIDIA/nccl@v2.30.7-1:src/plugin/plugin_open.cc openPluginLib), through the loader's search path.
+aws-ofi-nccl's release is the PACKAGE_STRING its init logs ("Initializing aws-ofi-nccl 1.9.1-aws",
+aws/aws-ofi-nccl src/nccl_ofi_net.c; AC_INIT in configure.ac); its FABRIC_x.y version needs are in its ELF.
+EFA installer: efa_installer.sh writes /opt/amazon/efa_installed_packages ('# EFA installer version: X', then
+the package files it installed) and installs libfabric under /opt/amazon/efa (LIBFABRIC_INSTALL_PATH).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import posixpath
 import re
 
 from ..elf.reader import NotElf, read_elf
-from ..model.image import Libfabric, NcclNetPlugin, Package
+from ..model.image import EfaInstaller, Libfabric, NcclNetPlugin, Package
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import ANY_DIRS, Want
 from .loader import Loader, in_python_package
@@ -22,16 +26,44 @@ from .loader import Loader, in_python_package
 WANTS = (
     Want(ANY_DIRS + r"libfabric\.so\.1(?:\.[0-9]+)*", content=True, max_bytes=32 * 1024 * 1024),
     Want(ANY_DIRS + r"libfabric/lib[a-z0-9_]+-fi\.so"),
-    Want(ANY_DIRS + r"libnccl-net(?:-[^/]+)?\.so(?:\.[0-9]+)*"),
+    Want(ANY_DIRS + r"libnccl-net(?:-[^/]+)?\.so(?:\.[0-9]+)*", content=True, max_bytes=64 * 1024 * 1024),
+    Want(r"opt/amazon/efa_installed_packages", content=True, max_bytes=256 * 1024),
 )
+EFA_INSTALLED = "opt/amazon/efa_installed_packages"
+EFA_PREFIX = "opt/amazon/efa/"
+_INSTALLER_VERSION = re.compile(r"^#\s*EFA installer version:\s*(\S+)", re.M)
+# libfabric1-aws_1.16.0~amzn3.0_amd64 (deb), libfabric-aws-1.19.0amzn4.0-1.amzn2.x86_64 (rpm)
+_EFA_LIBFABRIC = re.compile(r"^libfabric1?-aws[_-]([0-9][0-9A-Za-z.~+]*)")
+_PLUGIN_RELEASE = re.compile(rb"\b(aws-ofi-nccl) ([0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.~+-]*)")
 FABRIC_PACKAGES = ("libfabric1", "libfabric", "libfabric-aws")
 _PROVIDER_DIR = re.compile(rb"\(default: (/[^)\x00]{1,512}/libfabric)\)")
 _BUILTIN = {"libefa.so.1": "efa", "libpsm2.so.2": "psm2", "libpsm_infinipath.so.1": "psm", "libibverbs.so.1": "verbs",
             "librdmacm.so.1": "verbs"}
 
 
+def extract_efa_installer(view: FileView) -> EfaInstaller | None:
+    ref = view.file(EFA_INSTALLED)
+    if ref is None or ref.data is None:
+        return None
+    return parse_efa_installed(ref.data.decode("utf-8", "replace"), "/" + ref.real_path, ref.layer)
+
+
+def parse_efa_installed(text: str, path: str, layer: str | None = None) -> EfaInstaller:
+    match = _INSTALLER_VERSION.search(text)
+    packages = tuple(w for line in text.splitlines() if not line.lstrip().startswith("#") for w in line.split())
+    return EfaInstaller(version=match.group(1) if match else None, path=path, layer=layer, packages=packages)
+
+
+def efa_libfabric_version(installer: EfaInstaller | None) -> str | None:
+    """The libfabric release the EFA installer put in /opt/amazon/efa, from its package name ('~' is Debian's)."""
+    for name in installer.packages if installer else ():
+        if (match := _EFA_LIBFABRIC.match(name)) is not None:
+            return match.group(1).replace("~", "")
+    return None
+
+
 def extract_libfabric(view: FileView, packages: list[Package], loader: Loader,
-                      env: dict[str, str]) -> Libfabric | None:
+                      env: dict[str, str], installer: EfaInstaller | None = None) -> Libfabric | None:
     paths = [p for p in view.paths(ANY_DIRS + r"libfabric\.so\.1(?:\.[0-9]+)*") if not in_python_package(p)]
     if not paths:
         return None
@@ -56,17 +88,21 @@ def extract_libfabric(view: FileView, packages: list[Package], loader: Loader,
             pass
     if pkg is not None and posixpath.dirname(ref.real_path) in system_dirs:
         version, origin = pkg.version.split(":", 1)[-1].rsplit("-", 1)[0], pkg.db
+    elif ref.real_path.startswith(EFA_PREFIX) and (efa_version := efa_libfabric_version(installer)):
+        version, origin = efa_version, "efa_installer"
     if env.get("FI_PROVIDER_PATH", "").startswith(("/", "@/")):
         provider_dir = env["FI_PROVIDER_PATH"].lstrip("@").split(":")[0]
     needs_verbs: tuple[str, ...] = ()
     needs_efa: tuple[str, ...] = ()
     builtin: set[str] = set()
+    defined: tuple[str, ...] = ()
     if data:
         try:
             info = read_elf(data)
             builtin = {_BUILTIN[n] for n in info.needed_libraries if n in _BUILTIN}
             needs_verbs = tuple(sorted(info.needed_versions.get("libibverbs.so.1", ())))
             needs_efa = tuple(sorted(info.needed_versions.get("libefa.so.1", ())))
+            defined = tuple(v for v in info.defined_versions if v.startswith("FABRIC_"))
         except NotElf:
             pass
     dl = ()
@@ -75,7 +111,7 @@ def extract_libfabric(view: FileView, packages: list[Package], loader: Loader,
                           for p in view.paths(re.escape(provider_dir.lstrip("/")) + r"/lib[a-z0-9_]+-fi\.so")))
     return Libfabric(version=version, path="/" + ref.real_path, layer=ref.layer, origin=origin,
                      provider_dir=provider_dir, builtin_providers=tuple(sorted(builtin)), dl_providers=dl,
-                     needs_ibverbs=needs_verbs, needs_efa=needs_efa, copies=tuple(copies))
+                     needs_ibverbs=needs_verbs, needs_efa=needs_efa, copies=tuple(copies), symbol_versions=defined)
 
 
 def extract_net_plugins(view: FileView, loader: Loader, env: dict[str, str]) -> list[NcclNetPlugin]:
@@ -109,8 +145,24 @@ def extract_net_plugins(view: FileView, loader: Loader, env: dict[str, str]) -> 
         if ref is None or ref.real_path in found:
             continue
         loaded = ref.real_path == hit
+        project, release, needs = _plugin_identity(ref.data or b"")
         found[ref.real_path] = NcclNetPlugin(
             path="/" + ref.real_path, name=posixpath.basename(path), layer=ref.layer, loaded=loaded,
             how=how if loaded else ("NCCL_NET_PLUGIN=none" if asked and all(a.lower() == "none" for a in asked)
-                                    else "not what NCCL's dlopen resolves to"))
+                                    else "not what NCCL's dlopen resolves to"),
+            project=project, version=release, needs_libfabric=needs)
     return sorted(found.values(), key=lambda p: (not p.loaded, p.path))
+
+
+def _plugin_identity(data: bytes) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """(project, release, FABRIC_x.y needs) of a plugin file; unknown parts None / empty."""
+    project = release = None
+    if (match := _PLUGIN_RELEASE.search(data)) is not None:
+        project, release = match.group(1).decode(), match.group(2).decode()
+    needs: tuple[str, ...] = ()
+    if data:
+        try:
+            needs = tuple(sorted(read_elf(data).needed_versions.get("libfabric.so.1", ())))
+        except NotElf:
+            pass
+    return project, release, needs

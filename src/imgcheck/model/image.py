@@ -194,6 +194,7 @@ class Libfabric(Located):
     needs_ibverbs: tuple[str, ...] = ()  # ELF version needs against libibverbs.so.1
     needs_efa: tuple[str, ...] = ()  # ... against libefa.so.1
     copies: tuple[LibraryCopy, ...] = ()
+    symbol_versions: tuple[str, ...] = ()  # the FABRIC_x.y versions it defines (.gnu.version_d)
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,20 @@ class NcclNetPlugin(Located):
     layer: str | None = None
     loaded: bool | None = None  # what NCCL's dlopen of libnccl-net.so (or NCCL_NET_PLUGIN) resolves to
     how: str | None = None
+    project: str | None = None  # aws-ofi-nccl, ... (the PACKAGE_STRING its init log prints)
+    version: str | None = None  # that project's release, e.g. 1.9.1-aws
+    needs_libfabric: tuple[str, ...] = ()  # ELF version needs against libfabric.so.1 (FABRIC_1.7, ...)
+
+
+@dataclass(frozen=True)
+class EfaInstaller:
+    """What AWS's EFA installer left in the image: /opt/amazon/efa_installed_packages (efa_installer.sh
+    write_package_file: '# EFA installer version: X' and the packages it installed)."""
+
+    version: str | None
+    path: str
+    layer: str | None = None
+    packages: tuple[str, ...] = ()  # as the file lists them: libfabric1-aws_1.16.0~amzn3.0_amd64, ...
 
 
 @dataclass(frozen=True)
@@ -236,6 +251,7 @@ class ImageFacts:
     bundled_stacks: tuple[BundledStack, ...] = ()  # second RDMA/UCX/DOCA stacks inside wheels
     libfabric: Libfabric | None = None
     nccl_net_plugins: tuple[NcclNetPlugin, ...] = ()
+    efa_installer: EfaInstaller | None = None
     # fact path ("rdma.libibverbs", "cuda.compat_driver") -> why it is unknown. inspect writes every fact
     # explicitly (null = looked, found none); a hand-written facts file or a catalog row that leaves a key
     # out leaves that fact unknown, never absent (DESIGN.md "Known and unknown").

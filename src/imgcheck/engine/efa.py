@@ -1,0 +1,113 @@
+"""AWS EFA nodes: NCCL reaches EFA only through a network plugin (aws-ofi-nccl) over libfabric's efa provider, so
+the image must carry the plugin, a libfabric the plugin accepts, and no libfabric with a known NCCL failure."""
+
+from __future__ import annotations
+
+from ..knowledge import providers
+from ..model.location import Location
+from ..model.report import Evidence
+from ..versions import ranges
+from .context import Ctx
+from .emit import finding, unknown
+
+RULES = ("EFA-NO-OFI-PLUGIN", "OFI-PLUGIN-LIBFABRIC-TOO-OLD", "EFA-LIBFABRIC-CUDA-SYNC-MEMOPS")
+NEEDS = {"efa_known_issues": {"efa_cuda_sync_memops"}}
+
+EFA_PREFIX = "/opt/amazon/efa/"  # where the EFA installer puts its libfabric (efa_installer.sh LIBFABRIC_INSTALL_PATH)
+
+
+def _image_ev(fact: str, value, path: str | None = None, layer: str | None = None) -> Evidence:
+    return Evidence(f"image.{fact}", value, Location.file(path, layer))
+
+
+def _efa_devices(ctx: Ctx) -> list[str]:
+    return [d.name or "efa" for d in ctx.node.rdma.devices if providers.provider_of(d) == "efa" or d.driver == "efa"]
+
+
+def check(ctx: Ctx):
+    devices = _efa_devices(ctx)
+    if not devices or ctx.nccl is None:
+        return
+    device_ev = ctx.node_ev("rdma.devices.driver", f"efa ({', '.join(devices)})")
+    plugins_unknown = ctx.image_unknown("nccl_net_plugins")
+    loaded = next((p for p in ctx.image.nccl_net_plugins if p.loaded), None)
+    if plugins_unknown is None and loaded is None:
+        yield _no_plugin(ctx, device_ev)
+        return
+    if loaded is not None:
+        yield from _libfabric_too_old(ctx, loaded, device_ev)
+    yield from _sync_memops(ctx, device_ev)
+
+
+def _no_plugin(ctx: Ctx, device_ev):
+    files = ", ".join(p.path for p in ctx.image.nccl_net_plugins)
+    value = f"none that NCCL loads ({files}: {ctx.image.nccl_net_plugins[0].how})" if files else "none"
+    evidence = ctx.nccl_evidence() + [device_ev, _image_ev("nccl_net_plugins", value)]
+    return finding(ctx.matrix, "EFA-NO-OFI-PLUGIN", evidence, nccl=ctx.nccl.version)
+
+
+def _libfabric_too_old(ctx: Ctx, plugin, device_ev):
+    rule = "OFI-PLUGIN-LIBFABRIC-TOO-OLD"
+    fabric = ctx.image.libfabric
+    if fabric is None:
+        return
+    plugin_ev = _image_ev("nccl_net_plugins", f"{plugin.project or plugin.name} {plugin.version or ''}".strip(),
+                             plugin.path, plugin.layer)
+    missing = sorted(set(plugin.needs_libfabric) - set(fabric.symbol_versions))
+    if plugin.needs_libfabric and fabric.symbol_versions and missing:
+        evidence = [device_ev, plugin_ev,
+                    _image_ev("nccl_net_plugins.needs_libfabric", ", ".join(plugin.needs_libfabric), plugin.path),
+                    _image_ev("libfabric.symbol_versions", ", ".join(fabric.symbol_versions), fabric.path,
+                                 fabric.layer)]
+        yield finding(ctx.matrix, rule, evidence, plugin=plugin.path, libfabric=fabric.path,
+                      missing=", ".join(missing), version=missing[-1])
+        return
+    if plugin.project != "aws-ofi-nccl" or not plugin.version:
+        return
+    row = next((r for r in ctx.matrix.rows("ofi_nccl_releases")
+                if ranges.within(plugin.version, r["plugin_min"], r["plugin_below"])), None)
+    if row is None:
+        return
+    ok = ranges.at_least(fabric.version, row["efa_libfabric_min"])
+    if ok is None:
+        yield unknown(rule, f"aws-ofi-nccl {plugin.version} needs libfabric >= {row['efa_libfabric_min']} for EFA; "
+                            f"the image's libfabric ({fabric.path}) release is {fabric.version or 'unknown'}")
+    elif not ok:
+        evidence = [device_ev, plugin_ev,
+                    _image_ev("libfabric.version", fabric.version, fabric.path, fabric.layer)]
+        yield finding(ctx.matrix, rule, evidence, variant="floor", plugin=f"aws-ofi-nccl {plugin.version}",
+                      libfabric=fabric.version, libfabric_min=row["efa_libfabric_min"])
+
+
+def _sync_memops(ctx: Ctx, device_ev):
+    rule = "EFA-LIBFABRIC-CUDA-SYNC-MEMOPS"
+    row = ctx.matrix.row("efa_known_issues", issue="efa_cuda_sync_memops")
+    installer = ctx.image.efa_installer
+    fabric = ctx.image.libfabric
+    if fabric is not None and not fabric.path.startswith(EFA_PREFIX):
+        return  # NCCL's plugin loads another libfabric than the installer's
+    affected_nccl = ranges.at_least(ctx.nccl.version, row["nccl_min"])
+    if affected_nccl is False:
+        return
+    if installer is None or not installer.version:
+        if ctx.image_unknown("efa_installer") is not None and affected_nccl:
+            yield unknown(rule, f"NCCL {ctx.nccl.version} fails to register CUDA memory with the libfabric of EFA "
+                                f"installers before {row['efa_installer_below']}; the image's EFA installer is unknown")
+        return
+    old = ranges.below(installer.version, row["efa_installer_below"])
+    unsure = ranges.below(installer.version, row["efa_installer_unsure_below"] or row["efa_installer_below"])
+    if old is False and unsure is False:
+        return
+    setting = ctx.setting(row["workaround_setting"])
+    if setting is not None and setting.value.strip() == row["workaround_value"]:
+        return  # the image (or the launch) already avoids it
+    if affected_nccl is None or old is None or not old:
+        yield unknown(rule, f"EFA installer {installer.version} with NCCL {ctx.nccl.version}: sources differ on "
+                            f"whether installers before {row['efa_installer_unsure_below']} carry the fix")
+        return
+    evidence = ctx.nccl_evidence() + [device_ev,
+                                      _image_ev("efa_installer.version", installer.version, installer.path,
+                                                   installer.layer)]
+    yield finding(ctx.matrix, rule, evidence, nccl=ctx.nccl.version, installer=installer.version,
+                  installer_fixed=row["efa_installer_below"], setting=row["workaround_setting"],
+                  value=row["workaround_value"])
