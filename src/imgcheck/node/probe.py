@@ -20,6 +20,7 @@ from .modules import module_file_paths, scan_modules
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
 from .iommu import scan_iommu
+from .net_interfaces import scan_interfaces
 from .pci_acs import scan_acs
 from .rdma_devices import scan_devices
 
@@ -80,6 +81,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         dkms=scan_dkms(host, unknown),
         pci_acs_redirect=scan_acs(host, endpoints, unknown),
         iommu_domains=scan_iommu(host, endpoints, unknown),
+        net_interfaces=scan_interfaces(host, unknown),
     )
 
 
