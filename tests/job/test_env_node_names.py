@@ -134,3 +134,12 @@ def test_job_check_end_to_end_exit_codes(capsys, tmp_path, roce):
     main(["check", f"facts:{img}", "--job", str(fixed), "--node-facts", str(facts), "-o", "json", "-q"])
     doc = json.loads(capsys.readouterr().out)
     assert not {GID, V1, IFNAME} & {f["id"] for f in doc["findings"]}
+
+
+def test_before_2_21_5_unset_means_entry_0_which_is_roce_v1_here(roce):
+    # NVIDIA/nccl#426: NCCL 2.7.8 on RoCE with the default index; NCCL_IB_GID_INDEX=3 fixed it
+    (f,), _ = ids(evaluate(image(nccl="2.7.8"), roce, MATRIX, job=pod(NCCL_IB_GID_INDEX=None)), V1)
+    assert "NCCL 2.7.8 uses GID entry 0" in f.title and any(e.fact == "image.nccl.version" for e in f.evidence)
+    assert "https://github.com/NVIDIA/nccl/issues/426" in f.sources
+    # from 2.21.5 NCCL chooses: nothing to say about the default
+    assert ids(evaluate(image(), roce, MATRIX, job=pod(NCCL_IB_GID_INDEX=None)), V1) == ([], [])

@@ -44,11 +44,15 @@ def _roce_ports(ctx: Ctx):
 
 def _gid_index(ctx: Ctx):
     s = ctx.setting("NCCL_IB_GID_INDEX")
-    index = s.as_int() if s is not None else None
+    explicit = s.as_int() if s is not None else None
+    auto = ctx.nccl_at_least("roce_gid_auto")
+    # before 2.21.5 NCCL's default (and its fallback for an unparsable value) is entry 0
+    index = explicit if explicit is not None else 0 if auto is False else None
     if index is None or index < 0:
-        return  # unset, -1 or unparsable: NCCL's own choice
+        return  # -1, or unset / unparsable with NCCL's own choice
+    said = s.label if explicit is not None else f"NCCL {ctx.nccl.version}'s default GID index 0"
     if not ctx.node.rdma.devices:
-        yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{s.label} is set; " + ctx.unknown_why("rdma.devices"))
+        yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; " + ctx.unknown_why("rdma.devices"))
         return
     ports = list(_roce_ports(ctx))
     if not ports:
@@ -66,17 +70,18 @@ def _gid_index(ctx: Ctx):
                                           else ctx.unknown_why(f"rdma.devices.{name}.ports.{port.port}.gids")))
         elif entry is not None and entry.type and entry.type != ROCE_V2 and _has_v2(port):
             v1.append(f"{label} ({entry.type})")
-    evidence = [s.evidence, ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports))]
-    auto = ctx.nccl_at_least("roce_gid_auto")
-    fix = "auto" if auto else "pin"
+    table = ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports))
+    evidence = [s.evidence, table] if explicit is not None else [*ctx.nccl_evidence(), table]
+    variant = "default" if explicit is None else "auto" if auto else "pin"
+    words = dict(setting=said, index=index, v2=_v2_words(ports), nccl=ctx.nccl.version)
     if missing:
-        yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-NO-GID", evidence, variant=fix, setting=s.label,
-                      index=index, ports=", ".join(missing), v2=_v2_words(ports), nccl=ctx.nccl.version)
+        yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-NO-GID", evidence, variant=variant,
+                      ports=", ".join(missing), **words)
     elif v1:
-        yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-ROCE-V1", evidence, variant=fix, setting=s.label,
-                      index=index, ports=", ".join(v1), v2=_v2_words(ports), nccl=ctx.nccl.version)
+        yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-ROCE-V1", evidence, variant=variant, ports=", ".join(v1),
+                      **words)
     if unread and not missing:
-        yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{s.label} is set; GID entry {index} is not in the node facts "
+        yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; GID entry {index} is not in the node facts "
                       f"for {'; '.join(unread)}")
 
 
