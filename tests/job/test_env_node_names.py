@@ -100,7 +100,7 @@ def test_no_gid_table_in_the_facts_is_unknown_never_a_guess(roce):
 def test_interfaces_count_only_in_the_hosts_network_namespace(roce):
     own_netns = dataclasses.replace(pod(), host_network=False)
     found, (u,) = ids(evaluate(image(), roce, MATRIX, job=own_netns), IFNAME)
-    assert not found and "own network namespace" in u.reason
+    assert not found and "its own network namespace" in u.reason
     found, (u,) = ids(evaluate(image(NCCL_SOCKET_IFNAME="eth0"), roce, MATRIX), IFNAME)  # no --job
     assert not found and "--job" in u.reason
     unread = dataclasses.replace(roce, net_interfaces=None, unknown={"net_interfaces": "not visible"})

@@ -108,10 +108,10 @@ def _socket_ifname(ctx: Ctx):
         return
     job = ctx.job
     if job is None or not job.host_network:
-        where = "the launch is not known (no --job)" if job is None else f"{job.where} has its own network namespace"
-        yield unknown("ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
-                      f"{s.label} names interfaces of the container's network namespace; {where}, so the node's "
-                      "interfaces are not the ones NCCL sees")
+        why = ("without --job it is not known whether the container shares the node's network namespace"
+               if job is None else "the container has its own network namespace (no hostNetwork / --network host), "
+                                   "whose interfaces the node facts do not show")
+        yield unknown("ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", f"{s.label} names interfaces NCCL looks for; {why}")
         return
     interfaces = ctx.node.net_interfaces
     if interfaces is None:
