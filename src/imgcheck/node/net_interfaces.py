@@ -3,8 +3,8 @@
 operstate is RFC 2863's state as the kernel reports it ("up", "down", "lowerlayerdown", "dormant", "unknown", ...;
 Documentation/ABI/testing/sysfs-class-net). NCCL only considers interfaces with IFF_RUNNING and an IPv4/IPv6
 address (NVIDIA/nccl src/os/linux.cc ncclOsFindInterfaces); sysfs shows no addresses, so only the names and
-states are facts here. The probe sees its own namespace: run with the host's network (hostNetwork, --network
-host) to record the node's interfaces.
+states are facts here. sysfs lists the interfaces of the network namespace that mounted it: the host's /sys
+(the probe DaemonSet's /host/sys) shows the node's, a container's own /sys its own.
 """
 
 from __future__ import annotations
