@@ -1,8 +1,9 @@
 """The CI recipes in docs/ci/ run: their script lines, read with PyYAML, executed in a temp workspace.
 
 GitHub Actions: every `run:` step in order (the `uses:` actions are GitHub's), honouring `if:
-!cancelled()` after a failing step. GitLab CI: build-image's script, then the imgcheck job's
-before_script and script, in one shell each as the runner does. The real things underneath: the
+!cancelled()` after a failing step. GitLab CI: build-image's script, then the imgcheck and
+imgcheck-manifests jobs' before_script and script, in one shell each as the runner does. Both check the
+repository's workload manifests (k8s/) with `imgcheck job check` too. The real things underneath: the
 Docker daemon builds the image (FROM scratch + Debian bookworm's real rootfs with an Env trap), the
 recipes' own `pip install "$IMGCHECK_INSTALL"` installs this tree into a fresh venv (offline, from a
 wheelhouse), GitLab's image goes to Debian's docker-registry behind htpasswd and is read back with the
@@ -12,9 +13,11 @@ the CI_* variables, and IMGCHECK_INSTALL (a pinned git URL there, this tree here
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -32,6 +35,47 @@ CI_DIR = os.path.join(REPO, "docs", "ci")
 NODES = os.path.join(REPO, "tests", "fixtures", "engine_nodes")
 FLEET = ("inbox-6.8-open-570", "mofed-23.10-open-550-peermem")
 TRAP = "ENV-NCCL-IB-RETRY-CNT"
+# The repository's manifests: a Kubeflow PyTorchJob as its examples write one (8 ranks per node, no /dev/shm
+# volume) and a Deployment, both naming the released tag, and a ConfigMap the recipes' workload filter skips.
+TRAINER_JOB = """apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: trainer
+spec:
+  nprocPerNode: "8"
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: registry.example.com/trainer:latest
+              resources:
+                limits:
+                  nvidia.com/gpu: 8
+"""
+SERVE_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer-eval
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: trainer-eval}
+  template:
+    metadata:
+      labels: {app: trainer-eval}
+    spec:
+      containers:
+        - name: eval
+          image: registry.example.com/trainer:latest
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: trainer-config\ndata:\n  epochs: \"3\"\n"
 
 
 def _load(name: str) -> dict:
@@ -59,7 +103,13 @@ def workspace(tmp_path, rootfs):
         os.link(rootfs("bookworm"), ws / "rootfs.tar")
     except OSError:
         shutil.copy(rootfs("bookworm"), ws / "rootfs.tar")
-    (ws / "Dockerfile").write_text("FROM scratch\nADD rootfs.tar /\nENV NCCL_IB_RETRY_CNT=16\n")
+    # NCCL as the nvidia-nccl-cu12 wheel installs it (its dist-info on a standard site directory), so the launch
+    # rules, which judge NCCL's use of the launch, apply to the manifests
+    dist = ws / "site" / "nvidia_nccl_cu12-2.21.5.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.21.5\n")
+    (ws / "Dockerfile").write_text("FROM scratch\nADD rootfs.tar /\nCOPY site/ /usr/local/lib/python3.11/dist-packages/\n"
+                                   "ENV NCCL_IB_RETRY_CNT=16\n")
     (ws / ".imgcheck" / "nodes").mkdir(parents=True)
     (ws / ".imgcheck" / "fleets").mkdir()
     names = []
@@ -68,6 +118,10 @@ def workspace(tmp_path, rootfs):
         names.append(doc["name"])
         (ws / ".imgcheck" / "nodes" / f"{doc['name']}.json").write_text(json.dumps(doc))
     (ws / ".imgcheck" / "fleets" / "prod.txt").write_text("\n".join(names) + "\n")
+    (ws / "k8s").mkdir()
+    (ws / "k8s" / "trainer.yaml").write_text(TRAINER_JOB)
+    (ws / "k8s" / "configmap.yaml").write_text(CONFIGMAP)
+    (ws / "k8s" / "eval.yaml").write_text(SERVE_DEPLOYMENT)
     return ws
 
 
@@ -101,7 +155,18 @@ def _github_expr(text: str, values: dict) -> str:
 
 
 def _hash_files_present(condition: str, cwd) -> bool:
-    return all(os.path.exists(os.path.join(cwd, f)) for f in re.findall(r"hashFiles\('([^']+)'\)", condition))
+    return all(glob.glob(os.path.join(cwd, f), recursive=True) for f in re.findall(r"hashFiles\('([^']+)'\)", condition))
+
+
+def _check_manifests(rc: int, log: str) -> None:
+    """The job-spec step: both workload manifests checked with the built image (its Env trap in each, the
+    PyTorchJob's /dev/shm too small for 8 ranks), the ConfigMap skipped, exit 1 (findings)."""
+    assert rc == 1, log
+    headers = [line for line in log.splitlines() if line.startswith("== imgcheck job check ")]
+    assert headers == ["== imgcheck job check k8s/eval.yaml", "== imgcheck job check k8s/trainer.yaml"], log
+    evaluation, training = log.split(headers[0], 1)[1].split(headers[1], 1)
+    assert f"ERROR {TRAP}" in evaluation and "JOB-SHM-TOO-SMALL" not in evaluation, evaluation
+    assert "ERROR JOB-SHM-TOO-SMALL" in training and f"ERROR {TRAP}" in training, training
 
 
 def _check_reports(ws, rc: int, log: str) -> dict:
@@ -120,10 +185,11 @@ def _check_reports(ws, rc: int, log: str) -> dict:
 def test_github_actions_recipe_runs(docker_cli, workspace, runner_env):
     wf = _load("github-actions.yml")
     summary = workspace / "step-summary.md"
-    values = {"github.sha": "0123456789abcdef0123", "github.workspace": str(workspace)}
+    # a sha of its own: the tag trainer:<sha> lives in a Docker daemon other test runs may share
+    values = {"github.sha": secrets.token_hex(10), "github.workspace": str(workspace)}
     env = {**runner_env, "GITHUB_STEP_SUMMARY": str(summary), "CI": "true"}
     env.update({k: _github_expr(str(v), values) for k, v in wf["env"].items() if k != "IMGCHECK_INSTALL"})
-    ran, failed, log = [], False, ""
+    ran, failed, log, step_logs = [], False, "", {}
     try:
         for step in wf["jobs"]["imgcheck"]["steps"]:
             if "run" not in step:
@@ -135,16 +201,18 @@ def test_github_actions_recipe_runs(docker_cli, workspace, runner_env):
                 continue
             result = _bash(_github_expr(step["run"], values), workspace, env)
             ran.append((step.get("name"), result.returncode))
+            step_logs[step.get("name")] = result.stdout + result.stderr
             log += result.stdout + result.stderr
             failed = failed or result.returncode != 0
         names = [name for name, _ in ran]
         assert names == ["Build the image", "Install imgcheck", "Check the image against the prod fleet",
-                         "Job summary"], ran
+                         "Check the job specs", "Job summary"], ran
         assert [rc for _, rc in ran[:2]] == [0, 0], log
         sarif = _check_reports(workspace, ran[2][1], log)
         location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
         assert location == "trainer"  # the image name: the next commit's tag keeps the same alerts
-        assert ran[3][1] == 0 and summary.read_text().startswith(open(workspace / "imgcheck.md").read()[:40])
+        _check_manifests(ran[3][1], step_logs["Check the job specs"])
+        assert ran[4][1] == 0 and summary.read_text().startswith(open(workspace / "imgcheck.md").read()[:40])
     finally:
         subprocess.run(["docker", "rmi", "-f", env["IMAGE"]], capture_output=True)
 
@@ -173,6 +241,9 @@ def test_gitlab_recipe_runs(docker_cli, workspace, runner_env, basic_registry): 
         _check_reports(workspace, job.returncode, log)
         for path in ci["imgcheck"]["artifacts"]["paths"]:
             assert (workspace / path).is_file(), path  # `when: always` keeps them all
+        assert glob.glob(str(workspace / ci["imgcheck-manifests"]["rules"][0]["exists"][0]), recursive=True)
+        manifests = _bash(_gitlab_script(ci, "imgcheck-manifests", predefined), workspace, runner_env)
+        _check_manifests(manifests.returncode, manifests.stdout + manifests.stderr)
     finally:
         subprocess.run(["docker", "rmi", "-f", image], capture_output=True)
 

@@ -93,3 +93,25 @@ def test_sarif_puts_launch_findings_on_the_spec_line(capsys, image_ref, tmp_path
     assert len(shm["locations"]) == 2  # the image stays a location
     other = [r for r in results if not r["ruleId"].startswith("JOB-")]
     assert all(len(r["locations"]) == 1 for r in other)
+
+
+def test_job_check_takes_several_files_and_exits_with_the_worst(capsys, tmp_path, image_ref):
+    good, shm = os.path.join(SPECS, "lws-vllm-gpu.yaml"), os.path.join(SPECS, "mpijob.yaml")
+    base = ["--image", image_ref, "--node-facts", NODE, "-q"]
+    assert main(["job", "check", good, *base]) == 0
+    capsys.readouterr()
+    bad = tmp_path / "configmap.yaml"
+    bad.write_text("apiVersion: v1\nkind: ConfigMap\n")
+    code = main(["job", "check", good, shm, str(bad), *base])  # no -o: tables, one after another
+    out, err = capsys.readouterr()
+    assert code == 2  # the highest: bad input (2) over findings (1) over clean (0)
+    assert [line for line in out.splitlines() if line.startswith("== ")] == [
+        f"== imgcheck job check {p}" for p in (good, shm, bad)]
+    assert "ERROR JOB-SHM-TOO-SMALL" in out.split(f"== imgcheck job check {shm}")[1]
+    assert err.count("imgcheck: error:") == 1 and str(bad) in err and "Traceback" not in err
+    assert main(["job", "check", good, shm, *base]) == 1
+    capsys.readouterr()
+    # one document per run: json, sarif, junit and files are for one FILE
+    for output in ("json", "table=report.txt"):
+        assert main(["job", "check", good, shm, *base, "-o", output]) == 2
+        assert "several FILEs" in capsys.readouterr().err

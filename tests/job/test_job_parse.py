@@ -140,3 +140,20 @@ def test_srun_short_flags_do_not_swallow_the_next_option():
                              "--container-env=NCCL_IB_HCA,UCX_TLS python x.py\n", "run.sbatch")
     assert step.image == "img:1" and step.ranks_per_node == 4
     assert step.env_overrides_image == ("NCCL_IB_HCA", "UCX_TLS")
+
+
+def test_running_matches_the_repository_at_any_tag_or_digest():
+    from imgcheck.job import JobFacts
+    from imgcheck.job.parse import running
+
+    def c(image):
+        return JobFacts(path="x.yaml", kind="Pod", runtime="kubernetes", image=image)
+
+    jobs = [c("reg.example:5000/team/trainer:v1"), c("reg.example:5000/team/trainer@sha256:" + "a" * 64),
+            c("reg.example:5000/team/trainer-eval:v1"), c("reg.example:5000#team/trainer"),  # Pyxis spelling
+            c("team/trainer:v1"), c("$IMAGE"), c(None)]
+    assert [j.image for j in running(jobs, "reg.example:5000/team/trainer")] == [
+        "reg.example:5000/team/trainer:v1", "reg.example:5000/team/trainer@sha256:" + "a" * 64,
+        "reg.example:5000#team/trainer"]
+    # Docker Hub's spellings are one registry; another host's team/trainer is another image
+    assert [j.image for j in running(jobs, "docker.io/team/trainer")] == ["team/trainer:v1"]

@@ -182,7 +182,12 @@ def test_fixture_facts_field_by_field(name):
     assert gpu["l4t_release"] == ("35.3.1" if name.startswith("jetson") else None)
     assert doc["limits"] == {"memlock_kib": want["memlock"]}
     assert want["memlock_note"] in doc["notes"]["limits.memlock_kib"]
-    assert set(doc["unknown"]) == want["unknown"]
+    # the fixtures write GID tables for RoCE ports only (what ENV-NCCL-IB-GID-INDEX-* read); an IB port's is unknown
+    gid_keys = {k for k in doc["unknown"] if k.endswith(".gids")}
+    assert gid_keys == {f"rdma.devices.{d['name']}.ports.{p['port']}.gids" for d in rdma["devices"] for p in d["ports"]
+                        if p["link_layer"] != "Ethernet"}
+    assert set(doc["unknown"]) - gid_keys == want["unknown"]
+    assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]
 
 

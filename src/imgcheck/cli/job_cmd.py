@@ -1,9 +1,15 @@
-"""`imgcheck job check FILE`: check a launch spec with the image it names and the nodes it runs on."""
+"""`imgcheck job check FILE...`: check launch specs with the images they name and the nodes they run on."""
 
 from __future__ import annotations
 
-from ..errors import UsageError
+import copy
+import sys
+
+from ..errors import ImgcheckError, UsageError
 from .check_cmd import add_check_args
+
+# Reports that can follow one another on stdout; json, sarif and junit are one document per run.
+SEVERAL_FORMATS = ("table", "markdown")
 
 NAMES = ("job",)
 
@@ -14,8 +20,9 @@ def register(sub) -> None:
     jsub = p.add_subparsers(dest="job_command", metavar="COMMAND", required=True)
     c = jsub.add_parser("check", help="check the spec, the image it names and the nodes together",
                         description="Read FILE, take the image from it (or --image) and run `imgcheck check IMAGE "
-                                    "--job FILE`.")
-    c.add_argument("spec", metavar="FILE", help="the launch spec")
+                                    "--job FILE`. With several FILEs each is checked in turn (table or markdown "
+                                    "reports one after another) and the exit code is the highest of theirs.")
+    c.add_argument("spec", metavar="FILE", nargs="+", help="the launch spec(s)")
     c.add_argument("--image", help="the image to check, when the spec names none or several")
     add_check_args(c)
     c.set_defaults(func=run)
@@ -35,14 +42,37 @@ def _image(jobs, asked: str | None) -> str:
 
 
 def run(args) -> int:
+    if args.job:
+        raise UsageError("give the spec once: `imgcheck job check FILE` (or `imgcheck check IMAGE --job FILE`)")
+    if len(args.spec) == 1:
+        return _check(args, args.spec[0])
+    outputs = args.output or ["table"]  # not json when stdout is no terminal: reports follow one another
+    if any(o.partition("=")[0] not in SEVERAL_FORMATS or o.partition("=")[2] not in ("", "-") for o in outputs):
+        raise UsageError(f"with several FILEs give -o {' or -o '.join(SEVERAL_FORMATS)} (to stdout); "
+                         "check one FILE at a time for json, sarif, junit or a file")
+    worst = 0
+    for spec in args.spec:
+        print(f"== imgcheck job check {spec}", flush=True)
+        try:
+            code = _check(copy.copy(args), spec, outputs)
+        except ImgcheckError as exc:  # one file's bad input does not hide the others' results
+            message = " ".join(str(exc).split())
+            print(f"imgcheck: error: {message if spec in message else f'{spec}: {message}'}", file=sys.stderr,
+                  flush=True)
+            code = exc.exit_code
+        worst = max(worst, code)
+    return worst
+
+
+def _check(args, spec: str, outputs: list[str] | None = None) -> int:
     from ..job import load_job_spec
     from ..job.parse import for_image
     from . import check_cmd
 
-    if args.job:
-        raise UsageError("give the spec once: `imgcheck job check FILE` (or `imgcheck check IMAGE --job FILE`)")
-    jobs = load_job_spec(args.spec)
+    jobs = load_job_spec(spec)
     args.image = _image(jobs, args.image)
-    args.job = args.spec
+    args.job = spec
     args.job_facts = tuple(for_image(jobs, args.image))
+    if outputs is not None:
+        args.output = outputs
     return check_cmd.run(args)

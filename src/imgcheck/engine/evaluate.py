@@ -9,15 +9,15 @@ from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
 from .. import knowledge
-from . import (cuda, cuda_compat, dmabuf, efa, env_devices, env_traps, fleet_compare, gdr, job_launch, limits, nccl_copies, nccl_releases, node_driver, node_only, ofed,
+from . import (cuda, cuda_compat, dmabuf, efa, env_devices, env_node_names, env_traps, fleet_compare, gdr, job_launch, limits, nccl_copies, nccl_releases, node_driver, node_only, ofed,
                platform, rdma_userspace, registration, ucx)
 from .context import Ctx
 
 # The registry. A rule family is a module with RULES (its rule ids), check(ctx) and, optionally, NEEDS
 # (matrix rows it looks up by key, {table: {key, ...}}). Registering a module here is all it takes:
 # RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
-FAMILIES = (platform, rdma_userspace, gdr, dmabuf, ofed, cuda, cuda_compat, limits, env_traps, env_devices, nccl_copies, nccl_releases,
-            registration, ucx, node_only, node_driver, job_launch, efa)
+FAMILIES = (platform, rdma_userspace, gdr, dmabuf, ofed, cuda, cuda_compat, limits, env_traps, env_devices, env_node_names,
+            nccl_copies, nccl_releases, registration, ucx, node_only, node_driver, job_launch, efa)
 NODE_FAMILIES = (node_only, node_driver)  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
 # once, in report.evaluate_fleet, not per (image, node)).

@@ -75,3 +75,20 @@ def for_image(jobs: list[JobFacts], image: str | None) -> list[JobFacts]:
         return ref.split("://", 1)[-1].removeprefix("docker.io/").removeprefix("library/")
     named = [j for j in jobs if j.image and (bare(j.image) == bare(image) or bare(j.image).replace("#", "/") == bare(image))]
     return named or jobs
+
+
+def running(jobs: list[JobFacts], name: str) -> list[JobFacts]:
+    """The containers whose image is `name` (REGISTRY/REPOSITORY) at any tag or digest; none when no container
+    runs it (unlike for_image, a spec that names other images says nothing about this one)."""
+    from ..errors import UsageError
+    from ..sources.reference import parse_reference
+
+    def key(ref: str) -> tuple[str, str] | None:
+        try:
+            parsed = parse_reference(ref.replace("#", "/", 1))  # Pyxis writes REGISTRY#IMAGE
+        except UsageError:
+            return None  # a shell variable or a malformed name: not this image
+        return parsed.registry, parsed.repository
+
+    wanted = key(name)
+    return [j for j in jobs if j.image and wanted is not None and key(j.image) == wanted]

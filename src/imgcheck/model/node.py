@@ -51,6 +51,15 @@ class KernelModule:
 
 
 @dataclass(frozen=True)
+class GidEntry:
+    """One non-zero entry of a port's GID table (/sys/class/infiniband/<dev>/ports/<p>/gids/<index>)."""
+
+    index: int
+    type: str | None = None  # gid_attrs/types/<index>: "IB/RoCE v1" | "RoCE v2"
+    netdev: str | None = None  # gid_attrs/ndevs/<index> (RoCE)
+
+
+@dataclass(frozen=True)
 class RdmaPort:
     port: int | None = None
     state: str | None = None
@@ -60,6 +69,22 @@ class RdmaPort:
     netdev: str | None = None  # the port's net device (gid_attrs/ndevs/0, or the PCI function's net/)
     netdev_mtu: int | None = None  # /sys/class/net/<netdev>/mtu
     active_mtu: int | None = None  # RoCE: derived from netdev_mtu as ib_core's iboe_get_mtu does; IB: unknown
+    # The GID table: its length (the entries sysfs lists under gids/), how many of the first entries were read,
+    # and the read entries that are not all zero. None: not read (a hand-written file, an older probe).
+    gid_table_len: int | None = None
+    gids_read: int | None = None
+    gids: tuple[GidEntry, ...] | None = None
+
+    def gid_entry(self, index: int) -> tuple[str, GidEntry | None]:
+        """What the table holds at `index`: ("entry", e), ("zero", None), ("beyond", None) or ("unknown", None)."""
+        if self.gid_table_len is None or self.gids_read is None or self.gids is None:
+            return "unknown", None
+        if index >= self.gid_table_len:
+            return "beyond", None
+        if index >= self.gids_read:
+            return "unknown", None
+        found = next((g for g in self.gids if g.index == index), None)
+        return ("entry", found) if found else ("zero", None)
 
 
 @dataclass(frozen=True)
@@ -144,6 +169,14 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class NetInterface:
+    """A network interface of the node's network namespace (/sys/class/net/<name>)."""
+
+    name: str
+    operstate: str | None = None  # /sys/class/net/<name>/operstate: up | down | unknown | dormant | ...
+
+
+@dataclass(frozen=True)
 class NodeFacts:
     name: str
     collected_at: str | None = None
@@ -161,6 +194,7 @@ class NodeFacts:
     pci_acs_redirect: tuple[str, ...] | None = None  # bridges above GPUs/NICs with ACS P2P redirect on
     # GPU / NIC PCI address -> IOMMU domain type: identity | DMA | DMA-FQ | blocked | unmanaged | none (no IOMMU)
     iommu_domains: dict[str, str] | None = None
+    net_interfaces: tuple[NetInterface, ...] | None = None  # None: /sys/class/net not read
     # Provenance, not facts: left out of equality and of the fleet grouping key.
     # fact ("limits.memlock_kib", "rdma.devices.mlx5_0", "labels.nvidia.com/gpu.product") -> where the reader
     # read it; a fact below a recorded one ("rdma.devices.mlx5_0.fw_ver") is located at its nearest ancestor.

@@ -22,6 +22,7 @@ from .modules import module_file_paths, scan_modules
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
 from .iommu import scan_iommu
+from .net_interfaces import scan_interfaces
 from .pci_acs import scan_acs
 from .provenance import MEMORY_PEERS, OSRELEASE, probe_sources
 from .rdma_devices import scan_devices
@@ -84,6 +85,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         pci_acs_redirect=scan_acs(host, endpoints, unknown),
         iommu_domains=scan_iommu(host, endpoints, unknown),
         origin=Location.described(f"probe of {host.root}"),
+        net_interfaces=scan_interfaces(host, unknown),
     )
     return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))
 

@@ -13,6 +13,7 @@ from ..model.node import NodeFacts
 from .iommu import PCI_DEVICES
 from .kernel_config import CMDLINE
 from .module_files import DKMS_ROOT
+from .net_interfaces import NET_CLASS
 from .nvidia import GPUS_DIR, TEGRA_RELEASE
 from .ofed import OFED_INFO
 from .rdma_devices import IB_CLASS, VERBS_CLASS
@@ -69,4 +70,6 @@ def probe_sources(facts: NodeFacts, read: dict[str, str], ofed_info_read: bool) 
         paths["pci_acs_redirect"] = PCI_DEVICES  # each bridge's <bdf>/config
     if facts.iommu_domains is not None:
         paths["iommu_domains"] = PCI_DEVICES  # each device's <bdf>/iommu_group/type
+    if facts.net_interfaces is not None:
+        paths["net_interfaces"] = NET_CLASS
     return {fact: Location.file(path) for fact, path in paths.items() if path}

@@ -11,13 +11,18 @@ sm_lid, sm_sl, cap_mask, rate, phys_state, link_layer only; ibv_query_port is th
 for RoCE the active MTU follows the net device's MTU the way ib_core's iboe_get_mtu()
 (include/rdma/ib_addr.h) computes it, so it is derived from /sys/class/net/<ndev>/mtu; for
 InfiniBand it is left unknown.
+
+The GID table: ib_core creates ports/<p>/gids/<n>, gid_attrs/types/<n> and gid_attrs/ndevs/<n> for every
+n below the port's gid_tbl_len (drivers/infiniband/core/sysfs.c), so the listing of gids/ is the table's
+length. An unused entry reads as all zeros and its types/ndevs files fail with EINVAL; types are
+"IB/RoCE v1" or "RoCE v2" (Documentation/ABI/stable/sysfs-class-infiniband).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model.node import RdmaDevice, RdmaPort
+from ..model.node import GidEntry, RdmaDevice, RdmaPort
 from .hostroot import HostReadError, HostRoot
 
 IB_CLASS = "/sys/class/infiniband"
@@ -26,6 +31,11 @@ NET_CLASS = "/sys/class/net"
 # iboe_get_mtu(): GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 bytes come off the netdev MTU
 IBOE_OVERHEAD = 96
 IB_MTUS = (4096, 2048, 1024, 512, 256)
+# Read at most this many GID entries per port: ConnectX RoCE ports have 256 (ibv_devinfo "gid_tbl_len: 256" in
+# Mellanox/k8s-rdma-shared-dev-plugin#164), so this reads whole real tables while a driver reporting a huge
+# table cannot make the probe read without bound. Entries past it are recorded as not read, never as absent.
+GID_READ_CAP = 256
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,7 @@ def _device(host: HostRoot, name: str, abi: int | None, unknown: dict[str, str])
         number = int(port) if port.isdigit() else None
         netdev = _port_netdev(host, pbase, number, pci_netdevs)
         mtu = _int(_quiet(host, f"{NET_CLASS}/{netdev}/mtu")) if netdev else None
+        table_len, read, gids = _gid_table(host, pbase, f"{pkey}.gids", unknown)
         ports.append(RdmaPort(
             port=number,
             state=_value(host, f"{pbase}/state", f"{pkey}.state", unknown),
@@ -81,6 +92,9 @@ def _device(host: HostRoot, name: str, abi: int | None, unknown: dict[str, str])
             netdev=netdev,
             netdev_mtu=mtu,
             active_mtu=roce_active_mtu(mtu) if link_layer == "Ethernet" else None,
+            gid_table_len=table_len,
+            gids_read=read,
+            gids=gids,
         ))
     layers = {p.link_layer for p in ports if p.link_layer}
     driver, pci = _driver(host, base, key, unknown)
@@ -118,6 +132,32 @@ def _driver(host: HostRoot, base: str, key: str, unknown: dict[str, str]) -> tup
         unknown[f"{key}.driver"] = f"{base}/device/driver is absent (no driver bound, or sysfs not fully visible)"
         return None, pci
     return driver.rstrip("/").rsplit("/", 1)[-1], pci
+
+
+def _gid_table(host: HostRoot, pbase: str, key: str, unknown: dict[str, str]
+               ) -> tuple[int | None, int | None, tuple[GidEntry, ...] | None]:
+    """(table length, entries read, the non-zero entries among them); all None when gids/ cannot be listed."""
+    if not host.is_dir(f"{pbase}/gids"):
+        unknown[key] = f"{pbase}/gids is absent (ib_core creates it for every port: sysfs not fully visible?)"
+        return None, None, None
+    try:
+        names = host.listdir(f"{pbase}/gids")
+    except HostReadError as exc:
+        unknown[key] = str(exc)
+        return None, None, None
+    indexes = sorted(int(n) for n in names if n.isdigit())
+    table_len = indexes[-1] + 1 if indexes else 0
+    read = min(table_len, GID_READ_CAP)
+    entries = []
+    for index in indexes:
+        if index >= read:
+            break
+        gid = _quiet(host, f"{pbase}/gids/{index}")
+        if gid is None or gid == ZERO_GID:
+            continue  # unused: its types/ndevs files are EINVAL, so they are not read
+        entries.append(GidEntry(index=index, type=_quiet(host, f"{pbase}/gid_attrs/types/{index}"),
+                                netdev=_quiet(host, f"{pbase}/gid_attrs/ndevs/{index}")))
+    return table_len, read, tuple(entries)
 
 
 def _pci_netdevs(host: HostRoot, base: str) -> list[str]:

@@ -40,6 +40,8 @@ class FleetConfig:
     name: str
     selector: str | None = None  # an inventory fleet selector (imgcheck.node.inventory)
     node_facts: tuple[str, ...] = ()  # node facts files or directories of *.json
+    # launch specs (files, or directories of *.yaml / *.yml) whose containers run pushed images on this fleet
+    job_specs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,9 +128,9 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     fleet_tables = p.table("fleets")
     for name in fleet_tables.keys():
         t = fleet_tables.table(name)
-        t.only("selector", "node_facts")
+        t.only("selector", "node_facts", "job_specs")
         fleet = FleetConfig(name=name, selector=t.str("selector"),
-                            node_facts=tuple(t.path_list("node_facts")))
+                            node_facts=tuple(t.path_list("node_facts")), job_specs=tuple(t.path_list("job_specs")))
         if not fleet.selector and not fleet.node_facts:
             raise BadInputError(f"{path}: [fleets.{name}] needs `selector` or `node_facts`")
         fleets[name] = fleet

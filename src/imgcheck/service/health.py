@@ -16,14 +16,15 @@ from .config import ServiceConfig
 
 
 def fleet_path_problems(config: ServiceConfig) -> list[str]:
-    """node_facts paths that do not exist (a typo shows here, not at the first push)."""
+    """node_facts and job_specs paths that do not exist (a typo shows here, not at the first push)."""
     problems = []
     for fleet in config.fleets.values():
-        for path in fleet.node_facts:
-            if not os.path.exists(path):
-                problems.append(f"fleet {fleet.name}: node_facts {path} does not exist")
-            elif not os.access(path, os.R_OK):
-                problems.append(f"fleet {fleet.name}: node_facts {path} is not readable")
+        for key, paths in (("node_facts", fleet.node_facts), ("job_specs", fleet.job_specs)):
+            for path in paths:
+                if not os.path.exists(path):
+                    problems.append(f"fleet {fleet.name}: {key} {path} does not exist")
+                elif not os.access(path, os.R_OK):
+                    problems.append(f"fleet {fleet.name}: {key} {path} is not readable")
     return problems
 
 

@@ -36,6 +36,20 @@ def registry_reference(config: ServiceConfig, job: Job) -> tuple[str, ReadOption
     return f"registry:{reg.host}/{job.repository}@{job.digest}", options
 
 
+def fleet_jobs(fleet: FleetConfig, config: ServiceConfig, job: Job) -> list:
+    """The containers of the fleet's launch specs that run the pushed repository (read at every check, like the
+    node facts, so an edited manifest counts without a restart)."""
+    from ..job import load_job_spec
+    from ..job.parse import running
+
+    files = []
+    for path in fleet.job_specs:
+        files += (sorted(f for f in glob.glob(os.path.join(path, "*")) if f.endswith((".yaml", ".yml")))
+                  if os.path.isdir(path) else [path])
+    name = f"{config.registries[job.registry].host}/{job.repository}"
+    return [c for f in files for c in running(load_job_spec(f), name)]
+
+
 def fleet_nodes(fleet: FleetConfig) -> list:
     """The node facts of a fleet: its files (or *.json in its directories), then its inventory selector.
 
@@ -67,7 +81,7 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
     results = []
     for fleet in config.fleets.values():
         started = time.monotonic()
-        report = api.check_facts(facts, fleet_nodes(fleet), matrix=matrix)
+        report = api.check_facts(facts, fleet_nodes(fleet), matrix=matrix, jobs=fleet_jobs(fleet, config, job))
         results.append(FleetResult(fleet=fleet.name, verdict=report.verdict,
                                    # stored redacted: /results must not hand out the image's tokens
                                    report_json=json.dumps(to_dict(redact_report(report)), separators=(",", ":")),

@@ -1,0 +1,128 @@
+"""Settings that name a GID table entry or a network interface, judged against what the node has.
+
+NCCL_IB_GID_INDEX: on a RoCE port a value >= 0 is the sgid_index NCCL queries and puts in the QP's address
+vector as is; unset or -1, NCCL >= 2.21.5 chooses an entry itself (src/transport/net_ib/connect.cc
+ncclIbGetGidIndex, compat_matrix nccl_features roce_gid_auto). InfiniBand ports do not use it (the RTR
+transition sets sgid_index from it only for the Ethernet link layer).
+NCCL_SOCKET_IFNAME: when set (two characters or more) NCCL considers only the interfaces it selects, with
+matchIfList's rules ('^' excludes, '=' exact, prefixes otherwise); none selected is "Bootstrap : no socket
+interface found" (src/misc/socket.cc ncclFindInterfaces, src/bootstrap.cc).
+"""
+
+from __future__ import annotations
+
+from .context import Ctx
+from .emit import finding, unknown
+from .env_devices import DeviceList
+
+RULES = ("ENV-NCCL-IB-GID-INDEX-NO-GID", "ENV-NCCL-IB-GID-INDEX-ROCE-V1", "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE")
+NEEDS = {"nccl_features": {"roce_gid_auto"}}
+ROCE_V2 = "RoCE v2"
+# operstate values for which the kernel does not set IFF_RUNNING (RFC 2863 states other than up/unknown/dormant)
+NOT_RUNNING = ("down", "lowerlayerdown", "notpresent")
+
+
+def check(ctx: Ctx):
+    if ctx.nccl is None:
+        return
+    if ctx.node_has_rdma is not False and ctx.ib_disabled_by is None:
+        yield from _gid_index(ctx)
+    yield from _socket_ifname(ctx)
+
+
+def _roce_ports(ctx: Ctx):
+    """(device name, port) for the Ethernet ports of the devices NCCL_IB_HCA leaves NCCL (all when unset)."""
+    hca = ctx.setting("NCCL_IB_HCA")
+    wanted = DeviceList.parse(hca.value.strip()) if hca is not None and hca.value.strip() else None
+    for device in ctx.node.rdma.devices:
+        if not device.name or (wanted is not None and not wanted.selects(device.name)):
+            continue
+        for port in device.ports:
+            if port.link_layer == "Ethernet":
+                yield device.name, port
+
+
+def _gid_index(ctx: Ctx):
+    s = ctx.setting("NCCL_IB_GID_INDEX")
+    explicit = s.as_int() if s is not None else None
+    auto = ctx.nccl_at_least("roce_gid_auto")
+    # before 2.21.5 NCCL's default (and its fallback for an unparsable value) is entry 0
+    index = explicit if explicit is not None else 0 if auto is False else None
+    if index is None or index < 0:
+        return  # -1, or unset / unparsable with NCCL's own choice
+    said = s.label if explicit is not None else f"NCCL {ctx.nccl.version}'s default GID index 0"
+    if not ctx.node.rdma.devices:
+        yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; " + ctx.unknown_why("rdma.devices"))
+        return
+    ports = list(_roce_ports(ctx))
+    if not ports:
+        return  # InfiniBand (or no RoCE port NCCL would use): the index is not used
+    missing, v1, unread = [], [], []
+    for name, port in ports:
+        what, entry = port.gid_entry(index)
+        label = f"{name}:{port.port}"
+        if what == "beyond":
+            missing.append(f"{label} (table of {port.gid_table_len})")
+        elif what == "zero":
+            missing.append(f"{label} (entry {index} unused)")
+        elif what == "unknown":
+            unread.append(f"{label}: " + (f"only its first {port.gids_read} entries were read" if port.gids is not None
+                                          else ctx.unknown_why(f"rdma.devices.{name}.ports.{port.port}.gids")))
+        elif entry is not None and entry.type and entry.type != ROCE_V2 and _has_v2(port):
+            v1.append(f"{label} ({entry.type})")
+    table = ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports))
+    evidence = [s.evidence, table] if explicit is not None else [*ctx.nccl_evidence(), table]
+    variant = "default" if explicit is None else "auto" if auto else "pin"
+    words = dict(setting=said, index=index, v2=_v2_words(ports), nccl=ctx.nccl.version)
+    if missing:
+        yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-NO-GID", evidence, variant=variant,
+                      ports=", ".join(missing), **words)
+    elif v1:
+        yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-ROCE-V1", evidence, variant=variant, ports=", ".join(v1),
+                      **words)
+    if unread and not missing:
+        yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; GID entry {index} is not in the node facts "
+                      f"for {'; '.join(unread)}")
+
+
+def _has_v2(port) -> bool:
+    return any(g.type == ROCE_V2 for g in port.gids or ())
+
+
+def _v2_words(ports) -> str:
+    found = [f"{n}:{p.port} {', '.join(str(g.index) for g in p.gids or () if g.type == ROCE_V2)}"
+             for n, p in ports if _has_v2(p)]
+    return "; ".join(found) if found else "none recorded"
+
+
+def _table_words(name: str, port) -> str:
+    if port.gids is None:
+        return f"{name}:{port.port} not read"
+    used = ", ".join(f"{g.index} {g.type or '?'}" for g in port.gids) or "none"
+    return f"{name}:{port.port} {port.gid_table_len} entries, in use: {used}"
+
+
+def _socket_ifname(ctx: Ctx):
+    s = ctx.setting("NCCL_SOCKET_IFNAME")
+    if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
+        return
+    job = ctx.job
+    if job is None or not job.host_network:
+        why = ("without --job it is not known whether the container shares the node's network namespace"
+               if job is None else "the container has its own network namespace (no hostNetwork / --network host), "
+                                   "whose interfaces the node facts do not show")
+        yield unknown("ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", f"{s.label} names interfaces NCCL looks for; {why}")
+        return
+    interfaces = ctx.node.net_interfaces
+    if interfaces is None:
+        yield unknown("ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", f"{s.label} is set; " + ctx.unknown_why("net_interfaces"))
+        return
+    wanted = DeviceList.parse(s.value.strip())
+    chosen = [i for i in interfaces if wanted.selects(i.name)]
+    names = ", ".join(f"{i.name} ({i.operstate or 'state unknown'})" for i in interfaces) or "none"
+    evidence = [s.evidence, ctx.node_ev("net_interfaces", names)]
+    if not chosen:
+        yield finding(ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", evidence, setting=s.label, interfaces=names)
+    elif all(i.operstate in NOT_RUNNING for i in chosen):
+        yield finding(ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", evidence, variant="down", setting=s.label,
+                      interfaces=names, chosen=", ".join(i.name for i in chosen))
