@@ -6,6 +6,7 @@ Pure: reads facts and the matrix, never files or the network.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..knowledge import cuda as cuda_k
 from ..knowledge import gpudirect, image_rdma, providers
@@ -13,11 +14,14 @@ from ..knowledge import nccl as nccl_k
 from ..knowledge import settings as settings_k
 from ..knowledge import stack as stack_k
 from ..matrix import Matrix
-from ..model.image import FLAVOR_DOCA, FLAVOR_MLNX_OFED, ImageFacts, Nccl
-from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, STACK_NONE, NodeFacts
+from ..model.image import FLAVOR_DOCA, FLAVOR_MLNX_OFED, ImageFacts, Libibverbs, Nccl
+from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, STACK_NONE, NodeFacts, RdmaDevice
 from ..model.location import Location
-from ..model.report import Evidence, node_evidence
+from ..model.report import Evidence, EvidenceValue, node_evidence
 from ..versions.mlnx import parse_mlnx
+
+if TYPE_CHECKING:
+    from ..job import JobFacts
 
 # The knowledge module holds the derived facts; these names stay for the rule families that import them.
 NCCL_ORIGIN_ORDER = nccl_k.NCCL_ORIGIN_ORDER
@@ -39,7 +43,7 @@ def _source_location(source: str | None) -> Location | None:
 class Ctx:
     """Derived facts for one (image, node) pair; the derivations live in imgcheck.knowledge."""
 
-    def __init__(self, image: ImageFacts, node: NodeFacts, matrix: Matrix, job=None):
+    def __init__(self, image: ImageFacts, node: NodeFacts, matrix: Matrix, job: JobFacts | None = None) -> None:
         self.image = image
         self.node = node
         self.matrix = matrix
@@ -98,7 +102,7 @@ class Ctx:
 
     # ---------- libibverbs ----------
     @property
-    def lib(self):
+    def lib(self) -> Libibverbs | None:
         return self.image.rdma.libibverbs
 
     @cached_property
@@ -115,7 +119,7 @@ class Ctx:
     def image_unknown(self, fact: str) -> str | None:
         return self.image.unknown_reason(fact)
 
-    def lib_evidence(self, fact: str, value) -> Evidence:
+    def lib_evidence(self, fact: str, value: EvidenceValue) -> Evidence:
         lib = self.lib
         return Evidence(f"image.rdma.libibverbs.{fact}", value, lib.location if lib else None)
 
@@ -139,7 +143,7 @@ class Ctx:
         return "ibv_reg_mr_iova2" if self.relaxed_ordering else "ibv_reg_mr"
 
     # ---------- node ----------
-    def node_ev(self, fact: str, value) -> Evidence:
+    def node_ev(self, fact: str, value: EvidenceValue) -> Evidence:
         """Evidence of a node fact, located where the node's reader read it; rules never name a node path."""
         return node_evidence(self.node, fact, value)
 
@@ -184,7 +188,7 @@ class Ctx:
         return None
 
     @staticmethod
-    def _provider_of(device) -> str | None:
+    def _provider_of(device: RdmaDevice) -> str | None:
         return providers.provider_of(device)
 
     def node_providers(self) -> set[str] | None:

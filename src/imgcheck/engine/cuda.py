@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..knowledge import cuda as cuda_k
 from ..model.location import Location
 from ..model.report import Evidence
 from ..versions import ranges
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("CUDA-DRIVER-TOO-OLD",)
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     rule = "CUDA-DRIVER-TOO-OLD"
     cuda = ctx.image.cuda
     if cuda is None or not cuda.version:
@@ -29,6 +31,7 @@ def check(ctx: Ctx):
     if meets:
         return
     min_driver = cuda_k.minimum_driver(ctx.matrix, cuda.version)
+    assert min_driver is not None  # driver_meets said False, which it does only against a floor
     major = cuda_k.cuda_major(cuda.version)
     native = ctx.matrix.row("nvidia_driver_cuda", driver_branch=ctx.driver_branch())
     hint = f"{native['newest_cuda_native']} or older" if native and native.get("newest_cuda_native") else \

@@ -7,22 +7,24 @@ compatibility guide): elsewhere cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTE
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..knowledge import gpus as gpus_k
 from ..model.location import Location
 from ..model.report import Evidence
 from ..versions import ranges
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU",)
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     rule = RULES[0]
     cuda = ctx.image.cuda
     compat = cuda.compat_driver if cuda else None
     driver = ctx.node.gpu.driver_version
-    if not compat or not driver:
+    if cuda is None or not compat or not driver:  # no cuda: no compat either
         return  # no compat library, or no driver to compare it with: nothing to say (CUDA-DRIVER-TOO-OLD covers floors)
     newer = ranges.at_least(compat, driver)
     if newer is None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..model.node import STACK_INBOX
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 from .gates import over_rdma
 
 RULES = ("DMABUF-UNSUPPORTED",)
@@ -14,7 +16,9 @@ NEEDS = {"nccl_features": {"dmabuf", "dmabuf_no_backoff"},
 
 
 @over_rdma("DMABUF-UNSUPPORTED")
-def check(ctx: Ctx, rule: str):
+def check(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # over_rdma runs the rule only with NCCL
     newer = ctx.nccl_at_least("dmabuf")
     if newer is None:
         yield unknown(rule, ctx.nccl_unknown_reason("dmabuf"))
@@ -51,4 +55,4 @@ def check(ctx: Ctx, rule: str):
         ctx.node_ev("gpu.kernel_module", module),
     ] + ctx.stack_evidence()
     yield finding(ctx.matrix, rule, evidence, variant="fallback" if no_backoff is False else None,
-                  nccl=ctx.nccl.version, why=why, nic_fix=nic_fix)
+                  nccl=nccl.version, why=why, nic_fix=nic_fix)

@@ -3,28 +3,34 @@
 from __future__ import annotations
 
 import string
-from typing import Any, Iterable
+from typing import Any, Iterable, overload
 
 from ..matrix import Matrix
 from ..matrix.refs import ref_maps
 from ..model.report import Evidence, Finding, Unknown
 
+Outcome = Finding | Unknown  # what a rule yields
 
-class _Params(dict):
+
+class _Params(dict[str, Any]):
     def __missing__(self, key: str) -> str:  # a template naming a fact this case lacks: say so, don't crash
         return f"<{key}?>"
 
 
-_REFS: dict[str, dict] = {}
+_REFS: dict[str, dict[str, dict[Any, Any]]] = {}
 
 
-def _matrix_values(matrix: Matrix) -> dict[str, dict]:
+def _matrix_values(matrix: Matrix) -> dict[str, dict[Any, Any]]:
     """The {nccl_min[...]}-style maps rule texts may use, once per matrix (matrix/refs.py)."""
     if matrix.digest not in _REFS:
         _REFS[matrix.digest] = ref_maps(matrix.tables)
     return _REFS[matrix.digest]
 
 
+@overload
+def _fill(text: str, params: dict[str, Any]) -> str: ...
+@overload
+def _fill(text: None, params: dict[str, Any]) -> None: ...
 def _fill(text: str | None, params: dict[str, Any]) -> str | None:
     if text is None:
         return None

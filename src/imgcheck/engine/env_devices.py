@@ -8,10 +8,11 @@ unless nothing else exists (src/misc/socket.cc ncclFindInterfaces).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("ENV-NCCL-IB-HCA-NO-DEVICE", "ENV-NCCL-IB-HCA-PREFIX", "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO")
 
@@ -39,7 +40,7 @@ class DeviceList:
         return hit != self.exclude
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl is None:
         return
     if ctx.node_has_rdma is not False:
@@ -47,7 +48,7 @@ def check(ctx: Ctx):
     yield from _socket_ifname(ctx)  # bootstrap runs over sockets on every node
 
 
-def _ib_hca(ctx: Ctx):
+def _ib_hca(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_IB_HCA")
     if s is None or not s.value.strip():
         return
@@ -70,7 +71,7 @@ def _ib_hca(ctx: Ctx):
                       exact="=" + s.value.strip())
 
 
-def _socket_ifname(ctx: Ctx):
+def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_SOCKET_IFNAME")
     if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
         return

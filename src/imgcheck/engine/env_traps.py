@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .context import Ctx
-from .emit import finding
+from .emit import Outcome, finding
 
 RULES = ("ENV-NCCL-IB-RETRY-CNT", "ENV-NCCL-IB-TIMEOUT", "ENV-DISABLES-IB", "ENV-DISABLES-GDR", "ENV-DISABLES-DMABUF")
 NEEDS = {"thresholds": {"nccl_ib_retry_cnt_max", "nccl_ib_timeout_min", "nccl_ib_timeout_max"},
@@ -13,7 +15,7 @@ NEEDS = {"thresholds": {"nccl_ib_retry_cnt_max", "nccl_ib_timeout_min", "nccl_ib
          "rdma_core_functions": {"ibv_reg_dmabuf_mr"}}
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.node_has_rdma is False:
         return  # NCCL's IB settings do nothing on a node without RDMA devices
     yield from _retry_cnt(ctx)
@@ -21,7 +23,7 @@ def check(ctx: Ctx):
     yield from _disables(ctx)
 
 
-def _retry_cnt(ctx: Ctx):
+def _retry_cnt(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_IB_RETRY_CNT")
     if s is None:
         return
@@ -39,7 +41,7 @@ def _retry_cnt(ctx: Ctx):
         yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], variant="low", effective=value, **params)
 
 
-def _timeout(ctx: Ctx):
+def _timeout(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_IB_TIMEOUT")
     if s is None:
         return
@@ -49,7 +51,7 @@ def _timeout(ctx: Ctx):
         yield finding(ctx.matrix, "ENV-NCCL-IB-TIMEOUT", [s.evidence], setting=s.label, min=lo, max=hi)
 
 
-def _disables(ctx: Ctx):
+def _disables(ctx: Ctx) -> Iterator[Outcome]:
     off = ctx.ib_disabled_by
     if off is not None and ctx.node_has_rdma:
         yield finding(ctx.matrix, "ENV-DISABLES-IB", [off.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],

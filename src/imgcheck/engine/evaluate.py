@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from types import ModuleType
+from typing import cast
 
+from ..job.model import JobFacts
 from ..matrix import Matrix
+from ..matrix.schema import RowKey
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
@@ -24,24 +29,24 @@ NODE_FAMILIES = (node_only, node_driver)  # what `imgcheck node check` runs: rul
 REGISTERED = FAMILIES + (fleet_compare,)
 
 
-def rule_ids(families) -> tuple[str, ...]:
+def rule_ids(families: Iterable[ModuleType]) -> tuple[str, ...]:
     ids = tuple(rule for family in families for rule in family.RULES)
     if len(set(ids)) != len(ids):
         raise ValueError(f"a rule id is registered twice: {sorted(r for r in ids if ids.count(r) > 1)}")
     return ids
 
 
-def required_rows(families, ids: tuple[str, ...]) -> dict[str, set]:
-    needs: dict[str, set] = {"rules": set(ids)}
+def required_rows(families: Iterable[ModuleType], ids: tuple[str, ...]) -> dict[str, set[RowKey]]:
+    needs: dict[str, set[RowKey]] = {"rules": set(ids)}
     for part in (knowledge.NEEDS, *(getattr(family, "NEEDS", {}) for family in families)):
         for table, keys in part.items():
-            needs.setdefault(table, set()).update(keys)
+            needs.setdefault(table, set()).update(cast("Iterable[RowKey]", keys))  # NEEDS: {table: {key, ...}}
     return needs
 
 
 RULE_IDS: tuple[str, ...] = rule_ids(REGISTERED)
 # Matrix rows the engine looks up by key; `imgcheck matrix validate` checks they exist.
-REQUIRED_ROWS: dict[str, set] = required_rows(REGISTERED, RULE_IDS)
+REQUIRED_ROWS: dict[str, set[RowKey]] = required_rows(REGISTERED, RULE_IDS)
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,8 @@ class Evaluation:
     unknowns: tuple[Unknown, ...]
 
 
-def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix, families=FAMILIES, job=None) -> Evaluation:
+def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix, families: Iterable[ModuleType] = FAMILIES,
+             job: JobFacts | None = None) -> Evaluation:
     """Findings and unknowns for one node (and one launch-spec container, job). Pure: same facts and matrix, same result."""
     ctx = Ctx(image, node, matrix, job)
     findings: list[Finding] = []

@@ -7,6 +7,11 @@ node with an unreadable fact never makes a difference appear.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from ..matrix import Matrix
+from ..model.node import NodeFacts, RdmaPort
 from ..model.report import Evidence, Finding
 from ..versions.ecosystems import numeric_tuple
 from .context import MLNX_STACKS, series_of
@@ -16,23 +21,24 @@ RULES = ("FLEET-LINK-LAYER-MIXED", "FLEET-MTU-MIXED", "FLEET-STACK-MIXED", "FLEE
          "FLEET-DRIVER-BRANCH-MIXED")
 ACTIVE = "4: ACTIVE"
 _SHOWN = 6  # node names listed per group before "+N more"
+K = TypeVar("K", bound=Hashable)
 
 
-def _active_ports(node):
+def _active_ports(node: NodeFacts) -> list[RdmaPort]:
     return [p for d in node.rdma.devices for p in d.ports if p.state == ACTIVE]
 
 
-def _link_layers(node) -> str | None:
+def _link_layers(node: NodeFacts) -> str | None:
     layers = sorted({p.link_layer for p in _active_ports(node) if p.link_layer})
     return "+".join(layers) or None
 
 
-def _roce_mtu(node) -> int | None:
+def _roce_mtu(node: NodeFacts) -> int | None:
     mtus = [p.active_mtu for p in _active_ports(node) if p.link_layer == "Ethernet" and p.active_mtu]
     return min(mtus) if mtus else None
 
 
-def _stack(node) -> str | None:
+def _stack(node: NodeFacts) -> str | None:
     stack = node.rdma.stack
     if stack in MLNX_STACKS:
         series = series_of(node.rdma.ofed_version)
@@ -40,13 +46,13 @@ def _stack(node) -> str | None:
     return stack if stack == "inbox" else None
 
 
-def _driver_branch(node) -> str | None:
+def _driver_branch(node: NodeFacts) -> str | None:
     nums = numeric_tuple(node.gpu.driver_version or "")
     return f"R{nums[0]}" if nums else None
 
 
-def _groups(nodes, value_of) -> dict:
-    groups: dict = {}
+def _groups(nodes: Iterable[NodeFacts], value_of: Callable[[NodeFacts], K | None]) -> dict[K, list[str]]:
+    groups: dict[K, list[str]] = {}
     for node in nodes:
         value = value_of(node)
         if value is not None:
@@ -54,7 +60,7 @@ def _groups(nodes, value_of) -> dict:
     return groups
 
 
-def _words(groups: dict) -> str:
+def _words(groups: Mapping[Any, Sequence[str]]) -> str:
     parts = []
     for value, names in groups.items():
         shown = ", ".join(names[:_SHOWN]) + (f" +{len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
@@ -62,22 +68,22 @@ def _words(groups: dict) -> str:
     return " vs ".join(parts)
 
 
-def _evidence(fact: str, groups: dict) -> list[Evidence]:
+def _evidence(fact: str, groups: Mapping[Any, Sequence[str]]) -> list[Evidence]:
     return [Evidence(f"fleet.{fact}", f"{value}: {len(names)} node(s)") for value, names in groups.items()]
 
 
-def _members(groups: dict) -> tuple[str, ...]:
+def _members(groups: Mapping[Any, Sequence[str]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for names in groups.values() for n in names))
 
 
-def compare(nodes, matrix) -> list[Finding]:
+def compare(nodes: Iterable[NodeFacts], matrix: Matrix) -> list[Finding]:
     """Findings for differences between nodes (empty for one node or a uniform fleet)."""
     nodes = list(nodes)
     if len(nodes) < 2:
         return []
     out: list[Finding] = []
 
-    def emit(rule: str, fact: str, groups: dict, **params) -> None:
+    def emit(rule: str, fact: str, groups: Mapping[Any, Sequence[str]], **params: Any) -> None:
         f = finding(matrix, rule, _evidence(fact, groups), groups=_words(groups), **params)
         out.append(_with_nodes(f, _members(groups)))
 
@@ -93,8 +99,9 @@ def compare(nodes, matrix) -> list[Finding]:
         emit("FLEET-STACK-MIXED", "rdma_stack", stacks)
     hca_types = sorted({d.hca_type for n in nodes for d in n.rdma.devices if d.hca_type and d.fw_ver})
     for hca_type in hca_types:
-        fw = _groups(nodes, lambda n, t=hca_type: ",".join(sorted({d.fw_ver for d in n.rdma.devices
-                                                                   if d.hca_type == t and d.fw_ver})) or None)
+        def fw_of(n: NodeFacts, t: str = hca_type) -> str | None:
+            return ",".join(sorted({d.fw_ver for d in n.rdma.devices if d.hca_type == t and d.fw_ver})) or None
+        fw = _groups(nodes, fw_of)
         if len(fw) > 1:
             emit("FLEET-FW-MIXED", f"fw_ver.{hca_type}", fw, hca_type=hca_type)
     branches = _groups(nodes, _driver_branch)

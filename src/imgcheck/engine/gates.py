@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator
 
+from ..model.report import Unknown
 from .context import Ctx
-from .emit import unknown
+from .emit import Outcome, unknown
 
 
-def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True):
+def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True) -> list[Unknown] | None:
     """None if the rule can be decided; else a list with zero (not applicable) or one Unknown.
 
     Not applicable (no finding, no unknown) when the facts say the path cannot be used at all: the image has
@@ -31,12 +33,13 @@ def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True):
     return None
 
 
-def over_rdma(rule: str, need_gpu: bool = True):
+def over_rdma(rule: str, need_gpu: bool = True) -> Callable[[Callable[[Ctx, str], Iterator[Outcome]]],
+                                                              Callable[[Ctx], Iterator[Outcome]]]:
     """Decorate a rule `fn(ctx, rule)` so it runs only when nccl_over_rdma lets it be decided."""
 
-    def wrap(fn):
+    def wrap(fn: Callable[[Ctx, str], Iterator[Outcome]]) -> Callable[[Ctx], Iterator[Outcome]]:
         @functools.wraps(fn)
-        def run(ctx: Ctx):
+        def run(ctx: Ctx) -> Iterator[Outcome]:
             gate = nccl_over_rdma(ctx, rule, need_gpu)
             if gate is not None:
                 yield from gate

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..knowledge import gpudirect
 from ..model.node import STACK_INBOX
 from ..model.location import Location
@@ -9,7 +11,7 @@ from ..model.report import Evidence
 from ..versions import ranges
 from ..versions.ecosystems import numeric_tuple
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 from .gates import over_rdma
 
 RULES = ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER")
@@ -21,7 +23,9 @@ NEEDS = {"thresholds": {"cumem_old_driver_below", "memory_peers_sysfs_last_seen_
 
 
 def _gdr_checks_words(ctx: Ctx) -> str:
-    return gpudirect.nccl_gdr_checks_words(ctx.matrix, ctx.nccl.version)
+    nccl = ctx.nccl
+    assert nccl is not None  # only _peermem asks, which over_rdma runs with NCCL
+    return gpudirect.nccl_gdr_checks_words(ctx.matrix, nccl.version)
 
 
 def _peermem_evidence(ctx: Ctx) -> list[Evidence]:
@@ -44,14 +48,16 @@ def _memory_peers_evidence(ctx: Ctx) -> Evidence:
     return ctx.node_ev("rdma.peer_memory_api", words if value is not None else None)
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _peermem(ctx)
     yield from _legacy_memory_peers(ctx)
     yield from _cumem(ctx)
 
 
 @over_rdma("GDR-PEERMEM-MISSING")
-def _peermem(ctx: Ctx, rule: str):
+def _peermem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # over_rdma runs the rule only with NCCL
     dmabuf, dmabuf_why = ctx.dmabuf_usable
     if dmabuf:
         return  # NCCL prefers DMA-BUF; peer memory is not needed
@@ -79,7 +85,9 @@ def _peermem(ctx: Ctx, rule: str):
 
 
 @over_rdma("GDR-NCCL-LEGACY-MEMORY-PEERS")
-def _legacy_memory_peers(ctx: Ctx, rule: str):
+def _legacy_memory_peers(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # over_rdma runs the rule only with NCCL
     pm = ctx.node.gpu.peermem
     if not pm.loaded or pm.legacy_nv_peer_mem or ctx.nccl_at_least("gdr_module_sysfs_check"):
         return
@@ -93,16 +101,18 @@ def _legacy_memory_peers(ctx: Ctx, rule: str):
     if visible:
         return
     if dmabuf is None:
-        yield unknown(rule, f"NCCL {ctx.nccl.version} will not see nvidia-peermem here; whether DMA-BUF "
+        yield unknown(rule, f"NCCL {nccl.version} will not see nvidia-peermem here; whether DMA-BUF "
                             f"covers for it is unknown: {dmabuf_why}")
         return
     yield finding(ctx.matrix, rule, ctx.nccl_evidence() + _peermem_evidence(ctx),
-                  nccl=ctx.nccl.version, hca=ctx.hca,
+                  nccl=nccl.version, hca=ctx.hca,
                   node_stack=f"{ctx.node.rdma.stack or 'unknown stack'} {ctx.node.rdma.ofed_version or ''}".strip())
 
 
 @over_rdma("CUMEM-OLD-DRIVER")
-def _cumem(ctx: Ctx, rule: str):
+def _cumem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # over_rdma runs the rule only with NCCL
     newer = ctx.nccl_at_least("cumem_default")
     if newer is None:
         yield unknown(rule, ctx.nccl_unknown_reason("cumem_default"))
@@ -125,11 +135,10 @@ def _cumem(ctx: Ctx, rule: str):
         return
     cuda = ctx.image.cuda
     compat = cuda.compat_driver if cuda else None
-    if compat is None and ctx.image_unknown("cuda.compat_driver"):
-        yield unknown(rule, "whether the image carries forward-compat libcuda is unknown ("
-                      + ctx.image_unknown("cuda.compat_driver") + ")")
+    if compat is None and (reason := ctx.image_unknown("cuda.compat_driver")):
+        yield unknown(rule, "whether the image carries forward-compat libcuda is unknown (" + reason + ")")
         return
-    if not compat or not ranges.at_least(compat, floor):
+    if cuda is None or not compat or not ranges.at_least(compat, floor):  # no cuda: no compat either
         return  # without forward-compat the CUDA runtime never reaches NCCL (CUDA-DRIVER-TOO-OLD)
     dmabuf, _ = ctx.dmabuf_usable
     if dmabuf:
@@ -144,5 +153,5 @@ def _cumem(ctx: Ctx, rule: str):
         ctx.node_ev("gpu.driver_version", driver),
         Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)),
     ] + ([cumem.evidence] if cumem else []) + _peermem_evidence(ctx),
-        nccl=ctx.nccl.version, driver_version=driver, driver_branch=ctx.driver_branch(), compat_driver=compat,
+        nccl=nccl.version, driver_version=driver, driver_branch=ctx.driver_branch(), compat_driver=compat,
         reg_fn=ctx.reg_fn)

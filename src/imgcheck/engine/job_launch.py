@@ -6,13 +6,15 @@ matrix has that default with a source (Docker's and containerd's 64 MiB /dev/shm
 
 from __future__ import annotations
 
-from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES
+from collections.abc import Iterator
+
+from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, JobFacts
 from ..model.env_redact import keeps as library_setting
 from ..knowledge.settings import IMAGE_ENV
 from ..model.location import Location
-from ..model.report import Evidence
+from ..model.report import Evidence, EvidenceValue
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("JOB-RDMA-DEVICES-NOT-EXPOSED", "JOB-MEMLOCK-TOO-LOW", "JOB-NO-IPC-LOCK", "JOB-SHM-TOO-SMALL",
          "JOB-ENV-OVERRIDES-IMAGE", "JOB-ENV-SHADOWED-BY-IMAGE")
@@ -23,30 +25,33 @@ NEEDS = {"thresholds": {"memlock_reported_failing_kib", "docker_default_shm_mib"
 # plugin, SR-IOV VFs, host devices); any other non-GPU resource might too, so it makes exposure unknown.
 _RDMA_RESOURCE_WORDS = ("rdma", "sriov", "hostdev")
 _GPU_RESOURCES = ("nvidia.com/gpu",)
-_DEFAULT_SHM = {RUNTIME_DOCKER: "docker_default_shm_mib", RUNTIME_KUBERNETES: "containerd_default_shm_mib"}
-_DEFAULT_SHM_WORDS = {RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-size / shm_size",
-                      RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm"}
+# These tables are keyed by JobFacts.runtime, which is None when the spec does not say (.get falls back).
+_DEFAULT_SHM: dict[str | None, str] = {RUNTIME_DOCKER: "docker_default_shm_mib",
+                                       RUNTIME_KUBERNETES: "containerd_default_shm_mib"}
+_DEFAULT_SHM_WORDS: dict[str | None, str] = {
+    RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-size / shm_size",
+    RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm"}
 
 
 # The first fix a finding shows is the one for the runtime the spec is for.
-_DEVICE_FIX = {
+_DEVICE_FIX: dict[str | None, str] = {
     RUNTIME_DOCKER: "docker: run with --device /dev/infiniband (plus --cap-add IPC_LOCK and --ulimit memlock=-1)",
     RUNTIME_KUBERNETES: "Kubernetes: request an RDMA resource from the RDMA shared device plugin or the SR-IOV device "
                         "plugin (e.g. rdma/<pool>: 1), or mount /dev/infiniband as a hostPath volume in a privileged pod",
 }
-_SHM_FIX = {
+_SHM_FIX: dict[str | None, str] = {
     RUNTIME_DOCKER: "docker: --shm-size=1g or more (compose: shm_size), or --ipc=host",
     RUNTIME_KUBERNETES: "Kubernetes: mount an emptyDir with medium: Memory (and a sizeLimit of a few GiB) on /dev/shm",
 }
 
 
-def _runs_no_gpu_rank(job) -> bool:
+def _runs_no_gpu_rank(job: JobFacts) -> bool:
     """A Kubernetes container that requests no GPU gets none from the device plugin (an MPIJob launcher, a
     sidecar): it runs no NCCL rank, so the RDMA and /dev/shm rules do not apply to it."""
     return job.runtime == RUNTIME_KUBERNETES and job.resources is not None and not job.gpus
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     job = ctx.job
     if job is None:
         return
@@ -60,17 +65,24 @@ def check(ctx: Ctx):
     yield from _env(ctx)
 
 
-def _ev(ctx: Ctx, fact: str, value) -> Evidence:
-    return Evidence(f"job.{fact}", value, Location.file(ctx.job.path))
+def _job(ctx: Ctx) -> JobFacts:
+    """ctx.job for the helpers below: check() calls them only when a spec was given."""
+    job = ctx.job
+    assert job is not None
+    return job
+
+
+def _ev(ctx: Ctx, fact: str, value: EvidenceValue) -> Evidence:
+    return Evidence(f"job.{fact}", value, Location.file(_job(ctx).path))
 
 
 def _where_ev(ctx: Ctx) -> Evidence:
-    return _ev(ctx, "container", ctx.job.where)
+    return _ev(ctx, "container", _job(ctx).where)
 
 
 def _line_ev(ctx: Ctx) -> list[Evidence]:
     """The line of the spec the container is defined on (SARIF points the alert at it)."""
-    return [_ev(ctx, "line", ctx.job.line)] if ctx.job.line else []
+    return [_ev(ctx, "line", _job(ctx).line)] if _job(ctx).line else []
 
 
 def _uses_verbs(ctx: Ctx) -> bool:
@@ -82,7 +94,7 @@ def _uses_verbs(ctx: Ctx) -> bool:
 
 def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     """(exposed?, how or why unknown): whether the spec gives the container the host's RDMA devices."""
-    job = ctx.job
+    job = _job(ctx)
     if job.privileged:
         return True, "privileged"
     ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/")]
@@ -101,30 +113,31 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     return False, "no /dev/infiniband device, no RDMA resource, not privileged"
 
 
-def _devices(ctx: Ctx, exposed: tuple[bool | None, str]):
+def _devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
     rule = "JOB-RDMA-DEVICES-NOT-EXPOSED"
+    job = _job(ctx)
     if not _uses_verbs(ctx) or ctx.node_has_rdma is not True:
         return
     state, words = exposed
     if state is None:
-        yield unknown(rule, f"{ctx.job.where}: {words}")
+        yield unknown(rule, f"{job.where}: {words}")
         return
     if state:
         return
     devices = ", ".join(d.name for d in ctx.node.rdma.devices if d.name) or ctx.node.rdma.stack
     net = ctx.setting("NCCL_NET")
     forced = net is not None and net.value.strip().lower() == "ib"  # NCCL matches the name case-insensitively
-    evidence = [*([net.evidence] if forced else []), _where_ev(ctx), *_line_ev(ctx),
-                _ev(ctx, "privileged", ctx.job.privileged), _ev(ctx, "devices", ", ".join(ctx.job.devices or ()) or "none"),
-                _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in ctx.job.resources or ()) or "none"),
+    evidence = [*([net.evidence] if net is not None and forced else []), _where_ev(ctx), *_line_ev(ctx),
+                _ev(ctx, "privileged", job.privileged), _ev(ctx, "devices", ", ".join(job.devices or ()) or "none"),
+                _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in job.resources or ()) or "none"),
                 ctx.node_ev("rdma.devices", devices), *ctx.nccl_evidence()]
-    yield finding(ctx.matrix, rule, evidence, variant="forced" if forced else None, where=ctx.job.where,
-                  who=ctx.job.who, devices=devices, runtime=ctx.job.runtime, setting=net.label if forced else None,
-                  runtime_fix=_DEVICE_FIX.get(ctx.job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]))
+    yield finding(ctx.matrix, rule, evidence, variant="forced" if forced else None, where=job.where, who=job.who,
+                  devices=devices, runtime=job.runtime, setting=net.label if net is not None and forced else None,
+                  runtime_fix=_DEVICE_FIX.get(job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]))
 
 
-def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]):
-    job = ctx.job
+def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
+    job = _job(ctx)
     if not _uses_verbs(ctx) or ctx.node_has_rdma is False or exposed[0] is False:
         return  # no registration happens: NCCL has no device to register with
     if job.privileged or "IPC_LOCK" in (job.cap_add or ()) or "ALL" in (job.cap_add or ()):
@@ -151,7 +164,7 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]):
 
 
 def _ranks(ctx: Ctx) -> tuple[int | None, str]:
-    job = ctx.job
+    job = _job(ctx)
     if job.ranks_per_node:
         return job.ranks_per_node, "processes per node the spec starts"
     if job.gpus and job.gpus > 0:
@@ -161,9 +174,9 @@ def _ranks(ctx: Ctx) -> tuple[int | None, str]:
     return None, "the spec states neither ranks per node nor a GPU count"
 
 
-def _shm(ctx: Ctx):
+def _shm(ctx: Ctx) -> Iterator[Outcome]:
     rule = "JOB-SHM-TOO-SMALL"
-    job = ctx.job
+    job = _job(ctx)
     if ctx.nccl is None:
         return
     off = ctx.setting("NCCL_SHM_DISABLE")
@@ -196,8 +209,8 @@ def _shm(ctx: Ctx):
                   runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]))
 
 
-def _env(ctx: Ctx):
-    job = ctx.job
+def _env(ctx: Ctx) -> Iterator[Outcome]:
+    job = _job(ctx)
     image = ctx.image
     if job.env_incomplete:
         yield unknown("JOB-ENV-OVERRIDES-IMAGE", f"{job.where}: envFrom / --env-file / a shell array adds variables "

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("MEMLOCK-TOO-LOW",)
 NEEDS = {"thresholds": {"memlock_reported_failing_kib"}, "nccl_features": {"relaxed_ordering_iova2"}}
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     rule = "MEMLOCK-TOO-LOW"
     if ctx.lib is None or ctx.node_has_rdma is False:
         return  # no registration without libibverbs or RDMA devices

@@ -8,21 +8,24 @@ libnccl torch gets.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from packaging.version import InvalidVersion, Version
 
 from ..knowledge import nccl as nccl_k
+from ..model.image import Nccl
 from ..model.report import Evidence
 from .context import Ctx
-from .emit import finding
+from .emit import Outcome, finding
 
 RULES = ("NCCL-WHEEL-NOT-TORCH-PIN", "NCCL-WHEELS-TWO-CUDA-MAJORS")
 
 
-def _ev(n, fact: str) -> Evidence:
+def _ev(n: Nccl, fact: str) -> Evidence:
     return Evidence(fact, f"{n.origin} {n.version}", n.location)
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     wheels = [n for n in ctx.image.nccl if n.origin == "pip" and n.version]
     if not wheels:
         return
@@ -30,8 +33,8 @@ def check(ctx: Ctx):
     yield from _pin(ctx, wheels)
 
 
-def _two_majors(ctx: Ctx, wheels):
-    majors = {}
+def _two_majors(ctx: Ctx, wheels: list[Nccl]) -> Iterator[Outcome]:
+    majors: dict[int, Nccl] = {}
     for n in wheels:
         major = nccl_k.wheel_cuda_major(n)
         if major is not None:
@@ -43,14 +46,16 @@ def _two_majors(ctx: Ctx, wheels):
                   wheels=names, keep=f"nvidia-nccl-cu{max(majors)}")
 
 
-def _pep440(text: str) -> Version | None:
+def _pep440(text: str | None) -> Version | None:
+    if text is None:  # the callers keep only set versions; None would not parse either
+        return None
     try:
         return Version(text)
     except InvalidVersion:
         return None
 
 
-def _pin(ctx: Ctx, wheels):
+def _pin(ctx: Ctx, wheels: list[Nccl]) -> Iterator[Outcome]:
     pins = [n for n in ctx.image.nccl if n.origin == "torch-requirement" and n.version]
     for pin in pins:
         pin_major = nccl_k.wheel_cuda_major(pin)
@@ -61,6 +66,7 @@ def _pin(ctx: Ctx, wheels):
         if wanted is None or not versions or any(v == wanted for _, v in versions) or any(v is None for _, v in versions):
             continue  # the pinned release is installed, nothing comparable is, or a version does not parse
         wheel, have = versions[0]
+        assert have is not None  # unparsed versions were skipped above
         newer = have > wanted
         major = pin_major if pin_major is not None else nccl_k.wheel_cuda_major(wheel)
         yield finding(ctx.matrix, "NCCL-WHEEL-NOT-TORCH-PIN", [_ev(pin, "image.nccl.torch_pin"), _ev(wheel, "image.nccl.wheel")],

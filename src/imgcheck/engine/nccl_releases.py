@@ -4,10 +4,11 @@ first release that supports the node's GPU generation (nccl_gpu_generations)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..versions import ranges
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU")
 
@@ -15,7 +16,7 @@ RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU")
 _ARCH_ALIASES = {"aarch64": "arm64", "x86_64": "amd64"}
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl is None:
         return
     yield from _known_issues(ctx)
@@ -29,8 +30,10 @@ def _image_arch(ctx: Ctx) -> str | None:
     return _ARCH_ALIASES.get(arch, arch) if arch else (ctx.node.arch or None)
 
 
-def _known_issues(ctx: Ctx):
-    version = ctx.nccl.version
+def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns before this without NCCL
+    version = nccl.version
     for row in ctx.matrix.rows("nccl_known_issues"):
         hit = ranges.within(version, row["nccl_min"], row["nccl_below"])
         if hit is False:
@@ -52,7 +55,9 @@ def _known_issues(ctx: Ctx):
                       workaround=f"{name}={value}" if name else "none known")
 
 
-def _gpu_generation(ctx: Ctx):
+def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns before this without NCCL
     rule = "NCCL-TOO-OLD-FOR-GPU"
     names = sorted({g.name for g in ctx.node.gpu.gpus if g.name})
     if not names:
@@ -62,10 +67,10 @@ def _gpu_generation(ctx: Ctx):
         row = next((r for r in rows if re.search(r["pattern"], name)), None)
         if row is None:
             continue
-        ok = ranges.at_least(ctx.nccl.version, row["nccl_min"])
+        ok = ranges.at_least(nccl.version, row["nccl_min"])
         if ok is None:
-            yield unknown(rule, f"NCCL {ctx.nccl.version} may or may not be {row['nccl_min']} or newer ({name})")
+            yield unknown(rule, f"NCCL {nccl.version} may or may not be {row['nccl_min']} or newer ({name})")
         elif not ok:
             yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [ctx.node_ev("gpu.gpus.name", name)],
-                          nccl=ctx.nccl.version, gpu=name, generation=row["generation"], nccl_min=row["nccl_min"])
+                          nccl=nccl.version, gpu=name, generation=row["generation"], nccl_min=row["nccl_min"])
         return  # one finding per node: the GPUs of one node are one generation in practice

@@ -6,14 +6,16 @@ A node fact (the container toolkit mounts the host's libraries into every GPU co
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .context import Ctx
-from .emit import finding
+from .emit import Outcome, finding
 from .node_only import node_only
 
 RULES = ("NODE-DRIVER-USERSPACE-MISMATCH",)
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     if not (node_only(ctx) or ctx.gpu_image):
         return  # a CPU-only container never opens the driver
     gpu = ctx.node.gpu

@@ -7,6 +7,8 @@ verbs at all (NCCL, UCX, perftest, NIXL, custom verbs code), and the report name
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 
 from ..knowledge import gpus as gpus_k
 from ..model.image import ImageFacts
@@ -14,7 +16,7 @@ from ..model.node import STACK_INBOX
 from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
 from .context import MLNX_STACKS, Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("NODE-PEERMEM-NO-PEER-API", "NODE-OFED-NOT-RUNNING", "NODE-PEERMEM-STALE-BUILD", "NODE-LEGACY-NV-PEER-MEM",
          "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT", "NODE-PINNING-MOVABLE-MEMORY",
@@ -62,7 +64,7 @@ def _has_gpu(ctx: Ctx) -> bool:
     return bool(gpu.driver_version or gpu.gpus or gpu.kernel_module)
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     workload = gdr_workload(ctx)
     if _uses_rdma(ctx):
         yield from _ofed_not_running(ctx)
@@ -95,7 +97,7 @@ def _peermem_present(ctx: Ctx) -> str | None:
     return None
 
 
-def _no_peer_api(ctx: Ctx, workload: str):
+def _no_peer_api(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-PEERMEM-NO-PEER-API"
     if ctx.node.rdma.stack != STACK_INBOX:
         return
@@ -118,7 +120,7 @@ def _no_peer_api(ctx: Ctx, workload: str):
 
 
 # ---------- OFED installed, not running ----------
-def _ofed_not_running(ctx: Ctx):
+def _ofed_not_running(ctx: Ctx) -> Iterator[Outcome]:
     rule = "NODE-OFED-NOT-RUNNING"
     rdma = ctx.node.rdma
     if rdma.stack != STACK_INBOX or not rdma.installed_ofed_version:
@@ -161,7 +163,7 @@ def _exporter_crc(ctx: Ctx, symbol: str) -> tuple[str | None, str | None, str | 
     return None, None, None
 
 
-def _stale_build(ctx: Ctx):
+def _stale_build(ctx: Ctx) -> Iterator[Outcome]:
     rule = "NODE-PEERMEM-STALE-BUILD"
     rdma = ctx.node.rdma
     if rdma.stack not in MLNX_STACKS:
@@ -186,7 +188,7 @@ def _stale_build(ctx: Ctx):
         for symbol in PEER_SYMBOLS:
             theirs = (mod.symbol_crcs or {}).get(symbol)
             ours, where, exported = _exporter_crc(ctx, symbol)
-            if theirs is None or ours is None or theirs == ours:
+            if theirs is None or ours is None or exported is None or theirs == ours:  # exported is None iff ours is
                 continue
             yield finding(ctx.matrix, rule, base + [
                 ctx.node_ev(f"rdma.module_files.{name}.symbol_crcs.{symbol}", theirs),
@@ -197,7 +199,7 @@ def _stale_build(ctx: Ctx):
 
 
 # ---------- legacy nv_peer_mem ----------
-def _legacy(ctx: Ctx, workload: str):
+def _legacy(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-LEGACY-NV-PEER-MEM"
     if not ctx.node.gpu.peermem.legacy_nv_peer_mem:
         return
@@ -217,11 +219,12 @@ def _legacy(ctx: Ctx, workload: str):
 classify_gpu = gpus_k.classify  # the knowledge module decides; the name stays for callers
 
 
-def _gpu_class(ctx: Ctx, workload: str):
+def _gpu_class(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-GPU-NO-GDR"
     seen = set()
     for gpu in ctx.node.gpu.gpus:
         row = classify_gpu(gpu.name, ctx.matrix) or {}
+        klass: str | None
         if gpu.gpu_class:  # stated in the facts: it wins over the name
             klass, supported = gpu.gpu_class, ("unsupported" if gpu.gpu_class == "consumer" else None)
         else:
@@ -237,7 +240,7 @@ def _gpu_class(ctx: Ctx, workload: str):
 
 
 # ---------- long-term pinning and ZONE_MOVABLE ----------
-def _movable(ctx: Ctx):
+def _movable(ctx: Ctx) -> Iterator[Outcome]:
     rule = "NODE-PINNING-MOVABLE-MEMORY"
     params = ctx.node.kernel.cmdline_params or {}
     used = {k: v for k, v in params.items() if k in ("movablecore", "kernelcore") and v}
@@ -252,7 +255,7 @@ def _movable(ctx: Ctx):
 
 
 # ---------- PCIe ACS ----------
-def _acs(ctx: Ctx, workload: str):
+def _acs(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-PCI-ACS-REDIRECT"
     bridges = ctx.node.pci_acs_redirect
     if not bridges:
@@ -270,7 +273,7 @@ def _acs(ctx: Ctx, workload: str):
 TRANSLATED = ("DMA", "DMA-FQ")
 
 
-def _iommu(ctx: Ctx, workload: str):
+def _iommu(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-IOMMU-TRANSLATED"
     domains = ctx.node.iommu_domains
     if not domains:
@@ -306,7 +309,7 @@ def _dmabuf_prereqs(ctx: Ctx) -> tuple[bool | None, list[str]]:
     return known, missing
 
 
-def _dmabuf(ctx: Ctx, workload: str):
+def _dmabuf(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-DMABUF-UNAVAILABLE"
     pm = ctx.node.gpu.peermem
     stack = ctx.node.rdma.stack

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..model.image import FLAVOR_DOCA, FLAVOR_MLNX_OFED
 from ..model.node import STACK_INBOX, STACK_NONE
 from ..versions.ecosystems import compare_numeric
 from .context import MLNX_STACKS, Ctx, series_of
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("OFED-USERSPACE-NEWER-THAN-KERNEL", "MLNX-USERSPACE-ON-INBOX")
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     rdma = ctx.image.rdma
-    if ctx.image_unknown("rdma.flavor") and ctx.lib is not None and ctx.node.rdma.stack not in (None, STACK_NONE):
+    reason = ctx.image_unknown("rdma.flavor")
+    if reason and ctx.lib is not None and ctx.node.rdma.stack not in (None, STACK_NONE):
         rule = "MLNX-USERSPACE-ON-INBOX" if ctx.node.rdma.stack == STACK_INBOX else "OFED-USERSPACE-NEWER-THAN-KERNEL"
         yield unknown(rule, "whether the image's RDMA userspace is MLNX_OFED/DOCA or upstream rdma-core is unknown ("
-                      + ctx.image_unknown("rdma.flavor") + ")")
+                      + reason + ")")
         return
     if rdma.flavor not in (FLAVOR_MLNX_OFED, FLAVOR_DOCA):
         return

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..errors import ImgcheckError
 from ..model.location import Location
 from ..model.report import Evidence
 from ..sources.platform import parse_platform
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("PLATFORM-ARCH-MISMATCH",)
 _RELEASE_SUFFIX = {".x86_64": "amd64", ".aarch64": "arm64", ".ppc64le": "ppc64le", ".s390x": "s390x"}
@@ -36,7 +38,7 @@ def _node_arch(ctx: Ctx) -> tuple[str | None, Evidence | None]:
     return None, None
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     rule = "PLATFORM-ARCH-MISMATCH"
     have = ctx.image.platform
     if not have:
@@ -46,7 +48,7 @@ def check(ctx: Ctx):
     except ImgcheckError:
         return
     node_arch, node_ev = _node_arch(ctx)
-    if node_arch is None:
+    if node_arch is None or node_ev is None:  # _node_arch gives both or neither
         yield unknown(rule, f"the image is {have}; " + ctx.unknown_why("arch"))
         return
     if node_arch == image_arch:

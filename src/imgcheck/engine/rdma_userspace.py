@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..model.report import Evidence
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE")
 # Matrix rows this family looks up by key (evaluate.REQUIRED_ROWS merges them; matrix validate checks them).
@@ -14,7 +16,7 @@ NEEDS = {"thresholds": {"uverbs_abi_min", "uverbs_abi_max", "mlx5_uverbs_abi"},
          "rdma_core_functions": {"ibv_reg_mr_iova2"}}
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.lib is None:
         yield from _no_libibverbs(ctx)
         return  # without libibverbs no other RDMA rule applies: NCCL never reaches the verbs layer
@@ -26,7 +28,7 @@ def check(ctx: Ctx):
     yield from _relaxed_ordering(ctx)
 
 
-def _no_libibverbs(ctx: Ctx):
+def _no_libibverbs(ctx: Ctx) -> Iterator[Outcome]:
     rule = "RDMA-NO-LIBIBVERBS"
     if ctx.lib_unknown:
         if ctx.node_has_rdma is not False:
@@ -44,9 +46,10 @@ def _no_libibverbs(ctx: Ctx):
         ])
 
 
-def _pabi(ctx: Ctx):
+def _pabi(ctx: Ctx) -> Iterator[Outcome]:
     rule = "RDMA-PABI-MISMATCH"
     lib = ctx.lib
+    assert lib is not None  # check() returns before this without libibverbs
     if lib.private_abi is None:  # not derived from the release name: a mixed build is what this rule looks for
         yield unknown(rule, f"the private ABI (IBVERBS_PRIVATE_N) of {lib.path or 'the libibverbs'} could not be read")
         return
@@ -84,14 +87,15 @@ def _pabi(ctx: Ctx):
             expected_file=f"lib<name>-rdmav{lib.private_abi}.so", dlerror="cannot open shared object file")
 
 
-def _mlx5_provider(ctx: Ctx):
+def _mlx5_provider(ctx: Ctx) -> Iterator[Outcome]:
+    lib = ctx.lib
+    assert lib is not None  # check() returns before this without libibverbs
     rule = "RDMA-NO-MLX5-PROVIDER"
     if any(p.name == "mlx5" for p in ctx.image.rdma.providers):
         return
-    if ctx.image_unknown("rdma.providers"):
+    if reason := ctx.image_unknown("rdma.providers"):
         if ctx.node_uses_mlx5 is not False:
-            yield unknown(rule, "whether the image has an mlx5 provider is unknown ("
-                          + ctx.image_unknown("rdma.providers") + ")")
+            yield unknown(rule, "whether the image has an mlx5 provider is unknown (" + reason + ")")
         return
     if ctx.node_uses_mlx5 is None:
         yield unknown(rule, "the image has no mlx5 provider; whether the node needs one depends on "
@@ -99,14 +103,14 @@ def _mlx5_provider(ctx: Ctx):
         return
     if ctx.node_uses_mlx5:
         yield finding(ctx.matrix, rule, [
-            ctx.lib_evidence("version", ctx.lib.version),
+            ctx.lib_evidence("version", lib.version),
             Evidence("image.rdma.providers", ", ".join(p.name for p in ctx.image.rdma.providers) or None),
             ctx.node_ev("rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None),
             ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
-        ], private_abi=ctx.lib.private_abi if ctx.lib.private_abi is not None else "N")
+        ], private_abi=lib.private_abi if lib.private_abi is not None else "N")
 
 
-def _uverbs_abi(ctx: Ctx):
+def _uverbs_abi(ctx: Ctx) -> Iterator[Outcome]:
     rule = "UVERBS-ABI-RANGE"
     lo, hi = ctx.matrix.threshold("uverbs_abi_min"), ctx.matrix.threshold("uverbs_abi_max")
     abi = ctx.node.rdma.uverbs_abi
@@ -123,14 +127,16 @@ def _uverbs_abi(ctx: Ctx):
                           device=dev.name)
 
 
-def _relaxed_ordering(ctx: Ctx):
+def _relaxed_ordering(ctx: Ctx) -> Iterator[Outcome]:
     rule = "RO-MASKED-SAFE"
-    if ctx.nccl is None:
+    nccl = ctx.nccl
+    if nccl is None:
         return  # an info note about NCCL's RO request only makes sense when NCCL is known
     newer = ctx.nccl_at_least("relaxed_ordering_iova2")
     if not newer:
         return
     lib = ctx.lib
+    assert lib is not None  # check() returns before this without libibverbs
     ro = ctx.setting("NCCL_IB_PCI_RELAXED_ORDERING")
     iova2 = ctx.lib_has("ibv_reg_mr_iova2")
     evidence = ctx.nccl_evidence() + [ctx.lib_evidence("has_reg_mr_iova2", iova2)]
@@ -150,4 +156,4 @@ def _relaxed_ordering(ctx: Ctx):
     else:
         note = f"{why}: the kernel does not advertise the capability, so libibverbs clears the flag"
     yield finding(ctx.matrix, rule, evidence + ctx.stack_evidence(),
-                  nccl=ctx.nccl.version, libibverbs=lib.version or "(version unknown)", node_stack_note=note)
+                  nccl=nccl.version, libibverbs=lib.version or "(version unknown)", node_stack_note=note)

@@ -3,10 +3,12 @@ would mean there. Rows are in docs/registration-errors.md; each finding names th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..model.report import Evidence
 from ..versions.ecosystems import at_least, numeric_tuple
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 from .gates import over_rdma
 
 RULES = ("REG-PATH", "REG-MEMLOCK-ZERO", "REG-CUMEM-VMM-GDR", "REG-REMOTE-ATOMIC")
@@ -18,7 +20,7 @@ PATH_HOST = "host-staging"
 PATH_FACT = "nccl.gpu_buffer_path"
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _memlock_zero(ctx)
     yield from _path(ctx)
     yield from _cumem_vmm_gdr(ctx)
@@ -66,9 +68,9 @@ def gpu_buffer_alloc(ctx: Ctx) -> str:
         return "cudaMalloc"
     cumem = ctx.setting("NCCL_CUMEM_ENABLE")
     forced = cumem.as_int() if cumem is not None else None
-    if forced == 0:
+    if cumem is not None and forced == 0:  # forced is None without the setting
         return f"cudaMalloc ({cumem.label})"
-    if forced is not None and forced > 0:
+    if cumem is not None and forced is not None and forced > 0:
         return f"cuMem ({cumem.label})"
     api12 = _driver_api_12(ctx)
     if api12 is None:
@@ -80,7 +82,7 @@ def gpu_buffer_alloc(ctx: Ctx) -> str:
     return "cuMem (VMM) if the GPU reports VMM GPUDirect RDMA support, else cudaMalloc"
 
 
-def _memlock_zero(ctx: Ctx):
+def _memlock_zero(ctx: Ctx) -> Iterator[Outcome]:
     rule = "REG-MEMLOCK-ZERO"
     if ctx.lib is None or ctx.node_has_rdma is False:
         return
@@ -90,14 +92,18 @@ def _memlock_zero(ctx: Ctx):
 
 
 @over_rdma("REG-PATH")
-def _path(ctx: Ctx, rule: str):
+def _path(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    lib = ctx.lib
+    assert lib is not None  # over_rdma runs the rule only with libibverbs
+    nccl = ctx.nccl
+    assert nccl is not None  # over_rdma runs the rule only with NCCL
     kind, why = gpu_buffer_path(ctx)
     if kind is None:
         yield unknown(rule, f"which registration path NCCL takes for GPU buffers is unknown: {why}")
         return
     evidence = ctx.nccl_evidence() + [
         Evidence(PATH_FACT, kind),  # derived from the facts above; verify reads it to know which path to test
-        ctx.lib_evidence("has_reg_mr_iova2", ctx.lib.has_reg_mr_iova2),
+        ctx.lib_evidence("has_reg_mr_iova2", lib.has_reg_mr_iova2),
         ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
         ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded),
     ] + ctx.stack_evidence()
@@ -107,12 +113,14 @@ def _path(ctx: Ctx, rule: str):
             evidence.append(s.evidence)
     stack = ctx.node.rdma.stack
     node_stack = f"{stack} {ctx.stack_version_of_node() or ''}".strip() if stack else "RDMA stack unknown"
-    yield finding(ctx.matrix, rule, evidence, variant=kind, nccl=ctx.nccl.version, reg_fn=ctx.reg_fn, why=why,
+    yield finding(ctx.matrix, rule, evidence, variant=kind, nccl=nccl.version, reg_fn=ctx.reg_fn, why=why,
                   node_stack=node_stack, alloc=gpu_buffer_alloc(ctx))
 
 
 @over_rdma("REG-CUMEM-VMM-GDR")
-def _cumem_vmm_gdr(ctx: Ctx, rule: str):
+def _cumem_vmm_gdr(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # over_rdma runs the rule only with NCCL
     if not ctx.nccl_at_least("cumem_without_vmm_gdr_check"):
         return  # NCCL 2.19 - 2.23 turns cuMem on only when the GPU reports VMM GPUDirect RDMA support
     cumem = ctx.setting("NCCL_CUMEM_ENABLE")
@@ -127,7 +135,7 @@ def _cumem_vmm_gdr(ctx: Ctx, rule: str):
         return
     if not api12:
         return  # driver API < 12.0: NCCL does not use cuMem at all
-    yield unknown(rule, f"NCCL {ctx.nccl.version} allocates its GPU buffers with cuMem and registers them through "
+    yield unknown(rule, f"NCCL {nccl.version} allocates its GPU buffers with cuMem and registers them through "
                         "nvidia-peermem; they are registrable only if the GPU reports "
                         "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED (else 'Bad address', docs/registration-errors.md "
                         "RE-EFAULT-CUMEM-FLAG). Only a live node shows the attribute: run `imgcheck verify IMAGE` "
@@ -136,7 +144,9 @@ def _cumem_vmm_gdr(ctx: Ctx, rule: str):
 
 
 @over_rdma("REG-REMOTE-ATOMIC", need_gpu=False)
-def _remote_atomic(ctx: Ctx, rule: str):
+def _remote_atomic(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # over_rdma runs the rule only with NCCL
     if not ctx.nccl_at_least("remote_atomic_data_mr"):
         return
     providers = ctx.node_providers()
@@ -149,4 +159,4 @@ def _remote_atomic(ctx: Ctx, rule: str):
         return  # mlx5 writes the atomic bit into the mkey without a capability check (verified)
     yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [
         Evidence("node.rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None)],
-        nccl=ctx.nccl.version, providers=", ".join(others), reg_fn=ctx.reg_fn)
+        nccl=nccl.version, providers=", ".join(others), reg_fn=ctx.reg_fn)

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TypeVar
 
 from .. import __version__
 from ..errors import BadInputError
+from ..job.model import JobFacts
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Report, Suppression, Unknown, severity_rank, verdict_of
 from ..model.serde import to_dict
 from . import fleet_compare
-from .evaluate import evaluate
+from .evaluate import Evaluation, evaluate
 
 # Facts that name or describe a node without changing what the engine predicts for it, and its provenance
 # (per-node files differ only there): a group's evidence is located where its first node's facts were read.
@@ -43,8 +46,12 @@ def group_nodes(nodes: list[NodeFacts] | tuple[NodeFacts, ...]) -> list[list[Nod
     return list(groups.values())
 
 
-def _merge(items, key_of, with_nodes):
-    merged: dict = {}
+T = TypeVar("T")
+
+
+def _merge(items: Iterable[tuple[T, Iterable[str]]], key_of: Callable[[T], Hashable],
+           with_nodes: Callable[[T, tuple[str, ...]], T]) -> list[T]:
+    merged: dict[Hashable, tuple[T, dict[str, None]]] = {}
     for item, names in items:
         key = key_of(item)
         if key not in merged:
@@ -54,7 +61,8 @@ def _merge(items, key_of, with_nodes):
 
 
 def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
-                   evaluator=None, compare_nodes: bool = False, jobs=()) -> FleetResult:
+                   evaluator: Callable[..., Evaluation] | None = None, compare_nodes: bool = False,
+                   jobs: Iterable[JobFacts] = ()) -> FleetResult:
     """jobs: the launch spec's containers running this image (imgcheck.job.JobFacts); each is checked on each node."""
     found: list[tuple[Finding, list[str]]] = []
     unknown: list[tuple[Unknown, list[str]]] = []
@@ -124,7 +132,8 @@ def check_names(nodes: list[NodeFacts]) -> list[NodeFacts]:
 
 def build_report(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
                  suppressions: tuple[Suppression, ...] = (), generated_at: str | None = None,
-                 evaluator=None, compare_nodes: bool = False, jobs=()) -> Report:
+                 evaluator: Callable[..., Evaluation] | None = None, compare_nodes: bool = False,
+                 jobs: Iterable[JobFacts] = ()) -> Report:
     nodes = check_names(list(nodes))
     result = evaluate_fleet(image, nodes, matrix, evaluator, compare_nodes, jobs)
     findings, unknowns = apply_suppressions(result.findings, result.unknowns, tuple(suppressions))

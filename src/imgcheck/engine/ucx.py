@@ -11,11 +11,12 @@ UCS_ERR_UNREACHABLE ("Destination is unreachable").
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 
 from ..model.location import Location
 from ..model.report import Evidence
 from .context import Ctx, Setting
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS")
 
@@ -65,19 +66,19 @@ def _has_ucx(ctx: Ctx) -> bool:
     return ctx.image.ucx is not None or any(s.kind == "ucx" for s in ctx.image.bundled_stacks)
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _tls(ctx)
     yield from _module_versions(ctx)
 
 
-def _mlx5_versions(ctx: Ctx):
+def _mlx5_versions(ctx: Ctx) -> tuple[set[str], str | None] | tuple[None, None]:
     """(defined MLX5_1.x versions, the file) of the libmlx5 the image loads: the loaded mlx5 provider's library."""
     providers = [p for p in ctx.image.rdma.providers if p.name == "mlx5" and p.symbol_versions]
     chosen = next((p for p in providers if p.loaded), providers[0] if providers else None)
     return (set(chosen.symbol_versions), chosen.library or chosen.path) if chosen else (None, None)
 
 
-def _module_versions(ctx: Ctx):
+def _module_versions(ctx: Ctx) -> Iterator[Outcome]:
     """A UCX module whose .gnu.version_r names a version its library does not define fails dlopen
     ("version `X' not found (required by ...)", glibc elf/dl-version.c), and UCX drops it at debug level
     (openucx/ucx@v1.22.0-rc3:src/ucs/sys/module.c): its transports vanish without an error."""
@@ -86,12 +87,14 @@ def _module_versions(ctx: Ctx):
     if ucx is None or not ucx.modules or ctx.node_has_rdma is False:
         return
     verbs_defined = set(lib.symbol_versions) if lib is not None and lib.symbol_versions else None
+    # read only when verbs_defined is set, so when lib is
+    verbs_path, verbs_versions = (lib.path, lib.symbol_versions) if lib is not None else (None, ())
     mlx5_defined, mlx5_path = _mlx5_versions(ctx)
     for module in ucx.modules:
         missing = []
         if verbs_defined is not None:
             # the loader names the file by the path it opened: the soname link beside the real file
-            missing += [(v, _soname_path(lib.path, "libibverbs.so.1")) for v in module.needs_ibverbs
+            missing += [(v, _soname_path(verbs_path, "libibverbs.so.1")) for v in module.needs_ibverbs
                         if v not in verbs_defined]
         if mlx5_defined is not None:
             missing += [(v, _soname_path(mlx5_path, "libmlx5.so.1")) for v in module.needs_mlx5 if v not in mlx5_defined]
@@ -102,10 +105,10 @@ def _module_versions(ctx: Ctx):
                              module.location),
                     Evidence("image.ucx.version", ucx.version, ucx.location)]
         if any(p.endswith("/libibverbs.so.1") for _, p in missing):
-            evidence.append(ctx.lib_evidence("symbol_versions", ", ".join(lib.symbol_versions)))
+            evidence.append(ctx.lib_evidence("symbol_versions", ", ".join(verbs_versions)))
         if any(p.endswith("/libmlx5.so.1") for _, p in missing):
             evidence.append(Evidence.member("image.rdma.providers", "mlx5", "symbol_versions",
-                                            ", ".join(sorted(mlx5_defined)), Location.file(mlx5_path)))
+                                            ", ".join(sorted(mlx5_defined or ())), Location.file(mlx5_path)))
         yield finding(ctx.matrix, rule, evidence, module=module.name, module_path=module.path,
                       missing=", ".join(v for v, _ in missing), version=version, library=library,
                       ucx=ucx.version or "?")
@@ -115,7 +118,7 @@ def _soname_path(real: str | None, soname: str) -> str:
     return posixpath.join(posixpath.dirname(real), soname) if real else soname
 
 
-def _tls(ctx: Ctx):
+def _tls(ctx: Ctx) -> Iterator[Outcome]:
     rule = "UCX-TLS-NO-INTERNODE"
     setting = ctx.setting("UCX_TLS")  # the launch spec's env when it wins over the image's (imgcheck.job)
     if setting is None or setting.origin == "nccl.conf" or not _has_ucx(ctx):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from ..errors import BadInputError
 from ..model.report import MatrixInfo
 from .files import digest_of, packaged_root, read_tree
-from .schema import validate_files
+from .schema import RowKey, validate_files
 
 DEFAULT_LOCATION = "imgcheck/data/compat_matrix (inside the installed package)"
 
@@ -47,7 +48,7 @@ class Matrix:
         return self.need("thresholds", key=key)["value"]
 
 
-def _build(files: dict[str, bytes], location: str, required: dict[str, set[str]] | None) -> Matrix:
+def _build(files: dict[str, bytes], location: str, required: Mapping[str, Set[RowKey]] | None) -> Matrix:
     problems = validate_files(files, required)
     if problems:
         more = f" (and {len(problems) - 1} more; run `imgcheck matrix validate`)" if len(problems) > 1 else ""
@@ -65,12 +66,12 @@ def read_files(path: str | None = None) -> tuple[dict[str, bytes], str]:
 
 
 @lru_cache(maxsize=1)
-def _packaged(required_key: tuple[tuple[str, tuple[str, ...]], ...]) -> Matrix:
+def _packaged(required_key: tuple[tuple[str, tuple[RowKey, ...]], ...]) -> Matrix:
     files, location = read_files(None)
     return _build(files, location, {t: set(keys) for t, keys in required_key})
 
 
-def load_matrix(path: str | None = None, required: dict[str, set[str]] | None = None) -> Matrix:
+def load_matrix(path: str | None = None, required: Mapping[str, Set[RowKey]] | None = None) -> Matrix:
     """The shipped matrix (cached), or the one in directory `path`."""
     if path is None:
         key = tuple(sorted((t, tuple(sorted(keys, key=str))) for t, keys in (required or {}).items()))

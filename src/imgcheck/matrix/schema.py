@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import re
 import string
+from collections.abc import Mapping, Set
 from typing import Any
 
 from ..versions.ecosystems import numeric_tuple
 from ..versions.mlnx import parse_mlnx
 from .refs import ref_maps, reference_problems
+
+# How the engine names a row it needs: its key field's value, or a tuple of its key fields' values
+RowKey = str | tuple[str, ...]
 
 _DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$")
 _ALWAYS_ALLOWED = {"note"}
@@ -117,7 +121,7 @@ def _check_references(tables: dict[str, list[Any]], problems: list[str]) -> None
                 problems.extend(f"{where}: {msg}" for msg in reference_problems(text, maps))
 
 
-def validate_files(files: dict[str, bytes], required: dict[str, set[str]] | None = None) -> list[str]:
+def validate_files(files: dict[str, bytes], required: Mapping[str, Set[RowKey]] | None = None) -> list[str]:
     """Problems with the matrix files, one line each (empty list: valid).
 
     `required` maps a table to keys the engine looks up (e.g. {"rules": {"RDMA-PABI-MISMATCH"}}).

@@ -15,6 +15,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from .image import ImageFacts
+from .report import Report
+
 KEEP_PREFIXES = ("NCCL_", "UCX_", "CUDA_", "NVIDIA_", "OMPI_MCA_", "HPCX_", "RDMAV_", "IBV_", "MLX5_", "TORCH_NCCL_")
 KEEP_NAMES = frozenset({"LD_PRELOAD"})
 REDACTED = "<redacted>"
@@ -28,12 +31,12 @@ def redact_env(env: Mapping[str, str]) -> dict[str, str]:
     return {k: (v if keeps(k) else REDACTED) for k, v in env.items()}
 
 
-def redact_facts(facts):
+def redact_facts(facts: ImageFacts) -> ImageFacts:
     """ImageFacts with its Env redacted (a new frozen object; the checks ran on the original)."""
     return dataclasses.replace(facts, env=redact_env(facts.env))
 
 
-def redact_report(report):
+def redact_report(report: Report) -> Report:
     return dataclasses.replace(report, image=redact_facts(report.image))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, Mapping, get_args, get_origin, get_type_hints
 
 from ..errors import BadInputError
 from .image import IMAGE_SCHEMA_VERSION, ImageFacts
@@ -14,17 +14,17 @@ _NOT_FACTS = {"reference", "digest", "platform", "layers", "notes", "schema_vers
               "origin", "source", "ofed_source", "soname", "driver_file", "compat_path", "pretty_name"}
 
 
-def _dataclass_of(tp: Any):
+def _dataclass_of(tp: Any) -> type | None:
     """The dataclass inside `X | None`, or None."""
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # hints are classes, never instances
         return tp
     for arg in get_args(tp) if get_origin(tp) is not None else ():
-        if dataclasses.is_dataclass(arg):
+        if isinstance(arg, type) and dataclasses.is_dataclass(arg):
             return arg
     return None
 
 
-def missing_facts(cls: type, doc: dict, prefix: str = "") -> list[str]:
+def missing_facts(cls: type, doc: Mapping[str, Any], prefix: str = "") -> list[str]:
     """Dotted paths of the fact fields `doc` leaves out, down through objects it gives (not list items)."""
     out: list[str] = []
     hints = get_type_hints(cls)

@@ -32,9 +32,9 @@ class Location:
     def described(cls, origin: str) -> Location:
         return cls(KIND_ORIGIN, origin=origin)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, str]:
         """Only the keys that are set: node facts files stay short."""
-        doc: dict = {"kind": self.kind}
+        doc: dict[str, str] = {"kind": self.kind}
         for key in ("path", "layer", "origin"):
             if getattr(self, key) is not None:
                 doc[key] = getattr(self, key)

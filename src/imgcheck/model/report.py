@@ -16,24 +16,26 @@ REPORT_SCHEMA_VERSION = 3
 SEVERITIES = ("error", "warning", "info")  # worst first: the one severity order of every format and gate
 SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}  # error 0, warning 1, info 2
 CONFIDENCES = ("verified", "reported", "vendor-guidance", "hypothesis")
+EvidenceValue = str | int | float | bool | None  # what a fact's value may be in the JSON report
 
 
 @dataclass(frozen=True)
 class Evidence:
     fact: str  # e.g. "image.rdma.libibverbs.private_abi" or "node.gpu.kernel_module"
-    value: str | int | float | bool | None
+    value: EvidenceValue
     location: Location | None = None  # where the fact was read (None: derived, or nowhere known)
     # A fact about one member of a keyed collection (provider mlx5 of image.rdma.providers): readers such as
     # verify take the member from here rather than parsing `fact`
     collection: str | None = None
     item: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.location is not None and not isinstance(self.location, Location):
             raise TypeError(f"Evidence {self.fact}: location must be a Location, got {self.location!r}")
 
     @classmethod
-    def member(cls, collection: str, item: str, field: str, value, location: Location | None = None) -> "Evidence":
+    def member(cls, collection: str, item: str, field: str, value: EvidenceValue,
+               location: Location | None = None) -> "Evidence":
         return cls(f"{collection}.{item}.{field}", value, location, collection=collection, item=item)
 
     @property
@@ -48,16 +50,16 @@ class Evidence:
     def origin(self) -> str | None:
         return self.location.origin if self.location else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, EvidenceValue]:
         """path and layer always (the schema 2 keys); origin, collection and item where set."""
-        doc = {"fact": self.fact, "value": self.value, "path": self.path, "layer": self.layer}
+        doc: dict[str, EvidenceValue] = {"fact": self.fact, "value": self.value, "path": self.path, "layer": self.layer}
         for key in ("origin", "collection", "item"):
             if getattr(self, key) is not None:
                 doc[key] = getattr(self, key)
         return doc
 
 
-def node_evidence(node: NodeFacts | None, fact: str, value) -> Evidence:
+def node_evidence(node: NodeFacts | None, fact: str, value: EvidenceValue) -> Evidence:
     """Evidence of node fact `fact` (below node.), located where the node's reader read it: a probed file, a
     node facts file, a Kubernetes label (NodeFacts.location_of). Nothing that cites a node fact names a path."""
     return Evidence(f"node.{fact}", value, node.location_of(fact) if node is not None else None)
@@ -133,12 +135,12 @@ class Report:
     suppressed: tuple[Suppression, ...] = ()  # appended: what --ignore removed, and why
 
 
-def severity_rank(severity) -> int:
+def severity_rank(severity: str) -> int:
     """Sort key, worst first; a severity imgcheck does not know sorts last (reports read from storage)."""
     return SEVERITY_RANK.get(severity, len(SEVERITIES))
 
 
-def at_or_above(severity, threshold: str) -> bool:
+def at_or_above(severity: str, threshold: str) -> bool:
     """Does a finding of `severity` reach `threshold` (a --fail-on value; "never" is never reached)?"""
     return threshold in SEVERITY_RANK and severity_rank(severity) <= SEVERITY_RANK[threshold]
 

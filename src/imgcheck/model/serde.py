@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, cast, get_args, get_origin, get_type_hints
 
 from ..errors import BadInputError
 
@@ -46,7 +46,7 @@ def from_dict(cls: type[T], data: Any, where: str = "") -> T:
 
     Raises BadInputError naming the offending field when a value has the wrong shape.
     """
-    return _convert(cls, data, where or cls.__name__)
+    return cast(T, _convert(cls, data, where or cls.__name__))
 
 
 def _convert(tp: Any, value: Any, where: str) -> Any:
@@ -64,7 +64,7 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             except BadInputError as exc:
                 errors.append(str(exc))
         raise BadInputError(errors[0] if errors else f"{where}: unexpected value")
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a hint is a class, never an instance
         if not isinstance(value, dict):
             raise BadInputError(f"{where}: expected an object, got {type(value).__name__}")
         kwargs = {}
@@ -83,8 +83,8 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     if origin is dict or tp is dict:
         if not isinstance(value, dict):
             raise BadInputError(f"{where}: expected an object, got {type(value).__name__}")
-        args = get_args(tp)
-        vt = args[1] if len(args) == 2 else Any
+        kv = get_args(tp)
+        vt = kv[1] if len(kv) == 2 else Any
         return {str(k): _convert(vt, v, f"{where}.{k}") for k, v in value.items()}
     if tp is bool:
         if not isinstance(value, bool):

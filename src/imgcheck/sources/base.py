@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO, Callable, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Protocol
 
 from ..errors import BadInputError
 from ..streams import readinto_of
 
 if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
     from .digest_resolution import ResolvedDigest
 
 # Media types we know how to read; anything else is refused by name.
@@ -75,7 +77,8 @@ class SaveStream(Protocol):
     """The Docker daemon's mode: every layer arrives in one `docker save` stream, so the source
     walks that stream once and indexes each layer tar in it with the view's tar indexer."""
 
-    def index(self, layer: LayerRef, wants, limits, index_tar: Callable[..., object]) -> object: ...
+    # wants and limits are the view's WantSet and Limits, handed on to index_tar: a source never imports the view
+    def index(self, layer: LayerRef, wants: Any, limits: Any, index_tar: Callable[..., object]) -> object: ...
 
 
 @dataclass
@@ -85,7 +88,7 @@ class OpenedImage:
     reference: str
     digest: str | None
     platform: str | None
-    config: dict
+    config: dict[str, Any]
     layers: list[LayerRef]
     opener: "LayerOpener"
     notes: list[str] = field(default_factory=list)
@@ -155,7 +158,7 @@ class VerifyingReader:
     a result is never produced from bytes that failed verification.
     """
 
-    def __init__(self, raw: BinaryIO, digest: str, what: str, expected_size: int | None = None):
+    def __init__(self, raw: BinaryIO, digest: str, what: str, expected_size: int | None = None) -> None:
         algo, self._hex = parse_digest(digest)
         self._raw = raw
         self._readinto = readinto_of(raw)
@@ -165,7 +168,7 @@ class VerifyingReader:
         self._size = 0
         self._expected_size = expected_size
 
-    def _account(self, data) -> None:
+    def _account(self, data: bytes | memoryview) -> None:
         self._hash.update(data)
         self._size += len(data)
         if self._expected_size is not None and self._size > self._expected_size:
@@ -176,7 +179,7 @@ class VerifyingReader:
         self._account(data)
         return data
 
-    def readinto(self, b) -> int:
+    def readinto(self, b: WriteableBuffer) -> int:
         """Into the caller's buffer (decompressors and the tar walk use this: no copy per chunk)."""
         n = self._readinto(b)
         if n:
