@@ -3,12 +3,15 @@ the image must carry the plugin, a libfabric the plugin accepts, and no libfabri
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..knowledge import providers
 from ..model.location import Location
-from ..model.report import Evidence
+from ..model.image import NcclNetPlugin
+from ..model.report import Evidence, EvidenceValue, Finding
 from ..versions import ranges
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = ("EFA-NO-OFI-PLUGIN", "OFI-PLUGIN-LIBFABRIC-TOO-OLD", "EFA-LIBFABRIC-CUDA-SYNC-MEMOPS")
 NEEDS = {"efa_known_issues": {"efa_cuda_sync_memops"}}
@@ -16,7 +19,7 @@ NEEDS = {"efa_known_issues": {"efa_cuda_sync_memops"}}
 EFA_PREFIX = "/opt/amazon/efa/"  # where the EFA installer puts its libfabric (efa_installer.sh LIBFABRIC_INSTALL_PATH)
 
 
-def _image_ev(fact: str, value, path: str | None = None, layer: str | None = None) -> Evidence:
+def _image_ev(fact: str, value: EvidenceValue, path: str | None = None, layer: str | None = None) -> Evidence:
     return Evidence(f"image.{fact}", value, Location.file(path, layer))
 
 
@@ -24,29 +27,30 @@ def _efa_devices(ctx: Ctx) -> list[str]:
     return [d.name or "efa" for d in ctx.node.rdma.devices if providers.provider_of(d) == "efa" or d.driver == "efa"]
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     devices = _efa_devices(ctx)
     if not devices or ctx.nccl is None:
         return
+    nccl = ctx.nccl.version
     device_ev = ctx.node_ev("rdma.devices.driver", f"efa ({', '.join(devices)})")
     plugins_unknown = ctx.image_unknown("nccl_net_plugins")
     loaded = next((p for p in ctx.image.nccl_net_plugins if p.loaded), None)
     if plugins_unknown is None and loaded is None:
-        yield _no_plugin(ctx, device_ev)
+        yield _no_plugin(ctx, nccl, device_ev)
         return
     if loaded is not None:
         yield from _libfabric_too_old(ctx, loaded, device_ev)
-    yield from _sync_memops(ctx, device_ev)
+    yield from _sync_memops(ctx, nccl, device_ev)
 
 
-def _no_plugin(ctx: Ctx, device_ev):
+def _no_plugin(ctx: Ctx, nccl: str | None, device_ev: Evidence) -> Finding:
     files = ", ".join(p.path for p in ctx.image.nccl_net_plugins)
     value = f"none that NCCL loads ({files}: {ctx.image.nccl_net_plugins[0].how})" if files else "none"
     evidence = ctx.nccl_evidence() + [device_ev, _image_ev("nccl_net_plugins", value)]
-    return finding(ctx.matrix, "EFA-NO-OFI-PLUGIN", evidence, nccl=ctx.nccl.version)
+    return finding(ctx.matrix, "EFA-NO-OFI-PLUGIN", evidence, nccl=nccl)
 
 
-def _libfabric_too_old(ctx: Ctx, plugin, device_ev):
+def _libfabric_too_old(ctx: Ctx, plugin: NcclNetPlugin, device_ev: Evidence) -> Iterator[Outcome]:
     rule = "OFI-PLUGIN-LIBFABRIC-TOO-OLD"
     fabric = ctx.image.libfabric
     if fabric is None:
@@ -79,19 +83,19 @@ def _libfabric_too_old(ctx: Ctx, plugin, device_ev):
                       libfabric=fabric.version, libfabric_min=row["efa_libfabric_min"])
 
 
-def _sync_memops(ctx: Ctx, device_ev):
+def _sync_memops(ctx: Ctx, nccl: str | None, device_ev: Evidence) -> Iterator[Outcome]:
     rule = "EFA-LIBFABRIC-CUDA-SYNC-MEMOPS"
-    row = ctx.matrix.row("efa_known_issues", issue="efa_cuda_sync_memops")
+    row = ctx.matrix.need("efa_known_issues", issue="efa_cuda_sync_memops")  # in NEEDS: validated at load
     installer = ctx.image.efa_installer
     fabric = ctx.image.libfabric
     if fabric is not None and not fabric.path.startswith(EFA_PREFIX):
         return  # NCCL's plugin loads another libfabric than the installer's
-    affected_nccl = ranges.at_least(ctx.nccl.version, row["nccl_min"])
+    affected_nccl = ranges.at_least(nccl, row["nccl_min"])
     if affected_nccl is False:
         return
     if installer is None or not installer.version:
         if ctx.image_unknown("efa_installer") is not None and affected_nccl:
-            yield unknown(rule, f"NCCL {ctx.nccl.version} fails to register CUDA memory with the libfabric of EFA "
+            yield unknown(rule, f"NCCL {nccl} fails to register CUDA memory with the libfabric of EFA "
                                 f"installers before {row['efa_installer_below']}; the image's EFA installer is unknown")
         return
     old = ranges.below(installer.version, row["efa_installer_below"])
@@ -102,12 +106,12 @@ def _sync_memops(ctx: Ctx, device_ev):
     if setting is not None and setting.value.strip() == row["workaround_value"]:
         return  # the image (or the launch) already avoids it
     if affected_nccl is None or old is None or not old:
-        yield unknown(rule, f"EFA installer {installer.version} with NCCL {ctx.nccl.version}: sources differ on "
+        yield unknown(rule, f"EFA installer {installer.version} with NCCL {nccl}: sources differ on "
                             f"whether installers before {row['efa_installer_unsure_below']} carry the fix")
         return
     evidence = ctx.nccl_evidence() + [device_ev,
                                       _image_ev("efa_installer.version", installer.version, installer.path,
                                                    installer.layer)]
-    yield finding(ctx.matrix, rule, evidence, nccl=ctx.nccl.version, installer=installer.version,
+    yield finding(ctx.matrix, rule, evidence, nccl=nccl, installer=installer.version,
                   installer_fixed=row["efa_installer_below"], setting=row["workaround_setting"],
                   value=row["workaround_value"])

@@ -11,8 +11,11 @@ interface found" (src/misc/socket.cc ncclFindInterfaces, src/bootstrap.cc).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from ..model.node import RdmaPort
 from .context import Ctx
-from .emit import finding, unknown
+from .emit import Outcome, finding, unknown
 from .env_devices import DeviceList
 
 RULES = ("ENV-NCCL-IB-GID-INDEX-NO-GID", "ENV-NCCL-IB-GID-INDEX-ROCE-V1", "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE")
@@ -22,7 +25,7 @@ ROCE_V2 = "RoCE v2"
 NOT_RUNNING = ("down", "lowerlayerdown", "notpresent")
 
 
-def check(ctx: Ctx):
+def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl is None:
         return
     if ctx.node_has_rdma is not False and ctx.ib_disabled_by is None:
@@ -30,7 +33,7 @@ def check(ctx: Ctx):
     yield from _socket_ifname(ctx)
 
 
-def _roce_ports(ctx: Ctx):
+def _roce_ports(ctx: Ctx) -> Iterator[tuple[str, RdmaPort]]:
     """(device name, port) for the Ethernet ports of the devices NCCL_IB_HCA leaves NCCL (all when unset)."""
     hca = ctx.setting("NCCL_IB_HCA")
     wanted = DeviceList.parse(hca.value.strip()) if hca is not None and hca.value.strip() else None
@@ -42,7 +45,9 @@ def _roce_ports(ctx: Ctx):
                 yield device.name, port
 
 
-def _gid_index(ctx: Ctx):
+def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns without NCCL
     s = ctx.setting("NCCL_IB_GID_INDEX")
     explicit = s.as_int() if s is not None else None
     auto = ctx.nccl_at_least("roce_gid_auto")
@@ -50,7 +55,7 @@ def _gid_index(ctx: Ctx):
     index = explicit if explicit is not None else 0 if auto is False else None
     if index is None or index < 0:
         return  # -1, or unset / unparsable with NCCL's own choice
-    said = s.label if explicit is not None else f"NCCL {ctx.nccl.version}'s default GID index 0"
+    said = s.label if s is not None and explicit is not None else f"NCCL {nccl.version}'s default GID index 0"
     if not ctx.node.rdma.devices:
         yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; " + ctx.unknown_why("rdma.devices"))
         return
@@ -71,9 +76,9 @@ def _gid_index(ctx: Ctx):
         elif entry is not None and entry.type and entry.type != ROCE_V2 and _has_v2(port):
             v1.append(f"{label} ({entry.type})")
     table = ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports))
-    evidence = [s.evidence, table] if explicit is not None else [*ctx.nccl_evidence(), table]
+    evidence = [s.evidence, table] if s is not None and explicit is not None else [*ctx.nccl_evidence(), table]
     variant = "default" if explicit is None else "auto" if auto else "pin"
-    words = dict(setting=said, index=index, v2=_v2_words(ports), nccl=ctx.nccl.version)
+    words = dict(setting=said, index=index, v2=_v2_words(ports), nccl=nccl.version)
     if missing:
         yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-NO-GID", evidence, variant=variant,
                       ports=", ".join(missing), **words)
@@ -85,24 +90,24 @@ def _gid_index(ctx: Ctx):
                       f"for {'; '.join(unread)}")
 
 
-def _has_v2(port) -> bool:
+def _has_v2(port: RdmaPort) -> bool:
     return any(g.type == ROCE_V2 for g in port.gids or ())
 
 
-def _v2_words(ports) -> str:
+def _v2_words(ports: list[tuple[str, RdmaPort]]) -> str:
     found = [f"{n}:{p.port} {', '.join(str(g.index) for g in p.gids or () if g.type == ROCE_V2)}"
              for n, p in ports if _has_v2(p)]
     return "; ".join(found) if found else "none recorded"
 
 
-def _table_words(name: str, port) -> str:
+def _table_words(name: str, port: RdmaPort) -> str:
     if port.gids is None:
         return f"{name}:{port.port} not read"
     used = ", ".join(f"{g.index} {g.type or '?'}" for g in port.gids) or "none"
     return f"{name}:{port.port} {port.gid_table_len} entries, in use: {used}"
 
 
-def _socket_ifname(ctx: Ctx):
+def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_SOCKET_IFNAME")
     if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
         return
