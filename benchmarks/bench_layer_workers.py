@@ -21,10 +21,12 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_inspect import CACHE, raw_decompress, run_measured  # noqa: E402  (the same floor and timer)
 
-CLI = ("import sys, threading\n"
-       "if sys.argv[1] == 'threads':\n  threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
-       "from imgcheck.cli.main import main\n"
-       "sys.exit(main(['inspect', 'oci-dir:' + sys.argv[2], '-o', 'json', '-q']))\n")
+CLI = (
+    "import sys, threading\n"
+    "if sys.argv[1] == 'threads':\n  threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+    "from imgcheck.cli.main import main\n"
+    "sys.exit(main(['inspect', 'oci-dir:' + sys.argv[2], '-o', 'json', '-q']))\n"
+)
 
 
 def cold(mode: str, oci: str) -> float:

@@ -73,8 +73,9 @@ class CountingProxy:
                 for k, v in resp.getheaders():
                     if k.lower() not in ("connection", "transfer-encoding", "content-length"):
                         self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body) if method == "GET" else
-                                                       resp.getheader("Content-Length") or 0))
+                self.send_header(
+                    "Content-Length", str(len(body) if method == "GET" else resp.getheader("Content-Length") or 0)
+                )
                 self.end_headers()
                 if method == "GET":
                     self.wfile.write(body)
@@ -143,16 +144,29 @@ def done_count(url: str) -> int:
         return conn.execute("SELECT COUNT(*) FROM jobs WHERE state IN ('done', 'failed')").fetchone()[0]
 
 
-def run_once(replicas: int, images: list[tuple[str, str]], layer_digests: set[str], proxy: CountingProxy,
-             admin_url: str, workers: int, shared: bool, work: str) -> dict:
+def run_once(
+    replicas: int,
+    images: list[tuple[str, str]],
+    layer_digests: set[str],
+    proxy: CountingProxy,
+    admin_url: str,
+    workers: int,
+    shared: bool,
+    work: str,
+) -> dict:
     url, name = new_database(admin_url)
     procs: list[ServiceProcess] = []
     try:
         for i in range(replicas):
             state = os.path.join(work, f"r{replicas}-{i}")
             os.makedirs(state, exist_ok=True)
-            cfg = write_config(os.path.join(state, "imgcheck.toml"), proxy.host, database=os.path.join(state, "l.db"),
-                               workers=workers, extra_server='database_url_env = "BENCH_PG_URL"\nlease_seconds = 30')
+            cfg = write_config(
+                os.path.join(state, "imgcheck.toml"),
+                proxy.host,
+                database=os.path.join(state, "l.db"),
+                workers=workers,
+                extra_server='database_url_env = "BENCH_PG_URL"\nlease_seconds = 30',
+            )
             env = {"BENCH_PG_URL": url, "IMGCHECK_HOME": os.path.join(state, "home")}
             if shared:
                 env["IMGCHECK_CACHE_URL"] = url
@@ -170,10 +184,17 @@ def run_once(replicas: int, images: list[tuple[str, str]], layer_digests: set[st
         seconds = time.monotonic() - started
         pulled = proxy.pulls(layer_digests)
         needed = 2 * len(images)  # base + own layer per image
-        return {"replicas": replicas, "workers_per_replica": workers, "images": len(images),
-                "seconds": round(seconds, 2), "checks_per_minute": round(len(images) / seconds * 60, 1),
-                "layer_pulls": pulled, "layers_needed": needed,
-                "shared_cache": shared, "share_of_layers_not_pulled": round(1 - pulled / needed, 3)}
+        return {
+            "replicas": replicas,
+            "workers_per_replica": workers,
+            "images": len(images),
+            "seconds": round(seconds, 2),
+            "checks_per_minute": round(len(images) / seconds * 60, 1),
+            "layer_pulls": pulled,
+            "layers_needed": needed,
+            "shared_cache": shared,
+            "share_of_layers_not_pulled": round(1 - pulled / needed, 3),
+        }
     finally:
         for p in procs:
             p.terminate()
@@ -196,8 +217,12 @@ def main() -> int:
     proxy = CountingProxy(registry.host)
     try:
         pusher = Pusher(registry.url)
-        base = make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n",
-                           "usr/lib/base.bin": os.urandom(int(args.base_mib * 1024 * 1024))})
+        base = make_layer(
+            {
+                "etc/os-release": b"ID=debian\nVERSION_ID=12\n",
+                "usr/lib/base.bin": os.urandom(int(args.base_mib * 1024 * 1024)),
+            }
+        )
         images, layer_digests = [], set()
         for i in range(args.images):
             built = build_oci([base, make_layer({f"opt/app{i}": str(i).encode()})])
@@ -212,8 +237,10 @@ def main() -> int:
             results.append(result)
         print(f"{'replicas':>8} {'checks/min':>11} {'seconds':>8} {'layer pulls':>12} {'not pulled':>11}")
         for r in results:
-            print(f"{r['replicas']:>8} {r['checks_per_minute']:>11} {r['seconds']:>8} "
-                  f"{r['layer_pulls']:>5}/{r['layers_needed']:<6} {r['share_of_layers_not_pulled']:>11.0%}")
+            print(
+                f"{r['replicas']:>8} {r['checks_per_minute']:>11} {r['seconds']:>8} "
+                f"{r['layer_pulls']:>5}/{r['layers_needed']:<6} {r['share_of_layers_not_pulled']:>11.0%}"
+            )
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump({"cpus": os.cpu_count(), "shared": not args.no_shared, "results": results}, fh, indent=2)

@@ -39,17 +39,27 @@ class Rootfs:
         return os.path.join(dest_dir, os.path.basename(src))
 
     def run(self, command: str) -> None:
-        result = subprocess.run(["chroot", self.root, "/bin/sh", "-c", command], capture_output=True, text=True,
-                                env={"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                                     "HOME": "/root", "LANG": "C.UTF-8"})
+        result = subprocess.run(
+            ["chroot", self.root, "/bin/sh", "-c", command],
+            capture_output=True,
+            text=True,
+            env={
+                "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                "HOME": "/root",
+                "LANG": "C.UTF-8",
+            },
+        )
         if result.returncode != 0:
             raise AssertionError(f"{command!r} failed in the chroot: {result.stderr[-2000:]}")
 
     def layer(self, path: str, exclude: tuple[str, ...] = ("wheels", "debs")) -> str:
         """A layer tar of everything added or changed since the last layer (or the base)."""
         after = self._snapshot()
-        changed = sorted(p for p, v in after.items() if self._before.get(p) != v
-                         and not any(p == e or p.startswith(e + "/") for e in exclude))
+        changed = sorted(
+            p
+            for p, v in after.items()
+            if self._before.get(p) != v and not any(p == e or p.startswith(e + "/") for e in exclude)
+        )
         with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
             for rel in changed:
                 tar.add(os.path.join(self.root, rel), arcname=rel, recursive=False)

@@ -10,8 +10,9 @@ import tempfile
 import pytest
 
 
-def build_versioned_lib(soname: str, versions: list[str], needs: tuple[str, str] | None = None,
-                        runpath: str | None = None) -> bytes:
+def build_versioned_lib(
+    soname: str, versions: list[str], needs: tuple[str, str] | None = None, runpath: str | None = None
+) -> bytes:
     """A shared object defining one function per symbol version in `versions`.
 
     `needs=(lib_bytes_soname, version)` links against a previously built library so that the
@@ -34,8 +35,17 @@ def build_versioned_lib(soname: str, versions: list[str], needs: tuple[str, str]
             blocks.append(f"{ver} {{ global: {fn}; {'local: *;' if i == 0 else ''} }}{inherit};")
             prev = ver
         body = "\n".join(funcs)
-        cmd = ["gcc", "-shared", "-fPIC", "-o", os.path.join(tmp, "out.so"), src,
-               f"-Wl,-soname,{soname}", f"-Wl,--version-script={script}", "-nostdlib"]
+        cmd = [
+            "gcc",
+            "-shared",
+            "-fPIC",
+            "-o",
+            os.path.join(tmp, "out.so"),
+            src,
+            f"-Wl,-soname,{soname}",
+            f"-Wl,--version-script={script}",
+            "-nostdlib",
+        ]
         if runpath:
             cmd += [f"-Wl,-rpath,{runpath}", "-Wl,--enable-new-dtags"]
         if needs:

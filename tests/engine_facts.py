@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from imgcheck import api
 from imgcheck.engine import REQUIRED_ROWS, evaluate
@@ -25,7 +25,7 @@ def matrix():
     return load_matrix(required=REQUIRED_ROWS)
 
 
-@lru_cache(maxsize=None)
+@cache
 def real_facts(archive: str) -> ImageFacts:
     """Facts imgcheck reads from a real Debian rdma image (docker-archive from conftest's debian_archive)."""
     return api.inspect_image(f"docker-archive:{archive}", ReadOptions(use_cache=False))
@@ -34,11 +34,13 @@ def real_facts(archive: str) -> ImageFacts:
 def fixture_doc(facts: ImageFacts, suite: str) -> dict:
     """inspect's JSON for a Debian image, with the one run-dependent value (the temporary archive path) fixed."""
     doc = to_dict(facts)
-    doc["reference"] = f"docker-archive:rdma-{suite}.tar (mmdebstrap --variant=minbase {suite} + libibverbs1 ibverbs-providers libucx0)"
+    doc["reference"] = (
+        f"docker-archive:rdma-{suite}.tar (mmdebstrap --variant=minbase {suite} + libibverbs1 ibverbs-providers libucx0)"
+    )
     return doc
 
 
-@lru_cache(maxsize=None)
+@cache
 def committed_facts(suite: str) -> ImageFacts:
     """The committed `inspect -o json` facts of a real Debian image (kept current by test_engine_image_fixtures)."""
     return api.load_image_facts(os.path.join(IMAGES_DIR, f"{suite}.json"))
@@ -57,21 +59,41 @@ def replace_in(obj, path: str, value):
     return dataclasses.replace(obj, **{head: replace_in(getattr(obj, head), rest, value)})
 
 
-def with_nccl(facts: ImageFacts, version: str, origin: str = "pip", *, cuda: str | None = "12.4.1",
-              compat: str | None = None, env: dict | None = None, nccl_conf: dict | None = None) -> ImageFacts:
+def with_nccl(
+    facts: ImageFacts,
+    version: str,
+    origin: str = "pip",
+    *,
+    cuda: str | None = "12.4.1",
+    compat: str | None = None,
+    env: dict | None = None,
+    nccl_conf: dict | None = None,
+) -> ImageFacts:
     """A torch-style image: the real rdma userspace plus NCCL (pip wheel by default) and a CUDA toolkit."""
     layer = facts.rdma.libibverbs.layer if facts.rdma.libibverbs else None
-    path = {"pip": f"{SITE}/nvidia_nccl_cu12-{version}.dist-info/METADATA",
-            "library": f"/usr/lib/x86_64-linux-gnu/libnccl.so.{version}",
-            "torch-requirement": f"{SITE}/torch-2.5.1.dist-info/METADATA"}.get(origin, "/var/lib/dpkg/status")
+    path = {
+        "pip": f"{SITE}/nvidia_nccl_cu12-{version}.dist-info/METADATA",
+        "library": f"/usr/lib/x86_64-linux-gnu/libnccl.so.{version}",
+        "torch-requirement": f"{SITE}/torch-2.5.1.dist-info/METADATA",
+    }.get(origin, "/var/lib/dpkg/status")
     cuda_facts = None
     if cuda:
-        cuda_facts = Cuda(version=cuda, path="/usr/local/cuda/version.json", layer=layer, origin="version.json",
-                          compat_driver=compat, compat_path=f"/usr/local/cuda/compat/libcuda.so.{compat}" if compat else None)
+        cuda_facts = Cuda(
+            version=cuda,
+            path="/usr/local/cuda/version.json",
+            layer=layer,
+            origin="version.json",
+            compat_driver=compat,
+            compat_path=f"/usr/local/cuda/compat/libcuda.so.{compat}" if compat else None,
+        )
     return dataclasses.replace(
-        facts, nccl=(Nccl(version, path, layer, origin),), cuda=cuda_facts,
-        env=dict(facts.env, **(env or {})), nccl_conf=dict(nccl_conf or {}),
-        packages=facts.packages + (Package("torch", "2.5.1", "pip", f"{SITE}/torch-2.5.1.dist-info/METADATA", layer),))
+        facts,
+        nccl=(Nccl(version, path, layer, origin),),
+        cuda=cuda_facts,
+        env=dict(facts.env, **(env or {})),
+        nccl_conf=dict(nccl_conf or {}),
+        packages=facts.packages + (Package("torch", "2.5.1", "pip", f"{SITE}/torch-2.5.1.dist-info/METADATA", layer),),
+    )
 
 
 def ids(result) -> list[str]:

@@ -112,8 +112,9 @@ def image_config(diff_ids: list[str], env: list[str] | None = None, arch: str = 
     }
 
 
-def build_oci(layers: list[bytes], compression: str | None = "gzip", env: list[str] | None = None,
-              arch: str = "amd64") -> BuiltImage:
+def build_oci(
+    layers: list[bytes], compression: str | None = "gzip", env: list[str] | None = None, arch: str = "amd64"
+) -> BuiltImage:
     blobs = {}
     descs = []
     for raw in layers:
@@ -122,13 +123,19 @@ def build_oci(layers: list[bytes], compression: str | None = "gzip", env: list[s
         descs.append({"mediaType": LAYER_TYPES[compression], "digest": sha256(blob), "size": len(blob)})
     config = json.dumps(image_config([sha256(l) for l in layers], env, arch), sort_keys=True).encode()
     blobs[sha256(config)] = config
-    manifest = json.dumps({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": sha256(config),
-                   "size": len(config)},
-        "layers": descs,
-    }, sort_keys=True).encode()
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "digest": sha256(config),
+                "size": len(config),
+            },
+            "layers": descs,
+        },
+        sort_keys=True,
+    ).encode()
     return BuiltImage(config=config, manifest=manifest, blobs=blobs)
 
 
@@ -139,8 +146,11 @@ def write_oci_dir(path: str, image: BuiltImage, ref_name: str | None = "latest")
     for digest, data in list(image.blobs.items()) + [(image.manifest_digest, image.manifest)]:
         with open(os.path.join(path, "blobs", "sha256", digest.split(":")[1]), "wb") as fh:
             fh.write(data)
-    desc = {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": image.manifest_digest,
-            "size": len(image.manifest)}
+    desc = {
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "digest": image.manifest_digest,
+        "size": len(image.manifest),
+    }
     if ref_name:
         desc["annotations"] = {"org.opencontainers.image.ref.name": ref_name}
     with open(os.path.join(path, "index.json"), "w") as fh:
@@ -157,16 +167,24 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
 def write_oci_archive(path: str, image: BuiltImage) -> str:
     with tarfile.open(path, "w") as tar:
         _add_bytes(tar, "oci-layout", json.dumps({"imageLayoutVersion": "1.0.0"}).encode())
-        desc = {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": image.manifest_digest,
-                "size": len(image.manifest)}
+        desc = {
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": image.manifest_digest,
+            "size": len(image.manifest),
+        }
         _add_bytes(tar, "index.json", json.dumps({"schemaVersion": 2, "manifests": [desc]}).encode())
         for digest, data in list(image.blobs.items()) + [(image.manifest_digest, image.manifest)]:
             _add_bytes(tar, "blobs/sha256/" + digest.split(":")[1], data)
     return path
 
 
-def write_docker_archive(path: str, layers: list[bytes], env: list[str] | None = None,
-                         tag: str = "imgcheck-test:latest", layer_files: list[str] | None = None) -> str:
+def write_docker_archive(
+    path: str,
+    layers: list[bytes],
+    env: list[str] | None = None,
+    tag: str = "imgcheck-test:latest",
+    layer_files: list[str] | None = None,
+) -> str:
     """Legacy `docker save` layout: <id>/layer.tar per layer, manifest.json, <config>.json.
 
     `layer_files` may name real layer tar files on disk (streamed in, never held in memory).

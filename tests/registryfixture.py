@@ -52,14 +52,21 @@ def self_signed(common_name: str, ca: bool = False, ip: str | None = None):
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-               .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-               .not_valid_after(now + datetime.timedelta(days=30))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
     if ip:
-        builder = builder.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip))]),
-                                        critical=False)
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip))]), critical=False
+        )
     return key, builder.sign(key, hashes.SHA256())
 
 
@@ -72,8 +79,11 @@ def _write_tls_pair(workdir: str) -> str:
     with open(cert_path, "wb") as fh:
         fh.write(cert.public_bytes(serialization.Encoding.PEM))
     with open(key_path, "wb") as fh:
-        fh.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                                   serialization.NoEncryption()))
+        fh.write(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+            )
+        )
     return f"  tls:\n    certificate: {cert_path}\n    key: {key_path}\n"
 
 
@@ -110,10 +120,10 @@ http:
                     warnings.simplefilter("ignore")
                     requests.get(self.url + "/v2/", timeout=1, verify=False)
                 break
-            except requests.ConnectionError:
+            except requests.ConnectionError as exc:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"docker-registry did not start; see {workdir}/registry.log")
+                    raise RuntimeError(f"docker-registry did not start; see {workdir}/registry.log") from exc
                 time.sleep(0.05)
 
     def stop(self) -> None:
@@ -184,8 +194,16 @@ class TokenServer:
 
         now = int(time.time())
         header = {"typ": "JWT", "alg": "RS256", "x5c": [base64.b64encode(self.cert_der).decode()]}
-        claims = {"iss": ISSUER, "sub": subject, "aud": SERVICE, "exp": now + 300, "nbf": now - 10, "iat": now,
-                  "jti": uuid.uuid4().hex, "access": access}
+        claims = {
+            "iss": ISSUER,
+            "sub": subject,
+            "aud": SERVICE,
+            "exp": now + 300,
+            "nbf": now - 10,
+            "iat": now,
+            "jti": uuid.uuid4().hex,
+            "access": access,
+        }
         signing_input = b64(json.dumps(header).encode()) + "." + b64(json.dumps(claims).encode())
         sig = self.key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
         return signing_input + "." + b64(sig)
@@ -243,13 +261,16 @@ def token_registry(tmp_path_factory):
     _need_registry()
     work = str(tmp_path_factory.mktemp("registry-token"))
     tokens = TokenServer(work)
-    server = RegistryServer(work, f"""auth:
+    server = RegistryServer(
+        work,
+        f"""auth:
   token:
     realm: {tokens.url}
     service: {SERVICE}
     issuer: {ISSUER}
     rootcertbundle: {tokens.cert_path}
-""")
+""",
+    )
     server.tokens = tokens
     yield server
     server.stop()

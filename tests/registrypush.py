@@ -11,7 +11,6 @@ import os
 from typing import BinaryIO
 
 import requests
-
 from imagebuild import BuiltImage, sha256
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -89,10 +88,17 @@ class Pusher:
             platform = {"os": os_, "architecture": arch}
             if variant:
                 platform["variant"] = variant[0]
-            manifests.append({"mediaType": OCI_MANIFEST, "digest": image.manifest_digest,
-                              "size": len(image.manifest), "platform": platform})
-        index = json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": manifests},
-                           sort_keys=True).encode()
+            manifests.append(
+                {
+                    "mediaType": OCI_MANIFEST,
+                    "digest": image.manifest_digest,
+                    "size": len(image.manifest),
+                    "platform": platform,
+                }
+            )
+        index = json.dumps(
+            {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": manifests}, sort_keys=True
+        ).encode()
         return self.push_manifest(repo, tag, index, OCI_INDEX), index
 
 
@@ -119,11 +125,23 @@ def push_rootfs_image(pusher: Pusher, repo: str, tag: str, tar_path: str, env: l
     layer_digest = pusher.push_file_blob(repo, gz)
     config = json.dumps(image_config([file_sha256(tar_path)], env=env), sort_keys=True).encode()
     pusher.push_blob(repo, config)
-    manifest = json.dumps({
-        "schemaVersion": 2, "mediaType": OCI_MANIFEST,
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": sha256(config),
-                   "size": len(config)},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer_digest,
-                    "size": os.path.getsize(gz)}],
-    }, sort_keys=True).encode()
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "digest": sha256(config),
+                "size": len(config),
+            },
+            "layers": [
+                {
+                    "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                    "digest": layer_digest,
+                    "size": os.path.getsize(gz),
+                }
+            ],
+        },
+        sort_keys=True,
+    ).encode()
     return pusher.push_manifest(repo, tag, manifest, OCI_MANIFEST)

@@ -26,7 +26,10 @@ def build_rootfs(suite: str) -> str:
         pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap)")
     os.makedirs(ROOTFS_CACHE, exist_ok=True)
     tmp = os.path.join(ROOTFS_CACHE, f".{suite}.{os.getpid()}.tar")  # mmdebstrap picks the format by extension
-    subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase", f"--include={RDMA_PACKAGES}", suite, tmp],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["mmdebstrap", "--quiet", "--variant=minbase", f"--include={RDMA_PACKAGES}", suite, tmp],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     os.replace(tmp, path)
     return path

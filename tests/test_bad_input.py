@@ -8,8 +8,8 @@ import os
 import tarfile
 
 import pytest
-
 from imagebuild import build_oci, make_layer, write_docker_archive, write_oci_dir
+
 from imgcheck.cli.main import main
 
 
@@ -169,14 +169,17 @@ def test_layer_limit_function():
     from imgcheck.errors import LimitExceededError
     from imgcheck.sources.manifest import layers_of_manifest
 
-    manifest = {"layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + "a" * 64,
-                            "size": 1}] * 5}
+    manifest = {
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + "a" * 64, "size": 1}]
+        * 5
+    }
     with pytest.raises(LimitExceededError):
         layers_of_manifest(manifest, "test", max_layers=4)
 
 
-@pytest.mark.parametrize("argv", [["inspect", "facts:{d}"], ["inspect", "enroot:{d}"], ["inspect", "sif:{d}"],
-                                  ["triage", "{d}"]])
+@pytest.mark.parametrize(
+    "argv", [["inspect", "facts:{d}"], ["inspect", "enroot:{d}"], ["inspect", "sif:{d}"], ["triage", "{d}"]]
+)
 def test_a_directory_where_a_file_is_expected_is_exit_2(tmp_path, capsys, argv):
     code, out, err = run([a.format(d=tmp_path) for a in argv], capsys)
     assert code == 2 and out == "" and "is a directory, expected" in err

@@ -17,17 +17,22 @@ import tarfile
 import tracemalloc
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from imagebuild import build_oci, make_layer, sha256, write_docker_archive, write_oci_dir
+
 from imgcheck import api, safejson
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, LimitExceededError, UnavailableError
 from imgcheck.read_options import ReadOptions
 
 DEEP = "[" * 100_000 + "]" * 100_000
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def one_line_exit(argv: list[str], capsys, code: int = 2) -> str:
@@ -50,6 +55,7 @@ def oci(tmp_path, name="img", layers=None):
 
 # -- deeply nested JSON, anywhere ---------------------------------------------------------------
 
+
 def test_deep_index_json(tmp_path, home, capsys):
     path = oci(tmp_path)
     with open(os.path.join(path, "index.json"), "w") as fh:
@@ -61,15 +67,16 @@ def test_deep_config_blob(tmp_path, home, capsys):
     """A config blob that verifies against its digest but nests 100,000 levels."""
     layer = make_layer({"a": b"b"})
     image = build_oci([layer])
-    config = ('{"rootfs": {"type": "layers", "diff_ids": ["%s"]}, "x": %s}' % (sha256(layer), DEEP)).encode()
+    config = f'{{"rootfs": {{"type": "layers", "diff_ids": ["{sha256(layer)}"]}}, "x": {DEEP}}}'.encode()
     manifest = json.loads(image.manifest)
     old = manifest["config"]["digest"]
     manifest["config"].update(digest=sha256(config), size=len(config))
     image.blobs.pop(old)
     image.blobs[sha256(config)] = config
     image.manifest = json.dumps(manifest).encode()
-    assert "nested too deeply" in one_line_exit(["inspect", f"oci-dir:{write_oci_dir(str(tmp_path / 'i'), image)}"],
-                                                capsys)
+    assert "nested too deeply" in one_line_exit(
+        ["inspect", f"oci-dir:{write_oci_dir(str(tmp_path / 'i'), image)}"], capsys
+    )
 
 
 @pytest.mark.parametrize("doc", [DEEP, '{"a":' * 50_000 + "1" + "}" * 50_000])
@@ -112,20 +119,34 @@ def test_layer_media_type_that_is_not_a_string():
 
 # -- caches -------------------------------------------------------------------------------------
 
+
 def _cache_files(home, kind):
     root = home / "cache" / kind
     return [os.path.join(b, f) for b, _d, fs in os.walk(root) for f in fs]
 
 
-@pytest.mark.parametrize("content", [
-    json.dumps({"format": 2, "digest": "sha256:x", "entries": "not a list"}).encode(),
-    json.dumps({"format": 2, "digest": 5}).encode(),
-    json.dumps([1, 2, 3]).encode(),
-    DEEP.encode(),
-    json.dumps({"format": 2, "digest": "d", "entries": [["p", "file", 10 ** 30, 0, None, "!!", False]],
-                "whiteouts": [], "opaque_dirs": [], "nondir_hashes": "", "dir_hashes": "", "entry_count": 1,
-                "uncompressed_bytes": 1}).encode(),
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        json.dumps({"format": 2, "digest": "sha256:x", "entries": "not a list"}).encode(),
+        json.dumps({"format": 2, "digest": 5}).encode(),
+        json.dumps([1, 2, 3]).encode(),
+        DEEP.encode(),
+        json.dumps(
+            {
+                "format": 2,
+                "digest": "d",
+                "entries": [["p", "file", 10**30, 0, None, "!!", False]],
+                "whiteouts": [],
+                "opaque_dirs": [],
+                "nondir_hashes": "",
+                "dir_hashes": "",
+                "entry_count": 1,
+                "uncompressed_bytes": 1,
+            }
+        ).encode(),
+    ],
+)
 def test_layer_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path, home, content):
     from imgcheck.view.reader import ReadStats
 
@@ -153,6 +174,7 @@ def test_facts_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path, home, content)
 
 # -- environment --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("value", ["0", "nan", "inf", "-5", "1e400", "soon"])
 def test_registry_timeout_must_be_finite_and_positive(monkeypatch, capsys, value):
     monkeypatch.setenv("IMGCHECK_REGISTRY_TIMEOUT", value)
@@ -169,8 +191,17 @@ def test_limit_env_of_thousands_of_digits_or_negative(tmp_path, monkeypatch, cap
 
 # -- the CLI's last line of defence -------------------------------------------------------------
 
-@pytest.mark.parametrize("exc,code", [(ZeroDivisionError("x"), 2), (RecursionError(), 2), (OSError(28, "No space"), 3),
-                                      (MemoryError(), 3), (KeyError("k"), 2)])
+
+@pytest.mark.parametrize(
+    "exc,code",
+    [
+        (ZeroDivisionError("x"), 2),
+        (RecursionError(), 2),
+        (OSError(28, "No space"), 3),
+        (MemoryError(), 3),
+        (KeyError("k"), 2),
+    ],
+)
 def test_unexpected_exceptions_are_one_line_and_never_exit_1(monkeypatch, capsys, exc, code):
     from imgcheck import api as api_module
 
@@ -224,12 +255,15 @@ def _rpmdb(setup: str) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("setup", [
-    # a recursive view: endless rows
-    "CREATE VIEW Packages AS WITH RECURSIVE c(blob) AS (SELECT 1 UNION ALL SELECT blob + 1 FROM c) SELECT blob FROM c;",
-    # a table whose 'blob' values are not blobs: bytes(10**9) would allocate a gigabyte
-    "CREATE TABLE Packages (hnum INTEGER PRIMARY KEY, blob); INSERT INTO Packages (blob) VALUES (1000000000), ('text');",
-])
+@pytest.mark.parametrize(
+    "setup",
+    [
+        # a recursive view: endless rows
+        "CREATE VIEW Packages AS WITH RECURSIVE c(blob) AS (SELECT 1 UNION ALL SELECT blob + 1 FROM c) SELECT blob FROM c;",
+        # a table whose 'blob' values are not blobs: bytes(10**9) would allocate a gigabyte
+        "CREATE TABLE Packages (hnum INTEGER PRIMARY KEY, blob); INSERT INTO Packages (blob) VALUES (1000000000), ('text');",
+    ],
+)
 def test_hostile_rpmdb(setup):
     from imgcheck.extractors.packages import parse_rpmdb_sqlite
 
@@ -240,10 +274,8 @@ def test_hostile_rpmdb(setup):
 
 
 def test_symlink_target_of_many_dotdots():
-    from imgcheck.view.fileview import FileView
+    from imgcheck.view.fileview import FileView, SymlinkLoop
     from imgcheck.view.layer_index import SYMLINK, Entry, LayerIndex
-
-    from imgcheck.view.fileview import SymlinkLoop
 
     idx = LayerIndex(digest="d")
     idx.entries["a"] = Entry("a", SYMLINK, linkname="../" * 1300 + "etc/x")  # as long as Linux allows
@@ -332,8 +364,12 @@ def test_trickling_blob_hits_its_total_deadline():
 
 
 def test_total_wanted_bytes_cap(tmp_path, monkeypatch, capsys):
-    layers = [make_layer({f"usr/lib/x86_64-linux-gnu/libibverbs/lib{i}-rdmav34.so": b"\x7fELF" + b"\0" * 60_000
-                          for i in range(4)}) for _ in range(3)]
+    layers = [
+        make_layer(
+            {f"usr/lib/x86_64-linux-gnu/libibverbs/lib{i}-rdmav34.so": b"\x7fELF" + b"\0" * 60_000 for i in range(4)}
+        )
+        for _ in range(3)
+    ]
     path = write_oci_dir(str(tmp_path / "w"), build_oci(layers))
     monkeypatch.setenv("IMGCHECK_MAX_WANTED_BYTES", str(1_000_000))
     api.inspect_image(f"oci-dir:{path}", ReadOptions(use_cache=False))  # 3 layers x 240 kB
@@ -372,11 +408,37 @@ def test_dpkg_status_package_cap(monkeypatch):
 # -- seeded fuzzing: the next member of each class ------------------------------------------------
 
 JSON_LEAVES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
-JSON = st.recursive(JSON_LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-    st.sampled_from(["mediaType", "digest", "size", "manifests", "layers", "config", "rootfs", "diff_ids",
-                     "platform", "os", "architecture", "annotations", "schemaVersion", "Config", "Layers",
-                     "RepoTags"]), inner, max_size=5),
-    max_leaves=40)
+JSON = st.recursive(
+    JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "mediaType",
+                    "digest",
+                    "size",
+                    "manifests",
+                    "layers",
+                    "config",
+                    "rootfs",
+                    "diff_ids",
+                    "platform",
+                    "os",
+                    "architecture",
+                    "annotations",
+                    "schemaVersion",
+                    "Config",
+                    "Layers",
+                    "RepoTags",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=40,
+)
 
 
 @FUZZ
@@ -391,8 +453,11 @@ def test_fuzz_documents_wrapped_deep(doc, depth):
         parsed = safejson.loads(text, "doc")
     except BadInputError:
         return
-    for call in (lambda: layers_of_manifest(parsed, "m"), lambda: select_manifest(parsed, parse_platform("linux/amd64"), "i"),
-                 lambda: with_diff_ids([], check_config(parsed, "c"), "c")):
+    for call in (
+        lambda: layers_of_manifest(parsed, "m"),
+        lambda: select_manifest(parsed, parse_platform("linux/amd64"), "i"),
+        lambda: with_diff_ids([], check_config(parsed, "c"), "c"),
+    ):
         try:
             call()
         except BadInputError:
@@ -411,11 +476,26 @@ def test_fuzz_layer_cache_decode(doc):
 
 
 @FUZZ
-@given(st.dictionaries(st.sampled_from(["GNU.sparse.major", "GNU.sparse.minor", "GNU.sparse.map",
-                                        "GNU.sparse.name", "GNU.sparse.size", "GNU.sparse.realsize", "path",
-                                        "size", "linkpath"]),
-                       st.text(alphabet="0123456789,.-x ", max_size=12), max_size=6),
-       st.binary(max_size=600))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "GNU.sparse.major",
+                "GNU.sparse.minor",
+                "GNU.sparse.map",
+                "GNU.sparse.name",
+                "GNU.sparse.size",
+                "GNU.sparse.realsize",
+                "path",
+                "size",
+                "linkpath",
+            ]
+        ),
+        st.text(alphabet="0123456789,.-x ", max_size=12),
+        max_size=6,
+    ),
+    st.binary(max_size=600),
+)
 def test_fuzz_pax_and_sparse_records(pax, data):
     from imgcheck.view.tarwalk import TarFormatError, TarWalker
 
@@ -484,13 +564,24 @@ def test_fuzz_oci_layout_source(tmp_path_factory, manifest_doc, config_doc, shap
     manifest_bytes = json.dumps(manifest_doc).encode()
     if shape and isinstance(manifest_doc, dict):  # steer some inputs past the first checks
         config_bytes = json.dumps(config_doc).encode()
-        manifest_doc = {**manifest_doc, "config": {"digest": sha256(config_bytes), "size": len(config_bytes)},
-                        "mediaType": "application/vnd.oci.image.manifest.v1+json"}
+        manifest_doc = {
+            **manifest_doc,
+            "config": {"digest": sha256(config_bytes), "size": len(config_bytes)},
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        }
         if shape > 1:
             manifest_doc["layers"] = []
         manifest_bytes = json.dumps(manifest_doc).encode()
-    index = {"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
-                                                 "digest": sha256(manifest_bytes), "size": len(manifest_bytes)}]}
+    index = {
+        "schemaVersion": 2,
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": sha256(manifest_bytes),
+                "size": len(manifest_bytes),
+            }
+        ],
+    }
     path = _write_oci(str(tmp_path_factory.mktemp("oci")), index, manifest_doc, config_doc)
     try:
         OciLayoutSource.from_dir(path).open()
@@ -552,8 +643,9 @@ def test_trickling_registry_blob_is_ended_by_the_watchdog():
     url = f"http://127.0.0.1:{server.server_address[1]}/blob"
     session = requests.Session()
     try:
-        body = ResumingBody(lambda offset: session.get(url, stream=True, timeout=(5, 30)), "blob sha256:x",
-                            1 << 20, 2, deadline=1.0)
+        body = ResumingBody(
+            lambda offset: session.get(url, stream=True, timeout=(5, 30)), "blob sha256:x", 1 << 20, 2, deadline=1.0
+        )
         buf = bytearray(1 << 20)
         with pytest.raises(UnavailableError, match="too slow"):
             while body.readinto(buf):

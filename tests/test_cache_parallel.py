@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 
 from imagebuild import build_oci, make_layer, write_oci_dir
+
 from imgcheck import api
+from imgcheck.read_options import ReadOptions
 from imgcheck.view.cache import LayerCache
 from imgcheck.view.reader import ReadStats
-from imgcheck.read_options import ReadOptions
 
 BASE = [
     make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n", "usr/lib/libibverbs.so.1.14.44.0": b"x" * 1000}),
@@ -168,8 +169,10 @@ def test_parallel_reads_from_one_archive_file(tmp_path):
 
     from imagebuild import write_docker_archive, write_oci_archive
 
-    layers = [make_layer({f"usr/lib/l{i}.txt": bytes([65 + i]) * 200_000, "etc/os-release": f"ID=l{i}\n".encode()})
-              for i in range(4)]
+    layers = [
+        make_layer({f"usr/lib/l{i}.txt": bytes([65 + i]) * 200_000, "etc/os-release": f"ID=l{i}\n".encode()})
+        for i in range(4)
+    ]
     oci = write_oci_archive(str(tmp_path / "img.tar"), build_oci(layers, "gzip"))
     da = write_docker_archive(str(tmp_path / "da.tar"), layers)
     with open(da, "rb") as src, gz.open(str(tmp_path / "da.tar.gz"), "wb") as dst:

@@ -7,8 +7,8 @@ import os
 import shutil
 
 import pytest
-
 from engine_facts import NODES_DIR, real_facts, with_nccl
+
 from imgcheck.cli.main import main
 from imgcheck.formats.json_format import render_facts
 from imgcheck.matrix import load_matrix
@@ -47,8 +47,16 @@ def run_json(capsys, argv):
 
 
 def test_bare_form_on_the_real_image(capsys, bookworm):
-    code, doc, err = run_json(capsys, [f"docker-archive:{bookworm}", "--node-facts", nf("inbox-6.8-open-570"),
-                                       "--node-facts", nf("mofed-23.10-open-550-peermem")])
+    code, doc, err = run_json(
+        capsys,
+        [
+            f"docker-archive:{bookworm}",
+            "--node-facts",
+            nf("inbox-6.8-open-570"),
+            "--node-facts",
+            nf("mofed-23.10-open-550-peermem"),
+        ],
+    )
     assert code == 0, err
     assert doc["verdict"] == "ok"
     m = load_matrix()
@@ -76,8 +84,13 @@ def test_findings_exit_1_and_report_still_written(tmp_path, capsys, failing_fact
     f = next(f for f in doc["findings"] if f["id"] == "ENV-NCCL-IB-RETRY-CNT")
     assert f["severity"] == "error" and f["nodes"] == ["gpu-inbox-68"]
     assert f["predicted_error"].startswith("NCCL WARN NET/IB: Got completion from peer")
-    assert f["evidence"][0] == {"fact": "image.env.NCCL_IB_RETRY_CNT", "value": "16", "path": None,
-                                "layer": None, "origin": "image config Env"}  # not a file: the config's Env
+    assert f["evidence"][0] == {
+        "fact": "image.env.NCCL_IB_RETRY_CNT",
+        "value": "16",
+        "path": None,
+        "layer": None,
+        "origin": "image config Env",
+    }  # not a file: the config's Env
     assert capsys.readouterr().err == ""
 
 
@@ -94,8 +107,9 @@ def test_ignore_with_reason(capsys, failing_facts):
     code, doc, _ = run_json(capsys, args + ["--ignore", "ENV-NCCL-IB-RETRY-CNT", "--reason", "fabric has no loss"])
     assert code == 0
     assert "ENV-NCCL-IB-RETRY-CNT" not in [f["id"] for f in doc["findings"]]
-    assert doc["suppressed"] == [{"rule": "ENV-NCCL-IB-RETRY-CNT", "node": None, "reason": "fabric has no loss",
-                                  "expires": None, "origin": None}]
+    assert doc["suppressed"] == [
+        {"rule": "ENV-NCCL-IB-RETRY-CNT", "node": None, "reason": "fabric has no loss", "expires": None, "origin": None}
+    ]
     code, _, err = run_json(capsys, args + ["--ignore", "ENV-NCCL-IB-RETRY-CNT"])
     assert code == 2 and "--reason" in err
 
@@ -116,13 +130,16 @@ def test_several_formats_in_one_run(tmp_path, capsys, failing_facts):
             assert "ENV-NCCL-IB-RETRY-CNT" in (tmp_path / f"out.{fmt}").read_text()
 
 
-@pytest.mark.parametrize("argv_tail, code, words", [
-    ([], 2, "no nodes to check against"),
-    (["--node-facts", "MISSING"], 3, "no such file"),
-    (["--node-facts", nf("inbox-6.8-open-570"), "-o", "yaml"], 2, "unknown output format"),
-    (["--node-facts", nf("inbox-6.8-open-570"), "--reason", "x"], 2, "--reason goes with --ignore"),
-    (["--node-facts", nf("inbox-6.8-open-570"), "--fail-on", "sometimes"], 2, "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "argv_tail, code, words",
+    [
+        ([], 2, "no nodes to check against"),
+        (["--node-facts", "MISSING"], 3, "no such file"),
+        (["--node-facts", nf("inbox-6.8-open-570"), "-o", "yaml"], 2, "unknown output format"),
+        (["--node-facts", nf("inbox-6.8-open-570"), "--reason", "x"], 2, "--reason goes with --ignore"),
+        (["--node-facts", nf("inbox-6.8-open-570"), "--fail-on", "sometimes"], 2, "invalid choice"),
+    ],
+)
 def test_usage_errors(capsys, bookworm, argv_tail, code, words):
     argv = [f"docker-archive:{bookworm}"] + [a if a != "MISSING" else "/nonexistent/node.json" for a in argv_tail]
     assert main(argv) == code

@@ -26,7 +26,6 @@ import venv
 import junitparser
 import pytest
 import yaml
-
 from registryfixture import PASSWORD, USER, basic_registry  # noqa: F401
 from wheelhouse import REPO, copy_source, dependency_wheels
 
@@ -75,7 +74,7 @@ spec:
             limits:
               nvidia.com/gpu: 1
 """
-CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: trainer-config\ndata:\n  epochs: \"3\"\n"
+CONFIGMAP = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: trainer-config\ndata:\n  epochs: "3"\n'
 
 
 def _load(name: str) -> dict:
@@ -108,8 +107,10 @@ def workspace(tmp_path, rootfs):
     dist = ws / "site" / "nvidia_nccl_cu12-2.21.5.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.21.5\n")
-    (ws / "Dockerfile").write_text("FROM scratch\nADD rootfs.tar /\nCOPY site/ /usr/local/lib/python3.11/dist-packages/\n"
-                                   "ENV NCCL_IB_RETRY_CNT=16\n")
+    (ws / "Dockerfile").write_text(
+        "FROM scratch\nADD rootfs.tar /\nCOPY site/ /usr/local/lib/python3.11/dist-packages/\n"
+        "ENV NCCL_IB_RETRY_CNT=16\n"
+    )
     (ws / ".imgcheck" / "nodes").mkdir(parents=True)
     (ws / ".imgcheck" / "fleets").mkdir()
     names = []
@@ -136,16 +137,25 @@ def runner_env(tmp_path):
     return {
         "PATH": f"{py / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
         "HOME": str(home),
-        "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": wheels, "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "PIP_CONSTRAINT": "", "PIP_EXTRA_INDEX_URL": "",
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": wheels,
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_CONSTRAINT": "",
+        "PIP_EXTRA_INDEX_URL": "",
         "IMGCHECK_INSTALL": copy_source(str(tmp_path / "imgcheck-src")),
         **{k: os.environ[k] for k in ("DOCKER_HOST", "LANG") if k in os.environ},
     }
 
 
 def _bash(script: str, cwd, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def _github_expr(text: str, values: dict) -> str:
@@ -155,7 +165,9 @@ def _github_expr(text: str, values: dict) -> str:
 
 
 def _hash_files_present(condition: str, cwd) -> bool:
-    return all(glob.glob(os.path.join(cwd, f), recursive=True) for f in re.findall(r"hashFiles\('([^']+)'\)", condition))
+    return all(
+        glob.glob(os.path.join(cwd, f), recursive=True) for f in re.findall(r"hashFiles\('([^']+)'\)", condition)
+    )
 
 
 def _check_manifests(rc: int, log: str) -> None:
@@ -175,8 +187,12 @@ def _check_reports(ws, rc: int, log: str) -> dict:
     assert TRAP in [f["id"] for f in report["findings"]] and report["verdict"] == "fail"
     sarif = json.load(open(ws / "imgcheck.sarif", encoding="utf-8"))
     assert TRAP in [r["ruleId"] for r in sarif["runs"][0]["results"]]
-    failing = {case.name for suite in junitparser.JUnitXml.fromfile(str(ws / "imgcheck.xml")) for case in suite
-               if any(isinstance(r, junitparser.Failure) for r in case.result)}
+    failing = {
+        case.name
+        for suite in junitparser.JUnitXml.fromfile(str(ws / "imgcheck.xml"))
+        for case in suite
+        if any(isinstance(r, junitparser.Failure) for r in case.result)
+    }
     assert failing
     assert f"ERROR {TRAP}" in log  # `-o table` goes to the job log
     return sarif
@@ -205,8 +221,13 @@ def test_github_actions_recipe_runs(docker_cli, workspace, runner_env):
             log += result.stdout + result.stderr
             failed = failed or result.returncode != 0
         names = [name for name, _ in ran]
-        assert names == ["Build the image", "Install imgcheck", "Check the image against the prod fleet",
-                         "Check the job specs", "Job summary"], ran
+        assert names == [
+            "Build the image",
+            "Install imgcheck",
+            "Check the image against the prod fleet",
+            "Check the job specs",
+            "Job summary",
+        ], ran
         assert [rc for _, rc in ran[:2]] == [0, 0], log
         sarif = _check_reports(workspace, ran[2][1], log)
         location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
@@ -227,9 +248,14 @@ def _gitlab_script(ci: dict, job: str, predefined: dict) -> str:
 
 def test_gitlab_recipe_runs(docker_cli, workspace, runner_env, basic_registry):  # noqa: F811
     ci = _load("gitlab-ci.yml")
-    predefined = {"CI_REGISTRY": basic_registry.host, "CI_REGISTRY_USER": USER, "CI_REGISTRY_PASSWORD": PASSWORD,
-                  "CI_REGISTRY_IMAGE": f"{basic_registry.host}/group/trainer", "CI_COMMIT_SHA": "89abcdef0123",
-                  "CI_PROJECT_DIR": str(workspace)}
+    predefined = {
+        "CI_REGISTRY": basic_registry.host,
+        "CI_REGISTRY_USER": USER,
+        "CI_REGISTRY_PASSWORD": PASSWORD,
+        "CI_REGISTRY_IMAGE": f"{basic_registry.host}/group/trainer",
+        "CI_COMMIT_SHA": "89abcdef0123",
+        "CI_PROJECT_DIR": str(workspace),
+    }
     build = _bash(_gitlab_script(ci, "build-image", predefined), workspace, runner_env)
     image = f"{predefined['CI_REGISTRY_IMAGE']}:{predefined['CI_COMMIT_SHA']}"
     try:

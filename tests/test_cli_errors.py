@@ -12,10 +12,13 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("argv", [
-    ["check", "facts:/nonexistent/facts.json", "--node-facts", "/nonexistent/node.json"],
-    ["inspect", "oci-dir:/nonexistent/layout"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "facts:/nonexistent/facts.json", "--node-facts", "/nonexistent/node.json"],
+        ["inspect", "oci-dir:/nonexistent/layout"],
+    ],
+)
 def test_cannot_obtain_is_3_with_and_without_debug(capsys, argv):
     assert main(argv) == 3
     err = capsys.readouterr().err
@@ -40,8 +43,10 @@ def test_debug_after_double_dash_is_an_operand(capsys, tmp_path):
     assert "Traceback" not in err and len(_lines(err)) == 1
 
 
-@pytest.mark.parametrize("exc, code", [(RuntimeError("engine bug"), 2), (KeyError("x"), 2),
-                                       (ConnectionResetError(104, "Connection reset by peer"), 3)])
+@pytest.mark.parametrize(
+    "exc, code",
+    [(RuntimeError("engine bug"), 2), (KeyError("x"), 2), (ConnectionResetError(104, "Connection reset by peer"), 3)],
+)
 def test_unexpected_exception_is_one_line_never_1(capsys, monkeypatch, exc, code):
     def boom(args):
         raise exc
@@ -71,8 +76,13 @@ def test_debug_shows_the_cause_of_a_wrapped_error(capsys, tmp_path, monkeypatch)
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     bad = tmp_path / ".imgcheckignore"
     bad.write_text("ignore: [unclosed\n")
-    argv = ["facts:" + os.path.join(repo, "examples", "incidents", "nccl-1842-image.json"), "--node-facts",
-            os.path.join(repo, "examples", "incidents", "nccl-1842-node.json"), "--ignore-file", str(bad)]
+    argv = [
+        "facts:" + os.path.join(repo, "examples", "incidents", "nccl-1842-image.json"),
+        "--node-facts",
+        os.path.join(repo, "examples", "incidents", "nccl-1842-node.json"),
+        "--ignore-file",
+        str(bad),
+    ]
     assert main(argv) == 2
     assert len(_lines(capsys.readouterr().err)) == 1
     assert main(argv + ["--debug"]) == 2

@@ -28,12 +28,15 @@ def _report(capsys, argv):
     return code, doc, out.err
 
 
-@pytest.mark.parametrize("argv", [
-    [IMAGE, "--node-facts", NODE, "-o", "json", "--fail-on", "warning"],  # the documented form
-    ["--node-facts", NODE, "-o", "json", "--fail-on", "warning", IMAGE],  # every option before the image
-    ["-o", "json", IMAGE, "--fail-on", "warning", "--node-facts", NODE],  # -o first
-    ["--debug", "--fail-on", "warning", "--node-facts", NODE, IMAGE, "-o", "json"],  # --debug anywhere
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [IMAGE, "--node-facts", NODE, "-o", "json", "--fail-on", "warning"],  # the documented form
+        ["--node-facts", NODE, "-o", "json", "--fail-on", "warning", IMAGE],  # every option before the image
+        ["-o", "json", IMAGE, "--fail-on", "warning", "--node-facts", NODE],  # -o first
+        ["--debug", "--fail-on", "warning", "--node-facts", NODE, IMAGE, "-o", "json"],  # --debug anywhere
+    ],
+)
 def test_options_before_or_after_the_image_give_the_check_report(capsys, argv):
     expected = _report(capsys, ["check", IMAGE, "--node-facts", NODE, "-o", "json", "--fail-on", "warning"])
     code, doc, err = _report(capsys, argv)
@@ -48,8 +51,10 @@ def test_output_path_given_first(tmp_path, capsys):
     assert json.loads(out.read_text())["image"]["reference"] == "incident:nccl-1842"
 
 
-@pytest.mark.parametrize("word, meant", [("chek", "check"), ("nod", "node"), ("serv", "serve"),
-                                         ("recomend", "recommend"), ("inspct", "inspect")])
+@pytest.mark.parametrize(
+    "word, meant",
+    [("chek", "check"), ("nod", "node"), ("serv", "serve"), ("recomend", "recommend"), ("inspct", "inspect")],
+)
 def test_a_mistyped_command_is_a_usage_error(capsys, word, meant):
     assert main([word, IMAGE, "--node-facts", NODE]) == 2
     out = capsys.readouterr()
@@ -58,8 +63,9 @@ def test_a_mistyped_command_is_a_usage_error(capsys, word, meant):
     assert f"imgcheck check {word}" in out.err  # how to check an image really named so
 
 
-@pytest.mark.parametrize("image", ["chek:latest", "library/chek", "chek@sha256:" + "0" * 64, "./nod",
-                                   "ubuntu", "pytorch"])
+@pytest.mark.parametrize(
+    "image", ["chek:latest", "library/chek", "chek@sha256:" + "0" * 64, "./nod", "ubuntu", "pytorch"]
+)
 def test_a_reference_or_an_unlike_word_is_an_image(capsys, image):
     # no nodes given: check stops at its own usage error before reading any image (no network)
     assert main([image]) == 2
@@ -86,12 +92,15 @@ def test_help_after_check_options_is_checks_help(capsys):
     assert out.startswith("usage: imgcheck [CHECK OPTIONS] IMAGE") and "--fail-on" in out
 
 
-@pytest.mark.parametrize("argv, words", [
-    ([], "usage: imgcheck"),  # no command at all: the help, on stderr
-    (["--node-facts", NODE], "the following arguments are required: IMAGE"),
-    (["--node-facts", NODE, IMAGE, "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
-    (["-o", "json"], "the following arguments are required: IMAGE"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        ([], "usage: imgcheck"),  # no command at all: the help, on stderr
+        (["--node-facts", NODE], "the following arguments are required: IMAGE"),
+        (["--node-facts", NODE, IMAGE, "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["-o", "json"], "the following arguments are required: IMAGE"),
+    ],
+)
 def test_incomplete_command_lines_exit_2(capsys, argv, words):
     assert main(argv) == 2
     out = capsys.readouterr()

@@ -12,8 +12,8 @@ import pytest
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError
-from imgcheck.sources.platform import parse_platform
 from imgcheck.read_options import ReadOptions
+from imgcheck.sources.platform import parse_platform
 
 SOCKET = "/var/run/docker.sock"
 IMAGE = "imgcheck-test/rdma-bookworm:latest"
@@ -73,8 +73,10 @@ def two_layer_image(docker_client):
         pass
     base_tar = io.BytesIO()
     with tarfile.open(fileobj=base_tar, mode="w") as tar:
-        for path, data in (("etc/os-release", b'ID=debian\nVERSION_ID="12"\n'),
-                           ("etc/nccl.conf", b"NCCL_IB_DISABLE=1\n")):
+        for path, data in (
+            ("etc/os-release", b'ID=debian\nVERSION_ID="12"\n'),
+            ("etc/nccl.conf", b"NCCL_IB_DISABLE=1\n"),
+        ):
             info = tarfile.TarInfo(path)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))

@@ -19,8 +19,8 @@ import tarfile
 import time
 
 import pytest
-
 from imagebuild import make_layer
+
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.read_options import ReadOptions
@@ -40,9 +40,26 @@ def newer_daemon(tmp_path_factory):
     root = tmp_path_factory.mktemp("d")
     sock = f"unix://{root}/docker.sock"
     log = open(root / "dockerd.log", "wb")
-    proc = subprocess.Popen([DOCKERD, "--data-root", str(root / "data"), "--exec-root", str(root / "x"),
-                             "-H", sock, "--pidfile", str(root / "pid"), "--bridge=none", "--iptables=false",
-                             "--ip6tables=false", "--storage-driver", "vfs"], stdout=log, stderr=log)
+    proc = subprocess.Popen(
+        [
+            DOCKERD,
+            "--data-root",
+            str(root / "data"),
+            "--exec-root",
+            str(root / "x"),
+            "-H",
+            sock,
+            "--pidfile",
+            str(root / "pid"),
+            "--bridge=none",
+            "--iptables=false",
+            "--ip6tables=false",
+            "--storage-driver",
+            "vfs",
+        ],
+        stdout=log,
+        stderr=log,
+    )
     client = None
     for _ in range(120):
         if proc.poll() is not None:

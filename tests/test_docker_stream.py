@@ -14,24 +14,35 @@ import tarfile
 
 import pytest
 import requests
-
 from imagebuild import compress, make_layer, sha256
+
 from imgcheck import api
-from imgcheck.errors import BadInputError, UnavailableError
+from imgcheck.errors import BadInputError, UnavailableError, UsageError
+from imgcheck.read_options import ReadOptions
 from imgcheck.sources.docker_daemon import DockerDaemonSource
 from imgcheck.sources.resolve import open_source, parse_image_ref
-from imgcheck.read_options import ReadOptions
 
 LOWER = make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "etc/nccl.conf": b"NCCL_IB_HCA=mlx5\n"})
 UPPER = make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="13"\n'})
 
 
-def save_stream(layers: list[bytes], compression: str | None = None, manifest_first: bool = False,
-                corrupt_layer: int | None = None, env=("NCCL_DEBUG=INFO",)) -> tuple[bytes, dict]:
+def save_stream(
+    layers: list[bytes],
+    compression: str | None = None,
+    manifest_first: bool = False,
+    corrupt_layer: int | None = None,
+    env=("NCCL_DEBUG=INFO",),
+) -> tuple[bytes, dict]:
     """A docker>=25 style `docker save` tar and the matching inspect attributes."""
     diff_ids = [sha256(l) for l in layers]
-    config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Env": list(env)},
-                         "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
+    config = json.dumps(
+        {
+            "architecture": "amd64",
+            "os": "linux",
+            "config": {"Env": list(env)},
+            "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        }
+    ).encode()
     blobs = {sha256(config): config}
     names = []
     for i, layer in enumerate(layers):
@@ -41,11 +52,15 @@ def save_stream(layers: list[bytes], compression: str | None = None, manifest_fi
             blob = blob[:-600] + bytes(600)  # wrong bytes under the right name
         blobs[digest] = blob
         names.append("blobs/sha256/" + digest.split(":")[1])
-    manifest = json.dumps([{"Config": "blobs/sha256/" + sha256(config).split(":")[1], "RepoTags": ["t:latest"],
-                            "Layers": names}]).encode()
+    manifest = json.dumps(
+        [{"Config": "blobs/sha256/" + sha256(config).split(":")[1], "RepoTags": ["t:latest"], "Layers": names}]
+    ).encode()
     members = sorted(("blobs/sha256/" + d.split(":")[1], b) for d, b in blobs.items())
-    tail = [("index.json", b'{"schemaVersion":2,"manifests":[]}'), ("manifest.json", manifest),
-            ("oci-layout", b'{"imageLayoutVersion":"1.0.0"}')]
+    tail = [
+        ("index.json", b'{"schemaVersion":2,"manifests":[]}'),
+        ("manifest.json", manifest),
+        ("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'),
+    ]
     members = tail + members if manifest_first else members + tail
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -53,8 +68,14 @@ def save_stream(layers: list[bytes], compression: str | None = None, manifest_fi
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-    attrs = {"Id": sha256(config), "Os": "linux", "Architecture": "amd64", "Config": {"Env": list(env)},
-             "RootFS": {"Type": "layers", "Layers": diff_ids}, "RepoDigests": []}
+    attrs = {
+        "Id": sha256(config),
+        "Os": "linux",
+        "Architecture": "amd64",
+        "Config": {"Env": list(env)},
+        "RootFS": {"Type": "layers", "Layers": diff_ids},
+        "RepoDigests": [],
+    }
     return buf.getvalue(), attrs
 
 
@@ -79,7 +100,7 @@ class FakeClient:
                     for i in range(0, len(client.stream), 7919):  # odd chunk sizes cross member bounds
                         if client.break_at is not None and i >= client.break_at:
                             raise requests.exceptions.ChunkedEncodingError("Connection broken")
-                        yield client.stream[i:i + 7919]
+                        yield client.stream[i : i + 7919]
 
                 return gen()
 
@@ -151,5 +172,5 @@ def test_broken_daemon_stream_is_unavailable():
 def test_docker_scheme_resolves_to_daemon_source():
     source = open_source(parse_image_ref("docker:debian:bookworm"), ReadOptions(insecure_registries=("x",)))
     assert isinstance(source, DockerDaemonSource)
-    with pytest.raises(Exception):
+    with pytest.raises(UsageError):
         api.inspect_image("docker: bad")

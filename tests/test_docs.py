@@ -26,7 +26,7 @@ def _prose(text: str) -> str:
     return re.sub(r"`[^`\n]*`", "", _without_fences(text))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _anchors(path: pathlib.Path) -> frozenset[str]:
     """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens, repeats numbered."""
     seen: dict[str, int] = {}
@@ -44,8 +44,9 @@ def _anchors(path: pathlib.Path) -> frozenset[str]:
 
 
 def _relative_links(page: pathlib.Path) -> list[str]:
-    return [t for t in LINK.findall(_prose(page.read_text(encoding="utf-8")))
-            if not re.match(r"[a-z][a-z0-9+.-]*:", t)]  # http:, https:, mailto: are not files here
+    return [
+        t for t in LINK.findall(_prose(page.read_text(encoding="utf-8"))) if not re.match(r"[a-z][a-z0-9+.-]*:", t)
+    ]  # http:, https:, mailto: are not files here
 
 
 def test_the_pages_exist():
@@ -68,8 +69,10 @@ def test_every_relative_link_resolves(page):
 
 def test_the_link_check_sees_links_and_headings(tmp_path):
     """The checks above would catch a broken link: a page with one is reported, code is not a link."""
-    (tmp_path / "a.md").write_text("# A `cmd`: here\n\n[x](b.md) [y](#a-cmd-here) `[z](nowhere.md)`\n"
-                                   "```\n[w](gone.md)\n```\n[v](#missing)\n", encoding="utf-8")
+    (tmp_path / "a.md").write_text(
+        "# A `cmd`: here\n\n[x](b.md) [y](#a-cmd-here) `[z](nowhere.md)`\n```\n[w](gone.md)\n```\n[v](#missing)\n",
+        encoding="utf-8",
+    )
     assert _relative_links(tmp_path / "a.md") == ["b.md", "#a-cmd-here", "#missing"]
     assert _anchors(tmp_path / "a.md") == {"a-cmd-here"}
 
@@ -92,6 +95,9 @@ def test_docs_index_names_every_page():
 
 def test_benchmark_history_names_every_result_file():
     history = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
-    missing = [p.name for p in (ROOT / "benchmarks" / "results").glob("*.json")
-               if f"(../benchmarks/results/{p.name})" not in history]
+    missing = [
+        p.name
+        for p in (ROOT / "benchmarks" / "results").glob("*.json")
+        if f"(../benchmarks/results/{p.name})" not in history
+    ]
     assert not missing, f"add a row for each to docs/benchmarks.md's history: {missing}"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from elfbuild import build_versioned_lib
+
 from imgcheck.elf.reader import NotElf, read_elf
 
 
@@ -22,7 +22,9 @@ def test_needed_versions_of_a_provider():
     assert "libibverbs.so.1" in info.needed_libraries
 
 
-@pytest.mark.parametrize("data", [b"", b"not an elf", b"\x7fELF" + b"\x00" * 10, b"\x7fELF\x02\x01\x01" + b"\xff" * 100])
+@pytest.mark.parametrize(
+    "data", [b"", b"not an elf", b"\x7fELF" + b"\x00" * 10, b"\x7fELF\x02\x01\x01" + b"\xff" * 100]
+)
 def test_garbage_is_not_elf(data):
     with pytest.raises(NotElf):
         read_elf(data)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules, with_nccl
+
 from imgcheck.engine.context import Ctx
 from imgcheck.model.image import FLAVOR_MLNX_OFED, Nccl, Package
 
@@ -17,13 +17,16 @@ def bookworm():
 
 
 # ---------- CUDA ----------
-@pytest.mark.parametrize("cuda, node_name, expect", [
-    ("12.4.1", "mofed-5.8-470-peermem", "error"),        # R470 runs CUDA 11.4 natively
-    ("13.0.1", "mofed-23.10-open-550-peermem", "error"),  # CUDA 13 needs >= 580
-    ("13.0.1", "doca-24.10-open-580-peermem", None),
-    ("12.8.1", "inbox-5.15-proprietary-535", None),       # minor-version compatibility from 525
-    ("11.8.0", "mofed-5.8-470-peermem", None),
-])
+@pytest.mark.parametrize(
+    "cuda, node_name, expect",
+    [
+        ("12.4.1", "mofed-5.8-470-peermem", "error"),  # R470 runs CUDA 11.4 natively
+        ("13.0.1", "mofed-23.10-open-550-peermem", "error"),  # CUDA 13 needs >= 580
+        ("13.0.1", "doca-24.10-open-580-peermem", None),
+        ("12.8.1", "inbox-5.15-proprietary-535", None),  # minor-version compatibility from 525
+        ("11.8.0", "mofed-5.8-470-peermem", None),
+    ],
+)
 def test_cuda_driver_floor(bookworm, cuda, node_name, expect):
     result = run(with_nccl(bookworm, "2.21.5", cuda=cuda), node(node_name))
     if expect is None:
@@ -44,8 +47,9 @@ def test_cuda_forward_compat_is_a_warning(bookworm):
 
 
 def test_cuda_unknowns(bookworm):
-    result = run(with_nccl(bookworm, "2.21.5", cuda="12.4.1"), replace_in(node("inbox-6.8-open-570"),
-                                                                           "gpu.driver_version", None))
+    result = run(
+        with_nccl(bookworm, "2.21.5", cuda="12.4.1"), replace_in(node("inbox-6.8-open-570"), "gpu.driver_version", None)
+    )
     assert "CUDA-DRIVER-TOO-OLD" in unknown_rules(result)
     no_cuda = with_nccl(bookworm, "2.21.5", cuda=None)
     assert "CUDA-DRIVER-TOO-OLD" in unknown_rules(run(no_cuda, node("inbox-6.8-open-570")))
@@ -68,9 +72,13 @@ def test_memlock(bookworm):
 
 # ---------- MLNX / DOCA userspace ----------
 def mlnx_image(facts, ofed_version="23.10-1.1.9.0", pkg="2307mlnx47-1.2310119"):
-    rdma = dataclasses.replace(facts.rdma, flavor=FLAVOR_MLNX_OFED, ofed_version=ofed_version,
-                               ofed_source="/usr/bin/ofed_info",
-                               packages=(Package("libibverbs1", pkg, "dpkg", "/var/lib/dpkg/status", "sha256:l"),))
+    rdma = dataclasses.replace(
+        facts.rdma,
+        flavor=FLAVOR_MLNX_OFED,
+        ofed_version=ofed_version,
+        ofed_source="/usr/bin/ofed_info",
+        packages=(Package("libibverbs1", pkg, "dpkg", "/var/lib/dpkg/status", "sha256:l"),),
+    )
     return dataclasses.replace(facts, rdma=rdma)
 
 
@@ -88,20 +96,32 @@ def test_mlnx_release_from_package_suffix(bookworm):
     f = by_id(run(image, node("mofed-23.10-open-550-peermem")), "OFED-USERSPACE-NEWER-THAN-KERNEL")
     assert any(e.value == "2410mlnx54-1.2410068" for e in f.evidence)
     unknown_release = mlnx_image(bookworm, ofed_version=None, pkg="2307mlnx47")
-    assert "OFED-USERSPACE-NEWER-THAN-KERNEL" in unknown_rules(run(unknown_release, node("mofed-23.10-open-550-peermem")))
+    assert "OFED-USERSPACE-NEWER-THAN-KERNEL" in unknown_rules(
+        run(unknown_release, node("mofed-23.10-open-550-peermem"))
+    )
 
 
 def test_mlnx_userspace_on_inbox(bookworm):
     f = by_id(run(mlnx_image(bookworm), node("inbox-6.8-open-570")), "MLNX-USERSPACE-ON-INBOX")
     assert f.confidence == "vendor-guidance"
     # distro rdma-core on the same nodes: nothing
-    assert not {"MLNX-USERSPACE-ON-INBOX", "OFED-USERSPACE-NEWER-THAN-KERNEL"} & set(ids(run(bookworm, node("inbox-6.8-open-570"))))
+    assert not {"MLNX-USERSPACE-ON-INBOX", "OFED-USERSPACE-NEWER-THAN-KERNEL"} & set(
+        ids(run(bookworm, node("inbox-6.8-open-570")))
+    )
 
 
 # ---------- Env traps ----------
-@pytest.mark.parametrize("value, severity, effective", [("16", "error", "0 retries"), ("10", "error", "2 retries"),
-                                                        ("8", "error", "0 retries"), ("3", "warning", None),
-                                                        ("7", None, None), ("abc", "warning", None)])
+@pytest.mark.parametrize(
+    "value, severity, effective",
+    [
+        ("16", "error", "0 retries"),
+        ("10", "error", "2 retries"),
+        ("8", "error", "0 retries"),
+        ("3", "warning", None),
+        ("7", None, None),
+        ("abc", "warning", None),
+    ],
+)
 def test_retry_cnt(bookworm, value, severity, effective):
     result = run(with_nccl(bookworm, "2.21.5", env={"NCCL_IB_RETRY_CNT": value}), node("inbox-6.8-open-570"))
     if severity is None:
@@ -156,10 +176,18 @@ def test_env_rules_skip_nodes_without_rdma(bookworm):
 # ---------- which NCCL ----------
 def test_pip_wheel_beats_system_library(bookworm):
     layer = bookworm.rdma.libibverbs.layer
-    image = dataclasses.replace(with_nccl(bookworm, "2.21.5"), nccl=(
-        Nccl("2.18.1", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.18.1", layer, "library"),
-        Nccl("2.21.5", "/usr/local/lib/python3.11/dist-packages/nvidia_nccl_cu12-2.21.5.dist-info/METADATA", layer, "pip"),
-    ))
+    image = dataclasses.replace(
+        with_nccl(bookworm, "2.21.5"),
+        nccl=(
+            Nccl("2.18.1", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.18.1", layer, "library"),
+            Nccl(
+                "2.21.5",
+                "/usr/local/lib/python3.11/dist-packages/nvidia_nccl_cu12-2.21.5.dist-info/METADATA",
+                layer,
+                "pip",
+            ),
+        ),
+    )
     ctx = Ctx(image, node("inbox-6.8-open-570"), None)
     assert ctx.nccl.version == "2.21.5"
     selection = next(e.value for e in ctx.nccl_evidence() if e.fact == "image.nccl.selection")
@@ -168,6 +196,11 @@ def test_pip_wheel_beats_system_library(bookworm):
 
 def test_system_library_when_no_wheel(bookworm):
     layer = bookworm.rdma.libibverbs.layer
-    image = dataclasses.replace(bookworm, nccl=(Nccl("2.19.3", "/var/lib/dpkg/status", layer, "dpkg"),
-                                                Nccl("2.19.3", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.19.3", layer, "library")))
+    image = dataclasses.replace(
+        bookworm,
+        nccl=(
+            Nccl("2.19.3", "/var/lib/dpkg/status", layer, "dpkg"),
+            Nccl("2.19.3", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.19.3", layer, "library"),
+        ),
+    )
     assert Ctx(image, node("inbox-6.8-open-570"), None).nccl.origin == "library"

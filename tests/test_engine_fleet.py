@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from engine_facts import committed_facts, matrix, node, replace_in, with_nccl
+
 from imgcheck.engine import build_report, evaluate_fleet, group_nodes, parse_ignore
 from imgcheck.errors import BadInputError
 from imgcheck.model.report import Suppression
@@ -19,8 +19,15 @@ def image():
 
 def clones(base: str, count: int, prefix: str):
     n = node(base)
-    return [dataclasses.replace(n, name=f"{prefix}{i:03d}", collected_at=f"2026-11-30T08:{i % 60:02d}:00Z",
-                                labels={**n.labels, "rack": str(i % 4)}) for i in range(count)]
+    return [
+        dataclasses.replace(
+            n,
+            name=f"{prefix}{i:03d}",
+            collected_at=f"2026-11-30T08:{i % 60:02d}:00Z",
+            labels={**n.labels, "rack": str(i % 4)},
+        )
+        for i in range(count)
+    ]
 
 
 def test_identical_nodes_are_evaluated_once(image):
@@ -65,7 +72,9 @@ def test_report_contents(image):
 def test_ignore_everywhere_and_on_one_node(image):
     nodes = clones("inbox-5.15-proprietary-535", 2, "n")
     m = matrix()
-    everywhere = build_report(image, nodes, m, suppressions=(parse_ignore("ENV-NCCL-IB-RETRY-CNT", "fixed in next image"),))
+    everywhere = build_report(
+        image, nodes, m, suppressions=(parse_ignore("ENV-NCCL-IB-RETRY-CNT", "fixed in next image"),)
+    )
     assert "ENV-NCCL-IB-RETRY-CNT" not in [f.id for f in everywhere.findings]
     assert everywhere.verdict == "warn"
     assert everywhere.suppressed == (Suppression("ENV-NCCL-IB-RETRY-CNT", None, "fixed in next image"),)

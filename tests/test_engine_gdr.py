@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules, with_nccl
 
 
@@ -63,13 +62,21 @@ def test_nccl_up_to_2_22_3_misses_peermem_on_doca_without_memory_peers(bookworm,
     assert ("GDR-NCCL-LEGACY-MEMORY-PEERS" in ids(result)) is expect
     if expect:
         f = by_id(result, "GDR-NCCL-LEGACY-MEMORY-PEERS")
-        assert f.predicted_error == "NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'" and "2.23.4" in " ".join(f.fixes)
+        assert (
+            f.predicted_error == "NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
+            and "2.23.4" in " ".join(f.fixes)
+        )
     assert "GDR-PEERMEM-MISSING" not in ids(result)
 
 
 def test_legacy_check_is_moot_when_dmabuf_works(bookworm):
     # open modules + DOCA 24.10 + rdma-core 44: NCCL uses DMA-BUF and never asks for peer memory
-    result = run(with_nccl(bookworm, "2.21.5"), node("doca-24.10-open-580-peermem", ))
+    result = run(
+        with_nccl(bookworm, "2.21.5"),
+        node(
+            "doca-24.10-open-580-peermem",
+        ),
+    )
     assert "GDR-NCCL-LEGACY-MEMORY-PEERS" not in ids(result)
 
 
@@ -123,7 +130,8 @@ def test_cumem_on_r470_with_forward_compat(bookworm):
     # relaxed ordering off in the image: the same failure would name ibv_reg_mr
     off = with_nccl(bookworm, "2.27.3", cuda="12.8.1", compat="570.124.06", env={"NCCL_IB_PCI_RELAXED_ORDERING": "0"})
     assert by_id(run(off, node("mofed-5.8-470-peermem")), "CUMEM-OLD-DRIVER").predicted_error.endswith(
-        "ibv_reg_mr failed with error Invalid argument")
+        "ibv_reg_mr failed with error Invalid argument"
+    )
 
 
 def test_cumem_not_predicted_when_ruled_out(bookworm):
@@ -131,8 +139,11 @@ def test_cumem_not_predicted_when_ruled_out(bookworm):
     assert "CUMEM-OLD-DRIVER" not in ids(run(with_nccl(bookworm, "2.18.3", cuda="12.2.2", compat="535.104.05"), n))
     off = with_nccl(bookworm, "2.27.3", cuda="12.8.1", compat="570.124.06", env={"NCCL_CUMEM_ENABLE": "0"})
     assert "CUMEM-OLD-DRIVER" not in ids(run(off, n))
-    assert "CUMEM-OLD-DRIVER" not in ids(run(with_nccl(bookworm, "2.27.3", cuda="12.8.1", compat="570.124.06"),
-                                             node("mofed-5.8-proprietary-535-peermem")))
+    assert "CUMEM-OLD-DRIVER" not in ids(
+        run(
+            with_nccl(bookworm, "2.27.3", cuda="12.8.1", compat="570.124.06"), node("mofed-5.8-proprietary-535-peermem")
+        )
+    )
     no_pm = replace_in(n, "gpu.peermem.loaded", False)
     assert "CUMEM-OLD-DRIVER" not in ids(run(with_nccl(bookworm, "2.27.3", cuda="12.8.1", compat="570.124.06"), no_pm))
 

@@ -15,8 +15,8 @@ import os
 import re
 
 import pytest
-
 from engine_facts import IMAGES_DIR, committed_facts, fixture_doc
+
 from imgcheck import api
 from imgcheck.read_options import ReadOptions
 
@@ -51,7 +51,9 @@ def test_committed_facts_are_what_inspect_reads(suite, debian_archive):
             fh.write(json.dumps(doc, indent=1) + "\n")
     with open(path) as fh:
         committed = json.load(fh)
-    assert build_independent(committed) == build_independent(doc), f"inspect output drifted from {path}; regenerate with IMGCHECK_UPDATE_FIXTURES=1"
+    assert build_independent(committed) == build_independent(doc), (
+        f"inspect output drifted from {path}; regenerate with IMGCHECK_UPDATE_FIXTURES=1"
+    )
     loaded = committed_facts(suite)
     assert loaded.unknown == {}  # inspect writes every fact explicitly
     assert loaded.rdma.libibverbs is not None and loaded.rdma.providers

@@ -8,8 +8,8 @@ import json
 import os
 
 import pytest
-
 from engine_facts import run
+
 from imgcheck.model.image import ImageFacts
 from imgcheck.model.node_io import parse_node_facts
 from imgcheck.model.serde import from_dict

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules, with_nccl
+
 from imgcheck.model.image import Provider
 
 EXPECTED = {  # what the real images carry (DESIGN.md / the research catalog)
@@ -14,8 +14,14 @@ EXPECTED = {  # what the real images carry (DESIGN.md / the research catalog)
     "bookworm": dict(rdma_core="44.0", pabi=34, iova2=True, dmabuf=True),
     "trixie": dict(rdma_core="56.1", pabi=34, iova2=True, dmabuf=True),
 }
-ALL_NODES = ("inbox-5.15-proprietary-535", "inbox-6.8-open-570", "mofed-5.8-proprietary-535-peermem",
-             "mofed-23.10-open-550-peermem", "doca-24.10-open-580-peermem", "doca-24.10-proprietary-570-peermem")
+ALL_NODES = (
+    "inbox-5.15-proprietary-535",
+    "inbox-6.8-open-570",
+    "mofed-5.8-proprietary-535-peermem",
+    "mofed-23.10-open-550-peermem",
+    "doca-24.10-open-580-peermem",
+    "doca-24.10-proprietary-570-peermem",
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +35,18 @@ def test_real_images_are_consistent_on_every_node(facts, suite):
     want = EXPECTED[suite]
     lib = image.rdma.libibverbs
     assert (lib.rdma_core, lib.private_abi, lib.has_reg_mr_iova2, lib.has_reg_dmabuf_mr) == (
-        want["rdma_core"], want["pabi"], want["iova2"], want["dmabuf"])
+        want["rdma_core"],
+        want["pabi"],
+        want["iova2"],
+        want["dmabuf"],
+    )
     assert {p.pabi for p in image.rdma.providers} == {want["pabi"]}
     for name in ALL_NODES:
         result = run(image, node(name))
         # a consistent distro rdma-core with an mlx5 provider: no RDMA userspace problem on any node
-        assert not {"RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "RDMA-NO-LIBIBVERBS", "UVERBS-ABI-RANGE"} & set(ids(result))
+        assert not {"RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "RDMA-NO-LIBIBVERBS", "UVERBS-ABI-RANGE"} & set(
+            ids(result)
+        )
         # a plain rdma image has no NCCL and no CUDA: NCCL rules are not applicable, not unknown
         assert not [r for r in unknown_rules(result) if r.startswith(("GDR", "DMABUF", "CUMEM", "CUDA"))]
         assert "DMABUF-UNSUPPORTED" not in ids(result)
@@ -49,8 +61,10 @@ def test_host_mounted_provider_from_another_pabi(facts):
     result = run(mixed, node("inbox-6.8-open-570"))
     f = by_id(result, "RDMA-PABI-MISMATCH")
     assert f.severity == "error" and f.confidence == "verified"
-    assert f.predicted_error == ("libibverbs: Warning: couldn't load driver 'libmlx5-rdmav34.so': "
-                                 "libmlx5-rdmav34.so: cannot open shared object file: No such file or directory")
+    assert f.predicted_error == (
+        "libibverbs: Warning: couldn't load driver 'libmlx5-rdmav34.so': "
+        "libmlx5-rdmav34.so: cannot open shared object file: No such file or directory"
+    )
     facts_by_name = {e.fact: e for e in f.evidence}
     assert facts_by_name["image.rdma.libibverbs.private_abi"].value == 34
     assert facts_by_name["image.rdma.libibverbs.private_abi"].path == image.rdma.libibverbs.path
@@ -75,8 +89,11 @@ def test_provider_binding_another_private_abi_under_the_right_name(facts):
 def test_mismatch_on_a_provider_the_node_does_not_use_is_a_warning(facts):
     image = facts("bookworm")
     efa = next(p for p in image.rdma.providers if p.name == "efa")
-    mixed = replace_in(image, "rdma.providers",
-                       tuple(p if p.name != "efa" else dataclasses.replace(efa, pabi=33) for p in image.rdma.providers))
+    mixed = replace_in(
+        image,
+        "rdma.providers",
+        tuple(p if p.name != "efa" else dataclasses.replace(efa, pabi=33) for p in image.rdma.providers),
+    )
     f = by_id(run(mixed, node("inbox-5.15-proprietary-535")), "RDMA-PABI-MISMATCH")
     assert f.severity == "warning" and "efa" in f.title
 
@@ -127,10 +144,13 @@ def test_uverbs_abi_range(facts):
     assert "UVERBS-ABI-RANGE" in unknown_rules(run(image, node("handwritten-minimal")))
 
 
-@pytest.mark.parametrize("node_name, words", [
-    ("inbox-6.8-open-570", "accepts the flag"),
-    ("mofed-5.8-proprietary-535-peermem", "accepts the flag"),
-])
+@pytest.mark.parametrize(
+    "node_name, words",
+    [
+        ("inbox-6.8-open-570", "accepts the flag"),
+        ("mofed-5.8-proprietary-535-peermem", "accepts the flag"),
+    ],
+)
 def test_relaxed_ordering_is_safe_by_construction(facts, node_name, words):
     image = with_nccl(facts("bullseye"), "2.18.3")
     f = by_id(run(image, node(node_name)), "RO-MASKED-SAFE")

@@ -10,8 +10,8 @@ import os
 import re
 
 import pytest
-
 from engine_facts import by_id, ids, node, real_facts, replace_in, run, unknown_rules, with_nccl
+
 from imgcheck.model.node import RdmaDevice
 
 
@@ -25,6 +25,7 @@ def unknown_reason(result, rule):
 
 
 # ---------------------------------------------------------------- REG-PATH: which call, which memory
+
 
 def test_peer_memory_path_explains_einval_and_efault(bookworm):
     """MLNX_OFED + proprietary driver + nvidia-peermem: GPU buffers go to ibv_reg_mr_iova2 via peer memory
@@ -84,6 +85,7 @@ def test_no_path_finding_without_rdma(bookworm):
 
 # ---------------------------------------------------------------- RE-EPERM-MEMLOCK0
 
+
 def test_memlock_zero_predicts_eperm_not_enomem(bookworm):
     n = replace_in(node("mofed-5.8-proprietary-535-peermem"), "limits.memlock_kib", 0)
     result = run(with_nccl(bookworm, "2.21.5"), n)
@@ -111,8 +113,10 @@ def test_memlock_zero_applies_without_nccl(bookworm):
 
 # ---------------------------------------------------------------- RE-EFAULT-CUMEM-FLAG
 
-@pytest.mark.parametrize("nccl, expect_unknown", [("2.21.5", False), ("2.23.4", False), ("2.24.3", True),
-                                                  ("2.27.3", True)])
+
+@pytest.mark.parametrize(
+    "nccl, expect_unknown", [("2.21.5", False), ("2.23.4", False), ("2.24.3", True), ("2.27.3", True)]
+)
 def test_cumem_vmm_gdr_only_from_2_24_3(bookworm, nccl, expect_unknown):
     """2.19 - 2.23 enable cuMem only when the GPU reports VMM GPUDirect RDMA; 2.24.3 dropped that test."""
     result = run(with_nccl(bookworm, nccl), node("mofed-5.8-proprietary-535-peermem"))
@@ -145,6 +149,7 @@ def test_cumem_vmm_gdr_asked_with_forward_compat_on_r470(bookworm):
 
 # ---------------------------------------------------------------- RE-FLAG-ATOMIC
 
+
 def test_remote_atomic_is_safe_on_mlx5(bookworm):
     result = run(with_nccl(bookworm, "2.28.9"), node("mofed-5.8-proprietary-535-peermem"))
     assert "REG-REMOTE-ATOMIC" not in ids(result) and "REG-REMOTE-ATOMIC" not in unknown_rules(result)
@@ -165,6 +170,7 @@ def test_remote_atomic_not_asked_before_2_28_7(bookworm):
 def test_every_registration_rule_cites_rows_that_exist():
     """Each rule text names its rows of docs/registration-errors.md, and those rows are in the table."""
     from engine_facts import matrix
+
     with open(os.path.join(os.path.dirname(__file__), "..", "docs", "registration-errors.md")) as fh:
         table_rows = set(re.findall(r"^\| `(RE-[A-Z0-9-]+)` \|", fh.read(), flags=re.M))
     assert len(table_rows) >= 15
@@ -197,8 +203,10 @@ def test_readme_headline_example(capsys):
     assert code == 0  # warnings only: the default --fail-on is error
     report = json.loads(capsys.readouterr().out)
     findings = {f["id"]: f for f in report["findings"]}
-    assert findings["CUMEM-OLD-DRIVER"]["predicted_error"] == \
-        "NCCL WARN Call to ibv_reg_mr_iova2 failed with error Invalid argument"
+    assert (
+        findings["CUMEM-OLD-DRIVER"]["predicted_error"]
+        == "NCCL WARN Call to ibv_reg_mr_iova2 failed with error Invalid argument"
+    )
     assert "through nvidia-peermem" in findings["REG-PATH"]["title"]
     assert "nv_dma_map" in findings["REG-PATH"]["mechanism"]
     assert "RO-MASKED-SAFE" in findings
@@ -208,13 +216,16 @@ def test_readme_headline_example(capsys):
 def test_every_rule_and_signature_the_table_names_exists():
     """docs/registration-errors.md names rules (`rule X`) and triage signatures (`triage X`); they must exist."""
     from engine_facts import matrix
+
     from imgcheck.engine import RULE_IDS
     from imgcheck.triage.signatures import load_signatures
 
     with open(os.path.join(os.path.dirname(__file__), "..", "docs", "registration-errors.md")) as fh:
         text = fh.read()
     rules = set(re.findall(r"rule `([A-Z0-9-]+)`", text))
-    sigs = set(re.findall(r"triage `([A-Z0-9-]+)`", text)) | set(re.findall(r"`(IBV-[A-Z0-9-]+|PEERMEM-[A-Z0-9-]+)`", text))
+    sigs = set(re.findall(r"triage `([A-Z0-9-]+)`", text)) | set(
+        re.findall(r"`(IBV-[A-Z0-9-]+|PEERMEM-[A-Z0-9-]+)`", text)
+    )
     assert rules and sigs
     assert rules <= set(RULE_IDS), rules - set(RULE_IDS)
     known = {s.id for s in load_signatures().signatures}
@@ -222,15 +233,23 @@ def test_every_rule_and_signature_the_table_names_exists():
     assert all(matrix().rule(r) for r in rules)
 
 
-@pytest.mark.parametrize("nccl, env, compat, node_name, words", [
-    ("2.18.5", {}, None, "mofed-5.8-proprietary-535-peermem", "of its cudaMalloc buffers"),
-    ("2.21.5", {}, None, "mofed-5.8-proprietary-535-peermem", "cuMem (VMM) if the GPU reports VMM GPUDirect RDMA"),
-    ("2.27.3", {}, None, "mofed-5.8-proprietary-535-peermem", "of its cuMem (VMM) buffers"),
-    ("2.27.3", {"NCCL_CUMEM_ENABLE": "0"}, None, "mofed-5.8-proprietary-535-peermem",
-     "cudaMalloc (NCCL_CUMEM_ENABLE=0 (image Env)) buffers"),
-    ("2.27.3", {}, None, "mofed-5.8-470-peermem", "cudaMalloc (driver API < 12.0)"),
-    ("2.27.3", {}, "570.124.06", "mofed-5.8-470-peermem", "of its cuMem (VMM) buffers"),
-])
+@pytest.mark.parametrize(
+    "nccl, env, compat, node_name, words",
+    [
+        ("2.18.5", {}, None, "mofed-5.8-proprietary-535-peermem", "of its cudaMalloc buffers"),
+        ("2.21.5", {}, None, "mofed-5.8-proprietary-535-peermem", "cuMem (VMM) if the GPU reports VMM GPUDirect RDMA"),
+        ("2.27.3", {}, None, "mofed-5.8-proprietary-535-peermem", "of its cuMem (VMM) buffers"),
+        (
+            "2.27.3",
+            {"NCCL_CUMEM_ENABLE": "0"},
+            None,
+            "mofed-5.8-proprietary-535-peermem",
+            "cudaMalloc (NCCL_CUMEM_ENABLE=0 (image Env)) buffers",
+        ),
+        ("2.27.3", {}, None, "mofed-5.8-470-peermem", "cudaMalloc (driver API < 12.0)"),
+        ("2.27.3", {}, "570.124.06", "mofed-5.8-470-peermem", "of its cuMem (VMM) buffers"),
+    ],
+)
 def test_peer_memory_path_names_the_allocation(bookworm, nccl, env, compat, node_name, words):
     """2.19 - 2.23 use cuMem only with VMM GPUDirect RDMA; 2.24.3+ whenever the driver API is >= 12.0."""
     image = with_nccl(bookworm, nccl, env=env, cuda="12.8.0" if compat else "12.4.1", compat=compat)

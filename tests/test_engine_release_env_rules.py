@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from engine_facts import by_id, committed_facts, matrix, node, with_nccl
+
 from imgcheck.engine import evaluate
 from imgcheck.model.image import Cuda, Nccl
 
@@ -95,8 +96,14 @@ def test_ib_hca_read_as_nccl_reads_it():
 def test_ib_hca_prefix_that_selects_more_devices():
     n = node("mofed-23.10-open-550-peermem")
     devices = n.rdma.devices
-    many = dataclasses.replace(n, rdma=dataclasses.replace(n.rdma, devices=devices + (
-        dataclasses.replace(devices[0], name="mlx5_10"), dataclasses.replace(devices[0], name="mlx5_11"))))
+    many = dataclasses.replace(
+        n,
+        rdma=dataclasses.replace(
+            n.rdma,
+            devices=devices
+            + (dataclasses.replace(devices[0], name="mlx5_10"), dataclasses.replace(devices[0], name="mlx5_11")),
+        ),
+    )
     result = evaluate(image_with(env={"NCCL_IB_HCA": "mlx5_1"}), many, matrix())
     f = by_id(result, "ENV-NCCL-IB-HCA-PREFIX")
     assert f.severity == "info" and "mlx5_10, mlx5_11" in f.title and "=mlx5_1" in " ".join(f.fixes)
@@ -109,14 +116,18 @@ def test_socket_ifname_exclusion_without_lo():
     f = by_id(conf, "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO")
     assert f.severity == "warning" and f.evidence[0].path == "/etc/nccl.conf"
     for fine in ("^docker,lo", "^lo,docker0", "eth0", "=ib0"):
-        assert severities(run(image_with(nccl_conf={"NCCL_SOCKET_IFNAME": fine})),
-                          "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO") == [], fine
+        assert (
+            severities(run(image_with(nccl_conf={"NCCL_SOCKET_IFNAME": fine})), "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO")
+            == []
+        ), fine
 
 
 def test_cuda_before_11_has_a_floor_per_release():
     base = with_nccl(committed_facts("bookworm"), "2.7.8", cuda=None)
     cuda102 = dataclasses.replace(base, cuda=Cuda("10.2.89", "/usr/local/cuda/version.txt", None, "version.txt"))
-    n = node("mofed-5.8-470-peermem", gpu=dataclasses.replace(node("mofed-5.8-470-peermem").gpu, driver_version="418.87.00"))
+    n = node(
+        "mofed-5.8-470-peermem", gpu=dataclasses.replace(node("mofed-5.8-470-peermem").gpu, driver_version="418.87.00")
+    )
     f = by_id(evaluate(cuda102, n, matrix()), "CUDA-DRIVER-TOO-OLD")
     assert f.severity == "error" and "440.33" in f.title and f.mechanism.startswith("Before CUDA 11")
     cuda101 = dataclasses.replace(base, cuda=Cuda("10.1.243", "/usr/local/cuda/version.txt", None, "version.txt"))
@@ -142,8 +153,9 @@ def test_forward_compat_libcuda_on_a_gpu_class_without_forward_compatibility():
 
     def on(gpu_name, driver):
         gpus = tuple(dataclasses.replace(g, name=gpu_name, gpu_class=None) for g in n.gpu.gpus)
-        return evaluate(base, dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gpus=gpus, driver_version=driver)),
-                        matrix())
+        return evaluate(
+            base, dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gpus=gpus, driver_version=driver)), matrix()
+        )
 
     f = by_id(on("NVIDIA GeForce RTX 3090", "525.147.05"), "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU")
     assert f.severity == "error" and "804" in f.predicted_error and "consumer" in f.title
@@ -166,7 +178,8 @@ def test_transport_rules_stay_quiet_when_the_transport_is_off():
     socket = evaluate(image_with(env={"NCCL_NET": "Socket"}), n, matrix())
     assert "GDR-PEERMEM-MISSING" not in {f.id for f in socket.findings} and by_id(socket, "ENV-DISABLES-IB")
     base = image_with()
-    no_mlx5 = dataclasses.replace(base, rdma=dataclasses.replace(
-        base.rdma, providers=tuple(p for p in base.rdma.providers if p.name != "mlx5")))
+    no_mlx5 = dataclasses.replace(
+        base, rdma=dataclasses.replace(base.rdma, providers=tuple(p for p in base.rdma.providers if p.name != "mlx5"))
+    )
     result = evaluate(no_mlx5, n, matrix())
     assert "GDR-PEERMEM-MISSING" not in {f.id for f in result.findings} and by_id(result, "RDMA-NO-MLX5-PROVIDER")

@@ -6,32 +6,73 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from engine_facts import committed_facts, node, replace_in, run, with_nccl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine_facts import committed_facts, node, replace_in, run, with_nccl
 from imgcheck.engine import RULE_IDS
 
-NODE_FIELDS = ("kernel.release", "rdma.stack", "rdma.ofed_version", "rdma.uverbs_abi", "rdma.peer_memory_api",
-               "gpu.driver_version", "gpu.kernel_module", "gpu.peermem.loaded", "gpu.peermem.version",
-               "gpu.peermem.legacy_nv_peer_mem", "limits.memlock_kib")
-NODES = ("inbox-5.15-proprietary-535", "inbox-6.8-open-570", "mofed-5.8-470-peermem", "doca-24.10-proprietary-570-peermem",
-         "mofed-23.10-open-550-peermem", "handwritten-minimal", "cpu-no-rdma")
-IMAGES = st.fixed_dictionaries({
-    "nccl": st.sampled_from([None, "2.11.4", "2.13.4", "2.18.3", "2.21.5", "2.23.4", "2.27.3"]),
-    "cuda": st.sampled_from([None, "11.8.0", "12.4.1", "12.8.1", "13.0.1"]),
-    "compat": st.sampled_from([None, "550.54.15"]),
-    "env": st.dictionaries(st.sampled_from(["NCCL_IB_RETRY_CNT", "NCCL_IB_TIMEOUT", "NCCL_DMABUF_ENABLE", "NCCL_IB_DISABLE",
-                                            "NCCL_NET_GDR_LEVEL", "NCCL_CUMEM_ENABLE", "NCCL_IB_PCI_RELAXED_ORDERING"]),
-                           st.sampled_from(["0", "1", "7", "16", "-1", "LOC", "SYS", "x", ""]), max_size=3),
-    "suite": st.sampled_from(["bullseye", "bookworm"]),
-    "drop_lib": st.booleans(),
-    # facts a hand-written file, catalog row or webhook input left out (unknown, not absent)
-    "image_unknown": st.sets(st.sampled_from(["rdma.libibverbs", "rdma.providers", "rdma.flavor", "cuda.compat_driver",
-                                              "rdma.libibverbs.has_reg_dmabuf_mr", "rdma.libibverbs.has_reg_mr_iova2",
-                                              "rdma.libibverbs.symbol_versions"])),
-    "partial_nccl": st.booleans(),
-})
+NODE_FIELDS = (
+    "kernel.release",
+    "rdma.stack",
+    "rdma.ofed_version",
+    "rdma.uverbs_abi",
+    "rdma.peer_memory_api",
+    "gpu.driver_version",
+    "gpu.kernel_module",
+    "gpu.peermem.loaded",
+    "gpu.peermem.version",
+    "gpu.peermem.legacy_nv_peer_mem",
+    "limits.memlock_kib",
+)
+NODES = (
+    "inbox-5.15-proprietary-535",
+    "inbox-6.8-open-570",
+    "mofed-5.8-470-peermem",
+    "doca-24.10-proprietary-570-peermem",
+    "mofed-23.10-open-550-peermem",
+    "handwritten-minimal",
+    "cpu-no-rdma",
+)
+IMAGES = st.fixed_dictionaries(
+    {
+        "nccl": st.sampled_from([None, "2.11.4", "2.13.4", "2.18.3", "2.21.5", "2.23.4", "2.27.3"]),
+        "cuda": st.sampled_from([None, "11.8.0", "12.4.1", "12.8.1", "13.0.1"]),
+        "compat": st.sampled_from([None, "550.54.15"]),
+        "env": st.dictionaries(
+            st.sampled_from(
+                [
+                    "NCCL_IB_RETRY_CNT",
+                    "NCCL_IB_TIMEOUT",
+                    "NCCL_DMABUF_ENABLE",
+                    "NCCL_IB_DISABLE",
+                    "NCCL_NET_GDR_LEVEL",
+                    "NCCL_CUMEM_ENABLE",
+                    "NCCL_IB_PCI_RELAXED_ORDERING",
+                ]
+            ),
+            st.sampled_from(["0", "1", "7", "16", "-1", "LOC", "SYS", "x", ""]),
+            max_size=3,
+        ),
+        "suite": st.sampled_from(["bullseye", "bookworm"]),
+        "drop_lib": st.booleans(),
+        # facts a hand-written file, catalog row or webhook input left out (unknown, not absent)
+        "image_unknown": st.sets(
+            st.sampled_from(
+                [
+                    "rdma.libibverbs",
+                    "rdma.providers",
+                    "rdma.flavor",
+                    "cuda.compat_driver",
+                    "rdma.libibverbs.has_reg_dmabuf_mr",
+                    "rdma.libibverbs.has_reg_mr_iova2",
+                    "rdma.libibverbs.symbol_versions",
+                ]
+            )
+        ),
+        "partial_nccl": st.booleans(),
+    }
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +85,21 @@ def facts():
 def test_engine_is_total(facts, image_spec, node_name, unknown):
     image = facts[image_spec["suite"]]
     if image_spec["nccl"]:
-        image = with_nccl(image, image_spec["nccl"], cuda=image_spec["cuda"], compat=image_spec["compat"],
-                          env=image_spec["env"])
+        image = with_nccl(
+            image, image_spec["nccl"], cuda=image_spec["cuda"], compat=image_spec["compat"], env=image_spec["env"]
+        )
     else:
         image = dataclasses.replace(image, env=dict(image_spec["env"]))
     if image_spec["drop_lib"]:
         image = replace_in(replace_in(image, "rdma.libibverbs", None), "rdma.providers", ())
     if image_spec["partial_nccl"] and image.nccl:  # "2.18" as a person writes it: any 2.18.x
-        image = dataclasses.replace(image, nccl=tuple(dataclasses.replace(x, version=x.version.rsplit(".", 1)[0])
-                                                      for x in image.nccl))
+        image = dataclasses.replace(
+            image, nccl=tuple(dataclasses.replace(x, version=x.version.rsplit(".", 1)[0]) for x in image.nccl)
+        )
     if image_spec["image_unknown"]:
-        image = dataclasses.replace(image, unknown={k: "not given in the facts file" for k in image_spec["image_unknown"]})
+        image = dataclasses.replace(
+            image, unknown={k: "not given in the facts file" for k in image_spec["image_unknown"]}
+        )
         if "rdma.libibverbs" in image.unknown:
             image = replace_in(image, "rdma.libibverbs", None)
     n = node(node_name)
@@ -72,4 +117,6 @@ def test_engine_is_total(facts, image_spec, node_name, unknown):
     for u in result.unknowns:
         assert u.rule in RULE_IDS and u.reason and "None" not in u.reason
     # a rule is never both decided and unknown for one node
-    assert not {f.id for f in result.findings} & {u.rule for u in result.unknowns} - {"UVERBS-ABI-RANGE"}  # global vs per-device ABI
+    assert not {f.id for f in result.findings} & {u.rule for u in result.unknowns} - {
+        "UVERBS-ABI-RANGE"
+    }  # global vs per-device ABI

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from engine_facts import node, real_facts, run, unknown_rules
+
 from imgcheck.engine.ucx import allowed_internode
 from imgcheck.read_options import ReadOptions
 
@@ -53,6 +53,7 @@ def test_negated_list_that_removes_every_network_transport():
 
 # -- a newer UCX tree (trixie's UCX 1.18.1, real files) on bullseye's rdma-core 33.2 ------------------
 
+
 @pytest.fixture(scope="module")
 def newer_ucx_layer(tmp_path_factory):
     import os
@@ -65,9 +66,10 @@ def newer_ucx_layer(tmp_path_factory):
     with tarfile.open(build_rootfs("trixie")) as src, tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as dst:
         for member in src:
             name = member.name.lstrip("./")
-            rel = name[len(lib):] if name.startswith(lib) else None
-            if rel and (rel.startswith("ucx/") or os.path.basename(rel).startswith(("libucp.", "libucs", "libuct.",
-                                                                                      "libucm."))):
+            rel = name[len(lib) :] if name.startswith(lib) else None
+            if rel and (
+                rel.startswith("ucx/") or os.path.basename(rel).startswith(("libucp.", "libucs", "libuct.", "libucm."))
+            ):
                 member.name = "opt/ucx/lib/" + rel
                 dst.addfile(member, src.extractfile(member) if member.isfile() else None)
     return out
@@ -75,6 +77,7 @@ def newer_ucx_layer(tmp_path_factory):
 
 def _inspect(tmp_path, layers, env=None):
     from imagebuild import write_docker_archive
+
     from imgcheck import api
 
     path = str(tmp_path / "image.tar")
@@ -85,8 +88,11 @@ def _inspect(tmp_path, layers, env=None):
 def test_newer_ucx_modules_need_versions_old_rdma_core_lacks(tmp_path, newer_ucx_layer):
     from rootfs import build_rootfs
 
-    facts = _inspect(tmp_path, [build_rootfs("bullseye"), newer_ucx_layer],
-                     env=["PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=/opt/ucx/lib"])
+    facts = _inspect(
+        tmp_path,
+        [build_rootfs("bullseye"), newer_ucx_layer],
+        env=["PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=/opt/ucx/lib"],
+    )
     ucx = facts.ucx
     # the loader's copy is the /opt/ucx tree, so neither the version nor the modules are the package's
     assert ucx.path.startswith("/opt/ucx/lib/libucp.so.0") and ucx.origin == "library" and ucx.version is None
@@ -97,8 +103,10 @@ def test_newer_ucx_modules_need_versions_old_rdma_core_lacks(tmp_path, newer_ucx
     found = {f.evidence[0].path: f for f in result.findings if f.id == "UCX-IB-MODULE-VERSIONS"}
     ib = found["/opt/ucx/lib/ucx/libuct_ib.so.0.0.0"]
     # the line ldd prints for this file in a real bullseye chroot
-    assert ib.predicted_error == ("/usr/lib/x86_64-linux-gnu/libibverbs.so.1: version `IBVERBS_1.12' not found "
-                                  "(required by /opt/ucx/lib/ucx/libuct_ib.so.0.0.0)")
+    assert ib.predicted_error == (
+        "/usr/lib/x86_64-linux-gnu/libibverbs.so.1: version `IBVERBS_1.12' not found "
+        "(required by /opt/ucx/lib/ucx/libuct_ib.so.0.0.0)"
+    )
     assert ib.evidence[0].value == "IBVERBS_1.12"  # 1.10 and 1.8 exist in rdma-core 33.2
     mlx5 = found["/opt/ucx/lib/ucx/libuct_ib_mlx5.so.0.0.0"]
     assert "MLX5_1.19" in mlx5.evidence[0].value and "libmlx5.so.1: version `MLX5_1.19'" in mlx5.predicted_error

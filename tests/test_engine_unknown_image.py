@@ -8,10 +8,14 @@ import dataclasses
 import json
 
 from engine_facts import by_id, node, run, unknown_rules
+
 from imgcheck import api
 
-NCCL_ONLY = {"reference": "hand:trainer", "nccl": [{"version": "2.21.5", "origin": "pip"}],
-             "cuda": {"version": "12.4.1"}}
+NCCL_ONLY = {
+    "reference": "hand:trainer",
+    "nccl": [{"version": "2.21.5", "origin": "pip"}],
+    "cuda": {"version": "12.4.1"},
+}
 
 
 def facts_file(tmp_path, doc) -> str:
@@ -52,22 +56,39 @@ def test_compat_driver_null_means_looked_and_found_none(tmp_path):
 
 def test_exports_left_out_follow_from_the_rdma_core_release(tmp_path):
     lib = {"version": "1.14.44.0", "rdma_core": "44.0", "private_abi": 34, "path": "/usr/lib/libibverbs.so.1.14.44.0"}
-    doc = {**NCCL_ONLY, "rdma": {"libibverbs": lib, "flavor": "inbox",
-                                 "providers": [{"name": "mlx5", "pabi": 34, "path": "/usr/lib/libmlx5-rdmav34.so"}]}}
+    doc = {
+        **NCCL_ONLY,
+        "rdma": {
+            "libibverbs": lib,
+            "flavor": "inbox",
+            "providers": [{"name": "mlx5", "pabi": 34, "path": "/usr/lib/libmlx5-rdmav34.so"}],
+        },
+    }
     image = api.load_image_facts(facts_file(tmp_path, doc))
     result = run(image, node("inbox-6.8-open-570"))
     # rdma-core 44 exports ibv_reg_dmabuf_mr (first in 34.0): DMA-BUF is usable, so no GDR finding
     assert not {"DMABUF-UNSUPPORTED", "GDR-PEERMEM-MISSING"} & {f.id for f in result.findings}
-    old = dataclasses.replace(image, rdma=dataclasses.replace(
-        image.rdma, libibverbs=dataclasses.replace(image.rdma.libibverbs, rdma_core="33.2")))
+    old = dataclasses.replace(
+        image,
+        rdma=dataclasses.replace(image.rdma, libibverbs=dataclasses.replace(image.rdma.libibverbs, rdma_core="33.2")),
+    )
     assert "lacks ibv_reg_dmabuf_mr" in by_id(run(old, node("inbox-6.8-open-570")), "GDR-PEERMEM-MISSING").mechanism
 
 
 def test_a_partial_nccl_version_is_a_range(tmp_path):
-    lib = {"version": "1.14.44.0", "rdma_core": "44.0", "private_abi": 34, "has_reg_mr_iova2": True,
-           "has_reg_dmabuf_mr": False, "symbol_versions": ["IBVERBS_1.8"]}
-    doc = {**NCCL_ONLY, "nccl": [{"version": "2.13", "origin": "library"}],
-           "rdma": {"libibverbs": lib, "flavor": "inbox", "providers": [{"name": "mlx5", "pabi": 34, "path": "p"}]}}
+    lib = {
+        "version": "1.14.44.0",
+        "rdma_core": "44.0",
+        "private_abi": 34,
+        "has_reg_mr_iova2": True,
+        "has_reg_dmabuf_mr": False,
+        "symbol_versions": ["IBVERBS_1.8"],
+    }
+    doc = {
+        **NCCL_ONLY,
+        "nccl": [{"version": "2.13", "origin": "library"}],
+        "rdma": {"libibverbs": lib, "flavor": "inbox", "providers": [{"name": "mlx5", "pabi": 34, "path": "p"}]},
+    }
     result = run(api.load_image_facts(facts_file(tmp_path, doc)), node("inbox-6.8-open-570"))
     # 2.13.0..2.13.3 predate DMA-BUF (2.13.4): whether NCCL tries it is undecided, never a confident error
     assert "DMABUF-UNSUPPORTED" in unknown_rules(result)
@@ -77,5 +98,6 @@ def test_a_partial_nccl_version_is_a_range(tmp_path):
 def test_inspect_output_reloaded_has_no_unknowns(tmp_path):
     from imgcheck.model.image import ImageFacts
     from imgcheck.model.serde import to_dict
+
     written = to_dict(ImageFacts("x"))  # inspect writes every key, nulls included
     assert api.load_image_facts(facts_file(tmp_path, written)).unknown == {}

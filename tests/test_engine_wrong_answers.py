@@ -8,7 +8,6 @@ import dataclasses
 import itertools
 
 import pytest
-
 from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules, with_nccl
 
 
@@ -22,8 +21,12 @@ def test_connectx3_mlx4_node_is_not_taken_for_mlx5():
     assert "RDMA-NO-MLX5-PROVIDER" not in ids(result) + unknown_rules(result)
     assert "UVERBS-ABI-RANGE" not in ids(result)  # mlx4's device ABI 4 is not compared with mlx5's 1
     # the same image on a ConnectX-6 (mlx5) node does get the error
-    assert by_id(run(without_mlx5(committed_facts("bookworm")), node("inbox-5.15-proprietary-535")),
-                 "RDMA-NO-MLX5-PROVIDER").severity == "error"
+    assert (
+        by_id(
+            run(without_mlx5(committed_facts("bookworm")), node("inbox-5.15-proprietary-535")), "RDMA-NO-MLX5-PROVIDER"
+        ).severity
+        == "error"
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,27 +59,61 @@ def test_memory_peers_inferred_for_old_nccl_on_doca():
 
 
 def test_memory_peers_inferred_present_on_mlnx_ofed_23_10():
-    mofed = replace_in(replace_in(node("mofed-23.10-open-550-peermem"), "rdma.peer_memory_api", None),
-                       "gpu.kernel_module", "proprietary")
+    mofed = replace_in(
+        replace_in(node("mofed-23.10-open-550-peermem"), "rdma.peer_memory_api", None),
+        "gpu.kernel_module",
+        "proprietary",
+    )
     result = run(with_nccl(committed_facts("bookworm"), "2.18.3"), mofed)
     assert "GDR-NCCL-LEGACY-MEMORY-PEERS" not in ids(result) + unknown_rules(result)
 
 
-NODE_GAPS = ("kernel.release", "rdma.stack", "rdma.ofed_version", "rdma.peer_memory_api", "gpu.driver_version",
-             "gpu.kernel_module", "gpu.peermem.version", "limits.memlock_kib")
+NODE_GAPS = (
+    "kernel.release",
+    "rdma.stack",
+    "rdma.ofed_version",
+    "rdma.peer_memory_api",
+    "gpu.driver_version",
+    "gpu.kernel_module",
+    "gpu.peermem.version",
+    "limits.memlock_kib",
+)
 IMAGE_GAPS = ("rdma.libibverbs.version", "rdma.libibverbs.rdma_core", "cuda.compat_path", "cuda.compat_driver")
 
 
-@pytest.mark.parametrize("node_name", ["inbox-5.15-proprietary-535", "mofed-5.8-470-peermem",
-                                       "doca-24.10-proprietary-570-peermem", "inbox-5.15-connectx3-mlx4"])
+@pytest.mark.parametrize(
+    "node_name",
+    [
+        "inbox-5.15-proprietary-535",
+        "mofed-5.8-470-peermem",
+        "doca-24.10-proprietary-570-peermem",
+        "inbox-5.15-connectx3-mlx4",
+    ],
+)
 def test_no_message_prints_none_or_a_placeholder_with_facts_missing(node_name):
     """Every rule and variant that fires on these mixes, with facts nulled one and two at a time."""
     seen_rules = set()
-    images = [with_nccl(committed_facts("bullseye"), v, cuda="12.4.1", compat=c,
-                        env={"NCCL_IB_RETRY_CNT": "16", "NCCL_IB_TIMEOUT": "40", "NCCL_NET_GDR_LEVEL": "LOC"})
-              for v in ("2.13.4", "2.18.3", "2.23.4") for c in (None, "550.54.15")]
-    images.append(replace_in(committed_facts("bookworm"), "rdma.providers", tuple(
-        dataclasses.replace(p, pabi=None, private_abi_needed=33) for p in committed_facts("bookworm").rdma.providers)))
+    images = [
+        with_nccl(
+            committed_facts("bullseye"),
+            v,
+            cuda="12.4.1",
+            compat=c,
+            env={"NCCL_IB_RETRY_CNT": "16", "NCCL_IB_TIMEOUT": "40", "NCCL_NET_GDR_LEVEL": "LOC"},
+        )
+        for v in ("2.13.4", "2.18.3", "2.23.4")
+        for c in (None, "550.54.15")
+    ]
+    images.append(
+        replace_in(
+            committed_facts("bookworm"),
+            "rdma.providers",
+            tuple(
+                dataclasses.replace(p, pabi=None, private_abi_needed=33)
+                for p in committed_facts("bookworm").rdma.providers
+            ),
+        )
+    )
     for image, gaps in itertools.product(images, itertools.combinations(("",) + NODE_GAPS + IMAGE_GAPS, 2)):
         n = node(node_name)
         for gap in filter(None, gaps):
@@ -94,4 +131,3 @@ def test_no_message_prints_none_or_a_placeholder_with_facts_missing(node_name):
         for u in result.unknowns:
             assert "None" not in u.reason, (u.rule, gaps, u.reason)
     assert len(seen_rules) >= 5  # the mixes do exercise several rules
-

@@ -7,9 +7,9 @@ import sqlite3
 import struct
 
 import pytest
-
 from elfbuild import build_versioned_lib
 from imagebuild import Symlink, build_oci, make_layer, write_docker_archive, write_oci_archive, write_oci_dir
+
 from imgcheck import api
 from imgcheck.extractors.packages import parse_apk_installed, parse_dpkg_status, parse_rpm_header, parse_rpmdb_sqlite
 
@@ -46,38 +46,53 @@ if [ "X$1" == "X-s" ]; then echo MLNX_OFED_LINUX-23.10-1.1.9.0:; exit; fi
 @pytest.fixture(scope="module")
 def ngc_like_layers() -> list[bytes]:
     verbs = build_versioned_lib("libibverbs.so.1", IBVERBS_VERSIONS)
-    mlx5 = build_versioned_lib("libmlx5.so.1", ["MLX5_1.0", "MLX5_1.24"], needs=("libibverbs.so.1", "IBVERBS_PRIVATE_34"))
-    base = make_layer({
-        "etc/os-release": b'ID=ubuntu\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.3 LTS"\n',
-        "var/lib/dpkg/status": DPKG_STATUS,
-        f"{LIB}/libibverbs.so.1.14.47.0": verbs,
-        f"{LIB}/libibverbs.so.1": Symlink("libibverbs.so.1.14.47.0"),
-        f"{LIB}/libmlx5.so.1.24.47.0": mlx5,
-        f"{LIB}/libmlx5.so.1": Symlink("libmlx5.so.1.24.47.0"),
-        f"{LIB}/libibverbs/libmlx5-rdmav34.so": Symlink("../libmlx5.so.1.24.47.0"),
-        "etc/libibverbs.d/mlx5.driver": b"driver /usr/lib/x86_64-linux-gnu/libibverbs/libmlx5\n",
-        "usr/bin/ofed_info": OFED_INFO,
-        f"{LIB}/libnccl.so.2.19.3": b"\x7fELF fake",
-        f"{LIB}/libnccl.so.2": Symlink("libnccl.so.2.19.3"),
-    })
-    cuda = make_layer({
-        "usr/local/cuda-12.3/version.json": json.dumps({"cuda": {"name": "CUDA SDK", "version": "12.3.2"}}).encode(),
-        "usr/local/cuda": Symlink("cuda-12.3"),
-        "usr/local/cuda-12.3/compat/libcuda.so.545.23.08": b"\x7fELF fake",
-        "usr/local/cuda-12.3/compat/libcuda.so.1": Symlink("libcuda.so.545.23.08"),
-        "opt/hpcx/ucx/lib/pkgconfig/ucx.pc": b"Name: ucx\nVersion: 1.16.0\n",
-        "etc/nccl.conf": b"# site defaults\nNCCL_IB_RETRY_CNT=13\nNCCL_DEBUG = WARN\n",
-    })
+    mlx5 = build_versioned_lib(
+        "libmlx5.so.1", ["MLX5_1.0", "MLX5_1.24"], needs=("libibverbs.so.1", "IBVERBS_PRIVATE_34")
+    )
+    base = make_layer(
+        {
+            "etc/os-release": b'ID=ubuntu\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.3 LTS"\n',
+            "var/lib/dpkg/status": DPKG_STATUS,
+            f"{LIB}/libibverbs.so.1.14.47.0": verbs,
+            f"{LIB}/libibverbs.so.1": Symlink("libibverbs.so.1.14.47.0"),
+            f"{LIB}/libmlx5.so.1.24.47.0": mlx5,
+            f"{LIB}/libmlx5.so.1": Symlink("libmlx5.so.1.24.47.0"),
+            f"{LIB}/libibverbs/libmlx5-rdmav34.so": Symlink("../libmlx5.so.1.24.47.0"),
+            "etc/libibverbs.d/mlx5.driver": b"driver /usr/lib/x86_64-linux-gnu/libibverbs/libmlx5\n",
+            "usr/bin/ofed_info": OFED_INFO,
+            f"{LIB}/libnccl.so.2.19.3": b"\x7fELF fake",
+            f"{LIB}/libnccl.so.2": Symlink("libnccl.so.2.19.3"),
+        }
+    )
+    cuda = make_layer(
+        {
+            "usr/local/cuda-12.3/version.json": json.dumps(
+                {"cuda": {"name": "CUDA SDK", "version": "12.3.2"}}
+            ).encode(),
+            "usr/local/cuda": Symlink("cuda-12.3"),
+            "usr/local/cuda-12.3/compat/libcuda.so.545.23.08": b"\x7fELF fake",
+            "usr/local/cuda-12.3/compat/libcuda.so.1": Symlink("libcuda.so.545.23.08"),
+            "opt/hpcx/ucx/lib/pkgconfig/ucx.pc": b"Name: ucx\nVersion: 1.16.0\n",
+            "etc/nccl.conf": b"# site defaults\nNCCL_IB_RETRY_CNT=13\nNCCL_DEBUG = WARN\n",
+        }
+    )
     py = "usr/local/lib/python3.10/dist-packages"
-    app = make_layer({
-        f"{py}/nvidia_nccl_cu12-2.20.5.dist-info/METADATA": b"Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.20.5\n",
-        f"{py}/torch-2.3.0.dist-info/METADATA": b"Name: torch\nVersion: 2.3.0\nRequires-Dist: nvidia-nccl-cu12 ==2.20.5 ; platform_system == \"Linux\"\n",
-    })
+    app = make_layer(
+        {
+            f"{py}/nvidia_nccl_cu12-2.20.5.dist-info/METADATA": b"Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.20.5\n",
+            f"{py}/torch-2.3.0.dist-info/METADATA": b'Name: torch\nVersion: 2.3.0\nRequires-Dist: nvidia-nccl-cu12 ==2.20.5 ; platform_system == "Linux"\n',
+        }
+    )
     return [base, cuda, app]
 
 
-ENV = ["PATH=/usr/bin", "CUDA_VERSION=12.3.2", "NVIDIA_REQUIRE_CUDA=cuda>=12.3 brand=tesla,driver>=470,driver<471",
-       "HPCX_VERSION=2.17.1", "NCCL_IB_TIMEOUT=22"]
+ENV = [
+    "PATH=/usr/bin",
+    "CUDA_VERSION=12.3.2",
+    "NVIDIA_REQUIRE_CUDA=cuda>=12.3 brand=tesla,driver>=470,driver<471",
+    "HPCX_VERSION=2.17.1",
+    "NCCL_IB_TIMEOUT=22",
+]
 
 
 def _sources(tmp_path, layers):
@@ -143,11 +158,13 @@ def test_whiteout_in_upper_layer_removes_libibverbs(tmp_path, ngc_like_layers):
 
 def test_doca_flavor_from_packages(tmp_path):
     verbs = build_versioned_lib("libibverbs.so.1", IBVERBS_VERSIONS)
-    layer = make_layer({
-        "var/lib/dpkg/status": b"Package: libibverbs1\nStatus: install ok installed\nVersion: 2410mlnx54-1.2410068\n\n"
-                               b"Package: doca-ofed-userspace\nStatus: install ok installed\nVersion: 2.9.0\n",
-        f"{LIB}/libibverbs.so.1.14.54.0": verbs,
-    })
+    layer = make_layer(
+        {
+            "var/lib/dpkg/status": b"Package: libibverbs1\nStatus: install ok installed\nVersion: 2410mlnx54-1.2410068\n\n"
+            b"Package: doca-ofed-userspace\nStatus: install ok installed\nVersion: 2.9.0\n",
+            f"{LIB}/libibverbs.so.1.14.54.0": verbs,
+        }
+    )
     oci = write_oci_dir(str(tmp_path / "doca"), build_oci([layer]))
     rdma = api.inspect_image(f"oci-dir:{oci}").rdma
     assert rdma.flavor == "doca"
@@ -164,6 +181,7 @@ def test_image_without_rdma(tmp_path):
 
 # -- package databases ------------------------------------------------------------------
 
+
 def test_dpkg_status_only_installed():
     pkgs = parse_dpkg_status(DPKG_STATUS, "var/lib/dpkg/status", "sha256:x")
     assert [p.name for p in pkgs] == ["libibverbs1", "ibverbs-providers", "ucx", "libnccl2"]
@@ -172,8 +190,10 @@ def test_dpkg_status_only_installed():
 
 def test_apk_installed():
     data = b"C:Q1abc\nP:rdma-core\nV:48.0-r0\nA:x86_64\n\nP:musl\nV:1.2.4-r2\n"
-    assert [(p.name, p.version) for p in parse_apk_installed(data, "lib/apk/db/installed", None)] == \
-        [("rdma-core", "48.0-r0"), ("musl", "1.2.4-r2")]
+    assert [(p.name, p.version) for p in parse_apk_installed(data, "lib/apk/db/installed", None)] == [
+        ("rdma-core", "48.0-r0"),
+        ("musl", "1.2.4-r2"),
+    ]
 
 
 def rpm_header(tags: dict[int, object]) -> bytes:
@@ -203,32 +223,44 @@ def make_rpmdb(rows: list[dict[int, object]]) -> bytes:
 
 
 def test_rpmdb_sqlite(tmp_path):
-    db = make_rpmdb([
-        {1000: "libibverbs", 1001: "2307mlnx47", 1002: "1.2310119"},
-        {1000: "rdma-core", 1001: "48.0", 1002: "1.el9", 1003: 1},
-        {1000: "gpg-pubkey", 1001: "abc", 1002: "def"},
-    ])
+    db = make_rpmdb(
+        [
+            {1000: "libibverbs", 1001: "2307mlnx47", 1002: "1.2310119"},
+            {1000: "rdma-core", 1001: "48.0", 1002: "1.el9", 1003: 1},
+            {1000: "gpg-pubkey", 1001: "abc", 1002: "def"},
+        ]
+    )
     pkgs = parse_rpmdb_sqlite(db, "usr/lib/sysimage/rpm/rpmdb.sqlite", None)
-    assert [(p.name, p.version) for p in pkgs] == [("libibverbs", "2307mlnx47-1.2310119"), ("rdma-core", "1:48.0-1.el9")]
-    layer = make_layer({"usr/lib/sysimage/rpm/rpmdb.sqlite": db,
-                        "usr/lib64/libibverbs.so.1.14.47.0": build_versioned_lib("libibverbs.so.1", IBVERBS_VERSIONS)})
+    assert [(p.name, p.version) for p in pkgs] == [
+        ("libibverbs", "2307mlnx47-1.2310119"),
+        ("rdma-core", "1:48.0-1.el9"),
+    ]
+    layer = make_layer(
+        {
+            "usr/lib/sysimage/rpm/rpmdb.sqlite": db,
+            "usr/lib64/libibverbs.so.1.14.47.0": build_versioned_lib("libibverbs.so.1", IBVERBS_VERSIONS),
+        }
+    )
     facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "rpm"), build_oci([layer])))
     assert facts.rdma.flavor == "mlnx_ofed" and facts.rdma.ofed_version == "23.10"
 
 
-@pytest.mark.parametrize("blob", [b"", b"\x00\x00\x00\x01", struct.pack(">ii", 5, 1000) + b"\0" * 20,
-                                  struct.pack(">ii", -1, 0)])
+@pytest.mark.parametrize(
+    "blob", [b"", b"\x00\x00\x00\x01", struct.pack(">ii", 5, 1000) + b"\0" * 20, struct.pack(">ii", -1, 0)]
+)
 def test_rpm_header_garbage_raises_valueerror(blob):
     with pytest.raises(ValueError):
         parse_rpm_header(blob)
 
 
 def test_looping_nccl_link_is_skipped(tmp_path):
-    layer = make_layer({
-        f"{LIB}/libnccl.so.2": Symlink("libnccl.so.2.loop"),
-        f"{LIB}/libnccl.so.2.loop": Symlink("libnccl.so.2"),
-        "opt/nccl/lib/libnccl.so.2.21.5": b"\x7fELF fake",
-    })
+    layer = make_layer(
+        {
+            f"{LIB}/libnccl.so.2": Symlink("libnccl.so.2.loop"),
+            f"{LIB}/libnccl.so.2.loop": Symlink("libnccl.so.2"),
+            "opt/nccl/lib/libnccl.so.2.21.5": b"\x7fELF fake",
+        }
+    )
     facts = api.inspect_image("oci-dir:" + write_oci_dir(str(tmp_path / "loop"), build_oci([layer])))
     assert [(n.version, n.path) for n in facts.nccl] == [("2.21.5", "/opt/nccl/lib/libnccl.so.2.21.5")]
 

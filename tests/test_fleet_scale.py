@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from fleetgen import fleet
+
 from imgcheck.engine import REQUIRED_ROWS, build_report
 from imgcheck.engine.report import evaluate_fleet
 from imgcheck.formats.report_formats import render
@@ -13,16 +14,28 @@ from imgcheck.model.image import Cuda, ImageFacts, Libibverbs, Nccl, Provider, R
 
 
 def ngc_like_image() -> ImageFacts:
-    lib = Libibverbs(version="1.14.47.0", rdma_core="47.0", private_abi=34, has_reg_mr_iova2=True,
-                     has_reg_dmabuf_mr=True, symbol_versions=("IBVERBS_1.8", "IBVERBS_1.12", "IBVERBS_PRIVATE_34"),
-                     path="/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.47.0")
-    return ImageFacts(reference="registry.example/team/trainer:abc",
-                      rdma=RdmaFacts(libibverbs=lib, flavor="inbox",
-                                     providers=(Provider("mlx5", 34, "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so",
-                                                         private_abi_needed=34),)),
-                      nccl=(Nccl("2.21.5", "/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2", origin="pip"),),
-                      cuda=Cuda(version="12.4.1", origin="version.json"),
-                      env={"NCCL_IB_RETRY_CNT": "16"})
+    lib = Libibverbs(
+        version="1.14.47.0",
+        rdma_core="47.0",
+        private_abi=34,
+        has_reg_mr_iova2=True,
+        has_reg_dmabuf_mr=True,
+        symbol_versions=("IBVERBS_1.8", "IBVERBS_1.12", "IBVERBS_PRIVATE_34"),
+        path="/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.47.0",
+    )
+    return ImageFacts(
+        reference="registry.example/team/trainer:abc",
+        rdma=RdmaFacts(
+            libibverbs=lib,
+            flavor="inbox",
+            providers=(
+                Provider("mlx5", 34, "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so", private_abi_needed=34),
+            ),
+        ),
+        nccl=(Nccl("2.21.5", "/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2", origin="pip"),),
+        cuda=Cuda(version="12.4.1", origin="version.json"),
+        env={"NCCL_IB_RETRY_CNT": "16"},
+    )
 
 
 def test_ten_thousand_nodes_twenty_configurations():
@@ -46,7 +59,9 @@ def test_identity_fields_do_not_split_groups():
     matrix = load_matrix(None, required=REQUIRED_ROWS)
     nodes = fleet(200, 1)
     assert evaluate_fleet(ngc_like_image(), nodes, matrix).evaluations == 1
-    changed = nodes[:-1] + [dataclasses.replace(nodes[-1], kernel=dataclasses.replace(nodes[-1].kernel, release="6.8.0-1"))]
+    changed = nodes[:-1] + [
+        dataclasses.replace(nodes[-1], kernel=dataclasses.replace(nodes[-1].kernel, release="6.8.0-1"))
+    ]
     assert evaluate_fleet(ngc_like_image(), changed, matrix).evaluations == 2
 
 

@@ -109,9 +109,12 @@ def test_sarif_run_category_is_per_image_repository():
     from imgcheck.formats.report_formats import render
 
     report = sample_report()
-    ids = {json.loads(render(dataclasses.replace(report, image=dataclasses.replace(report.image, reference=ref)),
-                             "sarif"))["runs"][0]["automationDetails"]["id"]
-           for ref in ("registry.example/team/trainer:abc", "registry.example/team/trainer:def")}
+    ids = {
+        json.loads(
+            render(dataclasses.replace(report, image=dataclasses.replace(report.image, reference=ref)), "sarif")
+        )["runs"][0]["automationDetails"]["id"]
+        for ref in ("registry.example/team/trainer:abc", "registry.example/team/trainer:def")
+    }
     assert ids == {"imgcheck/registry.example/team/trainer/"}  # same image, new tag: same category
     steps = _load("github-actions.yml")["jobs"]["imgcheck"]["steps"]
     upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif"))

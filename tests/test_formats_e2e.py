@@ -31,8 +31,10 @@ def _schema(*parts: str) -> dict:
 @pytest.fixture
 def node_files(tmp_path):
     # gpu-a01: unlimited memlock (fine); gpu-b01: 64 KiB, which NCCL's registrations cannot live with
-    nodes = [dataclasses.replace(ofed_node("gpu-a01"), limits=Limits(memlock_kib=-1)),
-             dataclasses.replace(inbox_node("gpu-b01"), limits=Limits(memlock_kib=64), unknown={})]
+    nodes = [
+        dataclasses.replace(ofed_node("gpu-a01"), limits=Limits(memlock_kib=-1)),
+        dataclasses.replace(inbox_node("gpu-b01"), limits=Limits(memlock_kib=64), unknown={}),
+    ]
     paths = []
     for node in nodes:
         path = tmp_path / f"{node.name}.json"
@@ -42,8 +44,16 @@ def node_files(tmp_path):
 
 
 def _run(tmp_path, archive, node_files, *extra) -> tuple[int, dict[str, str]]:
-    files = {fmt: str(tmp_path / name) for fmt, name in
-             (("json", "r.json"), ("sarif", "r.sarif"), ("junit", "r.xml"), ("markdown", "r.md"), ("table", "r.txt"))}
+    files = {
+        fmt: str(tmp_path / name)
+        for fmt, name in (
+            ("json", "r.json"),
+            ("sarif", "r.sarif"),
+            ("junit", "r.xml"),
+            ("markdown", "r.md"),
+            ("table", "r.txt"),
+        )
+    }
     argv = [f"docker-archive:{archive}", "-q"]
     for path in node_files:
         argv += ["--node-facts", path]
@@ -66,16 +76,21 @@ def test_all_formats_from_one_real_check_agree(tmp_path, debian_archive, node_fi
     assert code == (1 if errors else 0)  # --fail-on error (default): exit 1, files already written
 
     sarif = json.loads(open(files["sarif"], encoding="utf-8").read())
-    jsonschema.Draft4Validator(_schema("data", "sarif-schema-2.1.0.json"),
-                               format_checker=jsonschema.FormatChecker()).validate(sarif)
+    jsonschema.Draft4Validator(
+        _schema("data", "sarif-schema-2.1.0.json"), format_checker=jsonschema.FormatChecker()
+    ).validate(sarif)
     results = sarif["runs"][0]["results"]
     # one alert per problem (rule and title), however many node groups it is on; info is not an alert
     problems = {(f["id"], f["title"]) for f in report["findings"] if f["severity"] != "info"}
     assert sorted(r["ruleId"] for r in results) == sorted(rule for rule, _ in problems)
 
     xml = junitparser.JUnitXml.fromfile(files["junit"])
-    failing = {case.classname for suite in xml for case in suite
-               if any(isinstance(r, junitparser.Failure) for r in case.result)}
+    failing = {
+        case.classname
+        for suite in xml
+        for case in suite
+        if any(isinstance(r, junitparser.Failure) for r in case.result)
+    }
     assert failing == error_nodes
 
     md = open(files["markdown"], encoding="utf-8").read()

@@ -63,8 +63,15 @@ def test_schema_rejects_what_the_contract_forbids(schema):
 # --- drift guard: every field of the dataclasses is in the schema, and every schema field is written ---
 
 _ENUM_VALUES = {  # fields whose schema is an enum or pattern get a value the contract allows
-    "severity": "error", "confidence": "verified", "flavor": "inbox", "stack": "mlnx_ofed",
-    "kernel_module": "open", "verdict": "fail", "kind": "node-upgrade", "db": "dpkg", "id": "RDMA-X",
+    "severity": "error",
+    "confidence": "verified",
+    "flavor": "inbox",
+    "stack": "mlnx_ofed",
+    "kernel_module": "open",
+    "verdict": "fail",
+    "kind": "node-upgrade",
+    "db": "dpkg",
+    "id": "RDMA-X",
     "schema_version": REPORT_SCHEMA_VERSION,  # the report's const (image and node facts accept any version >= 1)
 }
 _FIELD_VALUES = {("Location", "kind"): "path"}  # a field name whose enum differs by dataclass
@@ -79,8 +86,12 @@ def _filled(tp, name: str = ""):
         return _filled(next(a for a in typing.get_args(tp) if a is not type(None)), name)
     if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        return tp(**{f.name: _FIELD_VALUES.get((tp.__name__, f.name)) or _filled(hints[f.name], f.name)
-                     for f in dataclasses.fields(tp)})
+        return tp(
+            **{
+                f.name: _FIELD_VALUES.get((tp.__name__, f.name)) or _filled(hints[f.name], f.name)
+                for f in dataclasses.fields(tp)
+            }
+        )
     if origin is tuple:
         return (_filled(typing.get_args(tp)[0], name),)
     if origin is dict:

@@ -77,10 +77,18 @@ def test_clean_report_lists_each_node_as_passing(tmp_path):
 
 
 def test_hostile_text_stays_well_formed(tmp_path):
-    finding = Finding(id="X-1", severity="error", title='<b>&"quoted"</b>', mechanism="bell \x07 and NUL \x00",
-                      predicted_error="a]]>b", confidence="hypothesis", nodes=("node<1>",))
-    report = Report(image=sample_report().image, findings=(finding,), unknowns=(Unknown("U", "r", ("node<1>",)),),
-                    verdict="fail")
+    finding = Finding(
+        id="X-1",
+        severity="error",
+        title='<b>&"quoted"</b>',
+        mechanism="bell \x07 and NUL \x00",
+        predicted_error="a]]>b",
+        confidence="hypothesis",
+        nodes=("node<1>",),
+    )
+    report = Report(
+        image=sample_report().image, findings=(finding,), unknowns=(Unknown("U", "r", ("node<1>",)),), verdict="fail"
+    )
     cases = _cases(_parse(tmp_path, render(report, "junit")))
     failure = cases[("node<1>", "X-1")].result[0]
     assert failure.message == "a]]>b"
@@ -94,9 +102,13 @@ def test_ignored_rules_are_skipped_with_the_reason(tmp_path):
         pytest.skip("Report.suppressed is not in this tree yet")
     from imgcheck.model.report import Suppression
 
-    report = dataclasses.replace(sample_report(), suppressed=(
-        Suppression(rule="NODE-GDR-OFF", node="gpu-b01", reason="known, ticket OPS-12"),
-        Suppression(rule="ENV-TRAP", node=None, reason="")))
+    report = dataclasses.replace(
+        sample_report(),
+        suppressed=(
+            Suppression(rule="NODE-GDR-OFF", node="gpu-b01", reason="known, ticket OPS-12"),
+            Suppression(rule="ENV-TRAP", node=None, reason=""),
+        ),
+    )
     cases = _cases(_parse(tmp_path, render(report, "junit")))
     case = cases[("gpu-b01", "NODE-GDR-OFF")]
     assert _kinds(case) == {"Skipped"}
@@ -109,13 +121,28 @@ def test_ignored_rules_are_skipped_with_the_reason(tmp_path):
 def test_large_fleet_groups_nodes_with_identical_results(tmp_path):
     names = tuple(f"n{i:04d}" for i in range(1000))
     findings = (
-        Finding(id="R-ERR", severity="error", title="t", predicted_error="boom", mechanism="m",
-                confidence="verified", nodes=names[:300]),
-        Finding(id="R-WARN", severity="warning", title="t", predicted_error=None, mechanism="m",
-                confidence="verified", nodes=names[200:600]),
+        Finding(
+            id="R-ERR",
+            severity="error",
+            title="t",
+            predicted_error="boom",
+            mechanism="m",
+            confidence="verified",
+            nodes=names[:300],
+        ),
+        Finding(
+            id="R-WARN",
+            severity="warning",
+            title="t",
+            predicted_error=None,
+            mechanism="m",
+            confidence="verified",
+            nodes=names[200:600],
+        ),
     )
-    report = Report(image=sample_report().image, nodes=tuple(NodeFacts(name=n) for n in names),
-                    findings=findings, verdict="fail")
+    report = Report(
+        image=sample_report().image, nodes=tuple(NodeFacts(name=n) for n in names), findings=findings, verdict="fail"
+    )
     xml = _parse(tmp_path, render(report, "junit"))
     suites = list(xml)
     # four distinct outcomes: err only, err+warn, warn only, clean
@@ -125,15 +152,17 @@ def test_large_fleet_groups_nodes_with_identical_results(tmp_path):
         props = {p.name: p.value for p in suite.properties()}
         members[suite.name] = props["nodes"].split(",")
     assert sorted(n for group in members.values() for n in group) == list(names)  # every node, once
-    failing = {n for suite in suites for case in suite if not case.is_passed and case.result
-               for n in members[suite.name]}
+    failing = {
+        n for suite in suites for case in suite if not case.is_passed and case.result for n in members[suite.name]
+    }
     assert failing == set(names[:300])
     assert "n0000 and 199 more nodes" in members  # the err-only group, named by its first node
 
 
 def test_small_fleet_keeps_one_suite_per_node(tmp_path):
     names = tuple(f"n{i:03d}" for i in range(150))
-    finding = Finding(id="R", severity="error", title="t", predicted_error=None, mechanism="m",
-                      confidence="verified", nodes=names)
+    finding = Finding(
+        id="R", severity="error", title="t", predicted_error=None, mechanism="m", confidence="verified", nodes=names
+    )
     xml = _parse(tmp_path, render(Report(image=sample_report().image, findings=(finding,), verdict="fail"), "junit"))
     assert sorted(s.name for s in xml) == list(names)

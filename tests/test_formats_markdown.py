@@ -43,18 +43,38 @@ def test_verdict_then_node_table_then_details():
     assert nodes_table[1] == ["gpu-a01, gpu-a02", ":x: fail", "RDMA-DMABUF-UNSUPPORTED", "-"]
     assert nodes_table[2] == ["gpu-b01", ":warning: warn", "GPU-PEERMEM-INBOX", "NODE-MEMLOCK-LOW"]
     assert text.count("<details>") == text.count("</details>") == 3
-    block = text[text.index("<details>"):text.index("</details>")]
-    order = [block.index(k) for k in ("<summary>", "**Predicted error:**", "**Why** (reported)",
-                                      "| Fact | Value | Path or origin | Layer |", "**Fix:**", "**Sources:**")]
+    block = text[text.index("<details>") : text.index("</details>")]
+    order = [
+        block.index(k)
+        for k in (
+            "<summary>",
+            "**Predicted error:**",
+            "**Why** (reported)",
+            "| Fact | Value | Path or origin | Layer |",
+            "**Fix:**",
+            "**Sources:**",
+        )
+    ]
     assert order == sorted(order)
     evidence = _tables(text)[1]
-    assert evidence[1] == ["image.rdma.libibverbs.has_reg_dmabuf_mr", "yes",
-                           "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0", "fd5e8675fe85"]
+    assert evidence[1] == [
+        "image.rdma.libibverbs.has_reg_dmabuf_mr",
+        "yes",
+        "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0",
+        "fd5e8675fe85",
+    ]
 
 
 def test_text_cannot_break_the_table_or_inject_html():
-    finding = Finding(id="X-1", severity="error", title="a | b <script>", predicted_error="x ``` y",
-                      mechanism="m | n", confidence="hypothesis", nodes=("n|1",))
+    finding = Finding(
+        id="X-1",
+        severity="error",
+        title="a | b <script>",
+        predicted_error="x ``` y",
+        mechanism="m | n",
+        confidence="hypothesis",
+        nodes=("n|1",),
+    )
     report = Report(image=sample_report().image, findings=(finding,), verdict="fail")
     text = render(report, "markdown")
     assert "<script>" not in text
@@ -65,8 +85,16 @@ def test_text_cannot_break_the_table_or_inject_html():
 
 def test_large_fleet_stays_under_comment_limit():
     findings = tuple(
-        Finding(id=f"RULE-{i}", severity="error", title="t" * 200, predicted_error="e" * 500, mechanism="m" * 2000,
-                confidence="reported", fixes=("f" * 300,), nodes=tuple(f"node{i}-{j}" for j in range(200)))
+        Finding(
+            id=f"RULE-{i}",
+            severity="error",
+            title="t" * 200,
+            predicted_error="e" * 500,
+            mechanism="m" * 2000,
+            confidence="reported",
+            fixes=("f" * 300,),
+            nodes=tuple(f"node{i}-{j}" for j in range(200)),
+        )
         for i in range(60)
     )
     text = render(dataclasses.replace(sample_report(), findings=findings), "markdown")

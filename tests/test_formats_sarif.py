@@ -87,16 +87,20 @@ def test_github_code_scanning_requirements():
     assert first["properties"]["evidence"][0]["layer"].startswith("sha256:fd5e8675fe85")
     # unknowns are notifications about the run, not alerts
     notes = run["invocations"][0]["toolExecutionNotifications"]
-    assert [(n["level"], n["descriptor"]["id"]) for n in notes] == [("note", "NCCL-NOT-IN-IMAGE"),
-                                                                   ("warning", "NODE-MEMLOCK-LOW")]
+    assert [(n["level"], n["descriptor"]["id"]) for n in notes] == [
+        ("note", "NCCL-NOT-IN-IMAGE"),
+        ("warning", "NODE-MEMLOCK-LOW"),
+    ]
     assert all(r["ruleId"] not in ("NODE-MEMLOCK-LOW", "NCCL-NOT-IN-IMAGE") for r in run["results"])
 
 
 def test_fingerprints_are_stable_across_runs_and_builds():
     a = sample_report()
     b = dataclasses.replace(a, generated_at="2031-01-01T00:00:00Z", tool_version="9.9.9")
-    b = dataclasses.replace(b, image=dataclasses.replace(b.image, reference="registry.example/team/trainer:def",
-                                                         digest="sha256:" + "1" * 64))
+    b = dataclasses.replace(
+        b,
+        image=dataclasses.replace(b.image, reference="registry.example/team/trainer:def", digest="sha256:" + "1" * 64),
+    )
     fp = lambda r: [x["partialFingerprints"] for x in _sarif(r)["runs"][0]["results"]]  # noqa: E731
     assert fp(a) == fp(b)  # same problem in the next build of the same image: same alert
     # node order does not matter; the set of nodes, the rule and the image repository do
@@ -107,16 +111,19 @@ def test_fingerprints_are_stable_across_runs_and_builds():
     assert fingerprint(f, "x/y:1") != fingerprint(f, "x/z:1")
 
 
-@pytest.mark.parametrize("reference, repository", [
-    ("registry.example/team/trainer:abc", "registry.example/team/trainer"),
-    ("registry.example:5000/team/trainer", "registry.example:5000/team/trainer"),
-    ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example:5000/team/trainer"),
-    ("registry:nvcr.io/nvidia/pytorch:24.05-py3", "nvcr.io/nvidia/pytorch"),
-    ("docker-archive:/tmp/build/trainer.tar", "docker-archive:/tmp/build/trainer.tar"),
-    ("docker-archive:/tmp/build/trainer.tar:team/trainer:build-41", "docker-archive:/tmp/build/trainer.tar"),
-    ("oci:/srv/layouts/trainer:build-41", "oci:/srv/layouts/trainer"),
-    ("sif:/shared/images/trainer.sif", "sif:/shared/images/trainer.sif"),
-])
+@pytest.mark.parametrize(
+    "reference, repository",
+    [
+        ("registry.example/team/trainer:abc", "registry.example/team/trainer"),
+        ("registry.example:5000/team/trainer", "registry.example:5000/team/trainer"),
+        ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example:5000/team/trainer"),
+        ("registry:nvcr.io/nvidia/pytorch:24.05-py3", "nvcr.io/nvidia/pytorch"),
+        ("docker-archive:/tmp/build/trainer.tar", "docker-archive:/tmp/build/trainer.tar"),
+        ("docker-archive:/tmp/build/trainer.tar:team/trainer:build-41", "docker-archive:/tmp/build/trainer.tar"),
+        ("oci:/srv/layouts/trainer:build-41", "oci:/srv/layouts/trainer"),
+        ("sif:/shared/images/trainer.sif", "sif:/shared/images/trainer.sif"),
+    ],
+)
 def test_image_repository(reference, repository):
     assert image_repository(reference) == repository
 
@@ -125,11 +132,14 @@ def _location(doc) -> str:
     return doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
 
 
-@pytest.mark.parametrize("reference, uri", [
-    ("127.0.0.1:5000/team/trainer:build-41", "127.0.0.1%3A5000/team/trainer"),
-    ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example%3A5000/team/trainer"),
-    ("[::1]:5000/team/trainer:v2", "%5B%3A%3A1%5D%3A5000/team/trainer"),
-])
+@pytest.mark.parametrize(
+    "reference, uri",
+    [
+        ("127.0.0.1:5000/team/trainer:build-41", "127.0.0.1%3A5000/team/trainer"),
+        ("registry.example:5000/team/trainer:v1@sha256:" + "a" * 64, "registry.example%3A5000/team/trainer"),
+        ("[::1]:5000/team/trainer:v2", "%5B%3A%3A1%5D%3A5000/team/trainer"),
+    ],
+)
 def test_host_port_names_pass_the_uri_format_check(validator, reference, uri):
     report = sample_report()
     doc = _sarif(dataclasses.replace(report, image=dataclasses.replace(report.image, reference=reference)))
@@ -147,18 +157,24 @@ def test_format_checking_is_on(validator):
 def test_location_is_stable_across_builds():
     """GitHub keys alerts on the location: the next build's tag and digest must not open a new alert."""
     a = sample_report()
-    b = dataclasses.replace(a, image=dataclasses.replace(a.image, reference="registry.example/team/trainer:def@sha256:"
-                                                                            + "2" * 64, digest="sha256:" + "2" * 64))
-    assert [r["locations"][0]["physicalLocation"] for r in _sarif(a)["runs"][0]["results"]] == \
-        [r["locations"][0]["physicalLocation"] for r in _sarif(b)["runs"][0]["results"]]
+    b = dataclasses.replace(
+        a,
+        image=dataclasses.replace(
+            a.image, reference="registry.example/team/trainer:def@sha256:" + "2" * 64, digest="sha256:" + "2" * 64
+        ),
+    )
+    assert [r["locations"][0]["physicalLocation"] for r in _sarif(a)["runs"][0]["results"]] == [
+        r["locations"][0]["physicalLocation"] for r in _sarif(b)["runs"][0]["results"]
+    ]
 
 
 def test_one_result_per_problem_not_per_node_group(validator):
     """The same rule and title on two node groups (different evidence) is one alert naming both groups."""
     report = sample_report()
     first = report.findings[0]
-    other = dataclasses.replace(first, nodes=("gpu-c01",), mechanism=first.mechanism + " (group c)",
-                                evidence=first.evidence[:1])
+    other = dataclasses.replace(
+        first, nodes=("gpu-c01",), mechanism=first.mechanism + " (group c)", evidence=first.evidence[:1]
+    )
     doc = _sarif(dataclasses.replace(report, findings=(first, other) + report.findings[1:]))
     validator.validate(doc)
     results = [r for r in doc["runs"][0]["results"] if r["ruleId"] == first.id]
@@ -170,8 +186,10 @@ def test_odd_references_stay_valid_uris(validator):
     image = dataclasses.replace(sample_report().image, reference="oci-dir:/tmp/my images/trainer dir")
     doc = _sarif(dataclasses.replace(sample_report(), image=image))
     validator.validate(doc)
-    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
-        "oci-dir:/tmp/my%20images/trainer%20dir"
+    assert (
+        doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        == "oci-dir:/tmp/my%20images/trainer%20dir"
+    )
 
 
 def test_clean_report_has_no_results_but_is_valid(validator):
@@ -184,8 +202,9 @@ def test_clean_report_has_no_results_but_is_valid(validator):
 
 def test_large_fleet_names_are_capped_in_messages():
     nodes = tuple(f"n{i:05d}" for i in range(5000))
-    finding = Finding(id="X-Y", severity="error", title="t", predicted_error=None, mechanism="m",
-                      confidence="hypothesis", nodes=nodes)
+    finding = Finding(
+        id="X-Y", severity="error", title="t", predicted_error=None, mechanism="m", confidence="hypothesis", nodes=nodes
+    )
     doc = _sarif(Report(image=sample_report().image, findings=(finding,), verdict="fail"))
     result = doc["runs"][0]["results"][0]
     assert "and 4900 more" in result["message"]["text"]

@@ -17,14 +17,21 @@ def test_plain_table_leads_with_verdict_and_orders_each_finding():
     assert "\x1b[" not in text  # no escape codes when not a terminal
     first = text.splitlines()[0]
     assert first.startswith("FAIL registry.example/team/trainer:abc on 3 nodes: 1 error, 1 warning")
-    block = text[text.index("ERROR RDMA-DMABUF-UNSUPPORTED"):text.index("WARNING GPU-PEERMEM-INBOX")]
+    block = text[text.index("ERROR RDMA-DMABUF-UNSUPPORTED") : text.index("WARNING GPU-PEERMEM-INBOX")]
     # order inside a finding: nodes, predicted error, why, evidence (path + short layer), fixes, sources
-    keys = ["nodes: gpu-a01, gpu-a02", "predicted error:",
-            "[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported",
-            "why (reported):", "evidence:",
-            "image.rdma.libibverbs.has_reg_dmabuf_mr = yes  /usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0"
-            "  (layer fd5e8675fe85)",
-            "fix:", "NCCL_DMABUF_ENABLE=0", "sources:", "https://github.com/NVIDIA/nccl/issues/778"]
+    keys = [
+        "nodes: gpu-a01, gpu-a02",
+        "predicted error:",
+        "[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported",
+        "why (reported):",
+        "evidence:",
+        "image.rdma.libibverbs.has_reg_dmabuf_mr = yes  /usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0"
+        "  (layer fd5e8675fe85)",
+        "fix:",
+        "NCCL_DMABUF_ENABLE=0",
+        "sources:",
+        "https://github.com/NVIDIA/nccl/issues/778",
+    ]
     positions = [block.index(k) for k in keys]
     assert positions == sorted(positions)
     # errors before warnings before info; recommendations and unknowns at the end
@@ -72,10 +79,13 @@ def _with_suppressed(report):
         pytest.skip("Report.suppressed is not in this tree yet")
     from imgcheck.model.report import Suppression
 
-    return dataclasses.replace(report, suppressed=(
-        Suppression(rule="GPU-PEERMEM-INBOX", node="gpu-b01", reason="bandwidth tests run on a-nodes only"),
-        Suppression(rule="ENV-NCCL-IB-RETRY-CNT", node=None, reason=""),
-    ))
+    return dataclasses.replace(
+        report,
+        suppressed=(
+            Suppression(rule="GPU-PEERMEM-INBOX", node="gpu-b01", reason="bandwidth tests run on a-nodes only"),
+            Suppression(rule="ENV-NCCL-IB-RETRY-CNT", node=None, reason=""),
+        ),
+    )
 
 
 def test_ignored_rules_are_shown_with_their_reason_in_every_format():
@@ -89,9 +99,13 @@ def test_ignored_rules_are_shown_with_their_reason_in_every_format():
     import json
 
     props = json.loads(render(report, "sarif"))["runs"][0]["properties"]
-    assert props["suppressed"][0] == {"rule": "GPU-PEERMEM-INBOX", "node": "gpu-b01",
-                                      "reason": "bandwidth tests run on a-nodes only",
-                                      "expires": None, "origin": None}
+    assert props["suppressed"][0] == {
+        "rule": "GPU-PEERMEM-INBOX",
+        "node": "gpu-b01",
+        "reason": "bandwidth tests run on a-nodes only",
+        "expires": None,
+        "origin": None,
+    }
     assert json.loads(render(report, "json"))["suppressed"][1]["node"] is None
 
 
@@ -107,7 +121,7 @@ def test_color_table_wraps_to_the_terminal_width(monkeypatch):
 def test_default_is_a_summary_per_finding_details_with_verbose():
     report = sample_report()
     summary, verbose = render(report, "table"), render(report, "table", verbose=True)
-    block = summary[summary.index("ERROR RDMA-DMABUF-UNSUPPORTED"):summary.index("WARNING GPU-PEERMEM-INBOX")]
+    block = summary[summary.index("ERROR RDMA-DMABUF-UNSUPPORTED") : summary.index("WARNING GPU-PEERMEM-INBOX")]
     assert "nodes: gpu-a01, gpu-a02" in block and "[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed" in block
     assert "fix: " in block  # the first fix, on one line
     for detail in ("why (", "evidence:", "sources:"):
@@ -120,8 +134,10 @@ def test_a_finding_on_several_node_groups_is_one_block():
     """The engine gives one finding per node group (mechanism and evidence name the group's facts)."""
     report = sample_report()
     info = next(f for f in report.findings if f.severity == "info")
-    groups = [dataclasses.replace(info, nodes=(f"grp{i}-n1", f"grp{i}-n2"), mechanism=f"{info.mechanism} [{i}]")
-              for i in range(3)]
+    groups = [
+        dataclasses.replace(info, nodes=(f"grp{i}-n1", f"grp{i}-n2"), mechanism=f"{info.mechanism} [{i}]")
+        for i in range(3)
+    ]
     rest = tuple(f for f in report.findings if f is not info)
     text = render(dataclasses.replace(report, findings=rest + tuple(groups)), "table")
     assert text.count(f"INFO {info.id}") == 1
@@ -138,8 +154,13 @@ def test_cli_summary_and_verbose_on_the_example(capsys):
     from imgcheck.cli.main import main
 
     root = Path(__file__).resolve().parents[1]
-    argv = [f"oci-dir:{root / 'examples' / 'bookworm-rdma'}", "--node-facts",
-            str(root / "examples" / "nodes" / "inbox-535-proprietary.json"), "-o", "table"]
+    argv = [
+        f"oci-dir:{root / 'examples' / 'bookworm-rdma'}",
+        "--node-facts",
+        str(root / "examples" / "nodes" / "inbox-535-proprietary.json"),
+        "-o",
+        "table",
+    ]
     assert main(argv) == 1
     summary = capsys.readouterr().out
     assert main(argv + ["-v"]) == 1

@@ -12,23 +12,23 @@ import json
 import tarfile
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from imagebuild import build_oci, make_layer, write_oci_dir
+
 from imgcheck import api
 from imgcheck.elf.reader import NotElf, read_elf
-from imgcheck.errors import BadInputError, LimitExceededError
+from imgcheck.errors import BadInputError, LimitExceededError, UsageError
 from imgcheck.extractors.env import parse_nccl_conf
 from imgcheck.extractors.os_release import parse_os_release
 from imgcheck.extractors.packages import parse_apk_installed, parse_dpkg_status, parse_rpm_header
 from imgcheck.model.node_io import parse_node_facts
+from imgcheck.read_options import ReadOptions
 from imgcheck.sources.manifest import layers_of_manifest
 from imgcheck.sources.platform import parse_platform, select_manifest
 from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.tarwalk import TarWalker
 from imgcheck.view.wants import Want, WantSet
-from imgcheck.errors import UsageError
-from imgcheck.read_options import ReadOptions
 
 FUZZ = settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 WANTS = WantSet((Want(r".*", content=True, max_bytes=1 << 16),))

@@ -14,8 +14,11 @@ import pytest
 from imgcheck.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
-ARGV = [f"oci-dir:{ROOT / 'examples' / 'bookworm-rdma'}",
-        "--node-facts", str(ROOT / "examples" / "nodes" / "inbox-535-proprietary.json")]
+ARGV = [
+    f"oci-dir:{ROOT / 'examples' / 'bookworm-rdma'}",
+    "--node-facts",
+    str(ROOT / "examples" / "nodes" / "inbox-535-proprietary.json"),
+]
 RULE = "ENV-NCCL-IB-RETRY-CNT"
 
 
@@ -46,12 +49,20 @@ def test_yaml_ignore_file_with_reason_and_expiry(tmp_path, capsys):
         "ignore:\n"
         f"  - rule: {RULE}\n"
         "    reason: the retry count is overridden by the job launcher (INFRA-12)\n"
-        "    expires: 2999-12-31\n")
+        "    expires: 2999-12-31\n"
+    )
     code, doc, err = _run(capsys)
     assert code == 0, err
     assert RULE not in [f["id"] for f in doc["findings"]]
-    assert doc["suppressed"] == [{"rule": RULE, "node": None, "expires": "2999-12-31", "origin": "./.imgcheckignore",
-                                  "reason": "the retry count is overridden by the job launcher (INFRA-12)"}]
+    assert doc["suppressed"] == [
+        {
+            "rule": RULE,
+            "node": None,
+            "expires": "2999-12-31",
+            "origin": "./.imgcheckignore",
+            "reason": "the retry count is overridden by the job launcher (INFRA-12)",
+        }
+    ]
     assert main(ARGV + ["-o", "table"]) == 0
     table = capsys.readouterr().out
     assert "until 2999-12-31" in table and "INFRA-12" in table
@@ -59,7 +70,8 @@ def test_yaml_ignore_file_with_reason_and_expiry(tmp_path, capsys):
 
 def test_expired_entry_no_longer_applies_and_says_so(tmp_path, capsys):
     (tmp_path / ".imgcheckignore").write_text(
-        f"ignore:\n  - rule: {RULE}\n    reason: temporary\n    expires: 2001-01-31\n")
+        f"ignore:\n  - rule: {RULE}\n    reason: temporary\n    expires: 2001-01-31\n"
+    )
     code, doc, err = _run(capsys)
     assert code == 1 and RULE in [f["id"] for f in doc["findings"]]
     assert "warning" in err and "expired on 2001-01-31" in err and doc["suppressed"] == []
@@ -67,7 +79,8 @@ def test_expired_entry_no_longer_applies_and_says_so(tmp_path, capsys):
 
 def test_node_list_narrows_the_ignore(tmp_path, capsys):
     (tmp_path / ".imgcheckignore").write_text(
-        f"ignore:\n  - rule: {RULE}\n    reason: not this node\n    nodes: [some-other-node]\n")
+        f"ignore:\n  - rule: {RULE}\n    reason: not this node\n    nodes: [some-other-node]\n"
+    )
     code, doc, _ = _run(capsys)
     assert code == 1 and RULE in [f["id"] for f in doc["findings"]]
 
@@ -75,7 +88,8 @@ def test_node_list_narrows_the_ignore(tmp_path, capsys):
 def test_pyproject_section(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "trainer"\n\n'
-        f'[[tool.imgcheck.ignore]]\nrule = "{RULE}"\nreason = "accepted for the eval pool"\nexpires = 2999-01-01\n')
+        f'[[tool.imgcheck.ignore]]\nrule = "{RULE}"\nreason = "accepted for the eval pool"\nexpires = 2999-01-01\n'
+    )
     code, doc, err = _run(capsys)
     assert code == 0, err
     assert doc["suppressed"][0]["origin"].endswith("pyproject.toml")
@@ -87,14 +101,17 @@ def test_a_pyproject_without_the_section_is_not_an_ignore_file(tmp_path, capsys)
     assert _run(capsys)[0] == 1
 
 
-@pytest.mark.parametrize("text, words", [
-    ("ignore:\n  - rule: ENV-NCCL-IB-RETRY-CNT\n", "reason is missing"),
-    ("ignore:\n  - rule: NO-SUCH-RULE\n    reason: x\n", "unknown rule id NO-SUCH-RULE"),
-    ("ignore:\n  - rule: ENV-NCCL-IB-RETRY-CNT\n    reason: x\n    expires: soon\n", "not a date"),
-    ("ignore:\n  - rule: ENV-NCCL-IB-RETRY-CNT\n    reason: x\n    until: 2030-01-01\n", "unknown key(s) until"),
-    ("ignore: [\n", "not valid YAML"),
-    ("- ENV-NCCL-IB-RETRY-CNT\n", "expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("ignore:\n  - rule: ENV-NCCL-IB-RETRY-CNT\n", "reason is missing"),
+        ("ignore:\n  - rule: NO-SUCH-RULE\n    reason: x\n", "unknown rule id NO-SUCH-RULE"),
+        ("ignore:\n  - rule: ENV-NCCL-IB-RETRY-CNT\n    reason: x\n    expires: soon\n", "not a date"),
+        ("ignore:\n  - rule: ENV-NCCL-IB-RETRY-CNT\n    reason: x\n    until: 2030-01-01\n", "unknown key(s) until"),
+        ("ignore: [\n", "not valid YAML"),
+        ("- ENV-NCCL-IB-RETRY-CNT\n", "expected a mapping"),
+    ],
+)
 def test_bad_ignore_file_is_exit_2_one_line(tmp_path, capsys, text, words):
     (tmp_path / ".imgcheckignore").write_text(text)
     code, doc, err = _run(capsys)

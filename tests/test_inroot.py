@@ -22,8 +22,14 @@ LINKS = {
     "loop-a": "loop-b",
     "loop-b": "loop-a",
 }
-ASKED = ["lib/x86_64-linux-gnu/libibverbs.so.1", "usr/lib/x86_64-linux-gnu/libx.so", "escape", "abs-escape",
-         "usr/lib/../../etc/passwd", "./usr//lib/./x86_64-linux-gnu/libibverbs.so.1"]
+ASKED = [
+    "lib/x86_64-linux-gnu/libibverbs.so.1",
+    "usr/lib/x86_64-linux-gnu/libx.so",
+    "escape",
+    "abs-escape",
+    "usr/lib/../../etc/passwd",
+    "./usr//lib/./x86_64-linux-gnu/libibverbs.so.1",
+]
 
 
 def view() -> FileView:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from imagebuild import build_oci, write_oci_archive, write_oci_dir
+
 from imgcheck import api
 from imgcheck.cli.main import main
 

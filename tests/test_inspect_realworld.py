@@ -15,14 +15,14 @@ import os
 import tarfile
 
 import pytest
-
 from chrootimage import Rootfs, cached_layers
-from rootfs import ROOTFS_CACHE, build_rootfs
 from imagebuild import write_docker_archive
-from imgcheck.knowledge.nccl import nccl_in_use
-from imgcheck import api
-from imgcheck.read_options import ReadOptions
+from rootfs import ROOTFS_CACHE, build_rootfs
 from wheelcache import debian_package, metadata, metadata_wheel, wheel
+
+from imgcheck import api
+from imgcheck.knowledge.nccl import nccl_in_use
+from imgcheck.read_options import ReadOptions
 
 pytestmark = pytest.mark.e2e
 
@@ -53,8 +53,13 @@ def pip_layers(tmp_path_factory):
     """Layer tars over bookworm-python3, each made by the image's own python3/pip/dpkg (cached once built)."""
     base = _python_base()
     work = tmp_path_factory.mktemp("pip-layers")
-    files = {"cu12": wheel(CU12), "cu13": wheel(CU13), "torch": metadata_wheel(TORCH, str(work)),
-             "nccl": metadata_wheel(NCCL, str(work)), "deb": debian_package("libcudart12", "trixie", "non-free")}
+    files = {
+        "cu12": wheel(CU12),
+        "cu13": wheel(CU13),
+        "torch": metadata_wheel(TORCH, str(work)),
+        "nccl": metadata_wheel(NCCL, str(work)),
+        "deb": debian_package("libcudart12", "trixie", "non-free"),
+    }
 
     def build(directory):
         fs = Rootfs(base, str(work / "root"))
@@ -79,6 +84,7 @@ def _inspect(tmp_path, layers: list[str], env: list[str] | None = None):
 
 
 # -- PyPI torch: CUDA from the wheel, NCCL from torch's parenthesised pin, dist-infos as packages -------
+
 
 def test_pip_torch_cuda_from_wheel_and_nccl_from_pin(tmp_path, pip_layers):
     facts = _inspect(tmp_path, [pip_layers["base"], pip_layers["venv_torch"]])
@@ -121,11 +127,14 @@ def test_pip_torch_cu12_fails_on_r470(tmp_path, pip_layers):
     facts = _inspect(tmp_path, [pip_layers["base"], pip_layers["venv_torch"]])
     result = run(facts, node("mofed-5.8-470-peermem"))
     finding = by_id(result, "CUDA-DRIVER-TOO-OLD")
-    assert any(e.value == "12.4.127" and e.path.endswith("nvidia_cuda_runtime_cu12-12.4.127.dist-info/METADATA")
-               for e in finding.evidence)
+    assert any(
+        e.value == "12.4.127" and e.path.endswith("nvidia_cuda_runtime_cu12-12.4.127.dist-info/METADATA")
+        for e in finding.evidence
+    )
 
 
 # -- pip install --target DIR + PYTHONPATH ---------------------------------------------------------
+
 
 def test_target_dir_counts_only_through_pythonpath(tmp_path, pip_layers):
     layers = [pip_layers["base"], pip_layers["target_cu13"]]
@@ -144,6 +153,7 @@ def test_target_dir_counts_only_through_pythonpath(tmp_path, pip_layers):
 
 # -- Debian's libcudart12 (trixie non-free), installed by dpkg ----------------------------------------
 
+
 def test_debian_libcudart12(tmp_path, pip_layers):
     facts = _inspect(tmp_path, [pip_layers["base"], pip_layers["libcudart12"]])
     cuda = facts.cuda
@@ -160,21 +170,32 @@ def test_debian_libcudart12(tmp_path, pip_layers):
 
 # -- torch pins in every form it has used (real PyPI metadata) -------------------------------------
 
-@pytest.mark.parametrize("spec,nccl", [
-    ("torch==2.0.1", ("nvidia-nccl-cu11", "2.14.3")),
-    ("torch==2.3.0", ("nvidia-nccl-cu12", "2.20.5")),
-    ("torch==2.6.0", ("nvidia-nccl-cu12", "2.21.5")),
-    ("torch==2.7.0", ("nvidia-nccl-cu12", "2.26.2")),
-])
+
+@pytest.mark.parametrize(
+    "spec,nccl",
+    [
+        ("torch==2.0.1", ("nvidia-nccl-cu11", "2.14.3")),
+        ("torch==2.3.0", ("nvidia-nccl-cu12", "2.20.5")),
+        ("torch==2.6.0", ("nvidia-nccl-cu12", "2.21.5")),
+        ("torch==2.7.0", ("nvidia-nccl-cu12", "2.26.2")),
+    ],
+)
 def test_torch_pins_every_form(spec, nccl):
     import re
 
-    from imgcheck.extractors.python import Distribution, pinned
     from wheelcache import metadata_text
 
+    from imgcheck.extractors.python import Distribution, pinned
+
     meta = metadata(spec)["metadata"]
-    dist = Distribution(name="torch", version=meta["version"], site="s", path="s/torch.dist-info/METADATA",
-                        layer=None, metadata=metadata_text(meta))
+    dist = Distribution(
+        name="torch",
+        version=meta["version"],
+        site="s",
+        path="s/torch.dist-info/METADATA",
+        layer=None,
+        metadata=metadata_text(meta),
+    )
     found = pinned(dist, re.compile(r"nvidia-nccl-cu[0-9]+"), "x86_64")
     assert [(n, v) for n, v, _ in found] == [nccl]
     # the same pins do not apply on aarch64 (torch's markers say platform_machine == "x86_64")
@@ -196,9 +217,12 @@ def stale_conda_layer(tmp_path_factory):
         for member in old:
             name = member.name.lstrip("./")
             base = os.path.basename(name)
-            if name.startswith(DEB_LIB + "/") and (base.startswith("libibverbs.so") or base.startswith("libmlx5.so")
-                                                   or name.startswith(DEB_LIB + "/libibverbs/libmlx5-")):
-                member.name = CONDA + name[len(DEB_LIB):]
+            if name.startswith(DEB_LIB + "/") and (
+                base.startswith("libibverbs.so")
+                or base.startswith("libmlx5.so")
+                or name.startswith(DEB_LIB + "/libibverbs/libmlx5-")
+            ):
+                member.name = CONDA + name[len(DEB_LIB) :]
                 new.addfile(member, old.extractfile(member) if member.isfile() else None)
     return out
 
@@ -220,8 +244,9 @@ def test_stale_conda_copy_is_not_the_loaded_libibverbs(tmp_path, stale_conda_lay
 
 
 def test_ld_library_path_makes_the_old_copy_load_and_mismatch(tmp_path, stale_conda_layer):
-    facts = _inspect(tmp_path, [build_rootfs("bookworm"), stale_conda_layer],
-                     env=["PATH=/usr/bin:/bin", f"LD_LIBRARY_PATH=/{CONDA}"])
+    facts = _inspect(
+        tmp_path, [build_rootfs("bookworm"), stale_conda_layer], env=["PATH=/usr/bin:/bin", f"LD_LIBRARY_PATH=/{CONDA}"]
+    )
     lib = facts.rdma.libibverbs
     assert lib.path == f"/{CONDA}/libibverbs.so.1.11.33.2" and lib.private_abi == 33
     assert next(c for c in lib.copies if c.loaded).how == f"LD_LIBRARY_PATH /{CONDA}"
@@ -237,12 +262,14 @@ def test_ld_library_path_makes_the_old_copy_load_and_mismatch(tmp_path, stale_co
 
 # -- every provider's real ELF (efa, mana, mlx4, hns link a shared library) ----------------------
 
+
 @pytest.mark.parametrize("suite,pabi", [("bookworm", 34), ("trixie", 34)])
 def test_every_provider_elf_is_read(suite, pabi, debian_archive):
     facts = api.inspect_image(f"docker-archive:{debian_archive(suite)}")
     providers = {p.name: p for p in facts.rdma.providers}
-    assert all(p.private_abi_needed == pabi for p in providers.values()), \
-        {n: p.private_abi_needed for n, p in providers.items()}
+    assert all(p.private_abi_needed == pabi for p in providers.values()), {
+        n: p.private_abi_needed for n, p in providers.items()
+    }
     for name in ("efa", "mana", "mlx4", "mlx5"):
         p = providers[name]
         assert p.library == f"/{DEB_LIB}/lib{name}.so.1.{p.version.split('.', 1)[1]}"
@@ -298,8 +325,12 @@ def test_bundled_stacks_in_wheels(tmp_path, wheel_stack_layer):
     # pyverbs 56.0rc1 from PyPI bundles rdma-core 48.0 (auditwheel's pyverbs.libs), not the 56 its name says
     pyverbs = stacks[("pyverbs", "rdma-core")]
     assert pyverbs.path == f"{VENV_SITE}/pyverbs.libs" and pyverbs.version == "48.0" and pyverbs.private_abi == 34
-    assert {lib.rsplit("/", 1)[1].split("-")[0] for lib in pyverbs.libraries} >= {"libibverbs", "libmlx5", "libefa",
-                                                                                   "librdmacm"}
+    assert {lib.rsplit("/", 1)[1].split("-")[0] for lib in pyverbs.libraries} >= {
+        "libibverbs",
+        "libmlx5",
+        "libefa",
+        "librdmacm",
+    }
     assert ("pyverbs", "ucx") not in stacks
     ucx = stacks[("libucx-cu12", "ucx")]
     assert ucx.path == f"{VENV_SITE}/libucx" and ucx.version == "1.22.0"
@@ -313,6 +344,7 @@ def test_bundled_stacks_in_wheels(tmp_path, wheel_stack_layer):
 
 
 # -- libfabric (Debian's libfabric1 1.17.0, dpkg-installed) and NCCL net plugins ---------------------
+
 
 @pytest.fixture(scope="module")
 def libfabric_layer(tmp_path_factory):
@@ -354,12 +386,14 @@ def test_nccl_net_plugin_follows_nccl_net_plugin_and_the_loader(tmp_path):
     """Plugin files as the AWS EFA installer and HPC-X lay them out (names only: NCCL's choice is by name)."""
     from imagebuild import Symlink, build_oci, make_layer, write_oci_dir
 
-    layer = make_layer({
-        "opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so": b"\x7fELF not read",
-        "opt/amazon/ofi-nccl/lib/libnccl-net.so": Symlink("libnccl-net-ofi.so"),
-        "opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so.0.0.0": b"\x7fELF not read",
-        "opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so": Symlink("libnccl-net.so.0.0.0"),
-    })
+    layer = make_layer(
+        {
+            "opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so": b"\x7fELF not read",
+            "opt/amazon/ofi-nccl/lib/libnccl-net.so": Symlink("libnccl-net-ofi.so"),
+            "opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so.0.0.0": b"\x7fELF not read",
+            "opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so": Symlink("libnccl-net.so.0.0.0"),
+        }
+    )
 
     def plugins(env):
         oci = write_oci_dir(str(tmp_path / str(len(env))), build_oci([layer], env=env))
@@ -371,6 +405,8 @@ def test_nccl_net_plugin_follows_nccl_net_plugin_and_the_loader(tmp_path):
     assert found[ofi].loaded and found[ofi].how == "libnccl-net.so by LD_LIBRARY_PATH /opt/amazon/ofi-nccl/lib"
     assert found[sharp].loaded is False
     # NCCL_NET_PLUGIN=ofi: NCCL tries "ofi", then libnccl-net-ofi.so
-    found = plugins(["LD_LIBRARY_PATH=/opt/hpcx/nccl_rdma_sharp_plugin/lib:/opt/amazon/ofi-nccl/lib", "NCCL_NET_PLUGIN=ofi"])
+    found = plugins(
+        ["LD_LIBRARY_PATH=/opt/hpcx/nccl_rdma_sharp_plugin/lib:/opt/amazon/ofi-nccl/lib", "NCCL_NET_PLUGIN=ofi"]
+    )
     assert found[ofi].loaded and found[sharp].loaded is False
     assert not any(p.loaded for p in plugins(["PATH=/bin"]).values())  # not on the search path

@@ -16,18 +16,19 @@ import os
 import tarfile
 
 import pytest
-
 from imagebuild import BuiltImage, build_oci, compress, make_layer, sha256, write_oci_archive, write_oci_dir
+
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError
+from imgcheck.read_options import ReadOptions
 from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.reader import ReadStats
 from imgcheck.view.wants import Want, WantSet
-from imgcheck.read_options import ReadOptions
 
-GENUINE = make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n',
-                      "usr/lib/x86_64-linux-gnu/libibverbs.so.1": b"\x7fELF genuine"})
+GENUINE = make_layer(
+    {"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "usr/lib/x86_64-linux-gnu/libibverbs.so.1": b"\x7fELF genuine"}
+)
 FORGED = make_layer({"etc/os-release": b'ID=ubuntu\nVERSION_ID="24.04"\n'})
 WANTS = WantSet((Want(r".*", content=True, max_bytes=1 << 16),))
 
@@ -48,10 +49,12 @@ def docker25_archive(path: str, layer_blobs: list[bytes], config: bytes) -> str:
     """The `docker save` layout of Docker >= 25: OCI blobs/ plus manifest.json naming them."""
     names = ["blobs/sha256/" + hashlib.sha256(b).hexdigest() for b in layer_blobs]
     config_name = "blobs/sha256/" + hashlib.sha256(config).hexdigest()
-    members = {config_name: config, **dict(zip(names, layer_blobs)),
-               "manifest.json": json.dumps([{"Config": config_name, "RepoTags": ["t:latest"],
-                                             "Layers": names}]).encode(),
-               "oci-layout": b'{"imageLayoutVersion": "1.0.0"}'}
+    members = {
+        config_name: config,
+        **dict(zip(names, layer_blobs)),
+        "manifest.json": json.dumps([{"Config": config_name, "RepoTags": ["t:latest"], "Layers": names}]).encode(),
+        "oci-layout": b'{"imageLayoutVersion": "1.0.0"}',
+    }
     with tarfile.open(path, "w") as tar:
         for name, data in members.items():
             info = tarfile.TarInfo(name)
@@ -129,8 +132,9 @@ def test_layer_cache_entry_of_a_blob_is_reused_only_for_its_verified_diff_id(tmp
     manifest_bytes = json.dumps(manifest).encode()
     blobs = {d: b for d, b in genuine.blobs.items() if d != sha256(genuine.config)}
     blobs[sha256(config_bytes)] = config_bytes
-    other = write_oci_dir(str(tmp_path / "other"), BuiltImage(config=config_bytes, manifest=manifest_bytes,
-                                                             blobs=blobs))
+    other = write_oci_dir(
+        str(tmp_path / "other"), BuiltImage(config=config_bytes, manifest=manifest_bytes, blobs=blobs)
+    )
     stats = ReadStats()
     with pytest.raises(BadInputError, match="diff_id"):
         api.inspect_image(f"oci-dir:{other}", ReadOptions(stats=stats))
@@ -138,8 +142,13 @@ def test_layer_cache_entry_of_a_blob_is_reused_only_for_its_verified_diff_id(tmp
 
 
 def test_index_layer_records_the_uncompressed_digest():
-    idx = index_layer(io.BytesIO(compress(GENUINE, "gzip")), sha256(compress(GENUINE, "gzip")), WANTS, Limits(),
-                      diff_id=sha256(GENUINE))
+    idx = index_layer(
+        io.BytesIO(compress(GENUINE, "gzip")),
+        sha256(compress(GENUINE, "gzip")),
+        WANTS,
+        Limits(),
+        diff_id=sha256(GENUINE),
+    )
     assert idx.uncompressed_digest == sha256(GENUINE)
     with pytest.raises(BadInputError, match="diff_id"):
         index_layer(io.BytesIO(GENUINE), sha256(GENUINE), WANTS, Limits(), diff_id=sha256(FORGED))

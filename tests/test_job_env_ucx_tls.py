@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from engine_facts import committed_facts, matrix, node
+
 from imgcheck.engine import evaluate
 from imgcheck.job import parse_job_spec
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from engine_facts import matrix, node, replace_in
+
 from imgcheck.knowledge import cuda as cuda_k
 from imgcheck.knowledge import gpudirect, providers, settings, stack
 from imgcheck.knowledge import nccl as nccl_k
@@ -16,12 +16,22 @@ from imgcheck.model.node import RdmaDevice
 from imgcheck.versions import ranges
 
 
-@pytest.mark.parametrize("version, floor, want", [
-    ("2.13", "2.13.4", None),  # any 2.13.x: may be before or after 2.13.4
-    ("2.13", "2.13", True), ("2.13", "2.14", False), ("2.12.7", "2.13.4", False),
-    ("2.21.5", "2.13.4", True), ("535", "525", True), ("470.82.01", "525", False),
-    ("450.80", "450.80.02", None), ("5.15.0-91-generic", "5.12", True), (None, "1.0", None), ("x", "1.0", None),
-])
+@pytest.mark.parametrize(
+    "version, floor, want",
+    [
+        ("2.13", "2.13.4", None),  # any 2.13.x: may be before or after 2.13.4
+        ("2.13", "2.13", True),
+        ("2.13", "2.14", False),
+        ("2.12.7", "2.13.4", False),
+        ("2.21.5", "2.13.4", True),
+        ("535", "525", True),
+        ("470.82.01", "525", False),
+        ("450.80", "450.80.02", None),
+        ("5.15.0-91-generic", "5.12", True),
+        (None, "1.0", None),
+        ("x", "1.0", None),
+    ],
+)
 def test_partial_versions_are_ranges(version, floor, want):
     assert ranges.at_least(version, floor) is want
 
@@ -35,8 +45,13 @@ def test_nccl_feature_bounds_come_from_the_matrix():
 
 
 def test_nccl_in_use_prefers_the_pip_wheel_over_the_system_library():
-    image = ImageFacts("x", nccl=(Nccl("2.18.3", "/usr/lib/libnccl.so.2.18.3", origin="library"),
-                                  Nccl("2.21.5", "/site/nvidia_nccl_cu12", origin="pip")))
+    image = ImageFacts(
+        "x",
+        nccl=(
+            Nccl("2.18.3", "/usr/lib/libnccl.so.2.18.3", origin="library"),
+            Nccl("2.21.5", "/site/nvidia_nccl_cu12", origin="pip"),
+        ),
+    )
     assert nccl_k.nccl_in_use(image).version == "2.21.5"
     assert "also present: library 2.18.3" in nccl_k.selection_words(image, nccl_k.nccl_in_use(image))
 
@@ -58,13 +73,19 @@ def test_cuda_floor_is_the_matrix_row_triage_and_engine_share():
     assert cuda_k.driver_meets(m, "550.54.15", "12.4")[0] is True
 
 
-@pytest.mark.parametrize("dev, want", [
-    (RdmaDevice(name="mlx4_0", hca_type="MT4099"), "mlx4"),  # ConnectX-3: "MT" does not make it mlx5
-    (RdmaDevice(name="mlx5_0", hca_type="MT4123"), "mlx5"),
-    (RdmaDevice(name="efa_0"), "efa"), (RdmaDevice(name="irdma0"), "irdma"), (RdmaDevice(name="bnxt_re0"), "bnxt_re"),
-    (RdmaDevice(name="hfi1_0"), "hfi1"), (RdmaDevice(name="qib0"), "qib"),
-    (RdmaDevice(name="ibp12s0", hca_type="MT4129"), None),  # a renamed device: the name cannot tell
-])
+@pytest.mark.parametrize(
+    "dev, want",
+    [
+        (RdmaDevice(name="mlx4_0", hca_type="MT4099"), "mlx4"),  # ConnectX-3: "MT" does not make it mlx5
+        (RdmaDevice(name="mlx5_0", hca_type="MT4123"), "mlx5"),
+        (RdmaDevice(name="efa_0"), "efa"),
+        (RdmaDevice(name="irdma0"), "irdma"),
+        (RdmaDevice(name="bnxt_re0"), "bnxt_re"),
+        (RdmaDevice(name="hfi1_0"), "hfi1"),
+        (RdmaDevice(name="qib0"), "qib"),
+        (RdmaDevice(name="ibp12s0", hca_type="MT4129"), None),  # a renamed device: the name cannot tell
+    ],
+)
 def test_provider_by_device_name(dev, want):
     assert providers.provider_of(dev) == want
 
@@ -72,6 +93,7 @@ def test_provider_by_device_name(dev, want):
 def test_provider_by_driver_wins_over_the_name():
     class Dev:  # the nodefacts work adds RdmaDevice.driver; read through getattr so both sides merge
         name, hca_type, driver = "ibp12s0", "MT4129", "mlx5_core"
+
     assert providers.provider_of(Dev()) == "mlx5"
 
 
@@ -100,8 +122,12 @@ def test_old_nccl_sees_peermem_through_inferred_memory_peers():
 
 
 def test_a_left_out_fact_is_unknown_and_an_explicit_null_is_known():
-    facts = parse_image_facts(json.loads('{"reference": "hand", "rdma": {"flavor": "inbox"}, '
-                                         '"cuda": {"version": "12.4.1", "compat_driver": null}}'), "hand.json")
+    facts = parse_image_facts(
+        json.loads(
+            '{"reference": "hand", "rdma": {"flavor": "inbox"}, "cuda": {"version": "12.4.1", "compat_driver": null}}'
+        ),
+        "hand.json",
+    )
     assert facts.unknown_reason("rdma.libibverbs") == "not given in hand.json"
     assert facts.unknown_reason("rdma.libibverbs.has_reg_dmabuf_mr") == "not given in hand.json"
     assert facts.unknown_reason("cuda.compat_driver") is None  # explicit null: looked, found none

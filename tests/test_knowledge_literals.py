@@ -16,7 +16,8 @@ AREAS = ("engine", "triage", "knowledge")
 VERSION = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)*(?![\w])")
 # True constants: (file, literal) pairs that are not knowledge about releases.
 ALLOWED: set[tuple[str, str]] = {
-    ("triage/render.py", "8"), ("triage/render.py", "20"),  # how many lines a rendering shows
+    ("triage/render.py", "8"),
+    ("triage/render.py", "20"),  # how many lines a rendering shows
 }
 SMALL_INT = 3  # comparisons with 0..3 are counts and indexes, not thresholds
 
@@ -43,9 +44,13 @@ def literals_in(path: pathlib.Path, rel: str | None = None) -> list[str]:
                     found.append(f"{rel}:{node.lineno}: {m!r} in {node.value[:60]!r}")
         if isinstance(node, ast.Compare):
             for side in [node.left, *node.comparators]:
-                if isinstance(side, ast.Constant) and isinstance(side.value, (int, float)) \
-                        and not isinstance(side.value, bool) and abs(side.value) > SMALL_INT \
-                        and (rel, str(side.value)) not in ALLOWED:
+                if (
+                    isinstance(side, ast.Constant)
+                    and isinstance(side.value, (int, float))
+                    and not isinstance(side.value, bool)
+                    and abs(side.value) > SMALL_INT
+                    and (rel, str(side.value)) not in ALLOWED
+                ):
                     found.append(f"{rel}:{node.lineno}: compares with {side.value}")
     return found
 
@@ -59,7 +64,9 @@ def test_no_version_literals_in_engine_triage_knowledge():
 
 def test_the_scan_finds_a_planted_literal(tmp_path):
     planted = tmp_path / "planted.py"
-    planted.write_text('"""Docstring naming 2.13 is free text."""\nFLOOR = "5.12"\nNAME = "IBVERBS_1.8"\n\n'
-                       'def f(x):\n    return x < 525\n')
+    planted.write_text(
+        '"""Docstring naming 2.13 is free text."""\nFLOOR = "5.12"\nNAME = "IBVERBS_1.8"\n\n'
+        "def f(x):\n    return x < 525\n"
+    )
     hits = literals_in(planted, "knowledge/planted.py")
     assert len(hits) == 2 and any("'5.12'" in h for h in hits) and any("525" in h for h in hits)

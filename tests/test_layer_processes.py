@@ -10,8 +10,8 @@ import os
 import threading
 
 import pytest
-
 from imagebuild import Opaque, Symlink, Whiteout, build_oci, make_layer, write_oci_dir
+
 from imgcheck.errors import BadInputError, UnavailableError
 from imgcheck.extractors.assemble import want_set
 from imgcheck.sources.resolve import open_source, parse_image_ref
@@ -21,11 +21,21 @@ from imgcheck.view.layer_processes import can_fork
 from imgcheck.view.reader import ReadStats, read_view
 
 LAYERS = [
-    make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n", "usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0":
-                b"\x7fELF" + b"v" * 3000, "usr/lib/libmlx5.so.1": Symlink("libmlx5.so.1.24.44.0"),
-                "opt/big.bin": os.urandom(400_000)}),
-    make_layer({"usr/lib/libmlx5.so.1": Whiteout(), "etc/nccl.conf": b"NCCL_IB_HCA=mlx5_0\n",
-                "opt/other.bin": os.urandom(300_000)}),
+    make_layer(
+        {
+            "etc/os-release": b"ID=debian\nVERSION_ID=12\n",
+            "usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0": b"\x7fELF" + b"v" * 3000,
+            "usr/lib/libmlx5.so.1": Symlink("libmlx5.so.1.24.44.0"),
+            "opt/big.bin": os.urandom(400_000),
+        }
+    ),
+    make_layer(
+        {
+            "usr/lib/libmlx5.so.1": Whiteout(),
+            "etc/nccl.conf": b"NCCL_IB_HCA=mlx5_0\n",
+            "opt/other.bin": os.urandom(300_000),
+        }
+    ),
     make_layer({"opt": Opaque(), "usr/lib/libnccl.so.2.21.5": b"n" * 100}),
     make_layer({"etc/nccl.conf": b"NCCL_IB_TIMEOUT=22\n"}),
 ]
@@ -48,8 +58,7 @@ def read(ref: str, workers: int, **kw):
     try:
         image = source.open()
         stats = ReadStats()
-        _, indexes = read_view(kw.pop("image_hook", lambda i: i)(image), want_set(), workers=workers,
-                               stats=stats, **kw)
+        _, indexes = read_view(kw.pop("image_hook", lambda i: i)(image), want_set(), workers=workers, stats=stats, **kw)
         return indexes, stats
     finally:
         source.close()

@@ -7,8 +7,8 @@ import io
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from imagebuild import Dir, Hardlink, Opaque, Symlink, Whiteout, make_layer
+
 from imgcheck.errors import BadInputError
 from imgcheck.view.fileview import FileView
 from imgcheck.view.layer_index import index_layer, normalise
@@ -45,8 +45,7 @@ def test_whiteout_does_not_hide_same_layer_or_upper_files():
 
 
 def test_opaque_directory_hides_lower_contents_but_keeps_its_own():
-    view = view_of({"opt/d/old.so": b"old", "opt/keep.so": b"k"},
-                   {"opt/d": Opaque(), "opt/d/new.so": b"new"})
+    view = view_of({"opt/d/old.so": b"old", "opt/keep.so": b"k"}, {"opt/d": Opaque(), "opt/d/new.so": b"new"})
     assert view.read("opt/d/old.so") is None
     assert view.read("opt/d/new.so") == b"new"
     assert view.read("opt/keep.so") == b"k"
@@ -59,12 +58,14 @@ def test_file_replacing_directory_hides_lower_tree():
 
 
 def test_symlink_chain_relative_and_absolute():
-    view = view_of({
-        "usr/lib/x86_64-linux-gnu/libfoo.so.1.2.3": b"real",
-        "usr/lib/x86_64-linux-gnu/libfoo.so.1": Symlink("libfoo.so.1.2.3"),
-        "lib": Symlink("usr/lib"),
-        "opt/link.so": Symlink("/lib/x86_64-linux-gnu/libfoo.so.1"),
-    })
+    view = view_of(
+        {
+            "usr/lib/x86_64-linux-gnu/libfoo.so.1.2.3": b"real",
+            "usr/lib/x86_64-linux-gnu/libfoo.so.1": Symlink("libfoo.so.1.2.3"),
+            "lib": Symlink("usr/lib"),
+            "opt/link.so": Symlink("/lib/x86_64-linux-gnu/libfoo.so.1"),
+        }
+    )
     ref = view.file("opt/link.so")
     assert ref is not None and ref.data == b"real"
     assert ref.real_path == "usr/lib/x86_64-linux-gnu/libfoo.so.1.2.3"
@@ -98,10 +99,12 @@ def test_hard_link_to_kept_target():
 
 
 def test_hard_link_to_unwanted_target_is_re_read():
-    from imagebuild import write_oci_dir, build_oci
+    import tempfile
+
+    from imagebuild import build_oci, write_oci_dir
+
     from imgcheck.sources.oci_layout import OciLayoutSource
     from imgcheck.view.reader import read_view
-    import tempfile
 
     layer = make_layer({"data/blob.bin": b"payload", "usr/lib/libq.so.1": Hardlink("data/blob.bin")})
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,19 +115,22 @@ def test_hard_link_to_unwanted_target_is_re_read():
     assert view.read("usr/lib/libq.so.1") == b"payload"
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("./usr/lib/x", "usr/lib/x"),
-    ("/abs/path", "abs/path"),
-    ("../../etc/passwd", "etc/passwd"),
-    ("a/../../b", "b"),
-    ("./", None),
-    ("usr/lib/", "usr/lib"),
-    ("usr//lib/./x", "usr/lib/x"),
-    ("usr\\lib\\x", "usr/lib/x"),
-    (".hidden/x", ".hidden/x"),
-    ("./etc/.wh.passwd", "etc/.wh.passwd"),
-    ("a/b/..", "a"),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("./usr/lib/x", "usr/lib/x"),
+        ("/abs/path", "abs/path"),
+        ("../../etc/passwd", "etc/passwd"),
+        ("a/../../b", "b"),
+        ("./", None),
+        ("usr/lib/", "usr/lib"),
+        ("usr//lib/./x", "usr/lib/x"),
+        ("usr\\lib\\x", "usr/lib/x"),
+        (".hidden/x", ".hidden/x"),
+        ("./etc/.wh.passwd", "etc/.wh.passwd"),
+        ("a/b/..", "a"),
+    ],
+)
 def test_normalise_never_leaves_root(name, expected):
     assert normalise(name) == expected
 
@@ -147,9 +153,27 @@ def test_normalise_fast_path_agrees_with_resolving_every_part(parts):
 
 
 @settings(max_examples=300)
-@given(st.lists(st.sampled_from(["usr", "lib", "libibverbs.so.1", "libibverbs", "libmlx5-rdmav34.so", "ucx.pc",
-                                 "etc", "os-release", "x86_64-linux-gnu", "dist-packages", "libnccl.so.2"]),
-                min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "usr",
+                "lib",
+                "libibverbs.so.1",
+                "libibverbs",
+                "libmlx5-rdmav34.so",
+                "ucx.pc",
+                "etc",
+                "os-release",
+                "x86_64-linux-gnu",
+                "dist-packages",
+                "libnccl.so.2",
+            ]
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_combined_wants_match_exactly_what_the_patterns_match(parts):
     import re
 
@@ -182,8 +206,11 @@ def test_content_over_limit_is_kept_by_name_only():
 
 
 def test_unwanted_files_are_not_kept():
-    idx = index_layer(io.BytesIO(make_layer({"home/user/notes.md": b"x", "etc/a.conf": b"y", "d": Dir()})),
-                      "sha256:" + "0" * 64, WANTS)
+    idx = index_layer(
+        io.BytesIO(make_layer({"home/user/notes.md": b"x", "etc/a.conf": b"y", "d": Dir()})),
+        "sha256:" + "0" * 64,
+        WANTS,
+    )
     assert set(idx.entries) == {"etc/a.conf"}
     assert idx.has_nondir("home/user/notes.md") and not idx.has_nondir("d")
 
@@ -192,8 +219,7 @@ def test_whiteouts_naming_parents_hide_nothing_above():
     layer = make_layer({"etc/.wh..": b"", "etc/.wh...": b"", "a/b/.wh.": b""})
     idx = index_layer(io.BytesIO(layer), "sha256:" + "0" * 64, WANTS)
     assert idx.whiteouts == set()
-    view = view_of({"etc/x.conf": b"kept", "a/b/c.conf": b"kept"},
-                   {"etc/.wh..": b"", "a/b/.wh.": b""})
+    view = view_of({"etc/x.conf": b"kept", "a/b/c.conf": b"kept"}, {"etc/.wh..": b"", "a/b/.wh.": b""})
     assert view.read("etc/x.conf") == b"kept" and view.read("a/b/c.conf") == b"kept"
 
 

@@ -88,29 +88,39 @@ def test_broken_matrix_one_line_per_problem(tmp_path, capsys):
     cat = copy / "catalogs"
 
     def rdma(doc):
-        doc["rows"][0].pop("source")                     # 1 no source
-        doc["rows"][1]["confidence"] = "likely"          # 2 bad confidence
-        doc["rows"][2]["version"] = "vNext"              # 3 version does not parse
-        doc["rows"][3]["colour"] = "blue"                # 4 unknown field
+        doc["rows"][0].pop("source")  # 1 no source
+        doc["rows"][1]["confidence"] = "likely"  # 2 bad confidence
+        doc["rows"][2]["version"] = "vNext"  # 3 version does not parse
+        doc["rows"][3]["colour"] = "blue"  # 4 unknown field
+
     _edit(cat / "rdma_core_releases.json", rdma)
-    _edit(cat / "nccl_features.json", lambda d: d["rows"][0].update(nccl_min=None))          # 5 null non-optional
-    _edit(cat / "cuda_minor_compat.json", lambda d: d["rows"].append(dict(d["rows"][0])))     # 6 duplicate key
+    _edit(cat / "nccl_features.json", lambda d: d["rows"][0].update(nccl_min=None))  # 5 null non-optional
+    _edit(cat / "cuda_minor_compat.json", lambda d: d["rows"].append(dict(d["rows"][0])))  # 6 duplicate key
     _edit(copy / "rules.json", lambda d: d.update(rows=[r for r in d["rows"] if r["id"] != "MEMLOCK-TOO-LOW"]))  # 7
-    (cat / "extra.json").write_text("{}")                                                    # 8 undescribed file
+    (cat / "extra.json").write_text("{}")  # 8 undescribed file
 
     def null_version(doc):
         row = next(r for r in doc["rows"] if r.get("newest_cuda_native"))
         row["newest_cuda_native"] = None
-        row.pop("note", None)                                                               # 9 null without note
+        row.pop("note", None)  # 9 null without note
+
     _edit(cat / "nvidia_driver_cuda.json", null_version)
 
     assert main(["matrix", "validate", str(copy)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 9, lines
     text = "\n".join(lines)
-    for expected in ("needs a source", "confidence 'likely'", "version 'vNext' does not parse", "unknown field 'colour'",
-                     "nccl_min must not be null", "duplicate key 13", "needs a row 'MEMLOCK-TOO-LOW'",
-                     "extra.json: not described by schema.json", "newest_cuda_native is null without a 'note'"):
+    for expected in (
+        "needs a source",
+        "confidence 'likely'",
+        "version 'vNext' does not parse",
+        "unknown field 'colour'",
+        "nccl_min must not be null",
+        "duplicate key 13",
+        "needs a row 'MEMLOCK-TOO-LOW'",
+        "extra.json: not described by schema.json",
+        "newest_cuda_native is null without a 'note'",
+    ):
         assert expected in text, expected
     assert all(line.startswith(str(copy)) for line in lines)
     with pytest.raises(BadInputError, match="invalid"):
@@ -134,6 +144,7 @@ def test_bad_rule_template_and_variant(tmp_path, capsys):
     def rules(doc):
         doc["rows"][0]["title"] = "broken {placeholder"
         doc["rows"][1]["variants"] = {"x": {"id": "OTHER"}}
+
     _edit(copy / "rules.json", rules)
     assert main(["matrix", "validate", str(copy)]) == 2
     err = capsys.readouterr().err
@@ -146,11 +157,14 @@ def test_matrix_ships_in_the_wheel_and_loads_from_an_installed_copy(tmp_path):
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(os.path.join(REPO, name), src / name)
-    shutil.copytree(os.path.join(REPO, "src"), src / "src",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copytree(os.path.join(REPO, "src"), src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     wheels = tmp_path / "wheels"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
-                           capture_output=True, text=True, cwd=str(src))  # setuptools puts build/ in the cwd
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
+        capture_output=True,
+        text=True,
+        cwd=str(src),
+    )  # setuptools puts build/ in the cwd
     if build.returncode != 0:
         if "No matching distribution" in build.stderr or "Could not find a version" in build.stderr:
             pytest.skip("cannot fetch the build backend (setuptools>=77) from PyPI")
@@ -161,13 +175,19 @@ def test_matrix_ships_in_the_wheel_and_loads_from_an_installed_copy(tmp_path):
     for rel in shipped:
         assert f"imgcheck/data/compat_matrix/{rel}" in names, rel
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True)
-    probe = ("import imgcheck, json; from imgcheck.matrix import load_matrix; from imgcheck.matrix.files import packaged_root;"
-             "m = load_matrix(); print(json.dumps([imgcheck.__file__, str(packaged_root()), m.version, m.digest]))")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    probe = (
+        "import imgcheck, json; from imgcheck.matrix import load_matrix; from imgcheck.matrix.files import packaged_root;"
+        "m = load_matrix(); print(json.dumps([imgcheck.__file__, str(packaged_root()), m.version, m.digest]))"
+    )
     env = dict(os.environ, PYTHONPATH=str(target))
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=str(tmp_path),
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=str(tmp_path), check=True
+    ).stdout
     module_file, root, version, digest = json.loads(out)
     assert module_file.startswith(str(target)) and root.startswith(str(target))
     assert (version, digest) == (load_matrix().version, load_matrix().digest)

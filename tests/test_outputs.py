@@ -12,8 +12,8 @@ import sys
 import threading
 
 import pytest
-
 from formats_sample import bookworm_facts
+
 from imgcheck.cli.main import main
 from imgcheck.model.serde import to_dict
 
@@ -77,8 +77,12 @@ def test_magic_link_to_stdout_is_written_through(tmp_path, facts_file):
     regular file is the bug that, as root, destroyed /dev/stdout."""
     link = tmp_path / "stdout"
     link.symlink_to("/proc/self/fd/1")
-    proc = subprocess.run([sys.executable, "-m", "imgcheck.cli.main", "inspect", facts_file, "-o", f"json={link}"],
-                          capture_output=True, text=True, env={**os.environ})
+    proc = subprocess.run(
+        [sys.executable, "-m", "imgcheck.cli.main", "inspect", facts_file, "-o", f"json={link}"],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["image"]["os"]["id"] == "debian"
     assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"

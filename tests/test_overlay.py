@@ -15,15 +15,15 @@ import subprocess
 import tarfile
 
 import pytest
-
 from imagebuild import make_layer, sha256, write_docker_archive
+
+from imgcheck.read_options import ReadOptions
 from imgcheck.sources.docker_archive import DockerArchiveSource
 from imgcheck.view.fileview import FileView
 from imgcheck.view.layer_index import FILE, SYMLINK, Limits, index_layer
 from imgcheck.view.reader import read_view
 from imgcheck.view.tarwalk import TarWalker
 from imgcheck.view.wants import Want, WantSet
-from imgcheck.read_options import ReadOptions
 
 ALL = WantSet((Want(r".*", content=True, max_bytes=1 << 24),))
 SOCKET = "/var/run/docker.sock"
@@ -74,34 +74,75 @@ def _nul_typed_dir(name: str) -> bytes:
 ELF = b"\x7fELF" + b"\0" * 60
 CASES = {
     # a marker at the root of an upper layer: overlayfs never reads the root's opaque flag
-    "opaque-root": ([_tar([("d", "etc"), ("f", "etc/a.txt", b"a"), ("f", "keep.txt", b"k")]),
-                     _tar([("f", ".wh..wh..opq", b""), ("f", "b.txt", b"b")])],
-                    {"b.txt", "etc/a.txt", "keep.txt"}, set()),
+    "opaque-root": (
+        [
+            _tar([("d", "etc"), ("f", "etc/a.txt", b"a"), ("f", "keep.txt", b"k")]),
+            _tar([("f", ".wh..wh..opq", b""), ("f", "b.txt", b"b")]),
+        ],
+        {"b.txt", "etc/a.txt", "keep.txt"},
+        set(),
+    ),
     # a directory replacing a lower symlink: the link's target is not seen through it
-    "dir-over-symlink": ([_tar([("d", "lib"), ("f", "lib/x.so", b"x"), ("l", "lib64", "lib")]),
-                          _tar([("d", "lib64"), ("f", "lib64/y.so", b"y")])],
-                         {"lib/x.so", "lib64/y.so"}, set()),
+    "dir-over-symlink": (
+        [
+            _tar([("d", "lib"), ("f", "lib/x.so", b"x"), ("l", "lib64", "lib")]),
+            _tar([("d", "lib64"), ("f", "lib64/y.so", b"y")]),
+        ],
+        {"lib/x.so", "lib64/y.so"},
+        set(),
+    ),
     # ... also when the directory is only implied by a member's path (no entry of its own)
-    "implied-dir-over-symlink": ([_tar([("d", "usr"), ("d", "usr/lib"), ("f", "usr/lib/a", b"a"),
-                                        ("l", "lib", "usr/lib")]),
-                                  _tar([("f", "lib/b", b"b")])],
-                                 {"usr/lib/a", "lib/b"}, set()),
+    "implied-dir-over-symlink": (
+        [
+            _tar([("d", "usr"), ("d", "usr/lib"), ("f", "usr/lib/a", b"a"), ("l", "lib", "usr/lib")]),
+            _tar([("f", "lib/b", b"b")]),
+        ],
+        {"usr/lib/a", "lib/b"},
+        set(),
+    ),
     # '\0' typeflag on 'usr/': a directory, not an empty file hiding the lower usr/ tree
-    "nul-typed-dir": ([_tar([("d", "usr"), ("d", "usr/lib"), ("f", "usr/lib/z", b"z")]),
-                       _nul_typed_dir("usr/") + _tar([("f", "usr/new", b"n")])],
-                      {"usr/lib/z", "usr/new"}, set()),
+    "nul-typed-dir": (
+        [
+            _tar([("d", "usr"), ("d", "usr/lib"), ("f", "usr/lib/z", b"z")]),
+            _nul_typed_dir("usr/") + _tar([("f", "usr/new", b"n")]),
+        ],
+        {"usr/lib/z", "usr/new"},
+        set(),
+    ),
     # a local PAX header before a global one is used up by it (Go's Reader.next)
-    "global-pax-path": ([_tar([("d", "opt"), ("f", "opt/base", b"x")]),
-                         _tar([("g", "pax_global_header", {"path": "evil"}), ("f", "opt/real", b"r")])],
-                        {"opt/base", "opt/real"}, set()),
+    "global-pax-path": (
+        [
+            _tar([("d", "opt"), ("f", "opt/base", b"x")]),
+            _tar([("g", "pax_global_header", {"path": "evil"}), ("f", "opt/real", b"r")]),
+        ],
+        {"opt/base", "opt/real"},
+        set(),
+    ),
     # a real global header: its path, linkpath and size apply to no member
-    "global-pax-header": ([_tar([("d", "opt"), ("f", "opt/base", b"x")]),
-                           _global_pax_tar({"path": "evil", "linkpath": "x", "size": "0"},
-                                           [("f", "opt/real", b"r"), ("f", "opt/two", b"22")])],
-                          {"opt/base", "opt/real", "opt/two"}, set()),
-    "symlink-kept": ([_tar([("d", "usr"), ("d", "usr/lib"), ("f", "usr/lib/libibverbs.so.1.14.50.0", ELF),
-                            ("l", "usr/lib/libibverbs.so.1", "libibverbs.so.1.14.50.0")])],
-                     {"usr/lib/libibverbs.so.1.14.50.0"}, {"usr/lib/libibverbs.so.1"}),
+    "global-pax-header": (
+        [
+            _tar([("d", "opt"), ("f", "opt/base", b"x")]),
+            _global_pax_tar(
+                {"path": "evil", "linkpath": "x", "size": "0"}, [("f", "opt/real", b"r"), ("f", "opt/two", b"22")]
+            ),
+        ],
+        {"opt/base", "opt/real", "opt/two"},
+        set(),
+    ),
+    "symlink-kept": (
+        [
+            _tar(
+                [
+                    ("d", "usr"),
+                    ("d", "usr/lib"),
+                    ("f", "usr/lib/libibverbs.so.1.14.50.0", ELF),
+                    ("l", "usr/lib/libibverbs.so.1", "libibverbs.so.1.14.50.0"),
+                ]
+            )
+        ],
+        {"usr/lib/libibverbs.so.1.14.50.0"},
+        {"usr/lib/libibverbs.so.1"},
+    ),
 }
 
 
@@ -132,8 +173,7 @@ def test_view_matches_what_docker_exported(tmp_path, case):
 
 def _docker_export(archive: str, tag: str) -> tuple[set[str], set[str]]:
     subprocess.run(["docker", "load", "-q", "-i", archive], check=True, capture_output=True)
-    cid = subprocess.run(["docker", "create", tag, "/none"], check=True, capture_output=True,
-                         text=True).stdout.strip()
+    cid = subprocess.run(["docker", "create", tag, "/none"], check=True, capture_output=True, text=True).stdout.strip()
     try:
         exported = subprocess.run(["docker", "export", cid], check=True, capture_output=True).stdout
     finally:
@@ -143,8 +183,9 @@ def _docker_export(archive: str, tag: str) -> tuple[set[str], set[str]]:
     with tarfile.open(fileobj=io.BytesIO(exported)) as tar:
         for member in tar:
             name = member.name.rstrip("/")
-            if name.startswith(("dev", "proc", "sys", "etc/hosts", "etc/hostname", "etc/resolv.conf",
-                                "etc/mtab", ".dockerenv")):
+            if name.startswith(
+                ("dev", "proc", "sys", "etc/hosts", "etc/hostname", "etc/resolv.conf", "etc/mtab", ".dockerenv")
+            ):
                 continue  # what the runtime adds to every container
             if member.isfile():
                 files.add(name)
@@ -173,8 +214,10 @@ def _gnu_sparse(tmp_path, version: str) -> tuple[bytes, bytes]:
         fh.seek(3 << 20)
         fh.write(b"end")
     out = tmp_path / f"sparse-{version}.tar"
-    subprocess.run(["tar", "-C", str(root), "--sparse", "--format=posix", f"--sparse-version={version}",
-                    "-cf", str(out), "usr"], check=True)
+    subprocess.run(
+        ["tar", "-C", str(root), "--sparse", "--format=posix", f"--sparse-version={version}", "-cf", str(out), "usr"],
+        check=True,
+    )
     return out.read_bytes(), path.read_bytes()
 
 
@@ -195,12 +238,15 @@ def test_pax_sparse_over_the_content_limit_is_name_only(tmp_path):
     assert entry.size == len(content) and entry.data is None and entry.truncated
 
 
-@pytest.mark.parametrize("pax", [
-    {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "f", "GNU.sparse.realsize": "10"},
-    {"GNU.sparse.map": "0,5,3,5", "GNU.sparse.size": "10", "GNU.sparse.name": "f"},  # overlapping
-    {"GNU.sparse.map": "0,50", "GNU.sparse.size": "10", "GNU.sparse.name": "f"},  # past the end
-    {"GNU.sparse.map": "0,x", "GNU.sparse.size": "10", "GNU.sparse.name": "f"},
-])
+@pytest.mark.parametrize(
+    "pax",
+    [
+        {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "f", "GNU.sparse.realsize": "10"},
+        {"GNU.sparse.map": "0,5,3,5", "GNU.sparse.size": "10", "GNU.sparse.name": "f"},  # overlapping
+        {"GNU.sparse.map": "0,50", "GNU.sparse.size": "10", "GNU.sparse.name": "f"},  # past the end
+        {"GNU.sparse.map": "0,x", "GNU.sparse.size": "10", "GNU.sparse.name": "f"},
+    ],
+)
 def test_malformed_sparse_maps_are_bad_input(pax):
     from imgcheck.view.tarwalk import TarFormatError
 
@@ -220,10 +266,17 @@ def test_symlink_to_a_file_no_want_collects_is_followed(tmp_path):
     the library is found, not reported missing."""
     from imgcheck import api
 
-    lower = make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=\"12\"\n",
-                        "opt/vendor/blob/verbs-impl": b"\x7fELF" + b"\0" * 200})
-    upper = _tar([("d", "usr"), ("d", "usr/lib"), ("d", "usr/lib/x86_64-linux-gnu"),
-                  ("l", "usr/lib/x86_64-linux-gnu/libibverbs.so.1", "/opt/vendor/blob/verbs-impl")])
+    lower = make_layer(
+        {"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "opt/vendor/blob/verbs-impl": b"\x7fELF" + b"\0" * 200}
+    )
+    upper = _tar(
+        [
+            ("d", "usr"),
+            ("d", "usr/lib"),
+            ("d", "usr/lib/x86_64-linux-gnu"),
+            ("l", "usr/lib/x86_64-linux-gnu/libibverbs.so.1", "/opt/vendor/blob/verbs-impl"),
+        ]
+    )
     archive = write_docker_archive(str(tmp_path / "img.tar"), [lower, upper])
     view = _view(archive)
     ref = view.file("usr/lib/x86_64-linux-gnu/libibverbs.so.1")
@@ -239,8 +292,10 @@ def test_hostile_upper_layer_cannot_hide_lower_libibverbs(tmp_path):
 
     lib = "usr/lib/x86_64-linux-gnu/libibverbs.so.1"
     lower = make_layer({"etc/os-release": b"ID=debian\n", lib: ELF})
-    for upper in (_tar([("f", ".wh..wh..opq", b""), ("f", "etc/other", b"x")]),
-                  _nul_typed_dir("usr/lib/x86_64-linux-gnu/") + _tar([("f", "etc/other", b"x")])):
+    for upper in (
+        _tar([("f", ".wh..wh..opq", b""), ("f", "etc/other", b"x")]),
+        _nul_typed_dir("usr/lib/x86_64-linux-gnu/") + _tar([("f", "etc/other", b"x")]),
+    ):
         archive = write_docker_archive(str(tmp_path / "img.tar"), [lower, upper])
         facts = api.inspect_image(f"docker-archive:{archive}", ReadOptions(use_cache=False))
         assert facts.rdma.libibverbs is not None and facts.rdma.libibverbs.path == "/" + lib

@@ -12,9 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from registryfixture import registry  # noqa: F401
 
 from imgcheck.cli.main import main
-from registryfixture import registry  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "bookworm-rdma"
@@ -76,8 +76,13 @@ def test_arch_from_the_kubelet_label(tmp_path, capsys):
     path.write_text(json.dumps(node))
     _, doc, _ = _check(capsys, [f"oci-dir:{EXAMPLE}", "--node-facts", str(path)])
     f = _finding(doc, "PLATFORM-ARCH-MISMATCH")
-    assert f and f["evidence"][1] == {"fact": "node.labels.kubernetes.io/arch", "value": "arm64", "path": None,
-                                      "layer": None, "origin": f"node facts file {path}"}  # the file, not a label read
+    assert f and f["evidence"][1] == {
+        "fact": "node.labels.kubernetes.io/arch",
+        "value": "arm64",
+        "path": None,
+        "layer": None,
+        "origin": f"node facts file {path}",
+    }  # the file, not a label read
 
 
 def test_unknown_node_arch_is_unknown_not_passed(tmp_path, capsys):
@@ -103,12 +108,19 @@ def _with_index(tmp_path) -> Path:
     top = json.loads((layout / "index.json").read_text())
     manifest = dict(top["manifests"][0], platform={"os": "linux", "architecture": "amd64"})
     manifest.pop("annotations", None)
-    index = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-                        "manifests": [manifest]}).encode()
+    index = json.dumps(
+        {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [manifest]}
+    ).encode()
     digest = hashlib.sha256(index).hexdigest()
     (layout / "blobs" / "sha256" / digest).write_bytes(index)
-    top["manifests"] = [{"mediaType": "application/vnd.oci.image.index.v1+json", "digest": f"sha256:{digest}",
-                         "size": len(index), "annotations": {"org.opencontainers.image.ref.name": "latest"}}]
+    top["manifests"] = [
+        {
+            "mediaType": "application/vnd.oci.image.index.v1+json",
+            "digest": f"sha256:{digest}",
+            "size": len(index),
+            "annotations": {"org.opencontainers.image.ref.name": "latest"},
+        }
+    ]
     (layout / "index.json").write_text(json.dumps(top))
     return layout
 

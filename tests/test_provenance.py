@@ -10,8 +10,8 @@ import os
 import sys
 
 import pytest
-
 from engine_facts import by_id, committed_facts, matrix, run, with_nccl
+
 from imgcheck.engine.report import build_report, group_nodes
 from imgcheck.errors import BadInputError
 from imgcheck.formats.report_formats import render
@@ -25,10 +25,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "node"))
 from node_fixtures import fixture_root  # noqa: E402
 
 ENGINE_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "src", "imgcheck", "engine")
-HANDWRITTEN = {"schema_version": 1, "name": "gpu-hand", "kernel": {"release": "5.15.0-105-generic"},
-               "rdma": {"stack": "inbox", "devices": [{"name": "mlx5_0", "driver": "mlx5_core"}]},
-               "gpu": {"driver_version": "535.183.01", "kernel_module": "open"},
-               "limits": {"memlock_kib": 65536}}
+HANDWRITTEN = {
+    "schema_version": 1,
+    "name": "gpu-hand",
+    "kernel": {"release": "5.15.0-105-generic"},
+    "rdma": {"stack": "inbox", "devices": [{"name": "mlx5_0", "driver": "mlx5_core"}]},
+    "gpu": {"driver_version": "535.183.01", "kernel_module": "open"},
+    "limits": {"memlock_kib": 65536},
+}
 
 
 @pytest.fixture(scope="module")
@@ -109,14 +113,21 @@ def test_bad_sources_are_one_clear_error(tmp_path):
 
 
 def test_kubernetes_labels_are_the_location():
-    node = facts_from_labels("k8s-a", {"nvidia.com/cuda.driver-version.full": "550.54.15",
-                                       "kubernetes.io/arch": "amd64",
-                                       "imgcheck.feature.node.kubernetes.io/limits.memlock-kib": "64"},
-                             kernel_release="6.8.0-45-generic")
-    assert node.location_of("gpu.driver_version") == \
-        Location.described("Kubernetes label nvidia.com/cuda.driver-version.full")
-    assert node.location_of("limits.memlock_kib") == \
-        Location.described("Kubernetes label imgcheck.feature.node.kubernetes.io/limits.memlock-kib")
+    node = facts_from_labels(
+        "k8s-a",
+        {
+            "nvidia.com/cuda.driver-version.full": "550.54.15",
+            "kubernetes.io/arch": "amd64",
+            "imgcheck.feature.node.kubernetes.io/limits.memlock-kib": "64",
+        },
+        kernel_release="6.8.0-45-generic",
+    )
+    assert node.location_of("gpu.driver_version") == Location.described(
+        "Kubernetes label nvidia.com/cuda.driver-version.full"
+    )
+    assert node.location_of("limits.memlock_kib") == Location.described(
+        "Kubernetes label imgcheck.feature.node.kubernetes.io/limits.memlock-kib"
+    )
     assert node.location_of("kernel.release") == Location.described("Kubernetes node status.nodeInfo.kernelVersion")
     assert node.location_of("labels.kubernetes.io/arch") == Location.described("Kubernetes label kubernetes.io/arch")
     assert node.location_of("rdma.stack") == Location.described("Kubernetes node k8s-a")  # no label says
@@ -158,8 +169,12 @@ def test_no_rule_names_a_node_path():
     for name, func, call in _engine_calls():
         if func == "node_ev" and (len(call.args) != 2 or call.keywords):
             located_by_rule.append(f"{name}:{call.lineno}")
-        if func == "Evidence" and call.args and _literal_start(call.args[0]).startswith("node.") \
-                and (len(call.args) > 2 or call.keywords):
+        if (
+            func == "Evidence"
+            and call.args
+            and _literal_start(call.args[0]).startswith("node.")
+            and (len(call.args) > 2 or call.keywords)
+        ):
             located_by_rule.append(f"{name}:{call.lineno}")
     assert located_by_rule == []
 

@@ -96,6 +96,9 @@ def test_everything_the_tests_import_comes_with_the_test_extra():
     project = tomllib.load(open(os.path.join(REPO, "pyproject.toml"), "rb"))["project"]
     provided = _closure(project["dependencies"] + project["optional-dependencies"]["test"])
     by_module = md.packages_distributions()
-    missing = {m: by_module.get(m) for m in _test_imports()
-               if not {canonicalize_name(d) for d in by_module.get(m, [])} & provided}
+    missing = {
+        m: by_module.get(m)
+        for m in _test_imports()
+        if not {canonicalize_name(d) for d in by_module.get(m, [])} & provided
+    }
     assert not missing, f"imported by tests but not installed by the test extra: {missing}"

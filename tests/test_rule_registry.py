@@ -10,10 +10,9 @@ import types
 
 import pytest
 
-from imgcheck.matrix import load_matrix
+from imgcheck.matrix import load_matrix, read_files
 from imgcheck.matrix.docs import GENERATED, rules_markdown, rules_table
 from imgcheck.matrix.schema import validate_files
-from imgcheck.matrix import read_files
 from imgcheck.verify.join import LIVE_CHECKED_RULES
 
 ev = importlib.import_module("imgcheck.engine.evaluate")  # the module (the package exports the function)
@@ -46,10 +45,14 @@ def test_registering_a_family_derives_rule_ids_and_required_rows():
 
 
 def test_every_rule_is_verified_live_or_says_why_not(matrix):
-    neither = [r["id"] for r in matrix.rows("rules") if r["id"] not in LIVE_CHECKED_RULES and not r.get("not_verifiable_live")]
+    neither = [
+        r["id"] for r in matrix.rows("rules") if r["id"] not in LIVE_CHECKED_RULES and not r.get("not_verifiable_live")
+    ]
     both = [r["id"] for r in matrix.rows("rules") if r["id"] in LIVE_CHECKED_RULES and r.get("not_verifiable_live")]
-    assert not neither, ("give each a check in verify/join.py check_from_finding (and LIVE_CHECKED_RULES) "
-                         f"or a not_verifiable_live reason in rules.json: {neither}")
+    assert not neither, (
+        "give each a check in verify/join.py check_from_finding (and LIVE_CHECKED_RULES) "
+        f"or a not_verifiable_live reason in rules.json: {neither}"
+    )
     assert not both, f"a live check and a reason it has none: {both}"
     assert LIVE_CHECKED_RULES <= set(ev.RULE_IDS)
 
@@ -85,6 +88,7 @@ def test_rule_texts_name_matrix_values_and_validate_refuses_a_dangling_one(matri
     import json
 
     from imgcheck.engine import emit
+
     # the text says the floor the rows hold: edit the row and the message follows
     f = emit.finding(matrix, "DMABUF-UNSUPPORTED", (), nccl="2.13.4", why="x", nic_fix="y")
     assert f"NCCL >= {matrix.row('nccl_features', feature='dmabuf')['nccl_min']} uses DMA-BUF" in f.mechanism

@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from hypothesis import given, settings, strategies as st
-
 from formats_sample import bookworm_facts, sample_report
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from imgcheck.formats.facts_table import render_facts_table
 from imgcheck.formats.markdown import render_markdown
 from imgcheck.formats.report_table import render_table
@@ -27,13 +28,14 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def hostile_report():
     report = sample_report()
     finding = report.findings[0]
-    evidence = finding.evidence + (Evidence(fact="env.NCCL_IB_HCA", value=HOSTILE,
-                                            location=Location.file("/etc/\x1b]0;pwn\x07x")),
-                                   # a hand-written node facts file names its own origins
-                                   Evidence(fact="node.rdma.stack", value="inbox",
-                                            location=Location.described("node facts file " + HOSTILE)))
-    finding = dataclasses.replace(finding, evidence=evidence, title=finding.title + HOSTILE,
-                                  predicted_error="line one\n" + HOSTILE)
+    evidence = finding.evidence + (
+        Evidence(fact="env.NCCL_IB_HCA", value=HOSTILE, location=Location.file("/etc/\x1b]0;pwn\x07x")),
+        # a hand-written node facts file names its own origins
+        Evidence(fact="node.rdma.stack", value="inbox", location=Location.described("node facts file " + HOSTILE)),
+    )
+    finding = dataclasses.replace(
+        finding, evidence=evidence, title=finding.title + HOSTILE, predicted_error="line one\n" + HOSTILE
+    )
     image = dataclasses.replace(report.image, reference="img\x1b[31m:[bold]x")
     return dataclasses.replace(report, findings=(finding,) + report.findings[1:], image=image)
 
@@ -59,8 +61,9 @@ def test_markdown_report_escapes_controls():
 
 
 def test_facts_table_env_value_is_literal():
-    facts = dataclasses.replace(bookworm_facts("ref[/ib0]\x1b[31m"), env={"NCCL_IB_HCA": HOSTILE},
-                                notes=("note \x1b[2J[bold]",))
+    facts = dataclasses.replace(
+        bookworm_facts("ref[/ib0]\x1b[31m"), env={"NCCL_IB_HCA": HOSTILE}, notes=("note \x1b[2J[bold]",)
+    )
     for color in (False, True):
         out = render_facts_table(facts, color=color)
         plain = re.sub(r"\x1b\[[0-9;]*m", "", out) if color else out

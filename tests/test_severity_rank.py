@@ -12,12 +12,20 @@ from imgcheck.model.report import SEVERITIES, SEVERITY_RANK, at_or_above, severi
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "imgcheck")
 
 
-@pytest.mark.parametrize("severity, threshold, reached", [
-    ("error", "error", True), ("warning", "error", False), ("info", "error", False),
-    ("error", "warning", True), ("warning", "warning", True), ("info", "warning", False),
-    ("error", "never", False), ("warning", "never", False),
-    ("critical", "warning", False),  # a severity imgcheck does not know never fails a gate by itself
-])
+@pytest.mark.parametrize(
+    "severity, threshold, reached",
+    [
+        ("error", "error", True),
+        ("warning", "error", False),
+        ("info", "error", False),
+        ("error", "warning", True),
+        ("warning", "warning", True),
+        ("info", "warning", False),
+        ("error", "never", False),
+        ("warning", "never", False),
+        ("critical", "warning", False),  # a severity imgcheck does not know never fails a gate by itself
+    ],
+)
 def test_at_or_above(severity, threshold, reached):
     assert at_or_above(severity, threshold) is reached
 

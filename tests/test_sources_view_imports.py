@@ -21,7 +21,8 @@ def _module_name(path: str) -> str:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _runtime_imports(path: str) -> set[str]:
@@ -103,8 +104,10 @@ def test_the_view_depends_on_sources_only_one_way():
 
 
 def test_importing_every_source_loads_no_view_module():
-    code = ("import importlib, pkgutil, sys\nimport imgcheck.sources as s\n"
-            "for m in pkgutil.iter_modules(s.__path__):\n    importlib.import_module('imgcheck.sources.' + m.name)\n"
-            "print(sorted(n for n in sys.modules if n.startswith('imgcheck.view')))")
+    code = (
+        "import importlib, pkgutil, sys\nimport imgcheck.sources as s\n"
+        "for m in pkgutil.iter_modules(s.__path__):\n    importlib.import_module('imgcheck.sources.' + m.name)\n"
+        "print(sorted(n for n in sys.modules if n.startswith('imgcheck.view')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]"

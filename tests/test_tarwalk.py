@@ -46,8 +46,11 @@ MEMBERS = [
 @pytest.mark.parametrize("fmt", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
 @pytest.mark.parametrize("chunk", [512, 4096, 1 << 20])
 def test_walker_agrees_with_tarfile(fmt, chunk):
-    members = MEMBERS if fmt != tarfile.USTAR_FORMAT else [m for m in MEMBERS if len(m[0]) < 100 and
-                                                           (m[3] is None or len(m[3]) < 100)]
+    members = (
+        MEMBERS
+        if fmt != tarfile.USTAR_FORMAT
+        else [m for m in MEMBERS if len(m[0]) < 100 and (m[3] is None or len(m[3]) < 100)]
+    )
     data = tar_bytes(fmt, members)
     stream = io.BytesIO(data)
     walker = TarWalker(stream, chunk=chunk)
@@ -140,8 +143,11 @@ class _ReadOnly:
         return self._buf.read(min(n, 333) if n > 0 else n)
 
 
-@pytest.mark.parametrize("make", [lambda d: _Trickle(d, 7), lambda d: _Trickle(d, 700), _ReadOnly],
-                         ids=["trickle-7", "trickle-700", "read-only"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda d: _Trickle(d, 7), lambda d: _Trickle(d, 700), _ReadOnly],
+    ids=["trickle-7", "trickle-700", "read-only"],
+)
 def test_short_reads_give_the_same_members_and_bytes(make):
     data = tar_bytes(tarfile.PAX_FORMAT, MEMBERS)
     expected = [(h.name, h.size, h.linkname) for h in TarWalker(io.BytesIO(data))]
@@ -154,4 +160,3 @@ def test_short_reads_give_the_same_members_and_bytes(make):
     assert got == expected
     assert contents[LONG] == b"\x7fELF" + b"x" * 3000
     assert contents["big.bin"] == b"z" * 300_000
-

@@ -20,7 +20,6 @@ import sys
 import zipfile
 
 import pytest
-
 from rootfs import ROOTFS_CACHE
 
 WHEEL_CACHE = os.environ.get("IMGCHECK_WHEEL_CACHE", os.path.join(ROOTFS_CACHE, "wheels"))
@@ -36,8 +35,23 @@ def wheel(spec: str) -> str:
     found = glob.glob(os.path.join(directory, "*.whl"))
     if not found:
         tmp = directory + f".tmp{os.getpid()}"
-        result = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary",
-                                 ":all:", "--dest", tmp, spec], capture_output=True, text=True)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "--dest",
+                tmp,
+                spec,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if result.returncode != 0:
             pytest.skip(f"cannot download {spec} from PyPI: {result.stderr.strip()[-300:]}")
         os.makedirs(WHEEL_CACHE, exist_ok=True)
@@ -51,9 +65,25 @@ def metadata(spec: str) -> dict:
     path = os.path.join(WHEEL_CACHE, _key(spec) + ".metadata.json")
     if not os.path.exists(path):
         tmp = path + f".tmp{os.getpid()}"
-        result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--dry-run", "--no-deps",
-                                 "--ignore-installed", "--only-binary", ":all:", "--report", tmp, spec],
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--dry-run",
+                "--no-deps",
+                "--ignore-installed",
+                "--only-binary",
+                ":all:",
+                "--report",
+                tmp,
+                spec,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if result.returncode != 0:
             pytest.skip(f"cannot read the metadata of {spec} from PyPI: {result.stderr.strip()[-300:]}")
         os.makedirs(WHEEL_CACHE, exist_ok=True)
@@ -81,11 +111,17 @@ def metadata_wheel(spec: str, directory: str) -> str:
     meta = metadata(spec)["metadata"]
     name = re.sub(r"[-_.]+", "_", meta["name"]).lower()
     dist_info = f"{name}-{meta['version']}.dist-info"
-    files = {f"{dist_info}/METADATA": metadata_text(meta).encode(),
-             f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: imgcheck-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    record = "".join(
-        f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
-        for p, d in files.items()) + f"{dist_info}/RECORD,,\n"
+    files = {
+        f"{dist_info}/METADATA": metadata_text(meta).encode(),
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: imgcheck-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = (
+        "".join(
+            f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
+            for p, d in files.items()
+        )
+        + f"{dist_info}/RECORD,,\n"
+    )
     files[f"{dist_info}/RECORD"] = record.encode()
     path = os.path.join(directory, f"{name}-{meta['version']}-py3-none-any.whl")
     with zipfile.ZipFile(path, "w") as zf:
@@ -107,10 +143,22 @@ def debian_package(name: str, suite: str, component: str = "main", arch: str = "
         os.makedirs(os.path.join(state, sub), exist_ok=True)
     sources = os.path.join(state, "sources.list")
     with open(sources, "w") as fh:
-        fh.write(f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian "
-                 f"{suite} {component}\n")
-    opts = ["-o", f"Dir::Etc::SourceList={sources}", "-o", "Dir::Etc::SourceParts=/nonexistent",
-            "-o", f"Dir::State::Lists={state}/lists", "-o", f"Dir::Cache={state}/cache", "-o", "APT::Sandbox::User=root"]
+        fh.write(
+            f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian "
+            f"{suite} {component}\n"
+        )
+    opts = [
+        "-o",
+        f"Dir::Etc::SourceList={sources}",
+        "-o",
+        "Dir::Etc::SourceParts=/nonexistent",
+        "-o",
+        f"Dir::State::Lists={state}/lists",
+        "-o",
+        f"Dir::Cache={state}/cache",
+        "-o",
+        "APT::Sandbox::User=root",
+    ]
     for args in (["update"], ["download", f"{name}:{arch}"]):
         result = subprocess.run(["apt-get", "-q"] + opts + args, capture_output=True, text=True, cwd=DEB_CACHE)
         if result.returncode != 0:

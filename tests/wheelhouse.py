@@ -30,9 +30,10 @@ def dependency_wheels(extras: str = "") -> str:
         return deps
     os.makedirs(CACHE, exist_ok=True)
     tmp = deps + f".tmp{os.getpid()}"
-    for argv in ([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", tmp,
-                  f"{REPO}[{extras}]" if extras else REPO],
-                 [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp, BUILD_REQUIREMENT]):
+    for argv in (
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", tmp, f"{REPO}[{extras}]" if extras else REPO],
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp, BUILD_REQUIREMENT],
+    ):
         result = subprocess.run(argv, capture_output=True, text=True)
         if result.returncode != 0:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -49,6 +50,7 @@ def copy_source(dest: str) -> str:
     os.makedirs(dest, exist_ok=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(os.path.join(REPO, name), dest)
-    shutil.copytree(os.path.join(REPO, "src"), os.path.join(dest, "src"),
-                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copytree(
+        os.path.join(REPO, "src"), os.path.join(dest, "src"), ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+    )
     return dest

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import BadInputError
 from .fsutil import reading_input
 from .model.image import ImageFacts
 from .model.image_io import parse_image_facts
@@ -119,8 +118,9 @@ class _FactsLookup:
         self.cache.put_resolved(resolved.digest, self.asked, facts)
 
 
-def _open_and_read(source, cache: _FactsLookup | None, resolved: ResolvedDigest | None,
-                   options: ReadOptions, reference: str) -> ImageFacts:
+def _open_and_read(
+    source, cache: _FactsLookup | None, resolved: ResolvedDigest | None, options: ReadOptions, reference: str
+) -> ImageFacts:
     """Open the source (manifest and config, verified), then its facts from the cache or the layers."""
     image = source.open()
     require_platform(image.platform, options.platform, image.reference)  # every source: no silent other platform
@@ -146,9 +146,15 @@ def _read_facts(image, options: ReadOptions, reference: str) -> ImageFacts:
 
     wants = env_want(want_set(), image.env_file)
     extra = image.env_file.path if image.env_file else ""
-    view, _ = read_view(image, wants, limits=options.limits or Limits.from_env(),
-                        cache=layer_cache(extra) if options.use_cache else None,
-                        workers=options.workers, progress=options.progress, stats=options.stats)
+    view, _ = read_view(
+        image,
+        wants,
+        limits=options.limits or Limits.from_env(),
+        cache=layer_cache(extra) if options.use_cache else None,
+        workers=options.workers,
+        progress=options.progress,
+        stats=options.stats,
+    )
     return build_facts(view, with_env_from_view(image, view), reference)
 
 
@@ -189,8 +195,16 @@ def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recom
     return report
 
 
-def check_image(reference: str, nodes, options: ReadOptions = ReadOptions(), *, matrix_path: str | None = None,
-                suppressions=(), prefer_platform: Platform | None = None, jobs=()):
+def check_image(
+    reference: str,
+    nodes,
+    options: ReadOptions = ReadOptions(),
+    *,
+    matrix_path: str | None = None,
+    suppressions=(),
+    prefer_platform: Platform | None = None,
+    jobs=(),
+):
     """Predict whether the image's RDMA/NCCL/CUDA userspace works on `nodes` (NodeFacts); returns a Report.
 
     The matrix is loaded (and validated) before the image is read, so a broken matrix fails fast.
@@ -221,5 +235,6 @@ def check_nodes(nodes, *, matrix_path: str | None = None, suppressions=()):
 
     nodes = _require_nodes(nodes)
     matrix = load_check_matrix(matrix_path)
-    return build_report(NODE_ONLY_IMAGE, nodes, matrix, suppressions=tuple(suppressions), evaluator=evaluate_node,
-                        compare_nodes=True)
+    return build_report(
+        NODE_ONLY_IMAGE, nodes, matrix, suppressions=tuple(suppressions), evaluator=evaluate_node, compare_nodes=True
+    )

@@ -22,7 +22,6 @@ from .fsutil import atomic_write
 from .model.image import ImageFacts
 from .model.serde import from_dict, to_dict
 
-
 # Bumped when the merged view itself changes (2: diff_ids verified, overlay2 semantics, sparse
 # files, symlinks to uncollected files): facts an older view produced are not served again.
 VIEW_VERSION = "2"
@@ -80,8 +79,10 @@ class FactsCache:
 
     def put_resolved(self, top: str, asked: str, facts: ImageFacts) -> None:
         if facts.digest:
-            self._write(self._resolved_path(top, asked),
-                        {"top": top, "asked": asked, "digest": facts.digest, "platform": facts.platform})
+            self._write(
+                self._resolved_path(top, asked),
+                {"top": top, "asked": asked, "digest": facts.digest, "platform": facts.platform},
+            )
 
     def _write(self, path: str, doc: dict) -> None:
         try:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 from .errors import BadInputError, ImgcheckError, UnavailableError
 
 
-def open_input(path: str, expected: str, *, where: str | None = None,
-               unavailable: type[ImgcheckError] = UnavailableError) -> BinaryIO:
+def open_input(
+    path: str, expected: str, *, where: str | None = None, unavailable: type[ImgcheckError] = UnavailableError
+) -> BinaryIO:
     """Open a file the user named for reading; each way that fails is one line and its exit code.
 
     Missing or unreadable: `unavailable` (could not be obtained, exit 3, unless a command documents
@@ -40,8 +42,9 @@ def reading_input(path: str, expected: str, *, where: str | None = None) -> Iter
             raise UnavailableError(f"{where}: cannot read ({exc.strerror or exc})") from None
 
 
-def atomic_write(path: str, data: bytes | str, *, mode: int | None = None, fsync: bool = False,
-                 temp_prefix: str = ".tmp-") -> str:
+def atomic_write(
+    path: str, data: bytes | str, *, mode: int | None = None, fsync: bool = False, temp_prefix: str = ".tmp-"
+) -> str:
     """Write `data` to `path` through a temporary file in the same directory and a rename.
 
     A dot-prefixed temporary name keeps watchers (NFD's features.d, globbing readers) off it. On any

@@ -9,7 +9,7 @@ view (view/fileview.py) and by the node probe's host root (node/hostroot.py); ea
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 MAX_LINKS = 40  # Linux's MAXSYMLINKS
 MAX_LINK_TARGET = 4095  # PATH_MAX - 1: no filesystem holds a longer symlink (Docker's unpack fails on one)

@@ -6,8 +6,9 @@ progress display and the stats it carries are the caller's own objects, written 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .sources.platform import Platform
 

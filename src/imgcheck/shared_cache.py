@@ -73,7 +73,9 @@ class SharedStore:
 
     def _failed(self, exc: Exception) -> None:
         if not self._broken:
-            log.warning("shared cache unavailable, reading locally only: %s", str(exc).splitlines()[0] if str(exc) else exc)
+            log.warning(
+                "shared cache unavailable, reading locally only: %s", str(exc).splitlines()[0] if str(exc) else exc
+            )
         self._broken = True
         self._retry_at = time.monotonic() + RETRY_SECONDS
         if self._conn is not None:
@@ -86,9 +88,14 @@ class SharedStore:
     def get(self, kind: str, namespace: str, key: str) -> bytes | None:
         with self._lock:
             try:
-                row = self._connection().execute(
-                    "SELECT value FROM imgcheck_cache WHERE kind = %s AND namespace = %s AND key = %s",
-                    (kind, namespace, key)).fetchone()
+                row = (
+                    self._connection()
+                    .execute(
+                        "SELECT value FROM imgcheck_cache WHERE kind = %s AND namespace = %s AND key = %s",
+                        (kind, namespace, key),
+                    )
+                    .fetchone()
+                )
             except Exception as exc:  # psycopg missing, server down, permission denied: a miss
                 self._failed(exc)
                 return None
@@ -105,7 +112,9 @@ class SharedStore:
                     "INSERT INTO imgcheck_cache (kind, namespace, key, value) VALUES (%s, %s, %s, %s) "
                     # only verified content is put: it replaces a damaged or forged row
                     "ON CONFLICT (kind, namespace, key) DO UPDATE SET value = EXCLUDED.value "
-                    "WHERE imgcheck_cache.value <> EXCLUDED.value", (kind, namespace, key, value))
+                    "WHERE imgcheck_cache.value <> EXCLUDED.value",
+                    (kind, namespace, key, value),
+                )
             except Exception as exc:
                 self._failed(exc)
 
@@ -154,8 +163,9 @@ class SharedLayerCache(LayerCache):
 
     def put(self, digest: str, idx: LayerIndex) -> bool:
         stored = super().put(digest, idx)
-        self.shared.put("layer", self.namespace, digest,
-                        gzip.compress(json.dumps(_encode(idx)).encode(), compresslevel=1, mtime=0))
+        self.shared.put(
+            "layer", self.namespace, digest, gzip.compress(json.dumps(_encode(idx)).encode(), compresslevel=1, mtime=0)
+        )
         return stored
 
 

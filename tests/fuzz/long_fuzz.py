@@ -61,8 +61,24 @@ def _alarm(_signum, _frame):
 
 # -- mutators -----------------------------------------------------------------------------------
 
-INTERESTING = [b"\x00", b"\xff", b"\x7f", b"\x80", b"0", b"7", b"9", b" ", b"/", b"..", b"\n", b"=",
-               b"99999999999", b"-1", b"\x1b[2J", b"[/ib0]"]
+INTERESTING = [
+    b"\x00",
+    b"\xff",
+    b"\x7f",
+    b"\x80",
+    b"0",
+    b"7",
+    b"9",
+    b" ",
+    b"/",
+    b"..",
+    b"\n",
+    b"=",
+    b"99999999999",
+    b"-1",
+    b"\x1b[2J",
+    b"[/ib0]",
+]
 
 
 def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
@@ -75,26 +91,64 @@ def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
         elif op < 0.55:
             buf[pos:pos] = rng.choice(INTERESTING)
         elif op < 0.7 and buf:
-            del buf[pos:pos + rng.randint(1, 64)]
+            del buf[pos : pos + rng.randint(1, 64)]
         elif op < 0.85 and buf:
-            span = bytes(buf[pos:pos + rng.randint(1, 512)])
+            span = bytes(buf[pos : pos + rng.randint(1, 512)])
             buf[pos:pos] = span * rng.randint(1, 4)
         else:
             x = rng.choice(INTERESTING)
-            buf[pos:pos + len(x)] = x
+            buf[pos : pos + len(x)] = x
     return bytes(buf)
 
 
 def random_json(rng: random.Random, depth: int = 0):
     r = rng.random()
     if depth > 4 or r < 0.3:
-        return rng.choice([None, True, False, 0, -1, 2**63, 10**30, 1.5, float("1e308"), "", "x", "sha256:" + "a" * 64,
-                           "application/vnd.oci.image.layer.v1.tar+gzip", "\x1b[31m", "linux/amd64", [], {}])
+        return rng.choice(
+            [
+                None,
+                True,
+                False,
+                0,
+                -1,
+                2**63,
+                10**30,
+                1.5,
+                float("1e308"),
+                "",
+                "x",
+                "sha256:" + "a" * 64,
+                "application/vnd.oci.image.layer.v1.tar+gzip",
+                "\x1b[31m",
+                "linux/amd64",
+                [],
+                {},
+            ]
+        )
     if r < 0.6:
         return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {rng.choice(["mediaType", "digest", "size", "layers", "manifests", "platform", "os", "architecture",
-                        "rootfs", "diff_ids", "name", "kernel", "rdma", "gpu", "x"]): random_json(rng, depth + 1)
-            for _ in range(rng.randint(0, 5))}
+    return {
+        rng.choice(
+            [
+                "mediaType",
+                "digest",
+                "size",
+                "layers",
+                "manifests",
+                "platform",
+                "os",
+                "architecture",
+                "rootfs",
+                "diff_ids",
+                "name",
+                "kernel",
+                "rdma",
+                "gpu",
+                "x",
+            ]
+        ): random_json(rng, depth + 1)
+        for _ in range(rng.randint(0, 5))
+    }
 
 
 def mutate_json(rng: random.Random, doc):
@@ -130,9 +184,17 @@ def mutate_json(rng: random.Random, doc):
 
 # -- seeds --------------------------------------------------------------------------------------
 
+
 def seeds(tmp: str) -> dict:
-    layer = make_layer({"etc/os-release": b"ID=debian\n", "usr/lib/libibverbs.so.1": b"\x7fELF" + b"\0" * 100,
-                        "usr/lib/l": Symlink("libibverbs.so.1"), "a/.wh.b": b"", "c/.wh..wh..opq": b""})
+    layer = make_layer(
+        {
+            "etc/os-release": b"ID=debian\n",
+            "usr/lib/libibverbs.so.1": b"\x7fELF" + b"\0" * 100,
+            "usr/lib/l": Symlink("libibverbs.so.1"),
+            "a/.wh.b": b"",
+            "c/.wh..wh..opq": b"",
+        }
+    )
     root = os.path.join(tmp, "sp")
     os.makedirs(os.path.join(root, "usr/lib"))
     with open(os.path.join(root, "usr/lib/f"), "wb") as fh:
@@ -142,20 +204,39 @@ def seeds(tmp: str) -> dict:
     sparse = []
     for v in ("0.0", "0.1", "1.0"):
         out = os.path.join(tmp, f"s{v}.tar")
-        subprocess.run(["tar", "-C", root, "--sparse", "--format=posix", f"--sparse-version={v}", "-cf", out, "usr"],
-                       check=True)
+        subprocess.run(
+            ["tar", "-C", root, "--sparse", "--format=posix", f"--sparse-version={v}", "-cf", out, "usr"], check=True
+        )
         sparse.append(open(out, "rb").read())
-    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-                "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": sha256(b"c"), "size": 1},
-                "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": sha256(b"l"),
-                            "size": 10}]}
-    index = {"schemaVersion": 2, "manifests": [
-        {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": sha256(b"m"), "size": 5,
-         "platform": {"os": "linux", "architecture": "amd64"}},
-        {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": sha256(b"n"), "size": 5,
-         "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"}}]}
-    config = {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": [sha256(b"l")]},
-              "config": {"Env": ["PATH=/usr/bin", "NCCL_IB_HCA=mlx5"]}}
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": sha256(b"c"), "size": 1},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": sha256(b"l"), "size": 10}],
+    }
+    index = {
+        "schemaVersion": 2,
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": sha256(b"m"),
+                "size": 5,
+                "platform": {"os": "linux", "architecture": "amd64"},
+            },
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": sha256(b"n"),
+                "size": 5,
+                "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"},
+            },
+        ],
+    }
+    config = {
+        "architecture": "amd64",
+        "os": "linux",
+        "rootfs": {"type": "layers", "diff_ids": [sha256(b"l")]},
+        "config": {"Env": ["PATH=/usr/bin", "NCCL_IB_HCA=mlx5"]},
+    }
     fixtures = os.path.join(os.path.dirname(__file__), "..", "fixtures", "engine_nodes")
     node = json.load(open(os.path.join(fixtures, sorted(os.listdir(fixtures))[0])))
     idx = index_layer(io.BytesIO(layer), sha256(layer), WANTS, LIMITS)
@@ -167,8 +248,16 @@ def seeds(tmp: str) -> dict:
     rpmdb = con.serialize()
     con.close()
     return {
-        "layer": layer, "gzip": gzip.compress(layer, mtime=0), "sparse": sparse, "manifest": manifest, "index": index,
-        "config": config, "node": node, "cache": _encode(idx), "rpm": hdr, "rpmdb": rpmdb,
+        "layer": layer,
+        "gzip": gzip.compress(layer, mtime=0),
+        "sparse": sparse,
+        "manifest": manifest,
+        "index": index,
+        "config": config,
+        "node": node,
+        "cache": _encode(idx),
+        "rpm": hdr,
+        "rpmdb": rpmdb,
         "elf": open(LIBIBVERBS, "rb").read() if os.path.exists(LIBIBVERBS) else b"\x7fELF",
         "dpkg": b"Package: libibverbs1\nStatus: install ok installed\nVersion: 44.0-2\nDescription: x\n continued\n\n",
         "apk": b"P:musl\nV:1.2.4-r2\n\nP:rdma-core\nV:46.0-r0\n\n",
@@ -187,6 +276,7 @@ def _rpm_header() -> bytes:
 
 # -- the parsers ----------------------------------------------------------------------------------
 
+
 def _walk_tar(data: bytes) -> None:
     walker = TarWalker(io.BytesIO(data))
     for _member in walker:
@@ -195,8 +285,11 @@ def _walk_tar(data: bytes) -> None:
 
 def _manifest(doc: bytes) -> None:
     parsed = safejson.loads(doc, "m")
-    for call in (lambda: layers_of_manifest(parsed, "m"), lambda: select_manifest(parsed, parse_platform("linux/amd64"), "i"),
-                 lambda: with_diff_ids([], check_config(parsed, "c"), "c")):
+    for call in (
+        lambda: layers_of_manifest(parsed, "m"),
+        lambda: select_manifest(parsed, parse_platform("linux/amd64"), "i"),
+        lambda: with_diff_ids([], check_config(parsed, "c"), "c"),
+    ):
         try:
             call()
         except BadInputError:
@@ -225,32 +318,63 @@ def parsers(seed: dict):
     doc_err = (BadInputError,)
     return {
         "tar walk (mutated layer)": (lambda r: mutate_bytes(r, seed["layer"]), _walk_tar, (BadInputError,)),
-        "layer index (mutated layer)": (lambda r: mutate_bytes(r, seed["layer"]),
-                                        lambda d: index_layer(io.BytesIO(d), sha256(d), WANTS, LIMITS), (ImgcheckError,)),
-        "gzip layer": (lambda r: mutate_bytes(r, seed["gzip"]),
-                       lambda d: index_layer(io.BytesIO(d), sha256(d), WANTS, LIMITS), (ImgcheckError,)),
-        "PAX sparse (GNU tar 0.0/0.1/1.0)": (lambda r: mutate_bytes(r, r.choice(seed["sparse"])), _walk_tar,
-                                             (BadInputError,)),
+        "layer index (mutated layer)": (
+            lambda r: mutate_bytes(r, seed["layer"]),
+            lambda d: index_layer(io.BytesIO(d), sha256(d), WANTS, LIMITS),
+            (ImgcheckError,),
+        ),
+        "gzip layer": (
+            lambda r: mutate_bytes(r, seed["gzip"]),
+            lambda d: index_layer(io.BytesIO(d), sha256(d), WANTS, LIMITS),
+            (ImgcheckError,),
+        ),
+        "PAX sparse (GNU tar 0.0/0.1/1.0)": (
+            lambda r: mutate_bytes(r, r.choice(seed["sparse"])),
+            _walk_tar,
+            (BadInputError,),
+        ),
         "ELF (Debian libibverbs)": (lambda r: mutate_bytes(r, seed["elf"]), read_elf, (NotElf,)),
         "rpm header": (lambda r: mutate_bytes(r, seed["rpm"]), parse_rpm_header, (ValueError,)),
-        "rpmdb sqlite": (lambda r: mutate_bytes(r, seed["rpmdb"]), lambda d: parse_rpmdb_sqlite(d, "p", None),
-                         (sqlite3.DatabaseError, ImgcheckError, OverflowError)),
-        "dpkg status": (lambda r: mutate_bytes(r, seed["dpkg"] * r.randint(1, 50)),
-                        lambda d: parse_dpkg_status(d, "p", None), (ImgcheckError,)),
-        "apk installed": (lambda r: mutate_bytes(r, seed["apk"]), lambda d: parse_apk_installed(d, "p", None),
-                          (ImgcheckError,)),
-        "os-release / nccl.conf": (lambda r: mutate_bytes(r, seed["osrel"]),
-                                   lambda d: (parse_os_release(d.decode("utf-8", "replace")),
-                                              parse_nccl_conf(d.decode("utf-8", "replace"))), ()),
-        "ofed_info regex": (lambda r: mutate_bytes(r, seed["ofed"] * r.randint(1, 2000)),
-                            lambda d: _OFED_INFO.search(d.decode("utf-8", "replace")), ()),
-        "manifest / index / config JSON": (lambda r: mutate_json(r, r.choice([seed["manifest"], seed["index"],
-                                                                              seed["config"]])), _manifest, doc_err),
-        "node facts JSON": (lambda r: mutate_json(r, seed["node"]),
-                            lambda d: parse_node_facts(safejson.loads(d, "n"), "n"), doc_err),
-        "layer cache entry": (lambda r: mutate_json(r, seed["cache"]),
-                              lambda d: _decode(safejson.loads(d, "c", ValueError)),
-                              (ValueError, KeyError, TypeError)),
+        "rpmdb sqlite": (
+            lambda r: mutate_bytes(r, seed["rpmdb"]),
+            lambda d: parse_rpmdb_sqlite(d, "p", None),
+            (sqlite3.DatabaseError, ImgcheckError, OverflowError),
+        ),
+        "dpkg status": (
+            lambda r: mutate_bytes(r, seed["dpkg"] * r.randint(1, 50)),
+            lambda d: parse_dpkg_status(d, "p", None),
+            (ImgcheckError,),
+        ),
+        "apk installed": (
+            lambda r: mutate_bytes(r, seed["apk"]),
+            lambda d: parse_apk_installed(d, "p", None),
+            (ImgcheckError,),
+        ),
+        "os-release / nccl.conf": (
+            lambda r: mutate_bytes(r, seed["osrel"]),
+            lambda d: (parse_os_release(d.decode("utf-8", "replace")), parse_nccl_conf(d.decode("utf-8", "replace"))),
+            (),
+        ),
+        "ofed_info regex": (
+            lambda r: mutate_bytes(r, seed["ofed"] * r.randint(1, 2000)),
+            lambda d: _OFED_INFO.search(d.decode("utf-8", "replace")),
+            (),
+        ),
+        "manifest / index / config JSON": (
+            lambda r: mutate_json(r, r.choice([seed["manifest"], seed["index"], seed["config"]])),
+            _manifest,
+            doc_err,
+        ),
+        "node facts JSON": (
+            lambda r: mutate_json(r, seed["node"]),
+            lambda d: parse_node_facts(safejson.loads(d, "n"), "n"),
+            doc_err,
+        ),
+        "layer cache entry": (
+            lambda r: mutate_json(r, seed["cache"]),
+            lambda d: _decode(safejson.loads(d, "c", ValueError)),
+            (ValueError, KeyError, TypeError),
+        ),
         "symlink resolution": (lambda r: random.Random(r.random()), _fileview, (SymlinkLoop,)),
     }
 
@@ -296,7 +420,7 @@ def main() -> int:
     signal.signal(signal.SIGALRM, _alarm)
     with tempfile.TemporaryDirectory() as tmp:
         seed = seeds(tmp)
-    print(f"| parser | inputs | documented errors | findings | slowest input (s) | peak RSS (MiB) |")
+    print("| parser | inputs | documented errors | findings | slowest input (s) | peak RSS (MiB) |")
     print("| --- | --- | --- | --- | --- | --- |")
     total_findings = 0
     for name, (make, parse, allowed) in parsers(seed).items():
@@ -305,8 +429,10 @@ def main() -> int:
         s = run(name, make, parse, allowed, args.inputs, args.seed, args.budget)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         total_findings += s["findings"]
-        print(f"| {name} | {s['inputs']} | {s['documented']} | {s['findings']} | {s['slowest']:.2f} | {rss:.0f} |",
-              flush=True)
+        print(
+            f"| {name} | {s['inputs']} | {s['documented']} | {s['findings']} | {s['slowest']:.2f} | {rss:.0f} |",
+            flush=True,
+        )
     return 1 if total_findings else 0
 
 

@@ -106,4 +106,6 @@ def gaps(case: dict) -> list[str]:
     missing = [w["id"] for w in case.get("expect", ()) if resolve(w["id"]).rule is None]
     if not missing:
         return []
-    return [f"no rule for {', '.join(missing)}" + (f": {case['gap_if_unmapped']}" if case.get("gap_if_unmapped") else "")]
+    return [
+        f"no rule for {', '.join(missing)}" + (f": {case['gap_if_unmapped']}" if case.get("gap_if_unmapped") else "")
+    ]

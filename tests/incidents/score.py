@@ -1,6 +1,6 @@
 """The incident corpus score: how many cases imgcheck names the established mechanism of, and why the rest are gaps.
 
-    python tests/incidents/score.py          # prints the README line and the gaps by mechanism
+python tests/incidents/score.py          # prints the README line and the gaps by mechanism
 """
 
 from __future__ import annotations
@@ -18,11 +18,17 @@ from corpus import CASES, SEVERITY_RANK, gaps, image_doc, image_facts, job_facts
 def named(case, matrix) -> bool:
     from imgcheck.engine import evaluate
 
-    result = evaluate(image_facts(image_doc(case["image"], case["id"]), case["id"]),
-                      node_facts(case["node"], case["id"]), matrix, job=job_facts(case.get("job"), case["id"]))
+    result = evaluate(
+        image_facts(image_doc(case["image"], case["id"]), case["id"]),
+        node_facts(case["node"], case["id"]),
+        matrix,
+        job=job_facts(case.get("job"), case["id"]),
+    )
     found = {f.id: SEVERITY_RANK[f.severity] for f in result.findings}
-    return all(resolve(w["id"]).rule in found and found[resolve(w["id"]).rule] >= SEVERITY_RANK[w["severity"]]
-               for w in case["expect"])
+    return all(
+        resolve(w["id"]).rule in found and found[resolve(w["id"]).rule] >= SEVERITY_RANK[w["severity"]]
+        for w in case["expect"]
+    )
 
 
 def score(matrix=None) -> tuple[int, int, Counter]:
@@ -36,8 +42,10 @@ def score(matrix=None) -> tuple[int, int, Counter]:
 
 
 def readme_line(hits: int, total: int, negatives: int) -> str:
-    return (f"imgcheck names the established mechanism in **{hits} of {total}** incident cases "
-            f"(and blames nothing the thread rules out in {negatives} more)")
+    return (
+        f"imgcheck names the established mechanism in **{hits} of {total}** incident cases "
+        f"(and blames nothing the thread rules out in {negatives} more)"
+    )
 
 
 if __name__ == "__main__":

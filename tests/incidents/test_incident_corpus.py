@@ -5,8 +5,8 @@ must give the working configuration of the same thread a different verdict."""
 from __future__ import annotations
 
 import pytest
-
 from corpus import CASES, SEVERITY_RANK, deep_merge, gaps, image_doc, image_facts, job_facts, node_facts, resolve
+
 from imgcheck.engine import RULE_IDS, evaluate
 from imgcheck.matrix import load_matrix
 
@@ -35,7 +35,9 @@ def test_corpus_is_sourced_and_well_formed():
         seen.add(case["id"])
         assert case["url"].startswith("https://github.com/"), case["id"]
         assert case["cause"] and case["established_by"] and case["fix"], case["id"]
-        for rule in [w["id"] for w in case["expect"]] + case.get("must_not", []) + case.get("working", {}).get("absent", []):
+        for rule in (
+            [w["id"] for w in case["expect"]] + case.get("must_not", []) + case.get("working", {}).get("absent", [])
+        ):
             resolved = resolve(rule)  # a placeholder must be declared
             assert resolved.rule is None or resolved.rule in RULE_IDS, f"{case['id']}: unknown rule {rule}"
 
@@ -49,7 +51,8 @@ def test_incident_case(case, request):
     for want in case["expect"]:
         rule = resolve(want["id"]).rule
         assert rule in _ids(result, want["severity"]), (
-            f"{want['id']} (>= {want['severity']}) not predicted; got {sorted(_ids(result))}")
+            f"{want['id']} (>= {want['severity']}) not predicted; got {sorted(_ids(result))}"
+        )
     for rule in case.get("must_not", []):
         assert resolve(rule).rule not in _ids(result, "warning"), f"blames {rule}, which the thread rules out"
     working = case.get("working")
@@ -58,8 +61,7 @@ def test_incident_case(case, request):
         # a working image naming a profile is that profile (plus its own keys), not a patch of the failing one
         fixed_image = patch if "profile" in patch else deep_merge(case["image"], patch)
         fixed_job = deep_merge(case["job"], working["job"]) if "job" in working else case.get("job")
-        fixed = _evaluate(fixed_image,
-                          deep_merge(case["node"], working.get("node", {})), case["id"], fixed_job)
+        fixed = _evaluate(fixed_image, deep_merge(case["node"], working.get("node", {})), case["id"], fixed_job)
         for rule in working["absent"]:
             assert resolve(rule).rule not in _ids(fixed), f"{rule} still predicted for the working configuration"
         if any(SEVERITY_RANK[w["severity"]] >= SEVERITY_RANK["warning"] for w in case["expect"]):

@@ -15,5 +15,6 @@ def test_readme_states_the_current_score():
     with open(README, encoding="utf-8") as fh:
         text = " ".join(fh.read().split())
     assert readme_line(hits, total, sum(1 for c in CASES if not c["expect"])) in text, (
-        "update the incident paragraph in README.md: python tests/incidents/score.py")
+        "update the incident paragraph in README.md: python tests/incidents/score.py"
+    )
     assert f"`tests/incidents/`, {len(CASES)} cases" in text

@@ -9,8 +9,8 @@ import json
 import os
 
 import pytest
-
 from engine_facts import committed_facts, matrix, with_nccl
+
 from imgcheck.cli.main import main
 from imgcheck.engine import evaluate
 from imgcheck.formats.json_format import render_facts
@@ -84,15 +84,19 @@ def test_unset_auto_and_infiniband_ports_are_not_judged(roce):
 
 
 def test_no_gid_table_in_the_facts_is_unknown_never_a_guess(roce):
-    devices = tuple(dataclasses.replace(d, ports=tuple(dataclasses.replace(p, gid_table_len=None, gids_read=None,
-                                                                               gids=None) for p in d.ports))
-                    for d in roce.rdma.devices)
+    devices = tuple(
+        dataclasses.replace(
+            d, ports=tuple(dataclasses.replace(p, gid_table_len=None, gids_read=None, gids=None) for p in d.ports)
+        )
+        for d in roce.rdma.devices
+    )
     handwritten = dataclasses.replace(roce, rdma=dataclasses.replace(roce.rdma, devices=devices))
     found, (u,) = ids(evaluate(image(), handwritten, MATRIX, job=pod()), GID)
     assert not found and "mlx5_0:1" in u.reason and "mlx5_1:1" in u.reason
     # past the entries read the table is unknown too, however long it is
-    capped = dataclasses.replace(roce.rdma.devices[0].ports[0], gid_table_len=1000, gids_read=256,
-                                 gids=(GidEntry(0, "RoCE v2"),))
+    capped = dataclasses.replace(
+        roce.rdma.devices[0].ports[0], gid_table_len=1000, gids_read=256, gids=(GidEntry(0, "RoCE v2"),)
+    )
     assert capped.gid_entry(500) == ("unknown", None) and capped.gid_entry(1000) == ("beyond", None)
     assert capped.gid_entry(7) == ("zero", None) and capped.gid_entry(0)[0] == "entry"
 
@@ -129,8 +133,12 @@ def test_job_check_end_to_end_exit_codes(capsys, tmp_path, roce):
     assert (port["gid_table_len"], port["gids_read"], [g["index"] for g in port["gids"]]) == (256, 256, [0, 1])
     # the same check through `imgcheck check IMAGE --job FILE`, with the fixed manifest: no finding of either rule
     fixed = tmp_path / "fixed.yaml"
-    fixed.write_text(open(SPEC, encoding="utf-8").read().replace('value: "3"', 'value: "1"')
-                     .replace('value: "eth0"', 'value: "ens1f0np0,ens2f0np0"'))
+    fixed.write_text(
+        open(SPEC, encoding="utf-8")
+        .read()
+        .replace('value: "3"', 'value: "1"')
+        .replace('value: "eth0"', 'value: "ens1f0np0,ens2f0np0"')
+    )
     main(["check", f"facts:{img}", "--job", str(fixed), "--node-facts", str(facts), "-o", "json", "-q"])
     doc = json.loads(capsys.readouterr().out)
     assert not {GID, V1, IFNAME} & {f["id"] for f in doc["findings"]}

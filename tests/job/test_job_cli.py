@@ -6,8 +6,8 @@ import json
 import os
 
 import pytest
-
 from engine_facts import NODES_DIR, committed_facts, with_nccl
+
 from imgcheck.cli.main import main
 from imgcheck.formats.json_format import render_facts
 
@@ -45,8 +45,10 @@ def test_check_with_job_reports_the_launch_and_fails(capsys, image_ref):
 
 def test_job_check_takes_the_spec_and_an_image(capsys, image_ref):
     spec = os.path.join(SPECS, "lws-vllm-gpu.yaml")
-    code, doc = _report(capsys, ["job", "check", spec, "--image", image_ref, "--node-facts", NODE, "-o", "json", "-q",
-                                 "--fail-on", "warning"])
+    code, doc = _report(
+        capsys,
+        ["job", "check", spec, "--image", image_ref, "--node-facts", NODE, "-o", "json", "-q", "--fail-on", "warning"],
+    )
     assert code == 1
     found = _job_findings(doc)["JOB-RDMA-DEVICES-NOT-EXPOSED"]
     assert "vllm-leader" in found["mechanism"] or "vllm-worker" in found["mechanism"]
@@ -74,8 +76,10 @@ def test_missing_spec_is_exit_3(capsys, tmp_path, image_ref):
 
 
 def test_a_launch_only_failure_recommends_no_other_image(capsys, image_ref):
-    code, doc = _report(capsys, ["check", image_ref, "--job", os.path.join(SPECS, "mpijob.yaml"), "--node-facts", NODE,
-                                 "-o", "json", "-q"])
+    code, doc = _report(
+        capsys,
+        ["check", image_ref, "--job", os.path.join(SPECS, "mpijob.yaml"), "--node-facts", NODE, "-o", "json", "-q"],
+    )
     errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
     assert code == 1 and errors == {"JOB-SHM-TOO-SMALL"}
     assert not doc.get("recommendations")  # another image would not fix the pod's /dev/shm
@@ -106,7 +110,8 @@ def test_job_check_takes_several_files_and_exits_with_the_worst(capsys, tmp_path
     out, err = capsys.readouterr()
     assert code == 2  # the highest: bad input (2) over findings (1) over clean (0)
     assert [line for line in out.splitlines() if line.startswith("== ")] == [
-        f"== imgcheck job check {p}" for p in (good, shm, bad)]
+        f"== imgcheck job check {p}" for p in (good, shm, bad)
+    ]
     assert "ERROR JOB-SHM-TOO-SMALL" in out.split(f"== imgcheck job check {shm}")[1]
     assert err.count("imgcheck: error:") == 1 and str(bad) in err and "Traceback" not in err
     assert main(["job", "check", good, shm, *base]) == 1

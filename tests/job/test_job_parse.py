@@ -20,7 +20,9 @@ def spec(name):
 def test_leaderworkerset_leader_and_worker_with_memory_backed_shm():
     jobs = spec("lws-vllm-gpu.yaml")
     assert [(j.kind, j.role, j.container) for j in jobs] == [
-        ("LeaderWorkerSet", "leader", "vllm-leader"), ("LeaderWorkerSet", "worker", "vllm-worker")]
+        ("LeaderWorkerSet", "leader", "vllm-leader"),
+        ("LeaderWorkerSet", "worker", "vllm-worker"),
+    ]
     worker = jobs[1]
     assert worker.runtime == RUNTIME_KUBERNETES and worker.image == "vllm/vllm-openai:v0.8.5"
     assert worker.gpus == 8 and worker.shm_size_mib == 15 * 1024  # emptyDir medium Memory, sizeLimit 15Gi
@@ -83,9 +85,12 @@ def test_compose_service_devices_ulimits_gpu_reservation():
 
 
 def test_docker_run_flag_forms():
-    (run,) = parse_job_spec("docker run --rm --device=/dev/infiniband/uverbs0 --cap-add=IPC_LOCK,SYS_NICE "
-                            "-e NCCL_IB_HCA=mlx5_0 -eUCX_TLS=rc --env HOME --shm-size=1g "
-                            "--ulimit memlock=67108864:67108864 img:1 python train.py --device cuda", "cmd")
+    (run,) = parse_job_spec(
+        "docker run --rm --device=/dev/infiniband/uverbs0 --cap-add=IPC_LOCK,SYS_NICE "
+        "-e NCCL_IB_HCA=mlx5_0 -eUCX_TLS=rc --env HOME --shm-size=1g "
+        "--ulimit memlock=67108864:67108864 img:1 python train.py --device cuda",
+        "cmd",
+    )
     assert run.image == "img:1" and run.devices == ("/dev/infiniband/uverbs0",)
     assert run.cap_add == ("IPC_LOCK", "SYS_NICE") and run.memlock_kib == 65536 and run.shm_size_mib == 1024
     assert [(e.name, e.value) for e in run.env] == [("NCCL_IB_HCA", "mlx5_0"), ("UCX_TLS", "rc"), ("HOME", None)]
@@ -97,25 +102,31 @@ def test_sizes_by_each_runtime_rules():
     assert k8s_quantity_bytes("lots") is None and docker_size_bytes("1x") is None
 
 
-@pytest.mark.parametrize("text,words", [
-    ("kind: Pod\nspec: [unclosed", "not valid YAML"),
-    ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "no container found (kinds: Service)"),
-    ("#!/bin/sh\necho hello\n", "no `docker run` command found"),
-    ("#SBATCH --nodes=2\nsrun hostname\n", "no `srun --container-image` step"),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("kind: Pod\nspec: [unclosed", "not valid YAML"),
+        ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "no container found (kinds: Service)"),
+        ("#!/bin/sh\necho hello\n", "no `docker run` command found"),
+        ("#SBATCH --nodes=2\nsrun hostname\n", "no `srun --container-image` step"),
+    ],
+)
 def test_specs_that_cannot_be_read_are_bad_input(text, words):
     with pytest.raises(BadInputError) as err:
         parse_job_spec(text, "spec")
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("text", [
-    "kind: Pod\nspec: {containers: [{name: 1, image: 7, env: 5, resources: {limits: 3}, volumeMounts: [1]}], volumes: 3}\n",
-    "kind: PyTorchJob\nspec: {pytorchReplicaSpecs: [1, 2]}\n",
-    "kind: JobSet\nspec: {replicatedJobs: {a: 1}}\n",
-    "services: {a: {image: x, ulimits: [1], environment: 5, devices: 3, deploy: {resources: 1}}}\n",
-    "kind: Pod\nspec:\n  containers:\n" + "  - {name: c, image: i}\n" * 1001,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: Pod\nspec: {containers: [{name: 1, image: 7, env: 5, resources: {limits: 3}, volumeMounts: [1]}], volumes: 3}\n",
+        "kind: PyTorchJob\nspec: {pytorchReplicaSpecs: [1, 2]}\n",
+        "kind: JobSet\nspec: {replicatedJobs: {a: 1}}\n",
+        "services: {a: {image: x, ulimits: [1], environment: 5, devices: 3, deploy: {resources: 1}}}\n",
+        "kind: Pod\nspec:\n  containers:\n" + "  - {name: c, image: i}\n" * 1001,
+    ],
+)
 def test_odd_types_are_read_or_refused_in_one_line(text):
     try:
         jobs = parse_job_spec(text, "odd.yaml")
@@ -136,8 +147,10 @@ def test_too_many_containers_is_refused():
 
 
 def test_srun_short_flags_do_not_swallow_the_next_option():
-    (step,) = parse_job_spec("srun -l -N 2 --ntasks-per-node 4 --container-image=img:1 "
-                             "--container-env=NCCL_IB_HCA,UCX_TLS python x.py\n", "run.sbatch")
+    (step,) = parse_job_spec(
+        "srun -l -N 2 --ntasks-per-node 4 --container-image=img:1 --container-env=NCCL_IB_HCA,UCX_TLS python x.py\n",
+        "run.sbatch",
+    )
     assert step.image == "img:1" and step.ranks_per_node == 4
     assert step.env_overrides_image == ("NCCL_IB_HCA", "UCX_TLS")
 
@@ -149,11 +162,19 @@ def test_running_matches_the_repository_at_any_tag_or_digest():
     def c(image):
         return JobFacts(path="x.yaml", kind="Pod", runtime="kubernetes", image=image)
 
-    jobs = [c("reg.example:5000/team/trainer:v1"), c("reg.example:5000/team/trainer@sha256:" + "a" * 64),
-            c("reg.example:5000/team/trainer-eval:v1"), c("reg.example:5000#team/trainer"),  # Pyxis spelling
-            c("team/trainer:v1"), c("$IMAGE"), c(None)]
+    jobs = [
+        c("reg.example:5000/team/trainer:v1"),
+        c("reg.example:5000/team/trainer@sha256:" + "a" * 64),
+        c("reg.example:5000/team/trainer-eval:v1"),
+        c("reg.example:5000#team/trainer"),  # Pyxis spelling
+        c("team/trainer:v1"),
+        c("$IMAGE"),
+        c(None),
+    ]
     assert [j.image for j in running(jobs, "reg.example:5000/team/trainer")] == [
-        "reg.example:5000/team/trainer:v1", "reg.example:5000/team/trainer@sha256:" + "a" * 64,
-        "reg.example:5000#team/trainer"]
+        "reg.example:5000/team/trainer:v1",
+        "reg.example:5000/team/trainer@sha256:" + "a" * 64,
+        "reg.example:5000#team/trainer",
+    ]
     # Docker Hub's spellings are one registry; another host's team/trainer is another image
     assert [j.image for j in running(jobs, "docker.io/team/trainer")] == ["team/trainer:v1"]

@@ -7,8 +7,8 @@ import dataclasses
 import os
 
 import pytest
-
 from engine_facts import committed_facts, matrix, node, with_nccl
+
 from imgcheck.engine import evaluate
 from imgcheck.job import EnvVar, load_job_spec, parse_job_spec
 from imgcheck.model.node import Limits
@@ -59,7 +59,8 @@ def test_no_finding_without_rdma_on_the_node_or_with_ib_disabled():
 
 
 def test_other_device_plugin_or_shell_array_flags_make_it_unknown():
-    (pod,) = parse_job_spec("""apiVersion: v1
+    (pod,) = parse_job_spec(
+        """apiVersion: v1
 kind: Pod
 metadata: {name: p}
 spec:
@@ -67,7 +68,9 @@ spec:
   - name: c
     image: img
     resources: {limits: {nvidia.com/gpu: 8, example.com/nic: 1}}
-""", "pod.yaml")
+""",
+        "pod.yaml",
+    )
     result = run(pod)
     assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
     assert "example.com/nic" in unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")[0].reason
@@ -78,8 +81,10 @@ spec:
 
 
 def test_pyxis_step_without_infiniband_mount_is_unknown_not_blamed():
-    (step,) = parse_job_spec("#SBATCH --ntasks-per-node=8\nsrun --container-image=nvcr.io#nvidia/pytorch:24.05-py3 "
-                             "python train.py\n", "job.sbatch")
+    (step,) = parse_job_spec(
+        "#SBATCH --ntasks-per-node=8\nsrun --container-image=nvcr.io#nvidia/pytorch:24.05-py3 python train.py\n",
+        "job.sbatch",
+    )
     result = run(step)
     assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
 
@@ -201,7 +206,8 @@ def test_a_kubernetes_container_without_gpus_runs_no_rank():
 
 
 def test_resource_claims_and_env_from_are_unknowns():
-    (pod,) = parse_job_spec("""kind: Pod
+    (pod,) = parse_job_spec(
+        """kind: Pod
 metadata: {name: p}
 spec:
   containers:
@@ -211,7 +217,9 @@ spec:
     resources:
       limits: {nvidia.com/gpu: 8}
       claims: [{name: nic}]
-""", "pod.yaml")
+""",
+        "pod.yaml",
+    )
     result = run(pod)
     assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
     assert "resourceClaim/nic" in unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")[0].reason

@@ -50,8 +50,13 @@ def test_daemonset_args_are_a_valid_probe_command_line():
     args = ds["spec"]["template"]["spec"]["containers"][0]["args"]
     args = [a.replace("$(NODE_NAME)", "node-1") for a in args]
     parsed = build_parser().parse_args(["node", "probe", "--root", "/host", *args])  # the image's entrypoint
-    assert (parsed.root, parsed.name, parsed.nfd_dir, parsed.every, parsed.output) == \
-        ("/host", "node-1", "/features.d", 3600.0, "-")
+    assert (parsed.root, parsed.name, parsed.nfd_dir, parsed.every, parsed.output) == (
+        "/host",
+        "node-1",
+        "/features.d",
+        3600.0,
+        "-",
+    )
     assert parsed.annotate is False  # opting into node patches is a separate, documented step
 
 

@@ -14,6 +14,7 @@ import os
 import shutil
 
 from node_fixtures import FIXTURE_NAMES, fixture_root
+
 from imgcheck.cli.main import main
 from imgcheck.node.probe import probe
 

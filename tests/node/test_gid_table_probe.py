@@ -26,7 +26,11 @@ def test_roce_fixture_table_as_show_gids_lists_it():
     assert (port.gid_table_len, port.gids_read) == (256, 256)
     assert port.gids == tuple(GidEntry(i, "IB/RoCE v1" if i % 2 == 0 else "RoCE v2", "ens1f0np0") for i in range(6))
     assert [(i.name, i.operstate) for i in facts.net_interfaces] == [
-        ("docker0", "down"), ("ens1f0np0", "up"), ("ens2f0np0", "up"), ("lo", "unknown")]
+        ("docker0", "down"),
+        ("ens1f0np0", "up"),
+        ("ens2f0np0", "up"),
+        ("lo", "unknown"),
+    ]
 
 
 def test_a_table_longer_than_the_cap_is_read_only_that_far(tmp_path):

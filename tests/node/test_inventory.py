@@ -7,8 +7,8 @@ import json
 import os
 
 import pytest
-
 from node_fixtures import fixture_root
+
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError, UsageError
 from imgcheck.model.node_io import dump_node_facts
@@ -144,8 +144,15 @@ def test_cli_add_list_show_rm(home, tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["NAME", "KERNEL", "RDMA", "OFED", "DRIVER", "MODULE", "PEERMEM", "COLLECTED"]
     assert out[1].split()[:7] == ["gpu-roce-01", "5.15.0-25-generic", "inbox", "-", "535.183.01", "proprietary", "no"]
-    assert out[2].split()[:7] == ["node002", "4.18.0-372.9.1.el8.x86_64", "mlnx_ofed", "5.8-3.0.7.0",
-                                  "535.104.05", "proprietary", "yes"]
+    assert out[2].split()[:7] == [
+        "node002",
+        "4.18.0-372.9.1.el8.x86_64",
+        "mlnx_ofed",
+        "5.8-3.0.7.0",
+        "535.104.05",
+        "proprietary",
+        "yes",
+    ]
     assert main(["node", "show", "node002"]) == 0
     assert json.loads(capsys.readouterr().out)["rdma"]["ofed_version"] == "5.8-3.0.7.0"
     assert main(["node", "list", "--json", "--fleet", "all"]) == 0

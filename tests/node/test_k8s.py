@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from node_fixtures import fixture_root
+
 from imgcheck.errors import UnavailableError, UsageError
 from imgcheck.model.node_io import dump_node_facts
 from imgcheck.node import k8s
@@ -28,18 +28,38 @@ kubernetes = pytest.importorskip("kubernetes", reason="the optional kubernetes c
 
 def _node(name, labels, annotations=None, kernel="5.15.0-25-generic", arch="amd64"):
     return {
-        "metadata": {"name": name, "uid": f"uid-{name}", "resourceVersion": "4711",
-                     "creationTimestamp": "2026-01-05T10:00:00Z", "labels": labels,
-                     "annotations": {"node.alpha.kubernetes.io/ttl": "0", **(annotations or {})}},
+        "metadata": {
+            "name": name,
+            "uid": f"uid-{name}",
+            "resourceVersion": "4711",
+            "creationTimestamp": "2026-01-05T10:00:00Z",
+            "labels": labels,
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", **(annotations or {})},
+        },
         "spec": {"podCIDR": "10.244.1.0/24"},
         "status": {
             "capacity": {"cpu": "128", "memory": "2113451456Ki", "nvidia.com/gpu": "8"},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "lastHeartbeatTime": "2026-01-05T10:00:00Z", "lastTransitionTime": "2026-01-05T10:00:00Z"}],
-            "nodeInfo": {"architecture": arch, "bootID": "b", "containerRuntimeVersion": "containerd://1.7.24",
-                         "kernelVersion": kernel, "kubeProxyVersion": "v1.31.4", "kubeletVersion": "v1.31.4",
-                         "machineID": "m", "operatingSystem": "linux", "osImage": "Ubuntu 22.04.4 LTS",
-                         "systemUUID": "s"},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "lastHeartbeatTime": "2026-01-05T10:00:00Z",
+                    "lastTransitionTime": "2026-01-05T10:00:00Z",
+                }
+            ],
+            "nodeInfo": {
+                "architecture": arch,
+                "bootID": "b",
+                "containerRuntimeVersion": "containerd://1.7.24",
+                "kernelVersion": kernel,
+                "kubeProxyVersion": "v1.31.4",
+                "kubeletVersion": "v1.31.4",
+                "machineID": "m",
+                "operatingSystem": "linux",
+                "osImage": "Ubuntu 22.04.4 LTS",
+                "systemUUID": "s",
+            },
         },
     }
 
@@ -52,18 +72,30 @@ def _node_list(items, cont=None):
 
 
 DOCA = probe(fixture_root("doca-24.10-ubuntu2404"))
-ANNOTATED = _node("gpu-doca-1", {"kubernetes.io/arch": "amd64", "rack": "r2"},
-                  {k8s.ANNOTATION: json.dumps(json.loads(dump_node_facts(DOCA)))}, kernel="6.8.0-55-generic")
-LABELLED = _node("gpu-nfd-1", {
-    "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": "gpu-nfd-1",
-    "feature.node.kubernetes.io/kernel-version.full": "5.15.0-25-generic",
-    "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
-    "feature.node.kubernetes.io/system-os_release.VERSION_ID": "22.04",
-    "nvidia.com/cuda.driver-version.full": "535.183.01", "nvidia.com/cuda.runtime-version.full": "12.2",
-    "nvidia.com/gpu.count": "8", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-    PREFIX + "rdma.stack": "inbox", PREFIX + "nvidia.kernel-module": "proprietary",
-    PREFIX + "nvidia.peermem": "false", PREFIX + "limits.memlock-kib": "8192",
-})
+ANNOTATED = _node(
+    "gpu-doca-1",
+    {"kubernetes.io/arch": "amd64", "rack": "r2"},
+    {k8s.ANNOTATION: json.dumps(json.loads(dump_node_facts(DOCA)))},
+    kernel="6.8.0-55-generic",
+)
+LABELLED = _node(
+    "gpu-nfd-1",
+    {
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": "gpu-nfd-1",
+        "feature.node.kubernetes.io/kernel-version.full": "5.15.0-25-generic",
+        "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
+        "feature.node.kubernetes.io/system-os_release.VERSION_ID": "22.04",
+        "nvidia.com/cuda.driver-version.full": "535.183.01",
+        "nvidia.com/cuda.runtime-version.full": "12.2",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        PREFIX + "rdma.stack": "inbox",
+        PREFIX + "nvidia.kernel-module": "proprietary",
+        PREFIX + "nvidia.peermem": "false",
+        PREFIX + "limits.memlock-kib": "8192",
+    },
+)
 BARE = _node("cpu-1", {"kubernetes.io/arch": "arm64"}, kernel="6.1.0-28-cloud-arm64", arch="arm64")
 
 
@@ -116,8 +148,14 @@ class _FakeApiServer:
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 server.requests.append({"path": url.path, **query})
                 if server.status != 200:
-                    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                            "message": "nodes is forbidden", "reason": "Forbidden", "code": server.status}
+                    body = {
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "status": "Failure",
+                        "message": "nodes is forbidden",
+                        "reason": "Forbidden",
+                        "code": server.status,
+                    }
                 else:
                     body = server.pages[int(query.get("continue", "0"))]
                 data = json.dumps(body).encode()
@@ -148,12 +186,18 @@ class _FakeApiServer:
 
 def _kubeconfig(tmp_path, monkeypatch, url):
     path = tmp_path / "kubeconfig"
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "test", "cluster": {"server": url}}],
-        "users": [{"name": "test", "user": {"token": "t0ken"}}],
-        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "test",
+                "clusters": [{"name": "test", "cluster": {"server": url}}],
+                "users": [{"name": "test", "user": {"token": "t0ken"}}],
+                "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+            }
+        )
+    )
     monkeypatch.setenv("KUBECONFIG", str(path))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
 
@@ -178,8 +222,9 @@ def test_fleet_k8s_selector_end_to_end(tmp_path, monkeypatch, home):
     assert [n.name for n in nodes] == ["gpu-nfd-1", "cpu-1"]
 
 
-@pytest.mark.parametrize("status,error,match", [(403, UnavailableError, "HTTP 403"),
-                                                (400, UsageError, "rejected the label selector")])
+@pytest.mark.parametrize(
+    "status,error,match", [(403, UnavailableError, "HTTP 403"), (400, UsageError, "rejected the label selector")]
+)
 def test_api_errors_are_one_line(tmp_path, monkeypatch, status, error, match):
     with _FakeApiServer([], status=status) as server:
         _kubeconfig(tmp_path, monkeypatch, server.url)
@@ -218,7 +263,7 @@ def test_annotate_patches_the_node_with_the_full_facts():
             calls.append((name, body))
 
     k8s.annotate_node(DOCA, api=Api())
-    (name, body), = calls
+    ((name, body),) = calls
     assert name == "dgx01"
     text = body["metadata"]["annotations"][k8s.ANNOTATION]
     back = k8s.facts_from_node({"metadata": {"name": "dgx01", "annotations": {k8s.ANNOTATION: text}}})

@@ -6,8 +6,8 @@ import os
 import re
 
 import pytest
-
 from node_fixtures import FIXTURE_NAMES, fixture_root
+
 from imgcheck.cli.main import main
 from imgcheck.errors import LimitExceededError, UnavailableError
 from imgcheck.model.node import NodeFacts
@@ -44,10 +44,18 @@ def test_feature_values_for_mlnx_and_doca_nodes():
     p = nfd.PREFIX
     mlnx = _parse_feature_file(nfd.render_features(probe(fixture_root("mlnx-ofed-5.8-rocky86"))))
     assert mlnx == {
-        p + "schema": "1", p + "kernel.release": "4.18.0-372.9.1.el8.x86_64", p + "rdma.stack": "mlnx_ofed",
-        p + "rdma.ofed-version": "5.8-3.0.7.0", p + "rdma.uverbs-abi": "6", p + "rdma.peer-memory-api": "true",
-        p + "rdma.devices": "1", p + "nvidia.driver-version": "535.104.05", p + "nvidia.kernel-module": "proprietary",
-        p + "nvidia.peermem": "true", p + "nvidia.nv-peer-mem": "false", p + "limits.memlock-kib": "unlimited",
+        p + "schema": "1",
+        p + "kernel.release": "4.18.0-372.9.1.el8.x86_64",
+        p + "rdma.stack": "mlnx_ofed",
+        p + "rdma.ofed-version": "5.8-3.0.7.0",
+        p + "rdma.uverbs-abi": "6",
+        p + "rdma.peer-memory-api": "true",
+        p + "rdma.devices": "1",
+        p + "nvidia.driver-version": "535.104.05",
+        p + "nvidia.kernel-module": "proprietary",
+        p + "nvidia.peermem": "true",
+        p + "nvidia.nv-peer-mem": "false",
+        p + "limits.memlock-kib": "unlimited",
     }
     inbox = _parse_feature_file(nfd.render_features(probe(fixture_root("inbox-ubuntu2404-open"))))
     assert inbox[p + "rdma.stack"] == "inbox" and p + "rdma.ofed-version" not in inbox  # unknown: left out
@@ -80,8 +88,22 @@ def test_file_over_nfds_limit_is_refused(tmp_path):
 
 
 def test_cli_probe_writes_features_d(tmp_path, capsys):
-    assert main(["node", "probe", "--root", fixture_root("mlnx-ofed-23.10-ubuntu2204"),
-                 "--nfd-dir", str(tmp_path), "-o", str(tmp_path / "facts.json"), "-q"]) == 0
+    assert (
+        main(
+            [
+                "node",
+                "probe",
+                "--root",
+                fixture_root("mlnx-ofed-23.10-ubuntu2204"),
+                "--nfd-dir",
+                str(tmp_path),
+                "-o",
+                str(tmp_path / "facts.json"),
+                "-q",
+            ]
+        )
+        == 0
+    )
     text = (tmp_path / "imgcheck").read_text()
     assert f"{nfd.PREFIX}rdma.ofed-version=23.10-1.1.9.0\n" in text
     assert f"{nfd.PREFIX}nvidia.peermem=false\n" in text
@@ -93,10 +115,17 @@ def test_labels_read_back_into_the_same_key_facts(name):
     labels = _parse_feature_file(nfd.render_features(facts))
     back = nfd.facts_from_labels(facts.name, labels)
     assert back.kernel.release == facts.kernel.release
-    assert (back.rdma.stack, back.rdma.ofed_version, back.rdma.uverbs_abi, back.rdma.peer_memory_api) == \
-        (facts.rdma.stack, facts.rdma.ofed_version, facts.rdma.uverbs_abi, facts.rdma.peer_memory_api)
-    assert (back.gpu.driver_version, back.gpu.kernel_module, back.gpu.peermem.loaded) == \
-        (facts.gpu.driver_version, facts.gpu.kernel_module, facts.gpu.peermem.loaded)
+    assert (back.rdma.stack, back.rdma.ofed_version, back.rdma.uverbs_abi, back.rdma.peer_memory_api) == (
+        facts.rdma.stack,
+        facts.rdma.ofed_version,
+        facts.rdma.uverbs_abi,
+        facts.rdma.peer_memory_api,
+    )
+    assert (back.gpu.driver_version, back.gpu.kernel_module, back.gpu.peermem.loaded) == (
+        facts.gpu.driver_version,
+        facts.gpu.kernel_module,
+        facts.gpu.peermem.loaded,
+    )
     assert back.limits == facts.limits
     assert "rdma.devices" in back.unknown  # details only travel in the annotation
 
@@ -107,9 +136,13 @@ def test_nfd_and_gfd_labels_without_imgcheck():
         "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
         "feature.node.kubernetes.io/system-os_release.VERSION_ID": "22.04",
         # GFD's deprecated spelling only (older GFD releases)
-        "nvidia.com/cuda.driver.major": "550", "nvidia.com/cuda.driver.minor": "107", "nvidia.com/cuda.driver.rev": "02",
-        "nvidia.com/cuda.runtime.major": "12", "nvidia.com/cuda.runtime.minor": "4",
-        "nvidia.com/gpu.count": "8", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/cuda.driver.major": "550",
+        "nvidia.com/cuda.driver.minor": "107",
+        "nvidia.com/cuda.driver.rev": "02",
+        "nvidia.com/cuda.runtime.major": "12",
+        "nvidia.com/cuda.runtime.minor": "4",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
         "kubernetes.io/arch": "amd64",
     }
     facts = nfd.facts_from_labels("n1", labels)

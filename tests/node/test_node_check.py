@@ -10,8 +10,8 @@ import dataclasses
 import json
 
 import pytest
-
 from node_fixtures import fixture_root
+
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.engine.evaluate import evaluate, evaluate_node
@@ -31,8 +31,15 @@ def matrix():
 
 @pytest.fixture(scope="module")
 def probed():
-    names = ("inbox-ubuntu2204", "inbox-ubuntu2404-open", "mlnx-ofed-23.10-ubuntu2204", "mlnx-ofed-5.8-rocky86",
-             "doca-24.10-ubuntu2404", "ofed-upgrade-stale-peermem", "ofed-other-kernel")
+    names = (
+        "inbox-ubuntu2204",
+        "inbox-ubuntu2404-open",
+        "mlnx-ofed-23.10-ubuntu2204",
+        "mlnx-ofed-5.8-rocky86",
+        "doca-24.10-ubuntu2404",
+        "ofed-upgrade-stale-peermem",
+        "ofed-other-kernel",
+    )
     return {n: probe(fixture_root(n)) for n in names}
 
 
@@ -147,9 +154,17 @@ def test_unknown_stack_is_an_unknown_not_a_finding(probed, matrix):
 
 
 # ---------- NODE-GPU-NO-GDR ----------
-@pytest.mark.parametrize("name,klass", [("NVIDIA GeForce RTX 4090", "consumer"), ("NVIDIA H100 80GB HBM3", "datacenter"),
-                                        ("NVIDIA RTX A6000", "workstation"), ("NVIDIA TITAN RTX", "consumer"),
-                                        ("NVIDIA RTX 6000 Ada Generation", "workstation"), ("Orin (nvgpu)", "embedded")])
+@pytest.mark.parametrize(
+    "name,klass",
+    [
+        ("NVIDIA GeForce RTX 4090", "consumer"),
+        ("NVIDIA H100 80GB HBM3", "datacenter"),
+        ("NVIDIA RTX A6000", "workstation"),
+        ("NVIDIA TITAN RTX", "consumer"),
+        ("NVIDIA RTX 6000 Ada Generation", "workstation"),
+        ("Orin (nvgpu)", "embedded"),
+    ],
+)
 def test_gpu_class_catalog(matrix, name, klass):
     assert classify_gpu(name, matrix)["gpu_class"] == klass
 
@@ -164,8 +179,11 @@ def test_geforce_boards_have_no_gpudirect_rdma(probed, matrix):
 
 
 def test_stated_gpu_class_wins_over_the_name(probed, matrix):
-    node = swap(probed["inbox-ubuntu2404-open"], "gpu.gpus",
-                (Gpu(index=0, name="NVIDIA Graphics Device", gpu_class="consumer"),))
+    node = swap(
+        probed["inbox-ubuntu2404-open"],
+        "gpu.gpus",
+        (Gpu(index=0, name="NVIDIA Graphics Device", gpu_class="consumer"),),
+    )
     assert "NODE-GPU-NO-GDR" in ids(run(node, matrix))
 
 
@@ -214,8 +232,9 @@ def test_roce_mtu_difference_is_reported_with_the_derived_mtus(probed, matrix):
 def test_unknown_values_do_not_make_a_difference(probed, matrix):
     a = probed["mlnx-ofed-23.10-ubuntu2204"]
     b = swap(dataclasses.replace(a, name="x"), "gpu.driver_version", None)
-    b = swap(b, "rdma.devices", tuple(dataclasses.replace(d, fw_ver=None, ports=(RdmaPort(port=1),))
-                                      for d in b.rdma.devices))
+    b = swap(
+        b, "rdma.devices", tuple(dataclasses.replace(d, fw_ver=None, ports=(RdmaPort(port=1),)) for d in b.rdma.devices)
+    )
     assert compare([a, b], matrix) == []
 
 
@@ -239,8 +258,23 @@ def test_node_check_cli_exit_codes_and_formats(tmp_path, probed, capsys):
     for fmt in ("sarif", "junit", "markdown", "table"):
         assert main(["node", "check", "--node-facts", stale, "-o", fmt]) == 1
     assert "NODE-PEERMEM-STALE-BUILD" in capsys.readouterr().out
-    assert main(["node", "check", "--node-facts", stale, "--ignore", "NODE-PEERMEM-STALE-BUILD",
-                 "--reason", "rebuilding tonight", "-o", "json"]) == 0
+    assert (
+        main(
+            [
+                "node",
+                "check",
+                "--node-facts",
+                stale,
+                "--ignore",
+                "NODE-PEERMEM-STALE-BUILD",
+                "--reason",
+                "rebuilding tonight",
+                "-o",
+                "json",
+            ]
+        )
+        == 0
+    )
 
 
 def test_node_check_bad_input(tmp_path, capsys):
@@ -270,9 +304,19 @@ def test_acs_redirect_bridges_are_reported(probed, matrix):
 def test_ucx_cuda_image_without_nccl_gets_the_gpudirect_rules_naming_its_path(probed, matrix):
     from imgcheck.model.image import Cuda, Libibverbs, RdmaFacts, Ucx
 
-    image = ImageFacts(reference="ucx-perftest:1", rdma=RdmaFacts(libibverbs=Libibverbs(
-        version="1.14.44.0", rdma_core="44.0", has_reg_dmabuf_mr=True, path="/usr/lib/x86_64-linux-gnu/libibverbs.so.1")),
-        ucx=Ucx(version="1.15.0"), cuda=Cuda(version="12.4.1"))
+    image = ImageFacts(
+        reference="ucx-perftest:1",
+        rdma=RdmaFacts(
+            libibverbs=Libibverbs(
+                version="1.14.44.0",
+                rdma_core="44.0",
+                has_reg_dmabuf_mr=True,
+                path="/usr/lib/x86_64-linux-gnu/libibverbs.so.1",
+            )
+        ),
+        ucx=Ucx(version="1.15.0"),
+        cuda=Cuda(version="12.4.1"),
+    )
     result = evaluate(image, probed["inbox-ubuntu2204"], matrix)
     f = one(result, "NODE-DMABUF-UNAVAILABLE")
     assert "UCX 1.15.0 with CUDA" in f.mechanism
@@ -301,8 +345,15 @@ def test_hand_written_facts_with_a_bad_gpu_class_are_bad_input(tmp_path, probed,
 
 def test_hand_written_minimal_facts_leave_new_facts_unknown(tmp_path, matrix):
     path = tmp_path / "min.json"
-    path.write_text(json.dumps({"name": "n1", "rdma": {"stack": "mlnx_ofed", "ofed_version": "23.10-1.1.9.0"},
-                                "gpu": {"driver_version": "535.129.03"}}))
+    path.write_text(
+        json.dumps(
+            {
+                "name": "n1",
+                "rdma": {"stack": "mlnx_ofed", "ofed_version": "23.10-1.1.9.0"},
+                "gpu": {"driver_version": "535.129.03"},
+            }
+        )
+    )
     from imgcheck.model.node_io import load_node_facts
 
     node = load_node_facts(str(path))
@@ -327,7 +378,9 @@ def test_node_check_over_an_inventory_fleet(home, probed, capsys):
 def test_image_check_reports_the_node_state_rules_for_an_rdma_image(probed, matrix):
     from imgcheck.model.image import Libibverbs, RdmaFacts
 
-    image = ImageFacts(reference="rdma-app:1", rdma=RdmaFacts(libibverbs=Libibverbs(version="1.14.44.0", rdma_core="44.0")))
+    image = ImageFacts(
+        reference="rdma-app:1", rdma=RdmaFacts(libibverbs=Libibverbs(version="1.14.44.0", rdma_core="44.0"))
+    )
     result = evaluate(image, probed["ofed-upgrade-stale-peermem"], matrix)
     assert "NODE-PEERMEM-STALE-BUILD" in ids(result)
     assert "NODE-DMABUF-UNAVAILABLE" not in ids(result)  # no CUDA in the image: no GPUDirect workload

@@ -8,8 +8,8 @@ import shutil
 import stat
 
 import pytest
-
 from node_fixtures import FIXTURE_NAMES, fixture_root
+
 from imgcheck.cli.main import main
 from imgcheck.model.node_io import dump_node_facts, parse_node_facts
 from imgcheck.model.serde import to_dict
@@ -22,14 +22,18 @@ PROC_LIMITS = "soft 'Max locked memory' of the probe process"
 
 
 def _mods(release, version, oot, paths):
-    return {name: {"version": version, "out_of_tree": oot, "path": f"/lib/modules/{release}/{paths[name]}"}
-            for name in paths}
+    return {
+        name: {"version": version, "out_of_tree": oot, "path": f"/lib/modules/{release}/{paths[name]}"}
+        for name in paths
+    }
 
 
-INBOX_PATHS = {"mlx5_core": "kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko",
-               "mlx5_ib": "kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko",
-               "ib_core": "kernel/drivers/infiniband/core/ib_core.ko",
-               "ib_uverbs": "kernel/drivers/infiniband/core/ib_uverbs.ko"}
+INBOX_PATHS = {
+    "mlx5_core": "kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko",
+    "mlx5_ib": "kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko",
+    "ib_core": "kernel/drivers/infiniband/core/ib_core.ko",
+    "ib_uverbs": "kernel/drivers/infiniband/core/ib_uverbs.ko",
+}
 
 
 def _port(state="4: ACTIVE", phys="5: LinkUp", layer="InfiniBand", rate="400 Gb/sec (4X NDR)"):
@@ -37,111 +41,270 @@ def _port(state="4: ACTIVE", phys="5: LinkUp", layer="InfiniBand", rate="400 Gb/
 
 
 def _dev(name, hca, fw, board, layer, ports):
-    return {"name": name, "hca_type": hca, "fw_ver": fw, "board_id": board, "link_layer": layer,
-            "ports": ports, "uverbs_abi": 1}
+    return {
+        "name": name,
+        "hca_type": hca,
+        "fw_ver": fw,
+        "board_id": board,
+        "link_layer": layer,
+        "ports": ports,
+        "uverbs_abi": 1,
+    }
 
 
 EXPECTED = {
     "inbox-ubuntu2204": {
-        "name": "gpu-roce-01", "kernel": "5.15.0-25-generic", "os": ("ubuntu", "22.04"), "arch": None,
-        "stack": "inbox", "ofed_version": None, "uverbs_abi": 6, "peer_memory_api": False,
-        "modules": {**_mods("5.15.0-25-generic", None, False, INBOX_PATHS),
-                    **_mods("5.15.0-25-generic", "535.183.01", True, {"nvidia": "updates/dkms/nvidia.ko"})},
-        "devices": [_dev(f"mlx5_{i}", "MT4129", "28.39.1002", "MT_0000000838", "Ethernet",
-                         [_port(layer="Ethernet", rate="200 Gb/sec (4X HDR)")]) for i in (0, 1)],
-        "driver": "535.183.01", "kind": "proprietary", "peermem": (False, None, False),
+        "name": "gpu-roce-01",
+        "kernel": "5.15.0-25-generic",
+        "os": ("ubuntu", "22.04"),
+        "arch": None,
+        "stack": "inbox",
+        "ofed_version": None,
+        "uverbs_abi": 6,
+        "peer_memory_api": False,
+        "modules": {
+            **_mods("5.15.0-25-generic", None, False, INBOX_PATHS),
+            **_mods("5.15.0-25-generic", "535.183.01", True, {"nvidia": "updates/dkms/nvidia.ko"}),
+        },
+        "devices": [
+            _dev(
+                f"mlx5_{i}",
+                "MT4129",
+                "28.39.1002",
+                "MT_0000000838",
+                "Ethernet",
+                [_port(layer="Ethernet", rate="200 Gb/sec (4X HDR)")],
+            )
+            for i in (0, 1)
+        ],
+        "driver": "535.183.01",
+        "kind": "proprietary",
+        "peermem": (False, None, False),
         "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:18:00.0"), (1, "NVIDIA H100 80GB HBM3", "0000:2a:00.0")],
-        "memlock": 8192, "memlock_note": PROC_LIMITS, "unknown": {"dkms", "rdma.module_files.ib_core"},
+        "memlock": 8192,
+        "memlock_note": PROC_LIMITS,
+        "unknown": {"dkms", "rdma.module_files.ib_core"},
         "stack_note": "in-tree",
     },
     "inbox-ubuntu2404-open": {
-        "name": "gpu-ib-02", "kernel": "6.8.0-55-generic", "os": ("ubuntu", "24.04"), "arch": None,
-        "stack": "inbox", "ofed_version": None, "uverbs_abi": 6, "peer_memory_api": False,
-        "modules": {**_mods("6.8.0-55-generic", None, False, INBOX_PATHS),
-                    **_mods("6.8.0-55-generic", "565.57.01", True, {"nvidia": "updates/dkms/nvidia.ko.zst"})},
-        "devices": [_dev("mlx5_0", "MT4126", "28.37.1700", "MT_0000000970", "InfiniBand", [_port()]),
-                    _dev("mlx5_1", "MT4126", "28.37.1700", "MT_0000000970", "InfiniBand",
-                         [_port(state="1: DOWN", phys="2: Polling")])],
-        "driver": "565.57.01", "kind": "open", "peermem": (False, None, False),
+        "name": "gpu-ib-02",
+        "kernel": "6.8.0-55-generic",
+        "os": ("ubuntu", "24.04"),
+        "arch": None,
+        "stack": "inbox",
+        "ofed_version": None,
+        "uverbs_abi": 6,
+        "peer_memory_api": False,
+        "modules": {
+            **_mods("6.8.0-55-generic", None, False, INBOX_PATHS),
+            **_mods("6.8.0-55-generic", "565.57.01", True, {"nvidia": "updates/dkms/nvidia.ko.zst"}),
+        },
+        "devices": [
+            _dev("mlx5_0", "MT4126", "28.37.1700", "MT_0000000970", "InfiniBand", [_port()]),
+            _dev(
+                "mlx5_1",
+                "MT4126",
+                "28.37.1700",
+                "MT_0000000970",
+                "InfiniBand",
+                [_port(state="1: DOWN", phys="2: Polling")],
+            ),
+        ],
+        "driver": "565.57.01",
+        "kind": "open",
+        "peermem": (False, None, False),
         "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:19:00.0")],
-        "memlock": 8192, "memlock_note": PROC_LIMITS, "unknown": {"dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core"},
+        "memlock": 8192,
+        "memlock_note": PROC_LIMITS,
+        "unknown": {"dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core"},
         "stack_note": "in-tree",
     },
     "mlnx-ofed-5.8-rocky86": {
-        "name": "node002", "kernel": "4.18.0-372.9.1.el8.x86_64", "os": ("rocky", "8.6"), "arch": "amd64",
-        "stack": "mlnx_ofed", "ofed_version": "5.8-3.0.7.0", "uverbs_abi": 6, "peer_memory_api": True,
-        "modules": {**_mods("4.18.0-372.9.1.el8.x86_64", "5.8-3.0.7", True, {
-            "mlx5_core": "extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko",
-            "mlx5_ib": "extra/mlnx-ofa_kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko",
-            "ib_core": "extra/mlnx-ofa_kernel/drivers/infiniband/core/ib_core.ko",
-            "ib_uverbs": "extra/mlnx-ofa_kernel/drivers/infiniband/core/ib_uverbs.ko"}),
-            **_mods("4.18.0-372.9.1.el8.x86_64", "535.104.05", True,
-                    {"nvidia": "extra/nvidia.ko.xz", "nvidia_peermem": "extra/nvidia-peermem.ko.xz"})},
-        "devices": [_dev("mlx5_0", "MT4119", "16.23.1020", "MT_0000000008", "InfiniBand",
-                         [_port(rate="100 Gb/sec (4X EDR)")])],
-        "driver": "535.104.05", "kind": "proprietary", "peermem": (True, "535.104.05", False),
+        "name": "node002",
+        "kernel": "4.18.0-372.9.1.el8.x86_64",
+        "os": ("rocky", "8.6"),
+        "arch": "amd64",
+        "stack": "mlnx_ofed",
+        "ofed_version": "5.8-3.0.7.0",
+        "uverbs_abi": 6,
+        "peer_memory_api": True,
+        "modules": {
+            **_mods(
+                "4.18.0-372.9.1.el8.x86_64",
+                "5.8-3.0.7",
+                True,
+                {
+                    "mlx5_core": "extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko",
+                    "mlx5_ib": "extra/mlnx-ofa_kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko",
+                    "ib_core": "extra/mlnx-ofa_kernel/drivers/infiniband/core/ib_core.ko",
+                    "ib_uverbs": "extra/mlnx-ofa_kernel/drivers/infiniband/core/ib_uverbs.ko",
+                },
+            ),
+            **_mods(
+                "4.18.0-372.9.1.el8.x86_64",
+                "535.104.05",
+                True,
+                {"nvidia": "extra/nvidia.ko.xz", "nvidia_peermem": "extra/nvidia-peermem.ko.xz"},
+            ),
+        },
+        "devices": [
+            _dev("mlx5_0", "MT4119", "16.23.1020", "MT_0000000008", "InfiniBand", [_port(rate="100 Gb/sec (4X EDR)")])
+        ],
+        "driver": "535.104.05",
+        "kind": "proprietary",
+        "peermem": (True, "535.104.05", False),
         "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:31:00.0")],
-        "memlock": -1, "memlock_note": "/etc/security/limits.conf", "unknown": {"rdma.packages", "dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core", "rdma.module_files.nvidia_peermem"},
+        "memlock": -1,
+        "memlock_note": "/etc/security/limits.conf",
+        "unknown": {
+            "rdma.packages",
+            "dkms",
+            "kernel.cmdline",
+            "kernel.config",
+            "rdma.module_files.ib_core",
+            "rdma.module_files.nvidia_peermem",
+        },
         "stack_note": "MLNX_OFED_LINUX-5.8-3.0.7.0",
     },
     "mlnx-ofed-23.10-ubuntu2204": {
-        "name": "dgx-a100-07", "kernel": "5.15.0-25-generic", "os": ("ubuntu", "22.04"), "arch": None,
-        "stack": "mlnx_ofed", "ofed_version": "23.10-1.1.9.0", "uverbs_abi": 6, "peer_memory_api": True,
-        "modules": {**_mods("5.15.0-25-generic", "23.10-1.1.9", True, {n: f"updates/dkms/{n}.ko" for n in RDMA}),
-                    **_mods("5.15.0-25-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"})},
-        "devices": [_dev(f"mlx5_{i}", "MT4129", "28.42.1000", "MT_0000000838", "InfiniBand", [_port()])
-                    for i in (0, 1)],
-        "driver": "535.129.03", "kind": "proprietary", "peermem": (False, None, False),
+        "name": "dgx-a100-07",
+        "kernel": "5.15.0-25-generic",
+        "os": ("ubuntu", "22.04"),
+        "arch": None,
+        "stack": "mlnx_ofed",
+        "ofed_version": "23.10-1.1.9.0",
+        "uverbs_abi": 6,
+        "peer_memory_api": True,
+        "modules": {
+            **_mods("5.15.0-25-generic", "23.10-1.1.9", True, {n: f"updates/dkms/{n}.ko" for n in RDMA}),
+            **_mods("5.15.0-25-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"}),
+        },
+        "devices": [
+            _dev(f"mlx5_{i}", "MT4129", "28.42.1000", "MT_0000000838", "InfiniBand", [_port()]) for i in (0, 1)
+        ],
+        "driver": "535.129.03",
+        "kind": "proprietary",
+        "peermem": (False, None, False),
         "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0"), (1, "NVIDIA A100-SXM4-80GB", "0000:0f:00.0")],
-        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": {"dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core", "rdma.module_files.nvidia_peermem"},
+        "memlock": -1,
+        "memlock_note": PROC_LIMITS,
+        "unknown": {
+            "dkms",
+            "kernel.cmdline",
+            "kernel.config",
+            "rdma.module_files.ib_core",
+            "rdma.module_files.nvidia_peermem",
+        },
         "stack_note": "MLNX_OFED_LINUX-23.10-1.1.9.0",
     },
     "doca-24.10-ubuntu2404": {
-        "name": "dgx01", "kernel": "6.8.0-55-generic", "os": ("ubuntu", "24.04"), "arch": None,
-        "stack": "doca", "ofed_version": "24.10-1.1.4.0.200", "uverbs_abi": 6, "peer_memory_api": True,
-        "modules": {**_mods("6.8.0-55-generic", "24.10-1.1.4", True, {n: f"updates/dkms/{n}.ko.zst" for n in RDMA}),
-                    **_mods("6.8.0-55-generic", "565.57.01", True,
-                            {"nvidia": "updates/dkms/nvidia.ko.zst",
-                             "nvidia_peermem": "updates/dkms/nvidia-peermem.ko.zst"})},
+        "name": "dgx01",
+        "kernel": "6.8.0-55-generic",
+        "os": ("ubuntu", "24.04"),
+        "arch": None,
+        "stack": "doca",
+        "ofed_version": "24.10-1.1.4.0.200",
+        "uverbs_abi": 6,
+        "peer_memory_api": True,
+        "modules": {
+            **_mods("6.8.0-55-generic", "24.10-1.1.4", True, {n: f"updates/dkms/{n}.ko.zst" for n in RDMA}),
+            **_mods(
+                "6.8.0-55-generic",
+                "565.57.01",
+                True,
+                {"nvidia": "updates/dkms/nvidia.ko.zst", "nvidia_peermem": "updates/dkms/nvidia-peermem.ko.zst"},
+            ),
+        },
         "devices": [_dev("mlx5_0", "MT4129", "28.39.2048", "MT_0000000838", "InfiniBand", [_port()])],
-        "driver": "565.57.01", "kind": "open", "peermem": (True, "565.57.01", False),
+        "driver": "565.57.01",
+        "kind": "open",
+        "peermem": (True, "565.57.01", False),
         "gpus": [(0, "NVIDIA H100 80GB HBM3", "0000:1b:00.0")],
-        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": {"dkms", "kernel.cmdline", "kernel.config", "rdma.module_files.ib_core", "rdma.module_files.nvidia_peermem"},
+        "memlock": -1,
+        "memlock_note": PROC_LIMITS,
+        "unknown": {
+            "dkms",
+            "kernel.cmdline",
+            "kernel.config",
+            "rdma.module_files.ib_core",
+            "rdma.module_files.nvidia_peermem",
+        },
         "stack_note": "doca-ofed",
     },
     "ofed-upgrade-stale-peermem": {
-        "name": "gpu-ib-11", "kernel": "5.15.0-25-generic", "os": ("ubuntu", "22.04"), "arch": None,
-        "stack": "mlnx_ofed", "ofed_version": "24.10-1.1.4.0", "uverbs_abi": 6, "peer_memory_api": True,
-        "modules": {**_mods("5.15.0-25-generic", "24.10-1.1.4", True, {n: f"updates/dkms/{n}.ko" for n in RDMA}),
-                    **_mods("5.15.0-25-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"})},
+        "name": "gpu-ib-11",
+        "kernel": "5.15.0-25-generic",
+        "os": ("ubuntu", "22.04"),
+        "arch": None,
+        "stack": "mlnx_ofed",
+        "ofed_version": "24.10-1.1.4.0",
+        "uverbs_abi": 6,
+        "peer_memory_api": True,
+        "modules": {
+            **_mods("5.15.0-25-generic", "24.10-1.1.4", True, {n: f"updates/dkms/{n}.ko" for n in RDMA}),
+            **_mods("5.15.0-25-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"}),
+        },
         "devices": [_dev("mlx5_0", "MT4129", "28.42.1000", "MT_0000000838", "InfiniBand", [_port()])],
-        "driver": "535.129.03", "kind": "proprietary", "peermem": (False, None, False),
+        "driver": "535.129.03",
+        "kind": "proprietary",
+        "peermem": (False, None, False),
         "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0")],
-        "memlock": -1, "memlock_note": PROC_LIMITS, "unknown": {"kernel.cmdline", "kernel.config"},
+        "memlock": -1,
+        "memlock_note": PROC_LIMITS,
+        "unknown": {"kernel.cmdline", "kernel.config"},
         "stack_note": "MLNX_OFED_LINUX-24.10-1.1.4.0",
     },
     "ofed-other-kernel": {
-        "name": "gpu-ib-12", "kernel": "5.15.0-91-generic", "os": ("ubuntu", "22.04"), "arch": None,
-        "stack": "inbox", "ofed_version": None, "uverbs_abi": 6, "peer_memory_api": False,
-        "modules": {**_mods("5.15.0-91-generic", None, False, INBOX_PATHS),
-                    **_mods("5.15.0-91-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"})},
+        "name": "gpu-ib-12",
+        "kernel": "5.15.0-91-generic",
+        "os": ("ubuntu", "22.04"),
+        "arch": None,
+        "stack": "inbox",
+        "ofed_version": None,
+        "uverbs_abi": 6,
+        "peer_memory_api": False,
+        "modules": {
+            **_mods("5.15.0-91-generic", None, False, INBOX_PATHS),
+            **_mods("5.15.0-91-generic", "535.129.03", True, {"nvidia": "updates/dkms/nvidia.ko"}),
+        },
         "devices": [_dev("mlx5_0", "MT4129", "28.42.1000", "MT_0000000838", "InfiniBand", [_port()])],
-        "driver": "535.129.03", "kind": "proprietary", "peermem": (False, None, False),
+        "driver": "535.129.03",
+        "kind": "proprietary",
+        "peermem": (False, None, False),
         "gpus": [(0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0")],
-        "memlock": -1, "memlock_note": PROC_LIMITS,
+        "memlock": -1,
+        "memlock_note": PROC_LIMITS,
         "unknown": {"kernel.cmdline", "kernel.config", "rdma.module_files.ib_core"},
         "stack_note": "its modules are not the ones loaded",
     },
     "jetson-orin-l4t35": {
-        "name": "orin-nx-01", "kernel": "5.10.104-tegra", "os": ("ubuntu", "20.04"), "arch": None,
-        "stack": "none", "ofed_version": None, "uverbs_abi": None, "peer_memory_api": False,
-        "modules": _mods("5.10.104-tegra", None, True, {}) | {"nvidia": {"version": None, "out_of_tree": True, "path": None}},
+        "name": "orin-nx-01",
+        "kernel": "5.10.104-tegra",
+        "os": ("ubuntu", "20.04"),
+        "arch": None,
+        "stack": "none",
+        "ofed_version": None,
+        "uverbs_abi": None,
+        "peer_memory_api": False,
+        "modules": _mods("5.10.104-tegra", None, True, {})
+        | {"nvidia": {"version": None, "out_of_tree": True, "path": None}},
         "devices": [],
-        "driver": None, "kind": "open", "peermem": (False, None, False),
+        "driver": None,
+        "kind": "open",
+        "peermem": (False, None, False),
         "gpus": [],
-        "memlock": 8192, "memlock_note": PROC_LIMITS,
-        "unknown": {"dkms", "gpu.driver_version", "kernel.cmdline", "kernel.config", "rdma.packages", "rdma.uverbs_abi",
-                    "pci_acs_redirect", "iommu_domains"},
+        "memlock": 8192,
+        "memlock_note": PROC_LIMITS,
+        "unknown": {
+            "dkms",
+            "gpu.driver_version",
+            "kernel.cmdline",
+            "kernel.config",
+            "rdma.packages",
+            "rdma.uverbs_abi",
+            "pci_acs_redirect",
+            "iommu_domains",
+        },
         "stack_note": "no RDMA kernel module loaded",
     },
 }
@@ -169,8 +332,10 @@ def test_fixture_facts_field_by_field(name):
     assert all(len(m["srcversion"]) == 23 for m in rdma["modules"].values())  # the kernel's srcversion length
     old_keys = ("name", "hca_type", "fw_ver", "board_id", "link_layer", "ports", "uverbs_abi")
     port_keys = ("port", "state", "phys_state", "link_layer", "rate")
-    assert [{k: ({**d, "ports": [{pk: p[pk] for pk in port_keys} for p in d["ports"]]})[k] for k in old_keys}
-            for d in rdma["devices"]] == want["devices"]
+    assert [
+        {k: ({**d, "ports": [{pk: p[pk] for pk in port_keys} for p in d["ports"]]})[k] for k in old_keys}
+        for d in rdma["devices"]
+    ] == want["devices"]
     assert all(d["driver"] == "mlx5_core" and d["pci_address"] for d in rdma["devices"])
     gpu = doc["gpu"]
     assert gpu["driver_version"] == want["driver"]
@@ -184,8 +349,12 @@ def test_fixture_facts_field_by_field(name):
     assert want["memlock_note"] in doc["notes"]["limits.memlock_kib"]
     # the fixtures write GID tables for RoCE ports only (what ENV-NCCL-IB-GID-INDEX-* read); an IB port's is unknown
     gid_keys = {k for k in doc["unknown"] if k.endswith(".gids")}
-    assert gid_keys == {f"rdma.devices.{d['name']}.ports.{p['port']}.gids" for d in rdma["devices"] for p in d["ports"]
-                        if p["link_layer"] != "Ethernet"}
+    assert gid_keys == {
+        f"rdma.devices.{d['name']}.ports.{p['port']}.gids"
+        for d in rdma["devices"]
+        for p in d["ports"]
+        if p["link_layer"] != "Ethernet"
+    }
     assert set(doc["unknown"]) - gid_keys == want["unknown"]
     assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]
@@ -273,23 +442,33 @@ def test_ofed_info_is_read_never_executed(tmp_path):
     shutil.copytree(fixture_root("inbox-ubuntu2204"), root, symlinks=True)
     marker = tmp_path / "executed"
     script = root / "usr/bin/ofed_info"
-    script.write_text(f'#!/bin/sh\ntouch {marker}\nif [ "X$1" == "X-s" ]; then echo MLNX_OFED_LINUX-23.10-1.1.9.0:; exit; fi\n')
+    script.write_text(
+        f'#!/bin/sh\ntouch {marker}\nif [ "X$1" == "X-s" ]; then echo MLNX_OFED_LINUX-23.10-1.1.9.0:; exit; fi\n'
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     facts = probe(str(root))
     assert not marker.exists()
     # an OFED userspace is installed, but the loaded modules are in-tree: the kernel stack is inbox
     assert facts.rdma.stack == "inbox" and facts.rdma.ofed_version is None
-    assert "ofed_info says MLNX_OFED_LINUX-23.10-1.1.9.0, but its modules are not the ones loaded" in facts.notes["rdma.stack"]
+    assert (
+        "ofed_info says MLNX_OFED_LINUX-23.10-1.1.9.0, but its modules are not the ones loaded"
+        in facts.notes["rdma.stack"]
+    )
 
 
-@pytest.mark.parametrize("script,expected", [
-    ('if [ "X$1" == "X-s" ]; then echo MLNX_OFED_LINUX-5.8-3.0.7.0:; exit 0; fi\ncat << EOF\nMLNX_OFED_LINUX-5.8-3.0.7.0 (OFED-5.8-3.0.7):\n',
-     "MLNX_OFED_LINUX-5.8-3.0.7.0"),
-    ('if [ "$1" == "-s" ]; then echo MLNX_OFED_LINUX-4.9-6.0.6.0:; exit; fi\n', "MLNX_OFED_LINUX-4.9-6.0.6.0"),
-    ('if [ "X$1" == "X-s" ]; then echo OFED-internal-24.01-0.3.3:; exit 0; fi\n', "OFED-internal-24.01-0.3.3"),
-    ("#!/bin/bash\ncat << EOF\nOFED-internal-24.10-2.1.8:\n\nclusterkit:\n", "OFED-internal-24.10-2.1.8"),
-    ("#!/bin/bash\necho hello\n", None),
-])
+@pytest.mark.parametrize(
+    "script,expected",
+    [
+        (
+            'if [ "X$1" == "X-s" ]; then echo MLNX_OFED_LINUX-5.8-3.0.7.0:; exit 0; fi\ncat << EOF\nMLNX_OFED_LINUX-5.8-3.0.7.0 (OFED-5.8-3.0.7):\n',
+            "MLNX_OFED_LINUX-5.8-3.0.7.0",
+        ),
+        ('if [ "$1" == "-s" ]; then echo MLNX_OFED_LINUX-4.9-6.0.6.0:; exit; fi\n', "MLNX_OFED_LINUX-4.9-6.0.6.0"),
+        ('if [ "X$1" == "X-s" ]; then echo OFED-internal-24.01-0.3.3:; exit 0; fi\n', "OFED-internal-24.01-0.3.3"),
+        ("#!/bin/bash\ncat << EOF\nOFED-internal-24.10-2.1.8:\n\nclusterkit:\n", "OFED-internal-24.10-2.1.8"),
+        ("#!/bin/bash\necho hello\n", None),
+    ],
+)
 def test_parse_ofed_info(script, expected):
     assert parse_ofed_info(script) == expected
 
@@ -332,8 +511,21 @@ def test_every_keeps_probing_after_an_error(tmp_path, monkeypatch, capsys):
             raise KeyboardInterrupt
 
     monkeypatch.setattr(node_cmd.time, "sleep", fake_sleep)
-    code = main(["node", "probe", "--root", fixture_root("inbox-ubuntu2204"), "--nfd-dir", str(nfd_dir),
-                 "--every", "60", "-o", str(tmp_path / "facts.json"), "-q"])
+    code = main(
+        [
+            "node",
+            "probe",
+            "--root",
+            fixture_root("inbox-ubuntu2204"),
+            "--nfd-dir",
+            str(nfd_dir),
+            "--every",
+            "60",
+            "-o",
+            str(tmp_path / "facts.json"),
+            "-q",
+        ]
+    )
     assert code == 130 and rounds == [60.0, 60.0, 60.0]
     assert "imgcheck: error: --nfd-dir" in capsys.readouterr().err
     assert "rdma.stack=inbox" in (nfd_dir / "imgcheck").read_text()

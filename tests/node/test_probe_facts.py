@@ -10,16 +10,16 @@ import os
 import shutil
 
 import pytest
-
 from node_fixtures import fixture_root
+
+from imgcheck.model.image import Package
+from imgcheck.model.node import KernelModule
 from imgcheck.node.hostroot import HostRoot
 from imgcheck.node.kernel_config import parse_cmdline, parse_config
 from imgcheck.node.module_files import read_module_file
 from imgcheck.node.ofed import OfedInstall, decide_stack
 from imgcheck.node.probe import probe
 from imgcheck.node.rdma_devices import roce_active_mtu
-from imgcheck.model.image import Package
-from imgcheck.model.node import KernelModule
 
 STALE_KO = "/lib/modules/5.15.0-25-generic/updates/dkms/nvidia-peermem.ko"
 
@@ -44,8 +44,9 @@ def test_infiniband_ports_keep_the_ipoib_mtu_but_no_derived_active_mtu():
     assert (port.netdev, port.netdev_mtu, port.active_mtu) == ("ibp12s0", 4092, None)
 
 
-@pytest.mark.parametrize("mtu,ib", [(9000, 4096), (4192, 4096), (4191, 2048), (1500, 1024), (1120, 1024),
-                                    (1119, 512), (351, None)])
+@pytest.mark.parametrize(
+    "mtu,ib", [(9000, 4096), (4192, 4096), (4191, 2048), (1500, 1024), (1120, 1024), (1119, 512), (351, None)]
+)
 def test_roce_mtu_follows_iboe_get_mtu(mtu, ib):
     assert roce_active_mtu(mtu) == ib
 
@@ -72,7 +73,9 @@ def test_boot_config_and_cmdline():
 
 def test_proc_config_gz_when_boot_has_none(tmp_path):
     root = copy_root(tmp_path, "inbox-ubuntu2404-open")
-    (root / "proc/config.gz").write_bytes(gzip.compress(b"CONFIG_DMA_SHARED_BUFFER=y\n# CONFIG_PCI_P2PDMA is not set\n"))
+    (root / "proc/config.gz").write_bytes(
+        gzip.compress(b"CONFIG_DMA_SHARED_BUFFER=y\n# CONFIG_PCI_P2PDMA is not set\n")
+    )
     facts = probe(str(root))
     assert facts.kernel.config_source == "/proc/config.gz"
     assert (facts.kernel.config["CONFIG_DMA_SHARED_BUFFER"], facts.kernel.config["CONFIG_PCI_P2PDMA"]) == ("y", "n")
@@ -89,10 +92,16 @@ def test_unreadable_config_is_unknown_with_both_reasons(tmp_path):
 
 
 def test_config_and_cmdline_parsers():
-    assert parse_config('CONFIG_A=y\nCONFIG_B="x y"\n# CONFIG_C is not set\n#CONFIG_D=y\n') == \
-        {"CONFIG_A": "y", "CONFIG_B": "x y", "CONFIG_C": "n"}
-    assert parse_cmdline("ro iommu=off iommu.passthrough=1 quiet iommu=pt pcie_acs_override") == \
-        {"iommu": "pt", "iommu.passthrough": "1", "pcie_acs_override": ""}
+    assert parse_config('CONFIG_A=y\nCONFIG_B="x y"\n# CONFIG_C is not set\n#CONFIG_D=y\n') == {
+        "CONFIG_A": "y",
+        "CONFIG_B": "x y",
+        "CONFIG_C": "n",
+    }
+    assert parse_cmdline("ro iommu=off iommu.passthrough=1 quiet iommu=pt pcie_acs_override") == {
+        "iommu": "pt",
+        "iommu.passthrough": "1",
+        "pcie_acs_override": "",
+    }
 
 
 # ---------- peer-memory module files ----------
@@ -101,8 +110,10 @@ def test_module_build_facts_read_from_the_elf_sections():
     assert mod.path == STALE_KO
     assert mod.file_vermagic.startswith("5.15.0-25-generic SMP mod_unload modversions")
     assert mod.file_depends == ("nvidia", "ib_core") and mod.version == "535.129.03"
-    assert mod.symbol_crcs == {"ib_register_peer_memory_client": "0x8b0a7d12",
-                               "ib_unregister_peer_memory_client": "0x5c1e93a4"}
+    assert mod.symbol_crcs == {
+        "ib_register_peer_memory_client": "0x8b0a7d12",
+        "ib_unregister_peer_memory_client": "0x5c1e93a4",
+    }
 
 
 def test_exported_crcs_and_module_symvers_agree():
@@ -131,8 +142,9 @@ def test_a_module_file_that_is_not_elf_is_unknown_not_a_crash(tmp_path):
 
 def test_dkms_builds_and_whether_they_are_installed():
     dkms = probe(fixture_root("ofed-other-kernel")).dkms
-    assert [(d.name, d.version, d.kernel, d.installed) for d in dkms] == \
-        [("mlnx-ofed-kernel", "23.10.OFED.23.10.1.1.9.1", "5.15.0-25-generic", True)]
+    assert [(d.name, d.version, d.kernel, d.installed) for d in dkms] == [
+        ("mlnx-ofed-kernel", "23.10.OFED.23.10.1.1.9.1", "5.15.0-25-generic", True)
+    ]
     assert probe(fixture_root("ofed-other-kernel")).rdma.installed_ofed_version == "23.10-1.1.9.0"
 
 
@@ -160,15 +172,19 @@ CORE_OOT = {n: KernelModule(version="23.10-1.1.9", out_of_tree=True) for n in ("
 
 
 def test_ofed_internal_with_packages_and_no_doca_is_mlnx_ofed():
-    install = OfedInstall(ofed_info_id="OFED-internal-23.10-1.1.9", packages=(Package("mlnx-ofed-kernel-dkms", "23.10", "dpkg"),),
-                          packages_known=True)
+    install = OfedInstall(
+        ofed_info_id="OFED-internal-23.10-1.1.9",
+        packages=(Package("mlnx-ofed-kernel-dkms", "23.10", "dpkg"),),
+        packages_known=True,
+    )
     decision = decide_stack(install, CORE_OOT, True, True, frozenset({"24.10"}))
     assert decision.stack == "mlnx_ofed" and "no doca-* package" in decision.why
 
 
 def test_ofed_internal_with_doca_packages_is_doca():
-    install = OfedInstall(ofed_info_id="OFED-internal-24.10-1.1.4", packages=(Package("doca-ofed", "2.9.1", "dpkg"),),
-                          packages_known=True)
+    install = OfedInstall(
+        ofed_info_id="OFED-internal-24.10-1.1.4", packages=(Package("doca-ofed", "2.9.1", "dpkg"),), packages_known=True
+    )
     assert decide_stack(install, CORE_OOT, True, True, frozenset({"24.10"})).stack == "doca"
 
 
@@ -251,8 +267,12 @@ def test_iommu_domain_types_from_sysfs_groups(tmp_path):
     os.symlink("../../../kernel/iommu_groups/12", root / "sys/devices/pci0000:00/0000:17:00.0/iommu_group")
     os.symlink("../../../kernel/iommu_groups/13", root / "sys/devices/pci0000:00/0000:18:00.0/iommu_group")
     domains = probe(str(root)).iommu_domains
-    assert domains == {"0000:17:00.0": "DMA-FQ", "0000:31:00.0": "none", "0000:18:00.0": "identity",
-                       "0000:2a:00.0": "none"}
+    assert domains == {
+        "0000:17:00.0": "DMA-FQ",
+        "0000:31:00.0": "none",
+        "0000:18:00.0": "identity",
+        "0000:2a:00.0": "none",
+    }
 
 
 def test_iommu_group_without_type_file_is_unknown(tmp_path):

@@ -16,8 +16,8 @@ import subprocess
 import uuid
 
 import pytest
-
 from node_fixtures import fixture_root
+
 from imgcheck.model.serde import to_dict
 from imgcheck.node.probe import probe
 
@@ -54,8 +54,19 @@ def _base_image(client) -> str:
             pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap)")
         os.makedirs(CACHE, exist_ok=True)
         tmp = os.path.join(CACHE, f"bookworm-python3.tmp{os.getpid()}.tar")  # the .tar suffix picks the format
-        subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase", "--format=tar",
-                        "--include=python3,python3-venv", "bookworm", tmp], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "mmdebstrap",
+                "--quiet",
+                "--variant=minbase",
+                "--format=tar",
+                "--include=python3,python3-venv",
+                "bookworm",
+                tmp,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         os.replace(tmp, tar)
     client.api.import_image_from_file(tar, repository=BASE_TAG.split(":")[0], tag=BASE_TAG.split(":")[1])
     return BASE_TAG
@@ -77,16 +88,32 @@ def probe_image(docker_client, tmp_path_factory):
     ctx = tmp_path_factory.mktemp("probe-ctx")
     _context(str(ctx))
     tag = f"imgcheck-probe-test:{uuid.uuid4().hex[:12]}"
-    docker_client.images.build(path=str(ctx), dockerfile="Dockerfile.probe", tag=tag, rm=True, forcerm=True,
-                               buildargs={"BASE_IMAGE": base, "PIP_OFFLINE": "1"}, network_mode="none")
+    docker_client.images.build(
+        path=str(ctx),
+        dockerfile="Dockerfile.probe",
+        tag=tag,
+        rm=True,
+        forcerm=True,
+        buildargs={"BASE_IMAGE": base, "PIP_OFFLINE": "1"},
+        network_mode="none",
+    )
     yield tag
     docker_client.images.remove(tag, force=True)
 
 
 def _run(client, image, root, *args):
-    output = client.containers.run(image, list(args), remove=True, network_disabled=True, read_only=True,
-                                   cap_drop=["ALL"], security_opt=["no-new-privileges"],
-                                   volumes={root: {"bind": "/host", "mode": "ro"}}, stdout=True, stderr=False)
+    output = client.containers.run(
+        image,
+        list(args),
+        remove=True,
+        network_disabled=True,
+        read_only=True,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        volumes={root: {"bind": "/host", "mode": "ro"}},
+        stdout=True,
+        stderr=False,
+    )
     return json.loads(output)
 
 
@@ -110,8 +137,13 @@ def test_container_runs_as_nobody_and_rejects_bad_input(docker_client, probe_ima
     config = docker_client.images.get(probe_image).attrs["Config"]
     assert config["User"] == "65534:65534"
     with pytest.raises(ContainerError) as info:
-        docker_client.containers.run(probe_image, ["--name", "../x"], remove=True, network_disabled=True,
-                                     volumes={fixture_root("inbox-ubuntu2204"): {"bind": "/host", "mode": "ro"}})
+        docker_client.containers.run(
+            probe_image,
+            ["--name", "../x"],
+            remove=True,
+            network_disabled=True,
+            volumes={fixture_root("inbox-ubuntu2204"): {"bind": "/host", "mode": "ro"}},
+        )
     assert info.value.exit_status == 2
     assert b"invalid node name" in info.value.stderr and b"Traceback" not in info.value.stderr
 
@@ -133,11 +165,15 @@ def test_container_reads_the_real_host_root(docker_client, probe_image):
 
 def test_image_holds_only_the_installed_probe(docker_client, probe_image):
     """Multi-stage: the final image has the venv and nothing of the build (source, wheels, pip, caches)."""
-    script = ("test -x /opt/imgcheck/bin/imgcheck && test ! -e /src && test ! -e /opt/imgcheck/bin/pip "
-              "&& ! find /opt/imgcheck -name __pycache__ | grep -q . && echo clean")
-    out = docker_client.containers.run(probe_image, ["-c", script], entrypoint="/bin/sh", remove=True,
-                                       network_disabled=True)
+    script = (
+        "test -x /opt/imgcheck/bin/imgcheck && test ! -e /src && test ! -e /opt/imgcheck/bin/pip "
+        "&& ! find /opt/imgcheck -name __pycache__ | grep -q . && echo clean"
+    )
+    out = docker_client.containers.run(
+        probe_image, ["-c", script], entrypoint="/bin/sh", remove=True, network_disabled=True
+    )
     assert out.strip() == b"clean"
     history = docker_client.api.history(probe_image)
-    assert not any("probe-wheels" in (h.get("CreatedBy") or "") and "COPY" in (h.get("CreatedBy") or "")
-                   for h in history)
+    assert not any(
+        "probe-wheels" in (h.get("CreatedBy") or "") and "COPY" in (h.get("CreatedBy") or "") for h in history
+    )

@@ -9,8 +9,8 @@ import os
 import shutil
 
 import pytest
-
 from engine_facts import NODES_DIR
+
 from imgcheck.cli.main import main
 from imgcheck.errors import EXIT_UNAVAILABLE, EXIT_USAGE, BadInputError, UnavailableError
 from imgcheck.model.node_io import load_node_facts

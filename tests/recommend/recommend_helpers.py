@@ -7,6 +7,7 @@ import json
 import os
 
 from engine_facts import matrix, node, real_facts, with_nccl  # noqa: F401  (tests/ is on sys.path)
+
 from imgcheck.model.serde import to_dict
 
 __all__ = ["matrix", "node", "node_file", "real_facts", "renamed", "with_nccl", "write_facts", "write_node"]

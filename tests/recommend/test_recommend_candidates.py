@@ -7,13 +7,13 @@ import dataclasses
 import json
 
 import pytest
-
 from engine_facts import replace_in
+from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
+
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.engine import build_report
 from imgcheck.recommend import recommend, shipped_entries
-from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
 
 pytestmark = pytest.mark.e2e  # real Debian rdma images (mmdebstrap)
 
@@ -59,7 +59,9 @@ def test_recommended_images_come_out_clean_when_checked_again(tmp_path, bullseye
     # pytorch/pytorch tags carry the NCCL wheel but no libibverbs (their bases are ubuntu / nvidia/cuda)
     assert "RDMA-NO-LIBIBVERBS" in rejected["pytorch/pytorch:2.5.1-cuda<X.Y>-cudnn<N>-<runtime|devel>"]
     # the current image runs torch: no other framework is offered or even judged
-    assert all(_shipped(ref).summary.framework == "pytorch" for ref in list(rejected) + [r.image for r in result.images])
+    assert all(
+        _shipped(ref).summary.framework == "pytorch" for ref in list(rejected) + [r.image for r in result.images]
+    )
     assert rejected["nvcr.io/nvidia/pytorch:19.10"].startswith("cannot be checked")
     recommended = {r.image for r in result.images}
     assert not recommended & set(rejected)
@@ -117,8 +119,9 @@ def test_no_candidate_cli(tmp_path, capsys, debian_archive):
     current = with_nccl(real_facts(debian_archive("trixie")), "2.21.5", cuda="12.4.1")
     path = write_facts(tmp_path / "cur.json", current)
     capsys.readouterr()
-    rc = main(["recommend", "--node-facts", node_file("inbox-5.15-proprietary-535"), "--like", f"facts:{path}",
-               "-o", "table"])
+    rc = main(
+        ["recommend", "--node-facts", node_file("inbox-5.15-proprietary-535"), "--like", f"facts:{path}", "-o", "table"]
+    )
     out = capsys.readouterr().out
     assert rc == 0  # something is recommended: the node-side path
     assert out.startswith("no pytorch catalog image is predicted clean on gpu-inbox-515")
@@ -144,8 +147,20 @@ def test_no_node_change_fixes_the_image_but_one_fixes_a_catalog_image(debian_arc
     assert build_report(facts, [n], matrix()).verdict != "ok"
     path = write_facts(tmp_path / "cur.json", current)
     out = tmp_path / "rec.json"
-    assert main(["recommend", "--node-facts", node_file("inbox-5.15-proprietary-535"), "--like", f"facts:{path}",
-                 "-o", f"json={out}"]) == 0
+    assert (
+        main(
+            [
+                "recommend",
+                "--node-facts",
+                node_file("inbox-5.15-proprietary-535"),
+                "--like",
+                f"facts:{path}",
+                "-o",
+                f"json={out}",
+            ]
+        )
+        == 0
+    )
     assert [r["kind"] for r in json.loads(out.read_text())["recommendations"]][0] == "node-upgrade"
 
 
@@ -182,8 +197,12 @@ def test_ranking_follows_the_framework_version_then_cuda_major(debian_archive):
     user runs: the torch version asked for (or the --like image's), nearest first; rows whose torch version
     the catalog does not know come after those it knows; CUDA major breaks ties after that."""
     h100 = node("mofed-23.10-open-550-peermem")  # A100s here: older NGC NCCL predates H100 (NCCL-TOO-OLD-FOR-GPU)
-    n = dataclasses.replace(h100, gpu=dataclasses.replace(h100.gpu, gpus=tuple(
-        dataclasses.replace(g, name="NVIDIA A100-SXM4-80GB") for g in h100.gpu.gpus)))
+    n = dataclasses.replace(
+        h100,
+        gpu=dataclasses.replace(
+            h100.gpu, gpus=tuple(dataclasses.replace(g, name="NVIDIA A100-SXM4-80GB") for g in h100.gpu.gpus)
+        ),
+    )
     base = real_facts(debian_archive("bookworm"))
     entries = {e.reference: e for e in shipped_entries(matrix())}
     version = lambda rec: entries[rec.image].summary.framework_version  # noqa: E731
@@ -231,6 +250,10 @@ def test_rules_suppressed_everywhere_do_not_rule_candidates_out(bullseye_nccl_21
     warns about it on this node (NCCL < 2.13 never uses DMA-BUF) becomes an acceptable candidate."""
     n = node("inbox-6.8-open-570")
     plain = {r.image for r in recommend([n], matrix(), current=bullseye_nccl_213).images}
-    relaxed = {r.image for r in recommend([n], matrix(), current=bullseye_nccl_213, limit=20,
-                                          ignore_rules=frozenset({"GDR-PEERMEM-MISSING"})).images}
+    relaxed = {
+        r.image
+        for r in recommend(
+            [n], matrix(), current=bullseye_nccl_213, limit=20, ignore_rules=frozenset({"GDR-PEERMEM-MISSING"})
+        ).images
+    }
     assert "nvcr.io/nvidia/pytorch:21.09-py3" not in plain and "nvcr.io/nvidia/pytorch:21.09-py3" in relaxed

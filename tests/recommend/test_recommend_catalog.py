@@ -6,12 +6,12 @@ import json
 import os
 
 import pytest
-
-from imgcheck.cli.main import main
-from imgcheck.recommend import local_entries, recommend
 from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
 from registryfixture import registry  # noqa: F401  (session fixture: Debian's docker-registry on 127.0.0.1)
 from registrypush import Pusher, push_rootfs_image
+
+from imgcheck.cli.main import main
+from imgcheck.recommend import local_entries, recommend
 
 pytestmark = pytest.mark.e2e  # real Debian rdma images (mmdebstrap)
 
@@ -44,14 +44,17 @@ def test_catalog_add_real_debian_images_and_list(home, capsys, debian_archive):
     assert (bull["facts"]["rdma_core"], bull["facts"]["pabi"]) == ("33.2", 33)
     assert (trixie["facts"]["rdma_core"], trixie["facts"]["pabi"]) == ("56.1", 34)
     assert trixie["facts"]["ucx"].startswith("1.18.1") and bull["facts"]["ucx"].startswith("1.10")
-    assert all(i["origin"] == "local" and i["confidence"] == "verified" and i["digest"].startswith("sha256:")
-               for i in doc["images"])
+    assert all(
+        i["origin"] == "local" and i["confidence"] == "verified" and i["digest"].startswith("sha256:")
+        for i in doc["images"]
+    )
 
     # the full list also has the shipped rows, each with its source and confidence
     full = _list(capsys)["images"]
     shipped = [i for i in full if i["origin"] == "shipped"]
-    assert shipped and all(i["source"] and i["confidence"] in ("verified", "reported", "vendor-guidance", "hypothesis")
-                           for i in shipped)
+    assert shipped and all(
+        i["source"] and i["confidence"] in ("verified", "reported", "vendor-guidance", "hypothesis") for i in shipped
+    )
     cuda = next(i for i in shipped if i["reference"].startswith("nvcr.io/nvidia/cuda:"))
     assert cuda["facts"]["flavor"] == "none" and cuda["facts"]["rdma_core"] is None
 

@@ -8,14 +8,14 @@ import dataclasses
 import json
 
 import pytest
-
 from engine_facts import replace_in
+from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
+
 from imgcheck import api
-from imgcheck.model.report import REPORT_SCHEMA_VERSION
 from imgcheck.cli.main import main
 from imgcheck.engine import build_report
+from imgcheck.model.report import REPORT_SCHEMA_VERSION
 from imgcheck.recommend import recommend, shipped_entries
-from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
 
 pytestmark = pytest.mark.e2e  # real Debian rdma images (mmdebstrap)
 
@@ -38,8 +38,10 @@ def test_env_removal_comes_first_and_the_check_report_shows_it(tmp_path, debian_
     """NCCL_IB_RETRY_CNT=16 baked into an otherwise good image (bookworm rdma-core 44, NCCL 2.21.5 wheel) on a
     MLNX_OFED 23.10 node: removing the variable is the smallest change, smaller than any other image, and it is
     what `imgcheck check` shows first (table and JSON)."""
-    current = renamed(with_nccl(real_facts(debian_archive("bookworm")), "2.21.5", env={"NCCL_IB_RETRY_CNT": "16"}),
-                      "registry.example/team/train:v7")
+    current = renamed(
+        with_nccl(real_facts(debian_archive("bookworm")), "2.21.5", env={"NCCL_IB_RETRY_CNT": "16"}),
+        "registry.example/team/train:v7",
+    )
     n = node("mofed-23.10-open-550-peermem")
     assert "ENV-NCCL-IB-RETRY-CNT" in {f.id for f in build_report(current, [n], matrix()).findings}
 
@@ -52,15 +54,30 @@ def test_env_removal_comes_first_and_the_check_report_shows_it(tmp_path, debian_
     fixed = dataclasses.replace(current, env={k: v for k, v in current.env.items() if k != "NCCL_IB_RETRY_CNT"})
     assert _clean(fixed, n)
     # image candidates still follow (a newer base), after the change that keeps the image
-    assert [r.kind for r in result.recommendations].index("env") < [r.kind for r in result.recommendations].index("image")
+    assert [r.kind for r in result.recommendations].index("env") < [r.kind for r in result.recommendations].index(
+        "image"
+    )
 
     path = write_facts(tmp_path / "cur.json", current)
     report = api.check_image(f"facts:{path}", [n])
     assert report.verdict == "fail" and 1 <= len(report.recommendations) <= 2
     assert report.recommendations[0].kind == "env"
     out = tmp_path / "r.json"
-    assert main(["check", f"facts:{path}", "--node-facts", node_file("mofed-23.10-open-550-peermem"),
-                 "-o", f"json={out}", "-o", f"markdown={tmp_path / 'r.md'}"]) == 1
+    assert (
+        main(
+            [
+                "check",
+                f"facts:{path}",
+                "--node-facts",
+                node_file("mofed-23.10-open-550-peermem"),
+                "-o",
+                f"json={out}",
+                "-o",
+                f"markdown={tmp_path / 'r.md'}",
+            ]
+        )
+        == 1
+    )
     doc = json.loads(out.read_text())
     assert doc["schema_version"] == REPORT_SCHEMA_VERSION and doc["recommendations"][0]["kind"] == "env"
     assert "env change: `registry.example/team/train:v7`" in (tmp_path / "r.md").read_text()
@@ -121,8 +138,20 @@ def test_doca_open_node_framework_answers_are_sourced_and_engine_checked(tmp_pat
     n = node("doca-24.10-open-580-peermem")
     capsys.readouterr()
     out = tmp_path / "rec.json"
-    assert main(["recommend", "--node-facts", node_file("doca-24.10-open-580-peermem"), "--framework", "pytorch",
-                 "-o", f"json={out}"]) == 0
+    assert (
+        main(
+            [
+                "recommend",
+                "--node-facts",
+                node_file("doca-24.10-open-580-peermem"),
+                "--framework",
+                "pytorch",
+                "-o",
+                f"json={out}",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(out.read_text())
     images = [r for r in doc["recommendations"] if r["kind"] == "image"]
     assert images
@@ -147,13 +176,26 @@ def test_inbox_node_without_peer_memory_says_the_fix_is_on_the_node(tmp_path, ca
     assert "fail only for node-side reasons (GDR-PEERMEM-MISSING)" in result.message
     rec = result.node_upgrades[0]
     assert rec.kind == "node-upgrade" and rec.differences == (
-        "switch the GPU driver to the open kernel modules (DMA-BUF export needs them)",)
+        "switch the GPU driver to the open kernel modules (DMA-BUF export needs them)",
+    )
     (facts,) = _shipped(rec.image).readings
     assert _shipped(rec.image).summary.framework == "pytorch"
     assert build_report(facts, [replace_in(n, "gpu.kernel_module", "open")], matrix()).verdict == "ok"
     capsys.readouterr()
-    assert main(["recommend", "--node-facts", node_file("inbox-5.15-proprietary-535"), "--framework", "pytorch",
-                 "-o", "table"]) == 0
+    assert (
+        main(
+            [
+                "recommend",
+                "--node-facts",
+                node_file("inbox-5.15-proprietary-535"),
+                "--framework",
+                "pytorch",
+                "-o",
+                "table",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert text.startswith("no pytorch catalog image is predicted clean on gpu-inbox-515")
     assert "Node-side path:" in text and "open kernel modules" in text
@@ -163,8 +205,10 @@ def test_framework_version_is_what_ranks_first_and_bad_specs_are_usage_errors(ca
     n = node("mofed-23.10-open-550-peermem")
     top = recommend([n], matrix(), framework="pytorch==2.4").images[0]
     assert _shipped(top.image).summary.framework_version.startswith("2.4.")
-    assert main(["recommend", "--node-facts", node_file("mofed-23.10-open-550-peermem"),
-                 "--framework", "pytorch==two"]) == 2
+    assert (
+        main(["recommend", "--node-facts", node_file("mofed-23.10-open-550-peermem"), "--framework", "pytorch==two"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "not a version specifier" in err and "Traceback" not in err and err.count("\n") == 1
 
@@ -175,8 +219,20 @@ def test_like_a_pytorch_facts_file_on_the_old_driver_node(tmp_path, capsys, debi
     current = with_nccl(real_facts(debian_archive("bookworm")), "2.21.5")
     path = write_facts(tmp_path / "cur.json", current)
     out = tmp_path / "rec.json"
-    assert main(["recommend", "--node-facts", node_file("mofed-5.8-470-peermem"), "--like", f"facts:{path}",
-                 "-o", f"json={out}"]) == 0
+    assert (
+        main(
+            [
+                "recommend",
+                "--node-facts",
+                node_file("mofed-5.8-470-peermem"),
+                "--like",
+                f"facts:{path}",
+                "-o",
+                f"json={out}",
+            ]
+        )
+        == 0
+    )
     recs = json.loads(out.read_text())["recommendations"]
     kinds = [r["kind"] for r in recs]
     assert "image" in kinds and "node-upgrade" in kinds and kinds.index("image") < kinds.index("node-upgrade")
@@ -202,32 +258,37 @@ def test_a_tag_of_the_same_base_comes_before_other_images():
     assert _clean(_shipped(first.image).readings[0], n)
 
     # a team's own image built FROM it: NGC's NVIDIA_PYTORCH_VERSION in the inherited Env names the base
-    team = dataclasses.replace(old, reference="registry.example/team/train:v1",
-                               env=dict(old.env, NVIDIA_PYTORCH_VERSION="21.09"))
+    team = dataclasses.replace(
+        old, reference="registry.example/team/train:v1", env=dict(old.env, NVIDIA_PYTORCH_VERSION="21.09")
+    )
     first = recommend([n], matrix(), current=team).images[0]
     assert first.image == "nvcr.io/nvidia/pytorch:22.12-py3"
-    assert first.why.startswith("a newer tag of the same base image nvcr.io/nvidia/pytorch:21.09 "
-                                "(NVIDIA_PYTORCH_VERSION=21.09 in its Env): ")
+    assert first.why.startswith(
+        "a newer tag of the same base image nvcr.io/nvidia/pytorch:21.09 (NVIDIA_PYTORCH_VERSION=21.09 in its Env): "
+    )
 
     r470 = node("mofed-5.8-470-peermem")
     current = _shipped("nvcr.io/nvidia/pytorch:23.04-py3").readings[0]
     images = recommend([r470], matrix(), current=current).images
-    assert images and all(r.why.startswith(("another tag of the same base image: ",
-                                            "a newer tag of the same base image: ")) for r in images)
+    assert images and all(
+        r.why.startswith(("another tag of the same base image: ", "a newer tag of the same base image: "))
+        for r in images
+    )
     # the catalog does not say whether an NGC image ships forward-compat libcuda: CUDA 12 on R470 is undecided,
     # so the CUDA 11 tags the engine decides clean come first, and the others say what is undecided
     decided = [r for r in images if "still undecided" not in r.why]
-    assert decided and list(images[:len(decided)]) == decided
+    assert decided and list(images[: len(decided)]) == decided
     assert all(_shipped(r.image).summary.cuda.startswith("11.") for r in decided)
-    assert all("still undecided: CUDA-DRIVER-TOO-OLD" in r.why for r in images[len(decided):])
+    assert all("still undecided: CUDA-DRIVER-TOO-OLD" in r.why for r in images[len(decided) :])
 
 
 def test_load_nvidia_peermem_on_a_mlnx_ofed_node(debian_archive):
     """MLNX_OFED 5.8 (peer-memory API present) with the proprietary R535 modules and nvidia-peermem not loaded:
     no catalog PyTorch image has GPUDirect there (no DMA-BUF without the open modules), and the node-side
     answer for the current image is the one-line change, loading nvidia-peermem, which the engine confirms."""
-    n = replace_in(replace_in(node("mofed-5.8-proprietary-535-peermem"), "gpu.peermem.loaded", False),
-                   "gpu.peermem.version", None)
+    n = replace_in(
+        replace_in(node("mofed-5.8-proprietary-535-peermem"), "gpu.peermem.loaded", False), "gpu.peermem.version", None
+    )
     current = with_nccl(real_facts(debian_archive("bookworm")), "2.21.5")
     assert "GDR-PEERMEM-MISSING" in {f.id for f in build_report(current, [n], matrix()).findings}
     result = recommend([n], matrix(), current=current)

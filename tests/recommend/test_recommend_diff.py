@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
 
 from imgcheck.cli.main import main
 from imgcheck.recommend.diff import diff_images
-from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
 
 pytestmark = pytest.mark.e2e  # real Debian rdma images (mmdebstrap)
 
@@ -21,8 +21,15 @@ def _diff(capsys, *argv) -> tuple[int, dict]:
 
 def test_diff_real_images_userspace_changes(capsys, debian_archive):
     old, new = (f"docker-archive:{debian_archive(s)}" for s in ("bullseye", "trixie"))
-    rc, doc = _diff(capsys, old, new, "--node-facts", node_file("inbox-6.8-open-570"),
-                    "--node-facts", node_file("mofed-23.10-open-550-peermem"))
+    rc, doc = _diff(
+        capsys,
+        old,
+        new,
+        "--node-facts",
+        node_file("inbox-6.8-open-570"),
+        "--node-facts",
+        node_file("mofed-23.10-open-550-peermem"),
+    )
     changes = {c["fact"]: (c["old"], c["new"]) for c in doc["changes"]}
     assert changes["rdma.libibverbs.rdma_core"] == ("33.2", "56.1")
     assert changes["rdma.libibverbs.version"] == ("1.11.33.2", "1.14.56.1")
@@ -36,8 +43,10 @@ def test_diff_real_images_userspace_changes(capsys, debian_archive):
     # These plain rdma images carry no NCCL, so the NCCL-over-RDMA rules (DMA-BUF, GDR) do not apply to them
     # and each image's libibverbs matches its own providers: no node changes verdict.
     assert rc == 0 and doc["newly_failing"] == []
-    assert {(n["node"], n["old"], n["new"]) for n in doc["nodes"]} == {("gpu-inbox-68", "ok", "ok"),
-                                                                        ("gpu-mofed2310", "ok", "ok")}
+    assert {(n["node"], n["old"], n["new"]) for n in doc["nodes"]} == {
+        ("gpu-inbox-68", "ok", "ok"),
+        ("gpu-mofed2310", "ok", "ok"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -72,13 +81,25 @@ def test_downgrade_moves_the_open_module_node_to_failing(capsys, torch_images):
     rc, doc = _diff(capsys, f"facts:{torch_images['bullseye']}", f"facts:{torch_images['trixie']}", *nodes)
     by_node = {n["node"]: n for n in doc["nodes"]}
     assert rc == 0 and doc["newly_failing"] == []
-    assert by_node["gpu-inbox-68"]["direction"] == "better" and by_node["gpu-inbox-68"]["removed"] == ["DMABUF-UNSUPPORTED", "GDR-PEERMEM-MISSING"]
+    assert by_node["gpu-inbox-68"]["direction"] == "better" and by_node["gpu-inbox-68"]["removed"] == [
+        "DMABUF-UNSUPPORTED",
+        "GDR-PEERMEM-MISSING",
+    ]
 
 
 def test_diff_table_names_the_moving_node(capsys, torch_images):
     capsys.readouterr()
-    rc = main(["diff", f"facts:{torch_images['trixie']}", f"facts:{torch_images['bullseye']}",
-               "--node-facts", node_file("inbox-6.8-open-570"), "-o", "table"])
+    rc = main(
+        [
+            "diff",
+            f"facts:{torch_images['trixie']}",
+            f"facts:{torch_images['bullseye']}",
+            "--node-facts",
+            node_file("inbox-6.8-open-570"),
+            "-o",
+            "table",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 1
     assert "provider ABI (PABI): 34 -> 33" in out and "ibv_reg_dmabuf_mr@IBVERBS_1.12: present -> absent" in out
@@ -114,7 +135,9 @@ def test_diff_and_recommend_against_the_inventory(tmp_path, monkeypatch, capsys,
     rc, doc = _diff(capsys, f"facts:{torch_images['trixie']}", f"facts:{torch_images['bullseye']}", "--fleet", "all")
     assert rc == 1 and doc["newly_failing"] == ["gpu-inbox-68"] and len(doc["nodes"]) == 2
     capsys.readouterr()
-    assert main(["recommend", "--node", "gpu-inbox-68", "--like", f"facts:{torch_images['bullseye']}", "-o", "json"]) == 0
+    assert (
+        main(["recommend", "--node", "gpu-inbox-68", "--like", f"facts:{torch_images['bullseye']}", "-o", "json"]) == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["nodes"] == ["gpu-inbox-68"] and any(r["kind"] == "image" for r in doc["recommendations"])
     assert main(["recommend", "--node", "no-such-node"]) in (2, 3)

@@ -7,13 +7,13 @@ import json
 import os
 
 import pytest
+from recommend_helpers import matrix, node, node_file
 
 from imgcheck.cli.main import main
 from imgcheck.engine import build_report
 from imgcheck.errors import UsageError
 from imgcheck.recommend import local_entries, recommend
 from imgcheck.recommend.framework import distance, parse_want
-from recommend_helpers import matrix, node, node_file
 
 TEAM_YAML = """\
 # our internal bases (numbers stay as written: 24.10 is the tag "24.10", 12.10 the version "12.10")
@@ -79,8 +79,17 @@ def test_yaml_rows_are_imported_and_recommended(home, tmp_path, capsys):
 
 
 def test_json_list_form(home, tmp_path):
-    rows = [{"image": "registry.example/ml/rhel", "release": "9.4", "framework": "pytorch", "rdma_flavor": "none",
-             "nccl": "2.21.5", "confidence": "verified", "source": "Dockerfile at registry.example/ml@abc"}]
+    rows = [
+        {
+            "image": "registry.example/ml/rhel",
+            "release": "9.4",
+            "framework": "pytorch",
+            "rdma_flavor": "none",
+            "nccl": "2.21.5",
+            "confidence": "verified",
+            "source": "Dockerfile at registry.example/ml@abc",
+        }
+    ]
     (tmp_path / "rows.json").write_text(json.dumps(rows))
     assert main(["catalog", "import", "-q", str(tmp_path / "rows.json")]) == 0
     (entry,) = local_entries()[0]
@@ -88,24 +97,30 @@ def test_json_list_form(home, tmp_path):
     assert entry.readings[0].rdma.libibverbs is None  # rdma_flavor none: known to have no libibverbs
 
 
-@pytest.mark.parametrize("text, words", [
-    ("rows: []\n", "non-empty list of rows"),
-    ("- image: a/b\n", "needs 'tag' or 'release'"),
-    ("- {tag: x}\n", "needs 'image'"),
-    ("- {image: a/b, tag: x, rdma_core: lots}\n", "rdma_core: version 'lots' does not parse"),
-    ("- {image: a/b, tag: x, colour: blue}\n", "unknown field 'colour'"),
-    ("- {image: a/b, tag: x, rdma_flavor: mofed}\n", "rdma_flavor 'mofed' is not one of"),
-    ("- {image: a/b, tag: x, confidence: sure}\n", "confidence 'sure' is not one of"),
-    ("- {image: a/b, tag: x, nccl_origin: conda}\n", "nccl_origin 'conda' is not one of"),
-    ("- {image: a/b, tag: x}\n- {image: a/b, tag: x}\n", "appears twice"),
-    ("key: [unclosed\n", "neither JSON nor YAML"),
-    ("- {image: a/b, tag: x, note: &a [[1, 2], *a]}\n", "note must be text"),
-    ("- !!python/object/apply:os.system [true]\n", "neither JSON nor YAML"),  # safe_load builds no objects
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("rows: []\n", "non-empty list of rows"),
+        ("- image: a/b\n", "needs 'tag' or 'release'"),
+        ("- {tag: x}\n", "needs 'image'"),
+        ("- {image: a/b, tag: x, rdma_core: lots}\n", "rdma_core: version 'lots' does not parse"),
+        ("- {image: a/b, tag: x, colour: blue}\n", "unknown field 'colour'"),
+        ("- {image: a/b, tag: x, rdma_flavor: mofed}\n", "rdma_flavor 'mofed' is not one of"),
+        ("- {image: a/b, tag: x, confidence: sure}\n", "confidence 'sure' is not one of"),
+        ("- {image: a/b, tag: x, nccl_origin: conda}\n", "nccl_origin 'conda' is not one of"),
+        ("- {image: a/b, tag: x}\n- {image: a/b, tag: x}\n", "appears twice"),
+        ("key: [unclosed\n", "neither JSON nor YAML"),
+        ("- {image: a/b, tag: x, note: &a [[1, 2], *a]}\n", "note must be text"),
+        ("- !!python/object/apply:os.system [true]\n", "neither JSON nor YAML"),  # safe_load builds no objects
+    ],
+)
 def test_bad_rows_are_one_line_and_write_nothing(home, tmp_path, capsys, text, words):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("- {image: ok/first, tag: '1', rdma_flavor: none}\n" + text if text.startswith("- {image: a/b, tag: x,")
-                   else text)
+    bad.write_text(
+        "- {image: ok/first, tag: '1', rdma_flavor: none}\n" + text
+        if text.startswith("- {image: a/b, tag: x,")
+        else text
+    )
     assert main(["catalog", "import", str(bad)]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
@@ -154,8 +169,22 @@ def test_a_matrix_without_the_new_catalog_tables_still_recommends(home, tmp_path
     schema = json.loads((mdir / "schema.json").read_text())
     del schema["tables"]["cuda_images"], schema["tables"]["torch_wheels"]
     (mdir / "schema.json").write_text(json.dumps(schema))
-    assert main(["recommend", "--node-facts", node_file("doca-24.10-open-580-peermem"), "--framework", "pytorch",
-                 "--matrix", str(mdir), "-o", "json"]) == 0
+    assert (
+        main(
+            [
+                "recommend",
+                "--node-facts",
+                node_file("doca-24.10-open-580-peermem"),
+                "--framework",
+                "pytorch",
+                "--matrix",
+                str(mdir),
+                "-o",
+                "json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["recommendations"]
     shutil.rmtree(mdir)
 

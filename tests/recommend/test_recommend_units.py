@@ -5,16 +5,30 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from engine_facts import replace_in
+from recommend_helpers import matrix, node
+
 from imgcheck.engine import evaluate
 from imgcheck.recommend.convert import NotCheckable, facts_of_row
 from imgcheck.recommend.node_path import node_paths
-from recommend_helpers import matrix, node
 
-ROW = {"image": "example/fw", "release": "1.0", "framework": "pytorch", "distro": "ubuntu 22.04", "cuda": "12.4.1",
-       "nccl": "2.21.5", "rdma_core": "39.0", "rdma_flavor": "inbox", "mlnx_ofed": None, "doca": None,
-       "ucx": "1.15.0", "hpcx": "2.19", "min_driver": "545", "source": "test", "confidence": "reported"}
+ROW = {
+    "image": "example/fw",
+    "release": "1.0",
+    "framework": "pytorch",
+    "distro": "ubuntu 22.04",
+    "cuda": "12.4.1",
+    "nccl": "2.21.5",
+    "rdma_core": "39.0",
+    "rdma_flavor": "inbox",
+    "mlnx_ofed": None,
+    "doca": None,
+    "ucx": "1.15.0",
+    "hpcx": "2.19",
+    "min_driver": "545",
+    "source": "test",
+    "confidence": "reported",
+}
 
 
 def test_row_facts_follow_the_rdma_core_catalog():
@@ -24,8 +38,11 @@ def test_row_facts_follow_the_rdma_core_catalog():
     assert [(p.name, p.pabi, p.private_abi_needed) for p in f.rdma.providers] == [("mlx5", 34, 34)]
     (old,) = facts_of_row(dict(ROW, rdma_core="32.1"), matrix())
     # rdma-core v25..v32 share provider ABI 25; ibv_reg_dmabuf_mr arrived in v34, ibv_reg_mr_iova2 in v28
-    assert (old.rdma.libibverbs.private_abi, old.rdma.libibverbs.has_reg_mr_iova2,
-            old.rdma.libibverbs.has_reg_dmabuf_mr) == (25, True, False)
+    assert (
+        old.rdma.libibverbs.private_abi,
+        old.rdma.libibverbs.has_reg_mr_iova2,
+        old.rdma.libibverbs.has_reg_dmabuf_mr,
+    ) == (25, True, False)
     assert f.nccl[0].version == "2.21.5" and f.cuda.version == "12.4.1" and f.os.id == "ubuntu"
 
 
@@ -56,8 +73,9 @@ def test_memlock_path():
     n = replace_in(node("mofed-23.10-open-550-peermem"), "limits.memlock_kib", 64)
     assert "MEMLOCK-TOO-LOW" in {f.id for f in evaluate(image, n, matrix()).findings}
     paths = node_paths(image, n, matrix())
-    assert paths and paths[0].changes == ("memlock limit 64 KiB -> unlimited (LimitMEMLOCK=infinity / "
-                                          "ulimit -l unlimited for the job's processes)",)
+    assert paths and paths[0].changes == (
+        "memlock limit 64 KiB -> unlimited (LimitMEMLOCK=infinity / ulimit -l unlimited for the job's processes)",
+    )
 
 
 def test_no_path_for_image_side_problems():
@@ -83,6 +101,7 @@ def test_shipped_catalog_rows_say_what_they_do_not_know():
 def test_fleet_costs_one_evaluation_per_configuration(monkeypatch):
     """2,000 nodes in 20 configurations: each candidate reading is evaluated 20 times, not 2,000."""
     import fleetgen
+
     from imgcheck.engine import report as engine_report
     from imgcheck.recommend import recommend, shipped_entries
 
@@ -181,8 +200,10 @@ def test_nvidia_cuda_facts_say_they_have_no_libibverbs():
     entry = next(e for e in shipped_entries(matrix()) if e.reference == "nvidia/cuda:12.8.1-devel-ubuntu24.04")
     (facts,) = entry.readings
     assert facts.notes[0] == "facts from compat_matrix/catalogs/cuda_images.json, not read from the image"
-    assert any(n.startswith("no libibverbs: NVIDIA's Dockerfile installs libnccl2/libnccl-dev but no rdma-core")
-               for n in facts.notes)
+    assert any(
+        n.startswith("no libibverbs: NVIDIA's Dockerfile installs libnccl2/libnccl-dev but no rdma-core")
+        for n in facts.notes
+    )
     assert [(n.version, n.origin) for n in facts.nccl] == [("2.25.1", "dpkg")]
 
 

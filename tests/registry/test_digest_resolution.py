@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 import requests
-
 from imagebuild import build_oci, make_layer
+from registrypush import Pusher
+
 from imgcheck import api
 from imgcheck.facts_cache import FactsCache
 from imgcheck.read_options import ReadOptions
@@ -14,7 +15,6 @@ from imgcheck.sources import digest_resolution as dr
 from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.registry import RegistrySource
 from imgcheck.sources.resolve import open_source, parse_image_ref
-from registrypush import Pusher
 
 pytestmark = pytest.mark.registry
 

@@ -15,18 +15,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
-
 from imagebuild import build_oci, make_layer
+from registryfixture import free_port
+from registrypush import Pusher
+
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError
+from imgcheck.extractors.assemble import build_facts, want_set
 from imgcheck.sources.http import HttpPolicy
 from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.registry import RegistrySource
 from imgcheck.view.reader import read_view
-from imgcheck.extractors.assemble import build_facts, want_set
-from registryfixture import free_port
-from registrypush import Pusher
 
 pytestmark = pytest.mark.registry
 
@@ -71,8 +71,9 @@ class FaultProxy:
 
     def handle(self, h: BaseHTTPRequestHandler, method: str) -> None:
         fault = self._take(method, h.path)
-        self.log.append({"method": method, "path": h.path, "range": h.headers.get("Range"),
-                         "fault": fault and fault["kind"]})
+        self.log.append(
+            {"method": method, "path": h.path, "range": h.headers.get("Range"), "fault": fault and fault["kind"]}
+        )
         if fault and fault["kind"] == "status":
             body = b'{"errors":[{"code":"TOOMANYREQUESTS","message":"slow down"}]}'
             h.send_response(fault["code"])
@@ -94,14 +95,25 @@ class FaultProxy:
         body = up.content
         if fault and fault["kind"] == "corrupt":
             mid = len(body) // 2
-            body = body[:mid] + bytes([body[mid] ^ 0xFF]) + body[mid + 1:]
+            body = body[:mid] + bytes([body[mid] ^ 0xFF]) + body[mid + 1 :]
         h.send_response(up.status_code)
         for k, v in up.headers.items():
-            if k.lower() in ("content-type", "docker-content-digest", "content-range", "www-authenticate",
-                             "accept-ranges", "location") and k.lower() not in up_headers_drop:
+            if (
+                k.lower()
+                in (
+                    "content-type",
+                    "docker-content-digest",
+                    "content-range",
+                    "www-authenticate",
+                    "accept-ranges",
+                    "location",
+                )
+                and k.lower() not in up_headers_drop
+            ):
                 h.send_header(k, v)
-        h.send_header("Content-Length", up.headers.get("Content-Length", str(len(body))) if method == "HEAD"
-                      else str(len(body)))
+        h.send_header(
+            "Content-Length", up.headers.get("Content-Length", str(len(body))) if method == "HEAD" else str(len(body))
+        )
         h.end_headers()
         if method == "HEAD":
             return
@@ -121,8 +133,10 @@ class FaultProxy:
 
 @pytest.fixture(scope="module")
 def pushed(registry):
-    img = build_oci([make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "opt/payload.bin": PAYLOAD})],
-                    compression="gzip")
+    img = build_oci(
+        [make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "opt/payload.bin": PAYLOAD})],
+        compression="gzip",
+    )
     Pusher(registry.url).push_image("faults/img", "v1", img)
     layer_digest = [d for d in img.blobs if img.blobs[d] != img.config][0]
     return img, layer_digest
@@ -197,7 +211,9 @@ def test_head_without_digest_falls_back_to_get_by_tag(proxy, pushed):
     facts = inspect(proxy, [])
     assert facts.digest == img.manifest_digest  # computed from the bytes themselves
     assert [(e["method"], e["path"].rsplit("/", 1)[1]) for e in proxy.log if "/manifests/" in e["path"]] == [
-        ("HEAD", "v1"), ("GET", "v1")]
+        ("HEAD", "v1"),
+        ("GET", "v1"),
+    ]
 
 
 def test_dropped_blob_resumes_with_range(proxy, pushed):

@@ -9,13 +9,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from registrypush import Pusher
+from test_integrity import cache_files, tampered_oci
 
 from imgcheck.cli.main import main
 from imgcheck.errors import UnavailableError
 from imgcheck.sources.http import HttpClient, HttpPolicy
 from imgcheck.sources.registry_auth import Credentials, RegistryAuth, may_send_credentials
-from registrypush import Pusher
-from test_integrity import cache_files, tampered_oci
 
 
 @pytest.mark.registry
@@ -73,8 +73,14 @@ CREDS = Credentials(username="alice", password="secret", source="test config.jso
 
 
 def _auth(registry: str, token_hosts=frozenset()):
-    return RegistryAuth(registry, "team/app", HttpClient(HttpPolicy(max_attempts=1)), may_use_http=lambda h: True,
-                        lookup=lambda r, repo: CREDS, token_hosts=token_hosts)
+    return RegistryAuth(
+        registry,
+        "team/app",
+        HttpClient(HttpPolicy(max_attempts=1)),
+        may_use_http=lambda h: True,
+        lookup=lambda r, repo: CREDS,
+        token_hosts=token_hosts,
+    )
 
 
 def test_credentials_not_sent_to_a_realm_on_another_host(token_server):
@@ -94,20 +100,24 @@ def test_credentials_sent_to_own_host_and_to_allowed_hosts(token_server):
     expected = "Basic " + base64.b64encode(b"alice:secret").decode()
     _auth("127.0.0.1:5000")._token({"realm": f"http://127.0.0.1:{token_server.port}/token"}, "s")
     _auth("127.0.0.1:5000", frozenset({"localhost"}))._token(
-        {"realm": f"http://localhost:{token_server.port}/token"}, "s")
+        {"realm": f"http://localhost:{token_server.port}/token"}, "s"
+    )
     assert token_server.seen == [expected, expected]
 
 
-@pytest.mark.parametrize("registry,realm,allowed", [
-    ("docker.io", "auth.docker.io", True),           # Docker Hub's token server is a subdomain
-    ("ghcr.io", "ghcr.io", True),
-    ("quay.io:443", "quay.io", True),
-    ("nvcr.io", "authn.nvidia.com", False),           # another domain: only when the user allows it
-    ("team.azurecr.io", "other.azurecr.io", False),   # a shared parent domain is not ownership
-    ("registry.example.com", "registry.example.com.evil.net", False),
-    ("registry.example.com", "evilregistry.example.com", False),
-    ("[::1]:5000", "::1", True),
-])
+@pytest.mark.parametrize(
+    "registry,realm,allowed",
+    [
+        ("docker.io", "auth.docker.io", True),  # Docker Hub's token server is a subdomain
+        ("ghcr.io", "ghcr.io", True),
+        ("quay.io:443", "quay.io", True),
+        ("nvcr.io", "authn.nvidia.com", False),  # another domain: only when the user allows it
+        ("team.azurecr.io", "other.azurecr.io", False),  # a shared parent domain is not ownership
+        ("registry.example.com", "registry.example.com.evil.net", False),
+        ("registry.example.com", "evilregistry.example.com", False),
+        ("[::1]:5000", "::1", True),
+    ],
+)
 def test_may_send_credentials(registry, realm, allowed):
     assert may_send_credentials(registry, realm) is allowed
 
@@ -115,6 +125,7 @@ def test_may_send_credentials(registry, realm, allowed):
 def test_allowed_token_hosts_from_env():
     from imgcheck.sources.registry_auth import allowed_token_hosts
 
-    assert allowed_token_hosts({"IMGCHECK_TOKEN_HOSTS": "authn.nvidia.com, Login.Example.com:443"}) == \
-        frozenset({"authn.nvidia.com", "login.example.com"})
+    assert allowed_token_hosts({"IMGCHECK_TOKEN_HOSTS": "authn.nvidia.com, Login.Example.com:443"}) == frozenset(
+        {"authn.nvidia.com", "login.example.com"}
+    )
     assert may_send_credentials("nvcr.io", "authn.nvidia.com", frozenset({"authn.nvidia.com"}))

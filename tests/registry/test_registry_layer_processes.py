@@ -8,16 +8,18 @@ import subprocess
 import sys
 
 import pytest
-
 from imagebuild import build_oci, make_layer
-from imgcheck.sources.http import HttpClient
 from registrypush import Pusher
+
+from imgcheck.sources.http import HttpClient
 
 pytestmark = pytest.mark.registry
 
-LAYERS = [make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "opt/a.bin": os.urandom(2_000_000)}),
-          make_layer({"usr/lib/libnccl.so.2.21.5": b"n" * 64, "opt/b.bin": os.urandom(1_500_000)}),
-          make_layer({"etc/nccl.conf": b"NCCL_IB_HCA=mlx5_0\n", "opt/c.bin": os.urandom(1_000_000)})]
+LAYERS = [
+    make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "opt/a.bin": os.urandom(2_000_000)}),
+    make_layer({"usr/lib/libnccl.so.2.21.5": b"n" * 64, "opt/b.bin": os.urandom(1_500_000)}),
+    make_layer({"etc/nccl.conf": b"NCCL_IB_HCA=mlx5_0\n", "opt/c.bin": os.urandom(1_000_000)}),
+]
 
 
 def test_cli_reads_registry_layers_in_worker_processes(registry, tmp_path):

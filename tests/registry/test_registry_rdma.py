@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from registrypush import Pusher, push_rootfs_image
 
 from imgcheck import api
 from imgcheck.read_options import ReadOptions
-from registrypush import Pusher, push_rootfs_image
 
 pytestmark = [pytest.mark.registry, pytest.mark.e2e]
 

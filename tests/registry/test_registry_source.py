@@ -9,17 +9,17 @@ import socket
 
 import pytest
 import requests
-
 from imagebuild import build_oci, make_layer
+from registryfixture import PASSWORD, USER
+from registrypush import Pusher
+
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError, UsageError
+from imgcheck.read_options import ReadOptions
 from imgcheck.sources.platform import parse_platform
 from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.registry import RegistrySource
-from imgcheck.read_options import ReadOptions
-from registryfixture import PASSWORD, USER
-from registrypush import Pusher
 
 pytestmark = pytest.mark.registry
 
@@ -29,8 +29,7 @@ def os_release(version: str) -> bytes:
 
 
 def image(version: str, arch: str = "amd64", compression: str | None = "gzip", env: list[str] | None = None):
-    return build_oci([make_layer({"etc/os-release": os_release(version)})], compression=compression, arch=arch,
-                     env=env)
+    return build_oci([make_layer({"etc/os-release": os_release(version)})], compression=compression, arch=arch, env=env)
 
 
 class RecordingSession(requests.Session):
@@ -145,10 +144,17 @@ def test_recheck_of_a_pinned_digest_makes_no_request(registry, pushed, tmp_path,
     import subprocess
     import sys
 
-    code = ("import sys\nfrom imgcheck import api\nf = api.inspect_image(sys.argv[1])\n"
-            "print(f.digest, 'requests' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code, ref], capture_output=True, text=True, check=True,
-                         env={**os.environ, "IMGCHECK_HOME": str(tmp_path)}).stdout.split()
+    code = (
+        "import sys\nfrom imgcheck import api\nf = api.inspect_image(sys.argv[1])\n"
+        "print(f.digest, 'requests' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, ref],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "IMGCHECK_HOME": str(tmp_path)},
+    ).stdout.split()
     assert out == [pushed["amd"].manifest_digest, "False"]
 
 
@@ -221,7 +227,7 @@ def _lan_ip() -> str | None:
 def test_plain_http_needs_insecure_registry_for_non_local_hosts(registry, pushed, capsys):
     """The registry reached through a non-loopback address: https only, unless --insecure-registry."""
     import threading
-    from socketserver import ThreadingTCPServer, BaseRequestHandler
+    from socketserver import BaseRequestHandler, ThreadingTCPServer
 
     ip = _lan_ip()
     if ip is None:
@@ -268,6 +274,7 @@ def test_plain_http_needs_insecure_registry_for_non_local_hosts(registry, pushed
 
 # --- authentication -----------------------------------------------------------------------------
 
+
 def _docker_config(tmp_path, host, user=USER, password=PASSWORD):
     cfg = tmp_path / "docker"
     cfg.mkdir(exist_ok=True)
@@ -307,7 +314,8 @@ def test_basic_auth_with_podman_auth_file(basic_registry, basic_pushed, no_crede
     (runtime / "containers").mkdir(parents=True)
     auth = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     (runtime / "containers" / "auth.json").write_text(
-        json.dumps({"auths": {f"{basic_registry.host}/private": {"auth": auth}}}))
+        json.dumps({"auths": {f"{basic_registry.host}/private": {"auth": auth}}})
+    )
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     facts = api.inspect_image(f"{basic_registry.host}/private/img:v1")
     assert facts.digest == basic_pushed.manifest_digest
@@ -325,9 +333,14 @@ def token_pushed(token_registry):
     public, private = image("12"), image("13")
     p.push_image("public/img", "v1", public)
     p.push_image("private/img", "v1", private)
-    layered = build_oci([make_layer({"etc/os-release": os_release("11")}),
-                         make_layer({"etc/nccl.conf": b"NCCL_IB_HCA=mlx5_0\n"}),
-                         make_layer({"etc/os-release": os_release("12")})], compression="gzip")
+    layered = build_oci(
+        [
+            make_layer({"etc/os-release": os_release("11")}),
+            make_layer({"etc/nccl.conf": b"NCCL_IB_HCA=mlx5_0\n"}),
+            make_layer({"etc/os-release": os_release("12")}),
+        ],
+        compression="gzip",
+    )
     p.push_image("private/layered", "v1", layered)
     return {"public": public, "private": private, "layered": layered}
 
@@ -351,8 +364,7 @@ def test_token_auth_private_needs_credentials(token_registry, token_pushed, no_c
     assert token_registry.tokens.requests[before]["user"] == USER
 
 
-def test_token_auth_multi_layer_parallel_walk(token_registry, token_pushed, no_credentials, tmp_path,
-                                              monkeypatch):
+def test_token_auth_multi_layer_parallel_walk(token_registry, token_pushed, no_credentials, tmp_path, monkeypatch):
     """Layers are read by several threads at once with one repository token."""
     monkeypatch.setenv("DOCKER_CONFIG", _docker_config(tmp_path, token_registry.host))
     facts = api.inspect_image(f"{token_registry.host}/private/layered:v1")
@@ -372,8 +384,9 @@ def test_unknown_registry_reference_is_usage_error():
         RegistrySource(parse_reference("127.0.0.1:5000/UPPER/case"))
 
 
-def test_broken_credential_helper_does_not_block_anonymous_pull(token_registry, token_pushed, no_credentials,
-                                                              tmp_path, monkeypatch):
+def test_broken_credential_helper_does_not_block_anonymous_pull(
+    token_registry, token_pushed, no_credentials, tmp_path, monkeypatch
+):
     cfg = tmp_path / "docker"
     cfg.mkdir()
     (cfg / "config.json").write_text(json.dumps({"credsStore": "imgcheck-absent-helper"}))

@@ -10,20 +10,22 @@ import sys
 import threading
 
 import pytest
-
 from imagebuild import build_oci, make_layer
+from registrypush import Pusher
+
 from imgcheck import api
+from imgcheck.read_options import ReadOptions
 from imgcheck.sources import tag_head
 from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.tag_head import anonymous_tag_digest
 from imgcheck.view.reader import ReadStats
-from imgcheck.read_options import ReadOptions
-from registrypush import Pusher
 
 pytestmark = pytest.mark.registry
 
-CHECK = ("import sys\nfrom imgcheck import api\nf = api.inspect_image(sys.argv[1])\n"
-         "print(f.digest, f.os.version_id, 'requests' in sys.modules)")
+CHECK = (
+    "import sys\nfrom imgcheck import api\nf = api.inspect_image(sys.argv[1])\n"
+    "print(f.digest, f.os.version_id, 'requests' in sys.modules)"
+)
 
 
 def image(version: str):
@@ -31,8 +33,14 @@ def image(version: str):
 
 
 def fresh_process(ref: str, home) -> list[str]:
-    return subprocess.run([sys.executable, "-c", CHECK, ref], capture_output=True, text=True, check=True,
-                          env={**os.environ, "IMGCHECK_HOME": str(home)}, timeout=120).stdout.split()
+    return subprocess.run(
+        [sys.executable, "-c", CHECK, ref],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "IMGCHECK_HOME": str(home)},
+        timeout=120,
+    ).stdout.split()
 
 
 def test_warm_recheck_by_tag_imports_no_requests_and_follows_a_moved_tag(registry, tmp_path):
@@ -59,7 +67,8 @@ def test_a_tls_only_loopback_registry_falls_back_to_the_registry_client(tls_regi
 
 
 def test_a_registry_that_wants_credentials_is_noted_and_not_asked_anonymously_again(
-        token_registry, tmp_path, monkeypatch):
+    token_registry, tmp_path, monkeypatch
+):
     monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no credentials of the machine's user
     for var in ("DOCKER_CONFIG", "REGISTRY_AUTH_FILE", "XDG_RUNTIME_DIR"):
@@ -104,13 +113,16 @@ class _Answer(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize("status, digest", [
-    (200, None),  # no digest offered
-    (200, "sha256:not-hex"),  # a malformed one
-    (200, "md5:" + "0" * 32),  # an algorithm imgcheck does not verify
-    (500, "sha256:" + "a" * 64),  # an error with a plausible header
-    (404, None),  # the registry client reports the missing tag
-])
+@pytest.mark.parametrize(
+    "status, digest",
+    [
+        (200, None),  # no digest offered
+        (200, "sha256:not-hex"),  # a malformed one
+        (200, "md5:" + "0" * 32),  # an algorithm imgcheck does not verify
+        (500, "sha256:" + "a" * 64),  # an error with a plausible header
+        (404, None),  # the registry client reports the missing tag
+    ],
+)
 def test_anything_but_a_plain_answer_is_none_and_noted_only_for_credentials(tmp_path, status, digest):
     handler = type("Answer", (_Answer,), {"status": status, "digest": digest})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -11,37 +11,66 @@ import pytest
 
 from imgcheck.errors import BadInputError, UsageError
 from imgcheck.sources.http import describe, retry_after
-from imgcheck.sources.reference import parse_reference
-from imgcheck.sources.reference import is_local_host
+from imgcheck.sources.reference import is_local_host, parse_reference
 from imgcheck.sources.registry_auth import find_credentials, parse_challenges
 
 
-@pytest.mark.parametrize("text, registry, api_host, repository, tag, digest", [
-    ("debian", "docker.io", "registry-1.docker.io", "library/debian", "latest", None),
-    ("debian:bookworm", "docker.io", "registry-1.docker.io", "library/debian", "bookworm", None),
-    ("docker.io/debian", "docker.io", "registry-1.docker.io", "library/debian", "latest", None),
-    ("index.docker.io/nvidia/cuda:12.4.1-base", "docker.io", "registry-1.docker.io", "nvidia/cuda", "12.4.1-base", None),
-    ("nvcr.io/nvidia/pytorch:24.10-py3", "nvcr.io", "nvcr.io", "nvidia/pytorch", "24.10-py3", None),
-    ("localhost:5000/team/img", "localhost:5000", "localhost:5000", "team/img", "latest", None),
-    ("localhost/img:v1", "localhost", "localhost", "img", "v1", None),
-    ("127.0.0.1:5000/a/b/c:x", "127.0.0.1:5000", "127.0.0.1:5000", "a/b/c", "x", None),
-    ("[::1]:5000/img:1", "[::1]:5000", "[::1]:5000", "img", "1", None),
-    ("ghcr.io/o/r@sha256:" + "a" * 64, "ghcr.io", "ghcr.io", "o/r", None, "sha256:" + "a" * 64),
-    ("ghcr.io/o/r:t@sha256:" + "b" * 64, "ghcr.io", "ghcr.io", "o/r", "t", "sha256:" + "b" * 64),
-    ("user/repo-name_x.y__z", "docker.io", "registry-1.docker.io", "user/repo-name_x.y__z", "latest", None),
-])
+@pytest.mark.parametrize(
+    "text, registry, api_host, repository, tag, digest",
+    [
+        ("debian", "docker.io", "registry-1.docker.io", "library/debian", "latest", None),
+        ("debian:bookworm", "docker.io", "registry-1.docker.io", "library/debian", "bookworm", None),
+        ("docker.io/debian", "docker.io", "registry-1.docker.io", "library/debian", "latest", None),
+        (
+            "index.docker.io/nvidia/cuda:12.4.1-base",
+            "docker.io",
+            "registry-1.docker.io",
+            "nvidia/cuda",
+            "12.4.1-base",
+            None,
+        ),
+        ("nvcr.io/nvidia/pytorch:24.10-py3", "nvcr.io", "nvcr.io", "nvidia/pytorch", "24.10-py3", None),
+        ("localhost:5000/team/img", "localhost:5000", "localhost:5000", "team/img", "latest", None),
+        ("localhost/img:v1", "localhost", "localhost", "img", "v1", None),
+        ("127.0.0.1:5000/a/b/c:x", "127.0.0.1:5000", "127.0.0.1:5000", "a/b/c", "x", None),
+        ("[::1]:5000/img:1", "[::1]:5000", "[::1]:5000", "img", "1", None),
+        ("ghcr.io/o/r@sha256:" + "a" * 64, "ghcr.io", "ghcr.io", "o/r", None, "sha256:" + "a" * 64),
+        ("ghcr.io/o/r:t@sha256:" + "b" * 64, "ghcr.io", "ghcr.io", "o/r", "t", "sha256:" + "b" * 64),
+        ("user/repo-name_x.y__z", "docker.io", "registry-1.docker.io", "user/repo-name_x.y__z", "latest", None),
+    ],
+)
 def test_parse_reference(text, registry, api_host, repository, tag, digest):
     ref = parse_reference(text)
-    assert (ref.registry, ref.api_host, ref.repository, ref.tag, ref.digest) == (registry, api_host, repository,
-                                                                                tag, digest)
+    assert (ref.registry, ref.api_host, ref.repository, ref.tag, ref.digest) == (
+        registry,
+        api_host,
+        repository,
+        tag,
+        digest,
+    )
     assert ref.reference == (digest or tag)
 
 
-@pytest.mark.parametrize("text", [
-    "", " debian", "Debian", "nvcr.io/NVIDIA/pytorch", "debian:", "debian:-bad", "a//b", "/debian",
-    "debian@sha256:abc", "debian@md5:" + "a" * 32, "https://nvcr.io/nvidia/pytorch", "debian:" + "x" * 129,
-    "nvcr.io/", "bad_host-.io:5000/x", "repo/" + "a" * 300,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " debian",
+        "Debian",
+        "nvcr.io/NVIDIA/pytorch",
+        "debian:",
+        "debian:-bad",
+        "a//b",
+        "/debian",
+        "debian@sha256:abc",
+        "debian@md5:" + "a" * 32,
+        "https://nvcr.io/nvidia/pytorch",
+        "debian:" + "x" * 129,
+        "nvcr.io/",
+        "bad_host-.io:5000/x",
+        "repo/" + "a" * 300,
+    ],
+)
 def test_malformed_references_are_usage_errors(text):
     with pytest.raises(UsageError):
         parse_reference(text)
@@ -53,21 +82,39 @@ def test_hostname_strips_port_and_brackets():
     assert parse_reference("nvcr.io/a/b").hostname == "nvcr.io"
 
 
-@pytest.mark.parametrize("host, local", [
-    ("localhost", True), ("localhost:5000", True), ("127.0.0.1:5000", True), ("127.1.2.3", True),
-    ("[::1]:5000", True), ("::1", True), ("10.0.0.1:5000", False), ("nvcr.io", False),
-    ("localhost.example.com", False), ("[fe80::1]:5000", False),
-])
+@pytest.mark.parametrize(
+    "host, local",
+    [
+        ("localhost", True),
+        ("localhost:5000", True),
+        ("127.0.0.1:5000", True),
+        ("127.1.2.3", True),
+        ("[::1]:5000", True),
+        ("::1", True),
+        ("10.0.0.1:5000", False),
+        ("nvcr.io", False),
+        ("localhost.example.com", False),
+        ("[fe80::1]:5000", False),
+    ],
+)
 def test_plain_http_is_only_for_loopback(host, local):
     assert is_local_host(host) is local
 
 
 def test_parse_challenges():
-    header = ('Bearer realm="https://auth.docker.io/token",service="registry.docker.io",'
-              'scope="repository:library/ubuntu:pull", Basic realm="x\\"y"')
+    header = (
+        'Bearer realm="https://auth.docker.io/token",service="registry.docker.io",'
+        'scope="repository:library/ubuntu:pull", Basic realm="x\\"y"'
+    )
     assert parse_challenges(header) == [
-        ("bearer", {"realm": "https://auth.docker.io/token", "service": "registry.docker.io",
-                    "scope": "repository:library/ubuntu:pull"}),
+        (
+            "bearer",
+            {
+                "realm": "https://auth.docker.io/token",
+                "service": "registry.docker.io",
+                "scope": "repository:library/ubuntu:pull",
+            },
+        ),
         ("basic", {"realm": 'x"y'}),
     ]
     assert parse_challenges('Basic realm="Registry Realm"') == [("basic", {"realm": "Registry Realm"})]
@@ -86,9 +133,11 @@ def test_retry_after_forms():
 
 
 def test_describe_shortens_network_errors():
-    text = ("HTTPConnectionPool(host='127.0.0.1', port=1): Max retries exceeded with url: /v2/ (Caused by "
-            "NewConnectionError('<urllib3.connection.HTTPConnection object>: Failed to establish a new "
-            "connection: [Errno 111] Connection refused'))")
+    text = (
+        "HTTPConnectionPool(host='127.0.0.1', port=1): Max retries exceeded with url: /v2/ (Caused by "
+        "NewConnectionError('<urllib3.connection.HTTPConnection object>: Failed to establish a new "
+        "connection: [Errno 111] Connection refused'))"
+    )
     assert describe(Exception(text)) == "Connection refused"
 
 
@@ -105,10 +154,16 @@ def _env(tmp_path, **extra):
 def test_docker_config_auths(tmp_path):
     cfg = tmp_path / "dockercfg"
     cfg.mkdir()
-    (cfg / "config.json").write_text(json.dumps({"auths": {
-        "https://index.docker.io/v1/": {"auth": _auth("hubuser", "hubpw")},
-        "nvcr.io": {"auth": _auth("$oauthtoken", "nvkey")},
-    }}))
+    (cfg / "config.json").write_text(
+        json.dumps(
+            {
+                "auths": {
+                    "https://index.docker.io/v1/": {"auth": _auth("hubuser", "hubpw")},
+                    "nvcr.io": {"auth": _auth("$oauthtoken", "nvkey")},
+                }
+            }
+        )
+    )
     env = _env(tmp_path, DOCKER_CONFIG=str(cfg))
     hub = find_credentials("docker.io", "library/debian", env)
     assert (hub.username, hub.password) == ("hubuser", "hubpw")
@@ -123,10 +178,12 @@ def test_docker_config_cred_helper(tmp_path):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     helper = bindir / "docker-credential-imgchecktest"
-    helper.write_text("#!/bin/sh\nread host\n"
-                      "if [ \"$host\" = \"registry.example:5000\" ]; then\n"
-                      "  echo '{\"ServerURL\":\"registry.example:5000\",\"Username\":\"helperuser\",\"Secret\":\"helperpw\"}'\n"
-                      "else echo 'credentials not found in native keychain'; exit 1; fi\n")
+    helper.write_text(
+        "#!/bin/sh\nread host\n"
+        'if [ "$host" = "registry.example:5000" ]; then\n'
+        '  echo \'{"ServerURL":"registry.example:5000","Username":"helperuser","Secret":"helperpw"}\'\n'
+        "else echo 'credentials not found in native keychain'; exit 1; fi\n"
+    )
     helper.chmod(helper.stat().st_mode | stat.S_IEXEC)
     cfg = tmp_path / "dockercfg"
     cfg.mkdir()
@@ -143,10 +200,16 @@ def test_docker_config_cred_helper(tmp_path):
 def test_podman_auth_json_namespaces_and_order(tmp_path):
     runtime = tmp_path / "run"
     (runtime / "containers").mkdir(parents=True)
-    (runtime / "containers" / "auth.json").write_text(json.dumps({"auths": {
-        "quay.io": {"auth": _auth("hostwide", "a")},
-        "quay.io/team": {"auth": _auth("teamuser", "b")},
-    }}))
+    (runtime / "containers" / "auth.json").write_text(
+        json.dumps(
+            {
+                "auths": {
+                    "quay.io": {"auth": _auth("hostwide", "a")},
+                    "quay.io/team": {"auth": _auth("teamuser", "b")},
+                }
+            }
+        )
+    )
     env = _env(tmp_path, XDG_RUNTIME_DIR=str(runtime))
     assert find_credentials("quay.io", "team/img", env).username == "teamuser"  # most specific key wins
     assert find_credentials("quay.io", "other/img", env).username == "hostwide"

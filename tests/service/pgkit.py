@@ -17,15 +17,16 @@ import tempfile
 import uuid
 
 import pytest
-
 from registryfixture import free_port
 
 URL_ENV = "IMGCHECK_TEST_PG_URL"
 
 
 def _bindir() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
+    )
     if found:
         return os.path.dirname(found[-1])
     initdb = shutil.which("initdb")
@@ -50,10 +51,31 @@ class _Server:
             self.user = pwd.getpwnam("postgres")
             os.chown(self.dir, self.user.pw_uid, self.user.pw_gid)
             os.chown(pwfile, self.user.pw_uid, self.user.pw_gid)
-        self._run("initdb", "-D", self.data, "-U", "imgcheck", "--auth=scram-sha-256", f"--pwfile={pwfile}",
-                  "-E", "UTF8", "--locale=C.UTF-8" if os.path.exists("/usr/lib/locale/C.utf8") else "--locale=C")
-        self._run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-t", "60", "start",
-                  "-o", f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync=off")
+        self._run(
+            "initdb",
+            "-D",
+            self.data,
+            "-U",
+            "imgcheck",
+            "--auth=scram-sha-256",
+            f"--pwfile={pwfile}",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8" if os.path.exists("/usr/lib/locale/C.utf8") else "--locale=C",
+        )
+        self._run(
+            "pg_ctl",
+            "-D",
+            self.data,
+            "-l",
+            os.path.join(self.dir, "log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+            "-o",
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync=off",
+        )
         self.url = f"postgresql://imgcheck:{self.password}@127.0.0.1:{self.port}/postgres"
 
     def _run(self, tool: str, *args: str) -> None:

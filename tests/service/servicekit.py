@@ -17,7 +17,6 @@ import time
 
 import pytest
 import requests
-
 from registryfixture import REGISTRY_BIN, RegistryServer, free_port  # noqa: F401  (tests/ is on sys.path)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,8 +25,16 @@ SECRET = "webhook-s3cret"
 ENVELOPE = "application/vnd.docker.distribution.events.v2+json"
 
 
-def write_config(path: str, registry_host: str, *, database: str, workers: int = 2, extra_server: str = "",
-                 registry_extra: str = "", notify: str = "") -> str:
+def write_config(
+    path: str,
+    registry_host: str,
+    *,
+    database: str,
+    workers: int = 2,
+    extra_server: str = "",
+    registry_extra: str = "",
+    notify: str = "",
+) -> str:
     """A service config with two fleets: `lab` (a node whose memlock limit fails) and `prod` (MOFED 5.8)."""
     with open(path, "w") as fh:
         fh.write(f"""
@@ -54,18 +61,36 @@ node_facts = ["{NODES}/prod-mofed.json"]
     return path
 
 
-def envelope(repository: str, digest: str, tag: str | None = "latest", event_id: str | None = None,
-             action: str = "push", media_type: str = "application/vnd.oci.image.manifest.v1+json") -> bytes:
+def envelope(
+    repository: str,
+    digest: str,
+    tag: str | None = "latest",
+    event_id: str | None = None,
+    action: str = "push",
+    media_type: str = "application/vnd.oci.image.manifest.v1+json",
+) -> bytes:
     """A CNCF distribution notification envelope as docker-registry sends it."""
     event = {
         "id": event_id or f"evt-{digest[7:19]}-{tag}",
         "timestamp": "2026-12-02T10:00:00Z",
         "action": action,
-        "target": {"mediaType": media_type, "digest": digest, "size": 1234, "repository": repository,
-                   "url": f"http://evil.example/v2/{repository}/manifests/{digest}", "tag": tag},
-        "request": {"id": "r1", "addr": "127.0.0.1:5555", "host": "registry.invalid", "method": "PUT",
-                    "useragent": "test"},
-        "actor": {}, "source": {"addr": "registry:5000", "instanceID": "x"},
+        "target": {
+            "mediaType": media_type,
+            "digest": digest,
+            "size": 1234,
+            "repository": repository,
+            "url": f"http://evil.example/v2/{repository}/manifests/{digest}",
+            "tag": tag,
+        },
+        "request": {
+            "id": "r1",
+            "addr": "127.0.0.1:5555",
+            "host": "registry.invalid",
+            "method": "PUT",
+            "useragent": "test",
+        },
+        "actor": {},
+        "source": {"addr": "registry:5000", "instanceID": "x"},
     }
     return json.dumps({"events": [event]}).encode()
 
@@ -113,8 +138,9 @@ class ThreadedService:
         self.base = f"http://127.0.0.1:{self.port}"
         options = server_options(self.config)
         del options["log_config"]  # in-process: leave pytest's logging set-up alone
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="on", **options))
+        self.server = uvicorn.Server(
+            uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", **options)
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         wait_for(lambda: self.server.started or not self.thread.is_alive(), 20, "uvicorn to start", 0.02)
@@ -132,21 +158,40 @@ class ThreadedService:
 class ServiceProcess:
     """`imgcheck serve` as a real subprocess (for SIGKILL)."""
 
-    def __init__(self, config_path: str, workdir: str, env: dict | None = None, log_level: str = "warning",
-                 port: int | None = None):
+    def __init__(
+        self,
+        config_path: str,
+        workdir: str,
+        env: dict | None = None,
+        log_level: str = "warning",
+        port: int | None = None,
+    ):
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = os.path.join(workdir, f"serve-{self.port}.log")
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "imgcheck.cli.main", "serve", "--config", config_path, "--port", str(self.port),
-             "--log-level", log_level],
-            stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+            [
+                sys.executable,
+                "-m",
+                "imgcheck.cli.main",
+                "serve",
+                "--config",
+                config_path,
+                "--port",
+                str(self.port),
+                "--log-level",
+                log_level,
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+        )
         try:
             wait_for(self._up, 30, "imgcheck serve to answer /healthz", 0.05)
-        except AssertionError:
+        except AssertionError as exc:
             self.kill()
-            raise AssertionError("imgcheck serve did not start:\n" + self.output())
+            raise AssertionError("imgcheck serve did not start:\n" + self.output()) from exc
 
     def _up(self) -> bool:
         if self.proc.poll() is not None:

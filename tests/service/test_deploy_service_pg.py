@@ -15,8 +15,13 @@ yaml = pytest.importorskip("yaml")
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE = os.path.join(REPO, "deploy", "service-pg")
-MODELS = {"ConfigMap": "V1ConfigMap", "Secret": "V1Secret", "Deployment": "V1Deployment", "Service": "V1Service",
-          "PodDisruptionBudget": "V1PodDisruptionBudget"}
+MODELS = {
+    "ConfigMap": "V1ConfigMap",
+    "Secret": "V1Secret",
+    "Deployment": "V1Deployment",
+    "Service": "V1Service",
+    "PodDisruptionBudget": "V1PodDisruptionBudget",
+}
 
 
 def _resources() -> dict[str, dict]:
@@ -71,8 +76,15 @@ def test_probes_use_routes_that_exist_and_readiness_is_not_liveness(docs):
     from imgcheck.service.app import create_app
     from imgcheck.service.config import parse_config
 
-    config = parse_config({"server": {"database": "/x/db"}, "registries": {"r": {"host": "h", "secret": "s"}},
-                           "fleets": {"f": {"node_facts": ["/n"]}}}, "/x/c.toml", {})
+    config = parse_config(
+        {
+            "server": {"database": "/x/db"},
+            "registries": {"r": {"host": "h", "secret": "s"}},
+            "fleets": {"f": {"node_facts": ["/n"]}},
+        },
+        "/x/c.toml",
+        {},
+    )
     routes = {r.path for r in create_app(config, start_workers=False).routes}
     (container,) = _pod(docs)["spec"]["containers"]
     paths = {k: container[k]["httpGet"]["path"] for k in ("readinessProbe", "livenessProbe", "startupProbe")}

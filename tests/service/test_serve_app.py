@@ -6,8 +6,8 @@ import json
 
 import pytest
 import requests
-
 from servicekit import SECRET, ThreadedService, db_rows, envelope, imgcheck_home, post_event, wait_for, write_config  # noqa: F401 (imgcheck_home is a fixture)
+
 from imgcheck.errors import BadInputError
 from imgcheck.service.auth import sign
 from imgcheck.service.store import FleetResult
@@ -39,8 +39,7 @@ def test_rejected_requests_change_nothing(svc):
     assert post_event(svc.base, big).status_code == 413
     # no Content-Length (chunked): the limit is enforced while streaming
     chunks = (b" " * 8192 for _ in range(10))
-    resp = requests.post(svc.base + "/webhook", data=chunks, timeout=10,
-                         headers={"Authorization": f"Bearer {SECRET}"})
+    resp = requests.post(svc.base + "/webhook", data=chunks, timeout=10, headers={"Authorization": f"Bearer {SECRET}"})
     assert resp.status_code == 413
     assert post_event(svc.base, b"{not json").status_code == 400
     assert post_event(svc.base, envelope("team/app", "sha256:123")).status_code == 400
@@ -71,13 +70,20 @@ def test_harbor_payload_and_hmac(tmp_path, imgcheck_home):
         fh.write('\n[registries.harbor]\nhost = "harbor.example"\nhmac_secret = "k3y"\n')
     s = ThreadedService(cfg, start_workers=False)
     try:
-        body = json.dumps({"type": "PUSH_ARTIFACT", "occur_at": 1, "operator": "a", "event_data": {
-            "resources": [{"digest": D2, "tag": "t"}], "repository": {"repo_full_name": "lib/app"}}}).encode()
+        body = json.dumps(
+            {
+                "type": "PUSH_ARTIFACT",
+                "occur_at": 1,
+                "operator": "a",
+                "event_data": {"resources": [{"digest": D2, "tag": "t"}], "repository": {"repo_full_name": "lib/app"}},
+            }
+        ).encode()
         # two registries: the bare /webhook is ambiguous
         assert post_event(s.base, body).status_code == 404
         assert post_event(s.base, body, secret=None, path="/webhook/harbor").status_code == 401
-        resp = post_event(s.base, body, secret=None, path="/webhook/harbor",
-                          **{"X-Hub-Signature-256": sign(body, "k3y")})
+        resp = post_event(
+            s.base, body, secret=None, path="/webhook/harbor", **{"X-Hub-Signature-256": sign(body, "k3y")}
+        )
         assert resp.status_code == 202 and resp.json()["queued"] == 1
         assert db_rows(db, "SELECT registry, repository, digest FROM jobs") == [("harbor", "lib/app", D2)]
     finally:
@@ -91,14 +97,20 @@ def test_results_page_and_metrics_with_hostile_text(tmp_path, imgcheck_home):
         if job.digest == D2:
             raise BadInputError("<script>alert('x')</script> & more")
         report = {"schema_version": 1, "verdict": "fail", "findings": [{"id": "MEMLOCK-TOO-LOW"}]}
-        return [FleetResult("lab", "fail", json.dumps(report)), FleetResult("prod", "ok", json.dumps({"verdict": "ok"}))]
+        return [
+            FleetResult("lab", "fail", json.dumps(report)),
+            FleetResult("prod", "ok", json.dumps({"verdict": "ok"})),
+        ]
 
     s = ThreadedService(write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=db), check=check)
     try:
         assert post_event(s.base, envelope("team/app", D1)).status_code == 202
         assert post_event(s.base, envelope("team/app", D2)).status_code == 202
-        wait_for(lambda: db_rows(db, "SELECT COUNT(*) FROM jobs WHERE state IN ('done', 'failed')")[0][0] == 2,
-                 20, "both jobs to finish")
+        wait_for(
+            lambda: db_rows(db, "SELECT COUNT(*) FROM jobs WHERE state IN ('done', 'failed')")[0][0] == 2,
+            20,
+            "both jobs to finish",
+        )
         page = requests.get(s.base + "/", timeout=5)
         assert "script-src" not in page.headers["Content-Security-Policy"]
         assert "<script>" not in page.text and "&lt;script&gt;" in page.text

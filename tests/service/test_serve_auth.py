@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 
+from starlette.datastructures import Headers
+
 from imgcheck.service.auth import authenticate, sign
 from imgcheck.service.config import RegistryConfig
-from starlette.datastructures import Headers
 
 BODY = b'{"events": []}'
 

@@ -39,8 +39,12 @@ def test_good_config(tmp_path):
     assert c.database == str(tmp_path / "state" / "imgcheck.db")
     assert c.workers == 3 and c.max_body_bytes == 1024 * 1024
     reg = c.registries["main"]
-    assert (reg.host, reg.username, reg.password, reg.secret) == ("registry.example.com:5000", "bot", "pw",
-                                                                 "from-a-file")
+    assert (reg.host, reg.username, reg.password, reg.secret) == (
+        "registry.example.com:5000",
+        "bot",
+        "pw",
+        "from-a-file",
+    )
     assert c.fleets["prod"].node_facts == (str(tmp_path / "nodes"),)
     assert c.default_registry() is reg
     # production defaults: bounded bodies, connections and shutdown; JSON logs; 90-day retention; open reads
@@ -50,36 +54,56 @@ def test_good_config(tmp_path):
 
 def test_retention_zero_keeps_everything_and_watch_and_read_token_parse(tmp_path):
     text = GOOD.replace("workers = 3", 'workers = 3\nretention_days = 0\nread_token_env = "RT"').replace(
-        'secret_file = "webhook-secret"', 'secret = "s"\nwatch = ["team/*", "ml/trainer"]')
+        'secret_file = "webhook-secret"', 'secret = "s"\nwatch = ["team/*", "ml/trainer"]'
+    )
     c = load_config(write(tmp_path, text), env={"REG_PW": "pw", "RT": "tok"})
     assert c.retention_days is None and c.read_token == "tok"
     assert c.registries["main"].watch == ("team/*", "ml/trainer")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[server]\n", "database"),
-    ('[server]\ndatabase="x"\n[fleets.a]\nselector="x"\n', "registries"),
-    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n', "fleets"),
-    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\n[fleets.a]\nselector="x"\n', "secret"),
-    ('[server]\ndatabase="x"\n[registries.r]\nhost="https://h/v2"\nsecret="s"\n[fleets.a]\nselector="x"\n', "host"),
-    ('[server]\ndatabase="x"\nworkers=0\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n', "workers"),
-    ('[server]\ndatabase="x"\ntypo=1\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n', "typo"),
-    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\nsecret_env="E"\n[fleets.a]\nselector="x"\n',
-     "only one"),
-    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret_env="NOPE"\n[fleets.a]\nselector="x"\n', "NOPE"),
-    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\n', "selector"),
-    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n'
-     '[notify]\nurl="ftp://x"\n', "url"),
-    ("[server\n", "not valid TOML"),
-    ('[server]\ndatabase="x"\nlog_format="xml"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
-     "log_format"),
-    ('[server]\ndatabase="x"\nmax_connections=1\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
-     "max_connections"),
-    ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\nwatch=[" team/*"]\n[fleets.a]\nselector="x"\n',
-     "watch"),
-    ('[server]\ndatabase="x"\nread_token_env="NOPE"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
-     "NOPE"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[server]\n", "database"),
+        ('[server]\ndatabase="x"\n[fleets.a]\nselector="x"\n', "registries"),
+        ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n', "fleets"),
+        ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\n[fleets.a]\nselector="x"\n', "secret"),
+        ('[server]\ndatabase="x"\n[registries.r]\nhost="https://h/v2"\nsecret="s"\n[fleets.a]\nselector="x"\n', "host"),
+        (
+            '[server]\ndatabase="x"\nworkers=0\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
+            "workers",
+        ),
+        ('[server]\ndatabase="x"\ntypo=1\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n', "typo"),
+        (
+            '[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\nsecret_env="E"\n[fleets.a]\nselector="x"\n',
+            "only one",
+        ),
+        ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret_env="NOPE"\n[fleets.a]\nselector="x"\n', "NOPE"),
+        ('[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\n', "selector"),
+        (
+            '[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n'
+            '[notify]\nurl="ftp://x"\n',
+            "url",
+        ),
+        ("[server\n", "not valid TOML"),
+        (
+            '[server]\ndatabase="x"\nlog_format="xml"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
+            "log_format",
+        ),
+        (
+            '[server]\ndatabase="x"\nmax_connections=1\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
+            "max_connections",
+        ),
+        (
+            '[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret="s"\nwatch=[" team/*"]\n[fleets.a]\nselector="x"\n',
+            "watch",
+        ),
+        (
+            '[server]\ndatabase="x"\nread_token_env="NOPE"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
+            "NOPE",
+        ),
+    ],
+)
 def test_bad_configs_name_the_problem(tmp_path, text, message):
     with pytest.raises(BadInputError, match=message):
         load_config(write(tmp_path, text), env={})
@@ -115,13 +139,16 @@ def test_config_in_the_kubernetes_manifest_parses(tmp_path):
     kinds = {d["kind"]: d for d in docs}
     assert {"Deployment", "Service", "ConfigMap"} <= set(kinds)
     assert kinds["Deployment"]["spec"]["replicas"] == 1  # SQLite: one writer
-    c = load_config(write(tmp_path, kinds["ConfigMap"]["data"]["imgcheck.toml"]),
-                    env={"IMGCHECK_WEBHOOK_SECRET": "x", "IMGCHECK_REGISTRY_PASSWORD": "y"})
+    c = load_config(
+        write(tmp_path, kinds["ConfigMap"]["data"]["imgcheck.toml"]),
+        env={"IMGCHECK_WEBHOOK_SECRET": "x", "IMGCHECK_REGISTRY_PASSWORD": "y"},
+    )
     assert c.database == "/var/lib/imgcheck/imgcheck.db"
 
 
 def test_serve_refuses_a_database_held_by_another_process(tmp_path, capsys):
     from servicekit import write_config
+
     from imgcheck.cli.main import main
     from imgcheck.service.store import Store
 

@@ -9,14 +9,14 @@ import sys
 
 import pytest
 import requests
+from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
+from registryfixture import free_port
+from servicekit import ThreadedService, imgcheck_home, write_config  # noqa: F401
 
 from imgcheck.errors import BadInputError
 from imgcheck.service.config import load_config
 from imgcheck.service.storage import open_store
 from imgcheck.service.store import Store
-from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
-from registryfixture import free_port
-from servicekit import ThreadedService, imgcheck_home, write_config  # noqa: F401
 
 BASE = """
 [server]
@@ -77,8 +77,13 @@ def test_bad_urls_are_one_line_errors(tmp_path):
 
 
 def _serve(config_path: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "imgcheck.cli.main", "serve", "--config", config_path, "--port",
-                           str(free_port())], capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "imgcheck.cli.main", "serve", "--config", config_path, "--port", str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
 
 
 def test_serve_with_an_unreachable_database_exits_3_with_one_line(tmp_path):
@@ -95,8 +100,12 @@ def test_readyz_follows_the_database_and_the_disk_livez_does_not(tmp_path, imgch
     import psycopg
     from psycopg import sql
 
-    config = write_config(str(tmp_path / "imgcheck.toml"), "127.0.0.1:9", database=str(tmp_path / "s" / "q.db"),
-                          extra_server=f'database_url = "{pg_url}"')
+    config = write_config(
+        str(tmp_path / "imgcheck.toml"),
+        "127.0.0.1:9",
+        database=str(tmp_path / "s" / "q.db"),
+        extra_server=f'database_url = "{pg_url}"',
+    )
     service = ThreadedService(config, start_workers=False)
     try:
         assert requests.get(service.base + "/readyz", timeout=10).json() == {"status": "ready"}
@@ -131,8 +140,11 @@ def test_pull_credentials_work_with_only_a_database_url(tmp_path, monkeypatch, p
     monkeypatch.setenv("IMGCHECK_HOME", str(home))
     monkeypatch.setenv("REGISTRY_AUTH_FILE", "")
     p = tmp_path / "imgcheck.toml"
-    p.write_text(BASE.replace('secret = "s"', 'secret = "s"\nusername = "bot"\npassword = "pw"')
-                 .format(server=f'database_url = "{pg_url}"'))
+    p.write_text(
+        BASE.replace('secret = "s"', 'secret = "s"\nusername = "bot"\npassword = "pw"').format(
+            server=f'database_url = "{pg_url}"'
+        )
+    )
     (tmp_path / "nodes").mkdir()
     service = ThreadedService(str(p), start_workers=False)
     try:

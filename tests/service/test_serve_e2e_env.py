@@ -15,17 +15,32 @@ import sys
 
 import pytest
 import requests
-
-from servicekit import ThreadedService, db_rows, free_port, imgcheck_home, need_registry, notifications_yaml, wait_for, write_config  # noqa: F401 (fixture)
 from registryfixture import RegistryServer
 from registrypush import Pusher, push_rootfs_image
+from servicekit import (
+    ThreadedService,
+    db_rows,
+    free_port,
+    imgcheck_home,
+    need_registry,
+    notifications_yaml,
+    wait_for,
+    write_config,
+)  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.registry
 
-PLANTED = ["AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-           "HF_TOKEN=hf_planted_0123456789abcdef", "PIP_INDEX_URL=https://user:pypi-s3cr3t@pypi.example/simple"]
-KEPT = ["NCCL_IB_HCA=mlx5_0,mlx5_1", "CUDA_VERSION=12.4.1", "LD_LIBRARY_PATH=/usr/local/nvidia/lib64",
-        "PATH=/usr/local/bin:/usr/bin:/bin"]
+PLANTED = [
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "HF_TOKEN=hf_planted_0123456789abcdef",
+    "PIP_INDEX_URL=https://user:pypi-s3cr3t@pypi.example/simple",
+]
+KEPT = [
+    "NCCL_IB_HCA=mlx5_0,mlx5_1",
+    "CUDA_VERSION=12.4.1",
+    "LD_LIBRARY_PATH=/usr/local/nvidia/lib64",
+    "PATH=/usr/local/bin:/usr/bin:/bin",
+]
 SECRETS = ("wJalrXUtnFEMI", "hf_planted", "pypi-s3cr3t")
 READ_TOKEN = "r3ad-t0ken"
 
@@ -36,8 +51,9 @@ def stack(tmp_path, imgcheck_home):
     port = free_port()
     registry = RegistryServer(str(tmp_path / "registry"), notifications_yaml(f"http://127.0.0.1:{port}/webhook"))
     db = str(tmp_path / "imgcheck.db")
-    cfg = write_config(str(tmp_path / "imgcheck.toml"), registry.host, database=db,
-                       extra_server=f'read_token = "{READ_TOKEN}"')
+    cfg = write_config(
+        str(tmp_path / "imgcheck.toml"), registry.host, database=db, extra_server=f'read_token = "{READ_TOKEN}"'
+    )
     try:
         service = ThreadedService(cfg, port=port)
     except BaseException:
@@ -51,8 +67,11 @@ def stack(tmp_path, imgcheck_home):
 def test_planted_env_tokens_are_redacted_everywhere(stack, rootfs):
     registry, service, db = stack
     digest = push_rootfs_image(Pusher(registry.url), "team/leaky", "v1", rootfs("bookworm"), env=KEPT + PLANTED)
-    wait_for(lambda: db_rows(db, "SELECT state FROM jobs WHERE digest = ?", (digest,)) in ([("done",)], [("failed",)]),
-             60, "the pushed image to be checked")
+    wait_for(
+        lambda: db_rows(db, "SELECT state FROM jobs WHERE digest = ?", (digest,)) in ([("done",)], [("failed",)]),
+        60,
+        "the pushed image to be checked",
+    )
     bearer = {"Authorization": f"Bearer {READ_TOKEN}"}
 
     # reads need the token: none, a wrong one, and the right one as Bearer or as a Basic password
@@ -77,17 +96,28 @@ def test_planted_env_tokens_are_redacted_everywhere(stack, rootfs):
     # the CLI reads the same image: its JSON redacts too, unless --show-env
     reference = f"registry:{registry.host}/team/leaky@{digest}"
     cli = [sys.executable, "-m", "imgcheck.cli.main"]
-    inspected = subprocess.run(cli + ["inspect", reference, "-o", "json", "-q"], capture_output=True, text=True,
-                               timeout=120, env=os.environ)
+    inspected = subprocess.run(
+        cli + ["inspect", reference, "-o", "json", "-q"], capture_output=True, text=True, timeout=120, env=os.environ
+    )
     assert inspected.returncode == 0, inspected.stderr
     assert not any(s in inspected.stdout for s in SECRETS)
     assert json.loads(inspected.stdout)["image"]["env"]["NCCL_IB_HCA"] == "mlx5_0,mlx5_1"
-    shown = subprocess.run(cli + ["inspect", reference, "-o", "json", "-q", "--show-env"], capture_output=True,
-                           text=True, timeout=120, env=os.environ)
+    shown = subprocess.run(
+        cli + ["inspect", reference, "-o", "json", "-q", "--show-env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
     assert json.loads(shown.stdout)["image"]["env"]["HF_TOKEN"] == "hf_planted_0123456789abcdef"
     nodes = os.path.join(os.path.dirname(__file__), "nodes", "prod-mofed.json")
-    checked = subprocess.run(cli + [reference, "--node-facts", nodes, "-o", "json", "-q"], capture_output=True, text=True,
-                             timeout=120, env=os.environ)
+    checked = subprocess.run(
+        cli + [reference, "--node-facts", nodes, "-o", "json", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
     assert checked.returncode in (0, 1), checked.stderr
     assert not any(s in checked.stdout for s in SECRETS)
     assert json.loads(checked.stdout)["image"]["env"]["AWS_SECRET_ACCESS_KEY"] == "<redacted>"

@@ -11,10 +11,19 @@ from __future__ import annotations
 
 import pytest
 import requests
-
-from servicekit import NODES, SECRET, ThreadedService, db_rows, free_port, imgcheck_home, need_registry, notifications_yaml, wait_for  # noqa: F401 (fixture)
 from registryfixture import RegistryServer
 from registrypush import Pusher, push_rootfs_image
+from servicekit import (
+    NODES,
+    SECRET,
+    ThreadedService,
+    db_rows,
+    free_port,
+    imgcheck_home,
+    need_registry,
+    notifications_yaml,
+    wait_for,
+)  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.registry
 
@@ -64,10 +73,12 @@ def stack(tmp_path, imgcheck_home):
     registry = RegistryServer(str(tmp_path / "registry"), notifications_yaml(f"http://127.0.0.1:{port}/webhook"))
     specs = tmp_path / "manifests"
     specs.mkdir()
-    (specs / "trainer.yaml").write_text(POD.format(name="trainer", image=f"{registry.host}/team/trainer:v1",
-                                                   var="NCCL_IB_RETRY_CNT", value="16"))
-    (specs / "other.yml").write_text(POD.format(name="other", image="nvcr.io/nvidia/pytorch:24.05-py3",
-                                                var="NCCL_IB_TIMEOUT", value="99"))
+    (specs / "trainer.yaml").write_text(
+        POD.format(name="trainer", image=f"{registry.host}/team/trainer:v1", var="NCCL_IB_RETRY_CNT", value="16")
+    )
+    (specs / "other.yml").write_text(
+        POD.format(name="other", image="nvcr.io/nvidia/pytorch:24.05-py3", var="NCCL_IB_TIMEOUT", value="99")
+    )
     (specs / "README.md").write_text("not a spec: only *.yaml / *.yml are read\n")
     db = str(tmp_path / "imgcheck.db")
     try:
@@ -83,8 +94,11 @@ def stack(tmp_path, imgcheck_home):
 def test_pushed_image_is_checked_with_the_fleets_manifests(stack, rootfs):
     registry, service, db, specs = stack
     digest = push_rootfs_image(Pusher(registry.url), "team/trainer", "v1", rootfs("bookworm"))
-    wait_for(lambda: db_rows(db, "SELECT state FROM jobs WHERE digest = ?", (digest,)) in ([("done",)], [("failed",)]),
-             60, "the pushed image to be checked")
+    wait_for(
+        lambda: db_rows(db, "SELECT state FROM jobs WHERE digest = ?", (digest,)) in ([("done",)], [("failed",)]),
+        60,
+        "the pushed image to be checked",
+    )
     job = requests.get(f"{service.base}/results/{digest}", timeout=10).json()["images"][0]
     assert job["state"] == "done", job["last_error"]
 
@@ -92,7 +106,8 @@ def test_pushed_image_is_checked_with_the_fleets_manifests(stack, rootfs):
     retry = [f for f in lab["findings"] if f["id"] == "ENV-NCCL-IB-RETRY-CNT"]
     assert retry and retry[0]["severity"] == "error"
     assert {"fact": "job.env.NCCL_IB_RETRY_CNT", "value": "16", "path": str(specs / "trainer.yaml")} in [
-        {k: e[k] for k in ("fact", "value", "path")} for e in retry[0]["evidence"]]
+        {k: e[k] for k in ("fact", "value", "path")} for e in retry[0]["evidence"]
+    ]
     assert "ENV-NCCL-IB-TIMEOUT" not in {f["id"] for f in lab["findings"]}  # the other Pod runs another image
     prod = requests.get(f"{service.base}/results/{digest}", params={"fleet": "prod"}, timeout=10).json()
     assert not {"ENV-NCCL-IB-RETRY-CNT", "ENV-NCCL-IB-TIMEOUT"} & {f["id"] for f in prod["findings"]}

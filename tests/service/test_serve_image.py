@@ -17,7 +17,6 @@ import uuid
 
 import pytest
 import requests
-
 from imagebuild import build_oci, make_layer
 from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
 from registryfixture import RegistryServer, free_port
@@ -58,8 +57,19 @@ def _base_image(client) -> str:
             pytest.skip("no local base image and mmdebstrap is not installed (apt-get install mmdebstrap)")
         os.makedirs(CACHE, exist_ok=True)
         tmp = os.path.join(CACHE, f"bookworm-python3.tmp{os.getpid()}.tar")
-        subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase", "--format=tar",
-                        "--include=python3,python3-venv", "bookworm", tmp], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "mmdebstrap",
+                "--quiet",
+                "--variant=minbase",
+                "--format=tar",
+                "--include=python3,python3-venv",
+                "bookworm",
+                tmp,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         os.replace(tmp, tar)
     client.api.import_image_from_file(tar, repository=BASE_TAG.split(":")[0], tag=BASE_TAG.split(":")[1])
     return BASE_TAG
@@ -76,8 +86,15 @@ def serve_image(docker_client, tmp_path_factory):
         shutil.copy(os.path.join(REPO, name), os.path.join(ctx, name))
     shutil.copytree(dependency_wheels("serve-pg"), os.path.join(ctx, "dist", "serve-wheels"))
     tag = f"imgcheck-serve-test:{uuid.uuid4().hex[:12]}"
-    docker_client.images.build(path=ctx, dockerfile="Dockerfile.serve", tag=tag, rm=True, forcerm=True,
-                               buildargs={"BASE_IMAGE": base, "PIP_OFFLINE": "1"}, network_mode="none")
+    docker_client.images.build(
+        path=ctx,
+        dockerfile="Dockerfile.serve",
+        tag=tag,
+        rm=True,
+        forcerm=True,
+        buildargs={"BASE_IMAGE": base, "PIP_OFFLINE": "1"},
+        network_mode="none",
+    )
     yield tag
     docker_client.images.remove(tag, force=True)
 
@@ -96,16 +113,26 @@ def test_the_image_serves_webhooks_on_postgresql(docker_client, serve_image, pg_
         digest = Pusher(registry.url).push_image("team/app", "v1", image)
         cfg_dir = tmp_path / "cfg"
         cfg_dir.mkdir()
-        cfg = write_config(str(cfg_dir / "imgcheck.toml"), registry.host, database="/var/lib/imgcheck/state/x.db",
-                           extra_server='database_url_env = "IMGCHECK_DATABASE_URL"\nlease_seconds = 10')
+        cfg = write_config(
+            str(cfg_dir / "imgcheck.toml"),
+            registry.host,
+            database="/var/lib/imgcheck/state/x.db",
+            extra_server='database_url_env = "IMGCHECK_DATABASE_URL"\nlease_seconds = 10',
+        )
         os.chmod(cfg, 0o644)
         port = free_port()
         container = docker_client.containers.run(
-            serve_image, ["--config", "/etc/imgcheck/imgcheck.toml", "--host", "127.0.0.1", "--port", str(port)],
-            detach=True, network_mode="host", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
+            serve_image,
+            ["--config", "/etc/imgcheck/imgcheck.toml", "--host", "127.0.0.1", "--port", str(port)],
+            detach=True,
+            network_mode="host",
+            read_only=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
             environment={"IMGCHECK_DATABASE_URL": pg_url},
             tmpfs={"/var/lib/imgcheck": "mode=1777", "/tmp": "mode=1777"},
-            volumes={cfg: {"bind": "/etc/imgcheck/imgcheck.toml", "mode": "ro"}, NODES: {"bind": NODES, "mode": "ro"}})
+            volumes={cfg: {"bind": "/etc/imgcheck/imgcheck.toml", "mode": "ro"}, NODES: {"bind": NODES, "mode": "ro"}},
+        )
         base = f"http://127.0.0.1:{port}"
 
         def ready():

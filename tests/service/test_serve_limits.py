@@ -15,7 +15,6 @@ import time
 
 import pytest
 import requests
-
 from servicekit import SECRET, ServiceProcess, db_rows, envelope, imgcheck_home, post_event, wait_for, write_config  # noqa: F401 (fixture)
 
 D1 = "sha256:" + "7" * 64
@@ -33,8 +32,12 @@ def serve(tmp_path, log_level="warning", **server):
 def open_post(port: int, authorization: str | None, length: int, first_bytes: bytes = b"") -> socket.socket:
     """Send a POST's headers (and maybe the start of its body) and leave the rest unsent."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=20)
-    head = ["POST /webhook HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
-            f"Content-Length: {length}"]
+    head = [
+        "POST /webhook HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Content-Type: application/json",
+        f"Content-Length: {length}",
+    ]
     if authorization:
         head.append(f"Authorization: {authorization}")
     sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + first_bytes)
@@ -93,13 +96,19 @@ def test_connections_beyond_the_limit_get_503(proc):
     stalled = [socket.create_connection(("127.0.0.1", proc.port), timeout=10) for _ in range(6)]
     try:
         # the service counts the idle connections; a further request is refused, not queued behind them
-        wait_for(lambda: requests.get(proc.base + "/healthz", timeout=5).status_code == 503, 10,
-                 "a request beyond max_connections to be refused")
+        wait_for(
+            lambda: requests.get(proc.base + "/healthz", timeout=5).status_code == 503,
+            10,
+            "a request beyond max_connections to be refused",
+        )
     finally:
         for s in stalled:
             s.close()
-    wait_for(lambda: requests.get(proc.base + "/healthz", timeout=5).status_code == 200, 10,
-             "the service to accept requests again")
+    wait_for(
+        lambda: requests.get(proc.base + "/healthz", timeout=5).status_code == 200,
+        10,
+        "the service to accept requests again",
+    )
 
 
 def test_sigterm_with_a_stalled_client_still_exits(tmp_path, imgcheck_home):
@@ -117,12 +126,28 @@ def test_sigterm_with_a_stalled_client_still_exits(tmp_path, imgcheck_home):
         p.kill()
 
 
-@pytest.mark.parametrize("body", [
-    b'{"events": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
-    json.dumps({"events": [{"id": "\ud800", "action": "push", "target": {
-        "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": D1, "repository": "a/b"}}]}).encode(),
-    b'{"events": [], "x": "\\udfff"}',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"events": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        json.dumps(
+            {
+                "events": [
+                    {
+                        "id": "\ud800",
+                        "action": "push",
+                        "target": {
+                            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                            "digest": D1,
+                            "repository": "a/b",
+                        },
+                    }
+                ]
+            }
+        ).encode(),
+        b'{"events": [], "x": "\\udfff"}',
+    ],
+)
 def test_nesting_and_lone_surrogates_are_400(proc, body):
     resp = post_event(proc.base, body[:60_000] if len(body) > 65536 else body)
     assert resp.status_code == 400, resp.text

@@ -6,10 +6,19 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from servicekit import ServiceProcess, envelope, imgcheck_home, need_registry, notifications_yaml, post_event, wait_for, write_config  # noqa: F401 (fixture)
 from registryfixture import RegistryServer, free_port
 from registrypush import Pusher, push_rootfs_image
+from servicekit import (
+    ServiceProcess,
+    envelope,
+    imgcheck_home,
+    need_registry,
+    notifications_yaml,
+    post_event,
+    wait_for,
+    write_config,
+)  # noqa: F401 (fixture)
+
 from imgcheck.service.events import PushEvent
 from imgcheck.service.store import Store
 
@@ -40,8 +49,11 @@ def test_registry_failure_and_requeue_are_logged_as_json(tmp_path, imgcheck_home
     try:
         assert events(proc, "jobs.requeued")[0]["count"] == 1
         assert post_event(proc.base, envelope("team/app", D1, tag="v1")).status_code == 202
-        wait_for(lambda: any(r["image"] == f"main:team/app@{D1}" for r in events(proc, "registry.unavailable")),
-                 30, "the registry failure to be logged")
+        wait_for(
+            lambda: any(r["image"] == f"main:team/app@{D1}" for r in events(proc, "registry.unavailable")),
+            30,
+            "the registry failure to be logged",
+        )
         failure = next(r for r in events(proc, "registry.unavailable") if r["image"] == f"main:team/app@{D1}")
         assert failure["level"] == "warning" and failure["attempt"] == 1 and failure["error"]
         assert failure["delay_seconds"] > 0

@@ -14,10 +14,18 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
-from servicekit import ServiceProcess, db_rows, free_port, imgcheck_home, need_registry, notifications_yaml, wait_for, write_config  # noqa: F401 (fixture)
 from registryfixture import RegistryServer
 from registrypush import Pusher, push_rootfs_image
+from servicekit import (
+    ServiceProcess,
+    db_rows,
+    free_port,
+    imgcheck_home,
+    need_registry,
+    notifications_yaml,
+    wait_for,
+    write_config,
+)  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.registry
 
@@ -63,8 +71,9 @@ class Silent:
 
 
 def config(tmp_path, registry, db, url):
-    return write_config(str(tmp_path / "c.toml"), registry.host, database=db,
-                        notify=f'[notify]\nurl = "{url}"\ntimeout = 300\n')
+    return write_config(
+        str(tmp_path / "c.toml"), registry.host, database=db, notify=f'[notify]\nurl = "{url}"\ntimeout = 300\n'
+    )
 
 
 def test_notification_committed_before_a_crash_is_sent_after_restart(tmp_path, imgcheck_home, rootfs):
@@ -86,8 +95,9 @@ def test_notification_committed_before_a_crash_is_sent_after_restart(tmp_path, i
         first.kill()  # mid-POST: the receiver has the request, the service never saw an answer
         assert Receiver.received == []
 
-        second = ServiceProcess(config(tmp_path, registry, db, f"http://127.0.0.1:{httpd.server_address[1]}/hook"),
-                                str(tmp_path))
+        second = ServiceProcess(
+            config(tmp_path, registry, db, f"http://127.0.0.1:{httpd.server_address[1]}/hook"), str(tmp_path)
+        )
         wait_for(lambda: Receiver.received, 30, "the outbox to be drained after the restart")
         (body,) = Receiver.received
         assert (body["digest"], body["fleet"], body["verdict"]) == (digest, "lab", "fail")

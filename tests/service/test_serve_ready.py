@@ -16,8 +16,8 @@ import time
 
 import pytest
 import requests
-
 from servicekit import NODES, ServiceProcess, db_rows, envelope, imgcheck_home, post_event, write_config  # noqa: F401 (fixture)
+
 from imgcheck.service.events import PushEvent
 from imgcheck.service.store import FleetResult, Store
 
@@ -34,8 +34,12 @@ def test_mistyped_node_facts_path_fails_at_start_in_one_line(tmp_path, imgcheck_
     cfg = write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=str(tmp_path / "q.db"))
     text = open(cfg).read().replace("lab-memlock.json", "lab-memlok.json")
     open(cfg, "w").write(text)
-    run = subprocess.run([sys.executable, "-m", "imgcheck.cli.main", "serve", "--config", cfg, "--port", "1"],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "imgcheck.cli.main", "serve", "--config", cfg, "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 3, run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "lab-memlok.json does not exist" in lines[0] and "Traceback" not in run.stderr
@@ -82,8 +86,12 @@ def fill(directory) -> str:
 
 
 def test_full_disk_fails_readiness_until_space_is_freed(tmp_path, imgcheck_home, small_state_dir):
-    cfg = write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=str(small_state_dir / "q.db"),
-                       extra_server="min_free_bytes = 524288")
+    cfg = write_config(
+        str(tmp_path / "c.toml"),
+        "127.0.0.1:1",
+        database=str(small_state_dir / "q.db"),
+        extra_server="min_free_bytes = 524288",
+    )
     proc = ServiceProcess(cfg, str(tmp_path))
     try:
         assert ready(proc) == (200, {"status": "ready"})

@@ -14,7 +14,6 @@ import socket
 
 import pytest
 import requests
-
 from imagebuild import build_oci, make_layer
 from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
 from registryfixture import RegistryServer
@@ -35,8 +34,13 @@ def _rows(url: str, sql: str, args=()) -> list[tuple]:
 def _replica(tmp_path, name: str, registry_host: str, pg_url: str, env: dict, workers: int = 2) -> ServiceProcess:
     state = tmp_path / name
     state.mkdir(exist_ok=True)
-    cfg = write_config(str(state / "imgcheck.toml"), registry_host, database=str(state / "local.db"), workers=workers,
-                       extra_server=f'database_url_env = "TEST_PG_URL"\nlease_seconds = {LEASE}')
+    cfg = write_config(
+        str(state / "imgcheck.toml"),
+        registry_host,
+        database=str(state / "local.db"),
+        workers=workers,
+        extra_server=f'database_url_env = "TEST_PG_URL"\nlease_seconds = {LEASE}',
+    )
     return ServiceProcess(cfg, str(state), {**env, "TEST_PG_URL": pg_url, "IMGCHECK_HOME": str(state / "home")})
 
 
@@ -61,8 +65,9 @@ def test_replicas_share_the_queue_and_survive_sigkill(tmp_path, imgcheck_home, p
         pusher = Pusher(registry.url)
         digests = []
         for i in range(8):
-            image = build_oci([make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n",
-                                           f"opt/app{i}": b"x" * (i + 1)})])
+            image = build_oci(
+                [make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n", f"opt/app{i}": b"x" * (i + 1)})]
+            )
             digests.append(pusher.push_image("team/app", f"v{i}", image))
         first, second = digests[:5], digests[5:]
 
@@ -70,8 +75,11 @@ def test_replicas_share_the_queue_and_survive_sigkill(tmp_path, imgcheck_home, p
         replicas.append(a)
         for i, d in enumerate(first):
             assert post_event(a.base, envelope("team/app", d, tag=f"v{i}")).status_code == 202
-        held = wait_for(lambda: _rows(pg_url, "SELECT id, lease_owner FROM jobs WHERE state = 'running'"),
-                        30, "replica A to take a job")
+        held = wait_for(
+            lambda: _rows(pg_url, "SELECT id, lease_owner FROM jobs WHERE state = 'running'"),
+            30,
+            "replica A to take a job",
+        )
         assert len(held) == 1 and held[0][1].split(":")[1] == str(a.proc.pid)  # A's one worker, in the tarpit
         held_ids = [held[0][0]]
 
@@ -81,11 +89,17 @@ def test_replicas_share_the_queue_and_survive_sigkill(tmp_path, imgcheck_home, p
         # a redelivery to another replica is a duplicate there too: the dedup lives in the database
         again = post_event(c.base, envelope("team/app", first[0], tag="v0")).json()
         assert (again["queued"], again["duplicates"]) == (0, 1)
-        wait_for(lambda: _rows(pg_url, "SELECT COUNT(*) FROM jobs WHERE state = 'done'")[0][0] == 5 - len(held),
-                 90, "B and C to check the jobs A does not hold")
+        wait_for(
+            lambda: _rows(pg_url, "SELECT COUNT(*) FROM jobs WHERE state = 'done'")[0][0] == 5 - len(held),
+            90,
+            "B and C to check the jobs A does not hold",
+        )
         a.kill()  # SIGKILL while holding leases; A never restarts
-        wait_for(lambda: _rows(pg_url, "SELECT COUNT(*) FROM jobs WHERE state = 'done'")[0][0] == 5,
-                 90, "the dead replica's jobs to be taken over after their leases expired")
+        wait_for(
+            lambda: _rows(pg_url, "SELECT COUNT(*) FROM jobs WHERE state = 'done'")[0][0] == 5,
+            90,
+            "the dead replica's jobs to be taken over after their leases expired",
+        )
         taken = _rows(pg_url, "SELECT id, attempts, state FROM jobs WHERE id = ANY(%s) ORDER BY id", (held_ids,))
         assert taken == [(i, 2, "done") for i in held_ids]  # a second attempt, by a live replica
         _same_answers(b, c, first)
@@ -93,8 +107,11 @@ def test_replicas_share_the_queue_and_survive_sigkill(tmp_path, imgcheck_home, p
         for i, d in enumerate(second, start=len(first)):
             assert post_event(b.base, envelope("team/app", d, tag=f"v{i}")).status_code == 202
         b.kill()  # acknowledged, then SIGKILL: perhaps before, perhaps during their checks
-        wait_for(lambda: _rows(pg_url, "SELECT COUNT(*) FROM jobs WHERE state = 'done'")[0][0] == 8,
-                 90, "C to check what B acknowledged")
+        wait_for(
+            lambda: _rows(pg_url, "SELECT COUNT(*) FROM jobs WHERE state = 'done'")[0][0] == 8,
+            90,
+            "C to check what B acknowledged",
+        )
 
         rows = _rows(pg_url, "SELECT digest, state, last_error FROM jobs ORDER BY id")
         assert sorted(r[0] for r in rows) == sorted(digests) and {r[1] for r in rows} == {"done"}, rows

@@ -10,11 +10,19 @@ from __future__ import annotations
 import socket
 
 import pytest
-
-from servicekit import ServiceProcess, db_rows, envelope, imgcheck_home, need_registry, post_event, wait_for, write_config  # noqa: F401 (imgcheck_home is a fixture)
 from imagebuild import build_oci, make_layer
 from registryfixture import RegistryServer
 from registrypush import Pusher
+from servicekit import (
+    ServiceProcess,
+    db_rows,
+    envelope,
+    imgcheck_home,
+    need_registry,
+    post_event,
+    wait_for,
+    write_config,
+)  # noqa: F401 (imgcheck_home is a fixture)
 
 pytestmark = pytest.mark.registry
 
@@ -34,8 +42,9 @@ def test_sigkill_mid_queue_then_restart_checks_every_event_once(tmp_path, imgche
         pusher = Pusher(registry.url)
         digests = []
         for i in range(3):
-            image = build_oci([make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n",
-                                           f"opt/app{i}": b"x" * (i + 1)})])
+            image = build_oci(
+                [make_layer({"etc/os-release": b"ID=debian\nVERSION_ID=12\n", f"opt/app{i}": b"x" * (i + 1)})]
+            )
             digests.append(pusher.push_image("team/app", f"v{i}", image))
 
         write_config(cfg, tarpit_host, database=db, workers=1)
@@ -44,8 +53,11 @@ def test_sigkill_mid_queue_then_restart_checks_every_event_once(tmp_path, imgche
             assert post_event(service.base, envelope("team/app", digest, tag=f"v{i}")).status_code == 202
         # a redelivery of the first event while the queue is busy
         assert post_event(service.base, envelope("team/app", digests[0], tag="v0")).json()["duplicates"] == 1
-        wait_for(lambda: db_rows(db, "SELECT COUNT(*) FROM jobs WHERE state = 'running'")[0][0] == 1,
-                 20, "the worker to take a job")
+        wait_for(
+            lambda: db_rows(db, "SELECT COUNT(*) FROM jobs WHERE state = 'running'")[0][0] == 1,
+            20,
+            "the worker to take a job",
+        )
         service.kill()  # SIGKILL: no shutdown code runs
         states = db_rows(db, "SELECT state, attempts FROM jobs ORDER BY id")
         assert sorted(states) == [("queued", 0), ("queued", 0), ("running", 1)]
@@ -53,8 +65,11 @@ def test_sigkill_mid_queue_then_restart_checks_every_event_once(tmp_path, imgche
 
         write_config(cfg, registry.host, database=db, workers=1)  # same database, reachable registry
         service = ServiceProcess(cfg, str(tmp_path), env)
-        wait_for(lambda: db_rows(db, "SELECT COUNT(*) FROM jobs WHERE state IN ('done', 'failed')")[0][0] == 3,
-                 60, "all three jobs to finish after the restart")
+        wait_for(
+            lambda: db_rows(db, "SELECT COUNT(*) FROM jobs WHERE state IN ('done', 'failed')")[0][0] == 3,
+            60,
+            "all three jobs to finish after the restart",
+        )
         rows = db_rows(db, "SELECT digest, state, attempts, last_error FROM jobs ORDER BY id")
         assert [r[1] for r in rows] == ["done"] * 3, rows
         assert sorted(r[0] for r in rows) == sorted(digests)

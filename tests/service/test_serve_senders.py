@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from servicekit import ThreadedService, db_rows, imgcheck_home, post_event, write_config  # noqa: F401 (fixture)
+
 from imgcheck.service.auth import sign
 
 HARBOR_DOC_EXAMPLE = b"""{
@@ -47,8 +47,10 @@ def svc(tmp_path, imgcheck_home):
     db = str(tmp_path / "q.db")
     cfg = write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=db)
     with open(cfg, "a") as fh:
-        fh.write(f'\n[registries.harbor]\nhost = "harbor.example"\nsecret = "h4rbor"\n'
-                 f'\n[registries.ghcr]\nhost = "ghcr.io"\nhmac_secret = "{GH_SECRET}"\n')
+        fh.write(
+            f'\n[registries.harbor]\nhost = "harbor.example"\nsecret = "h4rbor"\n'
+            f'\n[registries.ghcr]\nhost = "ghcr.io"\nhmac_secret = "{GH_SECRET}"\n'
+        )
     s = ThreadedService(cfg, start_workers=False)
     s.db = db
     yield s
@@ -57,30 +59,53 @@ def svc(tmp_path, imgcheck_home):
 
 def github(base, event, doc, secret=GH_SECRET, delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958"):
     body = json.dumps(doc).encode()
-    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery,
-               "User-Agent": "GitHub-Hookshot/044aadd", "Content-Type": "application/json"}
+    headers = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery,
+        "User-Agent": "GitHub-Hookshot/044aadd",
+        "Content-Type": "application/json",
+    }
     if secret:
         headers["X-Hub-Signature-256"] = sign(body, secret)
     return post_event(base, body, secret=None, path="/webhook/ghcr", **headers)
 
 
 def package_event(package_type="CONTAINER", action="published", tag="v1.2"):
-    return {"action": action, "package": {
-        "id": 1, "name": "Trainer", "namespace": "Octo-Org", "package_type": package_type,
-        "owner": {"login": "Octo-Org"}, "ecosystem": "CONTAINER",
-        "package_version": {"id": 4711, "version": GH_DIGEST, "name": GH_DIGEST,
-                            "container_metadata": {"tag": {"name": tag, "digest": GH_DIGEST},
-                                                   "labels": {}, "manifest": {}}},
-        "registry": {"about_url": "https://docs.github.com/packages", "name": "GitHub CLI",
-                     "type": "docker", "url": "https://ghcr.io/octo-org", "vendor": "GitHub Inc"}},
-        "repository": {"full_name": "octo-org/trainer"}, "sender": {"login": "octocat"}}
+    return {
+        "action": action,
+        "package": {
+            "id": 1,
+            "name": "Trainer",
+            "namespace": "Octo-Org",
+            "package_type": package_type,
+            "owner": {"login": "Octo-Org"},
+            "ecosystem": "CONTAINER",
+            "package_version": {
+                "id": 4711,
+                "version": GH_DIGEST,
+                "name": GH_DIGEST,
+                "container_metadata": {"tag": {"name": tag, "digest": GH_DIGEST}, "labels": {}, "manifest": {}},
+            },
+            "registry": {
+                "about_url": "https://docs.github.com/packages",
+                "name": "GitHub CLI",
+                "type": "docker",
+                "url": "https://ghcr.io/octo-org",
+                "vendor": "GitHub Inc",
+            },
+        },
+        "repository": {"full_name": "octo-org/trainer"},
+        "sender": {"login": "octocat"},
+    }
 
 
 def test_harbor_documented_by_digest_push_is_queued_without_a_tag(svc):
     resp = post_event(svc.base, HARBOR_DOC_EXAMPLE, secret="h4rbor", path="/webhook/harbor")
     assert resp.status_code == 202, resp.text
     assert resp.json()["queued"] == 1
-    assert db_rows(svc.db, "SELECT registry, repository, digest FROM jobs") == [("harbor", "harbor/alpine", HARBOR_DIGEST)]
+    assert db_rows(svc.db, "SELECT registry, repository, digest FROM jobs") == [
+        ("harbor", "harbor/alpine", HARBOR_DIGEST)
+    ]
     assert db_rows(svc.db, "SELECT tag FROM job_tags WHERE tag IS NOT NULL") == []
 
 
@@ -90,8 +115,11 @@ def test_harbor_tag_that_is_not_a_digest_or_tag_is_still_refused(svc):
 
 
 def test_github_ping_is_answered_and_queues_nothing(svc):
-    ping = {"zen": "Keep it logically awesome.", "hook_id": 123,
-            "hook": {"type": "Organization", "id": 123, "events": ["package"], "active": True}}
+    ping = {
+        "zen": "Keep it logically awesome.",
+        "hook_id": 123,
+        "hook": {"type": "Organization", "id": 123, "events": ["package"], "active": True},
+    }
     resp = github(svc.base, "ping", ping)
     assert resp.status_code == 200 and resp.json() == {"pong": True}
     assert github(svc.base, "ping", ping, secret="wrong").status_code == 401
@@ -116,11 +144,14 @@ def test_github_container_package_published_is_queued_lower_cased(svc):
     assert sorted(r[0] for r in db_rows(svc.db, "SELECT tag FROM job_tags")) == ["v1.2", "v1.3"]
 
 
-@pytest.mark.parametrize("event,doc", [
-    ("package", package_event(package_type="npm")),
-    ("package", package_event(action="updated")),
-    ("push", {"ref": "refs/heads/main", "repository": {"full_name": "octo-org/trainer"}}),
-])
+@pytest.mark.parametrize(
+    "event,doc",
+    [
+        ("package", package_event(package_type="npm")),
+        ("package", package_event(action="updated")),
+        ("push", {"ref": "refs/heads/main", "repository": {"full_name": "octo-org/trainer"}}),
+    ],
+)
 def test_other_github_events_are_acknowledged_and_ignored(svc, event, doc):
     resp = github(svc.base, event, doc)
     assert resp.status_code == 202 and resp.json() == {"queued": 0, "duplicates": 0, "ignored": 1}

@@ -42,8 +42,11 @@ def test_unique_constraint_holds_even_for_raw_inserts(store):
     store.enqueue("main", [PushEvent("a/b", D1)])
     conn = sqlite3.connect(store.path)
     with pytest.raises(sqlite3.IntegrityError):
-        conn.execute("INSERT INTO jobs (registry, repository, digest, state, next_attempt_at, created_at, "
-                     "updated_at) VALUES ('main', 'a/b', ?, 'queued', 0, 0, 0)", (D1,))
+        conn.execute(
+            "INSERT INTO jobs (registry, repository, digest, state, next_attempt_at, created_at, "
+            "updated_at) VALUES ('main', 'a/b', ?, 'queued', 0, 0, 0)",
+            (D1,),
+        )
     conn.close()
 
 
@@ -131,8 +134,11 @@ def test_enqueue_is_all_or_nothing(store):
     bad = PushEvent("a/b", D2)
     with pytest.raises(sqlite3.Error):
         with store._write() as c:  # simulate a failure half-way through a delivery's transaction
-            c.execute("INSERT INTO jobs (registry, repository, digest, state, next_attempt_at, created_at, "
-                      "updated_at) VALUES ('main', 'a/b', ?, 'queued', 0, 0, 0)", (D1,))
+            c.execute(
+                "INSERT INTO jobs (registry, repository, digest, state, next_attempt_at, created_at, "
+                "updated_at) VALUES ('main', 'a/b', ?, 'queued', 0, 0, 0)",
+                (D1,),
+            )
             c.execute("INSERT INTO nowhere VALUES (1)")
     assert store.counts()["queued"] == 0
     assert store.enqueue("main", [bad]).queued == 1

@@ -6,10 +6,10 @@ from __future__ import annotations
 import threading
 
 import pytest
+from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
 
 from imgcheck.service.events import PushEvent
 from imgcheck.service.store import FleetResult, StoreUnavailableError
-from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'imgcheck[serve-pg]')")
 from imgcheck.service.store_pg import SCHEMA_VERSION, PgStore  # noqa: E402
@@ -133,7 +133,8 @@ def test_migrations_are_recorded_once_and_rerun_safely(pg_url):
         with psycopg.connect(pg_url) as conn:
             # each migration recorded once, however many replicas ran them together
             assert conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [
-                (v,) for v in range(1, SCHEMA_VERSION + 1)]
+                (v,) for v in range(1, SCHEMA_VERSION + 1)
+            ]
     finally:
         for s in stores:
             s.close()
@@ -217,11 +218,19 @@ def test_a_database_failure_mid_job_neither_kills_the_worker_nor_loses_the_job(p
     """complete() fails once (the database dropped the connection): the worker thread survives, and the
     job, whose lease then lapses, is checked again and stored once."""
     from servicekit import wait_for, write_config
+
     from imgcheck.service.config import load_config
     from imgcheck.service.worker import WorkerPool
 
-    config = load_config(write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=str(tmp_path / "q.db"),
-                                      workers=1, extra_server=f'database_url = "{pg_url}"\nlease_seconds = 1'))
+    config = load_config(
+        write_config(
+            str(tmp_path / "c.toml"),
+            "127.0.0.1:1",
+            database=str(tmp_path / "q.db"),
+            workers=1,
+            extra_server=f'database_url = "{pg_url}"\nlease_seconds = 1',
+        )
+    )
     store = PgStore(pg_url)
     failures = []
 

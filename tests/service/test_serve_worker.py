@@ -8,8 +8,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from servicekit import wait_for, write_config
+
 from imgcheck.errors import BadInputError, UnavailableError
 from imgcheck.service.config import load_config
 from imgcheck.service.events import PushEvent
@@ -23,16 +23,21 @@ D = ["sha256:" + str(i) * 64 for i in range(1, 6)]
 
 @pytest.fixture
 def setup(tmp_path):
-    config = load_config(write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=str(tmp_path / "q.db"),
-                                      extra_server="max_attempts = 3"))
+    config = load_config(
+        write_config(
+            str(tmp_path / "c.toml"), "127.0.0.1:1", database=str(tmp_path / "q.db"), extra_server="max_attempts = 3"
+        )
+    )
     store = Store(config.database)
     yield config, store
     store.close()
 
 
 def ok_results(config, job):
-    return [FleetResult(fleet="lab", verdict="fail", report_json='{"verdict": "fail", "findings": []}'),
-            FleetResult(fleet="prod", verdict="ok", report_json='{"verdict": "ok"}')]
+    return [
+        FleetResult(fleet="lab", verdict="fail", report_json='{"verdict": "fail", "findings": []}'),
+        FleetResult(fleet="prod", verdict="ok", report_json='{"verdict": "ok"}'),
+    ]
 
 
 def test_unavailable_registry_is_retried_with_growing_backoff_then_given_up(setup):
@@ -139,9 +144,15 @@ def test_failing_verdicts_are_posted_to_the_notify_url(tmp_path):
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/hook"
-    config = load_config(write_config(str(tmp_path / "c.toml"), "127.0.0.1:1", database=str(tmp_path / "q.db"),
-                                      extra_server='public_url = "https://imgcheck.example"',
-                                      notify=f'[notify]\nurl = "{url}"\nheaders = {{X-Token = "t"}}\n'))
+    config = load_config(
+        write_config(
+            str(tmp_path / "c.toml"),
+            "127.0.0.1:1",
+            database=str(tmp_path / "q.db"),
+            extra_server='public_url = "https://imgcheck.example"',
+            notify=f'[notify]\nurl = "{url}"\nheaders = {{X-Token = "t"}}\n',
+        )
+    )
     store = Store(config.database)
     try:
         store.enqueue("main", [PushEvent("a/b", D[0])])
@@ -164,7 +175,8 @@ def test_failing_verdicts_are_posted_to_the_notify_url(tmp_path):
         assert metrics.notify_errors._value.get() == 1
         # the refused notification stays in the outbox for a later attempt
         assert [(r["digest"], r["fleet"], r["attempts"]) for r in store.outbox_due(now=time.time() + 3600)] == [
-            (D[1], "lab", 1)]
+            (D[1], "lab", 1)
+        ]
     finally:
         _Receiver.status = 200
         httpd.shutdown()

@@ -4,12 +4,12 @@ with separate $IMGCHECK_HOMEs (replicas, CI runners), pulling real images from a
 from __future__ import annotations
 
 import pytest
-
 from imagebuild import build_oci, make_layer
 from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
 from registryfixture import RegistryServer, free_port
 from registrypush import Pusher
 from servicekit import need_registry
+
 from imgcheck.read_options import ReadOptions
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'imgcheck[serve-pg]')")

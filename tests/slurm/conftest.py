@@ -35,16 +35,25 @@ def mksquashfs_tar(tar_path: str, out: str, options: list[str]) -> str:
     tool = need_mksquashfs()
     tmp = out + f".tmp{os.getpid()}"
     with open(tar_path, "rb") as tar:
-        subprocess.run([tool, "-", tmp, "-tar", "-noappend", "-quiet", "-no-progress", "-processors", "2",
-                        *options], stdin=tar, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [tool, "-", tmp, "-tar", "-noappend", "-quiet", "-no-progress", "-processors", "2", *options],
+            stdin=tar,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     os.replace(tmp, out)
     return out
 
 
 def mksquashfs_dir(src: str, out: str, options: list[str]) -> str:
     tool = need_mksquashfs()
-    subprocess.run([tool, src, out, "-noappend", "-quiet", "-no-progress", "-processors", "2", *options],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [tool, src, out, "-noappend", "-quiet", "-no-progress", "-processors", "2", *options],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return out
 
 

@@ -58,17 +58,47 @@ def write_sif(path: str, objects: list[Obj], total: int = 48, header_arch: bytes
                 with open(obj.path, "rb") as src:
                     shutil.copyfileobj(src, out, 1 << 20)
             size = obj.size()
-            descriptors.append(DESCRIPTOR.pack(obj.datatype, 1, i + 1, GROUP, 0, start, size, start - pos + size,
-                                               0, 0, 0, 0, obj.name.encode(), obj.extra()))
+            descriptors.append(
+                DESCRIPTOR.pack(
+                    obj.datatype,
+                    1,
+                    i + 1,
+                    GROUP,
+                    0,
+                    start,
+                    size,
+                    start - pos + size,
+                    0,
+                    0,
+                    0,
+                    0,
+                    obj.name.encode(),
+                    obj.extra(),
+                )
+            )
             pos = start + size
         out.seek(descr_off)
         for d in descriptors:
             out.write(d)
         out.write(bytes(DESCRIPTOR.size * (total - len(descriptors))))
         out.seek(0)
-        out.write(HEADER.pack(LAUNCH, b"SIF_MAGIC\0", b"01\0", header_arch + b"\0", uuid.uuid4().bytes, 0, 0,
-                              total - len(objects), total, descr_off, total * DESCRIPTOR.size, data_off,
-                              pos - data_off))
+        out.write(
+            HEADER.pack(
+                LAUNCH,
+                b"SIF_MAGIC\0",
+                b"01\0",
+                header_arch + b"\0",
+                uuid.uuid4().bytes,
+                0,
+                0,
+                total - len(objects),
+                total,
+                descr_off,
+                total * DESCRIPTOR.size,
+                data_off,
+                pos - data_off,
+            )
+        )
         out.truncate(max(pos, descr_off + total * DESCRIPTOR.size))
     os.replace(path + ".tmp", path)
     return path

@@ -7,19 +7,18 @@ import random
 import struct
 
 import pytest
-
 from conftest import mksquashfs_dir
+from sifwriter import DATA_GENERIC_JSON, DATA_PARTITION, DESCRIPTOR, FS_ENCRYPTED_SQUASH, FS_EXT3, Obj, write_sif
+
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, ImgcheckError, UnavailableError
+from imgcheck.read_options import ReadOptions
 from imgcheck.sources.enroot import enroot_source
+from imgcheck.view.layer_index import Limits
 from imgcheck.view.reader import index_image_layer
 from imgcheck.view.squashfs import SquashfsImage
-from imgcheck.view.layer_index import Limits
 from imgcheck.view.wants import Want, WantSet
-from imgcheck.read_options import ReadOptions
-from sifwriter import (DATA_GENERIC_JSON, DATA_PARTITION, DESCRIPTOR, FS_ENCRYPTED_SQUASH, FS_EXT3, Obj,
-                       write_sif)
 
 EVERYTHING = WantSet([Want(r"(?s:.*)", content=True, max_bytes=1 << 20)])
 
@@ -46,8 +45,7 @@ def small_sqsh(tmp_path_factory):
 def small_raw_sqsh(tmp_path_factory):
     """Uncompressed tables and data: mutations hit the structures themselves, not a checksum."""
     out = tmp_path_factory.mktemp("hostile") / "raw.sqsh"
-    return mksquashfs_dir(str(_small_tree(tmp_path_factory)), str(out), ["-noI", "-noD", "-noF", "-noX",
-                                                                         "-no-xattrs"])
+    return mksquashfs_dir(str(_small_tree(tmp_path_factory)), str(out), ["-noI", "-noD", "-noF", "-noX", "-no-xattrs"])
 
 
 def inspect(ref: str):
@@ -71,6 +69,7 @@ def one_line_exit_2(ref: str, capsys) -> str:
 
 
 # -- squashfs -------------------------------------------------------------------------------
+
 
 def test_garbage_is_not_a_squashfs(tmp_path, capsys):
     bad = tmp_path / "garbage.sqsh"
@@ -155,6 +154,7 @@ def test_corrupted_bytes_never_escape_as_other_errors(image, request, tmp_path, 
 
 # -- SIF ------------------------------------------------------------------------------------
 
+
 def test_truncated_sif(small_sqsh, tmp_path, capsys):
     sif = write_sif(str(tmp_path / "ok.sif"), [Obj(DATA_PARTITION, path=small_sqsh)])
     data = open(sif, "rb").read()
@@ -215,8 +215,10 @@ def test_partition_holding_garbage(tmp_path):
 
 
 def test_bad_oci_config_json(small_sqsh, tmp_path):
-    sif = write_sif(str(tmp_path / "j.sif"), [Obj(DATA_GENERIC_JSON, name="oci-config.json", data=b"{nope"),
-                                              Obj(DATA_PARTITION, path=small_sqsh)])
+    sif = write_sif(
+        str(tmp_path / "j.sif"),
+        [Obj(DATA_GENERIC_JSON, name="oci-config.json", data=b"{nope"), Obj(DATA_PARTITION, path=small_sqsh)],
+    )
     with pytest.raises(BadInputError, match="oci-config.json is not valid JSON"):
         inspect(f"sif:{sif}")
 
@@ -225,14 +227,20 @@ def test_sif_env_script_fallback_and_arch(small_sqsh, tmp_path):
     """No oci-config.json object: Env comes from Apptainer's 10-docker2singularity.sh, read not run."""
     from imgcheck.sources.sif import parse_docker2singularity
 
-    script = ('#!/bin/sh\nexport PATH="/usr/local/nvidia/bin:/usr/bin"\n'
-              'export CUDA_VERSION="${CUDA_VERSION:-"12.4.1"}"\n'
-              'export NCCL_IB_HCA="${NCCL_IB_HCA:-"mlx5_\\\\$x \\\\"q\\\\""}"\n'
-              'export EMPTY="${EMPTY:-}"\n'
-              'export EVIL="$(rm -rf /)"\n'
-              'echo not-an-export\n')
+    script = (
+        '#!/bin/sh\nexport PATH="/usr/local/nvidia/bin:/usr/bin"\n'
+        'export CUDA_VERSION="${CUDA_VERSION:-"12.4.1"}"\n'
+        'export NCCL_IB_HCA="${NCCL_IB_HCA:-"mlx5_\\\\$x \\\\"q\\\\""}"\n'
+        'export EMPTY="${EMPTY:-}"\n'
+        'export EVIL="$(rm -rf /)"\n'
+        "echo not-an-export\n"
+    )
     assert parse_docker2singularity(script) == [
-        "PATH=/usr/local/nvidia/bin:/usr/bin", "CUDA_VERSION=12.4.1", 'NCCL_IB_HCA=mlx5_$x "q"', "EMPTY="]
+        "PATH=/usr/local/nvidia/bin:/usr/bin",
+        "CUDA_VERSION=12.4.1",
+        'NCCL_IB_HCA=mlx5_$x "q"',
+        "EMPTY=",
+    ]
     assert DESCRIPTOR.size == 585
     sif = write_sif(str(tmp_path / "a.sif"), [Obj(DATA_PARTITION, path=small_sqsh, arch=b"04")])
     facts = inspect(f"sif:{sif}")

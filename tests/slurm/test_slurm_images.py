@@ -6,19 +6,18 @@ import json
 import shutil
 
 import pytest
+from imagebuild import file_sha256
+from sifwriter import DATA_DEFFILE, DATA_GENERIC_JSON, DATA_PARTITION, Obj, write_sif
 
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.extractors.assemble import want_set
 from imgcheck.model.serde import to_dict
+from imgcheck.read_options import ReadOptions
 from imgcheck.sources.base import SQUASHFS_LAYER as MEDIA_TYPE
 from imgcheck.sources.enroot import enroot_source
-from imgcheck.view.reader import index_image_layer
 from imgcheck.view.layer_index import Limits, index_layer
-from imgcheck.view.reader import ReadStats
-from imgcheck.read_options import ReadOptions
-from imagebuild import file_sha256
-from sifwriter import DATA_DEFFILE, DATA_GENERIC_JSON, DATA_PARTITION, Obj, write_sif
+from imgcheck.view.reader import ReadStats, index_image_layer
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +43,6 @@ def comparable(facts) -> dict:
     for key in ("reference", "digest", "platform", "layers", "notes"):
         doc.pop(key, None)
     return _strip_layers(doc)
-
 
 
 def assert_real_facts(facts, suite: str) -> None:
@@ -91,25 +89,42 @@ def test_squashfs_index_matches_the_tar_walk_of_the_same_rootfs(debian_sqsh, roo
     assert set(sq.entries) == set(tar.entries)
     for path, entry in tar.entries.items():
         mine = sq.entries[path]
-        assert (mine.kind, mine.size, mine.data, mine.linkname, mine.truncated) == \
-            (entry.kind, entry.size, entry.data, entry.linkname, entry.truncated), path
+        assert (mine.kind, mine.size, mine.data, mine.linkname, mine.truncated) == (
+            entry.kind,
+            entry.size,
+            entry.data,
+            entry.linkname,
+            entry.truncated,
+        ), path
     assert any(e.data and e.path.endswith("libibverbs.so.1.14.44.0") for e in sq.entries.values())
 
 
 def test_sif_wrapping_the_squashfs_gives_the_same_facts(debian_sqsh, debian_archive, tmp_path):
     sqsh = debian_sqsh("bookworm")
-    oci_config = {"Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                          "NCCL_IB_HCA=mlx5", "CUDA_VERSION=12.4.1"], "Cmd": ["/bin/bash"]}
-    sif = write_sif(str(tmp_path / "rdma.sif"), [
-        Obj(DATA_DEFFILE, data=b"bootstrap: docker\nfrom: debian:bookworm\n"),
-        Obj(DATA_GENERIC_JSON, name="oci-config.json", data=json.dumps(oci_config).encode()),
-        Obj(DATA_PARTITION, path=sqsh),
-    ])
+    oci_config = {
+        "Env": [
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "NCCL_IB_HCA=mlx5",
+            "CUDA_VERSION=12.4.1",
+        ],
+        "Cmd": ["/bin/bash"],
+    }
+    sif = write_sif(
+        str(tmp_path / "rdma.sif"),
+        [
+            Obj(DATA_DEFFILE, data=b"bootstrap: docker\nfrom: debian:bookworm\n"),
+            Obj(DATA_GENERIC_JSON, name="oci-config.json", data=json.dumps(oci_config).encode()),
+            Obj(DATA_PARTITION, path=sqsh),
+        ],
+    )
     from_sif = api.inspect_image(f"sif:{sif}", ReadOptions(use_cache=False))
     from_archive = api.inspect_image(f"docker-archive:{debian_archive('bookworm')}", ReadOptions(use_cache=False))
     facts, reference = comparable(from_sif), comparable(from_archive)
-    assert facts.pop("env") == {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                                "NCCL_IB_HCA": "mlx5", "CUDA_VERSION": "12.4.1"}
+    assert facts.pop("env") == {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "NCCL_IB_HCA": "mlx5",
+        "CUDA_VERSION": "12.4.1",
+    }
     reference.pop("env")
     facts.pop("cuda"), reference.pop("cuda")  # CUDA_VERSION in Env is itself a CUDA fact
     assert facts == reference

@@ -10,8 +10,8 @@ import os
 import stat
 
 import pytest
-
 from conftest import mksquashfs_dir
+
 from imgcheck.sources.enroot import enroot_source
 from imgcheck.view.fileview import FileView
 from imgcheck.view.image_env import with_env_from_view
@@ -40,7 +40,9 @@ def make_tree(root: str) -> None:
     _write(r, "names/ünïcödé".encode(), b"unicode")
     _write(r, b"names/not-utf8-\xff\xfe", b"bytes")
     _write(r, b"etc/os-release", b'ID=debian\nVERSION_ID="12"\n')
-    _write(r, b"etc/environment", b"PATH=/usr/local/bin:/usr/bin\nNCCL_DEBUG=INFO\n# comment\n\nLD_LIBRARY_PATH=/a:/b=c\n")
+    _write(
+        r, b"etc/environment", b"PATH=/usr/local/bin:/usr/bin\nNCCL_DEBUG=INFO\n# comment\n\nLD_LIBRARY_PATH=/a:/b=c\n"
+    )
     sparse = os.path.join(r, b"sizes/sparse")
     with open(sparse, "wb") as fh:
         fh.seek(3 * 131072 + 17)
@@ -115,14 +117,17 @@ def test_reader_lists_exactly_the_squashed_tree(variant, tree, tmp_path):
     root, expect = tree
     sqsh = mksquashfs_dir(root, str(tmp_path / f"{variant}.sqsh"), VARIANTS[variant] + ["-no-xattrs"])
     image, idx = read_all(sqsh)
-    got = {p: (e.kind, e.data if e.kind == FILE else e.linkname if e.kind == SYMLINK else None)
-           for p, e in idx.entries.items()}
+    got = {
+        p: (e.kind, e.data if e.kind == FILE else e.linkname if e.kind == SYMLINK else None)
+        for p, e in idx.entries.items()
+    }
     assert got == expect
     assert not any(e.truncated for e in idx.entries.values())
     # every non-directory is known by hash (what hides lower layers' paths in a merged view)
     assert list(idx.nondir_hashes) == sorted({path_hash(p) for p in expect})
-    assert image.config == {"config": {"Env": ["PATH=/usr/local/bin:/usr/bin", "NCCL_DEBUG=INFO",
-                                               "LD_LIBRARY_PATH=/a:/b=c"]}}
+    assert image.config == {
+        "config": {"Env": ["PATH=/usr/local/bin:/usr/bin", "NCCL_DEBUG=INFO", "LD_LIBRARY_PATH=/a:/b=c"]}
+    }
 
 
 def test_only_wanted_files_are_read_and_big_ones_are_kept_by_name(tree, tmp_path):
@@ -134,8 +139,16 @@ def test_only_wanted_files_are_read_and_big_ones_are_kept_by_name(tree, tmp_path
     idx = index_image_layer(image, image.layers[0], wants, Limits())
     source.close()
     files = {p: e for p, e in idx.entries.items() if e.kind == FILE}
-    assert set(files) == {"sizes/f0", "sizes/f1", "sizes/f4095", "sizes/f4096", "sizes/f4097", "sizes/f131072",
-                          "sizes/f262149", "etc/os-release"}
+    assert set(files) == {
+        "sizes/f0",
+        "sizes/f1",
+        "sizes/f4095",
+        "sizes/f4096",
+        "sizes/f4097",
+        "sizes/f131072",
+        "sizes/f262149",
+        "etc/os-release",
+    }
     assert files["sizes/f4096"].data == (b"abc" * 1366)[:4096]
     assert files["sizes/f131072"].data is None and files["sizes/f131072"].truncated
     assert files["sizes/f131072"].size == 131072

@@ -19,8 +19,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def score(cases: list[dict]) -> dict[str, int]:
     from imgcheck.triage import triage
 
-    out = {"cases": 0, "first_expected": 0, "first_right": 0, "unrecognised": 0, "wrong_blame": 0,
-           "cause_expected": 0, "cause_right": 0, "verdict_right": 0}
+    out = {
+        "cases": 0,
+        "first_expected": 0,
+        "first_right": 0,
+        "unrecognised": 0,
+        "wrong_blame": 0,
+        "cause_expected": 0,
+        "cause_right": 0,
+        "verdict_right": 0,
+    }
     for case in cases:
         out["cases"] += 1
         try:
@@ -41,7 +49,11 @@ def score(cases: list[dict]) -> dict[str, int]:
                 out["wrong_blame"] += 1
         if "first_cause" in case:
             out["cause_expected"] += 1
-            if report.diagnoses and report.diagnoses[0].causes and report.diagnoses[0].causes[0].id == case["first_cause"]:
+            if (
+                report.diagnoses
+                and report.diagnoses[0].causes
+                and report.diagnoses[0].causes[0].id == case["first_cause"]
+            ):
                 out["cause_right"] += 1
         _ = ids
     return out
@@ -51,9 +63,11 @@ def main() -> int:
     with open(os.path.join(HERE, "cases.json"), encoding="utf-8") as fh:
         cases = json.load(fh)["cases"]
     s = score(cases)
-    print(f"{s['cases']} cases; verdict right {s['verdict_right']}; first failure right {s['first_right']}/"
-          f"{s['first_expected']} (unrecognised {s['unrecognised']}, wrong blame {s['wrong_blame']}); "
-          f"top cause right {s['cause_right']}/{s['cause_expected']}")
+    print(
+        f"{s['cases']} cases; verdict right {s['verdict_right']}; first failure right {s['first_right']}/"
+        f"{s['first_expected']} (unrecognised {s['unrecognised']}, wrong blame {s['wrong_blame']}); "
+        f"top cause right {s['cause_right']}/{s['cause_expected']}"
+    )
     return 0
 
 

@@ -22,7 +22,9 @@ def _paths(case):
 
 
 def _id(case):
-    return os.path.basename(case["logs"][0]).rsplit(".", 1)[0] if len(case["logs"]) == 1 else case["logs"][0].split("/")[1]
+    return (
+        os.path.basename(case["logs"][0]).rsplit(".", 1)[0] if len(case["logs"]) == 1 else case["logs"][0].split("/")[1]
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])

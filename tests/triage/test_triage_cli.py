@@ -28,10 +28,13 @@ def test_found_and_not_found(capsys):
     assert run([NONE, "-o", "json"], capsys)[0] == 0
 
 
-@pytest.mark.parametrize("make,expect", [
-    (lambda d: os.path.join(d, "missing.log"), "no such file"),
-    (lambda d: d, "is a directory"),
-])
+@pytest.mark.parametrize(
+    "make,expect",
+    [
+        (lambda d: os.path.join(d, "missing.log"), "no such file"),
+        (lambda d: d, "is a directory"),
+    ],
+)
 def test_unreadable_log_is_bad_input(tmp_path, capsys, make, expect):
     rc, out, err = run([make(str(tmp_path)), "-o", "json"], capsys)
     assert rc == 2 and expect in err and "Traceback" not in err and out == ""
@@ -91,7 +94,9 @@ def test_node_from_inventory(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path))
     assert main(["node", "add", NODE]) == 0
     capsys.readouterr()
-    rc, out, _ = run([os.path.join(HERE, "logs", "nv-peer-memory-115-efault.log"), "--node", "h100-no-peermem", "-o", "json"], capsys)
+    rc, out, _ = run(
+        [os.path.join(HERE, "logs", "nv-peer-memory-115-efault.log"), "--node", "h100-no-peermem", "-o", "json"], capsys
+    )
     doc = json.loads(out)
     assert rc == 1 and doc["join"]["node"] == "h100-no-peermem"
     assert doc["diagnoses"][0]["causes"][0]["status"] == "supported"

@@ -23,8 +23,10 @@ def log(name: str) -> str:
 def test_nranks_claim_does_not_size_the_work(tmp_path):
     # One real watchdog timeout line (tests/triage/logs/basicsr-737) after a comm line claiming 1e8 ranks.
     p = tmp_path / "rank0.log"
-    p.write_text("n1:11:11 [0] NCCL INFO comm 0x55aa rank 0 nranks 100000000 cudaDev 0 busId 1000 - Init COMPLETE\n"
-                 + open(log("basicsr-737/rank0.log"), encoding="utf-8").read())
+    p.write_text(
+        "n1:11:11 [0] NCCL INFO comm 0x55aa rank 0 nranks 100000000 cudaDev 0 busId 1000 - Init COMPLETE\n"
+        + open(log("basicsr-737/rank0.log"), encoding="utf-8").read()
+    )
     tracemalloc.start()
     try:
         r = triage([str(p)])
@@ -67,8 +69,10 @@ def test_nccl_version_mismatch_between_writers():
 def test_no_device_is_a_warning_when_the_job_meant_ib(tmp_path, capsys):
     # Same real lines as nccl-226, plus the ENV line NCCL prints when NCCL_IB_HCA is set.
     p = tmp_path / "ib-meant.log"
-    p.write_text("ip-172-31-12-21:45361:45361 [0] NCCL INFO NCCL_IB_HCA set by environment to mlx5_0.\n"
-                 + open(log("nccl-226-no-device.log"), encoding="utf-8").read())
+    p.write_text(
+        "ip-172-31-12-21:45361:45361 [0] NCCL INFO NCCL_IB_HCA set by environment to mlx5_0.\n"
+        + open(log("nccl-226-no-device.log"), encoding="utf-8").read()
+    )
     r = triage([str(p)])
     d = next(d for d in r.diagnoses if d.signature == "NET-IB-NO-DEVICE")
     assert d.severity == "warning" and d.note is None and r.verdict == "signature_found"
@@ -79,8 +83,10 @@ def test_no_device_is_a_warning_when_the_job_meant_ib(tmp_path, capsys):
     capsys.readouterr()
     # NCCL_IB_DISABLE=1 says so explicitly, even without a "Using network" line
     q = tmp_path / "ib-off.log"
-    q.write_text("n1:1:1 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n"
-                 "n1:1:1 [0] NCCL INFO NET/IB : No device found.\n")
+    q.write_text(
+        "n1:1:1 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n"
+        "n1:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+    )
     assert triage([str(q)]).verdict == "info_only"
 
 
@@ -163,4 +169,5 @@ def test_writer_contexts_are_capped(tmp_path, monkeypatch):
 
 def load_signatures_for_test():
     from imgcheck.triage.signatures import load_signatures
+
     return load_signatures()

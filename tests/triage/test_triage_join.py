@@ -28,13 +28,26 @@ def node(name):
 
 def image(nccl="2.27.3", env=None, iova2=True, providers_pabi=34, cuda="12.8.0"):
     """Image facts shaped like a Debian bookworm rdma-core 44 image with a pip NCCL (synthetic)."""
-    lib = Libibverbs(version="1.14.44.0", rdma_core="44.0", symbol_versions=("IBVERBS_1.1", "IBVERBS_1.8", "IBVERBS_1.12"),
-                     private_abi=34, has_reg_mr_iova2=iova2, has_reg_dmabuf_mr=True,
-                     path="/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0", layer="sha256:aa")
-    prov = Provider(name="mlx5", pabi=providers_pabi, path=f"/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav{providers_pabi}.so")
-    return ImageFacts(reference="registry.example/team/trainer:test", rdma=RdmaFacts(libibverbs=lib, providers=(prov,), flavor="inbox"),
-                      nccl=(Nccl(nccl, path="/usr/local/lib/python3.11/dist-packages/nvidia/nccl/lib/libnccl.so.2", origin="pip"),),
-                      cuda=Cuda(version=cuda, origin="version.json"), env=dict(env or {}))
+    lib = Libibverbs(
+        version="1.14.44.0",
+        rdma_core="44.0",
+        symbol_versions=("IBVERBS_1.1", "IBVERBS_1.8", "IBVERBS_1.12"),
+        private_abi=34,
+        has_reg_mr_iova2=iova2,
+        has_reg_dmabuf_mr=True,
+        path="/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0",
+        layer="sha256:aa",
+    )
+    prov = Provider(
+        name="mlx5", pabi=providers_pabi, path=f"/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav{providers_pabi}.so"
+    )
+    return ImageFacts(
+        reference="registry.example/team/trainer:test",
+        rdma=RdmaFacts(libibverbs=lib, providers=(prov,), flavor="inbox"),
+        nccl=(Nccl(nccl, path="/usr/local/lib/python3.11/dist-packages/nvidia/nccl/lib/libnccl.so.2", origin="pip"),),
+        cuda=Cuda(version=cuda, origin="version.json"),
+        env=dict(env or {}),
+    )
 
 
 @pytest.fixture
@@ -43,6 +56,7 @@ def facts_file(tmp_path):
         p = tmp_path / "facts.json"
         p.write_text(render_facts(facts))
         return f"facts:{p}"
+
     return write
 
 
@@ -52,8 +66,11 @@ def notes(report):
 
 def test_1842_ro_env_not_applied_and_old_driver(facts_file):
     # nccl#1842: the reporter exported NCCL_IB_PCI_RELAXED_ORDERING=0, yet the log names ibv_reg_mr_iova2
-    r = triage([log("nccl-1842-einval.log")], image=facts_file(image(env={"NCCL_IB_PCI_RELAXED_ORDERING": "0"})),
-               node_facts=node("a100-r470-peermem"))
+    r = triage(
+        [log("nccl-1842-einval.log")],
+        image=facts_file(image(env={"NCCL_IB_PCI_RELAXED_ORDERING": "0"})),
+        node_facts=node("a100-r470-peermem"),
+    )
     causes = r.diagnoses[0].causes
     assert causes[0].id == "env-not-applied" and causes[0].status == "supported"
     assert any("NCCL_IB_PCI_RELAXED_ORDERING=0" in b for b in causes[0].because)
@@ -77,10 +94,13 @@ def test_enomem_explained_by_memlock():
     assert notes(r)["memlock"].status == "explains"
 
 
-@pytest.mark.parametrize("node_name,first,peermem_note", [
-    ("no-peermem", "peermem-not-loaded", "explains"),
-    ("a100-r470-peermem", "peermem-version", "unknown"),
-])
+@pytest.mark.parametrize(
+    "node_name,first,peermem_note",
+    [
+        ("no-peermem", "peermem-not-loaded", "explains"),
+        ("a100-r470-peermem", "peermem-version", "unknown"),
+    ],
+)
 def test_efault_and_peermem(node_name, first, peermem_note):
     r = triage([log("nv-peer-memory-115-efault.log")], node_facts=node(node_name))
     causes = r.diagnoses[0].causes
@@ -90,12 +110,16 @@ def test_efault_and_peermem(node_name, first, peermem_note):
     assert notes(r)["peer-memory"].status == peermem_note
 
 
-@pytest.mark.parametrize("nccl,first,status", [("2.21.5", "old-nccl-new-doca", "explains"),
-                                               ("2.27.3", "dmabuf", "contradicts")])
+@pytest.mark.parametrize(
+    "nccl,first,status", [("2.21.5", "old-nccl-new-doca", "explains"), ("2.27.3", "dmabuf", "contradicts")]
+)
 def test_gdr_disabled_with_peermem_loaded_on_doca(facts_file, nccl, first, status):
     # nccl#1537/#1676 shape: nvidia-peermem loaded, no /sys/kernel/mm/memory_peers
-    r = triage([log("nccl-1537-gdr-disabled.log")], image=facts_file(image(nccl=nccl)),
-               node_facts=node("doca-peermem-no-memory-peers"))
+    r = triage(
+        [log("nccl-1537-gdr-disabled.log")],
+        image=facts_file(image(nccl=nccl)),
+        node_facts=node("doca-peermem-no-memory-peers"),
+    )
     gdr = next(d for d in r.diagnoses if d.signature == "GDR-DISABLED")
     assert gdr.causes[0].id == first
     assert notes(r)["gpudirect"].status == status
@@ -107,7 +131,9 @@ def test_ro_in_log_but_not_possible_with_image(facts_file):
     assert notes(r)["relaxed-ordering"].status == "contradicts"
 
 
-@pytest.mark.parametrize("value,first,status", [("10", "retry-cnt-truncated", "explains"), ("7", "peer-unreachable", "consistent")])
+@pytest.mark.parametrize(
+    "value,first,status", [("10", "retry-cnt-truncated", "explains"), ("7", "peer-unreachable", "consistent")]
+)
 def test_vendor_129_and_retry_count(facts_file, value, first, status):
     r = triage([log("nccl-902-vendor129.log")], image=facts_file(image(env={"NCCL_IB_RETRY_CNT": value})))
     d = r.diagnoses[0]
@@ -119,9 +145,11 @@ def test_vendor_129_and_retry_count(facts_file, value, first, status):
 
 def test_retry_count_from_the_log_beats_the_image(tmp_path, facts_file):
     p = tmp_path / "x.log"
-    p.write_text("n1:1:2 [0] NCCL INFO NCCL_IB_RETRY_CNT set by environment to 16.\n"
-                 "n1:1:3 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=12 "
-                 "opcode=0 len=0 vendor err 129 (Recv)\n")
+    p.write_text(
+        "n1:1:2 [0] NCCL INFO NCCL_IB_RETRY_CNT set by environment to 16.\n"
+        "n1:1:3 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=12 "
+        "opcode=0 len=0 vendor err 129 (Recv)\n"
+    )
     r = triage([str(p)], image=facts_file(image(env={"NCCL_IB_RETRY_CNT": "7"})))
     assert r.diagnoses[0].causes[0].id == "retry-cnt-truncated"
     assert notes(r)["ib-retry-count"].status == "explains" and "(log)" in notes(r)["ib-retry-count"].text
@@ -143,7 +171,9 @@ def test_nccl_version_mismatch(facts_file):
 
 
 def test_cuda_driver_insufficient(facts_file):
-    r = triage([log("nccl-tests-12-driver.log")], image=facts_file(image(cuda="12.8.0")), node_facts=node("a100-r470-peermem"))
+    r = triage(
+        [log("nccl-tests-12-driver.log")], image=facts_file(image(cuda="12.8.0")), node_facts=node("a100-r470-peermem")
+    )
     assert r.diagnoses[0].causes[0].status == "supported"
     assert notes(r)["cuda-driver"].status == "explains"
 
@@ -175,7 +205,9 @@ def test_compile_cache_env_from_image(facts_file):
 def test_engine_findings_are_included(facts_file):
     r = triage([log("nv-peer-memory-115-efault.log")], image=facts_file(image()), node_facts=node("no-peermem"))
     assert r.join.engine_note is None
-    assert r.join.engine_findings and all(f.id and f.severity in ("error", "warning", "info") for f in r.join.engine_findings)
+    assert r.join.engine_findings and all(
+        f.id and f.severity in ("error", "warning", "info") for f in r.join.engine_findings
+    )
 
 
 def test_no_facts_means_unknown_not_guessed():
@@ -189,8 +221,18 @@ def test_no_facts_means_unknown_not_guessed():
 def test_real_bookworm_image_and_node(debian_archive, capsys):
     """End to end on a real Debian bookworm rdma-core 44 image: the log's [RO] is consistent with its libibverbs."""
     archive = debian_archive("bookworm")
-    rc = main(["triage", log("nccl-1537-gdr-disabled.log"), "--image", f"docker-archive:{archive}",
-               "--node-facts", node("no-peermem"), "-o", "json"])
+    rc = main(
+        [
+            "triage",
+            log("nccl-1537-gdr-disabled.log"),
+            "--image",
+            f"docker-archive:{archive}",
+            "--node-facts",
+            node("no-peermem"),
+            "-o",
+            "json",
+        ]
+    )
     doc = json.loads(capsys.readouterr().out)
     assert rc == 1
     by_topic = {n["topic"]: n for n in doc["join"]["notes"]}
@@ -221,7 +263,9 @@ def test_contradicts_only_when_the_deciding_facts_are_known(facts_file, tmp_path
     assert notes(r)["rdma-userspace"].status == "contradicts"  # both ABI numbers known and equal
 
 
-@pytest.mark.parametrize("userspace, status", [("470.256.02", "supported"), ("470.199.02", "unlikely"), (None, "unknown")])
+@pytest.mark.parametrize(
+    "userspace, status", [("470.256.02", "supported"), ("470.199.02", "unlikely"), (None, "unknown")]
+)
 def test_nvml_mismatch_is_decided_by_the_node_driver_builds(tmp_path, userspace, status):
     doc = json.loads(open(node("a100-r470-peermem")).read())
     if userspace:

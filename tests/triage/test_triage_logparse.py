@@ -16,9 +16,9 @@ def test_nccl_prefix_bracket_is_the_cuda_device_not_the_rank():
 
 
 def test_launcher_labels_give_ranks():
-    assert parse_line("[rank3]:     next(self.gen)", "f", 1).rank == 3                         # PyTorch
-    assert parse_line(" 93: !!!!!!! Segfault encountered !!!!!!!", "f", 1).rank == 93          # srun -l
-    assert parse_line("[1,13]<stdout>:192.168.0.138: Test CUDA failure", "f", 1).rank == 13   # mpirun --tag-output
+    assert parse_line("[rank3]:     next(self.gen)", "f", 1).rank == 3  # PyTorch
+    assert parse_line(" 93: !!!!!!! Segfault encountered !!!!!!!", "f", 1).rank == 93  # srun -l
+    assert parse_line("[1,13]<stdout>:192.168.0.138: Test CUDA failure", "f", 1).rank == 13  # mpirun --tag-output
     line = parse_line("[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog", "f", 1)
     assert line.rank == 0 and line.text.startswith("[E321 02:07:08")
 
@@ -84,14 +84,18 @@ def test_info_context_from_real_lines():
 
 
 def test_ro_absent_is_false_and_gdrdma_transport_detected():
-    ctx = _ctx("master_node:20:289 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:192.168.11.1<0>",
-               "n1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA").summary()
+    ctx = _ctx(
+        "master_node:20:289 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:192.168.11.1<0>",
+        "n1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA",
+    ).summary()
     assert ctx.relaxed_ordering is False and ctx.gdrdma_transport and ctx.transports == ("NET/IB/GDRDMA",)
 
 
 def test_world_rank_from_comm_lines():
-    acc = _ctx("n1:7:8 [1] NCCL INFO ncclCommInitRankConfig comm 0xaaaa rank 1 nranks 8 cudaDev 1 nvmlDev 1 busId 901000 commId 0x2f - Init START",
-               "n1:7:8 [1] NCCL INFO comm 0xbbbb rank 0 nranks 2 cudaDev 1 busId 901000 - Init COMPLETE")
+    acc = _ctx(
+        "n1:7:8 [1] NCCL INFO ncclCommInitRankConfig comm 0xaaaa rank 1 nranks 8 cudaDev 1 nvmlDev 1 busId 901000 commId 0x2f - Init START",
+        "n1:7:8 [1] NCCL INFO comm 0xbbbb rank 0 nranks 2 cudaDev 1 busId 901000 - Init COMPLETE",
+    )
     assert acc.world_rank() == (1, 8)
     assert acc.inits["0xaaaa"].started is not None and not acc.inits["0xaaaa"].completed
     assert acc.inits["0xbbbb"].completed

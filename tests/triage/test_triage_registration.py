@@ -54,10 +54,12 @@ def test_eperm_and_nv_dma_map_lines(tmp_path):
     # No public log has these yet: the lines are NCCL's "Call to %s failed with error %s" (misc/ibvwrap.cc) with
     # strerror(EPERM), and nvidia-peermem's peer_err format with nv_dma_map's message (nvidia-peermem.c:71, 313).
     log = tmp_path / "constructed.log"
-    log.write_text("host1:12:34 [0] misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error "
-                   "Operation not permitted\n"
-                   "[ 812.000001] nvidia-peermem nv_dma_map:313 ERROR nv_dma_map -- assumption of 64KB pages failed "
-                   "size_id=0\n")
+    log.write_text(
+        "host1:12:34 [0] misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error "
+        "Operation not permitted\n"
+        "[ 812.000001] nvidia-peermem nv_dma_map:313 ERROR nv_dma_map -- assumption of 64KB pages failed "
+        "size_id=0\n"
+    )
     report = triage([str(log)])
     ids = [d.signature for d in report.diagnoses]
     assert "IBV-REG-MR-EPERM" in ids and "IBV-REG-MR-EINVAL" not in ids

@@ -94,21 +94,42 @@ def test_packaged_signatures_are_sourced_and_sampled():
     assert set(SAMPLES) <= ids
 
 
-@pytest.mark.parametrize("text,absent", [
-    ("axa:3048391:3048566 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'", "GDR-DISABLED"),
-    ("libibverbs: Warning: couldn't load driver 'libvmw_pvrdma-rdmav34.so': cannot open", "IBVERBS-DRIVER-LOAD-MLX5"),
-    ("NVRM: Xid (PCI:0000:00:07): 31, pid=1", "GPU-XID"),                       # the specific XID signature only
-    ("Epoch 3: internal error rate 0.1%", "NCCL-ERR-3"),                         # not an NCCL error
-    # UCX and EFA/libfabric lines are their own paths, never read as NCCL's IB transport
-    ("UCX ERROR ibv_reg_mr failed: Cannot allocate memory", "IBV-REG-MR-ENOMEM"),
-    ("[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. "
-     "RC: -22, ERROR: Invalid argument", "IB-COMPLETION-ERROR"),
-    ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1)", "CUDA-OOM"),
-    ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB.", "HOST-OOM-KILL"),
-    ("[  366.264611] nv_peer_mem: Unknown symbol ib_register_peer_memory_client (err -22)", "PEERMEM-SYMBOL-MISSING"),
-    ("tj1:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying", "NCCL-SOCKET-CONNECT"),  # INFO retry
-    ("misc/ibvwrap.cu:220 NCCL WARN Call to ibv_get_async_event failed", "IBV-CALL-FAILED"),  # follows an async event
-])
+@pytest.mark.parametrize(
+    "text,absent",
+    [
+        ("axa:3048391:3048566 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'", "GDR-DISABLED"),
+        (
+            "libibverbs: Warning: couldn't load driver 'libvmw_pvrdma-rdmav34.so': cannot open",
+            "IBVERBS-DRIVER-LOAD-MLX5",
+        ),
+        ("NVRM: Xid (PCI:0000:00:07): 31, pid=1", "GPU-XID"),  # the specific XID signature only
+        ("Epoch 3: internal error rate 0.1%", "NCCL-ERR-3"),  # not an NCCL error
+        # UCX and EFA/libfabric lines are their own paths, never read as NCCL's IB transport
+        ("UCX ERROR ibv_reg_mr failed: Cannot allocate memory", "IBV-REG-MR-ENOMEM"),
+        (
+            "[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. "
+            "RC: -22, ERROR: Invalid argument",
+            "IB-COMPLETION-ERROR",
+        ),
+        (
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1)",
+            "CUDA-OOM",
+        ),
+        ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB.", "HOST-OOM-KILL"),
+        (
+            "[  366.264611] nv_peer_mem: Unknown symbol ib_register_peer_memory_client (err -22)",
+            "PEERMEM-SYMBOL-MISSING",
+        ),
+        (
+            "tj1:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+            "NCCL-SOCKET-CONNECT",
+        ),  # INFO retry
+        (
+            "misc/ibvwrap.cu:220 NCCL WARN Call to ibv_get_async_event failed",
+            "IBV-CALL-FAILED",
+        ),  # follows an async event
+    ],
+)
 def test_no_false_matches(text, absent):
     assert absent not in _matching(load_signatures(), text)
 
@@ -118,20 +139,23 @@ def _doc():
     return json.loads(ref.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda d: d["signatures"][0]["patterns"].append("(unclosed"), "bad regex"),
-    (lambda d: d["signatures"][0].update(confidence="certain"), "confidence"),
-    (lambda d: d["signatures"][0].update(source=[]), "source"),
-    (lambda d: d["signatures"].append(copy.deepcopy(d["signatures"][0])), "duplicate id"),
-    (lambda d: d["signatures"][0]["causes"][0].update(when=["node.no_such_fact"]), "unknown fact predicate"),
-    (lambda d: d["signatures"][0]["causes"][0].update(when=["sig:NOPE.hosts>=2"]), "unknown signature"),
-    (lambda d: d["signatures"][0]["causes"][0].update(when=["env:X>seven"]), "non-integer"),
-    (lambda d: d["signatures"][0].update(suppresses=["NOPE"]), "suppresses"),
-    (lambda d: d["signatures"][0].update(role="cause"), "role"),
-    (lambda d: d["signatures"][0]["causes"][0].update(promote="yes"), "promote"),
-    (lambda d: d.update(schema_version=99), "newer"),
-    (lambda d: d["signatures"][0].pop("causes"), "cause"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d["signatures"][0]["patterns"].append("(unclosed"), "bad regex"),
+        (lambda d: d["signatures"][0].update(confidence="certain"), "confidence"),
+        (lambda d: d["signatures"][0].update(source=[]), "source"),
+        (lambda d: d["signatures"].append(copy.deepcopy(d["signatures"][0])), "duplicate id"),
+        (lambda d: d["signatures"][0]["causes"][0].update(when=["node.no_such_fact"]), "unknown fact predicate"),
+        (lambda d: d["signatures"][0]["causes"][0].update(when=["sig:NOPE.hosts>=2"]), "unknown signature"),
+        (lambda d: d["signatures"][0]["causes"][0].update(when=["env:X>seven"]), "non-integer"),
+        (lambda d: d["signatures"][0].update(suppresses=["NOPE"]), "suppresses"),
+        (lambda d: d["signatures"][0].update(role="cause"), "role"),
+        (lambda d: d["signatures"][0]["causes"][0].update(promote="yes"), "promote"),
+        (lambda d: d.update(schema_version=99), "newer"),
+        (lambda d: d["signatures"][0].pop("causes"), "cause"),
+    ],
+)
 def test_bad_signature_data_is_refused(mutate, message):
     doc = _doc()
     mutate(doc)
@@ -144,30 +168,47 @@ def test_a_new_signature_needs_no_code(tmp_path):
     from imgcheck.triage import triage
 
     doc = _doc()
-    doc["signatures"].append({
-        "id": "IBV-MODIFY-QP-ENETUNREACH", "title": "ibv_modify_qp failed: Network is unreachable",
-        "patterns": [r"Call to ibv_modify_qp failed with error Network is unreachable"],
-        "role": "primary", "severity": "error", "priority": 95,  # above the packaged IBV-MODIFY-QP
-        "meaning": "The QP could not reach the peer's GID (RoCE routing / GID index).",
-        "causes": [{"id": "gid-index", "text": "Wrong NCCL_IB_GID_INDEX for RoCE v2.", "next": "show_gids",
-                    "confidence": "reported", "when": ["env:NCCL_IB_GID_INDEX"]}],
-        "source": ["https://github.com/NVIDIA/nccl-tests/issues/185"], "confidence": "reported"})
+    doc["signatures"].append(
+        {
+            "id": "IBV-MODIFY-QP-ENETUNREACH",
+            "title": "ibv_modify_qp failed: Network is unreachable",
+            "patterns": [r"Call to ibv_modify_qp failed with error Network is unreachable"],
+            "role": "primary",
+            "severity": "error",
+            "priority": 95,  # above the packaged IBV-MODIFY-QP
+            "meaning": "The QP could not reach the peer's GID (RoCE routing / GID index).",
+            "causes": [
+                {
+                    "id": "gid-index",
+                    "text": "Wrong NCCL_IB_GID_INDEX for RoCE v2.",
+                    "next": "show_gids",
+                    "confidence": "reported",
+                    "when": ["env:NCCL_IB_GID_INDEX"],
+                }
+            ],
+            "source": ["https://github.com/NVIDIA/nccl-tests/issues/185"],
+            "confidence": "reported",
+        }
+    )
     path = tmp_path / "sigs.json"
     path.write_text(json.dumps(doc))
     import os
+
     log = os.path.join(os.path.dirname(__file__), "logs", "nccl-tests-185-no-signature.log")
     r = triage([log], signatures=str(path))
     assert r.verdict == "signature_found" and r.diagnoses[0].signature == "IBV-MODIFY-QP-ENETUNREACH"
 
 
 # Registration signatures (issue 27, docs/registration-errors.md); kept apart so additions elsewhere merge cleanly.
-SAMPLES.update({
-    # no public NCCL log yet: NCCL's "Call to %s failed with error %s" (misc/ibvwrap.cc) with strerror(EPERM)
-    "IBV-REG-MR-EPERM": "misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Operation not permitted",
-    "IBV-REG-DMABUF-EINVAL": "ibv_reg_dmabuf_mr (retain) failed: Invalid argument",  # uccl-project/mKernel#26
-    # no public log yet: nvidia-peermem's peer_err format with nv_dma_map's message (nvidia-peermem.c:71, 313)
-    "PEERMEM-DMA-MAP-REFUSED": "nvidia-peermem nv_dma_map:313 ERROR nv_dma_map -- assumption of 64KB pages failed size_id=0",
-    "PEERMEM-LOAD-EINVAL": "nvidia_peer_memory-1.0-8 modprobe: ERROR: could not insert 'nv_peer_mem': Invalid argument",
-    "PEERMEM-INVALID-CONTEXT": "[25033.266922] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, "
-                               "skipping further processing",
-})
+SAMPLES.update(
+    {
+        # no public NCCL log yet: NCCL's "Call to %s failed with error %s" (misc/ibvwrap.cc) with strerror(EPERM)
+        "IBV-REG-MR-EPERM": "misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Operation not permitted",
+        "IBV-REG-DMABUF-EINVAL": "ibv_reg_dmabuf_mr (retain) failed: Invalid argument",  # uccl-project/mKernel#26
+        # no public log yet: nvidia-peermem's peer_err format with nv_dma_map's message (nvidia-peermem.c:71, 313)
+        "PEERMEM-DMA-MAP-REFUSED": "nvidia-peermem nv_dma_map:313 ERROR nv_dma_map -- assumption of 64KB pages failed size_id=0",
+        "PEERMEM-LOAD-EINVAL": "nvidia_peer_memory-1.0-8 modprobe: ERROR: could not insert 'nv_peer_mem': Invalid argument",
+        "PEERMEM-INVALID-CONTEXT": "[25033.266922] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, "
+        "skipping further processing",
+    }
+)

@@ -16,8 +16,12 @@ from imgcheck.verify.result import parse_output
 
 def _glibc_versions(path: str) -> set[tuple[int, ...]]:
     info = read_elf(open(path, "rb").read())
-    return {tuple(int(p) for p in v[6:].split(".")) for vs in info.needed_versions.values() for v in vs
-            if v.startswith("GLIBC_")}
+    return {
+        tuple(int(p) for p in v[6:].split("."))
+        for vs in info.needed_versions.values()
+        for v in vs
+        if v.startswith("GLIBC_")
+    }
 
 
 def test_verifier_needs_only_old_glibc(verifier):
@@ -29,8 +33,13 @@ def test_verifier_needs_only_old_glibc(verifier):
 
 
 def test_verifier_runs_on_the_host_and_writes_one_json_document(verifier):
-    proc = subprocess.run([verifier], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "IMGCHECK_VERIFY_GPU": "0"})
+    proc = subprocess.run(
+        [verifier],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "IMGCHECK_VERIFY_GPU": "0"},
+    )
     assert proc.returncode == 0, proc.stderr
     out = parse_output(proc.stdout)
     assert out.schema_version == 1
@@ -44,7 +53,7 @@ def test_verifier_runs_on_the_host_and_writes_one_json_document(verifier):
 def test_normally_linked_binary_is_rejected(compile_c, tmp_path):
     """What the guard is for: an ordinary gcc build on glibc >= 2.34 needs __libc_start_main@GLIBC_2.34."""
     src = tmp_path / "hello.c"
-    src.write_text("#include <stdio.h>\nint main(void){puts(\"hi\");return 0;}\n")
+    src.write_text('#include <stdio.h>\nint main(void){puts("hi");return 0;}\n')
     out = tmp_path / "hello"
     subprocess.run(["gcc", "-o", str(out), str(src)], check=True)
     if max(_glibc_versions(str(out))) <= (2, 17):

@@ -15,8 +15,13 @@ from imgcheck.verify.runtimes.base import VERIFIER_IN_CONTAINER, RunRequest
 from imgcheck.verify.runtimes.cli_exec import run_cli
 from imgcheck.verify.runtimes.enroot_rt import start_argv
 
-REQ = RunRequest(image="img.sif", verifier="/cache/imgcheck-verifier-x", env={"IBV_SHOW_WARNINGS": "1"},
-                 devices=("/dev/infiniband/uverbs0",), gpus=True)
+REQ = RunRequest(
+    image="img.sif",
+    verifier="/cache/imgcheck-verifier-x",
+    env={"IBV_SHOW_WARNINGS": "1"},
+    devices=("/dev/infiniband/uverbs0",),
+    gpus=True,
+)
 
 
 @pytest.mark.parametrize("name,program", [("enroot", "enroot"), ("apptainer", "apptainer")])

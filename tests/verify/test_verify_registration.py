@@ -20,8 +20,19 @@ from imgcheck.matrix import load_matrix
 from imgcheck.model.report import Evidence
 from imgcheck.verify import regrows
 from imgcheck.verify.join import CONFIRMED, CONTRADICTED, NO_DEVICE, NOT_TESTABLE, check_from_finding, observations
-from imgcheck.verify.result import (DeviceList, DeviceResult, DmabufProbe, GpuBuffer, GpuResult, Memlock,
-                                    Registration, Step, Sysfs, VerifierOutput, parse_output)
+from imgcheck.verify.result import (
+    DeviceList,
+    DeviceResult,
+    DmabufProbe,
+    GpuBuffer,
+    GpuResult,
+    Memlock,
+    Registration,
+    Step,
+    Sysfs,
+    VerifierOutput,
+    parse_output,
+)
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "registration-errors.md")
 NAMES = {0: None, 1: "EPERM", 12: "ENOMEM", 14: "EFAULT", 22: "EINVAL", 95: "EOPNOTSUPP", 524: None}
@@ -29,24 +40,34 @@ UNLIMITED = -1
 
 
 def reg(memory, label, call, err=0):
-    return Registration(memory, label, call, 7, "LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ", "why", True, err == 0, err,
-                        NAMES.get(err), None)
+    return Registration(
+        memory, label, call, 7, "LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ", "why", True, err == 0, err, NAMES.get(err), None
+    )
 
 
 def device(*regs, dmabuf_supported=False):
-    probe = DmabufProbe(True, dmabuf_supported, 9 if dmabuf_supported else 95,
-                        "EBADF" if dmabuf_supported else "EOPNOTSUPP")
+    probe = DmabufProbe(
+        True, dmabuf_supported, 9 if dmabuf_supported else 95, "EBADF" if dmabuf_supported else "EOPNOTSUPP"
+    )
     return DeviceResult("mlx5_0", Step(True), Step(True), tuple(regs), probe)
 
 
 def out(*devices, memlock=UNLIMITED, vmm_gdr=1, dma_buf=0, cumem_flag=True):
-    gpu = GpuResult(status="tested", driver_api_version=12040, device_count=1,
-                    attributes={"dma_buf_supported": dma_buf, "gpu_direct_rdma_with_cuda_vmm_supported": vmm_gdr},
-                    buffers=(GpuBuffer("gpu:cuMemAlloc"), GpuBuffer("gpu:cuMemCreate",
-                                                                    gpu_direct_rdma_capable_flag=cumem_flag)))
-    return VerifierOutput(schema_version=1, memlock=Memlock(memlock, memlock),
-                          sysfs=Sysfs(class_infiniband=("mlx5_0",), dev_infiniband=("uverbs0",)),
-                          devices=DeviceList(True, count=1), gpu=gpu, device_results=tuple(devices))
+    gpu = GpuResult(
+        status="tested",
+        driver_api_version=12040,
+        device_count=1,
+        attributes={"dma_buf_supported": dma_buf, "gpu_direct_rdma_with_cuda_vmm_supported": vmm_gdr},
+        buffers=(GpuBuffer("gpu:cuMemAlloc"), GpuBuffer("gpu:cuMemCreate", gpu_direct_rdma_capable_flag=cumem_flag)),
+    )
+    return VerifierOutput(
+        schema_version=1,
+        memlock=Memlock(memlock, memlock),
+        sysfs=Sysfs(class_infiniband=("mlx5_0",), dev_infiniband=("uverbs0",)),
+        devices=DeviceList(True, count=1),
+        gpu=gpu,
+        device_results=tuple(devices),
+    )
 
 
 def row_of(r, dev, o):
@@ -61,16 +82,29 @@ def table_rows():
 
 # ------------------------------------------------------------------ one case per row the verifier can see
 
+
 def test_host_rows(table_rows):
     ok_base = reg("host", "base", "ibv_reg_mr_iova2")
     cases = [
         # RO rejected while the same call without RO works: the seed explanation on this node
         (device(ok_base, reg("host", "base+ro", "ibv_reg_mr_iova2", 22)), "RE-EINVAL-RO-BACKPORT"),
         # REMOTE_ATOMIC rejected while RO alone works
-        (device(ok_base, reg("host", "base+ro", "ibv_reg_mr_iova2"), reg("host", "base+atomic+ro", "ibv_reg_mr_iova2", 22)),
-         "RE-FLAG-ATOMIC"),
-        (device(ok_base, reg("host", "base+ro", "ibv_reg_mr_iova2"), reg("host", "base+atomic+ro", "ibv_reg_mr_iova2", 95)),
-         "RE-FLAG-ATOMIC"),
+        (
+            device(
+                ok_base,
+                reg("host", "base+ro", "ibv_reg_mr_iova2"),
+                reg("host", "base+atomic+ro", "ibv_reg_mr_iova2", 22),
+            ),
+            "RE-FLAG-ATOMIC",
+        ),
+        (
+            device(
+                ok_base,
+                reg("host", "base+ro", "ibv_reg_mr_iova2"),
+                reg("host", "base+atomic+ro", "ibv_reg_mr_iova2", 95),
+            ),
+            "RE-FLAG-ATOMIC",
+        ),
         (device(reg("host", "base", "ibv_reg_mr", 1)), "RE-EPERM-MEMLOCK0"),
         (device(reg("host", "base", "ibv_reg_mr", 12)), "RE-ENOMEM-PIN"),  # memlock unlimited
     ]
@@ -90,8 +124,11 @@ def test_gpu_rows(table_rows):
     cases = [
         (reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2", 22), {}, "RE-EINVAL-PEER-DMAMAP"),
         (reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2", 14), {}, "RE-EFAULT-DECLINED"),
-        (reg("gpu:cuMemCreate", "base+ro", "ibv_reg_mr_iova2", 14), {"cumem_flag": False, "vmm_gdr": 0},
-         "RE-EFAULT-CUMEM-FLAG"),
+        (
+            reg("gpu:cuMemCreate", "base+ro", "ibv_reg_mr_iova2", 14),
+            {"cumem_flag": False, "vmm_gdr": 0},
+            "RE-EFAULT-CUMEM-FLAG",
+        ),
         (reg("gpu:cuMemCreate", "base+ro", "ibv_reg_mr_iova2", 14), {"cumem_flag": True}, "RE-EFAULT-DECLINED"),
         (reg("gpu:cuMemAlloc", "base", "ibv_reg_mr", 12), {"memlock": 65536 * 1024}, "RE-ENOMEM-MEMLOCK"),
         (reg("gpu:cuMemAlloc", "base", "ibv_reg_mr", 12), {}, "RE-ENOMEM-P2P"),
@@ -100,8 +137,10 @@ def test_gpu_rows(table_rows):
         (reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2", 524), {}, "RE-ENOTSUPP-524"),
     ]
     # REMOTE_ATOMIC on GPU memory: the same buffer without it registers, so the flag is what is refused
-    dev = device(reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2"),
-                 reg("gpu:cuMemAlloc", "base+atomic+ro", "ibv_reg_mr_iova2", 22))
+    dev = device(
+        reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2"),
+        reg("gpu:cuMemAlloc", "base+atomic+ro", "ibv_reg_mr_iova2", 22),
+    )
     assert row_of(dev.registrations[1], dev, out(dev)) == "RE-FLAG-ATOMIC"
     for r, kw, want in cases:
         dev = device(r)
@@ -131,14 +170,23 @@ def test_observations_name_the_row():
 
 # ------------------------------------------------------------------ REG-* findings as checks
 
+
 @pytest.fixture(scope="module")
 def matrix():
     return load_matrix()
 
 
 def path_finding(matrix, kind):
-    return emit_finding(matrix, "REG-PATH", [Evidence("nccl.gpu_buffer_path", kind)], variant=kind,
-                        nccl="2.21.5", reg_fn="ibv_reg_mr_iova2", why="w", node_stack="mlnx_ofed 5.8-3.0.7.0")
+    return emit_finding(
+        matrix,
+        "REG-PATH",
+        [Evidence("nccl.gpu_buffer_path", kind)],
+        variant=kind,
+        nccl="2.21.5",
+        reg_fn="ibv_reg_mr_iova2",
+        why="w",
+        node_stack="mlnx_ofed 5.8-3.0.7.0",
+    )
 
 
 def test_reg_path_peer_memory(matrix):
@@ -158,8 +206,9 @@ def test_reg_path_peer_memory(matrix):
 def test_reg_path_on_a_gpu_without_gpudirect(matrix):
     """NCCL stages through host memory when the GPU reports no GPUDirect RDMA, whatever the NIC side offers."""
     o = out(device(reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_mr_iova2")))
-    o = dataclasses.replace(o, gpu=dataclasses.replace(o.gpu, attributes={**o.gpu.attributes,
-                                                                           "gpu_direct_rdma_supported": 0}))
+    o = dataclasses.replace(
+        o, gpu=dataclasses.replace(o.gpu, attributes={**o.gpu.attributes, "gpu_direct_rdma_supported": 0})
+    )
     assert check_from_finding(path_finding(matrix, "peer-memory"), o).status == CONTRADICTED
     assert check_from_finding(path_finding(matrix, "host-staging"), o).status == CONFIRMED
 
@@ -202,13 +251,12 @@ def test_reg_remote_atomic(matrix):
 
 # ------------------------------------------------------------------ the real verifier on this machine
 
+
 def test_real_verifier_without_devices_marks_reg_checks_not_testable(verifier, matrix):
-    proc = subprocess.run([verifier], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin"})
+    proc = subprocess.run([verifier], capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
     seen = parse_output(proc.stdout)
-    for f in (path_finding(matrix, "peer-memory"),
-              emit_finding(matrix, "REG-MEMLOCK-ZERO", [], reg_fn="ibv_reg_mr")):
+    for f in (path_finding(matrix, "peer-memory"), emit_finding(matrix, "REG-MEMLOCK-ZERO", [], reg_fn="ibv_reg_mr")):
         check = check_from_finding(f, seen)
         assert check.status == NOT_TESTABLE and check.detail == NO_DEVICE
 
@@ -217,8 +265,13 @@ def test_real_verifier_reports_cumem_buffers_nccl_cannot_register(verifier, comp
     """The stand-in libcuda reports GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 0: the verifier allocates the cuMem
     buffer without gpuDirectRDMACapable, as NCCL >= 2.24.3 would, and the report names row RE-EFAULT-CUMEM-FLAG."""
     libdir = os.path.dirname(compile_c("stub_libcuda.c", "-shared", "-fPIC", out="libcuda.so.1"))
-    proc = subprocess.run([verifier], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": libdir, "STUB_CUDA_MODE": "ok"})
+    proc = subprocess.run(
+        [verifier],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": libdir, "STUB_CUDA_MODE": "ok"},
+    )
     assert proc.returncode == 0, proc.stderr
     seen = parse_output(proc.stdout)
     assert seen.gpu.attributes["gpu_direct_rdma_with_cuda_vmm_supported"] == 0

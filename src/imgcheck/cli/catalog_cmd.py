@@ -14,23 +14,34 @@ FORMATS = ("table", "json")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("catalog", help="the base-image catalog: add the images you use, list what is known",
-                       description="The shipped catalog (NVIDIA release notes) plus a local one under "
-                                   "$IMGCHECK_HOME/catalog/ with the facts of images you inspected.")
+    p = sub.add_parser(
+        "catalog",
+        help="the base-image catalog: add the images you use, list what is known",
+        description="The shipped catalog (NVIDIA release notes) plus a local one under "
+        "$IMGCHECK_HOME/catalog/ with the facts of images you inspected.",
+    )
     verbs = p.add_subparsers(dest="catalog_verb", metavar="{add,import,list}")
     add = verbs.add_parser("add", help="inspect images and store their facts in the local catalog")
     add.add_argument("images", nargs="+", metavar="IMAGE")
     add.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
-    add.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
-                     help="allow plain HTTP (or an unverified certificate) for this registry; repeatable")
+    add.add_argument(
+        "--insecure-registry",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="allow plain HTTP (or an unverified certificate) for this registry; repeatable",
+    )
     add.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
     add.add_argument("-q", "--quiet", action="store_true", help="no per-image line")
     add.set_defaults(func=run_add)
-    imp = verbs.add_parser("import", help="add catalog rows from a JSON or YAML file (your base images, not inspected)",
-                           description="Rows in the shipped base_images shape (image, tag or release, framework, "
-                                       "framework_version, distro, python, cuda, nccl, nccl_origin, rdma_core, "
-                                       "rdma_flavor, mlnx_ofed, doca, ucx, hpcx, min_driver, source, confidence, note); "
-                                       "fields left out are unknown. Every row is checked before any is stored.")
+    imp = verbs.add_parser(
+        "import",
+        help="add catalog rows from a JSON or YAML file (your base images, not inspected)",
+        description="Rows in the shipped base_images shape (image, tag or release, framework, "
+        "framework_version, distro, python, cuda, nccl, nccl_origin, rdma_core, "
+        "rdma_flavor, mlnx_ofed, doca, ucx, hpcx, min_driver, source, confidence, note); "
+        "fields left out are unknown. Every row is checked before any is stored.",
+    )
     imp.add_argument("file", metavar="FILE")
     imp.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
     imp.add_argument("-q", "--quiet", action="store_true", help="no per-row line")
@@ -44,16 +55,23 @@ def register(sub) -> None:
 
 
 def _missing_verb(args) -> int:
-    raise UsageError("catalog needs a verb: `imgcheck catalog add IMAGE...`, `imgcheck catalog import FILE` "
-                     "or `imgcheck catalog list`")
+    raise UsageError(
+        "catalog needs a verb: `imgcheck catalog add IMAGE...`, `imgcheck catalog import FILE` "
+        "or `imgcheck catalog list`"
+    )
 
 
 def run_add(args) -> int:
     from ..recommend.entry import catalog_add
 
-    added = catalog_add(args.images, options=ReadOptions(
-        platform=parse_platform(args.platform) if args.platform else None, use_cache=not args.no_cache,
-        insecure_registries=tuple(args.insecure_registry)))
+    added = catalog_add(
+        args.images,
+        options=ReadOptions(
+            platform=parse_platform(args.platform) if args.platform else None,
+            use_cache=not args.no_cache,
+            insecure_registries=tuple(args.insecure_registry),
+        ),
+    )
     if not args.quiet:
         for facts, _path in added:
             lib = facts.rdma.libibverbs
@@ -80,5 +98,7 @@ def run_list(args) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     entries, problems = catalog_list(matrix_path=args.matrix, local_only=args.local)
     for spec in outputs:
-        write_output(spec, catalog_json(entries, problems) if spec.format == "json" else catalog_table(entries, problems))
+        write_output(
+            spec, catalog_json(entries, problems) if spec.format == "json" else catalog_table(entries, problems)
+        )
     return 0

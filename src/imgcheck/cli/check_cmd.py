@@ -15,38 +15,53 @@ from .output import parse_outputs, write_output
 
 NAMES = ("check",)
 FAIL_ON = ("error", "warning", "never")
-DESCRIPTION = ("Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. `imgcheck IMAGE ...` "
-               "is the same command, and its options may also come before IMAGE.")
+DESCRIPTION = (
+    "Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. `imgcheck IMAGE ...` "
+    "is the same command, and its options may also come before IMAGE."
+)
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
-                       description=DESCRIPTION)
+    p = sub.add_parser(
+        "check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes", description=DESCRIPTION
+    )
     configure(p)
 
 
 def configure(p) -> None:
     """IMAGE and every option: `imgcheck check`'s parser and the bare `imgcheck IMAGE` parser alike."""
-    p.add_argument("image", metavar="IMAGE",
-                   help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
-                        "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...")
+    p.add_argument(
+        "image",
+        metavar="IMAGE",
+        help="name[:tag][@digest], docker-archive:PATH[:NAME:TAG], oci:PATH[:REF], "
+        "oci-archive:PATH, a bare image.tar or OCI layout directory, facts:PATH, ...",
+    )
     add_check_args(p)
     p.set_defaults(func=run)
 
 
 def add_check_args(p) -> None:
     """Everything `check` takes after IMAGE (also used by `imgcheck job check`)."""
-    p.add_argument("--job", metavar="FILE",
-                   help="the launch spec (Kubernetes YAML, Slurm/Pyxis script, docker run script, compose file): "
-                        "check what it gives the container too")
+    p.add_argument(
+        "--job",
+        metavar="FILE",
+        help="the launch spec (Kubernetes YAML, Slurm/Pyxis script, docker run script, compose file): "
+        "check what it gives the container too",
+    )
     add_node_args(p)
     add_report_args(p, FAIL_ON)
     add_matrix_arg(p)
-    add_image_read_args(p, platform_help="os/arch[/variant] to pick from a multi-platform image "
-                                         "(default: the nodes' architecture when they agree)")
+    add_image_read_args(
+        p,
+        platform_help="os/arch[/variant] to pick from a multi-platform image "
+        "(default: the nodes' architecture when they agree)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.add_argument("--show-env", action="store_true",
-                   help="show every image Env value (default: only NCCL_*, UCX_*, CUDA_*, ... and *PATH; the rest redacted)")
+    p.add_argument(
+        "--show-env",
+        action="store_true",
+        help="show every image Env value (default: only NCCL_*, UCX_*, CUDA_*, ... and *PATH; the rest redacted)",
+    )
 
 
 def _flag_suppressions(args):
@@ -135,12 +150,19 @@ def run(args) -> int:
     suppressions = _suppressions(args)
     nodes = selected_nodes(args)
     platform, preferred = _platform(args, nodes)
-    options = ReadOptions(platform=platform, insecure_registries=tuple(args.insecure_registry),
-                          use_cache=not args.no_cache)
+    options = ReadOptions(
+        platform=platform, insecure_registries=tuple(args.insecure_registry), use_cache=not args.no_cache
+    )
     progress = _progress(args.quiet)
     check = lambda progress=None: api.check_image(  # noqa: E731
-        args.image, nodes, dataclasses.replace(options, progress=progress), matrix_path=args.matrix,
-        suppressions=suppressions, prefer_platform=preferred, jobs=jobs)
+        args.image,
+        nodes,
+        dataclasses.replace(options, progress=progress),
+        matrix_path=args.matrix,
+        suppressions=suppressions,
+        prefer_platform=preferred,
+        jobs=jobs,
+    )
     if progress is None:
         report = check()
     else:
@@ -152,6 +174,5 @@ def run(args) -> int:
         report = redact_report(report)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
-        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on,
-                                         verbose=args.verbose))
+        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on, verbose=args.verbose))
     return exit_code(report, args.fail_on)

@@ -8,9 +8,14 @@ from ..node import select
 
 def add_node_args(p) -> None:
     """--node / --node-facts / --fleet: which nodes to check against (read by selected_nodes)."""
-    p.add_argument("--node-facts", action="append", default=[], metavar="FILE",
-                   help="node facts JSON (from `imgcheck node probe` or written by hand), or a directory of "
-                        "them (*.json); repeatable")
+    p.add_argument(
+        "--node-facts",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="node facts JSON (from `imgcheck node probe` or written by hand), or a directory of "
+        "them (*.json); repeatable",
+    )
     p.add_argument("--node", action="append", default=[], metavar="NAME", help="a node from the inventory; repeatable")
     p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
 
@@ -24,16 +29,23 @@ def selected_nodes(args) -> list:
     try:
         return select.select_nodes(node_selection(args))
     except select.NoNodesSelected as exc:  # the library's words, in this command line's terms
-        raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR "
-                         "(`imgcheck inspect IMAGE` shows the image's facts alone)") from exc
+        raise UsageError(
+            "no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR "
+            "(`imgcheck inspect IMAGE` shows the image's facts alone)"
+        ) from exc
 
 
 def add_image_read_args(p, platform_help: str = "os/arch[/variant] to pick from a multi-platform image") -> None:
     """How images are read: platform, plain-HTTP registries, the caches."""
     p.add_argument("--platform", help=platform_help)
-    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
-                   help="allow plain HTTP (or an unverified certificate) for this registry; repeatable. "
-                        "localhost, 127.0.0.1 and ::1 are always allowed")
+    p.add_argument(
+        "--insecure-registry",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="allow plain HTTP (or an unverified certificate) for this registry; repeatable. "
+        "localhost, 127.0.0.1 and ::1 are always allowed",
+    )
     p.add_argument("--no-cache", action="store_true", help="read every layer; neither use nor fill the caches")
 
 
@@ -43,17 +55,43 @@ def add_matrix_arg(p) -> None:
 
 def add_report_args(p, fail_on) -> None:
     """What a check-style command writes and when it fails: -o, --fail-on, --ignore/--reason, the ignore file, -v."""
-    p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]",
-                   help="table, json, sarif, junit or markdown; repeatable, one may go to stdout")
-    p.add_argument("--fail-on", choices=fail_on, default="error",
-                   help="exit 1 when a finding is at or above this severity (default: error)")
-    p.add_argument("--ignore", action="append", default=[], metavar="RULE[@NODE]",
-                   help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable")
-    p.add_argument("--reason", action="append", default=[], metavar="TEXT",
-                   help="why the --ignore is acceptable (once for all, or once per --ignore); kept in the report")
-    p.add_argument("--ignore-file", metavar="PATH",
-                   help="accepted findings with reasons and optional expiry (YAML, or a pyproject.toml with "
-                        "[tool.imgcheck]); default: ./.imgcheckignore, else ./pyproject.toml's [tool.imgcheck]")
+    p.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        metavar="FORMAT[=PATH]",
+        help="table, json, sarif, junit or markdown; repeatable, one may go to stdout",
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=fail_on,
+        default="error",
+        help="exit 1 when a finding is at or above this severity (default: error)",
+    )
+    p.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="RULE[@NODE]",
+        help="drop a rule's findings (on one node with @NODE); needs --reason; repeatable",
+    )
+    p.add_argument(
+        "--reason",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="why the --ignore is acceptable (once for all, or once per --ignore); kept in the report",
+    )
+    p.add_argument(
+        "--ignore-file",
+        metavar="PATH",
+        help="accepted findings with reasons and optional expiry (YAML, or a pyproject.toml with "
+        "[tool.imgcheck]); default: ./.imgcheckignore, else ./pyproject.toml's [tool.imgcheck]",
+    )
     p.add_argument("--no-ignore-file", action="store_true", help="do not read ./.imgcheckignore or pyproject.toml")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="table: why, evidence, every fix and the sources for each finding (default: a summary)")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="table: why, evidence, every fix and the sources for each finding (default: a summary)",
+    )

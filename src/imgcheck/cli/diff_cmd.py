@@ -13,9 +13,12 @@ FORMATS = ("table", "json")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("diff", help="what a base-image bump changed, and which nodes move from ok to failing",
-                       description="Compare the RDMA/GPU userspace of OLD and NEW and run the engine on both against "
-                                   "the nodes. Exit 1 if some node moves to failing, 0 otherwise.")
+    p = sub.add_parser(
+        "diff",
+        help="what a base-image bump changed, and which nodes move from ok to failing",
+        description="Compare the RDMA/GPU userspace of OLD and NEW and run the engine on both against "
+        "the nodes. Exit 1 if some node moves to failing, 0 otherwise.",
+    )
     p.add_argument("old", metavar="OLD", help="the image before the bump (any IMAGE form imgcheck reads)")
     p.add_argument("new", metavar="NEW", help="the image after the bump")
     add_node_args(p)
@@ -31,10 +34,17 @@ def run(args) -> int:
 
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args) if node_selection(args) else []  # no nodes: the image change alone
-    result = diff_for(args.old, args.new, nodes, matrix_path=args.matrix,
-                      options=ReadOptions(platform=parse_platform(args.platform) if args.platform else None,
-                                          use_cache=not args.no_cache,
-                                          insecure_registries=tuple(args.insecure_registry)))
+    result = diff_for(
+        args.old,
+        args.new,
+        nodes,
+        matrix_path=args.matrix,
+        options=ReadOptions(
+            platform=parse_platform(args.platform) if args.platform else None,
+            use_cache=not args.no_cache,
+            insecure_registries=tuple(args.insecure_registry),
+        ),
+    )
     for spec in outputs:
         write_output(spec, diff_json(result) if spec.format == "json" else diff_table(result))
     return EXIT_FINDINGS if result.newly_failing else EXIT_OK

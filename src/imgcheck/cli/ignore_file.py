@@ -96,8 +96,11 @@ def _nodes(entry: dict, where: str) -> tuple[str | None, ...]:
     if "node" in entry and "nodes" in entry:
         raise BadInputError(f"{where}: give node or nodes, not both")
     nodes = entry.get("nodes", [entry["node"]] if "node" in entry else [None])
-    if not isinstance(nodes, list) or not nodes or not all(n is None or (isinstance(n, str) and n.strip())
-                                                           for n in nodes):
+    if (
+        not isinstance(nodes, list)
+        or not nodes
+        or not all(n is None or (isinstance(n, str) and n.strip()) for n in nodes)
+    ):
         raise BadInputError(f"{where}: nodes must be a non-empty list of node names")
     return tuple(n.strip() if n else None for n in nodes)
 
@@ -106,7 +109,7 @@ def load_ignore_file(path: str, today: _dt.date | None = None) -> LoadedIgnores:
     entries = _pyproject_entries(path) if os.path.basename(path) == "pyproject.toml" else _yaml_entries(path)
     if not isinstance(entries, list):
         raise BadInputError(f"{path}: ignore must be a list of entries")
-    today = today or _dt.datetime.now(_dt.timezone.utc).date()
+    today = today or _dt.datetime.now(_dt.UTC).date()
     suppressions: list[Suppression] = []
     expired: list[str] = []
     for i, entry in enumerate(entries, 1):
@@ -115,8 +118,9 @@ def load_ignore_file(path: str, today: _dt.date | None = None) -> LoadedIgnores:
             raise BadInputError(f"{where}: expected a mapping with rule and reason")
         unknown = set(entry) - _KEYS
         if unknown:
-            raise BadInputError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))} "
-                                f"(allowed: {', '.join(sorted(_KEYS))})")
+            raise BadInputError(
+                f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))} (allowed: {', '.join(sorted(_KEYS))})"
+            )
         rule, reason = entry.get("rule"), entry.get("reason")
         if not isinstance(rule, str) or not rule.strip():
             raise BadInputError(f"{where}: rule is missing")
@@ -124,12 +128,20 @@ def load_ignore_file(path: str, today: _dt.date | None = None) -> LoadedIgnores:
             raise BadInputError(f"{where}: {rule}: reason is missing (say why the finding is acceptable)")
         expires = _date(entry["expires"], where) if "expires" in entry else None
         if expires is not None and expires < today:
-            expired.append(f"{path}: the ignore of {rule.strip()} expired on {expires.isoformat()}; "
-                           "it no longer applies")
+            expired.append(
+                f"{path}: the ignore of {rule.strip()} expired on {expires.isoformat()}; it no longer applies"
+            )
             continue
         for node in _nodes(entry, where):
-            suppressions.append(Suppression(rule=rule.strip(), node=node, reason=" ".join(reason.split()),
-                                            expires=expires.isoformat() if expires else None, origin=path))
+            suppressions.append(
+                Suppression(
+                    rule=rule.strip(),
+                    node=node,
+                    reason=" ".join(reason.split()),
+                    expires=expires.isoformat() if expires else None,
+                    origin=path,
+                )
+            )
     return LoadedIgnores(tuple(suppressions), tuple(expired))
 
 

@@ -21,10 +21,16 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     add_image_read_args(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.add_argument("--show-env", action="store_true",
-                   help="show every image Env value (default: only NCCL_*, UCX_*, CUDA_*, ... and *PATH; the rest redacted)")
-    p.add_argument("--stats", action="store_true",
-                   help="say on stderr what the read did: layers streamed or cached, bytes, worker processes")
+    p.add_argument(
+        "--show-env",
+        action="store_true",
+        help="show every image Env value (default: only NCCL_*, UCX_*, CUDA_*, ... and *PATH; the rest redacted)",
+    )
+    p.add_argument(
+        "--stats",
+        action="store_true",
+        help="say on stderr what the read did: layers streamed or cached, bytes, worker processes",
+    )
     p.set_defaults(func=run)
 
 
@@ -39,9 +45,16 @@ def run(args) -> int:
 
         stats = ReadStats()
     with LayerProgress.for_terminal(quiet=args.quiet) as progress:
-        facts = api.inspect_image(args.image, ReadOptions(
-            platform=platform, use_cache=not args.no_cache, progress=progress if progress.enabled else None,
-            stats=stats, insecure_registries=tuple(args.insecure_registry)))
+        facts = api.inspect_image(
+            args.image,
+            ReadOptions(
+                platform=platform,
+                use_cache=not args.no_cache,
+                progress=progress if progress.enabled else None,
+                stats=stats,
+                insecure_registries=tuple(args.insecure_registry),
+            ),
+        )
     if stats is not None:
         from ..formats.read_stats import render_read_stats
 

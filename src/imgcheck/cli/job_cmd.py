@@ -15,13 +15,19 @@ NAMES = ("job",)
 
 
 def register(sub) -> None:
-    p = sub.add_parser("job", help="check a job spec (Kubernetes, Slurm/Pyxis, docker run, compose) with its image",
-                       description="Work with launch specs.")
+    p = sub.add_parser(
+        "job",
+        help="check a job spec (Kubernetes, Slurm/Pyxis, docker run, compose) with its image",
+        description="Work with launch specs.",
+    )
     jsub = p.add_subparsers(dest="job_command", metavar="COMMAND", required=True)
-    c = jsub.add_parser("check", help="check the spec, the image it names and the nodes together",
-                        description="Read FILE, take the image from it (or --image) and run `imgcheck check IMAGE "
-                                    "--job FILE`. With several FILEs each is checked in turn (table or markdown "
-                                    "reports one after another) and the exit code is the highest of theirs.")
+    c = jsub.add_parser(
+        "check",
+        help="check the spec, the image it names and the nodes together",
+        description="Read FILE, take the image from it (or --image) and run `imgcheck check IMAGE "
+        "--job FILE`. With several FILEs each is checked in turn (table or markdown "
+        "reports one after another) and the exit code is the highest of theirs.",
+    )
     c.add_argument("spec", metavar="FILE", nargs="+", help="the launch spec(s)")
     c.add_argument("--image", help="the image to check, when the spec names none or several")
     add_check_args(c)
@@ -48,8 +54,10 @@ def run(args) -> int:
         return _check(args, args.spec[0])
     outputs = args.output or ["table"]  # not json when stdout is no terminal: reports follow one another
     if any(o.partition("=")[0] not in SEVERAL_FORMATS or o.partition("=")[2] not in ("", "-") for o in outputs):
-        raise UsageError(f"with several FILEs give -o {' or -o '.join(SEVERAL_FORMATS)} (to stdout); "
-                         "check one FILE at a time for json, sarif, junit or a file")
+        raise UsageError(
+            f"with several FILEs give -o {' or -o '.join(SEVERAL_FORMATS)} (to stdout); "
+            "check one FILE at a time for json, sarif, junit or a file"
+        )
     worst = 0
     for spec in args.spec:
         print(f"== imgcheck job check {spec}", flush=True)
@@ -57,8 +65,9 @@ def run(args) -> int:
             code = _check(copy.copy(args), spec, outputs)
         except ImgcheckError as exc:  # one file's bad input does not hide the others' results
             message = " ".join(str(exc).split())
-            print(f"imgcheck: error: {message if spec in message else f'{spec}: {message}'}", file=sys.stderr,
-                  flush=True)
+            print(
+                f"imgcheck: error: {message if spec in message else f'{spec}: {message}'}", file=sys.stderr, flush=True
+            )
             code = exc.exit_code
         worst = max(worst, code)
     return worst

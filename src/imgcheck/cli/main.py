@@ -22,24 +22,33 @@ COMMANDS = commands.names()
 _NOT_A_COMMAND = ("-h", "--help", "--version")  # first words the top-level parser itself answers
 _TYPO_CUTOFF = 0.75  # difflib ratio: chek, nod, serv, recomend are typos; ubuntu, pytorch, trainer are images
 
-USAGE = ("imgcheck [--version] [--debug] COMMAND [ARGS]\n"
-         "       imgcheck [CHECK OPTIONS] IMAGE [CHECK OPTIONS]   (= imgcheck check ...)")
-EPILOG = (f"A first word that is no command is the IMAGE of `{commands.DEFAULT}`, and check's options may come "
-          "before it: `imgcheck IMAGE --node N`, `imgcheck --node N -o json IMAGE`. A bare first word close to a "
-          "command name (chek, nod) is refused as a typo (exit 2): to check an image of such a name write "
-          "`imgcheck check NAME` or a fuller reference (NAME:latest, ./NAME). --debug may go anywhere before `--`.")
+USAGE = (
+    "imgcheck [--version] [--debug] COMMAND [ARGS]\n"
+    "       imgcheck [CHECK OPTIONS] IMAGE [CHECK OPTIONS]   (= imgcheck check ...)"
+)
+EPILOG = (
+    f"A first word that is no command is the IMAGE of `{commands.DEFAULT}`, and check's options may come "
+    "before it: `imgcheck IMAGE --node N`, `imgcheck --node N -o json IMAGE`. A bare first word close to a "
+    "command name (chek, nod) is refused as a typo (exit 2): to check an image of such a name write "
+    "`imgcheck check NAME` or a fuller reference (NAME:latest, ./NAME). --debug may go anywhere before `--`."
+)
 
 
 def _add_globals(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", action="version", version=f"imgcheck {__version__}")
-    parser.add_argument("--debug", action="store_true",  # taken out of argv before parsing (_take_debug)
-                        help="also show the traceback of an error (anywhere on the command line; exit codes stay)")
+    parser.add_argument(
+        "--debug",
+        action="store_true",  # taken out of argv before parsing (_take_debug)
+        help="also show the traceback of an error (anywhere on the command line; exit codes stay)",
+    )
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """`imgcheck COMMAND ...`: every command, or only `command`'s module when it is known (start-up time)."""
     parser = argparse.ArgumentParser(
-        prog="imgcheck", usage=USAGE, epilog=EPILOG,
+        prog="imgcheck",
+        usage=USAGE,
+        epilog=EPILOG,
         description="Predict whether a container image's RDMA/NCCL/CUDA userspace works on your nodes.",
     )
     _add_globals(parser)
@@ -54,8 +63,12 @@ def build_default_parser() -> argparse.ArgumentParser:
     argparse has no default subcommand; a second parser for the bare form (not `check` spliced into
     argv) lets options come before IMAGE and keeps argparse's own errors and --help for it.
     """
-    parser = argparse.ArgumentParser(prog="imgcheck", usage="imgcheck [CHECK OPTIONS] IMAGE [CHECK OPTIONS]",
-                                     epilog=EPILOG, description=commands.default_description())
+    parser = argparse.ArgumentParser(
+        prog="imgcheck",
+        usage="imgcheck [CHECK OPTIONS] IMAGE [CHECK OPTIONS]",
+        epilog=EPILOG,
+        description=commands.default_description(),
+    )
     _add_globals(parser)
     commands.configure_default(parser)
     parser.set_defaults(command=commands.DEFAULT)  # as `imgcheck check ...` would set it
@@ -73,8 +86,10 @@ def refuse_typo(word: str) -> None:
         return
     close = difflib.get_close_matches(word, sorted(COMMANDS), n=1, cutoff=_TYPO_CUTOFF)
     if close:
-        raise UsageError(f"unknown command {word!r} (did you mean {close[0]!r}?); to check an image named "
-                         f"{word!r} write `imgcheck {commands.DEFAULT} {word}` or {word}:TAG")
+        raise UsageError(
+            f"unknown command {word!r} (did you mean {close[0]!r}?); to check an image named "
+            f"{word!r} write `imgcheck {commands.DEFAULT} {word}` or {word}:TAG"
+        )
 
 
 def parser_for(argv: list[str]) -> argparse.ArgumentParser:

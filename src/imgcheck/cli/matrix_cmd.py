@@ -13,12 +13,16 @@ NAMES = ("matrix",)
 def register(sub) -> None:
     p = sub.add_parser("matrix", help="the compatibility matrix: validate it, or generate its rule docs")
     msub = p.add_subparsers(dest="matrix_command", metavar="ACTION", required=True)
-    v = msub.add_parser("validate", help="check every row has a source and a confidence, versions parse, "
-                                         "and the rows the engine needs exist; exit 2 with one line per problem")
+    v = msub.add_parser(
+        "validate",
+        help="check every row has a source and a confidence, versions parse, "
+        "and the rows the engine needs exist; exit 2 with one line per problem",
+    )
     v.add_argument("directory", nargs="?", help="a matrix directory (default: the one shipped with imgcheck)")
     v.set_defaults(func=run_validate)
-    d = msub.add_parser("docs", help="print docs/rules.md generated from rules.json; --write REPO rewrites "
-                                     "REPO/docs/rules.md")
+    d = msub.add_parser(
+        "docs", help="print docs/rules.md generated from rules.json; --write REPO rewrites REPO/docs/rules.md"
+    )
     d.add_argument("--write", metavar="REPO", help="the repository root to update")
     d.set_defaults(func=run_docs)
 
@@ -27,9 +31,9 @@ def run_docs(args) -> int:
     import os
 
     from ..engine import REQUIRED_ROWS
+    from ..errors import UnavailableError
     from ..matrix import load_matrix
     from ..matrix.docs import rules_markdown
-    from ..errors import UnavailableError
 
     matrix = load_matrix(required=REQUIRED_ROWS)
     text = rules_markdown(matrix)

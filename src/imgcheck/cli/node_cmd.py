@@ -24,12 +24,22 @@ def register(sub) -> None:
     probe.add_argument("--name", help="node name (default: the root's /etc/hostname)")
     probe.add_argument("-o", "--output", metavar="FILE", help="write the JSON facts to FILE (default: stdout)")
     probe.add_argument("--add", action="store_true", help="also store the facts in the inventory ($IMGCHECK_HOME)")
-    probe.add_argument("--nfd-dir", metavar="DIR",
-                       help="also write an NFD features.d file into DIR (e.g. /etc/kubernetes/node-feature-discovery/features.d)")
-    probe.add_argument("--annotate", action="store_true",
-                       help="also put the full JSON in the Kubernetes node's annotation (needs imgcheck[k8s] and RBAC)")
-    probe.add_argument("--every", type=float, metavar="SECONDS",
-                       help="probe again every SECONDS, forever (the DaemonSet's mode; errors are reported, not fatal)")
+    probe.add_argument(
+        "--nfd-dir",
+        metavar="DIR",
+        help="also write an NFD features.d file into DIR (e.g. /etc/kubernetes/node-feature-discovery/features.d)",
+    )
+    probe.add_argument(
+        "--annotate",
+        action="store_true",
+        help="also put the full JSON in the Kubernetes node's annotation (needs imgcheck[k8s] and RBAC)",
+    )
+    probe.add_argument(
+        "--every",
+        type=float,
+        metavar="SECONDS",
+        help="probe again every SECONDS, forever (the DaemonSet's mode; errors are reported, not fatal)",
+    )
     probe.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
     probe.set_defaults(func=run_probe)
 
@@ -46,11 +56,14 @@ def register(sub) -> None:
     show.add_argument("name")
     show.set_defaults(func=run_show)
 
-    check = nsub.add_parser("check", help="run the rules that need only node facts (no image), and compare the nodes",
-                            description="Node-only checks: GPUDirect RDMA paths (peer memory, DMA-BUF, GPU class), "
-                                        "OFED installed but not running, peer-memory modules built against another "
-                                        "ib_core, and differences between the nodes that break a job spanning them. "
-                                        "Same report formats and exit codes as `imgcheck check`.")
+    check = nsub.add_parser(
+        "check",
+        help="run the rules that need only node facts (no image), and compare the nodes",
+        description="Node-only checks: GPUDirect RDMA paths (peer memory, DMA-BUF, GPU class), "
+        "OFED installed but not running, peer-memory modules built against another "
+        "ib_core, and differences between the nodes that break a job spanning them. "
+        "Same report formats and exit codes as `imgcheck check`.",
+    )
     from .check_cmd import FAIL_ON
     from .common_args import add_matrix_arg, add_node_args, add_report_args
 
@@ -134,8 +147,10 @@ def summary(facts: NodeFacts) -> str:
         gpu_text = facts.unknown.get("gpu.driver_version", "unknown")
         if gpu_text.startswith("no NVIDIA kernel driver loaded"):
             gpu_text = "none loaded"
-    return (f"node {facts.name}: kernel {facts.kernel.release or 'unknown'}; RDMA stack: {rdma_text}\n"
-            f"node {facts.name}: NVIDIA driver: {gpu_text}; {len(facts.unknown)} fact(s) unknown")
+    return (
+        f"node {facts.name}: kernel {facts.kernel.release or 'unknown'}; RDMA stack: {rdma_text}\n"
+        f"node {facts.name}: NVIDIA driver: {gpu_text}; {len(facts.unknown)} fact(s) unknown"
+    )
 
 
 def run_check(args) -> int:
@@ -176,8 +191,18 @@ def run_list(args) -> int:
     rows = [("NAME", "KERNEL", "RDMA", "OFED", "DRIVER", "MODULE", "PEERMEM", "COLLECTED")]
     for n in nodes:
         peermem = {True: "yes", False: "no", None: "?"}[n.gpu.peermem.loaded]
-        rows.append((n.name, n.kernel.release or "?", n.rdma.stack or "?", n.rdma.ofed_version or "-",
-                     n.gpu.driver_version or "-", n.gpu.kernel_module or "-", peermem, n.collected_at or "?"))
+        rows.append(
+            (
+                n.name,
+                n.kernel.release or "?",
+                n.rdma.stack or "?",
+                n.rdma.ofed_version or "-",
+                n.gpu.driver_version or "-",
+                n.gpu.kernel_module or "-",
+                peermem,
+                n.collected_at or "?",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")

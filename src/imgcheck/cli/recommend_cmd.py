@@ -13,14 +13,23 @@ FORMATS = ("table", "json")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("recommend", help="images predicted clean on your nodes (and the node-side upgrade path)",
-                       description="Rank the base-image catalog (shipped + `imgcheck catalog add`) by what the engine "
-                                   "predicts on the nodes. Exit 0 when something is recommended, 1 when nothing fits.")
+    p = sub.add_parser(
+        "recommend",
+        help="images predicted clean on your nodes (and the node-side upgrade path)",
+        description="Rank the base-image catalog (shipped + `imgcheck catalog add`) by what the engine "
+        "predicts on the nodes. Exit 0 when something is recommended, 1 when nothing fits.",
+    )
     add_node_args(p)
-    p.add_argument("--like", metavar="IMAGE", help="the image you run now: rank by closeness to it and show the "
-                                                   "node-side change that would make it work")
-    p.add_argument("--framework", metavar="NAME", help="only images of this framework (pytorch, tensorflow, mxnet, "
-                                                       "paddlepaddle, cuda-dl, cuda, ...)")
+    p.add_argument(
+        "--like",
+        metavar="IMAGE",
+        help="the image you run now: rank by closeness to it and show the node-side change that would make it work",
+    )
+    p.add_argument(
+        "--framework",
+        metavar="NAME",
+        help="only images of this framework (pytorch, tensorflow, mxnet, paddlepaddle, cuda-dl, cuda, ...)",
+    )
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     add_matrix_arg(p)
     add_image_read_args(p, platform_help="os/arch[/variant] for --like")
@@ -33,10 +42,17 @@ def run(args) -> int:
 
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args)
-    result = recommend_for(nodes, like=args.like, framework=args.framework, matrix_path=args.matrix,
-                           options=ReadOptions(platform=parse_platform(args.platform) if args.platform else None,
-                                               use_cache=not args.no_cache,
-                                               insecure_registries=tuple(args.insecure_registry)))
+    result = recommend_for(
+        nodes,
+        like=args.like,
+        framework=args.framework,
+        matrix_path=args.matrix,
+        options=ReadOptions(
+            platform=parse_platform(args.platform) if args.platform else None,
+            use_cache=not args.no_cache,
+            insecure_registries=tuple(args.insecure_registry),
+        ),
+    )
     for spec in outputs:
         write_output(spec, recommend_json(result) if spec.format == "json" else recommend_table(result))
     return EXIT_OK if result.recommendations else EXIT_FINDINGS

@@ -24,12 +24,12 @@ def run(args) -> int:
 
         from ..service.app import create_app, server_options
     except ImportError as exc:  # --debug shows which import failed, and from where (a broken install too)
-        raise UsageError(f"imgcheck serve needs the 'serve' extra: pip install 'imgcheck[serve]' ({exc.name} "
-                         "is missing)") from exc
+        raise UsageError(
+            f"imgcheck serve needs the 'serve' extra: pip install 'imgcheck[serve]' ({exc.name} is missing)"
+        ) from exc
     from ..service.config import load_config
-    from ..service.storage import open_store
-
     from ..service.health import preflight
+    from ..service.storage import open_store
 
     config = load_config(args.config)
     preflight(config)  # a mistyped node_facts path fails here, not at the first push
@@ -38,6 +38,14 @@ def run(args) -> int:
     probe.acquire_instance_lock()
     probe.close()
     app = create_app(config)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, proxy_headers=False,
-                server_header=False, lifespan="on", **server_options(config, args.log_level))
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        proxy_headers=False,
+        server_header=False,
+        lifespan="on",
+        **server_options(config, args.log_level),
+    )
     return 0

@@ -18,10 +18,13 @@ FORMATS = ("table", "json")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("triage", help="from a failed job's logs to the first failure, its cause candidates and next commands",
-                       description="Read NCCL/PyTorch/kernel logs of a failed multi-node job (several rank logs at once, "
-                                   "or - for stdin), find the first failing rank and its known signature, and print the "
-                                   "cause candidates in order with the next command to run.")
+    p = sub.add_parser(
+        "triage",
+        help="from a failed job's logs to the first failure, its cause candidates and next commands",
+        description="Read NCCL/PyTorch/kernel logs of a failed multi-node job (several rank logs at once, "
+        "or - for stdin), find the first failing rank and its known signature, and print the "
+        "cause candidates in order with the next command to run.",
+    )
     p.add_argument("logs", nargs="+", metavar="LOG", help="log files (plain or .gz); - reads standard input")
     p.add_argument("--image", help="join with this image's static facts (any imgcheck IMAGE reference, or facts:PATH)")
     node = p.add_mutually_exclusive_group()
@@ -36,8 +39,14 @@ def register(sub) -> None:
 def run(args) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     platform = parse_platform(args.platform) if args.platform else None
-    report = triage(args.logs, image=args.image, node=args.node, node_facts=args.node_facts,
-                    signatures=args.signatures, platform=platform)
+    report = triage(
+        args.logs,
+        image=args.image,
+        node=args.node,
+        node_facts=args.node_facts,
+        signatures=args.signatures,
+        platform=platform,
+    )
     for spec in outputs:
         write_output(spec, render_json(report) if spec.format == "json" else render_text(report))
     return EXIT_FINDINGS if report.verdict == VERDICT_FOUND else EXIT_OK

@@ -65,9 +65,15 @@ def read_elf(data: bytes) -> ElfInfo:
             elif isinstance(section, GNUVerNeedSection):
                 for verneed, auxiter in islice(section.iter_versions(), MAX_VERSIONS):
                     needed_versions[verneed.name] = tuple(aux.name for aux in islice(auxiter, MAX_VERSION_NAMES))
-        return ElfInfo(soname=soname, defined_versions=tuple(defined), needed_versions=needed_versions,
-                       needed_libraries=tuple(needed), machine=elf.get_machine_arch(), rpath=tuple(rpath),
-                       runpath=tuple(runpath))
+        return ElfInfo(
+            soname=soname,
+            defined_versions=tuple(defined),
+            needed_versions=needed_versions,
+            needed_libraries=tuple(needed),
+            machine=elf.get_machine_arch(),
+            rpath=tuple(rpath),
+            runpath=tuple(runpath),
+        )
     except (ELFError, ValueError, KeyError, IndexError, AssertionError, UnicodeDecodeError, OSError) as exc:
         raise NotElf(str(exc)) from None
     except Exception as exc:  # pyelftools raises assorted errors on hostile input

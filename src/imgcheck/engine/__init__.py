@@ -7,5 +7,15 @@ severities, confidences and sources come from the matrix's rules.json.
 from .evaluate import FAMILIES, REQUIRED_ROWS, RULE_IDS, Evaluation, evaluate
 from .report import FleetResult, build_report, evaluate_fleet, group_nodes, parse_ignore
 
-__all__ = ["FAMILIES", "REQUIRED_ROWS", "RULE_IDS", "Evaluation", "evaluate", "FleetResult", "build_report",
-           "evaluate_fleet", "group_nodes", "parse_ignore"]
+__all__ = [
+    "FAMILIES",
+    "REQUIRED_ROWS",
+    "RULE_IDS",
+    "Evaluation",
+    "evaluate",
+    "FleetResult",
+    "build_report",
+    "evaluate_fleet",
+    "group_nodes",
+    "parse_ignore",
+]

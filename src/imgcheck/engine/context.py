@@ -15,8 +15,8 @@ from ..knowledge import settings as settings_k
 from ..knowledge import stack as stack_k
 from ..matrix import Matrix
 from ..model.image import FLAVOR_DOCA, FLAVOR_MLNX_OFED, ImageFacts, Libibverbs, Nccl
-from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, STACK_NONE, NodeFacts, RdmaDevice
 from ..model.location import Location
+from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, STACK_NONE, NodeFacts, RdmaDevice
 from ..model.report import Evidence, EvidenceValue, node_evidence
 from ..versions.mlnx import parse_mlnx
 
@@ -58,8 +58,10 @@ class Ctx:
         chosen = self.nccl
         if chosen is None:
             return []
-        return [Evidence("image.nccl.version", chosen.version, chosen.location),
-                Evidence("image.nccl.selection", nccl_k.selection_words(self.image, chosen), chosen.location)]
+        return [
+            Evidence("image.nccl.version", chosen.version, chosen.location),
+            Evidence("image.nccl.selection", nccl_k.selection_words(self.image, chosen), chosen.location),
+        ]
 
     @cached_property
     def gpu_image(self) -> bool:
@@ -208,7 +210,7 @@ class Ctx:
     @property
     def hca(self) -> str:
         devices = self.node.rdma.devices
-        return (devices[0].name if devices and devices[0].name else "mlx5_0")
+        return devices[0].name if devices and devices[0].name else "mlx5_0"
 
     @cached_property
     def node_has_gpu(self) -> bool | None:
@@ -241,14 +243,25 @@ class Ctx:
     def nic_dmabuf(self) -> tuple[bool | None, str]:
         lib = self.lib
         present = True if lib is not None else (None if self.lib_unknown else False)
-        return gpudirect.nic_dmabuf(self.matrix, self.node, present, self.lib_has("ibv_reg_dmabuf_mr"),
-                                    lib.version if lib else None, self.lib_first_release("ibv_reg_dmabuf_mr"))
+        return gpudirect.nic_dmabuf(
+            self.matrix,
+            self.node,
+            present,
+            self.lib_has("ibv_reg_dmabuf_mr"),
+            lib.version if lib else None,
+            self.lib_first_release("ibv_reg_dmabuf_mr"),
+        )
 
     @cached_property
     def dmabuf_usable(self) -> tuple[bool | None, str]:
         """Whether NCCL will use DMA-BUF for GPU buffers on this node, and why (not)."""
-        return gpudirect.dmabuf_usable(self.matrix, self.node, self.nccl.version if self.nccl else None,
-                                       self.setting("NCCL_DMABUF_ENABLE"), self.nic_dmabuf)
+        return gpudirect.dmabuf_usable(
+            self.matrix,
+            self.node,
+            self.nccl.version if self.nccl else None,
+            self.setting("NCCL_DMABUF_ENABLE"),
+            self.nic_dmabuf,
+        )
 
     @cached_property
     def peermem_visible(self) -> tuple[bool | None, str]:
@@ -261,8 +274,9 @@ class Ctx:
         if rdma.flavor not in (FLAVOR_MLNX_OFED, FLAVOR_DOCA):
             return None, None
         if rdma.ofed_version and series_of(rdma.ofed_version):
-            return series_of(rdma.ofed_version), Evidence("image.rdma.ofed_version", rdma.ofed_version,
-                                                          _source_location(rdma.ofed_source))
+            return series_of(rdma.ofed_version), Evidence(
+                "image.rdma.ofed_version", rdma.ofed_version, _source_location(rdma.ofed_source)
+            )
         for pkg in rdma.packages:
             parsed = parse_mlnx(pkg.version) if "mlnx" in pkg.version else None
             if parsed and parsed.series:

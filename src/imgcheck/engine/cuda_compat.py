@@ -39,14 +39,28 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
             support = "unsupported" if klass == "consumer" else None
         if support == "supported":
             continue
-        evidence = [Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)),
-                    ctx.node_ev("gpu.driver_version", driver),
-                    ctx.node_ev("gpu.gpus.name", gpu.name), ctx.node_ev("gpu.gpus.gpu_class", klass)]
+        evidence = [
+            Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)),
+            ctx.node_ev("gpu.driver_version", driver),
+            ctx.node_ev("gpu.gpus.name", gpu.name),
+            ctx.node_ev("gpu.gpus.gpu_class", klass),
+        ]
         if support == "unsupported":
-            yield finding(ctx.matrix, rule, evidence, gpu=gpu.name, gpu_class=klass, compat_driver=compat,
-                          driver_version=driver, cuda=cuda.version or "unknown")
+            yield finding(
+                ctx.matrix,
+                rule,
+                evidence,
+                gpu=gpu.name,
+                gpu_class=klass,
+                compat_driver=compat,
+                driver_version=driver,
+                cuda=cuda.version or "unknown",
+            )
         else:
-            yield unknown(rule, f"forward-compat libcuda {compat} is newer than driver {driver}; whether the "
-                                f"{klass or 'unclassified'} GPU {gpu.name or '(unnamed)'} supports forward "
-                                "compatibility is not known (only select RTX SKUs do)")
+            yield unknown(
+                rule,
+                f"forward-compat libcuda {compat} is newer than driver {driver}; whether the "
+                f"{klass or 'unclassified'} GPU {gpu.name or '(unnamed)'} supports forward "
+                "compatibility is not known (only select RTX SKUs do)",
+            )
         return  # one answer per node

@@ -10,9 +10,11 @@ from .emit import Outcome, finding, unknown
 from .gates import over_rdma
 
 RULES = ("DMABUF-UNSUPPORTED",)
-NEEDS = {"nccl_features": {"dmabuf", "dmabuf_no_backoff"},
-         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed")},
-         "rdma_core_functions": {"ibv_reg_dmabuf_mr"}}
+NEEDS = {
+    "nccl_features": {"dmabuf", "dmabuf_no_backoff"},
+    "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed")},
+    "rdma_core_functions": {"ibv_reg_dmabuf_mr"},
+}
 
 
 @over_rdma("DMABUF-UNSUPPORTED")
@@ -50,9 +52,20 @@ def check(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     if lib_dmabuf is False:
         nic_fix = f"or use an image with rdma-core >= {rdma_core} (libibverbs exporting ibv_reg_dmabuf_mr)"
     no_backoff = ctx.nccl_at_least("dmabuf_no_backoff")
-    evidence = ctx.nccl_evidence() + [
-        ctx.lib_evidence("has_reg_dmabuf_mr", lib_dmabuf),
-        ctx.node_ev("gpu.kernel_module", module),
-    ] + ctx.stack_evidence()
-    yield finding(ctx.matrix, rule, evidence, variant="fallback" if no_backoff is False else None,
-                  nccl=nccl.version, why=why, nic_fix=nic_fix)
+    evidence = (
+        ctx.nccl_evidence()
+        + [
+            ctx.lib_evidence("has_reg_dmabuf_mr", lib_dmabuf),
+            ctx.node_ev("gpu.kernel_module", module),
+        ]
+        + ctx.stack_evidence()
+    )
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant="fallback" if no_backoff is False else None,
+        nccl=nccl.version,
+        why=why,
+        nic_fix=nic_fix,
+    )

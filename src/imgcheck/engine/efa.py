@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..knowledge import providers
-from ..model.location import Location
 from ..model.image import NcclNetPlugin
+from ..model.location import Location
 from ..model.report import Evidence, EvidenceValue, Finding
 from ..versions import ranges
 from .context import Ctx
@@ -55,32 +55,57 @@ def _libfabric_too_old(ctx: Ctx, plugin: NcclNetPlugin, device_ev: Evidence) -> 
     fabric = ctx.image.libfabric
     if fabric is None:
         return
-    plugin_ev = _image_ev("nccl_net_plugins", f"{plugin.project or plugin.name} {plugin.version or ''}".strip(),
-                             plugin.path, plugin.layer)
+    plugin_ev = _image_ev(
+        "nccl_net_plugins", f"{plugin.project or plugin.name} {plugin.version or ''}".strip(), plugin.path, plugin.layer
+    )
     missing = sorted(set(plugin.needs_libfabric) - set(fabric.symbol_versions))
     if plugin.needs_libfabric and fabric.symbol_versions and missing:
-        evidence = [device_ev, plugin_ev,
-                    _image_ev("nccl_net_plugins.needs_libfabric", ", ".join(plugin.needs_libfabric), plugin.path),
-                    _image_ev("libfabric.symbol_versions", ", ".join(fabric.symbol_versions), fabric.path,
-                                 fabric.layer)]
-        yield finding(ctx.matrix, rule, evidence, plugin=plugin.path, libfabric=fabric.path,
-                      missing=", ".join(missing), version=missing[-1])
+        evidence = [
+            device_ev,
+            plugin_ev,
+            _image_ev("nccl_net_plugins.needs_libfabric", ", ".join(plugin.needs_libfabric), plugin.path),
+            _image_ev("libfabric.symbol_versions", ", ".join(fabric.symbol_versions), fabric.path, fabric.layer),
+        ]
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            plugin=plugin.path,
+            libfabric=fabric.path,
+            missing=", ".join(missing),
+            version=missing[-1],
+        )
         return
     if plugin.project != "aws-ofi-nccl" or not plugin.version:
         return
-    row = next((r for r in ctx.matrix.rows("ofi_nccl_releases")
-                if ranges.within(plugin.version, r["plugin_min"], r["plugin_below"])), None)
+    row = next(
+        (
+            r
+            for r in ctx.matrix.rows("ofi_nccl_releases")
+            if ranges.within(plugin.version, r["plugin_min"], r["plugin_below"])
+        ),
+        None,
+    )
     if row is None:
         return
     ok = ranges.at_least(fabric.version, row["efa_libfabric_min"])
     if ok is None:
-        yield unknown(rule, f"aws-ofi-nccl {plugin.version} needs libfabric >= {row['efa_libfabric_min']} for EFA; "
-                            f"the image's libfabric ({fabric.path}) release is {fabric.version or 'unknown'}")
+        yield unknown(
+            rule,
+            f"aws-ofi-nccl {plugin.version} needs libfabric >= {row['efa_libfabric_min']} for EFA; "
+            f"the image's libfabric ({fabric.path}) release is {fabric.version or 'unknown'}",
+        )
     elif not ok:
-        evidence = [device_ev, plugin_ev,
-                    _image_ev("libfabric.version", fabric.version, fabric.path, fabric.layer)]
-        yield finding(ctx.matrix, rule, evidence, variant="floor", plugin=f"aws-ofi-nccl {plugin.version}",
-                      libfabric=fabric.version, libfabric_min=row["efa_libfabric_min"])
+        evidence = [device_ev, plugin_ev, _image_ev("libfabric.version", fabric.version, fabric.path, fabric.layer)]
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            variant="floor",
+            plugin=f"aws-ofi-nccl {plugin.version}",
+            libfabric=fabric.version,
+            libfabric_min=row["efa_libfabric_min"],
+        )
 
 
 def _sync_memops(ctx: Ctx, nccl: str | None, device_ev: Evidence) -> Iterator[Outcome]:
@@ -95,8 +120,11 @@ def _sync_memops(ctx: Ctx, nccl: str | None, device_ev: Evidence) -> Iterator[Ou
         return
     if installer is None or not installer.version:
         if ctx.image_unknown("efa_installer") is not None and affected_nccl:
-            yield unknown(rule, f"NCCL {nccl} fails to register CUDA memory with the libfabric of EFA "
-                                f"installers before {row['efa_installer_below']}; the image's EFA installer is unknown")
+            yield unknown(
+                rule,
+                f"NCCL {nccl} fails to register CUDA memory with the libfabric of EFA "
+                f"installers before {row['efa_installer_below']}; the image's EFA installer is unknown",
+            )
         return
     old = ranges.below(installer.version, row["efa_installer_below"])
     unsure = ranges.below(installer.version, row["efa_installer_unsure_below"] or row["efa_installer_below"])
@@ -106,12 +134,23 @@ def _sync_memops(ctx: Ctx, nccl: str | None, device_ev: Evidence) -> Iterator[Ou
     if setting is not None and setting.value.strip() == row["workaround_value"]:
         return  # the image (or the launch) already avoids it
     if affected_nccl is None or old is None or not old:
-        yield unknown(rule, f"EFA installer {installer.version} with NCCL {nccl}: sources differ on "
-                            f"whether installers before {row['efa_installer_unsure_below']} carry the fix")
+        yield unknown(
+            rule,
+            f"EFA installer {installer.version} with NCCL {nccl}: sources differ on "
+            f"whether installers before {row['efa_installer_unsure_below']} carry the fix",
+        )
         return
-    evidence = ctx.nccl_evidence() + [device_ev,
-                                      _image_ev("efa_installer.version", installer.version, installer.path,
-                                                   installer.layer)]
-    yield finding(ctx.matrix, rule, evidence, nccl=nccl, installer=installer.version,
-                  installer_fixed=row["efa_installer_below"], setting=row["workaround_setting"],
-                  value=row["workaround_value"])
+    evidence = ctx.nccl_evidence() + [
+        device_ev,
+        _image_ev("efa_installer.version", installer.version, installer.path, installer.layer),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        nccl=nccl,
+        installer=installer.version,
+        installer_fixed=row["efa_installer_below"],
+        setting=row["workaround_setting"],
+        value=row["workaround_value"],
+    )

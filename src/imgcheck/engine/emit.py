@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import string
-from typing import Any, Iterable, overload
+from collections.abc import Iterable
+from typing import Any, overload
 
 from ..matrix import Matrix
 from ..matrix.refs import ref_maps
@@ -39,8 +40,9 @@ def _fill(text: str | None, params: dict[str, Any]) -> str | None:
     return string.Formatter().vformat(text, (), _Params(known))
 
 
-def finding(matrix: Matrix, rule_id: str, evidence: Iterable[Evidence], variant: str | None = None,
-            **params: Any) -> Finding:
+def finding(
+    matrix: Matrix, rule_id: str, evidence: Iterable[Evidence], variant: str | None = None, **params: Any
+) -> Finding:
     params = {**_matrix_values(matrix), **params}
     row = dict(matrix.rule(rule_id))
     if variant is not None:

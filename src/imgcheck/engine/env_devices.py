@@ -24,7 +24,7 @@ class DeviceList:
     names: tuple[str, ...]
 
     @classmethod
-    def parse(cls, text: str) -> "DeviceList":
+    def parse(cls, text: str) -> DeviceList:
         exclude = text.startswith("^")
         text = text[1:] if exclude else text
         exact = text.startswith("=")
@@ -67,8 +67,14 @@ def _ib_hca(ctx: Ctx) -> Iterator[Outcome]:
     # a prefix that also catches longer names: mlx5_1 selects mlx5_10, mlx5_11 (the maintainers' warning)
     extra = sorted({d for e in wanted.names for d in devices if d != e and d.startswith(e) and e in devices})
     if extra:
-        yield finding(ctx.matrix, "ENV-NCCL-IB-HCA-PREFIX", evidence, setting=s.label, extra=", ".join(extra),
-                      exact="=" + s.value.strip())
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-IB-HCA-PREFIX",
+            evidence,
+            setting=s.label,
+            extra=", ".join(extra),
+            exact="=" + s.value.strip(),
+        )
 
 
 def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:

@@ -71,8 +71,14 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
         elif what == "zero":
             missing.append(f"{label} (entry {index} unused)")
         elif what == "unknown":
-            unread.append(f"{label}: " + (f"only its first {port.gids_read} entries were read" if port.gids is not None
-                                          else ctx.unknown_why(f"rdma.devices.{name}.ports.{port.port}.gids")))
+            unread.append(
+                f"{label}: "
+                + (
+                    f"only its first {port.gids_read} entries were read"
+                    if port.gids is not None
+                    else ctx.unknown_why(f"rdma.devices.{name}.ports.{port.port}.gids")
+                )
+            )
         elif entry is not None and entry.type and entry.type != ROCE_V2 and _has_v2(port):
             v1.append(f"{label} ({entry.type})")
     table = ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports))
@@ -80,14 +86,18 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
     variant = "default" if explicit is None else "auto" if auto else "pin"
     words = dict(setting=said, index=index, v2=_v2_words(ports), nccl=nccl.version)
     if missing:
-        yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-NO-GID", evidence, variant=variant,
-                      ports=", ".join(missing), **words)
+        yield finding(
+            ctx.matrix, "ENV-NCCL-IB-GID-INDEX-NO-GID", evidence, variant=variant, ports=", ".join(missing), **words
+        )
     elif v1:
-        yield finding(ctx.matrix, "ENV-NCCL-IB-GID-INDEX-ROCE-V1", evidence, variant=variant, ports=", ".join(v1),
-                      **words)
+        yield finding(
+            ctx.matrix, "ENV-NCCL-IB-GID-INDEX-ROCE-V1", evidence, variant=variant, ports=", ".join(v1), **words
+        )
     if unread and not missing:
-        yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; GID entry {index} is not in the node facts "
-                      f"for {'; '.join(unread)}")
+        yield unknown(
+            "ENV-NCCL-IB-GID-INDEX-NO-GID",
+            f"{said} is used; GID entry {index} is not in the node facts for {'; '.join(unread)}",
+        )
 
 
 def _has_v2(port: RdmaPort) -> bool:
@@ -95,8 +105,11 @@ def _has_v2(port: RdmaPort) -> bool:
 
 
 def _v2_words(ports: list[tuple[str, RdmaPort]]) -> str:
-    found = [f"{n}:{p.port} {', '.join(str(g.index) for g in p.gids or () if g.type == ROCE_V2)}"
-             for n, p in ports if _has_v2(p)]
+    found = [
+        f"{n}:{p.port} {', '.join(str(g.index) for g in p.gids or () if g.type == ROCE_V2)}"
+        for n, p in ports
+        if _has_v2(p)
+    ]
     return "; ".join(found) if found else "none recorded"
 
 
@@ -113,9 +126,12 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
         return
     job = ctx.job
     if job is None or not job.host_network:
-        why = ("without --job it is not known whether the container shares the node's network namespace"
-               if job is None else "the container has its own network namespace (no hostNetwork / --network host), "
-                                   "whose interfaces the node facts do not show")
+        why = (
+            "without --job it is not known whether the container shares the node's network namespace"
+            if job is None
+            else "the container has its own network namespace (no hostNetwork / --network host), "
+            "whose interfaces the node facts do not show"
+        )
         yield unknown("ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", f"{s.label} names interfaces NCCL looks for; {why}")
         return
     interfaces = ctx.node.net_interfaces
@@ -129,5 +145,12 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     if not chosen:
         yield finding(ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", evidence, setting=s.label, interfaces=names)
     elif all(i.operstate in NOT_RUNNING for i in chosen):
-        yield finding(ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", evidence, variant="down", setting=s.label,
-                      interfaces=names, chosen=", ".join(i.name for i in chosen))
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
+            evidence,
+            variant="down",
+            setting=s.label,
+            interfaces=names,
+            chosen=", ".join(i.name for i in chosen),
+        )

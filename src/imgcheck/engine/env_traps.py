@@ -8,11 +8,18 @@ from .context import Ctx
 from .emit import Outcome, finding
 
 RULES = ("ENV-NCCL-IB-RETRY-CNT", "ENV-NCCL-IB-TIMEOUT", "ENV-DISABLES-IB", "ENV-DISABLES-GDR", "ENV-DISABLES-DMABUF")
-NEEDS = {"thresholds": {"nccl_ib_retry_cnt_max", "nccl_ib_timeout_min", "nccl_ib_timeout_max"},
-         "nccl_features": {"dmabuf", "gdr_module_sysfs_check"},
-         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("peer_memory_api", "inbox"),
-                                  ("peer_memory_api", "mlnx_ofed"), ("memory_peers_sysfs_removed", "mlnx_ofed")},
-         "rdma_core_functions": {"ibv_reg_dmabuf_mr"}}
+NEEDS = {
+    "thresholds": {"nccl_ib_retry_cnt_max", "nccl_ib_timeout_min", "nccl_ib_timeout_max"},
+    "nccl_features": {"dmabuf", "gdr_module_sysfs_check"},
+    "kernel_rdma_features": {
+        ("dmabuf_mr", "inbox"),
+        ("dmabuf_mr", "mlnx_ofed"),
+        ("peer_memory_api", "inbox"),
+        ("peer_memory_api", "mlnx_ofed"),
+        ("memory_peers_sysfs_removed", "mlnx_ofed"),
+    },
+    "rdma_core_functions": {"ibv_reg_dmabuf_mr"},
+}
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
@@ -35,8 +42,14 @@ def _retry_cnt(ctx: Ctx) -> Iterator[Outcome]:
     elif value > top or value < 0:
         effective = value & top  # the 3-bit QPC field keeps the low bits (top is 7, all ones)
         # 15 keeps 7, the most retries the field holds: out of range, but it costs no retries
-        yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], effective=effective,
-                      variant="masked-to-max" if effective == top else None, **params)
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-IB-RETRY-CNT",
+            [s.evidence],
+            effective=effective,
+            variant="masked-to-max" if effective == top else None,
+            **params,
+        )
     elif value < top:
         yield finding(ctx.matrix, "ENV-NCCL-IB-RETRY-CNT", [s.evidence], variant="low", effective=value, **params)
 
@@ -54,8 +67,13 @@ def _timeout(ctx: Ctx) -> Iterator[Outcome]:
 def _disables(ctx: Ctx) -> Iterator[Outcome]:
     off = ctx.ib_disabled_by
     if off is not None and ctx.node_has_rdma:
-        yield finding(ctx.matrix, "ENV-DISABLES-IB", [off.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
-                      variant="net-socket" if off.name == "NCCL_NET" else None, setting=off.label)
+        yield finding(
+            ctx.matrix,
+            "ENV-DISABLES-IB",
+            [off.evidence, ctx.node_ev("rdma.stack", ctx.node.rdma.stack)],
+            variant="net-socket" if off.name == "NCCL_NET" else None,
+            setting=off.label,
+        )
         return  # with IB off, GDR and DMA-BUF settings are moot
     if ctx.lib is None or ctx.nccl is None or not ctx.node_has_rdma:
         return
@@ -67,13 +85,28 @@ def _disables(ctx: Ctx) -> Iterator[Outcome]:
         if ctx.peermem_visible[0]:
             paths.append("nvidia-peermem")
         if paths:
-            yield finding(ctx.matrix, "ENV-DISABLES-GDR", [gdr.evidence] + ctx.nccl_evidence(), setting=gdr.label,
-                          gdr_path=" and ".join(paths))
+            yield finding(
+                ctx.matrix,
+                "ENV-DISABLES-GDR",
+                [gdr.evidence] + ctx.nccl_evidence(),
+                setting=gdr.label,
+                gdr_path=" and ".join(paths),
+            )
     dmabuf = ctx.setting("NCCL_DMABUF_ENABLE")
     if dmabuf is not None and dmabuf.as_int() == 0 and ctx.nccl_at_least("dmabuf"):
         visible, why_not = ctx.peermem_visible
         nic_ok, _ = ctx.nic_dmabuf
         if visible is False and nic_ok and ctx.node.gpu.kernel_module == "open":
-            yield finding(ctx.matrix, "ENV-DISABLES-DMABUF", [dmabuf.evidence] + ctx.nccl_evidence() + [
-                ctx.node_ev("gpu.kernel_module", "open"), ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded)],
-                setting=dmabuf.label, hca=ctx.hca, why_no_peermem=why_not)
+            yield finding(
+                ctx.matrix,
+                "ENV-DISABLES-DMABUF",
+                [dmabuf.evidence]
+                + ctx.nccl_evidence()
+                + [
+                    ctx.node_ev("gpu.kernel_module", "open"),
+                    ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded),
+                ],
+                setting=dmabuf.label,
+                hca=ctx.hca,
+                why_no_peermem=why_not,
+            )

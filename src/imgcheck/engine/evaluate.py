@@ -7,22 +7,61 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import cast
 
+from .. import knowledge
 from ..job.model import JobFacts
 from ..matrix import Matrix
 from ..matrix.schema import RowKey
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown
-from .. import knowledge
-from . import (cuda, cuda_compat, dmabuf, efa, env_devices, env_node_names, env_traps, fleet_compare, gdr, job_launch, limits, nccl_copies, nccl_releases, node_driver, node_only, ofed,
-               platform, rdma_userspace, registration, ucx)
+from . import (
+    cuda,
+    cuda_compat,
+    dmabuf,
+    efa,
+    env_devices,
+    env_node_names,
+    env_traps,
+    fleet_compare,
+    gdr,
+    job_launch,
+    limits,
+    nccl_copies,
+    nccl_releases,
+    node_driver,
+    node_only,
+    ofed,
+    platform,
+    rdma_userspace,
+    registration,
+    ucx,
+)
 from .context import Ctx
 
 # The registry. A rule family is a module with RULES (its rule ids), check(ctx) and, optionally, NEEDS
 # (matrix rows it looks up by key, {table: {key, ...}}). Registering a module here is all it takes:
 # RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
-FAMILIES = (platform, rdma_userspace, gdr, dmabuf, ofed, cuda, cuda_compat, limits, env_traps, env_devices, env_node_names,
-            nccl_copies, nccl_releases, registration, ucx, node_only, node_driver, job_launch, efa)
+FAMILIES = (
+    platform,
+    rdma_userspace,
+    gdr,
+    dmabuf,
+    ofed,
+    cuda,
+    cuda_compat,
+    limits,
+    env_traps,
+    env_devices,
+    env_node_names,
+    nccl_copies,
+    nccl_releases,
+    registration,
+    ucx,
+    node_only,
+    node_driver,
+    job_launch,
+    efa,
+)
 NODE_FAMILIES = (node_only, node_driver)  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
 # once, in report.evaluate_fleet, not per (image, node)).
@@ -55,8 +94,13 @@ class Evaluation:
     unknowns: tuple[Unknown, ...]
 
 
-def evaluate(image: ImageFacts, node: NodeFacts, matrix: Matrix, families: Iterable[ModuleType] = FAMILIES,
-             job: JobFacts | None = None) -> Evaluation:
+def evaluate(
+    image: ImageFacts,
+    node: NodeFacts,
+    matrix: Matrix,
+    families: Iterable[ModuleType] = FAMILIES,
+    job: JobFacts | None = None,
+) -> Evaluation:
     """Findings and unknowns for one node (and one launch-spec container, job). Pure: same facts and matrix, same result."""
     ctx = Ctx(image, node, matrix, job)
     findings: list[Finding] = []

@@ -17,8 +17,13 @@ from ..versions.ecosystems import numeric_tuple
 from .context import MLNX_STACKS, series_of
 from .emit import finding
 
-RULES = ("FLEET-LINK-LAYER-MIXED", "FLEET-MTU-MIXED", "FLEET-STACK-MIXED", "FLEET-FW-MIXED",
-         "FLEET-DRIVER-BRANCH-MIXED")
+RULES = (
+    "FLEET-LINK-LAYER-MIXED",
+    "FLEET-MTU-MIXED",
+    "FLEET-STACK-MIXED",
+    "FLEET-FW-MIXED",
+    "FLEET-DRIVER-BRANCH-MIXED",
+)
 ACTIVE = "4: ACTIVE"
 _SHOWN = 6  # node names listed per group before "+N more"
 K = TypeVar("K", bound=Hashable)
@@ -99,8 +104,10 @@ def compare(nodes: Iterable[NodeFacts], matrix: Matrix) -> list[Finding]:
         emit("FLEET-STACK-MIXED", "rdma_stack", stacks)
     hca_types = sorted({d.hca_type for n in nodes for d in n.rdma.devices if d.hca_type and d.fw_ver})
     for hca_type in hca_types:
+
         def fw_of(n: NodeFacts, t: str = hca_type) -> str | None:
             return ",".join(sorted({d.fw_ver for d in n.rdma.devices if d.hca_type == t and d.fw_ver})) or None
+
         fw = _groups(nodes, fw_of)
         if len(fw) > 1:
             emit("FLEET-FW-MIXED", f"fw_ver.{hca_type}", fw, hca_type=hca_type)

@@ -33,8 +33,9 @@ def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True) -> list[Unknown] 
     return None
 
 
-def over_rdma(rule: str, need_gpu: bool = True) -> Callable[[Callable[[Ctx, str], Iterator[Outcome]]],
-                                                              Callable[[Ctx], Iterator[Outcome]]]:
+def over_rdma(
+    rule: str, need_gpu: bool = True
+) -> Callable[[Callable[[Ctx, str], Iterator[Outcome]]], Callable[[Ctx], Iterator[Outcome]]]:
     """Decorate a rule `fn(ctx, rule)` so it runs only when nccl_over_rdma lets it be decided."""
 
     def wrap(fn: Callable[[Ctx, str], Iterator[Outcome]]) -> Callable[[Ctx], Iterator[Outcome]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..knowledge import gpudirect
-from ..model.node import STACK_INBOX
 from ..model.location import Location
+from ..model.node import STACK_INBOX
 from ..model.report import Evidence
 from ..versions import ranges
 from ..versions.ecosystems import numeric_tuple
@@ -15,11 +15,18 @@ from .emit import Outcome, finding, unknown
 from .gates import over_rdma
 
 RULES = ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER")
-NEEDS = {"thresholds": {"cumem_old_driver_below", "memory_peers_sysfs_last_seen_ofed_series"},
-         "nccl_features": {"cumem_default", "gdr_module_sysfs_check", "dmabuf", "relaxed_ordering_iova2"},
-         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("peer_memory_api", "inbox"),
-                                  ("peer_memory_api", "mlnx_ofed"), ("memory_peers_sysfs_removed", "mlnx_ofed")},
-         "rdma_core_functions": {"ibv_reg_dmabuf_mr", "ibv_reg_mr_iova2"}}
+NEEDS = {
+    "thresholds": {"cumem_old_driver_below", "memory_peers_sysfs_last_seen_ofed_series"},
+    "nccl_features": {"cumem_default", "gdr_module_sysfs_check", "dmabuf", "relaxed_ordering_iova2"},
+    "kernel_rdma_features": {
+        ("dmabuf_mr", "inbox"),
+        ("dmabuf_mr", "mlnx_ofed"),
+        ("peer_memory_api", "inbox"),
+        ("peer_memory_api", "mlnx_ofed"),
+        ("memory_peers_sysfs_removed", "mlnx_ofed"),
+    },
+    "rdma_core_functions": {"ibv_reg_dmabuf_mr", "ibv_reg_mr_iova2"},
+}
 
 
 def _gdr_checks_words(ctx: Ctx) -> str:
@@ -32,12 +39,14 @@ def _peermem_evidence(ctx: Ctx) -> list[Evidence]:
     from .node_only import gdr_workload  # the workload path evaluated (these rules: NCCL's IB transport)
 
     pm = ctx.node.gpu.peermem
-    return [ctx.node_ev("gpu.peermem.loaded", pm.loaded),
-            ctx.node_ev("gpu.peermem.legacy_nv_peer_mem", pm.legacy_nv_peer_mem),
-            _memory_peers_evidence(ctx),
-            ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
-            ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
-            Evidence("workload.path", gdr_workload(ctx))]
+    return [
+        ctx.node_ev("gpu.peermem.loaded", pm.loaded),
+        ctx.node_ev("gpu.peermem.legacy_nv_peer_mem", pm.legacy_nv_peer_mem),
+        _memory_peers_evidence(ctx),
+        ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
+        ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
+        Evidence("workload.path", gdr_workload(ctx)),
+    ]
 
 
 def _memory_peers_evidence(ctx: Ctx) -> Evidence:
@@ -65,9 +74,15 @@ def _peermem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     driver = ctx.node.gpu.driver_version
     evidence = ctx.nccl_evidence() + _peermem_evidence(ctx) + [ctx.node_ev("gpu.driver_version", driver)]
     if pm.loaded and pm.version and driver and pm.version != driver:
-        yield finding(ctx.matrix, rule, evidence + [ctx.node_ev("gpu.peermem.version", pm.version)],
-                      variant="version-mismatch", peermem_version=pm.version, driver_version=driver,
-                      reg_fn=ctx.reg_fn)
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence + [ctx.node_ev("gpu.peermem.version", pm.version)],
+            variant="version-mismatch",
+            peermem_version=pm.version,
+            driver_version=driver,
+            reg_fn=ctx.reg_fn,
+        )
         return
     if pm.loaded or pm.legacy_nv_peer_mem:
         return  # a module is there; whether this NCCL sees it is GDR-NCCL-LEGACY-MEMORY-PEERS
@@ -80,8 +95,15 @@ def _peermem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     variant = None
     if ctx.node.rdma.stack == STACK_INBOX and ctx.node.gpu.kernel_module == "proprietary":
         variant = "inbox-proprietary"
-    yield finding(ctx.matrix, rule, evidence, variant=variant, hca=ctx.hca, nccl_checks=_gdr_checks_words(ctx),
-                  dmabuf_why_not=f"DMA-BUF is out because {dmabuf_why}")
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant=variant,
+        hca=ctx.hca,
+        nccl_checks=_gdr_checks_words(ctx),
+        dmabuf_why_not=f"DMA-BUF is out because {dmabuf_why}",
+    )
 
 
 @over_rdma("GDR-NCCL-LEGACY-MEMORY-PEERS")
@@ -101,12 +123,20 @@ def _legacy_memory_peers(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     if visible:
         return
     if dmabuf is None:
-        yield unknown(rule, f"NCCL {nccl.version} will not see nvidia-peermem here; whether DMA-BUF "
-                            f"covers for it is unknown: {dmabuf_why}")
+        yield unknown(
+            rule,
+            f"NCCL {nccl.version} will not see nvidia-peermem here; whether DMA-BUF "
+            f"covers for it is unknown: {dmabuf_why}",
+        )
         return
-    yield finding(ctx.matrix, rule, ctx.nccl_evidence() + _peermem_evidence(ctx),
-                  nccl=nccl.version, hca=ctx.hca,
-                  node_stack=f"{ctx.node.rdma.stack or 'unknown stack'} {ctx.node.rdma.ofed_version or ''}".strip())
+    yield finding(
+        ctx.matrix,
+        rule,
+        ctx.nccl_evidence() + _peermem_evidence(ctx),
+        nccl=nccl.version,
+        hca=ctx.hca,
+        node_stack=f"{ctx.node.rdma.stack or 'unknown stack'} {ctx.node.rdma.ofed_version or ''}".strip(),
+    )
 
 
 @over_rdma("CUMEM-OLD-DRIVER")
@@ -149,9 +179,19 @@ def _cumem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
         return
     if not visible:
         return  # no peer-memory registration of GPU buffers at all (host staging)
-    yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [
-        ctx.node_ev("gpu.driver_version", driver),
-        Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)),
-    ] + ([cumem.evidence] if cumem else []) + _peermem_evidence(ctx),
-        nccl=nccl.version, driver_version=driver, driver_branch=ctx.driver_branch(), compat_driver=compat,
-        reg_fn=ctx.reg_fn)
+    yield finding(
+        ctx.matrix,
+        rule,
+        ctx.nccl_evidence()
+        + [
+            ctx.node_ev("gpu.driver_version", driver),
+            Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)),
+        ]
+        + ([cumem.evidence] if cumem else [])
+        + _peermem_evidence(ctx),
+        nccl=nccl.version,
+        driver_version=driver,
+        driver_branch=ctx.driver_branch(),
+        compat_driver=compat,
+        reg_fn=ctx.reg_fn,
+    )

@@ -9,35 +9,50 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, JobFacts
-from ..model.env_redact import keeps as library_setting
 from ..knowledge.settings import IMAGE_ENV
+from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
 from ..model.report import Evidence, EvidenceValue
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
-RULES = ("JOB-RDMA-DEVICES-NOT-EXPOSED", "JOB-MEMLOCK-TOO-LOW", "JOB-NO-IPC-LOCK", "JOB-SHM-TOO-SMALL",
-         "JOB-ENV-OVERRIDES-IMAGE", "JOB-ENV-SHADOWED-BY-IMAGE")
-NEEDS = {"thresholds": {"memlock_reported_failing_kib", "docker_default_shm_mib", "containerd_default_shm_mib",
-                        "shm_reported_failing_mib_per_rank"}}
+RULES = (
+    "JOB-RDMA-DEVICES-NOT-EXPOSED",
+    "JOB-MEMLOCK-TOO-LOW",
+    "JOB-NO-IPC-LOCK",
+    "JOB-SHM-TOO-SMALL",
+    "JOB-ENV-OVERRIDES-IMAGE",
+    "JOB-ENV-SHADOWED-BY-IMAGE",
+)
+NEEDS = {
+    "thresholds": {
+        "memlock_reported_failing_kib",
+        "docker_default_shm_mib",
+        "containerd_default_shm_mib",
+        "shm_reported_failing_mib_per_rank",
+    }
+}
 
 # Extended resources whose device plugins hand the container RDMA devices (rdma/* from the RDMA shared device
 # plugin, SR-IOV VFs, host devices); any other non-GPU resource might too, so it makes exposure unknown.
 _RDMA_RESOURCE_WORDS = ("rdma", "sriov", "hostdev")
 _GPU_RESOURCES = ("nvidia.com/gpu",)
 # These tables are keyed by JobFacts.runtime, which is None when the spec does not say (.get falls back).
-_DEFAULT_SHM: dict[str | None, str] = {RUNTIME_DOCKER: "docker_default_shm_mib",
-                                       RUNTIME_KUBERNETES: "containerd_default_shm_mib"}
+_DEFAULT_SHM: dict[str | None, str] = {
+    RUNTIME_DOCKER: "docker_default_shm_mib",
+    RUNTIME_KUBERNETES: "containerd_default_shm_mib",
+}
 _DEFAULT_SHM_WORDS: dict[str | None, str] = {
     RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-size / shm_size",
-    RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm"}
+    RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm",
+}
 
 
 # The first fix a finding shows is the one for the runtime the spec is for.
 _DEVICE_FIX: dict[str | None, str] = {
     RUNTIME_DOCKER: "docker: run with --device /dev/infiniband (plus --cap-add IPC_LOCK and --ulimit memlock=-1)",
     RUNTIME_KUBERNETES: "Kubernetes: request an RDMA resource from the RDMA shared device plugin or the SR-IOV device "
-                        "plugin (e.g. rdma/<pool>: 1), or mount /dev/infiniband as a hostPath volume in a privileged pod",
+    "plugin (e.g. rdma/<pool>: 1), or mount /dev/infiniband as a hostPath volume in a privileged pod",
 }
 _SHM_FIX: dict[str | None, str] = {
     RUNTIME_DOCKER: "docker: --shm-size=1g or more (compose: shm_size), or --ipc=host",
@@ -127,13 +142,28 @@ def _devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
     devices = ", ".join(d.name for d in ctx.node.rdma.devices if d.name) or ctx.node.rdma.stack
     net = ctx.setting("NCCL_NET")
     forced = net is not None and net.value.strip().lower() == "ib"  # NCCL matches the name case-insensitively
-    evidence = [*([net.evidence] if net is not None and forced else []), _where_ev(ctx), *_line_ev(ctx),
-                _ev(ctx, "privileged", job.privileged), _ev(ctx, "devices", ", ".join(job.devices or ()) or "none"),
-                _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in job.resources or ()) or "none"),
-                ctx.node_ev("rdma.devices", devices), *ctx.nccl_evidence()]
-    yield finding(ctx.matrix, rule, evidence, variant="forced" if forced else None, where=job.where, who=job.who,
-                  devices=devices, runtime=job.runtime, setting=net.label if net is not None and forced else None,
-                  runtime_fix=_DEVICE_FIX.get(job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]))
+    evidence = [
+        *([net.evidence] if net is not None and forced else []),
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "privileged", job.privileged),
+        _ev(ctx, "devices", ", ".join(job.devices or ()) or "none"),
+        _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in job.resources or ()) or "none"),
+        ctx.node_ev("rdma.devices", devices),
+        *ctx.nccl_evidence(),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant="forced" if forced else None,
+        where=job.where,
+        who=job.who,
+        devices=devices,
+        runtime=job.runtime,
+        setting=net.label if net is not None and forced else None,
+        runtime_fix=_DEVICE_FIX.get(job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]),
+    )
 
 
 def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
@@ -147,20 +177,41 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
         if job.runtime in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) and job.cap_add is not None and not job.open_flags:
             if job.runtime == RUNTIME_KUBERNETES and ctx.node.limits.memlock_kib == -1:
                 return  # the node's jobs get an unlimited limit (node facts); nothing for the spec to add
-            yield finding(ctx.matrix, "JOB-NO-IPC-LOCK",
-                          [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "cap_add", ", ".join(job.cap_add) or "none"),
-                           _ev(ctx, "memlock_kib", "not set by the spec")],
-                          where=job.where, who=job.who, runtime=job.runtime, reg_fn=ctx.reg_fn)
+            yield finding(
+                ctx.matrix,
+                "JOB-NO-IPC-LOCK",
+                [
+                    _where_ev(ctx),
+                    *_line_ev(ctx),
+                    _ev(ctx, "cap_add", ", ".join(job.cap_add) or "none"),
+                    _ev(ctx, "memlock_kib", "not set by the spec"),
+                ],
+                where=job.where,
+                who=job.who,
+                runtime=job.runtime,
+                reg_fn=ctx.reg_fn,
+            )
         else:
-            yield unknown("JOB-MEMLOCK-TOO-LOW", f"{job.where}: the spec sets no memlock limit; the container gets "
-                                                 "its runtime's, which neither the spec nor the node facts show")
+            yield unknown(
+                "JOB-MEMLOCK-TOO-LOW",
+                f"{job.where}: the spec sets no memlock limit; the container gets "
+                "its runtime's, which neither the spec nor the node facts show",
+            )
         return
     if memlock < 0:
         return
     failing = ctx.matrix.threshold("memlock_reported_failing_kib")
     evidence = [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "memlock_kib", memlock)]
-    yield finding(ctx.matrix, "JOB-MEMLOCK-TOO-LOW", evidence, variant=None if memlock <= failing else "finite",
-                  where=job.where, who=job.who, memlock_kib=memlock, reg_fn=ctx.reg_fn)
+    yield finding(
+        ctx.matrix,
+        "JOB-MEMLOCK-TOO-LOW",
+        evidence,
+        variant=None if memlock <= failing else "finite",
+        where=job.where,
+        who=job.who,
+        memlock_kib=memlock,
+        reg_fn=ctx.reg_fn,
+    )
 
 
 def _ranks(ctx: Ctx) -> tuple[int | None, str]:
@@ -202,19 +253,36 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
     per_rank = ctx.matrix.threshold("shm_reported_failing_mib_per_rank")
     if size / ranks > per_rank:
         return
-    evidence = [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "shm_size_mib", f"{size:g} ({size_words})"),
-                _ev(ctx, "ranks_per_node", f"{ranks} ({ranks_words})"), *ctx.nccl_evidence()]
-    yield finding(ctx.matrix, rule, evidence, where=job.where, who=job.who, shm_mib=f"{size:g}", ranks=ranks,
-                  per_rank=f"{size / ranks:g}", how=size_words,
-                  runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]))
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "shm_size_mib", f"{size:g} ({size_words})"),
+        _ev(ctx, "ranks_per_node", f"{ranks} ({ranks_words})"),
+        *ctx.nccl_evidence(),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        where=job.where,
+        who=job.who,
+        shm_mib=f"{size:g}",
+        ranks=ranks,
+        per_rank=f"{size / ranks:g}",
+        how=size_words,
+        runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]),
+    )
 
 
 def _env(ctx: Ctx) -> Iterator[Outcome]:
     job = _job(ctx)
     image = ctx.image
     if job.env_incomplete:
-        yield unknown("JOB-ENV-OVERRIDES-IMAGE", f"{job.where}: envFrom / --env-file / a shell array adds variables "
-                                                 "the spec does not show; they may override the image's NCCL/UCX Env")
+        yield unknown(
+            "JOB-ENV-OVERRIDES-IMAGE",
+            f"{job.where}: envFrom / --env-file / a shell array adds variables "
+            "the spec does not show; they may override the image's NCCL/UCX Env",
+        )
     for var in job.env:
         if var is not job.env_value(var.name):
             continue  # an earlier definition the later one replaces
@@ -223,17 +291,41 @@ def _env(ctx: Ctx) -> Iterator[Outcome]:
             continue  # only the libraries' settings: other values (tokens) stay out of reports (model/env_redact.py)
         if not job.wins_over_image(var.name, True):
             if var.value is not None and var.value != image_value:
-                yield finding(ctx.matrix, "JOB-ENV-SHADOWED-BY-IMAGE",
-                              [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
-                               Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV)],
-                              where=job.where, who=job.who, name=var.name, job_value=var.value,
-                              image_value=image_value)
+                yield finding(
+                    ctx.matrix,
+                    "JOB-ENV-SHADOWED-BY-IMAGE",
+                    [
+                        _where_ev(ctx),
+                        *_line_ev(ctx),
+                        Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
+                        Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV),
+                    ],
+                    where=job.where,
+                    who=job.who,
+                    name=var.name,
+                    job_value=var.value,
+                    image_value=image_value,
+                )
             continue
         if var.value is None:
-            yield unknown("JOB-ENV-OVERRIDES-IMAGE", f"{job.where}: {var.name} replaces the image's "
-                                                     f"{var.name}={image_value} with a value the spec does not show")
+            yield unknown(
+                "JOB-ENV-OVERRIDES-IMAGE",
+                f"{job.where}: {var.name} replaces the image's "
+                f"{var.name}={image_value} with a value the spec does not show",
+            )
         elif var.value != image_value:
-            yield finding(ctx.matrix, "JOB-ENV-OVERRIDES-IMAGE",
-                          [_where_ev(ctx), *_line_ev(ctx), Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
-                           Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV)],
-                          where=job.where, who=job.who, name=var.name, job_value=var.value, image_value=image_value)
+            yield finding(
+                ctx.matrix,
+                "JOB-ENV-OVERRIDES-IMAGE",
+                [
+                    _where_ev(ctx),
+                    *_line_ev(ctx),
+                    Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
+                    Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV),
+                ],
+                where=job.where,
+                who=job.who,
+                name=var.name,
+                job_value=var.value,
+                image_value=image_value,
+            )

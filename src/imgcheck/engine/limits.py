@@ -25,5 +25,11 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         return  # a zero limit fails with EPERM before any accounting: REG-MEMLOCK-ZERO
     failing = ctx.matrix.threshold("memlock_reported_failing_kib")
     evidence = [ctx.node_ev("limits.memlock_kib", memlock)]
-    yield finding(ctx.matrix, rule, evidence, variant=None if memlock <= failing else "finite",
-                  memlock_kib=memlock, reg_fn=ctx.reg_fn)
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant=None if memlock <= failing else "finite",
+        memlock_kib=memlock,
+        reg_fn=ctx.reg_fn,
+    )

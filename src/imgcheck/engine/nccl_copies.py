@@ -42,8 +42,13 @@ def _two_majors(ctx: Ctx, wheels: list[Nccl]) -> Iterator[Outcome]:
     if len(majors) < 2:
         return
     names = ", ".join(f"nvidia-nccl-cu{m} {n.version}" for m, n in sorted(majors.items()))
-    yield finding(ctx.matrix, "NCCL-WHEELS-TWO-CUDA-MAJORS", [_ev(n, "image.nccl.wheel") for n in majors.values()],
-                  wheels=names, keep=f"nvidia-nccl-cu{max(majors)}")
+    yield finding(
+        ctx.matrix,
+        "NCCL-WHEELS-TWO-CUDA-MAJORS",
+        [_ev(n, "image.nccl.wheel") for n in majors.values()],
+        wheels=names,
+        keep=f"nvidia-nccl-cu{max(majors)}",
+    )
 
 
 def _pep440(text: str | None) -> Version | None:
@@ -63,12 +68,23 @@ def _pin(ctx: Ctx, wheels: list[Nccl]) -> Iterator[Outcome]:
         wanted = _pep440(pin.version)
         # wheel and pin are Python distributions: PEP 440 decides what is equal and what is newer
         versions = [(w, _pep440(w.version)) for w in same]
-        if wanted is None or not versions or any(v == wanted for _, v in versions) or any(v is None for _, v in versions):
+        if (
+            wanted is None
+            or not versions
+            or any(v == wanted for _, v in versions)
+            or any(v is None for _, v in versions)
+        ):
             continue  # the pinned release is installed, nothing comparable is, or a version does not parse
         wheel, have = versions[0]
         assert have is not None  # unparsed versions were skipped above
         newer = have > wanted
         major = pin_major if pin_major is not None else nccl_k.wheel_cuda_major(wheel)
-        yield finding(ctx.matrix, "NCCL-WHEEL-NOT-TORCH-PIN", [_ev(pin, "image.nccl.torch_pin"), _ev(wheel, "image.nccl.wheel")],
-                      variant="newer" if newer else None, pinned=pin.version, installed=wheel.version,
-                      wheel=f"nvidia-nccl-cu{major}" if major is not None else "the nvidia-nccl wheel")
+        yield finding(
+            ctx.matrix,
+            "NCCL-WHEEL-NOT-TORCH-PIN",
+            [_ev(pin, "image.nccl.torch_pin"), _ev(wheel, "image.nccl.wheel")],
+            variant="newer" if newer else None,
+            pinned=pin.version,
+            installed=wheel.version,
+            wheel=f"nvidia-nccl-cu{major}" if major is not None else "the nvidia-nccl wheel",
+        )

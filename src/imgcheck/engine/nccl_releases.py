@@ -41,18 +41,27 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         if row.get("arch") and (arch := _image_arch(ctx)) is not None and arch != row["arch"]:
             continue
         if hit is None:
-            yield unknown("NCCL-RELEASE-KNOWN-ISSUE", f"NCCL {version} may or may not be in {row['nccl_min']}.."
-                                                     f"{row['nccl_below']} ({row['issue']})")
+            yield unknown(
+                "NCCL-RELEASE-KNOWN-ISSUE",
+                f"NCCL {version} may or may not be in {row['nccl_min']}..{row['nccl_below']} ({row['issue']})",
+            )
             continue
         name, value = row.get("workaround_setting"), row.get("workaround_value")
         applied = ctx.setting(name) if name else None
         if applied is not None and applied.value.strip() == value:
             continue  # the image already avoids it
         evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else [])
-        yield finding(ctx.matrix, "NCCL-RELEASE-KNOWN-ISSUE", evidence,
-                      variant=None if name else "upgrade-only", nccl=version, issue=row["summary"],
-                      nccl_min=row["nccl_min"], fixed_in=row["nccl_below"],
-                      workaround=f"{name}={value}" if name else "none known")
+        yield finding(
+            ctx.matrix,
+            "NCCL-RELEASE-KNOWN-ISSUE",
+            evidence,
+            variant=None if name else "upgrade-only",
+            nccl=version,
+            issue=row["summary"],
+            nccl_min=row["nccl_min"],
+            fixed_in=row["nccl_below"],
+            workaround=f"{name}={value}" if name else "none known",
+        )
 
 
 def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
@@ -71,6 +80,13 @@ def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
         if ok is None:
             yield unknown(rule, f"NCCL {nccl.version} may or may not be {row['nccl_min']} or newer ({name})")
         elif not ok:
-            yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [ctx.node_ev("gpu.gpus.name", name)],
-                          nccl=nccl.version, gpu=name, generation=row["generation"], nccl_min=row["nccl_min"])
+            yield finding(
+                ctx.matrix,
+                rule,
+                ctx.nccl_evidence() + [ctx.node_ev("gpu.gpus.name", name)],
+                nccl=nccl.version,
+                gpu=name,
+                generation=row["generation"],
+                nccl_min=row["nccl_min"],
+            )
         return  # one finding per node: the GPUs of one node are one generation in practice

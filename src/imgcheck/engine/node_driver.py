@@ -22,7 +22,11 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     module, userspace = gpu.driver_version, gpu.userspace_driver_version
     if not module or not userspace or module == userspace:
         return  # nothing to compare (an unknown side is in node.unknown already), or one build: fine
-    yield finding(ctx.matrix, RULES[0], [
-        ctx.node_ev("gpu.driver_version", module),
-        ctx.node_ev("gpu.userspace_driver_version", userspace)],
-        module_version=module, userspace_version=userspace, userspace_path=gpu.userspace_driver_path)
+    yield finding(
+        ctx.matrix,
+        RULES[0],
+        [ctx.node_ev("gpu.driver_version", module), ctx.node_ev("gpu.userspace_driver_version", userspace)],
+        module_version=module,
+        userspace_version=userspace,
+        userspace_path=gpu.userspace_driver_path,
+    )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-
 from ..knowledge import gpus as gpus_k
 from ..model.image import ImageFacts
 from ..model.node import STACK_INBOX
@@ -18,9 +17,17 @@ from ..versions.ecosystems import numeric_tuple
 from .context import MLNX_STACKS, Ctx
 from .emit import Outcome, finding, unknown
 
-RULES = ("NODE-PEERMEM-NO-PEER-API", "NODE-OFED-NOT-RUNNING", "NODE-PEERMEM-STALE-BUILD", "NODE-LEGACY-NV-PEER-MEM",
-         "NODE-GPU-NO-GDR", "NODE-DMABUF-UNAVAILABLE", "NODE-PCI-ACS-REDIRECT", "NODE-PINNING-MOVABLE-MEMORY",
-         "NODE-IOMMU-TRANSLATED")
+RULES = (
+    "NODE-PEERMEM-NO-PEER-API",
+    "NODE-OFED-NOT-RUNNING",
+    "NODE-PEERMEM-STALE-BUILD",
+    "NODE-LEGACY-NV-PEER-MEM",
+    "NODE-GPU-NO-GDR",
+    "NODE-DMABUF-UNAVAILABLE",
+    "NODE-PCI-ACS-REDIRECT",
+    "NODE-PINNING-MOVABLE-MEMORY",
+    "NODE-IOMMU-TRANSLATED",
+)
 NEEDS = {"thresholds": {"nvidia_peermem_first_driver_branch"}}
 
 NODE_ONLY_REFERENCE = "(no image: node check)"
@@ -108,15 +115,27 @@ def _no_peer_api(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     if ok is not False:
         return
     dmabuf_ok, missing = _dmabuf_prereqs(ctx)
-    dmabuf_words = ("its prerequisites are met here" if dmabuf_ok and not missing
-                    else "missing here: " + "; ".join(missing) if missing else "whether it works is unknown")
-    yield finding(ctx.matrix, rule, [
-        ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
-        ctx.node_ev("kernel.release", ctx.node.kernel.release),
-        ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded),
-        _workload_ev(workload)],
-        stack_words=f"inbox, kernel {ctx.node.kernel.release or 'unknown'}", peermem_words=f"Here {present}.",
-        workload=workload, dmabuf_words=dmabuf_words)
+    dmabuf_words = (
+        "its prerequisites are met here"
+        if dmabuf_ok and not missing
+        else "missing here: " + "; ".join(missing)
+        if missing
+        else "whether it works is unknown"
+    )
+    yield finding(
+        ctx.matrix,
+        rule,
+        [
+            ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
+            ctx.node_ev("kernel.release", ctx.node.kernel.release),
+            ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded),
+            _workload_ev(workload),
+        ],
+        stack_words=f"inbox, kernel {ctx.node.kernel.release or 'unknown'}",
+        peermem_words=f"Here {present}.",
+        workload=workload,
+        dmabuf_words=dmabuf_words,
+    )
 
 
 # ---------- OFED installed, not running ----------
@@ -131,8 +150,10 @@ def _ofed_not_running(ctx: Ctx) -> Iterator[Outcome]:
         kernels = sorted({d.kernel for d in builds if d.kernel})
         here = [d for d in builds if d.kernel == release]
         if here:
-            dkms_words = (f"DKMS has a build for {release} ({here[0].version}), yet the in-tree modules are loaded: "
-                          "the node was not rebooted (or the RDMA modules not reloaded) since it was built.")
+            dkms_words = (
+                f"DKMS has a build for {release} ({here[0].version}), yet the in-tree modules are loaded: "
+                "the node was not rebooted (or the RDMA modules not reloaded) since it was built."
+            )
         else:
             dkms_words = f"DKMS built {builds[0].name} for {', '.join(kernels)} only, not for the running {release}."
     elif ctx.node.dkms is None:
@@ -140,14 +161,22 @@ def _ofed_not_running(ctx: Ctx) -> Iterator[Outcome]:
     else:
         dkms_words = "No DKMS build of the OFED kernel modules exists (a kmod/ISO install, or the build failed)."
     modules = rdma.modules
-    evidence = [ctx.node_ev("rdma.installed_ofed_version", rdma.installed_ofed_version),
-                ctx.node_ev("rdma.stack", rdma.stack),
-                ctx.node_ev("kernel.release", ctx.node.kernel.release)]
+    evidence = [
+        ctx.node_ev("rdma.installed_ofed_version", rdma.installed_ofed_version),
+        ctx.node_ev("rdma.stack", rdma.stack),
+        ctx.node_ev("kernel.release", ctx.node.kernel.release),
+    ]
     if "mlx5_core" in modules:
         evidence.append(ctx.node_ev("rdma.modules.mlx5_core.out_of_tree", modules["mlx5_core"].out_of_tree))
     evidence += [ctx.node_ev(f"dkms.{d.name}", f"{d.version} for {d.kernel}") for d in builds]
-    yield finding(ctx.matrix, rule, evidence, ofed=f"MLNX_OFED/DOCA-OFED {rdma.installed_ofed_version}",
-                  release=release, dkms_words=dkms_words)
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        ofed=f"MLNX_OFED/DOCA-OFED {rdma.installed_ofed_version}",
+        release=release,
+        dkms_words=dkms_words,
+    )
 
 
 # ---------- peer-memory module built against another ib_core ----------
@@ -179,22 +208,43 @@ def _stale_build(ctx: Ctx) -> Iterator[Outcome]:
         built_for = (mod.file_vermagic or "").split(" ", 1)[0] or None
         base = [ctx.node_ev(f"rdma.module_files.{name}.path", mod.path)]
         if built_for and release and built_for != release:
-            yield finding(ctx.matrix, rule, base + [
-                ctx.node_ev(f"rdma.module_files.{name}.file_vermagic", mod.file_vermagic),
-                ctx.node_ev("kernel.release", release)],
-                variant="vermagic", module=name, path=mod.path, built_for=built_for, release=release,
-                vermagic=(mod.file_vermagic or "").strip())
+            yield finding(
+                ctx.matrix,
+                rule,
+                base
+                + [
+                    ctx.node_ev(f"rdma.module_files.{name}.file_vermagic", mod.file_vermagic),
+                    ctx.node_ev("kernel.release", release),
+                ],
+                variant="vermagic",
+                module=name,
+                path=mod.path,
+                built_for=built_for,
+                release=release,
+                vermagic=(mod.file_vermagic or "").strip(),
+            )
             continue
         for symbol in PEER_SYMBOLS:
             theirs = (mod.symbol_crcs or {}).get(symbol)
             ours, where, exported = _exporter_crc(ctx, symbol)
             if theirs is None or ours is None or exported is None or theirs == ours:  # exported is None iff ours is
                 continue
-            yield finding(ctx.matrix, rule, base + [
-                ctx.node_ev(f"rdma.module_files.{name}.symbol_crcs.{symbol}", theirs),
-                ctx.node_ev(exported, ours),
-                ctx.node_ev("rdma.ofed_version", rdma.ofed_version)],
-                module=name, symbol=symbol, path=mod.path, module_crc=theirs, ib_core_crc=ours, ib_core_where=where)
+            yield finding(
+                ctx.matrix,
+                rule,
+                base
+                + [
+                    ctx.node_ev(f"rdma.module_files.{name}.symbol_crcs.{symbol}", theirs),
+                    ctx.node_ev(exported, ours),
+                    ctx.node_ev("rdma.ofed_version", rdma.ofed_version),
+                ],
+                module=name,
+                symbol=symbol,
+                path=mod.path,
+                module_crc=theirs,
+                ib_core_crc=ours,
+                ib_core_where=where,
+            )
             break  # one symbol says it; the module fails as a whole
 
 
@@ -208,11 +258,22 @@ def _legacy(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     first = ctx.matrix.threshold("nvidia_peermem_first_driver_branch")
     if branch and branch[0] < first:
         return  # drivers before that branch do not ship nvidia-peermem: nv_peer_mem is the only option
-    why = (f"The node's driver {driver} ships nvidia-peermem, so nv_peer_mem is a separately built leftover "
-           "that must be rebuilt by hand after every driver or OFED change." if driver else
-           f"Drivers from R{first} on ship nvidia-peermem.")
-    yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.modules.nv_peer_mem", True),
-                                     ctx.node_ev("gpu.driver_version", driver), _workload_ev(workload)], why=why)
+    why = (
+        f"The node's driver {driver} ships nvidia-peermem, so nv_peer_mem is a separately built leftover "
+        "that must be rebuilt by hand after every driver or OFED change."
+        if driver
+        else f"Drivers from R{first} on ship nvidia-peermem."
+    )
+    yield finding(
+        ctx.matrix,
+        rule,
+        [
+            ctx.node_ev("rdma.modules.nv_peer_mem", True),
+            ctx.node_ev("gpu.driver_version", driver),
+            _workload_ev(workload),
+        ],
+        why=why,
+    )
 
 
 # ---------- GPU class ----------
@@ -232,11 +293,18 @@ def _gpu_class(ctx: Ctx, workload: str) -> Iterator[Outcome]:
         if supported != "unsupported" or (gpu.name, klass) in seen:
             continue
         seen.add((gpu.name, klass))
-        yield finding(ctx.matrix, rule, [ctx.node_ev("gpu.gpus.name", gpu.name),
-                                         ctx.node_ev("gpu.gpus.gpu_class", klass), _workload_ev(workload)],
-                      gpu=gpu.name, gpu_class=klass, hca=ctx.hca, workload=workload,
-                      source_note=row.get("note", "gpu_class given in the node facts") if not gpu.gpu_class
-                      else "gpu_class given in the node facts")
+        yield finding(
+            ctx.matrix,
+            rule,
+            [ctx.node_ev("gpu.gpus.name", gpu.name), ctx.node_ev("gpu.gpus.gpu_class", klass), _workload_ev(workload)],
+            gpu=gpu.name,
+            gpu_class=klass,
+            hca=ctx.hca,
+            workload=workload,
+            source_note=row.get("note", "gpu_class given in the node facts")
+            if not gpu.gpu_class
+            else "gpu_class given in the node facts",
+        )
 
 
 # ---------- long-term pinning and ZONE_MOVABLE ----------
@@ -250,8 +318,7 @@ def _movable(ctx: Ctx) -> Iterator[Outcome]:
     if row is None:
         return
     words = " ".join(f"{k}={v}" for k, v in used.items())
-    yield finding(ctx.matrix, rule, [ctx.node_ev("kernel.cmdline_params", words)],
-                  params=words, effect=row["effect"])
+    yield finding(ctx.matrix, rule, [ctx.node_ev("kernel.cmdline_params", words)], params=words, effect=row["effect"])
 
 
 # ---------- PCIe ACS ----------
@@ -262,11 +329,18 @@ def _acs(ctx: Ctx, workload: str) -> Iterator[Outcome]:
         return  # None is unknown (needs root to read); () is "no bridge redirects"
     params = ctx.node.kernel.cmdline_params or {}
     iommu = {k: v for k, v in params.items() if "iommu" in k}
-    cmdline_words = (f"Boot IOMMU parameters: {' '.join(f'{k}={v}' if v else k for k, v in iommu.items())}."
-                     if iommu else "")
-    yield finding(ctx.matrix, rule, [ctx.node_ev("pci_acs_redirect", ", ".join(bridges)),
-                                     _workload_ev(workload)],
-                  count=len(bridges), bridges=", ".join(bridges), cmdline_words=cmdline_words, workload=workload)
+    cmdline_words = (
+        f"Boot IOMMU parameters: {' '.join(f'{k}={v}' if v else k for k, v in iommu.items())}." if iommu else ""
+    )
+    yield finding(
+        ctx.matrix,
+        rule,
+        [ctx.node_ev("pci_acs_redirect", ", ".join(bridges)), _workload_ev(workload)],
+        count=len(bridges),
+        bridges=", ".join(bridges),
+        cmdline_words=cmdline_words,
+        workload=workload,
+    )
 
 
 # ---------- IOMMU ----------
@@ -282,10 +356,15 @@ def _iommu(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     if not translated:
         return
     words = ", ".join(f"{bdf} {kind}" for bdf, kind in translated.items())
-    yield finding(ctx.matrix, rule, [ctx.node_ev("iommu_domains", words),
-                                     _workload_ev(workload)],
-                  domains=words, devices=", ".join(translated), types="/".join(sorted(set(translated.values()))),
-                  workload=workload)
+    yield finding(
+        ctx.matrix,
+        rule,
+        [ctx.node_ev("iommu_domains", words), _workload_ev(workload)],
+        domains=words,
+        devices=", ".join(translated),
+        types="/".join(sorted(set(translated.values()))),
+        workload=workload,
+    )
 
 
 # ---------- no GPUDirect path at all ----------
@@ -324,14 +403,33 @@ def _dmabuf(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     known, missing = _dmabuf_prereqs(ctx)
     if not missing:
         if not known:
-            yield unknown(rule, "no peer-memory module is usable and whether DMA-BUF works is unknown: "
-                                + (ctx.unknown_why("gpu.kernel_module") if ctx.node.gpu.kernel_module is None
-                                   else ctx.unknown_why("rdma.stack")))
+            yield unknown(
+                rule,
+                "no peer-memory module is usable and whether DMA-BUF works is unknown: "
+                + (
+                    ctx.unknown_why("gpu.kernel_module")
+                    if ctx.node.gpu.kernel_module is None
+                    else ctx.unknown_why("rdma.stack")
+                ),
+            )
         return
-    peer_words = ("none: the inbox ib_core has no peer-memory API" if stack == STACK_INBOX
-                  else "none: nvidia-peermem is not loaded")
-    yield finding(ctx.matrix, rule, [
-        ctx.node_ev("rdma.stack", stack), ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
-        ctx.node_ev("gpu.peermem.loaded", pm.loaded),
-        *ctx.stack_evidence()[1:], _workload_ev(workload)],
-        hca=ctx.hca, peer_words=peer_words, missing="; ".join(missing), workload=workload)
+    peer_words = (
+        "none: the inbox ib_core has no peer-memory API"
+        if stack == STACK_INBOX
+        else "none: nvidia-peermem is not loaded"
+    )
+    yield finding(
+        ctx.matrix,
+        rule,
+        [
+            ctx.node_ev("rdma.stack", stack),
+            ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
+            ctx.node_ev("gpu.peermem.loaded", pm.loaded),
+            *ctx.stack_evidence()[1:],
+            _workload_ev(workload),
+        ],
+        hca=ctx.hca,
+        peer_words=peer_words,
+        missing="; ".join(missing),
+        workload=workload,
+    )

@@ -18,8 +18,10 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     reason = ctx.image_unknown("rdma.flavor")
     if reason and ctx.lib is not None and ctx.node.rdma.stack not in (None, STACK_NONE):
         rule = "MLNX-USERSPACE-ON-INBOX" if ctx.node.rdma.stack == STACK_INBOX else "OFED-USERSPACE-NEWER-THAN-KERNEL"
-        yield unknown(rule, "whether the image's RDMA userspace is MLNX_OFED/DOCA or upstream rdma-core is unknown ("
-                      + reason + ")")
+        yield unknown(
+            rule,
+            "whether the image's RDMA userspace is MLNX_OFED/DOCA or upstream rdma-core is unknown (" + reason + ")",
+        )
         return
     if rdma.flavor not in (FLAVOR_MLNX_OFED, FLAVOR_DOCA):
         return
@@ -33,23 +35,36 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         return
     if stack == STACK_NONE:
         return
-    evidence = ([image_ev] if image_ev else []) + [ctx.node_ev("rdma.stack", stack),
-                                                   ctx.node_ev("rdma.ofed_version", ctx.node.rdma.ofed_version)]
+    evidence = ([image_ev] if image_ev else []) + [
+        ctx.node_ev("rdma.stack", stack),
+        ctx.node_ev("rdma.ofed_version", ctx.node.rdma.ofed_version),
+    ]
     if stack == STACK_INBOX:
-        yield finding(ctx.matrix, "MLNX-USERSPACE-ON-INBOX", evidence, image_flavor=flavor_words,
-                      image_ofed=image_label)
+        yield finding(
+            ctx.matrix, "MLNX-USERSPACE-ON-INBOX", evidence, image_flavor=flavor_words, image_ofed=image_label
+        )
         return
     if stack not in MLNX_STACKS:
         return
     rule = "OFED-USERSPACE-NEWER-THAN-KERNEL"
     node_series = series_of(ctx.node.rdma.ofed_version)
     if image_series is None:
-        yield unknown(rule, f"the image's {flavor_words} release could not be read (no ofed_info and no "
-                            "MLNX package version with a release suffix)")
+        yield unknown(
+            rule,
+            f"the image's {flavor_words} release could not be read (no ofed_info and no "
+            "MLNX package version with a release suffix)",
+        )
         return
     if node_series is None:
         yield unknown(rule, ctx.unknown_why("rdma.ofed_version"))
         return
     if compare_numeric(image_series, node_series) > 0:
-        yield finding(ctx.matrix, rule, evidence, image_flavor=flavor_words, image_ofed=image_label,
-                      node_stack=stack, node_ofed=ctx.node.rdma.ofed_version)
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            image_flavor=flavor_words,
+            image_ofed=image_label,
+            node_stack=stack,
+            node_ofed=ctx.node.rdma.ofed_version,
+        )

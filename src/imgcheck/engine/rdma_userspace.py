@@ -10,10 +10,12 @@ from .emit import Outcome, finding, unknown
 
 RULES = ("RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE")
 # Matrix rows this family looks up by key (evaluate.REQUIRED_ROWS merges them; matrix validate checks them).
-NEEDS = {"thresholds": {"uverbs_abi_min", "uverbs_abi_max", "mlx5_uverbs_abi"},
-         "nccl_features": {"relaxed_ordering_iova2"},
-         "kernel_rdma_features": {("optional_mr_access", "inbox"), ("optional_mr_access", "mlnx_ofed")},
-         "rdma_core_functions": {"ibv_reg_mr_iova2"}}
+NEEDS = {
+    "thresholds": {"uverbs_abi_min", "uverbs_abi_max", "mlx5_uverbs_abi"},
+    "nccl_features": {"relaxed_ordering_iova2"},
+    "kernel_rdma_features": {("optional_mr_access", "inbox"), ("optional_mr_access", "mlnx_ofed")},
+    "rdma_core_functions": {"ibv_reg_mr_iova2"},
+}
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
@@ -35,15 +37,20 @@ def _no_libibverbs(ctx: Ctx) -> Iterator[Outcome]:
             yield unknown(rule, ctx.lib_unknown)
         return
     if ctx.node_has_rdma is None:
-        yield unknown(rule, "the image has no libibverbs; whether that matters depends on "
-                            + ctx.unknown_why("rdma.stack"))
+        yield unknown(
+            rule, "the image has no libibverbs; whether that matters depends on " + ctx.unknown_why("rdma.stack")
+        )
         return
     if ctx.node_has_rdma:
-        yield finding(ctx.matrix, rule, [
-            Evidence("image.rdma.libibverbs", None),
-            ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
-            ctx.node_ev("rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None),
-        ])
+        yield finding(
+            ctx.matrix,
+            rule,
+            [
+                Evidence("image.rdma.libibverbs", None),
+                ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
+                ctx.node_ev("rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None),
+            ],
+        )
 
 
 def _pabi(ctx: Ctx) -> Iterator[Outcome]:
@@ -54,9 +61,12 @@ def _pabi(ctx: Ctx) -> Iterator[Outcome]:
         yield unknown(rule, f"the private ABI (IBVERBS_PRIVATE_N) of {lib.path or 'the libibverbs'} could not be read")
         return
     used = ctx.node_providers()
-    mismatched = [p for p in ctx.image.rdma.providers
-                  if (p.pabi is not None and p.pabi != lib.private_abi)
-                  or (p.private_abi_needed is not None and p.private_abi_needed != lib.private_abi)]
+    mismatched = [
+        p
+        for p in ctx.image.rdma.providers
+        if (p.pabi is not None and p.pabi != lib.private_abi)
+        or (p.private_abi_needed is not None and p.private_abi_needed != lib.private_abi)
+    ]
     others = []
     for p in mismatched:
         relevant = p.name in used if used is not None else p.name == "mlx5"
@@ -69,22 +79,40 @@ def _pabi(ctx: Ctx) -> Iterator[Outcome]:
         expected = f"lib{p.name}-rdmav{lib.private_abi}.so"
         expected_path = expected
         dlerror = f"{expected}: cannot open shared object file: No such file or directory"
-        yield finding(ctx.matrix, rule, [
-            ctx.lib_evidence("private_abi", lib.private_abi),
-            Evidence.member("image.rdma.providers", p.name, "pabi", p.pabi, p.location),
-            Evidence.member("image.rdma.providers", p.name, "private_abi_needed", p.private_abi_needed, p.location),
-        ], provider=p.name, expected_file=expected_path, dlerror=dlerror, libibverbs=lib.version or "(version unknown)",
-            private_abi=lib.private_abi, provider_path=p.path,
-            provider_pabi=p.pabi if p.pabi is not None and p.pabi != lib.private_abi else p.private_abi_needed)
+        yield finding(
+            ctx.matrix,
+            rule,
+            [
+                ctx.lib_evidence("private_abi", lib.private_abi),
+                Evidence.member("image.rdma.providers", p.name, "pabi", p.pabi, p.location),
+                Evidence.member("image.rdma.providers", p.name, "private_abi_needed", p.private_abi_needed, p.location),
+            ],
+            provider=p.name,
+            expected_file=expected_path,
+            dlerror=dlerror,
+            libibverbs=lib.version or "(version unknown)",
+            private_abi=lib.private_abi,
+            provider_path=p.path,
+            provider_pabi=p.pabi if p.pabi is not None and p.pabi != lib.private_abi else p.private_abi_needed,
+        )
     if others:
         names = ", ".join(p.name for p in others)
-        yield finding(ctx.matrix, rule, [ctx.lib_evidence("private_abi", lib.private_abi)] + [
-            Evidence.member("image.rdma.providers", p.name, "pabi", p.pabi, p.location) for p in others],
-            variant="other-provider", provider=names, libibverbs=lib.version or "(version unknown)",
+        yield finding(
+            ctx.matrix,
+            rule,
+            [ctx.lib_evidence("private_abi", lib.private_abi)]
+            + [Evidence.member("image.rdma.providers", p.name, "pabi", p.pabi, p.location) for p in others],
+            variant="other-provider",
+            provider=names,
+            libibverbs=lib.version or "(version unknown)",
             private_abi=lib.private_abi,
             provider_path=", ".join(p.path for p in others),
-            provider_pabi=", ".join(sorted({str(p.pabi if p.pabi is not None else p.private_abi_needed) for p in others})),
-            expected_file=f"lib<name>-rdmav{lib.private_abi}.so", dlerror="cannot open shared object file")
+            provider_pabi=", ".join(
+                sorted({str(p.pabi if p.pabi is not None else p.private_abi_needed) for p in others})
+            ),
+            expected_file=f"lib<name>-rdmav{lib.private_abi}.so",
+            dlerror="cannot open shared object file",
+        )
 
 
 def _mlx5_provider(ctx: Ctx) -> Iterator[Outcome]:
@@ -98,16 +126,23 @@ def _mlx5_provider(ctx: Ctx) -> Iterator[Outcome]:
             yield unknown(rule, "whether the image has an mlx5 provider is unknown (" + reason + ")")
         return
     if ctx.node_uses_mlx5 is None:
-        yield unknown(rule, "the image has no mlx5 provider; whether the node needs one depends on "
-                            + ctx.unknown_why("rdma.devices"))
+        yield unknown(
+            rule,
+            "the image has no mlx5 provider; whether the node needs one depends on " + ctx.unknown_why("rdma.devices"),
+        )
         return
     if ctx.node_uses_mlx5:
-        yield finding(ctx.matrix, rule, [
-            ctx.lib_evidence("version", lib.version),
-            Evidence("image.rdma.providers", ", ".join(p.name for p in ctx.image.rdma.providers) or None),
-            ctx.node_ev("rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None),
-            ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
-        ], private_abi=lib.private_abi if lib.private_abi is not None else "N")
+        yield finding(
+            ctx.matrix,
+            rule,
+            [
+                ctx.lib_evidence("version", lib.version),
+                Evidence("image.rdma.providers", ", ".join(p.name for p in ctx.image.rdma.providers) or None),
+                ctx.node_ev("rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None),
+                ctx.node_ev("rdma.stack", ctx.node.rdma.stack),
+            ],
+            private_abi=lib.private_abi if lib.private_abi is not None else "N",
+        )
 
 
 def _uverbs_abi(ctx: Ctx) -> Iterator[Outcome]:
@@ -117,14 +152,20 @@ def _uverbs_abi(ctx: Ctx) -> Iterator[Outcome]:
     if abi is None:
         yield unknown(rule, ctx.unknown_why("rdma.uverbs_abi"))
     elif not lo <= abi <= hi:
-        yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.uverbs_abi", abi)],
-                      abi=abi, abi_min=lo, abi_max=hi)
+        yield finding(ctx.matrix, rule, [ctx.node_ev("rdma.uverbs_abi", abi)], abi=abi, abi_min=lo, abi_max=hi)
     mlx5_abi = ctx.matrix.threshold("mlx5_uverbs_abi")
     for dev in ctx.node.rdma.devices:
         if ctx._provider_of(dev) == "mlx5" and dev.uverbs_abi is not None and dev.uverbs_abi != mlx5_abi:
-            yield finding(ctx.matrix, rule, [ctx.node_ev(f"rdma.devices.{dev.name}.uverbs_abi", dev.uverbs_abi)],
-                          variant="mlx5-device", abi=dev.uverbs_abi, abi_min=mlx5_abi, abi_max=mlx5_abi,
-                          device=dev.name)
+            yield finding(
+                ctx.matrix,
+                rule,
+                [ctx.node_ev(f"rdma.devices.{dev.name}.uverbs_abi", dev.uverbs_abi)],
+                variant="mlx5-device",
+                abi=dev.uverbs_abi,
+                abi_min=mlx5_abi,
+                abi_max=mlx5_abi,
+                device=dev.name,
+            )
 
 
 def _relaxed_ordering(ctx: Ctx) -> Iterator[Outcome]:
@@ -155,5 +196,11 @@ def _relaxed_ordering(ctx: Ctx) -> Iterator[Outcome]:
         note = f"{why}: the kernel advertises the capability and accepts the flag"
     else:
         note = f"{why}: the kernel does not advertise the capability, so libibverbs clears the flag"
-    yield finding(ctx.matrix, rule, evidence + ctx.stack_evidence(),
-                  nccl=nccl.version, libibverbs=lib.version or "(version unknown)", node_stack_note=note)
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence + ctx.stack_evidence(),
+        nccl=nccl.version,
+        libibverbs=lib.version or "(version unknown)",
+        node_stack_note=note,
+    )

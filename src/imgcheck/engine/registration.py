@@ -101,20 +101,33 @@ def _path(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     if kind is None:
         yield unknown(rule, f"which registration path NCCL takes for GPU buffers is unknown: {why}")
         return
-    evidence = ctx.nccl_evidence() + [
-        Evidence(PATH_FACT, kind),  # derived from the facts above; verify reads it to know which path to test
-        ctx.lib_evidence("has_reg_mr_iova2", lib.has_reg_mr_iova2),
-        ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
-        ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded),
-    ] + ctx.stack_evidence()
+    evidence = (
+        ctx.nccl_evidence()
+        + [
+            Evidence(PATH_FACT, kind),  # derived from the facts above; verify reads it to know which path to test
+            ctx.lib_evidence("has_reg_mr_iova2", lib.has_reg_mr_iova2),
+            ctx.node_ev("gpu.kernel_module", ctx.node.gpu.kernel_module),
+            ctx.node_ev("gpu.peermem.loaded", ctx.node.gpu.peermem.loaded),
+        ]
+        + ctx.stack_evidence()
+    )
     for name in ("NCCL_NET_GDR_LEVEL", "NCCL_DMABUF_ENABLE", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_CUMEM_ENABLE"):
         s = ctx.setting(name)
         if s is not None:
             evidence.append(s.evidence)
     stack = ctx.node.rdma.stack
     node_stack = f"{stack} {ctx.stack_version_of_node() or ''}".strip() if stack else "RDMA stack unknown"
-    yield finding(ctx.matrix, rule, evidence, variant=kind, nccl=nccl.version, reg_fn=ctx.reg_fn, why=why,
-                  node_stack=node_stack, alloc=gpu_buffer_alloc(ctx))
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant=kind,
+        nccl=nccl.version,
+        reg_fn=ctx.reg_fn,
+        why=why,
+        node_stack=node_stack,
+        alloc=gpu_buffer_alloc(ctx),
+    )
 
 
 @over_rdma("REG-CUMEM-VMM-GDR")
@@ -135,12 +148,15 @@ def _cumem_vmm_gdr(ctx: Ctx, rule: str) -> Iterator[Outcome]:
         return
     if not api12:
         return  # driver API < 12.0: NCCL does not use cuMem at all
-    yield unknown(rule, f"NCCL {nccl.version} allocates its GPU buffers with cuMem and registers them through "
-                        "nvidia-peermem; they are registrable only if the GPU reports "
-                        "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED (else 'Bad address', docs/registration-errors.md "
-                        "RE-EFAULT-CUMEM-FLAG). Only a live node shows the attribute: run `imgcheck verify IMAGE` "
-                        "there (it registers a cuMemCreate buffer exactly as NCCL allocates it), or set "
-                        "NCCL_CUMEM_ENABLE=0 to avoid the question")
+    yield unknown(
+        rule,
+        f"NCCL {nccl.version} allocates its GPU buffers with cuMem and registers them through "
+        "nvidia-peermem; they are registrable only if the GPU reports "
+        "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED (else 'Bad address', docs/registration-errors.md "
+        "RE-EFAULT-CUMEM-FLAG). Only a live node shows the attribute: run `imgcheck verify IMAGE` "
+        "there (it registers a cuMemCreate buffer exactly as NCCL allocates it), or set "
+        "NCCL_CUMEM_ENABLE=0 to avoid the question",
+    )
 
 
 @over_rdma("REG-REMOTE-ATOMIC", need_gpu=False)
@@ -151,12 +167,21 @@ def _remote_atomic(ctx: Ctx, rule: str) -> Iterator[Outcome]:
         return
     providers = ctx.node_providers()
     if providers is None:
-        yield unknown(rule, f"NCCL >= {ctx.nccl_floor('remote_atomic_data_mr')} asks for REMOTE_ATOMIC on every data buffer; whether the node's RDMA "
-                            "driver accepts it depends on " + ctx.unknown_why("rdma.devices"))
+        yield unknown(
+            rule,
+            f"NCCL >= {ctx.nccl_floor('remote_atomic_data_mr')} asks for REMOTE_ATOMIC on every data buffer; whether the node's RDMA "
+            "driver accepts it depends on " + ctx.unknown_why("rdma.devices"),
+        )
         return
     others = sorted(p for p in providers if p != "mlx5")
     if not others:
         return  # mlx5 writes the atomic bit into the mkey without a capability check (verified)
-    yield finding(ctx.matrix, rule, ctx.nccl_evidence() + [
-        Evidence("node.rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None)],
-        nccl=nccl.version, providers=", ".join(others), reg_fn=ctx.reg_fn)
+    yield finding(
+        ctx.matrix,
+        rule,
+        ctx.nccl_evidence()
+        + [Evidence("node.rdma.devices", ", ".join(d.name or "?" for d in ctx.node.rdma.devices) or None)],
+        nccl=nccl.version,
+        providers=", ".join(others),
+        reg_fn=ctx.reg_fn,
+    )

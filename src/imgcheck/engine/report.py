@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from .. import __version__
@@ -49,8 +49,11 @@ def group_nodes(nodes: list[NodeFacts] | tuple[NodeFacts, ...]) -> list[list[Nod
 T = TypeVar("T")
 
 
-def _merge(items: Iterable[tuple[T, Iterable[str]]], key_of: Callable[[T], Hashable],
-           with_nodes: Callable[[T, tuple[str, ...]], T]) -> list[T]:
+def _merge(
+    items: Iterable[tuple[T, Iterable[str]]],
+    key_of: Callable[[T], Hashable],
+    with_nodes: Callable[[T, tuple[str, ...]], T],
+) -> list[T]:
     merged: dict[Hashable, tuple[T, dict[str, None]]] = {}
     for item, names in items:
         key = key_of(item)
@@ -60,9 +63,14 @@ def _merge(items: Iterable[tuple[T, Iterable[str]]], key_of: Callable[[T], Hasha
     return [with_nodes(item, tuple(names)) for item, names in merged.values()]
 
 
-def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
-                   evaluator: Callable[..., Evaluation] | None = None, compare_nodes: bool = False,
-                   jobs: Iterable[JobFacts] = ()) -> FleetResult:
+def evaluate_fleet(
+    image: ImageFacts,
+    nodes: list[NodeFacts] | tuple[NodeFacts, ...],
+    matrix: Matrix,
+    evaluator: Callable[..., Evaluation] | None = None,
+    compare_nodes: bool = False,
+    jobs: Iterable[JobFacts] = (),
+) -> FleetResult:
     """jobs: the launch spec's containers running this image (imgcheck.job.JobFacts); each is checked on each node."""
     found: list[tuple[Finding, list[str]]] = []
     unknown: list[tuple[Unknown, list[str]]] = []
@@ -77,10 +85,12 @@ def evaluate_fleet(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, 
     if compare_nodes:  # `node check`: the nodes as one job's nodes, against each other
         found += [(f, list(f.nodes)) for f in fleet_compare.compare(nodes, matrix)]
     # The same finding on several groups (e.g. an Env trap) is one finding naming all its nodes.
-    findings = _merge(found, lambda f: dataclasses.replace(f, nodes=()),
-                      lambda f, names: dataclasses.replace(f, nodes=names))
-    unknowns = _merge(unknown, lambda u: dataclasses.replace(u, nodes=()),
-                      lambda u, names: dataclasses.replace(u, nodes=names))
+    findings = _merge(
+        found, lambda f: dataclasses.replace(f, nodes=()), lambda f, names: dataclasses.replace(f, nodes=names)
+    )
+    unknowns = _merge(
+        unknown, lambda u: dataclasses.replace(u, nodes=()), lambda u, names: dataclasses.replace(u, nodes=names)
+    )
     findings.sort(key=lambda f: (severity_rank(f.severity), f.id, f.title))
     unknowns.sort(key=lambda u: u.rule)
     return FleetResult(tuple(findings), tuple(unknowns), len(groups))
@@ -93,8 +103,9 @@ def parse_ignore(spec: str, reason: str) -> Suppression:
     return Suppression(rule=rule.strip(), node=node.strip() or None, reason=reason)
 
 
-def apply_suppressions(findings: tuple[Finding, ...], unknowns: tuple[Unknown, ...],
-                       suppressions: tuple[Suppression, ...]) -> tuple[tuple[Finding, ...], tuple[Unknown, ...]]:
+def apply_suppressions(
+    findings: tuple[Finding, ...], unknowns: tuple[Unknown, ...], suppressions: tuple[Suppression, ...]
+) -> tuple[tuple[Finding, ...], tuple[Unknown, ...]]:
     def keep(rule: str, nodes: tuple[str, ...]) -> tuple[str, ...] | None:
         remaining = nodes
         for s in suppressions:
@@ -130,10 +141,16 @@ def check_names(nodes: list[NodeFacts]) -> list[NodeFacts]:
     return list(by_name.values())
 
 
-def build_report(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ...], matrix: Matrix,
-                 suppressions: tuple[Suppression, ...] = (), generated_at: str | None = None,
-                 evaluator: Callable[..., Evaluation] | None = None, compare_nodes: bool = False,
-                 jobs: Iterable[JobFacts] = ()) -> Report:
+def build_report(
+    image: ImageFacts,
+    nodes: list[NodeFacts] | tuple[NodeFacts, ...],
+    matrix: Matrix,
+    suppressions: tuple[Suppression, ...] = (),
+    generated_at: str | None = None,
+    evaluator: Callable[..., Evaluation] | None = None,
+    compare_nodes: bool = False,
+    jobs: Iterable[JobFacts] = (),
+) -> Report:
     nodes = check_names(list(nodes))
     result = evaluate_fleet(image, nodes, matrix, evaluator, compare_nodes, jobs)
     findings, unknowns = apply_suppressions(result.findings, result.unknowns, tuple(suppressions))
@@ -145,6 +162,6 @@ def build_report(image: ImageFacts, nodes: list[NodeFacts] | tuple[NodeFacts, ..
         verdict=verdict_of(findings),
         matrix=matrix.info(),
         tool_version=__version__,
-        generated_at=generated_at or datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+        generated_at=generated_at or datetime.now(UTC).replace(microsecond=0).isoformat(),
         suppressed=tuple(suppressions),
     )

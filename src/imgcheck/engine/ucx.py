@@ -15,25 +15,62 @@ from collections.abc import Iterator
 
 from ..model.location import Location
 from ..model.report import Evidence
-from .context import Ctx, Setting
+from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS")
 
 # transports that reach another node (verbs/mlx5 IB and RoCE, EFA SRD, TCP, Cray uGNI)
-INTERNODE = frozenset({"rc_verbs", "ud_verbs", "rc_mlx5", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd", "rc_gda",
-                       "tcp", "ugni_smsg", "ugni_rdma", "ugni_udt"})
+INTERNODE = frozenset(
+    {
+        "rc_verbs",
+        "ud_verbs",
+        "rc_mlx5",
+        "ud_mlx5",
+        "dc_mlx5",
+        "gga_mlx5",
+        "srd",
+        "rc_gda",
+        "tcp",
+        "ugni_smsg",
+        "ugni_rdma",
+        "ugni_udt",
+    }
+)
 # transports that stay inside the node
-INTRANODE = frozenset({"self", "posix", "sysv", "xpmem", "knem", "cma", "cuda_copy", "cuda_ipc", "gdr_copy",
-                       "rocm_copy", "rocm_ipc", "rocm_gdr", "ze_copy", "ze_ipc", "ze_gdr", "gaudi_gdr"})
+INTRANODE = frozenset(
+    {
+        "self",
+        "posix",
+        "sysv",
+        "xpmem",
+        "knem",
+        "cma",
+        "cuda_copy",
+        "cuda_ipc",
+        "gdr_copy",
+        "rocm_copy",
+        "rocm_ipc",
+        "rocm_gdr",
+        "ze_copy",
+        "ze_ipc",
+        "ze_gdr",
+        "gaudi_gdr",
+    }
+)
 ALIASES = {
     "mm": {"posix", "sysv", "xpmem"},
     "sm": {"posix", "sysv", "xpmem", "knem", "cma"},
     "shm": {"posix", "sysv", "xpmem", "knem", "cma"},
     "ib": {"rc_verbs", "ud_verbs", "rc_mlx5", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd", "rc_gda"},
-    "ud_v": {"ud_verbs"}, "ud_x": {"ud_mlx5"}, "ud": {"ud_mlx5", "ud_verbs"},
-    "rc_v": {"rc_verbs"}, "rc_x": {"rc_mlx5"}, "rc": {"rc_mlx5", "rc_verbs"},
-    "dc": {"dc_mlx5"}, "dc_x": {"dc_mlx5"},
+    "ud_v": {"ud_verbs"},
+    "ud_x": {"ud_mlx5"},
+    "ud": {"ud_mlx5", "ud_verbs"},
+    "rc_v": {"rc_verbs"},
+    "rc_x": {"rc_mlx5"},
+    "rc": {"rc_mlx5", "rc_verbs"},
+    "dc": {"dc_mlx5"},
+    "dc_x": {"dc_mlx5"},
     "ugni": {"ugni_smsg", "ugni_rdma", "ugni_udt"},
     "cuda": {"cuda_copy", "cuda_ipc", "gdr_copy"},
     "rocm": {"rocm_copy", "rocm_ipc", "rocm_gdr"},
@@ -94,24 +131,43 @@ def _module_versions(ctx: Ctx) -> Iterator[Outcome]:
         missing = []
         if verbs_defined is not None:
             # the loader names the file by the path it opened: the soname link beside the real file
-            missing += [(v, _soname_path(verbs_path, "libibverbs.so.1")) for v in module.needs_ibverbs
-                        if v not in verbs_defined]
+            missing += [
+                (v, _soname_path(verbs_path, "libibverbs.so.1")) for v in module.needs_ibverbs if v not in verbs_defined
+            ]
         if mlx5_defined is not None:
-            missing += [(v, _soname_path(mlx5_path, "libmlx5.so.1")) for v in module.needs_mlx5 if v not in mlx5_defined]
+            missing += [
+                (v, _soname_path(mlx5_path, "libmlx5.so.1")) for v in module.needs_mlx5 if v not in mlx5_defined
+            ]
         if not missing:
             continue
         version, library = missing[0]
-        evidence = [Evidence(f"image.ucx.modules.{module.name}.needs", ", ".join(v for v, _ in missing),
-                             module.location),
-                    Evidence("image.ucx.version", ucx.version, ucx.location)]
+        evidence = [
+            Evidence(f"image.ucx.modules.{module.name}.needs", ", ".join(v for v, _ in missing), module.location),
+            Evidence("image.ucx.version", ucx.version, ucx.location),
+        ]
         if any(p.endswith("/libibverbs.so.1") for _, p in missing):
             evidence.append(ctx.lib_evidence("symbol_versions", ", ".join(verbs_versions)))
         if any(p.endswith("/libmlx5.so.1") for _, p in missing):
-            evidence.append(Evidence.member("image.rdma.providers", "mlx5", "symbol_versions",
-                                            ", ".join(sorted(mlx5_defined or ())), Location.file(mlx5_path)))
-        yield finding(ctx.matrix, rule, evidence, module=module.name, module_path=module.path,
-                      missing=", ".join(v for v, _ in missing), version=version, library=library,
-                      ucx=ucx.version or "?")
+            evidence.append(
+                Evidence.member(
+                    "image.rdma.providers",
+                    "mlx5",
+                    "symbol_versions",
+                    ", ".join(sorted(mlx5_defined or ())),
+                    Location.file(mlx5_path),
+                )
+            )
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            module=module.name,
+            module_path=module.path,
+            missing=", ".join(v for v, _ in missing),
+            version=version,
+            library=library,
+            ucx=ucx.version or "?",
+        )
 
 
 def _soname_path(real: str | None, soname: str) -> str:
@@ -128,13 +184,19 @@ def _tls(ctx: Ctx) -> Iterator[Outcome]:
     if internode is None or internode:
         return
     if strange:
-        yield unknown(rule, f"{setting.label} names transports imgcheck does not know ({', '.join(sorted(strange))}); "
-                            "whether one reaches another node is unknown")
+        yield unknown(
+            rule,
+            f"{setting.label} names transports imgcheck does not know ({', '.join(sorted(strange))}); "
+            "whether one reaches another node is unknown",
+        )
         return
     ucx = ctx.image.ucx
     evidence = [setting.evidence]
     if ucx is not None:
         evidence.append(Evidence("image.ucx.version", ucx.version, ucx.location))
-    evidence += [Evidence(f"image.bundled_stacks.{s.distribution or s.path}", s.version, s.location)
-                 for s in ctx.image.bundled_stacks if s.kind == "ucx"]
+    evidence += [
+        Evidence(f"image.bundled_stacks.{s.distribution or s.path}", s.version, s.location)
+        for s in ctx.image.bundled_stacks
+        if s.kind == "ucx"
+    ]
     yield finding(ctx.matrix, rule, evidence, setting=setting.label, value=value)

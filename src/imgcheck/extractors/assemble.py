@@ -10,8 +10,18 @@ from ..view.wants import Want, WantSet
 from . import bundled, cuda, env, fabric, hpcx, loader, nccl, os_release, packages, python, rdma, ucx
 
 ALL_WANTS: tuple[Want, ...] = (
-    os_release.WANTS + packages.WANTS + rdma.WANTS + ucx.WANTS + nccl.WANTS + cuda.WANTS + hpcx.WANTS + env.WANTS
-    + loader.WANTS + python.WANTS + bundled.WANTS + fabric.WANTS
+    os_release.WANTS
+    + packages.WANTS
+    + rdma.WANTS
+    + ucx.WANTS
+    + nccl.WANTS
+    + cuda.WANTS
+    + hpcx.WANTS
+    + env.WANTS
+    + loader.WANTS
+    + python.WANTS
+    + bundled.WANTS
+    + fabric.WANTS
 )
 
 
@@ -47,8 +57,9 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         env=image_env,
         nccl_conf=env.extract_nccl_conf(view),
         packages=tuple(pkgs),
-        layers=tuple(LayerInfo(digest=l.digest, media_type=l.media_type, size=l.size, diff_id=l.diff_id)
-                     for l in image.layers),
+        layers=tuple(
+            LayerInfo(digest=l.digest, media_type=l.media_type, size=l.size, diff_id=l.diff_id) for l in image.layers
+        ),
         notes=tuple(image.notes) + tuple(notes) + tuple(ld.notes),
         python_sites=tuple("/" + s for s in py.sites),
         bundled_stacks=tuple(bundled.extract(view, py)),

@@ -28,7 +28,10 @@ WANTS = (
     Want(ANY_DIRS + r"libdoca_[a-z0-9_]+\.so(?:\.[0-9]+)*"),
 )
 _KINDS = (
-    ("rdma-core", re.compile(r"lib(?:ibverbs|mlx5|efa|rdmacm)" + _HASH + r"\.so(?:\.[0-9]+)*|lib[^/]+-rdmav[0-9]+\.so")),
+    (
+        "rdma-core",
+        re.compile(r"lib(?:ibverbs|mlx5|efa|rdmacm)" + _HASH + r"\.so(?:\.[0-9]+)*|lib[^/]+-rdmav[0-9]+\.so"),
+    ),
     ("ucx", re.compile(r"libuc[pst]" + _HASH + r"\.so(?:\.[0-9]+)*")),
     ("doca", re.compile(r"libdoca_[a-z0-9_]+\.so(?:\.[0-9]+)*")),
 )
@@ -56,10 +59,20 @@ def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
             site = posixpath.dirname(site)
         if not site or posixpath.dirname(path) == site:
             continue  # not inside a distribution's directory on a site
-        top = path[len(site) + 1:].split("/", 1)[0]
+        top = path[len(site) + 1 :].split("/", 1)[0]
         key = (site + "/" + top, kind)
-        stack = stacks.setdefault(key, {"libs": [], "site": site, "top": top, "dists": by_site.get(site, {}),
-                                        "layer": None, "version": None, "private": None})
+        stack = stacks.setdefault(
+            key,
+            {
+                "libs": [],
+                "site": site,
+                "top": top,
+                "dists": by_site.get(site, {}),
+                "layer": None,
+                "version": None,
+                "private": None,
+            },
+        )
         stack["libs"].append("/" + path)
         stack["layer"] = stack["layer"] or view.entries[path].layer
         if kind == "rdma-core" and (match := _VERBS.search(base)):
@@ -78,7 +91,8 @@ def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
         # the owning distribution: the top-level directory's name (`nixl`, `nixl_cu12.libs`, `libucx`)
         top = _canonical(stack["top"].removesuffix(".libs"))
         dist = stack["dists"].get(top) or next(
-            (d for name, d in stack["dists"].items() if name.startswith(top + "-") or top.startswith(name)), None)
+            (d for name, d in stack["dists"].items() if name.startswith(top + "-") or top.startswith(name)), None
+        )
         version = stack["version"]
         if version is None and kind == "ucx" and dist is not None and "ucx" in dist.name:
             version = dist.version  # libucp's own file version is 0.0.0; a libucx wheel's version is UCX's
@@ -86,10 +100,22 @@ def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
         provider_dir, config_dir = stack.get("dirs", (None, None))
         system = ()
         if provider_dir:  # what this copy would find there (its PABI must match theirs)
-            system = tuple("/" + p for p in view.paths(re.escape(provider_dir.strip("/")) + r"/lib[^/]+-rdmav[0-9]+\.so"))
-        found.append(BundledStack(
-            kind=kind, path="/" + directory, distribution=dist.name if dist else None, version=version,
-            libraries=tuple(sorted(stack["libs"])), private_abi=stack["private"],
-            loaded_by=f"a Python process importing {who} (its modules' RPATH); other processes load the system copy",
-            layer=stack["layer"], provider_dir=provider_dir, config_dir=config_dir, system_providers=system))
+            system = tuple(
+                "/" + p for p in view.paths(re.escape(provider_dir.strip("/")) + r"/lib[^/]+-rdmav[0-9]+\.so")
+            )
+        found.append(
+            BundledStack(
+                kind=kind,
+                path="/" + directory,
+                distribution=dist.name if dist else None,
+                version=version,
+                libraries=tuple(sorted(stack["libs"])),
+                private_abi=stack["private"],
+                loaded_by=f"a Python process importing {who} (its modules' RPATH); other processes load the system copy",
+                layer=stack["layer"],
+                provider_dir=provider_dir,
+                config_dir=config_dir,
+                system_providers=system,
+            )
+        )
     return found

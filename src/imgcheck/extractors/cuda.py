@@ -92,15 +92,29 @@ def _library_runtimes(view: FileView, loader: Loader | None) -> list[CudaRuntime
         hit, how = chosen.get(major, (None, None))
         loaded = None if loader is None else real == hit
         if loaded is False:
-            how = ("inside a Python package: loaded through its modules' RPATH" if in_python_package(real)
-                   else f"not the loader's choice for libcudart.so.{major}")
-        found.append(CudaRuntime(version=version, origin=origin, path="/" + real, layer=ref.layer, soname=soname,
-                                 library="/" + real, loaded=loaded, how=how))
+            how = (
+                "inside a Python package: loaded through its modules' RPATH"
+                if in_python_package(real)
+                else f"not the loader's choice for libcudart.so.{major}"
+            )
+        found.append(
+            CudaRuntime(
+                version=version,
+                origin=origin,
+                path="/" + real,
+                layer=ref.layer,
+                soname=soname,
+                library="/" + real,
+                loaded=loaded,
+                how=how,
+            )
+        )
     return found
 
 
-def runtimes(view: FileView, packages: list[Package], python: PythonFacts | None,
-             loader: Loader | None) -> list[CudaRuntime]:
+def runtimes(
+    view: FileView, packages: list[Package], python: PythonFacts | None, loader: Loader | None
+) -> list[CudaRuntime]:
     libs = _library_runtimes(view, loader)
     found: list[CudaRuntime] = []
     for dist in python.distributions if python else ():
@@ -111,24 +125,53 @@ def runtimes(view: FileView, packages: list[Package], python: PythonFacts | None
             # nvidia-cuda-runtime-cu13 0.0.1 is a placeholder: a version whose major is not the name's is no CUDA
             if not nums or (named and nums[0] != int(named)) or (not named and nums[0] < 13):
                 continue
-            lib = next((l for l in libs if l.path.startswith("/" + dist.site + "/nvidia/")
-                        and (l.soname or "").endswith(f".so.{nums[0]}")), None)
-            found.append(CudaRuntime(version=dist.version, origin=f"pip {dist.name}", path="/" + dist.path,
-                                     layer=dist.layer, soname=lib.soname if lib else None,
-                                     library=lib.path if lib else None, loaded=False if lib else None,
-                                     how="wheel on /" + dist.site + "; torch and CuPy load it through their RPATH"))
+            lib = next(
+                (
+                    l
+                    for l in libs
+                    if l.path.startswith("/" + dist.site + "/nvidia/") and (l.soname or "").endswith(f".so.{nums[0]}")
+                ),
+                None,
+            )
+            found.append(
+                CudaRuntime(
+                    version=dist.version,
+                    origin=f"pip {dist.name}",
+                    path="/" + dist.path,
+                    layer=dist.layer,
+                    soname=lib.soname if lib else None,
+                    library=lib.path if lib else None,
+                    loaded=False if lib else None,
+                    how="wheel on /" + dist.site + "; torch and CuPy load it through their RPATH",
+                )
+            )
         elif dist.name == "torch" and (local := _TORCH_LOCAL.search(dist.version)):
-            found.append(CudaRuntime(version=f"{local.group(1)}.{local.group(2)}", origin="torch local version",
-                                     path="/" + dist.path, layer=dist.layer,
-                                     how=f"torch {dist.version} is built for CUDA {local.group(1)}.{local.group(2)}"))
+            found.append(
+                CudaRuntime(
+                    version=f"{local.group(1)}.{local.group(2)}",
+                    origin="torch local version",
+                    path="/" + dist.path,
+                    layer=dist.layer,
+                    how=f"torch {dist.version} is built for CUDA {local.group(1)}.{local.group(2)}",
+                )
+            )
     for pkg in packages:
         if _PACKAGE.fullmatch(pkg.name):
             # libcudart12 12.4.127~12.4.1-2 (Debian), cuda-cudart-12-4 12.4.127-1 (NVIDIA's repository)
             upstream = pkg.version.split(":", 1)[-1].split("~")[0].rsplit("-", 1)[0]
             lib = next((l for l in libs if l.loaded), None)
-            found.append(CudaRuntime(version=upstream, origin=f"{pkg.db} {pkg.name}", path=pkg.path, layer=pkg.layer,
-                                     soname=lib.soname if lib else None, library=lib.path if lib else None,
-                                     loaded=lib.loaded if lib else None, how=lib.how if lib else None))
+            found.append(
+                CudaRuntime(
+                    version=upstream,
+                    origin=f"{pkg.db} {pkg.name}",
+                    path=pkg.path,
+                    layer=pkg.layer,
+                    soname=lib.soname if lib else None,
+                    library=lib.path if lib else None,
+                    loaded=lib.loaded if lib else None,
+                    how=lib.how if lib else None,
+                )
+            )
     return found + libs
 
 
@@ -137,12 +180,18 @@ def _best(runs: list[CudaRuntime]) -> CudaRuntime | None:
     dated = [r for r in runs if r.version and numeric_tuple(r.version)]
     if not dated:
         return None
-    return max(dated, key=lambda r: (numeric_tuple(r.version)[0], len(numeric_tuple(r.version)) > 1,
-                                     numeric_tuple(r.version)))
+    return max(
+        dated, key=lambda r: (numeric_tuple(r.version)[0], len(numeric_tuple(r.version)) > 1, numeric_tuple(r.version))
+    )
 
 
-def extract(view: FileView, env: dict[str, str], packages: list[Package] | None = None,
-            python: PythonFacts | None = None, loader: Loader | None = None) -> Cuda | None:
+def extract(
+    view: FileView,
+    env: dict[str, str],
+    packages: list[Package] | None = None,
+    python: PythonFacts | None = None,
+    loader: Loader | None = None,
+) -> Cuda | None:
     version, path, layer, origin = _toolkit(view)
     if version is None and env.get("CUDA_VERSION"):
         version, origin = env["CUDA_VERSION"], "env CUDA_VERSION"
@@ -159,5 +208,13 @@ def extract(view: FileView, env: dict[str, str], packages: list[Package] | None 
     require = env.get("NVIDIA_REQUIRE_CUDA")
     if version is None and compat_driver is None and require is None and not runs:
         return None
-    return Cuda(version=version, path=path, layer=layer, origin=origin, compat_driver=compat_driver,
-                compat_path=compat_path, require_cuda=require, runtime=tuple(runs))
+    return Cuda(
+        version=version,
+        path=path,
+        layer=layer,
+        origin=origin,
+        compat_driver=compat_driver,
+        compat_path=compat_path,
+        require_cuda=require,
+        runtime=tuple(runs),
+    )

@@ -37,8 +37,13 @@ _EFA_LIBFABRIC = re.compile(r"^libfabric1?-aws[_-]([0-9][0-9A-Za-z.~+]*)")
 _PLUGIN_RELEASE = re.compile(rb"\b(aws-ofi-nccl) ([0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.~+-]*)")
 FABRIC_PACKAGES = ("libfabric1", "libfabric", "libfabric-aws")
 _PROVIDER_DIR = re.compile(rb"\(default: (/[^)\x00]{1,512}/libfabric)\)")
-_BUILTIN = {"libefa.so.1": "efa", "libpsm2.so.2": "psm2", "libpsm_infinipath.so.1": "psm", "libibverbs.so.1": "verbs",
-            "librdmacm.so.1": "verbs"}
+_BUILTIN = {
+    "libefa.so.1": "efa",
+    "libpsm2.so.2": "psm2",
+    "libpsm_infinipath.so.1": "psm",
+    "libibverbs.so.1": "verbs",
+    "librdmacm.so.1": "verbs",
+}
 
 
 def extract_efa_installer(view: FileView) -> EfaInstaller | None:
@@ -62,8 +67,9 @@ def efa_libfabric_version(installer: EfaInstaller | None) -> str | None:
     return None
 
 
-def extract_libfabric(view: FileView, packages: list[Package], loader: Loader,
-                      env: dict[str, str], installer: EfaInstaller | None = None) -> Libfabric | None:
+def extract_libfabric(
+    view: FileView, packages: list[Package], loader: Loader, env: dict[str, str], installer: EfaInstaller | None = None
+) -> Libfabric | None:
     paths = [p for p in view.paths(ANY_DIRS + r"libfabric\.so\.1(?:\.[0-9]+)*") if not in_python_package(p)]
     if not paths:
         return None
@@ -107,11 +113,25 @@ def extract_libfabric(view: FileView, packages: list[Package], loader: Loader,
             pass
     dl = ()
     if provider_dir:
-        dl = tuple(sorted(posixpath.basename(p)[3:-len("-fi.so")]
-                          for p in view.paths(re.escape(provider_dir.lstrip("/")) + r"/lib[a-z0-9_]+-fi\.so")))
-    return Libfabric(version=version, path="/" + ref.real_path, layer=ref.layer, origin=origin,
-                     provider_dir=provider_dir, builtin_providers=tuple(sorted(builtin)), dl_providers=dl,
-                     needs_ibverbs=needs_verbs, needs_efa=needs_efa, copies=tuple(copies), symbol_versions=defined)
+        dl = tuple(
+            sorted(
+                posixpath.basename(p)[3 : -len("-fi.so")]
+                for p in view.paths(re.escape(provider_dir.lstrip("/")) + r"/lib[a-z0-9_]+-fi\.so")
+            )
+        )
+    return Libfabric(
+        version=version,
+        path="/" + ref.real_path,
+        layer=ref.layer,
+        origin=origin,
+        provider_dir=provider_dir,
+        builtin_providers=tuple(sorted(builtin)),
+        dl_providers=dl,
+        needs_ibverbs=needs_verbs,
+        needs_efa=needs_efa,
+        copies=tuple(copies),
+        symbol_versions=defined,
+    )
 
 
 def extract_net_plugins(view: FileView, loader: Loader, env: dict[str, str]) -> list[NcclNetPlugin]:
@@ -147,10 +167,21 @@ def extract_net_plugins(view: FileView, loader: Loader, env: dict[str, str]) -> 
         loaded = ref.real_path == hit
         project, release, needs = _plugin_identity(ref.data or b"")
         found[ref.real_path] = NcclNetPlugin(
-            path="/" + ref.real_path, name=posixpath.basename(path), layer=ref.layer, loaded=loaded,
-            how=how if loaded else ("NCCL_NET_PLUGIN=none" if asked and all(a.lower() == "none" for a in asked)
-                                    else "not what NCCL's dlopen resolves to"),
-            project=project, version=release, needs_libfabric=needs)
+            path="/" + ref.real_path,
+            name=posixpath.basename(path),
+            layer=ref.layer,
+            loaded=loaded,
+            how=how
+            if loaded
+            else (
+                "NCCL_NET_PLUGIN=none"
+                if asked and all(a.lower() == "none" for a in asked)
+                else "not what NCCL's dlopen resolves to"
+            ),
+            project=project,
+            version=release,
+            needs_libfabric=needs,
+        )
     return sorted(found.values(), key=lambda p: (not p.loaded, p.path))
 
 

@@ -8,9 +8,7 @@ from ..model.image import Hpcx
 from ..view.fileview import FileView
 from ..view.wants import Want
 
-WANTS = (
-    Want(r"opt/hpcx/(?:hpcx-init\.sh|VERSION|\.hpcx_version|hpcx_version)", content=True, max_bytes=256 * 1024),
-)
+WANTS = (Want(r"opt/hpcx/(?:hpcx-init\.sh|VERSION|\.hpcx_version|hpcx_version)", content=True, max_bytes=256 * 1024),)
 _VERSION = re.compile(r"(?:HPCX_VERSION|hpcx[-_]v?)[=\s\"']*v?(\d+\.\d+(?:\.\d+)*)", re.I)
 
 

@@ -34,8 +34,12 @@ _FLAG_TYPE_MASK, _FLAG_ELF_LIBC6, _FLAG_REQUIRED_MASK = 0x00FF, 0x0003, 0xFF00
 # the machine bits ldconfig stores with each entry (glibc elf/cache.c / ldconfig.h)
 _MACHINE_FLAGS = {"x86_64": 0x0300, "aarch64": 0x0A00, "ppc64le": 0x0500, "s390x": 0x0400}
 # multiarch triplets (Debian/Ubuntu) and the lib64 of RPM distributions, before the plain dirs
-_TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64le": "powerpc64le-linux-gnu",
-             "s390x": "s390x-linux-gnu"}
+_TRIPLETS = {
+    "x86_64": "x86_64-linux-gnu",
+    "aarch64": "aarch64-linux-gnu",
+    "ppc64le": "powerpc64le-linux-gnu",
+    "s390x": "s390x-linux-gnu",
+}
 
 
 class CacheError(ValueError):
@@ -113,23 +117,34 @@ class Loader:
         if ref is not None and ref.data is not None:
             try:
                 want = _MACHINE_FLAGS.get(self.machine)
-                self.cache = [e for e in parse_ld_so_cache(ref.data)
-                              if (e.flags & _FLAG_TYPE_MASK) == _FLAG_ELF_LIBC6
-                              and (want is None or (e.flags & _FLAG_REQUIRED_MASK) == want)]
+                self.cache = [
+                    e
+                    for e in parse_ld_so_cache(ref.data)
+                    if (e.flags & _FLAG_TYPE_MASK) == _FLAG_ELF_LIBC6
+                    and (want is None or (e.flags & _FLAG_REQUIRED_MASK) == want)
+                ]
             except CacheError as exc:
-                self.notes.append(f"/{LD_SO_CACHE}: unreadable ({exc}); the loader's choice follows the default directories")
+                self.notes.append(
+                    f"/{LD_SO_CACHE}: unreadable ({exc}); the loader's choice follows the default directories"
+                )
         triplet = _TRIPLETS.get(self.machine)
-        self.default_dirs = ([f"/lib/{triplet}", f"/usr/lib/{triplet}"] if triplet else []) + \
-            ["/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+        self.default_dirs = ([f"/lib/{triplet}", f"/usr/lib/{triplet}"] if triplet else []) + [
+            "/lib64",
+            "/usr/lib64",
+            "/lib",
+            "/usr/lib",
+        ]
 
     def _real(self, path: str) -> str | None:
         """The regular file a path names in the image (symlinks followed in-root), or None."""
         ref = self.view.file(path.lstrip("/"))
         return ref.real_path if ref is not None else None
 
-    def find(self, soname: str, rpath: tuple[str, ...] = (), runpath: tuple[str, ...] = (),
-             origin: str | None = None) -> tuple[str | None, str | None]:
+    def find(
+        self, soname: str, rpath: tuple[str, ...] = (), runpath: tuple[str, ...] = (), origin: str | None = None
+    ) -> tuple[str | None, str | None]:
         """(real path without leading slash, how) of the file a soname resolves to, or (None, why not)."""
+
         def expand(dirs):
             return [d.replace("$ORIGIN", origin or "").replace("${ORIGIN}", origin or "") for d in dirs]
 
@@ -167,9 +182,13 @@ class Loader:
             if entry is None or real in seen:
                 continue
             loaded = real == chosen
-            seen[real] = LibraryCopy(path="/" + real, version=version_of(real) if version_of else None,
-                                     layer=entry.layer, loaded=loaded,
-                                     how=how if loaded else _why_not(real, soname))
+            seen[real] = LibraryCopy(
+                path="/" + real,
+                version=version_of(real) if version_of else None,
+                layer=entry.layer,
+                loaded=loaded,
+                how=how if loaded else _why_not(real, soname),
+            )
         ordered = sorted(seen.values(), key=lambda c: (not c.loaded, c.path))
         return ordered, chosen
 

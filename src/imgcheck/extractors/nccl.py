@@ -17,8 +17,13 @@ _LIB_VERSION = re.compile(r"libnccl\.so\.(2\.\d+\.\d+)$")
 _NCCL_WHEEL = re.compile(r"nvidia-nccl-cu[0-9]+")
 
 
-def extract(view: FileView, packages: list[Package], python: PythonFacts | None = None,
-            loader: Loader | None = None, machine: str | None = None) -> list[Nccl]:
+def extract(
+    view: FileView,
+    packages: list[Package],
+    python: PythonFacts | None = None,
+    loader: Loader | None = None,
+    machine: str | None = None,
+) -> list[Nccl]:
     found: list[Nccl] = []
     libs = [p for p in view.paths(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*") if not in_python_package(p)]
     chosen, how = loader.find("libnccl.so.2") if loader is not None else (None, None)
@@ -36,9 +41,16 @@ def extract(view: FileView, packages: list[Package], python: PythonFacts | None 
         seen_real.add(ref_real)
         entry = view.entries.get(ref_real) or view.entries[path]
         loaded = None if loader is None else ref_real == chosen
-        found.append(Nccl(version=match.group(1), path="/" + ref_real, layer=entry.layer, origin="library",
-                          loaded=loaded, how=how if loaded else (None if loader is None else
-                                                                 "not the loader's choice for libnccl.so.2")))
+        found.append(
+            Nccl(
+                version=match.group(1),
+                path="/" + ref_real,
+                layer=entry.layer,
+                origin="library",
+                loaded=loaded,
+                how=how if loaded else (None if loader is None else "not the loader's choice for libnccl.so.2"),
+            )
+        )
     # the loader's copy first: it is what nccl-tests and source-built frameworks get
     found.sort(key=lambda n: not n.loaded)
     for pkg in packages:
@@ -47,15 +59,29 @@ def extract(view: FileView, packages: list[Package], python: PythonFacts | None 
     dists = python.distributions if python else ()
     for dist in dists:
         if _NCCL_WHEEL.fullmatch(dist.name):
-            found.append(Nccl(version=dist.version, path="/" + dist.path, layer=dist.layer, origin="pip",
-                              how=f"wheel {dist.name} on /{dist.site}; torch loads it through its RPATH"))
+            found.append(
+                Nccl(
+                    version=dist.version,
+                    path="/" + dist.path,
+                    layer=dist.layer,
+                    origin="pip",
+                    how=f"wheel {dist.name} on /{dist.site}; torch loads it through its RPATH",
+                )
+            )
     # torch's pin is kept beside the installed wheel: the engine compares the two (NCCL-WHEEL-NOT-TORCH-PIN);
     # which copy a process loads is the knowledge module's choice (the wheel first)
     for dist in dists:
         if dist.name != "torch":
             continue
-        for name, version, line in pinned(dist, _NCCL_WHEEL, machine):
-            found.append(Nccl(version=version, path="/" + dist.path, layer=dist.layer,
-                              origin="torch-requirement", how=f"torch {dist.version} Requires-Dist: {line}"))
+        for _name, version, line in pinned(dist, _NCCL_WHEEL, machine):
+            found.append(
+                Nccl(
+                    version=version,
+                    path="/" + dist.path,
+                    layer=dist.layer,
+                    origin="torch-requirement",
+                    how=f"torch {dist.version} Requires-Dist: {line}",
+                )
+            )
             break
     return found

@@ -32,6 +32,11 @@ def extract(view: FileView) -> OsRelease:
         if ref is None or ref.data is None:
             continue
         values = parse_os_release(ref.data.decode("utf-8", "replace"))
-        return OsRelease(id=values.get("ID"), version_id=values.get("VERSION_ID"),
-                         pretty_name=values.get("PRETTY_NAME"), path="/" + ref.real_path, layer=ref.layer)
+        return OsRelease(
+            id=values.get("ID"),
+            version_id=values.get("VERSION_ID"),
+            pretty_name=values.get("PRETTY_NAME"),
+            path="/" + ref.real_path,
+            layer=ref.layer,
+        )
     return OsRelease()

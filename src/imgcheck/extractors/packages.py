@@ -7,7 +7,6 @@ import sqlite3
 import struct
 
 from ..errors import LimitExceededError
-
 from ..model.image import Package
 from ..view.fileview import FileView
 from ..view.wants import Want

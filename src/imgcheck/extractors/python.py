@@ -30,7 +30,9 @@ WANTS = (
 # site-packages of a prefix's interpreter, Debian's dist-packages, a venv's or root's user site
 _STANDARD_SITE = re.compile(ANY_DIRS + r"lib(?:64)?/python[0-9]+(?:\.[0-9]+)?/(?:site|dist)-packages")
 _DIST_INFO = re.compile(r"(?P<site>(?:[^/]+/)*?)(?P<name>[^/]+?)-(?P<version>[^-/]+)\.dist-info/METADATA")
-_EGG_INFO = re.compile(r"(?P<site>(?:[^/]+/)*?)(?P<name>[^/]+?)-(?P<version>[^-/]+?)(?:-py[0-9.]+)?\.egg-info(?:/PKG-INFO)?")
+_EGG_INFO = re.compile(
+    r"(?P<site>(?:[^/]+/)*?)(?P<name>[^/]+?)-(?P<version>[^-/]+?)(?:-py[0-9.]+)?\.egg-info(?:/PKG-INFO)?"
+)
 
 
 @dataclass(frozen=True)
@@ -129,25 +131,42 @@ def extract(view: FileView, env: dict[str, str]) -> PythonFacts:
         text = ref.data.decode("utf-8", "replace") if ref is not None and ref.data is not None else None
         version = _field(text, "Version") or match.group("version")
         name = _field(text, "Name") or match.group("name")
-        dists.append(Distribution(name=_canonical(name), version=version, site=match.group("site").rstrip("/"),
-                                  path=path, layer=view.entries[path].layer, metadata=text))
+        dists.append(
+            Distribution(
+                name=_canonical(name),
+                version=version,
+                site=match.group("site").rstrip("/"),
+                path=path,
+                layer=view.entries[path].layer,
+                metadata=text,
+            )
+        )
     for path in view.paths(ANY_DIRS + r"[^/]+\.egg-info(?:/PKG-INFO)?"):
         match = _EGG_INFO.fullmatch(path)
         if not match or match.group("site").rstrip("/") not in site_set:
             continue
         if not path.endswith("/PKG-INFO") and path + "/PKG-INFO" in view.entries:
             continue  # the directory form, counted by its PKG-INFO
-        dists.append(Distribution(name=_canonical(match.group("name")), version=match.group("version"),
-                                  site=match.group("site").rstrip("/"), path=path,
-                                  layer=view.entries[path].layer, metadata=None))
+        dists.append(
+            Distribution(
+                name=_canonical(match.group("name")),
+                version=match.group("version"),
+                site=match.group("site").rstrip("/"),
+                path=path,
+                layer=view.entries[path].layer,
+                metadata=None,
+            )
+        )
     order = {s: i for i, s in enumerate(sites)}
     dists.sort(key=lambda d: (order[d.site], d.name))
     return PythonFacts(sites=tuple(sites), distributions=tuple(dists), how=how)
 
 
 def packages_of(facts: PythonFacts) -> list[Package]:
-    return [Package(name=d.name, version=d.version, db="python", path="/" + d.path, layer=d.layer)
-            for d in facts.distributions]
+    return [
+        Package(name=d.name, version=d.version, db="python", path="/" + d.path, layer=d.layer)
+        for d in facts.distributions
+    ]
 
 
 def _field(text: str | None, name: str) -> str | None:

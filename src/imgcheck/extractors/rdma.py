@@ -6,8 +6,16 @@ import posixpath
 import re
 
 from ..elf.reader import NotElf, read_elf
-from ..model.image import (FLAVOR_DOCA, FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_NONE, Libibverbs, Package,
-                           Provider, RdmaFacts)
+from ..model.image import (
+    FLAVOR_DOCA,
+    FLAVOR_INBOX,
+    FLAVOR_MLNX_OFED,
+    FLAVOR_NONE,
+    Libibverbs,
+    Package,
+    Provider,
+    RdmaFacts,
+)
 from ..versions.mlnx import is_mlnx, parse_mlnx
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import Want
@@ -50,7 +58,7 @@ LIBIBVERBS_PACKAGES = ("libibverbs1", "libibverbs", "rdma-core")
 
 def _ibverbs_version(real: str) -> str | None:
     match = _LIB_FILE.search(posixpath.basename(real))
-    return posixpath.basename(real)[len("libibverbs.so."):] if match else None
+    return posixpath.basename(real)[len("libibverbs.so.") :] if match else None
 
 
 def compiled_dirs(data: bytes | None) -> tuple[str | None, str | None]:
@@ -60,8 +68,10 @@ def compiled_dirs(data: bytes | None) -> tuple[str | None, str | None]:
         return None, None
     pdir = _PROVIDER_DIR_STRING.search(data)
     cdir = _CONFIG_DIR_STRING.search(data)
-    return (pdir.group(1).decode("utf-8", "replace") if pdir else None,
-            cdir.group(1).decode("utf-8", "replace") if cdir else None)
+    return (
+        pdir.group(1).decode("utf-8", "replace") if pdir else None,
+        cdir.group(1).decode("utf-8", "replace") if cdir else None,
+    )
 
 
 def _libibverbs(view: FileView, loader: Loader) -> Libibverbs | None:
@@ -99,10 +109,21 @@ def _libibverbs(view: FileView, loader: Loader) -> Libibverbs | None:
     private = next((int(m.group(1)) for v in symvers if (m := _PRIVATE.match(v))), None)
     minors = {int(m.group(1)) for v in symvers if (m := _IBVERBS_SYMVER.match(v))}
     return Libibverbs(
-        version=version, rdma_core=rdma_core, symbol_versions=symvers, private_abi=private,
-        has_reg_mr_iova2=8 in minors, has_reg_dmabuf_mr=12 in minors, soname=soname,
-        path="/" + ref.real_path, layer=ref.layer, copies=tuple(copies),
-        provider_dir=provider_dir, config_dir=config_dir, rpath=rpath, runpath=runpath)
+        version=version,
+        rdma_core=rdma_core,
+        symbol_versions=symvers,
+        private_abi=private,
+        has_reg_mr_iova2=8 in minors,
+        has_reg_dmabuf_mr=12 in minors,
+        soname=soname,
+        path="/" + ref.real_path,
+        layer=ref.layer,
+        copies=tuple(copies),
+        provider_dir=provider_dir,
+        config_dir=config_dir,
+        rpath=rpath,
+        runpath=runpath,
+    )
 
 
 def _driver_names(view: FileView, config_dir: str) -> dict[str, str]:
@@ -135,10 +156,17 @@ def _read_provider(view: FileView, path: str, name: str, pabi: int, driver_file:
             symvers = tuple(v for v in info.defined_versions if v.startswith(prefix))
         except NotElf:
             pass
-    return Provider(name=name, pabi=pabi, path="/" + path,
-                    layer=ref.layer if ref else view.entries[path].layer,
-                    driver_file=driver_file, private_abi_needed=needed_private,
-                    version=version, symbol_versions=symvers, library=library)
+    return Provider(
+        name=name,
+        pabi=pabi,
+        path="/" + path,
+        layer=ref.layer if ref else view.entries[path].layer,
+        driver_file=driver_file,
+        private_abi_needed=needed_private,
+        version=version,
+        symbol_versions=symvers,
+        library=library,
+    )
 
 
 def _resolved_dir(view: FileView, path: str) -> str | None:
@@ -153,8 +181,9 @@ def _real(view: FileView, path: str) -> str | None:
     return ref.real_path if ref is not None else None
 
 
-def _load_target(view: FileView, loader: Loader, driver: str, name: str, pabi: int, pdir: str | None,
-                 lib: Libibverbs) -> str | None:
+def _load_target(
+    view: FileView, loader: Loader, driver: str, name: str, pabi: int, pdir: str | None, lib: Libibverbs
+) -> str | None:
     """The file libibverbs' load_driver opens for a driver name: an absolute name plus the suffix, else
     its provider dir's file, else the bare name by the loader's search path (libibverbs' own
     RPATH/RUNPATH included: dlopen searches those of the calling object)."""
@@ -163,19 +192,21 @@ def _load_target(view: FileView, loader: Loader, driver: str, name: str, pabi: i
         return _real(view, driver + suffix)
     if pdir and (hit := _real(view, posixpath.join(pdir, f"lib{name}{suffix}"))):
         return hit
-    return loader.find(f"lib{name}{suffix}", rpath=lib.rpath, runpath=lib.runpath,
-                       origin=posixpath.dirname(lib.path or ""))[0]
+    return loader.find(
+        f"lib{name}{suffix}", rpath=lib.rpath, runpath=lib.runpath, origin=posixpath.dirname(lib.path or "")
+    )[0]
 
 
-def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
-               env: dict[str, str]) -> tuple[list[Provider], list[Provider]]:
+def _providers(
+    view: FileView, lib: Libibverbs | None, loader: Loader, env: dict[str, str]
+) -> tuple[list[Provider], list[Provider]]:
     """(providers the loaded libibverbs looks at, other provider files), each marked loaded or not.
 
     libibverbs reads the driver names from its config dir (plus RDMAV_DRIVERS, else IBV_DRIVERS, from
     the environment) and opens lib<name>-rdmav<its PABI>.so: an absolute name as is, else in its
     provider dir, else by the loader's search path (rdma-core libibverbs/dynamic_driver.c load_drivers).
     """
-    config_dir = (lib.config_dir if lib and lib.config_dir else "/etc/libibverbs.d")
+    config_dir = lib.config_dir if lib and lib.config_dir else "/etc/libibverbs.d"
     names = _driver_names(view, config_dir)
     env_drivers = env.get("RDMAV_DRIVERS") or env.get("IBV_DRIVERS")
     env_name = "RDMAV_DRIVERS" if env.get("RDMAV_DRIVERS") else "IBV_DRIVERS"
@@ -198,10 +229,13 @@ def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
     search_dirs = set()
     own = []
     if lib is not None:  # libibverbs' RPATH/RUNPATH, $ORIGIN being its own directory
-        own = [d.replace("${ORIGIN}", "$ORIGIN").replace("$ORIGIN", posixpath.dirname(lib.path or ""))
-               for d in lib.rpath + lib.runpath]
-    for d in own + loader.ld_library_path + loader.default_dirs + \
-            [posixpath.dirname(e.path) for e in (loader.cache or [])]:
+        own = [
+            d.replace("${ORIGIN}", "$ORIGIN").replace("$ORIGIN", posixpath.dirname(lib.path or ""))
+            for d in lib.rpath + lib.runpath
+        ]
+    for d in (
+        own + loader.ld_library_path + loader.default_dirs + [posixpath.dirname(e.path) for e in (loader.cache or [])]
+    ):
         try:
             search_dirs.add(view.resolve(d.lstrip("/")))
         except SymlinkLoop:
@@ -221,8 +255,9 @@ def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
         if lib is None:
             mine.append(prov)
             continue
-        absolute = driver is not None and driver.startswith("/") and \
-            _resolved_dir(view, posixpath.dirname(driver)) == where
+        absolute = (
+            driver is not None and driver.startswith("/") and _resolved_dir(view, posixpath.dirname(driver)) == where
+        )
         if where == pdir_real:
             place = f"provider dir {pdir}"
         elif absolute:
@@ -230,8 +265,9 @@ def _providers(view: FileView, lib: Libibverbs | None, loader: Loader,
         elif where in search_dirs:
             place = "the loader's search path"
         else:
-            others.append(Provider(**{**prov.__dict__, "loaded": False,
-                                      "how": f"outside {pdir} and the loader's search path"}))
+            others.append(
+                Provider(**{**prov.__dict__, "loaded": False, "how": f"outside {pdir} and the loader's search path"})
+            )
             continue
         if driver is None:
             how, loaded = f"in {place}, but no driver file in {config_dir} or RDMAV_DRIVERS names {name}", False
@@ -257,16 +293,20 @@ def _ofed_release(view: FileView) -> tuple[str | None, str | None, bool]:
     return None, None, False
 
 
-def extract(view: FileView, packages: list[Package], env: dict[str, str] | None = None,
-            loader: Loader | None = None) -> RdmaFacts:
+def extract(
+    view: FileView, packages: list[Package], env: dict[str, str] | None = None, loader: Loader | None = None
+) -> RdmaFacts:
     loader = loader or Loader(view, env or {})
     lib = _libibverbs(view, loader)
     providers, other_providers = _providers(view, lib, loader, env or {})
     rdma_packages = tuple(p for p in packages if RDMA_PACKAGE.match(p.name))
     verbs_pkg = next((p for p in rdma_packages if p.name in LIBIBVERBS_PACKAGES), None)
     release, release_source, says_doca = _ofed_release(view)
-    has_doca = says_doca or any(p.name.startswith("doca-") for p in rdma_packages) \
+    has_doca = (
+        says_doca
+        or any(p.name.startswith("doca-") for p in rdma_packages)
         or bool(view.paths(r"opt/mellanox/doca/[^/]+"))
+    )
     mlnx_pkg = verbs_pkg is not None and is_mlnx(verbs_pkg.version)
     if lib is None and not providers:
         flavor = FLAVOR_NONE
@@ -285,6 +325,12 @@ def extract(view: FileView, packages: list[Package], env: dict[str, str] | None 
         parsed = parse_mlnx(verbs_pkg.version)
         base = str(parsed.mlnx_number) + ".0" if parsed else verbs_pkg.version.split("-")[0]
         lib = Libibverbs(**{**lib.__dict__, "rdma_core": base})
-    return RdmaFacts(libibverbs=lib, providers=tuple(providers), flavor=flavor, ofed_version=release,
-                     ofed_source=release_source, packages=rdma_packages,
-                     other_providers=tuple(other_providers))
+    return RdmaFacts(
+        libibverbs=lib,
+        providers=tuple(providers),
+        flavor=flavor,
+        ofed_version=release,
+        ofed_source=release_source,
+        packages=rdma_packages,
+        other_providers=tuple(other_providers),
+    )

@@ -68,9 +68,13 @@ def _modules(view: FileView, libdir: str | None, env: dict[str, str]) -> tuple[s
         except NotElf:
             continue
         name = posixpath.basename(ref.real_path).split(".so")[0][3:]
-        found[ref.real_path] = UcxModule(name=name, path="/" + ref.real_path, layer=ref.layer,
-                                         needs_ibverbs=tuple(sorted(info.needed_versions.get("libibverbs.so.1", ()))),
-                                         needs_mlx5=tuple(sorted(info.needed_versions.get("libmlx5.so.1", ()))))
+        found[ref.real_path] = UcxModule(
+            name=name,
+            path="/" + ref.real_path,
+            layer=ref.layer,
+            needs_ibverbs=tuple(sorted(info.needed_versions.get("libibverbs.so.1", ()))),
+            needs_mlx5=tuple(sorted(info.needed_versions.get("libmlx5.so.1", ()))),
+        )
     return "/" + directory, tuple(sorted(found.values(), key=lambda m: m.path))
 
 
@@ -81,8 +85,9 @@ def _libdir(view: FileView, lib: str | None) -> str | None:
     return posixpath.dirname(ref.real_path if ref is not None else lib)
 
 
-def extract(view: FileView, packages: list[Package], loader: Loader | None = None,
-            env: dict[str, str] | None = None) -> Ucx | None:
+def extract(
+    view: FileView, packages: list[Package], loader: Loader | None = None, env: dict[str, str] | None = None
+) -> Ucx | None:
     ucx = _extract(view, packages, loader)
     if ucx is None or ucx.path is None:
         return ucx
@@ -111,28 +116,45 @@ def _extract(view: FileView, packages: list[Package], loader: Loader | None = No
     system_lib = chosen or next((p for p in libs if not p.startswith("opt/hpcx/")), libs[0] if libs else None)
     pkg = next((p for p in packages if p.name in UCX_PACKAGES), None)
     listed = _listed_lib(view) if pkg is not None else None
-    origin_of = (lambda p: "hpcx" if p.startswith("opt/hpcx/") else "ucx.pc")
+
+    def origin_of(p: str) -> str:
+        return "hpcx" if p.startswith("opt/hpcx/") else "ucx.pc"
+
     if pkg is not None and (chosen is None or listed is None or chosen == listed):
         lib = listed or system_lib
         layer = view.entries[lib].layer if lib and lib in view.entries else pkg.layer
         version = upstream_version(pkg.version)
-        return Ucx(version=version, path="/" + lib if lib else pkg.path, layer=layer, origin=pkg.db,
-                   package_version=pkg.version if pkg.version != version else None, copies=tuple(copies))
+        return Ucx(
+            version=version,
+            path="/" + lib if lib else pkg.path,
+            layer=layer,
+            origin=pkg.db,
+            package_version=pkg.version if pkg.version != version else None,
+            copies=tuple(copies),
+        )
     if chosen is not None:
         # the loader picks a copy other than the package's (LD_LIBRARY_PATH, /usr/local, HPC-X): its version is
         # its own tree's <libdir>/pkgconfig/ucx.pc, never the package's
         version, pc, layer = _pc_version(view, posixpath.join(posixpath.dirname(chosen), "pkgconfig/ucx.pc"))
         if version is not None:
             return Ucx(version=version, path=pc, layer=layer, origin=origin_of(chosen), copies=tuple(copies))
-        return Ucx(version=None, path="/" + chosen, layer=view.entries[chosen].layer, origin="library",
-                   copies=tuple(copies))
-    pcs = sorted((p for p in view.paths(r"(?:[^/]+/)*ucx\.pc") if not in_python_package(p)),
-                 key=lambda p: p.startswith("opt/hpcx/"))
+        return Ucx(
+            version=None, path="/" + chosen, layer=view.entries[chosen].layer, origin="library", copies=tuple(copies)
+        )
+    pcs = sorted(
+        (p for p in view.paths(r"(?:[^/]+/)*ucx\.pc") if not in_python_package(p)),
+        key=lambda p: p.startswith("opt/hpcx/"),
+    )
     for path in pcs:
         version, pc, layer = _pc_version(view, path)
         if version is not None:
             return Ucx(version=version, path=pc, layer=layer, origin=origin_of(path), copies=tuple(copies))
     if system_lib:
-        return Ucx(version=None, path="/" + system_lib, layer=view.entries[system_lib].layer, origin="library",
-                   copies=tuple(copies))
+        return Ucx(
+            version=None,
+            path="/" + system_lib,
+            layer=view.entries[system_lib].layer,
+            origin="library",
+            copies=tuple(copies),
+        )
     return None

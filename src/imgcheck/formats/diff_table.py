@@ -13,8 +13,17 @@ def diff_json(result) -> str:
         "old": result.old,
         "new": result.new,
         "changes": [{"fact": c.fact, "label": c.label, "old": c.old, "new": c.new} for c in result.changes],
-        "nodes": [{"node": m.node, "old": m.old, "new": m.new, "direction": m.direction,
-                   "added": list(m.added), "removed": list(m.removed)} for m in result.nodes],
+        "nodes": [
+            {
+                "node": m.node,
+                "old": m.old,
+                "new": m.new,
+                "direction": m.direction,
+                "added": list(m.added),
+                "removed": list(m.removed),
+            }
+            for m in result.nodes
+        ],
         "newly_failing": [m.node for m in result.newly_failing],
     }
     return json.dumps(doc, indent=2) + "\n"

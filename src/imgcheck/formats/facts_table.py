@@ -27,12 +27,24 @@ def facts_rows(facts: ImageFacts) -> list[tuple[str, str, str, str]]:
         rows.append(("  private ABI", f"IBVERBS_PRIVATE_{lib.private_abi}" if lib.private_abi else "?", "", ""))
         rows.append(("  ibv_reg_mr_iova2", "yes (IBVERBS_1.8)" if lib.has_reg_mr_iova2 else "no", "", ""))
         rows.append(("  ibv_reg_dmabuf_mr", "yes (IBVERBS_1.12)" if lib.has_reg_dmabuf_mr else "no", "", ""))
-    rows.append(("rdma flavor", facts.rdma.flavor + (f" {facts.rdma.ofed_version}" if facts.rdma.ofed_version else ""),
-                 facts.rdma.ofed_source or "", ""))
+    rows.append(
+        (
+            "rdma flavor",
+            facts.rdma.flavor + (f" {facts.rdma.ofed_version}" if facts.rdma.ofed_version else ""),
+            facts.rdma.ofed_source or "",
+            "",
+        )
+    )
     for prov in facts.rdma.providers:
         if prov.name in ("mlx5", "mlx4", "efa", "rxe", "bnxt_re", "irdma") or len(facts.rdma.providers) <= 6:
-            rows.append((f"provider {prov.name}", f"rdmav{prov.pabi}" + (f" {prov.version}" if prov.version else ""),
-                         prov.path, _short(prov.layer)))
+            rows.append(
+                (
+                    f"provider {prov.name}",
+                    f"rdmav{prov.pabi}" + (f" {prov.version}" if prov.version else ""),
+                    prov.path,
+                    _short(prov.layer),
+                )
+            )
     if len(facts.rdma.providers) > 6:
         rows.append(("providers", ", ".join(p.name for p in facts.rdma.providers), "", ""))
     if facts.ucx:
@@ -55,8 +67,10 @@ def facts_rows(facts: ImageFacts) -> list[tuple[str, str, str, str]]:
 def render_facts_table(facts: ImageFacts, color: bool = False, width: int = 120) -> str:
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, width=width, no_color=not color)
-    console.print(f"[bold]{escape_markup(facts.reference)}[/bold]  digest {escape_markup(facts.digest or '?')}  "
-                  f"platform {escape_markup(facts.platform or '?')}")
+    console.print(
+        f"[bold]{escape_markup(facts.reference)}[/bold]  digest {escape_markup(facts.digest or '?')}  "
+        f"platform {escape_markup(facts.platform or '?')}"
+    )
     table = Table(show_header=True, header_style="bold")
     for col in ("fact", "value", "path", "layer"):
         table.add_column(col, overflow="fold")

@@ -34,8 +34,14 @@ def _details(finding: Finding) -> str:
         lines.append(f"predicted error: {finding.predicted_error}")
     lines.append(f"why ({finding.confidence}): {finding.mechanism}")
     for ev in finding.evidence:
-        where = "".join(part for part in (f"  {ev.path}" if ev.path else "", f"  layer {ev.layer}" if ev.layer else "",
-                                            f"  ({ev.origin})" if ev.origin else ""))
+        where = "".join(
+            part
+            for part in (
+                f"  {ev.path}" if ev.path else "",
+                f"  layer {ev.layer}" if ev.layer else "",
+                f"  ({ev.origin})" if ev.origin else "",
+            )
+        )
         lines.append(f"evidence: {ev.fact} = {value_text(ev.value)}{where}")
     lines += [f"fix: {fix}" for fix in finding.fixes]
     lines += [f"source: {src}" for src in finding.sources]
@@ -87,8 +93,10 @@ def _suites(report: Report) -> list[_Suite]:
             suite.case(rule)
         if not suite.cases:
             suite.case("compatible")
-    order = {rule: i for i, rule in enumerate(dict.fromkeys([f.id for f in report.findings]
-                                                           + [u.rule for u in report.unknowns]))}
+    order = {
+        rule: i
+        for i, rule in enumerate(dict.fromkeys([f.id for f in report.findings] + [u.rule for u in report.unknowns]))
+    }
     for suite in (image_suite, *node_suites.values()):  # the same rule order in every suite
         suite.cases = dict(sorted(suite.cases.items(), key=lambda kv: order.get(kv[0], len(order))))
     suites = list(node_suites.values())
@@ -103,8 +111,10 @@ def _grouped(suites: list[_Suite]) -> list[_Suite]:
     """Merge node suites whose every case has the same outcome: one suite per group of nodes."""
     groups: dict[tuple, list[_Suite]] = {}
     for suite in suites:
-        signature = tuple((rule, tuple(map(id, fs)), tuple(u.reason for u in us), suite.ignored.get(rule))
-                          for rule, (fs, us) in suite.cases.items())
+        signature = tuple(
+            (rule, tuple(map(id, fs)), tuple(u.reason for u in us), suite.ignored.get(rule))
+            for rule, (fs, us) in suite.cases.items()
+        )
         groups.setdefault(signature, []).append(suite)
     merged = []
     for members in groups.values():
@@ -128,8 +138,12 @@ def to_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_
         counts = {"tests": 0, "failures": 0, "skipped": 0}
         el = ET.SubElement(root, "testsuite", name=_clean(suite.name))
         props = ET.SubElement(el, "properties")
-        for key, value in (("image", report.image.reference), ("digest", report.image.digest),
-                           ("verdict", report.verdict), ("fail_on", fail_on)):
+        for key, value in (
+            ("image", report.image.reference),
+            ("digest", report.image.digest),
+            ("verdict", report.verdict),
+            ("fail_on", fail_on),
+        ):
             if value:
                 ET.SubElement(props, "property", name=key, value=_clean(value))
         if suite.members:
@@ -144,8 +158,12 @@ def to_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_
             if failing:
                 counts["failures"] += 1
                 first = failing[0]
-                failure = ET.SubElement(case, "failure", type=f"{first.severity}:{first.id}",
-                                        message=_clean(first.predicted_error or first.title))
+                failure = ET.SubElement(
+                    case,
+                    "failure",
+                    type=f"{first.severity}:{first.id}",
+                    message=_clean(first.predicted_error or first.title),
+                )
                 failure.text = _clean("\n\n".join(_details(f) for f in failing))
             elif rule in suite.ignored and not findings:
                 counts["skipped"] += 1

@@ -80,7 +80,14 @@ def _finding_details(finding: Finding) -> list[str]:
         out.append(f"**Nodes:** {_names(finding.nodes, 50)}")
         out.append("")
     if finding.predicted_error:
-        out += ["**Predicted error:**", "", "```text", printable(finding.predicted_error, keep_newlines=True).replace("```", "'''"), "```", ""]
+        out += [
+            "**Predicted error:**",
+            "",
+            "```text",
+            printable(finding.predicted_error, keep_newlines=True).replace("```", "'''"),
+            "```",
+            "",
+        ]
     out += [f"**Why** ({md(finding.confidence)}): {md(finding.mechanism)}", ""]
     if finding.evidence:
         out += ["| Fact | Value | Path or origin | Layer |", "|---|---|---|---|"]
@@ -88,8 +95,9 @@ def _finding_details(finding: Finding) -> list[str]:
             layer = short_layer(ev.layer)
             value = value_text(ev.value)
             where = ev.path or ev.origin  # a file, or where a non-file fact was read (node facts file, label)
-            out.append(f"| {code(ev.fact)} | {code(value)} | {code(where) if where else ''} | "
-                       f"{code(layer) if layer else ''} |")
+            out.append(
+                f"| {code(ev.fact)} | {code(value)} | {code(where) if where else ''} | {code(layer) if layer else ''} |"
+            )
         out.append("")
     if finding.fixes:
         out.append("**Fix:**")
@@ -126,13 +134,16 @@ def render_markdown(report: Report) -> str:
         table += ["| Nodes | Result | Findings | Unknown |", "|---|---|---|---|"]
         for outcome, group, fs, us in rows:
             icon = {"fail": ":x: fail", "warn": ":warning: warn", "ok": ":white_check_mark: ok"}[outcome]
-            table.append(f"| {_names(group)} | {icon} | {', '.join(code(f.id) for f in fs) or '-'} | "
-                         f"{', '.join(code(u.rule) for u in us) or '-'} |")
+            table.append(
+                f"| {_names(group)} | {icon} | {', '.join(code(f.id) for f in fs) or '-'} | "
+                f"{', '.join(code(u.rule) for u in us) or '-'} |"
+            )
         table.append("")
     image_only = [f for f in _findings_sorted(report) if not f.nodes]
     if image_only:
-        table.append("Image findings (any node): " + ", ".join(
-            f"{_ICON.get(f.severity, '')} {code(f.id)}" for f in image_only))
+        table.append(
+            "Image findings (any node): " + ", ".join(f"{_ICON.get(f.severity, '')} {code(f.id)}" for f in image_only)
+        )
         table.append("")
     details: list[str] = []
     for finding in problems:  # a finding on several node groups is one collapsible block

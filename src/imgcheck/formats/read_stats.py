@@ -12,8 +12,9 @@ def render_read_stats(stats: ReadStats) -> str:
     if stats.facts_cached:
         return "read: facts from the cache; no layer read"
     streamed = len(stats.layers_read)
-    where = (f"in {stats.layer_processes} worker processes" if stats.layer_processes
-             else "in this process")
-    return (f"read: {streamed} layer{'s' if streamed != 1 else ''} streamed "
-            f"({stats.bytes_decompressed / 1e6:.1f} MB uncompressed) {where}, "
-            f"{len(stats.layers_cached)} from the layer cache")
+    where = f"in {stats.layer_processes} worker processes" if stats.layer_processes else "in this process"
+    return (
+        f"read: {streamed} layer{'s' if streamed != 1 else ''} streamed "
+        f"({stats.bytes_decompressed / 1e6:.1f} MB uncompressed) {where}, "
+        f"{len(stats.layers_cached)} from the layer cache"
+    )

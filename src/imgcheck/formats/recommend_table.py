@@ -58,11 +58,25 @@ def recommend_table(result) -> str:
 
 
 def catalog_json(entries, problems=()) -> str:
-    doc = {"schema_version": SCHEMA_VERSION, "images": [{
-        "reference": e.reference, "digest": e.digest, "origin": e.origin, "confidence": e.confidence,
-        "source": e.source, "added_at": e.added_at, "checkable": not e.not_checkable,
-        "not_checkable": e.not_checkable, "facts": to_dict(e.summary), "notes": list(e.notes),
-    } for e in entries], "problems": list(problems)}
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "images": [
+            {
+                "reference": e.reference,
+                "digest": e.digest,
+                "origin": e.origin,
+                "confidence": e.confidence,
+                "source": e.source,
+                "added_at": e.added_at,
+                "checkable": not e.not_checkable,
+                "not_checkable": e.not_checkable,
+                "facts": to_dict(e.summary),
+                "notes": list(e.notes),
+            }
+            for e in entries
+        ],
+        "problems": list(problems),
+    }
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -72,8 +86,19 @@ def catalog_table(entries, problems=()) -> str:
     for e in entries:
         s = e.summary
         ref = e.reference + (f"@{e.digest[:19]}" if e.digest and e.origin == "local" else "")
-        rows.append((ref, f"{e.origin} ({e.confidence})", s.rdma_core or "-", str(s.pabi) if s.pabi is not None else "-",
-                     s.flavor or "?", s.nccl or "-", s.cuda or "-", s.ucx or "-", s.distro or "-"))
+        rows.append(
+            (
+                ref,
+                f"{e.origin} ({e.confidence})",
+                s.rdma_core or "-",
+                str(s.pabi) if s.pabi is not None else "-",
+                s.flavor or "?",
+                s.nccl or "-",
+                s.cuda or "-",
+                s.ucx or "-",
+                s.distro or "-",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines += [f"warning: local catalog: {p}" for p in problems]

@@ -12,13 +12,13 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from .safe_text import escape_markup as escape  # control characters too, not only [markup]
 from rich.padding import Padding
 from rich.text import Text
 
 from ..model.report import Finding, Report, severity_rank
 from .collapse import collapse
 from .report_text import short_layer, value_text
+from .safe_text import escape_markup as escape  # control characters too, not only [markup]
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 _VERDICT_STYLE = {"fail": "bold white on red", "warn": "bold black on yellow", "ok": "bold white on green"}
@@ -56,6 +56,7 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
         emoji=False,
         soft_wrap=not color,  # plain output: one logical line per line, no wrapping at a fixed width
     )
+
     def out(markup: str = "", indent: int = 0) -> None:
         if not color or not markup:
             console.print(" " * indent + markup)
@@ -81,8 +82,9 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
 
     if not report.findings:  # say it plainly, before any unknowns qualify it
         out()
-        undecided = f" ({_plural(len(report.unknowns), 'check')} could not be decided, see below)" \
-            if report.unknowns else ""
+        undecided = (
+            f" ({_plural(len(report.unknowns), 'check')} could not be decided, see below)" if report.unknowns else ""
+        )
         out(f"No compatibility problems found{undecided}.")
 
     def evidence(finding: Finding, indent: int) -> None:
@@ -165,4 +167,3 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
         out("[dim]-v adds why, evidence, every fix and the sources; -o json has everything.[/dim]")
 
     return buf.getvalue()
-

@@ -49,7 +49,7 @@ def image_repository(reference: str) -> str:
         return reference
     for scheme in _NAME_SCHEMES:
         if reference.startswith(scheme):
-            reference = reference[len(scheme):]
+            reference = reference[len(scheme) :]
     name = reference.split("@", 1)[0]
     if name.rfind(":") > name.rfind("/"):  # a tag, not a registry port
         name = name[: name.rfind(":")]
@@ -63,7 +63,7 @@ def artifact_uri(reference: str) -> str:
     """
     repository = image_repository(reference)
     scheme = next((s for s in _PATH_SCHEMES if repository.startswith(s)), "")
-    return scheme + quote(repository[len(scheme):], safe=_URI_SAFE)
+    return scheme + quote(repository[len(scheme) :], safe=_URI_SAFE)
 
 
 def fingerprint(finding: Finding, reference: str) -> str:
@@ -105,7 +105,8 @@ def _rule(finding: Finding) -> dict:
     if finding.fixes:
         rule["help"] = {
             "text": "Fixes:\n" + "\n".join(f"- {fix}" for fix in finding.fixes),
-            "markdown": "**Fixes**\n\n" + "\n".join(f"- {fix}" for fix in finding.fixes)
+            "markdown": "**Fixes**\n\n"
+            + "\n".join(f"- {fix}" for fix in finding.fixes)
             + ("\n\n**Sources**\n\n" + "\n".join(f"- <{s}>" for s in finding.sources) if finding.sources else ""),
         }
     return rule
@@ -141,9 +142,16 @@ def _result(finding: Finding, report: Report, rule_index: int) -> dict:
     locations = [location]
     spec = job_spec_location(finding)
     if spec is not None:  # a launch finding: the alert belongs on the spec's line, the image stays second
-        locations.insert(0, {"physicalLocation": {"artifactLocation": {"uri": quote(spec[0], safe=_URI_SAFE)},
-                                                  "region": {"startLine": spec[1]}},
-                             "message": {"text": "the launch spec"}})
+        locations.insert(
+            0,
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": quote(spec[0], safe=_URI_SAFE)},
+                    "region": {"startLine": spec[1]},
+                },
+                "message": {"text": "the launch spec"},
+            },
+        )
     return {
         "ruleId": finding.id,
         "ruleIndex": rule_index,
@@ -158,9 +166,17 @@ def _result(finding: Finding, report: Report, rule_index: int) -> dict:
             "nodes": list(finding.nodes),
             "predictedError": finding.predicted_error,
             "evidence": [
-                {k: v for k, v in (("fact", e.fact), ("value", e.value), ("path", e.path), ("layer", e.layer),
-                                           ("origin", e.origin))
-                 if v is not None}
+                {
+                    k: v
+                    for k, v in (
+                        ("fact", e.fact),
+                        ("value", e.value),
+                        ("path", e.path),
+                        ("layer", e.layer),
+                        ("origin", e.origin),
+                    )
+                    if v is not None
+                }
                 for e in finding.evidence
             ],
             "fixes": list(finding.fixes),
@@ -185,15 +201,22 @@ def to_sarif(report: Report) -> dict:
         driver["semanticVersion"] = report.tool_version
     invocation: dict = {"executionSuccessful": True}
     notes = [  # info findings: what was checked and found fine, worth reading, never an alert
-        {"level": "note", "descriptor": {"id": f.id},
-         "message": {"text": f.title + (f" ({_node_list(f.nodes)})" if f.nodes else "")}}
-        for f in problems if f.severity == "info"
+        {
+            "level": "note",
+            "descriptor": {"id": f.id},
+            "message": {"text": f.title + (f" ({_node_list(f.nodes)})" if f.nodes else "")},
+        }
+        for f in problems
+        if f.severity == "info"
     ] + [
         {
             "level": "warning",
             "descriptor": {"id": u.rule},
-            "message": {"text": f"{u.rule} could not be decided"
-                        + (f" for {', '.join(u.nodes)}" if u.nodes else "") + f": {u.reason}"},
+            "message": {
+                "text": f"{u.rule} could not be decided"
+                + (f" for {', '.join(u.nodes)}" if u.nodes else "")
+                + f": {u.reason}"
+            },
         }
         for u in report.unknowns
     ]
@@ -208,8 +231,11 @@ def to_sarif(report: Report) -> dict:
         "automationDetails": {"id": f"imgcheck/{image_repository(report.image.reference)}/"},
         "properties": {
             "verdict": report.verdict,
-            "image": {"reference": report.image.reference, "digest": report.image.digest,
-                      "platform": report.image.platform},
+            "image": {
+                "reference": report.image.reference,
+                "digest": report.image.digest,
+                "platform": report.image.platform,
+            },
             "nodes": [n.name for n in report.nodes],
             "reportSchemaVersion": report.schema_version,
         },
@@ -217,12 +243,20 @@ def to_sarif(report: Report) -> dict:
     suppressed = getattr(report, "suppressed", ())  # Report.suppressed: what --ignore removed
     if suppressed:
         run["properties"]["suppressed"] = [
-            {"rule": s.rule, "node": s.node, "reason": s.reason, "expires": getattr(s, "expires", None),
-             "origin": getattr(s, "origin", None)} for s in suppressed]
+            {
+                "rule": s.rule,
+                "node": s.node,
+                "reason": s.reason,
+                "expires": getattr(s, "expires", None),
+                "origin": getattr(s, "origin", None),
+            }
+            for s in suppressed
+        ]
     if report.recommendations:  # engine-checked changes for a failing check (env, pip pin, image, node upgrade)
         run["properties"]["recommendations"] = [
             {"kind": r.kind, "image": r.image, "why": r.why, "differences": list(r.differences)}
-            for r in report.recommendations]
+            for r in report.recommendations
+        ]
     if report.matrix.version or report.matrix.digest:
         run["properties"]["matrix"] = {"version": report.matrix.version, "digest": report.matrix.digest}
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}

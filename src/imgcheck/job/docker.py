@@ -17,18 +17,92 @@ from .units import MIB, docker_size_bytes, memlock_kib
 
 # Flags of `docker run` / `docker container run` that take a value (the rest are booleans).
 _VALUE_FLAGS = {
-    "-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--cap-add", "--cap-drop", "--cgroup-parent",
-    "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-shares", "-c", "--cpus", "--cpuset-cpus",
-    "--cpuset-mems", "--device", "--device-cgroup-rule", "--dns", "--dns-option", "--dns-search", "--domainname",
-    "--entrypoint", "-e", "--env", "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd",
-    "--health-interval", "--health-retries", "--health-start-period", "--health-timeout", "-h", "--hostname",
-    "--ip", "--ip6", "--ipc", "--isolation", "--kernel-memory", "-l", "--label", "--label-file", "--link",
-    "--log-driver", "--log-opt", "--mac-address", "-m", "--memory", "--memory-reservation", "--memory-swap",
-    "--memory-swappiness", "--mount", "--name", "--network", "--net", "--network-alias", "--oom-score-adj",
-    "--pid", "--pids-limit", "--platform", "-p", "--publish", "--pull", "--restart", "--runtime",
-    "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs",
-    "-u", "--user", "--userns", "--ulimit", "--uts", "-v", "--volume", "--volume-driver", "--volumes-from",
-    "-w", "--workdir",
+    "-a",
+    "--attach",
+    "--add-host",
+    "--annotation",
+    "--blkio-weight",
+    "--cap-add",
+    "--cap-drop",
+    "--cgroup-parent",
+    "--cgroupns",
+    "--cidfile",
+    "--cpu-period",
+    "--cpu-quota",
+    "--cpu-shares",
+    "-c",
+    "--cpus",
+    "--cpuset-cpus",
+    "--cpuset-mems",
+    "--device",
+    "--device-cgroup-rule",
+    "--dns",
+    "--dns-option",
+    "--dns-search",
+    "--domainname",
+    "--entrypoint",
+    "-e",
+    "--env",
+    "--env-file",
+    "--expose",
+    "--gpus",
+    "--group-add",
+    "--health-cmd",
+    "--health-interval",
+    "--health-retries",
+    "--health-start-period",
+    "--health-timeout",
+    "-h",
+    "--hostname",
+    "--ip",
+    "--ip6",
+    "--ipc",
+    "--isolation",
+    "--kernel-memory",
+    "-l",
+    "--label",
+    "--label-file",
+    "--link",
+    "--log-driver",
+    "--log-opt",
+    "--mac-address",
+    "-m",
+    "--memory",
+    "--memory-reservation",
+    "--memory-swap",
+    "--memory-swappiness",
+    "--mount",
+    "--name",
+    "--network",
+    "--net",
+    "--network-alias",
+    "--oom-score-adj",
+    "--pid",
+    "--pids-limit",
+    "--platform",
+    "-p",
+    "--publish",
+    "--pull",
+    "--restart",
+    "--runtime",
+    "--security-opt",
+    "--shm-size",
+    "--stop-signal",
+    "--stop-timeout",
+    "--storage-opt",
+    "--sysctl",
+    "--tmpfs",
+    "-u",
+    "--user",
+    "--userns",
+    "--ulimit",
+    "--uts",
+    "-v",
+    "--volume",
+    "--volume-driver",
+    "--volumes-from",
+    "-w",
+    "--workdir",
 }
 _RUN = re.compile(r"\bdocker\s+(?:container\s+)?run\b")
 
@@ -41,7 +115,7 @@ def _commands(text: str) -> list[tuple[int, str]]:
         if start is None:
             if not _RUN.search(line) or line.lstrip().startswith("#"):
                 continue
-            start, line = number, line[_RUN.search(line).start():]
+            start, line = number, line[_RUN.search(line).start() :]
         if line.endswith("\\"):
             buf.append(line[:-1])
             continue
@@ -73,7 +147,7 @@ def _split(cmd: str, path: str, line: int) -> list[str]:
 
 def _run(cmd: str, line: int, path: str) -> JobFacts:
     words = _split(cmd, path, line)
-    words = words[words.index("run") + 1:]
+    words = words[words.index("run") + 1 :]
     opts: list[tuple[str, str | None]] = []
     image = None
     i = 0
@@ -143,14 +217,24 @@ def _facts(opts, image, line, path) -> JobFacts:
             gpus = len(m.group(1).split(",")) if m else None
     caps = tuple(c.upper().removeprefix("CAP_") for v in values("--cap-add") for c in v.split(","))
     return JobFacts(
-        path=path, kind="docker run", runtime=RUNTIME_DOCKER, line=line,
+        path=path,
+        kind="docker run",
+        runtime=RUNTIME_DOCKER,
+        line=line,
         container=next((n for n in values("--name")[-1:] if "$" not in n), None),
         image=None if image is None or "$" in image else image,  # a shell variable: not known from the file
-        privileged="--privileged" in flags, cap_add=caps, host_network=network == "host",
-        host_ipc=ipc == "host", devices=tuple(devices), resources=(), gpus=gpus,
+        privileged="--privileged" in flags,
+        cap_add=caps,
+        host_network=network == "host",
+        host_ipc=ipc == "host",
+        devices=tuple(devices),
+        resources=(),
+        gpus=gpus,
         # --ipc host/container:/none: /dev/shm is not Docker's sized default; private/shareable keep --shm-size's
-        shm_size_mib=shm, shm_setting=shm_setting or (f"--ipc {ipc}" if ipc not in (None, "private", "shareable") else None),
-        memlock_kib=memlock, env=tuple(env),
+        shm_size_mib=shm,
+        shm_setting=shm_setting or (f"--ipc {ipc}" if ipc not in (None, "private", "shareable") else None),
+        memlock_kib=memlock,
+        env=tuple(env),
         env_incomplete=bool(values("--env-file")) or any(n.startswith("$") for n, _ in opts),
         open_flags=tuple(w for w, _ in opts if w.startswith("$")),
     )
@@ -194,19 +278,35 @@ def _service(name, svc, path) -> JobFacts:
             k, eq, v = str(item).partition("=")
             env.append(EnvVar(k, v if eq else None, line_of(svc)))
     gpus = None
-    reservations = (((svc.get("deploy") or {}).get("resources") or {}).get("reservations") or {})
+    reservations = ((svc.get("deploy") or {}).get("resources") or {}).get("reservations") or {}
     for d in reservations.get("devices") or () if isinstance(reservations, dict) else ():
         if isinstance(d, dict) and (d.get("driver") == "nvidia" or "gpu" in (d.get("capabilities") or ())):
             count = d.get("count")
-            gpus = -1 if count == "all" else (len(d["device_ids"]) if d.get("device_ids") else
-                                              (count if isinstance(count, int) else None))
+            gpus = (
+                -1
+                if count == "all"
+                else (len(d["device_ids"]) if d.get("device_ids") else (count if isinstance(count, int) else None))
+            )
     caps = tuple(str(c).upper().removeprefix("CAP_") for c in svc.get("cap_add") or ())
     ipc = svc.get("ipc")
     return JobFacts(
-        path=path, kind="compose", runtime=RUNTIME_DOCKER, workload=name, container=svc.get("container_name"),
-        line=line_of(svc), image=svc.get("image"), privileged=bool(svc.get("privileged", False)), cap_add=caps,
-        host_network=svc.get("network_mode") == "host", host_ipc=ipc == "host", devices=tuple(devices),
-        resources=(), gpus=gpus, shm_size_mib=shm,
+        path=path,
+        kind="compose",
+        runtime=RUNTIME_DOCKER,
+        workload=name,
+        container=svc.get("container_name"),
+        line=line_of(svc),
+        image=svc.get("image"),
+        privileged=bool(svc.get("privileged", False)),
+        cap_add=caps,
+        host_network=svc.get("network_mode") == "host",
+        host_ipc=ipc == "host",
+        devices=tuple(devices),
+        resources=(),
+        gpus=gpus,
+        shm_size_mib=shm,
         shm_setting=shm_setting or (f"ipc: {ipc}" if ipc not in (None, "private", "shareable") else None),
-        memlock_kib=memlock, env=tuple(env), env_incomplete=bool(svc.get("env_file")),
+        memlock_kib=memlock,
+        env=tuple(env),
+        env_incomplete=bool(svc.get("env_file")),
     )

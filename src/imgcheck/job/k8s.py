@@ -98,8 +98,9 @@ def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
         if isinstance(claim, dict) and claim.get("name"):
             resources[f"resourceClaim/{claim['name']}"] = "1"
     gpus = next((_int(resources[g]) for g in GPU_RESOURCES if g in resources), None)
-    extended = tuple(sorted((k, v) for k, v in resources.items()
-                            if k not in PLAIN_RESOURCES and not k.startswith("hugepages-")))
+    extended = tuple(
+        sorted((k, v) for k, v in resources.items() if k not in PLAIN_RESOURCES and not k.startswith("hugepages-"))
+    )
     shm, shm_setting, devices = None, None, []
     for mount in _list(c.get("volumeMounts")):
         if not isinstance(mount, dict):
@@ -111,18 +112,33 @@ def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
         host = _get(vol, "hostPath", "path")
         if isinstance(host, str) and host.rstrip("/").startswith("/dev/"):
             devices.append(host.rstrip("/"))
-    env = tuple(EnvVar(str(e.get("name")), None if "valueFrom" in e else _str(e.get("value")), line_of(e))
-                for e in _list(c.get("env")) if isinstance(e, dict) and e.get("name"))
+    env = tuple(
+        EnvVar(str(e.get("name")), None if "valueFrom" in e else _str(e.get("value")), line_of(e))
+        for e in _list(c.get("env"))
+        if isinstance(e, dict) and e.get("name")
+    )
     return JobFacts(
-        path=path, kind=str(kind), runtime=RUNTIME_KUBERNETES, workload=workload, role=role,
-        container=None if c.get("name") is None else str(c.get("name")), line=line_of(c),
+        path=path,
+        kind=str(kind),
+        runtime=RUNTIME_KUBERNETES,
+        workload=workload,
+        role=role,
+        container=None if c.get("name") is None else str(c.get("name")),
+        line=line_of(c),
         image=None if c.get("image") is None else str(c.get("image")),
         privileged=bool(sc.get("privileged", False)),
         cap_add=tuple(str(x).upper().removeprefix("CAP_") for x in caps) if isinstance(caps, list) else (),
-        host_network=bool(pod.get("hostNetwork", False)), host_ipc=bool(pod.get("hostIPC", False)),
-        devices=tuple(devices), resources=extended, gpus=gpus, shm_size_mib=shm, shm_setting=shm_setting,
+        host_network=bool(pod.get("hostNetwork", False)),
+        host_ipc=bool(pod.get("hostIPC", False)),
+        devices=tuple(devices),
+        resources=extended,
+        gpus=gpus,
+        shm_size_mib=shm,
+        shm_setting=shm_setting,
         memlock_kib=None,  # a pod spec cannot set rlimits: the container runtime's limit applies
-        ranks_per_node=ranks, env=env, env_incomplete=bool(c.get("envFrom")),
+        ranks_per_node=ranks,
+        env=env,
+        env_incomplete=bool(c.get("envFrom")),
     )
 
 

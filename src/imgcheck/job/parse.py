@@ -33,8 +33,11 @@ def parse_job_spec(text: str, path: str) -> list[JobFacts]:
     name = os.path.basename(path)
     if slurm.looks_like_slurm(text):
         return slurm.parse_slurm_text(text, path)
-    if name.endswith((".sh", ".bash")) or text.startswith("#!") or (
-            docker.looks_like_docker_run(text) and not name.endswith((".yaml", ".yml", ".json"))):
+    if (
+        name.endswith((".sh", ".bash"))
+        or text.startswith("#!")
+        or (docker.looks_like_docker_run(text) and not name.endswith((".yaml", ".yml", ".json")))
+    ):
         return docker.parse_docker_run_text(text, path)
     docs = load_documents(text, path)
     found: list[JobFacts] = []
@@ -45,15 +48,19 @@ def parse_job_spec(text: str, path: str) -> list[JobFacts]:
             found += _containers(doc, path)
         except (TypeError, AttributeError, ValueError):
             # a field of the wrong type (a number where a list belongs, ...): the spec, not imgcheck, is wrong
-            raise BadInputError(f"{path}: document {number} ({doc.get('kind') or 'compose'}): a field has a type "
-                                "its schema does not allow") from None
+            raise BadInputError(
+                f"{path}: document {number} ({doc.get('kind') or 'compose'}): a field has a type "
+                "its schema does not allow"
+            ) from None
     if len(found) > MAX_CONTAINERS:
         raise BadInputError(f"{path}: {len(found)} containers: more than {MAX_CONTAINERS}, not a job spec to check")
     if not found:
         kinds = sorted({str(d.get("kind")) for d in docs if isinstance(d, dict) and d.get("kind")})
         what = f" (kinds: {', '.join(kinds)})" if kinds else ""
-        raise BadInputError(f"{path}: no container found{what}: expected a Kubernetes workload, PyTorchJob, MPIJob, "
-                            "LeaderWorkerSet, JobSet, a compose file, a Slurm script or a docker run command")
+        raise BadInputError(
+            f"{path}: no container found{what}: expected a Kubernetes workload, PyTorchJob, MPIJob, "
+            "LeaderWorkerSet, JobSet, a compose file, a Slurm script or a docker run command"
+        )
     return found
 
 
@@ -71,9 +78,13 @@ def for_image(jobs: list[JobFacts], image: str | None) -> list[JobFacts]:
     """The containers that run `image` (all of them when none names an image the check was given)."""
     if image is None:
         return jobs
+
     def bare(ref: str) -> str:
         return ref.split("://", 1)[-1].removeprefix("docker.io/").removeprefix("library/")
-    named = [j for j in jobs if j.image and (bare(j.image) == bare(image) or bare(j.image).replace("#", "/") == bare(image))]
+
+    named = [
+        j for j in jobs if j.image and (bare(j.image) == bare(image) or bare(j.image).replace("#", "/") == bare(image))
+    ]
     return named or jobs
 
 

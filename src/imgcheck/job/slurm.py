@@ -22,7 +22,8 @@ _SRUN = re.compile(r"\bsrun\b")
 
 def looks_like_slurm(text: str) -> bool:
     return any(_SBATCH.match(line) for line in text.splitlines()) or bool(
-        re.search(r"\bsrun\b.*--container-image", text.replace("\\\n", " ")))
+        re.search(r"\bsrun\b.*--container-image", text.replace("\\\n", " "))
+    )
 
 
 def _options(words: list[str]) -> dict[str, str | None]:
@@ -33,8 +34,12 @@ def _options(words: list[str]) -> dict[str, str | None]:
         w = words[i]
         if w.startswith("--"):
             name, eq, value = w[2:].partition("=")
-            if not eq and i + 1 < len(words) and not words[i + 1].startswith("-") and name.startswith(
-                    ("container-", "ntasks", "gpus", "gres", "nodes", "export")):
+            if (
+                not eq
+                and i + 1 < len(words)
+                and not words[i + 1].startswith("-")
+                and name.startswith(("container-", "ntasks", "gpus", "gres", "nodes", "export"))
+            ):
                 value, i = words[i + 1], i + 1
             out[name] = value if (eq or value) else None
         elif w.startswith("-") and len(w) == 2:
@@ -98,7 +103,7 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
         if s and "--container-image" in line and not line.lstrip().startswith("#"):
             try:
                 # no comment stripping: enroot image URIs write the registry as REGISTRY#IMAGE
-                words = shlex.split(line[s.end():])
+                words = shlex.split(line[s.end() :])
             except ValueError as exc:
                 raise BadInputError(f"{path}: line {start}: cannot split the srun command: {exc}") from None
             steps.append(_step({**batch, **_options(words)}, tuple(exported), start, path))
@@ -114,12 +119,23 @@ def _step(opts: dict, exported: tuple[EnvVar, ...], line: int, path: str) -> Job
     ntasks = opts.get("ntasks-per-node")
     image = opts.get("container-image")
     return JobFacts(
-        path=path, kind="slurm", runtime=RUNTIME_ENROOT, workload=opts.get("job-name") or opts.get("J"),
-        container=opts.get("container-name"), line=line,
+        path=path,
+        kind="slurm",
+        runtime=RUNTIME_ENROOT,
+        workload=opts.get("job-name") or opts.get("J"),
+        container=opts.get("container-name"),
+        line=line,
         image=None if not image or "$" in image else image,
-        privileged=None, cap_add=None, host_network=None,
-        host_ipc=None, devices=devices or None, resources=None, gpus=_gpus(opts),
-        shm_size_mib=None, memlock_kib=None,  # enroot's /dev/shm and the limits slurmd propagates are not in the script
+        privileged=None,
+        cap_add=None,
+        host_network=None,
+        host_ipc=None,
+        devices=devices or None,
+        resources=None,
+        gpus=_gpus(opts),
+        shm_size_mib=None,
+        memlock_kib=None,  # enroot's /dev/shm and the limits slurmd propagates are not in the script
         ranks_per_node=int(ntasks) if ntasks and ntasks.isdigit() else None,
-        env=exported, env_overrides_image=names,
+        env=exported,
+        env_overrides_image=names,
     )

@@ -7,8 +7,22 @@ import re
 MIB = 1024 * 1024
 
 # Kubernetes resource.Quantity suffixes (k8s.io/apimachinery/pkg/api/resource): binary and decimal SI.
-_K8S = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-        "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "m": 10**-3}
+_K8S = {
+    "": 1,
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+    "m": 10**-3,
+}
 _K8S_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?\s*$")
 # Docker's --shm-size / shm_size: go-units RAMInBytes, binary multiples, case-insensitive, optional "b"/"ib".
 _DOCKER_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgtp])?(?:i?b)?\s*$", re.IGNORECASE)

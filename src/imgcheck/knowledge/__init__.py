@@ -17,14 +17,26 @@ from functools import lru_cache
 
 from ..matrix import Matrix, load_matrix
 
-
 # Rows the knowledge functions look up by key for triage and verify (the rule families declare their own).
-NEEDS = {"thresholds": {"memlock_low_kib", "ckpt_crc32_segfault_driver_branch", "cumem_min_cuda", "cumem_old_driver_below",
-                        "nccl_ib_retry_cnt_max", "memory_peers_sysfs_last_seen_ofed_series"},
-         "nccl_features": {"relaxed_ordering_iova2", "gdr_module_sysfs_check", "dmabuf"},
-         "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed"), ("peer_memory_api", "inbox"),
-                                  ("peer_memory_api", "mlnx_ofed"), ("memory_peers_sysfs_removed", "mlnx_ofed")},
-         "rdma_core_functions": {"ibv_reg_dmabuf_mr", "ibv_reg_mr_iova2"}}
+NEEDS = {
+    "thresholds": {
+        "memlock_low_kib",
+        "ckpt_crc32_segfault_driver_branch",
+        "cumem_min_cuda",
+        "cumem_old_driver_below",
+        "nccl_ib_retry_cnt_max",
+        "memory_peers_sysfs_last_seen_ofed_series",
+    },
+    "nccl_features": {"relaxed_ordering_iova2", "gdr_module_sysfs_check", "dmabuf"},
+    "kernel_rdma_features": {
+        ("dmabuf_mr", "inbox"),
+        ("dmabuf_mr", "mlnx_ofed"),
+        ("peer_memory_api", "inbox"),
+        ("peer_memory_api", "mlnx_ofed"),
+        ("memory_peers_sysfs_removed", "mlnx_ofed"),
+    },
+    "rdma_core_functions": {"ibv_reg_dmabuf_mr", "ibv_reg_mr_iova2"},
+}
 
 
 @lru_cache(maxsize=1)

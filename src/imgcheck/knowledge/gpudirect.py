@@ -18,13 +18,21 @@ from .settings import Setting
 def nccl_why(matrix: Matrix, version: str | None, feature: str) -> str:
     """Why NCCL's behaviour `feature` cannot be decided for `version`."""
     if not version:
-        return ("no NCCL found in the image (it may be linked statically into the framework); "
-                "give the NCCL version with a facts file to decide")
+        return (
+            "no NCCL found in the image (it may be linked statically into the framework); "
+            "give the NCCL version with a facts file to decide"
+        )
     return f"NCCL {version} may be older or newer than {nccl_k.feature_floor(matrix, feature)} ({feature.replace('_', ' ')})"
 
 
-def nic_dmabuf(matrix: Matrix, node: NodeFacts, lib_present: bool | None, lib_dmabuf: bool | None,
-               lib_version: str | None, dmabuf_first_release: str) -> tuple[bool | None, str]:
+def nic_dmabuf(
+    matrix: Matrix,
+    node: NodeFacts,
+    lib_present: bool | None,
+    lib_dmabuf: bool | None,
+    lib_version: str | None,
+    dmabuf_first_release: str,
+) -> tuple[bool | None, str]:
     """Whether the image's libibverbs and the node's RDMA stack can register DMA-BUF memory."""
     if lib_present is False:
         return False, "the image has no libibverbs"
@@ -41,8 +49,13 @@ def nic_dmabuf(matrix: Matrix, node: NodeFacts, lib_present: bool | None, lib_dm
     return ok, why
 
 
-def dmabuf_usable(matrix: Matrix, node: NodeFacts, nccl_version: str | None, dmabuf_setting: Setting | None,
-                  nic: tuple[bool | None, str]) -> tuple[bool | None, str]:
+def dmabuf_usable(
+    matrix: Matrix,
+    node: NodeFacts,
+    nccl_version: str | None,
+    dmabuf_setting: Setting | None,
+    nic: tuple[bool | None, str],
+) -> tuple[bool | None, str]:
     """Whether NCCL will use DMA-BUF for GPU buffers on this node, and why (not)."""
     newer = nccl_k.has_feature(matrix, nccl_version, "dmabuf")
     if newer is None:
@@ -85,8 +98,10 @@ def nccl_gdr_checks_words(matrix: Matrix, nccl_version: str | None) -> str:
     """Which files this NCCL's GDR check looks at."""
     floor = nccl_k.feature_floor(matrix, "gdr_module_sysfs_check")
     if nccl_k.has_feature(matrix, nccl_version, "gdr_module_sysfs_check"):
-        return (f"NCCL >= {floor} checks /sys/kernel/mm/memory_peers/{{nv_mem,nv_mem_nc}}/version "
-                "and /sys/module/nvidia_peermem/version")
+        return (
+            f"NCCL >= {floor} checks /sys/kernel/mm/memory_peers/{{nv_mem,nv_mem_nc}}/version "
+            "and /sys/module/nvidia_peermem/version"
+        )
     return f"NCCL {nccl_version} (< {floor}) checks only /sys/kernel/mm/memory_peers/*/version"
 
 
@@ -102,8 +117,10 @@ def node_paths(matrix: Matrix, node: NodeFacts) -> NodeGpuDirect:
     module = node.gpu.kernel_module
     mr, mr_why = stack.node_has_feature(matrix, node, "dmabuf_mr")
     if module is None:
-        dmabuf = (None if mr is not False else False,
-                  stack.unknown_why(node, "gpu.kernel_module") if mr is not False else f"the stack cannot: {mr_why}")
+        dmabuf = (
+            None if mr is not False else False,
+            stack.unknown_why(node, "gpu.kernel_module") if mr is not False else f"the stack cannot: {mr_why}",
+        )
     elif module != "open":
         dmabuf = (False, "the GPU driver uses the proprietary kernel modules (DMA-BUF export needs the open ones)")
     else:

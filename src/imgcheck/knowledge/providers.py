@@ -10,18 +10,44 @@ from __future__ import annotations
 
 # kernel driver (the sysfs device/driver link's name) -> rdma-core provider
 _BY_DRIVER = {
-    "mlx5_core": "mlx5", "mlx5_ib": "mlx5",
-    "mlx4_core": "mlx4", "mlx4_ib": "mlx4",
-    "efa": "efa", "irdma": "irdma", "i40iw": "i40iw",
-    "bnxt_en": "bnxt_re", "bnxt_re": "bnxt_re",
-    "hfi1": "hfi1", "ib_qib": "qib", "qib": "qib",
-    "rdma_rxe": "rxe", "siw": "siw", "qedr": "qedr", "qede": "qedr",
-    "vmw_pvrdma": "vmw_pvrdma", "hns_roce_hw_v2": "hns", "erdma": "erdma", "mana_ib": "mana",
+    "mlx5_core": "mlx5",
+    "mlx5_ib": "mlx5",
+    "mlx4_core": "mlx4",
+    "mlx4_ib": "mlx4",
+    "efa": "efa",
+    "irdma": "irdma",
+    "i40iw": "i40iw",
+    "bnxt_en": "bnxt_re",
+    "bnxt_re": "bnxt_re",
+    "hfi1": "hfi1",
+    "ib_qib": "qib",
+    "qib": "qib",
+    "rdma_rxe": "rxe",
+    "siw": "siw",
+    "qedr": "qedr",
+    "qede": "qedr",
+    "vmw_pvrdma": "vmw_pvrdma",
+    "hns_roce_hw_v2": "hns",
+    "erdma": "erdma",
+    "mana_ib": "mana",
 }
 # ibdev name prefix the kernel driver assigns -> provider (longest prefix first)
-_BY_NAME = (("mlx5_", "mlx5"), ("mlx4_", "mlx4"), ("efa_", "efa"), ("irdma", "irdma"), ("i40iw", "i40iw"),
-            ("bnxt_re", "bnxt_re"), ("hfi1_", "hfi1"), ("qib", "qib"), ("rxe", "rxe"), ("siw", "siw"),
-            ("qedr", "qedr"), ("hns_", "hns"), ("erdma_", "erdma"), ("mana_", "mana"))
+_BY_NAME = (
+    ("mlx5_", "mlx5"),
+    ("mlx4_", "mlx4"),
+    ("efa_", "efa"),
+    ("irdma", "irdma"),
+    ("i40iw", "i40iw"),
+    ("bnxt_re", "bnxt_re"),
+    ("hfi1_", "hfi1"),
+    ("qib", "qib"),
+    ("rxe", "rxe"),
+    ("siw", "siw"),
+    ("qedr", "qedr"),
+    ("hns_", "hns"),
+    ("erdma_", "erdma"),
+    ("mana_", "mana"),
+)
 
 
 def provider_of(device) -> str | None:

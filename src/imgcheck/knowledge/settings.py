@@ -7,8 +7,8 @@ the image's, imgcheck.job) > the image config Env > /etc/nccl.conf. NCCL reads /
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..model.image import ImageFacts
 from ..model.location import Location
@@ -63,8 +63,9 @@ class Setting:
             return None
 
 
-def resolve(name: str, image: ImageFacts | None = None,
-            log_envs: Iterable[tuple[dict[str, str], str]] = (), job=None) -> Setting | None:
+def resolve(
+    name: str, image: ImageFacts | None = None, log_envs: Iterable[tuple[dict[str, str], str]] = (), job=None
+) -> Setting | None:
     """The setting `name` as the process sees it; log_envs are (env, words) pairs, most specific first; job is
     the launch spec's container (imgcheck.job.JobFacts), whose env wins over the image's where its runtime says so."""
     for env, words in log_envs:

@@ -89,10 +89,14 @@ def memory_peers_api(matrix: Matrix, node: NodeFacts) -> tuple[bool | None, str]
     last = matrix.row("thresholds", key="memory_peers_sysfs_last_seen_ofed_series")
     series = release_series(stack_version(node))
     if removed is False and last is not None and series and compare_numeric(series, str(last["value"])) <= 0:
-        return True, (f"inferred: {node.rdma.stack} release series {series} <= {last['value']}, whose sources "
-                      "still create /sys/kernel/mm/memory_peers")
-    return None, (f"{unknown_why(node, 'rdma.peer_memory_api')}; the matrix cannot tell for "
-                  f"{node.rdma.stack} {stack_version(node) or '(release unknown)'}")
+        return True, (
+            f"inferred: {node.rdma.stack} release series {series} <= {last['value']}, whose sources "
+            "still create /sys/kernel/mm/memory_peers"
+        )
+    return None, (
+        f"{unknown_why(node, 'rdma.peer_memory_api')}; the matrix cannot tell for "
+        f"{node.rdma.stack} {stack_version(node) or '(release unknown)'}"
+    )
 
 
 def capabilities(matrix: Matrix, node: NodeFacts) -> dict[str, tuple[bool | None, str]]:

@@ -6,9 +6,9 @@ links to it instead of carrying a copy of the table (one generated place, no sec
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import string
+from collections.abc import Callable
+from typing import Any
 
 from .load import Matrix
 from .refs import ref_maps
@@ -28,6 +28,7 @@ def _refs_filled(matrix: Matrix) -> Callable[[Any], Any]:
 
     def fill(text: Any) -> Any:
         return string.Formatter().vformat(text, (), maps) if isinstance(text, str) else text
+
     return fill
 
 
@@ -40,8 +41,9 @@ def _code(text: str | None) -> str:
 def _with_variants(row: dict[str, Any], field: str) -> str:
     """'error (forward-compat: warning)': the row's value, then each variant that changes it."""
     base: str = row[field]
-    changes = [f"{name}: {v[field]}" for name, v in (row.get("variants") or {}).items()
-               if field in v and v[field] != base]
+    changes = [
+        f"{name}: {v[field]}" for name, v in (row.get("variants") or {}).items() if field in v and v[field] != base
+    ]
     return base + (f" ({'; '.join(changes)})" if changes else "")
 
 
@@ -58,37 +60,57 @@ def _rows(matrix: Matrix) -> list[dict[str, Any]]:
         if isinstance(obj, list):
             return [filled(v) for v in obj]
         return fill(obj)
+
     return [filled(dict(row)) for row in matrix.rows("rules")]
 
 
 def rules_table(matrix: Matrix) -> str:
     lines = ["| Rule | Severity | Confidence | Predicted error |", "|---|---|---|---|"]
     for row in _rows(matrix):
-        lines.append(f"| [`{row['id']}`](#{row['id'].lower()}) | {_cell(_with_variants(row, 'severity'))} | "
-                     f"{_cell(_with_variants(row, 'confidence'))} | {_code(row.get('predicted_error'))} |")
+        lines.append(
+            f"| [`{row['id']}`](#{row['id'].lower()}) | {_cell(_with_variants(row, 'severity'))} | "
+            f"{_cell(_with_variants(row, 'confidence'))} | {_code(row.get('predicted_error'))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def rules_markdown(matrix: Matrix) -> str:
-    out = [f"<!-- {GENERATED} -->", "# imgcheck rules", "",
-           f"This whole file is {GENERATED} by hand (matrix {matrix.version}).",
-           "To change a rule, edit its row (see CONTRIBUTING.md, \"Add a rule\") and run that command again.",
-           "`{name}` placeholders are filled from the facts of each case.", "",
-           "## All rules", "", rules_table(matrix)]
+    out = [
+        f"<!-- {GENERATED} -->",
+        "# imgcheck rules",
+        "",
+        f"This whole file is {GENERATED} by hand (matrix {matrix.version}).",
+        'To change a rule, edit its row (see CONTRIBUTING.md, "Add a rule") and run that command again.',
+        "`{name}` placeholders are filled from the facts of each case.",
+        "",
+        "## All rules",
+        "",
+        rules_table(matrix),
+    ]
     for row in _rows(matrix):
-        out += [f"## {row['id']}", "",
-                f"- family: `{row['family']}`; severity: {_with_variants(row, 'severity')}; "
-                f"confidence: {_with_variants(row, 'confidence')}",
-                f"- title: {row['title']}",
-                f"- predicted error: {_code(row.get('predicted_error'))}",
-                f"- verified live by `imgcheck verify`: "
-                + (f"no: {row['not_verifiable_live']}" if row.get("not_verifiable_live") else "yes"),
-                "", row["mechanism"], "", "Fixes:", ""]
+        out += [
+            f"## {row['id']}",
+            "",
+            f"- family: `{row['family']}`; severity: {_with_variants(row, 'severity')}; "
+            f"confidence: {_with_variants(row, 'confidence')}",
+            f"- title: {row['title']}",
+            f"- predicted error: {_code(row.get('predicted_error'))}",
+            "- verified live by `imgcheck verify`: "
+            + (f"no: {row['not_verifiable_live']}" if row.get("not_verifiable_live") else "yes"),
+            "",
+            row["mechanism"],
+            "",
+            "Fixes:",
+            "",
+        ]
         out += [f"- {fix}" for fix in row.get("fixes", ())]
         for name, variant in (row.get("variants") or {}).items():
             out += ["", f"### variant `{name}`", ""]
-            out += [f"- {key}: {_code(value) if key == 'predicted_error' else value}"
-                    for key, value in variant.items() if key not in ("mechanism", "fixes")]
+            out += [
+                f"- {key}: {_code(value) if key == 'predicted_error' else value}"
+                for key, value in variant.items()
+                if key not in ("mechanism", "fixes")
+            ]
             if variant.get("mechanism"):
                 out += ["", variant["mechanism"]]
             if variant.get("fixes"):

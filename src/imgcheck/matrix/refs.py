@@ -13,7 +13,11 @@ Row = dict[str, Any]
 # placeholder map -> (table, row -> key, row -> value)
 REFS: dict[str, tuple[str, Callable[[Row], Any], Callable[[Row], Any]]] = {
     "nccl_min": ("nccl_features", lambda r: r.get("feature"), lambda r: r.get("nccl_min")),
-    "stack_min": ("kernel_rdma_features", lambda r: f"{r.get('feature')}.{r.get('stack')}", lambda r: r.get("min_version")),
+    "stack_min": (
+        "kernel_rdma_features",
+        lambda r: f"{r.get('feature')}.{r.get('stack')}",
+        lambda r: r.get("min_version"),
+    ),
     "rdma_core_min": ("rdma_core_functions", lambda r: r.get("function"), lambda r: r.get("first_release")),
     "threshold": ("thresholds", lambda r: r.get("key"), lambda r: r.get("value")),
     "cuda_min_driver": ("cuda_minor_compat", lambda r: str(r.get("cuda_major")), lambda r: r.get("minimum_driver")),
@@ -55,5 +59,8 @@ def references(text: Any) -> list[tuple[str, str]]:
 
 
 def reference_problems(text: Any, maps: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    return [f"{{{name}[{key}]}} names no {REFS[name][0]} row with a value"
-            for name, key in references(text) if key not in maps[name]]
+    return [
+        f"{{{name}[{key}]}} names no {REFS[name][0]} row with a value"
+        for name, key in references(text)
+        if key not in maps[name]
+    ]

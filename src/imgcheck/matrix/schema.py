@@ -40,7 +40,11 @@ def _check_value(kind: str, value: Any, schema: dict[str, Any]) -> str | None:
     if kind == "int":
         return None if isinstance(value, int) and not isinstance(value, bool) else "expected an integer"
     if kind == "scalar":
-        return None if isinstance(value, (str, int, float)) and not isinstance(value, bool) else "expected a number or string"
+        return (
+            None
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool)
+            else "expected a number or string"
+        )
     if kind == "version":
         if not isinstance(value, str) or not numeric_tuple(value):
             return f"version {value!r} does not parse (expected dotted numbers)"
@@ -50,7 +54,9 @@ def _check_value(kind: str, value: Any, schema: dict[str, Any]) -> str | None:
     if kind == "date":
         return None if isinstance(value, str) and _DATE.match(value) else f"date {value!r} is not YYYY-MM[-DD]"
     if kind == "severity":
-        return None if value in schema.get("severities", ()) else f"severity {value!r} not in {schema.get('severities')}"
+        return (
+            None if value in schema.get("severities", ()) else f"severity {value!r} not in {schema.get('severities')}"
+        )
     if kind == "text_list":
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             return "expected a list of non-empty strings"
@@ -78,9 +84,11 @@ def _check_template(text: Any) -> str | None:
     return None
 
 
-def _check_rule(where: str, row: dict[str, Any], fields: dict[str, str], schema: dict[str, Any], problems: list[str]) -> None:
+def _check_rule(
+    where: str, row: dict[str, Any], fields: dict[str, str], schema: dict[str, Any], problems: list[str]
+) -> None:
     for name in _RULE_TEXT_FIELDS:
-        if (msg := _check_template(row.get(name))):
+        if msg := _check_template(row.get(name)):
             problems.append(f"{where}: {name}: {msg}")
     variants = row.get("variants") or {}
     if not isinstance(variants, dict):
@@ -101,9 +109,9 @@ def _check_rule(where: str, row: dict[str, Any], fields: dict[str, str], schema:
                 continue
             if value is None and kind.endswith("?"):
                 continue
-            if (msg := _check_value(kind.rstrip("?"), value, schema)):
+            if msg := _check_value(kind.rstrip("?"), value, schema):
                 problems.append(f"{vwhere}: {key}: {msg}")
-            if (msg := _check_template(value)):
+            if msg := _check_template(value):
                 problems.append(f"{vwhere}: {key}: {msg}")
 
 
@@ -164,7 +172,7 @@ def validate_files(files: dict[str, bytes], required: Mapping[str, Set[RowKey]] 
             if not isinstance(row, dict):
                 problems.append(f"{where}: expected an object")
                 continue
-            if (msg := _check_source(row.get(source_field))):
+            if msg := _check_source(row.get(source_field)):
                 problems.append(f"{where}: {msg}")
             if row.get("confidence") not in confidences:
                 problems.append(f"{where}: confidence {row.get('confidence')!r} not in {confidences}")
@@ -184,7 +192,7 @@ def validate_files(files: dict[str, bytes], required: Mapping[str, Set[RowKey]] 
                     elif base in _NULL_NEEDS_NOTE and not row.get("note"):
                         problems.append(f"{where}: {name} is null without a 'note' saying why")
                     continue
-                if (msg := _check_value(base, value, schema)):
+                if msg := _check_value(base, value, schema):
                     problems.append(f"{where}: {name}: {msg}")
             for name in row:
                 if name not in fields and name not in (source_field, "confidence") and name not in _ALWAYS_ALLOWED:

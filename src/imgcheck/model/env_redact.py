@@ -13,7 +13,8 @@ LD_PRELOAD and any *PATH). This is the set recommend/diff.py compares, plus path
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .image import ImageFacts
 from .report import Report

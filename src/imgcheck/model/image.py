@@ -247,7 +247,9 @@ class ImageFacts:
     layers: tuple[LayerInfo, ...] = ()
     notes: tuple[str, ...] = ()  # what could not be read, and why
     schema_version: int = IMAGE_SCHEMA_VERSION
-    python_sites: tuple[str, ...] = ()  # the directories Python imports distributions from (site dirs, PYTHONPATH, .pth)
+    python_sites: tuple[
+        str, ...
+    ] = ()  # the directories Python imports distributions from (site dirs, PYTHONPATH, .pth)
     bundled_stacks: tuple[BundledStack, ...] = ()  # second RDMA/UCX/DOCA stacks inside wheels
     libfabric: Libfabric | None = None
     nccl_net_plugins: tuple[NcclNetPlugin, ...] = ()

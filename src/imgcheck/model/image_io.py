@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, get_args, get_origin, get_type_hints
+from collections.abc import Mapping
+from typing import Any, get_args, get_origin, get_type_hints
 
 from ..errors import BadInputError
 from .image import IMAGE_SCHEMA_VERSION, ImageFacts
 from .serde import from_dict
 
 # Bookkeeping, not facts about the image's software: leaving them out says nothing.
-_NOT_FACTS = {"reference", "digest", "platform", "layers", "notes", "schema_version", "unknown", "path", "layer",
-              "origin", "source", "ofed_source", "soname", "driver_file", "compat_path", "pretty_name"}
+_NOT_FACTS = {
+    "reference",
+    "digest",
+    "platform",
+    "layers",
+    "notes",
+    "schema_version",
+    "unknown",
+    "path",
+    "layer",
+    "origin",
+    "source",
+    "ofed_source",
+    "soname",
+    "driver_file",
+    "compat_path",
+    "pretty_name",
+}
 
 
 def _dataclass_of(tp: Any) -> type | None:
@@ -47,8 +64,10 @@ def parse_image_facts(doc: Any, where: str) -> ImageFacts:
         raise BadInputError(f"{where}: expected a JSON object with image facts")
     version = doc.get("schema_version", IMAGE_SCHEMA_VERSION)
     if not isinstance(version, int) or isinstance(version, bool) or version > IMAGE_SCHEMA_VERSION:
-        raise BadInputError(f"{where}: image facts schema_version {version!r} is newer than this imgcheck "
-                            f"understands ({IMAGE_SCHEMA_VERSION}); upgrade imgcheck")
+        raise BadInputError(
+            f"{where}: image facts schema_version {version!r} is newer than this imgcheck "
+            f"understands ({IMAGE_SCHEMA_VERSION}); upgrade imgcheck"
+        )
     facts = from_dict(ImageFacts, doc, where=where)
     left_out = {path: f"not given in {where}" for path in missing_facts(ImageFacts, doc)}
     if not left_out:

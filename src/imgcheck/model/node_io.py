@@ -25,21 +25,26 @@ def parse_node_facts(doc: object, where: str, origin: Location | None = None) ->
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise BadInputError(f"{where}: schema_version must be a positive integer, got {version!r}")
     if version > NODE_SCHEMA_VERSION:
-        raise BadInputError(f"{where}: node facts schema_version {version} is newer than this imgcheck "
-                            f"understands ({NODE_SCHEMA_VERSION}); upgrade imgcheck")
+        raise BadInputError(
+            f"{where}: node facts schema_version {version} is newer than this imgcheck "
+            f"understands ({NODE_SCHEMA_VERSION}); upgrade imgcheck"
+        )
     if not isinstance(doc.get("name"), str) or not doc["name"].strip():
         raise BadInputError(f"{where}: node facts need a non-empty 'name'")
-    facts = from_dict(NodeFacts, {**doc, "schema_version": version,
-                                  "origin": None}, where=where)  # the reader's origin, never the file's
+    facts = from_dict(
+        NodeFacts, {**doc, "schema_version": version, "origin": None}, where=where
+    )  # the reader's origin, never the file's
     for fact, location in facts.sources.items():
         if location.kind not in KINDS:
-            raise BadInputError(f"{where}: sources.{fact}.kind must be one of {', '.join(KINDS)}, "
-                                f"got {location.kind!r}")
+            raise BadInputError(
+                f"{where}: sources.{fact}.kind must be one of {', '.join(KINDS)}, got {location.kind!r}"
+            )
     facts = dataclasses.replace(facts, origin=origin or Location.described(f"node facts {where}"))
     for i, gpu in enumerate(facts.gpu.gpus):
         if gpu.gpu_class is not None and gpu.gpu_class not in GPU_CLASSES:
-            raise BadInputError(f"{where}: gpu.gpus[{i}].gpu_class must be one of {', '.join(GPU_CLASSES)}, "
-                                f"got {gpu.gpu_class!r}")
+            raise BadInputError(
+                f"{where}: gpu.gpus[{i}].gpu_class must be one of {', '.join(GPU_CLASSES)}, got {gpu.gpu_class!r}"
+            )
     for key, value in (facts.kernel.config or {}).items():
         if value == "":
             raise BadInputError(f"{where}: kernel.config.{key} is empty (use y, m, n or the option's value)")

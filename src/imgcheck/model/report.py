@@ -34,8 +34,9 @@ class Evidence:
             raise TypeError(f"Evidence {self.fact}: location must be a Location, got {self.location!r}")
 
     @classmethod
-    def member(cls, collection: str, item: str, field: str, value: EvidenceValue,
-               location: Location | None = None) -> "Evidence":
+    def member(
+        cls, collection: str, item: str, field: str, value: EvidenceValue, location: Location | None = None
+    ) -> Evidence:
         return cls(f"{collection}.{item}.{field}", value, location, collection=collection, item=item)
 
     @property

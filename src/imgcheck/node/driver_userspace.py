@@ -38,15 +38,19 @@ def scan_userspace_driver(host: HostRoot, unknown: dict[str, str]) -> tuple[str 
             continue
         match = _VERSIONED.match(os.path.basename(real))
         if match is None:
-            unknown["gpu.userspace_driver_version"] = f"{link} resolves to {os.path.basename(real)}, not a versioned name"
+            unknown["gpu.userspace_driver_version"] = (
+                f"{link} resolves to {os.path.basename(real)}, not a versioned name"
+            )
             return None, None
         found.setdefault(match.group(1), f"{prefix}{directory}/{match.group(0)}")
     if not found:
         unknown["gpu.userspace_driver_version"] = f"no {SONAME} in {', '.join(prefix + d for d in LIBRARY_DIRS)}"
         return None, None
     if len(found) > 1:
-        unknown["gpu.userspace_driver_version"] = (f"several user-space drivers installed ({', '.join(sorted(found))}): "
-                                                   "which one the toolkit mounts depends on the ld.so cache")
+        unknown["gpu.userspace_driver_version"] = (
+            f"several user-space drivers installed ({', '.join(sorted(found))}): "
+            "which one the toolkit mounts depends on the ld.so cache"
+        )
         return None, None
     ((version, path),) = found.items()
     return version, path

@@ -47,7 +47,7 @@ class Inventory:
         self.fleets_dir = os.path.join(home, "fleets")
 
     @classmethod
-    def default(cls) -> "Inventory":
+    def default(cls) -> Inventory:
         return cls(default_home())
 
     def _path(self, name: str) -> str:
@@ -69,8 +69,10 @@ class Inventory:
             with open(path, "rb") as fh:
                 doc = safejson.load(fh, path)  # depth-bounded (hostile input)
         except FileNotFoundError:
-            raise UnavailableError(f"node {name!r} is not in the inventory ({self.nodes_dir}); "
-                                   f"add it with `imgcheck node add FILE` or run `imgcheck node probe` on it") from None
+            raise UnavailableError(
+                f"node {name!r} is not in the inventory ({self.nodes_dir}); "
+                f"add it with `imgcheck node add FILE` or run `imgcheck node probe` on it"
+            ) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise BadInputError(f"{path}: not valid JSON ({exc})") from None
         except OSError as exc:

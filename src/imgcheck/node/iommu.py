@@ -35,8 +35,10 @@ def scan_iommu(host: HostRoot, endpoints: list[str], unknown: dict[str, str]) ->
             unknown["iommu_domains"] = str(exc)
             return None
         if not kind:
-            unknown["iommu_domains"] = (f"{base}/iommu_group/type is absent (kernels before 5.11 do not say "
-                                        "whether the group is translated or passthrough)")
+            unknown["iommu_domains"] = (
+                f"{base}/iommu_group/type is absent (kernels before 5.11 do not say "
+                "whether the group is translated or passthrough)"
+            )
             return None
         domains[bdf] = kind
     return domains

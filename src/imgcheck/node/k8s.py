@@ -29,8 +29,9 @@ def _client():
     try:
         from kubernetes import client, config  # heavy; only k8s: selectors and --annotate need it
     except ImportError:
-        raise UnavailableError("reading nodes from Kubernetes needs the kubernetes client: "
-                               "pip install 'imgcheck[k8s]'") from None
+        raise UnavailableError(
+            "reading nodes from Kubernetes needs the kubernetes client: pip install 'imgcheck[k8s]'"
+        ) from None
     return client, config
 
 
@@ -67,8 +68,9 @@ def read_nodes(label_selector: str, api=None) -> list[NodeFacts]:
     except Exception as exc:  # ApiException, urllib3 connection errors, timeouts
         status = getattr(exc, "status", None)
         if status == 400:
-            raise UsageError(f"Kubernetes rejected the label selector {label_selector!r}: "
-                             f"{getattr(exc, 'reason', exc)}") from None
+            raise UsageError(
+                f"Kubernetes rejected the label selector {label_selector!r}: {getattr(exc, 'reason', exc)}"
+            ) from None
         reason = f"HTTP {status} {getattr(exc, 'reason', '')}".strip() if status else str(exc).splitlines()[0]
         raise UnavailableError(f"cannot list Kubernetes nodes: {reason}") from None
     return [facts_from_node(_as_dict(item, api_client)) for item in items]
@@ -101,13 +103,20 @@ def facts_from_node(node: dict) -> NodeFacts:
     raw = annotations.get(ANNOTATION)
     if raw:
         try:
-            facts = parse_node_facts(json.loads(raw), f"node {name} annotation {ANNOTATION}",
-                                     Location.described(f"Kubernetes annotation {ANNOTATION} of node {name}"))
+            facts = parse_node_facts(
+                json.loads(raw),
+                f"node {name} annotation {ANNOTATION}",
+                Location.described(f"Kubernetes annotation {ANNOTATION} of node {name}"),
+            )
         except ValueError as exc:
             raise BadInputError(f"node {name}: annotation {ANNOTATION} is not valid JSON ({exc})") from None
-        return dataclasses.replace(facts, name=name, labels={**facts.labels, **labels},
-                                   arch=facts.arch or info.get("architecture"),
-                                   sources={**facts.sources, **label_sources(labels)})
+        return dataclasses.replace(
+            facts,
+            name=name,
+            labels={**facts.labels, **labels},
+            arch=facts.arch or info.get("architecture"),
+            sources={**facts.sources, **label_sources(labels)},
+        )
     return facts_from_labels(name, labels, arch=info.get("architecture"), kernel_release=info.get("kernelVersion"))
 
 
@@ -115,7 +124,9 @@ def annotate_node(facts: NodeFacts, api=None) -> None:
     """Put the full facts JSON on the node object (needs RBAC: patch on nodes; deploy/rbac-annotate.yaml)."""
     text = json.dumps(json.loads(dump_node_facts(facts)), separators=(",", ":"), sort_keys=True)
     if len(text.encode()) > MAX_ANNOTATION:
-        raise BadInputError(f"node facts are {len(text)} bytes, over Kubernetes' {MAX_ANNOTATION}-byte annotation limit")
+        raise BadInputError(
+            f"node facts are {len(text)} bytes, over Kubernetes' {MAX_ANNOTATION}-byte annotation limit"
+        )
     if api is None:
         api, _ = _core_api()
     try:

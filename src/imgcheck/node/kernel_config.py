@@ -20,16 +20,16 @@ CMDLINE = "/proc/cmdline"
 
 # Why each is kept (the rules and the README say which one decides what):
 RELEVANT_CONFIG = (
-    "CONFIG_DMA_SHARED_BUFFER",   # DMA-BUF core: ibv_reg_dmabuf_mr needs exporters and importers
-    "CONFIG_PCI_P2PDMA",          # PCI peer-to-peer DMA between a GPU BAR and a NIC
+    "CONFIG_DMA_SHARED_BUFFER",  # DMA-BUF core: ibv_reg_dmabuf_mr needs exporters and importers
+    "CONFIG_PCI_P2PDMA",  # PCI peer-to-peer DMA between a GPU BAR and a NIC
     "CONFIG_DMABUF_MOVE_NOTIFY",  # dynamic (movable) dma-buf importers, which ib_umem_dmabuf is
     "CONFIG_INFINIBAND",
-    "CONFIG_INFINIBAND_USER_MEM", # user memory registration (ib_umem), incl. ib_umem_dmabuf
+    "CONFIG_INFINIBAND_USER_MEM",  # user memory registration (ib_umem), incl. ib_umem_dmabuf
     "CONFIG_INFINIBAND_USER_ACCESS",
     "CONFIG_INFINIBAND_ON_DEMAND_PAGING",
     "CONFIG_MLX5_INFINIBAND",
     "CONFIG_ZONE_DEVICE",
-    "CONFIG_MODVERSIONS",         # symbol CRCs are checked on module load ("disagrees about version of symbol")
+    "CONFIG_MODVERSIONS",  # symbol CRCs are checked on module load ("disagrees about version of symbol")
     "CONFIG_IOMMU_SUPPORT",
     "CONFIG_INTEL_IOMMU",
     "CONFIG_INTEL_IOMMU_DEFAULT_ON",
@@ -40,8 +40,18 @@ RELEVANT_CONFIG = (
     "CONFIG_TRANSPARENT_HUGEPAGE",
 )
 # Boot parameters (Documentation/admin-guide/kernel-parameters.txt) that change the DMA path of a NIC or GPU.
-RELEVANT_PARAMS = ("iommu", "intel_iommu", "amd_iommu", "iommu.passthrough", "iommu.strict", "pci",
-                   "pcie_acs_override", "transparent_hugepage", "movablecore", "kernelcore")
+RELEVANT_PARAMS = (
+    "iommu",
+    "intel_iommu",
+    "amd_iommu",
+    "iommu.passthrough",
+    "iommu.strict",
+    "pci",
+    "pcie_acs_override",
+    "transparent_hugepage",
+    "movablecore",
+    "kernelcore",
+)
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
@@ -86,8 +96,9 @@ def parse_cmdline(text: str) -> dict[str, str]:
     return params
 
 
-def read_kernel_config(host: HostRoot, release: str | None, unknown: dict[str, str],
-                       notes: dict[str, str]) -> KernelConfig:
+def read_kernel_config(
+    host: HostRoot, release: str | None, unknown: dict[str, str], notes: dict[str, str]
+) -> KernelConfig:
     config = source = None
     reasons = []
     if release:
@@ -119,8 +130,10 @@ def read_kernel_config(host: HostRoot, release: str | None, unknown: dict[str, s
     if config is None:
         unknown["kernel.config"] = "; ".join(reasons)
     else:
-        notes["kernel.config"] = (f"read from {source}; an option the file does not mention is 'n' "
-                                  "(Kconfig omits options whose dependencies are off)")
+        notes["kernel.config"] = (
+            f"read from {source}; an option the file does not mention is 'n' "
+            "(Kconfig omits options whose dependencies are off)"
+        )
     cmdline = params = None
     try:
         cmdline = host.read_value(CMDLINE)

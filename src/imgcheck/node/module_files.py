@@ -69,10 +69,14 @@ def parse_ko(data: bytes, path: str, symbols=PEER_SYMBOLS) -> KernelModule:
         raise ModuleFileError(f"{path}: not a readable kernel module ({type(exc).__name__}: {exc})") from None
     depends = info.get("depends")
     merged = {**exported, **crcs}  # a module both imports and exports distinct symbols
-    return KernelModule(version=info.get("version"), path=path, file_vermagic=info.get("vermagic"),
-                        file_srcversion=info.get("srcversion"),
-                        file_depends=tuple(d for d in depends.split(",") if d) if depends is not None else None,
-                        symbol_crcs=merged or None)
+    return KernelModule(
+        version=info.get("version"),
+        path=path,
+        file_vermagic=info.get("vermagic"),
+        file_srcversion=info.get("srcversion"),
+        file_depends=tuple(d for d in depends.split(",") if d) if depends is not None else None,
+        symbol_crcs=merged or None,
+    )
 
 
 def _modinfo(elf) -> dict[str, str]:
@@ -97,9 +101,9 @@ def _imported_crcs(elf, symbols) -> dict[str, str]:
     crcs: dict[str, str] = {}
     for off in range(0, len(data) - 63, 64):
         (crc,) = struct.unpack_from(order + ("Q" if word == 8 else "I"), data, off)
-        name = data[off + word: off + 64].split(b"\0", 1)[0].decode("ascii", "replace")
+        name = data[off + word : off + 64].split(b"\0", 1)[0].decode("ascii", "replace")
         if name in symbols:
-            crcs[name] = f"0x{crc & 0xffffffff:08x}"
+            crcs[name] = f"0x{crc & 0xFFFFFFFF:08x}"
     return crcs
 
 
@@ -116,10 +120,10 @@ def _exported_crcs(elf, symbols) -> dict[str, str]:
             continue
         shndx = sym["st_shndx"]
         if shndx == "SHN_ABS":
-            crcs[name] = f"0x{sym['st_value'] & 0xffffffff:08x}"
+            crcs[name] = f"0x{sym['st_value'] & 0xFFFFFFFF:08x}"
         elif isinstance(shndx, int):
             sec = elf.get_section(shndx)
-            raw = sec.data()[sym["st_value"]: sym["st_value"] + 4] if sec.header["sh_type"] != "SHT_NOBITS" else b""
+            raw = sec.data()[sym["st_value"] : sym["st_value"] + 4] if sec.header["sh_type"] != "SHT_NOBITS" else b""
             if len(raw) == 4:
                 crcs[name] = f"0x{struct.unpack(order + 'I', raw)[0]:08x}"
     return crcs
@@ -152,7 +156,7 @@ def parse_symvers(text: str, symbols=PEER_SYMBOLS) -> dict[str, str]:
         fields = line.split("\t")
         if len(fields) >= 2 and fields[1] in symbols:
             try:
-                crcs[fields[1]] = f"0x{int(fields[0], 16) & 0xffffffff:08x}"
+                crcs[fields[1]] = f"0x{int(fields[0], 16) & 0xFFFFFFFF:08x}"
             except ValueError:
                 continue
     return crcs
@@ -168,7 +172,9 @@ def symvers_candidates(release: str | None, arch: str | None) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def read_ofed_symvers(host: HostRoot, release: str | None, arch: str | None) -> tuple[dict[str, str] | None, str | None]:
+def read_ofed_symvers(
+    host: HostRoot, release: str | None, arch: str | None
+) -> tuple[dict[str, str] | None, str | None]:
     for path in symvers_candidates(release, arch):
         try:
             text = host.read_text(path, 64 * 1024 * 1024)
@@ -198,8 +204,9 @@ def scan_dkms(host: HostRoot, unknown: dict[str, str]) -> tuple[DkmsModule, ...]
                         if not kos:
                             continue
                         installed = all(host.exists(f"/lib/modules/{kernel}/updates/dkms/{k}") for k in kos)
-                        found.append(DkmsModule(name=name, version=version, kernel=kernel, arch=arch,
-                                                installed=installed))
+                        found.append(
+                            DkmsModule(name=name, version=version, kernel=kernel, arch=arch, installed=installed)
+                        )
     except HostReadError as exc:
         unknown["dkms"] = str(exc)
         return None

@@ -56,7 +56,8 @@ def scan_modules(host: HostRoot, release: str | None, unknown: dict[str, str], n
         out_of_tree = _out_of_tree(taint, path, name in builtin)
         if out_of_tree is None:
             unknown[f"rdma.modules.{name}.out_of_tree"] = (
-                f"no {base}/taint and the module file was not found under /lib/modules/{release or '<release>'}")
+                f"no {base}/taint and the module file was not found under /lib/modules/{release or '<release>'}"
+            )
         result[name] = KernelModule(version=version, srcversion=srcversion, out_of_tree=out_of_tree, path=path)
     return ModuleScan(result, True)
 
@@ -67,7 +68,9 @@ def module_file_paths(host: HostRoot, release: str | None, names) -> dict[str, s
     builtin = _builtin_names(host, release)
     result: dict[str, str | None] = {}
     for name in names:
-        path = dep_paths.get(name) or ("(built-in)" if name in builtin else None) or _find_module_file(host, release, name)
+        path = (
+            dep_paths.get(name) or ("(built-in)" if name in builtin else None) or _find_module_file(host, release, name)
+        )
         if path:
             result[name] = path
     return result

@@ -29,12 +29,19 @@ NFD_KERNEL_FULL = "feature.node.kubernetes.io/kernel-version.full"
 NFD_OS_ID = "feature.node.kubernetes.io/system-os_release.ID"
 NFD_OS_VERSION = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
 GFD_DRIVER_FULL = "nvidia.com/cuda.driver-version.full"
-GFD_DRIVER_PARTS = (("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor",
-                     "nvidia.com/cuda.driver-version.revision"),
-                    ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"))
+GFD_DRIVER_PARTS = (
+    (
+        "nvidia.com/cuda.driver-version.major",
+        "nvidia.com/cuda.driver-version.minor",
+        "nvidia.com/cuda.driver-version.revision",
+    ),
+    ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"),
+)
 GFD_RUNTIME_FULL = "nvidia.com/cuda.runtime-version.full"
-GFD_RUNTIME_PARTS = (("nvidia.com/cuda.runtime-version.major", "nvidia.com/cuda.runtime-version.minor"),
-                     ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor"))
+GFD_RUNTIME_PARTS = (
+    ("nvidia.com/cuda.runtime-version.major", "nvidia.com/cuda.runtime-version.minor"),
+    ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor"),
+)
 GFD_GPU_COUNT = "nvidia.com/gpu.count"
 GFD_GPU_PRODUCT = "nvidia.com/gpu.product"
 
@@ -77,8 +84,9 @@ def write_features(facts: NodeFacts, directory: str, filename: str = DEFAULT_FIL
     text = render_features(facts)
     data = text.encode("utf-8")
     if len(data) > MAX_FEATURE_FILE:
-        raise LimitExceededError(f"NFD feature file would be {len(data)} bytes; NFD ignores files over "
-                                 f"{MAX_FEATURE_FILE} bytes")
+        raise LimitExceededError(
+            f"NFD feature file would be {len(data)} bytes; NFD ignores files over {MAX_FEATURE_FILE} bytes"
+        )
     if not os.path.isdir(directory):
         raise UnavailableError(f"--nfd-dir {directory}: not a directory (mount NFD's features.d there)")
     path = os.path.join(directory, filename)
@@ -88,8 +96,9 @@ def write_features(facts: NodeFacts, directory: str, filename: str = DEFAULT_FIL
 
 
 # -- labels -> facts --------------------------------------------------------------------------------
-def facts_from_labels(name: str, labels: dict[str, str], arch: str | None = None,
-                      kernel_release: str | None = None) -> NodeFacts:
+def facts_from_labels(
+    name: str, labels: dict[str, str], arch: str | None = None, kernel_release: str | None = None
+) -> NodeFacts:
     """What a node's labels say; every fact without a label is unknown with the reason.
 
     arch and kernel_release: the node's status.nodeInfo (architecture, kernelVersion), used when no label says.
@@ -117,11 +126,16 @@ def facts_from_labels(name: str, labels: dict[str, str], arch: str | None = None
         return value
 
     no_probe = "no imgcheck label on the node (run the imgcheck probe DaemonSet with NFD, or --annotate)"
-    release = need(pick("kernel.release", PREFIX + "kernel.release", NFD_KERNEL_FULL)
-                   or from_info("kernel.release", kernel_release, "kernelVersion"),
-                   "kernel.release", "no kernel label (imgcheck or NFD kernel-version.full)")
-    os_facts = NodeOs(id=need(pick("os.id", NFD_OS_ID), "os.id", "no NFD system-os_release.ID label"),
-                      version_id=pick("os.version_id", NFD_OS_VERSION))
+    release = need(
+        pick("kernel.release", PREFIX + "kernel.release", NFD_KERNEL_FULL)
+        or from_info("kernel.release", kernel_release, "kernelVersion"),
+        "kernel.release",
+        "no kernel label (imgcheck or NFD kernel-version.full)",
+    )
+    os_facts = NodeOs(
+        id=need(pick("os.id", NFD_OS_ID), "os.id", "no NFD system-os_release.ID label"),
+        version_id=pick("os.version_id", NFD_OS_VERSION),
+    )
     rdma = NodeRdma(
         stack=need(pick("rdma.stack", PREFIX + "rdma.stack"), "rdma.stack", no_probe),
         ofed_version=pick("rdma.ofed_version", PREFIX + "rdma.ofed-version"),
@@ -132,20 +146,27 @@ def facts_from_labels(name: str, labels: dict[str, str], arch: str | None = None
         if rdma.peer_memory_api is None:
             unknown["rdma.peer_memory_api"] = no_probe
         unknown["rdma.devices"] = "device details are only in the imgcheck annotation, not in labels"
-    driver = need(pick("gpu.driver_version", PREFIX + "nvidia.driver-version", GFD_DRIVER_FULL)
-                  or _joined(labels, GFD_DRIVER_PARTS, "gpu.driver_version", sources),
-                  "gpu.driver_version", "no imgcheck or GPU Feature Discovery driver-version label")
+    driver = need(
+        pick("gpu.driver_version", PREFIX + "nvidia.driver-version", GFD_DRIVER_FULL)
+        or _joined(labels, GFD_DRIVER_PARTS, "gpu.driver_version", sources),
+        "gpu.driver_version",
+        "no imgcheck or GPU Feature Discovery driver-version label",
+    )
     count = _int(pick("gpu.gpus", GFD_GPU_COUNT))
     product = pick("gpu.gpus.name", GFD_GPU_PRODUCT)
     gpu = NodeGpu(
         driver_version=driver,
         kernel_module=need(pick("gpu.kernel_module", PREFIX + "nvidia.kernel-module"), "gpu.kernel_module", no_probe),
-        peermem=Peermem(loaded=_parse_bool(pick("gpu.peermem.loaded", PREFIX + "nvidia.peermem")), version=None,
-                        legacy_nv_peer_mem=_parse_bool(pick("gpu.peermem.legacy_nv_peer_mem",
-                                                            PREFIX + "nvidia.nv-peer-mem"))),
+        peermem=Peermem(
+            loaded=_parse_bool(pick("gpu.peermem.loaded", PREFIX + "nvidia.peermem")),
+            version=None,
+            legacy_nv_peer_mem=_parse_bool(pick("gpu.peermem.legacy_nv_peer_mem", PREFIX + "nvidia.nv-peer-mem")),
+        ),
         gpus=tuple(Gpu(index=i, name=product) for i in range(count or 0)),
-        cuda_driver_version=(pick("gpu.cuda_driver_version", GFD_RUNTIME_FULL)
-                             or _joined(labels, GFD_RUNTIME_PARTS, "gpu.cuda_driver_version", sources)),
+        cuda_driver_version=(
+            pick("gpu.cuda_driver_version", GFD_RUNTIME_FULL)
+            or _joined(labels, GFD_RUNTIME_PARTS, "gpu.cuda_driver_version", sources)
+        ),
     )
     if gpu.peermem.loaded is None:
         unknown["gpu.peermem"] = no_probe
@@ -154,11 +175,20 @@ def facts_from_labels(name: str, labels: dict[str, str], arch: str | None = None
     if limits.memlock_kib is None:
         unknown["limits.memlock_kib"] = no_probe
     arch = from_info("arch", arch, "architecture") or pick("arch", "kubernetes.io/arch")
-    return NodeFacts(name=name, kernel=Kernel(release=release), os=os_facts, rdma=rdma, gpu=gpu, limits=limits,
-                     labels=dict(labels), arch=arch, unknown=unknown,
-                     notes={"source": "Kubernetes node labels (imgcheck NFD features, NFD and GFD labels)"},
-                     sources={**label_sources(labels), **sources},
-                     origin=Location.described(f"Kubernetes node {name}"))
+    return NodeFacts(
+        name=name,
+        kernel=Kernel(release=release),
+        os=os_facts,
+        rdma=rdma,
+        gpu=gpu,
+        limits=limits,
+        labels=dict(labels),
+        arch=arch,
+        unknown=unknown,
+        notes={"source": "Kubernetes node labels (imgcheck NFD features, NFD and GFD labels)"},
+        sources={**label_sources(labels), **sources},
+        origin=Location.described(f"Kubernetes node {name}"),
+    )
 
 
 def label_sources(labels: dict[str, str]) -> dict[str, Location]:

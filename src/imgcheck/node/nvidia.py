@@ -39,8 +39,13 @@ def parse_nvrm(first_line: str) -> tuple[str | None, str | None]:
     return match.group("ver"), kind
 
 
-def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: bool,
-             unknown: dict[str, str], read: dict[str, str] | None = None) -> NodeGpu:
+def scan_gpu(
+    host: HostRoot,
+    modules: dict[str, KernelModule],
+    modules_visible: bool,
+    unknown: dict[str, str],
+    read: dict[str, str] | None = None,
+) -> NodeGpu:
     """read: filled with fact -> the file the driver version and module kind were read from."""
     read = {} if read is None else read
     version = kind = None
@@ -56,8 +61,9 @@ def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: 
         if version is not None and _is_l4t(text, version, l4t):
             l4t = l4t or version
             version = None
-            unknown["gpu.driver_version"] = (f"Jetson/L4T: {VERSION_FILE} carries the L4T release ({l4t}), "
-                                             "not a driver branch")
+            unknown["gpu.driver_version"] = (
+                f"Jetson/L4T: {VERSION_FILE} carries the L4T release ({l4t}), not a driver branch"
+            )
         elif version is None:
             unknown["gpu.driver_version"] = f"{VERSION_FILE} has an unrecognised first line"
         if kind is None:
@@ -83,9 +89,16 @@ def scan_gpu(host: HostRoot, modules: dict[str, KernelModule], modules_visible: 
         unknown["gpu.gpus"] = f"the driver is loaded but {GPUS_DIR} is not visible"
     gdrdrv = host.is_dir("/sys/module/gdrdrv") if modules_visible else None
     userspace, userspace_path = scan_userspace_driver(host, unknown) if version is not None else (None, None)
-    return NodeGpu(driver_version=version, kernel_module=kind, peermem=_peermem(host, modules, modules_visible),
-                   gpus=gpus, l4t_release=l4t, gdrdrv_loaded=gdrdrv, userspace_driver_version=userspace,
-                   userspace_driver_path=userspace_path)
+    return NodeGpu(
+        driver_version=version,
+        kernel_module=kind,
+        peermem=_peermem(host, modules, modules_visible),
+        gpus=gpus,
+        l4t_release=l4t,
+        gdrdrv_loaded=gdrdrv,
+        userspace_driver_version=userspace,
+        userspace_driver_path=userspace_path,
+    )
 
 
 def _l4t_release(host: HostRoot) -> str | None:
@@ -134,9 +147,15 @@ def _gpus(host: HostRoot, unknown: dict[str, str]) -> tuple[Gpu, ...]:
         fields = _colon_fields(info)
         minor = fields.get("Device Minor")
         location = fields.get("Bus Location") or bus
-        gpus.append(Gpu(index=int(minor) if minor and minor.isdigit() else None,
-                        name=fields.get("Model"), pci_bus_id=location,
-                        uuid=fields.get("GPU UUID"), pci_device_id=_pci_device_id(host, location)))
+        gpus.append(
+            Gpu(
+                index=int(minor) if minor and minor.isdigit() else None,
+                name=fields.get("Model"),
+                pci_bus_id=location,
+                uuid=fields.get("GPU UUID"),
+                pci_device_id=_pci_device_id(host, location),
+            )
+        )
     gpus.sort(key=lambda g: (g.index is None, g.index or 0, g.pci_bus_id or ""))
     return tuple(gpus)
 

@@ -31,15 +31,23 @@ RPMDB_SQLITE = ("/usr/lib/sysimage/rpm/rpmdb.sqlite", "/var/lib/rpm/rpmdb.sqlite
 RPMDB_BDB = ("/var/lib/rpm/Packages", "/usr/lib/sysimage/rpm/Packages.db", "/var/lib/rpm/Packages.db")
 
 # `if [ "X$1" == "X-s" ]; then echo MLNX_OFED_LINUX-23.10-1.1.9.0:; exit; fi`
-_S_BRANCH = re.compile(r"""X?-s["']?\s*\]\s*;\s*then\s+echo\s+["']?(?P<id>(?:MLNX_OFED_LINUX|OFED-internal|OFED)-[0-9][^\s:;"']*)""")
+_S_BRANCH = re.compile(
+    r"""X?-s["']?\s*\]\s*;\s*then\s+echo\s+["']?(?P<id>(?:MLNX_OFED_LINUX|OFED-internal|OFED)-[0-9][^\s:;"']*)"""
+)
 # heredoc body's first line: `MLNX_OFED_LINUX-5.8-3.0.7.0 (OFED-5.8-3.0.7):` or `OFED-internal-24.01-0.3.3:`
 _BODY = re.compile(r"^(?P<id>(?:MLNX_OFED_LINUX|OFED-internal)-[0-9][^\s:;(]*)", re.M)
 _ID = re.compile(r"^(?P<kind>MLNX_OFED_LINUX|OFED-internal|OFED)-(?P<ver>[0-9][0-9A-Za-z.\-]*?)\.?$")
 # mlnx-ofed-kernel-dkms "23.10.OFED.23.10.1.1.9.1-1"; "5.3-OFED.5.3.1.0.0.1"; kmod "25.07-OFED.25.07.0.9.7.1.1"
 _PKG_OFED = re.compile(r"(?P<series>\d+\.\d+)[.-]OFED\.(?P=series)\.(?P<rest>\d+\.\d+\.\d+)")
 
-KERNEL_PACKAGES = ("mlnx-ofed-kernel-dkms", "mlnx-ofed-kernel-utils", "mlnx-ofed-kernel-modules",
-                   "mlnx-ofa_kernel", "kmod-mlnx-ofa_kernel", "mlnx-ofa_kernel-modules")
+KERNEL_PACKAGES = (
+    "mlnx-ofed-kernel-dkms",
+    "mlnx-ofed-kernel-utils",
+    "mlnx-ofed-kernel-modules",
+    "mlnx-ofa_kernel",
+    "kmod-mlnx-ofa_kernel",
+    "mlnx-ofa_kernel-modules",
+)
 
 
 @dataclass(frozen=True)
@@ -108,8 +116,9 @@ def _ofed_packages(host: HostRoot, notes: dict[str, str]) -> tuple[list[Package]
             break
     else:
         if not known and any(host.exists(p) for p in RPMDB_BDB):
-            notes["packages"] = ("the rpm database is in BerkeleyDB format (RHEL 8 and older), "
-                                 "which imgcheck does not read")
+            notes["packages"] = (
+                "the rpm database is in BerkeleyDB format (RHEL 8 and older), which imgcheck does not read"
+            )
     return wanted, known
 
 
@@ -125,8 +134,13 @@ class StackDecision:
     installed_version: str | None = None  # what ofed_info / packages say is installed, running or not
 
 
-def decide_stack(install: OfedInstall, modules: dict[str, KernelModule], modules_visible: bool,
-                 has_devices: bool | None, doca_series: frozenset[str] | None = None) -> StackDecision:
+def decide_stack(
+    install: OfedInstall,
+    modules: dict[str, KernelModule],
+    modules_visible: bool,
+    has_devices: bool | None,
+    doca_series: frozenset[str] | None = None,
+) -> StackDecision:
     """has_devices None: /sys/class could not be read, so "no device" is not known.
     doca_series: the release series (YY.MM) of which a DOCA-OFED release is known (compat matrix)."""
     core = [modules[n] for n in ("mlx5_core", "ib_core", "mlx5_ib", "ib_uverbs") if n in modules]
@@ -134,8 +148,12 @@ def decide_stack(install: OfedInstall, modules: dict[str, KernelModule], modules
     version = _installed_version(install, modules)
     flavor, flavor_why = _installed_flavor(install, version, doca_series)
     if modules_visible and not core and has_devices is None:
-        return StackDecision(None, None, "no RDMA kernel module is loaded, but /sys/class could not be read, "
-                                         "so whether the node has RDMA devices is unknown")
+        return StackDecision(
+            None,
+            None,
+            "no RDMA kernel module is loaded, but /sys/class could not be read, "
+            "so whether the node has RDMA devices is unknown",
+        )
     if modules_visible and not core and not has_devices:
         why = "no RDMA kernel module loaded and no RDMA device"
         if flavor:
@@ -150,19 +168,25 @@ def decide_stack(install: OfedInstall, modules: dict[str, KernelModule], modules
         if flavor:
             return StackDecision(flavor, version, f"out-of-tree RDMA modules loaded; {flavor_why}", version)
         # out-of-tree without any userspace marker: the module version is all we have
-        return StackDecision(STACK_MLNX_OFED, version,
-                             "out-of-tree RDMA modules loaded; no ofed_info/package says whether MLNX_OFED or DOCA, "
-                             "assuming MLNX_OFED")
+        return StackDecision(
+            STACK_MLNX_OFED,
+            version,
+            "out-of-tree RDMA modules loaded; no ofed_info/package says whether MLNX_OFED or DOCA, assuming MLNX_OFED",
+        )
     if oot:  # a mix: some OFED modules, some in-tree — a broken install
-        return StackDecision(flavor or STACK_MLNX_OFED, version,
-                             "a mix of in-tree and out-of-tree RDMA modules is loaded (broken or partial OFED install)")
+        return StackDecision(
+            flavor or STACK_MLNX_OFED,
+            version,
+            "a mix of in-tree and out-of-tree RDMA modules is loaded (broken or partial OFED install)",
+        )
     if flavor:  # modules not visible or not decidable
         return StackDecision(flavor, version, f"{flavor_why}; the loaded modules could not be checked")
     return StackDecision(None, None, "the loaded RDMA modules could not be read and no OFED install was found")
 
 
-def _installed_flavor(install: OfedInstall, version: str | None = None,
-                      doca_series: frozenset[str] | None = None) -> tuple[str | None, str]:
+def _installed_flavor(
+    install: OfedInstall, version: str | None = None, doca_series: frozenset[str] | None = None
+) -> tuple[str | None, str]:
     doca = sorted(p.name for p in install.packages if p.name.startswith("doca-"))
     if doca:
         return STACK_DOCA, f"DOCA packages installed ({', '.join(doca[:3])})"
@@ -186,8 +210,9 @@ def _series(version: str | None) -> str | None:
     return f"{int(match.group(1))}.{match.group(2)}" if match else None
 
 
-def _internal_flavor(install: OfedInstall, ident: str, version: str | None,
-                     doca_series: frozenset[str] | None) -> tuple[str, str]:
+def _internal_flavor(
+    install: OfedInstall, ident: str, version: str | None, doca_series: frozenset[str] | None
+) -> tuple[str, str]:
     """`OFED-internal-<ver>`: a package-repository install of either MLNX_OFED or DOCA-OFED."""
     said = f"ofed_info says {ident} (a package-repository install: MLNX_OFED and DOCA-OFED both print this)"
     if install.packages_known:
@@ -195,9 +220,11 @@ def _internal_flavor(install: OfedInstall, ident: str, version: str | None,
     series = _series(version)
     if series is not None and doca_series is not None and series not in doca_series:
         return STACK_MLNX_OFED, f"{said}; no DOCA-OFED release of the {series} series is known, so MLNX_OFED"
-    return STACK_DOCA, (f"{said}; the package database is not readable and DOCA-OFED ships the "
-                        f"{series or 'same'} series, so MLNX_OFED or DOCA-OFED (the same kernel stack; "
-                        "reported as doca)")
+    return STACK_DOCA, (
+        f"{said}; the package database is not readable and DOCA-OFED ships the "
+        f"{series or 'same'} series, so MLNX_OFED or DOCA-OFED (the same kernel stack; "
+        "reported as doca)"
+    )
 
 
 def _installed_version(install: OfedInstall, modules: dict[str, KernelModule]) -> str | None:

@@ -55,7 +55,7 @@ def upstream_bridges(host: HostRoot, bdf: str) -> list[tuple[str, str]] | None:
         return None
     if real is None:
         return None
-    parts = ("/" + real[len(host.root):].lstrip("/")).rstrip("/").split("/")
+    parts = ("/" + real[len(host.root) :].lstrip("/")).rstrip("/").split("/")
     return [(p, "/".join(parts[: i + 1])) for i, p in enumerate(parts[:-1]) if _BDF.match(p)]
 
 
@@ -83,8 +83,10 @@ def scan_acs(host: HostRoot, endpoints: list[str], unknown: dict[str, str]) -> t
             return None
         state = acs_redirect(config)
         if state is None:
-            unknown["pci_acs_redirect"] = (f"{path}/config has {len(config)} bytes: sysfs shows the "
-                                           "extended config space (where ACS is) only to root; run the probe as root")
+            unknown["pci_acs_redirect"] = (
+                f"{path}/config has {len(config)} bytes: sysfs shows the "
+                "extended config space (where ACS is) only to root; run the probe as root"
+            )
             return None
         if state:
             on.append(bridge)

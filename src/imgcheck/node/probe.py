@@ -16,13 +16,13 @@ from ..extractors.os_release import parse_os_release
 from ..model.location import Location
 from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
 from .hostroot import HostReadError, HostRoot
+from .iommu import scan_iommu
 from .kernel_config import read_kernel_config
 from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_module_files
 from .modules import module_file_paths, scan_modules
+from .net_interfaces import scan_interfaces
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
-from .iommu import scan_iommu
-from .net_interfaces import scan_interfaces
 from .pci_acs import scan_acs
 from .provenance import MEMORY_PEERS, OSRELEASE, probe_sources
 from .rdma_devices import scan_devices
@@ -47,33 +47,49 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
     for key, note in install.notes.items():
         if f"rdma.{key}" not in unknown:  # said once, as the reason of the unknown
             notes[f"rdma.{key}"] = note
-    decision = decide_stack(install, mods.modules, mods.sysfs_visible,
-                            bool(devs.devices) if devs.visible else None, _doca_series())
+    decision = decide_stack(
+        install, mods.modules, mods.sysfs_visible, bool(devs.devices) if devs.visible else None, _doca_series()
+    )
     if decision.stack is None:
         unknown["rdma.stack"] = decision.why
     else:
         notes["rdma.stack"] = decision.why
     if decision.stack in ("mlnx_ofed", "doca") and rdma_peers_absent(host):
-        notes["rdma.peer_memory_api"] = (f"{MEMORY_PEERS} is absent: that says nothing about the peer-memory API "
-                                         "itself, which MLNX_OFED/DOCA ib_core keeps; releases from 24.07 on no longer "
-                                         "create the directory (compat_matrix kernel_rdma_features "
-                                         "memory_peers_sysfs_removed)")
+        notes["rdma.peer_memory_api"] = (
+            f"{MEMORY_PEERS} is absent: that says nothing about the peer-memory API "
+            "itself, which MLNX_OFED/DOCA ib_core keeps; releases from 24.07 on no longer "
+            "create the directory (compat_matrix kernel_rdma_features "
+            "memory_peers_sysfs_removed)"
+        )
     arch = _arch(host, release, read)
     files = scan_module_files(host, module_file_paths(host, release, PEER_MODULE_FILES), unknown)
     symvers, symvers_path = read_ofed_symvers(host, release, _MACHINE.get(arch or ""))
-    rdma = NodeRdma(stack=decision.stack, ofed_version=decision.ofed_version, modules=mods.modules,
-                    uverbs_abi=devs.uverbs_abi, peer_memory_api=_peer_memory_api(host, unknown),
-                    devices=devs.devices, module_files=files, ib_core_symvers=symvers,
-                    ib_core_symvers_path=symvers_path, installed_ofed_version=decision.installed_version)
+    rdma = NodeRdma(
+        stack=decision.stack,
+        ofed_version=decision.ofed_version,
+        modules=mods.modules,
+        uverbs_abi=devs.uverbs_abi,
+        peer_memory_api=_peer_memory_api(host, unknown),
+        devices=devs.devices,
+        module_files=files,
+        ib_core_symvers=symvers,
+        ib_core_symvers_path=symvers_path,
+        installed_ofed_version=decision.installed_version,
+    )
     gpu = scan_gpu(host, mods.modules, mods.sysfs_visible, unknown, read)
     limits = _memlock(host, unknown, notes, read)
     kconf = read_kernel_config(host, release, unknown, notes)
     endpoints = [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus]
     facts = NodeFacts(
         name=name or _hostname(host, root, unknown),
-        collected_at=(now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        kernel=Kernel(release=release, config=kconf.config, config_source=kconf.source, cmdline=kconf.cmdline,
-                      cmdline_params=kconf.params),
+        collected_at=(now or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        kernel=Kernel(
+            release=release,
+            config=kconf.config,
+            config_source=kconf.source,
+            cmdline=kconf.cmdline,
+            cmdline_params=kconf.params,
+        ),
         os=os_facts,
         rdma=rdma,
         gpu=gpu,
@@ -95,8 +111,8 @@ _MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "s390x"
 
 def _doca_series() -> frozenset[str] | None:
     """Release series (YY.MM) of which the compat matrix knows a DOCA-OFED release."""
-    from ..matrix import load_matrix
     from ..errors import ImgcheckError
+    from ..matrix import load_matrix
 
     try:
         rows = load_matrix().rows("doca_ofed_releases")
@@ -170,15 +186,19 @@ def _memlock(host: HostRoot, unknown: dict[str, str], notes: dict[str, str], rea
         if match:
             kib = _to_kib(match.group("soft"))
             if kib is not None:
-                notes["limits.memlock_kib"] = ("soft 'Max locked memory' of the probe process (/proc/self/limits): "
-                                               "what a process launched like the probe gets, not a node-wide setting")
+                notes["limits.memlock_kib"] = (
+                    "soft 'Max locked memory' of the probe process (/proc/self/limits): "
+                    "what a process launched like the probe gets, not a node-wide setting"
+                )
                 read["limits.memlock_kib"] = "/proc/self/limits"
                 return Limits(memlock_kib=kib)
     conf, conf_path = _limits_conf(host)
     if conf is not None:
         read["limits.memlock_kib"] = conf_path
-        notes["limits.memlock_kib"] = ("'* soft memlock' from /etc/security/limits.conf: applies to PAM logins "
-                                       "(ssh, su); containers and Slurm tasks get their runtime's limit instead")
+        notes["limits.memlock_kib"] = (
+            "'* soft memlock' from /etc/security/limits.conf: applies to PAM logins "
+            "(ssh, su); containers and Slurm tasks get their runtime's limit instead"
+        )
         unknown.pop("limits.memlock_kib", None)
         return Limits(memlock_kib=conf)
     unknown.setdefault("limits.memlock_kib", "no /proc/self/limits and no memlock line in /etc/security/limits.conf")

@@ -83,19 +83,21 @@ def _device(host: HostRoot, name: str, abi: int | None, unknown: dict[str, str])
         netdev = _port_netdev(host, pbase, number, pci_netdevs)
         mtu = _int(_quiet(host, f"{NET_CLASS}/{netdev}/mtu")) if netdev else None
         table_len, read, gids = _gid_table(host, pbase, f"{pkey}.gids", unknown)
-        ports.append(RdmaPort(
-            port=number,
-            state=_value(host, f"{pbase}/state", f"{pkey}.state", unknown),
-            phys_state=_value(host, f"{pbase}/phys_state", f"{pkey}.phys_state", unknown),
-            link_layer=link_layer,
-            rate=_value(host, f"{pbase}/rate", f"{pkey}.rate", unknown),
-            netdev=netdev,
-            netdev_mtu=mtu,
-            active_mtu=roce_active_mtu(mtu) if link_layer == "Ethernet" else None,
-            gid_table_len=table_len,
-            gids_read=read,
-            gids=gids,
-        ))
+        ports.append(
+            RdmaPort(
+                port=number,
+                state=_value(host, f"{pbase}/state", f"{pkey}.state", unknown),
+                phys_state=_value(host, f"{pbase}/phys_state", f"{pkey}.phys_state", unknown),
+                link_layer=link_layer,
+                rate=_value(host, f"{pbase}/rate", f"{pkey}.rate", unknown),
+                netdev=netdev,
+                netdev_mtu=mtu,
+                active_mtu=roce_active_mtu(mtu) if link_layer == "Ethernet" else None,
+                gid_table_len=table_len,
+                gids_read=read,
+                gids=gids,
+            )
+        )
     layers = {p.link_layer for p in ports if p.link_layer}
     driver, pci = _driver(host, base, key, unknown)
     return RdmaDevice(
@@ -134,8 +136,9 @@ def _driver(host: HostRoot, base: str, key: str, unknown: dict[str, str]) -> tup
     return driver.rstrip("/").rsplit("/", 1)[-1], pci
 
 
-def _gid_table(host: HostRoot, pbase: str, key: str, unknown: dict[str, str]
-               ) -> tuple[int | None, int | None, tuple[GidEntry, ...] | None]:
+def _gid_table(
+    host: HostRoot, pbase: str, key: str, unknown: dict[str, str]
+) -> tuple[int | None, int | None, tuple[GidEntry, ...] | None]:
     """(table length, entries read, the non-zero entries among them); all None when gids/ cannot be listed."""
     if not host.is_dir(f"{pbase}/gids"):
         unknown[key] = f"{pbase}/gids is absent (ib_core creates it for every port: sysfs not fully visible?)"
@@ -155,8 +158,13 @@ def _gid_table(host: HostRoot, pbase: str, key: str, unknown: dict[str, str]
         gid = _quiet(host, f"{pbase}/gids/{index}")
         if gid is None or gid == ZERO_GID:
             continue  # unused: its types/ndevs files are EINVAL, so they are not read
-        entries.append(GidEntry(index=index, type=_quiet(host, f"{pbase}/gid_attrs/types/{index}"),
-                                netdev=_quiet(host, f"{pbase}/gid_attrs/ndevs/{index}")))
+        entries.append(
+            GidEntry(
+                index=index,
+                type=_quiet(host, f"{pbase}/gid_attrs/types/{index}"),
+                netdev=_quiet(host, f"{pbase}/gid_attrs/ndevs/{index}"),
+            )
+        )
     return table_len, read, tuple(entries)
 
 

@@ -34,8 +34,9 @@ class Judgement:
     why_not: str | None = None
 
 
-def blocking_rules(image: ImageFacts, nodes, matrix: Matrix, ignore: frozenset[str] = frozenset()
-                   ) -> tuple[set[str], set[str]]:
+def blocking_rules(
+    image: ImageFacts, nodes, matrix: Matrix, ignore: frozenset[str] = frozenset()
+) -> tuple[set[str], set[str]]:
     """(rules with an error/warning finding, rules left unknown) for the image on the nodes; `ignore`: rules
     the user suppressed everywhere (`--ignore RULE`), which then decide nothing here either."""
     blocking, unknown = set(), set()
@@ -52,8 +53,14 @@ def _each(image: ImageFacts, nodes, matrix: Matrix):
         yield node, engine_report.evaluate(image, node, matrix)
 
 
-def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_decide: set[str] = frozenset(),
-          ignore: frozenset[str] = frozenset(), names_of: dict[str, list[str]] | None = None) -> Judgement:
+def judge(
+    entry: CatalogEntry,
+    nodes: list[NodeFacts],
+    matrix: Matrix,
+    must_decide: set[str] = frozenset(),
+    ignore: frozenset[str] = frozenset(),
+    names_of: dict[str, list[str]] | None = None,
+) -> Judgement:
     """Clean = no error/warning finding on any node under every reading of the entry's facts, and none of
     `must_decide` (the rules the current image fails) left unknown: a candidate must be shown to fix them.
     `nodes` may be one representative per group of identical nodes; `names_of` maps each to its group's names."""
@@ -70,17 +77,31 @@ def judge(entry: CatalogEntry, nodes: list[NodeFacts], matrix: Matrix, must_deci
             unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
     if blocking:
         words = tuple(f"{rule} on {names_text(sorted(names))}" for rule, names in sorted(blocking.items()))
-        return Judgement(entry, False, blocking=words, unknown_rules=tuple(sorted(unknown)),
-                         why_not="predicted to fail: " + "; ".join(words))
+        return Judgement(
+            entry,
+            False,
+            blocking=words,
+            unknown_rules=tuple(sorted(unknown)),
+            why_not="predicted to fail: " + "; ".join(words),
+        )
     undecided = sorted(unknown & set(must_decide))
     if undecided:
-        return Judgement(entry, False, unknown_rules=tuple(sorted(unknown)),
-                         why_not=f"cannot be shown to fix {', '.join(undecided)} (undecided for it)")
+        return Judgement(
+            entry,
+            False,
+            unknown_rules=tuple(sorted(unknown)),
+            why_not=f"cannot be shown to fix {', '.join(undecided)} (undecided for it)",
+        )
     return Judgement(entry, True, unknown_rules=tuple(sorted(unknown)))
 
 
-def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int, want: FrameworkWant | None = None,
-             current_reference: str | None = None) -> tuple:
+def rank_key(
+    entry: CatalogEntry,
+    current: Summary | None,
+    unknown_count: int,
+    want: FrameworkWant | None = None,
+    current_reference: str | None = None,
+) -> tuple:
     # current_reference: the current image's base (base.base_of), whose repository ranks first
     """What the user runs first: a tag of the same base image, the same framework; then images the engine
     decides clean before those with a rule it cannot decide (e.g. CUDA 12 on R470 when forward-compat
@@ -92,15 +113,30 @@ def rank_key(entry: CatalogEntry, current: Summary | None, unknown_count: int, w
     same_framework = 0 if current is None or current.framework is None or s.framework == current.framework else 1
     matched = want.matches(s.framework_version) if want is not None else True
     version_rank = 0 if matched else (1 if matched is None else 2)
-    near = distance(want.version if want and want.version else (current.framework_version if current else None),
-                    s.framework_version)
+    near = distance(
+        want.version if want and want.version else (current.framework_version if current else None), s.framework_version
+    )
     same_distro = 0 if current is None or not current.distro or s.distro == current.distro else 1
     same_python = 0 if current is None or not current.python or s.python == current.python else 1
     same_cuda = 0 if current is None or major(current.cuda) is None or major(s.cuda) == major(current.cuda) else 1
     undecided = 0 if unknown_count == 0 else 1  # an image the engine shows clean before one it cannot decide
-    return (same_repo, same_framework, undecided, version_rank, near, same_distro, same_python, same_cuda,
-            newer_first_key(entry.release), newer_first_key(s.cuda), newer_first_key(s.nccl), newer_first_key(s.rdma_core),
-            unknown_count, {"local": 0, "imported": 1}.get(entry.origin, 2), entry.reference)
+    return (
+        same_repo,
+        same_framework,
+        undecided,
+        version_rank,
+        near,
+        same_distro,
+        same_python,
+        same_cuda,
+        newer_first_key(entry.release),
+        newer_first_key(s.cuda),
+        newer_first_key(s.nccl),
+        newer_first_key(s.rdma_core),
+        unknown_count,
+        {"local": 0, "imported": 1}.get(entry.origin, 2),
+        entry.reference,
+    )
 
 
 def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:
@@ -111,11 +147,18 @@ def is_current(entry: CatalogEntry, current_image: ImageFacts | None) -> bool:
     return entry.reference == current_image.reference
 
 
-def clean_candidates(entries: list[CatalogEntry], nodes: list[NodeFacts], matrix: Matrix, *,
-                     current_image: ImageFacts | None = None, current: Summary | None = None,
-                     want: FrameworkWant | None = None, must_decide: set[str] = frozenset(),
-                     ignore: frozenset[str] = frozenset(), names_of: dict[str, list[str]] | None = None
-                     ) -> tuple[list[Judgement], list[Judgement]]:
+def clean_candidates(
+    entries: list[CatalogEntry],
+    nodes: list[NodeFacts],
+    matrix: Matrix,
+    *,
+    current_image: ImageFacts | None = None,
+    current: Summary | None = None,
+    want: FrameworkWant | None = None,
+    must_decide: set[str] = frozenset(),
+    ignore: frozenset[str] = frozenset(),
+    names_of: dict[str, list[str]] | None = None,
+) -> tuple[list[Judgement], list[Judgement]]:
     """(clean candidates in rank order, rejected ones)."""
     clean, rejected = [], []
     for entry in entries:

@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..errors import BadInputError
 from ..fsutil import atomic_write
@@ -49,11 +49,19 @@ def shipped_entries(matrix: Matrix) -> list[CatalogEntry]:
             readings, why = tuple(facts_of_row(row, matrix, f"compat_matrix/catalogs/{table}.json")), None
         except NotCheckable as exc:
             readings, why = (), str(exc)
-        entries.append(CatalogEntry(
-            reference=reference_of(row), summary=summary_of_row(row, rel["pabi"] if rel else None), origin="shipped",
-            confidence=row["confidence"], source=row["source"] if isinstance(row["source"], str) else "; ".join(row["source"]),
-            release=row["release"], readings=readings, not_checkable=why,
-            notes=(row["note"],) if row.get("note") else ()))
+        entries.append(
+            CatalogEntry(
+                reference=reference_of(row),
+                summary=summary_of_row(row, rel["pabi"] if rel else None),
+                origin="shipped",
+                confidence=row["confidence"],
+                source=row["source"] if isinstance(row["source"], str) else "; ".join(row["source"]),
+                release=row["release"],
+                readings=readings,
+                not_checkable=why,
+                notes=(row["note"],) if row.get("note") else (),
+            )
+        )
     return entries
 
 
@@ -73,25 +81,39 @@ def tag_of(reference: str) -> str | None:
 
 
 def local_entry(facts: ImageFacts, added_at: str | None = None) -> CatalogEntry:
-    return CatalogEntry(reference=facts.reference, summary=summary_of_facts(facts), origin="local",
-                        confidence="verified", source=f"inspected by imgcheck ({facts.reference})", digest=facts.digest,
-                        release=tag_of(facts.reference), readings=(facts,), added_at=added_at,
-                        notes=facts.notes)
+    return CatalogEntry(
+        reference=facts.reference,
+        summary=summary_of_facts(facts),
+        origin="local",
+        confidence="verified",
+        source=f"inspected by imgcheck ({facts.reference})",
+        digest=facts.digest,
+        release=tag_of(facts.reference),
+        readings=(facts,),
+        added_at=added_at,
+        notes=facts.notes,
+    )
 
 
 def add_local(facts: ImageFacts, directory: str | None = None) -> str:
     """Store inspected facts, keyed by reference + digest (re-adding the same image replaces its entry)."""
     directory = directory or catalog_dir()
     os.makedirs(directory, exist_ok=True)
-    doc = {"schema_version": LOCAL_SCHEMA_VERSION, "reference": facts.reference, "digest": facts.digest,
-           "added_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(), "facts": to_dict(facts)}
+    doc = {
+        "schema_version": LOCAL_SCHEMA_VERSION,
+        "reference": facts.reference,
+        "digest": facts.digest,
+        "added_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "facts": to_dict(facts),
+    }
     path = os.path.join(directory, file_name(facts.reference, facts.digest))
     atomic_write(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     return path
 
 
-def imported_entry(row: dict, matrix: Matrix, added_at: str | None = None, imported_from: str | None = None
-                   ) -> CatalogEntry:
+def imported_entry(
+    row: dict, matrix: Matrix, added_at: str | None = None, imported_from: str | None = None
+) -> CatalogEntry:
     """A row a team imported (`imgcheck catalog import`): judged like a shipped row, from the facts it states."""
     rel = rdma_release(matrix, row["rdma_core"]) if row.get("rdma_core") else None
     try:
@@ -99,9 +121,18 @@ def imported_entry(row: dict, matrix: Matrix, added_at: str | None = None, impor
     except NotCheckable as exc:
         readings, why = (), str(exc)
     notes = tuple(n for n in (row.get("note"), f"imported from {imported_from}" if imported_from else None) if n)
-    return CatalogEntry(reference=reference_of(row), summary=summary_of_row(row, rel["pabi"] if rel else None),
-                        origin="imported", confidence=row["confidence"], source=row["source"], release=row["release"],
-                        readings=readings, not_checkable=why, added_at=added_at, notes=notes)
+    return CatalogEntry(
+        reference=reference_of(row),
+        summary=summary_of_row(row, rel["pabi"] if rel else None),
+        origin="imported",
+        confidence=row["confidence"],
+        source=row["source"],
+        release=row["release"],
+        readings=readings,
+        not_checkable=why,
+        added_at=added_at,
+        notes=notes,
+    )
 
 
 def _read_local(path: str, matrix: Matrix | None = None) -> CatalogEntry:
@@ -125,7 +156,9 @@ def _read_local(path: str, matrix: Matrix | None = None) -> CatalogEntry:
     version = doc.get("schema_version")
     facts_version = doc["facts"].get("schema_version", IMAGE_SCHEMA_VERSION)
     if version != LOCAL_SCHEMA_VERSION or not isinstance(facts_version, int) or facts_version > IMAGE_SCHEMA_VERSION:
-        raise BadInputError(f"{path}: catalog entry schema {version!r}/{facts_version!r} is not one this imgcheck reads")
+        raise BadInputError(
+            f"{path}: catalog entry schema {version!r}/{facts_version!r} is not one this imgcheck reads"
+        )
     # a left-out fact (an entry edited by hand) is unknown, never absent
     return local_entry(parse_image_facts(doc["facts"], path), added_at=doc.get("added_at"))
 

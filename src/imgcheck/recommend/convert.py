@@ -13,8 +13,22 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from ..matrix import Matrix
-from ..model.image import (FLAVOR_DOCA, FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_NONE, Cuda, Hpcx, ImageFacts,
-                           Libibverbs, Nccl, OsRelease, Package, Provider, RdmaFacts, Ucx)
+from ..model.image import (
+    FLAVOR_DOCA,
+    FLAVOR_INBOX,
+    FLAVOR_MLNX_OFED,
+    FLAVOR_NONE,
+    Cuda,
+    Hpcx,
+    ImageFacts,
+    Libibverbs,
+    Nccl,
+    OsRelease,
+    Package,
+    Provider,
+    RdmaFacts,
+    Ucx,
+)
 from ..versions.ecosystems import at_least, numeric_tuple
 
 FLAVORS = (FLAVOR_INBOX, FLAVOR_MLNX_OFED, FLAVOR_DOCA, FLAVOR_NONE)
@@ -49,17 +63,27 @@ def _libibverbs(matrix: Matrix, rdma_core: str, where: str) -> tuple[Libibverbs,
     file_version = rel["libibverbs_file"].split(".so.", 1)[-1]
     iova2, dmabuf = _first_release(matrix, "ibv_reg_mr_iova2"), _first_release(matrix, "ibv_reg_dmabuf_mr")
     pabi = rel["pabi"]
-    lib = Libibverbs(version=file_version, rdma_core=rdma_core, private_abi=pabi,
-                     symbol_versions=(rel["newest_ibverbs_symbol_version"],),
-                     has_reg_mr_iova2=bool(iova2 and at_least(rdma_core, iova2)),
-                     has_reg_dmabuf_mr=bool(dmabuf and at_least(rdma_core, dmabuf)),
-                     soname="libibverbs.so.1", path=where)
+    lib = Libibverbs(
+        version=file_version,
+        rdma_core=rdma_core,
+        private_abi=pabi,
+        symbol_versions=(rel["newest_ibverbs_symbol_version"],),
+        has_reg_mr_iova2=bool(iova2 and at_least(rdma_core, iova2)),
+        has_reg_dmabuf_mr=bool(dmabuf and at_least(rdma_core, dmabuf)),
+        soname="libibverbs.so.1",
+        path=where,
+    )
     provider = Provider(name="mlx5", pabi=pabi, path=f"libmlx5-rdmav{pabi}.so ({where})", private_abi_needed=pabi)
     return lib, provider
 
 
-_FRAMEWORK_PACKAGES = {"pytorch": "torch", "tensorflow": "tensorflow", "mxnet": "mxnet", "paddlepaddle": "paddlepaddle",
-                       "jax": "jax"}
+_FRAMEWORK_PACKAGES = {
+    "pytorch": "torch",
+    "tensorflow": "tensorflow",
+    "mxnet": "mxnet",
+    "paddlepaddle": "paddlepaddle",
+    "jax": "jax",
+}
 
 
 def _framework_package(row: dict, where: str) -> tuple[Package, ...]:
@@ -105,9 +129,15 @@ def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list
         os=OsRelease(id=distro_id or None, version_id=distro_version or None),
         ucx=Ucx(row["ucx"], path=where, origin="catalog") if row.get("ucx") else None,
         nccl=(Nccl(row["nccl"], path=where, origin=row.get("nccl_origin") or "library"),) if row.get("nccl") else (),
-        cuda=Cuda(version=row["cuda"], path=where, origin="catalog", compat_driver=row.get("cuda_compat_driver"),
-                  compat_path=f"/usr/local/cuda/compat ({where})" if row.get("cuda_compat_driver") else None)
-        if row.get("cuda") else None,
+        cuda=Cuda(
+            version=row["cuda"],
+            path=where,
+            origin="catalog",
+            compat_driver=row.get("cuda_compat_driver"),
+            compat_path=f"/usr/local/cuda/compat ({where})" if row.get("cuda_compat_driver") else None,
+        )
+        if row.get("cuda")
+        else None,
         hpcx=Hpcx(row["hpcx"], path=where) if row.get("hpcx") else None,
         packages=_framework_package(row, where),
         notes=(f"facts from {catalog}, not read from the image",)
@@ -121,8 +151,12 @@ def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list
     readings = [flavor] if flavor else [FLAVOR_INBOX, FLAVOR_DOCA if row.get("doca") else FLAVOR_MLNX_OFED]
     out = []
     for reading in readings:
-        rdma = RdmaFacts(libibverbs=lib, providers=(provider,), flavor=reading,
-                         ofed_version=ofed if reading in (FLAVOR_MLNX_OFED, FLAVOR_DOCA) else None,
-                         ofed_source=where if ofed and reading != FLAVOR_INBOX else None)
+        rdma = RdmaFacts(
+            libibverbs=lib,
+            providers=(provider,),
+            flavor=reading,
+            ofed_version=ofed if reading in (FLAVOR_MLNX_OFED, FLAVOR_DOCA) else None,
+            ofed_source=where if ofed and reading != FLAVOR_INBOX else None,
+        )
         out.append(ImageFacts(rdma=rdma, **common))
     return out

@@ -108,11 +108,19 @@ def fact_changes(old: ImageFacts, new: ImageFacts) -> tuple[FactChange, ...]:
         ("ucx.version", "UCX", old.ucx.version if old.ucx else None, new.ucx.version if new.ucx else None),
         ("nccl.version", "NCCL", chosen_nccl(old), chosen_nccl(new)),
         ("cuda.version", "CUDA", old.cuda.version if old.cuda else None, new.cuda.version if new.cuda else None),
-        ("cuda.compat_driver", "CUDA forward-compat driver", old.cuda.compat_driver if old.cuda else None,
-         new.cuda.compat_driver if new.cuda else None),
+        (
+            "cuda.compat_driver",
+            "CUDA forward-compat driver",
+            old.cuda.compat_driver if old.cuda else None,
+            new.cuda.compat_driver if new.cuda else None,
+        ),
         ("hpcx.version", "HPC-X", old.hpcx.version if old.hpcx else None, new.hpcx.version if new.hpcx else None),
-        ("os", "distro", " ".join(x for x in (old.os.id, old.os.version_id) if x) or None,
-         " ".join(x for x in (new.os.id, new.os.version_id) if x) or None),
+        (
+            "os",
+            "distro",
+            " ".join(x for x in (old.os.id, old.os.version_id) if x) or None,
+            " ".join(x for x in (new.os.id, new.os.version_id) if x) or None,
+        ),
     ]
     out = [FactChange(fact, label, o, n) for fact, label, o, n in rows if o != n]
     old_syms = set(a.symbol_versions) if a else set()
@@ -120,8 +128,14 @@ def fact_changes(old: ImageFacts, new: ImageFacts) -> tuple[FactChange, ...]:
     for sym, fn in NOTABLE_SYMBOLS.items():
         if (sym in old_syms) != (sym in new_syms):
             had = sym in old_syms
-            out.append(FactChange(f"rdma.libibverbs.symbol_versions.{sym}", f"{fn}@{sym}",
-                                  "present" if had else "absent", "absent" if had else "present"))
+            out.append(
+                FactChange(
+                    f"rdma.libibverbs.symbol_versions.{sym}",
+                    f"{fn}@{sym}",
+                    "present" if had else "absent",
+                    "absent" if had else "present",
+                )
+            )
     pa, pb = _rdma_packages(old), _rdma_packages(new)
     for name in sorted(set(pa) | set(pb)):
         if pa.get(name) != pb.get(name):

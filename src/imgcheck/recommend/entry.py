@@ -17,9 +17,15 @@ def _matrix(path: str | None):
     return load_matrix(path, required=REQUIRED_ROWS)
 
 
-def recommend_for(nodes: list[NodeFacts], *, like: str | None = None, framework: str | None = None,
-                  matrix_path: str | None = None, catalog_dir: str | None = None,
-                  options: ReadOptions = ReadOptions()) -> RecommendResult:
+def recommend_for(
+    nodes: list[NodeFacts],
+    *,
+    like: str | None = None,
+    framework: str | None = None,
+    matrix_path: str | None = None,
+    catalog_dir: str | None = None,
+    options: ReadOptions = ReadOptions(),
+) -> RecommendResult:
     """Clean catalog images for `nodes`; with `like`, ranked by closeness to that image, plus its node-side path."""
     from ..api import inspect_image
 
@@ -31,8 +37,9 @@ def recommend_for(nodes: list[NodeFacts], *, like: str | None = None, framework:
     return recommend(nodes, matrix, current=current, framework=framework, catalog_dir=catalog_dir)
 
 
-def catalog_add(references: list[str], *, catalog_dir: str | None = None,
-                options: ReadOptions = ReadOptions()) -> list[tuple[ImageFacts, str]]:
+def catalog_add(
+    references: list[str], *, catalog_dir: str | None = None, options: ReadOptions = ReadOptions()
+) -> list[tuple[ImageFacts, str]]:
     """Inspect each image and store its facts in the local catalog; [(facts, path written)]."""
     from ..api import inspect_image
 
@@ -43,10 +50,10 @@ def catalog_add(references: list[str], *, catalog_dir: str | None = None,
     return out
 
 
-def catalog_import(path: str, *, matrix_path: str | None = None, catalog_dir: str | None = None
-                   ) -> list[CatalogEntry]:
+def catalog_import(path: str, *, matrix_path: str | None = None, catalog_dir: str | None = None) -> list[CatalogEntry]:
     """Check every row of a JSON/YAML file, then store them in the local catalog; the entries as recommend sees them."""
-    from .catalog import catalog_dir as default_dir, file_name, imported_entry
+    from .catalog import catalog_dir as default_dir
+    from .catalog import file_name, imported_entry
     from .importing import read_import, store_rows
 
     matrix = _matrix(matrix_path)
@@ -55,16 +62,18 @@ def catalog_import(path: str, *, matrix_path: str | None = None, catalog_dir: st
     return [imported_entry(row, matrix, imported_from=path) for row in rows]
 
 
-def catalog_list(*, matrix_path: str | None = None, catalog_dir: str | None = None,
-                 local_only: bool = False) -> tuple[list[CatalogEntry], list[str]]:
+def catalog_list(
+    *, matrix_path: str | None = None, catalog_dir: str | None = None, local_only: bool = False
+) -> tuple[list[CatalogEntry], list[str]]:
     entries, problems = all_entries(_matrix(matrix_path), catalog_dir)
     if local_only:
         entries = [e for e in entries if e.origin != "shipped"]
     return entries, problems
 
 
-def diff_for(old: str, new: str, nodes: list[NodeFacts], *, matrix_path: str | None = None,
-             options: ReadOptions = ReadOptions()) -> DiffResult:
+def diff_for(
+    old: str, new: str, nodes: list[NodeFacts], *, matrix_path: str | None = None, options: ReadOptions = ReadOptions()
+) -> DiffResult:
     from ..api import inspect_image
 
     nodes = list(nodes)

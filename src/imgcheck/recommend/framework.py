@@ -17,10 +17,22 @@ from ..errors import UsageError
 
 _SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.-]*)\s*(.*)$")
 # Names people type for the frameworks the catalog knows, mapped to the catalog's word.
-_ALIASES = {"torch": "pytorch", "pytorch": "pytorch", "tf": "tensorflow", "tensorflow": "tensorflow",
-            "paddle": "paddlepaddle", "paddlepaddle": "paddlepaddle", "mxnet": "mxnet", "jax": "jax",
-            "cuda-dl": "cuda-dl", "cuda-dl-base": "cuda-dl", "cuda": "cuda", "triton": "triton",
-            "tritonserver": "triton", "nemo": "nemo"}
+_ALIASES = {
+    "torch": "pytorch",
+    "pytorch": "pytorch",
+    "tf": "tensorflow",
+    "tensorflow": "tensorflow",
+    "paddle": "paddlepaddle",
+    "paddlepaddle": "paddlepaddle",
+    "mxnet": "mxnet",
+    "jax": "jax",
+    "cuda-dl": "cuda-dl",
+    "cuda-dl-base": "cuda-dl",
+    "cuda": "cuda",
+    "triton": "triton",
+    "tritonserver": "triton",
+    "nemo": "nemo",
+}
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..matrix import Matrix
 from ..model.image import ImageFacts, Nccl
@@ -41,14 +41,19 @@ def loaded_nccl(facts: ImageFacts) -> Nccl | None:
     from ..engine.context import NCCL_ORIGIN_ORDER
 
     rank = {o: i for i, o in enumerate(NCCL_ORIGIN_ORDER)}
-    found = sorted((n for n in facts.nccl if n.version and numeric_tuple(n.version)),
-                   key=lambda n: rank.get(n.origin or "", len(rank)))
+    found = sorted(
+        (n for n in facts.nccl if n.version and numeric_tuple(n.version)),
+        key=lambda n: rank.get(n.origin or "", len(rank)),
+    )
     return found[0] if found else None
 
 
 def _without(facts: ImageFacts, name: str) -> ImageFacts:
-    return dataclasses.replace(facts, env={k: v for k, v in facts.env.items() if k != name},
-                               nccl_conf={k: v for k, v in facts.nccl_conf.items() if k != name})
+    return dataclasses.replace(
+        facts,
+        env={k: v for k, v in facts.env.items() if k != name},
+        nccl_conf={k: v for k, v in facts.nccl_conf.items() if k != name},
+    )
 
 
 def env_changes(facts: ImageFacts) -> list[ImageChange]:
@@ -59,14 +64,27 @@ def env_changes(facts: ImageFacts) -> list[ImageChange]:
             continue
         where = " and ".join(w for w, d in (("ENV", facts.env), ("/etc/nccl.conf", facts.nccl_conf)) if name in d)
         value = facts.env.get(name, facts.nccl_conf.get(name))
-        out.append(ImageChange("env", f"remove {name}={value} from the image's {where} (NCCL's default applies)",
-                               NCCL_ENV_DOC, lambda f, name=name: _without(f, name)))
+        out.append(
+            ImageChange(
+                "env",
+                f"remove {name}={value} from the image's {where} (NCCL's default applies)",
+                NCCL_ENV_DOC,
+                lambda f, name=name: _without(f, name),
+            )
+        )
     for name, value in ADDABLE:
         if facts.env.get(name, facts.nccl_conf.get(name)) == value:
             continue
-        out.append(ImageChange("env", f"set {name}={value} in the image's ENV (or the job's environment)", NCCL_ENV_DOC,
-                               lambda f, name=name, value=value: dataclasses.replace(
-                                   _without(f, name), env=dict(_without(f, name).env, **{name: value}))))
+        out.append(
+            ImageChange(
+                "env",
+                f"set {name}={value} in the image's ENV (or the job's environment)",
+                NCCL_ENV_DOC,
+                lambda f, name=name, value=value: dataclasses.replace(
+                    _without(f, name), env=dict(_without(f, name).env, **{name: value})
+                ),
+            )
+        )
     return out
 
 
@@ -97,31 +115,49 @@ def pip_changes(facts: ImageFacts, chosen: Nccl | None, matrix: Matrix) -> list[
     floor = chosen.version
     if torch_row and torch_row.get("nccl_pip_package") == package and compare_numeric(torch_row["nccl"], floor) > 0:
         floor = torch_row["nccl"]
-    newer = sorted((v for v in pins if compare_numeric(v, floor) > 0 or
-                    (v == floor and v != chosen.version)), key=numeric_tuple)
+    newer = sorted(
+        (v for v in pins if compare_numeric(v, floor) > 0 or (v == floor and v != chosen.version)), key=numeric_tuple
+    )
     own = torch_row["nccl"] if torch_row and torch_row.get("nccl_pip_package") == package else None
     out = []
     for version in newer:
+
         def apply(f: ImageFacts, version=version) -> ImageFacts:
-            return dataclasses.replace(f, nccl=tuple(dataclasses.replace(n, version=version) if n.origin in PIP_ORIGINS
-                                                     else n for n in f.nccl))
+            return dataclasses.replace(
+                f, nccl=tuple(dataclasses.replace(n, version=version) if n.origin in PIP_ORIGINS else n for n in f.nccl)
+            )
 
         if own == version:
             conflict = f"; the version PyPI torch {torch_row['torch']} itself requires"
         elif own:
-            conflict = (f"; PyPI torch {torch_row['torch']} requires {package}=={own} exactly, so pip reports the "
-                        f"conflict and installs the pin anyway")
+            conflict = (
+                f"; PyPI torch {torch_row['torch']} requires {package}=={own} exactly, so pip reports the "
+                f"conflict and installs the pin anyway"
+            )
         else:
-            conflict = ("; if the image's torch requires another version exactly, pip reports the conflict and "
-                        "installs the pin anyway")
-        out.append(ImageChange(
-            "pip-pin", f"pip install {package}=={version} in the image (NCCL {chosen.version} -> {version}; the "
-                       f"wheel torch {', '.join(pins[version])} pins on PyPI{conflict})", sources[version], apply))
+            conflict = (
+                "; if the image's torch requires another version exactly, pip reports the conflict and "
+                "installs the pin anyway"
+            )
+        out.append(
+            ImageChange(
+                "pip-pin",
+                f"pip install {package}=={version} in the image (NCCL {chosen.version} -> {version}; the "
+                f"wheel torch {', '.join(pins[version])} pins on PyPI{conflict})",
+                sources[version],
+                apply,
+            )
+        )
     return out
 
 
-def smallest_changes(changes: list[ImageChange], clean: Callable[[ImageFacts], bool], image: ImageFacts,
-                     max_size: int = 2, limit: int = 3) -> list[tuple[ImageChange, ...]]:
+def smallest_changes(
+    changes: list[ImageChange],
+    clean: Callable[[ImageFacts], bool],
+    image: ImageFacts,
+    max_size: int = 2,
+    limit: int = 3,
+) -> list[tuple[ImageChange, ...]]:
     """The smallest combinations (one change, else two) after which `clean(modified image)` holds."""
     found: list[tuple[ImageChange, ...]] = []
     for size in range(1, max_size + 1):

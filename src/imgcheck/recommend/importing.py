@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..errors import BadInputError
 from ..fsutil import atomic_write, reading_input
 from ..matrix.load import read_files
-from ..model.report import CONFIDENCES
 from ..matrix.schema import _check_value  # the matrix validator's own type checks, so imports obey the same rules
+from ..model.report import CONFIDENCES
 from .convert import FLAVORS
 
 MAX_IMPORT_BYTES = 8 << 20  # thousands of rows fit; a hostile or mistaken file is refused before parsing
@@ -41,7 +41,8 @@ def _loader():
 
     VersionsAsText.yaml_implicit_resolvers = {
         first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:float", "tag:yaml.org,2002:int")]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
     return VersionsAsText
 
 
@@ -130,12 +131,17 @@ def read_import(path: str, matrix_path: str | None = None) -> list[dict]:
 def store_rows(rows: list[dict], directory: str, imported_from: str, file_name) -> list[str]:
     """One file per image reference (re-importing the same reference replaces it); returns the paths."""
     os.makedirs(directory, exist_ok=True)
-    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    now = datetime.now(UTC).replace(microsecond=0).isoformat()
     paths = []
     for row in rows:
         reference = f"{row['image']}:{row.get('tag') or row['release']}"
-        doc = {"schema_version": 1, "reference": reference, "added_at": now,
-               "imported_from": os.path.abspath(imported_from), "row": row}
+        doc = {
+            "schema_version": 1,
+            "reference": reference,
+            "added_at": now,
+            "imported_from": os.path.abspath(imported_from),
+            "row": row,
+        }
         path = os.path.join(directory, file_name(reference, None))
         atomic_write(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
         paths.append(path)

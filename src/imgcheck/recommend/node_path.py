@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from ..knowledge.stack import release_series as series_of
 from ..engine.evaluate import evaluate
+from ..knowledge.stack import release_series as series_of
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, NodeFacts
@@ -65,8 +65,13 @@ def _driver_changes(node: NodeFacts, matrix: Matrix) -> list[Change]:
 
         floor = f" (>= {row['cuda_ga_min_linux_driver']})" if row.get("cuda_ga_min_linux_driver") else ""
         native = f", CUDA {row['newest_cuda_native']} native" if row.get("newest_cuda_native") else ""
-        out.append(Change("driver", f"GPU driver {current} -> branch {branch}{floor}{native} "
-                                    f"[{row['confidence']}: {row['source']}]", apply))
+        out.append(
+            Change(
+                "driver",
+                f"GPU driver {current} -> branch {branch}{floor}{native} [{row['confidence']}: {row['source']}]",
+                apply,
+            )
+        )
     return out
 
 
@@ -75,8 +80,11 @@ def _peermem_changes(node: NodeFacts, matrix: Matrix) -> list[Change]:
     stack = node.rdma.stack
     if pm.loaded or stack not in (STACK_INBOX, STACK_MLNX_OFED, STACK_DOCA):
         return []
-    row = matrix.row("kernel_rdma_features", feature="peer_memory_api",
-                     stack=STACK_INBOX if stack == STACK_INBOX else STACK_MLNX_OFED)
+    row = matrix.row(
+        "kernel_rdma_features",
+        feature="peer_memory_api",
+        stack=STACK_INBOX if stack == STACK_INBOX else STACK_MLNX_OFED,
+    )
     if row is None or row.get("min_version") is None:
         return []  # e.g. inbox kernels: no peer-memory client API, nvidia-peermem cannot load
     driver = node.gpu.driver_version
@@ -84,26 +92,44 @@ def _peermem_changes(node: NodeFacts, matrix: Matrix) -> list[Change]:
     def apply(n: NodeFacts) -> NodeFacts:
         return _set(_set(n, "gpu.peermem.loaded", True), "gpu.peermem.version", driver)
 
-    return [Change("peermem", "load nvidia-peermem (modprobe nvidia-peermem; it ships with the GPU driver) "
-                              f"[{row['confidence']}: {row['source']}]", apply)]
+    return [
+        Change(
+            "peermem",
+            "load nvidia-peermem (modprobe nvidia-peermem; it ships with the GPU driver) "
+            f"[{row['confidence']}: {row['source']}]",
+            apply,
+        )
+    ]
 
 
 def _open_module_changes(node: NodeFacts) -> list[Change]:
     if node.gpu.kernel_module != "proprietary":
         return []
-    return [Change("open-modules", "switch the GPU driver to the open kernel modules (DMA-BUF export needs them)",
-                   lambda n: _set(n, "gpu.kernel_module", "open"))]
+    return [
+        Change(
+            "open-modules",
+            "switch the GPU driver to the open kernel modules (DMA-BUF export needs them)",
+            lambda n: _set(n, "gpu.kernel_module", "open"),
+        )
+    ]
 
 
 def _kernel_changes(node: NodeFacts, matrix: Matrix) -> list[Change]:
     release = node.kernel.release
     if node.rdma.stack != STACK_INBOX or not numeric_tuple(release or ""):
         return []
-    minimums = sorted({r["min_version"] for r in matrix.rows("kernel_rdma_features")
-                       if r.get("stack") == STACK_INBOX and r.get("min_version") and not at_least(release, r["min_version"])},
-                      key=numeric_tuple)
-    return [Change("kernel", f"kernel {release} -> >= {m} (inbox RDMA stack)",
-                   lambda n, m=m: _set(n, "kernel.release", m)) for m in minimums]
+    minimums = sorted(
+        {
+            r["min_version"]
+            for r in matrix.rows("kernel_rdma_features")
+            if r.get("stack") == STACK_INBOX and r.get("min_version") and not at_least(release, r["min_version"])
+        },
+        key=numeric_tuple,
+    )
+    return [
+        Change("kernel", f"kernel {release} -> >= {m} (inbox RDMA stack)", lambda n, m=m: _set(n, "kernel.release", m))
+        for m in minimums
+    ]
 
 
 def _ofed_changes(node: NodeFacts, image: ImageFacts, matrix: Matrix) -> list[Change]:
@@ -147,8 +173,14 @@ def _memlock_changes(node: NodeFacts) -> list[Change]:
     memlock = node.limits.memlock_kib
     if memlock is None or memlock < 0:
         return []
-    return [Change("memlock", f"memlock limit {memlock} KiB -> unlimited (LimitMEMLOCK=infinity / ulimit -l unlimited "
-                              "for the job's processes)", lambda n: _set(n, "limits.memlock_kib", -1))]
+    return [
+        Change(
+            "memlock",
+            f"memlock limit {memlock} KiB -> unlimited (LimitMEMLOCK=infinity / ulimit -l unlimited "
+            "for the job's processes)",
+            lambda n: _set(n, "limits.memlock_kib", -1),
+        )
+    ]
 
 
 def changes_for(node: NodeFacts, image: ImageFacts, matrix: Matrix) -> dict[str, list[Change]]:
@@ -171,8 +203,9 @@ def _clean(image: ImageFacts, node: NodeFacts, matrix: Matrix, must_decide: set[
     return not ({u.rule for u in result.unknowns} & must_decide)
 
 
-def node_paths(image: ImageFacts, node: NodeFacts, matrix: Matrix, ignore: frozenset[str] = frozenset()
-               ) -> list[NodePath]:
+def node_paths(
+    image: ImageFacts, node: NodeFacts, matrix: Matrix, ignore: frozenset[str] = frozenset()
+) -> list[NodePath]:
     """The smallest sets of node changes after which the engine predicts `image` clean on `node` (empty if none)."""
     before = evaluate(image, node, matrix)
     failing = {f.id for f in before.findings if f.severity in BLOCKING and f.id not in ignore}

@@ -12,9 +12,9 @@ from ..model.node import NodeFacts
 from ..model.report import Recommendation
 from .base import base_of, repository
 from .candidates import Judgement, blocking_rules, clean_candidates, names_text, rank_key
+from .catalog import CatalogEntry, all_entries
 from .framework import FrameworkWant, parse_want
 from .image_changes import env_changes, loaded_nccl, pip_changes, smallest_changes
-from .catalog import CatalogEntry, all_entries
 from .node_path import node_paths
 from .summary import Summary, compare_versions, differences, summary_of_facts
 
@@ -24,8 +24,16 @@ REPORT_TOP = 2  # a failing check shows the smallest one or two; `imgcheck recom
 MAX_NODE_SEARCH = 6  # catalog images (closest first) tried for a node-side path when none is clean as is
 # Rules whose cause is on the node (its driver, modules, limits, RDMA stack): when every catalog image fails on
 # one of these, no image choice helps and the answer is the node-side path.
-NODE_SIDE_RULES = frozenset({"GDR-PEERMEM-MISSING", "CUDA-DRIVER-TOO-OLD", "MEMLOCK-TOO-LOW", "UVERBS-ABI-RANGE",
-                             "CUMEM-OLD-DRIVER", "GDR-NCCL-LEGACY-MEMORY-PEERS"})
+NODE_SIDE_RULES = frozenset(
+    {
+        "GDR-PEERMEM-MISSING",
+        "CUDA-DRIVER-TOO-OLD",
+        "MEMLOCK-TOO-LOW",
+        "UVERBS-ABI-RANGE",
+        "CUMEM-OLD-DRIVER",
+        "GDR-NCCL-LEGACY-MEMORY-PEERS",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -48,9 +56,16 @@ class RecommendResult:
 
 def describe(summary: Summary) -> tuple[str, ...]:
     """What an image carries, for a recommendation with no current image to compare with."""
-    parts = [("rdma-core", summary.rdma_core if summary.flavor != "none" else "none (no libibverbs)"),
-             ("PABI", summary.pabi), ("RDMA flavor", summary.flavor), ("NCCL", summary.nccl), ("CUDA", summary.cuda),
-             ("UCX", summary.ucx), ("HPC-X", summary.hpcx), ("distro", summary.distro)]
+    parts = [
+        ("rdma-core", summary.rdma_core if summary.flavor != "none" else "none (no libibverbs)"),
+        ("PABI", summary.pabi),
+        ("RDMA flavor", summary.flavor),
+        ("NCCL", summary.nccl),
+        ("CUDA", summary.cuda),
+        ("UCX", summary.ucx),
+        ("HPC-X", summary.hpcx),
+        ("distro", summary.distro),
+    ]
     return tuple(f"{label} {value}" for label, value in parts if value is not None)
 
 
@@ -67,8 +82,9 @@ def _pinned(e: CatalogEntry) -> str:
     return f"{e.reference}@{e.digest}" if scheme in (None, "registry") else e.reference
 
 
-def _image_recommendation(j: Judgement, current: Summary | None, node_count: int,
-                          current_image: ImageFacts | None = None, against: str = "") -> Recommendation:
+def _image_recommendation(
+    j: Judgement, current: Summary | None, node_count: int, current_image: ImageFacts | None = None, against: str = ""
+) -> Recommendation:
     e: CatalogEntry = j.entry
     image = _pinned(e)
     if e.origin == "local":
@@ -85,16 +101,19 @@ def _image_recommendation(j: Judgement, current: Summary | None, node_count: int
         newer = compare_versions(e.release, base.release) > 0
         built = "" if base.how == "reference" else f" {base.reference} ({base.how})"
         same = f"{'a newer' if newer else 'another'} tag of the same base image{built}: "
-    why = (f"{same}"
-           f"the engine predicts it clean on {'the node' if node_count == 1 else f'all {node_count} nodes'}"
-           f"{readings}; {basis}{undecided}" + (f"; checked against {against}" if against else ""))
+    why = (
+        f"{same}"
+        f"the engine predicts it clean on {'the node' if node_count == 1 else f'all {node_count} nodes'}"
+        f"{readings}; {basis}{undecided}" + (f"; checked against {against}" if against else "")
+    )
     missing = "none" if e.origin == "local" else "not listed"
     diffs = differences(current, e.summary, missing) if current is not None else describe(e.summary)
     return Recommendation(image=image, why=why, differences=diffs, kind="image")
 
 
-def _node_recommendations(image: ImageFacts, groups: list[list[NodeFacts]], matrix: Matrix,
-                          ignore: frozenset[str]) -> tuple[list[Recommendation], str]:
+def _node_recommendations(
+    image: ImageFacts, groups: list[list[NodeFacts]], matrix: Matrix, ignore: frozenset[str]
+) -> tuple[list[Recommendation], str]:
     out, skipped, stuck = [], 0, []
     failing_groups = []
     for group in groups:
@@ -111,10 +130,15 @@ def _node_recommendations(image: ImageFacts, groups: list[list[NodeFacts]], matr
             stuck += [n.name for n in group]
             continue
         for path in paths:
-            out.append(Recommendation(
-                image=image.reference, kind="node-upgrade", differences=path.changes,
-                why=f"on {names}: after {'this change' if len(path.changes) == 1 else 'these changes'} the engine "
-                    f"predicts {image.reference} clean (re-run on the upgraded node facts)"))
+            out.append(
+                Recommendation(
+                    image=image.reference,
+                    kind="node-upgrade",
+                    differences=path.changes,
+                    why=f"on {names}: after {'this change' if len(path.changes) == 1 else 'these changes'} the engine "
+                    f"predicts {image.reference} clean (re-run on the upgraded node facts)",
+                )
+            )
     notes = []
     if stuck and out:  # when nothing was found at all, the summary line says so
         notes.append(f"no node-side change imgcheck can model makes the current image clean on {names_text(stuck)}")
@@ -138,15 +162,18 @@ def _checked_against(reps: list[NodeFacts], names_of: dict[str, list[str]]) -> s
     return "; ".join(parts)
 
 
-def _fleet_clean(facts: ImageFacts, reps: list[NodeFacts], matrix: Matrix, must_decide: set[str],
-                 ignore: frozenset[str]) -> bool:
+def _fleet_clean(
+    facts: ImageFacts, reps: list[NodeFacts], matrix: Matrix, must_decide: set[str], ignore: frozenset[str]
+) -> bool:
     blocking, unknown = blocking_rules(facts, reps, matrix, ignore)
     return not blocking and not (unknown & must_decide)
 
 
-def _image_change_recommendations(current: ImageFacts, reps: list[NodeFacts], names_of, matrix: Matrix,
-                                  must_decide: set[str], ignore: frozenset[str]) -> list[Recommendation]:
+def _image_change_recommendations(
+    current: ImageFacts, reps: list[NodeFacts], names_of, matrix: Matrix, must_decide: set[str], ignore: frozenset[str]
+) -> list[Recommendation]:
     """Env edits, then a pip pin of the NCCL wheel, then both together: each re-checked on a copy of the image."""
+
     def clean(facts):
         return _fleet_clean(facts, reps, matrix, must_decide, ignore)
 
@@ -162,25 +189,38 @@ def _image_change_recommendations(current: ImageFacts, reps: list[NodeFacts], na
     for combo in found:
         kind = "pip-pin" if any(c.kind == "pip-pin" for c in combo) else "env"
         sources = sorted({c.source for c in combo})
-        out.append(Recommendation(
-            image=current.reference, kind=kind, differences=tuple(c.words for c in combo),
-            why=f"keeps the image; after {'this change' if len(combo) == 1 else 'these changes'} the engine, re-run "
+        out.append(
+            Recommendation(
+                image=current.reference,
+                kind=kind,
+                differences=tuple(c.words for c in combo),
+                why=f"keeps the image; after {'this change' if len(combo) == 1 else 'these changes'} the engine, re-run "
                 f"on a modified copy of the image's facts, predicts it clean (fixes {fixed}); checked against "
-                f"{against} [{'; '.join(sources)}]"))
+                f"{against} [{'; '.join(sources)}]",
+            )
+        )
     return out
 
 
-def _node_side_for_catalog(judged: list, groups: list[list[NodeFacts]], matrix: Matrix, ignore: frozenset[str],
-                           current: Summary | None, want: FrameworkWant | None, current_ref: str | None
-                           ) -> list[Recommendation]:
+def _node_side_for_catalog(
+    judged: list,
+    groups: list[list[NodeFacts]],
+    matrix: Matrix,
+    ignore: frozenset[str],
+    current: Summary | None,
+    want: FrameworkWant | None,
+    current_ref: str | None,
+) -> list[Recommendation]:
     """No catalog image works as the nodes are: the node changes after which the closest catalog image does.
     Only entries with one reading (a row that leaves the flavor open would need a path valid for each)."""
+
     def node_side_only(j) -> int:  # images that fail only for node-side reasons first: a node change can fix them
         return 0 if j.blocking and all(b.split(" on ", 1)[0] in NODE_SIDE_RULES for b in j.blocking) else 1
 
-    candidates = sorted((j for j in judged if len(j.entry.readings) == 1 and not j.entry.not_checkable),
-                        key=lambda j: (node_side_only(j), rank_key(j.entry, current, len(j.unknown_rules), want,
-                                                                   current_ref)))
+    candidates = sorted(
+        (j for j in judged if len(j.entry.readings) == 1 and not j.entry.not_checkable),
+        key=lambda j: (node_side_only(j), rank_key(j.entry, current, len(j.unknown_rules), want, current_ref)),
+    )
     out = []
     for group in groups[:MAX_NODE_GROUPS]:  # beyond that, ask per node (as for the current image's path)
         names = names_text(n.name for n in group)
@@ -189,12 +229,17 @@ def _node_side_for_catalog(judged: list, groups: list[list[NodeFacts]], matrix: 
             paths = node_paths(facts, group[0], matrix, ignore)
             if paths:
                 for path in paths[:2]:
-                    out.append(Recommendation(
-                        image=j.entry.reference, kind="node-upgrade", differences=path.changes,
-                        why=f"on {names}: no catalog image is clean as the node is; after "
+                    out.append(
+                        Recommendation(
+                            image=j.entry.reference,
+                            kind="node-upgrade",
+                            differences=path.changes,
+                            why=f"on {names}: no catalog image is clean as the node is; after "
                             f"{'this change' if len(path.changes) == 1 else 'these changes'} the engine predicts "
                             f"{j.entry.reference} clean (re-run on the upgraded node facts; catalog row "
-                            f"{j.entry.confidence}: {j.entry.source})"))
+                            f"{j.entry.confidence}: {j.entry.source})",
+                        )
+                    )
                 break
     return out
 
@@ -207,22 +252,33 @@ def _node_side_reason(rejected: list) -> str | None:
         return None
     rules = sorted({b.split(" on ", 1)[0] for j in only for b in j.blocking})
     if len(only) == len(checkable):
-        return f"every one of the {len(checkable)} checkable images fails only for node-side reasons ({', '.join(rules)})"
-    return (f"{len(only)} of the {len(checkable)} checkable images fail only for node-side reasons "
-            f"({', '.join(rules)})")
+        return (
+            f"every one of the {len(checkable)} checkable images fails only for node-side reasons ({', '.join(rules)})"
+        )
+    return f"{len(only)} of the {len(checkable)} checkable images fail only for node-side reasons ({', '.join(rules)})"
 
 
-def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | None = None,
-              framework: str | FrameworkWant | None = None, catalog_dir: str | None = None, limit: int = MAX_IMAGES,
-              ignore_rules: frozenset[str] = frozenset()) -> RecommendResult:
+def recommend(
+    nodes: list[NodeFacts],
+    matrix: Matrix,
+    *,
+    current: ImageFacts | None = None,
+    framework: str | FrameworkWant | None = None,
+    catalog_dir: str | None = None,
+    limit: int = MAX_IMAGES,
+    ignore_rules: frozenset[str] = frozenset(),
+) -> RecommendResult:
     """`ignore_rules`: rules suppressed on every node; they neither rule a candidate out nor need fixing.
     `framework`: 'pytorch', 'pytorch==2.5' or a FrameworkWant; without it, the --like image's framework."""
     nodes = list(nodes)
     ignore = frozenset(ignore_rules)
     entries, problems = all_entries(matrix, catalog_dir)
     current_summary = summary_of_facts(current) if current is not None else None
-    want = parse_want(framework) if isinstance(framework, str) and framework.strip() else \
-        (framework if isinstance(framework, FrameworkWant) else None)
+    want = (
+        parse_want(framework)
+        if isinstance(framework, str) and framework.strip()
+        else (framework if isinstance(framework, FrameworkWant) else None)
+    )
     if want is None and current_summary is not None and current_summary.framework:
         want = FrameworkWant(current_summary.framework, None, current_summary.framework_version)
     # Identical nodes get identical predictions: judge one representative per group (a fleet of 10,000 nodes
@@ -231,8 +287,17 @@ def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | N
     reps = [g[0] for g in groups]
     names_of = {g[0].name: [n.name for n in g] for g in groups}
     must_decide = blocking_rules(current, reps, matrix, ignore)[0] if current is not None else set()
-    clean, rejected = clean_candidates(entries, reps, matrix, current_image=current, current=current_summary,
-                                       want=want, must_decide=must_decide, ignore=ignore, names_of=names_of)
+    clean, rejected = clean_candidates(
+        entries,
+        reps,
+        matrix,
+        current_image=current,
+        current=current_summary,
+        want=want,
+        must_decide=must_decide,
+        ignore=ignore,
+        names_of=names_of,
+    )
     against = _checked_against(reps, names_of)
     images = tuple(_image_recommendation(j, current_summary, len(nodes), current, against) for j in clean[:limit])
     changes: list[Recommendation] = []
@@ -249,30 +314,48 @@ def recommend(nodes: list[NodeFacts], matrix: Matrix, *, current: ImageFacts | N
     if not images:
         reason = _node_side_reason(rejected)
         if not node_recs:
-            node_recs = _node_side_for_catalog(rejected, groups, matrix, ignore, current_summary, want,
-                                               base_of(current).reference if current is not None else None)
+            node_recs = _node_side_for_catalog(
+                rejected,
+                groups,
+                matrix,
+                ignore,
+                current_summary,
+                want,
+                base_of(current).reference if current is not None else None,
+            )
     checkable = sum(1 for j in clean + rejected if j.entry.readings and not j.entry.not_checkable)
     if images:
         message = f"{len(clean)} of {checked}{scope} catalog image(s) are predicted clean on {where}"
     else:
-        message = (f"no{scope} catalog image is predicted clean on {where} ({checked} listed, {checkable} with the "
-                   f"facts to check)")
+        message = (
+            f"no{scope} catalog image is predicted clean on {where} ({checked} listed, {checkable} with the "
+            f"facts to check)"
+        )
         if reason:
             message += f": {reason}"
         own_path = bool(node_recs) and current is not None and node_recs[0].image == current.reference
         if must_decide and not own_path:  # (a current image that is already clean needs no fixing)
             message += "; no node-side change imgcheck can model fixes the current image"
         if node_recs:
-            message += ("; the node-side path below makes it work" if own_path else
-                        f"; the node-side path below makes {node_recs[0].image} work")
+            message += (
+                "; the node-side path below makes it work"
+                if own_path
+                else f"; the node-side path below makes {node_recs[0].image} work"
+            )
     if changes:
         message += f"; {len(changes)} change(s) to the current image itself make it clean"
     if node_note:
         message += f". {node_note}"
-    return RecommendResult(images=images, node_upgrades=tuple(node_recs), image_changes=tuple(changes),
-                           rejected=tuple((j.entry.reference, j.why_not or "") for j in rejected),
-                           message=message, problems=tuple(problems), checked=checked,
-                           nodes=tuple(n.name for n in nodes))
+    return RecommendResult(
+        images=images,
+        node_upgrades=tuple(node_recs),
+        image_changes=tuple(changes),
+        rejected=tuple((j.entry.reference, j.why_not or "") for j in rejected),
+        message=message,
+        problems=tuple(problems),
+        checked=checked,
+        nodes=tuple(n.name for n in nodes),
+    )
 
 
 def recommendations_for_report(report, matrix: Matrix) -> tuple[Recommendation, ...]:
@@ -281,4 +364,6 @@ def recommendations_for_report(report, matrix: Matrix) -> tuple[Recommendation, 
     if report.verdict != "fail":
         return ()
     ignored = frozenset(s.rule for s in report.suppressed if s.node is None)
-    return recommend(list(report.nodes), matrix, current=report.image, ignore_rules=ignored).recommendations[:REPORT_TOP]
+    return recommend(list(report.nodes), matrix, current=report.image, ignore_rules=ignored).recommendations[
+        :REPORT_TOP
+    ]

@@ -13,10 +13,22 @@ from ..model.image import ImageFacts
 from ..versions.ecosystems import compare_numeric, numeric_tuple
 
 # Framework words, from the image name or the Python package that identifies it.
-_NAME_WORDS = (("pytorch", "pytorch"), ("tensorflow", "tensorflow"), ("mxnet", "mxnet"), ("paddle", "paddlepaddle"),
-               ("jax", "jax"), ("cuda-dl", "cuda-dl"), ("cuda", "cuda"))
-_PACKAGE_WORDS = (("torch", "pytorch"), ("tensorflow", "tensorflow"), ("mxnet", "mxnet"), ("paddlepaddle", "paddlepaddle"),
-                  ("jax", "jax"))
+_NAME_WORDS = (
+    ("pytorch", "pytorch"),
+    ("tensorflow", "tensorflow"),
+    ("mxnet", "mxnet"),
+    ("paddle", "paddlepaddle"),
+    ("jax", "jax"),
+    ("cuda-dl", "cuda-dl"),
+    ("cuda", "cuda"),
+)
+_PACKAGE_WORDS = (
+    ("torch", "pytorch"),
+    ("tensorflow", "tensorflow"),
+    ("mxnet", "mxnet"),
+    ("paddlepaddle", "paddlepaddle"),
+    ("jax", "jax"),
+)
 
 
 @dataclass(frozen=True)
@@ -84,8 +96,10 @@ def chosen_nccl(facts: ImageFacts) -> str | None:
     from ..engine.context import NCCL_ORIGIN_ORDER
 
     rank = {o: i for i, o in enumerate(NCCL_ORIGIN_ORDER)}
-    found = sorted((n for n in facts.nccl if n.version and numeric_tuple(n.version)),
-                   key=lambda n: rank.get(n.origin or "", len(rank)))
+    found = sorted(
+        (n for n in facts.nccl if n.version and numeric_tuple(n.version)),
+        key=lambda n: rank.get(n.origin or "", len(rank)),
+    )
     return found[0].version if found else None
 
 
@@ -93,26 +107,52 @@ def summary_of_facts(facts: ImageFacts) -> Summary:
     lib = facts.rdma.libibverbs
     distro = " ".join(x for x in (facts.os.id, facts.os.version_id) if x) or None
     return Summary(
-        framework=framework_of(facts), distro=distro,
-        cuda=facts.cuda.version if facts.cuda else None, nccl=chosen_nccl(facts),
-        rdma_core=lib.rdma_core if lib else None, pabi=lib.private_abi if lib else None,
-        flavor=facts.rdma.flavor, ofed=facts.rdma.ofed_version,
-        ucx=facts.ucx.version if facts.ucx else None, hpcx=facts.hpcx.version if facts.hpcx else None,
+        framework=framework_of(facts),
+        distro=distro,
+        cuda=facts.cuda.version if facts.cuda else None,
+        nccl=chosen_nccl(facts),
+        rdma_core=lib.rdma_core if lib else None,
+        pabi=lib.private_abi if lib else None,
+        flavor=facts.rdma.flavor,
+        ofed=facts.rdma.ofed_version,
+        ucx=facts.ucx.version if facts.ucx else None,
+        hpcx=facts.hpcx.version if facts.hpcx else None,
         framework_version=pkg.version if (pkg := framework_package(facts)) is not None else None,
-        python=python_of(facts))
+        python=python_of(facts),
+    )
 
 
 def summary_of_row(row: dict, pabi: int | None = None) -> Summary:
-    return Summary(framework=row.get("framework"), distro=row.get("distro"), cuda=row.get("cuda"), nccl=row.get("nccl"),
-                   rdma_core=row.get("rdma_core"), pabi=pabi, flavor=row.get("rdma_flavor"),
-                   ofed=row.get("mlnx_ofed") or row.get("doca"), ucx=row.get("ucx"), hpcx=row.get("hpcx"),
-                   framework_version=row.get("framework_version"), python=row.get("python"))
+    return Summary(
+        framework=row.get("framework"),
+        distro=row.get("distro"),
+        cuda=row.get("cuda"),
+        nccl=row.get("nccl"),
+        rdma_core=row.get("rdma_core"),
+        pabi=pabi,
+        flavor=row.get("rdma_flavor"),
+        ofed=row.get("mlnx_ofed") or row.get("doca"),
+        ucx=row.get("ucx"),
+        hpcx=row.get("hpcx"),
+        framework_version=row.get("framework_version"),
+        python=row.get("python"),
+    )
 
 
-_LABELS = (("rdma_core", "rdma-core"), ("pabi", "provider ABI (PABI)"), ("flavor", "RDMA flavor"),
-           ("ofed", "MLNX/DOCA userspace"), ("nccl", "NCCL"), ("cuda", "CUDA"), ("ucx", "UCX"), ("hpcx", "HPC-X"),
-           ("distro", "distro"), ("framework", "framework"), ("framework_version", "framework version"),
-           ("python", "Python"))
+_LABELS = (
+    ("rdma_core", "rdma-core"),
+    ("pabi", "provider ABI (PABI)"),
+    ("flavor", "RDMA flavor"),
+    ("ofed", "MLNX/DOCA userspace"),
+    ("nccl", "NCCL"),
+    ("cuda", "CUDA"),
+    ("ucx", "UCX"),
+    ("hpcx", "HPC-X"),
+    ("distro", "distro"),
+    ("framework", "framework"),
+    ("framework_version", "framework version"),
+    ("python", "Python"),
+)
 
 
 # Facts a missing value does not mean "absent" for: the Python and framework version of an image imgcheck

@@ -21,12 +21,12 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from ..model.env_redact import redact_report_dict
 from .auth import authenticate, precheck, read_allowed
 from .config import ServiceConfig
 from .credentials import install_auth_file
-from .health import readiness_problems
-from ..model.env_redact import redact_report_dict
 from .events import MalformedPayload, is_digest, is_repository, parse_body
+from .health import readiness_problems
 from .metrics import CONTENT_TYPE, Metrics
 from .notify import Notifier
 from .pages import CSP, render_index, render_report, top_findings
@@ -60,13 +60,17 @@ class Service:
         self.store.acquire_instance_lock()
         orphans = self.store.requeue_orphans()
         if orphans:
-            log.info("requeued %d job(s) left running by a previous process", orphans,
-                     extra={"event": "jobs.requeued", "count": orphans})
+            log.info(
+                "requeued %d job(s) left running by a previous process",
+                orphans,
+                extra={"event": "jobs.requeued", "count": orphans},
+            )
         self.prune()
         install_auth_file(self.config)
         notifier = Notifier(self.config.notify, self.config.public_url) if self.config.notify else None
-        self.pool = WorkerPool(self.config, self.store, self.metrics, check=self.check, notifier=notifier,
-                               prune=self.prune)
+        self.pool = WorkerPool(
+            self.config, self.store, self.metrics, check=self.check, notifier=notifier, prune=self.prune
+        )
         if self.start_workers:
             self.pool.start()
             if any(r.watch for r in self.config.registries.values()):
@@ -88,8 +92,12 @@ class Service:
             return 0
         removed = self.store.delete_finished_before(time.time() - self.config.retention_days * 86400)
         if removed:
-            log.info("deleted %d finished job(s) older than %g days", removed, self.config.retention_days,
-                     extra={"event": "retention.pruned", "count": removed})
+            log.info(
+                "deleted %d finished job(s) older than %g days",
+                removed,
+                self.config.retention_days,
+                extra={"event": "retention.pruned", "count": removed},
+            )
         return removed
 
     def stop(self) -> None:
@@ -132,31 +140,40 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         name = request.path_params.get("registry")
         registry = config.registries.get(name) if name else config.default_registry()
         if registry is None:
-            return _error(404, f"unknown registry {name!r}" if name else
-                          "several registries are configured: POST to /webhook/NAME")
+            return _error(
+                404,
+                f"unknown registry {name!r}" if name else "several registries are configured: POST to /webhook/NAME",
+            )
         first = precheck(registry, request.headers)
         if first == "no":  # before reading the body: strangers' uploads are never buffered
             return _error(401, "missing or wrong webhook secret or signature")
         try:
-            body = await asyncio.wait_for(_read_capped(request, config.max_body_bytes),
-                                          config.body_timeout_seconds)
+            body = await asyncio.wait_for(_read_capped(request, config.max_body_bytes), config.body_timeout_seconds)
         except BodyTooLarge:
             return _error(413, f"body larger than {config.max_body_bytes} bytes")
         except MalformedPayload as exc:
             return _error(400, str(exc))
-        except (asyncio.TimeoutError, TimeoutError):
-            log.warning("webhook body not complete after %.0f s; answered 408", config.body_timeout_seconds,
-                        extra={"event": "webhook.rejected", "status": 408, "registry": registry.name})
+        except TimeoutError:
+            log.warning(
+                "webhook body not complete after %.0f s; answered 408",
+                config.body_timeout_seconds,
+                extra={"event": "webhook.rejected", "status": 408, "registry": registry.name},
+            )
             return _error(408, f"body not received within {config.body_timeout_seconds:g} s")
         except ClientDisconnect:  # the sender went away mid-body: nothing to answer, nothing queued
-            log.warning("webhook sender disconnected before the body was complete",
-                        extra={"event": "webhook.disconnected", "registry": registry.name})
+            log.warning(
+                "webhook sender disconnected before the body was complete",
+                extra={"event": "webhook.disconnected", "registry": registry.name},
+            )
             return _error(400, "client disconnected")
         if first != "ok" and not authenticate(registry, request.headers, body):
             return _error(401, "missing or wrong webhook secret or signature")
         try:
-            delivery = parse_body(body, github_event=request.headers.get("x-github-event"),
-                                  github_delivery=request.headers.get("x-github-delivery"))
+            delivery = parse_body(
+                body,
+                github_event=request.headers.get("x-github-event"),
+                github_delivery=request.headers.get("x-github-delivery"),
+            )
         except MalformedPayload as exc:
             return _error(400, str(exc))
         if delivery.ping:  # GitHub checks a new hook with a ping and marks it failed unless 2xx
@@ -170,23 +187,40 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         m.labels("queued").inc(outcome.queued)
         m.labels("duplicate").inc(outcome.duplicates)
         m.labels("ignored").inc(delivery.ignored)
-        log.info("webhook from %s: %d queued, %d duplicate(s), %d ignored", registry.name, outcome.queued,
-                 outcome.duplicates, delivery.ignored,
-                 extra={"event": "webhook.accepted", "registry": registry.name, "kind": delivery.kind,
-                        "queued": outcome.queued, "duplicates": outcome.duplicates, "ignored": delivery.ignored,
-                        "image": [f"{p.repository}@{p.digest}" for p in delivery.pushes]})
+        log.info(
+            "webhook from %s: %d queued, %d duplicate(s), %d ignored",
+            registry.name,
+            outcome.queued,
+            outcome.duplicates,
+            delivery.ignored,
+            extra={
+                "event": "webhook.accepted",
+                "registry": registry.name,
+                "kind": delivery.kind,
+                "queued": outcome.queued,
+                "duplicates": outcome.duplicates,
+                "ignored": delivery.ignored,
+                "image": [f"{p.repository}@{p.digest}" for p in delivery.pushes],
+            },
+        )
         if outcome.queued:
             service.pool.wake()
-        return JSONResponse({"queued": outcome.queued, "duplicates": outcome.duplicates,
-                             "ignored": delivery.ignored}, status_code=202)
+        return JSONResponse(
+            {"queued": outcome.queued, "duplicates": outcome.duplicates, "ignored": delivery.ignored}, status_code=202
+        )
 
     def guarded(handler):
         """Reads need the configured read token (reports name internal images and their settings)."""
+
         def wrapper(request: Request) -> Response:
             if not read_allowed(config.read_token, request.headers):
-                return JSONResponse({"error": "a read token is required"}, status_code=401,
-                                    headers={"WWW-Authenticate": 'Basic realm="imgcheck", charset="UTF-8"'})
+                return JSONResponse(
+                    {"error": "a read token is required"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Basic realm="imgcheck", charset="UTF-8"'},
+                )
             return handler(request)
+
         return wrapper
 
     def results(request: Request) -> Response:
@@ -211,7 +245,10 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             return JSONResponse(redact_report_dict(json.loads(row["report"])))
         images = []
         for job in jobs:
-            reports = {r["fleet"]: redact_report_dict(json.loads(r["report"])) for r in service.store.results_for_job(job["id"])}
+            reports = {
+                r["fleet"]: redact_report_dict(json.loads(r["report"]))
+                for r in service.store.results_for_job(job["id"])
+            }
             images.append({**_public(job), "reports": reports})
         return JSONResponse({"digest": digest, "images": images})
 
@@ -234,8 +271,9 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         return out
 
     def _html(page: str, status: int = 200) -> HTMLResponse:
-        return HTMLResponse(page, status_code=status,
-                            headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
+        return HTMLResponse(
+            page, status_code=status, headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"}
+        )
 
     def index(request: Request) -> Response:
         jobs = service.store.recent(50)
@@ -281,18 +319,21 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         finally:
             await run_in_threadpool(service.stop)
 
-    app = Starlette(routes=[
-        Route("/webhook", webhook, methods=["POST"]),
-        Route("/webhook/{registry}", webhook, methods=["POST"]),
-        Route("/results/{digest}", guarded(results), methods=["GET"]),
-        Route("/images/{repository:path}", guarded(images), methods=["GET"]),
-        Route("/", guarded(index), methods=["GET"]),
-        Route("/report/{digest}", guarded(report_page), methods=["GET"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/livez", livez, methods=["GET"]),
-        Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", metrics, methods=["GET"]),
-    ], lifespan=lifespan)
+    app = Starlette(
+        routes=[
+            Route("/webhook", webhook, methods=["POST"]),
+            Route("/webhook/{registry}", webhook, methods=["POST"]),
+            Route("/results/{digest}", guarded(results), methods=["GET"]),
+            Route("/images/{repository:path}", guarded(images), methods=["GET"]),
+            Route("/", guarded(index), methods=["GET"]),
+            Route("/report/{digest}", guarded(report_page), methods=["GET"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/livez", livez, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
     app.state.service = service
     return app
 
@@ -301,12 +342,25 @@ def server_options(config: ServiceConfig, log_level: str = "info") -> dict:
     """uvicorn settings: bounds on what clients can hold (connections, the shutdown wait) and the log."""
     from .logs import log_config
 
-    return {"limit_concurrency": config.max_connections, "log_config": log_config(config.log_format, log_level),
-            "timeout_graceful_shutdown": config.shutdown_timeout_seconds,
-            "timeout_keep_alive": 5}
+    return {
+        "limit_concurrency": config.max_connections,
+        "log_config": log_config(config.log_format, log_level),
+        "timeout_graceful_shutdown": config.shutdown_timeout_seconds,
+        "timeout_keep_alive": 5,
+    }
 
 
 def _public(job: dict) -> dict:
-    keys = ("registry", "repository", "digest", "tags", "state", "attempts", "last_error", "created_at",
-            "finished_at", "verdicts")
+    keys = (
+        "registry",
+        "repository",
+        "digest",
+        "tags",
+        "state",
+        "attempts",
+        "last_error",
+        "created_at",
+        "finished_at",
+        "verdicts",
+    )
     return {k: job[k] for k in keys}

@@ -31,16 +31,22 @@ def _is_layer(media_type: str) -> bool:
     # than to skip an image silently)
     return media_type in LAYER_TYPES or ".tar" in media_type or "rootfs" in media_type
 
-IMAGE_CONFIG_TYPES = frozenset({"application/vnd.oci.image.config.v1+json",
-                                "application/vnd.docker.container.image.v1+json"})
-LAYER_TYPES = frozenset({
-    "application/vnd.oci.image.layer.v1.tar", "application/vnd.oci.image.layer.v1.tar+gzip",
-    "application/vnd.oci.image.layer.v1.tar+zstd",
-    "application/vnd.oci.image.layer.nondistributable.v1.tar",
-    "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
-    "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd",
-    "application/vnd.docker.image.rootfs.diff.tar.gzip", "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
-})
+
+IMAGE_CONFIG_TYPES = frozenset(
+    {"application/vnd.oci.image.config.v1+json", "application/vnd.docker.container.image.v1+json"}
+)
+LAYER_TYPES = frozenset(
+    {
+        "application/vnd.oci.image.layer.v1.tar",
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+        "application/vnd.oci.image.layer.v1.tar+zstd",
+        "application/vnd.oci.image.layer.nondistributable.v1.tar",
+        "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
+        "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd",
+        "application/vnd.docker.image.rootfs.diff.tar.gzip",
+        "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+    }
+)
 
 
 def artifact_reason(manifest: bytes) -> str | None:
@@ -59,8 +65,13 @@ def artifact_reason(manifest: bytes) -> str | None:
         return f"an artifact with config {config_type}, not an image"
     layers = doc.get("layers")
     if isinstance(layers, list):
-        odd = sorted({l.get("mediaType") for l in layers if isinstance(l, dict)
-                      and isinstance(l.get("mediaType"), str) and not _is_layer(l["mediaType"])})
+        odd = sorted(
+            {
+                l.get("mediaType")
+                for l in layers
+                if isinstance(l, dict) and isinstance(l.get("mediaType"), str) and not _is_layer(l["mediaType"])
+            }
+        )
         if odd:
             return f"an artifact with {', '.join(odd)} layers (a signature, attestation or SBOM), not an image"
     return None

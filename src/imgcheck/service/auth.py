@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from typing import Mapping
+from collections.abc import Mapping
 
 from .config import RegistryConfig
 

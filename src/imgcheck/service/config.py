@@ -106,10 +106,29 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     p = _Table(doc, path, base, env)
     p.only("server", "registries", "fleets", "notify")
     server = p.table("server")
-    server.only("database", "workers", "max_body_bytes", "lease_seconds", "max_attempts", "backoff_seconds",
-                "backoff_max_seconds", "poll_seconds", "public_url", "body_timeout_seconds", "max_connections",
-                "shutdown_timeout_seconds", "read_token", "read_token_env", "read_token_file", "log_format",
-                "min_free_bytes", "retention_days", "database_url", "database_url_env", "database_url_file")
+    server.only(
+        "database",
+        "workers",
+        "max_body_bytes",
+        "lease_seconds",
+        "max_attempts",
+        "backoff_seconds",
+        "backoff_max_seconds",
+        "poll_seconds",
+        "public_url",
+        "body_timeout_seconds",
+        "max_connections",
+        "shutdown_timeout_seconds",
+        "read_token",
+        "read_token_env",
+        "read_token_file",
+        "log_format",
+        "min_free_bytes",
+        "retention_days",
+        "database_url",
+        "database_url_env",
+        "database_url_file",
+    )
     # the URL may hold a password: inline, _env or _file (a mounted Secret); IMGCHECK_DATABASE_URL otherwise
     database_url = server.secret("database_url") or env.get("IMGCHECK_DATABASE_URL") or None
     if database_url and not database_url.startswith(("postgresql://", "postgres://", "sqlite:///")):
@@ -129,8 +148,12 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     for name in fleet_tables.keys():
         t = fleet_tables.table(name)
         t.only("selector", "node_facts", "job_specs")
-        fleet = FleetConfig(name=name, selector=t.str("selector"),
-                            node_facts=tuple(t.path_list("node_facts")), job_specs=tuple(t.path_list("job_specs")))
+        fleet = FleetConfig(
+            name=name,
+            selector=t.str("selector"),
+            node_facts=tuple(t.path_list("node_facts")),
+            job_specs=tuple(t.path_list("job_specs")),
+        )
         if not fleet.selector and not fleet.node_facts:
             raise BadInputError(f"{path}: [fleets.{name}] needs `selector` or `node_facts`")
         fleets[name] = fleet
@@ -150,8 +173,9 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         headers = t.raw("headers", {})
         if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
             raise BadInputError(f"{path}: [notify] headers must be a table of strings")
-        notify = NotifyConfig(url=url, timeout=t.number("timeout", 5.0, minimum=0.1), verdicts=verdicts,
-                              headers=dict(headers))
+        notify = NotifyConfig(
+            url=url, timeout=t.number("timeout", 5.0, minimum=0.1), verdicts=verdicts, headers=dict(headers)
+        )
     return ServiceConfig(
         database=database,
         registries=registries,
@@ -177,36 +201,56 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     )
 
 
-def _retention(server: "_Table") -> float | None:
+def _retention(server: _Table) -> float | None:
     """`retention_days = 0` keeps everything; otherwise finished jobs older than that are deleted."""
     days = server.number("retention_days", 90.0, minimum=0)
     return days or None
 
 
-def _log_format(server: "_Table") -> str:
+def _log_format(server: _Table) -> str:
     value = server.str("log_format") or "json"
     if value not in ("json", "text"):
         raise BadInputError(f"{server.where}: `log_format` must be json or text")
     return value
 
 
-def _registry(name: str, t: "_Table") -> RegistryConfig:
+def _registry(name: str, t: _Table) -> RegistryConfig:
     if not _NAME.fullmatch(name):
         raise BadInputError(f"{t.where}: registry name must be letters, digits, '.', '_' or '-'")
-    t.only("host", "insecure", "username", "password", "password_env", "password_file", "secret", "secret_env",
-           "secret_file", "secret_header", "hmac_secret", "hmac_secret_env", "hmac_secret_file", "hmac_header", "watch")
+    t.only(
+        "host",
+        "insecure",
+        "username",
+        "password",
+        "password_env",
+        "password_file",
+        "secret",
+        "secret_env",
+        "secret_file",
+        "secret_header",
+        "hmac_secret",
+        "hmac_secret_env",
+        "hmac_secret_file",
+        "hmac_header",
+        "watch",
+    )
     host = t.str("host")
     if not host or "/" in host or host != host.strip():
         raise BadInputError(f"{t.where}: `host` must be host[:port] of the registry, without a scheme or path")
     reg = RegistryConfig(
-        name=name, host=host, insecure=t.bool("insecure", False),
-        username=t.str("username"), password=t.secret("password"),
-        secret=t.secret("secret"), secret_header=t.str("secret_header") or "Authorization",
-        hmac_secret=t.secret("hmac_secret"), hmac_header=t.str("hmac_header") or "X-Hub-Signature-256",
+        name=name,
+        host=host,
+        insecure=t.bool("insecure", False),
+        username=t.str("username"),
+        password=t.secret("password"),
+        secret=t.secret("secret"),
+        secret_header=t.str("secret_header") or "Authorization",
+        hmac_secret=t.secret("hmac_secret"),
+        hmac_header=t.str("hmac_header") or "X-Hub-Signature-256",
         watch=tuple(t.str_list("watch")),
     )
     if any(not p.strip() or p != p.strip() for p in reg.watch):
-        raise BadInputError(f"{t.where}: `watch` entries must be repository names or patterns like \"team/*\"")
+        raise BadInputError(f'{t.where}: `watch` entries must be repository names or patterns like "team/*"')
     if not reg.secret and not reg.hmac_secret:
         # an unauthenticated webhook lets anyone make the service pull arbitrary repositories
         raise BadInputError(f"{t.where}: set `secret` or `hmac_secret` (or their _env/_file forms)")
@@ -234,7 +278,7 @@ class _Table:
     def raw(self, key: str, default=None):
         return self.doc.get(key, default)
 
-    def table(self, key: str) -> "_Table":
+    def table(self, key: str) -> _Table:
         return _Table(self.doc.get(key, {}), f"{self.where} [{key}]", self.base, self.env)
 
     def str(self, key: str) -> str | None:
@@ -257,8 +301,9 @@ class _Table:
             raise BadInputError(f"{self.where}: `{key}` must be true or false")
         return value
 
-    def number(self, key: str, default: float, minimum: float, integer: bool = False,
-               maximum: float | None = None) -> float:
+    def number(
+        self, key: str, default: float, minimum: float, integer: bool = False, maximum: float | None = None
+    ) -> float:
         value = self.doc.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
             raise BadInputError(f"{self.where}: `{key}` must be {'an integer' if integer else 'a number'}")

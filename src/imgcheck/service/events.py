@@ -34,12 +34,14 @@ from .artifacts import is_artifact_tag
 
 ENVELOPE_MEDIA_TYPE = "application/vnd.docker.distribution.events.v2+json"
 
-MANIFEST_MEDIA_TYPES = frozenset({
-    "application/vnd.oci.image.manifest.v1+json",
-    "application/vnd.oci.image.index.v1+json",
-    "application/vnd.docker.distribution.manifest.v2+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-})
+MANIFEST_MEDIA_TYPES = frozenset(
+    {
+        "application/vnd.oci.image.manifest.v1+json",
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+    }
+)
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128}")
 # distribution/reference: path components separated by '/'
@@ -96,7 +98,7 @@ def parse_body(body: bytes, github_event: str | None = None, github_delivery: st
         return parse_distribution(doc)
     if isinstance(doc, dict) and "type" in doc and "event_data" in doc:
         return parse_harbor(doc)
-    raise MalformedPayload("expected a distribution envelope {\"events\": [...]} or a Harbor event")
+    raise MalformedPayload('expected a distribution envelope {"events": [...]} or a Harbor event')
 
 
 def parse_distribution(doc: dict) -> Delivery:
@@ -122,9 +124,14 @@ def parse_distribution(doc: dict) -> Delivery:
         event_id = event.get("id")
         if event_id is not None and not isinstance(event_id, str):
             raise MalformedPayload(f"{where}: `id` must be a string")
-        pushes.append(PushEvent(repository=_repository(target.get("repository"), where),
-                                digest=_digest(target.get("digest"), where),
-                                tag=_tag(target.get("tag"), where), event_id=event_id or None))
+        pushes.append(
+            PushEvent(
+                repository=_repository(target.get("repository"), where),
+                digest=_digest(target.get("digest"), where),
+                tag=_tag(target.get("tag"), where),
+                event_id=event_id or None,
+            )
+        )
     return Delivery(kind="distribution", pushes=tuple(pushes), ignored=ignored)
 
 
@@ -192,9 +199,18 @@ def parse_github(doc: object, event: str, delivery: str | None = None) -> Delive
     tag_info = tag_info if isinstance(tag_info, dict) else {}
     digest = tag_info.get("digest") or version.get("version")
     tag = tag_info.get("name") or None
-    return Delivery(kind="github", ignored=0, pushes=(PushEvent(
-        repository=repository, digest=_digest(digest, where), tag=_tag(tag, where),
-        event_id=f"github:{delivery[:100]}" if delivery else None),))
+    return Delivery(
+        kind="github",
+        ignored=0,
+        pushes=(
+            PushEvent(
+                repository=repository,
+                digest=_digest(digest, where),
+                tag=_tag(tag, where),
+                event_id=f"github:{delivery[:100]}" if delivery else None,
+            ),
+        ),
+    )
 
 
 def _repository(value: object, where: str) -> str:

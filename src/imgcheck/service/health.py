@@ -9,7 +9,6 @@ Kubernetes readinessProbe then stops sending pushes that would only fail with 50
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ..errors import UnavailableError
 from .config import ServiceConfig
@@ -37,8 +36,10 @@ def state_dir_problems(config: ServiceConfig) -> list[str]:
     free = st.f_bavail * st.f_frsize
     problems = []
     if free < config.min_free_bytes:
-        problems.append(f"state directory {directory}: {free // 1024} KiB free, below min_free_bytes "
-                        f"({config.min_free_bytes // 1024} KiB)")
+        problems.append(
+            f"state directory {directory}: {free // 1024} KiB free, below min_free_bytes "
+            f"({config.min_free_bytes // 1024} KiB)"
+        )
     # a real write: permissions, a read-only mount and a full disk all show here (root ignores modes)
     from .readiness import writable
 

@@ -13,15 +13,36 @@ import logging
 import time
 
 # the `extra=` keys the service passes; anything else on a record is logging's own bookkeeping
-FIELDS = ("event", "registry", "image", "repository", "digest", "tags", "verdicts", "seconds", "attempt",
-          "delay_seconds", "error", "status", "count", "queued", "duplicates", "ignored", "fleet", "kind")
+FIELDS = (
+    "event",
+    "registry",
+    "image",
+    "repository",
+    "digest",
+    "tags",
+    "verdicts",
+    "seconds",
+    "attempt",
+    "delay_seconds",
+    "error",
+    "status",
+    "count",
+    "queued",
+    "duplicates",
+    "ignored",
+    "fleet",
+    "kind",
+)
 
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        out = {"time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-                       + f".{int(record.msecs):03d}Z",
-               "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage()}
+        out = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
         for key in FIELDS:
             if key in record.__dict__:
                 out[key] = record.__dict__[key]
@@ -42,6 +63,10 @@ def log_config(fmt: str = "json", level: str = "info") -> dict:
         "disable_existing_loggers": False,
         "formatters": {"main": formatter},
         "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "main", "stream": "ext://sys.stderr"}},
-        "loggers": {"uvicorn": logger, "uvicorn.error": {"level": level.upper()},
-                    "uvicorn.access": logger, "imgcheck": logger},
+        "loggers": {
+            "uvicorn": logger,
+            "uvicorn.error": {"level": level.upper()},
+            "uvicorn.access": logger,
+            "imgcheck": logger,
+        },
     }

@@ -31,20 +31,32 @@ class Metrics:
     def __init__(self, counts):
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.requests = Counter("imgcheck_webhook_requests", "Webhook requests by HTTP status",
-                                ["status"], registry=r)
-        self.events = Counter("imgcheck_events_received", "Registry events received, by outcome "
-                              "(queued, duplicate, ignored)", ["outcome"], registry=r)
-        self.checks = Counter("imgcheck_checks", "Checks stored, by fleet and verdict", ["fleet", "verdict"],
-                              registry=r)
-        self.failures_predicted = Counter("imgcheck_failures_predicted", "Checks whose verdict is fail",
-                                          ["fleet"], registry=r)
-        self.job_errors = Counter("imgcheck_job_errors", "Job attempts that did not finish, by outcome "
-                                  "(retry, failed)", ["outcome"], registry=r)
+        self.requests = Counter("imgcheck_webhook_requests", "Webhook requests by HTTP status", ["status"], registry=r)
+        self.events = Counter(
+            "imgcheck_events_received",
+            "Registry events received, by outcome (queued, duplicate, ignored)",
+            ["outcome"],
+            registry=r,
+        )
+        self.checks = Counter(
+            "imgcheck_checks", "Checks stored, by fleet and verdict", ["fleet", "verdict"], registry=r
+        )
+        self.failures_predicted = Counter(
+            "imgcheck_failures_predicted", "Checks whose verdict is fail", ["fleet"], registry=r
+        )
+        self.job_errors = Counter(
+            "imgcheck_job_errors",
+            "Job attempts that did not finish, by outcome (retry, failed)",
+            ["outcome"],
+            registry=r,
+        )
         self.notify_errors = Counter("imgcheck_notify_errors", "Failed notification POSTs", registry=r)
-        self.duration = Histogram("imgcheck_check_duration_seconds", "Time to inspect an image and check it "
-                                  "against every fleet", registry=r,
-                                  buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800))
+        self.duration = Histogram(
+            "imgcheck_check_duration_seconds",
+            "Time to inspect an image and check it against every fleet",
+            registry=r,
+            buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800),
+        )
         r.register(_QueueCollector(counts))
 
     def render(self) -> bytes:

@@ -32,9 +32,16 @@ def message(job: Job, result: FleetResult, public_url: str | None) -> dict:
         text += " (" + "; ".join(worst) + ")"
     if link:
         text += f" {link}"
-    return {"text": text, "registry": job.registry, "repository": job.repository, "digest": job.digest,
-            "fleet": result.fleet, "verdict": result.verdict, "findings": [f.get("id") for f in findings],
-            "url": link}
+    return {
+        "text": text,
+        "registry": job.registry,
+        "repository": job.repository,
+        "digest": job.digest,
+        "fleet": result.fleet,
+        "verdict": result.verdict,
+        "findings": [f.get("id") for f in findings],
+        "url": link,
+    }
 
 
 class Notifier:
@@ -47,17 +54,35 @@ class Notifier:
         if result.verdict not in self.config.verdicts:
             return True
         try:
-            resp = self.session.post(self.config.url, json=message(job, result, self.public_url),
-                                     headers=self.config.headers, timeout=self.config.timeout)
+            resp = self.session.post(
+                self.config.url,
+                json=message(job, result, self.public_url),
+                headers=self.config.headers,
+                timeout=self.config.timeout,
+            )
             resp.close()
             if resp.status_code >= 300:
-                log.warning("notification for %s was refused: HTTP %d", job.digest, resp.status_code,
-                            extra={"event": "notify.failed", "image": f"{job.repository}@{job.digest}",
-                                   "status": resp.status_code})
+                log.warning(
+                    "notification for %s was refused: HTTP %d",
+                    job.digest,
+                    resp.status_code,
+                    extra={
+                        "event": "notify.failed",
+                        "image": f"{job.repository}@{job.digest}",
+                        "status": resp.status_code,
+                    },
+                )
                 return False
             return True
         except requests.RequestException as exc:
-            log.warning("notification for %s failed: %s", job.digest, exc.__class__.__name__,
-                        extra={"event": "notify.failed", "image": f"{job.repository}@{job.digest}",
-                               "error": exc.__class__.__name__})
+            log.warning(
+                "notification for %s failed: %s",
+                job.digest,
+                exc.__class__.__name__,
+                extra={
+                    "event": "notify.failed",
+                    "image": f"{job.repository}@{job.digest}",
+                    "error": exc.__class__.__name__,
+                },
+            )
             return False

@@ -52,8 +52,9 @@ def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
 
 
-def render_index(jobs: list[dict], fleets: list[str], counts: dict[str, int],
-                 findings: dict[int, list] | None = None) -> str:
+def render_index(
+    jobs: list[dict], fleets: list[str], counts: dict[str, int], findings: dict[int, list] | None = None
+) -> str:
     """`findings`: job id -> top_findings(...) for that job's reports."""
     findings = findings or {}
     head = "".join(f"<th>{escape(f)}</th>" for f in fleets)
@@ -64,26 +65,38 @@ def render_index(jobs: list[dict], fleets: list[str], counts: dict[str, int],
         for fleet in fleets:
             verdict = job["verdicts"].get(fleet)
             if verdict:
-                cells.append(f'<td class="verdict verdict-{escape(verdict)}" data-fleet="{escape(fleet)}">'
-                             f"{escape(verdict)}</td>")
+                cells.append(
+                    f'<td class="verdict verdict-{escape(verdict)}" data-fleet="{escape(fleet)}">{escape(verdict)}</td>'
+                )
             else:
                 cells.append(f'<td class="verdict muted" data-fleet="{escape(fleet)}">—</td>')
         error = f'<div class="muted">{escape(job["last_error"])}</div>' if job.get("last_error") else ""
         top = findings.get(job.get("id"), [])
-        items = "".join(f'<li class="sev-{escape(sev)}"><b>{escape(fid)}</b> {escape(title)} '
-                        f'<span class="muted">({escape(", ".join(fl))})</span></li>' for sev, fid, title, fl in top)
-        report_link = (f'<a class="report" href="/report/{escape(quote(job["digest"]))}?repository='
-                       f'{escape(quote(job["repository"], safe=""))}">report</a>') if job["verdicts"] else ""
+        items = "".join(
+            f'<li class="sev-{escape(sev)}"><b>{escape(fid)}</b> {escape(title)} '
+            f'<span class="muted">({escape(", ".join(fl))})</span></li>'
+            for sev, fid, title, fl in top
+        )
+        report_link = (
+            (
+                f'<a class="report" href="/report/{escape(quote(job["digest"]))}?repository='
+                f'{escape(quote(job["repository"], safe=""))}">report</a>'
+            )
+            if job["verdicts"]
+            else ""
+        )
         found = f'<ul class="findings">{items}</ul>' if items else ""
         rows.append(
             f'<tr data-digest="{escape(job["digest"])}">'
-            f'<td>{escape(_when(job["finished_at"] or job["created_at"]))}</td>'
+            f"<td>{escape(_when(job['finished_at'] or job['created_at']))}</td>"
             f'<td><a href="/images/{escape(quote(job["repository"]))}">{escape(job["repository"])}</a>'
             f' <span class="muted">{escape(job["registry"])}</span></td>'
             f"<td>{escape(tags)}</td>"
             f'<td><a href="/results/{escape(quote(job["digest"]))}"><code>{escape(job["digest"][:19])}</code></a></td>'
             f'<td class="state-{escape(_state(job))}">{escape(_state(job))}{error}</td>'
-            + "".join(cells) + f'<td class="top-findings">{found}{report_link}</td></tr>')
+            + "".join(cells)
+            + f'<td class="top-findings">{found}{report_link}</td></tr>'
+        )
     summary = ", ".join(f"{escape(k)}: {int(v)}" for k, v in counts.items())
     body = "\n".join(rows) or f'<tr><td colspan="{6 + len(fleets)}" class="muted">no images checked yet</td></tr>'
     return f"""<!doctype html>
@@ -104,23 +117,28 @@ def _list(values, cls: str = "") -> str:
 
 
 def _finding(f: dict) -> str:
-    evidence = [f"{e.get('fact')} = {e.get('value')!r}" + (f" ({e.get('path')})" if e.get("path") else "")
-                for e in f.get("evidence", []) if isinstance(e, dict)]
-    parts = [f'<h4 class="sev-{escape(str(f.get("severity")))}">{escape(str(f.get("severity")))}: '
-             f'{escape(str(f.get("id")))} — {escape(str(f.get("title") or ""))}</h4><dl>']
+    evidence = [
+        f"{e.get('fact')} = {e.get('value')!r}" + (f" ({e.get('path')})" if e.get("path") else "")
+        for e in f.get("evidence", [])
+        if isinstance(e, dict)
+    ]
+    parts = [
+        f'<h4 class="sev-{escape(str(f.get("severity")))}">{escape(str(f.get("severity")))}: '
+        f"{escape(str(f.get('id')))} — {escape(str(f.get('title') or ''))}</h4><dl>"
+    ]
     if f.get("predicted_error"):
-        parts.append(f'<dt>Predicted error</dt><dd><code>{escape(str(f["predicted_error"]))}</code></dd>')
+        parts.append(f"<dt>Predicted error</dt><dd><code>{escape(str(f['predicted_error']))}</code></dd>")
     if f.get("mechanism"):
-        parts.append(f'<dt>Why</dt><dd>{escape(str(f["mechanism"]))}</dd>')
+        parts.append(f"<dt>Why</dt><dd>{escape(str(f['mechanism']))}</dd>")
     if f.get("fixes"):
-        parts.append(f'<dt>Fix</dt><dd>{_list(f["fixes"], "fixes")}</dd>')
+        parts.append(f"<dt>Fix</dt><dd>{_list(f['fixes'], 'fixes')}</dd>")
     if evidence:
-        parts.append(f'<dt>Evidence</dt><dd>{_list(evidence)}</dd>')
+        parts.append(f"<dt>Evidence</dt><dd>{_list(evidence)}</dd>")
     if f.get("nodes"):
-        parts.append(f'<dt>Nodes</dt><dd>{escape(", ".join(map(str, f["nodes"])))}</dd>')
-    parts.append(f'<dt>Confidence</dt><dd>{escape(str(f.get("confidence") or "unknown"))}</dd>')
+        parts.append(f"<dt>Nodes</dt><dd>{escape(', '.join(map(str, f['nodes'])))}</dd>")
+    parts.append(f"<dt>Confidence</dt><dd>{escape(str(f.get('confidence') or 'unknown'))}</dd>")
     if f.get("sources"):
-        parts.append(f'<dt>Sources</dt><dd>{_list(f["sources"])}</dd>')
+        parts.append(f"<dt>Sources</dt><dd>{_list(f['sources'])}</dd>")
     return "".join(parts) + "</dl>"
 
 
@@ -128,9 +146,11 @@ def render_report(jobs: list[dict], reports: dict[int, dict[str, dict]]) -> str:
     """A readable report of one digest: per repository and fleet, the verdict and every finding."""
     sections = []
     for job in jobs:
-        head = (f'<h2>{escape(job["repository"])} <span class="muted">{escape(job["registry"])}</span></h2>'
-                f'<p><code>{escape(job["digest"])}</code> · tags: {escape(", ".join(job["tags"]) or "—")} · '
-                f'state: <span class="state-{escape(_state(job))}">{escape(_state(job))}</span></p>')
+        head = (
+            f'<h2>{escape(job["repository"])} <span class="muted">{escape(job["registry"])}</span></h2>'
+            f"<p><code>{escape(job['digest'])}</code> · tags: {escape(', '.join(job['tags']) or '—')} · "
+            f'state: <span class="state-{escape(_state(job))}">{escape(_state(job))}</span></p>'
+        )
         if job.get("last_error"):
             head += f'<p class="muted">{escape(job["last_error"])}</p>'
         fleets = []
@@ -139,14 +159,20 @@ def render_report(jobs: list[dict], reports: dict[int, dict[str, dict]]) -> str:
             shown = [f for f in report.get("findings", []) if isinstance(f, dict)]
             shown.sort(key=lambda f: severity_rank(f.get("severity")))
             body = "".join(_finding(f) for f in shown) or '<p class="muted">no findings</p>'
-            unknowns = [f"{u.get('rule')}: {u.get('reason')}" for u in report.get("unknowns", []) if isinstance(u, dict)]
+            unknowns = [
+                f"{u.get('rule')}: {u.get('reason')}" for u in report.get("unknowns", []) if isinstance(u, dict)
+            ]
             if unknowns:
                 body += f"<h4>Could not decide</h4>{_list(unknowns)}"
-            recs = [f"{r.get('image')}: {r.get('why')}" for r in report.get("recommendations", []) if isinstance(r, dict)]
+            recs = [
+                f"{r.get('image')}: {r.get('why')}" for r in report.get("recommendations", []) if isinstance(r, dict)
+            ]
             if recs:
                 body += f"<h4>Recommended</h4>{_list(recs)}"
-            fleets.append(f'<section class="fleet" data-fleet="{escape(fleet)}"><h3>Fleet {escape(fleet)}: '
-                          f'<span class="verdict verdict-{escape(verdict)}">{escape(verdict)}</span></h3>{body}</section>')
+            fleets.append(
+                f'<section class="fleet" data-fleet="{escape(fleet)}"><h3>Fleet {escape(fleet)}: '
+                f'<span class="verdict verdict-{escape(verdict)}">{escape(verdict)}</span></h3>{body}</section>'
+            )
         sections.append(head + "".join(fleets))
     digest = jobs[0]["digest"] if jobs else ""
     return f"""<!doctype html>

@@ -21,8 +21,8 @@ import time
 from urllib.parse import urljoin
 
 from ..errors import ImgcheckError, UnavailableError
-from .config import RegistryConfig, ServiceConfig
 from .artifacts import is_artifact_tag
+from .config import RegistryConfig, ServiceConfig
 from .events import PushEvent, is_digest, is_repository
 
 log = logging.getLogger("imgcheck.service")
@@ -35,8 +35,9 @@ def _client(reg: RegistryConfig, repository: str):
     from ..sources.reference import Reference
     from ..sources.registry import RegistryClient
 
-    return RegistryClient(Reference(registry=reg.host, repository=repository),
-                          insecure_registries=[reg.host] if reg.insecure else [])
+    return RegistryClient(
+        Reference(registry=reg.host, repository=repository), insecure_registries=[reg.host] if reg.insecure else []
+    )
 
 
 def _pages(client, path: str, scope: str, key: str) -> list[str]:
@@ -105,23 +106,47 @@ def reconcile(config: ServiceConfig, store) -> int:
         try:
             repositories = watched_repositories(reg)
         except ImgcheckError as exc:
-            log.warning("reconcile of %s: cannot list repositories: %s", reg.name, exc,
-                        extra={"event": "registry.unavailable", "registry": reg.name, "error": str(exc)})
+            log.warning(
+                "reconcile of %s: cannot list repositories: %s",
+                reg.name,
+                exc,
+                extra={"event": "registry.unavailable", "registry": reg.name, "error": str(exc)},
+            )
             continue
         found = reg_queued = 0
         for repository in repositories:
             try:
                 pushes = repository_pushes(reg, repository)
             except ImgcheckError as exc:
-                log.warning("reconcile of %s/%s failed: %s", reg.name, repository, exc,
-                            extra={"event": "registry.unavailable", "registry": reg.name,
-                                   "repository": repository, "error": str(exc)})
+                log.warning(
+                    "reconcile of %s/%s failed: %s",
+                    reg.name,
+                    repository,
+                    exc,
+                    extra={
+                        "event": "registry.unavailable",
+                        "registry": reg.name,
+                        "repository": repository,
+                        "error": str(exc),
+                    },
+                )
                 continue
             found += len(pushes)
             if pushes:
                 reg_queued += store.enqueue(reg.name, pushes).queued
-        log.info("reconciled %s: %d repositories, %d tags, %d new job(s)", reg.name, len(repositories), found,
-                 reg_queued, extra={"event": "reconcile.done", "registry": reg.name, "count": found,
-                                    "queued": reg_queued, "seconds": round(time.monotonic() - started, 3)})
+        log.info(
+            "reconciled %s: %d repositories, %d tags, %d new job(s)",
+            reg.name,
+            len(repositories),
+            found,
+            reg_queued,
+            extra={
+                "event": "reconcile.done",
+                "registry": reg.name,
+                "count": found,
+                "queued": reg_queued,
+                "seconds": round(time.monotonic() - started, 3),
+            },
+        )
         queued += reg_queued
     return queued

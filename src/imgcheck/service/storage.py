@@ -17,8 +17,9 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class JobStore(Protocol):
-    def enqueue(self, registry: str, pushes: tuple[PushEvent, ...] | list[PushEvent],
-                now: float | None = None) -> EnqueueOutcome: ...
+    def enqueue(
+        self, registry: str, pushes: tuple[PushEvent, ...] | list[PushEvent], now: float | None = None
+    ) -> EnqueueOutcome: ...
     def claim(self, owner: str, lease_seconds: float, max_attempts: int, now: float | None = None) -> Job | None: ...
     def renew(self, owner: str, job_ids: list[int], lease_seconds: float, now: float | None = None) -> None: ...
     def complete(self, job: Job, owner: str, results: list[FleetResult], now: float | None = None) -> bool: ...
@@ -48,7 +49,7 @@ def open_store(database: str, url: str | None = None, pool_size: int = 8) -> Job
     if not url:
         return Store(database)
     if url.startswith("sqlite:///"):
-        return Store(url[len("sqlite://"):])
+        return Store(url[len("sqlite://") :])
     if is_shared(url):
         from .store_pg import PgStore
 

@@ -146,8 +146,9 @@ class Store:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
-                                       check_same_thread=False)
+                conn = sqlite3.connect(
+                    self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+                )
                 conn.row_factory = sqlite3.Row
                 conn.execute("PRAGMA journal_mode = WAL")  # readers do not block the writer
                 conn.execute("PRAGMA synchronous = FULL")  # an accepted event survives power loss
@@ -170,7 +171,7 @@ class Store:
             self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
             return False
 
-    def _write(self, conn: sqlite3.Connection | None = None) -> "_Tx":
+    def _write(self, conn: sqlite3.Connection | None = None) -> _Tx:
         return Store._Tx(conn or self._conn())
 
     def ping(self) -> None:
@@ -213,45 +214,62 @@ class Store:
             raise RuntimeError("requeue_orphans needs the instance lock")
         now = time.time() if now is None else now
         with self._write() as c:
-            cur = c.execute("UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "
-                            "next_attempt_at = ?, updated_at = ? WHERE state = 'running'", (now, now))
+            cur = c.execute(
+                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "
+                "next_attempt_at = ?, updated_at = ? WHERE state = 'running'",
+                (now, now),
+            )
             return cur.rowcount
 
     # -- the queue ------------------------------------------------------------------------------
 
-    def enqueue(self, registry: str, pushes: tuple[PushEvent, ...] | list[PushEvent],
-                now: float | None = None) -> EnqueueOutcome:
+    def enqueue(
+        self, registry: str, pushes: tuple[PushEvent, ...] | list[PushEvent], now: float | None = None
+    ) -> EnqueueOutcome:
         """Record a delivery's pushes in one transaction: all of them or none."""
         now = time.time() if now is None else now
         queued = duplicates = 0
         with self._write() as c:
             for push in pushes:
-                if push.event_id is not None and c.execute(
-                        "SELECT 1 FROM deliveries WHERE event_id = ?", (push.event_id,)).fetchone():
+                if (
+                    push.event_id is not None
+                    and c.execute("SELECT 1 FROM deliveries WHERE event_id = ?", (push.event_id,)).fetchone()
+                ):
                     duplicates += 1  # the sender redelivered an event we already have
                     continue
                 cur = c.execute(
                     "INSERT INTO jobs (registry, repository, digest, state, attempts, next_attempt_at, "
                     "created_at, updated_at) VALUES (?, ?, ?, 'queued', 0, ?, ?, ?) "
                     "ON CONFLICT (registry, repository, digest) DO NOTHING",
-                    (registry, push.repository, push.digest, now, now, now))
-                job_id = c.execute("SELECT id FROM jobs WHERE registry = ? AND repository = ? AND digest = ?",
-                                   (registry, push.repository, push.digest)).fetchone()[0]
+                    (registry, push.repository, push.digest, now, now, now),
+                )
+                job_id = c.execute(
+                    "SELECT id FROM jobs WHERE registry = ? AND repository = ? AND digest = ?",
+                    (registry, push.repository, push.digest),
+                ).fetchone()[0]
                 if cur.rowcount == 1:
                     queued += 1
                 else:
                     # a new push of a digest whose check gave up earlier is a reason to try again
                     retried = c.execute(
                         "UPDATE jobs SET state = 'queued', attempts = 0, next_attempt_at = ?, updated_at = ? "
-                        "WHERE id = ? AND state = 'failed'", (now, now, job_id)).rowcount
+                        "WHERE id = ? AND state = 'failed'",
+                        (now, now, job_id),
+                    ).rowcount
                     queued += retried
                     duplicates += 1 - retried
                 if push.tag:
-                    c.execute("INSERT INTO job_tags (job_id, tag, seen_at) VALUES (?, ?, ?) "
-                              "ON CONFLICT (job_id, tag) DO NOTHING", (job_id, push.tag, now))
+                    c.execute(
+                        "INSERT INTO job_tags (job_id, tag, seen_at) VALUES (?, ?, ?) "
+                        "ON CONFLICT (job_id, tag) DO NOTHING",
+                        (job_id, push.tag, now),
+                    )
                 if push.event_id is not None:
-                    c.execute("INSERT INTO deliveries (event_id, job_id, received_at) VALUES (?, ?, ?) "
-                              "ON CONFLICT (event_id) DO NOTHING", (push.event_id, job_id, now))
+                    c.execute(
+                        "INSERT INTO deliveries (event_id, job_id, received_at) VALUES (?, ?, ?) "
+                        "ON CONFLICT (event_id) DO NOTHING",
+                        (push.event_id, job_id, now),
+                    )
         return EnqueueOutcome(queued=queued, duplicates=duplicates)
 
     def claim(self, owner: str, lease_seconds: float, max_attempts: int, now: float | None = None) -> Job | None:
@@ -263,20 +281,32 @@ class Store:
                     "SELECT id, registry, repository, digest, attempts FROM jobs "
                     "WHERE (state = 'queued' AND next_attempt_at <= ?) "
                     "OR (state = 'running' AND lease_expires_at < ?) "
-                    "ORDER BY next_attempt_at, id LIMIT 1", (now, now)).fetchone()
+                    "ORDER BY next_attempt_at, id LIMIT 1",
+                    (now, now),
+                ).fetchone()
                 if row is None:
                     return None
                 if row["attempts"] >= max_attempts:
                     # its workers keep dying (or it is out of retries): stop before it takes more down
-                    c.execute("UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
-                              "finished_at = ?, updated_at = ?, last_error = COALESCE(last_error, ?) "
-                              "WHERE id = ?", (now, now, f"gave up after {row['attempts']} attempts", row["id"]))
+                    c.execute(
+                        "UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
+                        "finished_at = ?, updated_at = ?, last_error = COALESCE(last_error, ?) "
+                        "WHERE id = ?",
+                        (now, now, f"gave up after {row['attempts']} attempts", row["id"]),
+                    )
                     continue
-                c.execute("UPDATE jobs SET state = 'running', lease_owner = ?, lease_expires_at = ?, "
-                          "attempts = attempts + 1, updated_at = ? WHERE id = ?",
-                          (owner, now + lease_seconds, now, row["id"]))
-                return Job(id=row["id"], registry=row["registry"], repository=row["repository"],
-                           digest=row["digest"], attempts=row["attempts"] + 1)
+                c.execute(
+                    "UPDATE jobs SET state = 'running', lease_owner = ?, lease_expires_at = ?, "
+                    "attempts = attempts + 1, updated_at = ? WHERE id = ?",
+                    (owner, now + lease_seconds, now, row["id"]),
+                )
+                return Job(
+                    id=row["id"],
+                    registry=row["registry"],
+                    repository=row["repository"],
+                    digest=row["digest"],
+                    attempts=row["attempts"] + 1,
+                )
 
     def renew(self, owner: str, job_ids: list[int], lease_seconds: float, now: float | None = None) -> None:
         if not job_ids:
@@ -284,68 +314,98 @@ class Store:
         now = time.time() if now is None else now
         marks = ", ".join("?" for _ in job_ids)
         with self._write() as c:
-            c.execute(f"UPDATE jobs SET lease_expires_at = ? WHERE lease_owner = ? AND state = 'running' "
-                      f"AND id IN ({marks})", (now + lease_seconds, owner, *job_ids))
+            c.execute(
+                f"UPDATE jobs SET lease_expires_at = ? WHERE lease_owner = ? AND state = 'running' AND id IN ({marks})",
+                (now + lease_seconds, owner, *job_ids),
+            )
 
     def complete(self, job: Job, owner: str, results: list[FleetResult], now: float | None = None) -> bool:
         """Store the results and mark the job done, atomically; False if the lease was lost."""
         now = time.time() if now is None else now
         with self._write() as c:
-            cur = c.execute("UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
-                            "last_error = NULL, finished_at = ?, updated_at = ? "
-                            "WHERE id = ? AND state = 'running' AND lease_owner = ?", (now, now, job.id, owner))
+            cur = c.execute(
+                "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+                "last_error = NULL, finished_at = ?, updated_at = ? "
+                "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                (now, now, job.id, owner),
+            )
             if cur.rowcount != 1:
                 return False  # another worker took it over; its results win, ours are dropped
             for r in results:
-                c.execute("INSERT INTO results (job_id, fleet, digest, verdict, report, duration_seconds, checked_at) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                          (job.id, r.fleet, job.digest, r.verdict, r.report_json, r.duration_seconds, now))
+                c.execute(
+                    "INSERT INTO results (job_id, fleet, digest, verdict, report, duration_seconds, checked_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (job.id, r.fleet, job.digest, r.verdict, r.report_json, r.duration_seconds, now),
+                )
                 # the outbox row commits with the result: a crash before the POST cannot lose it
-                c.execute("INSERT INTO outbox (job_id, fleet, next_attempt_at) VALUES (?, ?, ?) "
-                          "ON CONFLICT (job_id, fleet) DO NOTHING", (job.id, r.fleet, now))
+                c.execute(
+                    "INSERT INTO outbox (job_id, fleet, next_attempt_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (job_id, fleet) DO NOTHING",
+                    (job.id, r.fleet, now),
+                )
         return True
 
     def retry_later(self, job: Job, owner: str, error: str, delay: float, now: float | None = None) -> bool:
         now = time.time() if now is None else now
         with self._write() as c:
-            return c.execute("UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "
-                             "next_attempt_at = ?, last_error = ?, updated_at = ? "
-                             "WHERE id = ? AND state = 'running' AND lease_owner = ?",
-                             (now + delay, error, now, job.id, owner)).rowcount == 1
+            return (
+                c.execute(
+                    "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "
+                    "next_attempt_at = ?, last_error = ?, updated_at = ? "
+                    "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                    (now + delay, error, now, job.id, owner),
+                ).rowcount
+                == 1
+            )
 
     def fail(self, job: Job, owner: str, error: str, now: float | None = None) -> bool:
         now = time.time() if now is None else now
         with self._write() as c:
-            return c.execute("UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
-                             "last_error = ?, finished_at = ?, updated_at = ? "
-                             "WHERE id = ? AND state = 'running' AND lease_owner = ?",
-                             (error, now, now, job.id, owner)).rowcount == 1
+            return (
+                c.execute(
+                    "UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
+                    "last_error = ?, finished_at = ?, updated_at = ? "
+                    "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                    (error, now, now, job.id, owner),
+                ).rowcount
+                == 1
+            )
 
     def skip(self, job: Job, owner: str, reason: str, now: float | None = None) -> bool:
         """Finish a job that is not an image (a signature, an SBOM, a chart): done, no results, the reason
         in last_error prefixed `skipped:` so readers can tell it from a check."""
         now = time.time() if now is None else now
         with self._write() as c:
-            return c.execute("UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
-                             "last_error = ?, finished_at = ?, updated_at = ? "
-                             "WHERE id = ? AND state = 'running' AND lease_owner = ?",
-                             ("skipped: " + reason, now, now, job.id, owner)).rowcount == 1
+            return (
+                c.execute(
+                    "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+                    "last_error = ?, finished_at = ?, updated_at = ? "
+                    "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                    ("skipped: " + reason, now, now, job.id, owner),
+                ).rowcount
+                == 1
+            )
 
     def forget_old_deliveries(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         with self._write() as c:
-            return c.execute("DELETE FROM deliveries WHERE received_at < ?",
-                             (now - DELIVERY_MEMORY_SECONDS,)).rowcount
+            return c.execute("DELETE FROM deliveries WHERE received_at < ?", (now - DELIVERY_MEMORY_SECONDS,)).rowcount
 
     # -- outbox (notifications of stored results, drained by the worker) -------------------------
 
     def outbox_due(self, limit: int = 20, now: float | None = None) -> list[dict]:
         now = time.time() if now is None else now
-        rows = self._conn().execute(
-            "SELECT o.id, o.attempts, o.fleet, j.id AS job_id, j.registry, j.repository, j.digest, r.verdict, "
-            "r.report FROM outbox o JOIN jobs j ON j.id = o.job_id "
-            "JOIN results r ON r.job_id = o.job_id AND r.fleet = o.fleet "
-            "WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at, o.id LIMIT ?", (now, limit)).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT o.id, o.attempts, o.fleet, j.id AS job_id, j.registry, j.repository, j.digest, r.verdict, "
+                "r.report FROM outbox o JOIN jobs j ON j.id = o.job_id "
+                "JOIN results r ON r.job_id = o.job_id AND r.fleet = o.fleet "
+                "WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at, o.id LIMIT ?",
+                (now, limit),
+            )
+            .fetchall()
+        )
         return [dict(r) for r in rows]
 
     def outbox_done(self, outbox_id: int) -> None:
@@ -355,8 +415,10 @@ class Store:
     def outbox_retry(self, outbox_id: int, error: str, delay: float, now: float | None = None) -> None:
         now = time.time() if now is None else now
         with self._write() as c:
-            c.execute("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?",
-                      (now + delay, error, outbox_id))
+            c.execute(
+                "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?",
+                (now + delay, error, outbox_id),
+            )
 
     def delete_finished_before(self, cutoff: float) -> int:
         """Retention: forget jobs done or failed before `cutoff`, with their results, tags and ids."""
@@ -364,8 +426,9 @@ class Store:
             old = "SELECT id FROM jobs WHERE state IN ('done', 'failed') AND finished_at < ?"
             for table in ("outbox", "results", "job_tags", "deliveries"):
                 c.execute(f"DELETE FROM {table} WHERE job_id IN ({old})", (cutoff,))
-            return c.execute("DELETE FROM jobs WHERE state IN ('done', 'failed') AND finished_at < ?",
-                             (cutoff,)).rowcount
+            return c.execute(
+                "DELETE FROM jobs WHERE state IN ('done', 'failed') AND finished_at < ?", (cutoff,)
+            ).rowcount
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -383,27 +446,49 @@ class Store:
         return [self._job_summary(r) for r in rows]
 
     def results_for_job(self, job_id: int) -> list[sqlite3.Row]:
-        return self._conn().execute("SELECT fleet, verdict, report, duration_seconds, checked_at FROM results "
-                                    "WHERE job_id = ? ORDER BY fleet", (job_id,)).fetchall()
+        return (
+            self._conn()
+            .execute(
+                "SELECT fleet, verdict, report, duration_seconds, checked_at FROM results "
+                "WHERE job_id = ? ORDER BY fleet",
+                (job_id,),
+            )
+            .fetchall()
+        )
 
     def history(self, repository: str, limit: int = 100) -> list[dict]:
-        rows = self._conn().execute("SELECT * FROM jobs WHERE repository = ? ORDER BY created_at DESC, id DESC "
-                                    "LIMIT ?", (repository, limit)).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT * FROM jobs WHERE repository = ? ORDER BY created_at DESC, id DESC LIMIT ?", (repository, limit)
+            )
+            .fetchall()
+        )
         return [self._job_summary(r) for r in rows]
 
     def recent(self, limit: int = 50) -> list[dict]:
-        rows = self._conn().execute("SELECT * FROM jobs ORDER BY updated_at DESC, id DESC LIMIT ?",
-                                    (limit,)).fetchall()
+        rows = self._conn().execute("SELECT * FROM jobs ORDER BY updated_at DESC, id DESC LIMIT ?", (limit,)).fetchall()
         return [self._job_summary(r) for r in rows]
 
     def _job_summary(self, row: sqlite3.Row) -> dict:
         conn = self._conn()
-        tags = [r[0] for r in conn.execute("SELECT tag FROM job_tags WHERE job_id = ? ORDER BY seen_at, tag",
-                                           (row["id"],))]
-        verdicts = {r[0]: r[1] for r in conn.execute("SELECT fleet, verdict FROM results WHERE job_id = ? "
-                                                     "ORDER BY fleet", (row["id"],))}
+        tags = [
+            r[0] for r in conn.execute("SELECT tag FROM job_tags WHERE job_id = ? ORDER BY seen_at, tag", (row["id"],))
+        ]
+        verdicts = {
+            r[0]: r[1]
+            for r in conn.execute("SELECT fleet, verdict FROM results WHERE job_id = ? ORDER BY fleet", (row["id"],))
+        }
         return {
-            "id": row["id"], "registry": row["registry"], "repository": row["repository"], "digest": row["digest"],
-            "tags": tags, "state": row["state"], "attempts": row["attempts"], "last_error": row["last_error"],
-            "created_at": row["created_at"], "finished_at": row["finished_at"], "verdicts": verdicts,
+            "id": row["id"],
+            "registry": row["registry"],
+            "repository": row["repository"],
+            "digest": row["digest"],
+            "tags": tags,
+            "state": row["state"],
+            "attempts": row["attempts"],
+            "last_error": row["last_error"],
+            "created_at": row["created_at"],
+            "finished_at": row["finished_at"],
+            "verdicts": verdicts,
         }

@@ -35,7 +35,9 @@ MIGRATION_LOCK = 0x1A6C4EC  # pg_advisory_xact_lock key: "imgcheck" schema migra
 
 # Each step runs once, in order; never edit a released step, append a new one.
 MIGRATIONS: tuple[tuple[int, str], ...] = (
-    (1, """
+    (
+        1,
+        """
 CREATE TABLE jobs (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     registry TEXT NOT NULL,
@@ -79,9 +81,12 @@ CREATE TABLE results (
     PRIMARY KEY (job_id, fleet)
 );
 CREATE INDEX results_digest ON results (digest);
-"""),
+""",
+    ),
     # notifications of stored results, committed with them and drained by the service (as store.py's outbox)
-    (2, """
+    (
+        2,
+        """
 CREATE TABLE outbox (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     job_id BIGINT NOT NULL REFERENCES jobs (id),
@@ -92,7 +97,8 @@ CREATE TABLE outbox (
     UNIQUE (job_id, fleet)
 );
 CREATE INDEX outbox_due ON outbox (next_attempt_at);
-"""),
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -113,19 +119,26 @@ class PgStore:
 
     def __init__(self, url: str, pool_size: int = 8, connect_timeout: float = 10.0):
         if psycopg is None:
-            raise BadInputError(f"a postgresql:// database_url needs the 'serve-pg' extra: "
-                                f"pip install 'imgcheck[serve-pg]' ({_IMPORT_ERROR} is missing)")
+            raise BadInputError(
+                f"a postgresql:// database_url needs the 'serve-pg' extra: "
+                f"pip install 'imgcheck[serve-pg]' ({_IMPORT_ERROR} is missing)"
+            )
         self.url = url
         self.where = _redact(url)
         self.path = None  # no local file (the SQLite store's attribute)
         try:
             # one direct attempt first: a clear one-line error, without the pool's retry warnings
             psycopg.connect(url, connect_timeout=int(max(connect_timeout, 1))).close()
-            self._pool = ConnectionPool(url, min_size=1, max_size=max(pool_size, 2), open=False,
-                                        kwargs={"autocommit": True, "row_factory": dict_row,
-                                                "connect_timeout": int(max(connect_timeout, 1))},
-                                        check=ConnectionPool.check_connection, timeout=self.WAIT_SECONDS,
-                                        name="imgcheck")
+            self._pool = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max(pool_size, 2),
+                open=False,
+                kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": int(max(connect_timeout, 1))},
+                check=ConnectionPool.check_connection,
+                timeout=self.WAIT_SECONDS,
+                name="imgcheck",
+            )
             self._pool.open(wait=True, timeout=connect_timeout)
         except (psycopg.Error, PoolTimeout) as exc:
             self._close_pool()
@@ -167,12 +180,15 @@ class PgStore:
         """Apply the steps not yet applied; returns how many ran. Safe to run from every replica."""
         with self._tx() as c:
             c.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            c.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
-                      "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+                "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
             current = c.execute("SELECT COALESCE(MAX(version), 0) AS v FROM schema_version").fetchone()["v"]
             if current > SCHEMA_VERSION:
-                raise StoreUnavailableError(f"{self.where}: database schema {current} is newer than this "
-                                            f"imgcheck ({SCHEMA_VERSION})")
+                raise StoreUnavailableError(
+                    f"{self.where}: database schema {current} is newer than this imgcheck ({SCHEMA_VERSION})"
+                )
             ran = 0
             for version, sql in MIGRATIONS:
                 if version > current:
@@ -194,8 +210,9 @@ class PgStore:
 
     # -- the queue ------------------------------------------------------------------------------
 
-    def enqueue(self, registry: str, pushes: tuple[PushEvent, ...] | list[PushEvent],
-                now: float | None = None) -> EnqueueOutcome:
+    def enqueue(
+        self, registry: str, pushes: tuple[PushEvent, ...] | list[PushEvent], now: float | None = None
+    ) -> EnqueueOutcome:
         """Record a delivery's pushes in one transaction: all of them or none.
 
         Safe against the same delivery arriving at two replicas at once: the unique indexes make the
@@ -205,24 +222,34 @@ class PgStore:
         with self._tx() as c:
             now = self._now(c, now)
             for push in pushes:
-                if push.event_id is not None and c.execute(
-                        "SELECT 1 FROM deliveries WHERE event_id = %s", (push.event_id,)).fetchone():
+                if (
+                    push.event_id is not None
+                    and c.execute("SELECT 1 FROM deliveries WHERE event_id = %s", (push.event_id,)).fetchone()
+                ):
                     duplicates += 1
                     continue
                 inserted = c.execute(
                     "INSERT INTO jobs (registry, repository, digest, state, attempts, next_attempt_at, "
                     "created_at, updated_at) VALUES (%s, %s, %s, 'queued', 0, %s, %s, %s) "
                     "ON CONFLICT (registry, repository, digest) DO NOTHING RETURNING id",
-                    (registry, push.repository, push.digest, now, now, now)).fetchone()
+                    (registry, push.repository, push.digest, now, now, now),
+                ).fetchone()
                 if inserted is not None:
                     job_id = inserted["id"]
                 else:
-                    job_id = c.execute("SELECT id FROM jobs WHERE registry = %s AND repository = %s AND digest = %s",
-                                       (registry, push.repository, push.digest)).fetchone()["id"]
-                if push.event_id is not None and c.execute(
+                    job_id = c.execute(
+                        "SELECT id FROM jobs WHERE registry = %s AND repository = %s AND digest = %s",
+                        (registry, push.repository, push.digest),
+                    ).fetchone()["id"]
+                if (
+                    push.event_id is not None
+                    and c.execute(
                         "INSERT INTO deliveries (event_id, job_id, received_at) VALUES (%s, %s, %s) "
                         "ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
-                        (push.event_id, job_id, now)).fetchone() is None:
+                        (push.event_id, job_id, now),
+                    ).fetchone()
+                    is None
+                ):
                     duplicates += 1  # the same event committed by another replica meanwhile
                     continue
                 if inserted is not None:
@@ -231,12 +258,17 @@ class PgStore:
                     # a new push of a digest whose check gave up earlier is a reason to try again
                     retried = c.execute(
                         "UPDATE jobs SET state = 'queued', attempts = 0, next_attempt_at = %s, updated_at = %s "
-                        "WHERE id = %s AND state = 'failed'", (now, now, job_id)).rowcount
+                        "WHERE id = %s AND state = 'failed'",
+                        (now, now, job_id),
+                    ).rowcount
                     queued += retried
                     duplicates += 1 - retried
                 if push.tag:
-                    c.execute("INSERT INTO job_tags (job_id, tag, seen_at) VALUES (%s, %s, %s) "
-                              "ON CONFLICT (job_id, tag) DO NOTHING", (job_id, push.tag, now))
+                    c.execute(
+                        "INSERT INTO job_tags (job_id, tag, seen_at) VALUES (%s, %s, %s) "
+                        "ON CONFLICT (job_id, tag) DO NOTHING",
+                        (job_id, push.tag, now),
+                    )
         return EnqueueOutcome(queued=queued, duplicates=duplicates)
 
     def claim(self, owner: str, lease_seconds: float, max_attempts: int, now: float | None = None) -> Job | None:
@@ -248,74 +280,109 @@ class PgStore:
                     "SELECT id, registry, repository, digest, attempts FROM jobs "
                     "WHERE (state = 'queued' AND next_attempt_at <= %s) "
                     "OR (state = 'running' AND lease_expires_at < %s) "
-                    "ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED", (now, now)).fetchone()
+                    "ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+                    (now, now),
+                ).fetchone()
                 if row is None:
                     return None
                 if row["attempts"] >= max_attempts:
                     # its workers keep dying (or it is out of retries): stop before it takes more down
-                    c.execute("UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
-                              "finished_at = %s, updated_at = %s, last_error = COALESCE(last_error, %s) "
-                              "WHERE id = %s", (now, now, f"gave up after {row['attempts']} attempts", row["id"]))
+                    c.execute(
+                        "UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
+                        "finished_at = %s, updated_at = %s, last_error = COALESCE(last_error, %s) "
+                        "WHERE id = %s",
+                        (now, now, f"gave up after {row['attempts']} attempts", row["id"]),
+                    )
                     continue
-                c.execute("UPDATE jobs SET state = 'running', lease_owner = %s, lease_expires_at = %s, "
-                          "attempts = attempts + 1, updated_at = %s WHERE id = %s",
-                          (owner, now + lease_seconds, now, row["id"]))
-                return Job(id=row["id"], registry=row["registry"], repository=row["repository"],
-                           digest=row["digest"], attempts=row["attempts"] + 1)
+                c.execute(
+                    "UPDATE jobs SET state = 'running', lease_owner = %s, lease_expires_at = %s, "
+                    "attempts = attempts + 1, updated_at = %s WHERE id = %s",
+                    (owner, now + lease_seconds, now, row["id"]),
+                )
+                return Job(
+                    id=row["id"],
+                    registry=row["registry"],
+                    repository=row["repository"],
+                    digest=row["digest"],
+                    attempts=row["attempts"] + 1,
+                )
 
     def renew(self, owner: str, job_ids: list[int], lease_seconds: float, now: float | None = None) -> None:
         if not job_ids:
             return
         with self._tx() as c:
             now = self._now(c, now)
-            c.execute("UPDATE jobs SET lease_expires_at = %s WHERE lease_owner = %s AND state = 'running' "
-                      "AND id = ANY(%s)", (now + lease_seconds, owner, list(job_ids)))
+            c.execute(
+                "UPDATE jobs SET lease_expires_at = %s WHERE lease_owner = %s AND state = 'running' AND id = ANY(%s)",
+                (now + lease_seconds, owner, list(job_ids)),
+            )
 
     def complete(self, job: Job, owner: str, results: list[FleetResult], now: float | None = None) -> bool:
         """Store the results and mark the job done, atomically; False if the lease was lost."""
         with self._tx() as c:
             now = self._now(c, now)
             # the row lock taken by this UPDATE serialises a late holder against the one that took over
-            cur = c.execute("UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
-                            "last_error = NULL, finished_at = %s, updated_at = %s "
-                            "WHERE id = %s AND state = 'running' AND lease_owner = %s", (now, now, job.id, owner))
+            cur = c.execute(
+                "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+                "last_error = NULL, finished_at = %s, updated_at = %s "
+                "WHERE id = %s AND state = 'running' AND lease_owner = %s",
+                (now, now, job.id, owner),
+            )
             if cur.rowcount != 1:
                 return False
             with c.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO results (job_id, fleet, digest, verdict, report, duration_seconds, checked_at) "
                     "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                    [(job.id, r.fleet, job.digest, r.verdict, r.report_json, r.duration_seconds, now)
-                     for r in results])
+                    [(job.id, r.fleet, job.digest, r.verdict, r.report_json, r.duration_seconds, now) for r in results],
+                )
                 # the outbox row commits with the result: a crash before the POST cannot lose it
-                cur.executemany("INSERT INTO outbox (job_id, fleet, next_attempt_at) VALUES (%s, %s, %s) "
-                                "ON CONFLICT (job_id, fleet) DO NOTHING", [(job.id, r.fleet, now) for r in results])
+                cur.executemany(
+                    "INSERT INTO outbox (job_id, fleet, next_attempt_at) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (job_id, fleet) DO NOTHING",
+                    [(job.id, r.fleet, now) for r in results],
+                )
         return True
 
     def retry_later(self, job: Job, owner: str, error: str, delay: float, now: float | None = None) -> bool:
         with self._tx() as c:
             now = self._now(c, now)
-            return c.execute("UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "
-                             "next_attempt_at = %s, last_error = %s, updated_at = %s "
-                             "WHERE id = %s AND state = 'running' AND lease_owner = %s",
-                             (now + delay, error, now, job.id, owner)).rowcount == 1
+            return (
+                c.execute(
+                    "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "
+                    "next_attempt_at = %s, last_error = %s, updated_at = %s "
+                    "WHERE id = %s AND state = 'running' AND lease_owner = %s",
+                    (now + delay, error, now, job.id, owner),
+                ).rowcount
+                == 1
+            )
 
     def fail(self, job: Job, owner: str, error: str, now: float | None = None) -> bool:
         with self._tx() as c:
             now = self._now(c, now)
-            return c.execute("UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
-                             "last_error = %s, finished_at = %s, updated_at = %s "
-                             "WHERE id = %s AND state = 'running' AND lease_owner = %s",
-                             (error, now, now, job.id, owner)).rowcount == 1
+            return (
+                c.execute(
+                    "UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
+                    "last_error = %s, finished_at = %s, updated_at = %s "
+                    "WHERE id = %s AND state = 'running' AND lease_owner = %s",
+                    (error, now, now, job.id, owner),
+                ).rowcount
+                == 1
+            )
 
     def skip(self, job: Job, owner: str, reason: str, now: float | None = None) -> bool:
         """Finish a job that is not an image: done, no results, `skipped: <reason>` in last_error."""
         with self._tx() as c:
             now = self._now(c, now)
-            return c.execute("UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
-                             "last_error = %s, finished_at = %s, updated_at = %s "
-                             "WHERE id = %s AND state = 'running' AND lease_owner = %s",
-                             ("skipped: " + reason, now, now, job.id, owner)).rowcount == 1
+            return (
+                c.execute(
+                    "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+                    "last_error = %s, finished_at = %s, updated_at = %s "
+                    "WHERE id = %s AND state = 'running' AND lease_owner = %s",
+                    ("skipped: " + reason, now, now, job.id, owner),
+                ).rowcount
+                == 1
+            )
 
     # -- outbox: every replica drains it; a row is taken by one at a time (SKIP LOCKED), delivery is at least once
 
@@ -327,7 +394,9 @@ class PgStore:
                 "r.report FROM outbox o JOIN jobs j ON j.id = o.job_id "
                 "JOIN results r ON r.job_id = o.job_id AND r.fleet = o.fleet "
                 "WHERE o.next_attempt_at <= %s ORDER BY o.next_attempt_at, o.id LIMIT %s "
-                "FOR UPDATE OF o SKIP LOCKED", (now, limit)).fetchall()
+                "FOR UPDATE OF o SKIP LOCKED",
+                (now, limit),
+            ).fetchall()
             return [dict(r) for r in rows]
 
     def outbox_done(self, outbox_id: int) -> None:
@@ -337,8 +406,10 @@ class PgStore:
     def outbox_retry(self, outbox_id: int, error: str, delay: float, now: float | None = None) -> None:
         with self._tx() as c:
             now = self._now(c, now)
-            c.execute("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = %s, last_error = %s WHERE id = %s",
-                      (now + delay, error, outbox_id))
+            c.execute(
+                "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = %s, last_error = %s WHERE id = %s",
+                (now + delay, error, outbox_id),
+            )
 
     def delete_finished_before(self, cutoff: float) -> int:
         """Retention: forget jobs done or failed before `cutoff`, with their results, tags and ids."""
@@ -346,14 +417,14 @@ class PgStore:
             old = "SELECT id FROM jobs WHERE state IN ('done', 'failed') AND finished_at < %s"
             for table in ("outbox", "results", "job_tags", "deliveries"):
                 c.execute(f"DELETE FROM {table} WHERE job_id IN ({old})", (cutoff,))
-            return c.execute("DELETE FROM jobs WHERE state IN ('done', 'failed') AND finished_at < %s",
-                             (cutoff,)).rowcount
+            return c.execute(
+                "DELETE FROM jobs WHERE state IN ('done', 'failed') AND finished_at < %s", (cutoff,)
+            ).rowcount
 
     def forget_old_deliveries(self, now: float | None = None) -> int:
         with self._tx() as c:
             now = self._now(c, now)
-            return c.execute("DELETE FROM deliveries WHERE received_at < %s",
-                             (now - DELIVERY_MEMORY_SECONDS,)).rowcount
+            return c.execute("DELETE FROM deliveries WHERE received_at < %s", (now - DELIVERY_MEMORY_SECONDS,)).rowcount
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -374,13 +445,18 @@ class PgStore:
 
     def results_for_job(self, job_id: int) -> list[dict]:
         with self._tx() as c:
-            return c.execute("SELECT fleet, verdict, report, duration_seconds, checked_at FROM results "
-                             "WHERE job_id = %s ORDER BY fleet", (job_id,)).fetchall()
+            return c.execute(
+                "SELECT fleet, verdict, report, duration_seconds, checked_at FROM results "
+                "WHERE job_id = %s ORDER BY fleet",
+                (job_id,),
+            ).fetchall()
 
     def history(self, repository: str, limit: int = 100) -> list[dict]:
         with self._tx() as c:
-            rows = c.execute("SELECT * FROM jobs WHERE repository = %s ORDER BY created_at DESC, id DESC "
-                             "LIMIT %s", (repository, limit)).fetchall()
+            rows = c.execute(
+                "SELECT * FROM jobs WHERE repository = %s ORDER BY created_at DESC, id DESC LIMIT %s",
+                (repository, limit),
+            ).fetchall()
             return [self._job_summary(c, r) for r in rows]
 
     def recent(self, limit: int = 50) -> list[dict]:
@@ -390,18 +466,29 @@ class PgStore:
 
     @staticmethod
     def _job_summary(c, row: dict) -> dict:
-        tags = [r["tag"] for r in c.execute("SELECT tag FROM job_tags WHERE job_id = %s ORDER BY seen_at, tag",
-                                            (row["id"],))]
-        verdicts = {r["fleet"]: r["verdict"] for r in c.execute(
-            "SELECT fleet, verdict FROM results WHERE job_id = %s ORDER BY fleet", (row["id"],))}
+        tags = [
+            r["tag"]
+            for r in c.execute("SELECT tag FROM job_tags WHERE job_id = %s ORDER BY seen_at, tag", (row["id"],))
+        ]
+        verdicts = {
+            r["fleet"]: r["verdict"]
+            for r in c.execute("SELECT fleet, verdict FROM results WHERE job_id = %s ORDER BY fleet", (row["id"],))
+        }
         return {
-            "id": row["id"], "registry": row["registry"], "repository": row["repository"], "digest": row["digest"],
-            "tags": tags, "state": row["state"], "attempts": row["attempts"], "last_error": row["last_error"],
-            "created_at": row["created_at"], "finished_at": row["finished_at"], "verdicts": verdicts,
+            "id": row["id"],
+            "registry": row["registry"],
+            "repository": row["repository"],
+            "digest": row["digest"],
+            "tags": tags,
+            "state": row["state"],
+            "attempts": row["attempts"],
+            "last_error": row["last_error"],
+            "created_at": row["created_at"],
+            "finished_at": row["finished_at"],
+            "verdicts": verdicts,
         }
 
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or exc.__class__.__name__
     return text.splitlines()[0]
-

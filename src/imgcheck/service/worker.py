@@ -8,6 +8,7 @@ backoff; bad input (a corrupt image, an unreadable fleet file) fails it for good
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
@@ -16,7 +17,7 @@ import socket
 import threading
 import time
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import BadInputError, ImgcheckError, UnavailableError
 from ..read_options import ReadOptions
@@ -44,8 +45,11 @@ def fleet_jobs(fleet: FleetConfig, config: ServiceConfig, job: Job) -> list:
 
     files = []
     for path in fleet.job_specs:
-        files += (sorted(f for f in glob.glob(os.path.join(path, "*")) if f.endswith((".yaml", ".yml")))
-                  if os.path.isdir(path) else [path])
+        files += (
+            sorted(f for f in glob.glob(os.path.join(path, "*")) if f.endswith((".yaml", ".yml")))
+            if os.path.isdir(path)
+            else [path]
+        )
     name = f"{config.registries[job.registry].host}/{job.repository}"
     return [c for f in files for c in running(load_job_spec(f), name)]
 
@@ -82,10 +86,15 @@ def check_job(config: ServiceConfig, job: Job) -> list[FleetResult]:
     for fleet in config.fleets.values():
         started = time.monotonic()
         report = api.check_facts(facts, fleet_nodes(fleet), matrix=matrix, jobs=fleet_jobs(fleet, config, job))
-        results.append(FleetResult(fleet=fleet.name, verdict=report.verdict,
-                                   # stored redacted: /results must not hand out the image's tokens
-                                   report_json=json.dumps(to_dict(redact_report(report)), separators=(",", ":")),
-                                   duration_seconds=time.monotonic() - started))
+        results.append(
+            FleetResult(
+                fleet=fleet.name,
+                verdict=report.verdict,
+                # stored redacted: /results must not hand out the image's tokens
+                report_json=json.dumps(to_dict(redact_report(report)), separators=(",", ":")),
+                duration_seconds=time.monotonic() - started,
+            )
+        )
     return results
 
 
@@ -109,9 +118,15 @@ def backoff_delay(config: ServiceConfig, attempts: int) -> float:
 
 
 class WorkerPool:
-    def __init__(self, config: ServiceConfig, store: Store, metrics=None,
-                 check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job, notifier=None,
-                 prune: Callable[[], int] | None = None):
+    def __init__(
+        self,
+        config: ServiceConfig,
+        store: Store,
+        metrics=None,
+        check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job,
+        notifier=None,
+        prune: Callable[[], int] | None = None,
+    ):
         self.config, self.store, self.metrics, self.check, self.notifier = config, store, metrics, check, notifier
         self.prune = prune  # retention, run hourly with the delivery-id pruning
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -194,35 +209,60 @@ class WorkerPool:
             try:
                 results = self.check(self.config, job)
             except NotAnImage as exc:
-                log.info("skipped %s: %s", where, exc, extra={"event": "check.skipped", "image": where,
-                                                              "error": str(exc)})
+                log.info(
+                    "skipped %s: %s", where, exc, extra={"event": "check.skipped", "image": where, "error": str(exc)}
+                )
                 self.store.skip(job, self.owner, str(exc))
                 return
             except UnavailableError as exc:
                 self._unavailable(job, str(exc), where)
                 return
             except ImgcheckError as exc:
-                log.warning("check of %s failed for good: %s", where, exc,
-                            extra={"event": "check.failed", "image": where, "error": str(exc),
-                                   "seconds": round(time.monotonic() - started, 3)})
+                log.warning(
+                    "check of %s failed for good: %s",
+                    where,
+                    exc,
+                    extra={
+                        "event": "check.failed",
+                        "image": where,
+                        "error": str(exc),
+                        "seconds": round(time.monotonic() - started, 3),
+                    },
+                )
                 self.store.fail(job, self.owner, str(exc))
                 self._count_error("failed")
                 return
             except Exception as exc:  # a bug: record it on the job rather than kill the worker
-                log.exception("internal error checking %s", where,
-                              extra={"event": "check.failed", "image": where, "error": repr(exc)})
+                log.exception(
+                    "internal error checking %s",
+                    where,
+                    extra={"event": "check.failed", "image": where, "error": repr(exc)},
+                )
                 self.store.fail(job, self.owner, f"internal error: {exc.__class__.__name__}: {exc}")
                 self._count_error("failed")
                 return
             if not self.store.complete(job, self.owner, results):
-                log.warning("lease on %s was lost; its results were discarded", where,
-                            extra={"event": "check.lease_lost", "image": where})
+                log.warning(
+                    "lease on %s was lost; its results were discarded",
+                    where,
+                    extra={"event": "check.lease_lost", "image": where},
+                )
                 return
             seconds = time.monotonic() - started
             verdicts = {r.fleet: r.verdict for r in results}
-            log.info("checked %s in %.1f s: %s", where, seconds, ", ".join(f"{k} {v}" for k, v in verdicts.items()),
-                     extra={"event": "check.done", "image": where, "verdicts": verdicts, "seconds": round(seconds, 3),
-                            "attempt": job.attempts})
+            log.info(
+                "checked %s in %.1f s: %s",
+                where,
+                seconds,
+                ", ".join(f"{k} {v}" for k, v in verdicts.items()),
+                extra={
+                    "event": "check.done",
+                    "image": where,
+                    "verdicts": verdicts,
+                    "seconds": round(seconds, 3),
+                    "attempt": job.attempts,
+                },
+            )
             self._record(job, results, seconds)
         finally:
             with self._inflight_lock:
@@ -230,15 +270,31 @@ class WorkerPool:
 
     def _unavailable(self, job: Job, error: str, where: str) -> None:
         if job.attempts >= self.config.max_attempts:
-            log.warning("giving up on %s after %d attempts: %s", where, job.attempts, error,
-                        extra={"event": "check.gave_up", "image": where, "attempt": job.attempts, "error": error})
+            log.warning(
+                "giving up on %s after %d attempts: %s",
+                where,
+                job.attempts,
+                error,
+                extra={"event": "check.gave_up", "image": where, "attempt": job.attempts, "error": error},
+            )
             self.store.fail(job, self.owner, f"gave up after {job.attempts} attempts: {error}")
             self._count_error("failed")
             return
         delay = backoff_delay(self.config, job.attempts)
-        log.warning("registry unavailable for %s (attempt %d), retrying in %.0f s: %s", where, job.attempts, delay,
-                    error, extra={"event": "registry.unavailable", "image": where, "attempt": job.attempts,
-                                  "delay_seconds": round(delay, 1), "error": error})
+        log.warning(
+            "registry unavailable for %s (attempt %d), retrying in %.0f s: %s",
+            where,
+            job.attempts,
+            delay,
+            error,
+            extra={
+                "event": "registry.unavailable",
+                "image": where,
+                "attempt": job.attempts,
+                "delay_seconds": round(delay, 1),
+                "error": error,
+            },
+        )
         self.store.retry_later(job, self.owner, error, delay)
         self._count_error("retry")
 
@@ -275,8 +331,13 @@ class WorkerPool:
             if self.notifier is None or row["verdict"] not in self.notifier.config.verdicts:
                 self.store.outbox_done(row["id"])  # not configured, or a verdict nobody asked to hear about
                 continue
-            job = Job(id=row["job_id"], registry=row["registry"], repository=row["repository"],
-                      digest=row["digest"], attempts=0)
+            job = Job(
+                id=row["job_id"],
+                registry=row["registry"],
+                repository=row["repository"],
+                digest=row["digest"],
+                attempts=0,
+            )
             result = FleetResult(fleet=row["fleet"], verdict=row["verdict"], report_json=row["report"])
             if self.notifier.send(job, result):
                 self.store.outbox_done(row["id"])
@@ -287,11 +348,16 @@ class WorkerPool:
             attempts = row["attempts"] + 1
             image = f"{row['repository']}@{row['digest']}"
             if attempts >= self.config.max_attempts:
-                log.warning("giving up notifying %s (fleet %s) after %d attempts", image, row["fleet"], attempts,
-                            extra={"event": "notify.gave_up", "image": image, "fleet": row["fleet"],
-                                   "attempt": attempts})
+                log.warning(
+                    "giving up notifying %s (fleet %s) after %d attempts",
+                    image,
+                    row["fleet"],
+                    attempts,
+                    extra={"event": "notify.gave_up", "image": image, "fleet": row["fleet"], "attempt": attempts},
+                )
                 self.store.outbox_done(row["id"])
             else:
-                self.store.outbox_retry(row["id"], "the receiver refused or was unreachable",
-                                        backoff_delay(self.config, attempts))
+                self.store.outbox_retry(
+                    row["id"], "the receiver refused or was unreachable", backoff_delay(self.config, attempts)
+                )
         return sent

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from ..errors import BadInputError
 from ..streams import readinto_of
@@ -37,11 +38,19 @@ OCI_LAYER_NONDIST_ZSTD = "application/vnd.oci.image.layer.nondistributable.v1.ta
 # A whole squashfs filesystem as one layer (Enroot .sqsh, a SIF partition): a seekable byte range.
 SQUASHFS_LAYER = "application/vnd.imgcheck.squashfs"
 
-LAYER_MEDIA_TYPES = frozenset({
-    DOCKER_LAYER_GZIP, DOCKER_LAYER_FOREIGN, OCI_LAYER_TAR, OCI_LAYER_GZIP, OCI_LAYER_ZSTD,
-    OCI_LAYER_NONDIST_GZIP, OCI_LAYER_NONDIST_TAR, OCI_LAYER_NONDIST_ZSTD,
-    "layer.tar",  # docker-archive's legacy per-layer tar, no media type of its own
-})
+LAYER_MEDIA_TYPES = frozenset(
+    {
+        DOCKER_LAYER_GZIP,
+        DOCKER_LAYER_FOREIGN,
+        OCI_LAYER_TAR,
+        OCI_LAYER_GZIP,
+        OCI_LAYER_ZSTD,
+        OCI_LAYER_NONDIST_GZIP,
+        OCI_LAYER_NONDIST_TAR,
+        OCI_LAYER_NONDIST_ZSTD,
+        "layer.tar",  # docker-archive's legacy per-layer tar, no media type of its own
+    }
+)
 MANIFEST_MEDIA_TYPES = frozenset({DOCKER_MANIFEST, OCI_MANIFEST})
 INDEX_MEDIA_TYPES = frozenset({DOCKER_MANIFEST_LIST, OCI_INDEX})
 MANIFEST_ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_MANIFEST_LIST, DOCKER_MANIFEST))
@@ -90,7 +99,7 @@ class OpenedImage:
     platform: str | None
     config: dict[str, Any]
     layers: list[LayerRef]
-    opener: "LayerOpener"
+    opener: LayerOpener
     notes: list[str] = field(default_factory=list)
     env_file: EnvFile | None = None  # set only when the config carries no Env
     save_stream: SaveStream | None = None  # set only by the docker: source; opener is then unused
@@ -116,7 +125,7 @@ class Source(ABC):
     def open(self) -> OpenedImage:
         """Read the metadata (verified), leave the layers to be opened on demand."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (a default that does nothing: a source holding nothing need not override it)
         """Release what open() holds (files, sessions); safe to call more than once."""
 
 

@@ -161,7 +161,9 @@ class _Inflated(io.RawIOBase):
         self._inner, self._cap, self._path = inner, cap, path
 
     def _over(self) -> LimitExceededError:
-        return LimitExceededError(f"{self._path}: the compressed archive inflates to more than {self._cap} bytes (limit)")
+        return LimitExceededError(
+            f"{self._path}: the compressed archive inflates to more than {self._cap} bytes (limit)"
+        )
 
     def readable(self) -> bool:
         return True
@@ -240,8 +242,9 @@ class TarStore(BlobStore):
                     raise BadInputError(f"{path}: more than {max_members} members; not an image archive")
                 if compressed and member.offset_data + member.size > inflate_cap:
                     # checked before tarfile inflates its way past the member to the next header
-                    raise LimitExceededError(f"{path}: the compressed archive inflates to more than "
-                                             f"{inflate_cap} bytes (limit)")
+                    raise LimitExceededError(
+                        f"{path}: the compressed archive inflates to more than {inflate_cap} bytes (limit)"
+                    )
                 try:
                     self._members[_clean(member.name)] = member
                 except BadInputError:

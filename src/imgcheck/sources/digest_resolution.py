@@ -8,8 +8,9 @@ retries, comes last and only from the registry source that owns the client.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .reference import Reference
 

@@ -51,7 +51,8 @@ class DockerArchiveSource(Source):
         diff_ids = (config.get("rootfs") or {}).get("diff_ids") or []
         if len(diff_ids) != len(layer_names):
             raise BadInputError(
-                f"{self.location}: config lists {len(diff_ids)} diff_ids but manifest.json {len(layer_names)} layers")
+                f"{self.location}: config lists {len(diff_ids)} diff_ids but manifest.json {len(layer_names)} layers"
+            )
         layers = []
         for i, (name, diff_id) in enumerate(zip(layer_names, diff_ids)):
             if not isinstance(name, str) or not isinstance(diff_id, str):
@@ -64,8 +65,16 @@ class DockerArchiveSource(Source):
             else:
                 digest, of_uncompressed = diff_id, True
             self._layer_paths[f"{i}:{digest}"] = name
-            layers.append(LayerRef(digest=digest, media_type="layer.tar", size=self.store.size(name),
-                                   index=i, digest_of_uncompressed=of_uncompressed, diff_id=diff_id))
+            layers.append(
+                LayerRef(
+                    digest=digest,
+                    media_type="layer.tar",
+                    size=self.store.size(name),
+                    index=i,
+                    digest_of_uncompressed=of_uncompressed,
+                    diff_id=diff_id,
+                )
+            )
         return OpenedImage(
             reference=self.location,
             digest=config_digest,  # an archive has no manifest digest; the image ID is the config's

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import posixpath
 import tarfile
 import threading
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from .. import safejson
 from ..errors import BadInputError, UnavailableError, UsageError
@@ -71,7 +71,7 @@ class _HashingReader:
     def read(self, n: int = -1) -> bytes:
         if self._head:
             data = self._head if n is None or n < 0 or n >= len(self._head) else self._head[:n]
-            self._head = self._head[len(data):]
+            self._head = self._head[len(data) :]
             return data
         data = self._fh.read(n)
         self.hash.update(data)
@@ -118,8 +118,9 @@ class DockerDaemonSource(Source):
             except Exception as exc:  # DockerException, requests errors: the daemon is not there
                 from .http import describe
 
-                raise UnavailableError(f"cannot connect to the Docker daemon at {daemon_address()}: is it running? "
-                                       f"({describe(exc)})") from None
+                raise UnavailableError(
+                    f"cannot connect to the Docker daemon at {daemon_address()}: is it running? ({describe(exc)})"
+                ) from None
         return self._client
 
     def open(self) -> OpenedImage:
@@ -129,12 +130,16 @@ class DockerDaemonSource(Source):
         try:
             image = client.images.get(self.ref)
         except docker.errors.ImageNotFound:
-            raise UnavailableError(f"{self.where}: no such image in the local Docker daemon "
-                                   "(pull it, or read it from its registry without the docker: prefix)") from None
+            raise UnavailableError(
+                f"{self.where}: no such image in the local Docker daemon "
+                "(pull it, or read it from its registry without the docker: prefix)"
+            ) from None
         except docker.errors.APIError as exc:
             if exc.status_code == 400:
                 raise UsageError(f"{self.where}: the daemon rejects the reference ({exc.explanation})") from None
-            raise UnavailableError(f"{self.where}: the Docker daemon answered {exc.status_code} ({exc.explanation})") from None
+            raise UnavailableError(
+                f"{self.where}: the Docker daemon answered {exc.status_code} ({exc.explanation})"
+            ) from None
         except docker.errors.DockerException as exc:
             raise UnavailableError(f"{self.where}: {exc}") from None
         attrs = image.attrs
@@ -151,14 +156,21 @@ class DockerDaemonSource(Source):
         if self.platform is not None:
             got = parse_platform(platform) if platform else None
             w = self.platform
-            if got is None or (got.os, got.architecture) != (w.os, w.architecture) or (
-                    w.variant is not None and got.variant != w.variant):
+            if (
+                got is None
+                or (got.os, got.architecture) != (w.os, w.architecture)
+                or (w.variant is not None and got.variant != w.variant)
+            ):
                 raise PlatformMismatchError(
                     f"{self.where}: the daemon holds {platform or 'an image of unknown platform'}, not the requested "
-                    f"{w} (docker pull --platform {w} first)", (platform,) if platform else ())
+                    f"{w} (docker pull --platform {w} first)",
+                    (platform,) if platform else (),
+                )
         self._image_id = image_id
-        self._layers = [LayerRef(digest=d, media_type="layer.tar", index=i, digest_of_uncompressed=True, diff_id=d)
-                        for i, d in enumerate(diff_ids)]
+        self._layers = [
+            LayerRef(digest=d, media_type="layer.tar", index=i, digest_of_uncompressed=True, diff_id=d)
+            for i, d in enumerate(diff_ids)
+        ]
         config = {
             "architecture": attrs.get("Architecture"),
             "os": attrs.get("Os"),
@@ -168,8 +180,16 @@ class DockerDaemonSource(Source):
         if attrs.get("Variant"):
             config["variant"] = attrs["Variant"]
         notes = [f"{self.where}: registry digest {d}" for d in attrs.get("RepoDigests") or [] if isinstance(d, str)]
-        return OpenedImage(reference=self.where, digest=image_id, platform=platform, config=config,
-                           layers=list(self._layers), opener=self._open_layer, notes=notes, save_stream=self)
+        return OpenedImage(
+            reference=self.where,
+            digest=image_id,
+            platform=platform,
+            config=config,
+            layers=list(self._layers),
+            opener=self._open_layer,
+            notes=notes,
+            save_stream=self,
+        )
 
     def close(self) -> None:
         if self._client is not None:
@@ -208,7 +228,9 @@ class DockerDaemonSource(Source):
         except Exception as exc:
             from .http import describe
 
-            raise UnavailableError(f"{self.where}: the Docker daemon refused to export the image ({describe(exc)})") from None
+            raise UnavailableError(
+                f"{self.where}: the Docker daemon refused to export the image ({describe(exc)})"
+            ) from None
         stream = io.BufferedReader(IterStream(iter(chunks), self.where), buffer_size=CHUNK)
         small: dict[str, bytes] = {}  # JSON members: manifest.json, config, index.json
         indexed: dict[str, tuple] = {}  # member name -> (LayerIndex, raw sha256)
@@ -220,8 +242,11 @@ class DockerDaemonSource(Source):
                         raise BadInputError(f"{self.where}: save stream has more than {MAX_MEMBERS} members")
                     name = posixpath.normpath("/" + member.name).lstrip("/")
                     if member.issym() or member.islnk():
-                        target = member.linkname if member.islnk() else posixpath.join(
-                            posixpath.dirname(name), member.linkname)
+                        target = (
+                            member.linkname
+                            if member.islnk()
+                            else posixpath.join(posixpath.dirname(name), member.linkname)
+                        )
                         aliases[name] = posixpath.normpath(target)
                         continue
                     if not member.isfile():
@@ -272,8 +297,9 @@ class DockerDaemonSource(Source):
             raise BadInputError(f"{self.where}: the save stream lacks the config {config_name}")
         got_id = "sha256:" + hashlib.sha256(config_bytes).hexdigest()
         if got_id != self._image_id:
-            raise BadInputError(f"{self.where}: the exported config hashes to {got_id}, "
-                                f"not the inspected image {self._image_id}")
+            raise BadInputError(
+                f"{self.where}: the exported config hashes to {got_id}, not the inspected image {self._image_id}"
+            )
         config = safejson.loads(config_bytes, f"{self.where}: config")
         diff_ids = ((config.get("rootfs") or {}).get("diff_ids") or []) if isinstance(config, dict) else []
         if diff_ids != [l.diff_id for l in self._layers] or len(layer_names) != len(diff_ids):
@@ -293,8 +319,10 @@ class DockerDaemonSource(Source):
             if idx.uncompressed_digest != layer.diff_id:
                 # Whatever the member's compression (docker >= 25 may save blobs as stored), its
                 # uncompressed tar must hash to the diff_id, or it is not that layer.
-                raise BadInputError(f"digest mismatch for {self.where}: layer {name}: expected {layer.diff_id}, "
-                                    f"got {idx.uncompressed_digest}")
+                raise BadInputError(
+                    f"digest mismatch for {self.where}: layer {name}: expected {layer.diff_id}, "
+                    f"got {idx.uncompressed_digest}"
+                )
             result.append(_relabelled(idx, layer.layer_id))
         return result
 

@@ -45,7 +45,7 @@ def parse_env_lines(text: str) -> list[str]:
         if not line or line.startswith("#"):
             continue
         if line.startswith("export "):
-            line = line[len("export "):].lstrip()
+            line = line[len("export ") :].lstrip()
         name, sep, _value = line.partition("=")
         if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             env.append(line)
@@ -58,8 +58,17 @@ ENROOT_ENV = EnvFile(ENROOT_ENVIRONMENT, parse_env_lines, MAX_ENV_FILE)
 class SquashfsRangeSource(Source):
     """A squashfs filesystem at [offset, offset+size) of a file, as a one-layer image."""
 
-    def __init__(self, path: str, *, location: str, offset: int = 0, size: int | None = None,
-                 config: dict | None = None, env_file: EnvFile | None = None, notes: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        path: str,
+        *,
+        location: str,
+        offset: int = 0,
+        size: int | None = None,
+        config: dict | None = None,
+        env_file: EnvFile | None = None,
+        notes: tuple[str, ...] = (),
+    ):
         self.path, self.location, self.offset, self.size = path, location, offset, size
         self.base_config = dict(config or {})
         self.env_file = env_file
@@ -75,9 +84,16 @@ class SquashfsRangeSource(Source):
         digest = region_digest(self.path, self.offset, size, self.location)
         config = dict(self.base_config)
         layer = LayerRef(digest=digest, media_type=SQUASHFS_LAYER, size=size, index=0)
-        return OpenedImage(reference=self.location, digest=digest, platform=platform_of_config(config),
-                           config=config, layers=[layer], opener=self._open_range, notes=list(self.notes),
-                           env_file=None if "config" in config else self.env_file)
+        return OpenedImage(
+            reference=self.location,
+            digest=digest,
+            platform=platform_of_config(config),
+            config=config,
+            layers=[layer],
+            opener=self._open_range,
+            notes=list(self.notes),
+            env_file=None if "config" in config else self.env_file,
+        )
 
     def _open_range(self, layer: LayerRef) -> FileRange:
         return FileRange(open_input(self.path, "a squashfs file", where=self.location), self.offset, layer.size or 0)

@@ -14,8 +14,8 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import urlsplit
 
 import requests
@@ -53,9 +53,17 @@ def describe(exc: BaseException) -> str:
     m = re.search(r"Error\(-?\d+, '([^']+)'\)", text)  # e.g. FileNotFoundError(2, 'No such file ...')
     if m:
         return m.group(1).strip()
-    for needle in ("Read timed out", "Connection refused", "timed out", "Connection reset by peer",
-                   "Connection aborted", "IncompleteRead", "Name or service not known",
-                   "certificate verify failed", "wrong version number"):
+    for needle in (
+        "Read timed out",
+        "Connection refused",
+        "timed out",
+        "Connection reset by peer",
+        "Connection aborted",
+        "IncompleteRead",
+        "Name or service not known",
+        "certificate verify failed",
+        "wrong version number",
+    ):
         if needle in text:
             return needle
     return exc.__class__.__name__
@@ -84,8 +92,12 @@ NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, urllib3.exceptions
 class HttpClient:
     """A requests.Session with the retry policy; `sleep` is injectable so tests need not wait."""
 
-    def __init__(self, policy: HttpPolicy = HttpPolicy(), session: requests.Session | None = None,
-                 sleep: Callable[[float], None] | None = None):
+    def __init__(
+        self,
+        policy: HttpPolicy = HttpPolicy(),
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ):
         self.policy = policy
         self.session = session or requests.Session()
         self.sleep = sleep or (lambda seconds: time.sleep(seconds))
@@ -109,8 +121,17 @@ class HttpClient:
     def _delay(self, attempt: int) -> float:
         return min(self.policy.max_backoff, self.policy.backoff * (2 ** (attempt - 1)))
 
-    def send(self, method: str, url: str, *, headers: dict | None = None, stream: bool = False,
-             verify: bool = True, attempts: int | None = None, **kw) -> requests.Response:
+    def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict | None = None,
+        stream: bool = False,
+        verify: bool = True,
+        attempts: int | None = None,
+        **kw,
+    ) -> requests.Response:
         """Send with retries. Returns the last response (maybe still 429/5xx); raises only when
         the server could not be reached at all."""
         self._own_connections()
@@ -119,8 +140,9 @@ class HttpClient:
         timeout = (self.policy.connect_timeout, self.policy.read_timeout)
         for attempt in range(1, attempts + 1):
             try:
-                resp = self.session.request(method, url, headers=headers, stream=stream, verify=verify,
-                                            timeout=timeout, **kw)
+                resp = self.session.request(
+                    method, url, headers=headers, stream=stream, verify=verify, timeout=timeout, **kw
+                )
             except requests.exceptions.SSLError:
                 raise  # not transient; the caller decides (scheme fallback or a clear error)
             except NETWORK_ERRORS as exc:
@@ -147,8 +169,15 @@ class ResumingBody:
     whole body (a server ignoring Range), whose first `offset` bytes are then skipped.
     """
 
-    def __init__(self, open_at: Callable[[int], requests.Response], what: str, expected_size: int | None,
-                 max_resumes: int, deadline: float | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        open_at: Callable[[int], requests.Response],
+        what: str,
+        expected_size: int | None,
+        max_resumes: int,
+        deadline: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._open_at = open_at
         self._what = what
         self._expected = expected_size
@@ -180,8 +209,10 @@ class ResumingBody:
 
     def _check_deadline(self) -> None:
         if self._expired or (self._deadline is not None and self._clock() > self._deadline):
-            raise UnavailableError(f"{self._what}: download too slow: {self._pos} bytes in {self._allowed:.0f} s "
-                                   "(a total deadline per blob)")
+            raise UnavailableError(
+                f"{self._what}: download too slow: {self._pos} bytes in {self._allowed:.0f} s "
+                "(a total deadline per blob)"
+            )
 
     def _body(self):
         """What to read the body from: the http.client response urllib3 wraps, when it exposes one.
@@ -213,8 +244,10 @@ class ResumingBody:
             start = re.match(r"bytes (\d+)-", resp.headers.get("Content-Range", ""))
             if not start or int(start.group(1)) != self._pos:
                 resp.close()
-                raise BadInputError(f"{self._what}: server answered a resume at byte {self._pos} "
-                                    f"with range {resp.headers.get('Content-Range')!r}")
+                raise BadInputError(
+                    f"{self._what}: server answered a resume at byte {self._pos} "
+                    f"with range {resp.headers.get('Content-Range')!r}"
+                )
             self._resp = resp
             return
         # 200: the whole blob again; skip what was already read (the digest still covers all)

@@ -54,8 +54,10 @@ def with_diff_ids(layers: list[LayerRef], config: dict, where: str) -> list[Laye
 
     diff_ids = (config.get("rootfs") or {}).get("diff_ids")
     if not isinstance(diff_ids, list) or len(diff_ids) != len(layers):
-        raise BadInputError(f"{where}: config lists {len(diff_ids) if isinstance(diff_ids, list) else 'no'} "
-                            f"diff_ids for {len(layers)} layers")
+        raise BadInputError(
+            f"{where}: config lists {len(diff_ids) if isinstance(diff_ids, list) else 'no'} "
+            f"diff_ids for {len(layers)} layers"
+        )
     for d in diff_ids:
         if not isinstance(d, str):
             raise BadInputError(f"{where}: config diff_id {d!r} is not a string")

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-
 from .. import safejson
 from ..errors import BadInputError
-from .base import (INDEX_MEDIA_TYPES, LayerRef, OpenedImage, Source, VerifyingReader, media_type_of, parse_digest,
-                   verify_bytes)
+from .base import (
+    INDEX_MEDIA_TYPES,
+    LayerRef,
+    OpenedImage,
+    Source,
+    VerifyingReader,
+    media_type_of,
+    parse_digest,
+    verify_bytes,
+)
 from .blobstore import BlobStore, DirStore, TarStore
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import DEFAULT_PLATFORM, Platform, parse_platform, platform_of_config, select_manifest
@@ -20,20 +27,18 @@ def blob_path(digest: str) -> str:
 
 
 class OciLayoutSource(Source):
-    def __init__(self, store: BlobStore, location: str, ref_name: str | None = None,
-                 platform: Platform | None = None):
+    def __init__(self, store: BlobStore, location: str, ref_name: str | None = None, platform: Platform | None = None):
         self.store = store
         self.location = location
         self.ref_name = ref_name
         self.platform = platform
 
     @classmethod
-    def from_dir(cls, path: str, ref_name: str | None = None, platform: Platform | None = None) -> "OciLayoutSource":
+    def from_dir(cls, path: str, ref_name: str | None = None, platform: Platform | None = None) -> OciLayoutSource:
         return cls(DirStore(path), f"oci-dir:{path}", ref_name, platform)
 
     @classmethod
-    def from_archive(cls, path: str, ref_name: str | None = None,
-                     platform: Platform | None = None) -> "OciLayoutSource":
+    def from_archive(cls, path: str, ref_name: str | None = None, platform: Platform | None = None) -> OciLayoutSource:
         return cls(TarStore(path), f"oci-archive:{path}", ref_name, platform)
 
     def _blob_json(self, digest: str, what: str):
@@ -46,8 +51,13 @@ class OciLayoutSource(Source):
         if not isinstance(manifests, list) or not manifests:
             raise BadInputError(f"{where}: index lists no manifests")
         if self.ref_name is not None:
-            named = [d for d in manifests if isinstance(d, dict) and isinstance(d.get("annotations"), dict)
-                     and d["annotations"].get(REF_NAME) == self.ref_name]
+            named = [
+                d
+                for d in manifests
+                if isinstance(d, dict)
+                and isinstance(d.get("annotations"), dict)
+                and d["annotations"].get(REF_NAME) == self.ref_name
+            ]
             if not named:
                 raise BadInputError(f"{where}: no manifest named {self.ref_name!r}")
             manifests = named

@@ -43,7 +43,8 @@ class PlatformMismatchError(BadInputError):
 def same_platform(have: Platform, wanted: Platform) -> bool:
     """`wanted` without a variant matches any variant of its os/arch (as docker pull --platform does)."""
     return (have.os, have.architecture) == (wanted.os, wanted.architecture) and (
-        wanted.variant is None or have.variant == wanted.variant)
+        wanted.variant is None or have.variant == wanted.variant
+    )
 
 
 def require_platform(have: str | None, wanted: Platform | None, where: str) -> None:
@@ -86,13 +87,13 @@ def select_manifest(index: dict, wanted: Platform, where: str) -> dict:
         if plat.get("os") == "unknown":
             continue  # attestation manifests (buildx) are not images
         try:
-            have = parse_platform("/".join(
-                str(p) for p in (plat.get("os"), plat.get("architecture"), plat.get("variant")) if p))
+            have = parse_platform(
+                "/".join(str(p) for p in (plat.get("os"), plat.get("architecture"), plat.get("variant")) if p)
+            )
         except UsageError:
             continue
         available.append(str(have))
         if same_platform(have, wanted):
             return desc
     listed = ", ".join(available) or "none"
-    raise PlatformMismatchError(f"{where}: no manifest for platform {wanted} (available: {listed})",
-                                tuple(available))
+    raise PlatformMismatchError(f"{where}: no manifest for platform {wanted} (available: {listed})", tuple(available))

@@ -34,7 +34,7 @@ def is_pyxis_reference(ref: str, scheme: str | None = None) -> bool:
         return True
     if scheme not in (None, "registry"):
         return False
-    body = ref[len("registry:"):] if scheme == "registry" else ref
+    body = ref[len("registry:") :] if scheme == "registry" else ref
     return "#" in body and "://" not in body and not body.startswith(("/", "."))
 
 
@@ -44,19 +44,19 @@ def to_registry_reference(ref: str) -> str:
     rest = ref
     for prefix in ("docker://", "registry:"):
         if rest.startswith(prefix):
-            rest = rest[len(prefix):]
+            rest = rest[len(prefix) :]
             break
     if not rest or rest != rest.strip():
         raise UsageError(f"invalid Pyxis/Enroot image reference {original!r}")
     digest = None
     m = _DIGEST.search(rest)
     if m:
-        digest, rest = m.group(1), rest[:m.start()]
+        digest, rest = m.group(1), rest[: m.start()]
     # USER@ can only stand before the registry/first component; anything with '@' left is malformed
     head_end = min([i for i in (rest.find("#"), rest.find("/")) if i >= 0], default=len(rest))
     at = rest.rfind("@", 0, head_end)
     if at >= 0:
-        rest = rest[at + 1:]
+        rest = rest[at + 1 :]
     if "@" in rest:
         raise UsageError(f"invalid Pyxis/Enroot image reference {original!r}: malformed digest")
     registry = None

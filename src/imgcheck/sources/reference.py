@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..errors import BadInputError, UsageError
 from .base import parse_digest
@@ -23,7 +23,8 @@ _COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[\w][\w.-]{0,127}")
 _HOST = re.compile(
     r"(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*"
-    r"|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?")
+    r"|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?"
+)
 MAX_NAME = 255
 
 
@@ -44,7 +45,7 @@ class Reference:
         """The host without its port (brackets kept off IPv6 literals)."""
         host = self.registry
         if host.startswith("["):
-            return host[1:host.index("]")]
+            return host[1 : host.index("]")]
         return host.rsplit(":", 1)[0] if ":" in host else host
 
     @property
@@ -83,7 +84,7 @@ def parse_reference(text: str) -> Reference:
     slash = text.rfind("/")
     colon = text.rfind(":")
     if colon > slash:
-        text, tag = text[:colon], text[colon + 1:]
+        text, tag = text[:colon], text[colon + 1 :]
         if not _TAG.fullmatch(tag):
             raise UsageError(f"invalid image reference {original!r}: malformed tag {tag!r}")
     first, sep, rest = text.partition("/")
@@ -114,7 +115,7 @@ def is_local_host(host: str) -> bool:
     """localhost, 127.0.0.0/8 or ::1 (with or without a port): plain HTTP is allowed there."""
     name = host
     if name.startswith("["):
-        name = name[1:name.find("]")]
+        name = name[1 : name.find("]")]
     elif name.count(":") == 1:
         name = name.split(":")[0]
     if name == "localhost":
@@ -127,7 +128,7 @@ def is_local_host(host: str) -> bool:
 
 def strip_port(host: str) -> str:
     if host.startswith("["):
-        return host[1:host.find("]")]
+        return host[1 : host.find("]")]
     return host.split(":")[0] if host.count(":") == 1 else host
 
 

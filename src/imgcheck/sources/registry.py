@@ -9,20 +9,37 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import requests
 import urllib3
 
 from .. import safejson
 from ..errors import BadInputError, UnavailableError
-from .base import (DOCKER_MANIFEST, INDEX_MEDIA_TYPES, MANIFEST_ACCEPT, OCI_MANIFEST, LayerRef, OpenedImage, Source,
-                   VerifyingReader, media_type_of, parse_digest, verify_bytes)
+from .base import (
+    DOCKER_MANIFEST,
+    INDEX_MEDIA_TYPES,
+    MANIFEST_ACCEPT,
+    OCI_MANIFEST,
+    LayerRef,
+    OpenedImage,
+    Source,
+    VerifyingReader,
+    media_type_of,
+    parse_digest,
+    verify_bytes,
+)
 from .digest_resolution import ResolvedDigest, with_client
 from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
-from .platform import (DEFAULT_PLATFORM, Platform, PlatformMismatchError, parse_platform, platform_of_config,
-                       select_manifest)
+from .platform import (
+    DEFAULT_PLATFORM,
+    Platform,
+    PlatformMismatchError,
+    parse_platform,
+    platform_of_config,
+    select_manifest,
+)
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http
 from .registry_auth import Credentials, RegistryAuth, find_credentials
 from .timeouts import parse_timeout
@@ -45,9 +62,15 @@ def _registry_error(resp: requests.Response) -> str:
 class RegistryClient:
     """One repository on one registry: authenticated, retried requests."""
 
-    def __init__(self, ref: Reference, insecure_registries: Iterable[str] = (), policy: HttpPolicy = HttpPolicy(),
-                 session: requests.Session | None = None, sleep: Callable[[float], None] | None = None,
-                 lookup: Callable[[str, str], Credentials | None] = find_credentials):
+    def __init__(
+        self,
+        ref: Reference,
+        insecure_registries: Iterable[str] = (),
+        policy: HttpPolicy = HttpPolicy(),
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] | None = None,
+        lookup: Callable[[str, str], Credentials | None] = find_credentials,
+    ):
         self.ref = ref
         self.host = ref.api_host
         self.insecure = insecure_hosts(insecure_registries)
@@ -99,12 +122,15 @@ class RegistryClient:
         url = f"{self.base()}/v2/{self.ref.repository}/{path}"
         for attempt in range(3):
             try:
-                resp = self.http.send(method, url, headers={**(headers or {}), **self.auth.headers()},
-                                      stream=stream, verify=self.verify)
+                resp = self.http.send(
+                    method, url, headers={**(headers or {}), **self.auth.headers()}, stream=stream, verify=self.verify
+                )
             except requests.exceptions.SSLError as exc:
-                raise UnavailableError(f"{self.host}: TLS failed ({_ssl_reason(exc)}); if this registry speaks "
-                                       f"plain HTTP or has a self-signed certificate and you trust it, use "
-                                       f"--insecure-registry {self.host}") from None
+                raise UnavailableError(
+                    f"{self.host}: TLS failed ({_ssl_reason(exc)}); if this registry speaks "
+                    f"plain HTTP or has a self-signed certificate and you trust it, use "
+                    f"--insecure-registry {self.host}"
+                ) from None
             if resp.status_code != 401 or attempt == 2:
                 return resp
             resp.close()
@@ -120,16 +146,21 @@ class RegistryClient:
         if code == 404:
             return UnavailableError(f"{self.ref}: {what} not found on {self.ref.registry}{detail}")
         if code == 401:
-            return UnavailableError(f"{self.ref}: authentication required or failed "
-                                    f"({self.auth.describe_credentials()}){detail}")
+            return UnavailableError(
+                f"{self.ref}: authentication required or failed ({self.auth.describe_credentials()}){detail}"
+            )
         if code == 403:
             return UnavailableError(f"{self.ref}: access to {what} denied ({self.auth.describe_credentials()}){detail}")
         if code == 429:
             after = resp.headers.get("Retry-After")
-            return UnavailableError(f"{self.host}: rate limited (HTTP 429)" + (f", retry after {after} s" if after else ""))
+            return UnavailableError(
+                f"{self.host}: rate limited (HTTP 429)" + (f", retry after {after} s" if after else "")
+            )
         if code >= 500:
-            return UnavailableError(f"{self.host}: server error HTTP {code} for {what} after "
-                                    f"{self.http.policy.max_attempts} attempts{detail}")
+            return UnavailableError(
+                f"{self.host}: server error HTTP {code} for {what} after "
+                f"{self.http.policy.max_attempts} attempts{detail}"
+            )
         return UnavailableError(f"{self.host}: unexpected HTTP {code} for {what}{detail}")
 
     def get_small(self, path: str, headers: dict, limit: int, what: str) -> requests.Response:
@@ -177,8 +208,9 @@ class RegistryClient:
 
     def get_manifest(self, reference: str) -> tuple[bytes, str | None, str]:
         """(bytes, Content-Type, digest); by digest the bytes are verified against it."""
-        resp = self.get_small(f"manifests/{reference}", {"Accept": MANIFEST_ACCEPT}, MAX_MANIFEST_BYTES,
-                              f"manifest {reference}")
+        resp = self.get_small(
+            f"manifests/{reference}", {"Accept": MANIFEST_ACCEPT}, MAX_MANIFEST_BYTES, f"manifest {reference}"
+        )
         content_type = (resp.headers.get("Content-Type") or "").split(";")[0].strip() or None
         header_digest = resp.headers.get("Docker-Content-Digest")
         data = resp.content
@@ -240,10 +272,17 @@ class RegistrySource(Source):
     `timeout`: seconds per socket read; `resolved`: what digest_resolution found before this
     client existed (the anonymous HEAD), so it is not asked again; session/sleep for tests."""
 
-    def __init__(self, ref: Reference, platform: Platform | None = None, insecure_registries: Iterable[str] = (),
-                 timeout: float | None = None, http_policy: HttpPolicy | None = None,
-                 session: requests.Session | None = None, sleep: Callable[[float], None] | None = None,
-                 resolved: ResolvedDigest | None = None):
+    def __init__(
+        self,
+        ref: Reference,
+        platform: Platform | None = None,
+        insecure_registries: Iterable[str] = (),
+        timeout: float | None = None,
+        http_policy: HttpPolicy | None = None,
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] | None = None,
+        resolved: ResolvedDigest | None = None,
+    ):
         self.ref = ref
         self.platform = platform
         policy = http_policy or HttpPolicy()
@@ -301,9 +340,15 @@ class RegistrySource(Source):
         config = check_config(_doc(config_bytes, f"{where}: image config"), where)
         platform = platform_of_config(config)
         self._check_platform(platform, from_index, where)
-        return OpenedImage(reference=where, digest=digest, platform=platform, config=config,
-                           layers=with_diff_ids(layers, config, where),
-                           opener=self._open_layer, notes=notes)
+        return OpenedImage(
+            reference=where,
+            digest=digest,
+            platform=platform,
+            config=config,
+            layers=with_diff_ids(layers, config, where),
+            opener=self._open_layer,
+            notes=notes,
+        )
 
     def _check_platform(self, have: str | None, from_index: bool, where: str) -> None:
         wanted = self.platform or (parse_platform(DEFAULT_PLATFORM) if from_index else None)
@@ -313,11 +358,15 @@ class RegistrySource(Source):
             raise BadInputError(f"{where}: image config names no os/architecture; cannot confirm {wanted}")
         got = parse_platform(have)
         if (got.os, got.architecture) != (wanted.os, wanted.architecture) or (
-                wanted.variant is not None and got.variant != wanted.variant):
+            wanted.variant is not None and got.variant != wanted.variant
+        ):
             if from_index:
                 raise BadInputError(f"{where}: the index lists {wanted} but that image's config says {got}")
-            raise PlatformMismatchError(f"{where}: the image is {got}, not the requested {wanted} (it has no "
-                                        f"index of platforms to choose from; available: {got})", (str(got),))
+            raise PlatformMismatchError(
+                f"{where}: the image is {got}, not the requested {wanted} (it has no "
+                f"index of platforms to choose from; available: {got})",
+                (str(got),),
+            )
 
     def _open_layer(self, layer: LayerRef):
         body = self.client.open_blob(layer.digest, layer.size)

@@ -21,13 +21,14 @@ import json
 import os
 import re
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 from urllib.parse import urlsplit
 
 import requests
 
 from ..errors import BadInputError, UnavailableError
+from .http import HttpClient
 
 
 def _internal_address(host: str) -> bool:
@@ -39,7 +40,6 @@ def _internal_address(host: str) -> bool:
     except ValueError:
         return host == "localhost"
     return ip.is_loopback or ip.is_link_local or ip.is_private
-from .http import HttpClient
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,10 @@ def _helper_get(helper: str, server: str, path: str) -> Credentials | None:
     except dc.CredentialsNotFound:
         return None
     except dc.StoreError as exc:
-        raise UnavailableError(f"credential helper docker-credential-{helper} (from {path}) failed for "
-                               f"{server}: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+        raise UnavailableError(
+            f"credential helper docker-credential-{helper} (from {path}) failed for "
+            f"{server}: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}"
+        ) from None
     user, secret = data.get("Username"), data.get("Secret")
     if user == "<token>":
         return Credentials(identity_token=secret, source=f"docker-credential-{helper}")
@@ -264,9 +266,15 @@ def may_send_credentials(registry: str, realm_host: str, allowed: frozenset[str]
 class RegistryAuth:
     """Authorization for one registry host: finds credentials lazily and answers 401s."""
 
-    def __init__(self, registry: str, repository: str, http: HttpClient, may_use_http: Callable[[str], bool],
-                 lookup: Callable[[str, str], Credentials | None] = find_credentials,
-                 token_hosts: frozenset[str] | None = None):
+    def __init__(
+        self,
+        registry: str,
+        repository: str,
+        http: HttpClient,
+        may_use_http: Callable[[str], bool],
+        lookup: Callable[[str, str], Credentials | None] = find_credentials,
+        token_hosts: frozenset[str] | None = None,
+    ):
         self.token_hosts = allowed_token_hosts() if token_hosts is None else token_hosts
         self.withheld: str | None = None  # a realm host credentials were not sent to, for messages
         self.registry = registry
@@ -294,8 +302,10 @@ class RegistryAuth:
     def describe_credentials(self) -> str:
         creds = self.credentials
         if creds and self.withheld:
-            return (f"credentials from {creds.source} not sent to the token server {self.withheld}, which is not "
-                    f"{self.registry}'s host; to allow it set {TOKEN_HOSTS_ENV}={self.withheld}")
+            return (
+                f"credentials from {creds.source} not sent to the token server {self.withheld}, which is not "
+                f"{self.registry}'s host; to allow it set {TOKEN_HOSTS_ENV}={self.withheld}"
+            )
         if creds:
             return f"credentials from {creds.source}"
         return f"no credentials: {self._problem}" if self._problem else "no credentials found"
@@ -326,8 +336,9 @@ class RegistryAuth:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UnavailableError(f"{self.registry}: token realm {realm!r} is not an http(s) URL")
         if parts.scheme == "http" and not self.may_use_http(parts.netloc):
-            raise UnavailableError(f"{self.registry}: refusing plain-http token realm {realm} "
-                                   "(use --insecure-registry for a trusted host)")
+            raise UnavailableError(
+                f"{self.registry}: refusing plain-http token realm {realm} (use --insecure-registry for a trusted host)"
+            )
         if _internal_address(parts.hostname) and not _internal_address(self.registry.rsplit(":", 1)[0].strip("[]")):
             # a public registry must not steer credentials or requests at link-local/private hosts
             raise UnavailableError(f"{self.registry}: refusing token realm {realm} on an internal address")
@@ -342,17 +353,26 @@ class RegistryAuth:
         verify = not self.may_use_http(parts.netloc)  # insecure hosts may have self-signed certs
         if creds and creds.identity_token:
             # OAuth2 refresh-token grant (distribution docs/spec/auth/oauth.md)
-            resp = self.http.send("POST", realm, verify=verify, data={
-                "grant_type": "refresh_token", "refresh_token": creds.identity_token,
-                "client_id": "imgcheck", **query})
+            resp = self.http.send(
+                "POST",
+                realm,
+                verify=verify,
+                data={
+                    "grant_type": "refresh_token",
+                    "refresh_token": creds.identity_token,
+                    "client_id": "imgcheck",
+                    **query,
+                },
+            )
         else:
             auth = (creds.username, creds.password or "") if creds and creds.username is not None else None
-            resp = self.http.send("GET", realm, params={**query, "client_id": "imgcheck"}, auth=auth,
-                                  verify=verify)
+            resp = self.http.send("GET", realm, params={**query, "client_id": "imgcheck"}, auth=auth, verify=verify)
         with resp:
             if resp.status_code in (401, 403):
-                raise UnavailableError(f"{self.registry}: the token server refused access to {self.repository} "
-                                       f"(HTTP {resp.status_code}; {self.describe_credentials()})")
+                raise UnavailableError(
+                    f"{self.registry}: the token server refused access to {self.repository} "
+                    f"(HTTP {resp.status_code}; {self.describe_credentials()})"
+                )
             if resp.status_code != 200:
                 raise UnavailableError(f"{self.registry}: token server {parts.netloc} answered HTTP {resp.status_code}")
             try:

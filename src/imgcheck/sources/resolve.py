@@ -39,7 +39,7 @@ def _path_and_tag(rest: str) -> tuple[str, str | None]:
         return rest, None
     for i, char in enumerate(rest):
         if char == ":" and os.path.exists(rest[:i]):
-            return rest[:i], rest[i + 1:] or None
+            return rest[:i], rest[i + 1 :] or None
     path, _, tag = rest.partition(":")
     return path, tag or None
 
@@ -129,8 +129,7 @@ def registry_reference(ref: str) -> Reference | None:
     return parse_image_ref(ref).registry
 
 
-def open_source(ref: ImageRef, options: ReadOptions = ReadOptions(), resolved: ResolvedDigest | None = None
-                ) -> Source:
+def open_source(ref: ImageRef, options: ReadOptions = ReadOptions(), resolved: ResolvedDigest | None = None) -> Source:
     """The source for `ref`. `resolved`: what digest_resolution already found for a registry
     reference (so its client does not ask again)."""
     scheme, rest = ref.scheme, ref.rest
@@ -158,11 +157,19 @@ def open_source(ref: ImageRef, options: ReadOptions = ReadOptions(), resolved: R
     if scheme == "docker":
         from .docker_daemon import DockerDaemonSource
 
-        return DockerDaemonSource(rest, platform=options.platform, timeout=options.timeout,
-                                  client=options.docker_client)
+        return DockerDaemonSource(
+            rest, platform=options.platform, timeout=options.timeout, client=options.docker_client
+        )
     from .registry import RegistrySource
 
     assert ref.registry is not None  # parse_image_ref parsed every bare and registry: reference
-    return RegistrySource(ref.registry, platform=options.platform, insecure_registries=options.insecure_registries,
-                          timeout=options.timeout, http_policy=options.http_policy, session=options.session,
-                          sleep=options.sleep, resolved=resolved)
+    return RegistrySource(
+        ref.registry,
+        platform=options.platform,
+        insecure_registries=options.insecure_registries,
+        timeout=options.timeout,
+        http_policy=options.http_policy,
+        session=options.session,
+        sleep=options.sleep,
+        resolved=resolved,
+    )

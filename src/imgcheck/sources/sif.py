@@ -50,9 +50,20 @@ MAX_JSON = 4 * 1024 * 1024
 ENV_SCRIPT = ".singularity.d/env/10-docker2singularity.sh"
 
 # sif's arch codes (pkg/sif/arch.go; the v1 list in pkg/sif/sif.go HdrArch*) -> GOARCH
-ARCHES = {b"01": "386", b"02": "amd64", b"03": "arm", b"04": "arm64", b"05": "ppc64", b"06": "ppc64le",
-          b"07": "mips", b"08": "mipsle", b"09": "mips64", b"10": "mips64le", b"11": "s390x",
-          b"12": "riscv64"}
+ARCHES = {
+    b"01": "386",
+    b"02": "amd64",
+    b"03": "arm",
+    b"04": "arm64",
+    b"05": "ppc64",
+    b"06": "ppc64le",
+    b"07": "mips",
+    b"08": "mipsle",
+    b"09": "mips64",
+    b"10": "mips64le",
+    b"11": "s390x",
+    b"12": "riscv64",
+}
 
 
 @dataclass(frozen=True)
@@ -82,8 +93,9 @@ def read_layout(fh, file_size: int, what: str) -> SifLayout:
     raw = fh.read(HEADER.size)
     if len(raw) < HEADER.size:
         raise BadInputError(f"{what}: truncated SIF ({file_size} bytes, shorter than its header)")
-    (_launch, magic, version, arch, _uuid, _ctime, _mtime, _free, total, d_off, d_size, _data_off,
-     _data_size) = HEADER.unpack(raw)
+    (_launch, magic, version, arch, _uuid, _ctime, _mtime, _free, total, d_off, d_size, _data_off, _data_size) = (
+        HEADER.unpack(raw)
+    )
     if magic != MAGIC:
         raise BadInputError(f"{what}: not a SIF file (no SIF_MAGIC)")
     if version != VERSION:
@@ -93,23 +105,27 @@ def read_layout(fh, file_size: int, what: str) -> SifLayout:
         raise BadInputError(f"{what}: corrupt SIF header ({total} descriptors)")
     need = total * DESCRIPTOR.size
     if d_off < HEADER.size or d_size < need or d_off + need > file_size:
-        raise BadInputError(f"{what}: truncated or corrupt SIF (descriptor table at {d_off}+{need} "
-                            f"outside the {file_size}-byte file)")
+        raise BadInputError(
+            f"{what}: truncated or corrupt SIF (descriptor table at {d_off}+{need} outside the {file_size}-byte file)"
+        )
     fh.seek(d_off)
     table = fh.read(need)
     if len(table) != need:
         raise BadInputError(f"{what}: truncated SIF (descriptor table)")
     descriptors = []
     for i in range(total):
-        (datatype, used, ident, _group, _link, offset, size, _padded, _c, _m, _uid, _gid, name,
-         extra) = DESCRIPTOR.unpack_from(table, i * DESCRIPTOR.size)
+        (datatype, used, ident, _group, _link, offset, size, _padded, _c, _m, _uid, _gid, name, extra) = (
+            DESCRIPTOR.unpack_from(table, i * DESCRIPTOR.size)
+        )
         if not used:
             continue
         if offset < 0 or size < 0 or offset + size > file_size:
-            raise BadInputError(f"{what}: corrupt SIF (descriptor {i} points at {offset}+{size}, outside the "
-                                f"{file_size}-byte file)")
-        descriptors.append(Descriptor(i, datatype, ident, offset, size,
-                                      name.rstrip(b"\0").decode("utf-8", "replace"), extra))
+            raise BadInputError(
+                f"{what}: corrupt SIF (descriptor {i} points at {offset}+{size}, outside the {file_size}-byte file)"
+            )
+        descriptors.append(
+            Descriptor(i, datatype, ident, offset, size, name.rstrip(b"\0").decode("utf-8", "replace"), extra)
+        )
     return SifLayout(ARCHES.get(arch.rstrip(b"\0")), tuple(descriptors))
 
 
@@ -143,13 +159,13 @@ def _go_unquote(text: str) -> str | None:
             out.append(c)
             i += 1
             continue
-        nxt = body[i + 1:i + 2]
+        nxt = body[i + 1 : i + 2]
         if nxt in simple:
             out.append(simple[nxt])
             i += 2
         elif nxt in ("x", "u", "U"):
             width = {"x": 2, "u": 4, "U": 8}[nxt]
-            digits = body[i + 2:i + 2 + width]
+            digits = body[i + 2 : i + 2 + width]
             if len(digits) != width or not re.fullmatch(r"[0-9a-fA-F]+", digits):
                 return None
             out.append(chr(int(digits, 16)))
@@ -164,7 +180,7 @@ def _shell_unescape(text: str) -> str:
     return re.sub(r'\\([\\"`$])', r"\1", text)
 
 
-_NEEDS_SHELL = re.compile(r'(?<!\\)[$`]')  # an unescaped expansion: only a shell could give its value
+_NEEDS_SHELL = re.compile(r"(?<!\\)[$`]")  # an unescaped expansion: only a shell could give its value
 _EXPORT_DEFAULT = re.compile(r'export ([A-Za-z_][A-Za-z0-9_]*)="\$\{\1:-(".*")\}"')
 _EXPORT_EMPTY = re.compile(r'export ([A-Za-z_][A-Za-z0-9_]*)="\$\{\1:-\}"')
 _EXPORT_PLAIN = re.compile(r'export ([A-Za-z_][A-Za-z0-9_]*)=(".*")')
@@ -232,5 +248,12 @@ class SifSource(Source):
 
     def open(self) -> OpenedImage:
         _layout, part, config, notes = self._layout()
-        return SquashfsRangeSource(self.path, location=self.location, offset=part.offset, size=part.size,
-                                   config=config, env_file=SIF_ENV, notes=tuple(notes)).open()
+        return SquashfsRangeSource(
+            self.path,
+            location=self.location,
+            offset=part.offset,
+            size=part.size,
+            config=config,
+            env_file=SIF_ENV,
+            notes=tuple(notes),
+        ).open()

@@ -15,8 +15,8 @@ import os
 
 from ..errors import BadInputError
 from .base import MANIFEST_ACCEPT, parse_digest
-from .timeouts import parse_timeout
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http
+from .timeouts import parse_timeout
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 TIMEOUT = 10.0  # seconds; a slow answer falls back to the registry client and its own policy
@@ -61,8 +61,7 @@ def anonymous_tag_digest(ref: Reference, insecure_registries=(), memo_dir: str |
     try:
         conn = _connection(host, insecure_hosts(insecure_registries), timeout)
         try:
-            conn.request("HEAD", f"/v2/{ref.repository}/manifests/{ref.reference}",
-                         headers={"Accept": MANIFEST_ACCEPT})
+            conn.request("HEAD", f"/v2/{ref.repository}/manifests/{ref.reference}", headers={"Accept": MANIFEST_ACCEPT})
             resp = conn.getresponse()
             status, digest = resp.status, resp.getheader("Docker-Content-Digest")
         finally:

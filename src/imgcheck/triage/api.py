@@ -22,6 +22,7 @@ def load_node(name: str | None = None, facts_path: str | None = None) -> NodeFac
         raise UsageError("give either --node NAME or --node-facts FILE, not both")
     if facts_path:
         from ..model.node_io import load_node_facts
+
         return load_node_facts(facts_path)
     if not name:
         return None
@@ -58,8 +59,16 @@ def engine_findings(image: ImageFacts, node: NodeFacts | None) -> tuple[tuple[Fi
     return tuple(report.findings), None
 
 
-def triage(logs: list[str], *, image: str | None = None, node: str | None = None, node_facts: str | None = None,
-           signatures: str | None = None, stdin: IO[bytes] | None = None, platform=None) -> TriageReport:
+def triage(
+    logs: list[str],
+    *,
+    image: str | None = None,
+    node: str | None = None,
+    node_facts: str | None = None,
+    signatures: str | None = None,
+    stdin: IO[bytes] | None = None,
+    platform=None,
+) -> TriageReport:
     """Read the logs (files, or "-" for stdin), find the first failure and its cause candidates.
 
     With an image and/or node, the log is joined with their facts. Raises BadInputError for
@@ -75,6 +84,11 @@ def triage(logs: list[str], *, image: str | None = None, node: str | None = None
     join = None
     if image_f is not None or node_f is not None:
         found, why = engine_findings(image_f, node_f) if image_f is not None else ((), "no image given")
-        join = JoinResult(image=image_f.reference if image_f else None, node=node_f.name if node_f else None,
-                          notes=join_notes(report, image_f, node_f), engine_findings=found, engine_note=why)
+        join = JoinResult(
+            image=image_f.reference if image_f else None,
+            node=node_f.name if node_f else None,
+            notes=join_notes(report, image_f, node_f),
+            engine_findings=found,
+            engine_note=why,
+        )
     return dataclasses.replace(report, join=join, tool_version=__version__)

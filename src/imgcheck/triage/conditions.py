@@ -19,8 +19,9 @@ order (the advice order) stands.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 from ..errors import BadInputError
 
@@ -55,7 +56,9 @@ _MEASURE = re.compile(r"(?:sig:(?P<sig>[A-Z0-9-]+)\.)?(?P<what>hosts|gpus|count)
 _PRED = re.compile(r"(?:node|image|nccl|log)\.[a-z0-9_]+$")
 
 
-def parse_condition(text: str, where: str, known_predicates: set[str], known_signatures: set[str] | None = None) -> Condition:
+def parse_condition(
+    text: str, where: str, known_predicates: set[str], known_signatures: set[str] | None = None
+) -> Condition:
     if not isinstance(text, str) or not text.strip():
         raise BadInputError(f"{where}: a condition must be a non-empty string")
     body = text.strip()
@@ -71,6 +74,7 @@ def parse_condition(text: str, where: str, known_predicates: set[str], known_sig
         def check_line(ctx: EvalContext, rx=rx) -> tuple[bool | None, str]:
             hit = rx.search(ctx.line or "") is not None
             return hit, f"the matched line {'contains' if hit else 'does not contain'} /{rx.pattern}/"
+
         return Condition(text, negate, check_line)
     m = _ENV.match(body)
     if m:
@@ -89,6 +93,7 @@ def parse_condition(text: str, where: str, known_predicates: set[str], known_sig
             ok = got >= n if op == ">=" else got <= n
             unit = {"hosts": "host(s)", "gpus": "GPU(s)", "count": "time(s)"}[what]
             return ok, f"{sig or 'this signature'} seen {'on ' if what != 'count' else ''}{got} {unit}"
+
         return Condition(text, negate, check_measure)
     if _PRED.match(body):
         if body not in known_predicates:
@@ -96,6 +101,7 @@ def parse_condition(text: str, where: str, known_predicates: set[str], known_sig
 
         def check_pred(ctx: EvalContext, name=body) -> tuple[bool | None, str]:
             return ctx.predicate(name)
+
         return Condition(text, negate, check_pred)
     raise BadInputError(f"{where}: cannot parse condition {text!r}")
 
@@ -124,4 +130,5 @@ def _env_check(name: str, op: str | None, value: str | None, where: str, text: s
         except ValueError:
             return None, f"{name}={got!r} is not an integer ({source})"
         return (number > limit if op == ">" else number < limit), f"{name}={number} ({source})"
+
     return check

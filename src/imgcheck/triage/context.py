@@ -14,20 +14,26 @@ _DRIVER = re.compile(r"cudaDriverVersion (?P<v>\d+)")
 _IB_USING = re.compile(r"NET/IB ?: Using (?P<rest>.*)")
 _IB_DEV = re.compile(r"\[\d+\](?P<dev>[\w.\-]+:\d+/\w+(?:/\w+)?)")
 _DMABUF = re.compile(r"DMA-BUF is available on GPU device (?P<gpu>\d+)")
-_GDR = re.compile(r"NET/IB ?: GPU Direct RDMA (?:\([\w-]+\) )?(?P<state>Disabled|Enabled|enabled|disabled) for HCA (?P<n>\d+) '(?P<hca>[^']+)")
+_GDR = re.compile(
+    r"NET/IB ?: GPU Direct RDMA (?:\([\w-]+\) )?(?P<state>Disabled|Enabled|enabled|disabled) for HCA (?P<n>\d+) '(?P<hca>[^']+)"
+)
 _VIA = re.compile(r"\bvia (?P<t>NET/[\w]+(?:/\d+)?(?:/GDRDMA)?|P2P/[\w/]+|SHM(?:/[\w/]+)?|CollNet\S*|NVLS\S*)")
 _NETWORK = re.compile(r"Using network (?P<n>\w+)")
 _ENV = re.compile(r"(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>.*?)\.?\s*$")
 _NO_VERBS = re.compile(r"Failed to open libibverbs\.so")
-_COMM = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
-                   r"(?:.*- (?P<phase>Init START|Init COMPLETE))?")
+_COMM = re.compile(
+    r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
+    r"(?:.*- (?P<phase>Init START|Init COMPLETE))?"
+)
 _OFI_PROVIDER = re.compile(r"NET/OFI Selected [Pp]rovider is (?P<p>[\w;]+)")
 # Per-writer bounds: whatever a log repeats, one writer's context stays small (memory is
 # bounded per distinct writer). Real jobs have a handful of versions/devices and few communicators.
 MAX_VALUES = 64  # distinct values kept per set
 MAX_ENV = 256  # environment variables kept per writer
 MAX_COMMS = 256  # communicators tracked per writer
-_TESTS_RANK = re.compile(r"Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)")
+_TESTS_RANK = re.compile(
+    r"Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)"
+)
 
 
 @dataclass
@@ -97,7 +103,9 @@ class ContextAccumulator:
                 self.relaxed_ordering = bool(self.relaxed_ordering) or "[RO]" in head
             m = _GDR.search(text)
             if m:
-                self._add(self.gdr_disabled if m.group("state").lower() == "disabled" else self.gdr_enabled, m.group("hca"))
+                self._add(
+                    self.gdr_disabled if m.group("state").lower() == "disabled" else self.gdr_enabled, m.group("hca")
+                )
             if not self.roce_gids and "::ffff:" in text:
                 self.roce_gids = True
         if "DMA-BUF" in text:
@@ -128,7 +136,9 @@ class ContextAccumulator:
         if "Pid" in text:
             m = _TESTS_RANK.search(text)
             if m and len(self.test_ranks) < MAX_COMMS:
-                self._add(self.test_ranks.setdefault((m.group("host"), int(m.group("pid"))), set()), int(m.group("rank")))
+                self._add(
+                    self.test_ranks.setdefault((m.group("host"), int(m.group("pid"))), set()), int(m.group("rank"))
+                )
         if "NET/Socket" in text and not self.socket_net and "Using" in text:
             self.socket_net = True
         if "NET/OFI" in text and "Selected" in text:
@@ -136,9 +146,19 @@ class ContextAccumulator:
             if m:
                 self._add(self.ofi_providers, m.group("p"))
 
-    def merge(self, other: "ContextAccumulator") -> None:
-        for name in ("nccl_versions", "cuda_runtime", "cuda_driver", "ib_devices", "dmabuf_gpus", "gdr_disabled",
-                     "gdr_enabled", "transports", "networks", "ofi_providers"):
+    def merge(self, other: ContextAccumulator) -> None:
+        for name in (
+            "nccl_versions",
+            "cuda_runtime",
+            "cuda_driver",
+            "ib_devices",
+            "dmabuf_gpus",
+            "gdr_disabled",
+            "gdr_enabled",
+            "transports",
+            "networks",
+            "ofi_providers",
+        ):
             mine = getattr(self, name)
             for v in getattr(other, name):
                 self._add(mine, v)
@@ -165,17 +185,26 @@ class ContextAccumulator:
                 best = (st.rank, st.nranks)
         return best
 
-    def summary(self) -> "LogContext":
+    def summary(self) -> LogContext:
         return LogContext(
-            nccl_versions=tuple(sorted(self.nccl_versions)), cuda_runtime=tuple(sorted(self.cuda_runtime)),
-            cuda_driver=tuple(sorted(self.cuda_driver)), ib_devices=tuple(sorted(self.ib_devices)),
-            relaxed_ordering=self.relaxed_ordering, dmabuf_gpus=tuple(sorted(self.dmabuf_gpus)),
-            gdr_disabled=tuple(sorted(self.gdr_disabled)), gdr_enabled=tuple(sorted(self.gdr_enabled)),
+            nccl_versions=tuple(sorted(self.nccl_versions)),
+            cuda_runtime=tuple(sorted(self.cuda_runtime)),
+            cuda_driver=tuple(sorted(self.cuda_driver)),
+            ib_devices=tuple(sorted(self.ib_devices)),
+            relaxed_ordering=self.relaxed_ordering,
+            dmabuf_gpus=tuple(sorted(self.dmabuf_gpus)),
+            gdr_disabled=tuple(sorted(self.gdr_disabled)),
+            gdr_enabled=tuple(sorted(self.gdr_enabled)),
             gdrdma_transport=any(t.endswith("GDRDMA") for t in self.transports),
-            transports=tuple(sorted(self.transports)), networks=tuple(sorted(self.networks)),
-            env=dict(sorted(self.env.items())), libibverbs_missing=self.libibverbs_missing,
+            transports=tuple(sorted(self.transports)),
+            networks=tuple(sorted(self.networks)),
+            env=dict(sorted(self.env.items())),
+            libibverbs_missing=self.libibverbs_missing,
             nranks=max((s.nranks for s in self.inits.values()), default=None),
-            roce_gids=self.roce_gids, socket_net=self.socket_net, ofi_providers=tuple(sorted(self.ofi_providers)))
+            roce_gids=self.roce_gids,
+            socket_net=self.socket_net,
+            ofi_providers=tuple(sorted(self.ofi_providers)),
+        )
 
 
 @dataclass(frozen=True)

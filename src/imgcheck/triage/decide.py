@@ -12,13 +12,27 @@ from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import severity_rank
-from .context import ContextAccumulator
 from .certainty import assess
+from .context import ContextAccumulator
 from .evidence import ALL_PREDICATES
 from .predicates import Facts
-from .result import (CAUSE_SUPPORTED, CAUSE_UNCONDITIONAL, CAUSE_UNKNOWN, CAUSE_UNLIKELY, VERDICT_FOUND, VERDICT_INFO,
-                     VERDICT_NONE, CauseResult, Diagnosis, FirstFailure, GeneralOrderStep, InputInfo, TimelineEntry,
-                     TriageReport, Where)
+from .result import (
+    CAUSE_SUPPORTED,
+    CAUSE_UNCONDITIONAL,
+    CAUSE_UNKNOWN,
+    CAUSE_UNLIKELY,
+    VERDICT_FOUND,
+    VERDICT_INFO,
+    VERDICT_NONE,
+    CauseResult,
+    Diagnosis,
+    FirstFailure,
+    GeneralOrderStep,
+    InputInfo,
+    TimelineEntry,
+    TriageReport,
+    Where,
+)
 from .scan import Event, RawKey, ScanResult
 from .signatures import Signature, SignatureSet
 
@@ -50,7 +64,7 @@ class Stream:
 def _proc_ranks(scan: ScanResult) -> dict[tuple[str, int], int]:
     """(host, pid) -> world rank, from launcher labels, NCCL comm lines, and nccl-tests headers."""
     ranks: dict[tuple[str, int], int] = {}
-    for key, ctx in scan.contexts.items():
+    for ctx in scan.contexts.values():
         for (host, pid), rs in ctx.test_ranks.items():
             if len(rs) == 1:  # one GPU per process; with -g >1 a pid holds several ranks
                 ranks.setdefault((host, pid), next(iter(rs)))
@@ -72,7 +86,7 @@ def resolve_streams(scan: ScanResult) -> tuple[dict[RawKey, tuple], dict[tuple, 
         return key
 
     mapping: dict[RawKey, tuple] = {}
-    for source, keys in scan.keys_by_source.items():
+    for keys in scan.keys_by_source.values():
         resolved = {direct(k) for k in keys if k[0] != "file"}
         for k in keys:
             if k[0] == "file":
@@ -117,16 +131,29 @@ def _where(ev: Event, stream: Stream, full_year: int | None) -> Where:
     ts = None
     if w is not None:
         ts = w.isoformat(sep=" ") if (ev.line.has_year or full_year is not None) else w.strftime("%m-%d %H:%M:%S.%f")
-    return Where(source=ev.line.source, line=ev.line.lineno, text=ev.line.text.strip()[:400],
-                 rank=stream.rank if stream.rank is not None else ev.line.rank, host=ev.line.host or
-                 (sorted(stream.hosts)[0] if len(stream.hosts) == 1 else None), pid=ev.line.pid, timestamp=ts)
+    return Where(
+        source=ev.line.source,
+        line=ev.line.lineno,
+        text=ev.line.text.strip()[:400],
+        rank=stream.rank if stream.rank is not None else ev.line.rank,
+        host=ev.line.host or (sorted(stream.hosts)[0] if len(stream.hosts) == 1 else None),
+        pid=ev.line.pid,
+        timestamp=ts,
+    )
 
 
 class CauseContext:
     """What a cause condition can ask about (see conditions.EvalContext)."""
 
-    def __init__(self, line: str, stream_env: dict[str, str], job_env: dict[str, str], facts: Facts,
-                 measures: dict[tuple[str, str], int | None], sig_id: str):
+    def __init__(
+        self,
+        line: str,
+        stream_env: dict[str, str],
+        job_env: dict[str, str],
+        facts: Facts,
+        measures: dict[tuple[str, str], int | None],
+        sig_id: str,
+    ):
         self.line = line
         self._stream_env, self._job_env, self._facts = stream_env, job_env, facts
         self._measures, self._sig = measures, sig_id
@@ -171,12 +198,17 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
             status, bucket = CAUSE_UNKNOWN, 1
         rated.append((bucket, idx, cause, status, tuple(reasons)))
     rated.sort(key=lambda r: (r[0], r[1]))
-    return tuple(CauseResult(order=i + 1, id=c.id, text=c.text, next=c.next, confidence=c.confidence,
-                             status=status, because=because)
-                 for i, (_b, _idx, c, status, because) in enumerate(rated))
+    return tuple(
+        CauseResult(
+            order=i + 1, id=c.id, text=c.text, next=c.next, confidence=c.confidence, status=status, because=because
+        )
+        for i, (_b, _idx, c, status, because) in enumerate(rated)
+    )
 
 
-def _measures(events: list[Event], stream_of: dict[int, Stream], counts: dict[str, int]) -> dict[tuple[str, str], int | None]:
+def _measures(
+    events: list[Event], stream_of: dict[int, Stream], counts: dict[str, int]
+) -> dict[tuple[str, str], int | None]:
     """Per signature: distinct hosts, distinct GPUs, occurrences. Where lines carry no host name,
     distinct input files stand in for hosts (one dmesg file per node is the usual way to pass them)."""
     hosts: dict[str, set[str]] = {}
@@ -199,8 +231,9 @@ def _measures(events: list[Event], stream_of: dict[int, Stream], counts: dict[st
     return out
 
 
-def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = None,
-           node: NodeFacts | None = None) -> TriageReport:
+def decide(
+    scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = None, node: NodeFacts | None = None
+) -> TriageReport:
     sigs = sigset.by_id()
     mapping, streams = resolve_streams(scan)
     events = list(scan.events)
@@ -247,10 +280,14 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
     full_year = scan.full_year
     notes: list[str] = []
     if scan.context_lines_dropped:
-        notes.append(f"the log names more than {len(scan.contexts)} writers; the INFO context (versions, devices, ranks) "
-                     f"of {scan.context_lines_dropped} line(s) from the others was not kept")
+        notes.append(
+            f"the log names more than {len(scan.contexts)} writers; the INFO context (versions, devices, ranks) "
+            f"of {scan.context_lines_dropped} line(s) from the others was not kept"
+        )
     if any(ev.line.when is not None and not ev.line.has_year for ev in events):
-        notes.append("some timestamps carry no year; " + (f"assumed {full_year}" if full_year else "assumed to be the same year"))
+        notes.append(
+            "some timestamps carry no year; " + (f"assumed {full_year}" if full_year else "assumed to be the same year")
+        )
 
     failures = [ev for ev in events if sigs[ev.signature].role != "advisory" and ev.signature not in as_info]
     first_by_stream: dict[tuple, Event] = {}
@@ -265,24 +302,41 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         all_ts = all(ev.line.when is not None for ev in cands)
         far = datetime.max
         if all_ts:
-            cands.sort(key=lambda e: (_when(e, full_year), ROLE_RANK[sigs[e.signature].role], -sigs[e.signature].priority, e.order))
+            cands.sort(
+                key=lambda e: (
+                    _when(e, full_year),
+                    ROLE_RANK[sigs[e.signature].role],
+                    -sigs[e.signature].priority,
+                    e.order,
+                )
+            )
             basis = "earliest timestamp across ranks" if len(cands) > 1 else "only one failing writer"
         else:
-            cands.sort(key=lambda e: (ROLE_RANK[sigs[e.signature].role], 0 if e.line.when else 1,
-                                      _when(e, full_year) or far, -sigs[e.signature].priority, e.order))
+            cands.sort(
+                key=lambda e: (
+                    ROLE_RANK[sigs[e.signature].role],
+                    0 if e.line.when else 1,
+                    _when(e, full_year) or far,
+                    -sigs[e.signature].priority,
+                    e.order,
+                )
+            )
             if len(cands) == 1:
                 basis = "only one failing writer"
             else:
-                basis = ("not all failing lines carry timestamps: writers with a local error are ranked before writers "
-                         "that only report consequences (timeouts, remote errors), then by timestamp, then input order")
+                basis = (
+                    "not all failing lines carry timestamps: writers with a local error are ranked before writers "
+                    "that only report consequences (timeouts, remote errors), then by timestamp, then input order"
+                )
         for ev in cands:
             st = stream_of[id(ev)]
             timeline.append(TimelineEntry(stream=st.label(), signature=ev.signature, where=_where(ev, st, full_year)))
         lead = cands[0]
         lst = stream_of[id(lead)]
         lead_key = lst.key
-        first_failure = FirstFailure(stream=lst.label(), signature=lead.signature, where=_where(lead, lst, full_year),
-                                     basis=basis)
+        first_failure = FirstFailure(
+            stream=lst.label(), signature=lead.signature, where=_where(lead, lst, full_year), basis=basis
+        )
 
     # Silent ranks: ranks the job had (from "nranks" or observed rank numbers) that report no failure.
     silent: tuple[int, ...] = ()
@@ -294,13 +348,17 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         claimed = min(log_context.nranks, RANK_LIST_LIMIT)
         known_ranks |= set(range(claimed))
         if log_context.nranks > claimed:
-            notes.append(f"the log claims {log_context.nranks} ranks but {len(streams)} writer(s) were seen; only ranks "
-                         f"0..{claimed - 1} are searched for silent ranks")
+            notes.append(
+                f"the log claims {log_context.nranks} ranks but {len(streams)} writer(s) were seen; only ranks "
+                f"0..{claimed - 1} are searched for silent ranks"
+            )
     if failing_ranks and first_failure is not None and sigs[first_failure.signature].role == "secondary":
         silent = tuple(sorted(known_ranks - failing_ranks))
         if silent:
-            notes.append(f"rank(s) {', '.join(map(str, silent[:16]))} reported no error while others timed out or lost a peer: "
-                         "look at those first (crashed, hung, or starved)")
+            notes.append(
+                f"rank(s) {', '.join(map(str, silent[:16]))} reported no error while others timed out or lost a peer: "
+                "look at those first (crashed, hung, or starved)"
+            )
     lagging = _laggards(failures, stream_of)
     if lagging:
         notes.append(lagging)
@@ -309,21 +367,32 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
     by_sig: dict[str, list[Event]] = {}
     for ev in sorted(events, key=lambda e: e.order):
         by_sig.setdefault(ev.signature, []).append(ev)
-    totals = {sid: max(len(evs), sum(n for (k, s), n in scan.counts.items()
-                                       if s == sid and sid not in suppressed.get(mapping[k], set())))
-              for sid, evs in by_sig.items()}
+    totals = {
+        sid: max(
+            len(evs),
+            sum(n for (k, s), n in scan.counts.items() if s == sid and sid not in suppressed.get(mapping[k], set())),
+        )
+        for sid, evs in by_sig.items()
+    }
     measures = _measures(events, stream_of, totals)
     order: list[str] = []
     if lead_key is not None:
-        for ev in sorted((e for e in events if stream_of[id(e)].key == lead_key),
-                         key=lambda e: (ROLE_RANK[sigs[e.signature].role] == 2, e.order, -sigs[e.signature].priority)):
+        for ev in sorted(
+            (e for e in events if stream_of[id(e)].key == lead_key),
+            key=lambda e: (ROLE_RANK[sigs[e.signature].role] == 2, e.order, -sigs[e.signature].priority),
+        ):
             if ev.signature not in order:
                 order.append(ev.signature)
     rest = [s for s in by_sig if s not in order]
-    rest.sort(key=lambda s: (ROLE_RANK[sigs[s].role] == 2 or s in as_info,
-                             2 if s in as_info else severity_rank(sigs[s].severity),
-                             min(_when(e, full_year) or datetime.max for e in by_sig[s]), -sigs[s].priority,
-                             by_sig[s][0].order))
+    rest.sort(
+        key=lambda s: (
+            ROLE_RANK[sigs[s].role] == 2 or s in as_info,
+            2 if s in as_info else severity_rank(sigs[s].severity),
+            min(_when(e, full_year) or datetime.max for e in by_sig[s]),
+            -sigs[s].priority,
+            by_sig[s][0].order,
+        )
+    )
     order += rest
 
     diagnoses = []
@@ -336,12 +405,24 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         ctx = CauseContext(rep.line.text, st.ctx.env, log_context.env, facts, measures, sid)
         ranks = sorted({stream_of[id(e)].rank for e in evs if stream_of[id(e)].rank is not None})
         hosts = sorted({h for e in evs for h in ([e.line.host] if e.line.host else stream_of[id(e)].hosts)})
-        diagnoses.append(Diagnosis(
-            signature=sid, title=sig.title, severity="info" if sid in as_info else sig.severity,
-            role="advisory" if sid in as_info else sig.role, meaning=sig.meaning, note=as_info.get(sid),
-            confidence=sig.confidence, sources=sig.source, occurrences=totals[sid], ranks=tuple(ranks),
-            hosts=tuple(hosts), first=_where(rep, st, full_year), at_first_failure=bool(in_lead),
-            causes=evaluate_causes(sig, ctx)))
+        diagnoses.append(
+            Diagnosis(
+                signature=sid,
+                title=sig.title,
+                severity="info" if sid in as_info else sig.severity,
+                role="advisory" if sid in as_info else sig.role,
+                meaning=sig.meaning,
+                note=as_info.get(sid),
+                confidence=sig.confidence,
+                sources=sig.source,
+                occurrences=totals[sid],
+                ranks=tuple(ranks),
+                hosts=tuple(hosts),
+                first=_where(rep, st, full_year),
+                at_first_failure=bool(in_lead),
+                causes=evaluate_causes(sig, ctx),
+            )
+        )
 
     severities = {d.severity for d in diagnoses}
     if severities & {"error", "warning"}:
@@ -355,14 +436,24 @@ def decide(scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = No
         general = tuple(GeneralOrderStep(i + 1, s.step, s.next) for i, s in enumerate(sigset.general_order))
     certainty = assess(verdict, first_failure, tuple(diagnoses), sigs, image is not None or node is not None)
     return TriageReport(
-        verdict=verdict, certainty=certainty, first_failure=first_failure, diagnoses=tuple(diagnoses), timeline=tuple(timeline),
-        silent_ranks=silent, notes=tuple(notes), context=log_context,
+        verdict=verdict,
+        certainty=certainty,
+        first_failure=first_failure,
+        diagnoses=tuple(diagnoses),
+        timeline=tuple(timeline),
+        silent_ranks=silent,
+        notes=tuple(notes),
+        context=log_context,
         inputs=tuple(InputInfo(name, scan.lines_by_source.get(name, 0)) for name in scan.sources),
-        general_order=general, general_sources=sigset.general_source if general else (),
-        signatures_version=sigset.version or None)
+        general_order=general,
+        general_sources=sigset.general_source if general else (),
+        signatures_version=sigset.version or None,
+    )
 
 
-def _information_here(sigset: SignatureSet, events: list[Event], stream_of: dict[int, Stream], facts: Facts) -> dict[str, str]:
+def _information_here(
+    sigset: SignatureSet, events: list[Event], stream_of: dict[int, Stream], facts: Facts
+) -> dict[str, str]:
     """Signatures that are information for this job (every `info_when` condition holds, judged on
     their first line): they are reported with the reason, never picked as the first failure."""
     out: dict[str, str] = {}
@@ -416,7 +507,9 @@ def _laggards(failures: list[Event], stream_of: dict[int, Stream]) -> str | None
         low = min(ranks.values())
         behind = sorted(r for r, n in ranks.items() if n == low)
         if len(behind) < len(ranks):
-            found.append(f"rank(s) {', '.join(map(str, behind))} completed the fewest collectives"
-                         f"{' in process group ' + pg if pg else ''} (last completed NCCL work {low}; "
-                         f"others up to {max(ranks.values())}): the laggard")
+            found.append(
+                f"rank(s) {', '.join(map(str, behind))} completed the fewest collectives"
+                f"{' in process group ' + pg if pg else ''} (last completed NCCL work {low}; "
+                f"others up to {max(ranks.values())}): the laggard"
+            )
     return "; ".join(found) or None

@@ -7,13 +7,21 @@ does not say.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .predicates import PREDICATES, Facts, Result
 
 # Settings that show a job meant to use NCCL's IB/RoCE transport (NCCL env docs).
-IB_INTENT_ENV = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT",
-                 "NCCL_NET_GDR_LEVEL", "NCCL_IB_PCI_RELAXED_ORDERING")
+IB_INTENT_ENV = (
+    "NCCL_IB_HCA",
+    "NCCL_IB_GID_INDEX",
+    "NCCL_IB_TC",
+    "NCCL_IB_SL",
+    "NCCL_IB_TIMEOUT",
+    "NCCL_IB_RETRY_CNT",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_IB_PCI_RELAXED_ORDERING",
+)
 
 
 def log_roce(f: Facts) -> Result:

@@ -18,18 +18,19 @@ from .timestamps import find_stamp
 MAX_LINE = 8192  # longer lines are cut; signatures live near the start of a line
 
 _PREFIXES = (
-    re.compile(r"^\[\d{4}-\d{2}-\d{2}[ T][\d:.,]+\]\s*"),            # NCCL "[%F %T] " timestamp
-    re.compile(r"^\[rank(?P<rank>\d+)\]:\s?"),                        # PyTorch
-    re.compile(r"^\[1,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?"),       # mpirun --tag-output
-    re.compile(r"^\s{0,4}(?P<rank>\d{1,6}): "),                       # srun -l
-    re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*"),          # Ray / vLLM worker
-    re.compile(r"^\[default\d+\]:\s?"),                               # torchrun --tee (local rank only)
-    re.compile(r"^\[\d+\] "),                                          # "[80746] " line numbers of pasted logs
+    re.compile(r"^\[\d{4}-\d{2}-\d{2}[ T][\d:.,]+\]\s*"),  # NCCL "[%F %T] " timestamp
+    re.compile(r"^\[rank(?P<rank>\d+)\]:\s?"),  # PyTorch
+    re.compile(r"^\[1,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?"),  # mpirun --tag-output
+    re.compile(r"^\s{0,4}(?P<rank>\d{1,6}): "),  # srun -l
+    re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*"),  # Ray / vLLM worker
+    re.compile(r"^\[default\d+\]:\s?"),  # torchrun --tee (local rank only)
+    re.compile(r"^\[\d+\] "),  # "[80746] " line numbers of pasted logs
 )
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PREFIX_START = set("[( 0123456789")  # every launcher prefix starts with one of these
 _NCCL_PREFIX = re.compile(
-    r"(?P<host>[\w.\-<>]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?=NCCL |[\w/.\-]+\.(?:cc|cu|c|cpp|h):\d+)")
+    r"(?P<host>[\w.\-<>]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?=NCCL |[\w/.\-]+\.(?:cc|cu|c|cpp|h):\d+)"
+)
 # PyTorch's "[rankN]:" label after a wrapper's own prefix (e.g. "2025-02-18 12:54 [rank13]:[E218 ...")
 _RANK_LABEL = re.compile(r"\[rank(?P<rank>\d+)\]:")
 # Old PyTorch messages name only "[Rank N]": the rank in that process group (the global rank for the default group)
@@ -67,7 +68,7 @@ def parse_line(raw: str, source: str, lineno: int) -> LogLine:
             if m:
                 if m.groupdict().get("rank") is not None and rank is None:
                     rank = int(m.group("rank"))
-                text = text[m.end():]
+                text = text[m.end() :]
                 break
         else:
             break
@@ -83,5 +84,14 @@ def parse_line(raw: str, source: str, lineno: int) -> LogLine:
         m = _RANK_LABEL.search(line, 0, 80) or _TORCH_RANK.search(text, 0, 200)
         if m:
             rank = int(m.group("rank"))
-    return LogLine(source=source, lineno=lineno, text=text, rank=rank, host=host, pid=pid, cuda_dev=dev,
-                   when=stamp.when if stamp else None, has_year=stamp.has_year if stamp else True)
+    return LogLine(
+        source=source,
+        lineno=lineno,
+        text=text,
+        rank=rank,
+        host=host,
+        pid=pid,
+        cuda_dev=dev,
+        when=stamp.when if stamp else None,
+        has_year=stamp.has_year if stamp else True,
+    )

@@ -6,8 +6,8 @@ unknown: no --image/--node was given, or the facts do not say.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..knowledge import cuda as cuda_k
 from ..knowledge import nccl as nccl_k
@@ -52,8 +52,11 @@ def peermem_loaded(f: Facts) -> Result:
     if pm.loaded is None and pm.legacy_nv_peer_mem is None:
         return None, "node facts do not say whether nvidia-peermem is loaded"
     loaded = bool(pm.loaded) or bool(pm.legacy_nv_peer_mem)
-    return loaded, (f"node {f.node.name}: nvidia-peermem loaded" + (f" ({pm.version})" if pm.version else "")
-                    if loaded else f"node {f.node.name}: nvidia-peermem not loaded")
+    return loaded, (
+        f"node {f.node.name}: nvidia-peermem loaded" + (f" ({pm.version})" if pm.version else "")
+        if loaded
+        else f"node {f.node.name}: nvidia-peermem not loaded"
+    )
 
 
 def peer_memory_api(f: Facts) -> Result:
@@ -99,7 +102,10 @@ def driver_userspace_mismatch(f: Facts) -> Result:
         return _no_node()
     module, userspace = f.node.gpu.driver_version, f.node.gpu.userspace_driver_version
     if not module or not userspace:
-        return None, f"node {f.node.name}: the loaded module's or the installed user-space driver's version is not recorded"
+        return (
+            None,
+            f"node {f.node.name}: the loaded module's or the installed user-space driver's version is not recorded",
+        )
     return module != userspace, f"node {f.node.name}: kernel module {module}, user-space driver {userspace}"
 
 
@@ -129,8 +135,10 @@ def provider_pabi_mismatch(f: Facts) -> Result:
         return None, "image libibverbs private ABI or providers unknown"
     bad = [p for p in f.image.rdma.providers if p.pabi is not None and p.pabi != lib.private_abi]
     if bad:
-        return True, (f"image providers {', '.join(p.name + '-rdmav' + str(p.pabi) for p in bad[:3])} vs "
-                      f"libibverbs IBVERBS_PRIVATE_{lib.private_abi}")
+        return True, (
+            f"image providers {', '.join(p.name + '-rdmav' + str(p.pabi) for p in bad[:3])} vs "
+            f"libibverbs IBVERBS_PRIVATE_{lib.private_abi}"
+        )
     return False, f"image providers match IBVERBS_PRIVATE_{lib.private_abi}"
 
 
@@ -138,7 +146,9 @@ def no_libibverbs(f: Facts) -> Result:
     if f.image is None:
         return _no_image()
     lib = f.image.rdma.libibverbs
-    return lib is None, ("image has no libibverbs" if lib is None else f"image has libibverbs {lib.version} at {lib.path}")
+    return lib is None, (
+        "image has no libibverbs" if lib is None else f"image has libibverbs {lib.version} at {lib.path}"
+    )
 
 
 def no_providers(f: Facts) -> Result:
@@ -154,7 +164,10 @@ def image_has_reg_mr_iova2(f: Facts) -> Result:
     lib = f.image.rdma.libibverbs
     if lib is None:
         return False, "image has no libibverbs"
-    return lib.has_reg_mr_iova2, f"image libibverbs {lib.version} {'exports' if lib.has_reg_mr_iova2 else 'lacks'} ibv_reg_mr_iova2@IBVERBS_1.8"
+    return (
+        lib.has_reg_mr_iova2,
+        f"image libibverbs {lib.version} {'exports' if lib.has_reg_mr_iova2 else 'lacks'} ibv_reg_mr_iova2@IBVERBS_1.8",
+    )
 
 
 def nccl_version(f: Facts) -> tuple[str | None, str]:

@@ -19,8 +19,14 @@ def render_json(report: TriageReport) -> str:
 
 
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=first if first is not None else indent, subsequent_indent=indent,
-                         break_long_words=False, break_on_hyphens=False) or [first or indent]
+    return textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=first if first is not None else indent,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [first or indent]
 
 
 def _loc(w: Where) -> str:
@@ -103,14 +109,20 @@ def render_text(report: TriageReport) -> str:
     if len(report.timeline) > 1:
         out.append("TIMELINE (first failure of each writer, in the order used)")
         for t in report.timeline[:20]:
-            out.append(f"  {t.where.timestamp or '-':<26} {t.stream:<28} {t.signature:<26} {t.where.source}:{t.where.line}")
+            out.append(
+                f"  {t.where.timestamp or '-':<26} {t.stream:<28} {t.signature:<26} {t.where.source}:{t.where.line}"
+            )
         if len(report.timeline) > 20:
             out.append(f"  ... {len(report.timeline) - 20} more")
         out.append("")
     ctx = report.context
     bits = []
     if ctx.nccl_versions:
-        bits.append("NCCL " + ", ".join(ctx.nccl_versions) + (f" (+cuda {', '.join(ctx.cuda_runtime)})" if ctx.cuda_runtime else ""))
+        bits.append(
+            "NCCL "
+            + ", ".join(ctx.nccl_versions)
+            + (f" (+cuda {', '.join(ctx.cuda_runtime)})" if ctx.cuda_runtime else "")
+        )
     if ctx.cuda_driver:
         bits.append("cudaDriverVersion " + ", ".join(ctx.cuda_driver))
     if ctx.ib_devices:
@@ -150,7 +162,11 @@ def render_text(report: TriageReport) -> str:
 
 
 def _diagnosis(d: Diagnosis, out: list[str], lead: bool) -> None:
-    where = f"{d.occurrences}x" + (f", {_ranks(d.ranks)}" if d.ranks else "") + (f", hosts {','.join(d.hosts[:4])}" if d.hosts else "")
+    where = (
+        f"{d.occurrences}x"
+        + (f", {_ranks(d.ranks)}" if d.ranks else "")
+        + (f", hosts {','.join(d.hosts[:4])}" if d.hosts else "")
+    )
     out.append(f"{'SIGNATURE' if lead else ' '} {d.signature}: {d.title}  [{d.severity}; {d.confidence}; {where}]")
     if not lead:
         out.append(f"    first: {_loc(d.first)}  [{_who(d.first)}]")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
+
 try:  # the regex parser moved in Python 3.11; both names work there
     import re._parser as _sre_parse
     from re._constants import LITERAL as _LITERAL
@@ -106,6 +107,7 @@ def trie_pattern(literals: list[str]) -> str:
             return ""
         alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items())]
         return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
     return build(trie)
 
 

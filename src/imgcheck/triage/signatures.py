@@ -100,7 +100,9 @@ def load_signatures(path: str | None = None) -> SignatureSet:
 def _need(obj: dict, key: str, kind, where: str):
     value = obj.get(key)
     if not isinstance(value, kind) or (isinstance(value, str) and not value.strip()):
-        raise BadInputError(f"{where}: '{key}' must be a non-empty {kind.__name__ if isinstance(kind, type) else 'value'}")
+        raise BadInputError(
+            f"{where}: '{key}' must be a non-empty {kind.__name__ if isinstance(kind, type) else 'value'}"
+        )
     return value
 
 
@@ -131,8 +133,10 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise BadInputError(f"{where}: schema_version must be a positive integer")
     if version > SIGNATURES_SCHEMA_VERSION:
-        raise BadInputError(f"{where}: signatures schema_version {version} is newer than this imgcheck "
-                            f"understands ({SIGNATURES_SCHEMA_VERSION}); upgrade imgcheck")
+        raise BadInputError(
+            f"{where}: signatures schema_version {version} is newer than this imgcheck "
+            f"understands ({SIGNATURES_SCHEMA_VERSION}); upgrade imgcheck"
+        )
     raw = doc.get("signatures")
     if not isinstance(raw, list) or not raw:
         raise BadInputError(f"{where}: 'signatures' must be a non-empty list")
@@ -186,20 +190,39 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
             when = c.get("when", [])
             if not isinstance(when, list):
                 raise BadInputError(f"{chere}: 'when' must be a list of conditions")
-            causes.append(Cause(
-                id=_need(c, "id", str, chere), text=_need(c, "text", str, chere), next=_need(c, "next", str, chere),
-                confidence=_confidence(c.get("confidence"), chere),
-                when=tuple(parse_condition(w, chere, set(ALL_PREDICATES), known) for w in when),
-                why=c.get("why"), promote=_flag(c.get("promote", False), chere, "promote")))
+            causes.append(
+                Cause(
+                    id=_need(c, "id", str, chere),
+                    text=_need(c, "text", str, chere),
+                    next=_need(c, "next", str, chere),
+                    confidence=_confidence(c.get("confidence"), chere),
+                    when=tuple(parse_condition(w, chere, set(ALL_PREDICATES), known) for w in when),
+                    why=c.get("why"),
+                    promote=_flag(c.get("promote", False), chere, "promote"),
+                )
+            )
         info_when = item.get("info_when", [])
         if not isinstance(info_when, list):
             raise BadInputError(f"{here}: 'info_when' must be a list of conditions")
-        sigs.append(Signature(
-            id=sid, title=_need(item, "title", str, here), patterns=tuple(compiled), role=role, severity=severity,
-            priority=priority, meaning=_need(item, "meaning", str, here), causes=tuple(causes),
-            source=_sources(item.get("source"), here), confidence=_confidence(item.get("confidence"), here),
-            suppresses=tuple(suppresses), derived=derived,
-            info_when=tuple(parse_condition(w, f"{here}: info_when", set(ALL_PREDICATES), known) for w in info_when)))
+        sigs.append(
+            Signature(
+                id=sid,
+                title=_need(item, "title", str, here),
+                patterns=tuple(compiled),
+                role=role,
+                severity=severity,
+                priority=priority,
+                meaning=_need(item, "meaning", str, here),
+                causes=tuple(causes),
+                source=_sources(item.get("source"), here),
+                confidence=_confidence(item.get("confidence"), here),
+                suppresses=tuple(suppresses),
+                derived=derived,
+                info_when=tuple(
+                    parse_condition(w, f"{here}: info_when", set(ALL_PREDICATES), known) for w in info_when
+                ),
+            )
+        )
     general = doc.get("general_order")
     if not isinstance(general, dict) or not isinstance(general.get("steps"), list) or not general["steps"]:
         raise BadInputError(f"{where}: 'general_order' needs a non-empty 'steps' list")
@@ -210,6 +233,10 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
             raise BadInputError(f"{shere}: must be an object")
         steps.append(GeneralStep(step=_need(st, "step", str, shere), next=_need(st, "next", str, shere)))
     return SignatureSet(
-        version=str(doc.get("version") or ""), signatures=tuple(sigs), general_order=tuple(steps),
+        version=str(doc.get("version") or ""),
+        signatures=tuple(sigs),
+        general_order=tuple(steps),
         general_source=_sources(general.get("source"), f"{where}: general_order"),
-        general_confidence=_confidence(general.get("confidence"), f"{where}: general_order"), path=where)
+        general_confidence=_confidence(general.get("confidence"), f"{where}: general_order"),
+        path=where,
+    )

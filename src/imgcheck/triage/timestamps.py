@@ -13,7 +13,9 @@ from datetime import datetime
 
 HEAD = 64  # characters of a line searched for a timestamp (launcher prefixes included)
 
-_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+_MONTHS = {
+    m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)
+}
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,9 @@ def find_stamp(line: str) -> Stamp | None:
             return Stamp(when, True, "iso")
     m = _DMESG.search(head) if "[" in head else None
     if m and m.group(1) in _MONTHS:
-        when = _make(int(m.group(6)), _MONTHS[m.group(1)], int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)))
+        when = _make(
+            int(m.group(6)), _MONTHS[m.group(1)], int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
+        )
         if when:
             return Stamp(when, True, "dmesg")
     m = _GLOG.search(head) if "." in head else None

@@ -25,8 +25,17 @@ SOURCES = ("verifier.c", "vf_verbs.h", "vf_cuda.h")
 # glibc 2.17 (CentOS 7, aarch64's first) is old enough for any image with an rdma-core libibverbs.
 MAX_GLIBC = (2, 17)
 ALLOWED_NEEDED = {"libc.so.6", "libdl.so.2"}
-CFLAGS = ("-O2", "-std=gnu11", "-Wall", "-fno-stack-protector", "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=0",
-          "-nostartfiles", "-fPIE", "-pie")
+CFLAGS = (
+    "-O2",
+    "-std=gnu11",
+    "-Wall",
+    "-fno-stack-protector",
+    "-U_FORTIFY_SOURCE",
+    "-D_FORTIFY_SOURCE=0",
+    "-nostartfiles",
+    "-fPIE",
+    "-pie",
+)
 ENV_VERIFIER = "IMGCHECK_VERIFIER"  # a prebuilt verifier to use instead of building one
 
 
@@ -41,8 +50,9 @@ def _source_digest(compiler: str, libdl: str) -> str:
 def _find_libdl(compiler: str) -> str:
     """libdl.so.2 as a DT_NEEDED: glibc < 2.34 has dlopen there, not in libc.so.6."""
     try:
-        out = subprocess.run([compiler, "-print-file-name=libdl.so.2"], capture_output=True, text=True,
-                             timeout=30, check=False).stdout.strip()
+        out = subprocess.run(
+            [compiler, "-print-file-name=libdl.so.2"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError) as exc:
         raise UnavailableError(f"cannot run {compiler}: {exc}") from None
     if not out or not os.path.isabs(out) or not os.path.exists(out):
@@ -65,8 +75,10 @@ def check_binary(path: str) -> None:
                 continue
             number = tuple(int(p) for p in version[6:].split(".") if p.isdigit())
             if number[:2] > MAX_GLIBC:
-                raise UnavailableError(f"verifier {path} needs {version} from {lib}; older images could not "
-                                       f"run it (at most GLIBC_{MAX_GLIBC[0]}.{MAX_GLIBC[1]} is allowed)")
+                raise UnavailableError(
+                    f"verifier {path} needs {version} from {lib}; older images could not "
+                    f"run it (at most GLIBC_{MAX_GLIBC[0]}.{MAX_GLIBC[1]} is allowed)"
+                )
 
 
 def cache_dir() -> str:
@@ -83,8 +95,10 @@ def locate_verifier(compiler: str | None = None) -> str:
         return os.path.abspath(prebuilt)
     compiler = compiler or os.environ.get("CC") or "gcc"
     if shutil.which(compiler) is None:
-        raise UnavailableError(f"building the verifier needs a C compiler ({compiler} not found: "
-                               f"apt-get install gcc libc6-dev), or set {ENV_VERIFIER} to a prebuilt one")
+        raise UnavailableError(
+            f"building the verifier needs a C compiler ({compiler} not found: "
+            f"apt-get install gcc libc6-dev), or set {ENV_VERIFIER} to a prebuilt one"
+        )
     libdl = _find_libdl(compiler)
     directory = cache_dir()
     target = os.path.join(directory, f"imgcheck-verifier-{_source_digest(compiler, libdl)}")
@@ -104,8 +118,7 @@ def build(target: str, compiler: str = "gcc", libdl: str | None = None) -> str:
     except OSError as exc:
         raise UnavailableError(f"cannot write the verifier under {directory}: {exc.strerror}") from None
     try:
-        cmd = [compiler, *CFLAGS, "-I", str(CSRC), "-o", tmp, str(CSRC / "verifier.c"),
-               "-Wl,--no-as-needed", libdl]
+        cmd = [compiler, *CFLAGS, "-I", str(CSRC), "-o", tmp, str(CSRC / "verifier.c"), "-Wl,--no-as-needed", libdl]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
         except (OSError, subprocess.SubprocessError) as exc:

@@ -40,8 +40,9 @@ class Observation:
     message: str
 
 
-def _check(id_: str, source: str, prediction: str, observed: str, agree: bool | None,
-           why_untestable: str | None = None) -> Check:
+def _check(
+    id_: str, source: str, prediction: str, observed: str, agree: bool | None, why_untestable: str | None = None
+) -> Check:
     if agree is None:
         return Check(id_, source, prediction, observed, NOT_TESTABLE, why_untestable)
     if agree:
@@ -60,30 +61,49 @@ def _provider_key(name: str | None) -> str | None:
 
 # ------------------------------------------------------------------------------------------ image facts
 
+
 def checks_from_facts(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
     checks: list[Check] = []
     lib = facts.rdma.libibverbs
     loaded = out.libibverbs.opened is not None
     src = "image facts"
     last_error = next((t.error for t in reversed(out.libibverbs.tried) if t.error), None)
-    checks.append(_check(
-        "libibverbs loads", src,
-        f"NCCL's dlopen finds {lib.path}" if lib else "the image has no libibverbs: NCCL cannot use RDMA",
-        f"dlopen({out.libibverbs.opened}) -> {out.libibverbs.real_path}" if loaded
-        else f"dlopen failed: {last_error or 'no error text'}",
-        (lib is not None) == loaded))
+    checks.append(
+        _check(
+            "libibverbs loads",
+            src,
+            f"NCCL's dlopen finds {lib.path}" if lib else "the image has no libibverbs: NCCL cannot use RDMA",
+            f"dlopen({out.libibverbs.opened}) -> {out.libibverbs.real_path}"
+            if loaded
+            else f"dlopen failed: {last_error or 'no error text'}",
+            (lib is not None) == loaded,
+        )
+    )
     if lib is None or not loaded:
         return checks
     if lib.version:
         seen = out.libibverbs.file_version
-        checks.append(_check("libibverbs version", src, f"libibverbs.so.{lib.version} (rdma-core {lib.rdma_core})",
-                             f"libibverbs.so.{seen}" if seen else f"{out.libibverbs.real_path}",
-                             seen == lib.version))
+        checks.append(
+            _check(
+                "libibverbs version",
+                src,
+                f"libibverbs.so.{lib.version} (rdma-core {lib.rdma_core})",
+                f"libibverbs.so.{seen}" if seen else f"{out.libibverbs.real_path}",
+                seen == lib.version,
+            )
+        )
     if lib.private_abi is not None or out.libibverbs.private_abi is not None:
-        checks.append(_check("private ABI", src, f"IBVERBS_PRIVATE_{lib.private_abi}",
-                             f"IBVERBS_PRIVATE_{out.libibverbs.private_abi}" if out.libibverbs.private_abi is not None
-                             else "no verbs_register_driver_N@IBVERBS_PRIVATE_N found",
-                             lib.private_abi == out.libibverbs.private_abi))
+        checks.append(
+            _check(
+                "private ABI",
+                src,
+                f"IBVERBS_PRIVATE_{lib.private_abi}",
+                f"IBVERBS_PRIVATE_{out.libibverbs.private_abi}"
+                if out.libibverbs.private_abi is not None
+                else "no verbs_register_driver_N@IBVERBS_PRIVATE_N found",
+                lib.private_abi == out.libibverbs.private_abi,
+            )
+        )
     defined = set(lib.symbol_versions)
     for s in out.symbols:
         if not defined:
@@ -93,10 +113,16 @@ def checks_from_facts(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
             predicted = predicted or lib.has_reg_mr_iova2
         if s.version == "IBVERBS_1.12":
             predicted = predicted or lib.has_reg_dmabuf_mr
-        checks.append(_check(f"symbol {s.name}@{s.version}", src,
-                             f"{'present' if predicted else 'absent'} ({s.version} "
-                             f"{'defined' if s.version in defined else 'not defined'} by the ELF)",
-                             "found by dlvsym" if s.found else "dlvsym found nothing", predicted == s.found))
+        checks.append(
+            _check(
+                f"symbol {s.name}@{s.version}",
+                src,
+                f"{'present' if predicted else 'absent'} ({s.version} "
+                f"{'defined' if s.version in defined else 'not defined'} by the ELF)",
+                "found by dlvsym" if s.found else "dlvsym found nothing",
+                predicted == s.found,
+            )
+        )
     checks.extend(_provider_checks(facts, out))
     checks.append(_relaxed_ordering_check(lib, out))
     return checks
@@ -107,8 +133,10 @@ def _relaxed_ordering_check(lib, out: VerifierOutput) -> Check:
     bit itself when the kernel does not support it (failure-mechanisms.md section 1), so it succeeds."""
     cid = "host registration as NCCL does by default"
     if lib.has_reg_mr_iova2:
-        pred = "ibv_reg_mr_iova2(LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|RELAXED_ORDERING) succeeds (RO masked by " \
-               "libibverbs when the kernel lacks it)"
+        pred = (
+            "ibv_reg_mr_iova2(LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|RELAXED_ORDERING) succeeds (RO masked by "
+            "libibverbs when the kernel lacks it)"
+        )
         regs = list(_registrations(out, "host", label="base+ro", call="ibv_reg_mr_iova2"))
     else:
         pred = "ibv_reg_mr(LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ) succeeds (no ibv_reg_mr_iova2: NCCL skips RO)"
@@ -135,8 +163,10 @@ def _provider_checks(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
         elif lib is not None and p.pabi is not None and p.pabi != lib.private_abi:
             predicted, why = False, f"file is for private ABI {p.pabi}, libibverbs exports {lib.private_abi}"
         elif lib is not None and p.private_abi_needed not in (None, lib.private_abi):
-            predicted, why = False, f"binds to IBVERBS_PRIVATE_{p.private_abi_needed}, libibverbs exports " \
-                                    f"{lib.private_abi}"
+            predicted, why = (
+                False,
+                f"binds to IBVERBS_PRIVATE_{p.private_abi_needed}, libibverbs exports {lib.private_abi}",
+            )
         else:
             predicted, why = True, f"{p.path} matches private ABI {lib.private_abi if lib else '?'}"
         if d is None:
@@ -145,12 +175,20 @@ def _provider_checks(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
             observed, ok = f"dlopen({d.library}) succeeded", True
         else:
             observed, ok = f"dlopen({d.library}) failed: {d.error}", False
-        checks.append(_check(f"provider {key} loads", "image facts",
-                             f"{'loads' if predicted else 'does not load'}: {why}", observed, predicted == ok))
+        checks.append(
+            _check(
+                f"provider {key} loads",
+                "image facts",
+                f"{'loads' if predicted else 'does not load'}: {why}",
+                observed,
+                predicted == ok,
+            )
+        )
     return checks
 
 
 # ------------------------------------------------------------------------------------------ engine findings
+
 
 def _no_device_reason(out: VerifierOutput) -> str:
     if not out.sysfs.class_infiniband:
@@ -163,8 +201,11 @@ def _no_device_reason(out: VerifierOutput) -> str:
 def _registrations(out: VerifierOutput, memory_prefix: str, label: str | None = None, call: str | None = None):
     for dev in out.device_results:
         for r in dev.registrations:
-            if r.memory.startswith(memory_prefix) and (label is None or r.label == label) \
-                    and (call is None or r.call == call):
+            if (
+                r.memory.startswith(memory_prefix)
+                and (label is None or r.label == label)
+                and (call is None or r.call == call)
+            ):
                 yield dev, r
 
 
@@ -175,11 +216,23 @@ def _provider_names_in(finding) -> set[str]:
 
 # Rules whose prediction the verifier can confirm or contradict on a live node (check_from_finding below).
 # Every other rule states in its rules.json row (not_verifiable_live) why it cannot be; a test keeps both in step.
-LIVE_CHECKED_RULES = frozenset({
-    "RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE",
-    "DMABUF-UNSUPPORTED", "GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER",
-    "CUDA-DRIVER-TOO-OLD", "REG-PATH", "REG-MEMLOCK-ZERO", "REG-REMOTE-ATOMIC",
-})
+LIVE_CHECKED_RULES = frozenset(
+    {
+        "RDMA-NO-LIBIBVERBS",
+        "RDMA-PABI-MISMATCH",
+        "RDMA-NO-MLX5-PROVIDER",
+        "UVERBS-ABI-RANGE",
+        "RO-MASKED-SAFE",
+        "DMABUF-UNSUPPORTED",
+        "GDR-PEERMEM-MISSING",
+        "GDR-NCCL-LEGACY-MEMORY-PEERS",
+        "CUMEM-OLD-DRIVER",
+        "CUDA-DRIVER-TOO-OLD",
+        "REG-PATH",
+        "REG-MEMLOCK-ZERO",
+        "REG-REMOTE-ATOMIC",
+    }
+)
 
 
 def _not_verifiable_reason(rule_id: str) -> str:
@@ -199,21 +252,33 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
 
     if rid == "RDMA-NO-LIBIBVERBS":
         loaded = out.libibverbs.opened is not None
-        return _check(rid, src, pred, f"libibverbs {'loaded: ' + str(out.libibverbs.real_path) if loaded else 'not found'}",
-                      not loaded)
+        return _check(
+            rid,
+            src,
+            pred,
+            f"libibverbs {'loaded: ' + str(out.libibverbs.real_path) if loaded else 'not found'}",
+            not loaded,
+        )
     if rid == "RDMA-PABI-MISMATCH":
         names = _provider_names_in(finding)
         seen = [drivers[n] for n in names if n in drivers]
         if not seen:
-            return _check(rid, src, pred, "no driver file names these providers", None,
-                          "libibverbs only loads providers named in /etc/libibverbs.d")
+            return _check(
+                rid,
+                src,
+                pred,
+                "no driver file names these providers",
+                None,
+                "libibverbs only loads providers named in /etc/libibverbs.d",
+            )
         failed = [d for d in seen if not d.loaded]
         observed = "; ".join(f"{_provider_key(d.name)}: {'loaded' if d.loaded else d.error}" for d in seen)
         return _check(rid, src, pred, observed, bool(failed))
     if rid == "RDMA-NO-MLX5-PROVIDER":
         d = drivers.get("mlx5")
-        return _check(rid, src, pred, "mlx5 provider " + ("loaded" if d and d.loaded else "not loadable"),
-                      not (d and d.loaded))
+        return _check(
+            rid, src, pred, "mlx5 provider " + ("loaded" if d and d.loaded else "not loadable"), not (d and d.loaded)
+        )
     if rid == "UVERBS-ABI-RANGE":
         abi = out.sysfs.uverbs_abi_version
         if abi is None:
@@ -230,8 +295,9 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
         probes = [(d.name, d.dmabuf_probe) for d in out.device_results if d.dmabuf_probe]
         if not probes:
             return _check(rid, src, pred, "no DMA-BUF probe ran", None, device_reason or "no protection domain")
-        observed = "; ".join(f"{n}: {'supported' if p.supported else 'unsupported'} ({p.errno_name})"
-                             for n, p in probes)
+        observed = "; ".join(
+            f"{n}: {'supported' if p.supported else 'unsupported'} ({p.errno_name})" for n, p in probes
+        )
         return _check(rid, src, pred, observed, any(not p.supported for _, p in probes))
     if rid in ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER"):
         if gpu_reason or device_reason:
@@ -250,8 +316,14 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
     if rid.startswith("REG-"):
         return _registration_check(finding, out, gpu_reason, device_reason)
     if rid == "MEMLOCK-TOO-LOW":
-        return _check(rid, src, pred, "verify sets the container's memlock limit itself", None,
-                      "run with --memlock default to see the runtime's own limit")
+        return _check(
+            rid,
+            src,
+            pred,
+            "verify sets the container's memlock limit itself",
+            None,
+            "run with --memlock default to see the runtime's own limit",
+        )
     return _check(rid, src, pred, "not exercised by the verifier", None, _not_verifiable_reason(rid))
 
 
@@ -272,14 +344,26 @@ def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, de
         return _check(rid, src, pred, "no registration attempted", None, device_reason)
     if rid == "REG-MEMLOCK-ZERO":
         if out.memlock.soft != 0:
-            return _check(rid, src, pred, "the container's memlock limit is not 0", None,
-                          "run with --memlock default to see the runtime's own limit")
+            return _check(
+                rid,
+                src,
+                pred,
+                "the container's memlock limit is not 0",
+                None,
+                "run with --memlock default to see the runtime's own limit",
+            )
         regs = list(_registrations(out, "host", label="base"))
         if not regs:
             return _check(rid, src, pred, "no host registration attempted", None, "no protection domain")
         if all(r.ok for _, r in regs):
-            return _check(rid, src, pred, _outcomes(regs), None,
-                          "the verifier's container holds CAP_IPC_LOCK, which bypasses the limit")
+            return _check(
+                rid,
+                src,
+                pred,
+                _outcomes(regs),
+                None,
+                "the verifier's container holds CAP_IPC_LOCK, which bypasses the limit",
+            )
         return _check(rid, src, pred, _outcomes(regs), all(r.errno_name == "EPERM" for _, r in regs if not r.ok))
     if rid == "REG-REMOTE-ATOMIC":
         regs = list(_registrations(out, "host", label="base+atomic+ro"))
@@ -312,8 +396,13 @@ def _path_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
         return _check(rid, src, "GPU buffers register through DMA-BUF", observed, dmabuf_ok and not no_gdr_gpu)
     if path == "peer-memory":
         # a peer-memory failure is explained by its row; the path itself is what is predicted
-        return _check(rid, src, "GPU buffers register through nvidia-peermem (DMA-BUF unusable)", observed,
-                      not dmabuf_ok and bool(peer) and not no_gdr_gpu)
+        return _check(
+            rid,
+            src,
+            "GPU buffers register through nvidia-peermem (DMA-BUF unusable)",
+            observed,
+            not dmabuf_ok and bool(peer) and not no_gdr_gpu,
+        )
     if path == "host-staging":
         works = (dmabuf_ok or any(r.ok for _, r in peer)) and not no_gdr_gpu
         return _check(rid, src, "no GPUDirect RDMA path: only host memory is registered", observed, not works)
@@ -322,35 +411,64 @@ def _path_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
 
 # ------------------------------------------------------------------------------------------ observations
 
+
 def observations(out: VerifierOutput) -> list[Observation]:
     obs: list[Observation] = []
     s = out.sysfs
     if not s.class_infiniband:
-        obs.append(Observation("rdma-devices", "info",
-                               f"No RDMA device exists on this machine (/sys/class/infiniband is "
-                               f"{'absent' if s.class_infiniband is None else 'empty'}): opening devices and "
-                               "registering memory are not testable here."))
+        obs.append(
+            Observation(
+                "rdma-devices",
+                "info",
+                f"No RDMA device exists on this machine (/sys/class/infiniband is "
+                f"{'absent' if s.class_infiniband is None else 'empty'}): opening devices and "
+                "registering memory are not testable here.",
+            )
+        )
     elif not s.dev_infiniband:
-        obs.append(Observation("rdma-devices", "warning",
-                               f"This node has RDMA devices ({', '.join(s.class_infiniband)}) but /dev/infiniband "
-                               "was not passed into the container."))
+        obs.append(
+            Observation(
+                "rdma-devices",
+                "warning",
+                f"This node has RDMA devices ({', '.join(s.class_infiniband)}) but /dev/infiniband "
+                "was not passed into the container.",
+            )
+        )
     elif out.devices.count == 0:
-        obs.append(Observation("rdma-devices", "error",
-                               f"This node has RDMA devices ({', '.join(s.class_infiniband)}) but the image's "
-                               "libibverbs found none: its providers do not match (see the provider checks and "
-                               "libibverbs warnings). NCCL would print `NET/IB : No device found`."))
+        obs.append(
+            Observation(
+                "rdma-devices",
+                "error",
+                f"This node has RDMA devices ({', '.join(s.class_infiniband)}) but the image's "
+                "libibverbs found none: its providers do not match (see the provider checks and "
+                "libibverbs warnings). NCCL would print `NET/IB : No device found`.",
+            )
+        )
     if out.libibverbs.opened is not None and not out.devices.list_ok:
-        obs.append(Observation("ibv_get_device_list", "info",
-                               f"ibv_get_device_list failed with {out.devices.errno_name} ({out.devices.message})"))
+        obs.append(
+            Observation(
+                "ibv_get_device_list",
+                "info",
+                f"ibv_get_device_list failed with {out.devices.errno_name} ({out.devices.message})",
+            )
+        )
     for d in out.providers.drivers if out.providers else ():
         if d.exists and not d.loaded:
-            obs.append(Observation(f"provider {_provider_key(d.name)}", "error",
-                                   f"provider {d.library} does not load: {d.error}"))
+            obs.append(
+                Observation(
+                    f"provider {_provider_key(d.name)}", "error", f"provider {d.library} does not load: {d.error}"
+                )
+            )
     if out.providers and out.providers.other_abi_files:
-        obs.append(Observation("provider files", "warning",
-                               "provider files for another private ABI than this libibverbs "
-                               f"(IBVERBS_PRIVATE_{out.libibverbs.private_abi}): "
-                               f"{', '.join(out.providers.other_abi_files)}"))
+        obs.append(
+            Observation(
+                "provider files",
+                "warning",
+                "provider files for another private ABI than this libibverbs "
+                f"(IBVERBS_PRIVATE_{out.libibverbs.private_abi}): "
+                f"{', '.join(out.providers.other_abi_files)}",
+            )
+        )
     for line in out.warnings:
         obs.append(Observation("stderr", "warning", line))
     for dev in out.device_results:
@@ -371,7 +489,9 @@ def _device_observations(dev: DeviceResult, out: VerifierOutput) -> list[Observa
     for r in dev.registrations:
         where = f"device {dev.name} {r.memory} {r.call} {r.access_names}"
         if not r.symbol_available:
-            obs.append(Observation(where, "info", f"{r.call} is not exported by this libibverbs; NCCL would not call it"))
+            obs.append(
+                Observation(where, "info", f"{r.call} is not exported by this libibverbs; NCCL would not call it")
+            )
         elif r.ok:
             obs.append(Observation(where, "info", f"registered ({r.why})"))
         else:
@@ -379,10 +499,16 @@ def _device_observations(dev: DeviceResult, out: VerifierOutput) -> list[Observa
             obs.append(Observation(where, "error", f"{r.errno_name}: {r.nccl_message()} ({r.why}); {row.words()}"))
     if dev.dmabuf_probe is not None:
         p = dev.dmabuf_probe
-        obs.append(Observation(f"device {dev.name} dma-buf", "info",
-                               "ibv_reg_dmabuf_mr is not exported" if not p.symbol_available else
-                               f"DMA-BUF registration {'supported' if p.supported else 'not supported'} by the "
-                               f"kernel/driver (probe with fd -1 gave {p.errno_name})"))
+        obs.append(
+            Observation(
+                f"device {dev.name} dma-buf",
+                "info",
+                "ibv_reg_dmabuf_mr is not exported"
+                if not p.symbol_available
+                else f"DMA-BUF registration {'supported' if p.supported else 'not supported'} by the "
+                f"kernel/driver (probe with fd -1 gave {p.errno_name})",
+            )
+        )
     return obs
 
 
@@ -391,29 +517,52 @@ def _gpu_observations(out: VerifierOutput) -> list[Observation]:
     if g.status == "skipped":
         return [Observation("gpu", "info", "GPU checks skipped")]
     if g.status == "no-libcuda":
-        return [Observation("gpu", "info", "No CUDA driver library (libcuda.so.1) in the container: this machine "
-                                           "has no GPU or none was passed in, so GPU memory registration "
-                                           "(cuMemAlloc/cuMemCreate buffers via peer memory or DMA-BUF) is not "
-                                           "testable here.")]
+        return [
+            Observation(
+                "gpu",
+                "info",
+                "No CUDA driver library (libcuda.so.1) in the container: this machine "
+                "has no GPU or none was passed in, so GPU memory registration "
+                "(cuMemAlloc/cuMemCreate buffers via peer memory or DMA-BUF) is not "
+                "testable here.",
+            )
+        ]
     if g.status == "no-gpu":
         return [Observation("gpu", "info", f"{g.detail}; GPU memory registration is not testable here.")]
     if g.status == "error":
         return [Observation("gpu", "error", g.detail or "CUDA error")]
-    obs = [Observation("gpu", "info", f"CUDA driver API {g.driver_api_version}, {g.device_count} device(s); "
-                                      f"attributes of device 0: {g.attributes}")]
+    obs = [
+        Observation(
+            "gpu",
+            "info",
+            f"CUDA driver API {g.driver_api_version}, {g.device_count} device(s); "
+            f"attributes of device 0: {g.attributes}",
+        )
+    ]
     if g.attributes.get("gpu_direct_rdma_with_cuda_vmm_supported") == 0:
-        obs.append(Observation("gpu cuMem", "warning",
-                               "the GPU does not report GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: NCCL >= 2.24.3 "
-                               "allocates cuMem buffers without gpuDirectRDMACapable, which nvidia-peermem cannot "
-                               f"register ({regrows.DOC} RE-EFAULT-CUMEM-FLAG; decides REG-CUMEM-VMM-GDR; "
-                               "NCCL_CUMEM_ENABLE=0 or DMA-BUF avoids it)"))
+        obs.append(
+            Observation(
+                "gpu cuMem",
+                "warning",
+                "the GPU does not report GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: NCCL >= 2.24.3 "
+                "allocates cuMem buffers without gpuDirectRDMACapable, which nvidia-peermem cannot "
+                f"register ({regrows.DOC} RE-EFAULT-CUMEM-FLAG; decides REG-CUMEM-VMM-GDR; "
+                "NCCL_CUMEM_ENABLE=0 or DMA-BUF avoids it)",
+            )
+        )
     for b in g.buffers:
         if b.error or (b.alloc and b.alloc.code != 0):
-            obs.append(Observation(f"gpu {b.memory}", "error",
-                                   f"allocation failed: {b.error or b.alloc.name or b.alloc.code}"))
+            obs.append(
+                Observation(f"gpu {b.memory}", "error", f"allocation failed: {b.error or b.alloc.name or b.alloc.code}")
+            )
         elif b.dmabuf_export and b.dmabuf_export.code != 0:
-            obs.append(Observation(f"gpu {b.memory}", "info",
-                                   f"no DMA-BUF export: {b.dmabuf_export.name or b.dmabuf_export.code}"))
+            obs.append(
+                Observation(
+                    f"gpu {b.memory}", "info", f"no DMA-BUF export: {b.dmabuf_export.name or b.dmabuf_export.code}"
+                )
+            )
     if not out.device_results:
-        obs.append(Observation("gpu", "info", f"GPU buffers were allocated but not registered: {_no_device_reason(out)}"))
+        obs.append(
+            Observation("gpu", "info", f"GPU buffers were allocated but not registered: {_no_device_reason(out)}")
+        )
     return obs

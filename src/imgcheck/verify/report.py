@@ -65,8 +65,10 @@ def render_text(report: VerifyReport) -> str:
         lines.append(f"  note: {note}")
     v = report.verifier
     if v is not None:
-        lines.append(f"  in the container: glibc {v.glibc}, kernel {v.kernel}, libibverbs "
-                     f"{v.libibverbs.real_path or 'not loaded'}")
+        lines.append(
+            f"  in the container: glibc {v.glibc}, kernel {v.kernel}, libibverbs "
+            f"{v.libibverbs.real_path or 'not loaded'}"
+        )
     elif run.stderr_tail:
         lines.append(f"  last verifier output: {run.stderr_tail[-1]}")
     lines.append(f"\nPredictions ({report.static}):")

@@ -47,7 +47,7 @@ class LibibverbsLoad:
             return None
         base = self.real_path.rsplit("/", 1)[-1]
         prefix = "libibverbs.so."
-        return base[len(prefix):] if base.startswith(prefix) and base != prefix else None
+        return base[len(prefix) :] if base.startswith(prefix) and base != prefix else None
 
 
 @dataclass(frozen=True)
@@ -191,6 +191,7 @@ def parse_output(text: str) -> VerifierOutput:
         raise BadInputError("the verifier's output is not a verifier document (no schema_version)")
     version = doc["schema_version"]
     if not isinstance(version, int) or version > VERIFIER_SCHEMA_VERSION:
-        raise BadInputError(f"verifier schema_version {version!r} is newer than this imgcheck understands "
-                            f"({VERIFIER_SCHEMA_VERSION})")
+        raise BadInputError(
+            f"verifier schema_version {version!r} is newer than this imgcheck understands ({VERIFIER_SCHEMA_VERSION})"
+        )
     return from_dict(VerifierOutput, doc, where="verifier output")

@@ -61,11 +61,23 @@ def _run_observations(outcome, parsed_error: str | None) -> list[Observation]:
             why += " (the image has no glibc dynamic loader the verifier can run with: a musl or static-only image?)"
         return [Observation("run", "error", f"{outcome.runtime} could not start the verifier: {why}")]
     if outcome.timed_out:
-        return [Observation("run", "error", f"the verifier did not finish within the time limit: it was killed "
-                                            f"and its container removed (last step: {_last_step(outcome.stderr)})")]
+        return [
+            Observation(
+                "run",
+                "error",
+                f"the verifier did not finish within the time limit: it was killed "
+                f"and its container removed (last step: {_last_step(outcome.stderr)})",
+            )
+        ]
     if parsed_error:
-        return [Observation("run", "error", f"the verifier exited {outcome.exit_code} without a report "
-                                            f"({parsed_error}); last step: {_last_step(outcome.stderr)}")]
+        return [
+            Observation(
+                "run",
+                "error",
+                f"the verifier exited {outcome.exit_code} without a report "
+                f"({parsed_error}); last step: {_last_step(outcome.stderr)}",
+            )
+        ]
     if outcome.exit_code not in (0, None):
         return [Observation("run", "warning", f"the verifier exited {outcome.exit_code} after writing its report")]
     return []
@@ -73,20 +85,35 @@ def _run_observations(outcome, parsed_error: str | None) -> list[Observation]:
 
 def _last_step(stderr: str) -> str:
     steps = [ln for ln in stderr.splitlines() if ln.startswith("imgcheck-verifier: ")]
-    return steps[-1][len("imgcheck-verifier: "):] if steps else (stderr.strip().splitlines() or ["none"])[-1]
+    return steps[-1][len("imgcheck-verifier: ") :] if steps else (stderr.strip().splitlines() or ["none"])[-1]
 
 
-def verify_image(image: str, runtime: str = "docker", *, timeout: float = DEFAULT_TIMEOUT, gpus: str = "auto",
-                 memlock: int | None = -1, static_ref: str | None = None, use_static: bool = True,
-                 test_gpu: bool = True) -> VerifyReport:
+def verify_image(
+    image: str,
+    runtime: str = "docker",
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    gpus: str = "auto",
+    memlock: int | None = -1,
+    static_ref: str | None = None,
+    use_static: bool = True,
+    test_gpu: bool = True,
+) -> VerifyReport:
     """Run the verifier inside `image` with `runtime` on this node; raise UnavailableError (exit 3)
     when the runtime, the image or a compiler is missing. Everything the verifier finds is in the report."""
     rt = get_runtime(runtime)
     verifier = locate_verifier()
     want_gpus = host_has_gpu() if gpus == "auto" else gpus == "all"
     env = verifier_env({} if test_gpu else {"IMGCHECK_VERIFY_GPU": "0"})
-    request = RunRequest(image=image, verifier=verifier, timeout=timeout, env=env, devices=rdma_device_nodes(),
-                         gpus=want_gpus, memlock=memlock)
+    request = RunRequest(
+        image=image,
+        verifier=verifier,
+        timeout=timeout,
+        env=env,
+        devices=rdma_device_nodes(),
+        gpus=want_gpus,
+        memlock=memlock,
+    )
     outcome = rt.run(request)
 
     out, parse_error = None, None
@@ -113,7 +140,20 @@ def verify_image(image: str, runtime: str = "docker", *, timeout: float = DEFAUL
                 checks.extend(check_from_finding(f, out) for f in findings)
         obs.extend(observations(out))
     tail = tuple(ln for ln in outcome.stderr.splitlines() if ln.strip())[-5:]
-    run = RunInfo(runtime=outcome.runtime, exit_code=outcome.exit_code, timed_out=outcome.timed_out,
-                  settings=outcome.settings, notes=outcome.notes, stderr_tail=tail)
-    return VerifyReport(image=image, run=run, verifier=out, static=static, checks=tuple(checks),
-                        observations=tuple(obs), verdict=verdict_of(checks, obs, out is not None))
+    run = RunInfo(
+        runtime=outcome.runtime,
+        exit_code=outcome.exit_code,
+        timed_out=outcome.timed_out,
+        settings=outcome.settings,
+        notes=outcome.notes,
+        stderr_tail=tail,
+    )
+    return VerifyReport(
+        image=image,
+        run=run,
+        verifier=out,
+        static=static,
+        checks=tuple(checks),
+        observations=tuple(obs),
+        verdict=verdict_of(checks, obs, out is not None),
+    )

@@ -118,8 +118,15 @@ def _encode(idx: LayerIndex) -> dict:
         "format": CACHE_FORMAT,
         "digest": idx.digest,
         "entries": [
-            [e.path, e.kind, e.size, e.mode, e.linkname,
-             base64.b64encode(e.data).decode() if e.data is not None else None, e.truncated]
+            [
+                e.path,
+                e.kind,
+                e.size,
+                e.mode,
+                e.linkname,
+                base64.b64encode(e.data).decode() if e.data is not None else None,
+                e.truncated,
+            ]
             for e in idx.entries.values()
         ],
         "whiteouts": sorted(idx.whiteouts),
@@ -153,10 +160,15 @@ def _decode(doc: dict) -> LayerIndex:
             raise ValueError("cache entry: an entry has the wrong shape")
         path, kind, size, mode, linkname, data, truncated = row
         idx.entries[_want(path, str, "path")] = Entry(
-            path, _want(kind, str, "kind"), _want(size, int, "size"), _want(mode, int, "mode"),
+            path,
+            _want(kind, str, "kind"),
+            _want(size, int, "size"),
+            _want(mode, int, "mode"),
             _opt(linkname, str, "linkname"),
             base64.b64decode(_want(data, str, "data"), validate=True) if data is not None else None,
-            _want(truncated, bool, "truncated"), idx.digest)
+            _want(truncated, bool, "truncated"),
+            idx.digest,
+        )
     idx.whiteouts = {_want(p, str, "whiteout") for p in _want(doc["whiteouts"], list, "whiteouts")}
     idx.opaque_dirs = {_want(p, str, "opaque dir") for p in _want(doc["opaque_dirs"], list, "opaque_dirs")}
     hashes = array("Q")

@@ -83,8 +83,9 @@ class FileView:
             entry = self.entries.get(entry.linkname) or entry
         if entry is None or entry.kind != FILE:
             return None
-        return FileRef(path=path, real_path=real, layer=entry.layer, size=entry.size,
-                       data=entry.data, truncated=entry.truncated)
+        return FileRef(
+            path=path, real_path=real, layer=entry.layer, size=entry.size, data=entry.data, truncated=entry.truncated
+        )
 
     def read(self, path: str) -> bytes | None:
         ref = self.file(path)

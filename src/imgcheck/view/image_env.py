@@ -26,5 +26,8 @@ def with_env_from_view(image: OpenedImage, view: FileView) -> OpenedImage:
     if data is None:
         return image
     env = env_file.parse(data.decode("utf-8", "replace"))
-    return dataclasses.replace(image, config={**image.config, "config": {"Env": env}},
-                               notes=[*image.notes, f"image environment read from /{env_file.path}"])
+    return dataclasses.replace(
+        image,
+        config={**image.config, "config": {"Env": env}},
+        notes=[*image.notes, f"image environment read from /{env_file.path}"],
+    )

@@ -34,15 +34,17 @@ class Limits:
     max_kept_bytes: int = 1024**3
 
     @classmethod
-    def from_env(cls) -> "Limits":
+    def from_env(cls) -> Limits:
         """Limits overridden by IMGCHECK_MAX_LAYER_BYTES / _ENTRIES / _SYMLINKS (see docs/reliability.md)."""
         import os
 
         values = {}
-        for field_name, var in (("max_uncompressed", "IMGCHECK_MAX_LAYER_BYTES"),
-                                ("max_entries", "IMGCHECK_MAX_LAYER_ENTRIES"),
-                                ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS"),
-                                ("max_kept_bytes", "IMGCHECK_MAX_WANTED_BYTES")):
+        for field_name, var in (
+            ("max_uncompressed", "IMGCHECK_MAX_LAYER_BYTES"),
+            ("max_entries", "IMGCHECK_MAX_LAYER_ENTRIES"),
+            ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS"),
+            ("max_kept_bytes", "IMGCHECK_MAX_WANTED_BYTES"),
+        ):
             raw = os.environ.get(var)
             if raw:
                 try:
@@ -141,7 +143,8 @@ class _CountingReader:
         self.count += n
         if self.count > self._limits.max_uncompressed:
             raise LimitExceededError(
-                f"{self._what}: decompresses to more than {self._limits.max_uncompressed} bytes (limit)")
+                f"{self._what}: decompresses to more than {self._limits.max_uncompressed} bytes (limit)"
+            )
         if n and self._hash is not None:
             self._hash.update(memoryview(buffer)[:n])
         return n
@@ -153,14 +156,22 @@ class _CountingReader:
             return None
         got = "sha256:" + self._hash.hexdigest()
         if self._verify is not None and got != self._verify:
-            raise BadInputError(f"digest mismatch for {self._what}: its uncompressed content is {got}, "
-                                f"the image config's diff_id says {self._verify}")
+            raise BadInputError(
+                f"digest mismatch for {self._what}: its uncompressed content is {got}, "
+                f"the image config's diff_id says {self._verify}"
+            )
         return got
 
 
-def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Limits(),
-                verify_uncompressed: bool = False, layer_id: str | None = None,
-                diff_id: str | None = None) -> LayerIndex:
+def index_layer(
+    raw: BinaryIO,
+    digest: str,
+    wants: WantSet,
+    limits: Limits = Limits(),
+    verify_uncompressed: bool = False,
+    layer_id: str | None = None,
+    diff_id: str | None = None,
+) -> LayerIndex:
     """Stream one layer and index it. `raw` may be a VerifyingReader; it is finished here.
 
     `digest` is what the stream is verified against; `layer_id` is how facts name the layer;
@@ -201,7 +212,7 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                     if parent:
                         idx.opaque_dirs.add(parent)
                     continue
-                hidden = base[len(WHITEOUT_PREFIX):]
+                hidden = base[len(WHITEOUT_PREFIX) :]
                 if hidden not in ("", ".", ".."):
                     idx.whiteouts.add(f"{parent}/{hidden}" if parent else hidden)
                 continue
@@ -228,8 +239,10 @@ def index_layer(raw: BinaryIO, digest: str, wants: WantSet, limits: Limits = Lim
                     entry.truncated = entry.data is None
                     kept += len(entry.data or b"")
                     if kept > limits.max_kept_bytes:
-                        raise LimitExceededError(f"{what}: the files read from it total more than "
-                                                 f"{limits.max_kept_bytes} bytes (limit IMGCHECK_MAX_WANTED_BYTES)")
+                        raise LimitExceededError(
+                            f"{what}: the files read from it total more than "
+                            f"{limits.max_kept_bytes} bytes (limit IMGCHECK_MAX_WANTED_BYTES)"
+                        )
                 entries[path] = entry
             else:
                 entries[path] = Entry(path, OTHER, layer=layer_id)

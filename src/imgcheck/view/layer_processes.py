@@ -21,9 +21,9 @@ import multiprocessing
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, Iterator, Sequence
 
 from ..errors import UnavailableError
 from ..sources.base import LayerRef
@@ -61,8 +61,9 @@ def _run(job: int, slot: int) -> LayerIndex:
     return index_one(layers[slot], _SlotProgress(counters, slot))
 
 
-def index_in_processes(layers: Sequence[LayerRef], index_one: Callable[[LayerRef, object], LayerIndex],
-                       workers: int, progress=None) -> Iterator[tuple[LayerRef, LayerIndex]]:
+def index_in_processes(
+    layers: Sequence[LayerRef], index_one: Callable[[LayerRef, object], LayerIndex], workers: int, progress=None
+) -> Iterator[tuple[LayerRef, LayerIndex]]:
     """Yield (layer, index) as workers finish; `index_one(layer, progress)` runs in a worker.
 
     Layers are handed out in the order given (callers put the largest first). On any error the
@@ -71,16 +72,16 @@ def index_in_processes(layers: Sequence[LayerRef], index_one: Callable[[LayerRef
     counters = memoryview(mmap.mmap(-1, 8 * max(1, len(layers)))).cast("q")  # anonymous, shared after fork
     job = next(_job_ids)
     _JOBS[job] = (index_one, layers, counters)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_ignore_interrupts)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_interrupts
+    )
     finished = False
     try:
         futures = {pool.submit(_run, job, slot): slot for slot in range(len(layers))}  # forks at the first submit
         shown = [0] * len(layers)
         pending = set(futures)
         while pending:
-            done, pending = wait(pending, timeout=PROGRESS_INTERVAL if progress else None,
-                                 return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=PROGRESS_INTERVAL if progress else None, return_when=FIRST_COMPLETED)
             if progress is not None:
                 _show(progress, layers, counters, shown)
             for future in done:
@@ -88,8 +89,9 @@ def index_in_processes(layers: Sequence[LayerRef], index_one: Callable[[LayerRef
                 try:
                     idx = future.result()
                 except BrokenProcessPool:
-                    raise UnavailableError("a layer reader process ended unexpectedly (killed, or out of memory?)"
-                                           ) from None
+                    raise UnavailableError(
+                        "a layer reader process ended unexpectedly (killed, or out of memory?)"
+                    ) from None
                 if progress is not None:
                     progress.layer_finished(layers[slot].digest)
                 yield layers[slot], idx

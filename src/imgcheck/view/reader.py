@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Iterator
 
+from ..errors import LimitExceededError
 from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..streams import readinto_of
 from .cache import LayerCache
 from .fileview import FileView
-from ..errors import LimitExceededError
 from .layer_index import HARDLINK, LayerIndex, Limits, index_layer, kept_bytes
 from .layer_processes import can_fork, index_in_processes
 from .wants import Want, WantSet
@@ -57,8 +57,7 @@ class _Progressing:
         return getattr(self._raw, name)
 
 
-def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits,
-                      progress=None) -> LayerIndex:
+def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress=None) -> LayerIndex:
     """One layer's index, by the reader its media type needs: the one place that chooses."""
     if image.save_stream is not None:  # docker: every layer tar is in one save stream
         return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]
@@ -71,8 +70,15 @@ def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limit
         if progress is not None:
             raw = _Progressing(raw, layer.digest, progress)
         # a tar: plain, gzip or zstd (view/compression.py tells them apart by their first bytes)
-        return index_layer(raw, layer.digest, wants, limits, verify_uncompressed=layer.digest_of_uncompressed,
-                           layer_id=layer.layer_id, diff_id=layer.diff_id)
+        return index_layer(
+            raw,
+            layer.digest,
+            wants,
+            limits,
+            verify_uncompressed=layer.digest_of_uncompressed,
+            layer_id=layer.layer_id,
+            diff_id=layer.diff_id,
+        )
     finally:
         close = getattr(raw, "close", None)
         if close:
@@ -98,8 +104,9 @@ def _index_reported(image: OpenedImage, layer: LayerRef, wants: WantSet, limits:
             progress.layer_finished(layer.digest)
 
 
-def _index_all(image: OpenedImage, layers: list[LayerRef], wants: WantSet, limits: Limits, workers: int,
-               progress, stats: ReadStats) -> Iterator[tuple[LayerRef, LayerIndex]]:
+def _index_all(
+    image: OpenedImage, layers: list[LayerRef], wants: WantSet, limits: Limits, workers: int, progress, stats: ReadStats
+) -> Iterator[tuple[LayerRef, LayerIndex]]:
     """(layer, index) for each of `layers`, in the order they finish."""
     workers = max(1, min(workers, len(layers)))
     if workers == 1:
@@ -111,7 +118,8 @@ def _index_all(image: OpenedImage, layers: list[LayerRef], wants: WantSet, limit
     if image.save_stream is None and can_fork():
         stats.layer_processes = workers
         yield from index_in_processes(
-            order, lambda layer, counted: index_image_layer(image, layer, wants, limits, counted), workers, progress)
+            order, lambda layer, counted: index_image_layer(image, layer, wants, limits, counted), workers, progress
+        )
         return
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="imgcheck-layer")
     try:
@@ -122,9 +130,15 @@ def _index_all(image: OpenedImage, layers: list[LayerRef], wants: WantSet, limit
         pool.shutdown(wait=True, cancel_futures=True)  # after an error, layers not started are not read
 
 
-def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cache: LayerCache | None = None,
-              workers: int | None = None, progress=None, stats: ReadStats | None = None
-              ) -> tuple[FileView, list[LayerIndex]]:
+def read_view(
+    image: OpenedImage,
+    wants: WantSet,
+    limits: Limits = Limits(),
+    cache: LayerCache | None = None,
+    workers: int | None = None,
+    progress=None,
+    stats: ReadStats | None = None,
+) -> tuple[FileView, list[LayerIndex]]:
     """Index every layer (from the cache where it can), then merge them in manifest order."""
     stats = stats if stats is not None else ReadStats()
     found: dict[int, LayerIndex] = {}
@@ -159,8 +173,9 @@ def read_view(image: OpenedImage, wants: WantSet, limits: Limits = Limits(), cac
         # A wanted name that is a symlink to a file no want matches (libibverbs.so.1 ->
         # /opt/x/lib.so): that file is what a process opens, so its layer is read again keeping it.
         layer = image.layers[position]
-        extra = WantSet(wants.wants + tuple(Want(re.escape(p), content=True, max_bytes=limit)
-                                            for p, limit in sorted(paths.items())))
+        extra = WantSet(
+            wants.wants + tuple(Want(re.escape(p), content=True, max_bytes=limit) for p, limit in sorted(paths.items()))
+        )
         indexes[position] = index_image_layer(image, layer, extra, limits)
         stats.layers_read.append(layer.digest)
     if targets:
@@ -172,8 +187,10 @@ def _count_kept(total: int, idx: LayerIndex, limits: Limits) -> int:
     """The image-wide cap on wanted bytes held at once (each layer is capped on its own too)."""
     total += kept_bytes(idx)
     if total > limits.max_kept_bytes:
-        raise LimitExceededError(f"the files read from the image's layers total more than {limits.max_kept_bytes} "
-                                 "bytes (limit IMGCHECK_MAX_WANTED_BYTES)")
+        raise LimitExceededError(
+            f"the files read from the image's layers total more than {limits.max_kept_bytes} "
+            "bytes (limit IMGCHECK_MAX_WANTED_BYTES)"
+        )
     return total
 
 

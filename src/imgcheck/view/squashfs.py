@@ -26,8 +26,9 @@ import struct
 import zlib
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
 from .layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, path_hash
@@ -54,20 +55,24 @@ def _decompressor(comp_id: int, what: str) -> Callable[[bytes, int], bytes]:
     """A function (data, max_out) -> bytes that never produces more than max_out bytes."""
     name = COMPRESSORS.get(comp_id)
     if name == "gzip":
+
         def gzip_(data: bytes, max_out: int) -> bytes:
             d = zlib.decompressobj()
             out = d.decompress(data, max_out + 1)
             if len(out) > max_out or d.unconsumed_tail:
                 raise BadInputError(f"{what}: a block decompresses to more than {max_out} bytes")
             return out
+
         return gzip_
     if name in ("xz", "lzma"):
+
         def xz_(data: bytes, max_out: int) -> bytes:
             d = lzma.LZMADecompressor(lzma.FORMAT_AUTO)  # xz streams, and lzma-alone for id 2
             out = d.decompress(data, max_out + 1)
             if len(out) > max_out:
                 raise BadInputError(f"{what}: a block decompresses to more than {max_out} bytes")
             return out
+
         return xz_
     if name == "zstd":
         import zstandard
@@ -81,6 +86,7 @@ def _decompressor(comp_id: int, what: str) -> Callable[[bytes, int], bytes]:
             if len(out) > max_out:
                 raise BadInputError(f"{what}: a block decompresses to more than {max_out} bytes")
             return out
+
         return zstd_
     if name == "lz4":
         try:
@@ -91,19 +97,22 @@ def _decompressor(comp_id: int, what: str) -> Callable[[bytes, int], bytes]:
         def lz4_(data: bytes, max_out: int) -> bytes:
             # squashfs stores raw LZ4 blocks (LZ4_decompress_safe), not LZ4 frames
             return lz4.block.decompress(data, uncompressed_size=max_out)
+
         return lz4_
     if name == "lzo":
         try:
             import lzallright
         except ImportError:
-            raise UnavailableError(f"{what}: LZO-compressed squashfs (Enroot's default) needs the "
-                                   "'lzallright' Python package") from None
+            raise UnavailableError(
+                f"{what}: LZO-compressed squashfs (Enroot's default) needs the 'lzallright' Python package"
+            ) from None
 
         def lzo_(data: bytes, max_out: int) -> bytes:
             out = lzallright.LZOCompressor.decompress(data, output_size_hint=max_out)
             if len(out) > max_out:
                 raise BadInputError(f"{what}: a block decompresses to more than {max_out} bytes")
             return out
+
         return lzo_
     raise BadInputError(f"{what}: unknown squashfs compressor id {comp_id}")
 
@@ -170,9 +179,27 @@ class SquashfsImage:
         self.what = what
         self._limit = size
         raw = self._read_raw(0, SUPERBLOCK.size, "superblock")
-        (magic, inodes, _mkfs_time, block_size, fragments, compression, block_log, flags, _no_ids,
-         major, minor, root_inode, bytes_used, id_table_start, _xattr_start, inode_table_start,
-         directory_table_start, fragment_table_start, _lookup_start) = SUPERBLOCK.unpack(raw)
+        (
+            magic,
+            inodes,
+            _mkfs_time,
+            block_size,
+            fragments,
+            compression,
+            block_log,
+            flags,
+            _no_ids,
+            major,
+            minor,
+            root_inode,
+            bytes_used,
+            id_table_start,
+            _xattr_start,
+            inode_table_start,
+            directory_table_start,
+            fragment_table_start,
+            _lookup_start,
+        ) = SUPERBLOCK.unpack(raw)
         if magic != MAGIC:
             raise BadInputError(f"{what}: not a squashfs filesystem (bad magic)")
         if (major, minor) != (4, 0):
@@ -183,9 +210,20 @@ class SquashfsImage:
             raise BadInputError(f"{what}: truncated squashfs ({size} bytes, superblock says {bytes_used})")
         if not (SUPERBLOCK.size <= inode_table_start < directory_table_start < bytes_used):
             raise BadInputError(f"{what}: corrupt squashfs superblock (table offsets)")
-        self.sb = Superblock(inodes, block_size, fragments, compression, block_log, flags, root_inode,
-                             bytes_used, id_table_start, inode_table_start, directory_table_start,
-                             fragment_table_start)
+        self.sb = Superblock(
+            inodes,
+            block_size,
+            fragments,
+            compression,
+            block_log,
+            flags,
+            root_inode,
+            bytes_used,
+            id_table_start,
+            inode_table_start,
+            directory_table_start,
+            fragment_table_start,
+        )
         self._limit = bytes_used
         self._decompress = _decompressor(compression, what)
         self._meta = _LRU(512)  # <= 4 MiB of metadata blocks
@@ -236,7 +274,7 @@ class SquashfsImage:
             data, nxt = self._metadata_block(table + block)
             if offset > len(data):
                 raise BadInputError(f"{self.what}: corrupt squashfs (offset {offset} past a metadata block)")
-            chunk = data[offset:offset + n]
+            chunk = data[offset : offset + n]
             out += chunk
             n -= len(chunk)
             offset += len(chunk)
@@ -266,13 +304,27 @@ class SquashfsImage:
         if itype == REG_T:
             raw, block, offset = self._meta_read(table, block, offset, 16)
             start, frag, frag_off, size = struct.unpack("<IIII", raw)
-            return Inode(itype, mode, file_size=size, start_block=start, fragment=frag, frag_offset=frag_off,
-                         blocks_at=(block, offset))
+            return Inode(
+                itype,
+                mode,
+                file_size=size,
+                start_block=start,
+                fragment=frag,
+                frag_offset=frag_off,
+                blocks_at=(block, offset),
+            )
         if itype == LREG_T:
             raw, block, offset = self._meta_read(table, block, offset, 40)
             start, size, _sparse, _nlink, frag, frag_off, _xattr = struct.unpack("<QQQIIII", raw)
-            return Inode(itype, mode, file_size=size, start_block=start, fragment=frag, frag_offset=frag_off,
-                         blocks_at=(block, offset))
+            return Inode(
+                itype,
+                mode,
+                file_size=size,
+                start_block=start,
+                fragment=frag,
+                frag_offset=frag_off,
+                blocks_at=(block, offset),
+            )
         if itype in (SYMLINK_T, LSYMLINK_T):
             raw, block, offset = self._meta_read(table, block, offset, 8)
             _nlink, length = struct.unpack("<II", raw)
@@ -339,8 +391,9 @@ class SquashfsImage:
                     seen.add(ref)
                     sub = self.inode(ref)
                     if sub.type not in (DIR_T, LDIR_T):
-                        raise BadInputError(f"{self.what}: corrupt squashfs ({path!r} is not the directory "
-                                            "its entry says)")
+                        raise BadInputError(
+                            f"{self.what}: corrupt squashfs ({path!r} is not the directory its entry says)"
+                        )
                     subdirs.append((path + "/", sub))
                 yield path, etype, ref
             stack.extend(reversed(subdirs))
@@ -370,8 +423,9 @@ class SquashfsImage:
         if index >= self.sb.fragments:
             raise BadInputError(f"{self.what}: corrupt squashfs (fragment {index} of {self.sb.fragments})")
         # 512 16-byte entries per metadata block; the table start holds one u64 pointer per block
-        (entry_pos,) = struct.unpack("<Q", self._read_raw(self.sb.fragment_table_start + 8 * (index // 512), 8,
-                                                          "fragment index"))
+        (entry_pos,) = struct.unpack(
+            "<Q", self._read_raw(self.sb.fragment_table_start + 8 * (index // 512), 8, "fragment index")
+        )
         data, _ = self._metadata_block(entry_pos)
         at = (index % 512) * 16
         if at + 16 > len(data):
@@ -414,7 +468,7 @@ class SquashfsImage:
             frag = self._fragment_block(inode.fragment)
             if inode.frag_offset + tail > len(frag):
                 raise BadInputError(f"{self.what}: corrupt squashfs (fragment shorter than the file's tail)")
-            out += frag[inode.frag_offset:inode.frag_offset + tail]
+            out += frag[inode.frag_offset : inode.frag_offset + tail]
         if len(out) != size:
             raise BadInputError(f"{self.what}: corrupt squashfs (file of {size} bytes read as {len(out)})")
         return bytes(out)
@@ -434,7 +488,7 @@ class _Cursor:
             self.data = self.fs._metadata_block(self.table + self.block)[0]
         end = self.offset + n
         if end < len(self.data):
-            chunk = self.data[self.offset:end]
+            chunk = self.data[self.offset : end]
             self.offset = end
             return chunk
         chunk, self.block, self.offset = self.fs._meta_read(self.table, self.block, self.offset, n)
@@ -455,8 +509,8 @@ def guarded(what: str, fn, *args):
         raise BadInputError(f"{what}: corrupt squashfs ({type(exc).__name__}: {exc})") from None
 
 
-
 # -- one squashfs = one layer ----------------------------------------------------------------------
+
 
 def index_squashfs(fh: BinaryIO, size: int, digest: str, wants, limits, what: str) -> LayerIndex:
     """The LayerIndex of the squashfs in the seekable `fh` (`size` bytes from its start)."""
@@ -501,7 +555,8 @@ def build_index(fs: SquashfsImage, digest: str, wants, limits):
                     read_bytes += inode.file_size
                     if read_bytes > limits.max_uncompressed:
                         raise LimitExceededError(
-                            f"{fs.what}: wanted files exceed {limits.max_uncompressed} bytes (limit)")
+                            f"{fs.what}: wanted files exceed {limits.max_uncompressed} bytes (limit)"
+                        )
                     entry.data = fs.read_file(inode)
                 else:
                     entry.truncated = True

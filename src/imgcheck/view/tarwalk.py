@@ -15,8 +15,8 @@ GNU.sparse.name of GNU.sparse.size / realsize bytes, holes read as zeros.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from ..errors import BadInputError
 from ..streams import readinto_of

@@ -22,7 +22,7 @@ def _combined(patterns: list[str]) -> str:
     re tries alternatives in turn, and each `(?:[^/]+/)*` walks the path's directories again with
     backtracking; factored out, the directories are walked once (3x faster per tar entry, same matches).
     """
-    anywhere = [p[len(ANY_DIRS):] for p in patterns if p.startswith(ANY_DIRS)]
+    anywhere = [p[len(ANY_DIRS) :] for p in patterns if p.startswith(ANY_DIRS)]
     rooted = [f"(?:{p})" for p in patterns if not p.startswith(ANY_DIRS)]
     if anywhere:
         rooted.append(ANY_DIRS + "(?:" + "|".join(f"(?:{p})" for p in anywhere) + ")")

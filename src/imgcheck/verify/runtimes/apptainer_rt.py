@@ -46,8 +46,12 @@ def run(req: RunRequest) -> RunOutcome:
     program = binary()
     if program is None:
         raise UnavailableError(unavailable_reason() or "apptainer is not installed")
-    settings = ["--containall (own PID/IPC namespaces, minimal /dev, clean environment)",
-                "read-only image", "verifier mounted read-only", f"time limit {req.timeout:g}s"]
+    settings = [
+        "--containall (own PID/IPC namespaces, minimal /dev, clean environment)",
+        "read-only image",
+        "verifier mounted read-only",
+        f"time limit {req.timeout:g}s",
+    ]
     if req.devices:
         settings.append("/dev/infiniband bound in")
     notes = ["unprivileged apptainer shares the host network: network isolation is not applied"]

@@ -12,8 +12,9 @@ from ...errors import UnavailableError
 def run_cli(argv: list[str], timeout: float) -> tuple[int | None, str, str, bool]:
     """(exit code or None, stdout, stderr, timed_out)."""
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)  # its own group, so a timeout kills children too
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )  # its own group, so a timeout kills children too
     except OSError as exc:
         raise UnavailableError(f"cannot run {argv[0]}: {exc.strerror}") from None
     try:

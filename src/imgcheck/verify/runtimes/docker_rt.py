@@ -42,8 +42,15 @@ def container_options(req: RunRequest, image_id: str, with_memlock: bool = True)
     """The SDK arguments for containers.create, and the same settings in words."""
     from docker.types import DeviceRequest, Ulimit
 
-    settings = ["network none", "read-only root filesystem", "verifier mounted read-only", "capabilities dropped",
-                "no-new-privileges", "not privileged", f"time limit {req.timeout:g}s"]
+    settings = [
+        "network none",
+        "read-only root filesystem",
+        "verifier mounted read-only",
+        "capabilities dropped",
+        "no-new-privileges",
+        "not privileged",
+        f"time limit {req.timeout:g}s",
+    ]
     cap_add = []
     if req.devices:
         cap_add = ["IPC_LOCK"]
@@ -57,11 +64,26 @@ def container_options(req: RunRequest, image_id: str, with_memlock: bool = True)
         device_requests = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
         settings.append("all GPUs (NVIDIA container toolkit)")
     options = dict(
-        image=image_id, entrypoint=[VERIFIER_IN_CONTAINER], command=[], environment=dict(req.env),
-        network_mode="none", read_only=True, volumes={req.verifier: {"bind": VERIFIER_IN_CONTAINER, "mode": "ro"}},
-        devices=[f"{d}:{d}:rwm" for d in req.devices], cap_drop=["ALL"], cap_add=cap_add,
-        security_opt=["no-new-privileges"], privileged=False, ulimits=ulimits, device_requests=device_requests,
-        mem_limit="1g", pids_limit=256, labels={LABEL: "1"}, detach=True, tty=False, stdin_open=False,
+        image=image_id,
+        entrypoint=[VERIFIER_IN_CONTAINER],
+        command=[],
+        environment=dict(req.env),
+        network_mode="none",
+        read_only=True,
+        volumes={req.verifier: {"bind": VERIFIER_IN_CONTAINER, "mode": "ro"}},
+        devices=[f"{d}:{d}:rwm" for d in req.devices],
+        cap_drop=["ALL"],
+        cap_add=cap_add,
+        security_opt=["no-new-privileges"],
+        privileged=False,
+        ulimits=ulimits,
+        device_requests=device_requests,
+        mem_limit="1g",
+        pids_limit=256,
+        labels={LABEL: "1"},
+        detach=True,
+        tty=False,
+        stdin_open=False,
     )
     return options, settings
 
@@ -83,8 +105,9 @@ def _attempt(client, options: dict, settings: list[str], notes: list[str], timeo
         try:
             container.start()
         except APIError as exc:
-            return RunOutcome(NAME, None, "", "", settings=tuple(settings), notes=tuple(notes),
-                              start_error=_explain(exc))
+            return RunOutcome(
+                NAME, None, "", "", settings=tuple(settings), notes=tuple(notes), start_error=_explain(exc)
+            )
         timed_out, exit_code = False, None
         try:
             exit_code = int(container.wait(timeout=timeout).get("StatusCode", -1))
@@ -96,8 +119,9 @@ def _attempt(client, options: dict, settings: list[str], notes: list[str], timeo
                 pass
         stdout = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
         stderr = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
-        return RunOutcome(NAME, exit_code, stdout, stderr, timed_out=timed_out, settings=tuple(settings),
-                          notes=tuple(notes))
+        return RunOutcome(
+            NAME, exit_code, stdout, stderr, timed_out=timed_out, settings=tuple(settings), notes=tuple(notes)
+        )
     finally:
         if container is not None:
             try:
@@ -114,22 +138,26 @@ def run(req: RunRequest) -> RunOutcome:
         try:
             image = client.images.get(req.image)
         except ImageNotFound:
-            raise UnavailableError(f"image {req.image} is not in the local Docker daemon (docker pull it first)") \
-                from None
+            raise UnavailableError(
+                f"image {req.image} is not in the local Docker daemon (docker pull it first)"
+            ) from None
         except APIError as exc:  # e.g. 400 "invalid reference format": the name itself is wrong
             raise BadInputError(f"image {req.image!r}: the Docker daemon says {exc.explanation or exc}") from None
         host_arch = _ARCH.get(_platform.machine(), _platform.machine())
         image_arch = image.attrs.get("Architecture")
         if image_arch and image_arch != host_arch:
-            raise UnavailableError(f"image {req.image} is {image_arch}; this node is {host_arch} and the verifier "
-                                   "runs natively")
+            raise UnavailableError(
+                f"image {req.image} is {image_arch}; this node is {host_arch} and the verifier runs natively"
+            )
         options, settings = container_options(req, image.id)
         outcome = _attempt(client, options, settings, [], req.timeout)
         if outcome.start_error and "rlimit" in outcome.start_error and req.memlock is not None:
             # A daemon without CAP_SYS_RESOURCE cannot raise memlock past its own limit: run with its default.
             options, settings = container_options(req, image.id, with_memlock=False)
-            note = f"the Docker daemon could not set memlock ({outcome.start_error.split(': ')[-2:][0]}): " \
-                   "the runtime's default limit applies"
+            note = (
+                f"the Docker daemon could not set memlock ({outcome.start_error.split(': ')[-2:][0]}): "
+                "the runtime's default limit applies"
+            )
             outcome = _attempt(client, options, settings, [note], req.timeout)
         return outcome
     finally:

@@ -43,10 +43,16 @@ def run(req: RunRequest) -> RunOutcome:
     reason = unavailable_reason()
     if reason:
         raise UnavailableError(reason)
-    settings = ["read-only root filesystem", "verifier mounted read-only", f"time limit {req.timeout:g}s",
-                "unprivileged (user namespace)"]
-    notes = ["enroot shares the host network namespace: network isolation is not applied",
-             "enroot shares the host /dev: RDMA devices are visible without being passed"]
+    settings = [
+        "read-only root filesystem",
+        "verifier mounted read-only",
+        f"time limit {req.timeout:g}s",
+        "unprivileged (user namespace)",
+    ]
+    notes = [
+        "enroot shares the host network namespace: network isolation is not applied",
+        "enroot shares the host /dev: RDMA devices are visible without being passed",
+    ]
     if req.memlock is not None:
         notes.append("enroot cannot raise the memlock limit: the verifier sees the caller's `ulimit -l`")
     created = None
@@ -56,8 +62,9 @@ def run(req: RunRequest) -> RunOutcome:
             created = f"imgcheck-verify-{uuid.uuid4().hex[:12]}"
             code, _, err, timed_out = run_cli(["enroot", "create", "--name", created, req.image], req.timeout)
             if timed_out or code != 0:
-                raise UnavailableError(f"enroot create failed for {req.image}: "
-                                       f"{(err.strip().splitlines() or ['timed out'])[-1]}")
+                raise UnavailableError(
+                    f"enroot create failed for {req.image}: {(err.strip().splitlines() or ['timed out'])[-1]}"
+                )
             target = created
         code, out, err, timed_out = run_cli(start_argv(req, target), req.timeout)
         return RunOutcome(NAME, code, out, err, timed_out=timed_out, settings=tuple(settings), notes=tuple(notes))
