@@ -40,18 +40,31 @@ def main(rootfs: str, out: str) -> None:
     def digest(data: bytes) -> str:
         return "sha256:" + hashlib.sha256(data).hexdigest()
 
-    config = json.dumps({
-        "architecture": "amd64", "os": "linux", "config": {"Env": ENV},
-        "rootfs": {"type": "layers", "diff_ids": [digest(layer)]},
-        "history": [{"created_by": "examples/make_example.py from a bookworm mmdebstrap rootfs"}],
-    }, sort_keys=True).encode()
-    manifest = json.dumps({
-        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest(config),
-                   "size": len(config)},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest(blob),
-                    "size": len(blob)}],
-    }, sort_keys=True).encode()
+    config = json.dumps(
+        {
+            "architecture": "amd64",
+            "os": "linux",
+            "config": {"Env": ENV},
+            "rootfs": {"type": "layers", "diff_ids": [digest(layer)]},
+            "history": [{"created_by": "examples/make_example.py from a bookworm mmdebstrap rootfs"}],
+        },
+        sort_keys=True,
+    ).encode()
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "digest": digest(config),
+                "size": len(config),
+            },
+            "layers": [
+                {"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest(blob), "size": len(blob)}
+            ],
+        },
+        sort_keys=True,
+    ).encode()
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(os.path.join(out, "blobs", "sha256"))
     for data in (blob, config, manifest):
@@ -60,9 +73,20 @@ def main(rootfs: str, out: str) -> None:
     with open(os.path.join(out, "oci-layout"), "w") as fh:
         json.dump({"imageLayoutVersion": "1.0.0"}, fh)
     with open(os.path.join(out, "index.json"), "w") as fh:
-        json.dump({"schemaVersion": 2, "manifests": [{
-            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": digest(manifest),
-            "size": len(manifest), "annotations": {"org.opencontainers.image.ref.name": "latest"}}]}, fh)
+        json.dump(
+            {
+                "schemaVersion": 2,
+                "manifests": [
+                    {
+                        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                        "digest": digest(manifest),
+                        "size": len(manifest),
+                        "annotations": {"org.opencontainers.image.ref.name": "latest"},
+                    }
+                ],
+            },
+            fh,
+        )
 
 
 if __name__ == "__main__":

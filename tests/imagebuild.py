@@ -164,6 +164,14 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
+def write_tar_members(path: str, members: dict[str, bytes]) -> str:
+    """A plain tar of regular files, name -> bytes, in the given order."""
+    with tarfile.open(path, "w") as tar:
+        for name, data in members.items():
+            _add_bytes(tar, name, data)
+    return path
+
+
 def write_oci_archive(path: str, image: BuiltImage) -> str:
     with tarfile.open(path, "w") as tar:
         _add_bytes(tar, "oci-layout", json.dumps({"imageLayoutVersion": "1.0.0"}).encode())

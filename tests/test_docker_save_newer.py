@@ -19,7 +19,7 @@ import tarfile
 import time
 
 import pytest
-from imagebuild import make_layer
+from imagebuild import make_layer, write_tar_members
 
 from imgcheck import api
 from imgcheck.cli.main import main
@@ -105,15 +105,6 @@ def _members(path: str) -> dict[str, bytes]:
         return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
 
 
-def _write(path: str, members: dict[str, bytes]) -> str:
-    with tarfile.open(path, "w") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
 def test_the_real_layout_is_the_one_the_tests_build(saved):
     members = _members(saved)
     manifest = json.loads(members["manifest.json"])
@@ -142,7 +133,7 @@ def test_tampered_real_save_is_refused_and_poisons_no_cache(saved, tmp_path, mon
     members[forged_name] = FORGED
     manifest[0]["Layers"] = [forged_name]
     members["manifest.json"] = json.dumps(manifest).encode()
-    bad = _write(str(tmp_path / "bad.tar"), members)
+    bad = write_tar_members(str(tmp_path / "bad.tar"), members)
 
     assert main(["inspect", f"docker-archive:{bad}"]) == 2
     err = capsys.readouterr().err

@@ -16,7 +16,16 @@ import os
 import tarfile
 
 import pytest
-from imagebuild import BuiltImage, build_oci, compress, make_layer, sha256, write_oci_archive, write_oci_dir
+from imagebuild import (
+    BuiltImage,
+    build_oci,
+    compress,
+    make_layer,
+    sha256,
+    write_oci_archive,
+    write_oci_dir,
+    write_tar_members,
+)
 
 from imgcheck import api
 from imgcheck.cli.main import main
@@ -55,12 +64,7 @@ def docker25_archive(path: str, layer_blobs: list[bytes], config: bytes) -> str:
         "manifest.json": json.dumps([{"Config": config_name, "RepoTags": ["t:latest"], "Layers": names}]).encode(),
         "oci-layout": b'{"imageLayoutVersion": "1.0.0"}',
     }
-    with tarfile.open(path, "w") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
+    return write_tar_members(path, members)
 
 
 def cache_files(home: str) -> list[str]:
