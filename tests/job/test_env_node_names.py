@@ -111,6 +111,21 @@ def test_interfaces_count_only_in_the_hosts_network_namespace(roce):
     assert "not visible" in ids(evaluate(image(), unread, MATRIX, job=pod()), IFNAME)[1][0].reason
 
 
+def test_enroot_jobs_are_judged_on_the_nodes_interfaces(roce, tmp_path):
+    """enroot shares the host's network namespace unless ENROOT_UNSHARE_NET=yes leaves only lo (enroot
+    doc/cmd/start.md): a name none of the node's interfaces has fails either way, so a Pyxis step is judged."""
+    spec = open(os.path.join(HERE, "specs", "pyxis-nccl-tests.sbatch")).read()
+    bad = tmp_path / "bad.sbatch"
+    bad.write_text(spec.replace("export NCCL_DEBUG=INFO", "export NCCL_DEBUG=INFO\nexport NCCL_SOCKET_IFNAME=eth0"))
+    (job,) = load_job_spec(str(bad))
+    (f,), unknowns = ids(evaluate(image(), roce, MATRIX, job=job), IFNAME)
+    assert not unknowns and "runs under enroot" in f.mechanism and "ENROOT_UNSHARE_NET" in f.mechanism
+    good = tmp_path / "good.sbatch"
+    good.write_text(bad.read_text().replace("NCCL_SOCKET_IFNAME=eth0", "NCCL_SOCKET_IFNAME=ens1"))
+    (job,) = load_job_spec(str(good))
+    assert ids(evaluate(image(), roce, MATRIX, job=job), IFNAME) == ([], [])
+
+
 def test_exclusions_exact_names_and_interfaces_that_are_down(roce):
     assert ids(evaluate(image(), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="^docker,lo")), IFNAME)[0] == []
     (f,), _ = ids(evaluate(image(), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="=ens1")), IFNAME)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..job.model import RUNTIME_ENROOT
 from ..model.node import RdmaPort
 from .context import Ctx
 from .emit import Outcome, finding, unknown
@@ -23,6 +24,10 @@ NEEDS = {"nccl_features": {"roce_gid_auto"}}
 ROCE_V2 = "RoCE v2"
 # operstate values for which the kernel does not set IFF_RUNNING (RFC 2863 states other than up/unknown/dormant)
 NOT_RUNNING = ("down", "lowerlayerdown", "notpresent")
+ENROOT_NETNS = (
+    "runs under enroot, which shares the node's network namespace unless ENROOT_UNSHARE_NET=yes gives it one "
+    "with only lo"
+)
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
@@ -125,7 +130,11 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
         return
     job = ctx.job
-    if job is None or not job.host_network:
+    if job is not None and job.runtime == RUNTIME_ENROOT:
+        # enroot shares the host's network namespace unless ENROOT_UNSHARE_NET=yes, which leaves only lo
+        # (enroot doc/cmd/start.md): a value that selects none of the node's interfaces fails either way
+        netns = ENROOT_NETNS
+    elif job is None or not job.host_network:
         why = (
             "without --job it is not known whether the container shares the node's network namespace"
             if job is None
@@ -134,6 +143,8 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
         )
         yield unknown("ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", f"{s.label} names interfaces NCCL looks for; {why}")
         return
+    else:
+        netns = "shares the node's network namespace"
     interfaces = ctx.node.net_interfaces
     if interfaces is None:
         yield unknown("ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", f"{s.label} is set; " + ctx.unknown_why("net_interfaces"))
@@ -143,7 +154,9 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     names = ", ".join(f"{i.name} ({i.operstate or 'state unknown'})" for i in interfaces) or "none"
     evidence = [s.evidence, ctx.node_ev("net_interfaces", names)]
     if not chosen:
-        yield finding(ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", evidence, setting=s.label, interfaces=names)
+        yield finding(
+            ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", evidence, setting=s.label, interfaces=names, netns=netns
+        )
     elif all(i.operstate in NOT_RUNNING for i in chosen):
         yield finding(
             ctx.matrix,
