@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 
 import pytest
-from imagebuild import Symlink, Whiteout, build_oci, make_layer, write_oci_dir
+from imagebuild import Opaque, Symlink, Whiteout, build_oci, make_layer, write_oci_dir
 
 from imgcheck import api
 from imgcheck.engine import evaluate
@@ -209,4 +209,57 @@ def test_unread_plugin_elf_is_unknown_not_a_pass():
     assert RULE not in found and "cache unreadable" in unknowns[RULE]
     image["nccl_net_plugins"][0]["needed"] = [{"name": "libhwloc.so.15", "found": True}]
     found, unknowns = _findings(parse_image_facts(image, "image"))
+    assert RULE not in found and RULE not in unknowns
+
+
+def test_an_upper_opaque_directory_hides_the_library(tmp_path):
+    plugin, hwloc = _libs()
+    lower = {**NCCL, f"{OFI}/libnccl-net-ofi.so": plugin, "opt/hwloc/lib/libhwloc.so.15": hwloc}
+    env = ["NCCL_NET_PLUGIN=ofi", f"LD_LIBRARY_PATH=/{OFI}:/opt/hwloc/lib"]
+    assert _plugin(_inspect(tmp_path / "one", [lower], env)).needed[0].found is True
+    upper = {"opt/hwloc/lib/": Opaque(), "opt/hwloc/lib/README": b"emptied"}
+    assert _plugin(_inspect(tmp_path / "two", [lower, upper], env)).needed[0].found is False
+
+
+def test_a_library_only_in_a_python_prefix_is_unknown_without_the_plugins_runpath(tmp_path):
+    """Without a DT_RUNPATH of its own, the plugin's needs are also looked up in the DT_RPATH of the objects that
+    loaded it (the executable among them), which is not read: a copy in a Python prefix's lib (where an
+    executable built with RPATH $ORIGIN/../lib looks) makes the answer unknown, not missing."""
+    plugin, hwloc = _libs()
+    files = {
+        **NCCL,
+        f"{OFI}/libnccl-net-ofi.so": plugin,
+        "opt/conda/lib/python3.11/site-packages/numpy-2.1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: numpy\n"
+        b"Version: 2.1.0\n",
+        "opt/conda/lib/libhwloc.so.15": hwloc,
+    }
+    facts = _inspect(tmp_path, [files])
+    need = _plugin(facts).needed[0]
+    assert need.found is None and "/opt/conda/lib/libhwloc.so.15" in need.how and "DT_RPATH" in need.how
+    found, unknowns = _findings(facts)
+    assert RULE not in found and "DT_RPATH" in unknowns[RULE]
+    # with a DT_RUNPATH the plugin's own paths are the only ones for its needs: missing again
+    plugin, _ = _libs("$ORIGIN")
+    facts = _inspect(tmp_path / "runpath", [{**files, f"{OFI}/libnccl-net-ofi.so": plugin}])
+    assert _plugin(facts).needed[0].found is False
+
+
+def test_driver_libraries_come_from_the_container_toolkit_not_the_image(tmp_path):
+    """libcuda.so.1 is never in an image (the NVIDIA Container Toolkit mounts it): a plugin linking it is not missing it."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    with tempfile.TemporaryDirectory() as tmp:
+        cuda = _gcc(tmp, "libcuda.so.1", "int cuInit(unsigned f) { return 0; }")
+        plugin = _gcc(
+            tmp,
+            "libnccl-net-ofi.so",
+            "extern int cuInit(unsigned f);\nint ncclNetPlugin_v9(void) { return cuInit(0); }",
+            [cuda],
+        )
+        with open(plugin, "rb") as fh:
+            data = fh.read()
+    facts = _inspect(tmp_path, [{**NCCL, f"{OFI}/libnccl-net-ofi.so": data}])
+    need = _plugin(facts).needed[0]
+    assert (need.name, need.found, need.path) == ("libcuda.so.1", True, None) and "Container Toolkit" in need.how
+    found, unknowns = _findings(facts)
     assert RULE not in found and RULE not in unknowns

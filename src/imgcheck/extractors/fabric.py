@@ -213,6 +213,12 @@ def _elf(data: bytes | None) -> ElfInfo | None:
         return None
 
 
+# The driver's libraries are not in an image: the NVIDIA Container Toolkit mounts them into the container at run
+# time (NVIDIA/libnvidia-container src/nvc_info.c utility_libs and compute_libs, the default capabilities).
+_DRIVER_LIBS = re.compile(
+    r"lib(?:cuda|cudadebugger|nvidia-(?:ml|cfg|opencl|gpucomp|ptxjitcompiler|fatbinaryloader|allocator|compiler|"
+    r"pkcs11|pkcs11-openssl3|nvvm))\.so(?:\.[0-9]+)*"
+)
 _SITE_PREFIX = re.compile(r"(/.+)/lib(?:64)?/python[0-9][^/]*/(?:site|dist)-packages")
 
 
@@ -230,6 +236,9 @@ def _resolve_needed(
     out = []
     for name in info.needed_libraries:
         found, path, how = loader.locate(name, info.rpath, info.runpath, origin)
+        if found is False and _DRIVER_LIBS.fullmatch(name):
+            # NCCL itself needs libcuda: where the driver is not mounted, NCCL fails before any plugin matters
+            found, how = True, "a driver library the NVIDIA Container Toolkit mounts at run time (not in the image)"
         if found is False and not info.runpath:
             beside = [d for d in prefix_libs if view.exists(posixpath.join(d, name).lstrip("/"))]
             if beside:

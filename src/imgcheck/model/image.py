@@ -202,7 +202,7 @@ class NeededLibrary:
     """One DT_NEEDED entry of a shared object, resolved against the image as glibc's loader would."""
 
     name: str  # as the ELF names it: libhwloc.so.15
-    found: bool | None  # None: the facts cannot tell (`how` says why)
+    found: bool | None  # None: the facts cannot tell (`how` says why); True, no path: a driver library (run time)
     path: str | None = None  # the file the loader opens (search directory + name, before symlinks)
     how: str | None = None  # the search step that found it, or the places searched
 
