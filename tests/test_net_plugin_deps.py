@@ -46,20 +46,22 @@ def _gcc(tmp: str, soname: str, body: str, link: list[str] = (), runpath: str | 
     return out
 
 
-def _libs(runpath: str | None = None) -> tuple[bytes, bytes]:
-    """(plugin, libhwloc.so.15): the plugin calls into the library, so the linker records DT_NEEDED libhwloc.so.15."""
+def _libs(
+    runpath: str | None = None, dep: str = "libhwloc.so.15", symbol: str = "hwloc_topology_init"
+) -> tuple[bytes, bytes]:
+    """(plugin, dep): the plugin calls into the library, so the linker records DT_NEEDED `dep` (libhwloc.so.15)."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
     with tempfile.TemporaryDirectory() as tmp:
-        hwloc = _gcc(tmp, "libhwloc.so.15", "int hwloc_topology_init(void *t) { return 0; }")
+        lib = _gcc(tmp, dep, f"int {symbol}(void *t) {{ return 0; }}")
         plugin = _gcc(
             tmp,
             "libnccl-net-ofi.so",
-            "extern int hwloc_topology_init(void *t);\nint ncclNetPlugin_v9(void) { return hwloc_topology_init(0); }",
-            [hwloc],
+            f"extern int {symbol}(void *t);\nint ncclNetPlugin_v9(void) {{ return {symbol}(0); }}",
+            [lib],
             runpath,
         )
-        with open(plugin, "rb") as p, open(hwloc, "rb") as h:
+        with open(plugin, "rb") as p, open(lib, "rb") as h:
             return p.read(), h.read()
 
 
@@ -246,18 +248,7 @@ def test_a_library_only_in_a_python_prefix_is_unknown_without_the_plugins_runpat
 
 def test_driver_libraries_come_from_the_container_toolkit_not_the_image(tmp_path):
     """libcuda.so.1 is never in an image (the NVIDIA Container Toolkit mounts it): a plugin linking it is not missing it."""
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc is not installed")
-    with tempfile.TemporaryDirectory() as tmp:
-        cuda = _gcc(tmp, "libcuda.so.1", "int cuInit(unsigned f) { return 0; }")
-        plugin = _gcc(
-            tmp,
-            "libnccl-net-ofi.so",
-            "extern int cuInit(unsigned f);\nint ncclNetPlugin_v9(void) { return cuInit(0); }",
-            [cuda],
-        )
-        with open(plugin, "rb") as fh:
-            data = fh.read()
+    data, _ = _libs(dep="libcuda.so.1", symbol="cuInit")
     facts = _inspect(tmp_path, [{**NCCL, f"{OFI}/libnccl-net-ofi.so": data}])
     need = _plugin(facts).needed[0]
     assert (need.name, need.found, need.path) == ("libcuda.so.1", True, None) and "Container Toolkit" in need.how
