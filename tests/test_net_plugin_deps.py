@@ -254,3 +254,17 @@ def test_driver_libraries_come_from_the_container_toolkit_not_the_image(tmp_path
     assert (need.name, need.found, need.path) == ("libcuda.so.1", True, None) and "Container Toolkit" in need.how
     found, unknowns = _findings(facts)
     assert RULE not in found and RULE not in unknowns
+
+
+def test_a_copy_off_the_search_path_may_be_loaded_already(tmp_path):
+    """glibc reuses a loaded object whose soname matches before searching: torch loads its wheel's libcudart through its
+    RPATH, so a plugin needing libcudart.so.12 is satisfied there although no search directory holds it."""
+    plugin, cudart = _libs(dep="libcudart.so.12", symbol="cudaGetDeviceCount")
+    wheel = "usr/local/lib/python3.12/dist-packages/nvidia/cuda_runtime/lib/libcudart.so.12"
+    facts = _inspect(tmp_path, [{**NCCL, f"{OFI}/libnccl-net-ofi.so": plugin, wheel: cudart}])
+    need = _plugin(facts).needed[0]
+    assert need.found is None and f"/{wheel}" in need.how
+    found, unknowns = _findings(facts)
+    assert RULE not in found and wheel in unknowns[RULE]
+    facts = _inspect(tmp_path / "none", [{**NCCL, f"{OFI}/libnccl-net-ofi.so": plugin}])
+    assert RULE in _findings(facts)[0]  # no copy anywhere: missing

@@ -236,9 +236,20 @@ def _resolve_needed(
     out = []
     for name in info.needed_libraries:
         found, path, how = loader.locate(name, info.rpath, info.runpath, origin)
-        if found is False and _DRIVER_LIBS.fullmatch(name):
+        if found is not True and _DRIVER_LIBS.fullmatch(name):
             # NCCL itself needs libcuda: where the driver is not mounted, NCCL fails before any plugin matters
             found, how = True, "a driver library the NVIDIA Container Toolkit mounts at run time (not in the image)"
+        if found is False:
+            # glibc reuses an object already loaded whose soname is the name (elf/dl-load.c _dl_map_object, before
+            # any search): a copy off the search path that another library loaded first (torch loads its wheels'
+            # libcudart through its RPATH) satisfies the need. Whether one was loaded first is not known statically.
+            elsewhere = [p for p in view.paths(ANY_DIRS + re.escape(name)) if view.exists(p)]
+            if elsewhere:
+                found = None
+                how = (
+                    f"{how}; /{elsewhere[0]} is in the image off that path: the need is met if the process "
+                    "loaded that copy before NCCL opened the plugin (not known statically)"
+                )
         if found is False and not info.runpath:
             beside = [d for d in prefix_libs if view.exists(posixpath.join(d, name).lstrip("/"))]
             if beside:
