@@ -41,7 +41,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@job-rdma-devices-not-exposed": "JOB-RDMA-DEVICES-NOT-EXPOSED",
     "@env-socket-ifname-allows-lo": "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO",
     "@ofi-plugin-libfabric-too-old": "OFI-PLUGIN-LIBFABRIC-TOO-OLD",
-    "@ofi-plugin-dependency-missing": None,
+    "@ofi-plugin-dependency-missing": "NCCL-NET-PLUGIN-DEPENDENCY-MISSING",
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

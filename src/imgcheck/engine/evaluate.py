@@ -28,6 +28,7 @@ from . import (
     limits,
     nccl_copies,
     nccl_releases,
+    net_plugin,
     node_driver,
     node_only,
     ofed,
@@ -61,6 +62,7 @@ FAMILIES = (
     node_driver,
     job_launch,
     efa,
+    net_plugin,
 )
 NODE_FAMILIES = (node_only, node_driver)  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at

@@ -64,6 +64,6 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         python_sites=tuple("/" + s for s in py.sites),
         bundled_stacks=tuple(bundled.extract(view, py)),
         libfabric=fabric.extract_libfabric(view, pkgs, ld, image_env, efa_installer),
-        nccl_net_plugins=tuple(fabric.extract_net_plugins(view, ld, image_env)),
+        nccl_net_plugins=tuple(fabric.extract_net_plugins(view, ld, image_env, py.sites)),
         efa_installer=efa_installer,
     )

@@ -17,8 +17,8 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ..elf.reader import NotElf, read_elf
-from ..model.image import EfaInstaller, Libfabric, NcclNetPlugin, Package
+from ..elf.reader import ElfInfo, NotElf, read_elf
+from ..model.image import EfaInstaller, Libfabric, NcclNetPlugin, NeededLibrary, Package
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import ANY_DIRS, Want
 from .loader import Loader, in_python_package
@@ -134,7 +134,9 @@ def extract_libfabric(
     )
 
 
-def extract_net_plugins(view: FileView, loader: Loader, env: dict[str, str]) -> list[NcclNetPlugin]:
+def extract_net_plugins(
+    view: FileView, loader: Loader, env: dict[str, str], python_sites: tuple[str, ...] | list[str] = ()
+) -> list[NcclNetPlugin]:
     paths = [p for p in view.paths(ANY_DIRS + r"libnccl-net(?:-[^/]+)?\.so(?:\.[0-9]+)*")]
     if not paths:
         return []
@@ -149,14 +151,16 @@ def extract_net_plugins(view: FileView, loader: Loader, env: dict[str, str]) -> 
         names.append(name)
         if "/" not in name and not (name.startswith("lib") and name.endswith(".so")):
             names.append(f"libnccl-net-{name}.so")
-    hit = how = None
+    hit = how = opened = None
     for name in names:
         if name.startswith("/"):
             ref = view.file(name.lstrip("/"))
             hit, how = (ref.real_path, f"NCCL_NET_PLUGIN={name}") if ref else (None, None)
+            opened = name
         else:
             hit, how = loader.find(name)
             how = f"{name} by {how}" if hit else None
+            opened = loader.locate(name)[1]
         if hit:
             break
     found: dict[str, NcclNetPlugin] = {}
@@ -166,6 +170,11 @@ def extract_net_plugins(view: FileView, loader: Loader, env: dict[str, str]) -> 
             continue
         loaded = ref.real_path == hit
         project, release, needs = _plugin_identity(ref.data or b"")
+        # $ORIGIN is the directory of the path the loader opened (NCCL's dlopen: the search directory), not
+        # the symlink's target; a plugin NCCL does not load is taken as opened where it is listed
+        where = opened if loaded and opened and _real(view, opened) == ref.real_path else "/" + path
+        info = _elf(ref.data)
+        needed = _resolve_needed(view, loader, info, posixpath.dirname(where), python_sites) if info else None
         found[ref.real_path] = NcclNetPlugin(
             path="/" + ref.real_path,
             name=posixpath.basename(path),
@@ -181,8 +190,76 @@ def extract_net_plugins(view: FileView, loader: Loader, env: dict[str, str]) -> 
             project=project,
             version=release,
             needs_libfabric=needs,
+            rpath=info.rpath if info else (),
+            runpath=info.runpath if info else (),
+            needed=needed,
         )
     return sorted(found.values(), key=lambda p: (not p.loaded, p.path))
+
+
+def _real(view: FileView, path: str) -> str | None:
+    try:
+        return view.resolve(path.lstrip("/"))
+    except SymlinkLoop:
+        return None
+
+
+def _elf(data: bytes | None) -> ElfInfo | None:
+    if not data:
+        return None  # not kept (larger than the want's limit): its DT_NEEDED are unknown
+    try:
+        return read_elf(data)
+    except NotElf:
+        return None
+
+
+# The driver's libraries are not in an image: the NVIDIA Container Toolkit mounts them into the container at run
+# time (NVIDIA/libnvidia-container src/nvc_info.c utility_libs and compute_libs, the default capabilities).
+_DRIVER_LIBS = re.compile(
+    r"lib(?:cuda|cudadebugger|nvidia-(?:ml|cfg|opencl|gpucomp|ptxjitcompiler|fatbinaryloader|allocator|compiler|"
+    r"pkcs11|pkcs11-openssl3|nvvm))\.so(?:\.[0-9]+)*"
+)
+_SITE_PREFIX = re.compile(r"(/.+)/lib(?:64)?/python[0-9][^/]*/(?:site|dist)-packages")
+
+
+def _resolve_needed(
+    view: FileView, loader: Loader, info: ElfInfo, origin: str, python_sites: tuple[str, ...] | list[str]
+) -> tuple[NeededLibrary, ...]:
+    """Each DT_NEEDED of a plugin, looked up as ld.so would for a dlopen from NCCL (direct needs only: the
+    needs of those libraries are not read). Without a DT_RUNPATH of its own, the DT_RPATH of the objects that
+    loaded it (libnccl, the executable) is searched too (glibc elf/dl-load.c _dl_map_object): those are not
+    read, so a name present only in a Python prefix's lib directory (where an executable's RPATH would
+    point) is unknown, not missing."""
+    prefix_libs = sorted(
+        {m.group(1) + "/lib" for s in python_sites if (m := _SITE_PREFIX.fullmatch("/" + s.strip("/")))}
+    )
+    out = []
+    for name in info.needed_libraries:
+        found, path, how = loader.locate(name, info.rpath, info.runpath, origin)
+        if found is not True and _DRIVER_LIBS.fullmatch(name):
+            # NCCL itself needs libcuda: where the driver is not mounted, NCCL fails before any plugin matters
+            found, how = True, "a driver library the NVIDIA Container Toolkit mounts at run time (not in the image)"
+        if found is False:
+            # glibc reuses an object already loaded whose soname is the name (elf/dl-load.c _dl_map_object, before
+            # any search): a copy off the search path that another library loaded first (torch loads its wheels'
+            # libcudart through its RPATH) satisfies the need. Whether one was loaded first is not known statically.
+            elsewhere = [p for p in view.paths(ANY_DIRS + re.escape(name)) if view.exists(p)]
+            if elsewhere:
+                found = None
+                how = (
+                    f"{how}; /{elsewhere[0]} is in the image off that path: the need is met if the process "
+                    "loaded that copy before NCCL opened the plugin (not known statically)"
+                )
+        if found is False and not info.runpath:
+            beside = [d for d in prefix_libs if view.exists(posixpath.join(d, name).lstrip("/"))]
+            if beside:
+                found = None
+                how = (
+                    f"{how}; {beside[0]}/{name} exists, which the loader searches if the executable that "
+                    "loads NCCL has a DT_RPATH naming it (not read)"
+                )
+        out.append(NeededLibrary(name=name, found=found, path=path, how=how))
+    return tuple(out)
 
 
 def _plugin_identity(data: bytes) -> tuple[str | None, str | None, tuple[str, ...]]:

@@ -113,7 +113,10 @@ class Loader:
         self.notes: list[str] = []
         self.ld_library_path = [d for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
         self.cache: list[CacheEntry] | None = None
+        self.cache_unreadable: str | None = None  # why the image's ld.so.cache could not be read
         ref = view.file(LD_SO_CACHE)
+        if ref is not None and ref.data is None:
+            self.cache_unreadable = f"/{LD_SO_CACHE} was not read (larger than the limit)"
         if ref is not None and ref.data is not None:
             try:
                 want = _MACHINE_FLAGS.get(self.machine)
@@ -124,6 +127,7 @@ class Loader:
                     and (want is None or (e.flags & _FLAG_REQUIRED_MASK) == want)
                 ]
             except CacheError as exc:
+                self.cache_unreadable = f"/{LD_SO_CACHE} is unreadable ({exc})"
                 self.notes.append(
                     f"/{LD_SO_CACHE}: unreadable ({exc}); the loader's choice follows the default directories"
                 )
@@ -168,6 +172,61 @@ class Loader:
             if real:
                 return real, f"default directory {directory}"
         return None, f"{soname} is not on the loader's search path"
+
+    def locate(
+        self, soname: str, rpath: tuple[str, ...] = (), runpath: tuple[str, ...] = (), origin: str | None = None
+    ) -> tuple[bool | None, str | None, str]:
+        """(found, path as the loader opens it, how) for a DT_NEEDED name, whether or not any want keeps the file.
+
+        Existence comes from the layer indexes (every non-directory path is hashed), so this answers for
+        any library. found is None when the facts cannot tell: the cache was unreadable, or $ORIGIN
+        could not be expanded. The path is the directory joined with the name, not the symlink's target:
+        it is what the object's own $ORIGIN expands to (glibc does not resolve symlinks for it).
+        """
+        if "/" in soname:  # a DT_NEEDED with a slash is opened as a path, relative ones from the cwd
+            if not soname.startswith("/"):
+                return None, None, f"{soname} is a relative path: opened from the process's working directory"
+            found = self.view.exists(soname.lstrip("/"))
+            return found, soname if found else None, "path named in DT_NEEDED" if found else f"{soname} does not exist"
+
+        unexpanded = False
+
+        def expand(dirs: tuple[str, ...]) -> list[str]:
+            nonlocal unexpanded
+            out = []
+            for d in dirs:
+                if "$" in d:
+                    if origin is None or any(t in d for t in ("$LIB", "${LIB}", "$PLATFORM", "${PLATFORM}")):
+                        unexpanded = True
+                        continue
+                    d = d.replace("${ORIGIN}", origin).replace("$ORIGIN", origin)
+                if d.startswith("/"):
+                    out.append(posixpath.normpath(d))
+            return out
+
+        steps: list[tuple[str, str]] = []
+        if rpath and not runpath:
+            steps += [(d, "RPATH") for d in expand(rpath)]
+        steps += [(d, "LD_LIBRARY_PATH") for d in self.ld_library_path]
+        steps += [(d, "RUNPATH") for d in expand(runpath)]
+        for directory, how in steps:
+            path = posixpath.join(directory, soname)
+            if self.view.exists(path.lstrip("/")):
+                return True, path, f"{how} {directory}"
+        if self.cache is not None:
+            for entry in self.cache:
+                if entry.soname == soname and self.view.exists(entry.path.lstrip("/")):
+                    return True, entry.path, f"/{LD_SO_CACHE}"
+        for directory in self.default_dirs:
+            path = posixpath.join(directory, soname)
+            if self.view.exists(path.lstrip("/")):
+                return True, path, f"default directory {directory}"
+        searched = [d for d, _ in steps] + ([f"/{LD_SO_CACHE}"] if self.cache is not None else []) + self.default_dirs
+        if self.cache_unreadable:
+            return None, None, f"not in {', '.join(searched)}; {self.cache_unreadable}"
+        if unexpanded:
+            return None, None, f"not in {', '.join(searched)}; a search directory with an unexpanded token remains"
+        return False, None, f"not in {', '.join(searched)}"
 
     def copies(self, soname: str, paths: list[str], version_of=None, **search) -> tuple[list[LibraryCopy], str | None]:
         """Every distinct file among `paths` (kept paths of the library), the loader's choice marked first."""

@@ -198,6 +198,16 @@ class Libfabric(Located):
 
 
 @dataclass(frozen=True)
+class NeededLibrary:
+    """One DT_NEEDED entry of a shared object, resolved against the image as glibc's loader would."""
+
+    name: str  # as the ELF names it: libhwloc.so.15
+    found: bool | None  # None: the facts cannot tell (`how` says why); True, no path: a driver library (run time)
+    path: str | None = None  # the file the loader opens (search directory + name, before symlinks)
+    how: str | None = None  # the search step that found it, or the places searched
+
+
+@dataclass(frozen=True)
 class NcclNetPlugin(Located):
     """An NCCL network plugin (libnccl-net*.so: aws-ofi-nccl, nccl-rdma-sharp-plugins, ...)."""
 
@@ -209,6 +219,9 @@ class NcclNetPlugin(Located):
     project: str | None = None  # aws-ofi-nccl, ... (the PACKAGE_STRING its init log prints)
     version: str | None = None  # that project's release, e.g. 1.9.1-aws
     needs_libfabric: tuple[str, ...] = ()  # ELF version needs against libfabric.so.1 (FABRIC_1.7, ...)
+    rpath: tuple[str, ...] = ()  # the plugin's DT_RPATH (searched for its DT_NEEDED only without a DT_RUNPATH)
+    runpath: tuple[str, ...] = ()  # the plugin's DT_RUNPATH ($ORIGIN: the directory NCCL's dlopen found it in)
+    needed: tuple[NeededLibrary, ...] | None = None  # its DT_NEEDED libraries resolved; None: ELF not read
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ class FileView:
     def __init__(self, layers: list[LayerIndex]):
         """`layers` bottom first, as in the manifest."""
         self.entries: dict[str, Entry] = {}
+        self._layers = list(layers)
         upper: list[LayerIndex] = []
         for layer in reversed(layers):
             for path, entry in layer.entries.items():
@@ -95,6 +96,37 @@ class FileView:
         """Kept paths (files, links) whose path fully matches `pattern`, sorted."""
         rx = re.compile(pattern)
         return sorted(p for p in self.entries if rx.fullmatch(p))
+
+    def exists(self, path: str) -> bool:
+        """Whether a non-directory is at `path` (symlinks followed) in the merged image, kept or not.
+
+        Every layer's index holds the hash of each non-directory path it has (wanted or not), so a name
+        no want matches (a library the loader would open) is still answerable; an upper layer's
+        whiteout, opaque directory, directory or file at an ancestor hides the lower layers' copy.
+        """
+        try:
+            real = self.resolve(path)
+        except SymlinkLoop:
+            return False
+        entry = self.entries.get(real)
+        if entry is not None:
+            return entry.kind != SYMLINK
+        ancestors = []
+        parent = posixpath.dirname(real)
+        while parent:
+            ancestors.append(parent)
+            parent = posixpath.dirname(parent)
+        h = path_hash(real)
+        ancestor_hashes = [path_hash(a) for a in ancestors]
+        for layer in reversed(self._layers):
+            if layer.has_hash(h):
+                return True
+            if real in layer.whiteouts or layer.has_dir_hash(h):
+                return False
+            for anc, ah in zip(ancestors, ancestor_hashes):
+                if anc in layer.whiteouts or anc in layer.opaque_dirs or layer.has_hash(ah):
+                    return False
+        return False
 
     def is_symlink(self, path: str) -> bool:
         entry = self.entries.get(path)
