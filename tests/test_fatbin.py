@@ -42,7 +42,9 @@ def test_several_containers_are_one_set_and_big_headers_are_skipped():
     blob = container([(ELF, 70), (ELF, 80)]) + b"\0" * 13 + container([(ELF, 90), (PTX, 90)])
     # a Blackwell-style 112-byte entry header (nvopen-tools: SM 100+ ELF entries)
     body = entry(ELF, 100, b"x" * 50, header_size=112)
-    blob += b"\x50\xed\x55\xba" + (1).to_bytes(2, "little") + (16).to_bytes(2, "little") + len(body).to_bytes(8, "little")
+    blob += (
+        b"\x50\xed\x55\xba" + (1).to_bytes(2, "little") + (16).to_bytes(2, "little") + len(body).to_bytes(8, "little")
+    )
     blob += body
     lib = build_lib(blob)
     assert scan(lib, 4096) == ((70, 80, 90, 100), (90,))
@@ -141,3 +143,30 @@ def test_layer_cache_round_trip_keeps_the_scan():
     entry = back.entries[f"{LIB}/libnccl.so.2.22.3"]
     assert entry.scan == idx.entries[f"{LIB}/libnccl.so.2.22.3"].scan
     assert parse_result(entry.scan) == ((35,), (35,))
+
+
+def test_hostile_bytes_never_raise_and_hold_little():
+    import random
+
+    rng = random.Random(7)
+    magic = b"\x50\xed\x55\xba"
+    good_header = magic + (1).to_bytes(2, "little") + (16).to_bytes(2, "little")
+    parts = []
+    for _ in range(2000):
+        choice = rng.randrange(4)
+        if choice == 0:
+            parts.append(magic)
+        elif choice == 1:  # a header whose size runs past the file
+            parts.append(good_header + (1 << 60).to_bytes(8, "little"))
+        elif choice == 2:  # a container with an entry whose header size is absurd
+            body = entry(ELF, 80, b"z" * 8)
+            body = body[:4] + (1 << 31).to_bytes(4, "little") + body[8:]
+            parts.append(good_header + len(body).to_bytes(8, "little") + body)
+        else:
+            parts.append(rng.randbytes(rng.randrange(1, 300)))
+    data = b"".join(parts)
+    s = FatbinScan(len(data))
+    for i in range(0, len(data), 4096):
+        s.feed(data[i : i + 4096])
+        assert len(s._buf) <= 4096 + 64  # never more than a chunk and one entry header
+    assert s.result() is None and s.rejected > 0

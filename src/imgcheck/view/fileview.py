@@ -85,7 +85,10 @@ class FileView:
         if entry is None or entry.kind != FILE:
             return None
         return FileRef(
-            path=path, real_path=real, layer=entry.layer, size=entry.size,
+            path=path,
+            real_path=real,
+            layer=entry.layer,
+            size=entry.size,
             data=entry.data,
             truncated=entry.truncated,
             scan=entry.scan,

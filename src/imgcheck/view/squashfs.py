@@ -20,6 +20,7 @@ indexes it here as one layer, as the tar walk indexes a layer tar.
 
 from __future__ import annotations
 
+import functools
 import io
 import lzma
 import struct
@@ -523,7 +524,7 @@ def index_squashfs(fh: BinaryIO, size: int, digest: str, wants, limits, what: st
     return guarded(what, build_index, fs, digest, wants, limits)
 
 
-def _feed(fs: SquashfsImage, inode: Inode, consume) -> bool:
+def _feed(fs: SquashfsImage, inode: Inode, consume: Callable[[bytes], None]) -> bool:
     for block in fs.iter_file(inode):
         consume(block)
     return True
@@ -577,7 +578,7 @@ def build_index(fs: SquashfsImage, digest: str, wants, limits):
                         raise LimitExceededError(
                             f"{fs.what}: wanted files exceed {limits.max_uncompressed} bytes (limit)"
                         )
-                entry.scan = scan_entry(scanner, inode.file_size, entry.data, lambda feed: _feed(fs, inode, feed))
+                entry.scan = scan_entry(scanner, inode.file_size, entry.data, functools.partial(_feed, fs, inode))
             idx.entries[path] = entry
         else:
             idx.entries[path] = Entry(path, OTHER, layer=digest)
