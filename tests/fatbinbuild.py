@@ -33,9 +33,12 @@ def container(entries: list[tuple[int, int]], payload_size: int = 200) -> bytes:
     return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
 
 
-def build_lib(fatbin: bytes | None, pad_bytes: int = 0, soname: str = "libnccl.so.2") -> bytes:
-    """A gcc-built shared object; `fatbin` added as its .nv_fatbin section, `pad_bytes` of filler before it
-    (a .pad section) so the file is larger than a content want would keep."""
+def build_lib(
+    fatbin: bytes | None, pad_bytes: int = 0, soname: str = "libnccl.so.2", relfatbin: bytes | None = None
+) -> bytes:
+    """A gcc-built shared object; `fatbin` added as its .nv_fatbin section, `relfatbin` as __nv_relfatbin (the
+    per-object fat binaries a relocatable-device-code build keeps), `pad_bytes` of filler (a .pad section) so the
+    file is larger than a content want would keep."""
     if shutil.which("gcc") is None or shutil.which("objcopy") is None:
         pytest.skip("gcc and objcopy are needed")
     with tempfile.TemporaryDirectory() as tmp:
@@ -54,6 +57,11 @@ def build_lib(fatbin: bytes | None, pad_bytes: int = 0, soname: str = "libnccl.s
             with open(pad, "wb") as fh:
                 fh.write(os.urandom(pad_bytes))
             cmd += ["--add-section", f".pad={pad}"]
+        if relfatbin is not None:
+            rel = os.path.join(tmp, "relfatbin.bin")
+            with open(rel, "wb") as fh:
+                fh.write(relfatbin)
+            cmd += ["--add-section", f"__nv_relfatbin={rel}", "--set-section-flags", "__nv_relfatbin=alloc,readonly"]
         if fatbin is not None:
             blob = os.path.join(tmp, "fatbin.bin")
             with open(blob, "wb") as fh:

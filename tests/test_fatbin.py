@@ -5,6 +5,7 @@ The libraries are real gcc-built ELF files; their .nv_fatbin content is construc
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -48,6 +49,18 @@ def test_several_containers_are_one_set_and_big_headers_are_skipped():
     blob += body
     lib = build_lib(blob)
     assert scan(lib, 4096) == ((70, 80, 90, 100), (90,))
+
+
+def test_the_runtime_section_wins_over_relocatable_copies():
+    # NCCL builds with relocatable device code: PTX in __nv_relfatbin is for device linking, not what the runtime
+    # loads (.nv_fatbin); with the section headers read, only .nv_fatbin counts
+    rel = container([(ELF, 80), (ELF, 90), (PTX, 90)]) + container([(ELF, 80), (PTX, 90)])
+    lib = build_lib(container([(ELF, 80), (ELF, 90)]), relfatbin=rel)
+    s = FatbinScan(len(lib))
+    s.feed(lib)
+    assert json.loads(s.result()) == {"sass": [80, 90], "ptx": [], "containers": 1, "section": ".nv_fatbin"}
+    # no .nv_fatbin section: every container counts
+    assert scan(build_lib(None, relfatbin=rel), 4096) == ((80, 90), (90,))
 
 
 def test_no_fat_binary_is_unknown_not_empty():
@@ -170,3 +183,33 @@ def test_hostile_bytes_never_raise_and_hold_little():
         s.feed(data[i : i + 4096])
         assert len(s._buf) <= 4096 + 64  # never more than a chunk and one entry header
     assert s.result() is None and s.rejected > 0
+
+
+REAL_NCCL = "nvidia-nccl-cu12==2.21.5"
+
+
+def test_real_nccl_wheel_library():
+    """The real libnccl.so.2 of nvidia-nccl-cu12 2.21.5 (251 MB; its wheel is 189 MB, so only run when it is in
+    the wheel cache or IMGCHECK_TEST_REAL_NCCL=1 asks for the download). readelf -S shows its __nv_relfatbin
+    (112 containers, cubins and compute_90 PTX) and .nv_fatbin (one container, the same cubins, no PTX): the
+    architectures are those of .nv_fatbin, what the CUDA runtime loads."""
+    import glob
+    import zipfile
+
+    from wheelcache import WHEEL_CACHE, _key, wheel
+
+    if not glob.glob(os.path.join(WHEEL_CACHE, _key(REAL_NCCL), "*.whl")) and not os.environ.get(
+        "IMGCHECK_TEST_REAL_NCCL"
+    ):
+        pytest.skip(f"{REAL_NCCL} is not in the wheel cache (IMGCHECK_TEST_REAL_NCCL=1 downloads it, 189 MB)")
+    with zipfile.ZipFile(wheel(REAL_NCCL)) as whl, whl.open("nvidia/nccl/lib/libnccl.so.2") as lib:
+        size = whl.getinfo("nvidia/nccl/lib/libnccl.so.2").file_size
+        s = FatbinScan(size)
+        while chunk := lib.read(1 << 20):
+            s.feed(chunk)
+    assert json.loads(s.result()) == {
+        "sass": [50, 60, 61, 70, 80, 90],
+        "ptx": [],
+        "containers": 1,
+        "section": ".nv_fatbin",
+    }

@@ -19,6 +19,14 @@ headers).
 The scan never holds more than one entry header: a file of 400 MB passes through in chunks. A section's
 offset is only known from the section headers at the end of the file, so containers are found by their magic and
 kept only when their entries chain exactly to the container's end (a stray magic in host code does not).
+
+A library built with relocatable device code (NCCL is) holds two sets: the per-object fat binaries kept for later
+device linking (`__nv_relfatbin`, PTX included) and the device-linked one the CUDA runtime loads (`.nv_fatbin`,
+SASS only unless the link made PTX). A real nvidia-nccl-cu12 2.21.5 libnccl.so.2 has 112 containers with
+sm_50..sm_90 cubins and compute_90 PTX in `__nv_relfatbin`, and one with the same cubins and no PTX in
+`.nv_fatbin`. So the ELF section headers (e_shoff from the ELF header; .shstrtab just before them, as GNU ld lays
+them out) are kept as they stream past, and the result names the containers of `.nv_fatbin` when that section is
+found, every container otherwise (`section` says which).
 """
 
 from __future__ import annotations
@@ -36,6 +44,11 @@ _MAX_ENTRY_HEADER = 4096
 _ARCH_RANGE = range(10, 1000)  # sm_10 .. sm_999: anything else is not an entry header
 
 _SEARCH, _CONTAINER, _ENTRY_HEAD, _SKIP = range(4)
+_ELF64_LE = b"\x7fELF\x02\x01"
+_BEFORE_SHT = 256 * 1024  # bytes kept before the section headers: where .shstrtab sits
+_MAX_SHT = 1024 * 1024
+_MAX_CONTAINERS = 100_000
+RUNTIME_SECTION = ".nv_fatbin"
 
 
 class FatbinScan:
@@ -49,13 +62,23 @@ class FatbinScan:
         self._skip = 0
         self._end = 0  # the current container's end (file offset)
         self._pending: list[tuple[int, int]] = []  # (kind, arch) of the container being read
-        self.sass: set[int] = set()
-        self.ptx: set[int] = set()
-        self.containers = 0
+        self.found: list[tuple[int, frozenset[tuple[int, int]]]] = []  # (file offset, {(kind, arch)}) per container
+        self._start = 0  # the current container's file offset
         self.rejected = 0
+        self._fed = 0  # bytes fed so far (file offset of the next chunk)
+        self._head = bytearray()  # the ELF header
+        self._window: tuple[int, int] | None = None  # file range kept for the section headers
+        self._kept = bytearray()
+        self._kept_from = 0
+
+    @property
+    def containers(self) -> int:
+        return len(self.found)
 
     def feed(self, chunk: memoryview | bytes) -> None:
         data = memoryview(chunk)
+        self._keep(data)
+        self._fed += len(data)
         if self._state == _SKIP and not self._buf:
             if len(data) <= self._skip:  # most of a large file: payload bytes nobody looks at
                 self._skip -= len(data)
@@ -67,6 +90,52 @@ class FatbinScan:
             self._state = _ENTRY_HEAD
         self._buf += data
         self._run()
+
+    def _keep(self, data: memoryview) -> None:
+        """Keep the ELF header, then the bytes of the window holding .shstrtab and the section headers."""
+        at = self._fed
+        if len(self._head) < 64:
+            self._head += data[: 64 - len(self._head)]
+            if len(self._head) == 64 and self._head.startswith(_ELF64_LE):
+                shoff = int.from_bytes(self._head[0x28:0x30], "little")
+                size = int.from_bytes(self._head[0x3A:0x3C], "little") * int.from_bytes(self._head[0x3C:0x3E], "little")
+                if 0 < size <= _MAX_SHT and shoff + size <= self.size:
+                    self._window = (max(0, shoff - _BEFORE_SHT), shoff + size)
+                    self._kept_from = self._window[0]
+        if self._window is None:
+            return
+        lo, hi = max(at, self._window[0]), min(at + len(data), self._window[1])
+        if lo < hi:
+            self._kept += data[lo - at : hi - at]
+
+    def _section(self, name: str) -> tuple[int, int] | None:
+        """(offset, size) of the section `name`, from the kept section headers, or None."""
+        if self._window is None or len(self._kept) != self._window[1] - self._window[0]:
+            return None
+        head = self._head
+        shoff = int.from_bytes(head[0x28:0x30], "little")
+        entsize = int.from_bytes(head[0x3A:0x3C], "little")
+        count = int.from_bytes(head[0x3C:0x3E], "little")
+        strndx = int.from_bytes(head[0x3E:0x40], "little")
+        if entsize < 64 or strndx >= count:
+            return None
+        table = self._kept[shoff - self._kept_from :]
+
+        def header(i: int) -> tuple[int, int, int]:
+            h = table[i * entsize : i * entsize + 64]
+            name_off = int.from_bytes(h[0:4], "little")
+            return name_off, int.from_bytes(h[0x18:0x20], "little"), int.from_bytes(h[0x20:0x28], "little")
+
+        _n, str_off, str_size = header(strndx)
+        if str_off < self._kept_from or str_off + str_size > shoff:
+            return None  # .shstrtab is not in the kept bytes: no names
+        names = self._kept[str_off - self._kept_from : str_off - self._kept_from + str_size]
+        want = name.encode()
+        for i in range(count):
+            name_off, offset, size = header(i)
+            if names[name_off : name_off + len(want) + 1] == want + b"\0":
+                return offset, size
+        return None
 
     def _drop(self, n: int) -> None:
         del self._buf[:n]
@@ -106,6 +175,7 @@ class FatbinScan:
                     self._state = _SEARCH
                     continue
                 self._end = end
+                self._start = self._pos
                 self._pending = []
                 self._drop(_HEADER.size)
                 self._state = _ENTRY_HEAD
@@ -129,17 +199,30 @@ class FatbinScan:
                 self._state = _SKIP
 
     def _commit(self) -> None:
-        for kind, arch in self._pending:
-            (self.ptx if kind == KIND_PTX else self.sass).add(arch)
-        if self._pending:
-            self.containers += 1
+        if self._pending and len(self.found) < _MAX_CONTAINERS:
+            self.found.append((self._start, frozenset(self._pending)))
         self._pending = []
         self._state = _SEARCH
 
     def result(self) -> str | None:
-        if not self.containers:
+        if not self.found:
             return None
-        return json.dumps({"sass": sorted(self.sass), "ptx": sorted(self.ptx), "containers": self.containers})
+        chosen, section = self.found, None
+        runtime = self._section(RUNTIME_SECTION)
+        if runtime is not None:
+            offset, size = runtime
+            inside = [c for c in self.found if offset <= c[0] < offset + size]
+            if inside:
+                chosen, section = inside, RUNTIME_SECTION
+        pairs = set().union(*(entries for _offset, entries in chosen))
+        return json.dumps(
+            {
+                "sass": sorted({a for k, a in pairs if k != KIND_PTX}),
+                "ptx": sorted({a for k, a in pairs if k == KIND_PTX}),
+                "containers": len(chosen),
+                "section": section,
+            }
+        )
 
 
 def parse_result(text: str | None) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
