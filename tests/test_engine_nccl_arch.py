@@ -59,8 +59,13 @@ def test_a_newer_cubin_does_not_cover_an_older_gpu():
 
 
 def test_unknown_architectures_or_gpu_are_unknowns_not_findings():
-    unread = run(image(None, None))
+    # inspect looked and read no fat binary: an unknown naming why
+    why = {"nccl.sass_archs": f"no fat binary was read from the libnccl of {LIB}"}
+    unread = run(dataclasses.replace(image(None, None), unknown=why))
     assert found(unread) == [] and RULE in unknown_rules(unread)
+    assert LIB in next(u.reason for u in unread.unknowns if u.rule == RULE)
+    # facts that never carried the architectures (a catalog reading, older facts): nothing to say
+    assert RULE not in unknown_rules(run(image(None, None)))
     gpus = node("mofed-23.10-open-550-peermem").gpu
     odd = dataclasses.replace(gpus, gpus=tuple(dataclasses.replace(g, name="NVIDIA H800") for g in gpus.gpus))
     result = run(image((80,)), gpu=odd)  # H800 is not on NVIDIA's compute capability page: no guess

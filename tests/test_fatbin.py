@@ -93,6 +93,7 @@ def test_inspect_reads_a_library_larger_than_any_kept_file(tmp_path):
         (nccl,) = [n for n in facts.nccl if n.origin == "library"]
         assert (nccl.version, nccl.sass_archs, nccl.ptx_archs) == ("2.22.3", (80,), (80,))
         assert nccl.archs_from == f"/{LIB}/libnccl.so.2.22.3"
+        assert facts.unknown_reason("nccl.sass_archs") is None
 
 
 def test_cached_index_keeps_the_architectures(tmp_path, monkeypatch):
@@ -107,8 +108,10 @@ def test_cached_index_keeps_the_architectures(tmp_path, monkeypatch):
 
 def test_a_library_without_fat_binaries_leaves_the_architectures_unknown(tmp_path):
     ref = "oci-dir:" + write_oci_dir(str(tmp_path / "oci"), build_oci([_nccl_layer(build_lib(None))]))
-    (nccl,) = api.inspect_image(ref, ReadOptions(use_cache=False)).nccl
+    facts = api.inspect_image(ref, ReadOptions(use_cache=False))
+    (nccl,) = facts.nccl
     assert nccl.sass_archs is None and nccl.ptx_archs is None
+    assert f"/{LIB}/libnccl.so.2.22.3" in facts.unknown_reason("nccl.sass_archs")
 
 
 def test_pip_wheel_library(tmp_path):

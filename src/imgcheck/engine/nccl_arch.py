@@ -25,11 +25,11 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     if nccl is None or not names:
         return  # no NCCL, or a node whose GPUs are not named (nothing to compare with)
     if nccl.sass_archs is None and nccl.ptx_archs is None:
-        yield unknown(
-            RULE,
-            f"the SM architectures of NCCL {nccl.version} ({nccl.path or nccl.origin}) are unknown: "
-            "its libnccl file's fat binaries were not read (image.nccl.sass_archs)",
-        )
+        # unknown when inspect looked and could not read them; facts that never carried them (a catalog reading,
+        # facts written before the architectures were read) are silent, as for any fact of a list item
+        why = ctx.image_unknown("nccl.sass_archs")
+        if why:
+            yield unknown(RULE, f"the SM architectures of NCCL {nccl.version} are unknown: {why}")
         return
     sass, ptx = nccl.sass_archs or (), nccl.ptx_archs or ()
     where = Location.file(nccl.archs_from or nccl.path, nccl.layer)

@@ -98,3 +98,15 @@ def _archs(view: FileView, path: str) -> dict:
     if ref is None or archs is None:
         return {}
     return {"sass_archs": archs[0], "ptx_archs": archs[1], "archs_from": "/" + ref.real_path}
+
+
+def archs_unknown(found: list[Nccl]) -> dict[str, str]:
+    """ImageFacts.unknown for the architectures of library and wheel copies whose fat binaries were not read."""
+    missing = [n.path or "" for n in found if n.origin in ("library", "pip") and n.sass_archs is None]
+    if not missing:
+        return {}
+    return {
+        "nccl.sass_archs": "no fat binary was read from the libnccl of "
+        + ", ".join(missing)
+        + " (no library file, a sparse tar member, or no fat binary container in it)"
+    }
