@@ -30,7 +30,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@ucx-tls-no-internode": "UCX-TLS-NO-INTERNODE",
     "@nccl-release-known-issue": "NCCL-RELEASE-KNOWN-ISSUE",
     "@job-shm-too-small": "JOB-SHM-TOO-SMALL",
-    "@nccl-lacks-gpu-arch": None,
+    "@nccl-lacks-gpu-arch": "NCCL-LACKS-GPU-ARCH",
     "@env-ib-hca-matches-no-device": "ENV-NCCL-IB-HCA-NO-DEVICE",
     "@env-ib-hca-prefix-matches-more": "ENV-NCCL-IB-HCA-PREFIX",
     "@ofed-built-for-other-kernel": "NODE-OFED-NOT-RUNNING",

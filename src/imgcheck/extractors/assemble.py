@@ -44,6 +44,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
     pkgs += python.packages_of(py)  # Python distributions are packages of the image (db "python")
     machine = ld.machine
     efa_installer = fabric.extract_efa_installer(view)
+    ncc = nccl.extract(view, pkgs, py, ld, machine)
     return ImageFacts(
         reference=reference,
         digest=image.digest,
@@ -51,7 +52,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         os=os_release.extract(view),
         rdma=rdma.extract(view, pkgs, image_env, ld),
         ucx=ucx.extract(view, pkgs, ld, image_env),
-        nccl=tuple(nccl.extract(view, pkgs, py, ld, machine)),
+        nccl=tuple(ncc),
         cuda=cuda.extract(view, image_env, pkgs, py, ld),
         hpcx=hpcx.extract(view, image_env),
         env=image_env,
@@ -66,4 +67,5 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         libfabric=fabric.extract_libfabric(view, pkgs, ld, image_env, efa_installer),
         nccl_net_plugins=tuple(fabric.extract_net_plugins(view, ld, image_env, py.sites)),
         efa_installer=efa_installer,
+        unknown=nccl.archs_unknown(ncc),
     )

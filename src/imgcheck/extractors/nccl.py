@@ -7,12 +7,14 @@ import posixpath
 import re
 
 from ..model.image import Nccl, Package
+from ..view.fatbin import parse_result
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import Want
 from .loader import Loader, in_python_package
 from .python import PythonFacts, pinned
 
-WANTS = (Want(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*"),)  # dist-info METADATA: python.WANTS
+# every libnccl streams through the fat binary scan (view/fatbin.py): the SM architectures it has kernels for
+WANTS = (Want(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*", scan="fatbin"),)  # dist-info METADATA: python.WANTS
 _LIB_VERSION = re.compile(r"libnccl\.so\.(2\.\d+\.\d+)$")
 _NCCL_WHEEL = re.compile(r"nvidia-nccl-cu[0-9]+")
 
@@ -49,6 +51,7 @@ def extract(
                 origin="library",
                 loaded=loaded,
                 how=how if loaded else (None if loader is None else "not the loader's choice for libnccl.so.2"),
+                **_archs(view, path),
             )
         )
     # the loader's copy first: it is what nccl-tests and source-built frameworks get
@@ -66,6 +69,7 @@ def extract(
                     layer=dist.layer,
                     origin="pip",
                     how=f"wheel {dist.name} on /{dist.site}; torch loads it through its RPATH",
+                    **_archs(view, f"{dist.site}/nvidia/nccl/lib/libnccl.so.2"),
                 )
             )
     # torch's pin is kept beside the installed wheel: the engine compares the two (NCCL-WHEEL-NOT-TORCH-PIN);
@@ -85,3 +89,24 @@ def extract(
             )
             break
     return found
+
+
+def _archs(view: FileView, path: str) -> dict:
+    """sass_archs / ptx_archs / archs_from of the libnccl at `path`, when its fat binaries were read."""
+    ref = view.file(path)
+    archs = parse_result(ref.scan) if ref is not None else None
+    if ref is None or archs is None:
+        return {}
+    return {"sass_archs": archs[0], "ptx_archs": archs[1], "archs_from": "/" + ref.real_path}
+
+
+def archs_unknown(found: list[Nccl]) -> dict[str, str]:
+    """ImageFacts.unknown for the architectures of library and wheel copies whose fat binaries were not read."""
+    missing = [n.path or "" for n in found if n.origin in ("library", "pip") and n.sass_archs is None]
+    if not missing:
+        return {}
+    return {
+        "nccl.sass_archs": "no fat binary was read from the libnccl of "
+        + ", ".join(missing)
+        + " (no library file, a sparse tar member, or no fat binary container in it)"
+    }

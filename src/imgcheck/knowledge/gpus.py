@@ -21,3 +21,27 @@ def class_of(gpu, matrix: Matrix) -> tuple[str | None, dict]:
     """(class, matching row): a class stated in the node facts wins over the one the name implies."""
     row = classify(gpu.name, matrix) or {}
     return (gpu.gpu_class or row.get("gpu_class")), row
+
+
+def compute_capability(name: str | None, matrix: Matrix) -> tuple[int, int, dict] | None:
+    """(major, minor, row) of the first gpu_compute_capability row matching the model name, or None (no name, or a
+    model the table does not list: unknown, never guessed from the generation)."""
+    if not name:
+        return None
+    for row in matrix.rows("gpu_compute_capability"):
+        if re.search(row["pattern"], name):
+            major, _, minor = row["compute_capability"].partition(".")
+            return int(major), int(minor or 0), row
+    return None
+
+
+def runs_on(major: int, minor: int, sass: tuple[int, ...], ptx: tuple[int, ...]) -> bool:
+    """Can device code built for these SM architectures run on a GPU of compute capability major.minor?
+
+    CUDA's binary compatibility (CUDA C++ Programming Guide, 'Binary Compatibility' and 'Application
+    Compatibility'): a cubin for X.y runs on X.z with z >= y only; PTX for an architecture at or below the GPU's
+    is compiled just in time by the driver. An architecture number is major * 10 + minor (sm_35, sm_90, sm_100).
+    """
+    if any(a // 10 == major and a % 10 <= minor for a in sass):
+        return True
+    return any((a // 10, a % 10) <= (major, minor) for a in ptx)

@@ -120,6 +120,12 @@ class Nccl(Located):
     origin: str | None = None  # library | dpkg | rpm | pip | torch-requirement
     loaded: bool | None = None  # library copies: the dynamic loader's choice for libnccl.so.2
     how: str | None = None
+    # The SM architectures libnccl carries device code for, from the fat binaries of its .nv_fatbin section (every
+    # fat binary when the section headers cannot be read; view/fatbin.py): cubins (SASS) and PTX, e.g. (80, 90)
+    # and (). None: not read (no library file, or no fat binary found in it).
+    sass_archs: tuple[int, ...] | None = None
+    ptx_archs: tuple[int, ...] | None = None
+    archs_from: str | None = None  # the libnccl file the architectures were read from
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from array import array
 from .. import safejson
 from .layer_index import Entry, LayerIndex
 
-CACHE_FORMAT = 2  # 2: dir_hashes and uncompressed_digest
+CACHE_FORMAT = 3  # 2: dir_hashes and uncompressed_digest; 3: each entry's scan result
 DEFAULT_MAX_BYTES = 2 * 1024**3
 
 
@@ -126,6 +126,7 @@ def _encode(idx: LayerIndex) -> dict:
                 e.linkname,
                 base64.b64encode(e.data).decode() if e.data is not None else None,
                 e.truncated,
+                e.scan,
             ]
             for e in idx.entries.values()
         ],
@@ -156,9 +157,9 @@ def _decode(doc: dict) -> LayerIndex:
         raise ValueError("cache format")
     idx = LayerIndex(digest=_want(doc["digest"], str, "digest"))
     for row in _want(doc["entries"], list, "entries"):
-        if not isinstance(row, list) or len(row) != 7:
+        if not isinstance(row, list) or len(row) != 8:
             raise ValueError("cache entry: an entry has the wrong shape")
-        path, kind, size, mode, linkname, data, truncated = row
+        path, kind, size, mode, linkname, data, truncated, scan = row
         idx.entries[_want(path, str, "path")] = Entry(
             path,
             _want(kind, str, "kind"),
@@ -168,6 +169,7 @@ def _decode(doc: dict) -> LayerIndex:
             base64.b64decode(_want(data, str, "data"), validate=True) if data is not None else None,
             _want(truncated, bool, "truncated"),
             idx.digest,
+            _opt(scan, str, "scan"),
         )
     idx.whiteouts = {_want(p, str, "whiteout") for p in _want(doc["whiteouts"], list, "whiteouts")}
     idx.opaque_dirs = {_want(p, str, "opaque dir") for p in _want(doc["opaque_dirs"], list, "opaque_dirs")}

@@ -21,6 +21,7 @@ class FileRef:
     size: int
     data: bytes | None
     truncated: bool
+    scan: str | None = None  # the want's streaming scanner's result (view/fatbin.py)
 
 
 def _visible(path: str, upper: list[LayerIndex]) -> bool:
@@ -85,7 +86,13 @@ class FileView:
         if entry is None or entry.kind != FILE:
             return None
         return FileRef(
-            path=path, real_path=real, layer=entry.layer, size=entry.size, data=entry.data, truncated=entry.truncated
+            path=path,
+            real_path=real,
+            layer=entry.layer,
+            size=entry.size,
+            data=entry.data,
+            truncated=entry.truncated,
+            scan=entry.scan,
         )
 
     def read(self, path: str) -> bytes | None:

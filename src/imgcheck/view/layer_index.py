@@ -66,6 +66,7 @@ class Entry:
     data: bytes | None = None
     truncated: bool = False  # bytes were wanted but the file exceeded the limit
     layer: str | None = None
+    scan: str | None = None  # a streaming scanner's result (Want.scan), e.g. the fatbin architectures
 
 
 @dataclass
@@ -234,6 +235,7 @@ def index_layer(
             elif typ in REGTYPES:
                 entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=layer_id)
                 limit = wants.content_limit(path)
+                scanner = wants.scanner(path)
                 if limit is not None:
                     entry.data = walker.read_data(limit)
                     entry.truncated = entry.data is None
@@ -243,6 +245,8 @@ def index_layer(
                             f"{what}: the files read from it total more than "
                             f"{limits.max_kept_bytes} bytes (limit IMGCHECK_MAX_WANTED_BYTES)"
                         )
+                if scanner is not None:
+                    entry.scan = scan_entry(scanner, member.size, entry.data, walker.feed_data)
                 entries[path] = entry
             else:
                 entries[path] = Entry(path, OTHER, layer=layer_id)
@@ -265,6 +269,19 @@ def index_layer(
     return idx
 
 
+def scan_entry(name: str, size: int, data: bytes | None, feed_data) -> str | None:
+    """Run the scanner `name` over a file: its kept bytes, else its stream (`feed_data(consume)` -> False when
+    the stream cannot be fed, e.g. a sparse tar member)."""
+    from .fatbin import SCANNERS
+
+    scan = SCANNERS[name](size)
+    if data is not None:
+        scan.feed(data)
+    elif not feed_data(scan.feed):
+        return None
+    return scan.result()
+
+
 def _add_parents(path: str, dirs: set[str]) -> None:
     """`path` and its ancestors are directories of this layer (amortised: stops at a known one)."""
     while path and path not in dirs:
@@ -283,4 +300,4 @@ def _resolve_hardlinks(idx: LayerIndex) -> None:
             target = idx.entries.get(entry.linkname)
             if target is not None and target.kind == FILE:
                 entry.kind, entry.size, entry.mode = FILE, target.size, target.mode
-                entry.data, entry.truncated = target.data, target.truncated
+                entry.data, entry.truncated, entry.scan = target.data, target.truncated, target.scan

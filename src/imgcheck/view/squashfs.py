@@ -20,6 +20,7 @@ indexes it here as one layer, as the tar walk indexes a layer tar.
 
 from __future__ import annotations
 
+import functools
 import io
 import lzma
 import struct
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
-from .layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, path_hash
+from .layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, path_hash, scan_entry
 
 MAGIC = 0x73717368  # "hsqs" little-endian
 SUPERBLOCK = struct.Struct("<IIIIIHHHHHHQQQQQQQQ")  # 96 bytes, squashfs_fs.h struct squashfs_super_block
@@ -446,32 +447,35 @@ class SquashfsImage:
 
     def read_file(self, inode: Inode) -> bytes:
         """The whole content of a regular file inode (callers bound the size first)."""
+        out = b"".join(self.iter_file(inode))
+        if len(out) != inode.file_size:
+            raise BadInputError(f"{self.what}: corrupt squashfs (file of {inode.file_size} bytes read as {len(out)})")
+        return out
+
+    def iter_file(self, inode: Inode) -> Iterator[bytes]:
+        """A regular file's content block by block (one block held at a time)."""
         size, bs = inode.file_size, self.sb.block_size
         has_frag = inode.fragment != INVALID_FRAG
         nblocks = size // bs if has_frag else (size + bs - 1) // bs
         raw, _, _ = self._meta_read(self.sb.inode_table_start, inode.blocks_at[0], inode.blocks_at[1], 4 * nblocks)
         sizes = struct.unpack(f"<{nblocks}I", raw)
-        out = bytearray()
         pos = inode.start_block
         for i, word in enumerate(sizes):
             want = min(bs, size - i * bs)
             if word == 0:  # a sparse block
-                out += bytes(want)
+                yield bytes(want)
                 continue
             block = self._data_block(pos, word, bs)
             pos += word & ~DATA_UNCOMPRESSED
             if len(block) < want:
                 raise BadInputError(f"{self.what}: corrupt squashfs (short data block)")
-            out += block[:want]
+            yield bytes(block[:want])
         if has_frag:
             tail = size - nblocks * bs
             frag = self._fragment_block(inode.fragment)
             if inode.frag_offset + tail > len(frag):
                 raise BadInputError(f"{self.what}: corrupt squashfs (fragment shorter than the file's tail)")
-            out += frag[inode.frag_offset : inode.frag_offset + tail]
-        if len(out) != size:
-            raise BadInputError(f"{self.what}: corrupt squashfs (file of {size} bytes read as {len(out)})")
-        return bytes(out)
+            yield bytes(frag[inode.frag_offset : inode.frag_offset + tail])
 
 
 class _Cursor:
@@ -520,6 +524,12 @@ def index_squashfs(fh: BinaryIO, size: int, digest: str, wants, limits, what: st
     return guarded(what, build_index, fs, digest, wants, limits)
 
 
+def _feed(fs: SquashfsImage, inode: Inode, consume: Callable[[bytes], None]) -> bool:
+    for block in fs.iter_file(inode):
+        consume(block)
+    return True
+
+
 def build_index(fs: SquashfsImage, digest: str, wants, limits):
     """A LayerIndex from the squashfs tree, with what the tar walk would have kept."""
     idx = LayerIndex(digest=digest)
@@ -560,6 +570,15 @@ def build_index(fs: SquashfsImage, digest: str, wants, limits):
                     entry.data = fs.read_file(inode)
                 else:
                     entry.truncated = True
+            scanner = wants.scanner(path)
+            if scanner is not None:
+                if entry.data is None:
+                    read_bytes += inode.file_size
+                    if read_bytes > limits.max_uncompressed:
+                        raise LimitExceededError(
+                            f"{fs.what}: wanted files exceed {limits.max_uncompressed} bytes (limit)"
+                        )
+                entry.scan = scan_entry(scanner, inode.file_size, entry.data, functools.partial(_feed, fs, inode))
             idx.entries[path] = entry
         else:
             idx.entries[path] = Entry(path, OTHER, layer=digest)

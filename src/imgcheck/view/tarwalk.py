@@ -245,6 +245,23 @@ class TarWalker:
         self._pending = self._pending_data = 0
         return data
 
+    def feed_data(self, consume) -> bool:
+        """Pass the current member's bytes to `consume` chunk by chunk (each memoryview valid only during the
+        call), never holding the file. False, with nothing consumed, for a sparse member."""
+        if self._sparse is not None:
+            return False
+        left = self._pending_data
+        while left:
+            if self._pos >= len(self._cur) and not self._next_chunk():
+                raise TarFormatError("truncated tar stream")
+            k = min(left, len(self._cur) - self._pos)
+            consume(self._cur[self._pos : self._pos + k])
+            self._pos += k
+            left -= k
+        self._skip(self._pending - self._pending_data)
+        self._pending = self._pending_data = 0
+        return True
+
     def _read_sparse(self, limit: int) -> bytes | None:
         real_size, pairs, stored = self._sparse
         if real_size > limit or stored > limit + MAX_META:

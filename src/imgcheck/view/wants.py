@@ -11,6 +11,9 @@ class Want:
     pattern: str  # regex matched against the normalised path (no leading slash) with fullmatch
     content: bool = False  # keep the file's bytes, not just its name and metadata
     max_bytes: int = 4 * 1024 * 1024  # larger files are kept by name only, with a note
+    # a streaming scanner (view/fatbin.py SCANNERS) the file's bytes pass through once, whatever its size; its
+    # small result is kept on the entry (Entry.scan), the bytes are not
+    scan: str | None = None
 
 
 ANY_DIRS = "(?:[^/]+/)*"  # the prefix of a want that matches its file in any directory
@@ -36,6 +39,7 @@ class WantSet:
         self.wants = tuple(wants)
         self._any = re.compile(_combined([w.pattern for w in self.wants])) if self.wants else None
         self._content = [(re.compile(w.pattern), w.max_bytes) for w in self.wants if w.content]
+        self._scans = [(re.compile(w.pattern), w.scan) for w in self.wants if w.scan]
 
     def wanted(self, path: str) -> bool:
         return bool(self._any and self._any.fullmatch(path))
@@ -45,6 +49,12 @@ class WantSet:
         limits = [limit for rx, limit in self._content if rx.fullmatch(path)]
         return max(limits) if limits else None
 
+    def scanner(self, path: str) -> str | None:
+        """The name of the streaming scanner `path`'s bytes go through, or None."""
+        return next((name for rx, name in self._scans if rx.fullmatch(path)), None)
+
     def key(self) -> str:
         """A stable identity of these wants, part of the per-layer cache key."""
-        return "\n".join(f"{w.pattern}\t{int(w.content)}\t{w.max_bytes}" for w in self.wants)
+        return "\n".join(
+            f"{w.pattern}\t{int(w.content)}\t{w.max_bytes}" + (f"\tscan={w.scan}" if w.scan else "") for w in self.wants
+        )

@@ -1,0 +1,241 @@
+"""The GPU architectures a CUDA library carries device code for, read from its fat binaries while the file streams.
+
+A library built with nvcc holds its device code in fat binary containers (the `.nv_fatbin` ELF section). Each
+container is a 16-byte header followed by entries, each entry a header naming its kind (PTX or an ELF cubin,
+i.e. SASS) and its SM architecture, then its payload:
+
+    container: u32 magic 0xBA55ED50, u16 version (1), u16 header size (16), u64 size of what follows
+    entry:     u16 kind (1 PTX, 2 ELF cubin), u16, u32 entry header size, u64 payload size, u64,
+               u16 minor, u16 major, u32 SM architecture (35, 80, 90, 100 ...), ...
+    next entry = entry + entry header size + payload size; the container ends at header + 16 + size
+
+Layout from CUDA's fatbinary_section.h (FATBIN_MAGIC 0xBA55ED50, fatBinaryHeader {magic, version, headerSize,
+fatSize}), n-eiling/cuda-fatbin-decompression fatbin-decompress.h (struct fat_elf_header, struct fat_text_header:
+kind, header_size, fatbin_size, ..., arch) and fatbin-decompress.c (get_header: version 1 and header_size 16;
+the next container at eh->size + eh->header_size), and GrigoryEvko/nvopen-tools fatbin/FORMAT_SPECIFICATION.md
+(entry types 0x01 PTX, 0x02 and 0x10 ELF; next_entry = entry + size + aligned_data_size; 64/80/112-byte entry
+headers).
+
+The scan never holds more than one entry header: a file of 400 MB passes through in chunks. A section's
+offset is only known from the section headers at the end of the file, so containers are found by their magic and
+kept only when their entries chain exactly to the container's end (a stray magic in host code does not).
+
+A library built with relocatable device code (NCCL is) holds two sets: the per-object fat binaries kept for later
+device linking (`__nv_relfatbin`, PTX included) and the device-linked one the CUDA runtime loads (`.nv_fatbin`,
+SASS only unless the link made PTX). A real nvidia-nccl-cu12 2.21.5 libnccl.so.2 has 112 containers with
+sm_50..sm_90 cubins and compute_90 PTX in `__nv_relfatbin`, and one with the same cubins and no PTX in
+`.nv_fatbin`. So the ELF section headers (e_shoff from the ELF header; .shstrtab just before them, as GNU ld lays
+them out) are kept as they stream past, and the result names the containers of `.nv_fatbin` when that section is
+found, every container otherwise (`section` says which).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+MAGIC = b"\x50\xed\x55\xba"  # 0xBA55ED50 little-endian
+_HEADER = struct.Struct("<IHHQ")
+_ENTRY = struct.Struct("<HHIQQHHI")  # the first 32 bytes of an entry header
+KIND_PTX = 1
+KINDS_SASS = (2, 0x10)
+_KNOWN_KINDS = (KIND_PTX, *KINDS_SASS, 0x40)
+_MAX_ENTRY_HEADER = 4096
+_ARCH_RANGE = range(10, 1000)  # sm_10 .. sm_999: anything else is not an entry header
+
+_SEARCH, _CONTAINER, _ENTRY_HEAD, _SKIP = range(4)
+_ELF64_LE = b"\x7fELF\x02\x01"
+_BEFORE_SHT = 256 * 1024  # bytes kept before the section headers: where .shstrtab sits
+_MAX_SHT = 1024 * 1024
+_MAX_CONTAINERS = 100_000
+RUNTIME_SECTION = ".nv_fatbin"
+
+
+class FatbinScan:
+    """Feed a file's bytes in order (feed), then result(): a small JSON text, or None when no container was found."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._buf = bytearray()
+        self._pos = 0  # file offset of _buf[0]
+        self._state = _SEARCH
+        self._skip = 0
+        self._end = 0  # the current container's end (file offset)
+        self._pending: list[tuple[int, int]] = []  # (kind, arch) of the container being read
+        self.found: list[tuple[int, frozenset[tuple[int, int]]]] = []  # (file offset, {(kind, arch)}) per container
+        self._start = 0  # the current container's file offset
+        self.rejected = 0
+        self._fed = 0  # bytes fed so far (file offset of the next chunk)
+        self._head = bytearray()  # the ELF header
+        self._window: tuple[int, int] | None = None  # file range kept for the section headers
+        self._kept = bytearray()
+        self._kept_from = 0
+
+    @property
+    def containers(self) -> int:
+        return len(self.found)
+
+    def feed(self, chunk: memoryview | bytes) -> None:
+        data = memoryview(chunk)
+        self._keep(data)
+        self._fed += len(data)
+        if self._state == _SKIP and not self._buf:
+            if len(data) <= self._skip:  # most of a large file: payload bytes nobody looks at
+                self._skip -= len(data)
+                self._pos += len(data)
+                return
+            data = data[self._skip :]
+            self._pos += self._skip
+            self._skip = 0
+            self._state = _ENTRY_HEAD
+        self._buf += data
+        self._run()
+
+    def _keep(self, data: memoryview) -> None:
+        """Keep the ELF header, then the bytes of the window holding .shstrtab and the section headers."""
+        at = self._fed
+        if len(self._head) < 64:
+            self._head += data[: 64 - len(self._head)]
+            if len(self._head) == 64 and self._head.startswith(_ELF64_LE):
+                shoff = int.from_bytes(self._head[0x28:0x30], "little")
+                size = int.from_bytes(self._head[0x3A:0x3C], "little") * int.from_bytes(self._head[0x3C:0x3E], "little")
+                if 0 < size <= _MAX_SHT and shoff + size <= self.size:
+                    self._window = (max(0, shoff - _BEFORE_SHT), shoff + size)
+                    self._kept_from = self._window[0]
+        if self._window is None:
+            return
+        lo, hi = max(at, self._window[0]), min(at + len(data), self._window[1])
+        if lo < hi:
+            self._kept += data[lo - at : hi - at]
+
+    def _section(self, name: str) -> tuple[int, int] | None:
+        """(offset, size) of the section `name`, from the kept section headers, or None."""
+        if self._window is None or len(self._kept) != self._window[1] - self._window[0]:
+            return None
+        head = self._head
+        shoff = int.from_bytes(head[0x28:0x30], "little")
+        entsize = int.from_bytes(head[0x3A:0x3C], "little")
+        count = int.from_bytes(head[0x3C:0x3E], "little")
+        strndx = int.from_bytes(head[0x3E:0x40], "little")
+        if entsize < 64 or strndx >= count:
+            return None
+        table = self._kept[shoff - self._kept_from :]
+
+        def header(i: int) -> tuple[int, int, int]:
+            h = table[i * entsize : i * entsize + 64]
+            name_off = int.from_bytes(h[0:4], "little")
+            return name_off, int.from_bytes(h[0x18:0x20], "little"), int.from_bytes(h[0x20:0x28], "little")
+
+        _n, str_off, str_size = header(strndx)
+        if str_off < self._kept_from or str_off + str_size > shoff:
+            return None  # .shstrtab is not in the kept bytes: no names
+        names = self._kept[str_off - self._kept_from : str_off - self._kept_from + str_size]
+        want = name.encode()
+        for i in range(count):
+            name_off, offset, size = header(i)
+            if names[name_off : name_off + len(want) + 1] == want + b"\0":
+                return offset, size
+        return None
+
+    def _drop(self, n: int) -> None:
+        del self._buf[:n]
+        self._pos += n
+
+    def _reject(self) -> None:
+        self.rejected += 1
+        self._pending = []
+        self._state = _SEARCH
+
+    def _run(self) -> None:
+        while True:
+            buf = self._buf
+            if self._state == _SKIP:
+                if len(buf) < self._skip:
+                    self._skip -= len(buf)
+                    self._drop(len(buf))
+                    return
+                self._drop(self._skip)
+                self._skip = 0
+                self._state = _ENTRY_HEAD
+            elif self._state == _SEARCH:
+                at = buf.find(MAGIC)
+                if at < 0:
+                    self._drop(max(0, len(buf) - (len(MAGIC) - 1)))
+                    return
+                self._drop(at)
+                self._state = _CONTAINER
+            elif self._state == _CONTAINER:
+                if len(buf) < _HEADER.size:
+                    return
+                _magic, version, header_size, size = _HEADER.unpack_from(buf)
+                end = self._pos + _HEADER.size + size
+                if version != 1 or header_size != _HEADER.size or size == 0 or end > self.size:
+                    self.rejected += 1
+                    self._drop(1)  # not a container: search on from the next byte
+                    self._state = _SEARCH
+                    continue
+                self._end = end
+                self._start = self._pos
+                self._pending = []
+                self._drop(_HEADER.size)
+                self._state = _ENTRY_HEAD
+            else:  # _ENTRY_HEAD
+                if self._pos == self._end:
+                    self._commit()
+                    continue
+                if len(buf) < _ENTRY.size:
+                    return
+                kind, _u, head, payload, _c, _minor, _major, arch = _ENTRY.unpack_from(buf)
+                nxt = self._pos + head + payload
+                if kind not in _KNOWN_KINDS or not _ENTRY.size <= head <= _MAX_ENTRY_HEADER or nxt > self._end:
+                    self._reject()
+                    continue
+                if kind == KIND_PTX or kind in KINDS_SASS:
+                    if arch not in _ARCH_RANGE:
+                        self._reject()
+                        continue
+                    self._pending.append((kind, arch))
+                self._skip = nxt - self._pos
+                self._state = _SKIP
+
+    def _commit(self) -> None:
+        if self._pending and len(self.found) < _MAX_CONTAINERS:
+            self.found.append((self._start, frozenset(self._pending)))
+        self._pending = []
+        self._state = _SEARCH
+
+    def result(self) -> str | None:
+        if not self.found:
+            return None
+        chosen, section = self.found, None
+        runtime = self._section(RUNTIME_SECTION)
+        if runtime is not None:
+            offset, size = runtime
+            inside = [c for c in self.found if offset <= c[0] < offset + size]
+            if inside:
+                chosen, section = inside, RUNTIME_SECTION
+        pairs = set().union(*(entries for _offset, entries in chosen))
+        return json.dumps(
+            {
+                "sass": sorted({a for k, a in pairs if k != KIND_PTX}),
+                "ptx": sorted({a for k, a in pairs if k == KIND_PTX}),
+                "containers": len(chosen),
+                "section": section,
+            }
+        )
+
+
+def parse_result(text: str | None) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(SASS architectures, PTX architectures) from a result(), or None."""
+    if not text:
+        return None
+    try:
+        doc = json.loads(text)
+        sass = tuple(int(a) for a in doc["sass"])
+        ptx = tuple(int(a) for a in doc["ptx"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return sass, ptx
+
+
+SCANNERS = {"fatbin": FatbinScan}
