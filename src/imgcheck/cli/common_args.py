@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import UsageError
-from ..node import select
+
+if TYPE_CHECKING:  # imported where nodes are selected: `inspect` and a warm re-check never load node facts code
+    from ..node.select import NodeSelection
 
 
 def add_node_args(p) -> None:
@@ -20,12 +24,16 @@ def add_node_args(p) -> None:
     p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
 
 
-def node_selection(args) -> select.NodeSelection:
+def node_selection(args) -> NodeSelection:
+    from ..node import select
+
     return select.NodeSelection(facts=tuple(args.node_facts), names=tuple(args.node), fleet=args.fleet)
 
 
 def selected_nodes(args) -> list:
     """The nodes --node-facts/--node/--fleet name (imgcheck.node.select, as the service reads its fleets)."""
+    from ..node import select
+
     try:
         return select.select_nodes(node_selection(args))
     except select.NoNodesSelected as exc:  # the library's words, in this command line's terms

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .image import ImageFacts
-from .report import Report
+if TYPE_CHECKING:  # annotations only: `inspect -o json` redacts Env without loading the report model
+    from .image import ImageFacts
+    from .report import Report
 
 KEEP_PREFIXES = ("NCCL_", "UCX_", "CUDA_", "NVIDIA_", "OMPI_MCA_", "HPCX_", "RDMAV_", "IBV_", "MLX5_", "TORCH_NCCL_")
 KEEP_NAMES = frozenset({"LD_PRELOAD"})
