@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, JobFacts
+from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, EnvVar, JobFacts
 from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
-from ..model.report import Evidence, EvidenceValue
+from ..model.report import Evidence, EvidenceValue, Finding
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
@@ -98,6 +98,27 @@ def _where_ev(ctx: Ctx) -> Evidence:
 def _line_ev(ctx: Ctx) -> list[Evidence]:
     """The line of the spec the container is defined on (SARIF points the alert at it)."""
     return [_ev(ctx, "line", _job(ctx).line)] if _job(ctx).line else []
+
+
+def _env_conflict(ctx: Ctx, rule: str, var: EnvVar, image_value: str) -> Finding:
+    """A job env value and the image's Env value for the same setting, where only one of them is in force."""
+    job = _job(ctx)
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
+        Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV),
+    ]
+    return finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        where=job.where,
+        who=job.who,
+        name=var.name,
+        job_value=var.value,
+        image_value=image_value,
+    )
 
 
 def _uses_verbs(ctx: Ctx) -> bool:
@@ -291,21 +312,7 @@ def _env(ctx: Ctx) -> Iterator[Outcome]:
             continue  # only the libraries' settings: other values (tokens) stay out of reports (model/env_redact.py)
         if not job.wins_over_image(var.name, True):
             if var.value is not None and var.value != image_value:
-                yield finding(
-                    ctx.matrix,
-                    "JOB-ENV-SHADOWED-BY-IMAGE",
-                    [
-                        _where_ev(ctx),
-                        *_line_ev(ctx),
-                        Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
-                        Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV),
-                    ],
-                    where=job.where,
-                    who=job.who,
-                    name=var.name,
-                    job_value=var.value,
-                    image_value=image_value,
-                )
+                yield _env_conflict(ctx, "JOB-ENV-SHADOWED-BY-IMAGE", var, image_value)
             continue
         if var.value is None:
             yield unknown(
@@ -314,18 +321,4 @@ def _env(ctx: Ctx) -> Iterator[Outcome]:
                 f"{var.name}={image_value} with a value the spec does not show",
             )
         elif var.value != image_value:
-            yield finding(
-                ctx.matrix,
-                "JOB-ENV-OVERRIDES-IMAGE",
-                [
-                    _where_ev(ctx),
-                    *_line_ev(ctx),
-                    Evidence(f"job.env.{var.name}", var.value, Location.file(job.path)),
-                    Evidence(f"image.env.{var.name}", image_value, IMAGE_ENV),
-                ],
-                where=job.where,
-                who=job.who,
-                name=var.name,
-                job_value=var.value,
-                image_value=image_value,
-            )
+            yield _env_conflict(ctx, "JOB-ENV-OVERRIDES-IMAGE", var, image_value)

@@ -43,7 +43,8 @@ class Summary:
     ofed: str | None = None
     ucx: str | None = None
     hpcx: str | None = None
-    framework_version: str | None = None  # e.g. torch "2.5.1" or NGC's "2.4.0a0+07cecf4168"
+    # the framework's own version string: a PyPI release, or an NGC a0+<commit> build
+    framework_version: str | None = None
     python: str | None = None  # "3.10"
 
 
