@@ -13,10 +13,19 @@ from ..knowledge import gpus as gpus_k
 from ..model.location import Location
 from ..model.report import Evidence
 from ..versions import ranges
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU",)
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU": (facts.CUDA, facts.COMPAT),
+}
+READS = {
+    "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU": (facts.CUDA, facts.COMPAT, facts.GPU_DRIVER),
+}
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model.node import STACK_INBOX
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .gates import over_rdma
@@ -14,6 +15,14 @@ NEEDS = {
     "nccl_features": {"dmabuf", "dmabuf_no_backoff"},
     "kernel_rdma_features": {("dmabuf_mr", "inbox"), ("dmabuf_mr", "mlnx_ofed")},
     "rdma_core_functions": {"ibv_reg_dmabuf_mr"},
+}
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "DMABUF-UNSUPPORTED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+}
+READS = {
+    "DMABUF-UNSUPPORTED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA, facts.GPU_DRIVER),
 }
 
 

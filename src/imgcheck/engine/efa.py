@@ -10,6 +10,7 @@ from ..model.image import NcclNetPlugin
 from ..model.location import Location
 from ..model.report import Evidence, EvidenceValue, Finding
 from ..versions import ranges
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
@@ -154,3 +155,17 @@ def _sync_memops(ctx: Ctx, nccl: str | None, device_ev: Evidence) -> Iterator[Ou
         setting=row["workaround_setting"],
         value=row["workaround_value"],
     )
+
+
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "EFA-NO-OFI-PLUGIN": (facts.NCCL, facts.NODE_RDMA),
+    "OFI-PLUGIN-LIBFABRIC-TOO-OLD": (facts.NCCL, facts.NODE_RDMA, facts.PLUGINS),
+    "EFA-LIBFABRIC-CUDA-SYNC-MEMOPS": (facts.NCCL, facts.NODE_RDMA),
+}
+READS = {
+    "EFA-NO-OFI-PLUGIN": (facts.NCCL, facts.NODE_RDMA, facts.PLUGINS),
+    "OFI-PLUGIN-LIBFABRIC-TOO-OLD": (facts.NCCL, facts.NODE_RDMA, facts.PLUGINS),
+    "EFA-LIBFABRIC-CUDA-SYNC-MEMOPS": (facts.NCCL, facts.NODE_RDMA),
+}

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import string
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, overload
 
 from ..matrix import Matrix
 from ..matrix.refs import ref_maps
 from ..model.report import Evidence, Finding, Unknown
 
-Outcome = Finding | Unknown  # what a rule yields
+
+@dataclass(frozen=True)
+class Decided:
+    """A rule decided "no problem" although a fact it reads is not fully known (engine/contract.py): the
+    engine then reports nothing for it. Never reaches a report."""
+
+    rule: str
+    why: str
+
+
+Outcome = Finding | Unknown | Decided  # what a rule yields
 
 
 class _Params(dict[str, Any]):
@@ -60,5 +71,10 @@ def finding(
     )
 
 
-def unknown(rule_id: str, reason: str) -> Unknown:
-    return Unknown(rule=rule_id, reason=reason)
+def unknown(rule_id: str, reason: str, facts: tuple[str, ...] = ()) -> Unknown:
+    """facts: the fact names (engine/facts.py) whose answer would decide the rule."""
+    return Unknown(rule=rule_id, reason=reason, facts=facts)
+
+
+def decided(rule_id: str, why: str) -> Decided:
+    return Decided(rule_id, why)

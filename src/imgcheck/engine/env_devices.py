@@ -11,10 +11,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("ENV-NCCL-IB-HCA-NO-DEVICE", "ENV-NCCL-IB-HCA-PREFIX", "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO")
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "ENV-NCCL-IB-HCA-NO-DEVICE": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_HCA")),
+    "ENV-NCCL-IB-HCA-PREFIX": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_HCA")),
+    "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
+}
+READS = {
+    "ENV-NCCL-IB-HCA-NO-DEVICE": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_HCA")),
+    "ENV-NCCL-IB-HCA-PREFIX": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_HCA")),
+    "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
+}
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
 from ..model.node import RdmaPort
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .env_devices import DeviceList
@@ -167,3 +168,17 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
             interfaces=names,
             chosen=", ".join(i.name for i in chosen),
         )
+
+
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
+    "ENV-NCCL-IB-GID-INDEX-ROCE-V1": (facts.NCCL, facts.NODE_RDMA),
+    "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
+}
+READS = {
+    "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
+    "ENV-NCCL-IB-GID-INDEX-ROCE-V1": (facts.NCCL, facts.NODE_RDMA),
+    "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
+}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding
 
@@ -19,6 +20,22 @@ NEEDS = {
         ("memory_peers_sysfs_removed", "mlnx_ofed"),
     },
     "rdma_core_functions": {"ibv_reg_dmabuf_mr"},
+}
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "ENV-NCCL-IB-RETRY-CNT": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_RETRY_CNT")),
+    "ENV-NCCL-IB-TIMEOUT": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_TIMEOUT")),
+    "ENV-DISABLES-IB": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_DISABLE", "NCCL_NET")),
+    "ENV-DISABLES-GDR": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_NET_GDR_LEVEL")),
+    "ENV-DISABLES-DMABUF": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_DMABUF_ENABLE")),
+}
+READS = {
+    "ENV-NCCL-IB-RETRY-CNT": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_RETRY_CNT")),
+    "ENV-NCCL-IB-TIMEOUT": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_TIMEOUT")),
+    "ENV-DISABLES-IB": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_DISABLE", "NCCL_NET")),
+    "ENV-DISABLES-GDR": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_NET_GDR_LEVEL")),
+    "ENV-DISABLES-DMABUF": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_DMABUF_ENABLE")),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import ModuleType
@@ -13,7 +14,7 @@ from ..matrix import Matrix
 from ..matrix.schema import RowKey
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
-from ..model.report import Finding, Unknown
+from ..model.report import Finding, Unknown, severity_rank
 from . import (
     cuda,
     cuda_compat,
@@ -39,6 +40,8 @@ from . import (
     ucx,
 )
 from .context import Ctx
+from .contract import settle
+from .facts import State
 
 # The registry. A rule family is a module with RULES (its rule ids), check(ctx) and, optionally, NEEDS
 # (matrix rows it looks up by key, {table: {key, ...}}). Registering a module here is all it takes:
@@ -109,10 +112,26 @@ def evaluate(
     ctx = Ctx(image, node, matrix, job)
     findings: list[Finding] = []
     unknowns: list[Unknown] = []
+    states: dict[str, State] = {}  # each fact's state, asked once per evaluation
     for family in families:
-        for item in family.check(ctx):
-            (findings if isinstance(item, Finding) else unknowns).append(item)
+        applies = getattr(family, "applies", None)
+        if applies is not None and not applies(ctx):
+            continue  # e.g. the launch-spec rules without a spec
+        for item in settle(family, ctx, states):
+            if isinstance(item, Finding):
+                findings.append(item)
+            else:
+                unknowns.append(dataclasses.replace(item, severity=worst_severity(matrix, item.rule)))
     return Evaluation(tuple(findings), tuple(unknowns))
+
+
+def worst_severity(matrix: Matrix, rule_id: str) -> str | None:
+    """The worst severity a rule can give: its row's, or a variant's (None: a rule without a row)."""
+    row = matrix.row("rules", id=rule_id)
+    if row is None:
+        return None
+    found: list[str] = [row["severity"], *(v["severity"] for v in row.get("variants", {}).values() if "severity" in v)]
+    return min(found, key=severity_rank)
 
 
 def evaluate_node(image: ImageFacts, node: NodeFacts, matrix: Matrix) -> Evaluation:

@@ -24,6 +24,22 @@ RULES = (
     "FLEET-FW-MIXED",
     "FLEET-DRIVER-BRANCH-MIXED",
 )
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "FLEET-LINK-LAYER-MIXED": (),
+    "FLEET-MTU-MIXED": (),
+    "FLEET-STACK-MIXED": (),
+    "FLEET-FW-MIXED": (),
+    "FLEET-DRIVER-BRANCH-MIXED": (),
+}
+READS = {
+    "FLEET-LINK-LAYER-MIXED": (),
+    "FLEET-MTU-MIXED": (),
+    "FLEET-STACK-MIXED": (),
+    "FLEET-FW-MIXED": (),
+    "FLEET-DRIVER-BRANCH-MIXED": (),
+}
 ACTIVE = "4: ACTIVE"
 _SHOWN = 6  # node names listed per group before "+N more"
 K = TypeVar("K", bound=Hashable)

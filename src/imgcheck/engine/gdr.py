@@ -10,6 +10,7 @@ from ..model.node import STACK_INBOX
 from ..model.report import Evidence
 from ..versions import ranges
 from ..versions.ecosystems import numeric_tuple
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .gates import over_rdma
@@ -26,6 +27,18 @@ NEEDS = {
         ("memory_peers_sysfs_removed", "mlnx_ofed"),
     },
     "rdma_core_functions": {"ibv_reg_dmabuf_mr", "ibv_reg_mr_iova2"},
+}
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "GDR-PEERMEM-MISSING": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "GDR-NCCL-LEGACY-MEMORY-PEERS": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "CUMEM-OLD-DRIVER": (facts.NCCL,),
+}
+READS = {
+    "GDR-PEERMEM-MISSING": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.NCCL, facts.CUDA, facts.GPU_DRIVER, facts.PEERMEM),
+    "GDR-NCCL-LEGACY-MEMORY-PEERS": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA, facts.PEERMEM),
+    "CUMEM-OLD-DRIVER": (facts.NCCL, facts.CUDA, facts.GPU_DRIVER),
 }
 
 

@@ -13,6 +13,7 @@ from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
 from ..model.report import Evidence, EvidenceValue, Finding
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
@@ -31,6 +32,24 @@ NEEDS = {
         "containerd_default_shm_mib",
         "shm_reported_failing_mib_per_rank",
     }
+}
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-MEMLOCK-TOO-LOW": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-NO-IPC-LOCK": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-SHM-TOO-SMALL": (facts.NCCL,),
+    "JOB-ENV-OVERRIDES-IMAGE": (),
+    "JOB-ENV-SHADOWED-BY-IMAGE": (),
+}
+READS = {
+    "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-MEMLOCK-TOO-LOW": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-NO-IPC-LOCK": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-SHM-TOO-SMALL": (facts.NCCL,),
+    "JOB-ENV-OVERRIDES-IMAGE": (),
+    "JOB-ENV-SHADOWED-BY-IMAGE": (),
 }
 
 # Extended resources whose device plugins hand the container RDMA devices (rdma/* from the RDMA shared device
@@ -64,6 +83,11 @@ def _runs_no_gpu_rank(job: JobFacts) -> bool:
     """A Kubernetes container that requests no GPU gets none from the device plugin (an MPIJob launcher, a
     sidecar): it runs no NCCL rank, so the RDMA and /dev/shm rules do not apply to it."""
     return job.runtime == RUNTIME_KUBERNETES and job.resources is not None and not job.gpus
+
+
+def applies(ctx: Ctx) -> bool:
+    """The launch rules run only when a spec was given (the evaluator asks before it settles their unknowns)."""
+    return ctx.job is not None
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:

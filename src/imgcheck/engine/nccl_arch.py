@@ -8,10 +8,19 @@ from collections.abc import Iterator
 from ..knowledge import gpus
 from ..model.location import Location
 from ..model.report import Evidence
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("NCCL-LACKS-GPU-ARCH",)
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "NCCL-LACKS-GPU-ARCH": (facts.NCCL,),
+}
+READS = {
+    "NCCL-LACKS-GPU-ARCH": (facts.NCCL,),
+}
 RULE = RULES[0]
 
 

@@ -15,10 +15,21 @@ from packaging.version import InvalidVersion, Version
 from ..knowledge import nccl as nccl_k
 from ..model.image import Nccl
 from ..model.report import Evidence
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding
 
 RULES = ("NCCL-WHEEL-NOT-TORCH-PIN", "NCCL-WHEELS-TWO-CUDA-MAJORS")
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "NCCL-WHEEL-NOT-TORCH-PIN": (facts.NCCL,),
+    "NCCL-WHEELS-TWO-CUDA-MAJORS": (facts.NCCL,),
+}
+READS = {
+    "NCCL-WHEEL-NOT-TORCH-PIN": (facts.NCCL,),
+    "NCCL-WHEELS-TWO-CUDA-MAJORS": (facts.NCCL,),
+}
 
 
 def _ev(n: Nccl, fact: str) -> Evidence:

@@ -7,10 +7,21 @@ import re
 from collections.abc import Iterator
 
 from ..versions import ranges
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU")
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "NCCL-RELEASE-KNOWN-ISSUE": (facts.NCCL,),
+    "NCCL-TOO-OLD-FOR-GPU": (facts.NCCL,),
+}
+READS = {
+    "NCCL-RELEASE-KNOWN-ISSUE": (facts.NCCL,),
+    "NCCL-TOO-OLD-FOR-GPU": (facts.NCCL, facts.GPU_DRIVER),
+}
 
 # image platform words for the rows' arch (a row's arch is the GOARCH-style name OCI platforms use)
 _ARCH_ALIASES = {"aarch64": "arm64", "x86_64": "amd64"}

@@ -8,10 +8,19 @@ from collections.abc import Iterator
 
 from ..model.image import NcclNetPlugin
 from ..model.report import Evidence
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("NCCL-NET-PLUGIN-DEPENDENCY-MISSING",)
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "NCCL-NET-PLUGIN-DEPENDENCY-MISSING": (facts.NCCL, facts.PLUGINS),
+}
+READS = {
+    "NCCL-NET-PLUGIN-DEPENDENCY-MISSING": (facts.NCCL, facts.PLUGINS),
+}
 NEEDS: dict[str, set[str]] = {}
 
 RULE = RULES[0]

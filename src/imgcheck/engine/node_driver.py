@@ -8,11 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding
 from .node_only import node_only
 
 RULES = ("NODE-DRIVER-USERSPACE-MISMATCH",)
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "NODE-DRIVER-USERSPACE-MISMATCH": (facts.CUDA,),
+}
+READS = {
+    "NODE-DRIVER-USERSPACE-MISMATCH": (facts.CUDA, facts.GPU_DRIVER),
+}
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:

@@ -14,6 +14,7 @@ from ..model.image import ImageFacts
 from ..model.node import STACK_INBOX
 from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
+from . import facts
 from .context import MLNX_STACKS, Ctx
 from .emit import Outcome, finding, unknown
 
@@ -433,3 +434,29 @@ def _dmabuf(ctx: Ctx, workload: str) -> Iterator[Outcome]:
         missing="; ".join(missing),
         workload=workload,
     )
+
+
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "NODE-PEERMEM-NO-PEER-API": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-OFED-NOT-RUNNING": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-PEERMEM-STALE-BUILD": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-LEGACY-NV-PEER-MEM": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-GPU-NO-GDR": (facts.LIBIBVERBS,),
+    "NODE-DMABUF-UNAVAILABLE": (facts.LIBIBVERBS,),
+    "NODE-PCI-ACS-REDIRECT": (facts.LIBIBVERBS,),
+    "NODE-PINNING-MOVABLE-MEMORY": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-IOMMU-TRANSLATED": (facts.LIBIBVERBS, facts.NODE_RDMA),
+}
+READS = {
+    "NODE-PEERMEM-NO-PEER-API": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.PEERMEM),
+    "NODE-OFED-NOT-RUNNING": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.KERNEL),
+    "NODE-PEERMEM-STALE-BUILD": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.KERNEL),
+    "NODE-LEGACY-NV-PEER-MEM": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-GPU-NO-GDR": (facts.LIBIBVERBS, facts.GPU_DRIVER),
+    "NODE-DMABUF-UNAVAILABLE": (facts.LIBIBVERBS, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE),
+    "NODE-PCI-ACS-REDIRECT": (facts.LIBIBVERBS, facts.GPU_DRIVER),
+    "NODE-PINNING-MOVABLE-MEMORY": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-IOMMU-TRANSLATED": (facts.LIBIBVERBS, facts.NODE_RDMA),
+}

@@ -7,10 +7,21 @@ from collections.abc import Iterator
 from ..model.image import FLAVOR_DOCA, FLAVOR_MLNX_OFED
 from ..model.node import STACK_INBOX, STACK_NONE
 from ..versions.ecosystems import compare_numeric
+from . import facts
 from .context import MLNX_STACKS, Ctx, series_of
 from .emit import Outcome, finding, unknown
 
 RULES = ("OFED-USERSPACE-NEWER-THAN-KERNEL", "MLNX-USERSPACE-ON-INBOX")
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "OFED-USERSPACE-NEWER-THAN-KERNEL": (facts.NODE_RDMA,),
+    "MLNX-USERSPACE-ON-INBOX": (facts.NODE_RDMA,),
+}
+READS = {
+    "OFED-USERSPACE-NEWER-THAN-KERNEL": (facts.NODE_RDMA,),
+    "MLNX-USERSPACE-ON-INBOX": (facts.NODE_RDMA,),
+}
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:

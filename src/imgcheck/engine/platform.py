@@ -12,6 +12,14 @@ from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("PLATFORM-ARCH-MISMATCH",)
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "PLATFORM-ARCH-MISMATCH": (),
+}
+READS = {
+    "PLATFORM-ARCH-MISMATCH": (),
+}
 _RELEASE_SUFFIX = {".x86_64": "amd64", ".aarch64": "arm64", ".ppc64le": "ppc64le", ".s390x": "s390x"}
 
 

@@ -5,10 +5,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model.report import Evidence
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("RDMA-NO-LIBIBVERBS", "RDMA-PABI-MISMATCH", "RDMA-NO-MLX5-PROVIDER", "UVERBS-ABI-RANGE", "RO-MASKED-SAFE")
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "RDMA-NO-LIBIBVERBS": (facts.NODE_RDMA,),
+    "RDMA-PABI-MISMATCH": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "RDMA-NO-MLX5-PROVIDER": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "UVERBS-ABI-RANGE": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "RO-MASKED-SAFE": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+}
+READS = {
+    "RDMA-NO-LIBIBVERBS": (facts.NODE_RDMA, facts.LIBIBVERBS, facts.NCCL, facts.CUDA),
+    "RDMA-PABI-MISMATCH": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.PROVIDERS),
+    "RDMA-NO-MLX5-PROVIDER": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.PROVIDERS),
+    "UVERBS-ABI-RANGE": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "RO-MASKED-SAFE": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+}
 # Matrix rows this family looks up by key (evaluate.REQUIRED_ROWS merges them; matrix validate checks them).
 NEEDS = {
     "thresholds": {"uverbs_abi_min", "uverbs_abi_max", "mlx5_uverbs_abi"},

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..model.report import Evidence
 from ..versions.ecosystems import at_least, numeric_tuple
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .gates import over_rdma
@@ -185,3 +186,19 @@ def _remote_atomic(ctx: Ctx, rule: str) -> Iterator[Outcome]:
         providers=", ".join(others),
         reg_fn=ctx.reg_fn,
     )
+
+
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "REG-PATH": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "REG-MEMLOCK-ZERO": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "REG-CUMEM-VMM-GDR": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "REG-REMOTE-ATOMIC": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+}
+READS = {
+    "REG-PATH": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA),
+    "REG-MEMLOCK-ZERO": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.MEMLOCK),
+    "REG-CUMEM-VMM-GDR": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA),
+    "REG-REMOTE-ATOMIC": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA),
+}

@@ -15,10 +15,21 @@ from collections.abc import Iterator
 
 from ..model.location import Location
 from ..model.report import Evidence
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS")
+# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
+# silence with one of them unknown is reported as unknown (engine/contract.py).
+REQUIRES = {
+    "UCX-TLS-NO-INTERNODE": (facts.UCX,),
+    "UCX-IB-MODULE-VERSIONS": (facts.UCX,),
+}
+READS = {
+    "UCX-TLS-NO-INTERNODE": (facts.UCX,),
+    "UCX-IB-MODULE-VERSIONS": (facts.UCX,),
+}
 
 # transports that reach another node (verbs/mlx5 IB and RoCE, EFA SRD, TCP, Cray uGNI)
 INTERNODE = frozenset(

@@ -87,6 +87,10 @@ class Unknown:
     rule: str
     reason: str
     nodes: tuple[str, ...] = ()
+    # schema 4: the facts whose answer decides it (engine/facts.py names), and the worst severity the rule can
+    # give (from its matrix row): an undecided rule that could give an error makes the outcome "incomplete"
+    facts: tuple[str, ...] = ()
+    severity: str | None = None
 
 
 @dataclass(frozen=True)

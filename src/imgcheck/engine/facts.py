@@ -1,0 +1,335 @@
+"""The facts rules read, each in one of four states, with the question that decides it when it is unknown.
+
+A rule declares the facts it reads (engine/contract.py); the evaluator asks each fact's state here. Three
+states of a component are different answers, never one: ABSENT (looked, found none), PARTIAL (present, but a
+detail the rules use, such as its version, is unknown) and UNKNOWN (whether it is there at all is not known).
+
+Each fact also says how to make it unknown (`blank`) and, for components, present-with-unknown-details
+(`vague`), so the property tests (tests/test_unknown_contract.py) can do it for every fact and every rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from ..knowledge import nccl as nccl_k
+from ..model.image import ImageFacts, Nccl
+from ..model.node import NodeFacts
+
+if TYPE_CHECKING:
+    from ..job.model import JobFacts
+    from .context import Ctx
+
+
+class State(Enum):
+    KNOWN = "known"  # present, with the details rules use
+    PARTIAL = "present, details unknown"  # e.g. a log proves NCCL ran, its version is not known
+    ABSENT = "absent"  # looked and found none
+    UNKNOWN = "unknown"  # not known whether it is there
+
+
+Facts = tuple[ImageFacts, NodeFacts, "JobFacts | None"]
+Change = Callable[[ImageFacts, NodeFacts, "JobFacts | None"], Facts]
+
+
+@dataclass(frozen=True)
+class Fact:
+    name: str  # "image.nccl", "node.limits.memlock_kib"
+    question: str  # what a user answers to decide it
+    state: Callable[[Ctx], State]
+    why: Callable[[Ctx], str | None]  # why it is unknown (None: known)
+    blank: Change  # the same facts with this one unknown (tests)
+    vague: Change | None = None  # the same facts with this component present, details unknown (tests)
+
+    def unknown_words(self, ctx: Ctx) -> str:
+        why = self.why(ctx)
+        return f"{self.question} ({self.name}: {why})" if why else f"{self.question} ({self.name} is unknown)"
+
+
+_BLANK = "blanked: not stated"
+_SOME_NCCL = (Nccl(version=None, origin="library"),)  # a copy whose version is not known
+
+
+def _image_unknown(image: ImageFacts, fact: str, **changes: Any) -> ImageFacts:
+    return dataclasses.replace(image, unknown={**image.unknown, fact: _BLANK}, **changes)
+
+
+def _node_unknown(node: NodeFacts, fact: str, node_: NodeFacts) -> NodeFacts:
+    return dataclasses.replace(node_, unknown={**node.unknown, fact: _BLANK})
+
+
+def _image_state(
+    fact: str, present: Callable[[ImageFacts], object], detailed: Callable[[ImageFacts], bool]
+) -> Callable[[Ctx], State]:
+    def state(ctx: Ctx) -> State:
+        if ctx.image.unknown_reason(fact):
+            return State.UNKNOWN
+        if not present(ctx.image):
+            return State.ABSENT
+        return State.KNOWN if detailed(ctx.image) else State.PARTIAL
+
+    return state
+
+
+def _image_why(fact: str) -> Callable[[Ctx], str | None]:
+    return lambda ctx: ctx.image.unknown_reason(fact)
+
+
+# ---------- image components ----------
+
+
+def _nccl_state(ctx: Ctx) -> State:
+    image = ctx.image
+    if image.unknown_reason("nccl"):
+        return State.UNKNOWN
+    if not image.nccl:
+        return State.ABSENT
+    return State.KNOWN if nccl_k.nccl_in_use(image) is not None else State.PARTIAL
+
+
+NCCL = Fact(
+    "image.nccl",
+    "Does the image ship NCCL, and which version does the job load?",
+    _nccl_state,
+    _image_why("nccl"),
+    blank=lambda i, n, j: (_image_unknown(i, "nccl", nccl=()), n, j),
+    vague=lambda i, n, j: (
+        dataclasses.replace(i, nccl=tuple(dataclasses.replace(c, version=None) for c in i.nccl) or _SOME_NCCL),
+        n,
+        j,
+    ),
+)
+
+
+def _libibverbs_vague(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
+    from ..model.image import Libibverbs
+
+    lib = i.rdma.libibverbs
+    vague = (
+        dataclasses.replace(lib, version=None, rdma_core=None, private_abi=None, symbol_versions=())
+        if lib is not None
+        else Libibverbs(version=None, rdma_core=None)
+    )
+    return dataclasses.replace(i, rdma=dataclasses.replace(i.rdma, libibverbs=vague)), n, j
+
+
+LIBIBVERBS = Fact(
+    "image.rdma.libibverbs",
+    "Does the image ship libibverbs (rdma-core), and which release?",
+    _image_state(
+        "rdma.libibverbs",
+        lambda i: i.rdma.libibverbs,
+        lambda i: bool(i.rdma.libibverbs and (i.rdma.libibverbs.rdma_core or i.rdma.libibverbs.version)),
+    ),
+    _image_why("rdma.libibverbs"),
+    blank=lambda i, n, j: (
+        _image_unknown(i, "rdma.libibverbs", rdma=dataclasses.replace(i.rdma, libibverbs=None)),
+        n,
+        j,
+    ),
+    vague=_libibverbs_vague,
+)
+
+PROVIDERS = Fact(
+    "image.rdma.providers",
+    "Which libibverbs providers (libmlx5-rdmavN.so, ...) does the image ship?",
+    _image_state(
+        "rdma.providers", lambda i: i.rdma.providers, lambda i: all(p.pabi is not None for p in i.rdma.providers)
+    ),
+    _image_why("rdma.providers"),
+    blank=lambda i, n, j: (_image_unknown(i, "rdma.providers", rdma=dataclasses.replace(i.rdma, providers=())), n, j),
+    vague=lambda i, n, j: (
+        dataclasses.replace(
+            i,
+            rdma=dataclasses.replace(
+                i.rdma, providers=tuple(dataclasses.replace(p, pabi=None, version=None) for p in i.rdma.providers)
+            ),
+        ),
+        n,
+        j,
+    ),
+)
+
+UCX = Fact(
+    "image.ucx",
+    "Does the image ship UCX, and which version?",
+    _image_state("ucx", lambda i: i.ucx, lambda i: bool(i.ucx and i.ucx.version)),
+    _image_why("ucx"),
+    blank=lambda i, n, j: (_image_unknown(i, "ucx", ucx=None), n, j),
+    vague=lambda i, n, j: (dataclasses.replace(i, ucx=dataclasses.replace(i.ucx, version=None)) if i.ucx else i, n, j),
+)
+
+CUDA = Fact(
+    "image.cuda",
+    "Which CUDA runtime does the image ship?",
+    _image_state("cuda", lambda i: i.cuda, lambda i: bool(i.cuda and i.cuda.version)),
+    _image_why("cuda"),
+    blank=lambda i, n, j: (_image_unknown(i, "cuda", cuda=None), n, j),
+    vague=lambda i, n, j: (
+        dataclasses.replace(i, cuda=dataclasses.replace(i.cuda, version=None)) if i.cuda else i,
+        n,
+        j,
+    ),
+)
+
+COMPAT = Fact(
+    "image.cuda.compat_driver",
+    "Does the image ship CUDA's forward-compat libcuda (cuda-compat), and which driver version?",
+    _image_state(
+        "cuda.compat_driver",
+        lambda i: i.cuda and (i.cuda.compat_driver or i.cuda.compat_path),
+        lambda i: bool(i.cuda and i.cuda.compat_driver),
+    ),
+    _image_why("cuda.compat_driver"),
+    blank=lambda i, n, j: (
+        _image_unknown(i, "cuda.compat_driver", cuda=dataclasses.replace(i.cuda, compat_driver=None))
+        if i.cuda
+        else _image_unknown(i, "cuda.compat_driver"),
+        n,
+        j,
+    ),
+    vague=lambda i, n, j: (
+        dataclasses.replace(
+            i, cuda=dataclasses.replace(i.cuda, compat_driver=None, compat_path=i.cuda.compat_path or _COMPAT_DIR)
+        )
+        if i.cuda
+        else i,
+        n,
+        j,
+    ),
+)
+
+PLUGINS = Fact(
+    "image.nccl_net_plugins",
+    "Which NCCL net plugins (libnccl-net*.so) does the image ship?",
+    _image_state("nccl_net_plugins", lambda i: i.nccl_net_plugins, lambda i: True),
+    _image_why("nccl_net_plugins"),
+    blank=lambda i, n, j: (_image_unknown(i, "nccl_net_plugins", nccl_net_plugins=()), n, j),
+    vague=lambda i, n, j: (
+        dataclasses.replace(
+            i, nccl_net_plugins=tuple(dataclasses.replace(p, version=None, project=None) for p in i.nccl_net_plugins)
+        ),
+        n,
+        j,
+    ),
+)
+
+# ---------- node ----------
+
+
+def _node_fact(
+    name: str,
+    question: str,
+    value: Callable[[NodeFacts], object],
+    clear: Callable[[NodeFacts], NodeFacts],
+) -> Fact:
+    def state(ctx: Ctx) -> State:
+        return State.UNKNOWN if value(ctx.node) is None else State.KNOWN
+
+    return Fact(
+        f"node.{name}",
+        question,
+        state,
+        lambda ctx: ctx.node.unknown.get(name),
+        blank=lambda i, n, j: (i, _node_unknown(n, name, clear(n)), j),
+    )
+
+
+def _rdma_state(ctx: Ctx) -> State:
+    has = ctx.node_has_rdma
+    return State.UNKNOWN if has is None else (State.KNOWN if has else State.ABSENT)
+
+
+NODE_RDMA = Fact(
+    "node.rdma",
+    "Which RDMA stack and devices does the node have (a probe that sees none may be reading the wrong root)?",
+    _rdma_state,
+    lambda ctx: ctx.node.unknown.get("rdma.stack") or ctx.node.unknown.get("rdma.devices"),
+    blank=lambda i, n, j: (
+        i,
+        _node_unknown(
+            n, "rdma.stack", dataclasses.replace(n, rdma=dataclasses.replace(n.rdma, stack=None, devices=()))
+        ),
+        j,
+    ),
+)
+GPU_DRIVER = _node_fact(
+    "gpu.driver_version",
+    "Which NVIDIA driver does the node run?",
+    lambda n: n.gpu.driver_version,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, driver_version=None, cuda_driver_version=None)),
+)
+MEMLOCK = _node_fact(
+    "limits.memlock_kib",
+    "What locked-memory limit (ulimit -l) do jobs get on the node?",
+    lambda n: n.limits.memlock_kib,
+    lambda n: dataclasses.replace(n, limits=dataclasses.replace(n.limits, memlock_kib=None)),
+)
+KERNEL = _node_fact(
+    "kernel.release",
+    "Which kernel does the node run?",
+    lambda n: n.kernel.release,
+    lambda n: dataclasses.replace(n, kernel=dataclasses.replace(n.kernel, release=None)),
+)
+PEERMEM = _node_fact(
+    "gpu.peermem.loaded",
+    "Is nvidia-peermem loaded on the node?",
+    lambda n: n.gpu.peermem.loaded,
+    lambda n: dataclasses.replace(
+        n, gpu=dataclasses.replace(n.gpu, peermem=dataclasses.replace(n.gpu.peermem, loaded=None))
+    ),
+)
+GPU_MODULE = _node_fact(
+    "gpu.kernel_module",
+    "Is the node's GPU kernel module the open or the proprietary one?",
+    lambda n: n.gpu.kernel_module,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, kernel_module=None)),
+)
+
+# Every fact the property tests blank; a fact added here is blanked for every rule.
+ALL: tuple[Fact, ...] = (
+    NCCL,
+    LIBIBVERBS,
+    PROVIDERS,
+    UCX,
+    CUDA,
+    COMPAT,
+    PLUGINS,
+    NODE_RDMA,
+    GPU_DRIVER,
+    MEMLOCK,
+    KERNEL,
+    PEERMEM,
+    GPU_MODULE,
+)
+COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
+
+
+_COMPAT_DIR = "/usr/local/cuda/compat"
+
+
+def setting(*names: str) -> Fact:
+    """Whether the process sees any of these settings (job env, image Env, /etc/nccl.conf): KNOWN when one is
+    set, ABSENT when none is, UNKNOWN when none is and the image's Env is unknown."""
+
+    def state(ctx: Ctx) -> State:
+        if any(ctx.setting(n) is not None for n in names):
+            return State.KNOWN
+        return State.UNKNOWN if ctx.image.unknown_reason("env") else State.ABSENT
+
+    def blank(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
+        env = {k: v for k, v in i.env.items() if k not in names}
+        conf = {k: v for k, v in i.nccl_conf.items() if k not in names}
+        return _image_unknown(i, "env", env=env, nccl_conf=conf), n, j
+
+    return Fact(
+        "setting." + "|".join(names),
+        f"Is {' or '.join(names)} set for the job (image Env, /etc/nccl.conf, the launch spec)?",
+        state,
+        lambda ctx: ctx.image.unknown_reason("env"),
+        blank=blank,
+    )

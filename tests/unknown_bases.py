@@ -1,0 +1,32 @@
+"""Realistic (image, node, job) facts for the unknown-contract property tests: every incident case (facts as its
+thread states them) and the committed real Debian images on the committed node fixtures."""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import cache
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "incidents"))
+
+from corpus import CASES, image_doc, image_facts, job_facts, node_facts  # noqa: E402
+from engine_facts import IMAGES_DIR, NODES_DIR, committed_facts, node  # noqa: E402
+
+
+@cache
+def bases() -> tuple[tuple[str, object, object, object], ...]:
+    out = []
+    for case in CASES:
+        out.append(
+            (
+                f"incident {case['id']}",
+                image_facts(image_doc(case["image"], case["id"]), case["id"]),
+                node_facts(case["node"], case["id"]),
+                job_facts(case.get("job"), case["id"]),
+            )
+        )
+    for suite in sorted(f[:-5] for f in os.listdir(IMAGES_DIR) if f.endswith(".json")):
+        for name in sorted(f[:-5] for f in os.listdir(NODES_DIR) if f.endswith(".json")):
+            out.append((f"{suite} on {name}", committed_facts(suite), node(name), None))
+    return tuple(out)
