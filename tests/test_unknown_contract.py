@@ -1,0 +1,152 @@
+"""Unknown is never silent (issue 31): for every registered rule, now and later.
+
+The bases are realistic facts: every incident case as its thread states it (tests/incidents) and the committed
+real Debian images on the committed node fixtures. For each base, each rule that says something (a finding or an
+unknown) must still say something when any one fact is made unknown (engine/facts.py ALL), and when any
+component is made present-with-unknown-details (facts.COMPONENTS). A rule that returns silently on a fact it
+did not declare fails here (test_a_rule_that_forgets_is_caught shows it)."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Iterable
+
+import pytest
+from engine_facts import matrix as load_matrix
+from unknown_bases import bases
+
+from imgcheck.engine import evaluate, facts
+from imgcheck.engine.contract import reads_of, requires_of
+from imgcheck.engine.evaluate import FAMILIES, REGISTERED
+from imgcheck.model.node import Limits
+
+# Rules no per-(image, node) base can make speak, and why: they run another way or read only what no base has.
+NOT_PER_NODE = {
+    "FLEET-LINK-LAYER-MIXED": "fleet_compare runs over all nodes at once (report.evaluate_fleet), not per node",
+    "FLEET-MTU-MIXED": "fleet_compare",
+    "FLEET-STACK-MIXED": "fleet_compare",
+    "FLEET-FW-MIXED": "fleet_compare",
+    "FLEET-DRIVER-BRANCH-MIXED": "fleet_compare",
+    "JOB-ENV-OVERRIDES-IMAGE": "reads only the spec's and the image's Env (both always known); tests/job covers it",
+    "JOB-ENV-SHADOWED-BY-IMAGE": "reads only the spec's and the image's Env (both always known); tests/job covers it",
+}
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    return load_matrix()
+
+
+def said(result) -> set[str]:
+    return {f.id for f in result.findings} | {u.rule for u in result.unknowns}
+
+
+def silences(matrix, families, changes: Iterable[facts.Fact], vague: bool = False) -> dict[str, set[str]]:
+    """rule -> '<base>: <fact>' where the rule spoke on the base and fell silent with that fact changed."""
+    out: dict[str, set[str]] = {}
+    for name, image, node, job in bases():
+        base = said(evaluate(image, node, matrix, families=families, job=job))
+        for fact in changes:
+            change = fact.vague if vague else fact.blank
+            assert change is not None
+            i, n, j = change(image, node, job)
+            for rule in base - said(evaluate(i, n, matrix, families=families, job=j)):
+                out.setdefault(rule, set()).add(f"{name}: {fact.name}")
+    return out
+
+
+def test_every_rule_declares_the_facts_it_reads():
+    for family in REGISTERED:
+        reads, requires = reads_of(family), requires_of(family)
+        assert set(reads) == set(family.RULES), f"{family.__name__}: READS must name each of its RULES"
+        for rule, required in requires.items():
+            assert {f.name for f in required} <= {f.name for f in reads[rule]}, f"{rule}: REQUIRES facts are read too"
+
+
+def test_every_rule_speaks_on_some_realistic_base(matrix):
+    spoke = set()
+    for _, image, node, job in bases():
+        spoke |= said(evaluate(image, node, matrix, job=job))
+    rules = {r for f in FAMILIES for r in f.RULES}
+    assert rules - spoke - set(NOT_PER_NODE) == set(), "give these rules a base (incident case or fixture)"
+
+
+def every_fact() -> tuple[facts.Fact, ...]:
+    """facts.ALL and every fact a family declares (settings, facts added later), once each."""
+    found = {f.name: f for f in facts.ALL}
+    for family in REGISTERED:
+        for declared in reads_of(family).values():
+            found.update({f.name: f for f in declared if f.name not in found})
+    return tuple(found.values())
+
+
+def test_blanking_any_fact_never_silences_a_rule(matrix):
+    assert silences(matrix, FAMILIES, every_fact()) == {}
+
+
+def test_a_component_present_with_unknown_details_never_silences_a_rule(matrix):
+    assert silences(matrix, FAMILIES, facts.COMPONENTS, vague=True) == {}
+
+
+def test_a_rule_that_forgets_is_caught(matrix):
+    """A new rule in the family-module shape that returns when ctx.nccl is None, without declaring NCCL."""
+    from imgcheck.engine import emit
+
+    def check(ctx):
+        if ctx.nccl is None:
+            return
+        yield emit.unknown("X-FORGETFUL", "NCCL version seen")
+
+    forgetful = types.SimpleNamespace(RULES=("X-FORGETFUL",), check=check, __name__="forgetful")
+    found = silences(matrix, FAMILIES + (forgetful,), (facts.NCCL,))
+    assert "X-FORGETFUL" in found
+    declared = types.SimpleNamespace(**{**vars(forgetful), "READS": {"X-FORGETFUL": (facts.NCCL,)}})
+    assert "X-FORGETFUL" not in silences(matrix, FAMILIES + (declared,), (facts.NCCL,))
+    assert "X-FORGETFUL" not in silences(matrix, FAMILIES + (declared,), (facts.NCCL,), vague=True)
+
+
+# ---------- the measured silent cases, from realistic facts ----------
+
+
+def case(case_id: str):
+    return next((i, n, j) for name, i, n, j in bases() if name == f"incident {case_id}")
+
+
+def unknown_of(result, rule):
+    return next((u for u in result.unknowns if u.rule == rule), None)
+
+
+def test_memlock_64k_with_libibverbs_unknown_is_undecided_not_silent(matrix):
+    image, node, _ = case("cudf-spark-pr7632-container-memlock-64mb")  # the stated 64 MiB container limit
+    image, node, _ = facts.LIBIBVERBS.blank(image, node, None)
+    result = evaluate(image, node, matrix)
+    u = unknown_of(result, "MEMLOCK-TOO-LOW")
+    assert u is not None and "libibverbs" in u.reason and u.facts == ("image.rdma.libibverbs",)
+    assert u.severity == "error"  # the worst the rule can give: it can decide the verdict
+
+
+def test_memlock_unlimited_is_decided_whatever_the_image(matrix):
+    image, node, _ = case("cudf-spark-pr7632-container-memlock-64mb")
+    image, node, _ = facts.LIBIBVERBS.blank(image, node, None)
+    node = dataclasses.replace(node, limits=Limits(memlock_kib=-1))
+    assert "MEMLOCK-TOO-LOW" not in said(evaluate(image, node, matrix))
+
+
+def test_job_launch_with_nccl_unknown_asks_instead_of_passing(matrix):
+    image, node, job = case("nccl-342-docker-default-shm")  # Docker's 64 MiB /dev/shm, 4 ranks
+    assert "JOB-SHM-TOO-SMALL" in {f.id for f in evaluate(image, node, matrix, job=job).findings}
+    blank = facts.NCCL.blank(image, node, job)
+    u = unknown_of(evaluate(blank[0], blank[1], matrix, job=blank[2]), "JOB-SHM-TOO-SMALL")
+    assert u is not None and "NCCL" in u.reason
+
+
+def test_nccl_present_with_unknown_version_is_not_no_nccl(matrix):
+    image, node, job = case("nccl-342-docker-default-shm")
+    vague = facts.NCCL.vague(image, node, job)
+    assert facts.NCCL.vague is not None
+    result = evaluate(vague[0], vague[1], matrix, job=vague[2])
+    u = unknown_of(result, "JOB-SHM-TOO-SMALL")
+    assert u is not None and "present, but its details are unknown" in u.reason
+    absent = dataclasses.replace(image, nccl=())
+    assert "JOB-SHM-TOO-SMALL" not in said(evaluate(absent, node, matrix, job=job))  # known absent: no NCCL rule
