@@ -69,6 +69,7 @@ _ENUM_VALUES = {  # fields whose schema is an enum or pattern get a value the co
     "stack": "mlnx_ofed",
     "kernel_module": "open",
     "verdict": "fail",
+    "outcome": "fail",
     "kind": "node-upgrade",
     "db": "dpkg",
     "id": "RDMA-X",

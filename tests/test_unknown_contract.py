@@ -8,6 +8,7 @@ did not declare fails here (test_a_rule_that_forgets_is_caught shows it)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import types
 from collections.abc import Iterable
@@ -150,3 +151,69 @@ def test_nccl_present_with_unknown_version_is_not_no_nccl(matrix):
     assert u is not None and "present, but its details are unknown" in u.reason
     absent = dataclasses.replace(image, nccl=())
     assert "JOB-SHM-TOO-SMALL" not in said(evaluate(absent, node, matrix, job=job))  # known absent: no NCCL rule
+
+
+# ---------- the verdict is never greener than its facts ----------
+
+
+def thread_facts_files(tmp_path, case_id: str, drop_libibverbs: bool = True) -> tuple[str, str]:
+    """An incident's facts as files a user would pass (facts: image, --node-facts), libibverbs left out."""
+    import json
+
+    from corpus import CASES, image_doc, node_facts
+
+    from imgcheck.model.serde import to_dict
+
+    spec = next(c for c in CASES if c["id"] == case_id)
+    doc = copy.deepcopy(image_doc(spec["image"], case_id))  # image_doc shares the corpus profiles' dicts
+    if drop_libibverbs:
+        doc["rdma"].pop("libibverbs")  # left out: unknown (what a hand-written facts file gives)
+    image_path, node_path = tmp_path / "image.json", tmp_path / "node.json"
+    image_path.write_text(json.dumps(doc))
+    node_path.write_text(json.dumps(to_dict(node_facts(spec["node"], case_id))))
+    return str(image_path), str(node_path)
+
+
+def test_undecided_error_rule_makes_the_outcome_incomplete_with_the_question_first(tmp_path, capsys):
+    from imgcheck.cli.main import main
+
+    image, node = thread_facts_files(tmp_path, "cudf-spark-pr7632-container-memlock-64mb")
+    args = [f"facts:{image}", "--node-facts", node]
+    assert (
+        main([*args, "-o", "table"]) == 0
+    )  # default --fail-on error: an undecided rule is no error (backward compatible)
+    text = capsys.readouterr().out
+    assert text.startswith("INCOMPLETE ") and "No compatibility problems found" not in text
+    first_screen = "\n".join(text.splitlines()[:12])
+    assert "could not be decided" in first_screen and "libibverbs" in first_screen and "MEMLOCK-TOO-LOW" in first_screen
+    assert main([*args, "--fail-on", "unknown", "-o", "table"]) == 4
+    capsys.readouterr()
+    assert main([*args, "--fail-on", "unknown", "-o", "json"]) == 4
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["verdict"], doc["outcome"], doc["schema_version"]) == ("ok", "incomplete", 4)
+    memlock = next(u for u in doc["unknowns"] if u["rule"] == "MEMLOCK-TOO-LOW")
+    assert memlock["severity"] == "error" and memlock["facts"] == ["image.rdma.libibverbs"]
+
+
+def test_with_the_fact_stated_the_same_check_decides(tmp_path, capsys):
+    from imgcheck.cli.main import main
+
+    image, node = thread_facts_files(tmp_path, "cudf-spark-pr7632-container-memlock-64mb", drop_libibverbs=False)
+    assert main([f"facts:{image}", "--node-facts", node, "--fail-on", "unknown", "-o", "json"]) in (1, 4)
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert "MEMLOCK-TOO-LOW" in {f["id"] for f in doc["findings"]}
+    assert "MEMLOCK-TOO-LOW" not in {u["rule"] for u in doc["unknowns"]}
+
+
+def test_an_error_found_is_fail_whatever_is_undecided():
+    from imgcheck.model.report import Finding, Unknown, outcome_of
+
+    error = Finding("X", "error", "t", None, "m", "verified")
+    undecided = Unknown("Y", "q", severity="error")
+    assert outcome_of([error], [undecided]) == "fail"
+    assert outcome_of([], [undecided]) == "incomplete"
+    assert outcome_of([], [Unknown("Z", "q", severity="warning")]) == "ok"  # a lesser check: listed, not the headline

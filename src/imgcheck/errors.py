@@ -6,6 +6,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_UNAVAILABLE = 3
+EXIT_UNDECIDED = 4  # --fail-on unknown: no error found, but a check that could give one was not decided
 EXIT_INTERRUPTED = 130
 
 

@@ -6,15 +6,15 @@ import dataclasses
 import sys
 
 from .. import api
-from ..errors import EXIT_FINDINGS, EXIT_OK, ImgcheckError, UsageError
-from ..model.report import at_or_above
+from ..errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNDECIDED, ImgcheckError, UsageError
+from ..model.report import FAIL_ON_UNKNOWN, at_or_above, report_outcome
 from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
 from .common_args import add_image_read_args, add_matrix_arg, add_node_args, add_report_args, selected_nodes
 from .output import parse_outputs, write_output
 
 NAMES = ("check",)
-FAIL_ON = ("error", "warning", "never")
+FAIL_ON = ("error", "warning", "unknown", "never")
 DESCRIPTION = (
     "Predict multi-node NCCL/RDMA failures of IMAGE on the given nodes. `imgcheck IMAGE ...` "
     "is the same command, and its options may also come before IMAGE."
@@ -139,7 +139,13 @@ def _jobs(args) -> tuple:
 
 
 def exit_code(report, fail_on: str) -> int:
-    return EXIT_FINDINGS if any(at_or_above(f.severity, fail_on) for f in report.findings) else EXIT_OK
+    """0 nothing at or above --fail-on; 1 findings at or above it; 4 (--fail-on unknown) no error found but a
+    check that could give one was not decided (the report's outcome is "incomplete")."""
+    if any(at_or_above(f.severity, fail_on) for f in report.findings):
+        return EXIT_FINDINGS
+    if fail_on == FAIL_ON_UNKNOWN and report_outcome(report) == "incomplete":
+        return EXIT_UNDECIDED
+    return EXIT_OK
 
 
 def run(args) -> int:

@@ -74,7 +74,8 @@ def add_report_args(p, fail_on) -> None:
         "--fail-on",
         choices=fail_on,
         default="error",
-        help="exit 1 when a finding is at or above this severity (default: error)",
+        help="exit 1 when a finding is at or above this severity (default: error); unknown: also exit 4 when no "
+        "error was found but a check that could give one was not decided",
     )
     p.add_argument(
         "--ignore",

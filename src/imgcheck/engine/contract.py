@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from ..model.report import Finding, Unknown
+from ..model.report import NOT_DECIDED, Finding, Unknown
 from .emit import Decided, Outcome
 from .facts import Fact, State
 
@@ -94,10 +94,13 @@ def _state(ctx: Ctx, fact: Fact, states: dict[str, State]) -> State:
 UNDECIDED = (State.UNKNOWN, State.PARTIAL)
 
 
-def undecided_reason(ctx: Ctx, facts_read: Iterable[Fact], states: dict[str, State]) -> tuple[str, tuple[str, ...]]:
-    """('' when every fact is known or absent) else the questions that decide the rule, and the fact names."""
+def undecided_reason(
+    ctx: Ctx, facts_read: Iterable[Fact], states: dict[str, State]
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """('' when every fact is known or absent) else the words, the fact names and the questions that decide it."""
     words: list[str] = []
     names: list[str] = []
+    questions: list[str] = []
     for fact in facts_read:
         state = _state(ctx, fact, states)
         if state is State.UNKNOWN:
@@ -107,7 +110,8 @@ def undecided_reason(ctx: Ctx, facts_read: Iterable[Fact], states: dict[str, Sta
         else:
             continue
         names.append(fact.name)
-    return "; ".join(words), tuple(names)
+        questions.append(fact.question)
+    return "; ".join(words), tuple(names), tuple(dict.fromkeys(questions))
 
 
 def settle(module: ModuleType | Any, ctx: Ctx, states: dict[str, State]) -> Iterator[Finding | Unknown]:
@@ -125,6 +129,6 @@ def settle(module: ModuleType | Any, ctx: Ctx, states: dict[str, State]) -> Iter
             continue
         if any(_state(ctx, f, states) is State.ABSENT for f in required.get(rule_id, ())):
             continue  # the component the rule is about is known to be absent: it does not apply
-        reason, names = undecided_reason(ctx, facts_read, states)
+        reason, names, questions = undecided_reason(ctx, facts_read, states)
         if reason:
-            yield Unknown(rule=rule_id, reason=f"not decided: {reason}", facts=names)
+            yield Unknown(rule=rule_id, reason=NOT_DECIDED + reason, facts=names, questions=questions)

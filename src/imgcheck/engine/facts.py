@@ -312,6 +312,9 @@ COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
 _COMPAT_DIR = "/usr/local/cuda/compat"
 
 
+SETTINGS_QUESTION = "Which NCCL settings does the job see (the image's Env, /etc/nccl.conf, the launch spec's env)?"
+
+
 def setting(*names: str) -> Fact:
     """Whether the process sees any of these settings (job env, image Env, /etc/nccl.conf): KNOWN when one is
     set, ABSENT when none is, UNKNOWN when none is and the image's Env is unknown."""
@@ -328,7 +331,7 @@ def setting(*names: str) -> Fact:
 
     return Fact(
         "setting." + "|".join(names),
-        f"Is {' or '.join(names)} set for the job (image Env, /etc/nccl.conf, the launch spec)?",
+        SETTINGS_QUESTION,
         state,
         lambda ctx: ctx.image.unknown_reason("env"),
         blank=blank,

@@ -15,7 +15,7 @@ from ..job.model import JobFacts
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
-from ..model.report import Finding, Report, Suppression, Unknown, severity_rank, verdict_of
+from ..model.report import Finding, Report, Suppression, Unknown, outcome_of, severity_rank, verdict_of
 from ..model.serde import to_dict
 from . import fleet_compare
 from .evaluate import Evaluation, evaluate
@@ -160,6 +160,7 @@ def build_report(
         findings=findings,
         unknowns=unknowns,
         verdict=verdict_of(findings),
+        outcome=outcome_of(findings, unknowns),
         matrix=matrix.info(),
         tool_version=__version__,
         generated_at=generated_at or datetime.now(UTC).replace(microsecond=0).isoformat(),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..model.report import Finding, Report, Unknown, at_or_above
+from ..model.report import Finding, Report, Unknown, at_or_above, report_outcome
 from .report_text import value_text
 
 IMAGE_SUITE_PREFIX = "image "
@@ -142,6 +142,7 @@ def to_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_
             ("image", report.image.reference),
             ("digest", report.image.digest),
             ("verdict", report.verdict),
+            ("outcome", report_outcome(report)),
             ("fail_on", fail_on),
         ):
             if value:

@@ -10,14 +10,19 @@ from __future__ import annotations
 import html
 import re
 
-from ..model.report import Finding, Report, Unknown, severity_rank
+from ..model.report import Finding, Report, Unknown, deciding_questions, report_outcome, severity_rank
 from .collapse import collapse
 from .report_text import short_layer, value_text
 from .safe_text import printable
 
 MAX_CHARS = 65000  # GitHub rejects comments longer than 65,536 characters
 _ICON = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}
-_VERDICT = {"fail": ":x: **FAIL**", "warn": ":warning: **WARN**", "ok": ":white_check_mark: **OK**"}
+_VERDICT = {
+    "fail": ":x: **FAIL**",
+    "incomplete": ":grey_question: **INCOMPLETE**",
+    "warn": ":warning: **WARN**",
+    "ok": ":white_check_mark: **OK**",
+}
 # Characters that start markup; "_" is left alone (GFM does not emphasise inside words like NCCL_IB_HCA).
 _SPECIAL = re.compile(r"([\\`*\[\]<|])")
 
@@ -116,8 +121,9 @@ def render_markdown(report: Report) -> str:
     errors = sum(1 for f in problems if f.severity == "error")
     warnings = sum(1 for f in problems if f.severity == "warning")
     nodes = f"{len(report.nodes)} node{'s' if len(report.nodes) != 1 else ''}" if report.nodes else "no node facts"
+    outcome = report_outcome(report)
     head = [
-        f"### imgcheck: {_VERDICT.get(report.verdict, report.verdict)} {code(image.reference)} on {nodes}",
+        f"### imgcheck: {_VERDICT.get(outcome, outcome)} {code(image.reference)} on {nodes}",
         "",
         f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
         + (f", {len(report.unknowns)} unknown" if report.unknowns else "")
@@ -126,8 +132,15 @@ def render_markdown(report: Report) -> str:
         "",
     ]
     table: list[str] = []
-    if not report.findings:
-        undecided = f" ({len(report.unknowns)} could not be decided, see below)" if report.unknowns else ""
+    questions = deciding_questions(report.unknowns)
+    if questions:  # first: the verdict is only as good as these answers
+        table += ["Checks that could give an error could not be decided; the questions that decide them:", ""]
+        table += [f"- {md(q)} ({', '.join(code(r) for r in rules)})" for q, rules in questions]
+        table.append("")
+    elif not report.findings:
+        undecided = (
+            f" ({len(report.unknowns)} lesser checks could not be decided, see below)" if report.unknowns else ""
+        )
         table += [f"No compatibility problems found{undecided}.", ""]
     rows = _node_rows(report)
     if rows:

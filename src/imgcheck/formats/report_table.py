@@ -15,14 +15,20 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from ..model.report import Finding, Report, severity_rank
+from ..model.report import Finding, Report, deciding_questions, report_outcome, severity_rank
 from .collapse import collapse
 from .report_text import short_layer, value_text
 from .safe_text import escape_markup as escape  # control characters too, not only [markup]
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
-_VERDICT_STYLE = {"fail": "bold white on red", "warn": "bold black on yellow", "ok": "bold white on green"}
-_VERDICT_WORD = {"fail": "FAIL", "warn": "WARN", "ok": "OK"}
+_VERDICT_STYLE = {
+    "fail": "bold white on red",
+    "incomplete": "bold white on magenta",
+    "warn": "bold black on yellow",
+    "ok": "bold white on green",
+}
+_VERDICT_WORD = {"fail": "FAIL", "incomplete": "INCOMPLETE", "warn": "WARN", "ok": "OK"}
+_QUESTIONS_SHOWN = 5  # deciding questions on the first screen; the rest are listed under Unknown
 
 
 def sorted_findings(report: Report) -> list[Finding]:
@@ -64,7 +70,7 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
             console.print(Padding(Text.from_markup(markup), (0, 0, 0, indent), expand=False))
 
     image = report.image
-    verdict = report.verdict
+    verdict = report_outcome(report)
     summary = ", ".join(
         [_plural(_count(report, "error"), "error"), _plural(_count(report, "warning"), "warning")]
         + ([_plural(len(report.unknowns), "unknown")] if report.unknowns else [])
@@ -80,12 +86,27 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
         details.append(f"matrix {report.matrix.version}")
     out(escape("  ".join(details)), 2)
 
-    if not report.findings:  # say it plainly, before any unknowns qualify it
+    questions = deciding_questions(report.unknowns)
+    if questions:  # before any finding: the verdict is only as good as these answers
         out()
-        undecided = (
-            f" ({_plural(len(report.unknowns), 'check')} could not be decided, see below)" if report.unknowns else ""
+        undecided = sum(len(rules) for _, rules in questions)
+        found = "No error found, but " if not any(f.severity == "error" for f in report.findings) else ""
+        out(
+            f"{found}{_plural(undecided, 'check')} that could give an error could not be decided; "
+            "the questions that decide them:"
         )
-        out(f"No compatibility problems found{undecided}.")
+        for question, rules in questions[:_QUESTIONS_SHOWN]:
+            out(f"? {escape(question)} [{escape(', '.join(rules))}]", 2)
+        if len(questions) > _QUESTIONS_SHOWN:
+            out(f"... {len(questions) - _QUESTIONS_SHOWN} more under Unknown below", 2)
+    elif not report.findings:  # say it plainly, before any unknowns qualify it
+        out()
+        undecided_words = (
+            f" ({_plural(len(report.unknowns), 'lesser check')} could not be decided, see below)"
+            if report.unknowns
+            else ""
+        )
+        out(f"No compatibility problems found{undecided_words}.")
 
     def evidence(finding: Finding, indent: int) -> None:
         if not finding.evidence:

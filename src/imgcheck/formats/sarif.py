@@ -17,7 +17,7 @@ import hashlib
 import json
 from urllib.parse import quote
 
-from ..model.report import Finding, Report
+from ..model.report import Finding, Report, report_outcome
 from .collapse import collapse
 
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -231,6 +231,7 @@ def to_sarif(report: Report) -> dict:
         "automationDetails": {"id": f"imgcheck/{image_repository(report.image.reference)}/"},
         "properties": {
             "verdict": report.verdict,
+            "outcome": report_outcome(report),
             "image": {
                 "reference": report.image.reference,
                 "digest": report.image.digest,

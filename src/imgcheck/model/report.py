@@ -11,9 +11,13 @@ from .node import NodeFacts
 # 2: recommendation kinds env and pip-pin; 3: evidence says where each fact came from ("origin" when it is
 # not a file: a node facts file, a Kubernetes label, an image config field) and names the member of a keyed
 # collection it is about ("collection", "item"); nodes carry "sources" (fact -> location)
-REPORT_SCHEMA_VERSION = 3
+# 4: "outcome" ok|warn|incomplete|fail (the headline: "incomplete" when a rule that could give an error is
+# undecided and no error was found); unknowns carry "facts" (what decides them) and "severity" (the worst the
+# rule can give); "verdict" keeps its three values
+REPORT_SCHEMA_VERSION = 4
 
 SEVERITIES = ("error", "warning", "info")  # worst first: the one severity order of every format and gate
+FAIL_ON_UNKNOWN = "unknown"  # --fail-on unknown: errors, and checks that could give one but were not decided
 SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}  # error 0, warning 1, info 2
 CONFIDENCES = ("verified", "reported", "vendor-guidance", "hypothesis")
 EvidenceValue = str | int | float | bool | None  # what a fact's value may be in the JSON report
@@ -91,6 +95,7 @@ class Unknown:
     # give (from its matrix row): an undecided rule that could give an error makes the outcome "incomplete"
     facts: tuple[str, ...] = ()
     severity: str | None = None
+    questions: tuple[str, ...] = ()  # schema 4: what a user answers to decide it, one per fact (grouped on screen)
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,11 @@ class Report:
     generated_at: str | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
     suppressed: tuple[Suppression, ...] = ()  # appended: what --ignore removed, and why
+    outcome: str = ""  # appended (schema 4): ok | warn | incomplete | fail, never greener than the facts
+
+    def __post_init__(self) -> None:
+        if not self.outcome:  # derived from findings and unknowns unless given (a stored report's own)
+            object.__setattr__(self, "outcome", outcome_of(self.findings, self.unknowns))
 
 
 def severity_rank(severity: str) -> int:
@@ -146,8 +156,37 @@ def severity_rank(severity: str) -> int:
 
 
 def at_or_above(severity: str, threshold: str) -> bool:
-    """Does a finding of `severity` reach `threshold` (a --fail-on value; "never" is never reached)?"""
+    """Does a finding of `severity` reach `threshold` (a --fail-on value; "never" is never reached; "unknown"
+    fails on errors and, besides, on an incomplete outcome: cli exit_code)?"""
+    if threshold == FAIL_ON_UNKNOWN:
+        threshold = "error"
     return threshold in SEVERITY_RANK and severity_rank(severity) <= SEVERITY_RANK[threshold]
+
+
+OUTCOMES = ("fail", "incomplete", "warn", "ok")  # worst first
+NOT_DECIDED = "not decided: "  # how the engine starts the reason of a rule it settled as unknown
+
+
+def undecided_errors(unknowns: tuple[Unknown, ...] | list[Unknown]) -> list[Unknown]:
+    """The unknowns that could have been errors: they keep a report from saying "no problems found"."""
+    return [u for u in unknowns if u.severity == "error"]
+
+
+def deciding_questions(unknowns: tuple[Unknown, ...] | list[Unknown]) -> list[tuple[str, tuple[str, ...]]]:
+    """(question, rules it decides) for the undecided rules that could give an error, most rules first: what a
+    user answers (a node fact, a launch setting) to turn an incomplete check into a verdict."""
+    by_question: dict[str, dict[str, None]] = {}
+    for u in undecided_errors(unknowns):
+        for question in u.questions or (u.reason.removeprefix(NOT_DECIDED),):
+            by_question.setdefault(question, {})[u.rule] = None
+    return sorted(((q, tuple(r)) for q, r in by_question.items()), key=lambda qr: (-len(qr[1]), qr[0]))
+
+
+def outcome_of(findings: tuple[Finding, ...] | list[Finding], unknowns: tuple[Unknown, ...] | list[Unknown]) -> str:
+    """The verdict, made no greener than the facts: without an error finding, an undecided rule that could give
+    an error makes it "incomplete"."""
+    verdict = verdict_of(findings)
+    return "incomplete" if verdict != "fail" and undecided_errors(unknowns) else verdict
 
 
 def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> str:
@@ -157,3 +196,9 @@ def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> str:
     if "warning" in severities:
         return "warn"
     return "ok"
+
+
+def report_outcome(report: Report) -> str:
+    """The report's headline, from its findings and unknowns (a report built by hand or read from storage
+    before schema 4 may not carry `outcome`)."""
+    return outcome_of(report.findings, report.unknowns)
