@@ -18,6 +18,7 @@ from engine_facts import matrix as load_matrix
 from unknown_bases import bases
 
 from imgcheck.engine import evaluate, facts
+from imgcheck.engine.context import Ctx
 from imgcheck.engine.contract import reads_of, requires_of
 from imgcheck.engine.evaluate import FAMILIES, REGISTERED
 from imgcheck.model.node import Limits
@@ -51,6 +52,8 @@ def silences(matrix, families, changes: Iterable[facts.Fact], vague: bool = Fals
         for fact in changes:
             change = fact.vague if vague else fact.blank
             assert change is not None
+            if vague and fact.state(Ctx(image, node, matrix, job)) is not facts.State.KNOWN:
+                continue  # present-with-unknown-details is a change of a component the base has
             i, n, j = change(image, node, job)
             for rule in base - said(evaluate(i, n, matrix, families=families, job=j)):
                 out.setdefault(rule, set()).add(f"{name}: {fact.name}")
@@ -217,3 +220,45 @@ def test_an_error_found_is_fail_whatever_is_undecided():
     assert outcome_of([error], [undecided]) == "fail"
     assert outcome_of([], [undecided]) == "incomplete"
     assert outcome_of([], [Unknown("Z", "q", severity="warning")]) == "ok"  # a lesser check: listed, not the headline
+
+
+# ---------- nodes that cannot carry a multi-node GPU job say so ----------
+
+
+def test_node_with_no_rdma_and_no_driver_is_never_a_silent_ok(matrix):
+    from engine_facts import node as fixture_node
+
+    image, _, _ = case("nccl-342-docker-default-shm")  # an NCCL image, as the thread states it
+    cpu = fixture_node("cpu-no-rdma")  # rdma stack none, gpu {}: the driver is not stated
+    u = unknown_of(evaluate(image, cpu, matrix), "NODE-NO-MULTINODE-GPU-PATH")
+    assert u is not None and "node.gpu.driver_version" in u.facts
+    # what the probe writes when it looked and found no driver (node/nvidia.py): a wrong root looks like this
+    probed = dataclasses.replace(
+        cpu, unknown={"gpu.driver_version": "no NVIDIA kernel driver loaded (/proc/driver/nvidia/version absent)"}
+    )
+    found = {f.id: f for f in evaluate(image, probed, matrix).findings}["NODE-NO-MULTINODE-GPU-PATH"]
+    assert found.severity == "info" and "wrong root" in found.title
+
+
+def test_node_without_rdma_says_nccl_uses_sockets(matrix):
+    from engine_facts import node as fixture_node
+
+    image, node, _ = case("nccl-342-docker-default-shm")  # 4 H100s, driver 550; the thread names no NIC
+    no_rdma = dataclasses.replace(node, rdma=fixture_node("cpu-no-rdma").rdma)
+    found = {f.id: f for f in evaluate(image, no_rdma, matrix).findings}["NODE-NO-MULTINODE-GPU-PATH"]
+    assert "TCP sockets" in found.title and found.predicted_error == "NCCL INFO NET/IB : No device found."
+    with_uvm_off = dataclasses.replace(
+        node,
+        rdma=fixture_node("mofed-23.10-open-550-peermem").rdma,
+        gpu=dataclasses.replace(node.gpu, uvm_loaded=False),
+    )
+    found = {f.id: f for f in evaluate(image, with_uvm_off, matrix).findings}["NODE-NO-MULTINODE-GPU-PATH"]
+    assert "nvidia_uvm" in found.title
+
+
+def test_a_cpu_image_on_a_cpu_node_is_decided(matrix):
+    from engine_facts import committed_facts
+    from engine_facts import node as fixture_node
+
+    result = evaluate(committed_facts("bookworm"), fixture_node("cpu-no-rdma"), matrix)  # no NCCL, CUDA or torch
+    assert "NODE-NO-MULTINODE-GPU-PATH" not in said(result)

@@ -31,6 +31,7 @@ from . import (
     nccl_copies,
     nccl_releases,
     net_plugin,
+    node_capability,
     node_driver,
     node_only,
     ofed,
@@ -65,11 +66,16 @@ FAMILIES = (
     ucx,
     node_only,
     node_driver,
+    node_capability,
     job_launch,
     efa,
     net_plugin,
 )
-NODE_FAMILIES = (node_only, node_driver)  # what `imgcheck node check` runs: rules that need node facts only
+NODE_FAMILIES = (
+    node_only,
+    node_driver,
+    node_capability,
+)  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
 # once, in report.evaluate_fleet, not per (image, node)).
 REGISTERED = FAMILIES + (fleet_compare,)

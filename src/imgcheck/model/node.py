@@ -136,6 +136,10 @@ class Gpu:
     gpu_class: str | None = None  # datacenter | workstation | consumer | embedded (compat_matrix gpu_classes)
 
 
+# The probe's reason when it looked for the NVIDIA kernel driver and found none loaded (known absent, not unknown).
+NO_DRIVER_REASON = "no NVIDIA kernel driver loaded"
+
+
 @dataclass(frozen=True)
 class NodeGpu:
     driver_version: str | None = None
@@ -145,6 +149,7 @@ class NodeGpu:
     cuda_driver_version: str | None = None  # the CUDA version the driver supports, when known
     l4t_release: str | None = None  # Jetson: the L4T release (/etc/nv_tegra_release), never a driver version
     gdrdrv_loaded: bool | None = None  # GDRCopy's gdrdrv module
+    uvm_loaded: bool | None = None  # nvidia_uvm (CUDA's unified memory driver; cuInit needs it): /sys/module/nvidia_uvm
     # The host's user-space driver (libnvidia-ml.so.1's target), which the container toolkit mounts into every
     # GPU container; the kernel module accepts only clients of its own exact version.
     userspace_driver_version: str | None = None

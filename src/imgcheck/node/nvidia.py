@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..model.node import Gpu, KernelModule, NodeGpu, Peermem
+from ..model.node import NO_DRIVER_REASON, Gpu, KernelModule, NodeGpu, Peermem
 from .driver_userspace import scan_userspace_driver
 from .hostroot import HostReadError, HostRoot
 
@@ -81,13 +81,14 @@ def scan_gpu(
             unknown["gpu.driver_version"] = "/proc is not visible under the probe root"
             unknown["gpu.kernel_module"] = unknown["gpu.driver_version"]
         else:
-            reason = f"no NVIDIA kernel driver loaded ({VERSION_FILE} absent)"
+            reason = f"{NO_DRIVER_REASON} ({VERSION_FILE} absent)"
             unknown["gpu.driver_version"] = reason
             unknown["gpu.kernel_module"] = reason
     gpus = _gpus(host, unknown) if text is not None else ()
     if text is None and version is not None:
         unknown["gpu.gpus"] = f"the driver is loaded but {GPUS_DIR} is not visible"
     gdrdrv = host.is_dir("/sys/module/gdrdrv") if modules_visible else None
+    uvm = host.is_dir("/sys/module/nvidia_uvm") if modules_visible and version is not None else None
     userspace, userspace_path = scan_userspace_driver(host, unknown) if version is not None else (None, None)
     return NodeGpu(
         driver_version=version,
@@ -96,6 +97,7 @@ def scan_gpu(
         gpus=gpus,
         l4t_release=l4t,
         gdrdrv_loaded=gdrdrv,
+        uvm_loaded=uvm,
         userspace_driver_version=userspace,
         userspace_driver_path=userspace_path,
     )

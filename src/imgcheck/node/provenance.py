@@ -60,6 +60,8 @@ def probe_sources(facts: NodeFacts, read: dict[str, str], ofed_info_read: bool) 
         paths["gpu.l4t_release"] = TEGRA_RELEASE
     if gpu.gdrdrv_loaded is not None:
         paths["gpu.gdrdrv_loaded"] = _module("gdrdrv")
+    if gpu.uvm_loaded is not None:
+        paths["gpu.uvm_loaded"] = _module("nvidia_uvm")
     if gpu.userspace_driver_version:
         paths["gpu.userspace_driver_version"] = gpu.userspace_driver_path
     if facts.dkms is not None:
