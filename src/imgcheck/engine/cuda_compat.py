@@ -1,8 +1,11 @@
-"""CUDA forward-compatibility libraries on a GPU class that does not support them.
+"""CUDA forward-compatibility libcuda (cuda-compat) in the image, against the node's driver and GPUs.
 
-When the image's cuda-compat libcuda is newer than the node's driver it is the one CUDA uses, and forward
-compatibility works only on data-center GPUs, select NGC Server Ready RTX SKUs and Jetson boards (NVIDIA's CUDA
-compatibility guide): elsewhere cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).
+Newer than the driver: it is the libcuda CUDA uses, and forward compatibility works only on data-center GPUs,
+select NGC Server Ready RTX SKUs and Jetson boards (NVIDIA's CUDA compatibility guide): elsewhere cuInit fails
+with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).
+Older than the driver: the container toolkit does not add it then, but an image that puts compat/ on its own
+loader path (LD_LIBRARY_PATH in Env, ld.so.conf.d, so ld.so.cache) loads it anyway: an older libcuda on a
+newer kernel driver fails with CUDA error 803 (system has unsupported display driver / cuda driver combination).
 """
 
 from __future__ import annotations
@@ -10,46 +13,74 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..knowledge import gpus as gpus_k
+from ..model.image import Cuda
 from ..model.location import Location
 from ..model.report import Evidence
 from ..versions import ranges
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .contract import family, rule
+from .emit import Outcome, decided, finding, unknown
 
-RULES = ("CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU",)
-# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
-# silence with one of them unknown is reported as unknown (engine/contract.py).
-REQUIRES = {
-    "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU": (facts.CUDA, facts.COMPAT),
+UNSUPPORTED_GPU = "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU"
+OLDER_ON_PATH = "CUDA-COMPAT-OLDER-THAN-DRIVER-ON-PATH"
+_COMPAT = (facts.CUDA, facts.COMPAT)
+
+# What decides forward compatibility for a GPU whose support the gpu_classes rows leave open, by class.
+_OPEN_WORDS = {
+    "workstation": "only select NGC Server Ready RTX SKUs do; whether this one is one is not in the facts",
+    None: "the GPU's class is not known (data-center GPUs and Jetson boards support it, GeForce does not, "
+    "only select NGC Server Ready RTX SKUs do); state gpu_class in the node facts to decide it",
 }
-READS = {
-    "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU": (facts.CUDA, facts.COMPAT, facts.GPU_DRIVER),
-}
 
 
-def check(ctx: Ctx) -> Iterator[Outcome]:
-    rule = RULES[0]
+def _compat_ev(cuda: Cuda, compat: str) -> Evidence:
+    return Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer))
+
+
+def _order(ctx: Ctx) -> tuple[Cuda, str, str, bool | None] | None:
+    """(cuda, compat, driver, compat newer than the driver?) when both versions are known."""
     cuda = ctx.image.cuda
     compat = cuda.compat_driver if cuda else None
     driver = ctx.node.gpu.driver_version
-    if cuda is None or not compat or not driver:  # no cuda: no compat either
-        return  # no compat library, or no driver to compare it with: nothing to say (CUDA-DRIVER-TOO-OLD covers floors)
+    if cuda is None or not compat or not driver:
+        return None  # the engine asks for what is unknown (contract); absent compat: nothing to decide
     newer = ranges.at_least(compat, driver)
-    if newer is None:
-        yield unknown(rule, f"cannot tell whether forward-compat libcuda {compat} is newer than driver {driver}")
+    if newer and ranges.at_least(driver, compat):
+        newer = False  # the same build
+    return cuda, compat, driver, newer
+
+
+@rule(UNSUPPORTED_GPU, requires=_COMPAT, reads=(facts.GPU_DRIVER,))
+def unsupported_gpu(ctx: Ctx) -> Iterator[Outcome]:
+    known = _order(ctx)
+    if known is None:
         return
-    if not newer or ranges.at_least(driver, compat):
-        return  # the driver is at least as new: CUDA uses the driver's own libcuda, compat is never loaded
+    cuda, compat, driver, newer = known
+    if newer is None:
+        yield unknown(
+            UNSUPPORTED_GPU, f"cannot tell whether forward-compat libcuda {compat} is newer than driver {driver}"
+        )
+        return
+    if not newer:
+        yield decided(UNSUPPORTED_GPU, "the driver is at least as new: forward compatibility is not used")
+        return
+    if not ctx.node.gpu.gpus:
+        yield unknown(
+            UNSUPPORTED_GPU,
+            f"forward-compat libcuda {compat} is newer than driver {driver}; the node's GPUs are not in its facts, "
+            "and only data-center GPUs, Jetson boards and select RTX SKUs support forward compatibility",
+            facts=("node.gpu.gpus",),
+        )
+        return
     for gpu in ctx.node.gpu.gpus:
         klass, row = gpus_k.class_of(gpu, ctx.matrix)
-        support = row.get("forward_compat") if row else None
-        if klass and not row:
-            support = "unsupported" if klass == "consumer" else None
+        # a class stated in the node facts decides it; else the row the model name matches
+        support = gpus_k.class_forward_compat(gpu.gpu_class, ctx.matrix) if gpu.gpu_class else row.get("forward_compat")
         if support == "supported":
             continue
         evidence = [
-            Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)),
+            _compat_ev(cuda, compat),
             ctx.node_ev("gpu.driver_version", driver),
             ctx.node_ev("gpu.gpus.name", gpu.name),
             ctx.node_ev("gpu.gpus.gpu_class", klass),
@@ -57,7 +88,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         if support == "unsupported":
             yield finding(
                 ctx.matrix,
-                rule,
+                UNSUPPORTED_GPU,
                 evidence,
                 gpu=gpu.name,
                 gpu_class=klass,
@@ -67,9 +98,55 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
             )
         else:
             yield unknown(
-                rule,
+                UNSUPPORTED_GPU,
                 f"forward-compat libcuda {compat} is newer than driver {driver}; whether the "
-                f"{klass or 'unclassified'} GPU {gpu.name or '(unnamed)'} supports forward "
-                "compatibility is not known (only select RTX SKUs do)",
+                f"{klass or 'unclassified'} GPU {gpu.name or '(unnamed)'} supports forward compatibility: "
+                + _OPEN_WORDS.get(klass, _OPEN_WORDS[None]),
+                facts=("node.gpu.gpus.gpu_class",),
             )
         return  # one answer per node
+    yield decided(UNSUPPORTED_GPU, "every GPU of the node supports forward compatibility")
+
+
+@rule(OLDER_ON_PATH, requires=_COMPAT, reads=(facts.GPU_DRIVER,))
+def older_on_path(ctx: Ctx) -> Iterator[Outcome]:
+    known = _order(ctx)
+    if known is None:
+        return
+    cuda, compat, driver, newer = known
+    if newer is None:
+        yield unknown(
+            OLDER_ON_PATH, f"cannot tell whether forward-compat libcuda {compat} is older than driver {driver}"
+        )
+        return
+    if newer or ranges.at_least(driver, compat) is not True or ranges.at_least(compat, driver):
+        yield decided(OLDER_ON_PATH, "the compat libcuda is not older than the driver")
+        return
+    if cuda.compat_on_path is None:
+        why = cuda.compat_path_how or ctx.image.unknown_reason("cuda.compat_on_path") or "not read"
+        yield unknown(
+            OLDER_ON_PATH,
+            f"the image's forward-compat libcuda {compat} is older than driver {driver}: whether the image itself "
+            f"puts {cuda.compat_path or 'compat/'} on its loader path (LD_LIBRARY_PATH, ld.so.conf.d) is unknown ({why})",
+            facts=("image.cuda.compat_on_path",),
+        )
+        return
+    if not cuda.compat_on_path:
+        yield decided(OLDER_ON_PATH, "only the container runtime adds compat/, and only for an older driver")
+        return
+    yield finding(
+        ctx.matrix,
+        OLDER_ON_PATH,
+        [
+            _compat_ev(cuda, compat),
+            Evidence("image.cuda.compat_path_how", cuda.compat_path_how, Location.file(cuda.compat_path, cuda.layer)),
+            ctx.node_ev("gpu.driver_version", driver),
+        ],
+        compat_driver=compat,
+        driver_version=driver,
+        how=cuda.compat_path_how,
+        compat_dir=(cuda.compat_path or "").rpartition("/")[0] or "compat/",
+    )
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(unsupported_gpu, older_on_path)

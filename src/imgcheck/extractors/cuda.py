@@ -208,6 +208,7 @@ def extract(
     require = env.get("NVIDIA_REQUIRE_CUDA")
     if version is None and compat_driver is None and require is None and not runs:
         return None
+    on_path, on_path_how = compat_on_loader_path(view, loader, compat_path) if compat_path else (None, None)
     return Cuda(
         version=version,
         path=path,
@@ -217,4 +218,59 @@ def extract(
         compat_path=compat_path,
         require_cuda=require,
         runtime=tuple(runs),
+        compat_on_path=on_path,
+        compat_path_how=on_path_how,
     )
+
+
+_LD_SO_CONF = (r"etc/ld\.so\.conf", r"etc/ld\.so\.conf\.d/[^/]+")  # kept with content by loader.WANTS
+
+
+def compat_on_loader_path(view: FileView, loader: Loader | None, compat_path: str) -> tuple[bool | None, str]:
+    """Whether the image itself puts the compat directory on the dynamic loader's path, and where.
+
+    The NVIDIA container toolkit adds the compat libcuda only when it is newer than the host driver; an image
+    that names the directory in LD_LIBRARY_PATH or ld.so.conf(.d) (so ldconfig puts it in ld.so.cache) loads
+    it on every node, an older libcuda on a newer driver included (CUDA error 803).
+    """
+    if loader is None:
+        return None, "the image's loader path was not read"
+
+    def real(directory: str) -> str | None:
+        try:
+            return view.resolve(directory.strip("/"))
+        except SymlinkLoop:
+            return None
+
+    compat_dir = real(posixpath.dirname(compat_path))
+    indirect: list[str] = []
+
+    def names_compat(directory: str, where: str) -> bool:
+        """The directory is compat/ itself. One whose libcuda.so.1 only links there (NGC images' compat/lib,
+        which their entrypoint adjusts to the driver at start) is noted: then whether it loads is unknown."""
+        if real(directory) == compat_dir:
+            return True
+        libcuda = real(posixpath.join(directory, "libcuda.so.1"))
+        if libcuda is not None and posixpath.dirname(libcuda) == compat_dir:
+            indirect.append(where)
+        return False
+
+    for directory in loader.ld_library_path:
+        if names_compat(directory, f"LD_LIBRARY_PATH {directory}"):
+            return True, f"LD_LIBRARY_PATH {directory}"
+    for pattern in _LD_SO_CONF:
+        for conf in view.paths(pattern):
+            ref = view.file(conf)
+            text = ref.data.decode("utf-8", "replace") if ref is not None and ref.data is not None else ""
+            for line in text.splitlines():
+                directory = line.split("#", 1)[0].strip()
+                if directory.startswith("/") and names_compat(directory, f"/{conf}"):
+                    return True, f"/{conf}"
+    for entry in loader.cache or ():
+        if entry.soname == "libcuda.so.1" and names_compat(posixpath.dirname(entry.path), "/etc/ld.so.cache"):
+            return True, f"/etc/ld.so.cache ({entry.path})"
+    if indirect:
+        return None, f"{indirect[0]} reaches the compat libcuda through links an entrypoint may change at start"
+    if loader.cache_unreadable:
+        return None, loader.cache_unreadable
+    return False, "not on LD_LIBRARY_PATH, /etc/ld.so.conf(.d) or /etc/ld.so.cache: only the container runtime adds it"

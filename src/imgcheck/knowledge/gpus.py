@@ -23,6 +23,14 @@ def class_of(gpu, matrix: Matrix) -> tuple[str | None, dict]:
     return (gpu.gpu_class or row.get("gpu_class")), row
 
 
+def class_forward_compat(klass: str | None, matrix: Matrix) -> str | None:
+    """forward_compat of a stated GPU class whose model name no row matches: the first row of that class."""
+    if klass is None:
+        return None
+    row = next((r for r in matrix.rows("gpu_classes") if r.get("gpu_class") == klass), None)
+    return row.get("forward_compat") if row else None
+
+
 def compute_capability(name: str | None, matrix: Matrix) -> tuple[int, int, dict] | None:
     """(major, minor, row) of the first gpu_compute_capability row matching the model name, or None (no name, or a
     model the table does not list: unknown, never guessed from the generation)."""

@@ -155,6 +155,11 @@ class Cuda(Located):
     compat_driver: str | None = None  # forward-compat libcuda.so.<ver>
     compat_path: str | None = None
     require_cuda: str | None = None  # NVIDIA_REQUIRE_CUDA
+    # Whether the image itself puts the compat directory on its loader path (LD_LIBRARY_PATH in Env,
+    # /etc/ld.so.conf(.d), /etc/ld.so.cache): then the compat libcuda is loaded whatever the node's driver,
+    # not only when the container runtime adds it for an older driver. None: no compat library, or unknown.
+    compat_on_path: bool | None = None
+    compat_path_how: str | None = None  # which of those names it, or why it is unknown / not on the path
     runtime: tuple[CudaRuntime, ...] = ()  # every CUDA runtime (libcudart) found: wheel, package, file
 
 
