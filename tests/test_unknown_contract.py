@@ -262,3 +262,28 @@ def test_a_cpu_image_on_a_cpu_node_is_decided(matrix):
 
     result = evaluate(committed_facts("bookworm"), fixture_node("cpu-no-rdma"), matrix)  # no NCCL, CUDA or torch
     assert "NODE-NO-MULTINODE-GPU-PATH" not in said(result)
+
+
+# ---------- ranking by evidence ----------
+
+
+def test_a_version_range_only_known_issue_ranks_below_a_shown_mechanism(matrix):
+    """NCCL 2.19.3 as nccl#1116 states it, in an image without libibverbs (known absent): the missing verbs library is
+    shown; the known cuMem/all-to-all hang matches the version range but its workload condition is not shown."""
+    from corpus import CASES, image_doc, image_facts
+
+    from imgcheck.engine.report import build_report
+    from imgcheck.formats.report_table import render_table
+
+    _, node, _ = case("nccl-1116-cumem-a2a-deadlock-2.19")
+    spec = next(c for c in CASES if c["id"] == "nccl-1116-cumem-a2a-deadlock-2.19")
+    doc = copy.deepcopy(image_doc(spec["image"], spec["id"]))
+    doc["rdma"] = {"libibverbs": None, "providers": [], "flavor": "none"}  # looked, found none
+    report = build_report(image_facts(doc, spec["id"]), [node], matrix, generated_at="x")
+    ids = [f.id for f in report.findings]
+    assert ids.index("RDMA-NO-LIBIBVERBS") < ids.index("NCCL-RELEASE-KNOWN-ISSUE")
+    known = next(f for f in report.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE")
+    assert known.unshown and "all-to-all" in known.unshown[0] and "cannot show" in known.mechanism
+    text = render_table(report)
+    assert text.index("RDMA-NO-LIBIBVERBS") < text.index("NCCL-RELEASE-KNOWN-ISSUE")
+    assert "not shown to hold: all-to-all" in text

@@ -3,6 +3,7 @@ first release that supports the node's GPU generation (nccl_gpu_generations)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 
@@ -54,7 +55,8 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         if hit is None:
             yield unknown(
                 "NCCL-RELEASE-KNOWN-ISSUE",
-                f"NCCL {version} may or may not be in {row['nccl_min']}..{row['nccl_below']} ({row['issue']})",
+                f"NCCL {version} may or may not be in {row['nccl_min']}..{row['nccl_below']} ({row['issue']}); "
+                f"it also needs {'; '.join(row.get('conditions') or ()) or 'nothing more'}",
             )
             continue
         name, value = row.get("workaround_setting"), row.get("workaround_value")
@@ -62,17 +64,20 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         if applied is not None and applied.value.strip() == value:
             continue  # the image already avoids it
         evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else [])
-        yield finding(
+        conditions = tuple(row.get("conditions") or ())
+        found = finding(
             ctx.matrix,
             "NCCL-RELEASE-KNOWN-ISSUE",
             evidence,
             variant=None if name else "upgrade-only",
+            conditions="; ".join(conditions) or "nothing more",
             nccl=version,
             issue=row["summary"],
             nccl_min=row["nccl_min"],
             fixed_in=row["nccl_below"],
             workaround=f"{name}={value}" if name else "none known",
         )
+        yield dataclasses.replace(found, unshown=conditions)  # ranks below findings whose trigger was shown
 
 
 def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:

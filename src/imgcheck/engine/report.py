@@ -15,7 +15,7 @@ from ..job.model import JobFacts
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
-from ..model.report import Finding, Report, Suppression, Unknown, outcome_of, severity_rank, verdict_of
+from ..model.report import Finding, Report, Suppression, Unknown, finding_rank, outcome_of, verdict_of
 from ..model.serde import to_dict
 from . import fleet_compare
 from .evaluate import Evaluation, evaluate
@@ -91,7 +91,7 @@ def evaluate_fleet(
     unknowns = _merge(
         unknown, lambda u: dataclasses.replace(u, nodes=()), lambda u, names: dataclasses.replace(u, nodes=names)
     )
-    findings.sort(key=lambda f: (severity_rank(f.severity), f.id, f.title))
+    findings.sort(key=lambda f: (*finding_rank(f), f.id, f.title))
     unknowns.sort(key=lambda u: u.rule)
     return FleetResult(tuple(findings), tuple(unknowns), len(groups))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..model.report import Finding, severity_rank
+from ..model.report import Finding, finding_rank
 
 
 @dataclass(frozen=True)
@@ -38,5 +38,5 @@ def collapse(findings) -> list[Problem]:
         sources = tuple(dict.fromkeys(s for v in variants for s in v.sources))
         merged = dataclasses.replace(variants[0], nodes=nodes, evidence=evidence, fixes=fixes, sources=sources)
         problems.append(Problem(merged, tuple(variants)))
-    problems.sort(key=lambda p: (severity_rank(p.finding.severity), p.finding.id))
+    problems.sort(key=lambda p: (*finding_rank(p.finding), p.finding.id))
     return problems

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from ..model.report import Finding, Report, Unknown, deciding_questions, report_outcome, severity_rank
+from ..model.report import Finding, Report, Unknown, deciding_questions, finding_rank, report_outcome
 from .collapse import collapse
 from .report_text import short_layer, value_text
 from .safe_text import printable
@@ -46,7 +46,7 @@ def _names(nodes: list[str] | tuple[str, ...], limit: int = 10) -> str:
 
 
 def _findings_sorted(report: Report) -> list[Finding]:
-    return sorted(report.findings, key=lambda f: (severity_rank(f.severity), f.id))
+    return sorted(report.findings, key=lambda f: (*finding_rank(f), f.id))
 
 
 def _node_rows(report: Report) -> list[tuple[str, list[str], list[Finding], list[Unknown]]]:
@@ -84,6 +84,8 @@ def _finding_details(finding: Finding) -> list[str]:
     if finding.nodes:
         out.append(f"**Nodes:** {_names(finding.nodes, 50)}")
         out.append("")
+    if finding.unshown:
+        out += [f"**Not shown to hold:** {md('; '.join(finding.unshown))}", ""]
     if finding.predicted_error:
         out += [
             "**Predicted error:**",

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from ..model.report import Finding, Report, deciding_questions, report_outcome, severity_rank
+from ..model.report import Finding, Report, deciding_questions, finding_rank, report_outcome
 from .collapse import collapse
 from .report_text import short_layer, value_text
 from .safe_text import escape_markup as escape  # control characters too, not only [markup]
@@ -33,7 +33,7 @@ _QUESTIONS_SHOWN = 5  # deciding questions on the first screen; the rest are lis
 
 def sorted_findings(report: Report) -> list[Finding]:
     """Errors first, then warnings, then info; stable by rule id within a severity."""
-    return sorted(report.findings, key=lambda f: (severity_rank(f.severity), f.id))
+    return sorted(report.findings, key=lambda f: (*finding_rank(f), f.id))
 
 
 def _count(report: Report, severity: str) -> int:
@@ -131,6 +131,8 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
         out(f"[{style}]{finding.severity.upper()}[/] [bold]{escape(finding.id)}[/bold]  {escape(finding.title)}{sure}")
         if finding.nodes:
             out(f"nodes: {escape(_nodes_text(finding.nodes))}", 2)
+        if finding.unshown:  # matched on a version range: what else it needs, which the facts do not show
+            out(f"not shown to hold: {escape('; '.join(finding.unshown))}", 2)
         if finding.predicted_error:
             out("predicted error:", 2)
             out(f"[bold]{escape(finding.predicted_error)}[/bold]", 4)

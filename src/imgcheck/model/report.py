@@ -82,6 +82,14 @@ class Finding:
     fixes: tuple[str, ...] = ()
     nodes: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    # schema 4: trigger conditions the facts do not show to hold (a known issue matched on its version range
+    # alone); such a finding ranks below one of the same severity whose conditions were shown (finding_rank)
+    unshown: tuple[str, ...] = ()
+
+
+def finding_rank(finding: Finding) -> tuple[int, int]:
+    """Sort key, worst and best-evidenced first: severity, then shown before version-range-only matches."""
+    return severity_rank(finding.severity), 1 if finding.unshown else 0
 
 
 @dataclass(frozen=True)
