@@ -166,3 +166,15 @@ def test_before_2_21_5_unset_means_entry_0_which_is_roce_v1_here(roce):
     assert "https://github.com/NVIDIA/nccl/issues/426" in f.sources
     # from 2.21.5 NCCL chooses: nothing to say about the default
     assert ids(evaluate(image(), roce, MATRIX, job=pod(NCCL_IB_GID_INDEX=None)), V1) == ([], [])
+
+
+def test_a_device_without_a_name_or_nccl_straddling_auto_is_asked_never_passed(roce):
+    """Issue 31: the GID rule went silent when a device had no name or NCCL's version left its choice open."""
+    fine = evaluate(image(), roce, MATRIX, job=pod(NCCL_IB_GID_INDEX="1"))  # entry 1 exists on every port
+    assert ids(fine, GID) == ([], [])
+    first = dataclasses.replace(roce.rdma.devices[0], name=None)  # the probe could not name mlx5_0
+    nameless = dataclasses.replace(roce, rdma=dataclasses.replace(roce.rdma, devices=(first, *roce.rdma.devices[1:])))
+    _, (u,) = ids(evaluate(image(), nameless, MATRIX, job=pod(NCCL_IB_GID_INDEX="1")), GID)
+    assert "a device without a name" in u.reason
+    _, (u,) = ids(evaluate(image(nccl="2.21"), roce, MATRIX, job=pod(NCCL_IB_GID_INDEX=None)), GID)
+    assert "picks the RoCE GID itself" in u.reason  # 2.21.0..2.21.4 use entry 0, 2.21.5 on choose

@@ -77,6 +77,9 @@ class Ctx:
 
     def nccl_unknown_reason(self, feature: str | None = None) -> str:
         version = self.nccl.version if self.nccl else None
+        if version is None and self.image.nccl:  # present, version unknown: never "no NCCL"
+            where = ", ".join(n.path or n.origin or "?" for n in self.image.nccl)
+            return f"NCCL is in the image ({where}) but its version is unknown; give the version with a facts file to decide"
         if feature is None or version is None:
             return gpudirect.nccl_why(self.matrix, None, "dmabuf")
         return gpudirect.nccl_why(self.matrix, version, feature)

@@ -39,16 +39,27 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _socket_ifname(ctx)
 
 
-def _roce_ports(ctx: Ctx) -> Iterator[tuple[str, RdmaPort]]:
-    """(device name, port) for the Ethernet ports of the devices NCCL_IB_HCA leaves NCCL (all when unset)."""
+def _roce_ports(ctx: Ctx) -> tuple[list[tuple[str, RdmaPort]], list[str]]:
+    """(device name, port) for the Ethernet ports of the devices NCCL_IB_HCA leaves NCCL (all when unset), and
+    the devices or ports it cannot tell about: a device without a name (NCCL_IB_HCA cannot be matched), a port
+    whose link layer is not known (RoCE uses the GID index, InfiniBand does not)."""
     hca = ctx.setting("NCCL_IB_HCA")
     wanted = DeviceList.parse(hca.value.strip()) if hca is not None and hca.value.strip() else None
+    ports: list[tuple[str, RdmaPort]] = []
+    unsure: list[str] = []
     for device in ctx.node.rdma.devices:
-        if not device.name or (wanted is not None and not wanted.selects(device.name)):
+        if not device.name:
+            if any(p.link_layer != "InfiniBand" for p in device.ports) or not device.ports:
+                unsure.append(f"a device without a name ({device.pci_address or 'PCI address unknown'})")
+            continue
+        if wanted is not None and not wanted.selects(device.name):
             continue
         for port in device.ports:
             if port.link_layer == "Ethernet":
-                yield device.name, port
+                ports.append((device.name, port))
+            elif port.link_layer is None and (device.link_layer or "Ethernet") == "Ethernet":
+                unsure.append(f"{device.name}:{port.port} (link layer unknown)")
+    return ports, unsure
 
 
 def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
@@ -59,13 +70,27 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
     auto = ctx.nccl_at_least("roce_gid_auto")
     # before 2.21.5 NCCL's default (and its fallback for an unparsable value) is entry 0
     index = explicit if explicit is not None else 0 if auto is False else None
+    if explicit is None and auto is None:
+        yield unknown(
+            "ENV-NCCL-IB-GID-INDEX-NO-GID",
+            f"whether NCCL {nccl.version or '(version unknown)'} picks the RoCE GID itself or uses entry 0: "
+            + ctx.nccl_unknown_reason("roce_gid_auto"),
+            facts=("image.nccl",),
+        )
+        return
     if index is None or index < 0:
         return  # -1, or unset / unparsable with NCCL's own choice
     said = s.label if s is not None and explicit is not None else f"NCCL {nccl.version}'s default GID index 0"
     if not ctx.node.rdma.devices:
         yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; " + ctx.unknown_why("rdma.devices"))
         return
-    ports = list(_roce_ports(ctx))
+    ports, unsure = _roce_ports(ctx)
+    if unsure:
+        yield unknown(
+            "ENV-NCCL-IB-GID-INDEX-NO-GID",
+            f"{said} is used; the node facts cannot tell whether NCCL uses GID entry {index} on {'; '.join(unsure)}",
+            facts=("node.rdma",),
+        )
     if not ports:
         return  # InfiniBand (or no RoCE port NCCL would use): the index is not used
     missing, v1, unread = [], [], []
@@ -99,7 +124,7 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
         yield finding(
             ctx.matrix, "ENV-NCCL-IB-GID-INDEX-ROCE-V1", evidence, variant=variant, ports=", ".join(v1), **words
         )
-    if unread and not missing:
+    if unread and not missing and not unsure:
         yield unknown(
             "ENV-NCCL-IB-GID-INDEX-NO-GID",
             f"{said} is used; GID entry {index} is not in the node facts for {'; '.join(unread)}",
