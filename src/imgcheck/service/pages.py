@@ -19,7 +19,7 @@ _STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 table { border-collapse: collapse; } th, td { padding: .3em .7em; border-bottom: 1px solid #ddd; text-align: left; }
 code { font-size: 12px; } .verdict-ok { color: #17702a; } .verdict-warn { color: #9a6a00; }
-.verdict-fail { color: #b00020; font-weight: bold; } .state-failed { color: #b00020; } .muted { color: #777; }
+.verdict-fail { color: #b00020; font-weight: bold; } .verdict-incomplete { color: #7a3e9d; } .state-failed { color: #b00020; } .muted { color: #777; }
 ul.findings { margin: 0; padding-left: 1.1em; } .sev-error { color: #b00020; } .sev-warning { color: #9a6a00; }
 .sev-info { color: #555; } section.fleet { margin: 1.2em 0; } dt { font-weight: bold; margin-top: .4em; }
 """
@@ -155,7 +155,8 @@ def render_report(jobs: list[dict], reports: dict[int, dict[str, dict]]) -> str:
             head += f'<p class="muted">{escape(job["last_error"])}</p>'
         fleets = []
         for fleet, report in sorted(reports.get(job["id"], {}).items()):
-            verdict = str(report.get("verdict", "unknown"))
+            # schema 4's outcome (incomplete when an error rule was not decided), else the stored verdict
+            verdict = str(report.get("outcome") or report.get("verdict", "unknown"))
             shown = [f for f in report.get("findings", []) if isinstance(f, dict)]
             shown.sort(key=lambda f: severity_rank(f.get("severity")))
             body = "".join(_finding(f) for f in shown) or '<p class="muted">no findings</p>'
