@@ -157,7 +157,9 @@ def test_doca_open_node_framework_answers_are_sourced_and_engine_checked(tmp_pat
     assert images
     for i, rec in enumerate(images):
         entry = _shipped(rec["image"])
-        assert entry.summary.framework == "pytorch" and entry.source.startswith("https://")
+        # every catalog entry now has an undecided rule or two here (issue 31: facts the catalog does not record
+        # are asked, never passed), so the newest tags rank first; some cite a public file, not a URL
+        assert entry.summary.framework == "pytorch" and entry.source
         assert f"({entry.confidence}: {entry.source})" in rec["why"]
         assert "checked against gpu-doca2410-open" in rec["why"]
         for j, facts in enumerate(entry.readings):
@@ -279,7 +281,12 @@ def test_a_tag_of_the_same_base_comes_before_other_images():
     decided = [r for r in images if "still undecided" not in r.why]
     assert decided and list(images[: len(decided)]) == decided
     assert all(_shipped(r.image).summary.cuda.startswith("11.") for r in decided)
-    assert all("still undecided: CUDA-DRIVER-TOO-OLD" in r.why for r in images[len(decided) :])
+    # the rest say what is undecided: CUDA 12 tags whether they run on R470 at all; CUDA 11 tags (natively run
+    # by R470) only whether the image itself puts an older forward-compat libcuda on its loader path (issue 31)
+    for r in images[len(decided) :]:
+        cuda12 = _shipped(r.image).summary.cuda.startswith("12.")
+        assert ("CUDA-DRIVER-TOO-OLD" in r.why) == cuda12, r.image
+        assert "CUDA-COMPAT-OLDER-THAN-DRIVER-ON-PATH" in r.why or cuda12, r.image
 
 
 def test_load_nvidia_peermem_on_a_mlnx_ofed_node(debian_archive):

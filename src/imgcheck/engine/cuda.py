@@ -10,7 +10,7 @@ from ..model.report import Evidence
 from ..versions import ranges
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, decided, finding, unknown
 
 RULES = ("CUDA-DRIVER-TOO-OLD",)
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
@@ -41,6 +41,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         yield unknown(rule, ctx.unknown_why("gpu.driver_version") if not driver else why)
         return
     if meets:
+        yield decided(rule, "the driver runs this CUDA natively, forward-compat libcuda or not")
         return
     min_driver = cuda_k.minimum_driver(ctx.matrix, cuda.version)
     assert min_driver is not None  # driver_meets said False, which it does only against a floor

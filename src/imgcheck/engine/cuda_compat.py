@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from ..knowledge import gpus as gpus_k
 from ..model.image import Cuda
 from ..model.location import Location
+from ..model.node import Gpu
 from ..model.report import Evidence
 from ..versions import ranges
 from . import facts
@@ -51,8 +52,19 @@ def _order(ctx: Ctx) -> tuple[Cuda, str, str, bool | None] | None:
     return cuda, compat, driver, newer
 
 
+def _support(ctx: Ctx, gpu: Gpu) -> tuple[str | None, str | None]:
+    """(class, forward_compat support): a class stated in the node facts decides it; else the row the model
+    name matches."""
+    klass, row = gpus_k.class_of(gpu, ctx.matrix)
+    return klass, gpus_k.class_forward_compat(gpu.gpu_class, ctx.matrix) if gpu.gpu_class else row.get("forward_compat")
+
+
 @rule(UNSUPPORTED_GPU, requires=_COMPAT, reads=(facts.GPU_DRIVER,))
 def unsupported_gpu(ctx: Ctx) -> Iterator[Outcome]:
+    gpus = ctx.node.gpu.gpus
+    if gpus and all(_support(ctx, g)[1] == "supported" for g in gpus):
+        yield decided(UNSUPPORTED_GPU, "every GPU of the node supports forward compatibility")
+        return
     known = _order(ctx)
     if known is None:
         return
@@ -74,9 +86,7 @@ def unsupported_gpu(ctx: Ctx) -> Iterator[Outcome]:
         )
         return
     for gpu in ctx.node.gpu.gpus:
-        klass, row = gpus_k.class_of(gpu, ctx.matrix)
-        # a class stated in the node facts decides it; else the row the model name matches
-        support = gpus_k.class_forward_compat(gpu.gpu_class, ctx.matrix) if gpu.gpu_class else row.get("forward_compat")
+        klass, support = _support(ctx, gpu)
         if support == "supported":
             continue
         evidence = [

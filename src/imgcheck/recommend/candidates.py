@@ -8,6 +8,7 @@ from ..engine import report as engine_report
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
+from ..model.report import Unknown
 from .base import base_of, repository
 from .catalog import CatalogEntry
 from .framework import FrameworkWant, distance
@@ -42,8 +43,15 @@ def blocking_rules(
     blocking, unknown = set(), set()
     for _node, result in _each(image, nodes, matrix):
         blocking |= {f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore}
-        unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
+        unknown |= {u.rule for u in result.unknowns if u.rule not in ignore and not settings_only(u)}
     return blocking, unknown
+
+
+def settings_only(u: Unknown) -> bool:
+    """An unknown the engine settled only because the image's NCCL settings are not known (facts "setting.*"):
+    a catalog row never records Env, and the settings checks are about what the team adds, which the env-change
+    recommendation answers. Candidates are judged as if they add no NCCL setting; the why says so."""
+    return bool(u.facts) and all(f.startswith("setting.") for f in u.facts)
 
 
 def _each(image: ImageFacts, nodes, matrix: Matrix):
@@ -74,7 +82,7 @@ def judge(
                 if f.severity in BLOCKING and f.id not in ignore:
                     names = names_of.get(node.name, [node.name]) if names_of else [node.name]
                     blocking.setdefault(f.id, set()).update(names)
-            unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
+            unknown |= {u.rule for u in result.unknowns if u.rule not in ignore and not settings_only(u)}
     if blocking:
         words = tuple(f"{rule} on {names_text(sorted(names))}" for rule, names in sorted(blocking.items()))
         return Judgement(

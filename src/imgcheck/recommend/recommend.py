@@ -95,6 +95,8 @@ def _image_recommendation(
         basis = f"published facts from the shipped catalog ({e.confidence}: {e.source})"
     readings = f" under each of its {len(e.readings)} possible readings" if len(e.readings) > 1 else ""
     undecided = f"; still undecided: {', '.join(j.unknown_rules)}" if j.unknown_rules else ""
+    if e.origin != "local":  # candidates.settings_only: catalog rows do not record Env
+        undecided += "; its Env is not in the catalog: the NCCL settings checks assume it sets none"
     same = ""
     base = base_of(current_image) if current_image is not None else None
     if base is not None and repository(e.reference) == base.repository:
