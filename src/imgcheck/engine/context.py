@@ -54,10 +54,18 @@ class Ctx:
     def nccl(self) -> Nccl | None:
         return nccl_k.nccl_in_use(self.image)
 
+    @cached_property
+    def nccl_present(self) -> bool | None:
+        """NCCL is in the image (a copy whose version is unknown included), absent, or unknown: rules that need
+        only its presence (not its version) decide on this, never on `nccl` being None."""
+        if self.image.nccl:
+            return True
+        return None if self.image.unknown_reason("nccl") else False
+
     def nccl_evidence(self) -> list[Evidence]:
         chosen = self.nccl
-        if chosen is None:
-            return []
+        if chosen is None:  # present with its version unknown: say so
+            return [Evidence("image.nccl.version", None, n.location) for n in self.image.nccl[:1]]
         return [
             Evidence("image.nccl.version", chosen.version, chosen.location),
             Evidence("image.nccl.selection", nccl_k.selection_words(self.image, chosen), chosen.location),

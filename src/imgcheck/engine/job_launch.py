@@ -15,7 +15,7 @@ from ..model.location import Location
 from ..model.report import Evidence, EvidenceValue, Finding
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, decided, finding, unknown
 
 RULES = (
     "JOB-RDMA-DEVICES-NOT-EXPOSED",
@@ -147,8 +147,8 @@ def _env_conflict(ctx: Ctx, rule: str, var: EnvVar, image_value: str) -> Finding
 
 def _uses_verbs(ctx: Ctx) -> bool:
     """NCCL in the image would open RDMA devices: it has NCCL and libibverbs, and the job did not turn IB off."""
-    if ctx.nccl is None or ctx.lib is None:
-        return False
+    if ctx.nccl_present is not True or ctx.lib is None:
+        return False  # NCCL's version does not matter here, only that it is there
     return ctx.ib_disabled_by is None  # NCCL_IB_DISABLE, NCCL_NET=Socket: the job does not mean IB
 
 
@@ -176,8 +176,11 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
 def _devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
     rule = "JOB-RDMA-DEVICES-NOT-EXPOSED"
     job = _job(ctx)
-    if not _uses_verbs(ctx) or ctx.node_has_rdma is not True:
+    if exposed[0] is True:
+        yield decided(rule, f"{job.where}: {exposed[1]}")  # whatever the image's NCCL: the devices are there
         return
+    if not _uses_verbs(ctx) or ctx.node_has_rdma is not True:
+        return  # NCCL or libibverbs absent, IB off, or no RDMA on the node; unknowns: the engine asks
     state, words = exposed
     if state is None:
         yield unknown(rule, f"{job.where}: {words}")
@@ -273,8 +276,11 @@ def _ranks(ctx: Ctx) -> tuple[int | None, str]:
 def _shm(ctx: Ctx) -> Iterator[Outcome]:
     rule = "JOB-SHM-TOO-SMALL"
     job = _job(ctx)
-    if ctx.nccl is None:
+    if job.host_ipc:
+        yield decided(rule, "the host's /dev/shm (host IPC namespace)")
         return
+    if ctx.nccl_present is not True:
+        return  # no NCCL; NCCL unknown: the engine asks (its version does not matter here)
     off = ctx.setting("NCCL_SHM_DISABLE")
     if off and off.as_int() == 1:
         return  # NCCL does not use the shm transport
