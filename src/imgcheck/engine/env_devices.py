@@ -54,8 +54,8 @@ class DeviceList:
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
-    if ctx.nccl is None:
-        return
+    if ctx.nccl_present is not True:
+        return  # no NCCL; unknown: the engine asks (these settings do not depend on NCCL's version)
     if ctx.node_has_rdma is not False:
         yield from _ib_hca(ctx)
     yield from _socket_ifname(ctx)  # bootstrap runs over sockets on every node

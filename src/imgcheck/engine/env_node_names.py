@@ -32,11 +32,12 @@ ENROOT_NETNS = (
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
-    if ctx.nccl is None:
-        return
-    if ctx.node_has_rdma is not False and ctx.ib_disabled_by is None:
+    if ctx.nccl_present is not True:
+        return  # no NCCL; unknown: the engine asks
+    # the GID index NCCL uses depends on its version (a copy whose version is unknown: the engine asks)
+    if ctx.nccl is not None and ctx.node_has_rdma is not False and ctx.ib_disabled_by is None:
         yield from _gid_index(ctx)
-    yield from _socket_ifname(ctx)
+    yield from _socket_ifname(ctx)  # any NCCL reads NCCL_SOCKET_IFNAME the same way
 
 
 def _roce_ports(ctx: Ctx) -> tuple[list[tuple[str, RdmaPort]], list[str]]:

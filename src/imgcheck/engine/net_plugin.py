@@ -28,8 +28,8 @@ INTERNAL_NETS = ("ib", "socket")  # the names of NCCL's own ncclNet_t (src/trans
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
-    if ctx.nccl is None:
-        return
+    if ctx.nccl_present is not True:
+        return  # no NCCL; unknown: the engine asks (any NCCL dlopens the plugin the same way)
     plugin = next((p for p in ctx.image.nccl_net_plugins if p.loaded), None)
     if plugin is None:
         return  # no plugin NCCL opens (EFA-NO-OFI-PLUGIN speaks for EFA nodes), or the plugins are unknown
