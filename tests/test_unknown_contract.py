@@ -290,3 +290,26 @@ def test_a_version_range_only_known_issue_ranks_below_a_shown_mechanism(matrix):
     text = render_table(report)
     assert text.index("RDMA-NO-LIBIBVERBS") < text.index("NCCL-RELEASE-KNOWN-ISSUE")
     assert "not shown to hold: all-to-all" in text
+
+
+def test_every_format_says_incomplete(tmp_path):
+    import json
+
+    from corpus import CASES, image_doc, image_facts, node_facts
+
+    from imgcheck.engine.report import build_report
+    from imgcheck.formats.report_formats import render
+
+    spec = next(c for c in CASES if c["id"] == "cudf-spark-pr7632-container-memlock-64mb")
+    doc = copy.deepcopy(image_doc(spec["image"], spec["id"]))
+    doc["rdma"].pop("libibverbs")
+    report = build_report(
+        image_facts(doc, spec["id"]), [node_facts(spec["node"], spec["id"])], load_matrix(), generated_at="x"
+    )
+    assert report.outcome == "incomplete"
+    md = render(report, "markdown")
+    assert md.startswith("### imgcheck: :grey_question: **INCOMPLETE**") and "No compatibility problems found" not in md
+    assert "Does the image ship libibverbs (rdma-core), and which release?" in md
+    sarif = json.loads(render(report, "sarif"))
+    assert sarif["runs"][0]["properties"]["outcome"] == "incomplete"
+    assert '<property name="outcome" value="incomplete" />' in render(report, "junit")
