@@ -313,3 +313,5 @@ def test_every_format_says_incomplete(tmp_path):
     sarif = json.loads(render(report, "sarif"))
     assert sarif["runs"][0]["properties"]["outcome"] == "incomplete"
     assert '<property name="outcome" value="incomplete" />' in render(report, "junit")
+    assert 'type="undecided:MEMLOCK-TOO-LOW"' not in render(report, "junit")  # --fail-on error: skipped
+    assert 'type="undecided:MEMLOCK-TOO-LOW"' in render(report, "junit", fail_on="unknown")

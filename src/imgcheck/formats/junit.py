@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..model.report import Finding, Report, Unknown, at_or_above, report_outcome
+from ..model.report import FAIL_ON_UNKNOWN, Finding, Report, Unknown, at_or_above, report_outcome, undecided_errors
 from .report_text import value_text
 
 IMAGE_SUITE_PREFIX = "image "
@@ -169,6 +169,13 @@ def to_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_
             elif rule in suite.ignored and not findings:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=_clean(f"ignored (--ignore): {suite.ignored[rule]}"))
+            elif fail_on == FAIL_ON_UNKNOWN and not findings and undecided_errors(unknowns):
+                # --fail-on unknown: a check that could give an error and was not decided fails the gate (exit 4)
+                counts["failures"] += 1
+                failure = ET.SubElement(
+                    case, "failure", type=f"undecided:{rule}", message=_clean("not decided: " + unknowns[0].reason)
+                )
+                failure.text = _clean("\n".join(u.reason for u in unknowns))
             elif unknowns and not findings:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=_clean("; ".join(u.reason for u in unknowns)))
