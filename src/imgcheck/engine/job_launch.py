@@ -216,10 +216,13 @@ def _devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
 
 def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
     job = _job(ctx)
+    if job.privileged or "IPC_LOCK" in (job.cap_add or ()) or "ALL" in (job.cap_add or ()):
+        # ib_umem_get skips the RLIMIT_MEMLOCK check for CAP_IPC_LOCK (linux drivers/infiniband/core/umem.c)
+        for rule in ("JOB-MEMLOCK-TOO-LOW", "JOB-NO-IPC-LOCK"):
+            yield decided(rule, f"{job.where}: CAP_IPC_LOCK, whatever the image")
+        return
     if not _uses_verbs(ctx) or ctx.node_has_rdma is False or exposed[0] is False:
         return  # no registration happens: NCCL has no device to register with
-    if job.privileged or "IPC_LOCK" in (job.cap_add or ()) or "ALL" in (job.cap_add or ()):
-        return  # ib_umem_get skips the RLIMIT_MEMLOCK check for CAP_IPC_LOCK (linux drivers/infiniband/core/umem.c)
     memlock = job.memlock_kib
     if memlock is None:
         if job.runtime in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) and job.cap_add is not None and not job.open_flags:
