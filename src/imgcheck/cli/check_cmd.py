@@ -174,12 +174,15 @@ def run(args) -> int:
         report = redact_report(report)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
-        write_output(spec, render(
+        write_output(
+            spec,
+            render(
                 report,
                 spec.format,
                 color=color,
                 fail_on=args.fail_on,
                 verbose=args.verbose,
                 fleet=getattr(args, "fleet", None),
-            ))
+            ),
+        )
     return exit_code(report, args.fail_on)
