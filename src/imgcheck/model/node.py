@@ -27,7 +27,7 @@ class Kernel:
     # None = the config could not be read; an option left out of a readable config is "n".
     config: dict[str, str] | None = None
     config_source: str | None = None  # /boot/config-<release> or /proc/config.gz
-    cmdline: str | None = None  # /proc/cmdline as read
+    cmdline: str | None = None  # the words of /proc/cmdline that imgcheck reads; the rest is never stored
     cmdline_params: dict[str, str] | None = None  # the IOMMU/memory parameters of cmdline (flag -> "")
 
 

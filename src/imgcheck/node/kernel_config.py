@@ -39,7 +39,8 @@ RELEVANT_CONFIG = (
     "CONFIG_IOMMU_DEFAULT_DMA_STRICT",
     "CONFIG_TRANSPARENT_HUGEPAGE",
 )
-# Boot parameters (Documentation/admin-guide/kernel-parameters.txt) that change the DMA path of a NIC or GPU.
+# Boot parameters (Documentation/admin-guide/kernel-parameters.txt) that change the DMA path of a NIC or GPU
+# or the memory it pins. Only these are kept of /proc/cmdline (kept_cmdline).
 RELEVANT_PARAMS = (
     "iommu",
     "intel_iommu",
@@ -51,6 +52,12 @@ RELEVANT_PARAMS = (
     "transparent_hugepage",
     "movablecore",
     "kernelcore",
+    "hugepages",
+    "hugepagesz",
+    "default_hugepagesz",
+    "cma",
+    "kho",
+    "kho_scratch",
 )
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
@@ -83,6 +90,16 @@ def parse_config(text: str) -> dict[str, str]:
 def relevant(values: dict[str, str]) -> dict[str, str]:
     """The options the rules read. Kconfig omits an option whose dependencies are off: that is 'n' too."""
     return {name: values.get(name, "n") for name in RELEVANT_CONFIG}
+
+
+def kept_cmdline(text: str) -> tuple[str, int]:
+    """The words of a kernel command line that imgcheck reads, in order, and how many others were left out.
+
+    Node facts are committed to repositories and travel in reports: the rest of a command line (root=,
+    console=, ip=, cloud-init seeds, LUKS and vendor options) can name hosts, addresses and keys, and no
+    rule reads it."""
+    kept = [word for word in text.split() if word.partition("=")[0] in RELEVANT_PARAMS]
+    return " ".join(kept), len(text.split()) - len(kept)
 
 
 def parse_cmdline(text: str) -> dict[str, str]:
@@ -143,4 +160,9 @@ def read_kernel_config(
         unknown["kernel.cmdline"] = f"{CMDLINE} is not visible under the probe root"
     if cmdline is not None:
         params = parse_cmdline(cmdline)
+        cmdline, dropped = kept_cmdline(cmdline)
+        notes["kernel.cmdline"] = (
+            f"only the boot parameters imgcheck reads ({', '.join(RELEVANT_PARAMS)}) are kept from {CMDLINE}; "
+            f"{dropped} other word(s) left out"
+        )
     return KernelConfig(config, source, cmdline, params)
