@@ -6,7 +6,15 @@ import dataclasses
 import sys
 
 from .. import api
-from ..errors import EXIT_FINDINGS, EXIT_OK, ImgcheckError, UsageError
+from ..errors import (
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    ImgcheckError,
+    UsageError,
+)
 from ..model.report import at_or_above
 from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
@@ -21,9 +29,23 @@ DESCRIPTION = (
 )
 
 
+EXIT_CODES = (
+    "exit codes: "
+    f"{EXIT_OK} nothing at or above --fail-on; "
+    f"{EXIT_FINDINGS} findings at or above --fail-on (every -o report is still written); "
+    f"{EXIT_USAGE} usage error or bad input (reference, facts file, job spec, matrix, ignore file); "
+    f"{EXIT_UNAVAILABLE} the image or node facts could not be obtained (network, auth, missing image, "
+    f"daemon down, --timeout passed); "
+    f"{EXIT_INTERRUPTED} interrupted"
+)
+
+
 def register(sub) -> None:
     p = sub.add_parser(
-        "check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes", description=DESCRIPTION
+        "check",
+        help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
+        description=DESCRIPTION,
+        epilog=EXIT_CODES,
     )
     configure(p)
 

@@ -9,7 +9,7 @@ from .common_args import add_image_read_args, add_matrix_arg, add_node_args, nod
 from .output import parse_outputs, write_output
 
 NAMES = ("diff",)
-FORMATS = ("table", "json")
+FORMATS = ("table", "json", "markdown", "sarif")
 
 
 def register(sub) -> None:
@@ -22,7 +22,13 @@ def register(sub) -> None:
     p.add_argument("old", metavar="OLD", help="the image before the bump (any IMAGE form imgcheck reads)")
     p.add_argument("new", metavar="NEW", help="the image after the bump")
     add_node_args(p)
-    p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
+    p.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        metavar="FORMAT[=PATH]",
+        help="table, json, markdown (a PR comment) or sarif (an alert per rule NEW adds); repeatable, one may go to stdout",
+    )
     add_matrix_arg(p)
     add_image_read_args(p)
     p.set_defaults(func=run)
@@ -45,6 +51,9 @@ def run(args) -> int:
             insecure_registries=tuple(args.insecure_registry),
         ),
     )
+    from ..formats.diff_formats import diff_markdown, diff_sarif
+
+    render = {"json": diff_json, "markdown": diff_markdown, "sarif": diff_sarif, "table": diff_table}
     for spec in outputs:
-        write_output(spec, diff_json(result) if spec.format == "json" else diff_table(result))
+        write_output(spec, render[spec.format](result))
     return EXIT_FINDINGS if result.newly_failing else EXIT_OK
