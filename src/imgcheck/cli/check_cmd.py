@@ -18,7 +18,15 @@ from ..errors import (
 from ..model.report import at_or_above
 from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
-from .common_args import add_image_read_args, add_matrix_arg, add_node_args, add_report_args, selected_nodes
+from .common_args import (
+    add_image_read_args,
+    add_matrix_arg,
+    add_node_args,
+    add_report_args,
+    read_deadline,
+    reading,
+    selected_nodes,
+)
 from .output import parse_outputs, write_output
 
 NAMES = ("check",)
@@ -172,8 +180,12 @@ def run(args) -> int:
     suppressions = _suppressions(args)
     nodes = selected_nodes(args)
     platform, preferred = _platform(args, nodes)
+    deadline = read_deadline(args)
     options = ReadOptions(
-        platform=platform, insecure_registries=tuple(args.insecure_registry), use_cache=not args.no_cache
+        platform=platform,
+        insecure_registries=tuple(args.insecure_registry),
+        use_cache=not args.no_cache,
+        deadline=deadline,
     )
     progress = _progress(args.quiet)
     check = lambda progress=None: api.check_image(  # noqa: E731
@@ -185,11 +197,12 @@ def run(args) -> int:
         prefer_platform=preferred,
         jobs=jobs,
     )
-    if progress is None:
-        report = check()
-    else:
-        with progress:
-            report = check(progress)
+    with reading(deadline, f"reading {args.image}"):
+        if progress is None:
+            report = check()
+        else:
+            with progress:
+                report = check(progress)
     if not args.show_env:  # image Env often holds build-time tokens; reports travel further than images
         from ..model.env_redact import redact_report
 

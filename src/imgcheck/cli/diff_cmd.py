@@ -5,7 +5,15 @@ from __future__ import annotations
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
-from .common_args import add_image_read_args, add_matrix_arg, add_node_args, node_selection, selected_nodes
+from .common_args import (
+    add_image_read_args,
+    add_matrix_arg,
+    add_node_args,
+    node_selection,
+    read_deadline,
+    reading,
+    selected_nodes,
+)
 from .output import parse_outputs, write_output
 
 NAMES = ("diff",)
@@ -40,17 +48,20 @@ def run(args) -> int:
 
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args) if node_selection(args) else []  # no nodes: the image change alone
-    result = diff_for(
-        args.old,
-        args.new,
-        nodes,
-        matrix_path=args.matrix,
-        options=ReadOptions(
-            platform=parse_platform(args.platform) if args.platform else None,
-            use_cache=not args.no_cache,
-            insecure_registries=tuple(args.insecure_registry),
-        ),
-    )
+    deadline = read_deadline(args)
+    with reading(deadline, f"reading {args.old} and {args.new}"):
+        result = diff_for(
+            args.old,
+            args.new,
+            nodes,
+            matrix_path=args.matrix,
+            options=ReadOptions(
+                platform=parse_platform(args.platform) if args.platform else None,
+                use_cache=not args.no_cache,
+                insecure_registries=tuple(args.insecure_registry),
+                deadline=deadline,
+            ),
+        )
     from ..formats.diff_formats import diff_markdown, diff_sarif
 
     render = {"json": diff_json, "markdown": diff_markdown, "sarif": diff_sarif, "table": diff_table}
