@@ -2,7 +2,7 @@
 
 The registry client clamps each request's timeouts and back-off sleeps to what is left and stops
 retrying once it has passed, so a registry that accepts and then hangs ends in one clear line instead
-of minutes of retried 60-second reads. `Deadline.guard()` is the command line's backstop for whatever
+of minutes of retried 60-second reads. `read_guard()` is the command line's backstop for whatever
 else blocks (a read in another library, a local file on a hung mount): at the deadline SIGALRM ends
 the blocking call in the main thread, and layer reader processes are stopped as after Ctrl-C. The
 same guard prints one line on stderr when a read is slow and stderr is no terminal (a CI log shows no
@@ -77,63 +77,66 @@ class Deadline:
         """`seconds`, or what is left when less (at least a millisecond: 0 means "no timeout" to sockets)."""
         return max(0.001, min(seconds, self.remaining()))
 
-    @contextmanager
-    def guard(self, what: str, *, notice_after: float | None = None) -> Iterator[None]:
-        """Around a read in the command line's main thread: the SIGALRM backstop and the slow-read notice."""
-        with slow_notice(what, notice_after):
-            if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-                yield
-                return
 
-            def ring(_signum, _frame):
-                raise _Alarm()
-
-            previous = signal.signal(signal.SIGALRM, ring)
-            signal.setitimer(signal.ITIMER_REAL, max(0.001, self.remaining()))
-            try:
-                yield
-            except _Alarm:
-                raise self.error(what) from None
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous)
+def _notice_after(after: float | None) -> float:
+    if after is not None:
+        return after
+    try:
+        return float(os.environ.get("IMGCHECK_SLOW_NOTICE_SECONDS", SLOW_NOTICE_SECONDS))
+    except ValueError:
+        return SLOW_NOTICE_SECONDS
 
 
 @contextmanager
-def slow_notice(what: str, after: float | None = None, stream=None) -> Iterator[None]:
-    """One line on stderr if the block is still running after `after` seconds and stderr is no terminal.
+def read_guard(deadline: Deadline | None, what: str, notice_after: float | None = None, stream=None) -> Iterator[None]:
+    """Around a command's read, in the main thread: one line on stderr if it is still going after
+    `notice_after` seconds (SLOW_NOTICE_SECONDS, or IMGCHECK_SLOW_NOTICE_SECONDS) and stderr is no terminal
+    (at a terminal the progress display shows the read; in a CI log nothing would), and `deadline`'s
+    backstop: at the deadline the blocking call is ended and DeadlineExceeded raised.
 
-    At a terminal the progress display shows what is happening; in a CI log nothing would. The
-    default wait is SLOW_NOTICE_SECONDS (IMGCHECK_SLOW_NOTICE_SECONDS overrides it)."""
+    One interval timer (SIGALRM), no thread: layer reader processes are forked only while the process has
+    one thread, and forked children do not inherit the timer."""
     stream = stream or sys.stderr
-    if after is None:
-        try:
-            after = float(os.environ.get("IMGCHECK_SLOW_NOTICE_SECONDS", SLOW_NOTICE_SECONDS))
-        except ValueError:
-            after = SLOW_NOTICE_SECONDS
+    after = _notice_after(notice_after)
     try:
         terminal = stream.isatty()
     except (AttributeError, ValueError):
         terminal = False
-    if terminal or after <= 0:
+    notice = None if terminal or after <= 0 else time.monotonic() + after
+    usable = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    if not usable or (notice is None and deadline is None):
         yield
         return
     started = time.monotonic()
+    state = {"noticed": notice is None}
 
-    def say() -> None:
-        try:
-            stream.write(
-                f"imgcheck: still {what} after {time.monotonic() - started:.0f}s "
-                "(a slow or unresponsive registry or daemon; --timeout bounds the whole read)\n"
-            )
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    def arm() -> None:
+        due = [t for t in ((None if state["noticed"] else notice), deadline.at if deadline else None) if t]
+        if due:
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, min(due) - time.monotonic()))
 
-    timer = threading.Timer(after, say)
-    timer.daemon = True
-    timer.start()
+    def ring(_signum, _frame) -> None:
+        if deadline is not None and deadline.passed():
+            raise _Alarm()
+        if not state["noticed"]:
+            state["noticed"] = True
+            try:
+                stream.write(
+                    f"imgcheck: still {what} after {time.monotonic() - started:.0f}s "
+                    "(a slow or unresponsive registry or daemon; --timeout bounds the whole read)\n"
+                )
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        arm()
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    arm()
     try:
         yield
+    except _Alarm:
+        assert deadline is not None
+        raise deadline.error(what) from None
     finally:
-        timer.cancel()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -79,14 +79,10 @@ def read_deadline(args) -> Deadline | None:
 @contextmanager
 def reading(deadline: Deadline | None, what: str) -> Iterator[None]:
     """Around a command's image read: --timeout's backstop and the slow-read notice (imgcheck.deadline)."""
-    from ..deadline import slow_notice
+    from ..deadline import read_guard
 
-    if deadline is None:
-        with slow_notice(what):
-            yield
-    else:
-        with deadline.guard(what):
-            yield
+    with read_guard(deadline, what):
+        yield
 
 
 def add_matrix_arg(p) -> None:
