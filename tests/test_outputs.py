@@ -165,3 +165,10 @@ def test_without_o_a_pipe_gets_the_concise_report_not_json(facts_file):
         [sys.executable, "-m", "imgcheck.cli.main", "inspect", facts_file, "-o", "json"], capture_output=True, text=True
     )
     assert json.loads(explicit.stdout)["image"]["os"]["id"] == "debian"
+
+
+def test_dev_null_as_stdout_and_as_a_path_is_no_conflict(facts_file):
+    """`... -o table -o sarif=/dev/null > /dev/null` (cron, a dry run): /dev/null is not "stdout twice"."""
+    with open(os.devnull, "w") as null:
+        proc = _run_with_stdout(["inspect", facts_file, "-o", "table", "-o", "json=/dev/null"], null)
+    assert proc.returncode == 0, proc.stderr

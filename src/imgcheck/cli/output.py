@@ -36,6 +36,8 @@ def is_stdout(path: str | None) -> bool:
         ours, theirs = os.fstat(sys.stdout.fileno()), os.stat(path)
     except (OSError, ValueError, AttributeError):  # no fd 1 (closed, a test's StringIO), or no such path
         return False
+    if not (stat.S_ISREG(ours.st_mode) or stat.S_ISFIFO(ours.st_mode)):
+        return False  # /dev/null or a terminal: a second writer there loses nothing
     return (ours.st_dev, ours.st_ino) == (theirs.st_dev, theirs.st_ino)
 
 
