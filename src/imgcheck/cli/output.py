@@ -1,4 +1,4 @@
-"""`-o FORMAT[=PATH]` handling shared by the commands: render once per format, write atomically."""
+"""`-o FORMAT[=PATH]` handling shared by the commands: stdout however spelled, files written in place or atomically."""
 
 from __future__ import annotations
 
