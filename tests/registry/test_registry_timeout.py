@@ -65,7 +65,9 @@ def test_cli_timeout_ends_the_read_with_one_line_and_exit_3(silent_registry, tmp
     assert len(notices) == 1 and silent_registry in notices[0]
 
 
-@pytest.mark.parametrize("command", [["check", "--node-facts", "NODE"], ["diff", "IMG"], ["recommend", "--like"]])
+@pytest.mark.parametrize(
+    "command", [["check", "--node-facts", "NODE"], ["diff", "IMG"], ["recommend", "--like"], ["triage"]]
+)
 def test_every_command_that_reads_images_takes_timeout(command, silent_registry, tmp_path):
     node = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "engine_nodes", "cpu-no-rdma.json")
     image = f"{silent_registry}/team/trainer:1"
@@ -74,6 +76,10 @@ def test_every_command_that_reads_images_takes_timeout(command, silent_registry,
         argv = ["check", image] + argv[1:]
     elif command[0] == "diff":
         argv = ["diff", image, image]
+    elif command[0] == "triage":
+        log = tmp_path / "rank0.log"
+        log.write_text("NCCL WARN Call to ibv_reg_mr_iova2 failed with error Invalid argument\n")
+        argv = ["triage", str(log), "--image", image]
     else:
         argv = ["recommend", "--node-facts", node, "--like", image]
     env = {**os.environ, "IMGCHECK_HOME": str(tmp_path), "IMGCHECK_SLOW_NOTICE_SECONDS": "0"}
