@@ -318,3 +318,24 @@ def test_cmdline_keeps_only_the_parameters_imgcheck_reads(tmp_path):
     text = dump_node_facts(facts)
     for secret in ("10.20.", "luks", "root=", "console=", "nocloud", "BOOT_IMAGE"):
         assert secret not in text
+
+
+def test_node_facts_written_before_keep_only_the_parameters_too(tmp_path):
+    """A node facts file committed before the probe reduced the command line loads reduced: its root=,
+    ip= and seeds never reach a report or the inventory."""
+    import json
+
+    from imgcheck.model.node_io import load_node_facts
+
+    doc = {
+        "name": "gpu-a01",
+        "kernel": {
+            "release": "5.15.0-25-generic",
+            "cmdline": "BOOT_IMAGE=/vmlinuz root=UUID=3f1c ro ip=10.20.30.41::10.20.30.1 iommu=pt quiet",
+            "cmdline_params": {"iommu": "pt"},
+        },
+    }
+    path = tmp_path / "gpu-a01.json"
+    path.write_text(json.dumps(doc))
+    facts = load_node_facts(str(path))
+    assert facts.kernel.cmdline == "iommu=pt" and facts.kernel.cmdline_params == {"iommu": "pt"}

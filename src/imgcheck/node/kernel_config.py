@@ -13,6 +13,7 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from ..model.node import CMDLINE_PARAMS, kept_cmdline
 from .hostroot import HostReadError, HostRoot
 
 CONFIG_GZ = "/proc/config.gz"
@@ -39,26 +40,7 @@ RELEVANT_CONFIG = (
     "CONFIG_IOMMU_DEFAULT_DMA_STRICT",
     "CONFIG_TRANSPARENT_HUGEPAGE",
 )
-# Boot parameters (Documentation/admin-guide/kernel-parameters.txt) that change the DMA path of a NIC or GPU
-# or the memory it pins. Only these are kept of /proc/cmdline (kept_cmdline).
-RELEVANT_PARAMS = (
-    "iommu",
-    "intel_iommu",
-    "amd_iommu",
-    "iommu.passthrough",
-    "iommu.strict",
-    "pci",
-    "pcie_acs_override",
-    "transparent_hugepage",
-    "movablecore",
-    "kernelcore",
-    "hugepages",
-    "hugepagesz",
-    "default_hugepagesz",
-    "cma",
-    "kho",
-    "kho_scratch",
-)
+RELEVANT_PARAMS = CMDLINE_PARAMS  # the boot parameters the rules read; only these are kept of /proc/cmdline
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
@@ -90,16 +72,6 @@ def parse_config(text: str) -> dict[str, str]:
 def relevant(values: dict[str, str]) -> dict[str, str]:
     """The options the rules read. Kconfig omits an option whose dependencies are off: that is 'n' too."""
     return {name: values.get(name, "n") for name in RELEVANT_CONFIG}
-
-
-def kept_cmdline(text: str) -> tuple[str, int]:
-    """The words of a kernel command line that imgcheck reads, in order, and how many others were left out.
-
-    Node facts are committed to repositories and travel in reports: the rest of a command line (root=,
-    console=, ip=, cloud-init seeds, LUKS and vendor options) can name hosts, addresses and keys, and no
-    rule reads it."""
-    kept = [word for word in text.split() if word.partition("=")[0] in RELEVANT_PARAMS]
-    return " ".join(kept), len(text.split()) - len(kept)
 
 
 def parse_cmdline(text: str) -> dict[str, str]:
