@@ -118,3 +118,27 @@ def test_bad_timeout_on_the_command_line_is_exit_2(capsys):
 
     assert main(["inspect", "x:1", "--timeout", "soon"]) == EXIT_USAGE
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_notice_timer_leaves_layer_reads_in_worker_processes(registry, tmp_path):
+    """The notice and the --timeout backstop use one SIGALRM timer, not a thread: layer reader processes
+    are forked only while imgcheck has one thread, so a timer thread would have read every layer in-process."""
+    from imagebuild import build_oci, make_layer
+    from registrypush import Pusher
+
+    layers = [
+        make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "opt/a.bin": os.urandom(1_000_000)}),
+        make_layer({"etc/nccl.conf": b"NCCL_IB_HCA=mlx5_0\n", "opt/b.bin": os.urandom(1_000_000)}),
+    ]
+    Pusher(registry.url).push_image("test/timer-procs", "v1", build_oci(layers))
+    env = {**os.environ, "IMGCHECK_HOME": str(tmp_path), "IMGCHECK_SLOW_NOTICE_SECONDS": "60"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "imgcheck.cli.main", "inspect", f"{registry.host}/test/timer-procs:v1", "-q", "--stats"]
+        + ["--timeout", "10m", "-o", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "in 2 worker processes" in proc.stderr
