@@ -64,3 +64,16 @@ def test_helpers():
     assert did_you_mean("zzzz", ["GDR-PEERMEM-MISSING"]) == ""
     assert clip_words("short words stay") == "short words stay"
     assert clip_words(f"bad name '{'x' * 500}': why") == f"bad name '{'x' * 80}... (500 characters)': why"
+
+
+def test_node_name_typo_is_suggested(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path))
+    node = Path(__file__).parent / "fixtures" / "engine_nodes" / "cpu-no-rdma.json"
+    assert main(["node", "add", str(node)]) == 0
+    name = sorted(p.stem for p in (tmp_path / "nodes").glob("*.json"))[0]
+    capsys.readouterr()
+    assert main(["check", "x", "--node", name[:-1] + "z"]) == EXIT_UNAVAILABLE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"did you mean {name!r}?" in err

@@ -72,8 +72,10 @@ class Inventory:
             with open(path, "rb") as fh:
                 doc = safejson.load(fh, path)  # depth-bounded (hostile input)
         except FileNotFoundError:
+            from ..user_text import did_you_mean
+
             raise UnavailableError(
-                f"node {name!r} is not in the inventory ({self.nodes_dir}); "
+                f"node {clip(name)!r} is not in the inventory ({self.nodes_dir}){did_you_mean(name, self.names())}; "
                 f"add it with `imgcheck node add FILE` or run `imgcheck node probe` on it"
             ) from None
         except (ValueError, UnicodeDecodeError) as exc:
