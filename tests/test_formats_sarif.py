@@ -78,7 +78,7 @@ def test_github_code_scanning_requirements():
         loc = result["locations"][0]["physicalLocation"]
         assert loc["artifactLocation"]["uri"] == "registry.example/team/trainer"  # the name: no tag
         assert loc["region"]["startLine"] >= 1
-        assert len(result["partialFingerprints"]["imgcheckFinding/v1"]) == 64
+        assert len(result["partialFingerprints"]["imgcheckFinding/v2"]) == 64
     first = run["results"][0]
     assert "[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed" in first["message"]["text"]
     assert "gpu-a01, gpu-a02" in first["message"]["text"]
@@ -236,7 +236,7 @@ def test_two_alerts_of_one_rule_keep_two_fingerprints(validator):
     other = dataclasses.replace(f, title=f.title + " (other driver)", nodes=("gpu-b01",))
     doc = _sarif(dataclasses.replace(a, findings=(f, other) + tuple(a.findings[1:])))
     validator.validate(doc)
-    prints = [r["partialFingerprints"]["imgcheckFinding/v1"] for r in doc["runs"][0]["results"]]
+    prints = [r["partialFingerprints"]["imgcheckFinding/v2"] for r in doc["runs"][0]["results"]]
     assert len(prints) == len(set(prints))
 
 

@@ -21,7 +21,7 @@ from ..model.report import Finding, Report
 from .collapse import collapse
 
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-FINGERPRINT_KEY = "imgcheckFinding/v1"
+FINGERPRINT_KEY = "imgcheckFinding/v2"  # v2: rule + repository (+ fleet), no longer the nodes
 # RFC 3986 unreserved + sub-delims + '/' '@'. Not ':': `host:port/repo` would read as a URI scheme
 # `host` (and `127.0.0.1:5000/...` is no URI reference at all), so a port's colon is written %3A.
 _URI_SAFE = "/@+-._~!$&'()*,;="
