@@ -88,12 +88,12 @@ def cached_layers(cache_root: str, inputs: list[str], names: list[str], build) -
     directory = os.path.join(cache_root, "layers", h.hexdigest()[:16])
     paths = {n: os.path.join(directory, n + ".tar") for n in names}
     if not all(os.path.exists(p) for p in paths.values()):
-        tmp = directory + f".tmp{os.getpid()}"
-        os.makedirs(tmp, exist_ok=True)
+        from cachefill import private_dir, publish_dir
+
+        tmp = private_dir(directory)
         try:
             build(tmp)
-            shutil.rmtree(directory, ignore_errors=True)
-            os.replace(tmp, directory)
+            publish_dir(tmp, directory)  # never delete an entry another run may be reading
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return paths

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 
 import pytest
+from cachefill import private_name
 
 ROOTFS_CACHE = os.environ.get("IMGCHECK_ROOTFS_CACHE", "/var/cache/imgcheck-rootfs")
 RDMA_PACKAGES = "libibverbs1,ibverbs-providers,libucx0"
@@ -25,11 +26,11 @@ def build_rootfs(suite: str) -> str:
     if shutil.which("mmdebstrap") is None:
         pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap)")
     os.makedirs(ROOTFS_CACHE, exist_ok=True)
-    tmp = os.path.join(ROOTFS_CACHE, f".{suite}.{os.getpid()}.tar")  # mmdebstrap picks the format by extension
+    tmp = private_name(path, ".tar")  # mmdebstrap picks the format by extension
     subprocess.run(
         ["mmdebstrap", "--quiet", "--variant=minbase", f"--include={RDMA_PACKAGES}", suite, tmp],
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    os.replace(tmp, path)
+    os.replace(tmp, path)  # a file: another run's identical tar may be replaced, never half-written
     return path

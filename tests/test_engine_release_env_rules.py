@@ -138,7 +138,9 @@ def test_retry_count_masked_to_its_maximum_is_not_blamed():
     fifteen = by_id(run(image_with(env={"NCCL_IB_RETRY_CNT": "15"})), "ENV-NCCL-IB-RETRY-CNT")
     assert fifteen.severity == "info" and "7" in fifteen.title
     sixteen = by_id(run(image_with(env={"NCCL_IB_RETRY_CNT": "16"})), "ENV-NCCL-IB-RETRY-CNT")
-    assert sixteen.severity == "error" and "(0 retries)" in sixteen.title
+    assert sixteen.severity == "error" and "(retry count 0)" in sixteen.title
+    nine = by_id(run(image_with(env={"NCCL_IB_RETRY_CNT": "9"})), "ENV-NCCL-IB-RETRY-CNT")
+    assert "(retry count 1)" in nine.title and "1 retries" not in nine.title  # issue 37: grammar
 
 
 def test_nccl_net_socket_disables_ib():

@@ -78,7 +78,7 @@ def test_github_code_scanning_requirements():
         loc = result["locations"][0]["physicalLocation"]
         assert loc["artifactLocation"]["uri"] == "registry.example/team/trainer"  # the name: no tag
         assert loc["region"]["startLine"] >= 1
-        assert len(result["partialFingerprints"]["imgcheckFinding/v1"]) == 64
+        assert len(result["partialFingerprints"]["imgcheckFinding/v2"]) == 64
     first = run["results"][0]
     assert "[0] NCCL WARN Call to ibv_reg_dmabuf_mr failed" in first["message"]["text"]
     assert "gpu-a01, gpu-a02" in first["message"]["text"]
@@ -103,10 +103,10 @@ def test_fingerprints_are_stable_across_runs_and_builds():
     )
     fp = lambda r: [x["partialFingerprints"] for x in _sarif(r)["runs"][0]["results"]]  # noqa: E731
     assert fp(a) == fp(b)  # same problem in the next build of the same image: same alert
-    # node order does not matter; the set of nodes, the rule and the image repository do
+    # the nodes do not matter (issue 37: alerts must not churn with the fleet); the rule and repository do
     f = a.findings[0]
     assert fingerprint(f, "x/y:1") == fingerprint(dataclasses.replace(f, nodes=tuple(reversed(f.nodes))), "x/y:2")
-    assert fingerprint(f, "x/y:1") != fingerprint(dataclasses.replace(f, nodes=("gpu-a01",)), "x/y:1")
+    assert fingerprint(f, "x/y:1") == fingerprint(dataclasses.replace(f, nodes=("gpu-a01",)), "x/y:1")
     assert fingerprint(f, "x/y:1") != fingerprint(dataclasses.replace(f, id="OTHER"), "x/y:1")
     assert fingerprint(f, "x/y:1") != fingerprint(f, "x/z:1")
 
@@ -210,3 +210,44 @@ def test_large_fleet_names_are_capped_in_messages():
     assert "and 4900 more" in result["message"]["text"]
     assert len(result["locations"][0]["logicalLocations"]) == 100
     assert len(result["properties"]["nodes"]) == 5000
+
+
+def test_alerts_stay_put_when_the_fleet_changes_by_one_node():
+    """Issue 37: two fleets that differ by one node (one added, drained or replaced) keep every alert's
+    fingerprint; the nodes move to the message and properties. The fleet name, when given, separates fleets."""
+    a = sample_report()
+    grown = tuple(dataclasses.replace(f, nodes=f.nodes + ("gpu-a99",)) for f in a.findings)
+    b = dataclasses.replace(a, findings=grown)
+    fp = lambda r, fleet=None: [  # noqa: E731
+        x["partialFingerprints"] for x in json.loads(render(r, "sarif", fleet=fleet))["runs"][0]["results"]
+    ]
+    assert fp(a) == fp(b)
+    assert fp(a, "prod") == fp(b, "prod")
+    assert fp(a, "prod") != fp(a, "staging") != fp(a)
+    grown_result = json.loads(render(b, "sarif", fleet="prod"))["runs"][0]
+    assert "gpu-a99" in grown_result["results"][0]["message"]["text"]
+    assert "gpu-a99" in grown_result["results"][0]["properties"]["nodes"]
+    assert grown_result["properties"]["fleet"] == "prod"
+
+
+def test_two_alerts_of_one_rule_keep_two_fingerprints(validator):
+    a = sample_report()
+    f = a.findings[0]
+    other = dataclasses.replace(f, title=f.title + " (other driver)", nodes=("gpu-b01",))
+    doc = _sarif(dataclasses.replace(a, findings=(f, other) + tuple(a.findings[1:])))
+    validator.validate(doc)
+    prints = [r["partialFingerprints"]["imgcheckFinding/v2"] for r in doc["runs"][0]["results"]]
+    assert len(prints) == len(set(prints))
+
+
+def test_driver_information_uri_from_package_metadata(monkeypatch, validator):
+    from importlib import metadata
+
+    class Meta:
+        def get_all(self, name):
+            return ["Homepage, https://example.org/imgcheck"] if name == "Project-URL" else None
+
+    monkeypatch.setattr(metadata, "metadata", lambda name: Meta())
+    doc = _sarif(sample_report())
+    validator.validate(doc)
+    assert doc["runs"][0]["tool"]["driver"]["informationUri"] == "https://example.org/imgcheck"

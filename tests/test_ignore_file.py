@@ -38,10 +38,19 @@ def test_without_ignores_the_example_fails(capsys):
     assert code == 1 and RULE in [f["id"] for f in doc["findings"]]
 
 
-def test_unknown_rule_id_is_exit_2_with_the_list(capsys):
+def test_unknown_rule_id_is_exit_2_with_a_suggestion(capsys):
     code, _, err = _run(capsys, "--ignore", "ENV-NCCL-IB-RETRY-COUNT", "--reason", "typo")
     assert code == 2
-    assert err.count("\n") == 1 and "unknown rule id ENV-NCCL-IB-RETRY-COUNT" in err and RULE in err
+    assert err.count("\n") == 1 and "unknown rule id ENV-NCCL-IB-RETRY-COUNT" in err
+    assert f"did you mean '{RULE}'?" in err  # issue 37: the close rule id, not a list of every rule
+    assert "RDMA-PABI-MISMATCH" not in err
+
+
+def test_unknown_rule_id_in_the_ignore_file_gets_a_suggestion(tmp_path, capsys):
+    (tmp_path / ".imgcheckignore").write_text("ignore:\n  - rule: env-nccl-ib-retry-cnt\n    reason: x\n")
+    code, _, err = _run(capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert f"did you mean '{RULE}'?" in err
 
 
 def test_yaml_ignore_file_with_reason_and_expiry(tmp_path, capsys):

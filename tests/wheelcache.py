@@ -10,16 +10,19 @@ dist-info, for the image's own pip to install. Skips with the reason when PyPI i
 from __future__ import annotations
 
 import base64
+import fcntl
 import glob
 import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
 
 import pytest
+from cachefill import private_dir, private_name, publish_dir
 from rootfs import ROOTFS_CACHE
 
 WHEEL_CACHE = os.environ.get("IMGCHECK_WHEEL_CACHE", os.path.join(ROOTFS_CACHE, "wheels"))
@@ -34,7 +37,7 @@ def wheel(spec: str) -> str:
     directory = os.path.join(WHEEL_CACHE, _key(spec))
     found = glob.glob(os.path.join(directory, "*.whl"))
     if not found:
-        tmp = directory + f".tmp{os.getpid()}"
+        tmp = private_dir(directory)
         result = subprocess.run(
             [
                 sys.executable,
@@ -53,9 +56,9 @@ def wheel(spec: str) -> str:
             text=True,
         )
         if result.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
             pytest.skip(f"cannot download {spec} from PyPI: {result.stderr.strip()[-300:]}")
-        os.makedirs(WHEEL_CACHE, exist_ok=True)
-        os.replace(tmp, directory)
+        publish_dir(tmp, directory)  # another run may have filled it meanwhile: theirs stands
         found = glob.glob(os.path.join(directory, "*.whl"))
     return found[0]
 
@@ -64,7 +67,7 @@ def metadata(spec: str) -> dict:
     """The real metadata of `spec` as pip reports it (PEP 566 JSON), and the file it came from."""
     path = os.path.join(WHEEL_CACHE, _key(spec) + ".metadata.json")
     if not os.path.exists(path):
-        tmp = path + f".tmp{os.getpid()}"
+        tmp = private_name(path)
         result = subprocess.run(
             [
                 sys.executable,
@@ -138,6 +141,18 @@ def debian_package(name: str, suite: str, component: str = "main", arch: str = "
     found = glob.glob(os.path.join(DEB_CACHE, f"{name}_*_{arch}.deb"))
     if found:
         return found[0]
+    os.makedirs(DEB_CACHE, exist_ok=True)
+    # apt's lists and partial downloads are one state per suite: another run on this machine waits for
+    # it here rather than failing on apt's lock, then finds the package it fetched
+    with open(os.path.join(DEB_CACHE, f".apt-{suite}-{component}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = glob.glob(os.path.join(DEB_CACHE, f"{name}_*_{arch}.deb"))
+        if found:
+            return found[0]
+        return _apt_download(name, suite, component, arch)
+
+
+def _apt_download(name: str, suite: str, component: str, arch: str) -> str:
     state = os.path.join(DEB_CACHE, f".apt-{suite}-{component}")
     for sub in ("lists/partial", "cache/archives/partial"):
         os.makedirs(os.path.join(state, sub), exist_ok=True)
@@ -159,11 +174,17 @@ def debian_package(name: str, suite: str, component: str = "main", arch: str = "
         "-o",
         "APT::Sandbox::User=root",
     ]
-    for args in (["update"], ["download", f"{name}:{arch}"]):
-        result = subprocess.run(["apt-get", "-q"] + opts + args, capture_output=True, text=True, cwd=DEB_CACHE)
-        if result.returncode != 0:
-            pytest.skip(f"cannot fetch {name} from Debian {suite} {component}: {result.stderr.strip()[-300:]}")
-    found = glob.glob(os.path.join(DEB_CACHE, f"{name}_*_{arch}.deb"))
-    if not found:
-        pytest.skip(f"apt-get download {name} left no .deb")
-    return found[0]
+    tmp = private_dir(os.path.join(DEB_CACHE, name))  # a .deb appears in the cache whole or not at all
+    try:
+        for args in (["update"], ["download", f"{name}:{arch}"]):
+            result = subprocess.run(["apt-get", "-q"] + opts + args, capture_output=True, text=True, cwd=tmp)
+            if result.returncode != 0:
+                pytest.skip(f"cannot fetch {name} from Debian {suite} {component}: {result.stderr.strip()[-300:]}")
+        found = glob.glob(os.path.join(tmp, f"{name}_*_{arch}.deb"))
+        if not found:
+            pytest.skip(f"apt-get download {name} left no .deb")
+        dest = os.path.join(DEB_CACHE, os.path.basename(found[0]))
+        os.replace(found[0], dest)
+        return dest
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from cachefill import private_dir, publish_dir
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.environ.get("IMGCHECK_ROOTFS_CACHE", "/var/cache/imgcheck-rootfs")
@@ -28,8 +29,7 @@ def dependency_wheels(extras: str = "") -> str:
     deps = os.path.join(CACHE, f"wheelhouse-py{sys.version_info[0]}{sys.version_info[1]}-{key}{suffix}")
     if os.path.isdir(deps):
         return deps
-    os.makedirs(CACHE, exist_ok=True)
-    tmp = deps + f".tmp{os.getpid()}"
+    tmp = private_dir(deps)
     for argv in (
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", tmp, f"{REPO}[{extras}]" if extras else REPO],
         [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp, BUILD_REQUIREMENT],
@@ -41,8 +41,7 @@ def dependency_wheels(extras: str = "") -> str:
     for name in os.listdir(tmp):
         if name.startswith("imgcheck-"):
             os.unlink(os.path.join(tmp, name))  # imgcheck itself is built from the tree under test
-    os.replace(tmp, deps)
-    return deps
+    return publish_dir(tmp, deps)  # another run may have filled it meanwhile: theirs stands
 
 
 def copy_source(dest: str) -> str:

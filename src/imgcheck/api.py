@@ -191,7 +191,7 @@ def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recom
     if recommend and report.verdict == "fail" and image_errors:
         from .recommend import recommendations_for_report
 
-        report = dataclasses.replace(report, recommendations=recommendations_for_report(report, matrix))
+        report = dataclasses.replace(report, recommendations=recommendations_for_report(report, matrix, tuple(jobs)))
     return report
 
 

@@ -15,6 +15,7 @@ from .sources.platform import Platform
 if TYPE_CHECKING:  # only names here: the registry client and the layer walk load on first use
     import requests
 
+    from .deadline import Deadline
     from .sources.http import HttpPolicy
     from .view.layer_index import Limits
     from .view.reader import ReadStats
@@ -30,6 +31,7 @@ class ReadOptions:
     stats: ReadStats | None = None  # filled in with what the read did
     limits: Limits | None = None  # None: view.layer_index.Limits.from_env()
     timeout: float | None = None  # seconds per socket read (registry) or daemon read (docker:)
+    deadline: Deadline | None = None  # the total time the whole read may take (--timeout); None: no limit
     http_policy: HttpPolicy | None = None  # the registry client's retries and timeouts
     session: requests.Session | None = None  # a caller's session: it sends every request (tests, the service)
     sleep: Callable[[float], None] | None = None  # the registry client's back-off sleep (tests)

@@ -290,3 +290,52 @@ def test_missing_memory_peers_on_an_ofed_node_is_explained_not_taken_as_no_api(t
     assert facts.rdma.peer_memory_api is False  # the fact stays literal: the directory is absent
     assert "says nothing about the peer-memory API" in facts.notes["rdma.peer_memory_api"]
     assert "rdma.peer_memory_api" not in probe(fixture_root("doca-24.10-ubuntu2404")).notes
+
+
+def test_cmdline_keeps_only_the_parameters_imgcheck_reads(tmp_path):
+    """Issue 37: node facts are committed to repositories (docs/ci.md) and travel in reports, so the probe
+    keeps of /proc/cmdline only what the rules read; addresses, seeds and keys never reach the file."""
+    from imgcheck.model.node_io import dump_node_facts
+
+    root = copy_root(tmp_path, "inbox-ubuntu2204")
+    (root / "proc" / "cmdline").write_text(
+        "BOOT_IMAGE=/vmlinuz-5.15.0-25-generic root=UUID=3f1c2a9e-77d4-4b53-9a61-0c1f7d2e8b10 ro "
+        "console=ttyS0,115200n8 ip=10.20.30.41::10.20.30.1:255.255.255.0:gpu-a01:eth0:off "
+        "ds=nocloud-net;s=http://10.20.0.5:8080/seed/gpu-a01/ rd.luks.key=/keyfile:UUID=0b7e intel_iommu=on "
+        "iommu=pt hugepagesz=1G hugepages=16 cma=2G kho=on\n"
+    )
+    facts = probe(str(root))
+    assert facts.kernel.cmdline == "intel_iommu=on iommu=pt hugepagesz=1G hugepages=16 cma=2G kho=on"
+    assert facts.kernel.cmdline_params == {
+        "intel_iommu": "on",
+        "iommu": "pt",
+        "hugepagesz": "1G",
+        "hugepages": "16",
+        "cma": "2G",
+        "kho": "on",
+    }
+    assert "7 other word(s) left out" in facts.notes["kernel.cmdline"]
+    text = dump_node_facts(facts)
+    for secret in ("10.20.", "luks", "root=", "console=", "nocloud", "BOOT_IMAGE"):
+        assert secret not in text
+
+
+def test_node_facts_written_before_keep_only_the_parameters_too(tmp_path):
+    """A node facts file committed before the probe reduced the command line loads reduced: its root=,
+    ip= and seeds never reach a report or the inventory."""
+    import json
+
+    from imgcheck.model.node_io import load_node_facts
+
+    doc = {
+        "name": "gpu-a01",
+        "kernel": {
+            "release": "5.15.0-25-generic",
+            "cmdline": "BOOT_IMAGE=/vmlinuz root=UUID=3f1c ro ip=10.20.30.41::10.20.30.1 iommu=pt quiet",
+            "cmdline_params": {"iommu": "pt"},
+        },
+    }
+    path = tmp_path / "gpu-a01.json"
+    path.write_text(json.dumps(doc))
+    facts = load_node_facts(str(path))
+    assert facts.kernel.cmdline == "iommu=pt" and facts.kernel.cmdline_params == {"iommu": "pt"}

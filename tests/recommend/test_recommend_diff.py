@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from recommend_helpers import matrix, node, node_file, real_facts, renamed, with_nccl, write_facts
@@ -141,3 +142,72 @@ def test_diff_and_recommend_against_the_inventory(tmp_path, monkeypatch, capsys,
     doc = json.loads(capsys.readouterr().out)
     assert doc["nodes"] == ["gpu-inbox-68"] and any(r["kind"] == "image" for r in doc["recommendations"])
     assert main(["recommend", "--node", "no-such-node"]) in (2, 3)
+
+
+@pytest.fixture(scope="module")
+def provider_lost(torch_images, tmp_path_factory):
+    """NEW keeps trixie's libibverbs (PABI 34) but ships the mlx5 provider of an older build
+    (libmlx5-rdmav33.so), the mix a partial base-image bump makes: libibverbs no longer loads it
+    ("couldn't load driver 'libmlx5-rdmav33.so'")."""
+    import dataclasses
+
+    from imgcheck.model.image_io import parse_image_facts
+
+    with open(torch_images["trixie"]) as fh:
+        trixie = parse_image_facts(json.load(fh)["image"], "trixie")
+    providers = tuple(
+        dataclasses.replace(
+            p,
+            pabi=33,
+            path=p.path.replace("rdmav34", "rdmav33"),
+            private_abi_needed=33,
+            loaded=False,
+            how="IBVERBS_PRIVATE_33 is not what libibverbs (34) defines",
+        )
+        if p.name == "mlx5"
+        else p
+        for p in trixie.rdma.providers
+    )
+    new = renamed(
+        dataclasses.replace(trixie, rdma=dataclasses.replace(trixie.rdma, providers=providers)), "team/trainer:mixed"
+    )
+    return torch_images["trixie"], write_facts(tmp_path_factory.mktemp("mixed") / "mixed.json", new)
+
+
+def test_diff_shows_a_provider_going_from_loaded_to_not_loaded(capsys, provider_lost, tmp_path):
+    """Issue 37: the node's mlx5 provider loads under OLD and not under NEW; table, JSON, Markdown (a PR
+    comment) and SARIF (code scanning) all say so."""
+    old, new = provider_lost
+    nodes = ["--node-facts", node_file("inbox-6.8-open-570")]
+    sarif_path, md_path = tmp_path / "diff.sarif", tmp_path / "diff.md"
+    capsys.readouterr()
+    rc = main(["diff", f"facts:{old}", f"facts:{new}", *nodes, "-o", "table", "-o", f"sarif={sarif_path}"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "provider mlx5: loads -> does not load" in out
+    rc, doc = _diff(capsys, f"facts:{old}", f"facts:{new}", *nodes)
+    node_doc = doc["nodes"][0]
+    assert node_doc["providers"] == [{"provider": "mlx5", "old": True, "new": False}]
+    assert "RDMA-PABI-MISMATCH" in node_doc["added"]
+    assert any(r["id"] == "RDMA-PABI-MISMATCH" and r["title"] for r in doc["rules"])
+
+    assert main(["diff", f"facts:{old}", f"facts:{new}", *nodes, "-o", f"markdown={md_path}"]) == 1
+    md = md_path.read_text()
+    assert "move to failing" in md and "gpu-inbox-68" in md and "`RDMA-PABI-MISMATCH`" in md
+    assert "provider `mlx5`: loads → does not load" in md
+
+    import jsonschema
+
+    schema_path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "sarif-schema-2.1.0.json")
+    with open(schema_path, encoding="utf-8") as fh:
+        validator = jsonschema.Draft4Validator(json.load(fh), format_checker=jsonschema.FormatChecker())
+    sarif = json.loads(sarif_path.read_text())
+    validator.validate(sarif)
+    results = sarif["runs"][0]["results"]
+    pabi = next(r for r in results if r["ruleId"] == "RDMA-PABI-MISMATCH")
+    assert pabi["level"] == "error" and pabi["properties"]["nodes"] == ["gpu-inbox-68"]
+    assert "mlx5 (loads -> does not load)" in pabi["message"]["text"]
+    # the bump back repairs it: no alert for a rule that only went away
+    capsys.readouterr()
+    assert main(["diff", f"facts:{new}", f"facts:{old}", *nodes, "-o", "sarif"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["results"] == []

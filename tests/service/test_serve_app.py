@@ -121,6 +121,8 @@ def test_results_page_and_metrics_with_hostile_text(tmp_path, imgcheck_home):
         both = requests.get(s.base + f"/results/{D1}", timeout=5).json()
         assert set(both["images"][0]["reports"]) == {"lab", "prod"}
         assert requests.get(s.base + "/results/sha256:xyz", timeout=5).status_code == 400
+        typo = requests.get(s.base + f"/results/{D1}", params={"fleet": "prdo"}, timeout=5)
+        assert typo.status_code == 404 and "did you mean 'prod'?" in typo.text  # issue 37
         assert requests.get(s.base + "/results/sha256:" + "e" * 64, timeout=5).status_code == 404
         assert requests.get(s.base + "/healthz", timeout=5).json()["jobs"]["done"] == 1
         metrics = requests.get(s.base + "/metrics", timeout=5).text

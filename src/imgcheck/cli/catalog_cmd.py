@@ -32,6 +32,9 @@ def register(sub) -> None:
         help="allow plain HTTP (or an unverified certificate) for this registry; repeatable",
     )
     add.add_argument("--no-cache", action="store_true", help="neither use nor fill the layer cache")
+    add.add_argument(
+        "--timeout", metavar="DURATION", help="the most reading all the images may take: seconds, or 90s, 5m, 1h"
+    )
     add.add_argument("-q", "--quiet", action="store_true", help="no per-image line")
     add.set_defaults(func=run_add)
     imp = verbs.add_parser(
@@ -63,15 +66,19 @@ def _missing_verb(args) -> int:
 
 def run_add(args) -> int:
     from ..recommend.entry import catalog_add
+    from .common_args import read_deadline, reading
 
-    added = catalog_add(
-        args.images,
-        options=ReadOptions(
-            platform=parse_platform(args.platform) if args.platform else None,
-            use_cache=not args.no_cache,
-            insecure_registries=tuple(args.insecure_registry),
-        ),
-    )
+    deadline = read_deadline(args)
+    with reading(deadline, "reading " + " ".join(args.images)):
+        added = catalog_add(
+            args.images,
+            options=ReadOptions(
+                platform=parse_platform(args.platform) if args.platform else None,
+                use_cache=not args.no_cache,
+                insecure_registries=tuple(args.insecure_registry),
+                deadline=deadline,
+            ),
+        )
     if not args.quiet:
         for facts, _path in added:
             lib = facts.rdma.libibverbs

@@ -6,11 +6,28 @@ import dataclasses
 import sys
 
 from .. import api
-from ..errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNDECIDED, ImgcheckError, UsageError
+from ..errors import (
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    EXIT_UNDECIDED,
+    EXIT_USAGE,
+    ImgcheckError,
+    UsageError,
+)
 from ..model.report import FAIL_ON_UNKNOWN, at_or_above, report_outcome
 from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
-from .common_args import add_image_read_args, add_matrix_arg, add_node_args, add_report_args, selected_nodes
+from .common_args import (
+    add_image_read_args,
+    add_matrix_arg,
+    add_node_args,
+    add_report_args,
+    read_deadline,
+    reading,
+    selected_nodes,
+)
 from .output import parse_outputs, write_output
 
 NAMES = ("check",)
@@ -21,9 +38,25 @@ DESCRIPTION = (
 )
 
 
+EXIT_CODES = (
+    "exit codes: "
+    f"{EXIT_OK} nothing at or above --fail-on; "
+    f"{EXIT_FINDINGS} findings at or above --fail-on (every -o report is still written); "
+    f"{EXIT_USAGE} usage error or bad input (reference, facts file, job spec, matrix, ignore file); "
+    f"{EXIT_UNAVAILABLE} the image or node facts could not be obtained (network, auth, missing image, "
+    f"daemon down, --timeout passed); "
+    f"{EXIT_UNDECIDED} with --fail-on unknown only: no error found, but a check that could give one was not "
+    f"decided; "
+    f"{EXIT_INTERRUPTED} interrupted"
+)
+
+
 def register(sub) -> None:
     p = sub.add_parser(
-        "check", help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes", description=DESCRIPTION
+        "check",
+        help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
+        description=DESCRIPTION,
+        epilog=EXIT_CODES,
     )
     configure(p)
 
@@ -156,8 +189,12 @@ def run(args) -> int:
     suppressions = _suppressions(args)
     nodes = selected_nodes(args)
     platform, preferred = _platform(args, nodes)
+    deadline = read_deadline(args)
     options = ReadOptions(
-        platform=platform, insecure_registries=tuple(args.insecure_registry), use_cache=not args.no_cache
+        platform=platform,
+        insecure_registries=tuple(args.insecure_registry),
+        use_cache=not args.no_cache,
+        deadline=deadline,
     )
     progress = _progress(args.quiet)
     check = lambda progress=None: api.check_image(  # noqa: E731
@@ -169,16 +206,27 @@ def run(args) -> int:
         prefer_platform=preferred,
         jobs=jobs,
     )
-    if progress is None:
-        report = check()
-    else:
-        with progress:
-            report = check(progress)
+    with reading(deadline, f"reading {args.image}"):
+        if progress is None:
+            report = check()
+        else:
+            with progress:
+                report = check(progress)
     if not args.show_env:  # image Env often holds build-time tokens; reports travel further than images
         from ..model.env_redact import redact_report
 
         report = redact_report(report)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
-        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on, verbose=args.verbose))
+        write_output(
+            spec,
+            render(
+                report,
+                spec.format,
+                color=color,
+                fail_on=args.fail_on,
+                verbose=args.verbose,
+                fleet=getattr(args, "fleet", None),
+            ),
+        )
     return exit_code(report, args.fail_on)

@@ -47,6 +47,10 @@ def default_description() -> str:
     return _default_module().DESCRIPTION
 
 
+def default_exit_codes() -> str:
+    return getattr(_default_module(), "EXIT_CODES", "")
+
+
 def configure_default(parser) -> None:
     """Give `parser` the default command's arguments (the same as `imgcheck check`)."""
     _default_module().configure(parser)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:  # imported where nodes are selected: `inspect` and a warm re-check never load node facts code
+    from ..deadline import Deadline
     from ..node.select import NodeSelection
 
 
@@ -55,6 +58,31 @@ def add_image_read_args(p, platform_help: str = "os/arch[/variant] to pick from 
         "localhost, 127.0.0.1 and ::1 are always allowed",
     )
     p.add_argument("--no-cache", action="store_true", help="read every layer; neither use nor fill the caches")
+    p.add_argument(
+        "--timeout",
+        metavar="DURATION",
+        help="the most the whole read of the image(s) may take: seconds, or 90s, 5m, 1h (default: no limit; "
+        "exit 3 when it passes). A read still going after 20s says so on stderr when stderr is no terminal",
+    )
+
+
+def read_deadline(args) -> Deadline | None:
+    """--timeout as the Deadline every read of this command shares (None: no limit)."""
+    value = getattr(args, "timeout", None)
+    if not value:
+        return None
+    from ..deadline import Deadline, parse_duration
+
+    return Deadline(parse_duration(value))
+
+
+@contextmanager
+def reading(deadline: Deadline | None, what: str) -> Iterator[None]:
+    """Around a command's image read: --timeout's backstop and the slow-read notice (imgcheck.deadline)."""
+    from ..deadline import read_guard
+
+    with read_guard(deadline, what):
+        yield
 
 
 def add_matrix_arg(p) -> None:

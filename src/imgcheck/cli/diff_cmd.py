@@ -5,11 +5,19 @@ from __future__ import annotations
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
-from .common_args import add_image_read_args, add_matrix_arg, add_node_args, node_selection, selected_nodes
+from .common_args import (
+    add_image_read_args,
+    add_matrix_arg,
+    add_node_args,
+    node_selection,
+    read_deadline,
+    reading,
+    selected_nodes,
+)
 from .output import parse_outputs, write_output
 
 NAMES = ("diff",)
-FORMATS = ("table", "json")
+FORMATS = ("table", "json", "markdown", "sarif")
 
 
 def register(sub) -> None:
@@ -22,7 +30,13 @@ def register(sub) -> None:
     p.add_argument("old", metavar="OLD", help="the image before the bump (any IMAGE form imgcheck reads)")
     p.add_argument("new", metavar="NEW", help="the image after the bump")
     add_node_args(p)
-    p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
+    p.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        metavar="FORMAT[=PATH]",
+        help="table, json, markdown (a PR comment) or sarif (an alert per rule NEW adds); repeatable, one may go to stdout",
+    )
     add_matrix_arg(p)
     add_image_read_args(p)
     p.set_defaults(func=run)
@@ -34,17 +48,23 @@ def run(args) -> int:
 
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args) if node_selection(args) else []  # no nodes: the image change alone
-    result = diff_for(
-        args.old,
-        args.new,
-        nodes,
-        matrix_path=args.matrix,
-        options=ReadOptions(
-            platform=parse_platform(args.platform) if args.platform else None,
-            use_cache=not args.no_cache,
-            insecure_registries=tuple(args.insecure_registry),
-        ),
-    )
+    deadline = read_deadline(args)
+    with reading(deadline, f"reading {args.old} and {args.new}"):
+        result = diff_for(
+            args.old,
+            args.new,
+            nodes,
+            matrix_path=args.matrix,
+            options=ReadOptions(
+                platform=parse_platform(args.platform) if args.platform else None,
+                use_cache=not args.no_cache,
+                insecure_registries=tuple(args.insecure_registry),
+                deadline=deadline,
+            ),
+        )
+    from ..formats.diff_formats import diff_markdown, diff_sarif
+
+    render = {"json": diff_json, "markdown": diff_markdown, "sarif": diff_sarif, "table": diff_table}
     for spec in outputs:
-        write_output(spec, diff_json(result) if spec.format == "json" else diff_table(result))
+        write_output(spec, render[spec.format](result))
     return EXIT_FINDINGS if result.newly_failing else EXIT_OK

@@ -147,6 +147,12 @@ def load_ignore_file(path: str, today: _dt.date | None = None) -> LoadedIgnores:
 
 def check_rule_ids(suppressions, known: tuple[str, ...], where: str = "--ignore") -> None:
     """An ignore naming no rule would silently ignore nothing (a typo, or a rule renamed): refuse it."""
+    from ..user_text import clip, did_you_mean
+
     unknown = sorted({s.rule for s in suppressions if s.rule not in known})
     if unknown:
-        raise BadInputError(f"{where}: unknown rule id {', '.join(unknown)} (known rules: {', '.join(sorted(known))})")
+        named = ", ".join(f"{clip(rule)}{did_you_mean(rule, known)}" for rule in unknown[:5])
+        raise BadInputError(
+            f"{where}: unknown rule id {named}{' and more' if len(unknown) > 5 else ''} "
+            "(docs/rules.md lists every rule; `imgcheck matrix docs` writes it)"
+        )

@@ -44,7 +44,10 @@ def run(args) -> int:
         from ..view.reader import ReadStats
 
         stats = ReadStats()
-    with LayerProgress.for_terminal(quiet=args.quiet) as progress:
+    from .common_args import read_deadline, reading
+
+    deadline = read_deadline(args)
+    with reading(deadline, f"reading {args.image}"), LayerProgress.for_terminal(quiet=args.quiet) as progress:
         facts = api.inspect_image(
             args.image,
             ReadOptions(
@@ -53,6 +56,7 @@ def run(args) -> int:
                 progress=progress if progress.enabled else None,
                 stats=stats,
                 insecure_registries=tuple(args.insecure_registry),
+                deadline=deadline,
             ),
         )
     if stats is not None:

@@ -53,7 +53,9 @@ def run(args) -> int:
     if len(args.spec) == 1:
         return _check(args, args.spec[0])
     outputs = args.output or ["table"]  # not json when stdout is no terminal: reports follow one another
-    if any(o.partition("=")[0] not in SEVERAL_FORMATS or o.partition("=")[2] not in ("", "-") for o in outputs):
+    from .output import is_stdout
+
+    if any(o.partition("=")[0] not in SEVERAL_FORMATS or not is_stdout(o.partition("=")[2] or None) for o in outputs):
         raise UsageError(
             f"with several FILEs give -o {' or -o '.join(SEVERAL_FORMATS)} (to stdout); "
             "check one FILE at a time for json, sarif, junit or a file"

@@ -16,6 +16,7 @@ import traceback
 
 from .. import __version__
 from ..errors import EXIT_INTERRUPTED, EXIT_UNAVAILABLE, EXIT_USAGE, ImgcheckError, UsageError
+from ..user_text import clip, clip_words
 from . import commands
 
 COMMANDS = commands.names()
@@ -34,6 +35,14 @@ EPILOG = (
 )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's own errors ("invalid choice: '...'") quote input too: cut long input short there as well.
+    Subcommand parsers are made of the same class, so every command's usage errors go through here."""
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(clip_words(message))
+
+
 def _add_globals(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", action="version", version=f"imgcheck {__version__}")
     parser.add_argument(
@@ -45,7 +54,7 @@ def _add_globals(parser: argparse.ArgumentParser) -> None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """`imgcheck COMMAND ...`: every command, or only `command`'s module when it is known (start-up time)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="imgcheck",
         usage=USAGE,
         epilog=EPILOG,
@@ -63,10 +72,10 @@ def build_default_parser() -> argparse.ArgumentParser:
     argparse has no default subcommand; a second parser for the bare form (not `check` spliced into
     argv) lets options come before IMAGE and keeps argparse's own errors and --help for it.
     """
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="imgcheck",
         usage="imgcheck [CHECK OPTIONS] IMAGE [CHECK OPTIONS]",
-        epilog=EPILOG,
+        epilog=EPILOG + " " + commands.default_exit_codes(),
         description=commands.default_description(),
     )
     _add_globals(parser)
@@ -87,7 +96,7 @@ def refuse_typo(word: str) -> None:
     close = difflib.get_close_matches(word, sorted(COMMANDS), n=1, cutoff=_TYPO_CUTOFF)
     if close:
         raise UsageError(
-            f"unknown command {word!r} (did you mean {close[0]!r}?); to check an image named "
+            f"unknown command {clip(word)!r} (did you mean {close[0]!r}?); to check an image named "
             f"{word!r} write `imgcheck {commands.DEFAULT} {word}` or {word}:TAG"
         )
 
@@ -153,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             message, code = " ".join(str(exc).split()), exc.exit_code  # always exactly one line
         else:
             message, code = _unexpected(exc)
-        print(f"imgcheck: error: {message}", file=sys.stderr)
+        print(f"imgcheck: error: {clip_words(message)}", file=sys.stderr)
         return code
 
 

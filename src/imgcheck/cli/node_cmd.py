@@ -165,7 +165,8 @@ def run_check(args) -> int:
     report = api.check_nodes(selected_nodes(args), matrix_path=args.matrix, suppressions=suppressions)
     for spec in outputs:  # every report is written before a failing exit code
         color = spec.path is None and sys.stdout.isatty()
-        write_output(spec, render(report, spec.format, color=color, fail_on=args.fail_on, verbose=args.verbose))
+        text = render(report, spec.format, color=color, fail_on=args.fail_on, verbose=args.verbose, fleet=args.fleet)
+        write_output(spec, text)
     return exit_code(report, args.fail_on)
 
 

@@ -42,17 +42,22 @@ def run(args) -> int:
 
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args)
-    result = recommend_for(
-        nodes,
-        like=args.like,
-        framework=args.framework,
-        matrix_path=args.matrix,
-        options=ReadOptions(
-            platform=parse_platform(args.platform) if args.platform else None,
-            use_cache=not args.no_cache,
-            insecure_registries=tuple(args.insecure_registry),
-        ),
-    )
+    from .common_args import read_deadline, reading
+
+    deadline = read_deadline(args)
+    with reading(deadline, f"reading {args.like}" if args.like else "checking catalog images"):
+        result = recommend_for(
+            nodes,
+            like=args.like,
+            framework=args.framework,
+            matrix_path=args.matrix,
+            options=ReadOptions(
+                platform=parse_platform(args.platform) if args.platform else None,
+                use_cache=not args.no_cache,
+                insecure_registries=tuple(args.insecure_registry),
+                deadline=deadline,
+            ),
+        )
     for spec in outputs:
         write_output(spec, recommend_json(result) if spec.format == "json" else recommend_table(result))
     return EXIT_OK if result.recommendations else EXIT_FINDINGS

@@ -32,6 +32,7 @@ def register(sub) -> None:
     node.add_argument("--node-facts", metavar="FILE", help="join with node facts from `imgcheck node probe`")
     p.add_argument("--signatures", metavar="FILE", help="use this signatures file instead of the built-in one")
     p.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
+    p.add_argument("--timeout", metavar="DURATION", help="the most reading --image may take: seconds, or 90s, 5m, 1h")
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     p.set_defaults(func=run)
 
@@ -39,14 +40,21 @@ def register(sub) -> None:
 def run(args) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     platform = parse_platform(args.platform) if args.platform else None
-    report = triage(
-        args.logs,
-        image=args.image,
-        node=args.node,
-        node_facts=args.node_facts,
-        signatures=args.signatures,
-        platform=platform,
-    )
+    from .common_args import read_deadline, reading
+
+    deadline = read_deadline(args)
+    import contextlib
+
+    with reading(deadline, f"reading {args.image}") if args.image else contextlib.nullcontext():
+        report = triage(
+            args.logs,
+            image=args.image,
+            node=args.node,
+            node_facts=args.node_facts,
+            signatures=args.signatures,
+            platform=platform,
+            deadline=deadline,
+        )
     for spec in outputs:
         write_output(spec, render_json(report) if spec.format == "json" else render_text(report))
     return EXIT_FINDINGS if report.verdict == VERDICT_FOUND else EXIT_OK

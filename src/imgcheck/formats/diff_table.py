@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: nodes[].providers (loaded -> not loaded) and rules (the titles of added/removed ids)
+
+
+def loads_text(value: bool | None) -> str:
+    return "loads" if value else "unknown" if value is None else "does not load"
 
 
 def diff_json(result) -> str:
@@ -21,9 +25,11 @@ def diff_json(result) -> str:
                 "direction": m.direction,
                 "added": list(m.added),
                 "removed": list(m.removed),
+                "providers": [{"provider": p.provider, "old": p.old, "new": p.new} for p in m.providers],
             }
             for m in result.nodes
         ],
+        "rules": [{"id": r.id, "severity": r.severity, "title": r.title} for r in result.rules],
         "newly_failing": [m.node for m in result.newly_failing],
     }
     return json.dumps(doc, indent=2) + "\n"
@@ -52,6 +58,7 @@ def diff_table(result) -> str:
                 extra.append("new: " + ", ".join(m.added))
             if m.removed:
                 extra.append("gone: " + ", ".join(m.removed))
+            extra += [f"provider {p.provider}: {loads_text(p.old)} -> {loads_text(p.new)}" for p in m.providers]
             lines.append(f"  {m.node}: {m.old} -> {m.new} ({arrow}){'; ' + '; '.join(extra) if extra else ''}")
     else:
         lines.append(f"No node changes verdict ({len(result.nodes)} node(s) checked).")

@@ -11,12 +11,21 @@ from ..model.report import Report
 REPORT_FORMATS = ("table", "json", "sarif", "junit", "markdown")
 
 
-def render(report: Report, fmt: str, color: bool = False, *, fail_on: str = "error", verbose: bool = False) -> str:
+def render(
+    report: Report,
+    fmt: str,
+    color: bool = False,
+    *,
+    fail_on: str = "error",
+    verbose: bool = False,
+    fleet: str | None = None,
+) -> str:
     """Render ``report`` as ``fmt``.
 
     ``color`` only affects `table` (ANSI colours on a terminal). ``fail_on`` (the `--fail-on` value)
     only affects `junit`: warnings become failing test cases when it is "warning", nothing fails
     when it is "never". ``verbose`` only affects `table`: details (why, evidence, sources) per finding.
+    ``fleet`` (the `--fleet` name) only affects `sarif`: it is part of each alert's fingerprint.
     """
     if fmt == "table":
         from .report_table import render_table
@@ -35,7 +44,7 @@ def render(report: Report, fmt: str, color: bool = False, *, fail_on: str = "err
     if fmt == "sarif":
         from .sarif import render_sarif
 
-        return render_sarif(report)
+        return render_sarif(report, fleet)
     if fmt == "junit":
         from .junit import render_junit
 

@@ -21,7 +21,7 @@ from ..model.report import Finding, Report, report_outcome
 from .collapse import collapse
 
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-FINGERPRINT_KEY = "imgcheckFinding/v1"
+FINGERPRINT_KEY = "imgcheckFinding/v2"  # v2: rule + repository (+ fleet), no longer the nodes
 # RFC 3986 unreserved + sub-delims + '/' '@'. Not ':': `host:port/repo` would read as a URI scheme
 # `host` (and `127.0.0.1:5000/...` is no URI reference at all), so a port's colon is written %3A.
 _URI_SAFE = "/@+-._~!$&'()*,;="
@@ -66,10 +66,14 @@ def artifact_uri(reference: str) -> str:
     return scheme + quote(repository[len(scheme) :], safe=_URI_SAFE)
 
 
-def fingerprint(finding: Finding, reference: str) -> str:
-    """Stable across runs: rule id + sorted node names + image repository (+ the launch spec file and line of a
-    finding about a job spec, so two containers' findings stay two alerts). No timestamps, no tool version."""
-    parts = [finding.id, ",".join(sorted(finding.nodes)), image_repository(reference)]
+def fingerprint(finding: Finding, reference: str, fleet: str | None = None) -> str:
+    """Stable across runs and fleet changes: rule id + image repository (+ the fleet name when one was given,
+    + the launch spec file and line of a finding about a job spec, so two containers' findings stay two
+    alerts). Not the nodes: a node added, drained or replaced must not close and reopen every alert (they
+    are in the message and properties). No timestamps, no tool version."""
+    parts = [finding.id, image_repository(reference)]
+    if fleet:
+        parts.append(f"fleet={fleet}")
     spec = job_spec_location(finding)
     if spec is not None:
         parts.append(f"{spec[0]}:{spec[1]}")
@@ -129,7 +133,7 @@ def _message(finding: Finding) -> str:
     return "\n".join(parts)
 
 
-def _result(finding: Finding, report: Report, rule_index: int) -> dict:
+def _result(finding: Finding, report: Report, rule_index: int, fingerprint_value: str) -> dict:
     reference = report.image.reference
     location: dict = {
         # uri must be a URI reference: percent-encode what a reference or path may hold (spaces, ...)
@@ -159,7 +163,7 @@ def _result(finding: Finding, report: Report, rule_index: int) -> dict:
         "kind": "fail",
         "message": {"text": _message(finding)},
         "locations": locations,
-        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, reference)},
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint_value},
         "properties": {
             "severity": finding.severity,
             "confidence": finding.confidence,
@@ -185,17 +189,50 @@ def _result(finding: Finding, report: Report, rule_index: int) -> dict:
     }
 
 
-def to_sarif(report: Report) -> dict:
+def _fingerprints(problems: list[Finding], reference: str, fleet: str | None) -> list[str]:
+    """One fingerprint per alert. Two alerts of one rule in one run (a variant with another title on other
+    nodes) would share one and GitHub would merge them: the title separates them, the nodes never do."""
+    prints = [fingerprint(f, reference, fleet) for f in problems]
+    seen: dict[str, int] = {}
+    for fp in prints:
+        seen[fp] = seen.get(fp, 0) + 1
+    return [
+        hashlib.sha256(f"{fp}\0{f.title}".encode()).hexdigest() if seen[fp] > 1 else fp
+        for fp, f in zip(prints, problems)
+    ]
+
+
+def information_uri() -> str | None:
+    """The tool's home page from the installed package's metadata (Project-URL), when it names one."""
+    from importlib import metadata
+
+    try:
+        urls = metadata.metadata("imgcheck").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    by_label = {label.strip().lower(): url.strip() for label, _, url in (u.partition(",") for u in urls)}
+    for label in ("documentation", "homepage", "source", "repository"):
+        if by_label.get(label, "").startswith("https://"):
+            return by_label[label]
+    return None
+
+
+def to_sarif(report: Report, fleet: str | None = None) -> dict:
+    """`fleet`: the fleet name the nodes were selected by (`--fleet`), part of each alert's identity."""
     rules: list[dict] = []
     index: dict[str, int] = {}
     results = []
     problems = [p.finding for p in collapse(report.findings)]
-    for finding in (p for p in problems if p.severity != "info"):
+    alerts = [p for p in problems if p.severity != "info"]
+    for finding, fp in zip(alerts, _fingerprints(alerts, report.image.reference, fleet)):
         if finding.id not in index:
             index[finding.id] = len(rules)
             rules.append(_rule(finding))
-        results.append(_result(finding, report, index[finding.id]))
+        results.append(_result(finding, report, index[finding.id], fp))
     driver: dict = {"name": "imgcheck", "rules": rules}
+    uri = information_uri()
+    if uri:
+        driver["informationUri"] = uri
     if report.tool_version:
         driver["version"] = report.tool_version
         driver["semanticVersion"] = report.tool_version
@@ -238,6 +275,7 @@ def to_sarif(report: Report) -> dict:
                 "platform": report.image.platform,
             },
             "nodes": [n.name for n in report.nodes],
+            **({"fleet": fleet} if fleet else {}),
             "reportSchemaVersion": report.schema_version,
         },
     }
@@ -263,5 +301,5 @@ def to_sarif(report: Report) -> dict:
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render_sarif(report: Report) -> str:
-    return json.dumps(to_sarif(report), indent=2) + "\n"
+def render_sarif(report: Report, fleet: str | None = None) -> str:
+    return json.dumps(to_sarif(report, fleet), indent=2) + "\n"

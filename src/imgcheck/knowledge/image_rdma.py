@@ -46,3 +46,22 @@ def lib_has(matrix: Matrix, image: ImageFacts, function: str) -> bool | None:
     if lib.rdma_core:
         return ranges.at_least(lib.rdma_core, row["first_release"])
     return None
+
+
+def provider_loads(image: ImageFacts, name: str) -> bool | None:
+    """Would the image's libibverbs load provider `name` (mlx5, efa, ...)? None: the facts cannot say.
+
+    Each provider file carries the extractor's own answer (`Provider.loaded`: directory, driver file,
+    PABI); any copy that loads is enough. No copy at all is "no" once the image's providers are known.
+    """
+    lib, unknown = libibverbs(image)
+    if lib is None:
+        return None if unknown else False  # no libibverbs: nothing loads
+    if image.unknown_reason("rdma.providers"):
+        return None
+    answers = [p.loaded for p in image.rdma.providers if p.name == name]
+    if any(a is True for a in answers):
+        return True
+    if not answers or all(a is False for a in answers):
+        return False
+    return None

@@ -18,6 +18,36 @@ STACK_MLNX_OFED = "mlnx_ofed"
 STACK_DOCA = "doca"
 STACK_NONE = "none"
 GPU_CLASSES = ("datacenter", "workstation", "consumer", "embedded")  # compat_matrix gpu_classes
+# Boot parameters (Documentation/admin-guide/kernel-parameters.txt) that change the DMA path of a NIC or GPU
+# or the memory it pins: the only words of /proc/cmdline node facts keep (kept_cmdline).
+CMDLINE_PARAMS = (
+    "iommu",
+    "intel_iommu",
+    "amd_iommu",
+    "iommu.passthrough",
+    "iommu.strict",
+    "pci",
+    "pcie_acs_override",
+    "transparent_hugepage",
+    "movablecore",
+    "kernelcore",
+    "hugepages",
+    "hugepagesz",
+    "default_hugepagesz",
+    "cma",
+    "kho",
+    "kho_scratch",
+)
+
+
+def kept_cmdline(text: str) -> tuple[str, int]:
+    """The words of a kernel command line that imgcheck reads, in order, and how many others were left out.
+
+    Node facts are committed to repositories and travel in reports: the rest of a command line (root=,
+    console=, ip=, cloud-init seeds, LUKS and vendor options) can name hosts, addresses and keys, and no
+    rule reads it."""
+    kept = [word for word in text.split() if word.partition("=")[0] in CMDLINE_PARAMS]
+    return " ".join(kept), len(text.split()) - len(kept)
 
 
 @dataclass(frozen=True)
@@ -27,7 +57,7 @@ class Kernel:
     # None = the config could not be read; an option left out of a readable config is "n".
     config: dict[str, str] | None = None
     config_source: str | None = None  # /boot/config-<release> or /proc/config.gz
-    cmdline: str | None = None  # /proc/cmdline as read
+    cmdline: str | None = None  # the words of /proc/cmdline that imgcheck reads; the rest is never stored
     cmdline_params: dict[str, str] | None = None  # the IOMMU/memory parameters of cmdline (flag -> "")
 
 

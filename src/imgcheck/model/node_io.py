@@ -9,7 +9,7 @@ from .. import safejson
 from ..errors import BadInputError
 from ..fsutil import reading_input
 from .location import KINDS, Location
-from .node import GPU_CLASSES, NODE_SCHEMA_VERSION, NodeFacts
+from .node import GPU_CLASSES, NODE_SCHEMA_VERSION, NodeFacts, kept_cmdline
 from .serde import from_dict, to_dict
 
 
@@ -48,6 +48,10 @@ def parse_node_facts(doc: object, where: str, origin: Location | None = None) ->
     for key, value in (facts.kernel.config or {}).items():
         if value == "":
             raise BadInputError(f"{where}: kernel.config.{key} is empty (use y, m, n or the option's value)")
+    if facts.kernel.cmdline:  # a file from before the probe kept only these: the rest never reaches a report
+        kept, dropped = kept_cmdline(facts.kernel.cmdline)
+        if dropped:
+            facts = dataclasses.replace(facts, kernel=dataclasses.replace(facts.kernel, cmdline=kept))
     return facts
 
 

@@ -22,6 +22,7 @@ from ..fsutil import atomic_write
 from ..model.location import Location
 from ..model.node import NodeFacts
 from ..model.node_io import dump_node_facts, parse_node_facts
+from ..user_text import clip
 
 FLEET_LABEL = "imgcheck.fleet"
 # Kubernetes node names (DNS subdomains) and Slurm host names fit; no "/" and no leading dot, so a
@@ -32,7 +33,9 @@ _LABEL_TERM = re.compile(r"^(?P<key>[A-Za-z0-9][A-Za-z0-9._/-]*)\s*(?:(?P<op>==|
 
 def validate_name(name: str, what: str = "node name") -> str:
     if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
-        raise UsageError(f"invalid {what} {name!r}: use letters, digits, '.', '_' and '-' (no '/', no leading '.')")
+        raise UsageError(
+            f"invalid {what} {clip(str(name))!r}: use letters, digits, '.', '_' and '-' (no '/', no leading '.')"
+        )
     return name
 
 
@@ -69,8 +72,10 @@ class Inventory:
             with open(path, "rb") as fh:
                 doc = safejson.load(fh, path)  # depth-bounded (hostile input)
         except FileNotFoundError:
+            from ..user_text import did_you_mean
+
             raise UnavailableError(
-                f"node {name!r} is not in the inventory ({self.nodes_dir}); "
+                f"node {clip(name)!r} is not in the inventory ({self.nodes_dir}){did_you_mean(name, self.names())}; "
                 f"add it with `imgcheck node add FILE` or run `imgcheck node probe` on it"
             ) from None
         except (ValueError, UnicodeDecodeError) as exc:
@@ -123,9 +128,27 @@ class Inventory:
         else:
             nodes = self._named_fleet(validate_name(selector, "fleet name"))
             where = f"in {self.fleets_dir}/{selector}.txt or labelled {FLEET_LABEL}={selector}"
+            if not nodes:
+                from ..user_text import did_you_mean
+
+                where += did_you_mean(selector, self.fleet_names())
         if not nodes:
-            raise UnavailableError(f"fleet {selector!r} matched no nodes {where}")
+            raise UnavailableError(f"fleet {clip(selector)!r} matched no nodes {where}")
         return nodes
+
+    def fleet_names(self) -> list[str]:
+        """The named fleets: fleets/<name>.txt files and the values of the imgcheck.fleet node label."""
+        try:
+            files = [e[:-4] for e in os.listdir(self.fleets_dir) if e.endswith(".txt") and not e.startswith(".")]
+        except OSError:
+            files = []
+        labelled = []
+        for name in self.names():
+            try:
+                labelled.append(self.get(name).labels.get(FLEET_LABEL))
+            except (BadInputError, UnavailableError):
+                continue  # a broken node file is reported where it is used, not while suggesting a name
+        return sorted({n for n in files + labelled if n})
 
     def _named_fleet(self, fleet: str) -> list[NodeFacts]:
         path = os.path.join(self.fleets_dir, fleet + ".txt")

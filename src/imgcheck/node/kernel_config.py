@@ -13,6 +13,7 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from ..model.node import CMDLINE_PARAMS, kept_cmdline
 from .hostroot import HostReadError, HostRoot
 
 CONFIG_GZ = "/proc/config.gz"
@@ -39,19 +40,7 @@ RELEVANT_CONFIG = (
     "CONFIG_IOMMU_DEFAULT_DMA_STRICT",
     "CONFIG_TRANSPARENT_HUGEPAGE",
 )
-# Boot parameters (Documentation/admin-guide/kernel-parameters.txt) that change the DMA path of a NIC or GPU.
-RELEVANT_PARAMS = (
-    "iommu",
-    "intel_iommu",
-    "amd_iommu",
-    "iommu.passthrough",
-    "iommu.strict",
-    "pci",
-    "pcie_acs_override",
-    "transparent_hugepage",
-    "movablecore",
-    "kernelcore",
-)
+RELEVANT_PARAMS = CMDLINE_PARAMS  # the boot parameters the rules read; only these are kept of /proc/cmdline
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
@@ -143,4 +132,9 @@ def read_kernel_config(
         unknown["kernel.cmdline"] = f"{CMDLINE} is not visible under the probe root"
     if cmdline is not None:
         params = parse_cmdline(cmdline)
+        cmdline, dropped = kept_cmdline(cmdline)
+        notes["kernel.cmdline"] = (
+            f"only the boot parameters imgcheck reads ({', '.join(RELEVANT_PARAMS)}) are kept from {CMDLINE}; "
+            f"{dropped} other word(s) left out"
+        )
     return KernelConfig(config, source, cmdline, params)

@@ -36,12 +36,13 @@ class Judgement:
 
 
 def blocking_rules(
-    image: ImageFacts, nodes, matrix: Matrix, ignore: frozenset[str] = frozenset()
+    image: ImageFacts, nodes, matrix: Matrix, ignore: frozenset[str] = frozenset(), jobs: tuple = ()
 ) -> tuple[set[str], set[str]]:
     """(rules with an error/warning finding, rules left unknown) for the image on the nodes; `ignore`: rules
-    the user suppressed everywhere (`--ignore RULE`), which then decide nothing here either."""
+    the user suppressed everywhere (`--ignore RULE`), which then decide nothing here either. `jobs`: the
+    launch-spec containers that run the image: each is checked with it, as `check --job` does."""
     blocking, unknown = set(), set()
-    for _node, result in _each(image, nodes, matrix):
+    for _node, result in _each(image, nodes, matrix, jobs):
         blocking |= {f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore}
         unknown |= {u.rule for u in result.unknowns if u.rule not in ignore and not settings_only(u)}
     return blocking, unknown
@@ -54,11 +55,15 @@ def settings_only(u: Unknown) -> bool:
     return bool(u.facts) and all(f.startswith("setting.") for f in u.facts)
 
 
-def _each(image: ImageFacts, nodes, matrix: Matrix):
-    """(node, engine result) per node. Callers pass one representative per group of identical nodes, so this
-    skips evaluate_fleet's regrouping (hashing every node's facts again for each of ~500 catalog readings)."""
+def _each(image: ImageFacts, nodes, matrix: Matrix, jobs: tuple = ()):
+    """(node, engine result) per node (and per launch-spec container, with `jobs`). Callers pass one
+    representative per group of identical nodes, so this skips evaluate_fleet's regrouping (hashing every
+    node's facts again for each of ~500 catalog readings)."""
     for node in nodes:
-        yield node, engine_report.evaluate(image, node, matrix)
+        if not jobs:
+            yield node, engine_report.evaluate(image, node, matrix)
+        for job in jobs:
+            yield node, engine_report.evaluate(image, node, matrix, job=job)
 
 
 def judge(
@@ -68,6 +73,7 @@ def judge(
     must_decide: set[str] = frozenset(),
     ignore: frozenset[str] = frozenset(),
     names_of: dict[str, list[str]] | None = None,
+    jobs: tuple = (),
 ) -> Judgement:
     """Clean = no error/warning finding on any node under every reading of the entry's facts, and none of
     `must_decide` (the rules the current image fails) left unknown: a candidate must be shown to fix them.
@@ -77,7 +83,7 @@ def judge(
     blocking: dict[str, set[str]] = {}
     unknown: set[str] = set()
     for facts in entry.readings:
-        for node, result in _each(facts, nodes, matrix):
+        for node, result in _each(facts, nodes, matrix, jobs):
             for f in result.findings:
                 if f.severity in BLOCKING and f.id not in ignore:
                     names = names_of.get(node.name, [node.name]) if names_of else [node.name]
@@ -166,15 +172,20 @@ def clean_candidates(
     must_decide: set[str] = frozenset(),
     ignore: frozenset[str] = frozenset(),
     names_of: dict[str, list[str]] | None = None,
+    jobs: tuple = (),
+    same_framework_only: bool = False,
 ) -> tuple[list[Judgement], list[Judgement]]:
-    """(clean candidates in rank order, rejected ones)."""
+    """(clean candidates in rank order, rejected ones). `same_framework_only`: with no `want`, only images
+    without a framework (the current image has none: another framework is never proposed unless asked)."""
     clean, rejected = [], []
     for entry in entries:
         if is_current(entry, current_image):
             continue
         if want is not None and entry.summary.framework not in (want.name, None):
             continue  # never another framework unless asked (a team's own image with no framework package stays)
-        j = judge(entry, nodes, matrix, must_decide, ignore, names_of)
+        if want is None and same_framework_only and entry.summary.framework is not None:
+            continue
+        j = judge(entry, nodes, matrix, must_decide, ignore, names_of, jobs)
         (clean if j.clean else rejected).append(j)
     ref = base_of(current_image).reference if current_image is not None else None
     clean.sort(key=lambda j: rank_key(j.entry, current, len(j.unknown_rules), want, ref))

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine.report import evaluate_fleet, group_nodes
+from ..knowledge.image_rdma import provider_loads
+from ..knowledge.providers import providers_of
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
@@ -32,12 +34,29 @@ class FactChange:
 
 
 @dataclass(frozen=True)
+class ProviderMove:
+    """A libibverbs provider a node's devices need whose loading changed between the images."""
+
+    provider: str  # mlx5, efa, ...
+    old: bool | None  # loads under OLD (None: unknown)
+    new: bool | None
+
+
+@dataclass(frozen=True)
+class RuleSeen:
+    id: str
+    severity: str  # the highest severity of its findings under NEW (or OLD, for a rule that went away)
+    title: str
+
+
+@dataclass(frozen=True)
 class NodeMove:
     node: str
     old: str  # verdict ok | warn | fail
     new: str
     added: tuple[str, ...] = ()  # rule ids with an error/warning finding only under NEW
     removed: tuple[str, ...] = ()  # ... only under OLD
+    providers: tuple[ProviderMove, ...] = ()  # providers this node needs that went loaded <-> not loaded
 
     @property
     def direction(self) -> str:
@@ -50,10 +69,11 @@ class DiffResult:
     new: str
     changes: tuple[FactChange, ...]
     nodes: tuple[NodeMove, ...]  # every node, moved or not
+    rules: tuple[RuleSeen, ...] = ()  # every rule id named in a node's added / removed
 
     @property
     def moved(self) -> tuple[NodeMove, ...]:
-        return tuple(m for m in self.nodes if m.old != m.new or m.added or m.removed)
+        return tuple(m for m in self.nodes if m.old != m.new or m.added or m.removed or m.providers)
 
     @property
     def newly_failing(self) -> tuple[NodeMove, ...]:
@@ -150,22 +170,51 @@ def fact_changes(old: ImageFacts, new: ImageFacts) -> tuple[FactChange, ...]:
     return tuple(out)
 
 
-def _per_node(image: ImageFacts, nodes: list[NodeFacts], matrix: Matrix) -> dict[str, tuple[str, set[str]]]:
-    """node name -> (verdict, rule ids with error/warning findings)."""
+def _per_node(
+    image: ImageFacts, nodes: list[NodeFacts], matrix: Matrix, seen: dict[str, RuleSeen]
+) -> dict[str, tuple[str, set[str]]]:
+    """node name -> (verdict, rule ids with error/warning findings); `seen` collects each rule's title."""
     out = {}
     for group in group_nodes(nodes):
         result = evaluate_fleet(image, group[:1], matrix)
         verdict = verdict_of(result.findings)
-        rules = {f.id for f in result.findings if f.severity in ("error", "warning")}
+        problems = [f for f in result.findings if f.severity in ("error", "warning")]
+        for f in problems:
+            if f.id not in seen or (f.severity == "error" and seen[f.id].severity != "error"):
+                seen[f.id] = RuleSeen(f.id, f.severity, f.title)
         for node in group:
-            out[node.name] = (verdict, rules)
+            out[node.name] = (verdict, {f.id for f in problems})
     return out
 
 
+def provider_moves(old: ImageFacts, new: ImageFacts, node: NodeFacts) -> tuple[ProviderMove, ...]:
+    """Providers the node's devices need whose loading differs between OLD and NEW."""
+    needed = providers_of(node.rdma.devices) or set()  # unknown devices: nothing to name
+    moves = []
+    for name in sorted(needed):
+        a, b = provider_loads(old, name), provider_loads(new, name)
+        if a != b:
+            moves.append(ProviderMove(name, a, b))
+    return tuple(moves)
+
+
 def diff_images(old: ImageFacts, new: ImageFacts, nodes: list[NodeFacts], matrix: Matrix) -> DiffResult:
-    before, after = _per_node(old, nodes, matrix), _per_node(new, nodes, matrix)
+    seen_new: dict[str, RuleSeen] = {}
+    seen_old: dict[str, RuleSeen] = {}
+    before, after = _per_node(old, nodes, matrix, seen_old), _per_node(new, nodes, matrix, seen_new)
     moves = []
     for node in nodes:
         (va, ra), (vb, rb) = before[node.name], after[node.name]
-        moves.append(NodeMove(node.name, va, vb, tuple(sorted(rb - ra)), tuple(sorted(ra - rb))))
-    return DiffResult(old.reference, new.reference, fact_changes(old, new), tuple(moves))
+        moves.append(
+            NodeMove(
+                node.name,
+                va,
+                vb,
+                tuple(sorted(rb - ra)),
+                tuple(sorted(ra - rb)),
+                provider_moves(old, new, node),
+            )
+        )
+    named = {r for m in moves for r in m.added + m.removed}
+    rules = tuple(seen_new.get(r) or seen_old[r] for r in sorted(named))
+    return DiffResult(old.reference, new.reference, fact_changes(old, new), tuple(moves), rules)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..job.model import EnvVar, JobFacts
 from ..matrix import Matrix
 from ..model.image import ImageFacts, Nccl
 from ..versions.ecosystems import compare_numeric, numeric_tuple
@@ -28,12 +29,77 @@ PIP_ORIGINS = ("pip", "torch-requirement")
 _WHEEL = re.compile(r"nvidia[_-]nccl[_-](cu\d+)", re.IGNORECASE)
 
 
+Jobs = tuple[JobFacts, ...]
+
+
+def _same_image(facts: ImageFacts) -> ImageFacts:
+    return facts
+
+
 @dataclass(frozen=True)
 class ImageChange:
     kind: str  # env | pip-pin
     words: str  # what to do, e.g. "set NCCL_CUMEM_ENABLE=0 in the image's ENV (or the job's environment)"
     source: str
     apply: Callable[[ImageFacts], ImageFacts]
+    # a change to what the launch spec sets (its container env): the job's value is what the process sees
+    apply_jobs: Callable[[Jobs], Jobs] | None = None
+
+
+def applied(change: ImageChange, image: ImageFacts, jobs: Jobs) -> tuple[ImageFacts, Jobs]:
+    return change.apply(image), (change.apply_jobs(jobs) if change.apply_jobs is not None else jobs)
+
+
+def _job_without(jobs: Jobs, name: str) -> Jobs:
+    return tuple(dataclasses.replace(j, env=tuple(v for v in j.env if v.name != name)) for j in jobs)
+
+
+def _job_with(jobs: Jobs, name: str, value: str) -> Jobs:
+    return tuple(dataclasses.replace(j, env=(*(v for v in j.env if v.name != name), EnvVar(name, value))) for j in jobs)
+
+
+def _spec_lines(jobs: Jobs, name: str) -> str:
+    """'k8s/train.yaml line 23' (each file once, with the lines where it sets `name`)."""
+    by_file: dict[str, list[str]] = {}
+    for job in jobs:
+        lines = [str(v.line) for v in job.env if v.name == name and v.line]
+        by_file.setdefault(job.path, []).extend(x for x in lines if x not in by_file.get(job.path, []))
+    return ", ".join(f"{path} line {', '.join(lines)}" if lines else path for path, lines in by_file.items())
+
+
+def job_env_changes(jobs: Jobs) -> list[ImageChange]:
+    """Removing each NCCL_* value the launch spec sets (pointing at its file and line), then adding each
+    ADDABLE setting to the spec's container env (Kubernetes, docker: the spec's value wins over the image's)."""
+    out = []
+    stated = sorted({v.name for j in jobs for v in j.env if v.name.startswith("NCCL_") and v.value is not None})
+    for name in stated:
+        values = sorted({v.value for j in jobs for v in j.env if v.name == name and v.value is not None})
+        out.append(
+            ImageChange(
+                "env",
+                f"remove {name}={'/'.join(values)} from the container env in {_spec_lines(jobs, name)} "
+                "(the launch spec sets it; NCCL's default applies)",
+                NCCL_ENV_DOC,
+                _same_image,
+                lambda js, name=name: _job_without(js, name),
+            )
+        )
+    settable = tuple(j for j in jobs if j.env_overrides_image is None)  # Pyxis passes host env only when named
+    if settable and len(settable) == len(jobs):
+        files = ", ".join(dict.fromkeys(j.path for j in jobs))
+        for name, value in ADDABLE:
+            if all((j.env_value(name) or EnvVar(name, None)).value == value for j in jobs):
+                continue
+            out.append(
+                ImageChange(
+                    "env",
+                    f"set {name}={value} in the container env in {files}",
+                    NCCL_ENV_DOC,
+                    _same_image,
+                    lambda js, name=name, value=value: _job_with(js, name, value),
+                )
+            )
+    return out
 
 
 def loaded_nccl(facts: ImageFacts) -> Nccl | None:
@@ -153,21 +219,22 @@ def pip_changes(facts: ImageFacts, chosen: Nccl | None, matrix: Matrix) -> list[
 
 def smallest_changes(
     changes: list[ImageChange],
-    clean: Callable[[ImageFacts], bool],
+    clean: Callable[[ImageFacts, Jobs], bool],
     image: ImageFacts,
     max_size: int = 2,
     limit: int = 3,
+    jobs: Jobs = (),
 ) -> list[tuple[ImageChange, ...]]:
-    """The smallest combinations (one change, else two) after which `clean(modified image)` holds."""
+    """The smallest combinations (one change, else two) after which `clean(modified image, modified jobs)` holds."""
     found: list[tuple[ImageChange, ...]] = []
     for size in range(1, max_size + 1):
         for combo in itertools.combinations(changes, size):
             if size > 1 and len({c.kind for c in combo}) < size and combo[0].kind == "pip-pin":
                 continue  # two pins of the same wheel are not a combination
-            modified = image
+            modified, modified_jobs = image, jobs
             for change in combo:
-                modified = change.apply(modified)
-            if clean(modified):
+                modified, modified_jobs = applied(change, modified, modified_jobs)
+            if clean(modified, modified_jobs):
                 found.append(combo)
                 if len(found) >= limit:
                     return found

@@ -196,19 +196,33 @@ def changes_for(node: NodeFacts, image: ImageFacts, matrix: Matrix) -> dict[str,
     return {k: v for k, v in found.items() if v}
 
 
-def _clean(image: ImageFacts, node: NodeFacts, matrix: Matrix, must_decide: set[str], ignore: frozenset[str]) -> bool:
-    result = evaluate(image, node, matrix)
-    if any(f.severity in BLOCKING and f.id not in ignore for f in result.findings):
-        return False
-    return not ({u.rule for u in result.unknowns} & must_decide)
+def _runs(image: ImageFacts, node: NodeFacts, matrix: Matrix, jobs: tuple = ()):
+    """The engine on the image alone, or on each launch-spec container that runs it (the job's values count)."""
+    return [evaluate(image, node, matrix, job=job) for job in jobs] if jobs else [evaluate(image, node, matrix)]
+
+
+def _clean(
+    image: ImageFacts, node: NodeFacts, matrix: Matrix, must_decide: set[str], ignore: frozenset[str], jobs: tuple = ()
+) -> bool:
+    for result in _runs(image, node, matrix, jobs):
+        if any(f.severity in BLOCKING and f.id not in ignore for f in result.findings):
+            return False
+        if {u.rule for u in result.unknowns} & must_decide:
+            return False
+    return True
 
 
 def node_paths(
-    image: ImageFacts, node: NodeFacts, matrix: Matrix, ignore: frozenset[str] = frozenset()
+    image: ImageFacts, node: NodeFacts, matrix: Matrix, ignore: frozenset[str] = frozenset(), jobs: tuple = ()
 ) -> list[NodePath]:
-    """The smallest sets of node changes after which the engine predicts `image` clean on `node` (empty if none)."""
-    before = evaluate(image, node, matrix)
-    failing = {f.id for f in before.findings if f.severity in BLOCKING and f.id not in ignore}
+    """The smallest sets of node changes after which the engine predicts `image` clean on `node` (empty if none).
+    `jobs`: the launch-spec containers running the image; the re-check includes them."""
+    failing = {
+        f.id
+        for result in _runs(image, node, matrix, jobs)
+        for f in result.findings
+        if f.severity in BLOCKING and f.id not in ignore
+    }
     if not failing:
         return []
     options = changes_for(node, image, matrix)
@@ -220,7 +234,7 @@ def node_paths(
                 modified = node
                 for change in picks:
                     modified = change.apply(modified)
-                if _clean(image, modified, matrix, failing, ignore):
+                if _clean(image, modified, matrix, failing, ignore, jobs):
                     solutions.append(NodePath(tuple(c.words for c in picks)))
                     break
             if len(solutions) >= MAX_SOLUTIONS:

@@ -14,7 +14,7 @@ from .base import base_of, repository
 from .candidates import Judgement, blocking_rules, clean_candidates, names_text, rank_key
 from .catalog import CatalogEntry, all_entries
 from .framework import FrameworkWant, parse_want
-from .image_changes import env_changes, loaded_nccl, pip_changes, smallest_changes
+from .image_changes import applied, env_changes, job_env_changes, loaded_nccl, pip_changes, smallest_changes
 from .node_path import node_paths
 from .summary import Summary, compare_versions, differences, summary_of_facts
 
@@ -114,12 +114,12 @@ def _image_recommendation(
 
 
 def _node_recommendations(
-    image: ImageFacts, groups: list[list[NodeFacts]], matrix: Matrix, ignore: frozenset[str]
+    image: ImageFacts, groups: list[list[NodeFacts]], matrix: Matrix, ignore: frozenset[str], jobs: tuple = ()
 ) -> tuple[list[Recommendation], str]:
     out, skipped, stuck = [], 0, []
     failing_groups = []
     for group in groups:
-        rules, _ = blocking_rules(image, group[:1], matrix, ignore)
+        rules, _ = blocking_rules(image, group[:1], matrix, ignore, jobs)
         if rules:
             failing_groups.append(group)
     for i, group in enumerate(failing_groups):
@@ -127,7 +127,7 @@ def _node_recommendations(
         if i >= MAX_NODE_GROUPS:
             skipped += len(group)
             continue
-        paths = node_paths(image, group[0], matrix, ignore)
+        paths = node_paths(image, group[0], matrix, ignore, jobs)
         if not paths:
             stuck += [n.name for n in group]
             continue
@@ -165,40 +165,54 @@ def _checked_against(reps: list[NodeFacts], names_of: dict[str, list[str]]) -> s
 
 
 def _fleet_clean(
-    facts: ImageFacts, reps: list[NodeFacts], matrix: Matrix, must_decide: set[str], ignore: frozenset[str]
+    facts: ImageFacts,
+    reps: list[NodeFacts],
+    matrix: Matrix,
+    must_decide: set[str],
+    ignore: frozenset[str],
+    jobs: tuple = (),
 ) -> bool:
-    blocking, unknown = blocking_rules(facts, reps, matrix, ignore)
+    blocking, unknown = blocking_rules(facts, reps, matrix, ignore, jobs)
     return not blocking and not (unknown & must_decide)
 
 
 def _image_change_recommendations(
-    current: ImageFacts, reps: list[NodeFacts], names_of, matrix: Matrix, must_decide: set[str], ignore: frozenset[str]
+    current: ImageFacts,
+    reps: list[NodeFacts],
+    names_of,
+    matrix: Matrix,
+    must_decide: set[str],
+    ignore: frozenset[str],
+    jobs: tuple = (),
 ) -> list[Recommendation]:
-    """Env edits, then a pip pin of the NCCL wheel, then both together: each re-checked on a copy of the image."""
+    """Env edits (the launch spec's first, pointing at its file and line, when a spec is given), then a pip pin
+    of the NCCL wheel, then both together: each re-checked, with the spec's containers, on a modified copy."""
 
-    def clean(facts):
-        return _fleet_clean(facts, reps, matrix, must_decide, ignore)
+    def clean(facts, modified_jobs=jobs):
+        return _fleet_clean(facts, reps, matrix, must_decide, ignore, modified_jobs)
 
-    env = env_changes(current)
+    env = job_env_changes(jobs) + env_changes(current)
     pins = pip_changes(current, loaded_nccl(current), matrix)
-    found = smallest_changes(env, clean, current, max_size=2, limit=2) if env else []
-    found += smallest_changes(pins, clean, current, max_size=1, limit=1) if pins else []
+    found = smallest_changes(env, clean, current, max_size=2, limit=2, jobs=jobs) if env else []
+    found += smallest_changes(pins, clean, current, max_size=1, limit=1, jobs=jobs) if pins else []
     if not found and env and pins:
-        found = [(e, p) for e in env for p in pins[:4] if clean(p.apply(e.apply(current)))][:1]
+        found = [(e, p) for e in env for p in pins[:4] if clean(*applied(p, *applied(e, current, jobs)))][:1]
     against = _checked_against(reps, names_of)
     fixed = ", ".join(sorted(must_decide))
     out = []
     for combo in found:
         kind = "pip-pin" if any(c.kind == "pip-pin" for c in combo) else "env"
         sources = sorted({c.source for c in combo})
+        in_spec = any(c.apply_jobs is not None for c in combo)
+        copy = "the launch spec's and the image's facts" if jobs else "the image's facts"
         out.append(
             Recommendation(
                 image=current.reference,
                 kind=kind,
                 differences=tuple(c.words for c in combo),
-                why=f"keeps the image; after {'this change' if len(combo) == 1 else 'these changes'} the engine, re-run "
-                f"on a modified copy of the image's facts, predicts it clean (fixes {fixed}); checked against "
-                f"{against} [{'; '.join(sources)}]",
+                why=f"{'a change to the launch spec; ' if in_spec else ''}keeps the image; after "
+                f"{'this change' if len(combo) == 1 else 'these changes'} the engine, re-run on a modified copy of "
+                f"{copy}, predicts it clean (fixes {fixed}); checked against {against} [{'; '.join(sources)}]",
             )
         )
     return out
@@ -269,9 +283,16 @@ def recommend(
     catalog_dir: str | None = None,
     limit: int = MAX_IMAGES,
     ignore_rules: frozenset[str] = frozenset(),
+    jobs: tuple = (),
 ) -> RecommendResult:
     """`ignore_rules`: rules suppressed on every node; they neither rule a candidate out nor need fixing.
-    `framework`: 'pytorch', 'pytorch==2.5' or a FrameworkWant; without it, the --like image's framework."""
+    `framework`: 'pytorch', 'pytorch==2.5' or a FrameworkWant; without it, the --like image's framework (an
+    image with none gets no framework image proposed). `jobs`: the launch-spec containers that run the
+    current image (`check --job`): every re-check includes them, and a value they set is fixed in the spec.
+
+    With a current image, only changes that fix its findings are shown, smallest first: an Env (or spec) edit
+    or a pip pin, an image of the same framework, the node-side path for this image. A node change that
+    would only make some other catalog image work is not proposed for it."""
     nodes = list(nodes)
     ignore = frozenset(ignore_rules)
     entries, problems = all_entries(matrix, catalog_dir)
@@ -288,7 +309,8 @@ def recommend(
     groups = group_nodes(nodes)
     reps = [g[0] for g in groups]
     names_of = {g[0].name: [n.name for n in g] for g in groups}
-    must_decide = blocking_rules(current, reps, matrix, ignore)[0] if current is not None else set()
+    jobs = tuple(jobs)
+    must_decide = blocking_rules(current, reps, matrix, ignore, jobs)[0] if current is not None else set()
     clean, rejected = clean_candidates(
         entries,
         reps,
@@ -299,23 +321,28 @@ def recommend(
         must_decide=must_decide,
         ignore=ignore,
         names_of=names_of,
+        jobs=jobs,
+        same_framework_only=current is not None,
     )
     against = _checked_against(reps, names_of)
     images = tuple(_image_recommendation(j, current_summary, len(nodes), current, against) for j in clean[:limit])
     changes: list[Recommendation] = []
     if current is not None and must_decide:
-        changes = _image_change_recommendations(current, reps, names_of, matrix, must_decide, ignore)
+        changes = _image_change_recommendations(current, reps, names_of, matrix, must_decide, ignore, jobs)
     node_recs: list[Recommendation] = []
     node_note = ""
     if current is not None and must_decide:
-        node_recs, node_note = _node_recommendations(current, groups, matrix, ignore)
+        node_recs, node_note = _node_recommendations(current, groups, matrix, ignore, jobs)
     where = nodes[0].name if len(nodes) == 1 else f"all {len(nodes)} nodes"
     scope = f" {want.text()}" if want else ""
     checked = len(clean) + len(rejected)
     reason = None
     if not images:
         reason = _node_side_reason(rejected)
-        if not node_recs:
+        # For a current image, only what fixes *its* findings, smallest first: a node change that makes some
+        # other catalog image work is offered only when no change to the image itself does, and only an image
+        # of its framework (an image with none gets no framework image unless --framework asks for one).
+        if not node_recs and (current is None or (not changes and want is not None)):
             node_recs = _node_side_for_catalog(
                 rejected,
                 groups,
@@ -326,9 +353,18 @@ def recommend(
                 base_of(current).reference if current is not None else None,
             )
     checkable = sum(1 for j in clean + rejected if j.entry.readings and not j.entry.not_checkable)
-    if images:
+    if current is not None and not images and changes:
+        # the smallest change fixes it: lead with that, not with the catalog (which is then beside the point)
+        message = (
+            f"{len(changes)} change(s) to the current image itself make it clean on {where}; "
+            f"no{scope} catalog image is predicted clean there ({checked} listed)"
+        )
+        changes_said = True
+    elif images:
         message = f"{len(clean)} of {checked}{scope} catalog image(s) are predicted clean on {where}"
+        changes_said = False
     else:
+        changes_said = False
         message = (
             f"no{scope} catalog image is predicted clean on {where} ({checked} listed, {checkable} with the "
             f"facts to check)"
@@ -344,7 +380,7 @@ def recommend(
                 if own_path
                 else f"; the node-side path below makes {node_recs[0].image} work"
             )
-    if changes:
+    if changes and not changes_said:
         message += f"; {len(changes)} change(s) to the current image itself make it clean"
     if node_note:
         message += f". {node_note}"
@@ -360,12 +396,13 @@ def recommend(
     )
 
 
-def recommendations_for_report(report, matrix: Matrix) -> tuple[Recommendation, ...]:
-    """For a failing check: the top two of recommend --like (smallest change first: Env / pip pin, a newer tag
-    of the same base, another image, the node-side path)."""
+def recommendations_for_report(report, matrix: Matrix, jobs: tuple = ()) -> tuple[Recommendation, ...]:
+    """For a failing check: the top two of recommend --like (smallest change first: an Env edit, in the launch
+    spec when it sets the value, or a pip pin; a newer tag of the same base, another image of the same
+    framework; the node-side path), each re-checked with the spec's containers when `jobs` are given."""
     if report.verdict != "fail":
         return ()
     ignored = frozenset(s.rule for s in report.suppressed if s.node is None)
-    return recommend(list(report.nodes), matrix, current=report.image, ignore_rules=ignored).recommendations[
-        :REPORT_TOP
-    ]
+    return recommend(
+        list(report.nodes), matrix, current=report.image, ignore_rules=ignored, jobs=tuple(jobs)
+    ).recommendations[:REPORT_TOP]

@@ -235,7 +235,9 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         if fleet:
             # the bare CLI report, for tools that want exactly `imgcheck -o json` output
             if fleet not in config.fleets:
-                return _error(404, f"unknown fleet {fleet!r}")
+                from ..user_text import clip, did_you_mean
+
+                return _error(404, f"unknown fleet {clip(fleet)!r}{did_you_mean(fleet, config.fleets)}")
             if len(jobs) > 1:
                 return _error(409, "this digest is in several repositories; add ?repository=")
             row = next((r for r in service.store.results_for_job(jobs[0]["id"]) if r["fleet"] == fleet), None)

@@ -39,7 +39,9 @@ def without_client(ref: Reference, options: ReadOptions) -> ResolvedDigest | Non
     from ..home import imgcheck_home
     from .tag_head import anonymous_tag_digest
 
-    digest = anonymous_tag_digest(ref, options.insecure_registries, os.path.join(imgcheck_home(), "cache", "hosts"))
+    digest = anonymous_tag_digest(
+        ref, options.insecure_registries, os.path.join(imgcheck_home(), "cache", "hosts"), deadline=options.deadline
+    )
     return ResolvedDigest(digest, ANONYMOUS_HEAD) if digest else None
 
 

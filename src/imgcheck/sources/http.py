@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
+from ..deadline import Deadline
 from ..errors import BadInputError, UnavailableError
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -97,10 +98,12 @@ class HttpClient:
         policy: HttpPolicy = HttpPolicy(),
         session: requests.Session | None = None,
         sleep: Callable[[float], None] | None = None,
+        deadline: Deadline | None = None,
     ):
         self.policy = policy
         self.session = session or requests.Session()
         self.sleep = sleep or (lambda seconds: time.sleep(seconds))
+        self.deadline = deadline  # the whole read's (--timeout): every timeout and wait is clamped to it
         self._pid = os.getpid()
 
     def _own_connections(self) -> None:
@@ -117,6 +120,12 @@ class HttpClient:
             if isinstance(adapter, requests.adapters.HTTPAdapter):
                 adapter.init_poolmanager(adapter._pool_connections, adapter._pool_maxsize, block=adapter._pool_block)
                 adapter.proxy_manager = {}
+
+    def _wait(self, seconds: float, what: str) -> None:
+        """A back-off sleep, never past the deadline (a wait that cannot end in time is an error now)."""
+        if self.deadline is not None and seconds >= self.deadline.remaining():
+            raise self.deadline.error(f"{what} (a retry would wait {seconds:g}s)")
+        self.sleep(seconds)
 
     def _delay(self, attempt: int) -> float:
         return min(self.policy.max_backoff, self.policy.backoff * (2 ** (attempt - 1)))
@@ -137,8 +146,13 @@ class HttpClient:
         self._own_connections()
         host = urlsplit(url).netloc
         attempts = attempts or self.policy.max_attempts
-        timeout = (self.policy.connect_timeout, self.policy.read_timeout)
+        deadline = self.deadline
+        waiting = f"waiting for registry {host}"
         for attempt in range(1, attempts + 1):
+            timeout: tuple[float, float] = (self.policy.connect_timeout, self.policy.read_timeout)
+            if deadline is not None:
+                deadline.check(waiting)
+                timeout = (deadline.clamp(timeout[0]), deadline.clamp(timeout[1]))
             try:
                 resp = self.session.request(
                     method, url, headers=headers, stream=stream, verify=verify, timeout=timeout, **kw
@@ -147,16 +161,18 @@ class HttpClient:
                 raise  # not transient; the caller decides (scheme fallback or a clear error)
             except NETWORK_ERRORS as exc:
                 reason = describe(exc)
+                if deadline is not None and deadline.passed():
+                    raise deadline.error(f"{waiting} ({reason})") from None
                 if attempt == attempts or reason in PERMANENT:
                     raise UnavailableError(f"cannot reach registry {host}: {reason}") from None
-                self.sleep(self._delay(attempt))
+                self._wait(self._delay(attempt), waiting)
                 continue
             if resp.status_code in RETRY_STATUS and attempt < attempts:
                 wait = retry_after(resp)
                 if wait is not None and wait > self.policy.max_retry_after:
                     return resp  # the caller reports the rate limit with its Retry-After
                 resp.close()
-                self.sleep(self._delay(attempt) if wait is None else wait)
+                self._wait(self._delay(attempt) if wait is None else wait, waiting)
                 continue
             return resp
         raise AssertionError("unreachable")  # pragma: no cover

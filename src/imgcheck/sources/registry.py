@@ -15,6 +15,7 @@ import requests
 import urllib3
 
 from .. import safejson
+from ..deadline import Deadline
 from ..errors import BadInputError, UnavailableError
 from .base import (
     DOCKER_MANIFEST,
@@ -70,11 +71,12 @@ class RegistryClient:
         session: requests.Session | None = None,
         sleep: Callable[[float], None] | None = None,
         lookup: Callable[[str, str], Credentials | None] = find_credentials,
+        deadline: Deadline | None = None,
     ):
         self.ref = ref
         self.host = ref.api_host
         self.insecure = insecure_hosts(insecure_registries)
-        self.http = HttpClient(policy, session=session, sleep=sleep)
+        self.http = HttpClient(policy, session=session, sleep=sleep, deadline=deadline)
         self.auth = RegistryAuth(ref.registry, ref.repository, self.http, self.may_use_http, lookup=lookup)
         self.scope = f"repository:{ref.repository}:pull"
         self._base: str | None = None
@@ -243,6 +245,8 @@ class RegistryClient:
 
         policy = self.http.policy
         deadline = policy.blob_grace + (size or 0) / policy.min_blob_rate
+        if self.http.deadline is not None:  # --timeout: the whole read's deadline bounds each blob too
+            deadline = self.http.deadline.clamp(deadline)
         return ResumingBody(open_at, what, size, policy.max_resumes, deadline=deadline)
 
     def close(self) -> None:
@@ -282,6 +286,7 @@ class RegistrySource(Source):
         session: requests.Session | None = None,
         sleep: Callable[[float], None] | None = None,
         resolved: ResolvedDigest | None = None,
+        deadline: Deadline | None = None,
     ):
         self.ref = ref
         self.platform = platform
@@ -292,7 +297,9 @@ class RegistrySource(Source):
             from dataclasses import replace
 
             policy = replace(policy, connect_timeout=timeout, read_timeout=timeout)
-        self.client = RegistryClient(self.ref, insecure_registries, policy, session=session, sleep=sleep)
+        self.client = RegistryClient(
+            self.ref, insecure_registries, policy, session=session, sleep=sleep, deadline=deadline
+        )
         self._resolved = resolved
         self._asked = resolved is not None
 

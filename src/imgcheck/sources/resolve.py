@@ -155,11 +155,12 @@ def open_source(ref: ImageRef, options: ReadOptions = ReadOptions(), resolved: R
         factory = OciLayoutSource.from_dir if scheme in ("oci-dir", "oci") else OciLayoutSource.from_archive
         return factory(path, ref_name=name, platform=options.platform)
     if scheme == "docker":
-        from .docker_daemon import DockerDaemonSource
+        from .docker_daemon import DEFAULT_TIMEOUT, DockerDaemonSource
 
-        return DockerDaemonSource(
-            rest, platform=options.platform, timeout=options.timeout, client=options.docker_client
-        )
+        timeout = options.timeout
+        if options.deadline is not None:  # each daemon read, never past the whole read's deadline
+            timeout = options.deadline.clamp(timeout or DEFAULT_TIMEOUT)
+        return DockerDaemonSource(rest, platform=options.platform, timeout=timeout, client=options.docker_client)
     from .registry import RegistrySource
 
     assert ref.registry is not None  # parse_image_ref parsed every bare and registry: reference
@@ -172,4 +173,5 @@ def open_source(ref: ImageRef, options: ReadOptions = ReadOptions(), resolved: R
         session=options.session,
         sleep=options.sleep,
         resolved=resolved,
+        deadline=options.deadline,
     )

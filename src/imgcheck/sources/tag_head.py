@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import os
 
+from ..deadline import Deadline
 from ..errors import BadInputError
 from .base import MANIFEST_ACCEPT, parse_digest
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http
@@ -46,7 +47,9 @@ def _marker(memo_dir: str, host: str) -> str:
     return os.path.join(memo_dir, host.replace(":", "_").replace("/", "_") + ".needs-credentials")
 
 
-def anonymous_tag_digest(ref: Reference, insecure_registries=(), memo_dir: str | None = None) -> str | None:
+def anonymous_tag_digest(
+    ref: Reference, insecure_registries=(), memo_dir: str | None = None, deadline: Deadline | None = None
+) -> str | None:
     """The digest `ref`'s tag points at now, or None when this simple way cannot tell."""
     if ref.digest or any(os.environ.get(v) for v in PROXY_VARIABLES):
         return None
@@ -58,6 +61,10 @@ def anonymous_tag_digest(ref: Reference, insecure_registries=(), memo_dir: str |
         timeout = parse_timeout(raw, "IMGCHECK_REGISTRY_TIMEOUT") if raw else TIMEOUT
     except BadInputError:
         return None  # the registry client reports the bad setting
+    if deadline is not None:  # --timeout: this shortcut never spends the whole read's time
+        if deadline.passed():
+            return None
+        timeout = deadline.clamp(timeout)
     try:
         conn = _connection(host, insecure_hosts(insecure_registries), timeout)
         try:

@@ -33,13 +33,14 @@ def load_node(name: str | None = None, facts_path: str | None = None) -> NodeFac
     return Inventory.default().get(name)  # raises UnavailableError for an unknown node
 
 
-def load_image(reference: str | None, platform=None) -> ImageFacts | None:
+def load_image(reference: str | None, platform=None, deadline=None) -> ImageFacts | None:
+    """`deadline`: an imgcheck.deadline.Deadline bounding the whole read (--timeout), or None."""
     if not reference:
         return None
     from ..api import inspect_image
     from ..read_options import ReadOptions
 
-    return inspect_image(reference, ReadOptions(platform=platform))
+    return inspect_image(reference, ReadOptions(platform=platform, deadline=deadline))
 
 
 def engine_findings(image: ImageFacts, node: NodeFacts | None) -> tuple[tuple[Finding, ...], str | None]:
@@ -68,6 +69,7 @@ def triage(
     signatures: str | None = None,
     stdin: IO[bytes] | None = None,
     platform=None,
+    deadline=None,
 ) -> TriageReport:
     """Read the logs (files, or "-" for stdin), find the first failure and its cause candidates.
 
@@ -79,7 +81,7 @@ def triage(
     sigset = load_signatures(signatures)
     scan = scan_logs(logs, sigset, stdin=stdin)  # logs first: a bad log fails fast, before a slow image pull
     node_f = load_node(node, node_facts)
-    image_f = load_image(image, platform)
+    image_f = load_image(image, platform, deadline)
     report = decide(scan, sigset, image_f, node_f)
     join = None
     if image_f is not None or node_f is not None:
