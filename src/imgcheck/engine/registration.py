@@ -10,6 +10,7 @@ from ..versions.ecosystems import at_least, numeric_tuple
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .gates import over_rdma
+from .gdr import host_staging_chosen
 
 RULES = ("REG-PATH", "REG-MEMLOCK-ZERO", "REG-CUMEM-VMM-GDR", "REG-REMOTE-ATOMIC")
 NEEDS = {"nccl_features": {"cumem_without_vmm_gdr_check", "remote_atomic_data_mr"}, "thresholds": {"cumem_min_cuda"}}
@@ -33,8 +34,9 @@ def gpu_buffer_path(ctx: Ctx) -> tuple[str | None, str]:
     NCCL's order (src/transport/net.cc:989-1006): DMA-BUF when usable, else the peer-memory fallthrough when
     its GDR check found a module, else the buffers live in host memory. NCCL_NET_GDR_LEVEL=LOC forbids GDR.
     """
-    gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
-    if gdr is not None and gdr.value.strip().upper() in ("LOC", "0"):
+    if host_staging_chosen(ctx):
+        gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
+        assert gdr is not None  # host_staging_chosen read it
         return PATH_HOST, f"{gdr.label} forbids GPUDirect RDMA"
     dmabuf, dmabuf_why = ctx.dmabuf_usable
     if dmabuf:
