@@ -106,6 +106,7 @@ class Registration:
     errno: int = 0
     errno_name: str | None = None
     message: str | None = None
+    length: int | None = None  # bytes registered (None: a verifier that did not say)
 
     def nccl_message(self) -> str | None:
         """The line NCCL would log for this failure (misc/ibvwrap.cc)."""
@@ -124,12 +125,38 @@ class DmabufProbe:
 
 
 @dataclass(frozen=True)
+class Bar1Sweep:
+    """GPU memory registered in NCCL-sized chunks, every MR kept, until the driver refused or all fit."""
+
+    memory: str
+    chunk_bytes: int
+    target_bytes: int
+    registered: int = 0
+    registered_bytes: int = 0
+    failure: Registration | None = None
+
+
+@dataclass(frozen=True)
+class MemlockProbe:
+    """Host registrations below and above RLIMIT_MEMLOCK without CAP_IPC_LOCK, as the image's user."""
+
+    status: str  # tested | not testable
+    detail: str | None = None
+    uid: int | None = None
+    cap_ipc_lock: bool | None = None  # held when the verifier started
+    dropped_cap_ipc_lock: bool | None = None
+    registrations: tuple[Registration, ...] = ()
+
+
+@dataclass(frozen=True)
 class DeviceResult:
     name: str | None
     open: Step
     alloc_pd: Step | None = None
     registrations: tuple[Registration, ...] = ()
     dmabuf_probe: DmabufProbe | None = None
+    bar1_sweep: Bar1Sweep | None = None
+    memlock_probe: MemlockProbe | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +187,16 @@ class GpuResult:
 
 
 @dataclass(frozen=True)
+class ForkInit:
+    """ibv_fork_init() called as NCCL calls it; status from ibv_is_fork_initialized (rdma-core >= 35)."""
+
+    symbol_available: bool
+    rc: int | None = None
+    rc_name: str | None = None
+    status: str | None = None  # disabled | enabled | unneeded; None: libibverbs too old to say
+
+
+@dataclass(frozen=True)
 class VerifierOutput:
     schema_version: int
     verifier_version: str | None = None
@@ -167,9 +204,11 @@ class VerifierOutput:
     kernel: str | None = None
     glibc: str | None = None
     uid: int | None = None
+    cap_ipc_lock: bool | None = None  # CAP_IPC_LOCK in the effective set (it bypasses RLIMIT_MEMLOCK)
     memlock: Memlock = field(default_factory=Memlock)
     sysfs: Sysfs = field(default_factory=Sysfs)
     libibverbs: LibibverbsLoad = field(default_factory=LibibverbsLoad)
+    fork_init: ForkInit | None = None
     symbols: tuple[SymbolLookup, ...] = ()
     devices: DeviceList = field(default_factory=DeviceList)
     providers: Providers | None = None  # None when libibverbs did not load
