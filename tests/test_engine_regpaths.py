@@ -107,3 +107,71 @@ def test_inbox_kernel_whose_ib_core_exports_the_peer_api(bookworm):
     assert "inbox" not in f.title  # the generic "load nvidia-peermem" answer, not "cannot load on inbox"
     loaded = replace_in(base, "gpu.peermem.loaded", True)
     assert stack_k.node_has_feature(run.__globals__["matrix"](), loaded, "peer_memory_api")[0] is True
+
+
+# ---------------------------------------------------------------- REG-BAR1-SMALL (RE-EFAULT-DECLINED, trigger BAR1)
+
+T4_BAR1 = 256 << 20  # Tesla T4, Mellanox/nv_peer_memory#101; the K40c's lspci shows the same [size=256M]
+A100_BAR1 = 128 << 30
+
+
+def _with_bar1(n, size, name=None):
+    import dataclasses
+
+    gpus = tuple(dataclasses.replace(g, bar1_bytes=size, name=name or g.name) for g in n.gpu.gpus)
+    return replace_in(n, "gpu.gpus", gpus)
+
+
+def test_small_bar1_on_the_peer_memory_path(bookworm):
+    n = _with_bar1(node("mofed-5.8-proprietary-535-peermem"), T4_BAR1, "Tesla T4")
+    f = by_id(run(with_nccl(bookworm, "2.21.5"), n), "REG-BAR1-SMALL")
+    assert f.severity == "warning" and f.confidence == "reported"
+    assert f.predicted_error == "NCCL WARN Call to ibv_reg_mr_iova2 failed with error Bad address"
+    assert "256 MiB" in f.title and "Tesla T4" in f.title and "RE-EFAULT-DECLINED" in f.mechanism
+    assert any(e.fact.endswith(".bar1_bytes") and e.value == T4_BAR1 for e in f.evidence)
+
+
+def test_large_bar1_is_fine_and_unread_bar1_is_unknown(bookworm):
+    image = with_nccl(bookworm, "2.21.5")
+    big = _with_bar1(node("mofed-5.8-proprietary-535-peermem"), A100_BAR1)
+    result = run(image, big)
+    assert "REG-BAR1-SMALL" not in ids(result) and "REG-BAR1-SMALL" not in unknown_rules(result)
+    result = run(image, node("mofed-5.8-proprietary-535-peermem"))  # facts without bar1_bytes
+    assert "REG-BAR1-SMALL" in unknown_rules(result)
+    assert "bar1_bytes" in next(u.reason for u in result.unknowns if u.rule == "REG-BAR1-SMALL")
+
+
+def test_small_bar1_with_host_staging_or_dmabuf(bookworm):
+    n = _with_bar1(node("mofed-5.8-proprietary-535-peermem"), T4_BAR1, "Tesla T4")
+    loc = run(with_nccl(bookworm, "2.21.5", env={"NCCL_NET_GDR_LEVEL": "LOC"}), n)
+    assert "REG-BAR1-SMALL" not in ids(loc) and "REG-BAR1-SMALL" not in unknown_rules(loc)
+    dmabuf = run(with_nccl(bookworm, "2.21.5"), _with_bar1(node("inbox-6.8-open-570"), T4_BAR1, "Tesla T4"))
+    assert "REG-BAR1-SMALL" in unknown_rules(dmabuf) and "REG-BAR1-SMALL" not in ids(dmabuf)
+
+
+# ---------------------------------------------------------------- REG-DMABUF-FORCE-PCIE (RE-ENOTSUPP-DMABUF-ATTACH)
+
+
+@pytest.mark.parametrize(
+    "nccl, gpu, asked",
+    [
+        ("2.25.1", "NVIDIA GH200 480GB", False),  # before the force-PCIe mapping
+        ("2.26.2", "NVIDIA GH200 480GB", True),
+        ("2.27.3", "NVIDIA GB200", True),
+        ("2.27.3", "NVIDIA A100-SXM4-80GB", False),  # PCIe-attached GPU: default mapping
+    ],
+)
+def test_force_pcie_dmabuf_mapping_on_c2c_gpus(bookworm, nccl, gpu, asked):
+    n = _with_bar1(node("inbox-6.8-open-570"), A100_BAR1, gpu)
+    result = run(with_nccl(bookworm, nccl), n)
+    assert "REG-DMABUF-FORCE-PCIE" not in ids(result)  # the PCIe path is not a node fact: never a verdict
+    assert ("REG-DMABUF-FORCE-PCIE" in unknown_rules(result)) is asked
+    if asked:
+        reason = next(u.reason for u in result.unknowns if u.rule == "REG-DMABUF-FORCE-PCIE")
+        assert "Unknown error 524" in reason and "nvidia-smi topo -m" in reason
+
+
+def test_force_pcie_not_asked_on_the_peer_memory_path(bookworm):
+    n = _with_bar1(node("mofed-5.8-proprietary-535-peermem"), A100_BAR1, "NVIDIA GH200 480GB")
+    result = run(with_nccl(bookworm, "2.27.3"), n)
+    assert "REG-DMABUF-FORCE-PCIE" not in unknown_rules(result)

@@ -232,6 +232,7 @@ LIVE_CHECKED_RULES = frozenset(
         "REG-MEMLOCK-ZERO",
         "REG-REMOTE-ATOMIC",
         "MEMLOCK-TOO-LOW",
+        "REG-BAR1-SMALL",
     }
 )
 
@@ -406,7 +407,28 @@ def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, de
         return _check(rid, src, pred, _outcomes(regs), any(not r.ok for _, r in regs))
     if rid == "REG-PATH":
         return _path_check(finding, out, gpu_reason)
+    if rid == "REG-BAR1-SMALL":
+        return _bar1_check(finding, out, gpu_reason)
     return _check(rid, src, pred, "not exercised by the verifier", None, "the verifier does not exercise this")
+
+
+def _bar1_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
+    """REG-BAR1-SMALL: the BAR1 sweep registers 1 GiB of GPU memory in NCCL-sized chunks, each kept."""
+    rid, src = finding.id, f"finding {finding.id}"
+    pred = finding.predicted_error or finding.title
+    if gpu_reason:
+        return _check(rid, src, pred, "GPU memory registration not run", None, gpu_reason)
+    sweeps = [d.bar1_sweep for d in out.device_results if d.bar1_sweep is not None]
+    if not sweeps:
+        return _check(rid, src, pred, "no BAR1 sweep ran", None, "the GPU buffer for the sweep was not allocated")
+    sw = sweeps[0]
+    mib = sw.registered_bytes >> 20
+    if sw.failure is None:
+        return _check(rid, src, pred, f"{mib} MiB registered in {sw.chunk_bytes >> 20} MiB chunks", False)
+    observed = f"{mib} MiB registered, then {sw.failure.errno_name}"
+    if sw.registered == 0:
+        return _check(rid, src, pred, observed, None, "the first chunk already failed: not a BAR1 limit")
+    return _check(rid, src, pred, observed, sw.failure.errno_name == "EFAULT")
 
 
 def _path_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
