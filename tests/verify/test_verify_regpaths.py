@@ -213,3 +213,11 @@ def test_verifier_reports_fork_init_and_ipc_lock(verifier_doc):
     assert o.fork_init.rc == 0  # NCCL ignores the result; the call itself must not fail on a stock libibverbs
     assert o.fork_init.status in ("enabled", "unneeded", "disabled", None)
     assert any(x.id == "ibv_fork_init" for x in observations(o))
+
+
+def test_forced_pcie_dmabuf_refusal_names_the_c2c_case():
+    """The verifier exports each GPU buffer a second time with the PCIe mapping NCCL >= 2.26.2 asks for."""
+    r = reg("gpu:cuMemAlloc", "base+ro+pcie", "ibv_reg_dmabuf_mr", ENOTSUPP)
+    dev = device(reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_dmabuf_mr"), r)
+    match = regrows.explain(r, dev, out(dev))
+    assert match.row == "RE-ENOTSUPP-DMABUF-ATTACH" and "forced PCIe mapping" in match.meaning

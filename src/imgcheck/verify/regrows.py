@@ -75,10 +75,17 @@ def explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMat
                 "driver rejects the flag NCCL >= 2.28.7 adds",
             )
     if e == ENOTSUPP and dmabuf:
+        forced = reg.label.endswith("+pcie")
         return RowMatch(
             "RE-ENOTSUPP-DMABUF-ATTACH",
-            "the GPU driver refused the NIC's dma-buf attach (nv-dmabuf.c: PCIe topology not supported, forced-PCIe "
-            "mapping, or an importer without peer2peer); dmesg names which ('NVRM: dma-buf attach failed')",
+            "the GPU driver refused the NIC's dma-buf attach ("
+            + (
+                "with the forced PCIe mapping NCCL >= 2.26.2 asks for on C2C GPUs: this NIC-GPU PCIe topology is not "
+                "supported for it"
+                if forced
+                else "nv-dmabuf.c: PCIe topology not supported, or an importer without peer2peer"
+            )
+            + "); dmesg names which ('NVRM: dma-buf attach failed')",
         )
     if dmabuf:
         return _dmabuf_row(reg)

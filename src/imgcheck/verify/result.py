@@ -170,6 +170,7 @@ class GpuBuffer:
     memory: str
     alloc: CuResult | None = None
     dmabuf_export: CuResult | None = None
+    dmabuf_export_pcie: CuResult | None = None  # with CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
     gpu_direct_rdma_capable_flag: bool | None = None
     error: str | None = None
 

@@ -601,6 +601,8 @@ struct gpu_buffer {
     size_t size;
     int dmabuf_fd;
     int dmabuf_err; /* CUresult of cuMemGetHandleForAddressRange, or -1 if not tried */
+    int dmabuf_pcie_fd; /* the same export with the forced PCIe mapping (NCCL >= 2.26.2 on C2C systems) */
+    int dmabuf_pcie_err;
 };
 
 static void kv_cu(struct cuda *c, const char *key, int res) {
@@ -712,12 +714,17 @@ static int open_cuda(struct cuda *c) {
 }
 
 static void dmabuf_of(struct cuda *c, struct gpu_buffer *b) {
-    b->dmabuf_fd = -1;
-    b->dmabuf_err = -1;
+    b->dmabuf_fd = b->dmabuf_pcie_fd = -1;
+    b->dmabuf_err = b->dmabuf_pcie_err = -1;
     if (!c->cuMemGetHandleForAddressRange) return;
     int fd = -1;
     b->dmabuf_err = c->cuMemGetHandleForAddressRange(&fd, b->ptr, b->size, VF_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
     if (b->dmabuf_err == VF_CUDA_SUCCESS) b->dmabuf_fd = fd;
+    if (b->dmabuf_err != VF_CUDA_SUCCESS) return;
+    fd = -1;
+    b->dmabuf_pcie_err = c->cuMemGetHandleForAddressRange(&fd, b->ptr, b->size, VF_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                                          VF_CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+    if (b->dmabuf_pcie_err == VF_CUDA_SUCCESS) b->dmabuf_pcie_fd = fd;
 }
 
 /* cudaMalloc's driver-level equivalent, what NCCL uses with NCCL_CUMEM_ENABLE=0 or before 2.19. */
@@ -737,6 +744,7 @@ static int alloc_plain(struct cuda *c, struct gpu_buffer *b, size_t size) {
     if (res == VF_CUDA_SUCCESS) {
         dmabuf_of(c, b);
         kv_cu(c, "dmabuf_export", b->dmabuf_err);
+        if (b->dmabuf_pcie_err != -1) kv_cu(c, "dmabuf_export_pcie", b->dmabuf_pcie_err);
     }
     j_close('}');
     return res == VF_CUDA_SUCCESS;
@@ -784,6 +792,7 @@ static int alloc_vmm(struct cuda *c, struct gpu_buffer *b, size_t size, vf_cu_ge
     if (res == VF_CUDA_SUCCESS) {
         dmabuf_of(c, b);
         kv_cu(c, "dmabuf_export", b->dmabuf_err);
+        if (b->dmabuf_pcie_err != -1) kv_cu(c, "dmabuf_export_pcie", b->dmabuf_pcie_err);
     }
     j_close('}');
     return res == VF_CUDA_SUCCESS;
@@ -1102,6 +1111,10 @@ static int run(void) {
             if (bufs[b].dmabuf_fd >= 0)
                 try_reg(&v, pd, bufs[b].memory, "base+ro", "ibv_reg_dmabuf_mr", addr, bufs[b].size,
                         NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_fd, "GPUDirect via DMA-BUF");
+            if (bufs[b].dmabuf_pcie_fd >= 0)
+                try_reg(&v, pd, bufs[b].memory, "base+ro+pcie", "ibv_reg_dmabuf_mr", addr, bufs[b].size,
+                        NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_pcie_fd,
+                        "GPUDirect via DMA-BUF with the forced PCIe mapping (NCCL >= 2.26.2 on C2C GPUs)");
         }
         j_close(']');
         if (pd && bar1_ptr) bar1_sweep(&v, pd, &c, bar1_ptr, bar1_bytes, mr_bytes);
@@ -1117,6 +1130,7 @@ static int run(void) {
 
     for (int b = 0; b < nbufs; b++) {
         if (bufs[b].dmabuf_fd >= 0) close(bufs[b].dmabuf_fd);
+        if (bufs[b].dmabuf_pcie_fd >= 0) close(bufs[b].dmabuf_pcie_fd);
         if (strcmp(bufs[b].memory, "gpu:cuMemAlloc") == 0 && c.cuMemFree_v2) c.cuMemFree_v2(bufs[b].ptr);
         if (strcmp(bufs[b].memory, "gpu:cuMemCreate") == 0) {
             if (c.cuMemUnmap) c.cuMemUnmap(bufs[b].ptr, bufs[b].size);
