@@ -136,7 +136,7 @@ def test_large_bar1_is_fine_and_unread_bar1_is_unknown(bookworm):
     big = _with_bar1(node("mofed-5.8-proprietary-535-peermem"), A100_BAR1)
     result = run(image, big)
     assert "REG-BAR1-SMALL" not in ids(result) and "REG-BAR1-SMALL" not in unknown_rules(result)
-    result = run(image, node("mofed-5.8-proprietary-535-peermem"))  # facts without bar1_bytes
+    result = run(image, _with_bar1(node("mofed-5.8-proprietary-535-peermem"), None))  # facts without bar1_bytes
     assert "REG-BAR1-SMALL" in unknown_rules(result)
     assert "bar1_bytes" in next(u.reason for u in result.unknowns if u.rule == "REG-BAR1-SMALL")
 
