@@ -221,3 +221,22 @@ def test_forced_pcie_dmabuf_refusal_names_the_c2c_case():
     dev = device(reg("gpu:cuMemAlloc", "base+ro", "ibv_reg_dmabuf_mr"), r)
     match = regrows.explain(r, dev, out(dev))
     assert match.row == "RE-ENOTSUPP-DMABUF-ATTACH" and "forced PCIe mapping" in match.meaning
+
+
+def test_data_direct_refusals_are_their_row(table_rows):
+    """NCCL >= 2.27.3 registers with mlx5dv_reg_dmabuf_mr(DATA_DIRECT) on Data Direct devices."""
+    for err, words in ((errno.EINVAL, "no Data Direct device"), (errno.EOPNOTSUPP, "unaligned")):
+        r = reg("gpu:cuMemAlloc", "base+ro+data-direct", "mlx5dv_reg_dmabuf_mr", err)
+        dev = device(r)
+        match = regrows.explain(r, dev, out(dev))
+        assert match.row == "RE-DATA-DIRECT" and words in match.meaning
+    assert "RE-DATA-DIRECT" in table_rows
+
+
+def test_verifier_reports_the_mlx5dv_api(verifier_doc):
+    o = parse_output(verifier_doc)
+    if o.libibverbs.opened is None:
+        pytest.skip("no libibverbs on this machine")
+    assert o.mlx5dv is not None  # asked for, as NCCL does; whether the image's libmlx5 has MLX5_1.25 is reported
+    if o.mlx5dv.opened is None:
+        assert not o.mlx5dv.reg_dmabuf_mr and not o.mlx5dv.get_data_direct_sysfs_path

@@ -87,6 +87,13 @@ def explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMat
             )
             + "); dmesg names which ('NVRM: dma-buf attach failed')",
         )
+    if reg.call == "mlx5dv_reg_dmabuf_mr" and e in (errno.EINVAL, errno.EOPNOTSUPP, errno.EPROTONOSUPPORT):
+        return RowMatch(
+            "RE-DATA-DIRECT",
+            "mlx5 refused the Data Direct registration NCCL >= 2.27.3 makes on this device ("
+            + ("no Data Direct device bound to it" if e == errno.EINVAL else "unaligned address, ODP, or no method")
+            + "); NCCL_IB_DATA_DIRECT=0 falls back to ibv_reg_dmabuf_mr",
+        )
     if dmabuf:
         return _dmabuf_row(reg)
     if e == errno.EPERM:

@@ -149,6 +149,24 @@ class MemlockProbe:
 
 
 @dataclass(frozen=True)
+class DataDirect:
+    """mlx5dv_get_data_direct_sysfs_path on the device: 0 means a Data Direct device NCCL >= 2.27.3 would use."""
+
+    rc: int
+    rc_name: str | None = None
+    sysfs_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Mlx5dv:
+    """The image's libmlx5 as NCCL >= 2.27.3 loads it: the Data Direct API at MLX5_1.25 (rdma-core >= 54.0)."""
+
+    opened: str | None = None
+    reg_dmabuf_mr: bool = False
+    get_data_direct_sysfs_path: bool = False
+
+
+@dataclass(frozen=True)
 class DeviceResult:
     name: str | None
     open: Step
@@ -157,6 +175,7 @@ class DeviceResult:
     dmabuf_probe: DmabufProbe | None = None
     bar1_sweep: Bar1Sweep | None = None
     memlock_probe: MemlockProbe | None = None
+    data_direct: DataDirect | None = None  # None: libmlx5 lacks the API, or the device could not be opened
 
 
 @dataclass(frozen=True)
@@ -210,6 +229,7 @@ class VerifierOutput:
     sysfs: Sysfs = field(default_factory=Sysfs)
     libibverbs: LibibverbsLoad = field(default_factory=LibibverbsLoad)
     fork_init: ForkInit | None = None
+    mlx5dv: Mlx5dv | None = None
     symbols: tuple[SymbolLookup, ...] = ()
     devices: DeviceList = field(default_factory=DeviceList)
     providers: Providers | None = None  # None when libibverbs did not load

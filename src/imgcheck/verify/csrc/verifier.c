@@ -283,6 +283,9 @@ struct verbs {
     vf_ibv_dereg_mr_fn dereg_mr;
     int (*fork_init)(void);
     int (*is_fork_initialized)(void);
+    void *mlx5_handle;
+    vf_mlx5dv_reg_dmabuf_mr_fn mlx5dv_reg_dmabuf_mr;
+    vf_mlx5dv_get_data_direct_sysfs_path_fn mlx5dv_get_data_direct_sysfs_path;
 };
 
 struct wanted_symbol {
@@ -523,6 +526,11 @@ static void try_reg(struct verbs *v, struct ibv_pd *pd, const char *memory, cons
         else available = 0;
     } else if (strcmp(call, "ibv_reg_mr_iova2") == 0) {
         if (v->reg_mr_iova2) mr = v->reg_mr_iova2(pd, addr, len, (uint64_t)(uintptr_t)addr, flags);
+        else available = 0;
+    } else if (strcmp(call, "mlx5dv_reg_dmabuf_mr") == 0) {
+        if (v->mlx5dv_reg_dmabuf_mr)
+            mr = v->mlx5dv_reg_dmabuf_mr(pd, 0, len, (uint64_t)(uintptr_t)addr, dmabuf_fd, (int)flags,
+                                         VF_MLX5DV_REG_DMABUF_ACCESS_DATA_DIRECT);
         else available = 0;
     } else {
         if (v->reg_dmabuf_mr) mr = v->reg_dmabuf_mr(pd, 0, len, (uint64_t)(uintptr_t)addr, dmabuf_fd, (int)flags);
@@ -798,6 +806,48 @@ static int alloc_vmm(struct cuda *c, struct gpu_buffer *b, size_t size, vf_cu_ge
     return res == VF_CUDA_SUCCESS;
 }
 
+/* ---------------------------------------------------------------- libmlx5's Data Direct API */
+
+/* NCCL >= 2.27.3 (misc/mlx5dvsymbols.cc): dlopen libmlx5.so, then libmlx5.so.1; both symbols at MLX5_1.25. */
+static void open_mlx5dv(struct verbs *v) {
+    static const char *names[] = {"libmlx5.so", "libmlx5.so.1"};
+    const char *opened = NULL;
+    j_key("mlx5dv");
+    j_open('{');
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !v->mlx5_handle; i++) {
+        dlerror();
+        v->mlx5_handle = dlopen(names[i], RTLD_NOW);
+        if (v->mlx5_handle) opened = names[i];
+    }
+    kv_str("opened", opened);
+    if (v->mlx5_handle) {
+        v->mlx5dv_reg_dmabuf_mr = (vf_mlx5dv_reg_dmabuf_mr_fn)dlvsym(v->mlx5_handle, "mlx5dv_reg_dmabuf_mr", "MLX5_1.25");
+        v->mlx5dv_get_data_direct_sysfs_path = (vf_mlx5dv_get_data_direct_sysfs_path_fn)dlvsym(
+            v->mlx5_handle, "mlx5dv_get_data_direct_sysfs_path", "MLX5_1.25");
+    }
+    kv_bool("reg_dmabuf_mr", v->mlx5dv_reg_dmabuf_mr != NULL);
+    kv_bool("get_data_direct_sysfs_path", v->mlx5dv_get_data_direct_sysfs_path != NULL);
+    j_close('}');
+    capture_drain();
+}
+
+/* Whether the device is a Data Direct one, as NCCL asks (net_ib/init.cc); 1 when it is. */
+static int data_direct_of(struct verbs *v, struct ibv_context *ctx) {
+    if (!v->mlx5dv_get_data_direct_sysfs_path) return 0;
+    char path[4096];
+    path[0] = 0;
+    errno = 0;
+    int rc = v->mlx5dv_get_data_direct_sysfs_path(ctx, path, sizeof path);
+    j_key("data_direct");
+    j_open('{');
+    kv_int("rc", rc);
+    kv_str("rc_name", errno_name(rc < 0 ? -rc : rc));
+    kv_str("sysfs_path", rc == 0 ? path : NULL);
+    j_close('}');
+    capture_drain();
+    return rc == 0;
+}
+
 /* ---------------------------------------------------------------- fork protection, capabilities */
 
 /* NCCL calls ibv_fork_init() unconditionally before ibv_get_device_list (net_ib/init.cc). With rdma-core
@@ -1013,6 +1063,7 @@ static int run(void) {
     memset(&v, 0, sizeof v);
     int have_verbs = open_verbs(&v) == 0;
     if (have_verbs) fork_init_as_nccl(&v);
+    if (have_verbs) open_mlx5dv(&v);
 
     struct ibv_device **list = NULL;
     int ndev = 0;
@@ -1091,6 +1142,7 @@ static int run(void) {
             j_close('}');
             capture_drain();
         }
+        int data_direct = ctx ? data_direct_of(&v, ctx) : 0;
         j_key("registrations");
         j_open('[');
         if (pd && host) {
@@ -1111,6 +1163,10 @@ static int run(void) {
             if (bufs[b].dmabuf_fd >= 0)
                 try_reg(&v, pd, bufs[b].memory, "base+ro", "ibv_reg_dmabuf_mr", addr, bufs[b].size,
                         NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_fd, "GPUDirect via DMA-BUF");
+            if (bufs[b].dmabuf_fd >= 0 && data_direct)
+                try_reg(&v, pd, bufs[b].memory, "base+ro+data-direct", "mlx5dv_reg_dmabuf_mr", addr, bufs[b].size,
+                        NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_fd,
+                        "GPUDirect via DMA-BUF on a Data Direct device (NCCL >= 2.27.3)");
             if (bufs[b].dmabuf_pcie_fd >= 0)
                 try_reg(&v, pd, bufs[b].memory, "base+ro+pcie", "ibv_reg_dmabuf_mr", addr, bufs[b].size,
                         NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_pcie_fd,
