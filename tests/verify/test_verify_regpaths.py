@@ -240,3 +240,13 @@ def test_verifier_reports_the_mlx5dv_api(verifier_doc):
     assert o.mlx5dv is not None  # asked for, as NCCL does; whether the image's libmlx5 has MLX5_1.25 is reported
     if o.mlx5dv.opened is None:
         assert not o.mlx5dv.reg_dmabuf_mr and not o.mlx5dv.get_data_direct_sysfs_path
+
+
+def test_bar1_sweep_enomem_counts_what_it_kept_registered():
+    """The sweep keeps its MRs, and MLNX >= 5.1-2.5.8.0 counts peer-memory GPU MRs against memlock: an ENOMEM
+    after two 4 MiB chunks under an 8 MiB limit is memlock, not the GPU driver."""
+    failure = reg("gpu:cuMemAlloc", "bar1-sweep", "ibv_reg_mr_iova2", errno.ENOMEM)
+    sweep = Bar1Sweep("gpu:cuMemAlloc", 4 * MIB, 1 << 30, registered=2, registered_bytes=8 * MIB, failure=failure)
+    dev = device(sweep=sweep)
+    assert row(failure, dev, out(dev, memlock=8 * MIB)) == "RE-ENOMEM-MEMLOCK"
+    assert row(failure, dev, out(dev, memlock=64 << 30)) == "RE-ENOMEM-P2P"

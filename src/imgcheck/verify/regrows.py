@@ -44,17 +44,20 @@ def _gpu_attr(out: VerifierOutput, name: str) -> int | None:
     return out.gpu.attributes.get(name) if out.gpu.attributes else None
 
 
-def _memlock_can_explain(reg: Registration, out: VerifierOutput) -> tuple[bool, str]:
+def _memlock_can_explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> tuple[bool, str]:
     """Whether RLIMIT_MEMLOCK can be what refused this registration, and the words for either answer."""
     soft = out.memlock.soft
     if soft is None or soft < 0:
         return False, "memlock is unlimited"
     if out.cap_ipc_lock and not reg.label.startswith("memlock-"):
         return False, f"the verifier held CAP_IPC_LOCK, which bypasses RLIMIT_MEMLOCK ({soft // 1024} KiB)"
-    if reg.length is not None and reg.length <= soft:
+    held = 0  # what stayed registered when this one was tried: only the BAR1 sweep keeps its MRs
+    if reg.label == "bar1-sweep" and dev.bar1_sweep is not None:
+        held = dev.bar1_sweep.registered_bytes
+    if reg.length is not None and reg.length + held <= soft:
         return False, (
-            f"the registration ({reg.length // 1024} KiB, nothing else registered) fits under RLIMIT_MEMLOCK "
-            f"({soft // 1024} KiB)"
+            f"the registration ({reg.length // 1024} KiB, {held // 1024} KiB already registered) fits under "
+            f"RLIMIT_MEMLOCK ({soft // 1024} KiB)"
         )
     return True, f"the pinned pages exceed RLIMIT_MEMLOCK ({soft // 1024} KiB)"
 
@@ -105,7 +108,7 @@ def explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMat
             + (" (the container's limit is 0)" if out.memlock.soft == 0 else ""),
         )
     if e == errno.ENOMEM:
-        memlock, why = _memlock_can_explain(reg, out)
+        memlock, why = _memlock_can_explain(reg, dev, out)
         if memlock:
             return RowMatch("RE-ENOMEM-MEMLOCK", why)
         if gpu:
