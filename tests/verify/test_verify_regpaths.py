@@ -250,3 +250,15 @@ def test_bar1_sweep_enomem_counts_what_it_kept_registered():
     dev = device(sweep=sweep)
     assert row(failure, dev, out(dev, memlock=8 * MIB)) == "RE-ENOMEM-MEMLOCK"
     assert row(failure, dev, out(dev, memlock=64 << 30)) == "RE-ENOMEM-P2P"
+
+
+def test_host_failures_name_fork_protection_when_it_is_on():
+    import dataclasses
+
+    from imgcheck.verify.result import ForkInit
+
+    dev = device(reg("host", "base", "ibv_reg_mr", errno.ENOMEM))
+    on = dataclasses.replace(out(dev), fork_init=ForkInit(True, 0, None, "enabled"))
+    off = dataclasses.replace(out(dev), fork_init=ForkInit(True, 0, None, "unneeded"))
+    assert "RE-FORK-MADVISE" in regrows.explain(dev.registrations[0], dev, on).meaning
+    assert "RE-FORK-MADVISE" not in regrows.explain(dev.registrations[0], dev, off).meaning

@@ -120,7 +120,7 @@ def explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMat
         return RowMatch(
             "RE-ENOMEM-PIN",
             f"not memlock ({why}): the kernel could not pin or migrate the pages, or DMA-map them (RE-DMA-MAP: "
-            "'failed to map scatterlist' in dmesg)",
+            "'failed to map scatterlist' in dmesg)" + _fork_words(out, "ENOMEM past vm.max_map_count"),
         )
     if e == errno.EINVAL:
         if gpu:
@@ -131,7 +131,7 @@ def explain(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMat
                 "RE-EINVAL-PEER-GETPAGES; legacy nv_peer_mem: RE-EINVAL-NV-PEER-MEM; mlx5 finding no mkey page "
                 "size: RE-EINVAL-PGSZ); the node's kernel log names which",
             )
-        return _host_einval(reg, dev)
+        return _host_einval(reg, dev, out)
     if e == errno.EFAULT:
         if not gpu:
             return RowMatch(None, "EFAULT on host memory the verifier allocated itself")
@@ -189,7 +189,15 @@ def _dmabuf_row(reg: Registration) -> RowMatch:
     return RowMatch(None, f"{reg.errno_name or e} from {reg.call} on {reg.memory} memory")
 
 
-def _host_einval(reg: Registration, dev: DeviceResult) -> RowMatch:
+def _fork_words(out: VerifierOutput, what: str) -> str:
+    """Fork protection on (ibv_fork_init as NCCL calls it): every registration ran madvise(MADV_DONTFORK) first."""
+    fork = out.fork_init
+    if fork is None or not fork.symbol_available or fork.rc not in (0, None) or fork.status not in (None, "enabled"):
+        return ""
+    return f"; fork protection is on, so madvise(MADV_DONTFORK) may have refused the range ({what}: RE-FORK-MADVISE)"
+
+
+def _host_einval(reg: Registration, dev: DeviceResult, out: VerifierOutput) -> RowMatch:
     """Host memory: only the optional flags differ between the verifier's host cases, so they decide."""
     if reg.label in ("base+ro", "base+atomic+ro"):
         base = _sibling(dev, "host", "base", "ibv_reg_mr_iova2")
@@ -204,7 +212,7 @@ def _host_einval(reg: Registration, dev: DeviceResult) -> RowMatch:
         "RE-EINVAL-PGSZ",
         "EINVAL for page-aligned host memory with NCCL's flags, relaxed ordering not the difference: the remaining "
         "site is mlx5 finding no mkey page size (a kernel WARN from mr.c next to it in dmesg); without that WARN "
-        "this contradicts the table",
+        "this contradicts the table" + _fork_words(out, "EINVAL for VM_IO or unaligned hugetlb"),
     )
 
 
