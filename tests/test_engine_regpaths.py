@@ -175,3 +175,18 @@ def test_force_pcie_not_asked_on_the_peer_memory_path(bookworm):
     n = _with_bar1(node("mofed-5.8-proprietary-535-peermem"), A100_BAR1, "NVIDIA GH200 480GB")
     result = run(with_nccl(bookworm, "2.27.3"), n)
     assert "REG-DMABUF-FORCE-PCIE" not in unknown_rules(result)
+
+
+# ---------------------------------------------------------------- REG-VGPU-GPUDIRECT (RE-EFAULT-DECLINED, trigger vGPU)
+
+
+@pytest.mark.parametrize(
+    "name, asked", [("NVIDIA A100-40C", True), ("GRID T4-16Q", True), ("NVIDIA A100-SXM4-80GB", False)]
+)
+def test_vgpu_types_raise_the_gpudirect_question(bookworm, name, asked):
+    n = _with_bar1(node("mofed-5.8-proprietary-535-peermem"), A100_BAR1, name)
+    result = run(with_nccl(bookworm, "2.21.5"), n)
+    assert "REG-VGPU-GPUDIRECT" not in ids(result)
+    assert ("REG-VGPU-GPUDIRECT" in unknown_rules(result)) is asked
+    loc = run(with_nccl(bookworm, "2.21.5", env={"NCCL_NET_GDR_LEVEL": "LOC"}), n)
+    assert "REG-VGPU-GPUDIRECT" not in unknown_rules(loc)  # host staging registers no GPU memory

@@ -20,10 +20,11 @@ RULES = (
     "REG-REMOTE-ATOMIC",
     "REG-BAR1-SMALL",
     "REG-DMABUF-FORCE-PCIE",
+    "REG-VGPU-GPUDIRECT",
 )
 NEEDS = {
     "nccl_features": {"cumem_without_vmm_gdr_check", "remote_atomic_data_mr", "dmabuf_force_pcie_mapping"},
-    "thresholds": {"cumem_min_cuda", "gpu_bar1_small_mib", "gpu_c2c_attached_name_pattern"},
+    "thresholds": {"cumem_min_cuda", "gpu_bar1_small_mib", "gpu_c2c_attached_name_pattern", "vgpu_model_name_pattern"},
 }
 
 PATH_DMABUF = "dmabuf"
@@ -39,6 +40,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _remote_atomic(ctx)
     yield from _bar1_small(ctx)
     yield from _dmabuf_force_pcie(ctx)
+    yield from _vgpu_gpudirect(ctx)
 
 
 def gpu_buffer_path(ctx: Ctx) -> tuple[str | None, str]:
@@ -287,4 +289,32 @@ def _dmabuf_force_pcie(ctx: Ctx, rule: str) -> Iterator[Outcome]:
         "topologies it does not support ('Unknown error 524', docs/registration-errors.md "
         "RE-ENOTSUPP-DMABUF-ATTACH). Which PCIe path joins this node's NICs and GPUs is not a node fact: "
         "`nvidia-smi topo -m` shows it; `dmesg | grep 'dma-buf attach failed'` after a failure names the refusal",
+    )
+
+
+@over_rdma("REG-VGPU-GPUDIRECT")
+def _vgpu_gpudirect(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    """A vGPU refuses third-party P2P unless its configuration enables GPUDirect RDMA (RE-EFAULT-DECLINED, vGPU)."""
+    kind, why = gpu_buffer_path(ctx)
+    if kind is None:
+        yield unknown(rule, f"whether NCCL registers GPU memory is unknown: {why}")
+        return
+    if kind == PATH_HOST:
+        return  # no GPU memory is registered
+    gpus = ctx.node.gpu.gpus
+    if not gpus:
+        yield unknown(rule, "the node's GPUs are unknown (" + ctx.unknown_why("gpu.gpus") + "): a vGPU or not decides")
+        return
+    pattern = re.compile(str(ctx.matrix.threshold("vgpu_model_name_pattern")))
+    vgpus = sorted({g.name for g in gpus if g.name and pattern.search(g.name)})
+    if not vgpus:
+        if any(g.name is None for g in gpus):
+            yield unknown(rule, "a GPU's model name is unknown: whether it is a vGPU decides")
+        return  # bare-metal or passthrough GPUs report their board name
+    yield unknown(
+        rule,
+        f"{', '.join(vgpus)} is a vGPU type: the GPU driver refuses GPUDirect RDMA on a vGPU whose configuration "
+        "does not enable it (p2p.c), and the registration then fails with 'Bad address' (docs/registration-errors.md "
+        "RE-EFAULT-DECLINED). Whether this vGPU's does is not a node fact: NVIDIA lists the vGPU types and guest "
+        "releases that support GPUDirect RDMA; `imgcheck verify IMAGE` in the guest registers GPU memory and shows it",
     )
