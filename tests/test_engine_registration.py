@@ -258,3 +258,41 @@ def test_peer_memory_path_names_the_allocation(bookworm, nccl, env, compat, node
     image = with_nccl(bookworm, nccl, env=env, cuda="12.8.0" if compat else "12.4.1", compat=compat)
     f = by_id(run(image, node(node_name)), "REG-PATH")
     assert words in f.mechanism
+
+
+def test_every_table_row_has_a_rule_a_row_specific_cause_and_a_verify_label():
+    """Issue 34: each row of docs/registration-errors.md names a rule or says why facts cannot decide it, a
+    triage signature with a cause that exists in it, and a verify label or why verify cannot run it."""
+    from engine_facts import matrix
+
+    from imgcheck.engine import RULE_IDS
+    from imgcheck.triage.signatures import load_signatures
+
+    sigs = {s.id: {c.id for c in s.causes} for s in load_signatures().signatures}
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "registration-errors.md")) as fh:
+        rows = [ln for ln in fh.read().splitlines() if re.match(r"^\| `RE-[A-Z0-9-]+` \|", ln)]
+    assert len(rows) >= 35
+    pairs = {}
+    for line in rows:
+        cells = [c.strip() for c in line.strip()[1:-1].split(" | ")]
+        assert len(cells) == 10, cells[0]
+        row_id, rule, triage_cell, verify = cells[0], cells[7], cells[8], cells[9]
+        named = re.findall(r"rule `([A-Z0-9-]+)`", rule)
+        assert named or rule.startswith("none: "), (row_id, rule)
+        assert set(named) <= set(RULE_IDS) and all(matrix().rule(r) for r in named), row_id
+        found = set()
+        for part in re.split(r"; |, (?=`[A-Z])|(?<=\)), ", triage_cell):
+            sig = re.search(r"`([A-Z0-9]+(?:-[A-Z0-9]+)+)`", part)
+            if not sig or sig.group(1) not in sigs:
+                continue
+            for cause in re.findall(r"`([a-z0-9]+(?:-[a-z0-9]+)*)`", part):
+                if cause in sigs[sig.group(1)]:
+                    found.add((sig.group(1), cause))
+        assert found, (row_id, triage_cell)
+        pairs[row_id] = frozenset(found)
+        assert verify and len(verify) > 10, row_id
+    # row-specific: no two rows point at exactly the same causes
+    seen = {}
+    for row_id, found in pairs.items():
+        assert found not in seen, (row_id, seen.get(found))
+        seen[found] = row_id

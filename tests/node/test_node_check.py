@@ -118,6 +118,19 @@ def test_peermem_installed_on_an_inbox_stack(probed, matrix):
     assert "its prerequisites are met here" in f.mechanism  # open modules on 6.8: DMA-BUF is the way
 
 
+def test_distribution_kernel_carrying_the_peer_api_is_decided_by_its_symbols(probed, matrix):
+    """Issue 34: an inbox (distribution) kernel whose ib_core exports ib_register_peer_memory_client (reported
+    for some Ubuntu kernels) can load nvidia-peermem: decided by the kernel's symbols, not the word inbox."""
+    node = probed["inbox-ubuntu2404-open"]
+    peer = KernelModule(path="/lib/modules/6.8.0-55-generic/updates/dkms/nvidia-peermem.ko.zst")
+    core = KernelModule(
+        path="/lib/modules/6.8.0-55-generic/kernel/drivers/infiniband/core/ib_core.ko.zst",
+        symbol_crcs={"ib_register_peer_memory_client": "0x5c1a9e1b", "ib_unregister_peer_memory_client": "0x0b7e2f3c"},
+    )
+    node = swap(node, "rdma.module_files", {"nvidia_peermem": peer, "ib_core": core})
+    assert "NODE-PEERMEM-NO-PEER-API" not in ids(run(node, matrix))
+
+
 def test_peer_api_is_not_questioned_on_mlnx_ofed(probed, matrix):
     assert "NODE-PEERMEM-NO-PEER-API" not in ids(run(probed["mlnx-ofed-5.8-rocky86"], matrix))
 

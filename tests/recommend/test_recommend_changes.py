@@ -84,11 +84,12 @@ def test_env_removal_comes_first_and_the_check_report_shows_it(tmp_path, debian_
 
 
 def test_cumem_env_on_an_old_driver_branch(debian_archive):
-    """R470 + MLNX_OFED 5.8 + nvidia-peermem, a CUDA 12 image with forward-compat libcuda 535: NCCL 2.21 uses
-    cuMem buffers through peer memory (CUMEM-OLD-DRIVER, a hypothesis). With the forward-compat warning
+    """R470 + MLNX_OFED 5.8 + nvidia-peermem, a CUDA 12 image with forward-compat libcuda 535: NCCL 2.27 uses
+    cuMem buffers through peer memory without asking for VMM GPUDirect RDMA support (CUMEM-OLD-DRIVER, a
+    hypothesis; NCCL 2.19 - 2.23 ask, issue 34). With the forward-compat warning
     accepted (--ignore), NCCL_CUMEM_ENABLE=0 is the change; without it, the engine shows no Env edit is
     enough and the node-side answer is the driver branch (the R470 limit is respected)."""
-    current = with_nccl(real_facts(debian_archive("bookworm")), "2.21.5", compat="535.104.05")
+    current = with_nccl(real_facts(debian_archive("bookworm")), "2.27.3", compat="535.104.05")
     n = node("mofed-5.8-470-peermem")
     ids = {f.id for f in build_report(current, [n], matrix()).findings}
     assert {"CUMEM-OLD-DRIVER", "CUDA-DRIVER-TOO-OLD"} <= ids

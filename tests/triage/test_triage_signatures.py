@@ -212,3 +212,27 @@ SAMPLES.update(
         "skipping further processing",
     }
 )
+
+
+# Registration paths added by issue 34 (docs/registration-errors.md); each line is the printing site's format.
+SAMPLES.update(
+    {
+        # NCCL's wrapper (misc/ibvwrap.cc:38-44) with strerror(524); the exporter's refusal (nv-dmabuf.c:1020-1023)
+        "IBV-REG-DMABUF-ENOTSUPP-524": "transport/net_ib/reg.cc:36 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error "
+        "Unknown error 524",
+        "IBV-REG-MR-ENOTSUPP-524": "misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Unknown error 524",
+        "IBV-REG-MR-GPU-ERRNO": "misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Device or resource busy",
+        "IBV-REG-DMABUF-ERRNO": "misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Bad file descriptor",
+        # NCCL misc/mlx5dvwrap.cc:40
+        "MLX5DV-REG-DMABUF": "misc/mlx5dvwrap.cc:77 NCCL WARN NET/MLX5: Call to mlx5dv_reg_dmabuf_mr failed with error "
+        "Invalid argument",
+        # MLNX umem.c:269 pr_err("%s: failed to map scatterlist, npages=%lu\n", __func__, npages)
+        "UMEM-DMA-MAP-FAILED": "[ 8123.774120] __ib_umem_get: failed to map scatterlist, npages=512",
+        # Mellanox/nv_peer_memory nv_peer_mem.c: peer_err prefix "nv_mem %s:%d "
+        "NV-PEER-MEM-LEGACY-ERROR": "[  912.004411] nv_mem nv_dma_map:295 nv_dma_map -- unexpected number of page table "
+        "entries got=32, expected=16",
+        # aws-ofi-nccl register_rail_mr_buffer; the values are the ones AWS's EFA guidance quotes for SYNC_MEMOPS
+        "OFI-REG-MR-FAILED": "register_rail_mr_buffer:617 NCCL WARN NET/OFI Unable to register memory (type = 2) for "
+        "device 4. RC: -22, Error: Invalid argument",
+    }
+)

@@ -148,9 +148,16 @@ def test_gpu_rows(table_rows):
         assert want in table_rows
 
 
-def test_host_einval_no_row_explains_is_said_plainly():
+def test_host_einval_without_an_ro_difference_is_the_page_size_row():
+    """Issue 34: the page-size EINVAL row is returned when it happens (both host cases fail alike)."""
     dev = device(reg("host", "base", "ibv_reg_mr_iova2", 22), reg("host", "base+ro", "ibv_reg_mr_iova2", 22))
     match = regrows.explain(dev.registrations[1], dev, out(dev))
+    assert match.row == "RE-EINVAL-PGSZ" and "WARN" in match.meaning
+
+
+def test_unexplained_failure_is_said_plainly():
+    dev = device(reg("host", "base", "ibv_reg_mr_iova2", 14))
+    match = regrows.explain(dev.registrations[0], dev, out(dev))
     assert match.row is None
     assert match.words().startswith("not explained by docs/registration-errors.md")
 

@@ -18,7 +18,13 @@ from .gates import over_rdma
 RULES = ("GDR-PEERMEM-MISSING", "GDR-NCCL-LEGACY-MEMORY-PEERS", "CUMEM-OLD-DRIVER")
 NEEDS = {
     "thresholds": {"cumem_old_driver_below", "memory_peers_sysfs_last_seen_ofed_series"},
-    "nccl_features": {"cumem_default", "gdr_module_sysfs_check", "dmabuf", "relaxed_ordering_iova2"},
+    "nccl_features": {
+        "cumem_default",
+        "cumem_without_vmm_gdr_check",
+        "gdr_module_sysfs_check",
+        "dmabuf",
+        "relaxed_ordering_iova2",
+    },
     "kernel_rdma_features": {
         ("dmabuf_mr", "inbox"),
         ("dmabuf_mr", "mlnx_ofed"),
@@ -40,6 +46,12 @@ READS = {
     "GDR-NCCL-LEGACY-MEMORY-PEERS": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA, facts.PEERMEM),
     "CUMEM-OLD-DRIVER": (facts.NCCL, facts.CUDA, facts.GPU_DRIVER),
 }
+
+
+def host_staging_chosen(ctx: Ctx) -> bool:
+    """NCCL_NET_GDR_LEVEL=LOC (or 0) forbids GPUDirect RDMA: every data buffer is host memory on purpose."""
+    gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
+    return gdr is not None and gdr.value.strip().upper() in ("LOC", "0")
 
 
 def _gdr_checks_words(ctx: Ctx) -> str:
@@ -80,6 +92,8 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
 def _peermem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     nccl = ctx.nccl
     assert nccl is not None  # over_rdma runs the rule only with NCCL
+    if host_staging_chosen(ctx):
+        return  # NCCL_NET_GDR_LEVEL=LOC: host staging is chosen on purpose, no GPUDirect path is wanted
     dmabuf, dmabuf_why = ctx.dmabuf_usable
     if dmabuf:
         return  # NCCL prefers DMA-BUF; peer memory is not needed
@@ -106,7 +120,8 @@ def _peermem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
         yield unknown(rule, f"nvidia-peermem is not loaded, and whether DMA-BUF works is unknown: {dmabuf_why}")
         return
     variant = None
-    if ctx.node.rdma.stack == STACK_INBOX and ctx.node.gpu.kernel_module == "proprietary":
+    no_api = ctx.node_has_feature("peer_memory_api")[0] is False  # decided by the kernel's symbols where seen
+    if ctx.node.rdma.stack == STACK_INBOX and no_api and ctx.node.gpu.kernel_module == "proprietary":
         variant = "inbox-proprietary"
     yield finding(
         ctx.matrix,
@@ -162,6 +177,14 @@ def _cumem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
         return
     if not newer:
         return
+    unflagged = ctx.nccl_at_least("cumem_without_vmm_gdr_check")
+    if unflagged is None:
+        yield unknown(rule, ctx.nccl_unknown_reason("cumem_without_vmm_gdr_check"))
+        return
+    if not unflagged:
+        # NCCL 2.19 - 2.23 uses cuMem only when the GPU reports VMM GPUDirect RDMA support, and then sets
+        # gpuDirectRDMACapable: the buffers nvidia-peermem sees are the ones it is made for (row RE-EINVAL-CUMEM-R470)
+        return
     cumem = ctx.setting("NCCL_CUMEM_ENABLE")
     if cumem is not None and cumem.as_int() == 0:
         return
@@ -183,6 +206,8 @@ def _cumem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
         return
     if cuda is None or not compat or not ranges.at_least(compat, floor):  # no cuda: no compat either
         return  # without forward-compat the CUDA runtime never reaches NCCL (CUDA-DRIVER-TOO-OLD)
+    if host_staging_chosen(ctx):
+        return  # NCCL_NET_GDR_LEVEL=LOC: no GPU buffer is registered
     dmabuf, _ = ctx.dmabuf_usable
     if dmabuf:
         return

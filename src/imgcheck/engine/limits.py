@@ -16,7 +16,14 @@ RULE = "MEMLOCK-TOO-LOW"
     RULE,
     requires=(facts.LIBIBVERBS, facts.NODE_RDMA),
     reads=(facts.MEMLOCK,),
-    needs={"thresholds": {"memlock_reported_failing_kib"}, "nccl_features": {"relaxed_ordering_iova2"}},
+    needs={
+        "thresholds": {"memlock_reported_failing_kib"},
+        "nccl_features": {"relaxed_ordering_iova2"},
+        "kernel_rdma_features": {
+            ("memlock_counts_peer_gpu_buffers", "inbox"),
+            ("memlock_counts_peer_gpu_buffers", "mlnx_ofed"),
+        },
+    },
 )
 def memlock_too_low(ctx: Ctx) -> Iterator[Outcome]:
     memlock = ctx.node.limits.memlock_kib
@@ -37,7 +44,35 @@ def memlock_too_low(ctx: Ctx) -> Iterator[Outcome]:
         variant=None if memlock <= failing else "finite",
         memlock_kib=memlock,
         reg_fn=ctx.reg_fn,
+        gpu_words=gpu_buffers_counted_words(ctx),
     )
 
 
 RULES, NEEDS, REQUIRES, READS, check = family(memlock_too_low)
+
+
+def gpu_buffers_counted_words(ctx: Ctx) -> str:
+    """Whether NCCL's GPU buffers count against RLIMIT_MEMLOCK here (docs/registration-errors.md RE-ENOMEM-MEMLOCK).
+
+    DMA-BUF registrations are never counted; peer-memory ones only on MLNX/DOCA releases where the peer-memory
+    fallback comes before the memlock failure's exit (5.1-2.5.8.0 on); before that a GPU buffer that fails the
+    count falls through to nvidia-peermem and registers anyway.
+    """
+    from .registration import PATH_DMABUF, PATH_HOST, PATH_PEER, gpu_buffer_path
+
+    kind, why = gpu_buffer_path(ctx)
+    if kind == PATH_HOST:
+        return f"Every data buffer is host memory here ({why}), so all of them count."
+    if kind == PATH_DMABUF:
+        return f"GPU buffers are registered through DMA-BUF here ({why}) and are not counted: only host buffers are."
+    if kind == PATH_PEER:
+        counted, stack_why = ctx.node_has_feature("memlock_counts_peer_gpu_buffers")
+        if counted:
+            return f"GPU buffers registered through nvidia-peermem count too ({stack_why})."
+        if counted is False:
+            return (
+                f"GPU buffers registered through nvidia-peermem do not fail on it here ({stack_why}: the "
+                "peer-memory fallback runs after the memlock failure), so only host buffers fail."
+            )
+        return f"Whether GPU buffers registered through nvidia-peermem count is unknown: {stack_why}."
+    return f"Whether NCCL's GPU buffers count too is unknown: {why}."

@@ -3,6 +3,7 @@ would mean there. Rows are in docs/registration-errors.md; each finding names th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..model.report import Evidence
@@ -11,9 +12,21 @@ from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .gates import over_rdma
+from .gdr import host_staging_chosen
 
-RULES = ("REG-PATH", "REG-MEMLOCK-ZERO", "REG-CUMEM-VMM-GDR", "REG-REMOTE-ATOMIC")
-NEEDS = {"nccl_features": {"cumem_without_vmm_gdr_check", "remote_atomic_data_mr"}, "thresholds": {"cumem_min_cuda"}}
+RULES = (
+    "REG-PATH",
+    "REG-MEMLOCK-ZERO",
+    "REG-CUMEM-VMM-GDR",
+    "REG-REMOTE-ATOMIC",
+    "REG-BAR1-SMALL",
+    "REG-DMABUF-FORCE-PCIE",
+    "REG-VGPU-GPUDIRECT",
+)
+NEEDS = {
+    "nccl_features": {"cumem_without_vmm_gdr_check", "remote_atomic_data_mr", "dmabuf_force_pcie_mapping"},
+    "thresholds": {"cumem_min_cuda", "gpu_bar1_small_mib", "gpu_c2c_attached_name_pattern", "vgpu_model_name_pattern"},
+}
 
 PATH_DMABUF = "dmabuf"
 PATH_PEER = "peer-memory"
@@ -26,6 +39,9 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _path(ctx)
     yield from _cumem_vmm_gdr(ctx)
     yield from _remote_atomic(ctx)
+    yield from _bar1_small(ctx)
+    yield from _dmabuf_force_pcie(ctx)
+    yield from _vgpu_gpudirect(ctx)
 
 
 def gpu_buffer_path(ctx: Ctx) -> tuple[str | None, str]:
@@ -34,8 +50,9 @@ def gpu_buffer_path(ctx: Ctx) -> tuple[str | None, str]:
     NCCL's order (src/transport/net.cc:989-1006): DMA-BUF when usable, else the peer-memory fallthrough when
     its GDR check found a module, else the buffers live in host memory. NCCL_NET_GDR_LEVEL=LOC forbids GDR.
     """
-    gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
-    if gdr is not None and gdr.value.strip().upper() in ("LOC", "0"):
+    if host_staging_chosen(ctx):
+        gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
+        assert gdr is not None  # host_staging_chosen read it
         return PATH_HOST, f"{gdr.label} forbids GPUDirect RDMA"
     dmabuf, dmabuf_why = ctx.dmabuf_usable
     if dmabuf:
@@ -188,17 +205,140 @@ def _remote_atomic(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     )
 
 
+@over_rdma("REG-BAR1-SMALL")
+def _bar1_small(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    """nvidia-peermem maps every registered GPU range into BAR1; a small BAR1 fills (RE-EFAULT-DECLINED, BAR1)."""
+    kind, why = gpu_buffer_path(ctx)
+    if kind is None:
+        yield unknown(rule, f"whether NCCL registers GPU memory through nvidia-peermem is unknown: {why}")
+        return
+    if kind == PATH_HOST:
+        return  # no GPU memory is registered
+    gpus = [g for g in ctx.node.gpu.gpus if g.gpu_class != "consumer"]  # consumer GPUs: NCCL disables GDR itself
+    if not gpus:
+        if not ctx.node.gpu.gpus:
+            yield unknown(rule, "the node's GPUs are unknown (" + ctx.unknown_why("gpu.gpus") + "), so is their BAR1")
+        return
+    limit = int(ctx.matrix.threshold("gpu_bar1_small_mib")) << 20
+    small = [g for g in gpus if g.bar1_bytes is not None and g.bar1_bytes <= limit]
+    if not small:
+        if all(g.bar1_bytes is None for g in gpus):
+            yield unknown(
+                rule,
+                "the GPUs' BAR1 size is unknown (node facts without gpu.gpus[].bar1_bytes: probe the node again); "
+                f"BAR1 of {limit >> 20} MiB or less fills with NCCL's GPUDirect buffers",
+            )
+        return
+    if kind == PATH_DMABUF:
+        yield unknown(
+            rule,
+            f"{small[0].name or 'a GPU'} has a {(small[0].bar1_bytes or 0) >> 20} MiB BAR1; NCCL uses DMA-BUF "
+            "here, and whether the GPU driver's dma-buf export runs out of BAR1 as nvidia-peermem does was not "
+            "read in its source: run `imgcheck verify IMAGE` on the node (its BAR1 sweep registers 1 GiB in "
+            "NCCL-sized chunks)",
+        )
+        return
+    names = sorted({g.name or g.pci_bus_id or "?" for g in small})
+    evidence = [
+        Evidence.member(
+            "node.gpu.gpus", g.pci_bus_id or g.name or "?", "bar1_bytes", g.bar1_bytes, ctx.node.location_of("gpu.gpus")
+        )
+        for g in small
+    ] + [Evidence(PATH_FACT, kind)]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        gpus=", ".join(names),
+        bar1_mib=min((g.bar1_bytes or 0) for g in small) >> 20,
+        reg_fn=ctx.reg_fn,
+        why=why,
+    )
+
+
+@over_rdma("REG-DMABUF-FORCE-PCIE")
+def _dmabuf_force_pcie(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    """NCCL >= 2.26.2 asks for a PCIe DMA-BUF mapping on C2C GPUs; the driver may refuse the attach (524)."""
+    nccl = ctx.nccl
+    assert nccl is not None  # over_rdma runs the rule only with NCCL
+    asks = ctx.nccl_at_least("dmabuf_force_pcie_mapping")
+    if asks is None:
+        yield unknown(rule, ctx.nccl_unknown_reason("dmabuf_force_pcie_mapping"))
+        return
+    if not asks:
+        return  # older NCCL exports every dma-buf with the default mapping
+    kind, why = gpu_buffer_path(ctx)
+    if kind is None:
+        yield unknown(rule, f"whether NCCL uses DMA-BUF is unknown: {why}")
+        return
+    if kind != PATH_DMABUF:
+        return
+    gpus = ctx.node.gpu.gpus
+    if not gpus:
+        yield unknown(rule, "the node's GPUs are unknown (" + ctx.unknown_why("gpu.gpus") + "): C2C or not decides")
+        return
+    pattern = re.compile(str(ctx.matrix.threshold("gpu_c2c_attached_name_pattern")))
+    c2c = sorted({g.name for g in gpus if g.name and pattern.search(g.name)})
+    if not c2c:
+        if any(g.name is None for g in gpus):
+            yield unknown(rule, "a GPU's model name is unknown: whether it is C2C-attached decides")
+        return  # PCIe-attached GPUs: NCCL's GDR mode stays the default mapping
+    yield unknown(
+        rule,
+        f"NCCL {nccl.version} exports its DMA-BUF buffers with a forced PCIe mapping on {', '.join(c2c)} "
+        "(C2C-attached) whenever it reaches the NIC over PCIe, and the GPU driver refuses the attach for PCIe "
+        "topologies it does not support ('Unknown error 524', docs/registration-errors.md "
+        "RE-ENOTSUPP-DMABUF-ATTACH). Which PCIe path joins this node's NICs and GPUs is not a node fact: "
+        "`nvidia-smi topo -m` shows it; `dmesg | grep 'dma-buf attach failed'` after a failure names the refusal",
+    )
+
+
+@over_rdma("REG-VGPU-GPUDIRECT")
+def _vgpu_gpudirect(ctx: Ctx, rule: str) -> Iterator[Outcome]:
+    """A vGPU refuses third-party P2P unless its configuration enables GPUDirect RDMA (RE-EFAULT-DECLINED, vGPU)."""
+    kind, why = gpu_buffer_path(ctx)
+    if kind is None:
+        yield unknown(rule, f"whether NCCL registers GPU memory is unknown: {why}")
+        return
+    if kind == PATH_HOST:
+        return  # no GPU memory is registered
+    gpus = ctx.node.gpu.gpus
+    if not gpus:
+        yield unknown(rule, "the node's GPUs are unknown (" + ctx.unknown_why("gpu.gpus") + "): a vGPU or not decides")
+        return
+    pattern = re.compile(str(ctx.matrix.threshold("vgpu_model_name_pattern")))
+    vgpus = sorted({g.name for g in gpus if g.name and pattern.search(g.name)})
+    if not vgpus:
+        if any(g.name is None for g in gpus):
+            yield unknown(rule, "a GPU's model name is unknown: whether it is a vGPU decides")
+        return  # bare-metal or passthrough GPUs report their board name
+    yield unknown(
+        rule,
+        f"{', '.join(vgpus)} is a vGPU type: the GPU driver refuses GPUDirect RDMA on a vGPU whose configuration "
+        "does not enable it (p2p.c), and the registration then fails with 'Bad address' (docs/registration-errors.md "
+        "RE-EFAULT-DECLINED). Whether this vGPU's does is not a node fact: NVIDIA lists the vGPU types and guest "
+        "releases that support GPUDirect RDMA; `imgcheck verify IMAGE` in the guest registers GPU memory and shows it",
+    )
+
+
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
+_GPU_PATH = (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA, facts.PEERMEM, facts.GPU_DRIVER)
 REQUIRES = {
     "REG-PATH": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "REG-MEMLOCK-ZERO": (facts.LIBIBVERBS, facts.NODE_RDMA),
     "REG-CUMEM-VMM-GDR": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "REG-REMOTE-ATOMIC": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "REG-BAR1-SMALL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "REG-DMABUF-FORCE-PCIE": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "REG-VGPU-GPUDIRECT": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
 }
 READS = {
     "REG-PATH": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA),
     "REG-MEMLOCK-ZERO": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.MEMLOCK),
     "REG-CUMEM-VMM-GDR": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA),
     "REG-REMOTE-ATOMIC": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA, facts.CUDA),
+    "REG-BAR1-SMALL": _GPU_PATH,
+    "REG-DMABUF-FORCE-PCIE": _GPU_PATH,
+    "REG-VGPU-GPUDIRECT": _GPU_PATH,
 }

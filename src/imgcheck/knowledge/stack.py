@@ -38,6 +38,11 @@ def release_series(version: str | None) -> str | None:
     return f"{nums[0]}.{nums[1]}" if len(nums) >= 2 else None
 
 
+def _ofed_dotted(version: str) -> str:
+    """'5.1-2.3.7.1' -> '5.1.2.3.7.1': an MLNX_OFED/DOCA release compares by every number, not only the series."""
+    return version.replace("-", ".", 1)
+
+
 def version_fact(node: NodeFacts) -> str:
     return "kernel.release" if node.rdma.stack == STACK_INBOX else "rdma.ofed_version"
 
@@ -55,18 +60,58 @@ def node_has_feature(matrix: Matrix, node: NodeFacts, feature: str) -> tuple[boo
     stack = node.rdma.stack
     if stack not in KNOWN_STACKS:
         return None, unknown_why(node, "rdma.stack")
+    if feature == "peer_memory_api" and stack == STACK_INBOX:
+        seen = inbox_peer_api_seen(node)
+        if seen is not None:
+            return seen
     row = matrix.need("kernel_rdma_features", feature=feature, stack=matrix_stack(stack))
     version = stack_version(node)
     what = "kernel" if stack == STACK_INBOX else f"{stack} release"
     floor = row.get("min_version")
     if floor is None:
+        if feature == "peer_memory_api" and stack == STACK_INBOX:
+            return False, (
+                "the inbox stack (upstream ib_core) has no peer-memory API, and nothing read from this kernel shows "
+                "it carrying one (no /sys/kernel/mm/memory_peers, nvidia-peermem not loaded, ib_core's exports "
+                f"{'read without' if _core_read(node) else 'not read for'} {PEER_API_SYMBOL})"
+            )
         return False, f"the {stack} stack has no {feature.replace('_', ' ')}"
     if version is None:
         return None, unknown_why(node, version_fact(node))
-    ok = ranges.at_least(version, floor)
+    ok = (
+        ranges.at_least(_ofed_dotted(version), _ofed_dotted(floor))
+        if stack != STACK_INBOX
+        else ranges.at_least(version, floor)
+    )
     if ok is None:
         return None, f"cannot tell whether {what} {version} is >= {floor}"
     return ok, f"{what} {version} {'>=' if ok else '<'} {floor}"
+
+
+PEER_API_SYMBOL = "ib_register_peer_memory_client"
+
+
+def inbox_peer_api_seen(node: NodeFacts) -> tuple[bool, str] | None:
+    """What the running kernel itself shows about the peer-memory API on a distribution (inbox) kernel.
+
+    Upstream has no peer-memory API, but distribution kernels may carry the patches (reported for some Ubuntu
+    kernels), so the kernel's own symbols decide, not the word "inbox": ib_core exporting
+    ib_register_peer_memory_client, its /sys/kernel/mm/memory_peers directory, or nvidia-peermem loaded (it
+    cannot load without the API). None: the node facts show none of these, the matrix's upstream answer stands.
+    """
+    if node.rdma.peer_memory_api:
+        return True, "/sys/kernel/mm/memory_peers exists: this kernel's ib_core carries the peer-memory API"
+    if node.gpu.peermem.loaded:
+        return True, "nvidia-peermem is loaded, which it cannot be without the kernel's peer-memory API"
+    core = (node.rdma.module_files or {}).get("ib_core")
+    if core is not None and core.symbol_crcs and PEER_API_SYMBOL in core.symbol_crcs:
+        return True, f"the kernel's ib_core ({core.path}) exports {PEER_API_SYMBOL}"
+    return None
+
+
+def _core_read(node: NodeFacts) -> bool:
+    core = (node.rdma.module_files or {}).get("ib_core")
+    return core is not None and core.symbol_crcs is not None
 
 
 def memory_peers_api(matrix: Matrix, node: NodeFacts) -> tuple[bool | None, str]:

@@ -163,6 +163,7 @@ class Gpu:
     pci_bus_id: str | None = None
     uuid: str | None = None
     pci_device_id: str | None = None  # "0x2330" from /sys/bus/pci/devices/<bus>/device
+    bar1_bytes: int | None = None  # BAR1 size, /sys/bus/pci/devices/<bus>/resource line 1 (GPUDirect RDMA's aperture)
     gpu_class: str | None = None  # datacenter | workstation | consumer | embedded (compat_matrix gpu_classes)
 
 

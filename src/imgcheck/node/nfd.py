@@ -69,8 +69,17 @@ def features_of(facts: NodeFacts) -> dict[str, str]:
         "nvidia.peermem": _bool(facts.gpu.peermem.loaded),
         "nvidia.nv-peer-mem": _bool(facts.gpu.peermem.legacy_nv_peer_mem),
         "limits.memlock-kib": None if memlock is None else ("unlimited" if memlock < 0 else str(memlock)),
+        "nvidia.bar1-min-mib": _bar1_min_mib(facts),
     }
     return {k: v for k, v in raw.items() if v is not None and _LABEL_VALUE.match(v) and v}
+
+
+def _bar1_min_mib(facts: NodeFacts) -> str | None:
+    """The smallest BAR1 of the node's GPUs in MiB (REG-BAR1-SMALL reads it); left out unless every GPU's is known."""
+    sizes = [g.bar1_bytes for g in facts.gpu.gpus]
+    if not sizes or any(b is None for b in sizes):
+        return None
+    return str(min(b for b in sizes if b is not None) >> 20)
 
 
 def render_features(facts: NodeFacts) -> str:
@@ -154,6 +163,8 @@ def facts_from_labels(
     )
     count = _int(pick("gpu.gpus", GFD_GPU_COUNT))
     product = pick("gpu.gpus.name", GFD_GPU_PRODUCT)
+    bar1_mib = _int(pick("gpu.gpus.bar1_bytes", PREFIX + "nvidia.bar1-min-mib"))
+    bar1 = bar1_mib << 20 if bar1_mib is not None else None  # the smallest, stood in for every GPU
     gpu = NodeGpu(
         driver_version=driver,
         kernel_module=need(pick("gpu.kernel_module", PREFIX + "nvidia.kernel-module"), "gpu.kernel_module", no_probe),
@@ -162,7 +173,7 @@ def facts_from_labels(
             version=None,
             legacy_nv_peer_mem=_parse_bool(pick("gpu.peermem.legacy_nv_peer_mem", PREFIX + "nvidia.nv-peer-mem")),
         ),
-        gpus=tuple(Gpu(index=i, name=product) for i in range(count or 0)),
+        gpus=tuple(Gpu(index=i, name=product, bar1_bytes=bar1) for i in range(count or 0)),
         cuda_driver_version=(
             pick("gpu.cuda_driver_version", GFD_RUNTIME_FULL)
             or _joined(labels, GFD_RUNTIME_PARTS, "gpu.cuda_driver_version", sources)

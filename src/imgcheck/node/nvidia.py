@@ -156,6 +156,7 @@ def _gpus(host: HostRoot, unknown: dict[str, str]) -> tuple[Gpu, ...]:
                 pci_bus_id=location,
                 uuid=fields.get("GPU UUID"),
                 pci_device_id=_pci_device_id(host, location),
+                bar1_bytes=_bar1_bytes(host, location),
             )
         )
     gpus.sort(key=lambda g: (g.index is None, g.index or 0, g.pci_bus_id or ""))
@@ -168,6 +169,28 @@ def _pci_device_id(host: HostRoot, bus: str) -> str | None:
         return host.read_value(f"{PCI_DEVICES}/{bus.lower()}/device") or None
     except HostReadError:
         return None
+
+
+def _bar1_bytes(host: HostRoot, bus: str) -> int | None:
+    """The size of the GPU's BAR1 (the aperture GPUDirect RDMA maps GPU memory through) from sysfs.
+
+    /sys/bus/pci/devices/<bus>/resource has one "start end flags" line (hex) per resource, resource N on
+    line N (drivers/pci/pci-sysfs.c resource_show); NVIDIA GPUs expose BAR1 as resource 1, what lspci
+    prints as "Region 1" and nvidia-smi as "BAR1 Memory Usage: Total". None when unreadable or unassigned.
+    """
+    try:
+        text = host.read_text(f"{PCI_DEVICES}/{bus.lower()}/resource", 64 * 1024)
+    except HostReadError:
+        return None
+    lines = (text or "").splitlines()
+    if len(lines) < 2:
+        return None
+    parts = lines[1].split()
+    try:
+        start, end = int(parts[0], 16), int(parts[1], 16)
+    except (IndexError, ValueError):
+        return None
+    return end - start + 1 if end > start else None
 
 
 def _colon_fields(text: str) -> dict[str, str]:

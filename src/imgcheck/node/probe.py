@@ -57,7 +57,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
     if decision.stack in ("mlnx_ofed", "doca") and rdma_peers_absent(host):
         notes["rdma.peer_memory_api"] = (
             f"{MEMORY_PEERS} is absent: that says nothing about the peer-memory API "
-            "itself, which MLNX_OFED/DOCA ib_core keeps; releases from 24.07 on no longer "
+            "itself, which MLNX_OFED/DOCA ib_core keeps; releases from 24.04-0.6.6.0 on no longer "
             "create the directory (compat_matrix kernel_rdma_features "
             "memory_peers_sysfs_removed)"
         )

@@ -231,6 +231,8 @@ LIVE_CHECKED_RULES = frozenset(
         "REG-PATH",
         "REG-MEMLOCK-ZERO",
         "REG-REMOTE-ATOMIC",
+        "MEMLOCK-TOO-LOW",
+        "REG-BAR1-SMALL",
     }
 )
 
@@ -316,15 +318,40 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
     if rid.startswith("REG-"):
         return _registration_check(finding, out, gpu_reason, device_reason)
     if rid == "MEMLOCK-TOO-LOW":
+        return _memlock_too_low_check(finding, out, device_reason)
+    return _check(rid, src, pred, "not exercised by the verifier", None, _not_verifiable_reason(rid))
+
+
+def _memlock_too_low_check(finding, out: VerifierOutput, device_reason: str | None) -> Check:
+    """The node's job limit is enforced on registrations: the memlock probe, run with that limit and without
+    CAP_IPC_LOCK, fails above it with ENOMEM (docs/registration-errors.md RE-ENOMEM-MEMLOCK)."""
+    rid = finding.id
+    src = f"finding {rid}"
+    pred = finding.predicted_error or finding.title
+    if device_reason:
+        return _check(rid, src, pred, "no registration attempted", None, device_reason)
+    kib = _finding_fact(finding, "node.limits.memlock_kib")
+    soft = out.memlock.soft
+    if soft is None or not isinstance(kib, int) or soft != kib * 1024:
+        seen = "unknown" if soft is None else ("unlimited" if soft < 0 else f"{soft // 1024} KiB")
         return _check(
             rid,
             src,
             pred,
-            "verify sets the container's memlock limit itself",
+            f"the container's memlock limit is {seen}, not the node's {kib} KiB",
             None,
-            "run with --memlock default to see the runtime's own limit",
+            "run with --memlock default so the verifier gets the runtime's own limit",
         )
-    return _check(rid, src, pred, "not exercised by the verifier", None, _not_verifiable_reason(rid))
+    probe = memlock_probe(out)
+    if probe is None or probe.status != "tested":
+        return _check(
+            rid, src, pred, "memlock probe not run", None, probe.detail if probe else "no device to register on"
+        )
+    above = next((r for r in probe.registrations if r.label == "memlock-above"), None)
+    if above is None:
+        return _check(rid, src, pred, "no registration above the limit", None, "memlock probe incomplete")
+    observed = f"{above.length} bytes without CAP_IPC_LOCK: {'ok' if above.ok else above.errno_name}"
+    return _check(rid, src, pred, observed, above.errno_name in ("ENOMEM", "EPERM"))
 
 
 def _finding_fact(finding, fact: str):
@@ -352,6 +379,12 @@ def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, de
                 None,
                 "run with --memlock default to see the runtime's own limit",
             )
+        probe = memlock_probe(out)
+        if probe is not None and probe.status == "tested":
+            above = [r for r in probe.registrations if r.label == "memlock-above"]
+            if above:
+                observed = f"without CAP_IPC_LOCK (uid {probe.uid}): {above[0].errno_name or 'ok'}"
+                return _check(rid, src, pred, observed, above[0].errno_name == "EPERM")
         regs = list(_registrations(out, "host", label="base"))
         if not regs:
             return _check(rid, src, pred, "no host registration attempted", None, "no protection domain")
@@ -362,7 +395,8 @@ def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, de
                 pred,
                 _outcomes(regs),
                 None,
-                "the verifier's container holds CAP_IPC_LOCK, which bypasses the limit",
+                "the verifier's container holds CAP_IPC_LOCK, which bypasses the limit"
+                + (f"; memlock probe: {probe.detail}" if probe is not None and probe.detail else ""),
             )
         return _check(rid, src, pred, _outcomes(regs), all(r.errno_name == "EPERM" for _, r in regs if not r.ok))
     if rid == "REG-REMOTE-ATOMIC":
@@ -373,7 +407,28 @@ def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, de
         return _check(rid, src, pred, _outcomes(regs), any(not r.ok for _, r in regs))
     if rid == "REG-PATH":
         return _path_check(finding, out, gpu_reason)
+    if rid == "REG-BAR1-SMALL":
+        return _bar1_check(finding, out, gpu_reason)
     return _check(rid, src, pred, "not exercised by the verifier", None, "the verifier does not exercise this")
+
+
+def _bar1_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
+    """REG-BAR1-SMALL: the BAR1 sweep registers 1 GiB of GPU memory in NCCL-sized chunks, each kept."""
+    rid, src = finding.id, f"finding {finding.id}"
+    pred = finding.predicted_error or finding.title
+    if gpu_reason:
+        return _check(rid, src, pred, "GPU memory registration not run", None, gpu_reason)
+    sweeps = [d.bar1_sweep for d in out.device_results if d.bar1_sweep is not None]
+    if not sweeps:
+        return _check(rid, src, pred, "no BAR1 sweep ran", None, "the GPU buffer for the sweep was not allocated")
+    sw = sweeps[0]
+    mib = sw.registered_bytes >> 20
+    if sw.failure is None:
+        return _check(rid, src, pred, f"{mib} MiB registered in {sw.chunk_bytes >> 20} MiB chunks", False)
+    observed = f"{mib} MiB registered, then {sw.failure.errno_name}"
+    if sw.registered == 0:
+        return _check(rid, src, pred, observed, None, "the first chunk already failed: not a BAR1 limit")
+    return _check(rid, src, pred, observed, sw.failure.errno_name == "EFAULT")
 
 
 def _path_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
@@ -476,7 +531,22 @@ def observations(out: VerifierOutput) -> list[Observation]:
     obs.extend(_gpu_observations(out))
     if out.memlock.soft is not None:
         soft = "unlimited" if out.memlock.soft < 0 else f"{out.memlock.soft // 1024} KiB"
-        obs.append(Observation("memlock", "info", f"memlock limit inside the container: {soft}"))
+        cap = {True: ", CAP_IPC_LOCK held", False: ", no CAP_IPC_LOCK"}.get(out.cap_ipc_lock, "")  # type: ignore[arg-type]
+        obs.append(Observation("memlock", "info", f"memlock limit inside the container: {soft}{cap}"))
+    if out.fork_init is not None and out.fork_init.symbol_available:
+        status = out.fork_init.status or "on (libibverbs too old to report)"
+        obs.append(
+            Observation(
+                "ibv_fork_init",
+                "info",
+                f"fork protection after ibv_fork_init (as NCCL calls it): {status}"
+                + (
+                    "; every registration first runs madvise(MADV_DONTFORK) (docs/registration-errors.md RE-FORK-MADVISE)"
+                    if out.fork_init.status in (None, "enabled")
+                    else ""
+                ),
+            )
+        )
     return obs
 
 
@@ -497,6 +567,10 @@ def _device_observations(dev: DeviceResult, out: VerifierOutput) -> list[Observa
         else:
             row = regrows.explain(r, dev, out)
             obs.append(Observation(where, "error", f"{r.errno_name}: {r.nccl_message()} ({r.why}); {row.words()}"))
+    if dev.bar1_sweep is not None:
+        obs.append(_bar1_observation(dev, out))
+    if dev.memlock_probe is not None:
+        obs.extend(_memlock_probe_observations(dev, out))
     if dev.dmabuf_probe is not None:
         p = dev.dmabuf_probe
         obs.append(
@@ -510,6 +584,45 @@ def _device_observations(dev: DeviceResult, out: VerifierOutput) -> list[Observa
             )
         )
     return obs
+
+
+def _bar1_observation(dev: DeviceResult, out: VerifierOutput) -> Observation:
+    sw = dev.bar1_sweep
+    assert sw is not None  # the caller checked
+    where = f"device {dev.name} {sw.memory} BAR1 sweep"
+    mib = sw.registered_bytes >> 20
+    if sw.failure is None:
+        return Observation(
+            where, "info", f"{sw.registered} chunks of {sw.chunk_bytes >> 20} MiB ({mib} MiB) registered at once"
+        )
+    row = regrows.explain(sw.failure, dev, out)
+    what = row.words() if row else "no row"
+    return Observation(
+        where,
+        "warning" if sw.registered else "error",
+        f"{sw.registered} chunks ({mib} MiB) registered, then {sw.failure.errno_name}: {what}",
+    )
+
+
+def _memlock_probe_observations(dev: DeviceResult, out: VerifierOutput) -> list[Observation]:
+    p = dev.memlock_probe
+    assert p is not None  # the caller checked
+    where = f"device {dev.name} memlock probe (uid {p.uid})"
+    if p.status != "tested":
+        return [Observation(where, "info", f"memlock rows not testable: {p.detail}")]
+    obs = []
+    for r in p.registrations:
+        if r.ok:
+            obs.append(Observation(where, "info", f"{r.length} bytes registered ({r.why})"))
+        else:
+            row = regrows.explain(r, dev, out)
+            obs.append(Observation(where, "info", f"{r.length} bytes: {r.errno_name} ({r.why}); {row.words()}"))
+    return obs
+
+
+def memlock_probe(out: VerifierOutput):
+    """The first device's memlock probe, if the verifier ran one."""
+    return next((d.memlock_probe for d in out.device_results if d.memlock_probe is not None), None)
 
 
 def _gpu_observations(out: VerifierOutput) -> list[Observation]:

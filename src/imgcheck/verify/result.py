@@ -106,6 +106,7 @@ class Registration:
     errno: int = 0
     errno_name: str | None = None
     message: str | None = None
+    length: int | None = None  # bytes registered (None: a verifier that did not say)
 
     def nccl_message(self) -> str | None:
         """The line NCCL would log for this failure (misc/ibvwrap.cc)."""
@@ -124,12 +125,57 @@ class DmabufProbe:
 
 
 @dataclass(frozen=True)
+class Bar1Sweep:
+    """GPU memory registered in NCCL-sized chunks, every MR kept, until the driver refused or all fit."""
+
+    memory: str
+    chunk_bytes: int
+    target_bytes: int
+    registered: int = 0
+    registered_bytes: int = 0
+    failure: Registration | None = None
+
+
+@dataclass(frozen=True)
+class MemlockProbe:
+    """Host registrations below and above RLIMIT_MEMLOCK without CAP_IPC_LOCK, as the image's user."""
+
+    status: str  # tested | not testable
+    detail: str | None = None
+    uid: int | None = None
+    cap_ipc_lock: bool | None = None  # held when the verifier started
+    dropped_cap_ipc_lock: bool | None = None
+    registrations: tuple[Registration, ...] = ()
+
+
+@dataclass(frozen=True)
+class DataDirect:
+    """mlx5dv_get_data_direct_sysfs_path on the device: 0 means a Data Direct device NCCL >= 2.27.3 would use."""
+
+    rc: int
+    rc_name: str | None = None
+    sysfs_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Mlx5dv:
+    """The image's libmlx5 as NCCL >= 2.27.3 loads it: the Data Direct API at MLX5_1.25 (rdma-core >= 54.0)."""
+
+    opened: str | None = None
+    reg_dmabuf_mr: bool = False
+    get_data_direct_sysfs_path: bool = False
+
+
+@dataclass(frozen=True)
 class DeviceResult:
     name: str | None
     open: Step
     alloc_pd: Step | None = None
     registrations: tuple[Registration, ...] = ()
     dmabuf_probe: DmabufProbe | None = None
+    bar1_sweep: Bar1Sweep | None = None
+    memlock_probe: MemlockProbe | None = None
+    data_direct: DataDirect | None = None  # None: libmlx5 lacks the API, or the device could not be opened
 
 
 @dataclass(frozen=True)
@@ -143,6 +189,7 @@ class GpuBuffer:
     memory: str
     alloc: CuResult | None = None
     dmabuf_export: CuResult | None = None
+    dmabuf_export_pcie: CuResult | None = None  # with CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
     gpu_direct_rdma_capable_flag: bool | None = None
     error: str | None = None
 
@@ -160,6 +207,16 @@ class GpuResult:
 
 
 @dataclass(frozen=True)
+class ForkInit:
+    """ibv_fork_init() called as NCCL calls it; status from ibv_is_fork_initialized (rdma-core >= 35)."""
+
+    symbol_available: bool
+    rc: int | None = None
+    rc_name: str | None = None
+    status: str | None = None  # disabled | enabled | unneeded; None: libibverbs too old to say
+
+
+@dataclass(frozen=True)
 class VerifierOutput:
     schema_version: int
     verifier_version: str | None = None
@@ -167,9 +224,12 @@ class VerifierOutput:
     kernel: str | None = None
     glibc: str | None = None
     uid: int | None = None
+    cap_ipc_lock: bool | None = None  # CAP_IPC_LOCK in the effective set (it bypasses RLIMIT_MEMLOCK)
     memlock: Memlock = field(default_factory=Memlock)
     sysfs: Sysfs = field(default_factory=Sysfs)
     libibverbs: LibibverbsLoad = field(default_factory=LibibverbsLoad)
+    fork_init: ForkInit | None = None
+    mlx5dv: Mlx5dv | None = None
     symbols: tuple[SymbolLookup, ...] = ()
     devices: DeviceList = field(default_factory=DeviceList)
     providers: Providers | None = None  # None when libibverbs did not load

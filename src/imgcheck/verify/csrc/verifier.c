@@ -9,8 +9,15 @@
  * be placed; everything libibverbs prints while we work is captured and reported as "warnings".
  *
  * Environment: IMGCHECK_VERIFY_GPU=0 skips the CUDA part; IMGCHECK_VERIFY_MR_BYTES sets the buffer
- * size (default 2 MiB). IBV_SHOW_WARNINGS=1 is set unless already set, so libibverbs explains
- * provider load failures. */
+ * size (default 4 MiB, NCCL's DEFAULT_BUFFSIZE: what it registers per connection for the Simple protocol);
+ * IMGCHECK_VERIFY_BAR1_BYTES sets the GPU memory registered in NCCL-sized chunks until the driver
+ * refuses (default 1 GiB, more than the 256 MiB BAR1 of small-BAR GPUs; 0 skips it). IBV_SHOW_WARNINGS=1
+ * is set unless already set, so libibverbs explains provider load failures.
+ *
+ * As NCCL does (net_ib/init.cc ncclIbInit), ibv_fork_init() is called before the device list, so every
+ * registration below goes through libibverbs' fork protection exactly as NCCL's do. The memlock probe
+ * runs last, with CAP_IPC_LOCK dropped from the effective set (it bypasses RLIMIT_MEMLOCK in ib_umem_get),
+ * as the image's user the runtime started us as. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
@@ -23,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -273,6 +281,11 @@ struct verbs {
     vf_ibv_reg_mr_iova2_fn reg_mr_iova2;
     vf_ibv_reg_dmabuf_mr_fn reg_dmabuf_mr;
     vf_ibv_dereg_mr_fn dereg_mr;
+    int (*fork_init)(void);
+    int (*is_fork_initialized)(void);
+    void *mlx5_handle;
+    vf_mlx5dv_reg_dmabuf_mr_fn mlx5dv_reg_dmabuf_mr;
+    vf_mlx5dv_get_data_direct_sysfs_path_fn mlx5dv_get_data_direct_sysfs_path;
 };
 
 struct wanted_symbol {
@@ -354,6 +367,9 @@ static int open_verbs(struct verbs *v) {
     v->reg_mr_iova2 = (vf_ibv_reg_mr_iova2_fn)sym(v, "ibv_reg_mr_iova2", "IBVERBS_1.8");
     v->reg_dmabuf_mr = (vf_ibv_reg_dmabuf_mr_fn)sym(v, "ibv_reg_dmabuf_mr", "IBVERBS_1.12");
     v->dereg_mr = (vf_ibv_dereg_mr_fn)sym(v, "ibv_dereg_mr", "IBVERBS_1.1");
+    v->fork_init = (int (*)(void))sym(v, "ibv_fork_init", "IBVERBS_1.1");
+    /* rdma-core >= 35: IBV_FORK_DISABLED 0, IBV_FORK_ENABLED 1, IBV_FORK_UNNEEDED 2 (kernel copy-on-fork) */
+    v->is_fork_initialized = (int (*)(void))sym(v, "ibv_is_fork_initialized", "IBVERBS_1.13");
 
     /* Which file did the loader pick? Its name carries the rdma-core version (libibverbs.so.1.A.V). */
     Dl_info info;
@@ -511,6 +527,11 @@ static void try_reg(struct verbs *v, struct ibv_pd *pd, const char *memory, cons
     } else if (strcmp(call, "ibv_reg_mr_iova2") == 0) {
         if (v->reg_mr_iova2) mr = v->reg_mr_iova2(pd, addr, len, (uint64_t)(uintptr_t)addr, flags);
         else available = 0;
+    } else if (strcmp(call, "mlx5dv_reg_dmabuf_mr") == 0) {
+        if (v->mlx5dv_reg_dmabuf_mr)
+            mr = v->mlx5dv_reg_dmabuf_mr(pd, 0, len, (uint64_t)(uintptr_t)addr, dmabuf_fd, (int)flags,
+                                         VF_MLX5DV_REG_DMABUF_ACCESS_DATA_DIRECT);
+        else available = 0;
     } else {
         if (v->reg_dmabuf_mr) mr = v->reg_dmabuf_mr(pd, 0, len, (uint64_t)(uintptr_t)addr, dmabuf_fd, (int)flags);
         else available = 0;
@@ -523,6 +544,7 @@ static void try_reg(struct verbs *v, struct ibv_pd *pd, const char *memory, cons
     kv_str("memory", memory);
     kv_str("label", label);
     kv_str("call", call);
+    kv_int("length", (long long)len);
     kv_int("access", flags);
     kv_str("access_names", names);
     kv_str("why", why);
@@ -587,6 +609,8 @@ struct gpu_buffer {
     size_t size;
     int dmabuf_fd;
     int dmabuf_err; /* CUresult of cuMemGetHandleForAddressRange, or -1 if not tried */
+    int dmabuf_pcie_fd; /* the same export with the forced PCIe mapping (NCCL >= 2.26.2 on C2C systems) */
+    int dmabuf_pcie_err;
 };
 
 static void kv_cu(struct cuda *c, const char *key, int res) {
@@ -698,12 +722,17 @@ static int open_cuda(struct cuda *c) {
 }
 
 static void dmabuf_of(struct cuda *c, struct gpu_buffer *b) {
-    b->dmabuf_fd = -1;
-    b->dmabuf_err = -1;
+    b->dmabuf_fd = b->dmabuf_pcie_fd = -1;
+    b->dmabuf_err = b->dmabuf_pcie_err = -1;
     if (!c->cuMemGetHandleForAddressRange) return;
     int fd = -1;
     b->dmabuf_err = c->cuMemGetHandleForAddressRange(&fd, b->ptr, b->size, VF_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
     if (b->dmabuf_err == VF_CUDA_SUCCESS) b->dmabuf_fd = fd;
+    if (b->dmabuf_err != VF_CUDA_SUCCESS) return;
+    fd = -1;
+    b->dmabuf_pcie_err = c->cuMemGetHandleForAddressRange(&fd, b->ptr, b->size, VF_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                                          VF_CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+    if (b->dmabuf_pcie_err == VF_CUDA_SUCCESS) b->dmabuf_pcie_fd = fd;
 }
 
 /* cudaMalloc's driver-level equivalent, what NCCL uses with NCCL_CUMEM_ENABLE=0 or before 2.19. */
@@ -723,6 +752,7 @@ static int alloc_plain(struct cuda *c, struct gpu_buffer *b, size_t size) {
     if (res == VF_CUDA_SUCCESS) {
         dmabuf_of(c, b);
         kv_cu(c, "dmabuf_export", b->dmabuf_err);
+        if (b->dmabuf_pcie_err != -1) kv_cu(c, "dmabuf_export_pcie", b->dmabuf_pcie_err);
     }
     j_close('}');
     return res == VF_CUDA_SUCCESS;
@@ -770,9 +800,213 @@ static int alloc_vmm(struct cuda *c, struct gpu_buffer *b, size_t size, vf_cu_ge
     if (res == VF_CUDA_SUCCESS) {
         dmabuf_of(c, b);
         kv_cu(c, "dmabuf_export", b->dmabuf_err);
+        if (b->dmabuf_pcie_err != -1) kv_cu(c, "dmabuf_export_pcie", b->dmabuf_pcie_err);
     }
     j_close('}');
     return res == VF_CUDA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- libmlx5's Data Direct API */
+
+/* NCCL >= 2.27.3 (misc/mlx5dvsymbols.cc): dlopen libmlx5.so, then libmlx5.so.1; both symbols at MLX5_1.25. */
+static void open_mlx5dv(struct verbs *v) {
+    static const char *names[] = {"libmlx5.so", "libmlx5.so.1"};
+    const char *opened = NULL;
+    j_key("mlx5dv");
+    j_open('{');
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !v->mlx5_handle; i++) {
+        dlerror();
+        v->mlx5_handle = dlopen(names[i], RTLD_NOW);
+        if (v->mlx5_handle) opened = names[i];
+    }
+    kv_str("opened", opened);
+    if (v->mlx5_handle) {
+        v->mlx5dv_reg_dmabuf_mr = (vf_mlx5dv_reg_dmabuf_mr_fn)dlvsym(v->mlx5_handle, "mlx5dv_reg_dmabuf_mr", "MLX5_1.25");
+        v->mlx5dv_get_data_direct_sysfs_path = (vf_mlx5dv_get_data_direct_sysfs_path_fn)dlvsym(
+            v->mlx5_handle, "mlx5dv_get_data_direct_sysfs_path", "MLX5_1.25");
+    }
+    kv_bool("reg_dmabuf_mr", v->mlx5dv_reg_dmabuf_mr != NULL);
+    kv_bool("get_data_direct_sysfs_path", v->mlx5dv_get_data_direct_sysfs_path != NULL);
+    j_close('}');
+    capture_drain();
+}
+
+/* Whether the device is a Data Direct one, as NCCL asks (net_ib/init.cc); 1 when it is. */
+static int data_direct_of(struct verbs *v, struct ibv_context *ctx) {
+    if (!v->mlx5dv_get_data_direct_sysfs_path) return 0;
+    char path[4096];
+    path[0] = 0;
+    errno = 0;
+    int rc = v->mlx5dv_get_data_direct_sysfs_path(ctx, path, sizeof path);
+    j_key("data_direct");
+    j_open('{');
+    kv_int("rc", rc);
+    kv_str("rc_name", errno_name(rc < 0 ? -rc : rc));
+    kv_str("sysfs_path", rc == 0 ? path : NULL);
+    j_close('}');
+    capture_drain();
+    return rc == 0;
+}
+
+/* ---------------------------------------------------------------- fork protection, capabilities */
+
+/* NCCL calls ibv_fork_init() unconditionally before ibv_get_device_list (net_ib/init.cc). With rdma-core
+ * < 51, or when the kernel's copy-on-fork cannot be read, every registration then runs
+ * madvise(MADV_DONTFORK) first (libibverbs/memory.c ibv_dontfork_range). */
+static void fork_init_as_nccl(struct verbs *v) {
+    j_key("fork_init");
+    j_open('{');
+    kv_bool("symbol_available", v->fork_init != NULL);
+    if (v->fork_init) {
+        int rc = v->fork_init();
+        kv_int("rc", rc);
+        kv_str("rc_name", errno_name(rc));
+    }
+    j_key("status");
+    if (v->is_fork_initialized) {
+        int st = v->is_fork_initialized();
+        j_str(st == 0 ? "disabled" : st == 1 ? "enabled" : st == 2 ? "unneeded" : "unknown");
+    } else {
+        j_null(); /* rdma-core < 35: no way to ask; fork protection is on whenever ibv_fork_init succeeded */
+    }
+    j_close('}');
+    capture_drain();
+}
+
+#define VF_CAP_IPC_LOCK 14
+
+struct vf_cap_header {
+    unsigned int version;
+    int pid;
+};
+struct vf_cap_data {
+    unsigned int effective, permitted, inheritable;
+};
+
+/* 1/0 whether CAP_IPC_LOCK is in the effective set (/proc/self/status CapEff), -1 unknown. */
+static int has_ipc_lock(void) {
+    char text[4096];
+    if (read_small_file("/proc/self/status", text, sizeof text) != 0) return -1;
+    const char *line = strstr(text, "CapEff:");
+    if (!line) return -1;
+    unsigned long long eff = strtoull(line + 7, NULL, 16);
+    return (int)((eff >> VF_CAP_IPC_LOCK) & 1);
+}
+
+/* Clear (on=0) or restore (on=1) CAP_IPC_LOCK in the effective set; 0 on success. */
+static int set_ipc_lock(int on) {
+    struct vf_cap_header hdr = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+    struct vf_cap_data data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capget, &hdr, data) != 0) return -1;
+    if (on) data[0].effective |= 1u << VF_CAP_IPC_LOCK;
+    else data[0].effective &= ~(1u << VF_CAP_IPC_LOCK);
+    return syscall(SYS_capset, &hdr, data) == 0 ? 0 : -1;
+}
+
+/* The memlock rows (RE-ENOMEM-MEMLOCK, RE-EPERM-MEMLOCK0) as a job sees them: without CAP_IPC_LOCK, one
+ * host registration below the soft limit and one above it. */
+static void memlock_probe(struct verbs *v, struct ibv_pd *pd, const struct rlimit *rl, int rl_ok) {
+    j_key("memlock_probe");
+    j_open('{');
+    const size_t budget = 256u << 20; /* the container's memory limit is 1 GiB */
+    const char *why = NULL;
+    int held = has_ipc_lock();
+    kv_int("uid", (long long)getuid());
+    j_key("cap_ipc_lock");
+    if (held < 0) j_null();
+    else j_bool(held);
+    if (!rl_ok) why = "getrlimit(RLIMIT_MEMLOCK) failed";
+    else if (rl->rlim_cur == RLIM_INFINITY) why = "RLIMIT_MEMLOCK is unlimited: no registration can exceed it";
+    else if (rl->rlim_cur + (4u << 20) > budget) why = "the limit is larger than the verifier may allocate (256 MiB)";
+    else if (held > 0 && set_ipc_lock(0) != 0) why = "CAP_IPC_LOCK is held and could not be dropped (capset failed)";
+    else if (held < 0) why = "whether CAP_IPC_LOCK is held is unknown (/proc/self/status unreadable)";
+    if (why) {
+        kv_str("status", "not testable");
+        kv_str("detail", why);
+        j_close('}');
+        return;
+    }
+    kv_bool("dropped_cap_ipc_lock", held > 0);
+    size_t limit = (size_t)rl->rlim_cur;
+    size_t above = limit + (4u << 20);
+    size_t below = limit >= (8u << 20) ? (4u << 20) : limit / 2;
+    void *buf = NULL;
+    if (posix_memalign(&buf, 4096, above) != 0) buf = NULL;
+    if (!buf) {
+        kv_str("status", "not testable");
+        kv_str("detail", "could not allocate the probe buffer");
+        j_close('}');
+        if (held > 0) set_ipc_lock(1);
+        return;
+    }
+    memset(buf, 0, above);
+    kv_str("status", "tested");
+    j_key("registrations");
+    j_open('[');
+    const unsigned int base = VF_IBV_ACCESS_LOCAL_WRITE | VF_IBV_ACCESS_REMOTE_WRITE | VF_IBV_ACCESS_REMOTE_READ;
+    if (below >= 4096)
+        try_reg(v, pd, "host", "memlock-below", "ibv_reg_mr", buf, below & ~(size_t)4095, base, -1,
+                "below RLIMIT_MEMLOCK, without CAP_IPC_LOCK");
+    try_reg(v, pd, "host", "memlock-above", "ibv_reg_mr", buf, above, base, -1,
+            "above RLIMIT_MEMLOCK, without CAP_IPC_LOCK");
+    j_close(']');
+    j_close('}');
+    free(buf);
+    if (held > 0) set_ipc_lock(1);
+}
+
+/* GPU memory registered in NCCL-sized chunks, each MR kept, until the driver refuses or the buffer is
+ * covered: nvidia-peermem declines a buffer once BAR1 is exhausted (EFAULT: RE-EFAULT-DECLINED). */
+static void bar1_sweep(struct verbs *v, struct ibv_pd *pd, struct cuda *c, vf_cu_deviceptr ptr, size_t total,
+                       size_t chunk) {
+    j_key("bar1_sweep");
+    j_open('{');
+    kv_str("memory", "gpu:cuMemAlloc");
+    kv_int("chunk_bytes", (long long)chunk);
+    kv_int("target_bytes", (long long)total);
+    size_t n = total / chunk, done = 0;
+    struct ibv_mr **mrs = calloc(n ? n : 1, sizeof *mrs);
+    int err = 0;
+    const unsigned int flags = VF_IBV_ACCESS_LOCAL_WRITE | VF_IBV_ACCESS_REMOTE_WRITE | VF_IBV_ACCESS_REMOTE_READ |
+                               (v->reg_mr_iova2 ? VF_IBV_ACCESS_RELAXED_ORDERING : 0);
+    const char *call = v->reg_mr_iova2 ? "ibv_reg_mr_iova2" : "ibv_reg_mr";
+    (void)c;
+    for (; mrs && done < n; done++) {
+        void *addr = (void *)(uintptr_t)(ptr + done * chunk);
+        errno = 0;
+        struct ibv_mr *mr = v->reg_mr_iova2 ? v->reg_mr_iova2(pd, addr, chunk, (uint64_t)(uintptr_t)addr, flags)
+                                            : (v->reg_mr ? v->reg_mr(pd, addr, chunk, (int)flags) : NULL);
+        if (!mr) {
+            err = errno;
+            break;
+        }
+        mrs[done] = mr;
+    }
+    kv_int("registered", (long long)done);
+    kv_int("registered_bytes", (long long)(done * chunk));
+    j_key("failure");
+    if (done < n && mrs) {
+        j_open('{');
+        kv_str("memory", "gpu:cuMemAlloc");
+        kv_str("label", "bar1-sweep");
+        kv_str("call", call);
+        kv_int("length", (long long)chunk);
+        kv_int("access", flags);
+        kv_str("access_names", "");
+        kv_str("why", "the next NCCL-sized chunk of a large GPU buffer, the earlier ones still registered");
+        kv_bool("symbol_available", 1);
+        kv_bool("ok", 0);
+        kv_errno(err);
+        j_close('}');
+    } else {
+        j_null();
+    }
+    for (size_t i = 0; mrs && i < done; i++)
+        if (v->dereg_mr) v->dereg_mr(mrs[i]);
+    free(mrs);
+    j_close('}');
+    capture_drain();
 }
 
 /* ---------------------------------------------------------------- main */
@@ -783,7 +1017,7 @@ static int run(void) {
     capture_start();
     progress("start");
 
-    size_t mr_bytes = 2u << 20;
+    size_t mr_bytes = 4u << 20; /* NCCL DEFAULT_BUFFSIZE (init.cc) */
     const char *env_bytes = getenv("IMGCHECK_VERIFY_MR_BYTES");
     if (env_bytes && atol(env_bytes) > 0) mr_bytes = (size_t)atol(env_bytes);
 
@@ -797,10 +1031,17 @@ static int run(void) {
     }
     kv_str("glibc", gnu_get_libc_version());
     kv_int("uid", (long long)getuid());
+    {
+        int held = has_ipc_lock();
+        j_key("cap_ipc_lock");
+        if (held < 0) j_null();
+        else j_bool(held);
+    }
     struct rlimit rl;
+    int rl_ok = getrlimit(RLIMIT_MEMLOCK, &rl) == 0;
     j_key("memlock");
     j_open('{');
-    if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+    if (rl_ok) {
         /* -1 means unlimited */
         kv_int("soft", rl.rlim_cur == RLIM_INFINITY ? -1 : (long long)rl.rlim_cur);
         kv_int("hard", rl.rlim_max == RLIM_INFINITY ? -1 : (long long)rl.rlim_max);
@@ -821,6 +1062,8 @@ static int run(void) {
     struct verbs v;
     memset(&v, 0, sizeof v);
     int have_verbs = open_verbs(&v) == 0;
+    if (have_verbs) fork_init_as_nccl(&v);
+    if (have_verbs) open_mlx5dv(&v);
 
     struct ibv_device **list = NULL;
     int ndev = 0;
@@ -862,6 +1105,13 @@ static int run(void) {
     j_close('}');
     capture_drain();
 
+    size_t bar1_bytes = 1u << 30;
+    const char *env_bar1 = getenv("IMGCHECK_VERIFY_BAR1_BYTES");
+    if (env_bar1) bar1_bytes = (size_t)strtoull(env_bar1, NULL, 10);
+    vf_cu_deviceptr bar1_ptr = 0;
+    if (c.dev_ok && bar1_bytes >= mr_bytes && c.cuMemAlloc_v2 && c.cuMemAlloc_v2(&bar1_ptr, bar1_bytes) != VF_CUDA_SUCCESS)
+        bar1_ptr = 0;
+
     void *host = NULL;
     if (posix_memalign(&host, 4096, mr_bytes) != 0) host = NULL;
     if (host) memset(host, 0, mr_bytes); /* fault the pages in, as a used buffer would be */
@@ -892,6 +1142,7 @@ static int run(void) {
             j_close('}');
             capture_drain();
         }
+        int data_direct = ctx ? data_direct_of(&v, ctx) : 0;
         j_key("registrations");
         j_open('[');
         if (pd && host) {
@@ -912,9 +1163,19 @@ static int run(void) {
             if (bufs[b].dmabuf_fd >= 0)
                 try_reg(&v, pd, bufs[b].memory, "base+ro", "ibv_reg_dmabuf_mr", addr, bufs[b].size,
                         NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_fd, "GPUDirect via DMA-BUF");
+            if (bufs[b].dmabuf_fd >= 0 && data_direct)
+                try_reg(&v, pd, bufs[b].memory, "base+ro+data-direct", "mlx5dv_reg_dmabuf_mr", addr, bufs[b].size,
+                        NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_fd,
+                        "GPUDirect via DMA-BUF on a Data Direct device (NCCL >= 2.27.3)");
+            if (bufs[b].dmabuf_pcie_fd >= 0)
+                try_reg(&v, pd, bufs[b].memory, "base+ro+pcie", "ibv_reg_dmabuf_mr", addr, bufs[b].size,
+                        NCCL_BASE | VF_IBV_ACCESS_RELAXED_ORDERING, bufs[b].dmabuf_pcie_fd,
+                        "GPUDirect via DMA-BUF with the forced PCIe mapping (NCCL >= 2.26.2 on C2C GPUs)");
         }
         j_close(']');
+        if (pd && bar1_ptr) bar1_sweep(&v, pd, &c, bar1_ptr, bar1_bytes, mr_bytes);
         if (pd) dmabuf_probe(&v, pd);
+        if (pd && i == 0) memlock_probe(&v, pd, &rl, rl_ok);
         if (pd && v.dealloc_pd) v.dealloc_pd(pd);
         if (ctx && v.close_device) v.close_device(ctx);
         j_close('}');
@@ -925,6 +1186,7 @@ static int run(void) {
 
     for (int b = 0; b < nbufs; b++) {
         if (bufs[b].dmabuf_fd >= 0) close(bufs[b].dmabuf_fd);
+        if (bufs[b].dmabuf_pcie_fd >= 0) close(bufs[b].dmabuf_pcie_fd);
         if (strcmp(bufs[b].memory, "gpu:cuMemAlloc") == 0 && c.cuMemFree_v2) c.cuMemFree_v2(bufs[b].ptr);
         if (strcmp(bufs[b].memory, "gpu:cuMemCreate") == 0) {
             if (c.cuMemUnmap) c.cuMemUnmap(bufs[b].ptr, bufs[b].size);
@@ -932,6 +1194,7 @@ static int run(void) {
             if (c.cuMemRelease) c.cuMemRelease(vmm_handle);
         }
     }
+    if (bar1_ptr && c.cuMemFree_v2) c.cuMemFree_v2(bar1_ptr);
     if (c.dev_ok && c.cuDevicePrimaryCtxRelease_v2) c.cuDevicePrimaryCtxRelease_v2(c.dev);
     free(host);
 

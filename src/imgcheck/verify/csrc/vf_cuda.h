@@ -72,6 +72,8 @@ enum {
     VF_CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3,
     VF_CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0,
     VF_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1,
+    /* CUmemRangeFlags (CUDA 12.8 cuda.h): the PCIe (BAR1) mapping NCCL >= 2.26.2 asks for on C2C GPUs */
+    VF_CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE = 0x1,
 };
 
 /* Names are the exported symbols (cuda.h maps cuMemAlloc to cuMemAlloc_v2 and so on). */

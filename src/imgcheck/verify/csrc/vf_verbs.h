@@ -29,6 +29,11 @@ typedef struct ibv_mr *(*vf_ibv_reg_mr_iova2_fn)(struct ibv_pd *pd, void *addr, 
 typedef struct ibv_mr *(*vf_ibv_reg_dmabuf_mr_fn)(struct ibv_pd *pd, uint64_t offset, size_t length,
                                                   uint64_t iova, int fd, int access);
 typedef int (*vf_ibv_dereg_mr_fn)(struct ibv_mr *mr);
+/* libmlx5 (rdma-core providers/mlx5/mlx5dv.h), both at MLX5_1.25 (rdma-core >= 54.0), as NCCL >= 2.27.3 loads them. */
+typedef struct ibv_mr *(*vf_mlx5dv_reg_dmabuf_mr_fn)(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
+                                                     int fd, int access, int mlx5_access);
+typedef int (*vf_mlx5dv_get_data_direct_sysfs_path_fn)(struct ibv_context *context, char *buf, size_t buf_len);
+enum { VF_MLX5DV_REG_DMABUF_ACCESS_DATA_DIRECT = 1 << 0 };
 
 /* enum ibv_access_flags; RELAXED_ORDERING is IBV_ACCESS_OPTIONAL_FIRST = IB_UVERBS_ACCESS_OPTIONAL_FIRST
  * = 1 << 20 (kernel-headers/rdma/ib_user_ioctl_verbs.h). */
