@@ -21,7 +21,8 @@ FILES = sorted(
     + glob.glob(os.path.join(DATA, "compat_matrix", "catalogs", "*.json"))
 )
 URL = re.compile(r"https?://[^\s/]+\.[^\s]+")
-AT_REF = re.compile(r"[\w.-]+/[\w.-]+@[\w.+-]+(:[\w./+-]+(:\d+(-\d+)?)?)?")  # optional :LINE[-LINE]
+# optional :LINE[-LINE][,LINE[-LINE]...]
+AT_REF = re.compile(r"[\w.-]+/[\w.-]+@[\w.+-]+(:[\w./+-]+(:\d+(-\d+)?(,\d+(-\d+)?)*)?)?")
 FILE = re.compile(r"[\w.-]+(/[\w.-]+)*\.\w+")
 # sources stored before this check whose public file the index named by id only (no URL to give);
 # each is a catalog row's provenance, never cited in a report. Do not add to this list.
