@@ -181,14 +181,20 @@ def _facts(opts, image, line, path) -> JobFacts:
 
     flags = {n for n, _ in opts}
     devices = [v.split(":", 1)[0] for v in values("--device")]
+    shm_host = None
     for v in values("-v", "--volume"):
-        src = v.split(":", 1)[0]
-        if src.startswith("/dev/"):
+        src, _, rest = v.partition(":")
+        if src.rstrip("/") == "/dev/shm" and rest.split(":", 1)[0].rstrip("/") == "/dev/shm":
+            shm_host = f"-v {v}"  # the host's /dev/shm, not the 64 MiB tmpfs Docker makes
+        elif src.startswith("/dev/"):
             devices.append(src.rstrip("/"))
     for v in values("--mount"):
         parts = dict(p.split("=", 1) for p in v.split(",") if "=" in p)
         src = parts.get("source") or parts.get("src") or ""
-        if src.startswith("/dev/"):
+        dst = parts.get("target") or parts.get("destination") or parts.get("dst") or ""
+        if src.rstrip("/") == "/dev/shm" and dst.rstrip("/") == "/dev/shm":
+            shm_host = f"--mount {v}"
+        elif src.startswith("/dev/"):
             devices.append(src.rstrip("/"))
     memlock = None
     for v in values("--ulimit"):
@@ -232,7 +238,8 @@ def _facts(opts, image, line, path) -> JobFacts:
         gpus=gpus,
         # --ipc host/container:/none: /dev/shm is not Docker's sized default; private/shareable keep --shm-size's
         shm_size_mib=shm,
-        shm_setting=shm_setting or (f"--ipc {ipc}" if ipc not in (None, "private", "shareable") else None),
+        shm_from_host=shm_host is not None,
+        shm_setting=shm_host or shm_setting or (f"--ipc {ipc}" if ipc not in (None, "private", "shareable") else None),
         memlock_kib=memlock,
         env=tuple(env),
         env_incomplete=bool(values("--env-file")) or any(n.startswith("$") for n, _ in opts),
@@ -255,9 +262,13 @@ def _service(name, svc, path) -> JobFacts:
         src = d.get("source") if isinstance(d, dict) else str(d).split(":", 1)[0]
         if src:
             devices.append(str(src).rstrip("/"))
+    shm_host = None
     for v in svc.get("volumes") or ():
         src = v.get("source") if isinstance(v, dict) else str(v).split(":", 1)[0]
-        if isinstance(src, str) and src.startswith("/dev/"):
+        dst = v.get("target") if isinstance(v, dict) else (str(v).split(":") + [""])[1]
+        if isinstance(src, str) and src.rstrip("/") == "/dev/shm" and str(dst).rstrip("/") == "/dev/shm":
+            shm_host = "volumes: /dev/shm:/dev/shm"
+        elif isinstance(src, str) and src.startswith("/dev/"):
             devices.append(src.rstrip("/"))
     memlock = None
     ulimit = (svc.get("ulimits") or {}).get("memlock") if isinstance(svc.get("ulimits"), dict) else None
@@ -305,7 +316,8 @@ def _service(name, svc, path) -> JobFacts:
         resources=(),
         gpus=gpus,
         shm_size_mib=shm,
-        shm_setting=shm_setting or (f"ipc: {ipc}" if ipc not in (None, "private", "shareable") else None),
+        shm_from_host=shm_host is not None,
+        shm_setting=shm_host or shm_setting or (f"ipc: {ipc}" if ipc not in (None, "private", "shareable") else None),
         memlock_kib=memlock,
         env=tuple(env),
         env_incomplete=bool(svc.get("env_file")),

@@ -1,20 +1,28 @@
 """Kubernetes workloads: the pod templates of Pod, Deployment/StatefulSet/DaemonSet/ReplicaSet/Job/CronJob,
-Kubeflow PyTorchJob and MPIJob, LeaderWorkerSet and JobSet; one JobFacts per container.
+Kubeflow PyTorchJob and MPIJob, LeaderWorkerSet, JobSet, Volcano Job and KubeRay RayCluster/RayJob/RayService;
+one JobFacts per container.
 
 Field meanings: Kubernetes API reference (core/v1 PodSpec, Container, SecurityContext, EmptyDirVolumeSource);
 Kubeflow training-operator v1 API (pytorchReplicaSpecs, mpiReplicaSpecs, nprocPerNode, slotsPerWorker);
-sigs.k8s.io/lws (leaderWorkerTemplate) and sigs.k8s.io/jobset (replicatedJobs[].template).
+sigs.k8s.io/lws (leaderWorkerTemplate), sigs.k8s.io/jobset (replicatedJobs[].template), Volcano
+batch.volcano.sh/v1alpha1 Job (tasks[].template), KubeRay ray.io/v1 (headGroupSpec, workerGroupSpecs[]) and
+resource.k8s.io DRA (PodSpec.resourceClaims, ResourceClaimTemplate, DeviceClass).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
+from .launcher import LauncherFacts, is_launcher, read_launcher
 from .model import RUNTIME_KUBERNETES, EnvVar, JobFacts
+from .shell import parse_script
 from .units import MIB, k8s_quantity_bytes
 from .yamlload import line_of
 
 # Resources that are not devices a plugin injects (the rest may be: rdma/*, nvidia.com/hostdev, ...)
 PLAIN_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 GPU_RESOURCES = ("nvidia.com/gpu",)
+_RANKS_SETTING = {"PyTorchJob": "nprocPerNode", "MPIJob": "slotsPerWorker"}
 
 
 def _get(obj, *keys):
@@ -30,7 +38,10 @@ def pod_templates(doc: dict):
     kind = doc.get("kind")
     name = _get(doc, "metadata", "name")
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    if kind == "Pod":
+    if kind == "Job" and str(doc.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+        for task in _list(spec.get("tasks")):  # Volcano Job: spec.tasks[].template (volcano.sh batch/v1alpha1)
+            yield name, _get(task, "name"), _get(task, "template", "spec"), None
+    elif kind == "Pod":
         yield name, None, spec, None
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController"):
         yield name, None, _get(spec, "template", "spec"), None
@@ -49,6 +60,12 @@ def pod_templates(doc: dict):
         for role, key in (("leader", "leaderTemplate"), ("worker", "workerTemplate")):
             if isinstance(lwt.get(key), dict):
                 yield name, role, _get(lwt, key, "spec"), None
+    elif kind in ("RayCluster", "RayJob", "RayService"):
+        # KubeRay: RayJob.spec.rayClusterSpec, RayService.spec.rayClusterConfig (ray.io/v1)
+        cluster = spec if kind == "RayCluster" else _map(spec.get("rayClusterSpec") or spec.get("rayClusterConfig"))
+        yield name, "head", _get(cluster, "headGroupSpec", "template", "spec"), None
+        for group in _list(cluster.get("workerGroupSpecs")):
+            yield name, _get(group, "groupName") or "worker", _get(group, "template", "spec"), None
     elif kind == "JobSet":
         for rj in _list(spec.get("replicatedJobs")):
             yield name, _get(rj, "name"), _get(rj, "template", "spec", "template", "spec"), None
@@ -69,15 +86,71 @@ def _int(value) -> int | None:
         return None  # "auto", "gpu", absent: the operator decides at run time
 
 
-def containers(doc: dict, path: str) -> list[JobFacts]:
+def containers(doc: dict, path: str, claims: dict[str, str] | None = None) -> list[JobFacts]:
+    """`claims`: DRA ResourceClaim / ResourceClaimTemplate name -> what its devices are ("rdma" or the device
+    class), from the other documents of the same file."""
     out = []
     for workload, role, pod, ranks in pod_templates(doc):
         if not isinstance(pod, dict):
             continue
         for container in _list(pod.get("containers")):
             if isinstance(container, dict):
-                out.append(_container(doc.get("kind"), workload, role, pod, container, ranks, path))
+                out.append(_container(doc.get("kind"), workload, role, pod, container, ranks, path, claims or {}))
+    if doc.get("kind") == "MPIJob":
+        out = _with_launcher_env(doc, out)
     return out
+
+
+def _with_launcher_env(doc: dict, found: list[JobFacts]) -> list[JobFacts]:
+    """An MPIJob's launcher runs mpirun: its -x / --mca settings reach every rank on the workers, over the
+    worker container's own env; -N / --map-by ppr:N:node sets the ranks per worker."""
+    launcher = _map(_map(_get(doc, "spec", "mpiReplicaSpecs")).get("Launcher"))
+    pod = _get(launcher, "template", "spec")
+    containers = _list(pod.get("containers")) if isinstance(pod, dict) else []
+    for c in containers:
+        if not isinstance(c, dict):
+            continue
+        facts = _launcher_command(c)
+        if facts is None:
+            continue
+        own = {str(e.get("name")): e.get("value") for e in _list(c.get("env")) if isinstance(e, dict)}
+        env = tuple(
+            EnvVar(k, v if v is not None else _own_value(own, k), line_of(c.get("command")) or line_of(c))
+            for k, v in facts.env
+        )
+        out = []
+        for job in found:
+            if job.role == "Worker":
+                job = dataclasses.replace(
+                    job,
+                    env=job.env + env,
+                    ranks_per_node=facts.ranks_per_node or job.ranks_per_node,
+                    ranks_setting=f"launcher mpirun {facts.ranks_setting}"
+                    if facts.ranks_per_node
+                    else job.ranks_setting,
+                    notes=job.notes + tuple(f"launcher mpirun takes {u}" for u in facts.unknown),
+                )
+            out.append(job)
+        return out
+    return found
+
+
+def _own_value(own: dict, name: str) -> str | None:
+    value = own.get(name)
+    if value is None or "$" in str(value):
+        return None  # `-x NAME` passes the launcher's value; "$PATH:..." is expanded by no one in a pod spec
+    return str(value)
+
+
+def _launcher_command(c: dict) -> LauncherFacts | None:
+    words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
+    if words and is_launcher(words[0]):
+        return read_launcher(words[1:])
+    if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("sh", "bash") and words[1] in ("-c", "-lc", "-ec"):
+        for command in parse_script(words[2]).commands:
+            if command.words and is_launcher(command.words[0]):
+                return read_launcher(command.words[1:])
+    return None
 
 
 def _volume(pod: dict, name: str):
@@ -87,29 +160,38 @@ def _volume(pod: dict, name: str):
     return None
 
 
-def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
+def _container(kind, workload, role, pod, c, ranks, path, claims) -> JobFacts:
     sc = c.get("securityContext") if isinstance(c.get("securityContext"), dict) else {}
     caps = _get(sc, "capabilities", "add")
     resources = {}
     for section in ("requests", "limits"):  # limits win: extended resources must be equal when both are given
         for key, value in _map(_get(c, "resources", section)).items():
             resources[str(key)] = str(value)
-    for claim in _list(_get(c, "resources", "claims")):  # dynamic resource allocation: any device, not shown here
+    # Dynamic resource allocation: the pod's claims (a network DRA driver such as dranet moves the NIC and its
+    # RDMA devices into the pod, so a pod-level claim counts for every container) and the container's own.
+    pod_claims = {str(k.get("name")): k for k in _list(pod.get("resourceClaims")) if isinstance(k, dict)}
+    for claim in _list(_get(c, "resources", "claims")) + list(pod_claims.values()):
         if isinstance(claim, dict) and claim.get("name"):
-            resources[f"resourceClaim/{claim['name']}"] = "1"
-    gpus = next((_int(resources[g]) for g in GPU_RESOURCES if g in resources), None)
+            source = pod_claims.get(str(claim["name"]), claim)
+            ref = source.get("resourceClaimTemplateName") or source.get("resourceClaimName")
+            resources[f"resourceClaim/{claim['name']}"] = claims.get(str(ref), "device class not in this file")
+    gpu_key = next((g for g in GPU_RESOURCES if g in resources), None)
+    gpus = _int(resources[gpu_key]) if gpu_key else None
     extended = tuple(
         sorted((k, v) for k, v in resources.items() if k not in PLAIN_RESOURCES and not k.startswith("hugepages-"))
     )
-    shm, shm_setting, devices = None, None, []
+    shm, shm_setting, devices, shm_from_host = None, None, [], False
     for mount in _list(c.get("volumeMounts")):
         if not isinstance(mount, dict):
             continue
         vol = _map(_volume(pod, mount.get("name")))
         target = str(mount.get("mountPath", "")).rstrip("/")
+        host = _get(vol, "hostPath", "path")
         if target == "/dev/shm":
             shm, shm_setting = _shm_of(vol), f"volume {mount.get('name')} mounted on /dev/shm"
-        host = _get(vol, "hostPath", "path")
+            if isinstance(host, str) and host.rstrip("/") == "/dev/shm":
+                shm_from_host, shm_setting = True, f"hostPath /dev/shm (volume {mount.get('name')})"
+                continue
         if isinstance(host, str) and host.rstrip("/").startswith("/dev/"):
             devices.append(host.rstrip("/"))
     env = tuple(
@@ -133,8 +215,11 @@ def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
         devices=tuple(devices),
         resources=extended,
         gpus=gpus,
+        gpus_setting=f"{gpu_key}: {resources[gpu_key]}" if gpu_key else None,
+        ranks_setting=_RANKS_SETTING.get(str(kind)) if ranks else None,
         shm_size_mib=shm,
         shm_setting=shm_setting,
+        shm_from_host=shm_from_host,
         memlock_kib=None,  # a pod spec cannot set rlimits: the container runtime's limit applies
         ranks_per_node=ranks,
         env=env,
