@@ -12,6 +12,14 @@ RUNTIME_DOCKER = "docker"  # docker run / docker compose
 RUNTIME_KUBERNETES = "kubernetes"
 RUNTIME_ENROOT = "enroot"  # Slurm with Pyxis (srun --container-image)
 
+# How enroot reads a --container-image name (NVIDIA/enroot src/docker.sh): a squashfs file, REGISTRY#IMAGE, a
+# Docker Hub path, or REGISTRY/IMAGE, which enroot 4.0.0 and later read as Docker does and earlier releases as
+# a Docker Hub path (unless their credentials file names the registry)
+FORM_SQUASHFS = "squashfs"
+FORM_REGISTRY = "registry"
+FORM_DOCKER_HUB = "docker-hub"
+FORM_AMBIGUOUS = "registry-or-docker-hub"
+
 
 @dataclass(frozen=True)
 class EnvVar:
@@ -46,7 +54,7 @@ class JobFacts:
     gpus_setting: str | None = None  # where gpus comes from ("--gpus-per-node=8", "nvidia.com/gpu: 8")
     # Slurm: where the task's memlock limit comes from, as far as the script says (PropagateResourceLimits)
     limits_from: str | None = None
-    # Pyxis/enroot: how enroot reads the image name ("registry", "docker-hub", "ambiguous", "squashfs")
+    # Pyxis/enroot: how enroot reads the image name (FORM_* above); None: not Pyxis, or the name is not known
     image_form: str | None = None
     env: tuple[EnvVar, ...] = ()
     env_incomplete: bool = False  # envFrom / --env-file: more variables than the spec shows

@@ -14,7 +14,7 @@ import shlex
 
 from ..errors import BadInputError
 from .launcher import is_launcher, read_launcher
-from .model import RUNTIME_ENROOT, EnvVar, JobFacts
+from .model import FORM_AMBIGUOUS, FORM_DOCKER_HUB, FORM_REGISTRY, FORM_SQUASHFS, RUNTIME_ENROOT, EnvVar, JobFacts
 from .shell import Unknown, Word, is_open, parse_script
 
 _SBATCH = re.compile(r"^#SBATCH\s+(.*)$")
@@ -160,12 +160,6 @@ def image_form(ref: str) -> str:
     if slash and ("." in head or ":" in head or head == "localhost"):
         return FORM_AMBIGUOUS
     return FORM_DOCKER_HUB
-
-
-FORM_SQUASHFS = "squashfs"
-FORM_REGISTRY = "registry"
-FORM_DOCKER_HUB = "docker-hub"
-FORM_AMBIGUOUS = "registry-or-docker-hub"
 
 
 def _limits_from(opts: dict, ulimit: tuple[str, int] | None) -> str:
