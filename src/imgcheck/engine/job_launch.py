@@ -147,11 +147,7 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/uverbs")]
     if ib:
         return True, "devices " + ", ".join(ib)
-    plugged = [
-        f"{k}: {v}"
-        for k, v in job.resources or ()
-        if any(w in k.lower() for w in _RDMA_RESOURCE_WORDS) or (k.startswith("resourceClaim/") and v == "rdma")
-    ]
+    plugged = [f"{k}: {v}" for k, v in job.resources or () if _rdma_resource(k, v)]
     if plugged:
         return True, "resources " + ", ".join(plugged)
     if job.privileged is None or job.devices is None or job.resources is None:
@@ -350,16 +346,21 @@ def _uverbs(devices: tuple[str, ...] | None) -> list[str] | None:
     return found or None
 
 
+def _rdma_resource(name: str, value: str) -> bool:
+    """A device-plugin resource or DRA claim that hands the container RDMA devices. A claim counts by what its
+    device class selects (job/parse.py), never by the claim's own name."""
+    if name.startswith("resourceClaim/"):
+        return value == "rdma"
+    return any(w in name.lower() for w in _RDMA_RESOURCE_WORDS)
+
+
 def _partial_devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
     rule = "JOB-RDMA-DEVICES-PARTIAL"
     job = _job(ctx)
     given = _uverbs(job.devices)
     if given is None or job.privileged or not _uses_verbs(ctx) or ctx.node_has_rdma is not True:
         return  # the whole directory, all of them (privileged), or nothing given: other rules speak
-    if any(
-        k.startswith("resourceClaim/") or any(w in k.lower() for w in _RDMA_RESOURCE_WORDS)
-        for k, _ in job.resources or ()
-    ):
+    if any(k.startswith("resourceClaim/") or _rdma_resource(k, v) for k, v in job.resources or ()):
         yield unknown(rule, f"{job.where}: a device plugin or claim may add more RDMA devices than {', '.join(given)}")
         return
     names = [d.name for d in ctx.node.rdma.devices if d.name]

@@ -207,7 +207,7 @@ def _container(kind, workload, role, pod, c, ranks, path, claims) -> JobFacts:
         role=role,
         container=None if c.get("name") is None else str(c.get("name")),
         line=line_of(c),
-        image=None if c.get("image") is None else str(c.get("image")),
+        image=None if c.get("image") is None or "$" in str(c.get("image")) else str(c.get("image")),
         privileged=bool(sc.get("privileged", False)),
         cap_add=tuple(str(x).upper().removeprefix("CAP_") for x in caps) if isinstance(caps, list) else (),
         host_network=bool(pod.get("hostNetwork", False)),

@@ -9,6 +9,7 @@ specified with this flag are preserved from the host").
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 
@@ -65,9 +66,22 @@ def _options(words) -> tuple[dict[str, Word | None], list[str], int]:
     return out, open_words, i
 
 
-# Pyxis flags that take no value (pyxis args.c); srun short flags that take none (-l, -K, ...)
-_CONTAINER_FLAGS = {"container-remap-root", "container-writable", "container-readonly", "container-entrypoint"}
+# Pyxis options that take no value (NVIDIA/pyxis args.c spank_opts, has_arg 0); srun short flags that take none
+_CONTAINER_FLAGS = {
+    "container-mount-home",
+    "no-container-mount-home",
+    "container-remap-root",
+    "no-container-remap-root",
+    "container-entrypoint",
+    "no-container-entrypoint",
+    "container-entrypoint-log",
+    "container-writable",
+    "container-readonly",
+}
 _SHORT_FLAGS = {"l", "K", "k", "O", "Q", "s", "u", "v", "X", "Z", "h", "V"}
+
+
+_WRAPPERS = {"time", "nohup", "exec", "command"}
 
 
 def _str(value) -> str | None:
@@ -120,6 +134,8 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
         words = command.words
         if not words:
             continue
+        while len(words) > 1 and isinstance(words[0], str) and os.path.basename(words[0]) in _WRAPPERS:
+            words = words[1:]  # /usr/bin/time srun ..., exec srun ...
         first = words[0]
         if first == "ulimit" and "-l" in words[1:] and isinstance(words[-1], str):
             ulimit = (words[-1], command.line)

@@ -1,0 +1,304 @@
+"""Issue 33, job spec: real launch specs from public repositories (verbatim, sources in specs/real/SOURCES.md),
+read and judged with the committed facts of a real Debian rdma image (plus NCCL) and committed node facts.
+
+Each bullet has a spec that must raise nothing (the spec is right) and, where the mechanism can fail, the same
+real spec with the one field changed that breaks it."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+from engine_facts import committed_facts, matrix, node, with_nccl
+
+from imgcheck.cli.main import main
+from imgcheck.engine import evaluate
+from imgcheck.errors import BadInputError
+from imgcheck.job import load_job_spec, parse_job_spec
+from imgcheck.job.model import FORM_AMBIGUOUS, FORM_DOCKER_HUB, FORM_REGISTRY, FORM_SQUASHFS
+from imgcheck.job.slurm import image_form
+
+REAL = os.path.join(os.path.dirname(__file__), "specs", "real")
+MATRIX = matrix()
+RDMA_NODE = "mofed-23.10-open-550-peermem"  # mlx5_0, mlx5_1, 8 H100, memlock unlimited
+
+
+def real(name):
+    return load_job_spec(os.path.join(REAL, name))
+
+
+def text(name):
+    with open(os.path.join(REAL, name)) as f:
+        return f.read()
+
+
+def image(nccl="2.21.5", **env):
+    return with_nccl(committed_facts("bookworm"), nccl, env=env)
+
+
+def run(job, img=None, nd=None):
+    return evaluate(img or image(), nd or node(RDMA_NODE), MATRIX, job=job)
+
+
+def found(result, rule):
+    return [f for f in result.findings if f.id == rule]
+
+
+def unknowns(result, rule):
+    return [u for u in result.unknowns if u.rule == rule]
+
+
+def alarms(result):
+    return [f.id for f in result.findings if f.id.startswith("JOB-") and f.severity in ("error", "warning")]
+
+
+def test_every_real_spec_names_its_source():
+    with open(os.path.join(REAL, "SOURCES.md")) as f:
+        sources = f.read()
+    for name in os.listdir(REAL):
+        if name != "SOURCES.md":
+            assert f"| {name} | https://github.com/" in sources, name
+
+
+# ---- env and arrays in sbatch scripts ----
+def test_sbatch_array_of_pyxis_flags_is_expanded():
+    (step,) = real("aws-nccl-tests-container.sbatch")
+    assert step.line == 59 and not step.open_flags  # srun "${ARGS[@]}" ...: ARGS is declared at the top level
+    assert step.image is None  # --container-image $IMAGE, and IMAGE is : "${IMAGE:=...}": the submitter may set it
+    assert any("IMAGE defaults to $APPS_PATH/nccl-tests.sqsh" in n for n in step.notes)
+    assert step.env_value("FI_PROVIDER").value == "efa" and step.env_value("NCCL_DEBUG").value == "INFO"
+    assert step.env_value("NCCL_TUNER_PLUGIN").value is None  # $(uname -m) is known only on the node
+    assert step.ranks_per_node == 8 and step.gpus is None  # ###SBATCH --gpus-per-node is commented out
+
+
+def test_array_set_under_a_condition_stays_open():
+    (step,) = real("aws-fsdp-llama2_70b-training.sbatch")
+    assert "${ARGS[@]}" in step.open_flags and step.env_incomplete
+    result = run(step)
+    assert not alarms(result)
+    assert unknowns(result, "JOB-ENV-OVERRIDES-IMAGE")
+
+
+def test_mpijob_launcher_env_reaches_the_workers():
+    launcher, worker = real("aws-eks-nccl-tests-mpijob.yaml")
+    assert worker.env_value("FI_PROVIDER").value == "efa"
+    assert worker.env_value("NCCL_BUFFSIZE").value == "8388608"
+    assert worker.env_value("OMPI_MCA_pml").value == "^ucx"  # --mca pml ^ucx
+    assert worker.env_value("OMPI_MCA_btl_tcp_if_exclude").value == "lo,docker0,veth_def_agent"
+    assert worker.env_value("PATH").value is None  # -x PATH: the launcher's "$PATH:..." is expanded at run time
+    assert worker.ranks_per_node == 8 and worker.ranks_setting == "launcher mpirun -N 8"
+    assert not launcher.env_value("FI_PROVIDER")  # the launcher runs mpirun, no rank
+
+
+def test_launcher_env_is_judged_against_the_image_env():
+    worker = real("aws-eks-nccl-tests-mpijob.yaml")[1]
+    result = run(worker, img=image(NCCL_DEBUG="WARN"))
+    (f,) = found(result, "JOB-ENV-OVERRIDES-IMAGE")
+    assert "NCCL_DEBUG" in f.title
+
+
+# ---- /dev/shm from the host ----
+def test_hostpath_dev_shm_is_the_hosts_shm():
+    worker = real("aws-eks-nccl-tests-mpijob.yaml")[1]
+    assert worker.shm_from_host and "hostPath /dev/shm" in worker.shm_setting
+    assert not found(run(worker), "JOB-SHM-TOO-SMALL")
+    without = parse_job_spec(
+        text("aws-eks-nccl-tests-mpijob.yaml").replace(
+            "            - name: shmem\n              mountPath: /dev/shm\n", ""
+        ),
+        "aws-eks-nccl-tests-mpijob.yaml",
+    )[1]
+    (f,) = found(run(without), "JOB-SHM-TOO-SMALL")  # containerd's 64 MiB for the 8 ranks mpirun -N starts
+    assert "8 ranks" in f.title
+
+
+def test_envsubst_pytorchjob_hostpath_shm_and_efa():
+    (worker,) = real("aws-fsdp-llama2_13b-pytorchjob.yaml")
+    assert worker.image is None  # ${IMAGE_URI}: filled in by envsubst, not in the file
+    assert worker.shm_from_host and worker.gpus is None
+    result = run(worker)
+    assert not found(result, "JOB-SHM-TOO-SMALL") and not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+
+
+def test_docker_volume_and_pyxis_mount_of_dev_shm():
+    (job,) = parse_job_spec("docker run --gpus all -v /dev/shm:/dev/shm img", "run.sh")
+    assert job.shm_from_host and not found(run(job), "JOB-SHM-TOO-SMALL")
+    (step,) = parse_job_spec("srun --container-image=a#b --container-mounts=/dev/shm:/dev/shm cmd\n", "x.sbatch")
+    assert step.shm_from_host and step.devices is None  # /dev/shm is not an RDMA device
+
+
+# ---- devices ----
+def test_one_uverbs_of_the_nodes_hcas_is_partial():
+    (job,) = real("oobleck-start_container.sh")
+    assert job.devices == ("/dev/infiniband/rdma_cm", "/dev/infiniband/uverbs0")
+    result = run(job)
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    (f,) = found(result, "JOB-RDMA-DEVICES-PARTIAL")
+    assert f.severity == "warning" and "1 of the node's 2" in f.title and "mlx5_0, mlx5_1" in f.mechanism
+    assert any(e.fact == "job.line" and e.value == 2 for e in f.evidence)
+    assert all(e.path.endswith("oobleck-start_container.sh") for e in f.evidence if e.fact.startswith("job."))
+
+
+def test_every_uverbs_or_the_directory_is_not_partial():
+    two = parse_job_spec(
+        text("oobleck-start_container.sh").replace(
+            "--device=/dev/infiniband/uverbs0", "--device=/dev/infiniband/uverbs0 --device=/dev/infiniband/uverbs1"
+        ),
+        "start_container.sh",
+    )[0]
+    assert not found(run(two), "JOB-RDMA-DEVICES-PARTIAL")
+    rdma_cm_only = parse_job_spec(
+        text("oobleck-start_container.sh").replace(" --device=/dev/infiniband/uverbs0", ""), "start_container.sh"
+    )[0]
+    (f,) = found(run(rdma_cm_only), "JOB-RDMA-DEVICES-NOT-EXPOSED")  # rdma_cm alone opens no verbs device
+    assert f.severity == "warning"
+
+
+def test_partial_is_unknown_without_the_nodes_devices():
+    (job,) = real("oobleck-start_container.sh")
+    nd = dataclasses.replace(node(RDMA_NODE), rdma=dataclasses.replace(node(RDMA_NODE).rdma, devices=()))
+    result = run(job, nd=nd)
+    assert not found(result, "JOB-RDMA-DEVICES-PARTIAL") and unknowns(result, "JOB-RDMA-DEVICES-PARTIAL")
+
+
+def test_efa_resource_counts_as_rdma_devices():
+    worker = real("aws-eks-nccl-tests-mpijob.yaml")[1]
+    assert ("vpc.amazonaws.com/efa", "32") in worker.resources
+    result = run(worker)
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and not unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert not alarms(result)  # a correct spec: no false alarm
+
+
+def test_dra_claim_of_an_rdma_device_class_counts():
+    (test,) = real("dranet-gke-nccl-gib-test.yaml")
+    assert ("resourceClaim/rdma-net-interface", "rdma") in test.resources
+    result = run(test)
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and not unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    # the same pod with a claim whose class is not in the file: the device class decides, unknown
+    docs = text("dranet-gke-nccl-gib-test.yaml").split("---\n")
+    kept = [d for d in docs if "kind: DeviceClass" not in d and "kind: ResourceClaimTemplate" not in d]
+    (other,) = parse_job_spec("---\n".join(kept), "nccl-gib-test.yaml")
+    assert other.resources[-1][1] == "device class not in this file"
+    assert unknowns(run(other), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+
+
+# ---- GPUs per node vs ranks per node ----
+def test_ranks_equal_gpus_passes_and_more_ranks_than_gpus_fails():
+    worker = real("aws-eks-nccl-tests-mpijob.yaml")[1]  # mpirun -N 8, nvidia.com/gpu: 8
+    assert not found(run(worker), "JOB-RANKS-EXCEED-GPUS")
+    four = parse_job_spec(
+        text("aws-eks-nccl-tests-mpijob.yaml").replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 4"), "nccl-tests.yaml"
+    )[1]
+    (f,) = found(run(four), "JOB-RANKS-EXCEED-GPUS")
+    assert f.severity == "error" and "8 ranks per node on 4 GPUs" in f.title
+    assert "Duplicate GPU detected" in f.predicted_error and "launcher mpirun -N 8" in f.mechanism
+    (newer,) = found(run(four, img=image(nccl="2.30.3")), "JOB-RANKS-EXCEED-GPUS")
+    assert "NCCL_MULTI_RANK_GPU_ENABLE=1" in newer.predicted_error
+    assert not found(run(four, img=image(nccl="2.30.3", NCCL_MULTI_RANK_GPU_ENABLE="1")), "JOB-RANKS-EXCEED-GPUS")
+
+
+def test_fewer_ranks_than_gpus_is_not_a_failure():
+    (step,) = real("aws-torch-screen.sbatch")  # --ntasks-per-node 1, --gres=gpu:8
+    assert step.ranks_per_node == 1 and step.gpus == 8 and step.gpus_setting == "--gres=gpu:8"
+    assert not found(run(step), "JOB-RANKS-EXCEED-GPUS")
+
+
+def test_slurm_ranks_without_gpu_count_is_unknown():
+    (step,) = real("aws-nccl-tests-container.sbatch")
+    result = run(step)
+    assert not found(result, "JOB-RANKS-EXCEED-GPUS")
+    assert "does not say how many GPUs" in unknowns(result, "JOB-RANKS-EXCEED-GPUS")[0].reason
+
+
+def test_slurm_gpus_total_over_nodes():
+    (step,) = parse_job_spec(
+        "#SBATCH --nodes=2\n#SBATCH --gpus=8\n#SBATCH --ntasks-per-node=8\nsrun --container-image=a#b x\n", "j.sbatch"
+    )
+    assert step.gpus == 4 and step.gpus_setting == "--gpus=8 over --nodes=2"
+    assert found(run(step), "JOB-RANKS-EXCEED-GPUS")
+
+
+# ---- Pyxis / enroot image names ----
+@pytest.mark.parametrize(
+    ("name", "form"),
+    [
+        ("nvcr.io#nvidia/pytorch:24.05-py3", FORM_REGISTRY),
+        ("nvidia/cuda:11.6.2-base-ubuntu20.04", FORM_DOCKER_HUB),
+        ("alpine", FORM_DOCKER_HUB),
+        ("nvcr.io/nvidia/pytorch:20.03-py3", FORM_AMBIGUOUS),
+        ("localhost:5000/img", FORM_AMBIGUOUS),
+        ("./uccl-ep.sqsh", FORM_SQUASHFS),
+        ("/enroot/nvcr.io_nvidia_pytorch_20.12-py3.sqsh", FORM_SQUASHFS),
+    ],
+)
+def test_enroot_image_forms(name, form):
+    assert image_form(name) == form
+
+
+def test_docker_hub_names_in_a_real_pyxis_script_raise_nothing():
+    steps = real("parallelcluster-pyxis-test.sh")
+    assert [s.image for s in steps] == ["alpine", "nvidia/cuda:11.6.2-base-ubuntu20.04"]
+    for step in steps:
+        assert not found(run(step), "JOB-PYXIS-IMAGE-NAME")
+
+
+def test_registry_without_hash_is_named():
+    (step,) = parse_job_spec(
+        text("parallelcluster-pyxis-test.sh")
+        .replace("nvidia/cuda:11.6.2", "nvcr.io/nvidia/cuda:11.6.2")
+        .split("\n")[-1]
+        + "\n",
+        "test.sh",
+    )
+    (f,) = found(run(step), "JOB-PYXIS-IMAGE-NAME")
+    assert f.severity == "info" and "nvcr.io#nvidia/cuda:11.6.2-base-ubuntu20.04" in f.fixes[0]
+    assert "registry-1.docker.io/nvcr.io/nvidia/cuda" in f.mechanism
+
+
+def test_squashfs_image_is_a_file_not_a_reference():
+    (step,) = real("aws-uccl-ep-test_internode.sbatch")
+    assert step.image == "./uccl-ep.sqsh" and step.image_form == FORM_SQUASHFS
+    assert step.ranks_per_node == 1  # one torchrun per node; it starts the ranks itself
+
+
+# ---- memlock under Slurm ----
+def test_slurm_memlock_says_where_it_comes_from():
+    (step,) = real("aws-nccl-tests-container.sbatch")
+    (u,) = unknowns(run(step), "JOB-MEMLOCK-TOO-LOW")
+    assert "submitting shell's soft memlock limit" in u.reason and "PropagateResourceLimits" in u.reason
+    (prop,) = parse_job_spec("srun --propagate=NPROC --container-image=a#b x\n", "j.sbatch")
+    assert "slurmd's own" in unknowns(run(prop), "JOB-MEMLOCK-TOO-LOW")[0].reason
+    (ul,) = parse_job_spec("ulimit -l unlimited\nsrun --container-image=a#b x\n", "j.sbatch")
+    assert "ulimit -l unlimited` (line 1)" in unknowns(run(ul), "JOB-MEMLOCK-TOO-LOW")[0].reason
+
+
+# ---- formats ----
+def test_volcano_job_tasks_are_read():
+    master, worker = real("volcano-mpi-example.yaml")
+    assert (master.kind, master.role, worker.role) == ("Job", "mpimaster", "mpiworker")
+    assert worker.image == "volcanosh/example-mpi:0.0.3" and worker.line == 39
+
+
+def test_kuberay_rayjob_groups_are_read():
+    (head,) = real("kuberay-rayjob-pytorch-distributed-training.yaml")
+    assert (head.kind, head.role, head.image) == ("RayJob", "head", "rayproject/ray-ml:2.46.0.0e19ea-py311-gpu")
+    head, worker = real("kuberay-rayjob-pytorch-image-classifier.yaml")
+    assert (head.role, head.gpus) == ("head", None) and (worker.role, worker.gpus) == ("gpu-group", 1)
+    assert worker.image == "rayproject/ray-ml:2.46.0.0e19ea-py39"
+
+
+def test_helm_template_is_refused_in_one_line(capsys):
+    with pytest.raises(BadInputError, match=r"render it first \(helm template\)"):
+        real("kuberay-helm-raycluster-cluster.yaml")
+    code = main(["job", "check", os.path.join(REAL, "kuberay-helm-raycluster-cluster.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "render it first (helm template)" in err
+
+
+def test_ray_cluster_launcher_and_skypilot_are_named_when_refused():
+    with pytest.raises(BadInputError, match="a Ray cluster launcher config"):
+        parse_job_spec("cluster_name: gpu\nprovider: {type: aws}\navailable_node_types: {}\n", "cluster.yaml")
+    with pytest.raises(BadInputError, match="a SkyPilot task"):
+        parse_job_spec("resources:\n  accelerators: H100:8\nnum_nodes: 2\nrun: echo\n", "task.yaml")
