@@ -297,8 +297,49 @@ def test_helm_template_is_refused_in_one_line(capsys):
     assert "render it first (helm template)" in err
 
 
-def test_ray_cluster_launcher_and_skypilot_are_named_when_refused():
-    with pytest.raises(BadInputError, match="a Ray cluster launcher config"):
+def test_ray_cluster_launcher_node_types_are_read():
+    head, worker = real("ray-aws-example-gpu-docker.yaml")
+    assert (head.kind, head.workload, head.role, head.image) == (
+        "Ray cluster",
+        "ray.head.gpu",
+        "head",
+        "rayproject/ray-ml:latest-gpu",
+    )
+    assert worker.image == "rayproject/ray-ml:latest-cpu"  # the node type's docker.worker_image overrides
+    assert head.host_network and head.shm_size_mib == -1  # Ray adds --net=host and its own --shm-size
+    result = run(head)
+    assert not found(result, "JOB-SHM-TOO-SMALL")
+    # Ray passes no /dev/infiniband: on an RDMA node NCCL falls back to sockets
+    assert found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert not found(run(head, nd=node("cpu-no-rdma")), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    opted = parse_job_spec(
+        text("ray-aws-example-gpu-docker.yaml").replace(
+            '    container_name: "ray_nvidia_docker" # e.g. ray_docker\n',
+            '    container_name: "ray_nvidia_docker" # e.g. ray_docker\n'
+            "    run_options: [--device=/dev/infiniband, --ulimit memlock=-1]\n",
+        ),
+        "cluster.yaml",
+    )[0]
+    assert opted.devices == ("/dev/infiniband",) and opted.memlock_kib == -1
+    assert not found(run(opted), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+
+
+def test_skypilot_task_is_read_and_what_skypilot_decides_is_unknown():
+    (task,) = real("skypilot-nccl_test.yaml")
+    assert (task.kind, task.workload, task.gpus, task.image) == ("SkyPilot task", "torch-nccl-allreduce", 8, None)
+    assert task.runtime is None and task.devices is None
+    result = run(task)
+    assert not alarms(result)
+    assert unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and unknowns(result, "JOB-SHM-TOO-SMALL")
+    (docker_task,) = parse_job_spec(
+        text("skypilot-nccl_test.yaml").replace(
+            "  use_spot: True\n", "  image_id: docker:nvcr.io/nvidia/pytorch:24.05-py3\n"
+        ),
+        "task.yaml",
+    )
+    assert docker_task.image == "nvcr.io/nvidia/pytorch:24.05-py3"
+
+
+def test_ray_cluster_without_a_container_is_refused_in_one_line():
+    with pytest.raises(BadInputError, match="Ray cluster launcher config without docker.image"):
         parse_job_spec("cluster_name: gpu\nprovider: {type: aws}\navailable_node_types: {}\n", "cluster.yaml")
-    with pytest.raises(BadInputError, match="a SkyPilot task"):
-        parse_job_spec("resources:\n  accelerators: H100:8\nnum_nodes: 2\nrun: echo\n", "task.yaml")

@@ -6,7 +6,7 @@ import os
 import re
 
 from ..errors import BadInputError, UnavailableError
-from . import docker, k8s, slurm
+from . import docker, k8s, ray_cluster, skypilot, slurm
 from .model import JobFacts
 from .yamlload import load_documents
 
@@ -64,8 +64,8 @@ def parse_job_spec(text: str, path: str) -> list[JobFacts]:
         what = f" (kinds: {', '.join(kinds)})" if kinds else ""
         raise BadInputError(
             f"{path}: no container found{what}: expected a Kubernetes workload, PyTorchJob, MPIJob, "
-            "LeaderWorkerSet, JobSet, Volcano Job, KubeRay RayCluster/RayJob, a compose file, a Slurm script "
-            "or a docker run command"
+            "LeaderWorkerSet, JobSet, Volcano Job, KubeRay RayCluster/RayJob, a Ray cluster launcher config, a "
+            "SkyPilot task, a compose file, a Slurm script or a docker run command"
         )
     return found
 
@@ -77,9 +77,10 @@ def _containers(doc: dict, path: str, claims: dict[str, str]) -> list[JobFacts]:
         return docker.compose_services(doc, path)
     if "kind" in doc:
         return k8s.containers(doc, path, claims)
-    refused = _unread_format(doc)
-    if refused:
-        raise BadInputError(f"{path}: {refused}")
+    if ray_cluster.looks_like_ray_cluster(doc):
+        return ray_cluster.ray_cluster_containers(doc, path)
+    if skypilot.looks_like_skypilot(doc):
+        return skypilot.skypilot_task(doc, path)
     return []
 
 
@@ -95,22 +96,6 @@ def _template_kind(text: str) -> str | None:
 
 
 _GO_TEMPLATE = re.compile(r"\{\{\s*\.[A-Za-z]")
-
-
-def _unread_format(doc: dict) -> str | None:
-    """Formats imgcheck names but does not read (each builds its own launch from fields it documents)."""
-    if "cluster_name" in doc and ("available_node_types" in doc or "head_node_type" in doc or "provider" in doc):
-        return (
-            "a Ray cluster launcher config (ray up): not read; check its docker.image with the docker run "
-            "flags in docker.run_options, or the KubeRay RayCluster"
-        )
-    resources = doc.get("resources")
-    if ("run" in doc or "setup" in doc or "num_nodes" in doc) and (resources is None or isinstance(resources, dict)):
-        return (
-            "a SkyPilot task: not read (SkyPilot makes the pod or VM launch itself); check the image in "
-            "resources.image_id with the pod spec SkyPilot renders (sky launch --dryrun)"
-        )
-    return None
 
 
 def _claims(docs: list) -> dict[str, str]:
