@@ -343,3 +343,22 @@ def test_skypilot_task_is_read_and_what_skypilot_decides_is_unknown():
 def test_ray_cluster_without_a_container_is_refused_in_one_line():
     with pytest.raises(BadInputError, match="Ray cluster launcher config without docker.image"):
         parse_job_spec("cluster_name: gpu\nprovider: {type: aws}\navailable_node_types: {}\n", "cluster.yaml")
+
+
+def test_rdma_shared_device_and_sriov_vf_resources_count():
+    (pod,) = real("network-operator-rdma-gpu-test-pod1.yml")
+    assert ("rdma/rdma_shared_device_a", "1") in pod.resources
+    result = run(pod)
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and not alarms(result)
+    (vf,) = real("network-operator-sriov-network-pod1.yaml")
+    assert vf.resources == (("nvidia.com/sriovlegacy", "1"),) and vf.gpus is None
+    with_gpu = parse_job_spec(
+        text("network-operator-sriov-network-pod1.yaml").replace(
+            '          nvidia.com/sriovlegacy: "1"\n  nodeSelector',
+            '          nvidia.com/sriovlegacy: "1"\n          nvidia.com/gpu: 8\n  nodeSelector',
+        ),
+        "sriov-network-pod1.yaml",
+    )[0]
+    result = run(with_gpu)
+    assert with_gpu.gpus == 8
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and not unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
