@@ -8,11 +8,13 @@ network_mode, environment, deploy.resources.reservations.devices).
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 
 from ..errors import BadInputError
 from .model import RUNTIME_DOCKER, EnvVar, JobFacts
+from .shell import Unknown, Word, parse_script
 from .units import MIB, docker_size_bytes, memlock_kib
 
 # Flags of `docker run` / `docker container run` that take a value (the rest are booleans).
@@ -132,10 +134,30 @@ def looks_like_docker_run(text: str) -> bool:
 
 
 def parse_docker_run_text(text: str, path: str) -> list[JobFacts]:
-    found = [_run(cmd, line, path) for line, cmd in _commands(text)]
+    """Each `docker run` the script runs, its variables and arrays expanded where the script decides them
+    (job/shell.py); a `docker run` only inside a string (cmd="docker run ..."; eval) is read as written."""
+    found = _script_runs(text, path) or [_run(cmd, line, path) for line, cmd in _commands(text)]
     if not found:
         raise BadInputError(f"{path}: no `docker run` command found")
     return found
+
+
+_DOCKERS = {"docker", "nvidia-docker", "podman"}
+_WRAPPERS = {"sudo", "exec", "time", "nohup", "command"}
+
+
+def _script_runs(text: str, path: str) -> list[JobFacts]:
+    out = []
+    for command in parse_script(text, path).commands:
+        words = list(command.words)
+        while words and isinstance(words[0], str) and os.path.basename(words[0]) in _WRAPPERS:
+            words = words[1:]
+        if len(words) < 2 or not isinstance(words[0], str) or os.path.basename(words[0]) not in _DOCKERS:
+            continue
+        rest = words[2:] if words[1] == "container" else words[1:]
+        if rest and rest[0] == "run":
+            out.append(_run_words(rest[1:], command.line, path))
+    return out
 
 
 def _split(cmd: str, path: str, line: int) -> list[str]:
@@ -147,14 +169,36 @@ def _split(cmd: str, path: str, line: int) -> list[str]:
 
 def _run(cmd: str, line: int, path: str) -> JobFacts:
     words = _split(cmd, path, line)
-    words = words[words.index("run") + 1 :]
+    return _run_words(words[words.index("run") + 1 :], line, path)
+
+
+# Flags whose value, when the script does not decide it, may give devices or privileges
+_DEVICE_FLAGS = {"--device", "-v", "--volume", "--mount", "--cap-add", "--ulimit", "--shm-size", "--ipc"}
+
+
+def _fixed_target(flag: str, text: str) -> bool:
+    """-v "$SRC:/root/.cache": the source is decided at run time but the target is not a device or /dev/shm."""
+    if flag not in ("-v", "--volume"):
+        return False
+    target = text.strip("\"'").split(":")[1:2]
+    return bool(target) and "$" not in target[0] and not target[0].startswith("/dev")
+
+
+def _run_words(words: list[Word], line: int, path: str) -> JobFacts:
     opts: list[tuple[str, str | None]] = []
     image = None
     i = 0
     while i < len(words):
         w = words[i]
+        if isinstance(w, Unknown):
+            if w.many:
+                opts.append((w.text, None))  # "${ARGS[@]}" the script does not decide: any flag may be in it
+                i += 1
+                continue
+            break  # the image, named by a variable the script does not decide
         if w == "--":
-            image = words[i + 1] if i + 1 < len(words) else None
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            image = nxt if isinstance(nxt, str) else None
             break
         if w.startswith("$") and ("[@]" in w or "[*]" in w):
             opts.append((w, None))  # a shell array of more flags ("${ARGS[@]}"): unknown until run time
@@ -165,7 +209,12 @@ def _run(cmd: str, line: int, path: str) -> JobFacts:
             name, value = w.split("=", 1)
             opts.append((name, value))
         elif w in _VALUE_FLAGS:
-            opts.append((w, words[i + 1] if i + 1 < len(words) else None))
+            value = words[i + 1] if i + 1 < len(words) else None
+            if isinstance(value, Unknown):
+                if w in _DEVICE_FLAGS and not _fixed_target(w, value.text):
+                    opts.append((f"{w} {value.text}", None))  # its value is decided at run time
+                value = value.text if w in ("-e", "--env") else None
+            opts.append((w, value))
             i += 1
         elif not w.startswith("--") and len(w) > 2 and f"-{w[1]}" in _VALUE_FLAGS:
             opts.append((f"-{w[1]}", w[2:]))  # -eNAME=value
@@ -210,7 +259,10 @@ def _facts(opts, image, line, path) -> JobFacts:
     env = []
     for v in values("-e", "--env"):
         name, eq, value = v.partition("=")
-        env.append(EnvVar(name, value if eq else None, line))  # NAME alone: the value comes from the caller's env
+        if "$" in name:
+            continue  # -e "$VAR": the name itself is decided at run time (open_flags covers it below)
+        # NAME alone: the value comes from the caller's env; NAME=$VAR: decided at run time
+        env.append(EnvVar(name, value if eq and "$" not in value else None, line))
     gpus = None
     for v in values("--gpus"):
         spec = v.strip("\"'")
@@ -243,7 +295,7 @@ def _facts(opts, image, line, path) -> JobFacts:
         memlock_kib=memlock,
         env=tuple(env),
         env_incomplete=bool(values("--env-file")) or any(n.startswith("$") for n, _ in opts),
-        open_flags=tuple(w for w, _ in opts if w.startswith("$")),
+        open_flags=tuple(w for w, _ in opts if w.startswith("$") or " " in w),
     )
 
 

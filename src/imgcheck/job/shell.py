@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from ..errors import BadInputError
+
 _PARSER = Parser(Language(tree_sitter_bash.language()))
 # Nodes below which an assignment happens only on some runs
 _CONDITIONAL = {
@@ -79,12 +81,16 @@ def _text(src: bytes, node: Node) -> str:
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def parse_script(text: str) -> Script:
-    """The script's commands in source order, each with its words expanded as far as the script decides."""
+def parse_script(text: str, where: str = "the script") -> Script:
+    """The script's commands in source order, each with its words expanded as far as the script decides.
+    A script nested deeper than Python's recursion allows is bad input (one line), not a traceback."""
     src = text.encode("utf-8")
     tree = _PARSER.parse(src)
     out = Script()
-    _walk(tree.root_node, src, _Vars(), out, conditional=False)
+    try:
+        _walk(tree.root_node, src, _Vars(), out, conditional=False)
+    except RecursionError:
+        raise BadInputError(f"{where}: shell constructs nested too deeply to read") from None
     return out
 
 
@@ -249,6 +255,8 @@ def _string(node: Node, src: bytes, env: _Vars) -> list[Word]:
     inner = [c for c in node.named_children]
     if len(inner) == 1 and inner[0].type == "expansion" and _is_all_elements(inner[0], src):
         return _variable(inner[0], src, env, split=False)
+    if len(inner) == 1 and inner[0].type == "simple_expansion" and _text(src, inner[0]) in ("$@", "$*"):
+        return _variable(inner[0], src, env, split=False)  # "$@": one word per argument
     pieces: list[Word] = []
     for child in inner:
         if child.type == "string_content":
@@ -278,7 +286,7 @@ def _variable(node: Node, src: bytes, env: _Vars, split: bool) -> list[Word]:
         if op in name and name.partition(op)[0].isidentifier():
             name, _, default = name.partition(op)
             break
-    many = split or all_elements
+    many = split or all_elements or name in ("@", "*")  # "$@" is one word per argument
     if not name.isidentifier():
         return [Unknown(text, f"the expansion {text} is not followed statically", many=many)]
     value = env.get(name)
@@ -289,11 +297,19 @@ def _variable(node: Node, src: bytes, env: _Vars, split: bool) -> list[Word]:
     if isinstance(value, Unknown):
         return [Unknown(text, value.why, many=many or value.many)]
     if all_elements:
+        if any(isinstance(v, Unknown) and v.many and _arbitrary(v.text) for v in value):
+            why = next(v.why for v in value if isinstance(v, Unknown))
+            return [Unknown(text, why, many=True)]
         return list(value)
     first = value[0] if value else ""
     if split and isinstance(first, str):
         return list(first.split())
     return [first]
+
+
+def _arbitrary(text: str) -> bool:
+    """An expansion to any number of words: an array's elements or the script's arguments."""
+    return any(mark in text for mark in ("[@]", "[*]", "$@", "$*"))
 
 
 def is_open(word: Word) -> bool:

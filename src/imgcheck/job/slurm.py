@@ -126,7 +126,7 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
             except ValueError as exc:
                 raise BadInputError(f"{path}: line {number}: cannot read the #SBATCH line: {exc}") from None
             batch.update(_options(words)[0])
-    script = parse_script(text)
+    script = parse_script(text, path)
     mentions_container = "--container-image" in text
     steps: list[JobFacts] = []
     ulimit: tuple[str, int] | None = None
