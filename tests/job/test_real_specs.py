@@ -362,3 +362,14 @@ def test_rdma_shared_device_and_sriov_vf_resources_count():
     result = run(with_gpu)
     assert with_gpu.gpus == 8
     assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and not unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+
+
+def test_job_check_names_why_the_image_is_unknown_and_reads_squashfs_in_place(capsys):
+    nodes = os.path.join(os.path.dirname(__file__), "..", "fixtures", "engine_nodes", f"{RDMA_NODE}.json")
+    code = main(["job", "check", os.path.join(REAL, "aws-nccl-tests-container.sbatch"), "--node-facts", nodes])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "IMAGE defaults to $APPS_PATH/nccl-tests.sqsh" in err and "--image REF" in err
+    code = main(["job", "check", os.path.join(REAL, "aws-uccl-ep-test_internode.sbatch"), "--node-facts", nodes])
+    err = capsys.readouterr().err
+    assert code == 3 and "enroot:./uccl-ep.sqsh" in err  # the squashfs file, not a registry name
