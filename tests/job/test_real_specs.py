@@ -373,3 +373,18 @@ def test_job_check_names_why_the_image_is_unknown_and_reads_squashfs_in_place(ca
     code = main(["job", "check", os.path.join(REAL, "aws-uccl-ep-test_internode.sbatch"), "--node-facts", nodes])
     err = capsys.readouterr().err
     assert code == 3 and "enroot:./uccl-ep.sqsh" in err  # the squashfs file, not a registry name
+
+
+def test_slurm_tasks_on_one_node_and_tasks_per_gpu():
+    # NVIDIA/deepops#1102: "--nodes=1 --ntasks=4 --gres=gpu:1 will result in the processes sharing a single GPU"
+    (shared,) = parse_job_spec(
+        "#SBATCH --nodes=1\n#SBATCH --ntasks=4\n#SBATCH --gres=gpu:1\nsrun --container-image=a#b x\n", "j.sbatch"
+    )
+    assert (shared.ranks_per_node, shared.gpus) == (4, 1)
+    assert found(run(shared), "JOB-RANKS-EXCEED-GPUS")
+    (spread,) = parse_job_spec("#SBATCH --nodes=2\n#SBATCH --ntasks=8\nsrun --container-image=a#b x\n", "j.sbatch")
+    assert spread.ranks_per_node is None  # Slurm places tasks by each node's CPUs: not known per node
+    (per_gpu,) = parse_job_spec(
+        "#SBATCH --gpus-per-node=4\n#SBATCH --ntasks-per-gpu=1\nsrun --container-image=a#b x\n", "j.sbatch"
+    )
+    assert per_gpu.ranks_per_node == 4 and not found(run(per_gpu), "JOB-RANKS-EXCEED-GPUS")

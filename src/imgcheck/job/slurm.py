@@ -178,6 +178,22 @@ def image_form(ref: str) -> str:
     return FORM_DOCKER_HUB
 
 
+def _ranks(opts: dict, gpus: int | None) -> tuple[int | None, str | None]:
+    """Tasks per node: --ntasks-per-node; --ntasks-per-gpu x GPUs per node; --ntasks on one node. --ntasks over
+    several nodes is not known per node (Slurm's distribution follows each node's CPUs)."""
+    per_node = _int(opts.get("ntasks-per-node"))
+    if per_node:
+        return per_node, f"--ntasks-per-node={per_node}"
+    per_gpu = _int(opts.get("ntasks-per-gpu"))
+    if per_gpu and gpus and gpus > 0:
+        return per_gpu * gpus, f"--ntasks-per-gpu={per_gpu} x {gpus} GPUs"
+    total = _int(opts.get("ntasks") or opts.get("n"))
+    nodes = _str(opts.get("nodes") or opts.get("N"))
+    if total and nodes == "1":
+        return total, f"--ntasks={total} on --nodes=1"
+    return None, None
+
+
 def _limits_from(opts: dict, ulimit: tuple[str, int] | None) -> str:
     """Where the task's memlock comes from (slurm.conf PropagateResourceLimits, default ALL; srun --propagate)."""
     if "propagate" in opts:
@@ -205,12 +221,11 @@ def _step(opts, open_words, exported, launched, ulimit, line: int, path: str) ->
         len(m) > 1 and m[1].rstrip("/") == "/dev/shm" and m[0].rstrip("/") == "/dev/shm" for m in mounts
     )
     names = tuple(n for n in (_str(opts.get("container-env")) or "").split(",") if n)
-    ntasks = _int(opts.get("ntasks-per-node"))
     image, form, image_note = _image(opts.get("container-image"), open_words)
     gpus, gpus_setting = _gpus(opts)
     env = list(exported)
     notes = [n for n in (image_note,) if n]
-    ranks, ranks_setting = ntasks, (f"--ntasks-per-node={ntasks}" if ntasks else None)
+    ranks, ranks_setting = _ranks(opts, gpus)
     if launched is not None:
         # mpirun inside the container step: its -x / --mca reach every rank it starts
         env += [EnvVar(k, v, line) for k, v in launched.env]
