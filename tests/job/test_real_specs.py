@@ -388,3 +388,15 @@ def test_slurm_tasks_on_one_node_and_tasks_per_gpu():
         "#SBATCH --gpus-per-node=4\n#SBATCH --ntasks-per-gpu=1\nsrun --container-image=a#b x\n", "j.sbatch"
     )
     assert per_gpu.ranks_per_node == 4 and not found(run(per_gpu), "JOB-RANKS-EXCEED-GPUS")
+
+
+def test_srun_options_with_values_do_not_end_the_option_list():
+    # the shape of the srun lines in the code search's Pyxis results: --time/--partition values before the image
+    (step,) = parse_job_spec(
+        "srun -K --partition=RTX3090 --gpus 2 --ntasks 2 --nodes 1 --time 00:30:00 "
+        "--container-image=/netscratch/enroot/nvcr.io_nvidia_pytorch_23.08-py3.sqsh --pty --exclusive "
+        "--container-mounts=/dev/shm:/dev/shm torchrun --nproc_per_node=gpu -m train\n",
+        "run.sh",
+    )
+    assert step.image_form == FORM_SQUASHFS and step.shm_from_host
+    assert (step.gpus, step.ranks_per_node) == (2, 2)

@@ -49,7 +49,7 @@ def _options(words) -> tuple[dict[str, Word | None], list[str], int]:
                 not eq
                 and nxt is not None
                 and not str(nxt).startswith("-")
-                and name.startswith(("container-", "ntasks", "gpus", "gres", "nodes", "export", "propagate"))
+                and name not in _NO_VALUE
                 and name not in _CONTAINER_FLAGS
             ):
                 out[name], i = nxt, i + 1
@@ -66,6 +66,49 @@ def _options(words) -> tuple[dict[str, Word | None], list[str], int]:
     return out, open_words, i
 
 
+# srun/sbatch long options that take no value, or an optional one only after "=" (srun(1), sbatch(1)); every
+# other long option written without "=" takes the next word
+_NO_VALUE = {
+    "contiguous",
+    "disable-status",
+    "exact",
+    "exclusive",
+    "external-launcher",
+    "get-user-env",
+    "help",
+    "hold",
+    "ignore-pbs",
+    "immediate",
+    "kill-on-bad-exit",
+    "label",
+    "multi-prog",
+    "nice",
+    "no-allocate",
+    "no-kill",
+    "no-requeue",
+    "overcommit",
+    "overlap",
+    "oversubscribe",
+    "parsable",
+    "preserve-env",
+    "propagate",
+    "pty",
+    "quiet",
+    "quit-on-interrupt",
+    "reboot",
+    "requeue",
+    "send-libs",
+    "spread-job",
+    "test-only",
+    "unbuffered",
+    "usage",
+    "use-min-nodes",
+    "verbose",
+    "version",
+    "wait",
+    "whole",
+    "x11",
+}
 # Pyxis options that take no value (NVIDIA/pyxis args.c spank_opts, has_arg 0); srun short flags that take none
 _CONTAINER_FLAGS = {
     "container-mount-home",
@@ -78,7 +121,7 @@ _CONTAINER_FLAGS = {
     "container-writable",
     "container-readonly",
 }
-_SHORT_FLAGS = {"l", "K", "k", "O", "Q", "s", "u", "v", "X", "Z", "h", "V"}
+_SHORT_FLAGS = {"E", "H", "I", "l", "K", "k", "O", "Q", "s", "u", "v", "X", "Z", "h", "V"}
 
 
 _WRAPPERS = {"time", "nohup", "exec", "command"}
