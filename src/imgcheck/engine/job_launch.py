@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..job.model import FORM_AMBIGUOUS, RUNTIME_DOCKER, RUNTIME_KUBERNETES, EnvVar, JobFacts
+from ..job.model import FORM_AMBIGUOUS, RUNTIME_DOCKER, RUNTIME_ENROOT, RUNTIME_KUBERNETES, EnvVar, JobFacts
 from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
@@ -54,6 +54,11 @@ _DEFAULT_SHM_WORDS: dict[str | None, str] = {
     RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm",
 }
 
+
+# enroot's default mount table (NVIDIA/enroot conf/mounts/10-system.fstab, the same in every release from 1.0.0
+# to 4.1.2) rbinds the host's /dev and binds the host's /dev/shm into every container, Pyxis's included: the RDMA
+# devices are there and /dev/shm is the host's, unless a site edits that table.
+_ENROOT_DEFAULT_MOUNTS = "enroot's default mounts bind the host's /dev and /dev/shm (conf/mounts/10-system.fstab)"
 
 # The first fix a finding shows is the one for the runtime the spec is for.
 _DEVICE_FIX: dict[str | None, str] = {
@@ -143,6 +148,8 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     job = _job(ctx)
     if job.privileged:
         return True, "privileged"
+    if job.runtime == RUNTIME_ENROOT:
+        return True, _ENROOT_DEFAULT_MOUNTS
     # Only the whole directory or uverbsN nodes let libibverbs open a device (rdma_cm, umad alone do not)
     ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/uverbs")]
     if ib:
@@ -271,8 +278,10 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
     ranks, ranks_words = _ranks(ctx)
     if ranks is not None and ranks < 2:
         return  # one rank per node: no intra-node peers, no shm segments
-    if job.host_ipc or job.shm_from_host:
-        return  # the host's /dev/shm (host IPC namespace, or mounted over the container's): not a small default
+    if job.host_ipc or job.shm_from_host or job.runtime == RUNTIME_ENROOT:
+        # the host's /dev/shm (host IPC namespace, mounted over the container's, or enroot's default
+        # mounts): not a small default
+        return
     size, size_words = job.shm_size_mib, job.shm_setting
     if size is not None and size < 0:
         return  # sized by the pod's memory, not a fixed small tmpfs
@@ -360,6 +369,11 @@ def _partial_devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Out
     given = _uverbs(job.devices)
     if given is None or job.privileged or not _uses_verbs(ctx) or ctx.node_has_rdma is not True:
         return  # the whole directory, all of them (privileged), or nothing given: other rules speak
+    if job.runtime == RUNTIME_ENROOT:
+        return  # enroot's default mounts give the whole host /dev whatever the step mounts
+    if job.runtime not in (RUNTIME_DOCKER, RUNTIME_KUBERNETES):
+        yield unknown(rule, f"{job.where}: gives {', '.join(given)}; the runtime's own mounts may add the rest")
+        return
     if any(k.startswith("resourceClaim/") or _rdma_resource(k, v) for k, v in job.resources or ()):
         yield unknown(rule, f"{job.where}: a device plugin or claim may add more RDMA devices than {', '.join(given)}")
         return
