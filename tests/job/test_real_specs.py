@@ -117,8 +117,10 @@ def test_envsubst_pytorchjob_hostpath_shm_and_efa():
     (worker,) = real("aws-fsdp-llama2_13b-pytorchjob.yaml")
     assert worker.image is None  # ${IMAGE_URI}: filled in by envsubst, not in the file
     assert worker.shm_from_host and worker.gpus is None
+    assert ("nvidia.com/gpu", "$GPU_PER_NODE") in worker.resources  # a GPU count envsubst fills in: GPU ranks
     result = run(worker)
     assert not found(result, "JOB-SHM-TOO-SMALL") and not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert not unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")  # vpc.amazonaws.com/efa: $EFA_PER_NODE
 
 
 def test_docker_volume_and_pyxis_mount_of_dev_shm():

@@ -75,7 +75,9 @@ _SHM_FIX: dict[str | None, str] = {
 def _runs_no_gpu_rank(job: JobFacts) -> bool:
     """A Kubernetes container that requests no GPU gets none from the device plugin (an MPIJob launcher, a
     sidecar): it runs no NCCL rank, so the RDMA and /dev/shm rules do not apply to it."""
-    return job.runtime == RUNTIME_KUBERNETES and job.resources is not None and not job.gpus
+    if job.runtime != RUNTIME_KUBERNETES or job.resources is None or job.gpus:
+        return False
+    return not any(k in _GPU_RESOURCES for k, _ in job.resources)  # "$GPU_PER_NODE" (envsubst): some GPUs
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
