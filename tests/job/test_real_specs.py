@@ -402,3 +402,19 @@ def test_srun_options_with_values_do_not_end_the_option_list():
     )
     assert step.image_form == FORM_SQUASHFS and step.shm_from_host
     assert (step.gpus, step.ranks_per_node) == (2, 2)
+
+
+def test_privileged_docker_with_infiniband_and_host_ipc_raises_nothing():
+    (job,) = real("transformers-launch_docker.sh")
+    assert job.privileged and job.devices == ("/dev/infiniband",) and job.host_ipc
+    assert job.env_value("NCCL_DEBUG_SUBSYS").value == "ALL"
+    assert not alarms(run(job))
+
+
+def test_a_backslash_before_a_comment_ends_the_docker_run(capsys):
+    # RunPod's cluster script: "--network=bridge \\<TAB># ..." ends the command; bash then runs "--device=..."
+    with pytest.raises(BadInputError, match="line 2: `docker run` names no image: the command ends on line 4"):
+        real("runpod-cluster-scripts-docker_run.sh")
+    code = main(["job", "check", os.path.join(REAL, "runpod-cluster-scripts-docker_run.sh")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "does not continue the line" in err

@@ -156,8 +156,29 @@ def _script_runs(text: str, path: str) -> list[JobFacts]:
             continue
         rest = words[2:] if words[1] == "container" else words[1:]
         if rest and rest[0] == "run":
-            out.append(_run_words(rest[1:], command.line, path))
+            facts = _run_words(rest[1:], command.line, path)
+            if facts.image is None and not facts.open_flags and not _names_image(rest[1:]):
+                raise BadInputError(f"{path}: line {command.line}: {_no_image(text, command)}")
+            out.append(facts)
     return out
+
+
+def _names_image(words: list[Word]) -> bool:
+    """Whether a word stands where the image goes (a variable the script does not decide counts)."""
+    return any(isinstance(w, Unknown) for w in words)
+
+
+def _no_image(text: str, command) -> str:
+    """Why a `docker run` names no image: usually a line continuation that is not one."""
+    end = command.end_line or command.line
+    lines = text.splitlines()
+    last = lines[end - 1] if 0 < end <= len(lines) else ""
+    if re.search(r"\\[ \t]+(#.*)?$", last):
+        return (
+            f"`docker run` names no image: the command ends on line {end}, where a backslash is followed by "
+            "a space or tab, so it does not continue the line"
+        )
+    return f"`docker run` names no image (the command ends on line {end})"
 
 
 def _split(cmd: str, path: str, line: int) -> list[str]:

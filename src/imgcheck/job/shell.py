@@ -56,6 +56,7 @@ Word = str | Unknown
 class Command:
     line: int  # 1-based line the command starts on
     words: tuple[Word, ...]  # the command name first
+    end_line: int | None = None  # the line it ends on
 
 
 @dataclass
@@ -131,8 +132,8 @@ def _assign(node: Node, src: bytes, env: _Vars, conditional: bool, out: Script) 
     if name_node is None:
         return None
     name = _text(src, name_node)
-    if name_node.type != "variable_name":
-        return None  # ARR[3]=x: an element; leave the array as it is
+    if name_node.type != "variable_name" or not name.isidentifier():
+        return None  # ARR[3]=x: an element, leave the array as it is; --flag=x: not an assignment in bash
     line = node.start_point[0] + 1
     appending = any(c.type == "+=" for c in node.children)
     if conditional:
@@ -167,7 +168,11 @@ def _command(node: Node, src: bytes, env: _Vars, out: Script, conditional: bool)
     words: list[Word] = []
     for child in node.named_children:
         if child.type == "variable_assignment":
-            continue  # NAME=value cmd: the variable is for that command only
+            name = child.child_by_field_name("name")
+            if name is not None and _text(src, name).isidentifier():
+                continue  # NAME=value cmd: the variable is for that command only
+            words.append(_unescape(_text(src, child)))  # --device=/dev/x at the start: bash runs it as a word
+            continue
         if child.type == "command_name":
             words.extend(_expand(child.named_children[0] if child.named_children else child, src, env, True))
         elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
@@ -177,7 +182,7 @@ def _command(node: Node, src: bytes, env: _Vars, out: Script, conditional: bool)
     if words and words[0] == ":":
         for child in node.named_children[1:]:
             _default_assignment(child, src, env, conditional)
-    out.commands.append(Command(node.start_point[0] + 1, tuple(words)))
+    out.commands.append(Command(node.start_point[0] + 1, tuple(words), node.end_point[0] + 1))
 
 
 def _default_assignment(node: Node, src: bytes, env: _Vars, conditional: bool) -> None:
