@@ -418,3 +418,29 @@ def test_a_backslash_before_a_comment_ends_the_docker_run(capsys):
     code = main(["job", "check", os.path.join(REAL, "runpod-cluster-scripts-docker_run.sh")])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "does not continue the line" in err
+
+
+def test_srun_export_sets_the_tasks_env():
+    (step,) = real("contrastive-learning-eval-slurm.sh")
+    assert step.image_form == FORM_SQUASHFS  # --container-mounts=...`pwd`... did not end the option list
+    assert [(e.name, e.value) for e in step.env] == [("NCCL_SOCKET_IFNAME", "bond"), ("NCCL_IB_HCA", "mlx5")]
+    result = run(step, img=image(NCCL_IB_HCA="mlx5_7"))
+    # Pyxis keeps the image's value: --export reaches the task, not the container's Env
+    assert found(result, "JOB-ENV-SHADOWED-BY-IMAGE")
+
+
+def test_export_none_from_sbatch_reaches_the_steps_unless_reset():
+    # srun(1): steps inherit sbatch's --export (SLURM_EXPORT_ENV); NONE drops the script's own exports
+    (none,) = parse_job_spec("#SBATCH --export=NONE\nexport NCCL_IB_HCA=mlx5_0\nsrun --container-image=a#b x\n", "j")
+    assert none.env == ()
+    (reset,) = parse_job_spec(
+        "#SBATCH --export=NONE\nexport NCCL_IB_HCA=mlx5_0\nexport SLURM_EXPORT_ENV=ALL\nsrun --container-image=a#b x\n",
+        "j",
+    )
+    assert reset.env_value("NCCL_IB_HCA").value == "mlx5_0"
+    (listed,) = parse_job_spec(
+        "export NCCL_IB_HCA=mlx5_0\nexport NCCL_DEBUG=INFO\nsrun --export=ALL,NCCL_DEBUG=WARN,UCX_TLS=rc --container-image=a#b x\n",
+        "j",
+    )
+    # with ALL the caller's value wins over the listed one (srun(1) --export)
+    assert listed.env_value("NCCL_DEBUG").value == "INFO" and listed.env_value("UCX_TLS").value == "rc"

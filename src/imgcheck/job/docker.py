@@ -216,6 +216,12 @@ def _run_words(words: list[Word], line: int, path: str) -> JobFacts:
                 opts.append((w.text, None))  # "${ARGS[@]}" the script does not decide: any flag may be in it
                 i += 1
                 continue
+            if w.text.startswith("--") and "=" in w.text:  # --volume=$X:/data: a flag whose value is not known
+                flag = w.text.partition("=")[0]
+                if flag in _DEVICE_FLAGS and not _fixed_target(flag, w.text.partition("=")[2]):
+                    opts.append((w.text, None) if w.text.startswith("$") else (f"{flag} {w.text}", None))
+                i += 1
+                continue
             break  # the image, named by a variable the script does not decide
         if w == "--":
             nxt = words[i + 1] if i + 1 < len(words) else None

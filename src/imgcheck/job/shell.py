@@ -166,6 +166,7 @@ def _join(words: list[Word], name: str) -> Word:
 
 def _command(node: Node, src: bytes, env: _Vars, out: Script, conditional: bool) -> None:
     words: list[Word] = []
+    previous: Node | None = None
     for child in node.named_children:
         if child.type == "variable_assignment":
             name = child.child_by_field_name("name")
@@ -177,8 +178,19 @@ def _command(node: Node, src: bytes, env: _Vars, out: Script, conditional: bool)
             words.extend(_expand(child.named_children[0] if child.named_children else child, src, env, True))
         elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             continue
+        elif previous is not None and child.start_byte == previous.end_byte and words:
+            # no blank between them: one shell word the grammar split (a=b,`pwd`:`pwd`)
+            start = words.pop()
+            more = _expand(child, src, env, split=False)
+            if isinstance(start, str) and len(more) == 1 and isinstance(more[0], str):
+                words.append(start + more[0])
+            else:
+                text = (start.text if isinstance(start, Unknown) else start) + _text(src, child)
+                why = next((w.why for w in [start, *more] if isinstance(w, Unknown)), "an expansion of many words")
+                words.append(Unknown(text, why))
         else:
             words.extend(_expand(child, src, env, split=True))
+        previous = child
     if words and words[0] == ":":
         for child in node.named_children[1:]:
             _default_assignment(child, src, env, conditional)

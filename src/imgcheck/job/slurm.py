@@ -40,6 +40,11 @@ def _options(words) -> tuple[dict[str, Word | None], list[str], int]:
             open_words.append(str(w))  # "${ARGS[@]}" the script does not decide: any flag may be in it
             i += 1
             continue
+        if isinstance(w, Unknown) and w.text.startswith("--") and "=" in w.text:
+            name = w.text[2:].partition("=")[0]
+            out[name] = Unknown(w.text, w.why)  # --container-mounts=...`pwd`...: decided at run time
+            i += 1
+            continue
         if isinstance(w, Unknown) or not w.startswith("-"):
             break  # the command the step runs
         if w.startswith("--"):
@@ -191,7 +196,9 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
         exported = tuple(EnvVar(k, v, line) for k, (v, line) in script.exports.items() if line < command.line)
         program = words[1 + at :]
         launched = read_launcher(program[1:]) if program and is_launcher(program[0]) else None
-        steps.append(_step({**batch, **opts}, open_words, exported, launched, ulimit, command.line, path))
+        policy = _export_policy(opts, batch, exported)
+        env, env_open = _exported_env(policy, exported, command.line)
+        steps.append(_step({**batch, **opts}, open_words, env, launched, ulimit, command.line, path, env_open))
     if not steps:
         raise BadInputError(f"{path}: no `srun --container-image` step found (imgcheck checks Pyxis container steps)")
     return steps
@@ -256,7 +263,46 @@ def _limits_from(opts: dict, ulimit: tuple[str, int] | None) -> str:
     return source
 
 
-def _step(opts, open_words, exported, launched, ulimit, line: int, path: str) -> JobFacts:
+def _export_policy(opts: dict, batch: dict, exported: tuple[EnvVar, ...]) -> Word | None:
+    """The step's --export: srun's own, else SLURM_EXPORT_ENV as the script exports it, else sbatch's (which
+    sbatch passes to the steps in SLURM_EXPORT_ENV); None: ALL, the default (srun(1) --export)."""
+    if "export" in opts:
+        return opts["export"]
+    own = next((e for e in reversed(exported) if e.name == "SLURM_EXPORT_ENV"), None)
+    if own is not None:
+        return (
+            own.value if own.value is not None else Unknown("$SLURM_EXPORT_ENV", "SLURM_EXPORT_ENV is set at run time")
+        )
+    return batch.get("export")
+
+
+def _exported_env(policy: Word | None, exported: tuple[EnvVar, ...], line: int) -> tuple[list[EnvVar], bool]:
+    """The variables the task starts with, and whether more may come from the submitting shell. srun(1):
+    --export=ALL (default) passes the caller's whole environment; NAME lists pass only those (plus SLURM_*);
+    NAME=value sets a value, which with ALL yields to a value the caller already has."""
+    if policy is None:
+        return list(exported), False
+    if isinstance(policy, Unknown):
+        return list(exported), True
+    items = [i.strip() for i in policy.split(",") if i.strip()]
+    everything = any(i.upper() == "ALL" for i in items)
+    own = {e.name: e for e in exported}
+    env = list(exported) if everything else []
+    for item in items:
+        if item.upper() in ("ALL", "NONE", "NIL"):
+            continue
+        name, eq, value = item.partition("=")
+        if everything:
+            if name not in own and eq:
+                env.append(EnvVar(name, value, line))
+        elif eq:
+            env.append(EnvVar(name, value, line))
+        else:
+            env.append(own.get(name) or EnvVar(name, None, line))  # the caller's current value
+    return env, False
+
+
+def _step(opts, open_words, exported, launched, ulimit, line: int, path: str, env_open: bool = False) -> JobFacts:
     mounts_value = _str(opts.get("container-mounts")) or ""
     mounts = [m.split(":") for m in mounts_value.split(",") if m]
     devices = tuple(m[0].rstrip("/") for m in mounts if m[0].startswith("/dev/") and m[0].rstrip("/") != "/dev/shm")
@@ -298,7 +344,7 @@ def _step(opts, open_words, exported, launched, ulimit, line: int, path: str) ->
         ranks_per_node=ranks,
         ranks_setting=ranks_setting,
         env=tuple(env),
-        env_incomplete=bool(open_words),
+        env_incomplete=bool(open_words) or env_open,
         env_overrides_image=names,
         open_flags=tuple(open_words),
         image_form=form,
