@@ -59,3 +59,10 @@ def test_broken_or_deep_input_is_one_line_not_a_traceback():
     assert parse_script('srun "unterminated\n').commands is not None  # tree-sitter recovers; nothing raised
     with pytest.raises(BadInputError, match="nested too deeply"):
         parse_script("if true; then " * 3000 + "a" + "; fi" * 3000, "deep.sh")
+
+
+def test_a_docker_run_the_line_reader_cannot_split_is_one_line_bad_input():
+    from imgcheck.job import parse_job_spec
+
+    with pytest.raises(BadInputError, match="line 2: cannot read the `docker run` command"):
+        parse_job_spec('#!/bin/bash\ndocker run-d img\necho "docker run x"\n', "a.sh")

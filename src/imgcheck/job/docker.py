@@ -190,6 +190,8 @@ def _split(cmd: str, path: str, line: int) -> list[str]:
 
 def _run(cmd: str, line: int, path: str) -> JobFacts:
     words = _split(cmd, path, line)
+    if "run" not in words:  # "docker run" inside quotes or a comment the line reader could not tell apart
+        raise BadInputError(f"{path}: line {line}: cannot read the `docker run` command")
     return _run_words(words[words.index("run") + 1 :], line, path)
 
 
