@@ -444,3 +444,14 @@ def test_export_none_from_sbatch_reaches_the_steps_unless_reset():
     )
     # with ALL the caller's value wins over the listed one (srun(1) --export)
     assert listed.env_value("NCCL_DEBUG").value == "INFO" and listed.env_value("UCX_TLS").value == "rc"
+
+
+def test_what_the_spec_leaves_to_the_command_is_unknown_not_silent():
+    (job,) = real("transformers-launch_docker.sh")  # --privileged: all GPUs; the command decides the ranks
+    (u,) = unknowns(run(job), "JOB-RANKS-EXCEED-GPUS")
+    assert "does not say how many processes a node runs" in u.reason
+    (step,) = real("aws-nccl-tests-container.sbatch")
+    (u,) = unknowns(run(step), "JOB-PYXIS-IMAGE-NAME")
+    assert "IMAGE defaults to" in u.reason
+    vf = real("network-operator-sriov-network-pod1.yaml")[0]  # no GPU requested: no NCCL rank, nothing to say
+    assert not unknowns(run(vf), "JOB-RANKS-EXCEED-GPUS")

@@ -415,8 +415,17 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
     rule = "JOB-RANKS-EXCEED-GPUS"
     job = _job(ctx)
     ranks = job.ranks_per_node
-    if ctx.nccl is None or ranks is None or ranks < 2:
-        return  # no NCCL in the image, or the spec does not say how many processes a node runs
+    if ctx.nccl is None or job.gpus == 0:
+        return  # no NCCL in the image, or a container without GPUs: no NCCL rank to share one
+    if ranks is None:
+        yield unknown(
+            rule,
+            f"{job.where}: the spec does not say how many processes a node runs "
+            "(the command it starts decides: torchrun --nproc-per-node, mpirun -np)",
+        )
+        return
+    if ranks < 2:
+        return  # one process per node cannot share a GPU with another
     gpus, gpus_how = job.gpus, job.gpus_setting
     if gpus == -1:
         gpus, gpus_how = _node_gpus(ctx), f"{job.gpus_setting or 'all GPUs'}: the node's GPUs"
@@ -466,6 +475,10 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
 
 def _pyxis_image(ctx: Ctx) -> Iterator[Outcome]:
     job = _job(ctx)
+    if job.runtime == RUNTIME_ENROOT and not job.image:
+        why = next((n for n in job.notes if "container-image" in n), "the step names no image the script decides")
+        yield unknown("JOB-PYXIS-IMAGE-NAME", f"{job.where}: {why}")
+        return
     if job.image_form != FORM_AMBIGUOUS or not job.image:
         return
     name = job.image.removeprefix("docker://")
