@@ -261,7 +261,9 @@ def test_registry_without_hash_is_named():
 def test_squashfs_image_is_a_file_not_a_reference():
     (step,) = real("aws-uccl-ep-test_internode.sbatch")
     assert step.image == "./uccl-ep.sqsh" and step.image_form == FORM_SQUASHFS
-    assert step.ranks_per_node == 1  # one torchrun per node; it starts the ranks itself
+    # one task per node, and its torchrun starts --nproc_per_node=$SLURM_GPUS_PER_NODE (8, set by the script)
+    assert step.ranks_per_node == 8
+    assert step.ranks_setting == "--ntasks-per-node=1 x torchrun --nproc_per_node=8"
 
 
 # ---- memlock under Slurm ----
@@ -401,7 +403,29 @@ def test_srun_options_with_values_do_not_end_the_option_list():
         "run.sh",
     )
     assert step.image_form == FORM_SQUASHFS and step.shm_from_host
-    assert (step.gpus, step.ranks_per_node) == (2, 2)
+    # two tasks, each a torchrun starting one process per GPU it sees (both GPUs): 4 processes on 2 GPUs
+    assert (step.gpus, step.ranks_per_node) == (2, 4)
+    assert found(run(step), "JOB-RANKS-EXCEED-GPUS")
+
+
+def test_torchrun_per_gpu_under_one_task_and_in_a_pod():
+    (one,) = parse_job_spec(
+        "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+        "srun --container-image=a#b torchrun --nproc-per-node=gpu train.py\n",
+        "j.sbatch",
+    )
+    assert one.ranks_per_node == 8 and one.ranks_follow_gpus
+    result = run(one)
+    assert not found(result, "JOB-RANKS-EXCEED-GPUS") and not unknowns(result, "JOB-RANKS-EXCEED-GPUS")
+    (task,) = real("skypilot-nccl_test.yaml")  # --nproc_per_node $SKYPILOT_NUM_GPUS_PER_NODE: SkyPilot's value
+    assert task.ranks_per_node is None
+    (too_many,) = parse_job_spec(
+        "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+        "srun --container-image=a#b torchrun --nproc_per_node 8 train.py\n",
+        "j.sbatch",
+    )
+    assert too_many.ranks_per_node == 64  # 8 tasks x 8 processes each
+    assert found(run(too_many), "JOB-RANKS-EXCEED-GPUS")
 
 
 def test_privileged_docker_with_infiniband_and_host_ipc_raises_nothing():
@@ -455,3 +479,29 @@ def test_what_the_spec_leaves_to_the_command_is_unknown_not_silent():
     assert "IMAGE defaults to" in u.reason
     vf = real("network-operator-sriov-network-pod1.yaml")[0]  # no GPU requested: no NCCL rank, nothing to say
     assert not unknowns(run(vf), "JOB-RANKS-EXCEED-GPUS")
+
+
+def test_pod_running_torchrun_has_its_nproc_as_ranks():
+    (worker,) = real("aws-fsdp-llama2_13b-pytorchjob.yaml")
+    assert worker.ranks_per_node is None  # --nproc_per_node=$GPU_PER_NODE: envsubst's
+    filled = parse_job_spec(
+        text("aws-fsdp-llama2_13b-pytorchjob.yaml")
+        .replace("--nproc_per_node=$GPU_PER_NODE", "--nproc_per_node=8")
+        .replace("nvidia.com/gpu: $GPU_PER_NODE", "nvidia.com/gpu: 4"),
+        "llama2_13b-fsdp.yaml",
+    )[0]
+    assert filled.ranks_per_node == 8 and filled.ranks_setting == "torchrun --nproc_per_node=8"
+    (f,) = found(run(filled), "JOB-RANKS-EXCEED-GPUS")
+    assert "8 ranks per node on 4 GPUs" in f.title
+
+
+def test_docker_command_torchrun_sets_ranks():
+    (job,) = parse_job_spec(
+        text("transformers-launch_docker.sh").replace(
+            "bert_pytorch bash", "bert_pytorch torchrun --nproc-per-node 16 t.py"
+        ),
+        "launch_docker.sh",
+    )
+    assert job.ranks_per_node == 16 and job.gpus is None  # --privileged: the node's GPUs, 8 here
+    (f,) = found(run(dataclasses.replace(job, gpus=-1)), "JOB-RANKS-EXCEED-GPUS")
+    assert "16 ranks per node on 8 GPUs" in f.title

@@ -417,11 +417,13 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
     ranks = job.ranks_per_node
     if ctx.nccl is None or job.gpus == 0:
         return  # no NCCL in the image, or a container without GPUs: no NCCL rank to share one
+    if job.ranks_follow_gpus:
+        return  # one process per GPU the container sees (torchrun --nproc-per-node gpu): none share one
     if ranks is None:
         yield unknown(
             rule,
             f"{job.where}: the spec does not say how many processes a node runs "
-            "(the command it starts decides: torchrun --nproc-per-node, mpirun -np)",
+            f"({job.ranks_setting or 'the command it starts decides: torchrun --nproc-per-node, mpirun -np'})",
         )
         return
     if ranks < 2:

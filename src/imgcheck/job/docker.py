@@ -8,11 +8,13 @@ network_mode, environment, deploy.resources.reservations.devices).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
 
 from ..errors import BadInputError
+from .launcher import PER_GPU, torchrun_procs
 from .model import RUNTIME_DOCKER, EnvVar, JobFacts
 from .shell import Unknown, Word, parse_script
 from .units import MIB, docker_size_bytes, memlock_kib
@@ -250,7 +252,13 @@ def _run_words(words: list[Word], line: int, path: str) -> JobFacts:
         else:
             opts.append((w, None))
         i += 1
-    return _facts(opts, image, line, path)
+    facts = _facts(opts, image, line, path)
+    procs, setting = torchrun_procs(words[i + 1 :]) if image is not None else (None, None)
+    if procs == PER_GPU:
+        return dataclasses.replace(facts, ranks_setting=setting, ranks_follow_gpus=True)
+    if procs is not None:
+        return dataclasses.replace(facts, ranks_per_node=procs, ranks_setting=setting)
+    return facts
 
 
 def _facts(opts, image, line, path) -> JobFacts:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .launcher import LauncherFacts, is_launcher, read_launcher
+from .launcher import PER_GPU, LauncherFacts, is_launcher, read_launcher, torchrun_procs
 from .model import RUNTIME_KUBERNETES, EnvVar, JobFacts
 from .shell import parse_script
 from .units import MIB, k8s_quantity_bytes
@@ -98,7 +98,33 @@ def containers(doc: dict, path: str, claims: dict[str, str] | None = None) -> li
                 out.append(_container(doc.get("kind"), workload, role, pod, container, ranks, path, claims or {}))
     if doc.get("kind") == "MPIJob":
         out = _with_launcher_env(doc, out)
-    return out
+    return [_with_torchrun(job, c) for job, c in zip(out, _containers_of(doc), strict=True)]
+
+
+def _containers_of(doc: dict) -> list[dict]:
+    """The container mappings in the order containers() makes their JobFacts."""
+    found = []
+    for _workload, _role, pod, _ranks in pod_templates(doc):
+        if isinstance(pod, dict):
+            found += [c for c in _list(pod.get("containers")) if isinstance(c, dict)]
+    return found
+
+
+def _with_torchrun(job: JobFacts, c: dict) -> JobFacts:
+    """A container whose command runs torchrun --nproc-per-node N runs N ranks (over nprocPerNode, which only
+    fills torchrun's default)."""
+    words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
+    if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("sh", "bash") and words[1] in ("-c", "-lc", "-ec"):
+        commands = [list(cmd.words) for cmd in parse_script(words[2]).commands]
+    else:
+        commands = [list(words)]
+    for command in commands:
+        procs, setting = torchrun_procs(command)
+        if procs == PER_GPU:
+            return dataclasses.replace(job, ranks_setting=setting, ranks_follow_gpus=True)
+        if procs is not None:
+            return dataclasses.replace(job, ranks_per_node=procs, ranks_setting=setting)
+    return job
 
 
 def _with_launcher_env(doc: dict, found: list[JobFacts]) -> list[JobFacts]:

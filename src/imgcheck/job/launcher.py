@@ -112,3 +112,48 @@ def read_launcher(words: list[Word] | tuple[Word, ...]) -> LauncherFacts:
             continue
         i += 1
     return LauncherFacts(tuple(env), ranks, ranks_setting, tuple(unknown))
+
+
+# torchrun / python -m torch.distributed.run (and the older torch.distributed.launch): --nproc-per-node N starts
+# N processes in the container or task; "gpu"/"auto" start one per visible GPU (torch/distributed/run.py).
+_TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
+PER_GPU = -1  # --nproc-per-node gpu/auto: one process per GPU the container sees
+
+
+def torchrun_procs(words: list[Word] | tuple[Word, ...]) -> tuple[int | None, str | None]:
+    """(processes per torchrun, the option that says so) for a command that runs torchrun; (None, None) when the
+    command is not torchrun or the count is not decided (PER_GPU for gpu/auto)."""
+    i = _torchrun_start(words)
+    if i is None:
+        return None, None
+    rest = words[i:]
+    for j, w in enumerate(rest):
+        if not isinstance(w, str):
+            continue
+        name, eq, value = w.partition("=")
+        if name in ("--nproc-per-node", "--nproc_per_node"):
+            v = value if eq else (rest[j + 1] if j + 1 < len(rest) else None)
+            if not isinstance(v, str):
+                return None, None
+            if v in ("gpu", "auto"):
+                return PER_GPU, f"torchrun {name}={v}"
+            return (int(v), f"torchrun {name}={v}") if v.isdigit() else (None, None)
+        if not w.startswith("-") and j > 0 and not _is_value_of(rest, j):
+            break  # the training script: its own flags are not torchrun's
+    return None, None
+
+
+def _torchrun_start(words) -> int | None:
+    for i, w in enumerate(words[:6]):
+        if not isinstance(w, str):
+            continue
+        if os.path.basename(w) == "torchrun":
+            return i + 1
+        if w == "-m" and i + 1 < len(words) and words[i + 1] in _TORCHRUN_MODULES:
+            return i + 2
+    return None
+
+
+def _is_value_of(words, j: int) -> bool:
+    prev = words[j - 1]
+    return isinstance(prev, str) and prev.startswith("--") and "=" not in prev

@@ -51,6 +51,7 @@ class JobFacts:
     memlock_kib: int | None = None  # the soft memlock limit the spec sets; -1: unlimited
     ranks_per_node: int | None = None  # processes per node the spec starts (nprocPerNode, --ntasks-per-node, ...)
     ranks_setting: str | None = None  # where ranks_per_node comes from ("--ntasks-per-node 8", "mpirun -N 8")
+    ranks_follow_gpus: bool = False  # one process per visible GPU (torchrun --nproc-per-node gpu): none share one
     gpus_setting: str | None = None  # where gpus comes from ("--gpus-per-node=8", "nvidia.com/gpu: 8")
     # Slurm: where the task's memlock limit comes from, as far as the script says (PropagateResourceLimits)
     limits_from: str | None = None

@@ -9,12 +9,13 @@ specified with this flag are preserved from the host").
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
 
 from ..errors import BadInputError
-from .launcher import is_launcher, read_launcher
+from .launcher import PER_GPU, is_launcher, read_launcher, torchrun_procs
 from .model import FORM_AMBIGUOUS, FORM_DOCKER_HUB, FORM_REGISTRY, FORM_SQUASHFS, RUNTIME_ENROOT, EnvVar, JobFacts
 from .shell import Unknown, Word, is_open, parse_script
 
@@ -198,7 +199,8 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
         launched = read_launcher(program[1:]) if program and is_launcher(program[0]) else None
         policy = _export_policy(opts, batch, exported)
         env, env_open = _exported_env(policy, exported, command.line)
-        steps.append(_step({**batch, **opts}, open_words, env, launched, ulimit, command.line, path, env_open))
+        step = _step({**batch, **opts}, open_words, env, launched, ulimit, command.line, path, env_open)
+        steps.append(_with_torchrun(step, program))
     if not steps:
         raise BadInputError(f"{path}: no `srun --container-image` step found (imgcheck checks Pyxis container steps)")
     return steps
@@ -261,6 +263,28 @@ def _limits_from(opts: dict, ulimit: tuple[str, int] | None) -> str:
     if ulimit is not None:
         source += f"; the script runs `ulimit -l {ulimit[0]}` (line {ulimit[1]}) first, if the hard limit allows"
     return source
+
+
+def _with_torchrun(step: JobFacts, program) -> JobFacts:
+    """srun ... torchrun --nproc-per-node N: each task starts N processes, so a node runs tasks x N."""
+    procs, setting = torchrun_procs(program)
+    if procs is None:
+        return step
+    tasks = step.ranks_per_node
+    if procs == PER_GPU:
+        if step.gpus is None or step.gpus < 0:
+            return dataclasses.replace(step, ranks_per_node=None, ranks_setting=setting, ranks_follow_gpus=True)
+        procs = step.gpus
+    if tasks is None:
+        return dataclasses.replace(
+            step, ranks_per_node=None, ranks_setting=f"{setting} per task (tasks per node not known)"
+        )
+    return dataclasses.replace(
+        step,
+        ranks_per_node=tasks * procs,
+        ranks_setting=f"{step.ranks_setting} x {setting}",
+        ranks_follow_gpus=procs == step.gpus and tasks == 1,
+    )
 
 
 def _export_policy(opts: dict, batch: dict, exported: tuple[EnvVar, ...]) -> Word | None:
