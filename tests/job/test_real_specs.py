@@ -505,3 +505,12 @@ def test_docker_command_torchrun_sets_ranks():
     assert job.ranks_per_node == 16 and job.gpus is None  # --privileged: the node's GPUs, 8 here
     (f,) = found(run(dataclasses.replace(job, gpus=-1)), "JOB-RANKS-EXCEED-GPUS")
     assert "16 ranks per node on 8 GPUs" in f.title
+
+
+def test_mpi_operator_example_single_dash_mca_and_x():
+    launcher, worker = real("mpi-operator-tensorflow-benchmarks.yaml")
+    assert worker.env_value("NCCL_DEBUG").value == "INFO"
+    assert worker.env_value("OMPI_MCA_pml").value == "ob1" and worker.env_value("OMPI_MCA_btl").value == "^openib"
+    assert worker.env_value("LD_LIBRARY_PATH").value is None  # -x NAME: the launcher's own value, not in the file
+    assert (worker.ranks_per_node, worker.gpus) == (1, 1)
+    assert not alarms(run(worker, nd=node("cpu-no-rdma")))
