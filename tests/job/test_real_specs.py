@@ -514,3 +514,16 @@ def test_mpi_operator_example_single_dash_mca_and_x():
     assert worker.env_value("LD_LIBRARY_PATH").value is None  # -x NAME: the launcher's own value, not in the file
     assert (worker.ranks_per_node, worker.gpus) == (1, 1)
     assert not alarms(run(worker, nd=node("cpu-no-rdma")))
+
+
+def test_volcano_task_running_mpirun_gives_the_workers_its_env_and_ranks():
+    master, worker = real("oci-volcano-BM.GPU.H100.8-nccl-test.yaml")
+    assert (master.role, worker.role, worker.gpus) == ("mpimaster", "mpiworker", 8)
+    # -npernode $NUM_GPUS with NUM_GPUS=8 set in the bash -c script
+    assert worker.ranks_per_node == 8 and worker.ranks_setting == "mpimaster mpirun -npernode 8"
+    assert worker.env_value("NCCL_IB_GID_INDEX").value == "3"
+    assert worker.env_value("NCCL_IB_HCA").value.startswith("=mlx5_0,mlx5_1")
+    assert worker.env_value("OMPI_MCA_coll").value == "^hcoll"
+    assert not master.env_value("NCCL_IB_GID_INDEX")  # the master runs no rank
+    result = run(worker, img=image(nccl="2.29.2"))
+    assert not alarms(result) and not found(result, "JOB-RANKS-EXCEED-GPUS")

@@ -96,7 +96,7 @@ def containers(doc: dict, path: str, claims: dict[str, str] | None = None) -> li
         for container in _list(pod.get("containers")):
             if isinstance(container, dict):
                 out.append(_container(doc.get("kind"), workload, role, pod, container, ranks, path, claims or {}))
-    if doc.get("kind") == "MPIJob":
+    if doc.get("kind") in ("MPIJob", "Job"):
         out = _with_launcher_env(doc, out)
     return [_with_torchrun(job, c) for job, c in zip(out, _containers_of(doc), strict=True)]
 
@@ -128,37 +128,39 @@ def _with_torchrun(job: JobFacts, c: dict) -> JobFacts:
 
 
 def _with_launcher_env(doc: dict, found: list[JobFacts]) -> list[JobFacts]:
-    """An MPIJob's launcher runs mpirun: its -x / --mca settings reach every rank on the workers, over the
-    worker container's own env; -N / --map-by ppr:N:node sets the ranks per worker."""
-    launcher = _map(_map(_get(doc, "spec", "mpiReplicaSpecs")).get("Launcher"))
-    pod = _get(launcher, "template", "spec")
-    containers = _list(pod.get("containers")) if isinstance(pod, dict) else []
-    for c in containers:
-        if not isinstance(c, dict):
-            continue
+    """An MPIJob's launcher, or the Volcano Job task that runs mpirun over its ssh/svc plugins, starts the ranks on
+    the other replicas: its -x / --mca settings reach every rank there, over the worker container's own env, and
+    -N / --npernode / --map-by ppr:N:node set the ranks per worker."""
+    for role, _workload, c in _launchers(doc):
         facts = _launcher_command(c)
         if facts is None:
             continue
         own = {str(e.get("name")): e.get("value") for e in _list(c.get("env")) if isinstance(e, dict)}
-        env = tuple(
-            EnvVar(k, v if v is not None else _own_value(own, k), line_of(c.get("command")) or line_of(c))
-            for k, v in facts.env
-        )
+        env = tuple(EnvVar(k, v if v is not None else _own_value(own, k), line_of(c)) for k, v in facts.env)
         out = []
         for job in found:
-            if job.role == "Worker":
+            if job.role != role:
                 job = dataclasses.replace(
                     job,
                     env=job.env + env,
                     ranks_per_node=facts.ranks_per_node or job.ranks_per_node,
-                    ranks_setting=f"launcher mpirun {facts.ranks_setting}"
-                    if facts.ranks_per_node
-                    else job.ranks_setting,
-                    notes=job.notes + tuple(f"launcher mpirun takes {u}" for u in facts.unknown),
+                    ranks_setting=f"{role} mpirun {facts.ranks_setting}" if facts.ranks_per_node else job.ranks_setting,
+                    notes=job.notes + tuple(f"{role} mpirun takes {u}" for u in facts.unknown),
                 )
             out.append(job)
         return out
     return found
+
+
+def _launchers(doc: dict):
+    """(role, workload, container) of the replicas that may run the MPI launcher."""
+    volcano = doc.get("kind") == "Job" and str(doc.get("apiVersion", "")).startswith("batch.volcano.sh/")
+    for workload, role, pod, _ranks in pod_templates(doc):
+        if not isinstance(pod, dict) or not (volcano or (doc.get("kind") == "MPIJob" and role == "Launcher")):
+            continue
+        for c in _list(pod.get("containers")):
+            if isinstance(c, dict):
+                yield role, workload, c
 
 
 def _own_value(own: dict, name: str) -> str | None:
