@@ -87,7 +87,7 @@ def test_mpijob_launcher_env_reaches_the_workers():
     assert worker.env_value("OMPI_MCA_pml").value == "^ucx"  # --mca pml ^ucx
     assert worker.env_value("OMPI_MCA_btl_tcp_if_exclude").value == "lo,docker0,veth_def_agent"
     assert worker.env_value("PATH").value is None  # -x PATH: the launcher's "$PATH:..." is expanded at run time
-    assert worker.ranks_per_node == 8 and worker.ranks_setting == "launcher mpirun -N 8"
+    assert worker.ranks_per_node == 8 and worker.ranks_setting == "Launcher mpirun -N 8"
     assert not launcher.env_value("FI_PROVIDER")  # the launcher runs mpirun, no rank
 
 
@@ -194,7 +194,7 @@ def test_ranks_equal_gpus_passes_and_more_ranks_than_gpus_fails():
     )[1]
     (f,) = found(run(four), "JOB-RANKS-EXCEED-GPUS")
     assert f.severity == "error" and "8 ranks per node on 4 GPUs" in f.title
-    assert "Duplicate GPU detected" in f.predicted_error and "launcher mpirun -N 8" in f.mechanism
+    assert "Duplicate GPU detected" in f.predicted_error and "Launcher mpirun -N 8" in f.mechanism
     (newer,) = found(run(four, img=image(nccl="2.30.3")), "JOB-RANKS-EXCEED-GPUS")
     assert "NCCL_MULTI_RANK_GPU_ENABLE=1" in newer.predicted_error
     assert not found(run(four, img=image(nccl="2.30.3", NCCL_MULTI_RANK_GPU_ENABLE="1")), "JOB-RANKS-EXCEED-GPUS")
