@@ -527,3 +527,13 @@ def test_volcano_task_running_mpirun_gives_the_workers_its_env_and_ranks():
     assert not master.env_value("NCCL_IB_GID_INDEX")  # the master runs no rank
     result = run(worker, img=image(nccl="2.29.2"))
     assert not alarms(result) and not found(result, "JOB-RANKS-EXCEED-GPUS")
+
+
+def test_leaderworkerset_and_jobset_examples_read():
+    leader, worker = real("lws-vllm-GPU-lws.yaml")  # the Service document is skipped
+    assert (leader.role, worker.role, worker.gpus, worker.shm_size_mib) == ("leader", "worker", 8, 15 * 1024)
+    result = run(worker, nd=node("cpu-no-rdma"))
+    assert not alarms(result) and not found(result, "JOB-SHM-TOO-SMALL")
+    (pytorch,) = real("jobset-pytorch-resnet.yaml")  # bash -xc 'torchrun --nproc_per_node=1 ...'
+    assert (pytorch.kind, pytorch.role, pytorch.ranks_per_node) == ("JobSet", "workers", 1)
+    assert pytorch.ranks_setting == "torchrun --nproc_per_node=1"

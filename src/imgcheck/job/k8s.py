@@ -114,7 +114,7 @@ def _with_torchrun(job: JobFacts, c: dict) -> JobFacts:
     """A container whose command runs torchrun --nproc-per-node N runs N ranks (over nprocPerNode, which only
     fills torchrun's default)."""
     words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
-    if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("sh", "bash") and words[1] in ("-c", "-lc", "-ec"):
+    if len(words) >= 3 and _shell_c(words):
         commands = [list(cmd.words) for cmd in parse_script(words[2]).commands]
     else:
         commands = [list(words)]
@@ -163,6 +163,17 @@ def _launchers(doc: dict):
                 yield role, workload, c
 
 
+def _shell_c(words: list[str]) -> bool:
+    """sh -c SCRIPT, bash -xc SCRIPT, bash -lc SCRIPT: the command is a script."""
+    flags = words[1]
+    return (
+        words[0].rsplit("/", 1)[-1] in ("sh", "bash")
+        and flags.startswith("-")
+        and not flags.startswith("--")
+        and flags.endswith("c")
+    )
+
+
 def _own_value(own: dict, name: str) -> str | None:
     value = own.get(name)
     if value is None or "$" in str(value):
@@ -174,7 +185,7 @@ def _launcher_command(c: dict) -> LauncherFacts | None:
     words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
     if words and is_launcher(words[0]):
         return read_launcher(words[1:])
-    if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("sh", "bash") and words[1] in ("-c", "-lc", "-ec"):
+    if len(words) >= 3 and _shell_c(words):
         for command in parse_script(words[2]).commands:
             if command.words and is_launcher(command.words[0]):
                 return read_launcher(command.words[1:])
