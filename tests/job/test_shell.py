@@ -66,3 +66,7 @@ def test_a_docker_run_the_line_reader_cannot_split_is_one_line_bad_input():
 
     with pytest.raises(BadInputError, match="line 2: cannot read the `docker run` command"):
         parse_job_spec('#!/bin/bash\ndocker run-d img\necho "docker run x"\n', "a.sh")
+
+
+def test_string_append_and_array_append():
+    assert words('F=--mpi\nF+==pmix\nA=(a)\nA+=(b c)\nsrun $F "${A[@]}"\n') == ("srun", "--mpi=pmix", "a", "b", "c")

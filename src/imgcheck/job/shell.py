@@ -152,7 +152,13 @@ def _assign(node: Node, src: bytes, env: _Vars, conditional: bool, out: Script) 
         if isinstance(before, Unknown):
             value = before
         elif before is not None and isinstance(value, list):
-            value = before + value if value_node is not None and value_node.type == "array" else value
+            if value_node is not None and value_node.type == "array":
+                value = before + value  # ARR+=(more)
+            else:  # S+=more appends to the string (the first element of an array)
+                first, added = (before[0] if before else ""), value[0]
+                joined = first + added if isinstance(first, str) and isinstance(added, str) else None
+                value = [joined if joined is not None else Unknown(f"${name}", f"{name} is appended a run-time value")]
+                value += before[1:]
     env.set(name, value)
     return name
 
