@@ -537,3 +537,13 @@ def test_leaderworkerset_and_jobset_examples_read():
     (pytorch,) = real("jobset-pytorch-resnet.yaml")  # bash -xc 'torchrun --nproc_per_node=1 ...'
     assert (pytorch.kind, pytorch.role, pytorch.ranks_per_node) == ("JobSet", "workers", 1)
     assert pytorch.ranks_setting == "torchrun --nproc_per_node=1"
+
+
+def test_resource_names_count_by_their_parts_not_substrings():
+    worker = real("aws-eks-nccl-tests-mpijob.yaml")[1]
+    renamed = dataclasses.replace(
+        worker, resources=(("nvidia.com/gpu", "8"), ("example.com/default", "1")), privileged=False
+    )
+    result = run(renamed)  # "default" holds "efa", but names no RDMA device: exposure is unknown, not assumed
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert "example.com/default" in unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")[0].reason

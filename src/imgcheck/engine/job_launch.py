@@ -6,6 +6,7 @@ matrix has that default with a source (Docker's and containerd's 64 MiB /dev/shm
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..job.model import FORM_AMBIGUOUS, RUNTIME_DOCKER, RUNTIME_ENROOT, RUNTIME_KUBERNETES, EnvVar, JobFacts
@@ -362,7 +363,10 @@ def _rdma_resource(name: str, value: str) -> bool:
     device class selects (job/parse.py), never by the claim's own name."""
     if name.startswith("resourceClaim/"):
         return value == "rdma"
-    return any(w in name.lower() for w in _RDMA_RESOURCE_WORDS)
+    # by whole name parts: "vpc.amazonaws.com/efa", "rdma/hca_shared", "nvidia.com/sriov_rdma" count,
+    # "example.com/default" (which holds "efa") does not
+    parts = re.split(r"[/._-]", name.lower())
+    return any(part.startswith(w) for part in parts for w in _RDMA_RESOURCE_WORDS)
 
 
 def _partial_devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
