@@ -473,7 +473,6 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
         gpus=gpus,
         ranks_how=job.ranks_setting or "the spec",
         gpus_how=gpus_how or "the spec",
-        ranks_key=(job.ranks_setting or "the ranks per node").split(" ")[0].split("=")[0],
         variant="opt-in" if newer else None,
         nccl=ctx.nccl.version,
     )
