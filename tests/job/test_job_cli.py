@@ -120,3 +120,11 @@ def test_job_check_takes_several_files_and_exits_with_the_worst(capsys, tmp_path
     for output in ("json", "table=report.txt"):
         assert main(["job", "check", good, shm, *base, "-o", output]) == 2
         assert "several FILEs" in capsys.readouterr().err
+
+
+def test_deeply_nested_script_is_one_line_exit_2(tmp_path, capsys):
+    spec = tmp_path / "deep.sbatch"
+    spec.write_text("#SBATCH -N 1\n" + "if true; then " * 3000 + "srun --container-image=a#b x" + "; fi" * 3000 + "\n")
+    code = main(["job", "check", str(spec)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "nested too deeply" in err

@@ -80,13 +80,15 @@ spec:
     assert "${ADDITIONAL_ARGS[@]}" in unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")[0].reason
 
 
-def test_pyxis_step_without_infiniband_mount_is_unknown_not_blamed():
+def test_pyxis_step_without_infiniband_mount_gets_enroots_host_dev():
+    # enroot's default mount table rbinds the host's /dev and binds its /dev/shm (conf/mounts/10-system.fstab)
     (step,) = parse_job_spec(
         "#SBATCH --ntasks-per-node=8\nsrun --container-image=nvcr.io#nvidia/pytorch:24.05-py3 python train.py\n",
         "job.sbatch",
     )
     result = run(step)
-    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and not unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert not found(result, "JOB-SHM-TOO-SMALL") and not unknowns(result, "JOB-SHM-TOO-SMALL")
 
 
 # ---- memlock and IPC_LOCK ----

@@ -35,14 +35,23 @@ def register(sub) -> None:
 
 
 def _image(jobs, asked: str | None) -> str:
+    from ..job.model import FORM_SQUASHFS
+
     if asked:
         return asked
     images = sorted({j.image for j in jobs if j.image})
     if not images:
-        raise UsageError("the spec names no image it is known to run (a shell variable?): give --image REF")
+        why = next((n for j in jobs for n in j.notes if "container-image" in n), None)
+        raise UsageError(
+            "the spec names no image it is known to run"
+            + (f" ({why})" if why else " (a shell variable?)")
+            + ": give --image REF"
+        )
     if len(images) > 1:
         raise UsageError(f"the spec runs {len(images)} images ({', '.join(images)}): choose one with --image")
     image = images[0]
+    if any(j.image == image and j.image_form == FORM_SQUASHFS for j in jobs):
+        return f"enroot:{image}"  # Pyxis runs a squashfs file on the node's filesystem: read it where it is
     # Pyxis/enroot write a registry as REGISTRY#IMAGE; imgcheck takes REGISTRY/IMAGE
     return image.replace("#", "/", 1) if "#" in image else image
 

@@ -6,9 +6,10 @@ matrix has that default with a source (Docker's and containerd's 64 MiB /dev/shm
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
-from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, EnvVar, JobFacts
+from ..job.model import FORM_AMBIGUOUS, RUNTIME_DOCKER, RUNTIME_ENROOT, RUNTIME_KUBERNETES, EnvVar, JobFacts
 from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
@@ -24,14 +25,18 @@ RULES = (
     "JOB-SHM-TOO-SMALL",
     "JOB-ENV-OVERRIDES-IMAGE",
     "JOB-ENV-SHADOWED-BY-IMAGE",
+    "JOB-RDMA-DEVICES-PARTIAL",
+    "JOB-RANKS-EXCEED-GPUS",
+    "JOB-PYXIS-IMAGE-NAME",
 )
 NEEDS = {
+    "nccl_features": {"duplicate_gpu_check", "multi_rank_gpu_opt_in"},
     "thresholds": {
         "memlock_reported_failing_kib",
         "docker_default_shm_mib",
         "containerd_default_shm_mib",
         "shm_reported_failing_mib_per_rank",
-    }
+    },
 }
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
@@ -52,9 +57,12 @@ READS = {
     "JOB-ENV-SHADOWED-BY-IMAGE": (),
 }
 
-# Extended resources whose device plugins hand the container RDMA devices (rdma/* from the RDMA shared device
-# plugin, SR-IOV VFs, host devices); any other non-GPU resource might too, so it makes exposure unknown.
-_RDMA_RESOURCE_WORDS = ("rdma", "sriov", "hostdev")
+# Extended resources whose device plugins hand the container RDMA devices: rdma/* (Mellanox
+# k8s-rdma-shared-dev-plugin), SR-IOV VFs (sriov-network-device-plugin pools, named by the operator: "sriov" by
+# convention), nvidia.com/hostdev (network-operator host-device), vpc.amazonaws.com/efa (aws-efa-k8s-device-plugin:
+# EFA's /dev/infiniband/uverbsN), and a DRA claim whose device class selects RDMA (job/parse.py marks it "rdma").
+# Any other non-GPU resource might add devices too, so it makes exposure unknown.
+_RDMA_RESOURCE_WORDS = ("rdma", "sriov", "hostdev", "efa", "infiniband", "roce")
 _GPU_RESOURCES = ("nvidia.com/gpu",)
 # These tables are keyed by JobFacts.runtime, which is None when the spec does not say (.get falls back).
 _DEFAULT_SHM: dict[str | None, str] = {
@@ -66,6 +74,11 @@ _DEFAULT_SHM_WORDS: dict[str | None, str] = {
     RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm",
 }
 
+
+# enroot's default mount table (NVIDIA/enroot conf/mounts/10-system.fstab, the same in every release from 1.0.0
+# to 4.1.2) rbinds the host's /dev and binds the host's /dev/shm into every container, Pyxis's included: the RDMA
+# devices are there and /dev/shm is the host's, unless a site edits that table.
+_ENROOT_DEFAULT_MOUNTS = "enroot's default mounts bind the host's /dev and /dev/shm (conf/mounts/10-system.fstab)"
 
 # The first fix a finding shows is the one for the runtime the spec is for.
 _DEVICE_FIX: dict[str | None, str] = {
@@ -82,7 +95,9 @@ _SHM_FIX: dict[str | None, str] = {
 def _runs_no_gpu_rank(job: JobFacts) -> bool:
     """A Kubernetes container that requests no GPU gets none from the device plugin (an MPIJob launcher, a
     sidecar): it runs no NCCL rank, so the RDMA and /dev/shm rules do not apply to it."""
-    return job.runtime == RUNTIME_KUBERNETES and job.resources is not None and not job.gpus
+    if job.runtime != RUNTIME_KUBERNETES or job.resources is None or job.gpus:
+        return False
+    return not any(k in _GPU_RESOURCES for k, _ in job.resources)  # "$GPU_PER_NODE" (envsubst): some GPUs
 
 
 def applies(ctx: Ctx) -> bool:
@@ -99,6 +114,9 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         return
     exposed = _rdma_exposed(ctx)
     yield from _devices(ctx, exposed)
+    yield from _partial_devices(ctx, exposed)
+    yield from _ranks_vs_gpus(ctx)
+    yield from _pyxis_image(ctx)
     yield from _memlock(ctx, exposed)
     yield from _shm(ctx)
     yield from _env(ctx)
@@ -157,10 +175,13 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     job = _job(ctx)
     if job.privileged:
         return True, "privileged"
-    ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/")]
+    if job.runtime == RUNTIME_ENROOT:
+        return True, _ENROOT_DEFAULT_MOUNTS
+    # Only the whole directory or uverbsN nodes let libibverbs open a device (rdma_cm, umad alone do not)
+    ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/uverbs")]
     if ib:
         return True, "devices " + ", ".join(ib)
-    plugged = [f"{k}: {v}" for k, v in job.resources or () if any(w in k.lower() for w in _RDMA_RESOURCE_WORDS)]
+    plugged = [f"{k}: {v}" for k, v in job.resources or () if _rdma_resource(k, v)]
     if plugged:
         return True, "resources " + ", ".join(plugged)
     if job.privileged is None or job.devices is None or job.resources is None:
@@ -224,6 +245,9 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
     if not _uses_verbs(ctx) or ctx.node_has_rdma is False or exposed[0] is False:
         return  # no registration happens: NCCL has no device to register with
     memlock = job.memlock_kib
+    if memlock is None and job.limits_from is not None:
+        yield unknown("JOB-MEMLOCK-TOO-LOW", f"{job.where}: under Slurm the task's memlock is {job.limits_from}")
+        return
     if memlock is None:
         if job.runtime in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) and job.cap_add is not None and not job.open_flags:
             if job.runtime == RUNTIME_KUBERNETES and ctx.node.limits.memlock_kib == -1:
@@ -290,8 +314,10 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
     ranks, ranks_words = _ranks(ctx)
     if ranks is not None and ranks < 2:
         return  # one rank per node: no intra-node peers, no shm segments
-    if job.host_ipc:
-        return  # the host's /dev/shm (host IPC namespace): not the runtime's small default
+    if job.host_ipc or job.shm_from_host or job.runtime == RUNTIME_ENROOT:
+        # the host's /dev/shm (host IPC namespace, mounted over the container's, or enroot's default
+        # mounts): not a small default
+        return
     size, size_words = job.shm_size_mib, job.shm_setting
     if size is not None and size < 0:
         return  # sized by the pod's memory, not a fixed small tmpfs
@@ -355,3 +381,156 @@ def _env(ctx: Ctx) -> Iterator[Outcome]:
             )
         elif var.value != image_value:
             yield _env_conflict(ctx, "JOB-ENV-OVERRIDES-IMAGE", var, image_value)
+
+
+def _uverbs(devices: tuple[str, ...] | None) -> list[str] | None:
+    """The uverbs nodes a spec passes one by one; None when it passes the whole /dev/infiniband (or none)."""
+    if not devices or "/dev/infiniband" in devices:
+        return None
+    found = [d for d in devices if d.startswith("/dev/infiniband/uverbs")]
+    return found or None
+
+
+def _rdma_resource(name: str, value: str) -> bool:
+    """A device-plugin resource or DRA claim that hands the container RDMA devices. A claim counts by what its
+    device class selects (job/parse.py), never by the claim's own name."""
+    if name.startswith("resourceClaim/"):
+        return value == "rdma"
+    # by whole name parts: "vpc.amazonaws.com/efa", "rdma/hca_shared", "nvidia.com/sriov_rdma" count,
+    # "example.com/default" (which holds "efa") does not
+    parts = re.split(r"[/._-]", name.lower())
+    return any(part.startswith(w) for part in parts for w in _RDMA_RESOURCE_WORDS)
+
+
+def _partial_devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
+    rule = "JOB-RDMA-DEVICES-PARTIAL"
+    job = _job(ctx)
+    given = _uverbs(job.devices)
+    if given is None or job.privileged or not _uses_verbs(ctx) or ctx.node_has_rdma is not True:
+        return  # the whole directory, all of them (privileged), or nothing given: other rules speak
+    if job.runtime == RUNTIME_ENROOT:
+        return  # enroot's default mounts give the whole host /dev whatever the step mounts
+    if job.runtime not in (RUNTIME_DOCKER, RUNTIME_KUBERNETES):
+        yield unknown(rule, f"{job.where}: gives {', '.join(given)}; the runtime's own mounts may add the rest")
+        return
+    if any(k.startswith("resourceClaim/") or _rdma_resource(k, v) for k, v in job.resources or ()):
+        yield unknown(rule, f"{job.where}: a device plugin or claim may add more RDMA devices than {', '.join(given)}")
+        return
+    names = [d.name for d in ctx.node.rdma.devices if d.name]
+    if not names:
+        yield unknown(rule, f"{job.where}: passes {', '.join(given)}; {ctx.unknown_why('rdma.devices')}")
+        return
+    if len(given) >= len(names):
+        return
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "devices", ", ".join(job.devices or ())),
+        ctx.node_ev("rdma.devices", ", ".join(names)),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        where=job.where,
+        who=job.who,
+        given=len(given),
+        devices=", ".join(given),
+        node_count=len(names),
+        node_devices=", ".join(names),
+        runtime_fix=_DEVICE_FIX.get(job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]),
+    )
+
+
+def _node_gpus(ctx: Ctx) -> int | None:
+    return len(ctx.node.gpu.gpus) if ctx.node.gpu.gpus else None
+
+
+def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
+    """Ranks per node against the GPUs each node's container gets. Fewer ranks than GPUs is no failure (one
+    process may drive several GPUs: torchrun under one Slurm task), so only more ranks than GPUs is judged."""
+    rule = "JOB-RANKS-EXCEED-GPUS"
+    job = _job(ctx)
+    ranks = job.ranks_per_node
+    if ctx.nccl is None or job.gpus == 0:
+        return  # no NCCL in the image, or a container without GPUs: no NCCL rank to share one
+    if job.ranks_follow_gpus:
+        return  # one process per GPU the container sees (torchrun --nproc-per-node gpu): none share one
+    if ranks is None:
+        yield unknown(
+            rule,
+            f"{job.where}: the spec does not say how many processes a node runs "
+            f"({job.ranks_setting or 'the command it starts decides: torchrun --nproc-per-node, mpirun -np'})",
+        )
+        return
+    if ranks < 2:
+        return  # one process per node cannot share a GPU with another
+    gpus, gpus_how = job.gpus, job.gpus_setting
+    if gpus == -1:
+        gpus, gpus_how = _node_gpus(ctx), f"{job.gpus_setting or 'all GPUs'}: the node's GPUs"
+        if gpus is None:
+            yield unknown(
+                rule, f"{job.where}: {ranks} ranks per node on all of the node's GPUs; {ctx.unknown_why('gpu.gpus')}"
+            )
+            return
+    if gpus is None:
+        yield unknown(
+            rule, f"{job.where}: {ranks} ranks per node; the spec does not say how many GPUs a node's container gets"
+        )
+        return
+    if gpus == 0 or ranks <= gpus:
+        return
+    newer = ctx.nccl_at_least("multi_rank_gpu_opt_in")
+    optin = ctx.setting("NCCL_MULTI_RANK_GPU_ENABLE")
+    if newer and optin is not None and optin.as_int() == 1:
+        return  # allowed by NCCL from that release (NVLS off)
+    if newer is None or ctx.nccl_at_least("duplicate_gpu_check") is not True:
+        yield unknown(
+            rule, f"{job.where}: {ranks} ranks share {gpus} GPUs; {ctx.nccl_unknown_reason('duplicate_gpu_check')}"
+        )
+        return
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "ranks_per_node", f"{ranks} ({job.ranks_setting or 'the spec'})"),
+        _ev(ctx, "gpus", f"{gpus} ({gpus_how or 'the spec'})"),
+        *ctx.nccl_evidence(),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        where=job.where,
+        who=job.who,
+        ranks=ranks,
+        gpus=gpus,
+        ranks_how=job.ranks_setting or "the spec",
+        gpus_how=gpus_how or "the spec",
+        variant="opt-in" if newer else None,
+        nccl=ctx.nccl.version,
+    )
+
+
+def _pyxis_image(ctx: Ctx) -> Iterator[Outcome]:
+    job = _job(ctx)
+    if job.runtime == RUNTIME_ENROOT and not job.image:
+        why = next((n for n in job.notes if "container-image" in n), "the step names no image the script decides")
+        yield unknown("JOB-PYXIS-IMAGE-NAME", f"{job.where}: {why}")
+        return
+    if job.image_form != FORM_AMBIGUOUS or not job.image:
+        return
+    name = job.image.removeprefix("docker://")
+    head = name.split("/", 1)[0]
+    if "@" in head:
+        name = name.split("@", 1)[1]  # USER@REGISTRY/...
+    registry, _, path = name.partition("/")
+    yield finding(
+        ctx.matrix,
+        "JOB-PYXIS-IMAGE-NAME",
+        [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "image", job.image)],
+        where=job.where,
+        who=job.who,
+        image=name,
+        registry=registry,
+        path=path,
+    )

@@ -8,11 +8,15 @@ network_mode, environment, deploy.resources.reservations.devices).
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 import shlex
 
 from ..errors import BadInputError
+from .launcher import PER_GPU, torchrun_procs
 from .model import RUNTIME_DOCKER, EnvVar, JobFacts
+from .shell import Unknown, Word, parse_script
 from .units import MIB, docker_size_bytes, memlock_kib
 
 # Flags of `docker run` / `docker container run` that take a value (the rest are booleans).
@@ -132,10 +136,51 @@ def looks_like_docker_run(text: str) -> bool:
 
 
 def parse_docker_run_text(text: str, path: str) -> list[JobFacts]:
-    found = [_run(cmd, line, path) for line, cmd in _commands(text)]
+    """Each `docker run` the script runs, its variables and arrays expanded where the script decides them
+    (job/shell.py); a `docker run` only inside a string (cmd="docker run ..."; eval) is read as written."""
+    found = _script_runs(text, path) or [_run(cmd, line, path) for line, cmd in _commands(text)]
     if not found:
         raise BadInputError(f"{path}: no `docker run` command found")
     return found
+
+
+_DOCKERS = {"docker", "nvidia-docker", "podman"}
+_WRAPPERS = {"sudo", "exec", "time", "nohup", "command"}
+
+
+def _script_runs(text: str, path: str) -> list[JobFacts]:
+    out = []
+    for command in parse_script(text, path).commands:
+        words = list(command.words)
+        while words and isinstance(words[0], str) and os.path.basename(words[0]) in _WRAPPERS:
+            words = words[1:]
+        if len(words) < 2 or not isinstance(words[0], str) or os.path.basename(words[0]) not in _DOCKERS:
+            continue
+        rest = words[2:] if words[1] == "container" else words[1:]
+        if rest and rest[0] == "run":
+            facts = _run_words(rest[1:], command.line, path)
+            if facts.image is None and not facts.open_flags and not _names_image(rest[1:]):
+                raise BadInputError(f"{path}: line {command.line}: {_no_image(text, command)}")
+            out.append(facts)
+    return out
+
+
+def _names_image(words: list[Word]) -> bool:
+    """Whether a word stands where the image goes (a variable the script does not decide counts)."""
+    return any(isinstance(w, Unknown) for w in words)
+
+
+def _no_image(text: str, command) -> str:
+    """Why a `docker run` names no image: usually a line continuation that is not one."""
+    end = command.end_line or command.line
+    lines = text.splitlines()
+    last = lines[end - 1] if 0 < end <= len(lines) else ""
+    if re.search(r"\\[ \t]+(#.*)?$", last):
+        return (
+            f"`docker run` names no image: the command ends on line {end}, where a backslash is followed by "
+            "a space or tab, so it does not continue the line"
+        )
+    return f"`docker run` names no image (the command ends on line {end})"
 
 
 def _split(cmd: str, path: str, line: int) -> list[str]:
@@ -147,14 +192,44 @@ def _split(cmd: str, path: str, line: int) -> list[str]:
 
 def _run(cmd: str, line: int, path: str) -> JobFacts:
     words = _split(cmd, path, line)
-    words = words[words.index("run") + 1 :]
+    if "run" not in words:  # "docker run" inside quotes or a comment the line reader could not tell apart
+        raise BadInputError(f"{path}: line {line}: cannot read the `docker run` command")
+    return _run_words(words[words.index("run") + 1 :], line, path)
+
+
+# Flags whose value, when the script does not decide it, may give devices or privileges
+_DEVICE_FLAGS = {"--device", "-v", "--volume", "--mount", "--cap-add", "--ulimit", "--shm-size", "--ipc"}
+
+
+def _fixed_target(flag: str, text: str) -> bool:
+    """-v "$SRC:/root/.cache": the source is decided at run time but the target is not a device or /dev/shm."""
+    if flag not in ("-v", "--volume"):
+        return False
+    target = text.strip("\"'").split(":")[1:2]
+    return bool(target) and "$" not in target[0] and not target[0].startswith("/dev")
+
+
+def _run_words(words: list[Word], line: int, path: str) -> JobFacts:
     opts: list[tuple[str, str | None]] = []
     image = None
     i = 0
     while i < len(words):
         w = words[i]
+        if isinstance(w, Unknown):
+            if w.many:
+                opts.append((w.text, None))  # "${ARGS[@]}" the script does not decide: any flag may be in it
+                i += 1
+                continue
+            if w.text.startswith("--") and "=" in w.text:  # --volume=$X:/data: a flag whose value is not known
+                flag = w.text.partition("=")[0]
+                if flag in _DEVICE_FLAGS and not _fixed_target(flag, w.text.partition("=")[2]):
+                    opts.append((w.text, None) if w.text.startswith("$") else (f"{flag} {w.text}", None))
+                i += 1
+                continue
+            break  # the image, named by a variable the script does not decide
         if w == "--":
-            image = words[i + 1] if i + 1 < len(words) else None
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            image = nxt if isinstance(nxt, str) else None
             break
         if w.startswith("$") and ("[@]" in w or "[*]" in w):
             opts.append((w, None))  # a shell array of more flags ("${ARGS[@]}"): unknown until run time
@@ -165,14 +240,25 @@ def _run(cmd: str, line: int, path: str) -> JobFacts:
             name, value = w.split("=", 1)
             opts.append((name, value))
         elif w in _VALUE_FLAGS:
-            opts.append((w, words[i + 1] if i + 1 < len(words) else None))
+            value = words[i + 1] if i + 1 < len(words) else None
+            if isinstance(value, Unknown):
+                if w in _DEVICE_FLAGS and not _fixed_target(w, value.text):
+                    opts.append((f"{w} {value.text}", None))  # its value is decided at run time
+                value = value.text if w in ("-e", "--env") else None
+            opts.append((w, value))
             i += 1
         elif not w.startswith("--") and len(w) > 2 and f"-{w[1]}" in _VALUE_FLAGS:
             opts.append((f"-{w[1]}", w[2:]))  # -eNAME=value
         else:
             opts.append((w, None))
         i += 1
-    return _facts(opts, image, line, path)
+    facts = _facts(opts, image, line, path)
+    procs, setting = torchrun_procs(words[i + 1 :]) if image is not None else (None, None)
+    if procs == PER_GPU:
+        return dataclasses.replace(facts, ranks_setting=setting, ranks_follow_gpus=True)
+    if procs is not None:
+        return dataclasses.replace(facts, ranks_per_node=procs, ranks_setting=setting)
+    return facts
 
 
 def _facts(opts, image, line, path) -> JobFacts:
@@ -181,14 +267,20 @@ def _facts(opts, image, line, path) -> JobFacts:
 
     flags = {n for n, _ in opts}
     devices = [v.split(":", 1)[0] for v in values("--device")]
+    shm_host = None
     for v in values("-v", "--volume"):
-        src = v.split(":", 1)[0]
-        if src.startswith("/dev/"):
+        src, _, rest = v.partition(":")
+        if src.rstrip("/") == "/dev/shm" and rest.split(":", 1)[0].rstrip("/") == "/dev/shm":
+            shm_host = f"-v {v}"  # the host's /dev/shm, not the 64 MiB tmpfs Docker makes
+        elif src.startswith("/dev/"):
             devices.append(src.rstrip("/"))
     for v in values("--mount"):
         parts = dict(p.split("=", 1) for p in v.split(",") if "=" in p)
         src = parts.get("source") or parts.get("src") or ""
-        if src.startswith("/dev/"):
+        dst = parts.get("target") or parts.get("destination") or parts.get("dst") or ""
+        if src.rstrip("/") == "/dev/shm" and dst.rstrip("/") == "/dev/shm":
+            shm_host = f"--mount {v}"
+        elif src.startswith("/dev/"):
             devices.append(src.rstrip("/"))
     memlock = None
     for v in values("--ulimit"):
@@ -204,7 +296,10 @@ def _facts(opts, image, line, path) -> JobFacts:
     env = []
     for v in values("-e", "--env"):
         name, eq, value = v.partition("=")
-        env.append(EnvVar(name, value if eq else None, line))  # NAME alone: the value comes from the caller's env
+        if "$" in name:
+            continue  # -e "$VAR": the name itself is decided at run time (open_flags covers it below)
+        # NAME alone: the value comes from the caller's env; NAME=$VAR: decided at run time
+        env.append(EnvVar(name, value if eq and "$" not in value else None, line))
     gpus = None
     for v in values("--gpus"):
         spec = v.strip("\"'")
@@ -232,11 +327,12 @@ def _facts(opts, image, line, path) -> JobFacts:
         gpus=gpus,
         # --ipc host/container:/none: /dev/shm is not Docker's sized default; private/shareable keep --shm-size's
         shm_size_mib=shm,
-        shm_setting=shm_setting or (f"--ipc {ipc}" if ipc not in (None, "private", "shareable") else None),
+        shm_from_host=shm_host is not None,
+        shm_setting=shm_host or shm_setting or (f"--ipc {ipc}" if ipc not in (None, "private", "shareable") else None),
         memlock_kib=memlock,
         env=tuple(env),
         env_incomplete=bool(values("--env-file")) or any(n.startswith("$") for n, _ in opts),
-        open_flags=tuple(w for w, _ in opts if w.startswith("$")),
+        open_flags=tuple(w for w, _ in opts if w.startswith("$") or " " in w),
     )
 
 
@@ -255,9 +351,13 @@ def _service(name, svc, path) -> JobFacts:
         src = d.get("source") if isinstance(d, dict) else str(d).split(":", 1)[0]
         if src:
             devices.append(str(src).rstrip("/"))
+    shm_host = None
     for v in svc.get("volumes") or ():
         src = v.get("source") if isinstance(v, dict) else str(v).split(":", 1)[0]
-        if isinstance(src, str) and src.startswith("/dev/"):
+        dst = v.get("target") if isinstance(v, dict) else (str(v).split(":") + [""])[1]
+        if isinstance(src, str) and src.rstrip("/") == "/dev/shm" and str(dst).rstrip("/") == "/dev/shm":
+            shm_host = "volumes: /dev/shm:/dev/shm"
+        elif isinstance(src, str) and src.startswith("/dev/"):
             devices.append(src.rstrip("/"))
     memlock = None
     ulimit = (svc.get("ulimits") or {}).get("memlock") if isinstance(svc.get("ulimits"), dict) else None
@@ -305,7 +405,8 @@ def _service(name, svc, path) -> JobFacts:
         resources=(),
         gpus=gpus,
         shm_size_mib=shm,
-        shm_setting=shm_setting or (f"ipc: {ipc}" if ipc not in (None, "private", "shareable") else None),
+        shm_from_host=shm_host is not None,
+        shm_setting=shm_host or shm_setting or (f"ipc: {ipc}" if ipc not in (None, "private", "shareable") else None),
         memlock_kib=memlock,
         env=tuple(env),
         env_incomplete=bool(svc.get("env_file")),

@@ -1,20 +1,28 @@
 """Kubernetes workloads: the pod templates of Pod, Deployment/StatefulSet/DaemonSet/ReplicaSet/Job/CronJob,
-Kubeflow PyTorchJob and MPIJob, LeaderWorkerSet and JobSet; one JobFacts per container.
+Kubeflow PyTorchJob and MPIJob, LeaderWorkerSet, JobSet, Volcano Job and KubeRay RayCluster/RayJob/RayService;
+one JobFacts per container.
 
 Field meanings: Kubernetes API reference (core/v1 PodSpec, Container, SecurityContext, EmptyDirVolumeSource);
 Kubeflow training-operator v1 API (pytorchReplicaSpecs, mpiReplicaSpecs, nprocPerNode, slotsPerWorker);
-sigs.k8s.io/lws (leaderWorkerTemplate) and sigs.k8s.io/jobset (replicatedJobs[].template).
+sigs.k8s.io/lws (leaderWorkerTemplate), sigs.k8s.io/jobset (replicatedJobs[].template), Volcano
+batch.volcano.sh/v1alpha1 Job (tasks[].template), KubeRay ray.io/v1 (headGroupSpec, workerGroupSpecs[]) and
+resource.k8s.io DRA (PodSpec.resourceClaims, ResourceClaimTemplate, DeviceClass).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
+from .launcher import PER_GPU, LauncherFacts, is_launcher, read_launcher, torchrun_procs
 from .model import RUNTIME_KUBERNETES, EnvVar, JobFacts
+from .shell import parse_script
 from .units import MIB, k8s_quantity_bytes
 from .yamlload import line_of
 
 # Resources that are not devices a plugin injects (the rest may be: rdma/*, nvidia.com/hostdev, ...)
 PLAIN_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 GPU_RESOURCES = ("nvidia.com/gpu",)
+_RANKS_SETTING = {"PyTorchJob": "nprocPerNode", "MPIJob": "slotsPerWorker"}
 
 
 def _get(obj, *keys):
@@ -30,7 +38,10 @@ def pod_templates(doc: dict):
     kind = doc.get("kind")
     name = _get(doc, "metadata", "name")
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    if kind == "Pod":
+    if kind == "Job" and str(doc.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+        for task in _list(spec.get("tasks")):  # Volcano Job: spec.tasks[].template (volcano.sh batch/v1alpha1)
+            yield name, _get(task, "name"), _get(task, "template", "spec"), None
+    elif kind == "Pod":
         yield name, None, spec, None
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController"):
         yield name, None, _get(spec, "template", "spec"), None
@@ -49,6 +60,12 @@ def pod_templates(doc: dict):
         for role, key in (("leader", "leaderTemplate"), ("worker", "workerTemplate")):
             if isinstance(lwt.get(key), dict):
                 yield name, role, _get(lwt, key, "spec"), None
+    elif kind in ("RayCluster", "RayJob", "RayService"):
+        # KubeRay: RayJob.spec.rayClusterSpec, RayService.spec.rayClusterConfig (ray.io/v1)
+        cluster = spec if kind == "RayCluster" else _map(spec.get("rayClusterSpec") or spec.get("rayClusterConfig"))
+        yield name, "head", _get(cluster, "headGroupSpec", "template", "spec"), None
+        for group in _list(cluster.get("workerGroupSpecs")):
+            yield name, _get(group, "groupName") or "worker", _get(group, "template", "spec"), None
     elif kind == "JobSet":
         for rj in _list(spec.get("replicatedJobs")):
             yield name, _get(rj, "name"), _get(rj, "template", "spec", "template", "spec"), None
@@ -69,15 +86,110 @@ def _int(value) -> int | None:
         return None  # "auto", "gpu", absent: the operator decides at run time
 
 
-def containers(doc: dict, path: str) -> list[JobFacts]:
+def containers(doc: dict, path: str, claims: dict[str, str] | None = None) -> list[JobFacts]:
+    """`claims`: DRA ResourceClaim / ResourceClaimTemplate name -> what its devices are ("rdma" or the device
+    class), from the other documents of the same file."""
     out = []
     for workload, role, pod, ranks in pod_templates(doc):
         if not isinstance(pod, dict):
             continue
         for container in _list(pod.get("containers")):
             if isinstance(container, dict):
-                out.append(_container(doc.get("kind"), workload, role, pod, container, ranks, path))
-    return out
+                out.append(_container(doc.get("kind"), workload, role, pod, container, ranks, path, claims or {}))
+    if doc.get("kind") in ("MPIJob", "Job"):
+        out = _with_launcher_env(doc, out)
+    return [_with_torchrun(job, c) for job, c in zip(out, _containers_of(doc), strict=True)]
+
+
+def _containers_of(doc: dict) -> list[dict]:
+    """The container mappings in the order containers() makes their JobFacts."""
+    found = []
+    for _workload, _role, pod, _ranks in pod_templates(doc):
+        if isinstance(pod, dict):
+            found += [c for c in _list(pod.get("containers")) if isinstance(c, dict)]
+    return found
+
+
+def _with_torchrun(job: JobFacts, c: dict) -> JobFacts:
+    """A container whose command runs torchrun --nproc-per-node N runs N ranks (over nprocPerNode, which only
+    fills torchrun's default)."""
+    words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
+    if len(words) >= 3 and _shell_c(words):
+        commands = [list(cmd.words) for cmd in parse_script(words[2]).commands]
+    else:
+        commands = [list(words)]
+    for command in commands:
+        procs, setting = torchrun_procs(command)
+        if procs == PER_GPU:
+            return dataclasses.replace(job, ranks_setting=setting, ranks_follow_gpus=True)
+        if procs is not None:
+            return dataclasses.replace(job, ranks_per_node=procs, ranks_setting=setting)
+    return job
+
+
+def _with_launcher_env(doc: dict, found: list[JobFacts]) -> list[JobFacts]:
+    """An MPIJob's launcher, or the Volcano Job task that runs mpirun over its ssh/svc plugins, starts the ranks on
+    the other replicas: its -x / --mca settings reach every rank there, over the worker container's own env, and
+    -N / --npernode / --map-by ppr:N:node set the ranks per worker."""
+    for role, _workload, c in _launchers(doc):
+        facts = _launcher_command(c)
+        if facts is None:
+            continue
+        own = {str(e.get("name")): e.get("value") for e in _list(c.get("env")) if isinstance(e, dict)}
+        env = tuple(EnvVar(k, v if v is not None else _own_value(own, k), line_of(c)) for k, v in facts.env)
+        out = []
+        for job in found:
+            if job.role != role:
+                job = dataclasses.replace(
+                    job,
+                    env=job.env + env,
+                    ranks_per_node=facts.ranks_per_node or job.ranks_per_node,
+                    ranks_setting=f"{role} mpirun {facts.ranks_setting}" if facts.ranks_per_node else job.ranks_setting,
+                    notes=job.notes + tuple(f"{role} mpirun takes {u}" for u in facts.unknown),
+                )
+            out.append(job)
+        return out
+    return found
+
+
+def _launchers(doc: dict):
+    """(role, workload, container) of the replicas that may run the MPI launcher."""
+    volcano = doc.get("kind") == "Job" and str(doc.get("apiVersion", "")).startswith("batch.volcano.sh/")
+    for workload, role, pod, _ranks in pod_templates(doc):
+        if not isinstance(pod, dict) or not (volcano or (doc.get("kind") == "MPIJob" and role == "Launcher")):
+            continue
+        for c in _list(pod.get("containers")):
+            if isinstance(c, dict):
+                yield role, workload, c
+
+
+def _shell_c(words: list[str]) -> bool:
+    """sh -c SCRIPT, bash -xc SCRIPT, bash -lc SCRIPT: the command is a script."""
+    flags = words[1]
+    return (
+        words[0].rsplit("/", 1)[-1] in ("sh", "bash")
+        and flags.startswith("-")
+        and not flags.startswith("--")
+        and flags.endswith("c")
+    )
+
+
+def _own_value(own: dict, name: str) -> str | None:
+    value = own.get(name)
+    if value is None or "$" in str(value):
+        return None  # `-x NAME` passes the launcher's value; "$PATH:..." is expanded by no one in a pod spec
+    return str(value)
+
+
+def _launcher_command(c: dict) -> LauncherFacts | None:
+    words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
+    if words and is_launcher(words[0]):
+        return read_launcher(words[1:])
+    if len(words) >= 3 and _shell_c(words):
+        for command in parse_script(words[2]).commands:
+            if command.words and is_launcher(command.words[0]):
+                return read_launcher(command.words[1:])
+    return None
 
 
 def _volume(pod: dict, name: str):
@@ -87,29 +199,38 @@ def _volume(pod: dict, name: str):
     return None
 
 
-def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
+def _container(kind, workload, role, pod, c, ranks, path, claims) -> JobFacts:
     sc = c.get("securityContext") if isinstance(c.get("securityContext"), dict) else {}
     caps = _get(sc, "capabilities", "add")
     resources = {}
     for section in ("requests", "limits"):  # limits win: extended resources must be equal when both are given
         for key, value in _map(_get(c, "resources", section)).items():
             resources[str(key)] = str(value)
-    for claim in _list(_get(c, "resources", "claims")):  # dynamic resource allocation: any device, not shown here
+    # Dynamic resource allocation: the pod's claims (a network DRA driver such as dranet moves the NIC and its
+    # RDMA devices into the pod, so a pod-level claim counts for every container) and the container's own.
+    pod_claims = {str(k.get("name")): k for k in _list(pod.get("resourceClaims")) if isinstance(k, dict)}
+    for claim in _list(_get(c, "resources", "claims")) + list(pod_claims.values()):
         if isinstance(claim, dict) and claim.get("name"):
-            resources[f"resourceClaim/{claim['name']}"] = "1"
-    gpus = next((_int(resources[g]) for g in GPU_RESOURCES if g in resources), None)
+            source = pod_claims.get(str(claim["name"]), claim)
+            ref = source.get("resourceClaimTemplateName") or source.get("resourceClaimName")
+            resources[f"resourceClaim/{claim['name']}"] = claims.get(str(ref), "device class not in this file")
+    gpu_key = next((g for g in GPU_RESOURCES if g in resources), None)
+    gpus = _int(resources[gpu_key]) if gpu_key else None
     extended = tuple(
         sorted((k, v) for k, v in resources.items() if k not in PLAIN_RESOURCES and not k.startswith("hugepages-"))
     )
-    shm, shm_setting, devices = None, None, []
+    shm, shm_setting, devices, shm_from_host = None, None, [], False
     for mount in _list(c.get("volumeMounts")):
         if not isinstance(mount, dict):
             continue
         vol = _map(_volume(pod, mount.get("name")))
         target = str(mount.get("mountPath", "")).rstrip("/")
+        host = _get(vol, "hostPath", "path")
         if target == "/dev/shm":
             shm, shm_setting = _shm_of(vol), f"volume {mount.get('name')} mounted on /dev/shm"
-        host = _get(vol, "hostPath", "path")
+            if isinstance(host, str) and host.rstrip("/") == "/dev/shm":
+                shm_from_host, shm_setting = True, f"hostPath /dev/shm (volume {mount.get('name')})"
+                continue
         if isinstance(host, str) and host.rstrip("/").startswith("/dev/"):
             devices.append(host.rstrip("/"))
     env = tuple(
@@ -125,7 +246,7 @@ def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
         role=role,
         container=None if c.get("name") is None else str(c.get("name")),
         line=line_of(c),
-        image=None if c.get("image") is None else str(c.get("image")),
+        image=None if c.get("image") is None or "$" in str(c.get("image")) else str(c.get("image")),
         privileged=bool(sc.get("privileged", False)),
         cap_add=tuple(str(x).upper().removeprefix("CAP_") for x in caps) if isinstance(caps, list) else (),
         host_network=bool(pod.get("hostNetwork", False)),
@@ -133,8 +254,11 @@ def _container(kind, workload, role, pod, c, ranks, path) -> JobFacts:
         devices=tuple(devices),
         resources=extended,
         gpus=gpus,
+        gpus_setting=f"{gpu_key}: {resources[gpu_key]}" if gpu_key else None,
+        ranks_setting=_RANKS_SETTING.get(str(kind)) if ranks else None,
         shm_size_mib=shm,
         shm_setting=shm_setting,
+        shm_from_host=shm_from_host,
         memlock_kib=None,  # a pod spec cannot set rlimits: the container runtime's limit applies
         ranks_per_node=ranks,
         env=env,

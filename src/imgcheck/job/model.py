@@ -12,6 +12,14 @@ RUNTIME_DOCKER = "docker"  # docker run / docker compose
 RUNTIME_KUBERNETES = "kubernetes"
 RUNTIME_ENROOT = "enroot"  # Slurm with Pyxis (srun --container-image)
 
+# How enroot reads a --container-image name (NVIDIA/enroot src/docker.sh): a squashfs file, REGISTRY#IMAGE, a
+# Docker Hub path, or REGISTRY/IMAGE, which enroot 4.0.0 and later read as Docker does and earlier releases as
+# a Docker Hub path (unless their credentials file names the registry)
+FORM_SQUASHFS = "squashfs"
+FORM_REGISTRY = "registry"
+FORM_DOCKER_HUB = "docker-hub"
+FORM_AMBIGUOUS = "registry-or-docker-hub"
+
 
 @dataclass(frozen=True)
 class EnvVar:
@@ -38,9 +46,17 @@ class JobFacts:
     resources: tuple[tuple[str, str], ...] | None = None  # extended resources requested (name, quantity)
     gpus: int | None = None  # GPUs requested; -1: all the node has
     shm_size_mib: float | None = None  # the /dev/shm size the spec sets; -1: sized by memory, not by the spec
+    shm_from_host: bool = False  # the host's /dev/shm is mounted over the container's (-v, hostPath, mounts)
     shm_setting: str | None = None  # how the spec sets /dev/shm (None: it does not, the runtime default applies)
     memlock_kib: int | None = None  # the soft memlock limit the spec sets; -1: unlimited
     ranks_per_node: int | None = None  # processes per node the spec starts (nprocPerNode, --ntasks-per-node, ...)
+    ranks_setting: str | None = None  # where ranks_per_node comes from ("--ntasks-per-node 8", "mpirun -N 8")
+    ranks_follow_gpus: bool = False  # one process per visible GPU (torchrun --nproc-per-node gpu): none share one
+    gpus_setting: str | None = None  # where gpus comes from ("--gpus-per-node=8", "nvidia.com/gpu: 8")
+    # Slurm: where the task's memlock limit comes from, as far as the script says (PropagateResourceLimits)
+    limits_from: str | None = None
+    # Pyxis/enroot: how enroot reads the image name (FORM_* above); None: not Pyxis, or the name is not known
+    image_form: str | None = None
     env: tuple[EnvVar, ...] = ()
     env_incomplete: bool = False  # envFrom / --env-file: more variables than the spec shows
     # Pyxis: which host variables override the image's Env (--container-env); None: not Pyxis

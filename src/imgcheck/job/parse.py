@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ..errors import BadInputError, UnavailableError
-from . import docker, k8s, slurm
+from . import docker, k8s, ray_cluster, skypilot, slurm
 from .model import JobFacts
 from .yamlload import load_documents
 
@@ -39,13 +40,17 @@ def parse_job_spec(text: str, path: str) -> list[JobFacts]:
         or (docker.looks_like_docker_run(text) and not name.endswith((".yaml", ".yml", ".json")))
     ):
         return docker.parse_docker_run_text(text, path)
+    template = _template_kind(text)
+    if template:
+        raise BadInputError(f"{path}: {template}: render it first (helm template)")
     docs = load_documents(text, path)
+    claims = _claims(docs)
     found: list[JobFacts] = []
     for number, doc in enumerate(docs, 1):
         if not isinstance(doc, dict):
             continue
         try:
-            found += _containers(doc, path)
+            found += _containers(doc, path, claims)
         except (TypeError, AttributeError, ValueError):
             # a field of the wrong type (a number where a list belongs, ...): the spec, not imgcheck, is wrong
             raise BadInputError(
@@ -59,19 +64,62 @@ def parse_job_spec(text: str, path: str) -> list[JobFacts]:
         what = f" (kinds: {', '.join(kinds)})" if kinds else ""
         raise BadInputError(
             f"{path}: no container found{what}: expected a Kubernetes workload, PyTorchJob, MPIJob, "
-            "LeaderWorkerSet, JobSet, a compose file, a Slurm script or a docker run command"
+            "LeaderWorkerSet, JobSet, Volcano Job, KubeRay RayCluster/RayJob, a Ray cluster launcher config, a "
+            "SkyPilot task, a compose file, a Slurm script or a docker run command"
         )
     return found
 
 
-def _containers(doc: dict, path: str) -> list[JobFacts]:
+def _containers(doc: dict, path: str, claims: dict[str, str]) -> list[JobFacts]:
     if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
-        return [c for item in doc["items"] if isinstance(item, dict) for c in k8s.containers(item, path)]
+        return [c for item in doc["items"] if isinstance(item, dict) for c in k8s.containers(item, path, claims)]
     if "services" in doc and "kind" not in doc:
         return docker.compose_services(doc, path)
     if "kind" in doc:
-        return k8s.containers(doc, path)
+        return k8s.containers(doc, path, claims)
+    if ray_cluster.looks_like_ray_cluster(doc):
+        return ray_cluster.ray_cluster_containers(doc, path)
+    if skypilot.looks_like_skypilot(doc):
+        return skypilot.skypilot_task(doc, path)
     return []
+
+
+def _template_kind(text: str) -> str | None:
+    """A Helm chart template or another Go template: not YAML until rendered."""
+    if "{{" not in text or "}}" not in text:
+        return None
+    if any(word in text for word in (".Values", ".Release", ".Chart", 'include "', "{{-")):
+        return "a Helm template ({{ .Values ... }})"
+    if _GO_TEMPLATE.search(text):
+        return "a Go template ({{.Field}})"
+    return None
+
+
+_GO_TEMPLATE = re.compile(r"\{\{\s*\.[A-Za-z]")
+
+
+def _claims(docs: list) -> dict[str, str]:
+    """DRA: ResourceClaim / ResourceClaimTemplate name -> "rdma" when it or its DeviceClass selects RDMA devices
+    (a CEL selector or class name that says rdma), else the device class names."""
+    classes = {
+        str(d["metadata"].get("name")): d
+        for d in docs
+        if isinstance(d, dict) and d.get("kind") == "DeviceClass" and isinstance(d.get("metadata"), dict)
+    }
+    out: dict[str, str] = {}
+    for d in docs:
+        if not isinstance(d, dict) or d.get("kind") not in ("ResourceClaim", "ResourceClaimTemplate"):
+            continue
+        name = str((d.get("metadata") or {}).get("name"))
+        spec = d.get("spec") or {}
+        if d.get("kind") == "ResourceClaimTemplate":
+            spec = spec.get("spec") or {} if isinstance(spec, dict) else {}
+        text = repr(spec)
+        class_names = sorted(set(re.findall(r"'deviceClassName': '([^']+)'", text)))
+        class_text = " ".join(repr(classes[c]) for c in class_names if c in classes)
+        rdma = "rdma" in (text + class_text).lower()
+        out[name] = "rdma" if rdma else ("device class " + ", ".join(class_names) if class_names else "no device class")
+    return out
 
 
 def for_image(jobs: list[JobFacts], image: str | None) -> list[JobFacts]:
