@@ -8,6 +8,7 @@ import sys
 from functools import cache
 
 HERE = os.path.dirname(__file__)
+REAL_SPECS = os.path.join(HERE, "job", "specs", "real")
 sys.path.insert(0, os.path.join(HERE, "incidents"))
 
 from corpus import CASES, image_doc, image_facts, job_facts, node_facts  # noqa: E402
@@ -29,4 +30,17 @@ def bases() -> tuple[tuple[str, object, object, object], ...]:
     for suite in sorted(f[:-5] for f in os.listdir(IMAGES_DIR) if f.endswith(".json")):
         for name in sorted(f[:-5] for f in os.listdir(NODES_DIR) if f.endswith(".json")):
             out.append((f"{suite} on {name}", committed_facts(suite), node(name), None))
+    # Real public launch specs (tests/job/specs/real, each with its URL in SOURCES.md), each container with a real
+    # Debian image on an RDMA node: the job-launch rules' realistic inputs.
+    from imgcheck.job import load_job_spec
+
+    for spec in sorted(os.listdir(REAL_SPECS)):
+        if spec.endswith((".md", ".txt")):
+            continue
+        try:
+            jobs = load_job_spec(os.path.join(REAL_SPECS, spec))
+        except Exception:  # noqa: BLE001 - a spec imgcheck refuses (a Helm template) is no base
+            continue
+        for i, job in enumerate(jobs):
+            out.append((f"spec {spec}[{i}]", committed_facts("bookworm"), node("mofed-23.10-open-550-peermem"), job))
     return tuple(out)

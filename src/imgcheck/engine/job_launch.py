@@ -47,6 +47,9 @@ REQUIRES = {
     "JOB-SHM-TOO-SMALL": (facts.NCCL,),
     "JOB-ENV-OVERRIDES-IMAGE": (),
     "JOB-ENV-SHADOWED-BY-IMAGE": (),
+    "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-RANKS-EXCEED-GPUS": (facts.NCCL,),
+    "JOB-PYXIS-IMAGE-NAME": (),
 }
 READS = {
     "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
@@ -55,6 +58,9 @@ READS = {
     "JOB-SHM-TOO-SMALL": (facts.NCCL,),
     "JOB-ENV-OVERRIDES-IMAGE": (),
     "JOB-ENV-SHADOWED-BY-IMAGE": (),
+    "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-RANKS-EXCEED-GPUS": (facts.NCCL,),
+    "JOB-PYXIS-IMAGE-NAME": (),
 }
 
 # Extended resources whose device plugins hand the container RDMA devices: rdma/* (Mellanox
