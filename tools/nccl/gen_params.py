@@ -239,6 +239,8 @@ def build() -> dict:
             notes.append(SCOPE[name][1])
         if not info["core"]:
             notes.append("read by an example plugin shipped in the NCCL tree, not by libnccl itself")
+        if removed_in is None:
+            notes.append(f"removed_in: null, still read by the newest release scanned ({tags[-1][1]})")
         if first_tag == tags[0][0]:
             notes.append(f"first: present at the oldest release scanned ({first}); may be older")
         row["note"] = "; ".join(notes)

@@ -11,7 +11,7 @@ import subprocess
 
 REPO_ENV = "NCCL_MIRROR"  # path of the bare git dir; the fetch tool puts it at /work/.mirror/NVIDIA+nccl/repo
 DEFAULT_REPO = "/work/.mirror/NVIDIA+nccl/repo"
-FIRST = (2, 4)  # the issue asks for every release since 2.4
+FIRST = (2, 3)  # the issue asks for every release since 2.4; 2.3.x adds the names 2.4 dropped
 _TAG = re.compile(r"^v(2)\.(\d+)\.(\d+)-(\d+)$")
 SOURCE_DIRS = ("src", "plugins", "ext-net", "ext-tuner", "ext-profiler")
 SOURCE_EXT = (".cc", ".cu", ".c", ".h", ".cpp", ".hpp")
