@@ -27,8 +27,22 @@ DEFINE = re.compile(r"\bDEFINE_NCCL_PARAM\(")
 LITERAL = re.compile(r'"(NCCL_[A-Z0-9_]+)"')
 # callers whose literal "NCCL_X" is not a read of X (printing it, setting it, comparing it)
 NOT_READERS = {
-    "setenv", "unsetenv", "INFO", "WARN", "TRACE", "printf", "snprintf", "sprintf", "fprintf", "strcmp",
-    "strncmp", "strcasecmp", "define", "NCCL_PARAM", "DEFINE_NCCL_PARAM", "static_assert",
+    "setenv",
+    "unsetenv",
+    "INFO",
+    "WARN",
+    "TRACE",
+    "printf",
+    "snprintf",
+    "sprintf",
+    "fprintf",
+    "strcmp",
+    "strncmp",
+    "strcasecmp",
+    "define",
+    "NCCL_PARAM",
+    "DEFINE_NCCL_PARAM",
+    "static_assert",
 }
 INT_HELPERS = {"getNthreads", "getPoolSizeFromEnv", "getRingSizeFromEnv", "ncclGetLevel"}
 
@@ -48,20 +62,63 @@ _OTHER = [
     ("NCCL_BLOCKING_WAIT", "PyTorch c10d (old name of TORCH_NCCL_BLOCKING_WAIT)", _TORCH),
     ("NCCL_DESYNC_DEBUG", "PyTorch c10d (old name of TORCH_NCCL_DESYNC_DEBUG)", _TORCH),
     ("NCCL_ENABLE_TIMING", "PyTorch c10d (old name of TORCH_NCCL_ENABLE_TIMING)", _TORCH),
-    ("NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK", "PyTorch c10d (old name of TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK)", _TORCH),
-    ("NCCL_VERSION", "set by the nvidia/cuda image Dockerfiles to the NCCL package version (ENV NCCL_VERSION 2.x.y-1); NCCL does not read it", "https://gitlab.com/nvidia/container-images/cuda (dist/*/runtime/Dockerfile)"),
-    ("NCCL_HOME", "build variable of nccl-tests (make NCCL_HOME=...) naming where NCCL is installed", "https://github.com/NVIDIA/nccl-tests#build"),
-    ("NCCL_ROOT", "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})", "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake"),
-    ("NCCL_ROOT_DIR", "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})", "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake"),
-    ("NCCL_INCLUDE_DIR", "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})", "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake"),
-    ("NCCL_LIB_DIR", "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})", "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake"),
+    (
+        "NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK",
+        "PyTorch c10d (old name of TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK)",
+        _TORCH,
+    ),
+    (
+        "NCCL_VERSION",
+        "set by the nvidia/cuda image Dockerfiles to the NCCL package version (ENV NCCL_VERSION 2.x.y-1); NCCL does not read it",
+        "https://gitlab.com/nvidia/container-images/cuda (dist/*/runtime/Dockerfile)",
+    ),
+    (
+        "NCCL_HOME",
+        "build variable of nccl-tests (make NCCL_HOME=...) naming where NCCL is installed",
+        "https://github.com/NVIDIA/nccl-tests#build",
+    ),
+    (
+        "NCCL_ROOT",
+        "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})",
+        "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake",
+    ),
+    (
+        "NCCL_ROOT_DIR",
+        "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})",
+        "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake",
+    ),
+    (
+        "NCCL_INCLUDE_DIR",
+        "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})",
+        "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake",
+    ),
+    (
+        "NCCL_LIB_DIR",
+        "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})",
+        "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake",
+    ),
 ]
 OTHER_READERS = [
     {
-        "name": n, "type": "string", "form": "other program", "default": None, "default_int": None, "values": None,
-        "range_min": None, "range_max": None, "first": None, "last": None, "removed_in": None, "absent_in": None,
-        "default_history": None, "form_history": None, "link_layer": None, "reader": who, "site": None,
-        "source": src, "confidence": "reported",
+        "name": n,
+        "type": "string",
+        "form": "other program",
+        "default": None,
+        "default_int": None,
+        "values": None,
+        "range_min": None,
+        "range_max": None,
+        "first": None,
+        "last": None,
+        "removed_in": None,
+        "absent_in": None,
+        "default_history": None,
+        "form_history": None,
+        "link_layer": None,
+        "reader": who,
+        "site": None,
+        "source": src,
+        "confidence": "reported",
         "note": "not an NCCL parameter: no NCCL release reads it, so first/last/site are null; listed so the Env lint does not call it a typo",
     }
     for n, who, src in _OTHER
@@ -135,6 +192,18 @@ def _default_int(expr: str) -> int | None:
     return base << int(m.group(2)) if m.group(2) else base
 
 
+def _compared_words(text: str, pos: int) -> list[str] | None:
+    """The words a string setting is compared with (strcasecmp(var, "WORD")) in the 60 lines after it is read:
+    NCCL_DEBUG's levels. None when the value is not compared that way."""
+    line = text[text.rfind("\n", 0, pos) + 1 : text.find("\n", pos)]
+    m = re.search(r"(\w+)\s*=\s*\w+\(\s*\"NCCL_", line)
+    if not m:
+        return None
+    after = "\n".join(text[pos:].split("\n")[:60])
+    words = re.findall(r"strcasecmp\(\s*" + re.escape(m.group(1)) + r'\s*,\s*"([^"]+)"', after)
+    return sorted(set(words)) or None
+
+
 def scan(tag: str) -> dict[str, dict]:
     found: dict[str, dict] = {}
 
@@ -145,7 +214,9 @@ def scan(tag: str) -> dict[str, dict]:
         entry = dict(info, site=f"{path}:{line}", core=path.startswith("src/"))
         old = found.get(name)
         # a typed declaration wins over a bare read of the same name; core source over the example plugins
-        rank = {"NCCL_PARAM": 3, "DEFINE_NCCL_PARAM": 3, "getenv": 2}.get(info["form"], 1) + (10 if entry["core"] else 0)
+        rank = {"NCCL_PARAM": 3, "DEFINE_NCCL_PARAM": 3, "getenv": 2}.get(info["form"], 1) + (
+            10 if entry["core"] else 0
+        )
         if old is None or rank > old["_rank"]:
             found[name] = dict(entry, _rank=rank)
 
@@ -158,8 +229,15 @@ def scan(tag: str) -> dict[str, dict]:
             args, _ = _args(text, m.end() - 1)
             if len(args) < 3 or not re.fullmatch(r'"[A-Z0-9_]+"', args[1]):
                 continue
-            add("NCCL_" + args[1].strip('"'), path, text, m.start(), form="NCCL_PARAM", type="int64",
-                default=",".join(args[2:]).strip())
+            add(
+                "NCCL_" + args[1].strip('"'),
+                path,
+                text,
+                m.start(),
+                form="NCCL_PARAM",
+                type="int64",
+                default=",".join(args[2:]).strip(),
+            )
         for m in DEFINE.finditer(text):
             if text[max(0, m.start() - 8) : m.start()].endswith("define "):
                 continue
@@ -167,14 +245,31 @@ def scan(tag: str) -> dict[str, dict]:
             if len(args) < 7:
                 continue
             values = re.findall(r'makeOption\(\s*"([^"]+)"', args[5])
-            add(args[2], path, text, m.start(), form="DEFINE_NCCL_PARAM", type=args[1], default=args[3],
-                values=values or None)
+            add(
+                args[2],
+                path,
+                text,
+                m.start(),
+                form="DEFINE_NCCL_PARAM",
+                type=args[1],
+                default=args[3],
+                values=values or None,
+            )
         for m in LITERAL.finditer(text):
             fn = _caller(text, m.start())
             if fn is None or fn in NOT_READERS:
                 continue
-            if fn in ("getenv", "ncclGetEnv", "secure_getenv"):
-                add(m.group(1), path, text, m.start(), form="getenv", type="string", default=None)
+            if fn in ("getenv", "ncclGetEnv", "secure_getenv", "getEnvFunc"):
+                add(
+                    m.group(1),
+                    path,
+                    text,
+                    m.start(),
+                    form="getenv",
+                    type="string",
+                    default=None,
+                    values=_compared_words(text, m.start()),
+                )
             else:
                 typ = "int" if fn in INT_HELPERS else "string"
                 add(m.group(1), path, text, m.start(), form=f"helper {fn}()", type=typ, default=None)
@@ -207,13 +302,14 @@ def build() -> dict:
             if not forms or forms[-1][1] != inf["form"]:
                 forms.append((v, inf["form"]))
         removed_in = versions[i1 + 1] if i1 + 1 < len(versions) else None
+        values = sorted({w.upper() for _, _, inf in present for w in (inf.get("values") or [])}) or None
         row = {
             "name": name,
             "type": info["type"],
             "form": info["form"],
             "default": info.get("default"),
             "default_int": _default_int(info["default"]) if info.get("default") and info["type"] == "int64" else None,
-            "values": info.get("values"),
+            "values": values,
             "range_min": None,
             "range_max": None,
             "first": first,

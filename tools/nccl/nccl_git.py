@@ -55,7 +55,9 @@ def files_text(tag: str) -> dict[str, str]:
     """Every source file of the tag, read in one `git cat-file --batch` run."""
     paths = source_files(tag)
     req = "".join(f"{tag}:{p}\n" for p in paths).encode()
-    raw = subprocess.run(["git", "-C", repo(), "cat-file", "--batch"], input=req, check=True, capture_output=True).stdout
+    raw = subprocess.run(
+        ["git", "-C", repo(), "cat-file", "--batch"], input=req, check=True, capture_output=True
+    ).stdout
     out: dict[str, str] = {}
     pos = 0
     for p in paths:

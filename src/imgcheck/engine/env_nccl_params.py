@@ -121,6 +121,7 @@ def _strtoll(text: str) -> int:
 
 
 def _value(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    yield from _words(ctx, s, row)
     if row["type"] != "int64" or row["form"] != "NCCL_PARAM" or row.get("form_history"):
         return  # only NCCL_PARAM integers have one parser across releases; strings are parsed by their reader
     text = s.value.strip()
@@ -135,6 +136,30 @@ def _value(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
     low, high = row.get("range_min"), row.get("range_max")
     if (low is not None and read < low) or (high is not None and read > high):
         yield finding(ctx.matrix, "ENV-NCCL-PARAM-VALUE", [s.evidence], variant="range", low=low, high=high, **params)
+
+
+_CLOSED_WORDS = 3  # a word list this long is the whole set the reader accepts (levels, subsystems), not one keyword
+
+
+def _words(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    words = row.get("values") or []
+    if len(words) < _CLOSED_WORDS or not s.value.strip():
+        return
+    tokens = [t.strip().lstrip("^").upper() for t in s.value.split(",") if t.strip()]
+    bad = [t for t in tokens if t not in words]
+    if bad:
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-PARAM-VALUE",
+            [s.evidence],
+            variant="word",
+            setting=s.label,
+            name=s.name,
+            value=s.value,
+            word=bad[0],
+            words=", ".join(words),
+            site=row["site"],
+        )
 
 
 def _link_layer(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
