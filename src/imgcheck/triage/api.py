@@ -10,6 +10,7 @@ from ..errors import ImgcheckError, UnavailableError, UsageError
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding
+from . import nccl_catalog
 from .decide import decide
 from .join import join_notes
 from .result import JoinResult, TriageReport
@@ -81,6 +82,7 @@ def triage(
     node_f = load_node(node, node_facts)
     image_f = load_image(image, platform)
     report = decide(scan, sigset, image_f, node_f)
+    report = dataclasses.replace(report, notes=report.notes + nccl_catalog.notes(scan.nccl_messages))
     join = None
     if image_f is not None or node_f is not None:
         found, why = engine_findings(image_f, node_f) if image_f is not None else ((), "no image given")

@@ -1,0 +1,136 @@
+"""NCCL's own message catalog (data/triage/nccl_messages.json, generated from every release tag by
+tools/nccl/gen_messages.py): recognise any NCCL WARN line, and the INFO lines that report a failure, with the source
+site that prints it and the releases that have it, including lines no signature or thread has quoted.
+
+The signatures (signatures.json) say what a line means and what to do; this catalog says where NCCL printed it and in
+which releases, so a line from an unseen release or code path is still named rather than passed over."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+_LINE = re.compile(
+    r"(?:(?P<file>[\w./+-]+\.(?:cc|cu|c|h|cpp|hpp)):(?P<line>\d+)(?: \([^)]*\))? )?NCCL (?P<level>WARN|INFO) (?P<msg>.*)"
+)
+_BUCKET = 4  # leading characters of a format's fixed prefix used to pick candidate formats
+KEEP = 30  # distinct messages kept per triage run; the rest are counted
+
+
+@dataclass(frozen=True)
+class Message:
+    level: str
+    format: str
+    first: str  # first release that has it
+    last: str  # last release scanned that has it
+    sites: tuple[tuple[str, str, str], ...]  # (first, last, "src/path:line") runs
+    pattern: re.Pattern[str]
+    fixed: int  # fixed characters of the format: the more, the more specific
+
+
+@dataclass(frozen=True)
+class Recognised:
+    message: Message
+    site: str  # the site that prints it (at the releases the line's own file:line names, else the newest)
+    releases: tuple[str, str]  # the release range the line is consistent with
+
+    def words(self) -> str:
+        m = self.message
+        span = f"{self.releases[0]}..{self.releases[1]}"
+        return f'NCCL {m.level} "{m.format.strip()}" is printed at {self.site} (NCCL {span})'
+
+
+@dataclass(frozen=True)
+class Catalog:
+    releases: tuple[str, ...]
+    buckets: dict[str, tuple[Message, ...]]
+    open_start: tuple[Message, ...]  # formats that start with a conversion: tried on every line
+
+
+def _fixed_prefix(fmt: str) -> str:
+    return fmt.split("%", 1)[0]
+
+
+@cache
+def load() -> Catalog:
+    raw = json.loads(resources.files("imgcheck.data.triage").joinpath("nccl_messages.json").read_text())
+    buckets: dict[str, list[Message]] = {}
+    open_start: list[Message] = []
+    for row in raw["messages"]:
+        fixed = len(re.sub(r"%[-+ #0-9.*]*[hlLzjt]*[diouxXeEfgGcsp%]", "", row["format"]).strip())
+        msg = Message(
+            row["level"],
+            row["format"],
+            row["first"],
+            row["last"],
+            tuple((a, b, c) for a, b, c in row["sites"]),
+            re.compile(row["regex"]),
+            fixed,
+        )
+        prefix = _fixed_prefix(row["format"])
+        if len(prefix) >= _BUCKET:
+            buckets.setdefault(prefix[:_BUCKET], []).append(msg)
+        else:
+            open_start.append(msg)
+    return Catalog(tuple(raw["releases"]), {k: tuple(v) for k, v in buckets.items()}, tuple(open_start))
+
+
+def recognise(text: str) -> Recognised | None:
+    """The catalog entry for one log line, or None (not an NCCL WARN/INFO line, or a message not in the catalog)."""
+    if "NCCL WARN" not in text and "NCCL INFO" not in text:
+        return None
+    m = _LINE.search(text)
+    if m is None:
+        return None
+    cat = load()
+    msg = m.group("msg")
+    candidates = cat.buckets.get(msg[:_BUCKET], ()) + cat.open_start
+    hits = [c for c in candidates if c.level == m.group("level") and c.pattern.search(msg)]
+    if not hits:
+        return None
+    where = f"{m.group('file')}:{m.group('line')}" if m.group("file") else None
+
+    def runs_at(c: Message) -> list[tuple[str, str, str]]:
+        if where is None:
+            return []
+        tail = where.split("/src/")[-1].removeprefix("src/")
+        return [r for r in c.sites if r[2].removeprefix("src/") == tail or r[2].endswith("/" + tail)]
+
+    best = max(hits, key=lambda c: (bool(runs_at(c)), c.fixed))
+    runs = runs_at(best)
+    if runs:
+        return Recognised(best, runs[-1][2], (runs[0][0], runs[-1][1]))
+    return Recognised(best, best.sites[-1][2], (best.first, best.last))
+
+
+def observe(seen: dict[str, list], text: str) -> None:
+    """Count one log line into `seen` (format -> [Recognised, count]), kept bounded by KEEP."""
+    found = recognise(text)
+    if found is None:
+        if "NCCL WARN" in text:
+            seen.setdefault("", [None, 0])[1] += 1  # a WARN the catalog does not hold
+        return
+    entry = seen.get(found.message.format)
+    if entry is not None:
+        entry[1] += 1
+    elif len(seen) < KEEP:
+        seen[found.message.format] = [found, 1]
+
+
+def notes(seen: dict[str, list]) -> tuple[str, ...]:
+    """Report notes: each recognised NCCL message with its site and releases, and the WARNs the catalog lacks."""
+    out = []
+    for fmt, (found, count) in seen.items():
+        if fmt:
+            out.append(f"{found.words()}; seen {count}x")
+    missing = seen.get("", [None, 0])[1]
+    if missing:
+        cat = load()
+        out.append(
+            f"{missing} NCCL WARN line(s) match no message of NCCL {cat.releases[0]}..{cat.releases[-1]}: "
+            "a newer NCCL, a plugin (net, tuner, profiler) or a truncated line"
+        )
+    return tuple(out)
