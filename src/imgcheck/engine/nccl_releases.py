@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from ..versions import ranges
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
-RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU")
+RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU", "NCCL-RELEASE-LATER-FIX")
 
 # image platform words for the rows' arch (a row's arch is the GOARCH-style name OCI platforms use)
 _ARCH_ALIASES = {"aarch64": "arm64", "x86_64": "amd64"}
@@ -21,6 +22,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         return
     yield from _known_issues(ctx)
     yield from _gpu_generation(ctx)
+    yield from _later_fixes(ctx)
 
 
 def _image_arch(ctx: Ctx) -> str | None:
@@ -90,3 +92,78 @@ def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
                 nccl_min=row["nccl_min"],
             )
         return  # one finding per node: the GPUs of one node are one generation in practice
+
+
+# release-note entries (catalogs/nccl_release_notes.json) that are worth naming: a failure, not a slowdown
+_FAILURE_SYMPTOMS = {"hang", "crash", "data-corruption"}
+_LISTED = 5  # entries named in the finding's text; the rest are counted
+
+
+def _condition(ctx: Ctx, cond: str) -> bool | None:
+    """Whether the facts show one condition a release-note entry names (None: the facts cannot tell)."""
+    kind, _, value = cond.partition(":")
+    if kind == "arch":
+        arch = _image_arch(ctx)
+        return None if arch is None else arch == value
+    if kind == "gpu":
+        names = [g.name for g in ctx.node.gpu.gpus if g.name]
+        row = next((r for r in ctx.matrix.rows("nccl_gpu_generations") if r["generation"] == value), None)
+        if not names or row is None:
+            return None
+        return any(re.search(row["pattern"], n) for n in names)
+    if kind == "transport" and value in ("ib", "roce"):
+        layers = {p.link_layer for d in ctx.node.rdma.devices for p in d.ports}
+        if not layers or None in layers:
+            return None if ctx.node_has_rdma is not False else False
+        return ("InfiniBand" if value == "ib" else "Ethernet") in layers
+    return None  # collnet, nvls, pxn, shm, numa, plugin, ...: not in the facts imgcheck reads
+
+
+def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
+    """Failures fixed in releases after the image's NCCL, from every release's notes: named when the facts show every
+    condition the entry names; counted in one unknown when they cannot tell. Never above info: a version range is
+    weaker evidence than a mechanism whose conditions were shown (issue 31 ranks by evidence)."""
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns before this without NCCL
+    rule = "NCCL-RELEASE-LATER-FIX"
+    shown: list[dict[str, Any]] = []
+    undecided: list[tuple[dict[str, Any], list[str]]] = []
+    for row in ctx.matrix.rows("nccl_release_notes"):
+        if row["kind"] not in ("fix", "known-issue") or row["symptom"] not in _FAILURE_SYMPTOMS:
+            continue
+        if ranges.at_least(nccl.version, row["release"]) is not False:
+            continue  # the image's NCCL has the fix (or may have it)
+        conditions = list(row["conditions"] or [])
+        for name in row["settings"] or []:
+            if ctx.setting(name) is not None:
+                conditions.append(f"setting:{name}")
+        states = {c: (True if c.startswith("setting:") else _condition(ctx, c)) for c in conditions}
+        if any(v is False for v in states.values()):
+            continue
+        # a link layer alone is shown by nearly every RDMA node: naming an entry needs a narrower fact shown too
+        narrow = any(not c.startswith("transport:") for c in conditions)
+        if conditions and narrow and all(states.values()):
+            shown.append(row)
+        else:
+            undecided.append((row, [c for c, v in states.items() if v is None] or ["none named"]))
+    if shown:
+        listed = "; ".join(f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown[:_LISTED])
+        more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
+        yield finding(
+            ctx.matrix,
+            rule,
+            ctx.nccl_evidence(),
+            nccl=nccl.version,
+            count=len(shown),
+            entries=listed + more,
+            newest=max((r["release"] for r in shown), key=lambda v: tuple(int(x) for x in v.split("."))),
+            undecided=len(undecided),
+        )
+    elif undecided:
+        conds = sorted({c for _, cs in undecided for c in cs})
+        example = undecided[-1][0]
+        yield unknown(
+            rule,
+            f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes or corruption "
+            f"whose conditions the facts cannot show ({', '.join(conds)}), e.g. {example['release']}: {example['text']}",
+        )
