@@ -126,21 +126,51 @@ def classify(text: str) -> dict:
     return {"kind": kind, "symptom": symptom, "conditions": conditions or None, "settings": settings or None}
 
 
+_SQUASH = re.compile(r"^(?:Squash commit for\s+)?(?:(?:GitHub PR #\d+|Bug Fix|contrib)\s*:\s*)*", re.I)
+
+
+def _between(prev: str | None, tag: str, notes: str) -> list[tuple[str, str]]:
+    """(sha, subject) of the commits between the previous release tag and this one that the release note does not
+    already say (community pull requests, fixes committed separately): the git log of the release."""
+    if prev is None:
+        return []
+    out = nccl_git.git("log", "--no-merges", "--format=%h%x1f%s", f"{prev}..{tag}")
+    release = re.compile(r"^(?:NCCL )?v?\d+\.\d+\.\d+-\d+(?: Release)?$")
+    said = notes.lower()
+    found = []
+    for line in out.splitlines():
+        sha, _, subject = line.partition("\x1f")
+        subject = subject.strip()
+        if not subject or release.match(subject) or subject.lower().rstrip(".") in said:
+            continue
+        found.append((sha, subject))
+    return list(reversed(found))
+
+
 def build() -> dict:
     rows = []
     missing = []
+    prev = None
     for tag, version in nccl_git.release_tags():
         found = _release_commit(tag, version)
+        body, texts = "", []
         if found is None:
             missing.append(version)
-            continue
-        sha, body = found
-        for i, text in enumerate(entries(body), 1):
-            info = classify(text)
-            row = {"entry": f"{version}#{i}", "release": version, "text": text, **info}
-            row["source"] = (
+        else:
+            sha, body = found
+            note_src = (
                 f"NVIDIA/nccl@{tag} (release commit {sha} message; also github.com/NVIDIA/nccl/releases/tag/{tag})"
             )
+            texts = [(t, note_src, "release note") for t in entries(body)]
+        texts += [
+            (_SQUASH.sub("", subj), f"NVIDIA/nccl@{tag} (commit {c}, in {prev}..{tag})", "commit")
+            for c, subj in _between(prev, tag, body)
+        ]
+        prev = tag
+        for i, (text, source, origin) in enumerate(texts, 1):
+            info = classify(text)
+            row = {"entry": f"{version}#{i}", "release": version, "text": text, "origin": origin, **info}
+            row["source"] = source
             row["confidence"] = "verified"
             notes = []
             if info["symptom"] is None:
