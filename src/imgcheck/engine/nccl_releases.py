@@ -126,13 +126,19 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
     nccl = ctx.nccl
     assert nccl is not None  # check() returns before this without NCCL
     rule = "NCCL-RELEASE-LATER-FIX"
+    # a curated row (nccl_known_issues) that already covers this release's fix says it better: its range is sourced
+    curated = {
+        r["nccl_below"]
+        for r in ctx.matrix.rows("nccl_known_issues")
+        if ranges.within(nccl.version, r["nccl_min"], r["nccl_below"])
+    }
     shown: list[dict[str, Any]] = []
     undecided: list[tuple[dict[str, Any], list[str]]] = []
     for row in ctx.matrix.rows("nccl_release_notes"):
         if row["kind"] not in ("fix", "known-issue") or row["symptom"] not in _FAILURE_SYMPTOMS:
             continue
-        if ranges.at_least(nccl.version, row["release"]) is not False:
-            continue  # the image's NCCL has the fix (or may have it)
+        if ranges.at_least(nccl.version, row["release"]) is not False or row["release"] in curated:
+            continue  # the image's NCCL has the fix (or may have it), or a curated row names it
         conditions = list(row["conditions"] or [])
         for name in row["settings"] or []:
             if ctx.setting(name) is not None:
