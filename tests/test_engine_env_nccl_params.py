@@ -116,3 +116,15 @@ def test_nccl_conf_and_job_env_are_linted_too():
     found = lint(run(facts, node(IB_NODE)))
     assert found["ENV-NCCL-PARAM-UNKNOWN"][0].evidence[0].fact == "image.nccl_conf.NCCL_SOCKET_IFNAMES"
     assert "NCCL_SOCKET_IFNAME" in found["ENV-NCCL-PARAM-UNKNOWN"][0].title
+
+
+def test_nccl_conf_value_under_an_env_value_is_reported_overridden():
+    facts = with_nccl(
+        committed_facts("bookworm"), "2.21.5", env={"NCCL_IB_GID_INDEX": "3"}, nccl_conf={"NCCL_IB_GID_INDEX": "0"}
+    )
+    found = lint(run(facts, node(IB_NODE)))["ENV-NCCL-PARAM-OVERRIDDEN"]
+    assert [e.fact for e in found[0].evidence] == ["image.env.NCCL_IB_GID_INDEX", "image.nccl_conf.NCCL_IB_GID_INDEX"]
+    same = with_nccl(
+        committed_facts("bookworm"), "2.21.5", env={"NCCL_IB_GID_INDEX": "3"}, nccl_conf={"NCCL_IB_GID_INDEX": "3"}
+    )
+    assert "ENV-NCCL-PARAM-OVERRIDDEN" not in lint(run(same, node(IB_NODE)))

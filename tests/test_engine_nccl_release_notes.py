@@ -23,7 +23,9 @@ def test_every_release_commit_is_read():
     releases = {r["release"] for r in rows}
     assert len(rows) > 500 and len(releases) > 55
     h100 = [r for r in rows if r["release"] == "2.15.5" and "H100" in r["text"]]
-    assert h100 and h100[0]["kind"] == "fix" and h100[0]["symptom"] == "hang" and h100[0]["conditions"] == ["gpu:hopper"]
+    assert (
+        h100 and h100[0]["kind"] == "fix" and h100[0]["symptom"] == "hang" and h100[0]["conditions"] == ["gpu:hopper"]
+    )
 
 
 def test_h100_hang_fix_is_named_on_an_h100_node():
@@ -49,6 +51,8 @@ def test_without_gpu_facts_the_conditions_are_unknown_and_said_so():
 
 
 def test_a_release_with_every_fix_has_nothing_to_say():
-    newest = max((r["release"] for r in matrix().rows("nccl_release_notes")), key=lambda v: tuple(map(int, v.split("."))))
+    newest = max(
+        (r["release"] for r in matrix().rows("nccl_release_notes")), key=lambda v: tuple(map(int, v.split(".")))
+    )
     result = run(with_nccl(committed_facts("bookworm"), newest), with_gpu("NVIDIA H100 80GB HBM3"))
     assert RULE not in [f.id for f in result.findings] + [u.rule for u in result.unknowns]

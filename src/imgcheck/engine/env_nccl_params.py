@@ -13,7 +13,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..knowledge.settings import Setting
+from ..knowledge.settings import IMAGE_ENV, NCCL_CONF_PATH, ORIGIN_CONF, ORIGIN_ENV, Setting
+from ..model.location import Location
+from ..model.report import Evidence, Finding
 from ..versions import ranges
 from .context import Ctx
 from .emit import Outcome, finding, unknown
@@ -23,6 +25,7 @@ RULES = (
     "ENV-NCCL-PARAM-NOT-IN-RELEASE",
     "ENV-NCCL-PARAM-VALUE",
     "ENV-NCCL-PARAM-LINK-LAYER",
+    "ENV-NCCL-PARAM-OVERRIDDEN",
 )
 NEEDS: dict[str, set[Any]] = {}
 
@@ -32,6 +35,14 @@ _STRTOLL = re.compile(r"\s*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
+    outcomes = list(_check(ctx))
+    # a rule either finds or is unknown in one evaluation; with a partial NCCL version ("2.18") one setting can be
+    # decided and another not: the finding stands and the undecided setting is left to the finding's reader
+    found = {o.id for o in outcomes if isinstance(o, Finding)}
+    yield from (o for o in outcomes if isinstance(o, Finding) or o.rule not in found)
+
+
+def _check(ctx: Ctx) -> Iterator[Outcome]:
     names = _names(ctx)
     if not names:
         return
@@ -45,8 +56,10 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
             continue
         row = rows.get(name)
         if row is None:
+            yield from _overridden(ctx, s)
             yield from _unknown_name(ctx, s, rows, version, (oldest, newest))
             continue
+        yield from _overridden(ctx, s)
         if row["first"] is None:
             continue  # read by another program (PyTorch, a build), not NCCL: nothing to check here
         yield from _release(ctx, s, row, version, newest)
@@ -82,6 +95,28 @@ def _unknown_name(
         yield finding(ctx.matrix, rule, evidence, near=near[0], **params)
     else:
         yield finding(ctx.matrix, rule, evidence, variant="no-near", **params)
+
+
+def _overridden(ctx: Ctx, s: Setting) -> Iterator[Outcome]:
+    """A value set in a place that loses: /etc/nccl.conf under an Env value (NCCL loads the file with setenv(name,
+    value, 0), which keeps what the environment has), or the image Env under the launch spec's env."""
+    losers = []
+    conf = ctx.image.nccl_conf.get(s.name)
+    if conf is not None and s.origin != ORIGIN_CONF and conf.strip() != s.value.strip():
+        losers.append((f"image.nccl_conf.{s.name}", conf, NCCL_CONF_PATH))
+    env = ctx.image.env.get(s.name)
+    if env is not None and s.origin not in (ORIGIN_ENV, ORIGIN_CONF) and env.strip() != s.value.strip():
+        losers.append((f"image.env.{s.name}", env, "the image Env"))
+    for fact, value, where in losers:
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-PARAM-OVERRIDDEN",
+            [s.evidence, Evidence(fact, value, IMAGE_ENV if where == "the image Env" else Location.file(where))],
+            setting=s.label,
+            name=s.name,
+            lost=f"{s.name}={value}",
+            where=where,
+        )
 
 
 def _release(ctx: Ctx, s: Setting, row: dict[str, Any], version: str | None, newest: str) -> Iterator[Outcome]:
