@@ -56,3 +56,14 @@ def test_a_release_with_every_fix_has_nothing_to_say():
     )
     result = run(with_nccl(committed_facts("bookworm"), newest), with_gpu("NVIDIA H100 80GB HBM3"))
     assert RULE not in [f.id for f in result.findings] + [u.rule for u in result.unknowns]
+
+
+def test_nccl_pinned_by_a_torch_wheel_is_checked_against_later_fixes():
+    # torch 2.0.1's PyPI wheel pins nvidia-nccl-cu11==2.14.3 (catalogs/torch_wheels.json); the image carries only
+    # torch's requirement, no NCCL library of its own
+    pin = next(r for r in matrix().rows("torch_wheels") if r["torch"] == "2.0.1")
+    image = with_nccl(committed_facts("bookworm"), pin["nccl"], origin="torch-requirement")
+    result = run(image, with_gpu("NVIDIA H100 80GB HBM3"))
+    found = [f for f in result.findings if f.id == RULE]
+    assert found and "2.15.5" in found[0].mechanism
+    assert any(e.fact == "image.nccl.version" and e.value == "2.14.3" for e in found[0].evidence)
