@@ -67,3 +67,39 @@ def test_nccl_pinned_by_a_torch_wheel_is_checked_against_later_fixes():
     found = [f for f in result.findings if f.id == RULE]
     assert found and "2.15.5" in found[0].mechanism
     assert any(e.fact == "image.nccl.version" and e.value == "2.14.3" for e in found[0].evidence)
+
+
+def _node_with(gpu_names: list[str], nics: int | None = None):
+    n = node(NODE)
+    devices = n.rdma.devices if nics is None else n.rdma.devices[:nics]
+    gpus = tuple(Gpu(index=i, name=name) for i, name in enumerate(gpu_names))
+    return dataclasses.replace(
+        n, gpu=dataclasses.replace(n.gpu, gpus=gpus), rdma=dataclasses.replace(n.rdma, devices=devices)
+    )
+
+
+def test_known_issue_fires_when_the_node_shows_its_conditions():
+    # 2.18.1 release notes, Known Issues: Tree/LL128 corruption where each NIC has one GPU (HGX H100); fixed in 2.18.3
+    one_to_one = _node_with(["NVIDIA H100 80GB HBM3"] * 2)  # the fixture node has two ConnectX NICs
+    result = run(with_nccl(committed_facts("bookworm"), "2.18.1"), one_to_one)
+    hits = [f for f in result.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE"]
+    assert hits and "LL128" in hits[0].mechanism and "NCCL_PROTO=^LL128" in " ".join(hits[0].fixes)
+    assert any(e.fact == "node.rdma.devices" for e in hits[0].evidence)
+    fixed = run(with_nccl(committed_facts("bookworm"), "2.18.1", env={"NCCL_PROTO": "^LL128"}), one_to_one)
+    assert "NCCL-RELEASE-KNOWN-ISSUE" not in [f.id for f in fixed.findings]
+
+
+def test_known_issue_is_unknown_naming_the_condition_the_facts_lack():
+    n = node(NODE)
+    no_gpus = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gpus=()))
+    result = run(with_nccl(committed_facts("bookworm"), "2.18.1"), no_gpus)
+    assert "NCCL-RELEASE-KNOWN-ISSUE" not in [f.id for f in result.findings]
+    reasons = [u.reason for u in result.unknowns if u.rule == "NCCL-RELEASE-KNOWN-ISSUE"]
+    assert any("gpu:hopper" in r and "topology:1-nic-per-gpu" in r for r in reasons)
+
+
+def test_known_issue_stays_quiet_when_a_condition_is_shown_false():
+    a100 = _node_with(["NVIDIA A100-SXM4-80GB"] * 2)
+    result = run(with_nccl(committed_facts("bookworm"), "2.18.1"), a100)
+    assert "NCCL-RELEASE-KNOWN-ISSUE" not in [f.id for f in result.findings]
+    assert not any("LL128" in u.reason for u in result.unknowns)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..model.report import Evidence, Finding
 from ..versions import ranges
 from .context import Ctx
 from .emit import Outcome, finding, unknown
@@ -20,9 +21,11 @@ _ARCH_ALIASES = {"aarch64": "arm64", "x86_64": "amd64"}
 def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl is None:
         return
-    yield from _known_issues(ctx)
-    yield from _gpu_generation(ctx)
-    yield from _later_fixes(ctx)
+    outcomes = [*_known_issues(ctx), *_gpu_generation(ctx), *_later_fixes(ctx)]
+    # one outcome kind per rule and evaluation: when one known issue is shown and another's conditions are not, the
+    # finding stands (its fix, a newer release, covers the other rows of that release too)
+    found = {o.id for o in outcomes if isinstance(o, Finding)}
+    yield from (o for o in outcomes if isinstance(o, Finding) or o.rule not in found)
 
 
 def _image_arch(ctx: Ctx) -> str | None:
@@ -52,7 +55,17 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         applied = ctx.setting(name) if name else None
         if applied is not None and applied.value.strip() == value:
             continue  # the image already avoids it
-        evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else [])
+        states = {c: _condition(ctx, c) for c in row.get("conditions") or []}
+        if any(v is False for v in states.values()):
+            continue  # a condition the row needs is shown not to hold here
+        if open_ := [c for c, v in states.items() if v is None]:
+            yield unknown(
+                "NCCL-RELEASE-KNOWN-ISSUE",
+                f"NCCL {version} is in {row['nccl_min']}..{row['nccl_below']} ({row['issue']}: {row['summary']}), "
+                f"but whether this node meets its conditions is unknown: {', '.join(open_)}",
+            )
+            continue
+        evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else []) + _condition_evidence(ctx, states)
         yield finding(
             ctx.matrix,
             "NCCL-RELEASE-KNOWN-ISSUE",
@@ -111,12 +124,35 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         if not names or row is None:
             return None
         return any(re.search(row["pattern"], n) for n in names)
+    if kind == "topology":
+        nics = [d for d in ctx.node.rdma.devices if d.ports]
+        gpus = ctx.node.gpu.gpus
+        if not nics or not gpus:
+            return None
+        if value == "1-nic-per-gpu":
+            return len(nics) == len(gpus)
+        if value == "fewer-nics-than-gpus":
+            return len(nics) < len(gpus)
+        return None
     if kind == "transport" and value in ("ib", "roce"):
         layers = {p.link_layer for d in ctx.node.rdma.devices for p in d.ports}
         if not layers or None in layers:
             return None if ctx.node_has_rdma is not False else False
         return ("InfiniBand" if value == "ib" else "Ethernet") in layers
     return None  # collnet, nvls, pxn, shm, numa, plugin, ...: not in the facts imgcheck reads
+
+
+def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Evidence]:
+    """Node facts behind the conditions a known issue needed (GPU names, NIC and GPU counts)."""
+    out = []
+    if any(c.startswith("gpu:") for c in states):
+        out.append(ctx.node_ev("gpu.gpus.name", ", ".join(sorted({g.name for g in ctx.node.gpu.gpus if g.name}))))
+    if any(c.startswith("topology:") for c in states):
+        nics = sorted(d.name for d in ctx.node.rdma.devices if d.ports and d.name)
+        out.append(
+            ctx.node_ev("rdma.devices", f"{len(nics)} NICs ({', '.join(nics)}) for {len(ctx.node.gpu.gpus)} GPUs")
+        )
+    return out
 
 
 def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
