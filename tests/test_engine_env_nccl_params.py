@@ -128,3 +128,13 @@ def test_nccl_conf_value_under_an_env_value_is_reported_overridden():
         committed_facts("bookworm"), "2.21.5", env={"NCCL_IB_GID_INDEX": "3"}, nccl_conf={"NCCL_IB_GID_INDEX": "3"}
     )
     assert "ENV-NCCL-PARAM-OVERRIDDEN" not in lint(run(same, node(IB_NODE)))
+
+
+def test_launch_spec_env_is_linted_with_its_own_evidence():
+    from imgcheck.job import load_job_spec
+
+    spec = os.path.join(os.path.dirname(__file__), "job", "specs", "pod-roce-hostnetwork.yaml")
+    (job,) = load_job_spec(spec)
+    result = evaluate(with_nccl(committed_facts("bookworm"), "2.21.5"), node(IB_NODE), matrix(), job=job)
+    (f,) = lint(result)["ENV-NCCL-PARAM-LINK-LAYER"]  # the RoCE pod's GID index, run on an InfiniBand node
+    assert f.evidence[0].fact == "job.env.NCCL_IB_GID_INDEX" and f.evidence[0].path == spec
