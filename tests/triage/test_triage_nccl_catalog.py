@@ -22,7 +22,7 @@ def first_line(log: str, needle: str) -> str:
 def test_catalog_loads_and_every_entry_is_consistent():
     cat = nccl_catalog.load()
     assert cat.releases[0] == "2.3.5" and len(cat.releases) > 50
-    messages = [m for b in cat.buckets.values() for m in b] + list(cat.open_start)
+    messages = [m for b in (*cat.buckets.values(), *cat.open_start.values()) for m in b]
     assert len(messages) > 1000
     for m in messages:
         assert m.level in ("WARN", "INFO") and m.sites

@@ -16,6 +16,7 @@ from importlib import resources
 _LINE = re.compile(
     r"(?:(?P<file>[\w./+-]+\.(?:cc|cu|c|h|cpp|hpp)):(?P<line>\d+)(?: \([^)]*\))? )?NCCL (?P<level>WARN|INFO) (?P<msg>.*)"
 )
+_SPEC = re.compile(r"%[-+ #0-9.*]*[hlLzjt]*[diouxXeEfgGcsp%]")
 _BUCKET = 4  # leading characters of a format's fixed prefix used to pick candidate formats
 KEEP = 30  # distinct messages kept per triage run; the rest are counted
 
@@ -29,6 +30,7 @@ class Message:
     sites: tuple[tuple[str, str, str], ...]  # (first, last, "src/path:line") runs
     pattern: re.Pattern[str]
     fixed: int  # fixed characters of the format: the more, the more specific
+    gate: str  # the format's longest fixed piece: a substring test rejects most lines before the regex runs
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,8 @@ class Recognised:
 @dataclass(frozen=True)
 class Catalog:
     releases: tuple[str, ...]
-    buckets: dict[str, tuple[Message, ...]]
-    open_start: tuple[Message, ...]  # formats that start with a conversion: tried on every line
+    buckets: dict[tuple[str, str], tuple[Message, ...]]  # (level, first characters of the fixed prefix)
+    open_start: dict[str, tuple[Message, ...]]  # per level, formats that start with a conversion: tried on every line
 
 
 def _fixed_prefix(fmt: str) -> str:
@@ -57,10 +59,11 @@ def _fixed_prefix(fmt: str) -> str:
 @cache
 def load() -> Catalog:
     raw = json.loads(resources.files("imgcheck.data.triage").joinpath("nccl_messages.json").read_text())
-    buckets: dict[str, list[Message]] = {}
-    open_start: list[Message] = []
+    buckets: dict[tuple[str, str], list[Message]] = {}
+    open_start: dict[str, list[Message]] = {}
     for row in raw["messages"]:
-        fixed = len(re.sub(r"%[-+ #0-9.*]*[hlLzjt]*[diouxXeEfgGcsp%]", "", row["format"]).strip())
+        pieces = _SPEC.split(row["format"].split("\n")[0])
+        fixed = len("".join(pieces).strip())
         msg = Message(
             row["level"],
             row["format"],
@@ -69,13 +72,18 @@ def load() -> Catalog:
             tuple((a, b, c) for a, b, c in row["sites"]),
             re.compile(row["regex"]),
             fixed,
+            max((p.strip() for p in pieces), key=len),
         )
         prefix = _fixed_prefix(row["format"])
         if len(prefix) >= _BUCKET:
-            buckets.setdefault(prefix[:_BUCKET], []).append(msg)
+            buckets.setdefault((msg.level, prefix[:_BUCKET]), []).append(msg)
         else:
-            open_start.append(msg)
-    return Catalog(tuple(raw["releases"]), {k: tuple(v) for k, v in buckets.items()}, tuple(open_start))
+            open_start.setdefault(msg.level, []).append(msg)
+    return Catalog(
+        tuple(raw["releases"]),
+        {k: tuple(v) for k, v in buckets.items()},
+        {k: tuple(v) for k, v in open_start.items()},
+    )
 
 
 def recognise(text: str) -> Recognised | None:
@@ -87,8 +95,9 @@ def recognise(text: str) -> Recognised | None:
         return None
     cat = load()
     msg = m.group("msg")
-    candidates = cat.buckets.get(msg[:_BUCKET], ()) + cat.open_start
-    hits = [c for c in candidates if c.level == m.group("level") and c.pattern.search(msg)]
+    level = m.group("level")
+    candidates = cat.buckets.get((level, msg[:_BUCKET]), ()) + cat.open_start.get(level, ())
+    hits = [c for c in candidates if c.gate in msg and c.pattern.search(msg)]
     if not hits:
         return None
     where = f"{m.group('file')}:{m.group('line')}" if m.group("file") else None
