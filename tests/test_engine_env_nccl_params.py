@@ -138,3 +138,12 @@ def test_launch_spec_env_is_linted_with_its_own_evidence():
     result = evaluate(with_nccl(committed_facts("bookworm"), "2.21.5"), node(IB_NODE), matrix(), job=job)
     (f,) = lint(result)["ENV-NCCL-PARAM-LINK-LAYER"]  # the RoCE pod's GID index, run on an InfiniBand node
     assert f.evidence[0].fact == "job.env.NCCL_IB_GID_INDEX" and f.evidence[0].path == spec
+
+
+def test_version_unknown_makes_an_unlisted_name_a_question_with_the_likely_name():
+    result = run(image(None, script_env("litgpt_train_t4x2_kaggle.sh")), node(IB_NODE))
+    assert "ENV-NCCL-PARAM-UNKNOWN" not in lint(result)
+    reasons = [u.reason for u in result.unknowns if u.rule == "ENV-NCCL-PARAM-UNKNOWN"]
+    assert any(
+        "NCCL_TIMEOUT" in r and "did you mean NCCL_IB_TIMEOUT" in r and "image.nccl.version" in r for r in reasons
+    )

@@ -44,8 +44,8 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
 
 def _check(ctx: Ctx) -> Iterator[Outcome]:
     names = _names(ctx)
-    if not names:
-        return
+    if not names or (ctx.nccl is None and not ctx.gpu_image):
+        return  # nothing sets NCCL_*, or nothing in the image loads NCCL: the settings reach no reader
     rows = {r["name"]: r for r in ctx.matrix.rows("nccl_params")}
     newest = max((r["last"] for r in rows.values() if r["last"]), key=_key)
     oldest = min((r["first"] for r in rows.values() if r["first"]), key=_key)
@@ -84,11 +84,18 @@ def _unknown_name(
     rule = "ENV-NCCL-PARAM-UNKNOWN"
     oldest, newest = span
     after_newest = ".".join(newest.split(".")[:-1] + [str(int(newest.split(".")[-1]) + 1)])
-    if ranges.at_least(version, after_newest):
-        # an NCCL newer than the catalog may read names the catalog does not list
-        yield unknown(rule, f"{s.name} is read by no NCCL release up to {newest}; the image's NCCL {version} is newer")
-        return
     near = difflib.get_close_matches(s.name, [n for n, r in rows.items() if r["first"]], n=1, cutoff=0.8)
+    newer = ranges.at_least(version, after_newest)
+    if newer is not False:
+        # an NCCL newer than the catalog may read names the catalog does not list: ask instead of answering
+        which = "unknown (image.nccl.version)" if version is None else f"{version}, which may be newer"
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        yield unknown(
+            rule,
+            f"{s.name} is read by no NCCL release {oldest}..{newest}{hint}; is the image's NCCL newer? Its version "
+            f"is {which}",
+        )
+        return
     evidence = [s.evidence] + ctx.nccl_evidence()
     params = dict(setting=s.label, name=s.name, oldest=oldest, newest=newest)
     if near:
