@@ -35,6 +35,8 @@ SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|L|z|j|t)?([dio
 FAILURE_INFO = re.compile(
     r"(?i)fail|error|unable|cannot|can't|could not|couldn't|not supported|unsupported|disabl|invalid|timeout|timed out"
     r"|abort|mismatch|fall(?:ing)? ?back|not found|refus|denied|insufficient|exceed|too (?:small|large|many)"
+    # the lines whose outcome is in a conversion ("GPU Direct RDMA %s", "Plugin load ... returned %d : %s")
+    r"|returned|GPU Direct RDMA|dma-?buf|peermem|nv_peer_mem|async|fatal|event|retr(?:y|ies)|\bNo \w+ found"
 )
 MIN_FIXED = 8  # a format with less fixed text than this would match almost any line: left out (counted)
 
