@@ -73,3 +73,11 @@ def test_non_nccl_lines_are_not_recognised():
         nccl_catalog.recognise("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error") is None
     )
     assert nccl_catalog.recognise("host:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>") is None
+
+
+def test_info_lines_whose_outcome_is_a_conversion_are_recognised():
+    # "NET/%s : GPU Direct RDMA %s for HCA %d '%s'" prints Enabled or Disabled: the wording is from 2.13.4 on
+    gdr = nccl_catalog.recognise(first_line("nccl-1537-gdr-disabled.log", "GPU Direct RDMA Disabled"))
+    assert gdr is not None and gdr.message.level == "INFO" and gdr.releases[0] == "2.13.4"
+    plugin = nccl_catalog.recognise(first_line("nccl-tests-185-no-signature.log", "Plugin load"))
+    assert plugin is not None and plugin.site.startswith("src/net.cc:")
