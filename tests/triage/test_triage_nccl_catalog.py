@@ -81,3 +81,20 @@ def test_info_lines_whose_outcome_is_a_conversion_are_recognised():
     assert gdr is not None and gdr.message.level == "INFO" and gdr.releases[0] == "2.13.4"
     plugin = nccl_catalog.recognise(first_line("nccl-tests-185-no-signature.log", "Plugin load"))
     assert plugin is not None and plugin.site.startswith("src/net.cc:")
+
+
+def test_a_line_from_other_releases_than_the_image_nccl_is_said_so(tmp_path):
+    from imgcheck.formats.json_format import render_facts
+    from imgcheck.model.image import ImageFacts, Nccl
+
+    def facts(version: str) -> str:
+        image = ImageFacts(reference="registry.example/team/trainer:test", nccl=(Nccl(version, origin="pip"),))
+        path = tmp_path / f"facts-{version}.json"
+        path.write_text(render_facts(image))
+        return f"facts:{path}"
+
+    log = os.path.join(LOGS, "espnet-1940-connect-refused.log")  # include/socket.h:390: NCCL 2.4.8's line
+    other = triage([log], image=facts("2.21.5"))
+    assert any("not the image's NCCL 2.21.5" in n for n in other.notes)
+    same = triage([log], image=facts("2.4.8"))
+    assert not any("not the image's NCCL" in n for n in same.notes)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from ..versions import ranges
+
 _LINE = re.compile(
     r"(?:(?P<file>[\w./+-]+\.(?:cc|cu|c|h|cpp|hpp)):(?P<line>\d+)(?: \([^)]*\))? )?NCCL (?P<level>WARN|INFO) (?P<msg>.*)"
 )
@@ -38,6 +40,7 @@ class Recognised:
     message: Message
     site: str  # the site that prints it (at the releases the line's own file:line names, else the newest)
     releases: tuple[str, str]  # the release range the line is consistent with
+    by_site: bool = False  # the range comes from the line's own file:line, not only from its wording
 
     def words(self) -> str:
         m = self.message
@@ -111,7 +114,7 @@ def recognise(text: str) -> Recognised | None:
     best = max(hits, key=lambda c: (bool(runs_at(c)), c.fixed))
     runs = runs_at(best)
     if runs:
-        return Recognised(best, runs[-1][2], (runs[0][0], runs[-1][1]))
+        return Recognised(best, runs[-1][2], (runs[0][0], runs[-1][1]), by_site=True)
     return Recognised(best, best.sites[-1][2], (best.first, best.last))
 
 
@@ -129,15 +132,32 @@ def observe(seen: dict[str, list], text: str) -> None:
         seen[found.message.format] = [found, 1]
 
 
-def notes(seen: dict[str, list]) -> tuple[str, ...]:
-    """Report notes: each recognised NCCL message with its site and releases, and the WARNs the catalog lacks."""
+def _outside(version: str, releases: tuple[str, str], catalog: Catalog) -> bool:
+    """Whether NCCL `version` is shown to be outside the release range (False when it may be inside)."""
+    low, high = releases
+    after = catalog.releases.index(high) + 1 if high in catalog.releases else len(catalog.releases)
+    below = ranges.below(version, low)
+    above = ranges.at_least(version, catalog.releases[after]) if after < len(catalog.releases) else False
+    return bool(below or above)
+
+
+def notes(seen: dict[str, list], image_nccl: str | None = None) -> tuple[str, ...]:
+    """Report notes: each recognised NCCL message with its site and releases, and the WARNs the catalog lacks.
+    With the image's NCCL version, a line whose own file:line places it in other releases is said to be printed by
+    another NCCL than the image's."""
     out = []
+    cat = load()
     for fmt, (found, count) in seen.items():
         if fmt:
             out.append(f"{found.words()}; seen {count}x")
+            if image_nccl and found.by_site and _outside(image_nccl, found.releases, cat):
+                out.append(
+                    f"that line's file:line places it in NCCL {found.releases[0]}..{found.releases[1]}, not the "
+                    f"image's NCCL {image_nccl}: the job loaded another NCCL (a pip wheel, LD_LIBRARY_PATH, a "
+                    "container's own copy) or the log is from another image"
+                )
     missing = seen.get("", [None, 0])[1]
     if missing:
-        cat = load()
         out.append(
             f"{missing} NCCL WARN line(s) match no message of NCCL {cat.releases[0]}..{cat.releases[-1]}: "
             "a newer NCCL, a plugin (net, tuner, profiler) or a truncated line"
