@@ -36,8 +36,8 @@ _STRTOLL = re.compile(r"\s*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
     outcomes = list(_check(ctx))
-    # a rule either finds or is unknown in one evaluation; with a partial NCCL version ("2.18") one setting can be
-    # decided and another not: the finding stands and the undecided setting is left to the finding's reader
+    # the engine's contract is one outcome kind per rule and evaluation; with a partial NCCL version ("2.18") one
+    # setting can be decided and another not: the finding is kept and the other setting's unknown is dropped
     found = {o.id for o in outcomes if isinstance(o, Finding)}
     yield from (o for o in outcomes if isinstance(o, Finding) or o.rule not in found)
 

@@ -22,8 +22,8 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl is None:
         return
     outcomes = [*_known_issues(ctx), *_gpu_generation(ctx), *_later_fixes(ctx)]
-    # one outcome kind per rule and evaluation: when one known issue is shown and another's conditions are not, the
-    # finding stands (its fix, a newer release, covers the other rows of that release too)
+    # the engine's contract is one outcome kind per rule and evaluation: when one known issue is shown and another's
+    # conditions are not, the finding is kept and the other row's unknown is dropped (both name an upgrade)
     found = {o.id for o in outcomes if isinstance(o, Finding)}
     yield from (o for o in outcomes if isinstance(o, Finding) or o.rule not in found)
 
