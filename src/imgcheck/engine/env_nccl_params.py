@@ -27,7 +27,7 @@ RULES = (
     "ENV-NCCL-PARAM-LINK-LAYER",
     "ENV-NCCL-PARAM-OVERRIDDEN",
 )
-NEEDS: dict[str, set[Any]] = {}
+NEEDS: dict[str, set[Any]] = {"nccl_params": {"NCCL_DEBUG"}}  # every release reads it: the table is there
 
 _PREFIX = "NCCL_"
 # strtoll(str, NULL, 0): leading space, a sign, then 0x/0 prefixed or decimal digits; the rest is ignored
