@@ -6,22 +6,26 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator
+from typing import Any
 
+from ..model.report import Evidence, Finding
 from ..versions import ranges
 from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
-RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU")
+RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU", "NCCL-RELEASE-LATER-FIX")
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
     "NCCL-RELEASE-KNOWN-ISSUE": (facts.NCCL,),
     "NCCL-TOO-OLD-FOR-GPU": (facts.NCCL,),
+    "NCCL-RELEASE-LATER-FIX": (facts.NCCL,),
 }
 READS = {
     "NCCL-RELEASE-KNOWN-ISSUE": (facts.NCCL,),
     "NCCL-TOO-OLD-FOR-GPU": (facts.NCCL, facts.GPU_DRIVER),
+    "NCCL-RELEASE-LATER-FIX": (facts.NCCL,),
 }
 
 # image platform words for the rows' arch (a row's arch is the GOARCH-style name OCI platforms use)
@@ -31,8 +35,11 @@ _ARCH_ALIASES = {"aarch64": "arm64", "x86_64": "amd64"}
 def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl is None:
         return
-    yield from _known_issues(ctx)
-    yield from _gpu_generation(ctx)
+    outcomes = [*_known_issues(ctx), *_gpu_generation(ctx), *_later_fixes(ctx)]
+    # the engine's contract is one outcome kind per rule and evaluation: when one known issue is shown and another's
+    # conditions are not, the finding is kept and the other row's unknown is dropped (both name an upgrade)
+    found = {o.id for o in outcomes if isinstance(o, Finding)}
+    yield from (o for o in outcomes if isinstance(o, Finding) or o.rule not in found)
 
 
 def _image_arch(ctx: Ctx) -> str | None:
@@ -63,21 +70,27 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         applied = ctx.setting(name) if name else None
         if applied is not None and applied.value.strip() == value:
             continue  # the image already avoids it
-        evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else [])
-        conditions = tuple(row.get("conditions") or ())
+        # Each condition the row names is evaluated where the facts can show it (gpu:, topology:, transport:,
+        # arch:): one shown not to hold drops the row; one the facts cannot show (the workload's, or a node fact
+        # not read) is named in the finding, which then ranks below findings whose trigger was shown (issue 31).
+        states = {c: _condition(ctx, c) for c in row.get("conditions") or []}
+        if any(v is False for v in states.values()):
+            continue  # a condition the row needs is shown not to hold here
+        unshown = tuple(c for c, v in states.items() if v is None)
+        evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else []) + _condition_evidence(ctx, states)
         found = finding(
             ctx.matrix,
             "NCCL-RELEASE-KNOWN-ISSUE",
             evidence,
             variant=None if name else "upgrade-only",
-            conditions="; ".join(conditions) or "nothing more",
+            conditions="; ".join(unshown) or "nothing more",
             nccl=version,
             issue=row["summary"],
             nccl_min=row["nccl_min"],
             fixed_in=row["nccl_below"],
             workaround=f"{name}={value}" if name else "none known",
         )
-        yield dataclasses.replace(found, unshown=conditions)  # ranks below findings whose trigger was shown
+        yield dataclasses.replace(found, unshown=unshown) if unshown else found
 
 
 def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
@@ -106,3 +119,107 @@ def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
                 nccl_min=row["nccl_min"],
             )
         return  # one finding per node: the GPUs of one node are one generation in practice
+
+
+# release-note entries (catalogs/nccl_release_notes.json) that are worth naming: a failure, not a slowdown
+_FAILURE_SYMPTOMS = {"hang", "crash", "data-corruption"}
+_LISTED = 5  # entries named in the finding's text; the rest are counted
+
+
+def _condition(ctx: Ctx, cond: str) -> bool | None:
+    """Whether the facts show one condition a release-note entry names (None: the facts cannot tell)."""
+    kind, _, value = cond.partition(":")
+    if kind == "arch":
+        arch = _image_arch(ctx)
+        return None if arch is None else arch == value
+    if kind == "gpu":
+        names = [g.name for g in ctx.node.gpu.gpus if g.name]
+        row = next((r for r in ctx.matrix.rows("nccl_gpu_generations") if r["generation"] == value), None)
+        if not names or row is None:
+            return None
+        return any(re.search(row["pattern"], n) for n in names)
+    if kind == "topology":
+        nics = [d for d in ctx.node.rdma.devices if d.ports]
+        gpus = ctx.node.gpu.gpus
+        if not nics or not gpus:
+            return None
+        if value == "1-nic-per-gpu":
+            return len(nics) == len(gpus)
+        if value == "fewer-nics-than-gpus":
+            return len(nics) < len(gpus)
+        return None
+    if kind == "transport" and value in ("ib", "roce"):
+        layers = {p.link_layer for d in ctx.node.rdma.devices for p in d.ports}
+        if not layers or None in layers:
+            return None if ctx.node_has_rdma is not False else False
+        return ("InfiniBand" if value == "ib" else "Ethernet") in layers
+    return None  # collnet, nvls, pxn, shm, numa, plugin, ...: not in the facts imgcheck reads
+
+
+def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Evidence]:
+    """Node facts behind the conditions a known issue needed (GPU names, NIC and GPU counts)."""
+    out = []
+    if any(c.startswith("gpu:") for c in states):
+        out.append(ctx.node_ev("gpu.gpus.name", ", ".join(sorted({g.name for g in ctx.node.gpu.gpus if g.name}))))
+    if any(c.startswith("topology:") for c in states):
+        nics = sorted(d.name for d in ctx.node.rdma.devices if d.ports and d.name)
+        out.append(
+            ctx.node_ev("rdma.devices", f"{len(nics)} NICs ({', '.join(nics)}) for {len(ctx.node.gpu.gpus)} GPUs")
+        )
+    return out
+
+
+def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
+    """Failures fixed in releases after the image's NCCL, from every release's notes: named when the facts show every
+    condition the entry names; counted in one unknown when they cannot tell. Never above info: a version range is
+    weaker evidence than a mechanism whose conditions were shown (issue 31 ranks by evidence)."""
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns before this without NCCL
+    rule = "NCCL-RELEASE-LATER-FIX"
+    # a curated row (nccl_known_issues) that already covers this release's fix says it better: its range is sourced
+    curated = {
+        r["nccl_below"]
+        for r in ctx.matrix.rows("nccl_known_issues")
+        if ranges.within(nccl.version, r["nccl_min"], r["nccl_below"])
+    }
+    shown: list[dict[str, Any]] = []
+    undecided: list[tuple[dict[str, Any], list[str]]] = []
+    for row in ctx.matrix.rows("nccl_release_notes"):
+        if row["kind"] not in ("fix", "known-issue") or row["symptom"] not in _FAILURE_SYMPTOMS:
+            continue
+        if ranges.at_least(nccl.version, row["release"]) is not False or row["release"] in curated:
+            continue  # the image's NCCL has the fix (or may have it), or a curated row names it
+        conditions = list(row["conditions"] or [])
+        for name in row["settings"] or []:
+            if ctx.setting(name) is not None:
+                conditions.append(f"setting:{name}")
+        states = {c: (True if c.startswith("setting:") else _condition(ctx, c)) for c in conditions}
+        if any(v is False for v in states.values()):
+            continue
+        # a link layer alone is shown by nearly every RDMA node: naming an entry needs a narrower fact shown too
+        narrow = any(not c.startswith("transport:") for c in conditions)
+        if conditions and narrow and all(states.values()):
+            shown.append(row)
+        else:
+            undecided.append((row, [c for c, v in states.items() if v is None] or ["none named"]))
+    if shown:
+        listed = "; ".join(f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown[:_LISTED])
+        more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
+        yield finding(
+            ctx.matrix,
+            rule,
+            ctx.nccl_evidence(),
+            nccl=nccl.version,
+            count=len(shown),
+            entries=listed + more,
+            newest=max((r["release"] for r in shown), key=lambda v: tuple(int(x) for x in v.split("."))),
+            undecided=len(undecided),
+        )
+    elif undecided:
+        conds = sorted({c for _, cs in undecided for c in cs})
+        example = undecided[-1][0]
+        yield unknown(
+            rule,
+            f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes or corruption "
+            f"whose conditions the facts cannot show ({', '.join(conds)}), e.g. {example['release']}: {example['text']}",
+        )

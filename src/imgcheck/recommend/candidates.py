@@ -44,7 +44,11 @@ def blocking_rules(
     blocking, unknown = set(), set()
     for _node, result in _each(image, nodes, matrix, jobs):
         blocking |= {f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore}
-        unknown |= {u.rule for u in result.unknowns if u.rule not in ignore and not settings_only(u)}
+        unknown |= {
+            u.rule
+            for u in result.unknowns
+            if u.rule not in ignore and not settings_only(u) and can_block(matrix, u.rule)
+        }
     return blocking, unknown
 
 
@@ -53,6 +57,14 @@ def settings_only(u: Unknown) -> bool:
     a catalog row never records Env, and the settings checks are about what the team adds, which the env-change
     recommendation answers. Candidates are judged as if they add no NCCL setting; the why says so."""
     return bool(u.facts) and all(f.startswith("setting.") for f in u.facts)
+
+
+def can_block(matrix: Matrix, rule: str) -> bool:
+    """Whether a finding of `rule` could rule a candidate out: an unknown of a rule whose row and variants are all
+    below BLOCKING (an info-only rule such as NCCL-RELEASE-LATER-FIX) leaves nothing undecided about the candidate."""
+    row = matrix.rule(rule)
+    severities = {row["severity"], *(v.get("severity", row["severity"]) for v in row.get("variants", {}).values())}
+    return bool(severities & set(BLOCKING))
 
 
 def _each(image: ImageFacts, nodes, matrix: Matrix, jobs: tuple = ()):
@@ -88,7 +100,11 @@ def judge(
                 if f.severity in BLOCKING and f.id not in ignore:
                     names = names_of.get(node.name, [node.name]) if names_of else [node.name]
                     blocking.setdefault(f.id, set()).update(names)
-            unknown |= {u.rule for u in result.unknowns if u.rule not in ignore and not settings_only(u)}
+            unknown |= {
+                u.rule
+                for u in result.unknowns
+                if u.rule not in ignore and not settings_only(u) and can_block(matrix, u.rule)
+            }
     if blocking:
         words = tuple(f"{rule} on {names_text(sorted(names))}" for rule, names in sorted(blocking.items()))
         return Judgement(

@@ -7,9 +7,11 @@ from typing import IO
 
 from .. import __version__
 from ..errors import ImgcheckError, UnavailableError, UsageError
+from ..knowledge.nccl import nccl_in_use
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding
+from . import nccl_catalog
 from .decide import decide
 from .join import join_notes
 from .result import JoinResult, TriageReport
@@ -83,6 +85,10 @@ def triage(
     node_f = load_node(node, node_facts)
     image_f = load_image(image, platform, deadline)
     report = decide(scan, sigset, image_f, node_f)
+    nccl_v = nccl_in_use(image_f)
+    report = dataclasses.replace(
+        report, notes=report.notes + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
+    )
     join = None
     if image_f is not None or node_f is not None:
         found, why = engine_findings(image_f, node_f) if image_f is not None else ((), "no image given")

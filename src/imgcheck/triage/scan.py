@@ -23,6 +23,7 @@ from typing import IO
 
 from ..errors import BadInputError
 from ..fsutil import open_input
+from . import nccl_catalog
 from .context import ContextAccumulator
 from .logparse import LogLine, parse_line
 from .signatures import SignatureSet
@@ -67,6 +68,7 @@ class ScanResult:
     sources: list[str] = field(default_factory=list)
     full_year: int | None = None  # a year seen in any full timestamp
     context_lines_dropped: int = 0  # INFO lines of writers beyond MAX_WRITERS (their context is not kept)
+    nccl_messages: dict[str, list] = field(default_factory=dict)  # nccl_catalog.observe: NCCL messages recognised
 
 
 def required_literal(pattern: re.Pattern) -> str | None:
@@ -143,6 +145,7 @@ class Scanner:
         if ctx is not None:
             ctx.feed(line)
         text = line.text
+        nccl_catalog.observe(res.nccl_messages, text)
         matched: dict[str, re.Match] = {}
         checks = self.checks if self.gate is None or self.gate.search(text) else self.ungated
         for sig, pat, lit in checks:

@@ -1,0 +1,224 @@
+"""The Env lint: every NCCL_* setting the process gets (image Env, /etc/nccl.conf, the launch spec's env) against the
+catalog of what each NCCL release reads (catalogs/nccl_params.json, generated from the release tags by
+tools/nccl/gen_params.py): a name no release reads (with the nearest one that does), a name this NCCL does not read
+yet or no longer, a value NCCL's parser turns into something else, a setting this node's links ignore.
+
+Settings with rules of their own (env_traps, env_devices, env_node_names) are checked here only for name,
+release and parse, never again for their meaning."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..knowledge.settings import IMAGE_ENV, NCCL_CONF_PATH, ORIGIN_CONF, ORIGIN_ENV, Setting
+from ..model.location import Location
+from ..model.report import Evidence, Finding
+from ..versions import ranges
+from .context import Ctx
+from .emit import Outcome, finding, unknown
+
+RULES = (
+    "ENV-NCCL-PARAM-UNKNOWN",
+    "ENV-NCCL-PARAM-NOT-IN-RELEASE",
+    "ENV-NCCL-PARAM-VALUE",
+    "ENV-NCCL-PARAM-LINK-LAYER",
+    "ENV-NCCL-PARAM-OVERRIDDEN",
+)
+NEEDS: dict[str, set[Any]] = {"nccl_params": {"NCCL_DEBUG"}}  # every release reads it: the table is there
+
+_PREFIX = "NCCL_"
+# strtoll(str, NULL, 0): leading space, a sign, then 0x/0 prefixed or decimal digits; the rest is ignored
+_STRTOLL = re.compile(r"\s*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def check(ctx: Ctx) -> Iterator[Outcome]:
+    outcomes = list(_check(ctx))
+    # the engine's contract is one outcome kind per rule and evaluation; with a partial NCCL version ("2.18") one
+    # setting can be decided and another not: the finding is kept and the other setting's unknown is dropped
+    found = {o.id for o in outcomes if isinstance(o, Finding)}
+    yield from (o for o in outcomes if isinstance(o, Finding) or o.rule not in found)
+
+
+def _check(ctx: Ctx) -> Iterator[Outcome]:
+    names = _names(ctx)
+    if not names or (ctx.nccl is None and not ctx.gpu_image):
+        return  # nothing sets NCCL_*, or nothing in the image loads NCCL: the settings reach no reader
+    rows = {r["name"]: r for r in ctx.matrix.rows("nccl_params")}
+    newest = max((r["last"] for r in rows.values() if r["last"]), key=_key)
+    oldest = min((r["first"] for r in rows.values() if r["first"]), key=_key)
+    version = ctx.nccl.version if ctx.nccl else None
+    for name in names:
+        s = ctx.setting(name)
+        if s is None:
+            continue
+        row = rows.get(name)
+        if row is None:
+            yield from _overridden(ctx, s)
+            yield from _unknown_name(ctx, s, rows, version, (oldest, newest))
+            continue
+        yield from _overridden(ctx, s)
+        if row["first"] is None:
+            continue  # read by another program (PyTorch, a build), not NCCL: nothing to check here
+        yield from _release(ctx, s, row, version, newest)
+        yield from _value(ctx, s, row)
+        yield from _link_layer(ctx, s, row)
+
+
+def _key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def _names(ctx: Ctx) -> list[str]:
+    found = set(ctx.image.env) | set(ctx.image.nccl_conf)
+    if ctx.job is not None:
+        found |= {v.name for v in ctx.job.env}
+    return sorted(n for n in found if n.startswith(_PREFIX))
+
+
+def _unknown_name(
+    ctx: Ctx, s: Setting, rows: dict[str, dict[str, Any]], version: str | None, span: tuple[str, str]
+) -> Iterator[Outcome]:
+    rule = "ENV-NCCL-PARAM-UNKNOWN"
+    oldest, newest = span
+    after_newest = ".".join(newest.split(".")[:-1] + [str(int(newest.split(".")[-1]) + 1)])
+    near = difflib.get_close_matches(s.name, [n for n, r in rows.items() if r["first"]], n=1, cutoff=0.8)
+    newer = ranges.at_least(version, after_newest)
+    if newer is not False:
+        # an NCCL newer than the catalog may read names the catalog does not list: ask instead of answering
+        which = "unknown (image.nccl.version)" if version is None else f"{version}, which may be newer"
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        yield unknown(
+            rule,
+            f"{s.name} is read by no NCCL release {oldest}..{newest}{hint}; is the image's NCCL newer? Its version "
+            f"is {which}",
+        )
+        return
+    evidence = [s.evidence] + ctx.nccl_evidence()
+    params = dict(setting=s.label, name=s.name, oldest=oldest, newest=newest)
+    if near:
+        yield finding(ctx.matrix, rule, evidence, near=near[0], **params)
+    else:
+        yield finding(ctx.matrix, rule, evidence, variant="no-near", **params)
+
+
+def _overridden(ctx: Ctx, s: Setting) -> Iterator[Outcome]:
+    """A value set in a place that loses: /etc/nccl.conf under an Env value (NCCL loads the file with setenv(name,
+    value, 0), which keeps what the environment has), or the image Env under the launch spec's env."""
+    losers = []
+    conf = ctx.image.nccl_conf.get(s.name)
+    if conf is not None and s.origin != ORIGIN_CONF and conf.strip() != s.value.strip():
+        losers.append((f"image.nccl_conf.{s.name}", conf, NCCL_CONF_PATH))
+    env = ctx.image.env.get(s.name)
+    if env is not None and s.origin not in (ORIGIN_ENV, ORIGIN_CONF) and env.strip() != s.value.strip():
+        losers.append((f"image.env.{s.name}", env, "the image Env"))
+    for fact, value, where in losers:
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-PARAM-OVERRIDDEN",
+            [s.evidence, Evidence(fact, value, IMAGE_ENV if where == "the image Env" else Location.file(where))],
+            setting=s.label,
+            name=s.name,
+            lost=f"{s.name}={value}",
+            where=where,
+        )
+
+
+def _release(ctx: Ctx, s: Setting, row: dict[str, Any], version: str | None, newest: str) -> Iterator[Outcome]:
+    rule = "ENV-NCCL-PARAM-NOT-IN-RELEASE"
+    first, removed = row["first"], row["removed_in"]
+    span = f"{first}..{row['last']}"
+    if version is None:
+        yield unknown(
+            rule,
+            f"which NCCL the image loads is unknown (image.nccl.version), so whether it reads {s.name} "
+            f"(read by NCCL {span}) cannot be told",
+        )
+        return
+    params = dict(setting=s.label, name=s.name, nccl=version, first=first, last=row["last"], removed_in=removed)
+    evidence = [s.evidence] + ctx.nccl_evidence()
+    before = ranges.below(version, first)
+    after = ranges.at_least(version, removed) if removed else False
+    gaps = row.get("absent_in") or []
+    gap = next((g for g in gaps if ranges.within(version, g, None) and ranges.below(version, g + ".1")), None)
+    if before:
+        yield finding(ctx.matrix, rule, evidence, variant="not-yet", **params)
+    elif after:
+        yield finding(ctx.matrix, rule, evidence, **params)
+    elif gap is not None:
+        yield finding(ctx.matrix, rule, evidence, variant="gap", **params)
+    elif before is None or after is None:
+        yield unknown(rule, f"NCCL {version} may or may not be one of the releases that read {s.name} ({span})")
+
+
+def _strtoll(text: str) -> int:
+    m = _STRTOLL.match(text)
+    if not m:
+        return 0
+    sign, digits = m.groups()
+    value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits, 8) if digits.startswith("0") else int(digits)
+    return -value if sign == "-" else value
+
+
+def _value(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    yield from _words(ctx, s, row)
+    if row["type"] != "int64" or row["form"] != "NCCL_PARAM" or row.get("form_history"):
+        return  # only NCCL_PARAM integers have one parser across releases; strings are parsed by their reader
+    text = s.value.strip()
+    if not text:
+        return  # NCCL treats an empty value as unset
+    read = _strtoll(s.value)
+    whole = _STRTOLL.fullmatch(s.value.rstrip())
+    params = dict(setting=s.label, name=s.name, value=s.value, read=read, site=row["site"])
+    if whole is None:
+        yield finding(ctx.matrix, "ENV-NCCL-PARAM-VALUE", [s.evidence], **params)
+        return
+    low, high = row.get("range_min"), row.get("range_max")
+    if (low is not None and read < low) or (high is not None and read > high):
+        yield finding(ctx.matrix, "ENV-NCCL-PARAM-VALUE", [s.evidence], variant="range", low=low, high=high, **params)
+
+
+_CLOSED_WORDS = 3  # a word list this long is the whole set the reader accepts (levels, subsystems), not one keyword
+
+
+def _words(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    words = row.get("values") or []
+    if len(words) < _CLOSED_WORDS or not s.value.strip():
+        return
+    tokens = [t.strip().lstrip("^").upper() for t in s.value.split(",") if t.strip()]
+    bad = [t for t in tokens if t not in words]
+    if bad:
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-PARAM-VALUE",
+            [s.evidence],
+            variant="word",
+            setting=s.label,
+            name=s.name,
+            value=s.value,
+            word=bad[0],
+            words=", ".join(words),
+            site=row["site"],
+        )
+
+
+def _link_layer(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    wants = row.get("link_layer")
+    if not wants:
+        return
+    rule = "ENV-NCCL-PARAM-LINK-LAYER"
+    ports = [(d.name, p) for d in ctx.node.rdma.devices for p in d.ports]
+    if ctx.node_has_rdma is False:
+        return  # env_traps' rules already say NCCL's IB settings do nothing without RDMA devices
+    if not ports:
+        yield unknown(rule, f"{s.name} matters only on {wants} ports; {ctx.unknown_why('rdma.devices')}")
+        return
+    layers = {p.link_layer for _, p in ports}
+    if None in layers:
+        yield unknown(rule, f"{s.name} matters only on {wants} ports; the node's port link layers were not read")
+    elif wants not in layers:
+        names = ", ".join(sorted({f"{d}/{p.link_layer}" for d, p in ports}))
+        evidence = [s.evidence, ctx.node_ev("rdma.devices.ports.link_layer", names)]
+        yield finding(ctx.matrix, rule, evidence, setting=s.label, name=s.name, wants=wants, ports=names)

@@ -1,0 +1,149 @@
+"""The Env lint (engine/env_nccl_params.py) on real launch scripts, against the generated NCCL parameter catalog."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from engine_facts import committed_facts, matrix, node, run, with_nccl
+
+from imgcheck.engine import evaluate
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "nccl_env")
+_EXPORT = re.compile(r"^export ([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+IB_NODE = "mofed-5.8-proprietary-535-peermem"  # two ConnectX ports, link layer InfiniBand
+
+
+def script_env(name: str) -> dict[str, str]:
+    """The `export NAME=value` lines of a real launch script (tests/data/nccl_env/README.md names each URL)."""
+    with open(os.path.join(DATA, name)) as f:
+        return dict(m.groups() for line in f if (m := _EXPORT.match(line.strip())))
+
+
+def lint(result) -> dict[str, list]:
+    found: dict[str, list] = {}
+    for f in result.findings:
+        if f.id.startswith("ENV-NCCL-PARAM"):
+            found.setdefault(f.id, []).append(f)
+    return found
+
+
+def image(version: str | None, env: dict[str, str]):
+    facts = with_nccl(committed_facts("bookworm"), version or "2.21.5", env=env)
+    if version is None:
+        nccl = dataclasses.replace(facts.nccl[0], version=None)
+        facts = dataclasses.replace(facts, nccl=(nccl,))
+    return facts
+
+
+def test_catalog_is_generated_from_every_release_and_validates():
+    rows = {r["name"]: r for r in matrix().rows("nccl_params")}
+    assert len(rows) > 250  # 2.3.5 .. 2.30.7: NCCL_PARAM, getenv/ncclGetEnv and DEFINE_NCCL_PARAM forms
+    assert rows["NCCL_IB_HCA"]["form"] == "getenv"
+    assert rows["NCCL_CUMEM_ENABLE"]["first"] == "2.18.1"
+    assert rows["NCCL_LL_THRESHOLD"]["removed_in"] == "2.5.6"
+    assert rows["NCCL_IB_GID_INDEX"]["default_history"] == ["2.3.5: 0", "2.21.5: -1"]
+    assert rows["NCCL_DEBUG"]["values"] == ["ABORT", "INFO", "TRACE", "VERSION", "WARN"]
+    assert all(r["source"] and r["confidence"] for r in rows.values())
+
+
+def test_kaggle_script_timeout_is_no_nccl_setting_and_torch_names_are_not_typos():
+    env = script_env("litgpt_train_t4x2_kaggle.sh")
+    found = lint(run(image("2.21.5", env), node(IB_NODE)))
+    unknown = {f.evidence[0].fact: f for f in found["ENV-NCCL-PARAM-UNKNOWN"]}
+    assert "image.env.NCCL_TIMEOUT" in unknown
+    assert "NCCL_IB_TIMEOUT" in unknown["image.env.NCCL_TIMEOUT"].title  # did you mean
+    assert unknown["image.env.NCCL_TIMEOUT"].severity == "warning"
+    # NCCL_ASYNC_ERROR_HANDLING is PyTorch's old name: read by another program, not a typo
+    assert "image.env.NCCL_ASYNC_ERROR_HANDLING" not in unknown
+    assert "image.env.NCCL_IB_TIMEOUT" not in unknown and "image.env.NCCL_P2P_DISABLE" not in unknown
+
+
+def test_flagai_script_removed_variable_and_unknown_debug_level():
+    env = script_env("flagai_run_multi.sh")
+    found = lint(run(image("2.18.3", env), node(IB_NODE)))
+    removed = found["ENV-NCCL-PARAM-NOT-IN-RELEASE"]
+    assert [f.evidence[0].fact for f in removed] == ["image.env.NCCL_IB_CUDA_SUPPORT"]
+    assert "no longer reads" in removed[0].title
+    words = found["ENV-NCCL-PARAM-VALUE"]
+    assert [f.evidence[0].fact for f in words] == ["image.env.NCCL_DEBUG"]  # 'debug' is no NCCL_DEBUG level
+    # NCCL_IB_GID_INDEX on InfiniBand ports: NCCL picks the GID itself there
+    assert [f.evidence[0].fact for f in found["ENV-NCCL-PARAM-LINK-LAYER"]] == ["image.env.NCCL_IB_GID_INDEX"]
+
+
+def test_same_script_on_an_nccl_that_still_read_the_variable():
+    env = script_env("flagai_run_multi.sh")
+    found = lint(run(image("2.3.7", env), node(IB_NODE)))
+    assert "ENV-NCCL-PARAM-NOT-IN-RELEASE" not in found
+
+
+def test_gid_index_matters_on_roce_ports():
+    env = script_env("rl2_orz_ppo_multi_nodes.sh")
+    ib = node(IB_NODE)
+    assert lint(run(image("2.21.5", env), ib))["ENV-NCCL-PARAM-LINK-LAYER"]
+    devices = tuple(
+        dataclasses.replace(d, ports=tuple(dataclasses.replace(p, link_layer="Ethernet") for p in d.ports))
+        for d in ib.rdma.devices
+    )
+    roce = dataclasses.replace(ib, rdma=dataclasses.replace(ib.rdma, devices=devices))
+    assert "ENV-NCCL-PARAM-LINK-LAYER" not in lint(evaluate(image("2.21.5", env), roce, matrix()))
+
+
+def test_version_unknown_asks_instead_of_answering():
+    env = script_env("flagai_run_multi.sh")
+    result = run(image(None, env), node(IB_NODE))
+    assert "ENV-NCCL-PARAM-NOT-IN-RELEASE" not in lint(result)
+    reasons = [u.reason for u in result.unknowns if u.rule == "ENV-NCCL-PARAM-NOT-IN-RELEASE"]
+    assert any("NCCL_IB_CUDA_SUPPORT" in r and "image.nccl.version" in r for r in reasons)
+
+
+def test_newer_nccl_than_the_catalog_is_unknown_for_unlisted_names():
+    result = run(image("2.99.1", {"NCCL_TIMEOUT": "300"}), node(IB_NODE))
+    assert "ENV-NCCL-PARAM-UNKNOWN" not in lint(result)
+    assert "ENV-NCCL-PARAM-UNKNOWN" in [u.rule for u in result.unknowns]
+
+
+def test_integer_parameter_read_by_strtoll():
+    # error path (no public script found with this exact value): a word where NCCL_PARAM wants an integer
+    found = lint(run(image("2.21.5", {"NCCL_IB_DISABLE": "true", "NCCL_P2P_DISABLE": "0x1"}), node(IB_NODE)))
+    assert [f.evidence[0].fact for f in found["ENV-NCCL-PARAM-VALUE"]] == ["image.env.NCCL_IB_DISABLE"]
+    assert "as 0" in found["ENV-NCCL-PARAM-VALUE"][0].title
+
+
+def test_nccl_conf_and_job_env_are_linted_too():
+    facts = with_nccl(committed_facts("bookworm"), "2.21.5", nccl_conf={"NCCL_SOCKET_IFNAMES": "eth0"})
+    found = lint(run(facts, node(IB_NODE)))
+    assert found["ENV-NCCL-PARAM-UNKNOWN"][0].evidence[0].fact == "image.nccl_conf.NCCL_SOCKET_IFNAMES"
+    assert "NCCL_SOCKET_IFNAME" in found["ENV-NCCL-PARAM-UNKNOWN"][0].title
+
+
+def test_nccl_conf_value_under_an_env_value_is_reported_overridden():
+    facts = with_nccl(
+        committed_facts("bookworm"), "2.21.5", env={"NCCL_IB_GID_INDEX": "3"}, nccl_conf={"NCCL_IB_GID_INDEX": "0"}
+    )
+    found = lint(run(facts, node(IB_NODE)))["ENV-NCCL-PARAM-OVERRIDDEN"]
+    assert [e.fact for e in found[0].evidence] == ["image.env.NCCL_IB_GID_INDEX", "image.nccl_conf.NCCL_IB_GID_INDEX"]
+    same = with_nccl(
+        committed_facts("bookworm"), "2.21.5", env={"NCCL_IB_GID_INDEX": "3"}, nccl_conf={"NCCL_IB_GID_INDEX": "3"}
+    )
+    assert "ENV-NCCL-PARAM-OVERRIDDEN" not in lint(run(same, node(IB_NODE)))
+
+
+def test_launch_spec_env_is_linted_with_its_own_evidence():
+    from imgcheck.job import load_job_spec
+
+    spec = os.path.join(os.path.dirname(__file__), "job", "specs", "pod-roce-hostnetwork.yaml")
+    (job,) = load_job_spec(spec)
+    result = evaluate(with_nccl(committed_facts("bookworm"), "2.21.5"), node(IB_NODE), matrix(), job=job)
+    (f,) = lint(result)["ENV-NCCL-PARAM-LINK-LAYER"]  # the RoCE pod's GID index, run on an InfiniBand node
+    assert f.evidence[0].fact == "job.env.NCCL_IB_GID_INDEX" and f.evidence[0].path == spec
+
+
+def test_version_unknown_makes_an_unlisted_name_a_question_with_the_likely_name():
+    result = run(image(None, script_env("litgpt_train_t4x2_kaggle.sh")), node(IB_NODE))
+    assert "ENV-NCCL-PARAM-UNKNOWN" not in lint(result)
+    reasons = [u.reason for u in result.unknowns if u.rule == "ENV-NCCL-PARAM-UNKNOWN"]
+    assert any(
+        "NCCL_TIMEOUT" in r and "did you mean NCCL_IB_TIMEOUT" in r and "image.nccl.version" in r for r in reasons
+    )

@@ -1,0 +1,366 @@
+"""Generate compat_matrix/catalogs/nccl_params.json: every NCCL_* variable each NCCL release (2.4 on) reads.
+
+Re-run after fetching a newer snapshot of github:NVIDIA/nccl (docs/knowledge-coverage.md says how):
+    NCCL_MIRROR=/path/to/bare/nccl.git python tools/nccl/gen_params.py
+
+The three ways NCCL reads a variable (see upstream-sources.md), all scanned in src/ and the in-tree plugins:
+  1. NCCL_PARAM(Name, "SUFFIX", default)      -> NCCL_SUFFIX, a 64-bit integer read with strtoll(str, NULL, 0)
+  2. getenv("NCCL_X") / ncclGetEnv("NCCL_X")  -> a string the caller parses
+  3. DEFINE_NCCL_PARAM(name, type, NCCL_X, default, flags, parser, desc)  (typed registry, 2.30 on)
+plus a literal "NCCL_X" handed to another reader (ncclGetLevel(.., "NCCL_P2P_LEVEL"), getNthreads("NCCL_..")).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nccl_git  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/compat_matrix/catalogs/nccl_params.json"
+NAME = re.compile(r"^NCCL_[A-Z0-9_]+$")
+PARAM = re.compile(r"\bNCCL_PARAM\(")
+DEFINE = re.compile(r"\bDEFINE_NCCL_PARAM\(")
+LITERAL = re.compile(r'"(NCCL_[A-Z0-9_]+)"')
+# callers whose literal "NCCL_X" is not a read of X (printing it, setting it, comparing it)
+NOT_READERS = {
+    "setenv",
+    "unsetenv",
+    "INFO",
+    "WARN",
+    "TRACE",
+    "printf",
+    "snprintf",
+    "sprintf",
+    "fprintf",
+    "strcmp",
+    "strncmp",
+    "strcasecmp",
+    "define",
+    "NCCL_PARAM",
+    "DEFINE_NCCL_PARAM",
+    "static_assert",
+}
+INT_HELPERS = {"getNthreads", "getPoolSizeFromEnv", "getRingSizeFromEnv", "ncclGetLevel"}
+
+
+# Variables NCCL reads only on one link layer (source read by hand; the generator cannot derive it): on an
+# InfiniBand port NCCL addresses by LID and picks the GID itself, so these RoCE knobs do nothing there.
+_ROCE_SRC = "NVIDIA/nccl@v2.30.7-1:src/transport/net_ib/connect.cc:298-330 (ncclIbGetGidIndex returns for IB before reading them); NVIDIA/nccl@v2.18.3-1:src/transport/net_ib.cc:564-573 (GID only in the Ethernet branch)"
+SCOPE = {
+    n: ("Ethernet", "read for RoCE (Ethernet link layer) ports only; an InfiniBand port ignores it", _ROCE_SRC)
+    for n in ("NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE")
+}
+
+# NCCL_* names that other programs read or set (never NCCL itself): not typos.
+_TORCH = "pytorch/pytorch@v2.1.0:torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp (renamed to TORCH_NCCL_* in PR #114077, v2.2.0; the old names still read with a deprecation warning)"
+_OTHER = [
+    ("NCCL_ASYNC_ERROR_HANDLING", "PyTorch c10d (old name of TORCH_NCCL_ASYNC_ERROR_HANDLING)", _TORCH),
+    ("NCCL_BLOCKING_WAIT", "PyTorch c10d (old name of TORCH_NCCL_BLOCKING_WAIT)", _TORCH),
+    ("NCCL_DESYNC_DEBUG", "PyTorch c10d (old name of TORCH_NCCL_DESYNC_DEBUG)", _TORCH),
+    ("NCCL_ENABLE_TIMING", "PyTorch c10d (old name of TORCH_NCCL_ENABLE_TIMING)", _TORCH),
+    (
+        "NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK",
+        "PyTorch c10d (old name of TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK)",
+        _TORCH,
+    ),
+    (
+        "NCCL_VERSION",
+        "set by the nvidia/cuda image Dockerfiles to the NCCL package version (ENV NCCL_VERSION 2.x.y-1); NCCL does not read it",
+        "https://gitlab.com/nvidia/container-images/cuda (dist/*/runtime/Dockerfile)",
+    ),
+    (
+        "NCCL_HOME",
+        "build variable of nccl-tests (make NCCL_HOME=...) naming where NCCL is installed",
+        "https://github.com/NVIDIA/nccl-tests#build",
+    ),
+    (
+        "NCCL_ROOT",
+        "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})",
+        "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake",
+    ),
+    (
+        "NCCL_ROOT_DIR",
+        "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})",
+        "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake",
+    ),
+    (
+        "NCCL_INCLUDE_DIR",
+        "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})",
+        "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake",
+    ),
+    (
+        "NCCL_LIB_DIR",
+        "build variable read by PyTorch's FindNCCL.cmake ($ENV{...})",
+        "pytorch/pytorch@0197817a:cmake/Modules/FindNCCL.cmake",
+    ),
+]
+OTHER_READERS = [
+    {
+        "name": n,
+        "type": "string",
+        "form": "other program",
+        "default": None,
+        "default_int": None,
+        "values": None,
+        "range_min": None,
+        "range_max": None,
+        "first": None,
+        "last": None,
+        "removed_in": None,
+        "absent_in": None,
+        "default_history": None,
+        "form_history": None,
+        "link_layer": None,
+        "reader": who,
+        "site": None,
+        "source": src,
+        "confidence": "reported",
+        "note": "not an NCCL parameter: no NCCL release reads it, so first/last/site are null; listed so the Env lint does not call it a typo",
+    }
+    for n, who, src in _OTHER
+]
+
+
+def _args(text: str, start: int) -> tuple[list[str], int]:
+    """Top-level comma-separated arguments of the call whose '(' is at text[start]; and the end offset."""
+    depth, i, cur, args, in_str = 0, start, [], [], False
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            cur.append(c)
+            if c == "\\":
+                cur.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+            cur.append(c)
+        elif c == "(":
+            depth += 1
+            if depth > 1:
+                cur.append(c)
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                args.append("".join(cur).strip())
+                return args, i
+            cur.append(c)
+        elif c == "," and depth == 1:
+            args.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    return args, i
+
+
+def _caller(text: str, pos: int) -> str | None:
+    """Name of the function whose argument list holds offset pos (None at top level)."""
+    depth = 0
+    i = pos - 1
+    while i >= 0 and pos - i < 400:
+        c = text[i]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            if depth == 0:
+                m = re.search(r"([A-Za-z_][A-Za-z0-9_:]*)\s*$", text[max(0, i - 80) : i])
+                return m.group(1).split("::")[-1] if m else None
+            depth -= 1
+        elif c in ";{}" and depth == 0:
+            return None
+        i -= 1
+    return None
+
+
+def _in_comment(text: str, pos: int) -> bool:
+    line_start = text.rfind("\n", 0, pos) + 1
+    return "//" in text[line_start:pos] or text[line_start:pos].lstrip().startswith("*")
+
+
+def _default_int(expr: str) -> int | None:
+    e = expr.strip().strip("()").replace("LL", "").replace("UL", "").replace("U", "").replace("L", "")
+    m = re.fullmatch(r"\s*(-?\s*(?:0x[0-9a-fA-F]+|\d+))\s*(?:<<\s*(\d+))?\s*", e)
+    if not m:
+        return None
+    base = int(m.group(1).replace(" ", ""), 0)
+    return base << int(m.group(2)) if m.group(2) else base
+
+
+def _compared_words(text: str, pos: int) -> list[str] | None:
+    """The words a string setting is compared with (strcasecmp(var, "WORD")) in the 60 lines after it is read:
+    NCCL_DEBUG's levels. None when the value is not compared that way."""
+    line = text[text.rfind("\n", 0, pos) + 1 : text.find("\n", pos)]
+    m = re.search(r"(\w+)\s*=\s*\w+\(\s*\"NCCL_", line)
+    if not m:
+        return None
+    after = "\n".join(text[pos:].split("\n")[:60])
+    words = re.findall(r"strcasecmp\(\s*" + re.escape(m.group(1)) + r'\s*,\s*"([^"]+)"', after)
+    return sorted(set(words)) or None
+
+
+def scan(tag: str) -> dict[str, dict]:
+    found: dict[str, dict] = {}
+
+    def add(name: str, path: str, text: str, pos: int, **info) -> None:
+        if not NAME.match(name) or _in_comment(text, pos):
+            return
+        line = text.count("\n", 0, pos) + 1
+        entry = dict(info, site=f"{path}:{line}", core=path.startswith("src/"))
+        old = found.get(name)
+        # a typed declaration wins over a bare read of the same name; core source over the example plugins
+        rank = {"NCCL_PARAM": 3, "DEFINE_NCCL_PARAM": 3, "getenv": 2}.get(info["form"], 1) + (
+            10 if entry["core"] else 0
+        )
+        if old is None or rank > old["_rank"]:
+            found[name] = dict(entry, _rank=rank)
+
+    for path, text in nccl_git.files_text(tag).items():
+        if path.endswith(("param.h",)) and "define NCCL_PARAM" in text:
+            pass  # the macro's own body is not a declaration; its uses are found below
+        for m in PARAM.finditer(text):
+            if text[max(0, m.start() - 8) : m.start()].endswith("define "):
+                continue
+            args, _ = _args(text, m.end() - 1)
+            if len(args) < 3 or not re.fullmatch(r'"[A-Z0-9_]+"', args[1]):
+                continue
+            add(
+                "NCCL_" + args[1].strip('"'),
+                path,
+                text,
+                m.start(),
+                form="NCCL_PARAM",
+                type="int64",
+                default=",".join(args[2:]).strip(),
+            )
+        for m in DEFINE.finditer(text):
+            if text[max(0, m.start() - 8) : m.start()].endswith("define "):
+                continue
+            args, _ = _args(text, m.end() - 1)
+            if len(args) < 7:
+                continue
+            values = re.findall(r'makeOption\(\s*"([^"]+)"', args[5])
+            add(
+                args[2],
+                path,
+                text,
+                m.start(),
+                form="DEFINE_NCCL_PARAM",
+                type=args[1],
+                default=args[3],
+                values=values or None,
+            )
+        for m in LITERAL.finditer(text):
+            fn = _caller(text, m.start())
+            if fn is None or fn in NOT_READERS:
+                continue
+            if fn in ("getenv", "ncclGetEnv", "secure_getenv", "getEnvFunc"):
+                add(
+                    m.group(1),
+                    path,
+                    text,
+                    m.start(),
+                    form="getenv",
+                    type="string",
+                    default=None,
+                    values=_compared_words(text, m.start()),
+                )
+            else:
+                typ = "int" if fn in INT_HELPERS else "string"
+                add(m.group(1), path, text, m.start(), form=f"helper {fn}()", type=typ, default=None)
+    for v in found.values():
+        v.pop("_rank")
+    return found
+
+
+def build() -> dict:
+    tags = nccl_git.release_tags()
+    per: list[tuple[str, str, dict[str, dict]]] = []
+    for tag, version in tags:
+        print(f"scanning {tag}", file=sys.stderr)
+        per.append((tag, version, scan(tag)))
+    names = sorted({n for _, _, f in per for n in f})
+    rows = []
+    for name in names:
+        present = [(tag, v, f[name]) for tag, v, f in per if name in f]
+        first_tag, first, _ = present[0]
+        last_tag, last, info = present[-1]
+        versions = [v for _, v, _ in per]
+        i0, i1 = versions.index(first), versions.index(last)
+        gaps = [v for _, v, f in per[i0 : i1 + 1] if name not in f]
+        defaults: list[tuple[str, str | None]] = []
+        forms: list[tuple[str, str]] = []
+        for _, v, inf in present:
+            d = inf.get("default")
+            if not defaults or defaults[-1][1] != d:
+                defaults.append((v, d))
+            if not forms or forms[-1][1] != inf["form"]:
+                forms.append((v, inf["form"]))
+        removed_in = versions[i1 + 1] if i1 + 1 < len(versions) else None
+        values = sorted({w.upper() for _, _, inf in present for w in (inf.get("values") or [])}) or None
+        row = {
+            "name": name,
+            "type": info["type"],
+            "form": info["form"],
+            "default": info.get("default"),
+            "default_int": _default_int(info["default"]) if info.get("default") and info["type"] == "int64" else None,
+            "values": values,
+            "range_min": None,
+            "range_max": None,
+            "first": first,
+            "last": last,
+            "removed_in": removed_in,
+            "absent_in": gaps or None,
+            "default_history": [f"{v}: {d}" for v, d in defaults] if len(defaults) > 1 else None,
+            "form_history": [f"{v}: {f}" for v, f in forms] if len(forms) > 1 else None,
+            "link_layer": SCOPE.get(name, (None,))[0],
+            "reader": "libnccl" if info["core"] else "example plugin in the NCCL tree",
+            "site": info["site"],
+            "source": [f"NVIDIA/nccl@{last_tag}:{info['site']}"] + ([SCOPE[name][2]] if name in SCOPE else []),
+            "confidence": "verified",
+        }
+        notes = []
+        if row["default"] is None:
+            notes.append("no default in the declaration: the reader treats unset as its own default")
+        elif row["default_int"] is None and info["type"] == "int64":
+            notes.append("default is a source expression (a macro or computed), kept as written")
+        if info["type"] == "int64":
+            notes.append("range: the declaration does not bound the value (NCCL_PARAM takes any strtoll result)")
+        if name in SCOPE:
+            notes.append(SCOPE[name][1])
+        if not info["core"]:
+            notes.append("read by an example plugin shipped in the NCCL tree, not by libnccl itself")
+        if removed_in is None:
+            notes.append(f"removed_in: null, still read by the newest release scanned ({tags[-1][1]})")
+        if first_tag == tags[0][0]:
+            notes.append(f"first: present at the oldest release scanned ({first}); may be older")
+        row["note"] = "; ".join(notes)
+        rows.append(row)
+    rows += OTHER_READERS
+    return {
+        "table": "nccl_params",
+        "description": (
+            "Every NCCL_* environment variable each NCCL release reads, generated by tools/nccl/gen_params.py from "
+            f"the release tags of github:NVIDIA/nccl ({tags[0][1]} .. {tags[-1][1]}, {len(tags)} releases): name, "
+            "type (int64 = NCCL_PARAM, read with strtoll(str, NULL, 0)), default as written, first and last release "
+            "that reads it, the release that no longer does (removed_in), the site at the last release. "
+            "range_min/range_max stay null where the declaration does not bound the value."
+        ),
+        "releases": [v for _, v in tags],
+        "rows": rows,
+    }
+
+
+def main() -> None:
+    data = build()
+    OUT.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"{len(data['rows'])} variables over {len(data['releases'])} releases -> {OUT}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
