@@ -4,11 +4,14 @@ thread states them) and the committed real Debian images on the committed node f
 from __future__ import annotations
 
 import os
+import re
 import sys
 from functools import cache
 
 HERE = os.path.dirname(__file__)
 REAL_SPECS = os.path.join(HERE, "job", "specs", "real")
+NCCL_ENV = os.path.join(HERE, "data", "nccl_env")
+_EXPORT = re.compile(r"^export ([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 sys.path.insert(0, os.path.join(HERE, "incidents"))
 
 from corpus import CASES, image_doc, image_facts, job_facts, node_facts  # noqa: E402
@@ -43,4 +46,18 @@ def bases() -> tuple[tuple[str, object, object, object], ...]:
             continue
         for i, job in enumerate(jobs):
             out.append((f"spec {spec}[{i}]", committed_facts("bookworm"), node("mofed-23.10-open-550-peermem"), job))
+    # Real launch scripts' NCCL_* exports (tests/data/nccl_env, each URL in its README) as the Env of an image with
+    # NCCL, on an InfiniBand node: the Env lint's realistic inputs.
+    from engine_facts import with_nccl
+
+    for script in sorted(f for f in os.listdir(NCCL_ENV) if f.endswith(".sh")):
+        env = _exports(os.path.join(NCCL_ENV, script))
+        for version in ("2.18.3", "2.21.5"):
+            image = with_nccl(committed_facts("bookworm"), version, env=env)
+            out.append((f"script {script} NCCL {version}", image, node("mofed-5.8-proprietary-535-peermem"), None))
     return tuple(out)
+
+
+def _exports(path: str) -> dict[str, str]:
+    with open(path) as fh:
+        return dict(m.groups() for line in fh if (m := _EXPORT.match(line.strip())))

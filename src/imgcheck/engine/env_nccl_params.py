@@ -17,8 +17,9 @@ from ..knowledge.settings import IMAGE_ENV, NCCL_CONF_PATH, ORIGIN_CONF, ORIGIN_
 from ..model.location import Location
 from ..model.report import Evidence, Finding
 from ..versions import ranges
+from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, decided, finding, unknown
 
 RULES = (
     "ENV-NCCL-PARAM-UNKNOWN",
@@ -28,6 +29,13 @@ RULES = (
     "ENV-NCCL-PARAM-OVERRIDDEN",
 )
 NEEDS: dict[str, set[Any]] = {"nccl_params": {"NCCL_DEBUG"}}  # every release reads it: the table is there
+# What each rule is about and reads (engine/contract.py): the NCCL_* settings the process sees, checked against the
+# NCCL that reads them; the link-layer rule also reads the node's RDMA ports.
+_SETTINGS = facts.setting_prefix("NCCL_")
+REQUIRES = {rule: (_SETTINGS,) for rule in RULES}
+READS = {rule: (_SETTINGS, facts.NCCL) for rule in RULES} | {
+    "ENV-NCCL-PARAM-LINK-LAYER": (_SETTINGS, facts.NCCL, facts.NODE_RDMA)
+}
 
 _PREFIX = "NCCL_"
 # strtoll(str, NULL, 0): leading space, a sign, then 0x/0 prefixed or decimal digits; the rest is ignored

@@ -336,3 +336,32 @@ def setting(*names: str) -> Fact:
         lambda ctx: ctx.image.unknown_reason("env"),
         blank=blank,
     )
+
+
+def setting_prefix(prefix: str) -> Fact:
+    """Whether the process sees any setting whose name starts with `prefix` (the Env lint reads them all):
+    KNOWN when one is set, ABSENT when none is, UNKNOWN when none is and the image's Env is unknown."""
+
+    def names(ctx: Ctx) -> list[str]:
+        found = set(ctx.image.env) | set(ctx.image.nccl_conf)
+        if ctx.job is not None:
+            found |= {v.name for v in ctx.job.env}
+        return [n for n in found if n.startswith(prefix)]
+
+    def state(ctx: Ctx) -> State:
+        if names(ctx):
+            return State.KNOWN
+        return State.UNKNOWN if ctx.image.unknown_reason("env") else State.ABSENT
+
+    def blank(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
+        env = {k: v for k, v in i.env.items() if not k.startswith(prefix)}
+        conf = {k: v for k, v in i.nccl_conf.items() if not k.startswith(prefix)}
+        return _image_unknown(i, "env", env=env, nccl_conf=conf), n, j
+
+    return Fact(
+        f"setting.{prefix}*",
+        SETTINGS_QUESTION,
+        state,
+        lambda ctx: ctx.image.unknown_reason("env"),
+        blank=blank,
+    )

@@ -70,12 +70,20 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         applied = ctx.setting(name) if name else None
         if applied is not None and applied.value.strip() == value:
             continue  # the image already avoids it
-        # Each condition the row names is evaluated where the facts can show it (gpu:, topology:, transport:,
-        # arch:): one shown not to hold drops the row; one the facts cannot show (the workload's, or a node fact
-        # not read) is named in the finding, which then ranks below findings whose trigger was shown (issue 31).
+        # Each condition the row names is evaluated where node or image facts can show it (gpu:, topology:,
+        # transport:, arch:): one shown not to hold drops the row, one whose facts are missing makes the row an
+        # unknown asking for them. A condition no fact can show (the workload's, IB SHARP use) is named in the
+        # finding, which then ranks below findings whose trigger was shown (issue 31).
         states = {c: _condition(ctx, c) for c in row.get("conditions") or []}
         if any(v is False for v in states.values()):
             continue  # a condition the row needs is shown not to hold here
+        if open_ := [c for c, v in states.items() if v is None and c.partition(":")[0] in _FACT_CONDITIONS]:
+            yield unknown(
+                "NCCL-RELEASE-KNOWN-ISSUE",
+                f"NCCL {version} is in {row['nccl_min']}..{row['nccl_below']} ({row['issue']}: {row['summary']}), "
+                f"but whether this node meets its conditions is unknown: {', '.join(open_)}",
+            )
+            continue
         unshown = tuple(c for c, v in states.items() if v is None)
         evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else []) + _condition_evidence(ctx, states)
         found = finding(
@@ -124,6 +132,10 @@ def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
 # release-note entries (catalogs/nccl_release_notes.json) that are worth naming: a failure, not a slowdown
 _FAILURE_SYMPTOMS = {"hang", "crash", "data-corruption"}
 _LISTED = 5  # entries named in the finding's text; the rest are counted
+
+
+# condition kinds node or image facts can show (_condition); any other is the workload's, never shown by facts
+_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport")
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
