@@ -19,7 +19,7 @@ from ..model.report import Evidence, Finding
 from ..versions import ranges
 from . import facts
 from .context import Ctx
-from .emit import Outcome, decided, finding, unknown
+from .emit import Outcome, finding, unknown
 
 RULES = (
     "ENV-NCCL-PARAM-UNKNOWN",
