@@ -256,3 +256,43 @@ def test_a_database_failure_mid_job_neither_kills_the_worker_nor_loses_the_job(p
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 4  # two fleets x two jobs, once each
         (attempts,) = conn.execute("SELECT attempts FROM jobs WHERE id = %s", (failures[0],)).fetchone()
     assert attempts == 2
+
+
+def test_outbox_rows_are_leased_to_one_replica_and_taken_over_when_it_dies(pg_url):
+    """Three stores (three replicas) drain one outbox at once: every row goes to exactly one of them, and
+    a row whose holder died (never marked sent) is due again only after its lease ran out."""
+    stores = [PgStore(pg_url, pool_size=4) for _ in range(3)]
+    try:
+        digests = [f"sha256:{i:064x}" for i in range(12)]
+        stores[0].enqueue("main", [PushEvent("a/b", d) for d in digests])
+        while (job := stores[0].claim("w", 60, 3)) is not None:
+            assert stores[0].complete(job, "w", results())  # two fleets: 24 outbox rows
+        got: dict[str, list[int]] = {}
+        barrier = threading.Barrier(3)
+
+        def drain(i: int) -> None:
+            barrier.wait()
+            got[f"r{i}"] = [r["id"] for r in stores[i].outbox_due(limit=100, owner=f"r{i}", lease_seconds=60)]
+
+        threads = [threading.Thread(target=drain, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        claimed = [i for ids in got.values() for i in ids]
+        assert len(claimed) == len(set(claimed)) == 24  # no row handed to two replicas
+        for s in stores:  # after the claim transactions committed, nothing is due for anyone
+            assert s.outbox_due(limit=100, owner="late", lease_seconds=60) == []
+        # r0 sends and marks its rows; r1 gives one back (receiver refused); r2 dies holding its rows
+        for i in got["r0"]:
+            stores[0].outbox_done(i)
+        if got["r1"]:
+            stores[1].outbox_retry(got["r1"][0], "refused", delay=0.0, owner="r1")
+            assert [r["id"] for r in stores[2].outbox_due(limit=100, owner="r2b", lease_seconds=60)] == [got["r1"][0]]
+        # r2's lease expires: its rows (never marked) are due again and taken over once
+        later = stores[0].outbox_due(limit=100, now=10**10, owner="r3", lease_seconds=60)
+        assert set(got["r2"]) <= {r["id"] for r in later}
+        assert stores[1].outbox_due(limit=100, now=10**10, owner="r4", lease_seconds=60) == []
+    finally:
+        for s in stores:
+            s.close()

@@ -322,11 +322,24 @@ class WorkerPool:
             self._outbox_wake.wait(self.config.poll_seconds)
             self._outbox_wake.clear()
 
+    OUTBOX_BATCH = 10  # rows leased per round: the lease must outlast this many POSTs that time out
+
+    def outbox_lease_seconds(self) -> float:
+        timeout = self.notifier.config.timeout if self.notifier is not None else 0.0
+        return self.config.lease_seconds + self.OUTBOX_BATCH * timeout
+
     def drain_outbox(self) -> int:
-        """Send every due notification; delivered (or not wanted) rows are deleted. Returns how many were sent."""
+        """Send every due notification; delivered (or not wanted) rows are deleted. Returns how many were sent.
+
+        The rows are leased to this replica before the POSTs (PgStore), so other replicas skip them.
+        """
         sent = 0
-        for row in self.store.outbox_due():
+        rows = self.store.outbox_due(
+            limit=self.OUTBOX_BATCH, owner=self.owner, lease_seconds=self.outbox_lease_seconds()
+        )
+        for i, row in enumerate(rows):
             if self._stop.is_set():
+                self.store.outbox_release([r["id"] for r in rows[i:]], self.owner)  # for another replica now
                 break
             if self.notifier is None or row["verdict"] not in self.notifier.config.verdicts:
                 self.store.outbox_done(row["id"])  # not configured, or a verdict nobody asked to hear about
@@ -358,6 +371,11 @@ class WorkerPool:
                 self.store.outbox_done(row["id"])
             else:
                 self.store.outbox_retry(
-                    row["id"], "the receiver refused or was unreachable", backoff_delay(self.config, attempts)
+                    row["id"],
+                    "the receiver refused or was unreachable",
+                    backoff_delay(self.config, attempts),
+                    owner=self.owner,
                 )
+        if len(rows) == self.OUTBOX_BATCH and not self._stop.is_set():
+            self._outbox_wake.set()  # a full batch: more may be due, go again without waiting a poll
         return sent
