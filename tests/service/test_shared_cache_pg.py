@@ -3,6 +3,8 @@ with separate $IMGCHECK_HOMEs (replicas, CI runners), pulling real images from a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from imagebuild import build_oci, make_layer
 from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
@@ -101,3 +103,54 @@ def test_an_unreachable_shared_cache_only_makes_reads_local(tmp_path, monkeypatc
     facts, stats = _inspect(monkeypatch, tmp_path / "a", f"registry:{registry.host}/team/y@{digest}", url)
     assert facts.os.id == "debian" and len(stats.layers_read) == 1
     assert sum("shared cache unavailable" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_layer_being_read_elsewhere_is_waited_for_and_a_dead_readers_claim_taken_over(
+    tmp_path, monkeypatch, registry, pg_url
+):
+    import threading
+
+    pusher = Pusher(registry.url)
+    one = build_oci([BASE, make_layer({"opt/one": b"1"})])
+    base = json.loads(one.manifest)["layers"][0]["digest"]
+    d1 = pusher.push_image("team/one", "v1", one)
+    d2 = pusher.push_image("team/two", "v1", build_oci([BASE, make_layer({"opt/two": b"2"})]))
+    d3 = pusher.push_image("team/three", "v1", build_oci([BASE, make_layer({"opt/three": b"3"})]))
+    _, stats = _inspect(monkeypatch, tmp_path / "a", f"registry:{registry.host}/team/one@{d1}", pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        namespace, value = conn.execute(
+            "SELECT namespace, value FROM imgcheck_cache WHERE kind = 'layer' AND key = %s", (base,)
+        ).fetchone()
+        # another reader is reading the base now: its entry is gone, its claim is live
+        conn.execute("DELETE FROM imgcheck_cache WHERE key = %s", (base,))
+        conn.execute(
+            "INSERT INTO imgcheck_cache_claims VALUES (%s, %s, 'other:1:x', clock_timestamp() + interval '60 s')",
+            (namespace, base),
+        )
+
+    def holder_finishes():
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("SELECT pg_sleep(1.5)")
+            conn.execute(
+                "INSERT INTO imgcheck_cache (kind, namespace, key, value) VALUES ('layer', %s, %s, %s)",
+                (namespace, base, value),
+            )
+            conn.execute("DELETE FROM imgcheck_cache_claims WHERE key = %s", (base,))
+
+    finisher = threading.Thread(target=holder_finishes)
+    finisher.start()
+    _, stats = _inspect(monkeypatch, tmp_path / "b", f"registry:{registry.host}/team/two@{d2}", pg_url)
+    finisher.join()
+    assert stats.layers_waited == [base] and base not in stats.layers_read and len(stats.layers_read) == 1
+    # a reader that died holding its claim: the entry never comes, the expired claim is taken over
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM imgcheck_cache WHERE key = %s", (base,))
+        conn.execute(
+            "INSERT INTO imgcheck_cache_claims VALUES (%s, %s, 'dead:1:x', clock_timestamp() - interval '1 s')",
+            (namespace, base),
+        )
+    _, stats = _inspect(monkeypatch, tmp_path / "c", f"registry:{registry.host}/team/three@{d3}", pg_url)
+    assert base in stats.layers_read and stats.layers_waited == []
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM imgcheck_cache_claims").fetchone() == (0,)  # released
+        assert conn.execute("SELECT COUNT(*) FROM imgcheck_cache WHERE key = %s", (base,)).fetchone() == (1,)
