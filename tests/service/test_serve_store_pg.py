@@ -110,6 +110,22 @@ def test_retention_forgets_old_deliveries_only(store):
     assert store.counts()["queued"] == 2  # the jobs stay; only the redelivery memory is pruned
 
 
+def test_a_replayed_event_of_a_failed_job_stays_a_duplicate_after_the_memory_window(store):
+    """A captured event replayed after its job failed used to queue it (and pull the image) again."""
+    store.enqueue("main", [PushEvent("a/b", D1, event_id="e1"), PushEvent("a/b", D2, event_id="e2")], now=1000.0)
+    failed = store.claim("w", 60, 3, now=1001.0)
+    done = store.claim("w", 60, 3, now=1001.0)
+    assert store.fail(failed, "w", "corrupt", now=1002.0) and store.complete(done, "w", results(), now=1002.0)
+    later = 1000.0 + 8 * 24 * 3600  # past the redelivery memory
+    assert store.forget_old_deliveries(now=later) == 1  # the done job's id only
+    replayed_id = "e1" if failed.digest == D1 else "e2"
+    again = store.enqueue("main", [PushEvent("a/b", failed.digest, event_id=replayed_id)], now=later)
+    assert (again.queued, again.duplicates) == (0, 1)
+    assert store.counts()["failed"] == 1
+    # a new push (a new event) of the failed digest is still a reason to try again
+    assert store.enqueue("main", [PushEvent("a/b", failed.digest, event_id="e3")], now=later).queued == 1
+
+
 def test_migrations_are_recorded_once_and_rerun_safely(pg_url):
     stores = []
     barrier = threading.Barrier(4)

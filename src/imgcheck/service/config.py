@@ -71,7 +71,8 @@ class ServiceConfig:
     notify: NotifyConfig | None = None
     source: str = ""  # the config file path, for messages
     body_timeout_seconds: float = 10.0  # a webhook body not complete by then is answered 408
-    max_connections: int = 200  # open connections (and requests) beyond this are answered 503
+    max_connections: int = 200  # requests in progress beyond this are answered 503; idle connections are shed
+    header_timeout_seconds: float = 10.0  # a connection without a complete request head by then is closed
     shutdown_timeout_seconds: float = 10.0  # on SIGTERM, requests still open after this are cut
     min_free_bytes: int = 64 * 1024 * 1024  # /readyz fails below this much free space for the database
     retention_days: float | None = 90.0  # finished jobs and their results older than this are deleted
@@ -118,6 +119,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         "public_url",
         "body_timeout_seconds",
         "max_connections",
+        "header_timeout_seconds",
         "shutdown_timeout_seconds",
         "read_token",
         "read_token_env",
@@ -192,6 +194,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         source=path,
         body_timeout_seconds=server.number("body_timeout_seconds", 10.0, minimum=0.1),
         max_connections=int(server.number("max_connections", 200, minimum=2, integer=True)),
+        header_timeout_seconds=server.number("header_timeout_seconds", 10.0, minimum=0.1),
         shutdown_timeout_seconds=server.number("shutdown_timeout_seconds", 10.0, minimum=0.1),
         read_token=server.secret("read_token"),
         log_format=_log_format(server),

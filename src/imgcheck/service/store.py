@@ -389,7 +389,13 @@ class Store:
     def forget_old_deliveries(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         with self._write() as c:
-            return c.execute("DELETE FROM deliveries WHERE received_at < ?", (now - DELIVERY_MEMORY_SECONDS,)).rowcount
+            return c.execute(
+                # a failed job's ids are kept (until retention deletes the job): replaying one of its
+                # captured events would otherwise queue it again, and pull the image again, every time
+                "DELETE FROM deliveries WHERE received_at < ? AND job_id NOT IN "
+                "(SELECT id FROM jobs WHERE state = 'failed')",
+                (now - DELIVERY_MEMORY_SECONDS,),
+            ).rowcount
 
     # -- outbox (notifications of stored results, drained by the worker) -------------------------
 

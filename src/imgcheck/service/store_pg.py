@@ -465,7 +465,13 @@ class PgStore:
     def forget_old_deliveries(self, now: float | None = None) -> int:
         with self._tx() as c:
             now = self._now(c, now)
-            return c.execute("DELETE FROM deliveries WHERE received_at < %s", (now - DELIVERY_MEMORY_SECONDS,)).rowcount
+            return c.execute(
+                # a failed job's ids are kept (until retention deletes the job): replaying one of its
+                # captured events would otherwise queue it again, and pull the image again, every time
+                "DELETE FROM deliveries WHERE received_at < %s AND job_id NOT IN "
+                "(SELECT id FROM jobs WHERE state = 'failed')",
+                (now - DELIVERY_MEMORY_SECONDS,),
+            ).rowcount
 
     # -- reads ----------------------------------------------------------------------------------
 

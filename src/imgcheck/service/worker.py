@@ -170,7 +170,8 @@ class WorkerPool:
             try:
                 job = self.store.claim(self.owner, self.config.lease_seconds, self.config.max_attempts)
             except Exception:  # the database is locked or gone: keep the worker alive and try again
-                log.exception("claiming a job failed")
+                log.exception("claiming a job failed", extra={"event": "store.failed"})
+                self._store_error("claim")
                 job = None
             if job is None:
                 with self._wake:
@@ -180,7 +181,8 @@ class WorkerPool:
             try:
                 self.run(job)
             except Exception:  # the database failed mid-job (complete/fail): the lease brings the job back
-                log.exception("storing the outcome of job %d failed", job.id)
+                log.exception("storing the outcome of job %d failed", job.id, extra={"event": "store.failed"})
+                self._store_error("complete")
 
     def _heartbeat(self) -> None:
         interval = max(self.config.lease_seconds / 3, 0.05)
@@ -196,7 +198,8 @@ class WorkerPool:
                         self.prune()
                     last_prune = time.monotonic()
             except Exception:
-                log.exception("renewing leases failed")
+                log.exception("renewing leases failed", extra={"event": "store.failed"})
+                self._store_error("renew")
 
     # -- one job --------------------------------------------------------------------------------
 
@@ -298,6 +301,10 @@ class WorkerPool:
         self.store.retry_later(job, self.owner, error, delay)
         self._count_error("retry")
 
+    def _store_error(self, operation: str) -> None:
+        if self.metrics:
+            self.metrics.store_error(operation)
+
     def _count_error(self, outcome: str) -> None:
         if self.metrics:
             self.metrics.job_errors.labels(outcome).inc()
@@ -319,6 +326,7 @@ class WorkerPool:
                 self.drain_outbox()
             except Exception:  # the database is locked or gone: try again at the next round
                 log.exception("draining the notification outbox failed", extra={"event": "notify.failed"})
+                self._store_error("outbox")
             self._outbox_wake.wait(self.config.poll_seconds)
             self._outbox_wake.clear()
 
