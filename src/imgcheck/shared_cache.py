@@ -91,8 +91,14 @@ class SharedStore:
 
             self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
             with self._conn.transaction():
-                self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_TABLE_LOCK,))
-                self._conn.execute(_SCHEMA)
+                # created only when missing: a role limited to these tables (deploy/service-pg/cache-role.sql)
+                # has no CREATE on the schema, and CREATE TABLE IF NOT EXISTS checks that before existence
+                missing = self._conn.execute(
+                    "SELECT to_regclass('imgcheck_cache') IS NULL OR to_regclass('imgcheck_cache_claims') IS NULL"
+                ).fetchone()
+                if missing is not None and missing[0]:
+                    self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_TABLE_LOCK,))
+                    self._conn.execute(_SCHEMA)
         return self._conn
 
     def _failed(self, exc: Exception) -> None:

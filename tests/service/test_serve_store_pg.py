@@ -164,6 +164,29 @@ def test_newer_schema_is_refused(pg_url):
         PgStore(pg_url)
 
 
+def test_an_old_pod_runs_beside_a_newer_expand_only_schema(pg_url):
+    """Expand/contract: a step that declares this code still works (compatible_from) lets an old pod that
+    restarts mid-rollout start; a contract step (compatible_from above it) still refuses it."""
+    from imgcheck.service import store_pg
+
+    PgStore(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT version, compatible_from FROM schema_version ORDER BY version").fetchall()
+        assert rows[-1] == (3, 2)  # the outbox lease step is expand-only
+        conn.execute("INSERT INTO schema_version (version, compatible_from) VALUES (%s, %s)", (99, SCHEMA_VERSION))
+    old = PgStore(pg_url)  # the newer release's expand step: this release keeps running
+    try:
+        old.enqueue("main", [PushEvent("a/b", D1)])
+        assert old.claim("w", 60, 3) is not None
+    finally:
+        old.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_version (version, compatible_from) VALUES (100, 100)")  # a contract step
+    with pytest.raises(StoreUnavailableError, match="step 100"):
+        PgStore(pg_url)
+    assert store_pg.COMPATIBLE_FROM.get(SCHEMA_VERSION) is not None  # the newest step says whom it keeps working
+
+
 def test_concurrent_claims_from_several_replicas_take_each_job_once(pg_url):
     """Three stores (as three replicas) with four threads each drain 60 jobs: no job is claimed twice."""
     seed = PgStore(pg_url)

@@ -154,3 +154,34 @@ def test_a_layer_being_read_elsewhere_is_waited_for_and_a_dead_readers_claim_tak
     with psycopg.connect(pg_url) as conn:
         assert conn.execute("SELECT COUNT(*) FROM imgcheck_cache_claims").fetchone() == (0,)  # released
         assert conn.execute("SELECT COUNT(*) FROM imgcheck_cache WHERE key = %s", (base,)).fetchone() == (1,)
+
+
+def test_the_cache_role_reads_and_shares_layers_and_cannot_touch_the_job_store(tmp_path, monkeypatch, registry, pg_url):
+    """deploy/service-pg/cache-role.sql, run as the owner: the cache works under that role alone (claims
+    included), and the role can neither read jobs nor delete cache entries."""
+    import os
+    import uuid
+
+    from imgcheck.service.store_pg import PgStore
+
+    PgStore(pg_url).close()  # the job store's tables, owned by the admin/job-store role
+    sql_path = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "service-pg", "cache-role.sql")
+    password = uuid.uuid4().hex
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(open(sql_path, encoding="utf-8").read())
+        conn.execute(f"ALTER ROLE imgcheck_cache PASSWORD '{password}'")
+    head, _, rest = pg_url.partition("://")
+    cache_url = f"{head}://imgcheck_cache:{password}@{rest.split('@', 1)[1]}"
+    pusher = Pusher(registry.url)
+    digest = pusher.push_image("team/role", "v1", build_oci([BASE, make_layer({"opt/r": b"r"})]))
+    ref = f"registry:{registry.host}/team/role@{digest}"
+    _, stats = _inspect(monkeypatch, tmp_path / "a", ref, cache_url)
+    assert len(stats.layers_read) == 2
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM imgcheck_cache WHERE kind = 'facts'")
+    _, stats = _inspect(monkeypatch, tmp_path / "b", ref, cache_url)
+    assert stats.layers_read == [] and len(stats.layers_cached) == 2  # shared through the restricted role
+    with psycopg.connect(cache_url, autocommit=True) as conn:
+        for sql in ("SELECT COUNT(*) FROM jobs", "DELETE FROM imgcheck_cache", "CREATE TABLE x (i int)"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)

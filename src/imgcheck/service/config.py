@@ -11,6 +11,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
 
 from ..errors import BadInputError, UnavailableError
 
@@ -133,6 +134,8 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     )
     # the URL may hold a password: inline, _env or _file (a mounted Secret); IMGCHECK_DATABASE_URL otherwise
     database_url = server.secret("database_url") or env.get("IMGCHECK_DATABASE_URL") or None
+    _url_not_placeholder(database_url, f"{path}: database_url")
+    _url_not_placeholder(env.get("IMGCHECK_CACHE_URL"), "IMGCHECK_CACHE_URL")
     if database_url and not database_url.startswith(("postgresql://", "postgres://", "sqlite:///")):
         raise BadInputError(f"{path}: database_url must start with postgresql:// or sqlite:///")
     database = server.path("database", required=not database_url)
@@ -334,12 +337,12 @@ class _Table:
         if not given:
             return None
         if given[0] == key:
-            return self.str(key)
+            return _not_placeholder(self.str(key), f"{self.where}: `{key}`")
         if given[0].endswith("_env"):
             var = self.str(f"{key}_env")
             if not var or not self.env.get(var):
                 raise BadInputError(f"{self.where}: environment variable {var} (from `{key}_env`) is not set")
-            return self.env[var]
+            return _not_placeholder(self.env[var], f"{self.where}: environment variable {var} (from `{key}_env`)")
         path = self.path(f"{key}_file")
         try:
             with open(path, encoding="utf-8") as fh:  # type: ignore[arg-type]
@@ -348,4 +351,26 @@ class _Table:
             raise UnavailableError(f"{self.where}: cannot read `{key}_file` {path}: {exc.strerror}") from None
         if not value:
             raise BadInputError(f"{self.where}: `{key}_file` {path} is empty")
-        return value
+        return _not_placeholder(value, f"{self.where}: `{key}_file` {path}")
+
+
+PLACEHOLDER = "change-me"  # the value every secret has in deploy/*/secret.yaml until someone sets it
+
+
+def _not_placeholder(value: str | None, where: str) -> str | None:
+    """Refuse the example Secret's placeholder: `kubectl apply -k` would otherwise run with it."""
+    if value is not None and value.strip().lower() == PLACEHOLDER:
+        raise BadInputError(
+            f"{where} is still the placeholder {PLACEHOLDER!r} from the example Secret; set a real value"
+        )
+    return value
+
+
+def _url_not_placeholder(url: str | None, where: str) -> None:
+    """A database URL whose password is the placeholder (postgresql://user:change-me@host/db)."""
+    if url:
+        try:
+            password = urlsplit(url).password
+        except ValueError:
+            return  # a malformed URL is refused where it is used, with its own message
+        _not_placeholder(unquote(password) if password else None, f"{where}: the password")

@@ -111,6 +111,14 @@ ALTER TABLE outbox ADD COLUMN lease_until DOUBLE PRECISION;
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
+# Expand/contract: for each step, the oldest schema version whose code still runs correctly once the step
+# is applied (recorded in schema_version.compatible_from). An expand step (new table, nullable column,
+# index) keeps the previous release working: compatible_from = its predecessor, so during a rolling
+# upgrade an old pod that restarts after a new one migrated still starts. A contract step (drop, rename,
+# NOT NULL) ships only in a release after the one that stopped using the thing, and names that release.
+# Steps 1-2 predate the column: NULL, i.e. compatible with nothing older.
+COMPATIBLE_FROM: dict[int, int] = {3: 2}
+
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::double precision AS now"
 
 
@@ -193,16 +201,32 @@ class PgStore:
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
                 "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
             )
+            c.execute("ALTER TABLE schema_version ADD COLUMN IF NOT EXISTS compatible_from INTEGER")
             current = c.execute("SELECT COALESCE(MAX(version), 0) AS v FROM schema_version").fetchone()["v"]
             if current > SCHEMA_VERSION:
-                raise StoreUnavailableError(
-                    f"{self.where}: database schema {current} is newer than this imgcheck ({SCHEMA_VERSION})"
-                )
+                # newer steps applied by a newer release: run only if every one of them was an expand step
+                # that still serves this code (a pod of the old release restarting mid-rollout)
+                newer = c.execute(
+                    "SELECT version, compatible_from FROM schema_version WHERE version > %s ORDER BY version",
+                    (SCHEMA_VERSION,),
+                ).fetchall()
+                breaking = [
+                    r["version"] for r in newer if r["compatible_from"] is None or r["compatible_from"] > SCHEMA_VERSION
+                ]
+                if breaking:
+                    raise StoreUnavailableError(
+                        f"{self.where}: database schema {current} is newer than this imgcheck ({SCHEMA_VERSION}) "
+                        f"and step {breaking[0]} does not keep it working; run the newer release"
+                    )
+                return 0
             ran = 0
             for version, sql in MIGRATIONS:
                 if version > current:
                     c.execute(sql)
-                    c.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+                    c.execute(
+                        "INSERT INTO schema_version (version, compatible_from) VALUES (%s, %s)",
+                        (version, COMPATIBLE_FROM.get(version)),
+                    )
                     ran += 1
             return ran
 
