@@ -245,23 +245,26 @@ def run_once(
         drop_database(admin_url, name)
 
 
-def push_on_real_base(pusher: Pusher, rootfs_tar: str, count: int, repos: int) -> tuple[list, set, dict]:
-    """`count` images, each the real base plus its own small layer, spread over `repos` repositories.
+def push_on_real_base(pusher: Pusher, rootfs_tars: list[str], count: int, repos: int) -> tuple[list, set, dict]:
+    """`count` images, each one of the real bases (in turn) plus its own small layer, spread over `repos`
+    repositories.
 
-    The base blob is uploaded once and cross-mounted into the other repositories (distribution's
+    Each base blob is uploaded once and cross-mounted into the other repositories (distribution's
     `?mount=&from=`), as a registry holds a base shared by many repositories."""
     from imagebuild import LAYER_TYPES, compress, file_sha256, image_config, sha256
     from registrypush import OCI_MANIFEST, gzipped_rootfs
 
-    gz = gzipped_rootfs(rootfs_tar)
-    base_digest, base_diff = file_sha256(gz), file_sha256(rootfs_tar)
-    base_size = os.path.getsize(gz)
     first = "bench/app0"
-    pusher.push_file_blob(first, gz)
-    images, layers = [], {base_digest}
+    bases = []
+    for tar in rootfs_tars:
+        gz = gzipped_rootfs(tar)
+        bases.append((tar, file_sha256(gz), file_sha256(tar), os.path.getsize(gz)))
+        pusher.push_file_blob(first, gz)
+    images, layers = [], {b[1] for b in bases}
     for i in range(count):
         repo = f"bench/app{i % repos}"
-        if repo != first and not pusher.has_blob(repo, base_digest):
+        _, base_digest, base_diff, base_size = bases[i % len(bases)]
+        if not pusher.has_blob(repo, base_digest):
             resp = pusher.session.post(
                 f"{pusher.base}/v2/{repo}/blobs/uploads/?mount={base_digest}&from={first}", timeout=60
             )
@@ -290,9 +293,11 @@ def push_on_real_base(pusher: Pusher, rootfs_tar: str, count: int, repos: int) -
         layers.add(sha256(top_blob))
         images.append((repo, pusher.push_manifest(repo, f"v{i}", manifest, OCI_MANIFEST)))
     info = {
-        "rootfs": os.path.basename(rootfs_tar),
-        "base_gzip_mib": round(base_size / (1 << 20), 1),
-        "base_uncompressed_mib": round(os.path.getsize(rootfs_tar) / (1 << 20), 1),
+        os.path.basename(tar): {
+            "gzip_mib": round(size / (1 << 20), 1),
+            "uncompressed_mib": round(os.path.getsize(tar) / (1 << 20), 1),
+        }
+        for tar, _, _, size in bases
     }
     return images, layers, info
 
@@ -303,7 +308,9 @@ def main() -> int:
     parser.add_argument("--replicas", default="1,2,3")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--base-mib", type=float, default=8.0, help="size of the shared base layer's payload")
-    parser.add_argument("--base-rootfs", help="a real rootfs tar as the shared base layer (gzip-compressed once)")
+    parser.add_argument(
+        "--base-rootfs", help="real rootfs tars (comma-separated) as the shared base layers, gzip-compressed once"
+    )
     parser.add_argument("--repos", type=int, default=0, help="spread the images over this many repositories")
     parser.add_argument("--no-shared", action="store_true", help="without IMGCHECK_CACHE_URL")
     parser.add_argument("--json", help="also write the results here")
@@ -318,7 +325,9 @@ def main() -> int:
         pusher = Pusher(registry.url)
         repos = args.repos or args.images
         if args.base_rootfs:
-            images, layer_digests, base_info = push_on_real_base(pusher, args.base_rootfs, args.images, repos)
+            images, layer_digests, base_info = push_on_real_base(
+                pusher, args.base_rootfs.split(","), args.images, repos
+            )
         else:
             base = make_layer(
                 {
