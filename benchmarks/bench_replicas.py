@@ -6,14 +6,21 @@ IMGCHECK_CACHE_URL, the shared one; run again with --no-shared to separate the t
 N images sharing one base layer (each with its own top layer) are pushed to Debian's docker-registry;
 for each replica count a fresh database and fresh $IMGCHECK_HOMEs are used, the replicas are started,
 then one push event per image is posted round-robin and the clock runs until every job is done.
-Layer pulls are counted by a small forwarding proxy in front of the registry (the registry's own
-access log is off in the test fixture). There is no in-flight deduplication: workers that start on
-the same new layer at the same moment each pull it, so small runs understate what sharing saves.
-Everything is on loopback; on a 2-core machine the replicas share the CPU, so the numbers show
-contention as much as scaling.
+Layer pulls and bytes are counted by a small forwarding proxy per replica in front of the registry
+(the registry's own access log is off in the test fixture), so registry bytes are known per replica.
+With IMGCHECK_CACHE_URL a layer being read by one worker is claimed and the others wait for its facts
+(shared_cache.py), so a burst of images on one new base pulls the base once in all.
+Per run it records checks per minute, p50/p95 of push-to-result latency (jobs.finished_at -
+created_at, database clock), replica CPU seconds per check (utime + stime of the serve processes,
+from /proc) and the machine's load average before and after. Everything is on loopback; on a
+2-core machine the replicas share the CPU, so the numbers show contention as much as scaling.
 
-Usage: python benchmarks/bench_replicas.py [--images N] [--replicas 1,2,3] [--workers W] [--no-shared]
-       [--base-mib M] [--json PATH]
+--base-rootfs PATH uses a real rootfs tar (e.g. an mmdebstrap minbase, as tests/rootfs.py builds) as
+the base layer, gzip-compressed once (level 1, as tests/registrypush.py does), instead of a synthetic
+--base-mib payload: the real case (a new base rolled out, many images built on it pushed together).
+
+Usage: python benchmarks/bench_replicas.py [--images N] [--repos R] [--replicas 1,2,3] [--workers W]
+       [--no-shared] [--base-mib M | --base-rootfs TAR] [--json PATH]
 PostgreSQL: $IMGCHECK_TEST_PG_URL (a superuser URL, as .ci/run exports), else a throwaway server from
 Debian's binaries.
 """
@@ -49,10 +56,11 @@ def log(msg: str) -> None:
 
 
 class CountingProxy:
-    """Forwards GET/HEAD to the registry and counts blob GETs per digest."""
+    """Forwards GET/HEAD to the registry and counts blob GETs (and their bytes) per digest."""
 
     def __init__(self, upstream: str):
         self.counts: dict[str, int] = {}
+        self.bytes = 0
         self.lock = threading.Lock()
         proxy = self
 
@@ -69,6 +77,7 @@ class CountingProxy:
                 if method == "GET" and m and resp.status == 200:
                     with proxy.lock:
                         proxy.counts[m.group(1)] = proxy.counts.get(m.group(1), 0) + 1
+                        proxy.bytes += len(body)
                 self.send_response(resp.status)
                 for k, v in resp.getheaders():
                     if k.lower() not in ("connection", "transfer-encoding", "content-length"):
@@ -101,6 +110,7 @@ class CountingProxy:
     def reset(self) -> None:
         with self.lock:
             self.counts.clear()
+            self.bytes = 0
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -137,6 +147,29 @@ def drop_database(admin_url: str, name: str) -> None:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
+def latencies(url: str) -> list[float]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT finished_at - created_at FROM jobs WHERE state = 'done' ORDER BY 1").fetchall()
+    return [r[0] for r in rows]
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (and its waited-for children), from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+
+
 def done_count(url: str) -> int:
     import psycopg
 
@@ -148,7 +181,7 @@ def run_once(
     replicas: int,
     images: list[tuple[str, str]],
     layer_digests: set[str],
-    proxy: CountingProxy,
+    proxies: list[CountingProxy],
     admin_url: str,
     workers: int,
     shared: bool,
@@ -162,7 +195,7 @@ def run_once(
             os.makedirs(state, exist_ok=True)
             cfg = write_config(
                 os.path.join(state, "imgcheck.toml"),
-                proxy.host,
+                proxies[i].host,
                 database=os.path.join(state, "l.db"),
                 workers=workers,
                 extra_server='database_url_env = "BENCH_PG_URL"\nlease_seconds = 30',
@@ -171,7 +204,10 @@ def run_once(
             if shared:
                 env["IMGCHECK_CACHE_URL"] = url
             procs.append(ServiceProcess(cfg, state, env))
-        proxy.reset()
+        for proxy in proxies:
+            proxy.reset()
+        load_before = os.getloadavg()
+        cpu_before = [cpu_seconds(p.proc.pid) for p in procs]
         started = time.monotonic()
         for k, (repo, digest) in enumerate(images):
             r = post_event(procs[k % replicas].base, envelope(repo, digest, tag="v1"))
@@ -182,23 +218,88 @@ def run_once(
                 raise SystemExit(f"bench_replicas: {replicas} replica(s) did not finish in 30 minutes")
             time.sleep(0.2)
         seconds = time.monotonic() - started
-        pulled = proxy.pulls(layer_digests)
+        cpu = sum(cpu_seconds(p.proc.pid) - before for p, before in zip(procs, cpu_before))
+        pulled = sum(proxy.pulls(layer_digests) for proxy in proxies[:replicas])
         needed = 2 * len(images)  # base + own layer per image
+        waits = latencies(url)
         return {
             "replicas": replicas,
             "workers_per_replica": workers,
             "images": len(images),
             "seconds": round(seconds, 2),
             "checks_per_minute": round(len(images) / seconds * 60, 1),
+            "latency_p50_seconds": percentile(waits, 0.5),
+            "latency_p95_seconds": percentile(waits, 0.95),
+            "replica_cpu_seconds_per_check": round(cpu / len(images), 3),
+            "registry_mib_per_replica": [round(p.bytes / (1 << 20), 1) for p in proxies[:replicas]],
+            "registry_mib_total": round(sum(p.bytes for p in proxies[:replicas]) / (1 << 20), 1),
             "layer_pulls": pulled,
             "layers_needed": needed,
             "shared_cache": shared,
             "share_of_layers_not_pulled": round(1 - pulled / needed, 3),
+            "loadavg_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
         }
     finally:
         for p in procs:
             p.terminate()
         drop_database(admin_url, name)
+
+
+def push_on_real_base(pusher: Pusher, rootfs_tars: list[str], count: int, repos: int) -> tuple[list, set, dict]:
+    """`count` images, each one of the real bases (in turn) plus its own small layer, spread over `repos`
+    repositories.
+
+    Each base blob is uploaded once and cross-mounted into the other repositories (distribution's
+    `?mount=&from=`), as a registry holds a base shared by many repositories."""
+    from imagebuild import LAYER_TYPES, compress, file_sha256, image_config, sha256
+    from registrypush import OCI_MANIFEST, gzipped_rootfs
+
+    first = "bench/app0"
+    bases = []
+    for tar in rootfs_tars:
+        gz = gzipped_rootfs(tar)
+        bases.append((tar, file_sha256(gz), file_sha256(tar), os.path.getsize(gz)))
+        pusher.push_file_blob(first, gz)
+    images, layers = [], {b[1] for b in bases}
+    for i in range(count):
+        repo = f"bench/app{i % repos}"
+        _, base_digest, base_diff, base_size = bases[i % len(bases)]
+        if not pusher.has_blob(repo, base_digest):
+            resp = pusher.session.post(
+                f"{pusher.base}/v2/{repo}/blobs/uploads/?mount={base_digest}&from={first}", timeout=60
+            )
+            assert resp.status_code == 201, (resp.status_code, resp.text)
+        top = make_layer({f"opt/app{i}/VERSION": str(i).encode()})
+        top_blob = compress(top, "gzip")
+        pusher.push_blob(repo, top_blob)
+        config = json.dumps(image_config([base_diff, sha256(top)]), sort_keys=True).encode()
+        pusher.push_blob(repo, config)
+        manifest = json.dumps(
+            {
+                "schemaVersion": 2,
+                "mediaType": OCI_MANIFEST,
+                "config": {
+                    "mediaType": "application/vnd.oci.image.config.v1+json",
+                    "digest": sha256(config),
+                    "size": len(config),
+                },
+                "layers": [
+                    {"mediaType": LAYER_TYPES["gzip"], "digest": base_digest, "size": base_size},
+                    {"mediaType": LAYER_TYPES["gzip"], "digest": sha256(top_blob), "size": len(top_blob)},
+                ],
+            },
+            sort_keys=True,
+        ).encode()
+        layers.add(sha256(top_blob))
+        images.append((repo, pusher.push_manifest(repo, f"v{i}", manifest, OCI_MANIFEST)))
+    info = {
+        os.path.basename(tar): {
+            "gzip_mib": round(size / (1 << 20), 1),
+            "uncompressed_mib": round(os.path.getsize(tar) / (1 << 20), 1),
+        }
+        for tar, _, _, size in bases
+    }
+    return images, layers, info
 
 
 def main() -> int:
@@ -207,6 +308,10 @@ def main() -> int:
     parser.add_argument("--replicas", default="1,2,3")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--base-mib", type=float, default=8.0, help="size of the shared base layer's payload")
+    parser.add_argument(
+        "--base-rootfs", help="real rootfs tars (comma-separated) as the shared base layers, gzip-compressed once"
+    )
+    parser.add_argument("--repos", type=int, default=0, help="spread the images over this many repositories")
     parser.add_argument("--no-shared", action="store_true", help="without IMGCHECK_CACHE_URL")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
@@ -214,25 +319,33 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="imgcheck-bench-replicas-")
     admin_url, pg = server_url()
     registry = RegistryServer(os.path.join(work, "registry"))
-    proxy = CountingProxy(registry.host)
+    proxies = [CountingProxy(registry.host) for _ in range(max(counts))]
+    base_info: dict = {}
     try:
         pusher = Pusher(registry.url)
-        base = make_layer(
-            {
-                "etc/os-release": b"ID=debian\nVERSION_ID=12\n",
-                "usr/lib/base.bin": os.urandom(int(args.base_mib * 1024 * 1024)),
-            }
-        )
-        images, layer_digests = [], set()
-        for i in range(args.images):
-            built = build_oci([base, make_layer({f"opt/app{i}": str(i).encode()})])
-            manifest = json.loads(built.manifest)
-            layer_digests |= {layer["digest"] for layer in manifest["layers"]}
-            images.append((f"bench/app{i}", pusher.push_image(f"bench/app{i}", "v1", built)))
-        log(f"pushed {len(images)} images ({len(layer_digests)} distinct layers)")
+        repos = args.repos or args.images
+        if args.base_rootfs:
+            images, layer_digests, base_info = push_on_real_base(
+                pusher, args.base_rootfs.split(","), args.images, repos
+            )
+        else:
+            base = make_layer(
+                {
+                    "etc/os-release": b"ID=debian\nVERSION_ID=12\n",
+                    "usr/lib/base.bin": os.urandom(int(args.base_mib * 1024 * 1024)),
+                }
+            )
+            images, layer_digests = [], set()
+            for i in range(args.images):
+                built = build_oci([base, make_layer({f"opt/app{i}": str(i).encode()})])
+                manifest = json.loads(built.manifest)
+                layer_digests |= {layer["digest"] for layer in manifest["layers"]}
+                repo = f"bench/app{i % repos}"
+                images.append((repo, pusher.push_image(repo, f"v{i}", built)))
+        log(f"pushed {len(images)} images ({len(layer_digests)} distinct layers) {base_info}")
         results = []
         for r in counts:
-            result = run_once(r, images, layer_digests, proxy, admin_url, args.workers, not args.no_shared, work)
+            result = run_once(r, images, layer_digests, proxies, admin_url, args.workers, not args.no_shared, work)
             log(json.dumps(result))
             results.append(result)
         print(f"{'replicas':>8} {'checks/min':>11} {'seconds':>8} {'layer pulls':>12} {'not pulled':>11}")
@@ -243,9 +356,11 @@ def main() -> int:
             )
         if args.json:
             with open(args.json, "w") as fh:
-                json.dump({"cpus": os.cpu_count(), "shared": not args.no_shared, "results": results}, fh, indent=2)
+                doc = {"cpus": os.cpu_count(), "shared": not args.no_shared, "base": base_info, "results": results}
+                json.dump(doc, fh, indent=2)
     finally:
-        proxy.stop()
+        for proxy in proxies:
+            proxy.stop()
         registry.stop()
         if pg is not None:
             pg.stop()

@@ -14,6 +14,13 @@ and replicas their own role with INSERT/SELECT only on it, and no one else write
 entries are still checked against the layer's digest and facts against the image digest on read,
 as local ones are. The database being unreachable only makes reads slower, never wrong: every
 error is a miss (logged once).
+
+In-flight sharing: a layer that misses everywhere is claimed (table imgcheck_cache_claims, one row per
+namespace and layer digest, with a lease on the database clock) before it is read. A reader that finds
+the layer claimed by another reads its other layers first and then polls for the holder's entry; the
+holder renews its claims while alive, so a dead reader's claim runs out (CLAIM_LEASE_SECONDS) and the
+next waiter takes it over. A wait is bounded (IMGCHECK_LAYER_WAIT_SECONDS): after it the waiter reads
+the layer itself. So a burst of images on one new base layer reads that layer once, not once per worker.
 """
 
 from __future__ import annotations
@@ -22,8 +29,10 @@ import gzip
 import json
 import logging
 import os
+import socket
 import threading
 import time
+import uuid
 
 from . import safejson
 from .facts_cache import FactsCache
@@ -34,6 +43,11 @@ log = logging.getLogger("imgcheck.shared_cache")
 URL_ENV = "IMGCHECK_CACHE_URL"
 _TABLE_LOCK = 0x1A6C4ED  # pg_advisory_xact_lock key for creating the table
 RETRY_SECONDS = 60.0  # after a failure, read locally only this long (a dead host must not cost a timeout per layer)
+CLAIM_LEASE_SECONDS = 30.0  # a reader's claim lives this long unless renewed (every third of it, while alive)
+CLAIM_BYTES_PER_SECOND = 4 << 20  # plus the layer's size at this pace: a process that cannot renew (below)
+WAIT_ENV = "IMGCHECK_LAYER_WAIT_SECONDS"
+WAIT_SECONDS = 300.0  # longest wait for another reader's layer before reading it too
+POLL_SECONDS = 0.5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS imgcheck_cache (
@@ -43,6 +57,13 @@ CREATE TABLE IF NOT EXISTS imgcheck_cache (
     value BYTEA NOT NULL,
     created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     PRIMARY KEY (kind, namespace, key)
+);
+CREATE TABLE IF NOT EXISTS imgcheck_cache_claims (
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    lease_until TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (namespace, key)
 )
 """
 
@@ -58,6 +79,9 @@ class SharedStore:
         self._retry_at = 0.0
         self.hits = 0
         self.misses = 0
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._held: set[tuple[str, str]] = set()  # (namespace, key) claimed by this process, renewed
+        self._renewer: threading.Thread | None = None
 
     def _connection(self):
         if self._conn is None or self._conn.closed:
@@ -67,8 +91,14 @@ class SharedStore:
 
             self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
             with self._conn.transaction():
-                self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_TABLE_LOCK,))
-                self._conn.execute(_SCHEMA)
+                # created only when missing: a role limited to these tables (deploy/service-pg/cache-role.sql)
+                # has no CREATE on the schema, and CREATE TABLE IF NOT EXISTS checks that before existence
+                missing = self._conn.execute(
+                    "SELECT to_regclass('imgcheck_cache') IS NULL OR to_regclass('imgcheck_cache_claims') IS NULL"
+                ).fetchone()
+                if missing is not None and missing[0]:
+                    self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_TABLE_LOCK,))
+                    self._conn.execute(_SCHEMA)
         return self._conn
 
     def _failed(self, exc: Exception) -> None:
@@ -118,6 +148,77 @@ class SharedStore:
             except Exception as exc:
                 self._failed(exc)
 
+    # -- claims on layers being read ---------------------------------------------------------------
+
+    def claim(self, namespace: str, key: str, size: int = 0) -> bool | None:
+        """True: this process now holds the read of `key`; False: another live reader does; None: no database.
+
+        The lease covers a read of `size` compressed bytes at a slow pace. A process with other threads
+        (the service) also renews it; a single-threaded one (the CLI) does not start a thread for it,
+        because then it could no longer fork its layer readers (view/layer_processes.can_fork).
+        """
+        lease = CLAIM_LEASE_SECONDS + max(size, 0) / CLAIM_BYTES_PER_SECOND
+        with self._lock:
+            try:
+                row = (
+                    self._connection()
+                    .execute(
+                        "INSERT INTO imgcheck_cache_claims (namespace, key, owner, lease_until) "
+                        "VALUES (%s, %s, %s, clock_timestamp() + make_interval(secs => %s)) "
+                        "ON CONFLICT (namespace, key) DO UPDATE SET owner = EXCLUDED.owner, "
+                        "lease_until = EXCLUDED.lease_until "
+                        "WHERE imgcheck_cache_claims.lease_until < clock_timestamp() RETURNING owner",
+                        (namespace, key, self.owner, lease),
+                    )
+                    .fetchone()
+                )
+            except Exception as exc:
+                self._failed(exc)
+                return None
+            if row is None:
+                return False
+            self._held.add((namespace, key))
+            if threading.active_count() > 1:
+                self._start_renewer()
+            return True
+
+    def release(self, namespace: str, key: str) -> None:
+        with self._lock:
+            if (namespace, key) not in self._held:
+                return
+            self._held.discard((namespace, key))
+            try:
+                self._connection().execute(
+                    "DELETE FROM imgcheck_cache_claims WHERE namespace = %s AND key = %s AND owner = %s",
+                    (namespace, key, self.owner),
+                )
+            except Exception as exc:  # the claim then runs out on its own
+                self._failed(exc)
+
+    def _start_renewer(self) -> None:
+        if self._renewer is None or not self._renewer.is_alive():
+            self._renewer = threading.Thread(target=self._renew_loop, name="imgcheck-cache-claims", daemon=True)
+            self._renewer.start()
+
+    def _renew_loop(self) -> None:
+        while True:
+            time.sleep(CLAIM_LEASE_SECONDS / 3)
+            with self._lock:
+                held = sorted(self._held)
+                if not held:
+                    self._renewer = None
+                    return
+                try:
+                    with self._connection().cursor() as cur:
+                        cur.executemany(
+                            "UPDATE imgcheck_cache_claims SET lease_until = GREATEST(lease_until, "
+                            "clock_timestamp() + make_interval(secs => %s)) "
+                            "WHERE namespace = %s AND key = %s AND owner = %s",
+                            [(CLAIM_LEASE_SECONDS, ns, key, self.owner) for ns, key in held],
+                        )
+                except Exception as exc:
+                    self._failed(exc)
+
 
 _stores: dict[str, SharedStore] = {}
 _stores_lock = threading.Lock()
@@ -166,7 +267,58 @@ class SharedLayerCache(LayerCache):
         self.shared.put(
             "layer", self.namespace, digest, gzip.compress(json.dumps(_encode(idx)).encode(), compresslevel=1, mtime=0)
         )
+        self.shared.release(self.namespace, digest)  # after the entry is there: waiters find it
         return stored
+
+    # -- in-flight sharing (view/reader.py calls these for the layers that missed) -------------------
+
+    def claim_reads(self, layers: list) -> tuple[list, list, dict]:
+        """(layers to read here, layers another reader is reading, {index: entry} that arrived meanwhile)."""
+        mine, theirs, arrived = [], [], {}
+        for layer in layers:
+            got = self.shared.claim(self.namespace, layer.digest, layer.size or 0)
+            if got is False:
+                theirs.append(layer)
+                continue
+            if got:  # finished by someone between our miss and the claim?
+                idx = self._shared_hit(layer)
+                if idx is not None:
+                    self.shared.release(self.namespace, layer.digest)
+                    arrived[layer.index] = idx
+                    continue
+            mine.append(layer)
+        return mine, theirs, arrived
+
+    def wait_for(self, layer) -> object | None:
+        """The entry another reader writes for `layer`, or None once this reader should read it itself
+        (the holder died and the claim is now ours, or the wait ran out)."""
+        try:
+            bound = float(os.environ.get(WAIT_ENV, WAIT_SECONDS))
+        except ValueError:
+            bound = WAIT_SECONDS
+        deadline = time.monotonic() + bound
+        while True:
+            idx = self._shared_hit(layer)
+            if idx is not None:
+                return idx
+            if self.shared.claim(self.namespace, layer.digest, layer.size or 0) is not False:
+                idx = self._shared_hit(layer)  # written and released just before our claim
+                if idx is not None:
+                    self.shared.release(self.namespace, layer.digest)
+                return idx
+            if time.monotonic() >= deadline:
+                log.warning("waited %.0f s for another reader of layer %s; reading it here too", bound, layer.digest)
+                return None
+            time.sleep(POLL_SECONDS)
+
+    def release_reads(self, layers: list) -> None:
+        """Give up claims on layers not read after all (an error): waiters take them over at once."""
+        for layer in layers:
+            self.shared.release(self.namespace, layer.digest)
+
+    def _shared_hit(self, layer) -> LayerIndex | None:
+        idx = self.get(layer.digest)
+        return idx if idx is not None and idx.digest == layer.layer_id else None
 
 
 class SharedFactsCache(FactsCache):

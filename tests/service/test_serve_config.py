@@ -109,6 +109,23 @@ def test_bad_configs_name_the_problem(tmp_path, text, message):
         load_config(write(tmp_path, text), env={})
 
 
+@pytest.mark.parametrize(
+    "server,registry,env",
+    [
+        ("", 'secret = "change-me"', {}),  # inline
+        ("", 'secret_env = "S"', {"S": "Change-Me "}),  # from the example Secret through the environment
+        ("", 'secret = "s"\nusername = "u"\npassword_env = "P"', {"P": "change-me"}),
+        ('database_url_env = "U"', 'secret = "s"', {"U": "postgresql://imgcheck:change-me@db:5432/imgcheck"}),
+        ("", 'secret = "s"', {"IMGCHECK_CACHE_URL": "postgresql://imgcheck_cache:change-me@db/imgcheck"}),
+    ],
+)
+def test_the_example_secrets_placeholder_is_refused(tmp_path, capsys, server, registry, env):
+    """`kubectl apply -k` of the example deployed a service whose secret is printed in the repository."""
+    text = f'[server]\ndatabase = "x"\n{server}\n[registries.r]\nhost = "h"\n{registry}\n[fleets.a]\nselector = "x"\n'
+    with pytest.raises(BadInputError, match="placeholder 'change-me'"):
+        load_config(write(tmp_path, text), env=env)
+
+
 def test_missing_config_is_unavailable(tmp_path):
     with pytest.raises(UnavailableError):
         load_config(str(tmp_path / "none.toml"))

@@ -130,6 +130,11 @@ def test_readyz_follows_the_database_and_the_disk_livez_does_not(tmp_path, imgch
 
         down = post_event(service.base, envelope("team/app", "sha256:" + "a" * 64))
         assert down.status_code == 503
+        # and the outage is a metric, not only log lines; the scrape itself still answers
+        metrics = requests.get(service.base + "/metrics", timeout=30)
+        assert metrics.status_code == 200
+        assert 'imgcheck_store_errors_total{operation="enqueue"} 1.0' in metrics.text
+        assert 'imgcheck_store_errors_total{operation="counts"}' in metrics.text
     finally:
         service.stop()
 

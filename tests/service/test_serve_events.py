@@ -65,6 +65,10 @@ def test_every_manifest_media_type_counts():
         envelope("a/b", "md5:" + "a" * 32),
         envelope("a/../b", D1),
         envelope("a/b", D1, tag="bad tag!"),
+        # distribution's tag grammar is ASCII: a Cyrillic "а" or a fullwidth digit looks like a tag, is not one
+        envelope("a/b", D1, tag="v1.\u0430"),
+        envelope("a/b", D1, tag="v\uff11"),
+        envelope("a/b", D1, tag="r\u00e9lease"),
     ],
 )
 def test_malformed_bodies_are_refused(body):

@@ -1,7 +1,8 @@
 """What a slow, hostile or vanishing client can do to `imgcheck serve` (the real process, raw sockets).
 
 - A request without the secret is answered 401 from its headers alone: its body is never read.
-- A body that does not arrive in time is answered 408; more connections than allowed get 503.
+- A body that does not arrive in time is answered 408; headers that do not arrive in time, or nothing at
+  all, get the connection closed; idle connections beyond the budget are shed so /livez still answers.
 - A client that disconnects mid-body leaves no traceback in the log and the service keeps serving.
 - SIGTERM with a stalled client still open ends the process (uvicorn's graceful-shutdown timeout).
 - Deeply nested JSON and lone surrogate escapes are 400, not 500.
@@ -56,7 +57,7 @@ def read_status(sock: socket.socket) -> int:
 
 @pytest.fixture
 def proc(tmp_path, imgcheck_home):
-    p = serve(tmp_path, body_timeout_seconds=1, max_connections=6, shutdown_timeout_seconds=1)
+    p = serve(tmp_path, body_timeout_seconds=1, max_connections=6, shutdown_timeout_seconds=1, header_timeout_seconds=1)
     yield p
     p.kill()
 
@@ -92,23 +93,33 @@ def test_disconnect_mid_body_is_not_a_traceback(proc):
     assert "Traceback" not in out and "disconnected before the body was complete" in out, out[-3000:]
 
 
-def test_connections_beyond_the_limit_get_503(proc):
-    stalled = [socket.create_connection(("127.0.0.1", proc.port), timeout=10) for _ in range(6)]
+def test_silent_connections_are_shed_and_livez_still_answers(proc):
+    """The issue's failure: idle connections beyond max_connections made every request, /livez too, a 503."""
+    stalled = [socket.create_connection(("127.0.0.1", proc.port), timeout=10) for _ in range(30)]  # 5x the limit
     try:
-        # the service counts the idle connections; a further request is refused, not queued behind them
-        wait_for(
-            lambda: requests.get(proc.base + "/healthz", timeout=5).status_code == 503,
-            10,
-            "a request beyond max_connections to be refused",
-        )
+        for path in ("/livez", "/healthz"):
+            assert requests.get(proc.base + path, timeout=5).status_code == 200
+        assert post_event(proc.base, envelope("team/app", D1)).status_code == 202
+        closed = sum(s.recv(1) == b"" for s in stalled)  # shed ones read EOF; the rest time out
+    except TimeoutError:
+        closed = -1
     finally:
         for s in stalled:
             s.close()
-    wait_for(
-        lambda: requests.get(proc.base + "/healthz", timeout=5).status_code == 200,
-        10,
-        "the service to accept requests again",
-    )
+    assert closed != 0
+    assert "http.connections_shed" in proc.output()
+
+
+def test_headers_that_never_complete_are_cut_at_the_header_timeout(proc):
+    sock = socket.create_connection(("127.0.0.1", proc.port), timeout=20)
+    try:
+        sock.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+        assert sock.recv(1024) == b""  # closed by the server (header_timeout_seconds = 1), no answer
+        silent = socket.create_connection(("127.0.0.1", proc.port), timeout=20)
+        assert silent.recv(1024) == b""  # a connection that sends nothing at all, likewise
+        silent.close()
+    finally:
+        sock.close()
 
 
 def test_sigterm_with_a_stalled_client_still_exits(tmp_path, imgcheck_home):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
 from registryfixture import RegistryServer, free_port
 from registrypush import Pusher, push_rootfs_image
 from servicekit import (
@@ -85,3 +86,28 @@ def test_check_done_line_has_image_verdicts_and_timing(tmp_path, imgcheck_home, 
         if proc:
             proc.kill()
         registry.stop()
+
+
+def test_library_lines_are_json_too_when_postgresql_goes_away(tmp_path, imgcheck_home, pg_url, pg_server_url):
+    """psycopg_pool's reconnect warnings went to logging's plain-text last resort, breaking JSON lines."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'imgcheck[serve-pg]')")
+    from psycopg import sql
+
+    cfg = write_config(
+        str(tmp_path / "c.toml"),
+        "127.0.0.1:1",
+        database=str(tmp_path / "q.db"),
+        extra_server=f'database_url = "{pg_url}"',
+    )
+    proc = ServiceProcess(cfg, str(tmp_path), log_level="info")
+    try:
+        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+            name = pg_url.rsplit("/", 1)[1]
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        assert post_event(proc.base, envelope("team/app", D1, tag="v1")).status_code == 503
+        wait_for(
+            lambda: any(r["logger"].startswith("psycopg") for r in lines(proc)), 30, "the pool's reconnect warnings"
+        )
+        assert events(proc, "store.failed")  # and every line parsed as JSON (lines() raises otherwise)
+    finally:
+        proc.kill()

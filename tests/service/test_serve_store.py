@@ -113,6 +113,17 @@ def test_a_new_push_requeues_a_failed_job_but_a_redelivery_does_not(store):
     assert store.counts()["queued"] == 1
 
 
+def test_a_replay_of_a_failed_jobs_event_after_the_memory_window_is_still_a_duplicate(store):
+    store.enqueue("main", [PushEvent("a/b", D1, event_id="e1"), PushEvent("a/b", D2, event_id="e2")], now=1000.0)
+    first, second = store.claim("w", 60, 5, now=1001.0), store.claim("w", 60, 5, now=1001.0)
+    failed, done = (first, second) if first.digest == D1 else (second, first)
+    assert store.fail(failed, "w", "corrupt", now=1002.0) and store.complete(done, "w", results(), now=1002.0)
+    later = 1000.0 + 8 * 24 * 3600
+    assert store.forget_old_deliveries(now=later) == 1  # e2 (its job is done: a replay cannot requeue it)
+    assert store.enqueue("main", [PushEvent("a/b", D1, event_id="e1")], now=later).queued == 0
+    assert store.counts()["failed"] == 1
+
+
 def test_instance_lock_and_orphan_recovery(tmp_path):
     path = str(tmp_path / "q.db")
     first = Store(path)

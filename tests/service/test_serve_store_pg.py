@@ -110,6 +110,22 @@ def test_retention_forgets_old_deliveries_only(store):
     assert store.counts()["queued"] == 2  # the jobs stay; only the redelivery memory is pruned
 
 
+def test_a_replayed_event_of_a_failed_job_stays_a_duplicate_after_the_memory_window(store):
+    """A captured event replayed after its job failed used to queue it (and pull the image) again."""
+    store.enqueue("main", [PushEvent("a/b", D1, event_id="e1"), PushEvent("a/b", D2, event_id="e2")], now=1000.0)
+    failed = store.claim("w", 60, 3, now=1001.0)
+    done = store.claim("w", 60, 3, now=1001.0)
+    assert store.fail(failed, "w", "corrupt", now=1002.0) and store.complete(done, "w", results(), now=1002.0)
+    later = 1000.0 + 8 * 24 * 3600  # past the redelivery memory
+    assert store.forget_old_deliveries(now=later) == 1  # the done job's id only
+    replayed_id = "e1" if failed.digest == D1 else "e2"
+    again = store.enqueue("main", [PushEvent("a/b", failed.digest, event_id=replayed_id)], now=later)
+    assert (again.queued, again.duplicates) == (0, 1)
+    assert store.counts()["failed"] == 1
+    # a new push (a new event) of the failed digest is still a reason to try again
+    assert store.enqueue("main", [PushEvent("a/b", failed.digest, event_id="e3")], now=later).queued == 1
+
+
 def test_migrations_are_recorded_once_and_rerun_safely(pg_url):
     stores = []
     barrier = threading.Barrier(4)
@@ -146,6 +162,29 @@ def test_newer_schema_is_refused(pg_url):
         conn.execute("INSERT INTO schema_version (version) VALUES (99)")
     with pytest.raises(StoreUnavailableError, match="newer"):
         PgStore(pg_url)
+
+
+def test_an_old_pod_runs_beside_a_newer_expand_only_schema(pg_url):
+    """Expand/contract: a step that declares this code still works (compatible_from) lets an old pod that
+    restarts mid-rollout start; a contract step (compatible_from above it) still refuses it."""
+    from imgcheck.service import store_pg
+
+    PgStore(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT version, compatible_from FROM schema_version ORDER BY version").fetchall()
+        assert rows[-1] == (3, 2)  # the outbox lease step is expand-only
+        conn.execute("INSERT INTO schema_version (version, compatible_from) VALUES (%s, %s)", (99, SCHEMA_VERSION))
+    old = PgStore(pg_url)  # the newer release's expand step: this release keeps running
+    try:
+        old.enqueue("main", [PushEvent("a/b", D1)])
+        assert old.claim("w", 60, 3) is not None
+    finally:
+        old.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_version (version, compatible_from) VALUES (100, 100)")  # a contract step
+    with pytest.raises(StoreUnavailableError, match="step 100"):
+        PgStore(pg_url)
+    assert store_pg.COMPATIBLE_FROM.get(SCHEMA_VERSION) is not None  # the newest step says whom it keeps working
 
 
 def test_concurrent_claims_from_several_replicas_take_each_job_once(pg_url):
@@ -256,3 +295,43 @@ def test_a_database_failure_mid_job_neither_kills_the_worker_nor_loses_the_job(p
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 4  # two fleets x two jobs, once each
         (attempts,) = conn.execute("SELECT attempts FROM jobs WHERE id = %s", (failures[0],)).fetchone()
     assert attempts == 2
+
+
+def test_outbox_rows_are_leased_to_one_replica_and_taken_over_when_it_dies(pg_url):
+    """Three stores (three replicas) drain one outbox at once: every row goes to exactly one of them, and
+    a row whose holder died (never marked sent) is due again only after its lease ran out."""
+    stores = [PgStore(pg_url, pool_size=4) for _ in range(3)]
+    try:
+        digests = [f"sha256:{i:064x}" for i in range(12)]
+        stores[0].enqueue("main", [PushEvent("a/b", d) for d in digests])
+        while (job := stores[0].claim("w", 60, 3)) is not None:
+            assert stores[0].complete(job, "w", results())  # two fleets: 24 outbox rows
+        got: dict[str, list[int]] = {}
+        barrier = threading.Barrier(3)
+
+        def drain(i: int) -> None:
+            barrier.wait()
+            got[f"r{i}"] = [r["id"] for r in stores[i].outbox_due(limit=100, owner=f"r{i}", lease_seconds=60)]
+
+        threads = [threading.Thread(target=drain, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        claimed = [i for ids in got.values() for i in ids]
+        assert len(claimed) == len(set(claimed)) == 24  # no row handed to two replicas
+        for s in stores:  # after the claim transactions committed, nothing is due for anyone
+            assert s.outbox_due(limit=100, owner="late", lease_seconds=60) == []
+        # r0 sends and marks its rows; r1 gives one back (receiver refused); r2 dies holding its rows
+        for i in got["r0"]:
+            stores[0].outbox_done(i)
+        if got["r1"]:
+            stores[1].outbox_retry(got["r1"][0], "refused", delay=0.0, owner="r1")
+            assert [r["id"] for r in stores[2].outbox_due(limit=100, owner="r2b", lease_seconds=60)] == [got["r1"][0]]
+        # r2's lease expires: its rows (never marked) are due again and taken over once
+        later = stores[0].outbox_due(limit=100, now=10**10, owner="r3", lease_seconds=60)
+        assert set(got["r2"]) <= {r["id"] for r in later}
+        assert stores[1].outbox_due(limit=100, now=10**10, owner="r4", lease_seconds=60) == []
+    finally:
+        for s in stores:
+            s.close()

@@ -3,6 +3,8 @@ with separate $IMGCHECK_HOMEs (replicas, CI runners), pulling real images from a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from imagebuild import build_oci, make_layer
 from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
@@ -101,3 +103,85 @@ def test_an_unreachable_shared_cache_only_makes_reads_local(tmp_path, monkeypatc
     facts, stats = _inspect(monkeypatch, tmp_path / "a", f"registry:{registry.host}/team/y@{digest}", url)
     assert facts.os.id == "debian" and len(stats.layers_read) == 1
     assert sum("shared cache unavailable" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_layer_being_read_elsewhere_is_waited_for_and_a_dead_readers_claim_taken_over(
+    tmp_path, monkeypatch, registry, pg_url
+):
+    import threading
+
+    pusher = Pusher(registry.url)
+    one = build_oci([BASE, make_layer({"opt/one": b"1"})])
+    base = json.loads(one.manifest)["layers"][0]["digest"]
+    d1 = pusher.push_image("team/one", "v1", one)
+    d2 = pusher.push_image("team/two", "v1", build_oci([BASE, make_layer({"opt/two": b"2"})]))
+    d3 = pusher.push_image("team/three", "v1", build_oci([BASE, make_layer({"opt/three": b"3"})]))
+    _, stats = _inspect(monkeypatch, tmp_path / "a", f"registry:{registry.host}/team/one@{d1}", pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        namespace, value = conn.execute(
+            "SELECT namespace, value FROM imgcheck_cache WHERE kind = 'layer' AND key = %s", (base,)
+        ).fetchone()
+        # another reader is reading the base now: its entry is gone, its claim is live
+        conn.execute("DELETE FROM imgcheck_cache WHERE key = %s", (base,))
+        conn.execute(
+            "INSERT INTO imgcheck_cache_claims VALUES (%s, %s, 'other:1:x', clock_timestamp() + interval '60 s')",
+            (namespace, base),
+        )
+
+    def holder_finishes():
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("SELECT pg_sleep(1.5)")
+            conn.execute(
+                "INSERT INTO imgcheck_cache (kind, namespace, key, value) VALUES ('layer', %s, %s, %s)",
+                (namespace, base, value),
+            )
+            conn.execute("DELETE FROM imgcheck_cache_claims WHERE key = %s", (base,))
+
+    finisher = threading.Thread(target=holder_finishes)
+    finisher.start()
+    _, stats = _inspect(monkeypatch, tmp_path / "b", f"registry:{registry.host}/team/two@{d2}", pg_url)
+    finisher.join()
+    assert stats.layers_waited == [base] and base not in stats.layers_read and len(stats.layers_read) == 1
+    # a reader that died holding its claim: the entry never comes, the expired claim is taken over
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM imgcheck_cache WHERE key = %s", (base,))
+        conn.execute(
+            "INSERT INTO imgcheck_cache_claims VALUES (%s, %s, 'dead:1:x', clock_timestamp() - interval '1 s')",
+            (namespace, base),
+        )
+    _, stats = _inspect(monkeypatch, tmp_path / "c", f"registry:{registry.host}/team/three@{d3}", pg_url)
+    assert base in stats.layers_read and stats.layers_waited == []
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM imgcheck_cache_claims").fetchone() == (0,)  # released
+        assert conn.execute("SELECT COUNT(*) FROM imgcheck_cache WHERE key = %s", (base,)).fetchone() == (1,)
+
+
+def test_the_cache_role_reads_and_shares_layers_and_cannot_touch_the_job_store(tmp_path, monkeypatch, registry, pg_url):
+    """deploy/service-pg/cache-role.sql, run as the owner: the cache works under that role alone (claims
+    included), and the role can neither read jobs nor delete cache entries."""
+    import os
+    import uuid
+
+    from imgcheck.service.store_pg import PgStore
+
+    PgStore(pg_url).close()  # the job store's tables, owned by the admin/job-store role
+    sql_path = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "service-pg", "cache-role.sql")
+    password = uuid.uuid4().hex
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(open(sql_path, encoding="utf-8").read())
+        conn.execute(f"ALTER ROLE imgcheck_cache PASSWORD '{password}'")
+    head, _, rest = pg_url.partition("://")
+    cache_url = f"{head}://imgcheck_cache:{password}@{rest.split('@', 1)[1]}"
+    pusher = Pusher(registry.url)
+    digest = pusher.push_image("team/role", "v1", build_oci([BASE, make_layer({"opt/r": b"r"})]))
+    ref = f"registry:{registry.host}/team/role@{digest}"
+    _, stats = _inspect(monkeypatch, tmp_path / "a", ref, cache_url)
+    assert len(stats.layers_read) == 2
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM imgcheck_cache WHERE kind = 'facts'")
+    _, stats = _inspect(monkeypatch, tmp_path / "b", ref, cache_url)
+    assert stats.layers_read == [] and len(stats.layers_cached) == 2  # shared through the restricted role
+    with psycopg.connect(cache_url, autocommit=True) as conn:
+        for sql in ("SELECT COUNT(*) FROM jobs", "DELETE FROM imgcheck_cache", "CREATE TABLE x (i int)"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)

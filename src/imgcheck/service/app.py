@@ -182,6 +182,7 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
             outcome = await run_in_threadpool(service.store.enqueue, registry.name, delivery.pushes)
         except (sqlite3.Error, StoreUnavailableError) as exc:  # the sender retries on 5xx; nothing was committed
             log.error("enqueue failed: %s", exc, extra={"event": "store.failed", "error": str(exc)})
+            service.metrics.store_error("enqueue")
             return _error(503, "the job store is unavailable; retry")
         m = service.metrics.events
         m.labels("queued").inc(outcome.queued)
@@ -296,6 +297,7 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
         try:
             counts = service.store.counts()
         except (sqlite3.Error, StoreUnavailableError) as exc:
+            service.metrics.store_error("read")
             return _error(503, f"database: {exc}")
         return JSONResponse({"status": "ok", "jobs": counts})
 
@@ -341,10 +343,12 @@ def create_app(config: ServiceConfig, check=check_job, start_workers: bool = Tru
 
 
 def server_options(config: ServiceConfig, log_level: str = "info") -> dict:
-    """uvicorn settings: bounds on what clients can hold (connections, the shutdown wait) and the log."""
+    """uvicorn settings: bounds on what clients can hold (connections, header time, the shutdown wait) and the log."""
+    from .http_protocol import bounded_protocol
     from .logs import log_config
 
     return {
+        "http": bounded_protocol(config.header_timeout_seconds),
         "limit_concurrency": config.max_connections,
         "log_config": log_config(config.log_format, log_level),
         "timeout_graceful_shutdown": config.shutdown_timeout_seconds,

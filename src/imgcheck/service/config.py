@@ -11,6 +11,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
 
 from ..errors import BadInputError, UnavailableError
 
@@ -71,7 +72,8 @@ class ServiceConfig:
     notify: NotifyConfig | None = None
     source: str = ""  # the config file path, for messages
     body_timeout_seconds: float = 10.0  # a webhook body not complete by then is answered 408
-    max_connections: int = 200  # open connections (and requests) beyond this are answered 503
+    max_connections: int = 200  # requests in progress beyond this are answered 503; idle connections are shed
+    header_timeout_seconds: float = 10.0  # a connection without a complete request head by then is closed
     shutdown_timeout_seconds: float = 10.0  # on SIGTERM, requests still open after this are cut
     min_free_bytes: int = 64 * 1024 * 1024  # /readyz fails below this much free space for the database
     retention_days: float | None = 90.0  # finished jobs and their results older than this are deleted
@@ -118,6 +120,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         "public_url",
         "body_timeout_seconds",
         "max_connections",
+        "header_timeout_seconds",
         "shutdown_timeout_seconds",
         "read_token",
         "read_token_env",
@@ -131,6 +134,8 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
     )
     # the URL may hold a password: inline, _env or _file (a mounted Secret); IMGCHECK_DATABASE_URL otherwise
     database_url = server.secret("database_url") or env.get("IMGCHECK_DATABASE_URL") or None
+    _url_not_placeholder(database_url, f"{path}: database_url")
+    _url_not_placeholder(env.get("IMGCHECK_CACHE_URL"), "IMGCHECK_CACHE_URL")
     if database_url and not database_url.startswith(("postgresql://", "postgres://", "sqlite:///")):
         raise BadInputError(f"{path}: database_url must start with postgresql:// or sqlite:///")
     database = server.path("database", required=not database_url)
@@ -192,6 +197,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         source=path,
         body_timeout_seconds=server.number("body_timeout_seconds", 10.0, minimum=0.1),
         max_connections=int(server.number("max_connections", 200, minimum=2, integer=True)),
+        header_timeout_seconds=server.number("header_timeout_seconds", 10.0, minimum=0.1),
         shutdown_timeout_seconds=server.number("shutdown_timeout_seconds", 10.0, minimum=0.1),
         read_token=server.secret("read_token"),
         log_format=_log_format(server),
@@ -331,12 +337,12 @@ class _Table:
         if not given:
             return None
         if given[0] == key:
-            return self.str(key)
+            return _not_placeholder(self.str(key), f"{self.where}: `{key}`")
         if given[0].endswith("_env"):
             var = self.str(f"{key}_env")
             if not var or not self.env.get(var):
                 raise BadInputError(f"{self.where}: environment variable {var} (from `{key}_env`) is not set")
-            return self.env[var]
+            return _not_placeholder(self.env[var], f"{self.where}: environment variable {var} (from `{key}_env`)")
         path = self.path(f"{key}_file")
         try:
             with open(path, encoding="utf-8") as fh:  # type: ignore[arg-type]
@@ -345,4 +351,26 @@ class _Table:
             raise UnavailableError(f"{self.where}: cannot read `{key}_file` {path}: {exc.strerror}") from None
         if not value:
             raise BadInputError(f"{self.where}: `{key}_file` {path} is empty")
-        return value
+        return _not_placeholder(value, f"{self.where}: `{key}_file` {path}")
+
+
+PLACEHOLDER = "change-me"  # the value every secret has in deploy/*/secret.yaml until someone sets it
+
+
+def _not_placeholder(value: str | None, where: str) -> str | None:
+    """Refuse the example Secret's placeholder: `kubectl apply -k` would otherwise run with it."""
+    if value is not None and value.strip().lower() == PLACEHOLDER:
+        raise BadInputError(
+            f"{where} is still the placeholder {PLACEHOLDER!r} from the example Secret; set a real value"
+        )
+    return value
+
+
+def _url_not_placeholder(url: str | None, where: str) -> None:
+    """A database URL whose password is the placeholder (postgresql://user:change-me@host/db)."""
+    if url:
+        try:
+            password = urlsplit(url).password
+        except ValueError:
+            return  # a malformed URL is refused where it is used, with its own message
+        _not_placeholder(unquote(password) if password else None, f"{where}: the password")

@@ -25,6 +25,7 @@ hosts inside payloads are never used: the registry is the one configured for the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -47,7 +48,8 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128}")
 # distribution/reference: path components separated by '/'
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _REPOSITORY = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*")
-_TAG = re.compile(r"[\w][\w.-]{0,127}")
+# distribution/reference regexp.go: tag = `[\w][\w.-]{0,127}` in Go's RE2, where \w is ASCII only
+_TAG = re.compile(r"[\w][\w.-]{0,127}", re.ASCII)
 MAX_REPOSITORY = 255
 
 
@@ -90,10 +92,14 @@ def _load_json(body: bytes) -> object:
 
 def parse_body(body: bytes, github_event: str | None = None, github_delivery: str | None = None) -> Delivery:
     """`github_event`/`github_delivery`: the X-GitHub-Event and X-GitHub-Delivery headers (GitHub
-    names the event there, and the delivery GUID, which a redelivery repeats, identifies it)."""
+    names the event there). A GitHub event's id is its body's sha256, not the delivery GUID: a
+    redelivery repeats the body, and a replay cannot change it without breaking the signature."""
     doc = _load_json(body)
     if github_event:
-        return parse_github(doc, github_event.strip(), github_delivery)
+        # the X-GitHub-Delivery header is not covered by the signature (X-Hub-Signature-256 signs the
+        # body): a captured body replayed with a fresh GUID must still be the same event
+        body_id = hashlib.sha256(body).hexdigest()
+        return parse_github(doc, github_event.strip(), body_id)
     if isinstance(doc, dict) and "events" in doc:
         return parse_distribution(doc)
     if isinstance(doc, dict) and "type" in doc and "event_data" in doc:
@@ -170,7 +176,7 @@ def parse_harbor(doc: dict) -> Delivery:
 GITHUB_PACKAGE_EVENTS = ("package", "registry_package")
 
 
-def parse_github(doc: object, event: str, delivery: str | None = None) -> Delivery:
+def parse_github(doc: object, event: str, body_id: str | None = None) -> Delivery:
     if event == "ping":
         return Delivery(kind="github", pushes=(), ignored=0, ping=True)
     if event not in GITHUB_PACKAGE_EVENTS:
@@ -207,7 +213,7 @@ def parse_github(doc: object, event: str, delivery: str | None = None) -> Delive
                 repository=repository,
                 digest=_digest(digest, where),
                 tag=_tag(tag, where),
-                event_id=f"github:{delivery[:100]}" if delivery else None,
+                event_id=f"github:{body_id}" if body_id else None,
             ),
         ),
     )

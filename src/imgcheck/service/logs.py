@@ -55,7 +55,11 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def log_config(fmt: str = "json", level: str = "info") -> dict:
-    """A logging.dictConfig for uvicorn's `log_config`: uvicorn's loggers and imgcheck's, one handler."""
+    """A logging.dictConfig for uvicorn's `log_config`: uvicorn's loggers and imgcheck's, one handler.
+
+    The root logger gets the same handler, so libraries' lines (psycopg_pool's reconnect warnings,
+    psycopg's) are JSON too instead of reaching logging's plain-text last-resort handler.
+    """
     formatter = {"()": JsonFormatter} if fmt == "json" else {"format": TEXT_FORMAT}
     logger = {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
     return {
@@ -69,4 +73,5 @@ def log_config(fmt: str = "json", level: str = "info") -> dict:
             "uvicorn.access": logger,
             "imgcheck": logger,
         },
+        "root": {"handlers": ["stderr"], "level": "WARNING"},
     }

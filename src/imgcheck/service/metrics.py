@@ -13,16 +13,20 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class _QueueCollector:
-    def __init__(self, counts):
-        self._counts = counts
+    def __init__(self, counts, on_error):
+        self._counts, self._on_error = counts, on_error
 
     def collect(self):
+        try:
+            counts = self._counts()
+        except Exception:  # the database is down: the scrape still answers, with the store error counted
+            self._on_error("counts")
+            return
         family = GaugeMetricFamily("imgcheck_queue_jobs", "Jobs in the queue by state", labels=["state"])
-        for state, n in self._counts().items():
+        for state, n in counts.items():
             family.add_metric([state], n)
         yield family
         depth = GaugeMetricFamily("imgcheck_queue_depth", "Jobs waiting or running (queued + running)")
-        counts = self._counts()
         depth.add_metric([], counts.get("queued", 0) + counts.get("running", 0))
         yield depth
 
@@ -31,6 +35,8 @@ class Metrics:
     def __init__(self, counts):
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        # first: a failed count at scrape time is then in the store-errors counter rendered after it
+        r.register(_QueueCollector(counts, lambda operation: self.store_error(operation)))
         self.requests = Counter("imgcheck_webhook_requests", "Webhook requests by HTTP status", ["status"], registry=r)
         self.events = Counter(
             "imgcheck_events_received",
@@ -51,13 +57,21 @@ class Metrics:
             registry=r,
         )
         self.notify_errors = Counter("imgcheck_notify_errors", "Failed notification POSTs", registry=r)
+        self.store_errors = Counter(
+            "imgcheck_store_errors",
+            "Job store operations that failed (database unreachable or refusing), by operation",
+            ["operation"],
+            registry=r,
+        )
         self.duration = Histogram(
             "imgcheck_check_duration_seconds",
             "Time to inspect an image and check it against every fleet",
             registry=r,
             buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800),
         )
-        r.register(_QueueCollector(counts))
+
+    def store_error(self, operation: str) -> None:
+        self.store_errors.labels(operation).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

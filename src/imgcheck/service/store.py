@@ -389,11 +389,20 @@ class Store:
     def forget_old_deliveries(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         with self._write() as c:
-            return c.execute("DELETE FROM deliveries WHERE received_at < ?", (now - DELIVERY_MEMORY_SECONDS,)).rowcount
+            return c.execute(
+                # a failed job's ids are kept (until retention deletes the job): replaying one of its
+                # captured events would otherwise queue it again, and pull the image again, every time
+                "DELETE FROM deliveries WHERE received_at < ? AND job_id NOT IN "
+                "(SELECT id FROM jobs WHERE state = 'failed')",
+                (now - DELIVERY_MEMORY_SECONDS,),
+            ).rowcount
 
     # -- outbox (notifications of stored results, drained by the worker) -------------------------
 
-    def outbox_due(self, limit: int = 20, now: float | None = None) -> list[dict]:
+    def outbox_due(
+        self, limit: int = 20, now: float | None = None, owner: str = "", lease_seconds: float = 60.0
+    ) -> list[dict]:
+        """The due notifications. One instance, one sender thread: nothing to lease (owner is PgStore's)."""
         now = time.time() if now is None else now
         rows = (
             self._conn()
@@ -412,13 +421,18 @@ class Store:
         with self._write() as c:
             c.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,))
 
-    def outbox_retry(self, outbox_id: int, error: str, delay: float, now: float | None = None) -> None:
+    def outbox_retry(
+        self, outbox_id: int, error: str, delay: float, now: float | None = None, owner: str | None = None
+    ) -> None:
         now = time.time() if now is None else now
         with self._write() as c:
             c.execute(
                 "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?",
                 (now + delay, error, outbox_id),
             )
+
+    def outbox_release(self, outbox_ids: list[int], owner: str, now: float | None = None) -> None:
+        """Nothing was claimed (see outbox_due)."""
 
     def delete_finished_before(self, cutoff: float) -> int:
         """Retention: forget jobs done or failed before `cutoff`, with their results, tags and ids."""

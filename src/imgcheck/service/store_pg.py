@@ -99,8 +99,25 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_due ON outbox (next_attempt_at);
 """,
     ),
+    # outbox leases: a replica claims rows before the POST (expand only: nullable columns, so a pod of the
+    # previous release keeps running against this schema; it honours the lease through next_attempt_at)
+    (
+        3,
+        """
+ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
+ALTER TABLE outbox ADD COLUMN lease_until DOUBLE PRECISION;
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+# Expand/contract: for each step, the oldest schema version whose code still runs correctly once the step
+# is applied (recorded in schema_version.compatible_from). An expand step (new table, nullable column,
+# index) keeps the previous release working: compatible_from = its predecessor, so during a rolling
+# upgrade an old pod that restarts after a new one migrated still starts. A contract step (drop, rename,
+# NOT NULL) ships only in a release after the one that stopped using the thing, and names that release.
+# Steps 1-2 predate the column: NULL, i.e. compatible with nothing older.
+COMPATIBLE_FROM: dict[int, int] = {3: 2}
 
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::double precision AS now"
 
@@ -184,16 +201,32 @@ class PgStore:
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
                 "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
             )
+            c.execute("ALTER TABLE schema_version ADD COLUMN IF NOT EXISTS compatible_from INTEGER")
             current = c.execute("SELECT COALESCE(MAX(version), 0) AS v FROM schema_version").fetchone()["v"]
             if current > SCHEMA_VERSION:
-                raise StoreUnavailableError(
-                    f"{self.where}: database schema {current} is newer than this imgcheck ({SCHEMA_VERSION})"
-                )
+                # newer steps applied by a newer release: run only if every one of them was an expand step
+                # that still serves this code (a pod of the old release restarting mid-rollout)
+                newer = c.execute(
+                    "SELECT version, compatible_from FROM schema_version WHERE version > %s ORDER BY version",
+                    (SCHEMA_VERSION,),
+                ).fetchall()
+                breaking = [
+                    r["version"] for r in newer if r["compatible_from"] is None or r["compatible_from"] > SCHEMA_VERSION
+                ]
+                if breaking:
+                    raise StoreUnavailableError(
+                        f"{self.where}: database schema {current} is newer than this imgcheck ({SCHEMA_VERSION}) "
+                        f"and step {breaking[0]} does not keep it working; run the newer release"
+                    )
+                return 0
             ran = 0
             for version, sql in MIGRATIONS:
                 if version > current:
                     c.execute(sql)
-                    c.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+                    c.execute(
+                        "INSERT INTO schema_version (version, compatible_from) VALUES (%s, %s)",
+                        (version, COMPATIBLE_FROM.get(version)),
+                    )
                     ran += 1
             return ran
 
@@ -384,31 +417,63 @@ class PgStore:
                 == 1
             )
 
-    # -- outbox: every replica drains it; a row is taken by one at a time (SKIP LOCKED), delivery is at least once
+    # -- outbox: every replica drains it; a row is leased to one replica before its POST -------------
+    #
+    # The claim moves next_attempt_at to the lease's end in the same transaction as the SELECT ... SKIP
+    # LOCKED, so after the commit no other replica sees the row as due until the holder marks it sent
+    # (deleted), gives it back with a retry time, or dies and the lease runs out: one POST per result in
+    # normal operation, at least once across crashes.
 
-    def outbox_due(self, limit: int = 20, now: float | None = None) -> list[dict]:
+    def outbox_due(
+        self, limit: int = 20, now: float | None = None, owner: str = "", lease_seconds: float = 60.0
+    ) -> list[dict]:
+        """Claim up to `limit` due notifications for `owner` until now + lease_seconds and return them."""
         with self._tx() as c:
             now = self._now(c, now)
+            claimed = c.execute(
+                "UPDATE outbox SET claimed_by = %s, lease_until = %s, next_attempt_at = %s WHERE id IN ("
+                "SELECT id FROM outbox WHERE next_attempt_at <= %s ORDER BY next_attempt_at, id LIMIT %s "
+                "FOR UPDATE SKIP LOCKED) RETURNING id",
+                (owner or None, now + lease_seconds, now + lease_seconds, now, limit),
+            ).fetchall()
+            if not claimed:
+                return []
             rows = c.execute(
                 "SELECT o.id, o.attempts, o.fleet, j.id AS job_id, j.registry, j.repository, j.digest, r.verdict, "
                 "r.report FROM outbox o JOIN jobs j ON j.id = o.job_id "
                 "JOIN results r ON r.job_id = o.job_id AND r.fleet = o.fleet "
-                "WHERE o.next_attempt_at <= %s ORDER BY o.next_attempt_at, o.id LIMIT %s "
-                "FOR UPDATE OF o SKIP LOCKED",
-                (now, limit),
+                "WHERE o.id = ANY(%s) ORDER BY o.id",
+                ([r["id"] for r in claimed],),
             ).fetchall()
             return [dict(r) for r in rows]
 
     def outbox_done(self, outbox_id: int) -> None:
+        """Sent (or not wanted): gone, whoever holds the lease now (a second POST would be a repeat)."""
         with self._tx() as c:
             c.execute("DELETE FROM outbox WHERE id = %s", (outbox_id,))
 
-    def outbox_retry(self, outbox_id: int, error: str, delay: float, now: float | None = None) -> None:
+    def outbox_retry(
+        self, outbox_id: int, error: str, delay: float, now: float | None = None, owner: str | None = None
+    ) -> None:
+        """Give a claimed row back, due again after `delay` (unless another replica took it over)."""
         with self._tx() as c:
             now = self._now(c, now)
             c.execute(
-                "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = %s, last_error = %s WHERE id = %s",
-                (now + delay, error, outbox_id),
+                "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = %s, last_error = %s, "
+                "claimed_by = NULL, lease_until = NULL WHERE id = %s AND (%s::text IS NULL OR claimed_by = %s)",
+                (now + delay, error, outbox_id, owner, owner),
+            )
+
+    def outbox_release(self, outbox_ids: list[int], owner: str, now: float | None = None) -> None:
+        """Hand back claimed rows not yet tried (the replica is stopping): due at once, for any replica."""
+        if not outbox_ids:
+            return
+        with self._tx() as c:
+            now = self._now(c, now)
+            c.execute(
+                "UPDATE outbox SET next_attempt_at = %s, claimed_by = NULL, lease_until = NULL "
+                "WHERE id = ANY(%s) AND claimed_by = %s",
+                (now, list(outbox_ids), owner),
             )
 
     def delete_finished_before(self, cutoff: float) -> int:
@@ -424,7 +489,13 @@ class PgStore:
     def forget_old_deliveries(self, now: float | None = None) -> int:
         with self._tx() as c:
             now = self._now(c, now)
-            return c.execute("DELETE FROM deliveries WHERE received_at < %s", (now - DELIVERY_MEMORY_SECONDS,)).rowcount
+            return c.execute(
+                # a failed job's ids are kept (until retention deletes the job): replaying one of its
+                # captured events would otherwise queue it again, and pull the image again, every time
+                "DELETE FROM deliveries WHERE received_at < %s AND job_id NOT IN "
+                "(SELECT id FROM jobs WHERE state = 'failed')",
+                (now - DELIVERY_MEMORY_SECONDS,),
+            ).rowcount
 
     # -- reads ----------------------------------------------------------------------------------
 

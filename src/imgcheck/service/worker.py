@@ -170,7 +170,8 @@ class WorkerPool:
             try:
                 job = self.store.claim(self.owner, self.config.lease_seconds, self.config.max_attempts)
             except Exception:  # the database is locked or gone: keep the worker alive and try again
-                log.exception("claiming a job failed")
+                log.exception("claiming a job failed", extra={"event": "store.failed"})
+                self._store_error("claim")
                 job = None
             if job is None:
                 with self._wake:
@@ -180,7 +181,8 @@ class WorkerPool:
             try:
                 self.run(job)
             except Exception:  # the database failed mid-job (complete/fail): the lease brings the job back
-                log.exception("storing the outcome of job %d failed", job.id)
+                log.exception("storing the outcome of job %d failed", job.id, extra={"event": "store.failed"})
+                self._store_error("complete")
 
     def _heartbeat(self) -> None:
         interval = max(self.config.lease_seconds / 3, 0.05)
@@ -196,7 +198,8 @@ class WorkerPool:
                         self.prune()
                     last_prune = time.monotonic()
             except Exception:
-                log.exception("renewing leases failed")
+                log.exception("renewing leases failed", extra={"event": "store.failed"})
+                self._store_error("renew")
 
     # -- one job --------------------------------------------------------------------------------
 
@@ -298,6 +301,10 @@ class WorkerPool:
         self.store.retry_later(job, self.owner, error, delay)
         self._count_error("retry")
 
+    def _store_error(self, operation: str) -> None:
+        if self.metrics:
+            self.metrics.store_error(operation)
+
     def _count_error(self, outcome: str) -> None:
         if self.metrics:
             self.metrics.job_errors.labels(outcome).inc()
@@ -319,14 +326,28 @@ class WorkerPool:
                 self.drain_outbox()
             except Exception:  # the database is locked or gone: try again at the next round
                 log.exception("draining the notification outbox failed", extra={"event": "notify.failed"})
+                self._store_error("outbox")
             self._outbox_wake.wait(self.config.poll_seconds)
             self._outbox_wake.clear()
 
+    OUTBOX_BATCH = 10  # rows leased per round: the lease must outlast this many POSTs that time out
+
+    def outbox_lease_seconds(self) -> float:
+        timeout = self.notifier.config.timeout if self.notifier is not None else 0.0
+        return self.config.lease_seconds + self.OUTBOX_BATCH * timeout
+
     def drain_outbox(self) -> int:
-        """Send every due notification; delivered (or not wanted) rows are deleted. Returns how many were sent."""
+        """Send every due notification; delivered (or not wanted) rows are deleted. Returns how many were sent.
+
+        The rows are leased to this replica before the POSTs (PgStore), so other replicas skip them.
+        """
         sent = 0
-        for row in self.store.outbox_due():
+        rows = self.store.outbox_due(
+            limit=self.OUTBOX_BATCH, owner=self.owner, lease_seconds=self.outbox_lease_seconds()
+        )
+        for i, row in enumerate(rows):
             if self._stop.is_set():
+                self.store.outbox_release([r["id"] for r in rows[i:]], self.owner)  # for another replica now
                 break
             if self.notifier is None or row["verdict"] not in self.notifier.config.verdicts:
                 self.store.outbox_done(row["id"])  # not configured, or a verdict nobody asked to hear about
@@ -358,6 +379,11 @@ class WorkerPool:
                 self.store.outbox_done(row["id"])
             else:
                 self.store.outbox_retry(
-                    row["id"], "the receiver refused or was unreachable", backoff_delay(self.config, attempts)
+                    row["id"],
+                    "the receiver refused or was unreachable",
+                    backoff_delay(self.config, attempts),
+                    owner=self.owner,
                 )
+        if len(rows) == self.OUTBOX_BATCH and not self._stop.is_set():
+            self._outbox_wake.set()  # a full batch: more may be due, go again without waiting a poll
         return sent

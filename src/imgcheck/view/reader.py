@@ -29,6 +29,7 @@ class ReadStats:
 
     layers_read: list[str] = field(default_factory=list)  # digests streamed from the source
     layers_cached: list[str] = field(default_factory=list)  # digests served by the cache
+    layers_waited: list[str] = field(default_factory=list)  # of those, read meanwhile by another reader (shared cache)
     bytes_decompressed: int = 0
     facts_cached: bool = False  # the whole image's facts came from the facts cache: no layer touched
     layer_processes: int = 0  # worker processes the layers were indexed in (0: in this process)
@@ -151,13 +152,37 @@ def read_view(
             kept = _count_kept(kept, hit, limits)
         else:
             to_read.append(layer)
-    for layer, idx in _index_all(image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats):
-        kept = _count_kept(kept, idx, limits)
-        stats.layers_read.append(layer.digest)
-        stats.bytes_decompressed += idx.uncompressed_bytes
-        if cache is not None:
-            cache.put(layer.digest, idx)  # only reached when the digest verified
-        found[layer.index] = idx
+    theirs: list[LayerRef] = []
+    claim_reads = getattr(cache, "claim_reads", None)  # the shared cache: layers other readers are reading now
+    if to_read and claim_reads is not None:
+        to_read, theirs, arrived = claim_reads(to_read)
+        for position, idx in arrived.items():
+            found[position] = idx
+            kept = _count_kept(kept, idx, limits)
+            stats.layers_cached.append(image.layers[position].digest)
+    try:
+        for layer, idx in _index_all(image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats):
+            kept = _count_kept(kept, idx, limits)
+            stats.layers_read.append(layer.digest)
+            stats.bytes_decompressed += idx.uncompressed_bytes
+            if cache is not None:
+                cache.put(layer.digest, idx)  # only reached when the digest verified
+            found[layer.index] = idx
+        for layer in theirs:  # after our own layers: their readers had that long
+            shared = cache.wait_for(layer)  # type: ignore[union-attr]
+            if shared is not None:
+                stats.layers_cached.append(layer.digest)
+                stats.layers_waited.append(layer.digest)
+            else:  # the claim is ours now (its reader died) or the wait ran out
+                shared = _index_reported(image, layer, wants, limits, progress)
+                stats.layers_read.append(layer.digest)
+                stats.bytes_decompressed += shared.uncompressed_bytes
+                cache.put(layer.digest, shared)  # type: ignore[union-attr]
+            kept = _count_kept(kept, shared, limits)
+            found[layer.index] = shared
+    finally:
+        if claim_reads is not None:
+            cache.release_reads([l for l in to_read + theirs if l.index not in found])  # type: ignore[union-attr]
     indexes = [found[l.index] for l in image.layers]
     for layer, idx in zip(image.layers, indexes):
         missing = [e.linkname for e in idx.entries.values() if e.kind == HARDLINK and e.linkname]
