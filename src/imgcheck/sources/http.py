@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import requests
@@ -23,6 +24,7 @@ import urllib3
 
 from ..errors import BadInputError, UnavailableError
 
+T = TypeVar("T")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 # Failures no retry can mend ("Temporary failure in name resolution" is retried).
 PERMANENT = frozenset({"Name or service not known", "nodename nor servname provided, or not known"})
@@ -42,6 +44,13 @@ class HttpPolicy:
     # declared size takes at min_blob_rate bytes/s (64 KiB/s: far below any working link).
     blob_grace: float = 300.0
     min_blob_rate: float = 64 * 1024
+    # The same for every other request (manifests, configs, tokens: kilobytes): the whole answer within this many
+    # read timeouts, whatever pace it comes at.
+    request_reads: float = 4.0
+
+    @property
+    def request_deadline(self) -> float:
+        return self.connect_timeout + self.request_reads * self.read_timeout
 
 
 def describe(exc: BaseException) -> str:
@@ -140,9 +149,13 @@ class HttpClient:
         timeout = (self.policy.connect_timeout, self.policy.read_timeout)
         for attempt in range(1, attempts + 1):
             try:
+                # Always streamed, so that a body read (below) runs under a total deadline; a caller that
+                # streams reads it under its own (ResumingBody).
                 resp = self.session.request(
-                    method, url, headers=headers, stream=stream, verify=verify, timeout=timeout, **kw
+                    method, url, headers=headers, stream=True, verify=verify, timeout=timeout, **kw
                 )
+                if not stream:
+                    read_within(resp, self.policy.request_deadline, host, lambda r=resp: r.content)
             except requests.exceptions.SSLError:
                 raise  # not transient; the caller decides (scheme fallback or a clear error)
             except NETWORK_ERRORS as exc:
@@ -160,6 +173,37 @@ class HttpClient:
                 continue
             return resp
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def read_within(resp: requests.Response, deadline: float, host: str, read: Callable[[], T]) -> T:
+    """`read()` (which reads `resp`'s body) within `deadline` seconds from now, or UnavailableError: a watchdog
+    shuts the socket down at the deadline, which ends a read in progress whatever pace the bytes come at."""
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        sock = _socket_of(resp)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(deadline, expire)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        result = read()
+    except (*NETWORK_ERRORS, http.client.HTTPException, requests.RequestException):
+        if not expired.is_set():
+            raise
+    finally:
+        watchdog.cancel()
+        watchdog.join()  # gone before the caller may fork layer workers (can_fork wants one thread)
+    if expired.is_set():
+        resp.close()
+        raise UnavailableError(f"registry {host} did not finish answering within {deadline:.0f} s (too slow)")
+    return result
 
 
 class ResumingBody:

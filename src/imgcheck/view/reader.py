@@ -18,7 +18,7 @@ from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..streams import readinto_of
 from .cache import LayerCache
 from .fileview import FileView
-from .layer_index import HARDLINK, LayerIndex, Limits, index_layer, kept_bytes
+from .layer_index import FILE, HARDLINK, LayerIndex, Limits, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
 from .wants import Want, WantSet
 
@@ -143,21 +143,18 @@ def read_view(
     stats = stats if stats is not None else ReadStats()
     found: dict[int, LayerIndex] = {}
     to_read = []
-    kept = 0
     for layer in image.layers:
         hit = _from_cache(cache, layer, stats)
         if hit is not None:
-            found[layer.index] = hit
-            kept = _count_kept(kept, hit, limits)
+            _hold(found, layer.index, hit, limits)
         else:
             to_read.append(layer)
     for layer, idx in _index_all(image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats):
-        kept = _count_kept(kept, idx, limits)
         stats.layers_read.append(layer.digest)
         stats.bytes_decompressed += idx.uncompressed_bytes
         if cache is not None:
             cache.put(layer.digest, idx)  # only reached when the digest verified
-        found[layer.index] = idx
+        _hold(found, layer.index, idx, limits)
     indexes = [found[l.index] for l in image.layers]
     for layer, idx in zip(image.layers, indexes):
         missing = [e.linkname for e in idx.entries.values() if e.kind == HARDLINK and e.linkname]
@@ -183,15 +180,35 @@ def read_view(
     return view, indexes
 
 
-def _count_kept(total: int, idx: LayerIndex, limits: Limits) -> int:
-    """The image-wide cap on wanted bytes held at once (each layer is capped on its own too)."""
-    total += kept_bytes(idx)
+def _hold(found: dict[int, LayerIndex], position: int, idx: LayerIndex, limits: Limits) -> None:
+    """Add a layer's index to `found` under the image-wide cap on wanted bytes held at once (each layer is capped
+    on its own too). A kept file that a higher layer replaces (the same path as a file or symlink there) is
+    never what the image shows, so its bytes are let go first: every layer that installs a package carries its
+    own copy of the whole dpkg status or rpmdb, and only the top one counts."""
+    found[position] = idx
+    # Only pairs with the new layer can have changed: its files under the layers above it, and the files of
+    # the layers below it under it.
+    uppers = [upper for at, upper in found.items() if at > position]
+    _let_go_hidden(idx, uppers)
+    for at, lower in found.items():
+        if at < position:
+            _let_go_hidden(lower, [idx])
+    total = sum(kept_bytes(held) for held in found.values())
     if total > limits.max_kept_bytes:
         raise LimitExceededError(
             f"the files read from the image's layers total more than {limits.max_kept_bytes} "
             "bytes (limit IMGCHECK_MAX_WANTED_BYTES)"
         )
-    return total
+
+
+def _let_go_hidden(lower: LayerIndex, uppers: list[LayerIndex]) -> None:
+    if not uppers:
+        return
+    for entry in lower.entries.values():
+        if entry.data is not None and entry.kind == FILE:
+            h = path_hash(entry.path)
+            if any(upper.has_hash(h) for upper in uppers):
+                entry.data = None  # hidden: the merged view takes the upper layer's entry
 
 
 def _uncollected_targets(view: FileView, indexes: list[LayerIndex], wants: WantSet) -> dict[int, dict[str, int]]:
@@ -199,7 +216,7 @@ def _uncollected_targets(view: FileView, indexes: list[LayerIndex], wants: WantS
     file that exists in the image but was not kept. The topmost layer holding the target is the
     one whose copy is visible (lower copies are hidden by it)."""
     from .fileview import SymlinkLoop
-    from .layer_index import SYMLINK, path_hash
+    from .layer_index import SYMLINK
 
     found: dict[int, dict[str, int]] = {}
     for path, entry in list(view.entries.items()):
