@@ -366,7 +366,10 @@ def test_trickling_blob_hits_its_total_deadline():
 def test_total_wanted_bytes_cap(tmp_path, monkeypatch, capsys):
     layers = [
         make_layer(
-            {f"usr/lib/x86_64-linux-gnu/libibverbs/lib{i}x{j}-rdmav34.so": b"\x7fELF" + b"\0" * 60_000 for i in range(4)}
+            {
+                f"usr/lib/x86_64-linux-gnu/libibverbs/lib{i}x{j}-rdmav34.so": b"\x7fELF" + b"\0" * 60_000
+                for i in range(4)
+            }
         )
         for j in range(3)
     ]

@@ -42,7 +42,7 @@ def drop_bad_versions(obj: T, where: str, notes: list[str]) -> T:
                 new = drop_bad_versions(value, f"{where}.{f.name}", notes)
                 if new is not value:
                     changes[f.name] = new
-        return dataclasses.replace(obj, **changes) if changes else obj  # type: ignore[type-var]
+        return dataclasses.replace(obj, **changes) if changes else obj
     if isinstance(obj, tuple):
         items = tuple(drop_bad_versions(v, f"{where}[{i}]", notes) for i, v in enumerate(obj))
         return items if any(a is not b for a, b in zip(items, obj)) else obj  # type: ignore[return-value]
