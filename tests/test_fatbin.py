@@ -151,11 +151,11 @@ def test_layer_cache_round_trip_keeps_the_scan():
     import io
 
     from imgcheck.extractors.assemble import want_set
-    from imgcheck.view.cache import _decode, _encode
+    from imgcheck.view.cache import index_bytes, index_from_bytes
     from imgcheck.view.layer_index import index_layer
 
     idx = index_layer(io.BytesIO(_nccl_layer(build_lib(container([(ELF, 35), (PTX, 35)])))), "sha256:x", want_set())
-    back = _decode(_encode(idx))
+    back = index_from_bytes(index_bytes(idx), "test")
     entry = back.entries[f"{LIB}/libnccl.so.2.22.3"]
     assert entry.scan == idx.entries[f"{LIB}/libnccl.so.2.22.3"].scan
     assert parse_result(entry.scan) == ((35,), (35,))

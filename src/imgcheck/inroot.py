@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 MAX_LINKS = 40  # Linux's MAXSYMLINKS
-MAX_LINK_TARGET = 4095  # PATH_MAX - 1: no filesystem holds a longer symlink (Docker's unpack fails on one)
+PATH_MAX = 4096  # Linux's, with the terminating NUL: a longer path or symlink target gets ENAMETOOLONG
+NAME_MAX = 255  # bytes in one path component (ext4, xfs, overlayfs)
+MAX_LINK_TARGET = PATH_MAX - 1  # no filesystem holds a longer symlink (Docker's unpack fails on one)
 
 
 class LinkLoop(Exception):

@@ -36,7 +36,7 @@ import uuid
 
 from . import safejson
 from .facts_cache import FactsCache
-from .view.cache import LayerCache, _decode, _encode
+from .view.cache import LayerCache, index_bytes, index_from_bytes
 from .view.layer_index import LayerIndex
 
 log = logging.getLogger("imgcheck.shared_cache")
@@ -251,7 +251,7 @@ class SharedLayerCache(LayerCache):
         if blob is None:
             return None
         try:  # a row is as untrusted as a file on disk: the same bounded parse and typed decode
-            idx = _decode(safejson.loads(gzip.decompress(blob), "shared cache entry", ValueError))
+            idx = index_from_bytes(gzip.decompress(blob), "shared cache entry")
         except (OSError, ValueError, KeyError, TypeError, EOFError, RecursionError, MemoryError):
             return None  # a damaged row is a miss (the reader then verifies and re-writes locally)
         if idx.digest is None:
@@ -264,9 +264,7 @@ class SharedLayerCache(LayerCache):
 
     def put(self, digest: str, idx: LayerIndex) -> bool:
         stored = super().put(digest, idx)
-        self.shared.put(
-            "layer", self.namespace, digest, gzip.compress(json.dumps(_encode(idx)).encode(), compresslevel=1, mtime=0)
-        )
+        self.shared.put("layer", self.namespace, digest, gzip.compress(index_bytes(idx), compresslevel=1, mtime=0))
         self.shared.release(self.namespace, digest)  # after the entry is there: waiters find it
         return stored
 

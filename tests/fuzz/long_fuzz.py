@@ -40,7 +40,7 @@ from imgcheck.extractors.rdma import _OFED_INFO
 from imgcheck.model.node_io import parse_node_facts
 from imgcheck.sources.manifest import check_config, layers_of_manifest, with_diff_ids
 from imgcheck.sources.platform import parse_platform, select_manifest
-from imgcheck.view.cache import _decode, _encode
+from imgcheck.view.cache import index_bytes, index_from_bytes
 from imgcheck.view.fileview import FileView, SymlinkLoop
 from imgcheck.view.layer_index import SYMLINK, Entry, LayerIndex, Limits, index_layer
 from imgcheck.view.tarwalk import TarWalker
@@ -255,7 +255,7 @@ def seeds(tmp: str) -> dict:
         "index": index,
         "config": config,
         "node": node,
-        "cache": _encode(idx),
+        "cache": index_bytes(idx),
         "rpm": hdr,
         "rpmdb": rpmdb,
         "elf": open(LIBIBVERBS, "rb").read() if os.path.exists(LIBIBVERBS) else b"\x7fELF",
@@ -371,8 +371,8 @@ def parsers(seed: dict):
             doc_err,
         ),
         "layer cache entry": (
-            lambda r: mutate_json(r, seed["cache"]),
-            lambda d: _decode(safejson.loads(d, "c", ValueError)),
+            lambda r: mutate_bytes(r, seed["cache"]),
+            lambda d: index_from_bytes(d, "c"),
             (ValueError, KeyError, TypeError),
         ),
         "symlink resolution": (lambda r: random.Random(r.random()), _fileview, (SymlinkLoop,)),

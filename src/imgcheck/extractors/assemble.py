@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from ..model.bounded_numbers import drop_bad_versions
 from ..model.image import ImageFacts, LayerInfo
 from ..sources.base import OpenedImage
 from ..sources.manifest import env_of_config
@@ -45,7 +48,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
     machine = ld.machine
     efa_installer = fabric.extract_efa_installer(view)
     ncc = nccl.extract(view, pkgs, py, ld, machine)
-    return ImageFacts(
+    facts = ImageFacts(
         reference=reference,
         digest=image.digest,
         platform=image.platform,
@@ -69,3 +72,6 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         efa_installer=efa_installer,
         unknown=nccl.archs_unknown(ncc),
     )
+    bad: list[str] = []
+    facts = drop_bad_versions(facts, "image", bad)
+    return dataclasses.replace(facts, notes=facts.notes + tuple(bad)) if bad else facts

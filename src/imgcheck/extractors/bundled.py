@@ -36,7 +36,7 @@ _KINDS = (
     ("doca", re.compile(r"libdoca_[a-z0-9_]+\.so(?:\.[0-9]+)*")),
 )
 _VERBS = re.compile(r"libibverbs" + _HASH + r"\.so\.1\.\d+\.(\d+(?:\.\d+)*)$")
-_PRIVATE = re.compile(r"IBVERBS_PRIVATE_(\d+)$")
+_PRIVATE = re.compile(r"IBVERBS_PRIVATE_(\d{1,9})$")  # bounded: symbol versions are image data
 
 
 def _canonical(name: str) -> str:

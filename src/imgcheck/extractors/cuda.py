@@ -30,7 +30,7 @@ WANTS = (
 )
 _COMPAT = re.compile(r"libcuda\.so\.(\d+\.\d+(?:\.\d+)*)$")
 _TXT = re.compile(r"CUDA Version\s+(\d+(?:\.\d+)+)")
-_WHEEL = re.compile(r"nvidia-cuda-runtime(?:-cu(?P<major>[0-9]+))?")
+_WHEEL = re.compile(r"nvidia-cuda-runtime(?:-cu(?P<major>[0-9]{1,9}))?")
 _FILE_VERSION = re.compile(r"libcudart(?:-[0-9a-f]{8})?\.so\.(\d+(?:\.\d+)*)$")
 _SONAME = re.compile(r"libcudart(?:-[0-9a-f]{8})?\.so\.(\d+)")
 _PACKAGE = re.compile(r"libcudart[0-9.]+|cuda-cudart-[0-9]+-[0-9]+")

@@ -46,8 +46,8 @@ RDMA_PACKAGE = re.compile(
 )
 _LIB_FILE = re.compile(r"libibverbs\.so\.1\.(\d+)\.(\d+(?:\.\d+)*)$")
 _PROVIDER_FILE = re.compile(r"lib(?P<name>.+)-rdmav(?P<pabi>\d+)\.so$")
-_PRIVATE = re.compile(r"IBVERBS_PRIVATE_(\d+)$")
-_IBVERBS_SYMVER = re.compile(r"IBVERBS_1\.(\d+)$")
+_PRIVATE = re.compile(r"IBVERBS_PRIVATE_(\d{1,9})$")  # bounded: symbol versions are image data
+_IBVERBS_SYMVER = re.compile(r"IBVERBS_1\.(\d{1,9})$")
 # Bounded repeats: an unbounded `[-_A-Za-z]*` before a literal backtracks quadratically on a
 # crafted file ("DOCADOCA..."); real names are short (DOCA-OFED, DOCA_HOST, MLNX_OFED_LINUX-24.10-1.1.4.0).
 _OFED_INFO = re.compile(r"(MLNX_OFED_LINUX|OFED-internal|DOCA[-_A-Za-z]{0,32})-(\d{1,6}\.\d{1,6}-[0-9.]{1,32})")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, get_args, get_origin, get_type_hints
 
 from ..errors import BadInputError
+from .bounded_numbers import first_bad_version
 from .image import IMAGE_SCHEMA_VERSION, ImageFacts
 from .serde import from_dict
 
@@ -69,6 +70,9 @@ def parse_image_facts(doc: Any, where: str) -> ImageFacts:
             f"understands ({IMAGE_SCHEMA_VERSION}); upgrade imgcheck"
         )
     facts = from_dict(ImageFacts, doc, where=where)
+    bad = first_bad_version(facts, where)
+    if bad is not None:
+        raise BadInputError(bad)
     left_out = {path: f"not given in {where}" for path in missing_facts(ImageFacts, doc)}
     if not left_out:
         return facts

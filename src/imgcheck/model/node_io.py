@@ -8,6 +8,7 @@ import json
 from .. import safejson
 from ..errors import BadInputError
 from ..fsutil import reading_input
+from .bounded_numbers import first_bad_version
 from .location import KINDS, Location
 from .node import GPU_CLASSES, NODE_SCHEMA_VERSION, NodeFacts, kept_cmdline
 from .serde import from_dict, to_dict
@@ -40,6 +41,9 @@ def parse_node_facts(doc: object, where: str, origin: Location | None = None) ->
                 f"{where}: sources.{fact}.kind must be one of {', '.join(KINDS)}, got {location.kind!r}"
             )
     facts = dataclasses.replace(facts, origin=origin or Location.described(f"node facts {where}"))
+    bad = first_bad_version(facts, where)
+    if bad is not None:
+        raise BadInputError(bad)
     for i, gpu in enumerate(facts.gpu.gpus):
         if gpu.gpu_class is not None and gpu.gpu_class not in GPU_CLASSES:
             raise BadInputError(

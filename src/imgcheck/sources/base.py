@@ -102,7 +102,9 @@ class OpenedImage:
     opener: LayerOpener
     notes: list[str] = field(default_factory=list)
     env_file: EnvFile | None = None  # set only when the config carries no Env
-    save_stream: SaveStream | None = None  # set only by the docker: source; opener is then unused
+    save_stream: SaveStream | None = (
+        None  # layers come as one stream (docker:, a compressed docker-archive); opener unused
+    )
 
     def open_layer(self, layer: LayerRef) -> BinaryIO:
         """The layer's bytes: a stream for a tar, a seekable file of layer.size bytes for squashfs."""

@@ -10,6 +10,7 @@ import os
 import posixpath
 import stat
 import tarfile
+from collections.abc import Callable
 from typing import BinaryIO
 
 from .. import safejson
@@ -21,6 +22,7 @@ MAX_JSON_BYTES = 8 * 1024 * 1024  # manifests and configs are kilobytes; refuse 
 MAX_INFLATE_RATIO = 200
 MIN_INFLATE_CAP = 1024**3  # small archives may always inflate this far
 MAX_INFLATED_BYTES = 1024**4
+MAX_KEPT_SMALL = 4 * MAX_JSON_BYTES  # small members of a compressed archive held from its first pass
 
 
 def open_regular(path: str, what: str) -> BinaryIO:
@@ -235,6 +237,8 @@ class TarStore(BlobStore):
             raise BadInputError(f"{path}: not a readable tar archive ({reason})") from None
         self.path = path
         self._members: dict[str, tarfile.TarInfo] = {}
+        self._small: dict[str, bytes] = {}  # small members of a compressed archive, read in the one pass
+        kept = 0
         inflate_cap = min(MAX_INFLATED_BYTES, max(MIN_INFLATE_CAP, MAX_INFLATE_RATIO * os.path.getsize(path)))
         try:
             for i, member in enumerate(self._tar):
@@ -246,9 +250,17 @@ class TarStore(BlobStore):
                         f"{path}: the compressed archive inflates to more than {inflate_cap} bytes (limit)"
                     )
                 try:
-                    self._members[_clean(member.name)] = member
+                    key = _clean(member.name)
                 except BadInputError:
                     continue  # a hostile name is never addressable, so it can be skipped
+                self._members[key] = member
+                if compressed and member.isfile() and member.size <= MAX_JSON_BYTES and kept < MAX_KEPT_SMALL:
+                    # manifest.json, index.json and the config, read now while the stream passes them: opened
+                    # later, each would inflate the archive again up to its offset (manifest.json is at the end)
+                    fh = self._tar.extractfile(member)
+                    if fh is not None:
+                        self._small[key] = fh.read()
+                        kept += member.size
         except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
             raise BadInputError(f"{path}: corrupt or truncated tar archive ({exc})") from None
         self._compressed = compressed
@@ -269,6 +281,9 @@ class TarStore(BlobStore):
 
     def open(self, name: str) -> BinaryIO:
         member = self._member(name)
+        small = self._small.get(_clean(member.name))
+        if small is not None:
+            return io.BytesIO(small)
         # Each open gets its own file handle, so layers can be read from several threads at once.
         if not self._compressed and member.sparse is None:
             return _Section(self.path, member.offset_data, member.size)
@@ -288,6 +303,19 @@ class TarStore(BlobStore):
 
     def size(self, name: str) -> int | None:
         return self._member(name).size
+
+    @property
+    def compressed(self) -> bool:
+        """No byte offsets: opening a member inflates the archive from its start (docker save | gzip)."""
+        return self._compressed
+
+    def open_whole(self) -> tuple[BinaryIO, Callable[[], None]]:
+        """The whole archive as one decompressed stream (within the inflate cap), and its closer."""
+        private, _ = _open_tar(self.path)
+        stream = private.fileobj
+        assert stream is not None
+        stream.seek(0)
+        return stream, private.close
 
     def close(self) -> None:
         self._tar.close()

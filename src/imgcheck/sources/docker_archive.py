@@ -10,6 +10,7 @@ from .base import LayerRef, OpenedImage, Source, VerifyingReader, parse_digest, 
 from .blobstore import TarStore
 from .manifest import MAX_LAYERS, check_config
 from .platform import platform_of_config
+from .save_stream import SaveStreamReader
 
 
 class DockerArchiveSource(Source):
@@ -82,6 +83,11 @@ class DockerArchiveSource(Source):
             config=config,
             layers=layers,
             opener=self._open_layer,
+            # A compressed archive has no offsets: opened one layer at a time, each layer would inflate the
+            # archive again from its start (30 layers: 10x the time). It is read in one pass instead.
+            save_stream=SaveStreamReader(self.location, self.store.open_whole, config_digest, layers)
+            if self.store.compressed
+            else None,
         )
 
     def _open_layer(self, layer: LayerRef):

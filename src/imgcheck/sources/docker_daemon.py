@@ -11,26 +11,19 @@ to be the image that was inspected.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
-import posixpath
-import tarfile
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from .. import safejson
 from ..errors import BadInputError, UnavailableError, UsageError
-from .base import LayerRef, OpenedImage, Source, VerifyingReader, parse_digest
+from .base import LayerRef, OpenedImage, Source, parse_digest
 from .platform import Platform, PlatformMismatchError, parse_platform
+from .save_stream import CHUNK, SaveStreamReader
 
-MAX_JSON = 8 * 1024 * 1024
 # Per socket read. Docker 20.10 exports a whole image to a temp dir before its first byte, which
 # takes minutes for a 20 GB framework image; the SDK's 60 s default would cut that off.
 DEFAULT_TIMEOUT = 900
-MAX_MEMBERS = 100_000
-CHUNK = 1 << 20
 
 
 class IterStream(io.RawIOBase):
@@ -60,24 +53,6 @@ class IterStream(io.RawIOBase):
         return n
 
 
-class _HashingReader:
-    """Replays a sniffed head, then the member; hashes every byte (the member's raw digest)."""
-
-    def __init__(self, head: bytes, fh: BinaryIO):
-        self._head = head
-        self._fh = fh
-        self.hash = hashlib.sha256(head)
-
-    def read(self, n: int = -1) -> bytes:
-        if self._head:
-            data = self._head if n is None or n < 0 or n >= len(self._head) else self._head[:n]
-            self._head = self._head[len(data) :]
-            return data
-        data = self._fh.read(n)
-        self.hash.update(data)
-        return data
-
-
 def _platform_of_attrs(attrs: dict) -> str | None:
     os_, arch, variant = attrs.get("Os"), attrs.get("Architecture"), attrs.get("Variant")
     if not isinstance(os_, str) or not isinstance(arch, str):
@@ -104,8 +79,7 @@ class DockerDaemonSource(Source):
         self._client = client
         self._image_id: str | None = None
         self._layers: list[LayerRef] = []
-        self._cache: dict[tuple, list | Exception] = {}
-        self._lock = threading.Lock()
+        self._stream: SaveStreamReader | None = None
 
     def _connect(self):
         import docker
@@ -195,33 +169,21 @@ class DockerDaemonSource(Source):
         if self._client is not None:
             self._client.close()
             self._client = None
-        self._cache = {}
+        self._stream = None
 
     def _open_layer(self, layer: LayerRef) -> BinaryIO:
         # A save stream cannot be opened at one layer; every reader goes through index().
         raise UnavailableError(f"{self.where}: layers of the docker: source are read only as one stream")
 
     def index(self, layer: LayerRef, wants, limits, index_tar):
-        """Layer `layer`'s index from one pass over the save stream, each member indexed by
-        `index_tar` (the view's view.layer_index.index_layer: this package never imports the view)."""
-        # read_view asks for layers from several threads; the first caller streams the whole save
-        # and the others wait for its result rather than start a second `docker save`.
-        key = (wants.key(), limits)
-        with self._lock:
-            if key not in self._cache:
-                try:
-                    self._cache = {key: self._read_stream(wants, limits, index_tar)}  # keep one pass's indexes only
-                except Exception as exc:
-                    self._cache = {key: exc}  # the other layers' callers get the same error, no new pass
-                    raise
-            found = self._cache[key]
-            if isinstance(found, Exception):
-                raise found
-            return found[layer.index]
+        """Layer `layer`'s index from the one pass over the save stream (sources/save_stream.py)."""
+        if self._stream is None:
+            assert self._image_id is not None  # set by open(), which hands this source out as the save stream
+            self._stream = SaveStreamReader(self.where, self._export, self._image_id, self._layers)
+        return self._stream.index(layer, wants, limits, index_tar)
 
-    # -- the stream ---------------------------------------------------------------------------
-
-    def _read_stream(self, wants, limits, index_layer) -> list:
+    def _export(self) -> tuple[BinaryIO, Callable[[], None]]:
+        """The daemon's `docker save` of the inspected image, as a stream and its closer."""
         client = self._connect()
         try:
             chunks = client.api.get_image(self._image_id, chunk_size=CHUNK)
@@ -232,110 +194,4 @@ class DockerDaemonSource(Source):
                 f"{self.where}: the Docker daemon refused to export the image ({describe(exc)})"
             ) from None
         stream = io.BufferedReader(IterStream(iter(chunks), self.where), buffer_size=CHUNK)
-        small: dict[str, bytes] = {}  # JSON members: manifest.json, config, index.json
-        indexed: dict[str, tuple] = {}  # member name -> (LayerIndex, raw sha256)
-        aliases: dict[str, str] = {}  # symlinked/hard-linked member -> target (docker dedups layers)
-        try:
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
-                for count, member in enumerate(tar, 1):
-                    if count > MAX_MEMBERS:
-                        raise BadInputError(f"{self.where}: save stream has more than {MAX_MEMBERS} members")
-                    name = posixpath.normpath("/" + member.name).lstrip("/")
-                    if member.issym() or member.islnk():
-                        target = (
-                            member.linkname
-                            if member.islnk()
-                            else posixpath.join(posixpath.dirname(name), member.linkname)
-                        )
-                        aliases[name] = posixpath.normpath(target)
-                        continue
-                    if not member.isfile():
-                        continue
-                    fh = tar.extractfile(member)
-                    assert fh is not None
-                    head = fh.read(512)
-                    if head[:1] in (b"{", b"[") and member.size <= MAX_JSON:
-                        small[name] = head + fh.read()
-                        continue
-                    if not (name.endswith("/layer.tar") or name.startswith("blobs/")):
-                        continue  # VERSION, legacy per-layer json and other bookkeeping
-                    indexed[name] = self._index_member(name, head, fh, wants, limits, index_layer)
-        except tarfile.TarError as exc:
-            raise BadInputError(f"{self.where}: the save stream is not a valid tar ({exc})") from None
-        finally:
-            close = getattr(chunks, "close", None)
-            if close:
-                close()
-        return self._assemble(small, indexed, aliases, wants, limits, index_layer)
-
-    def _index_member(self, name: str, head: bytes, fh: BinaryIO, wants, limits, index_layer) -> tuple:
-        reader = _HashingReader(head, fh)
-        blob_digest = None
-        if name.startswith("blobs/sha256/"):
-            blob_digest = "sha256:" + name.rsplit("/", 1)[1]
-            parse_digest(blob_digest)
-        source = VerifyingReader(reader, blob_digest, f"{self.where}: {name}") if blob_digest else reader
-        # Named provisionally by the member; renamed to its diff_id once manifest.json places it.
-        idx = index_layer(source, blob_digest or name, wants, limits, verify_uncompressed=False, layer_id=name)
-        while reader.read(CHUNK):
-            pass
-        return idx, "sha256:" + reader.hash.hexdigest()
-
-    def _assemble(self, small: dict, indexed: dict, aliases: dict, wants, limits, index_layer) -> list:
-        if "manifest.json" not in small:
-            raise BadInputError(f"{self.where}: the save stream has no manifest.json")
-        manifest = safejson.loads(small["manifest.json"], f"{self.where}: manifest.json")
-        entries = [e for e in manifest if isinstance(e, dict)] if isinstance(manifest, list) else []
-        if len(entries) != 1:
-            raise BadInputError(f"{self.where}: expected one image in the save stream, found {len(entries)}")
-        entry = entries[0]
-        config_name, layer_names = entry.get("Config"), entry.get("Layers")
-        if not isinstance(config_name, str) or not isinstance(layer_names, list):
-            raise BadInputError(f"{self.where}: manifest.json lacks Config or Layers")
-        config_bytes = small.get(posixpath.normpath(config_name))
-        if config_bytes is None:
-            raise BadInputError(f"{self.where}: the save stream lacks the config {config_name}")
-        got_id = "sha256:" + hashlib.sha256(config_bytes).hexdigest()
-        if got_id != self._image_id:
-            raise BadInputError(
-                f"{self.where}: the exported config hashes to {got_id}, not the inspected image {self._image_id}"
-            )
-        config = safejson.loads(config_bytes, f"{self.where}: config")
-        diff_ids = ((config.get("rootfs") or {}).get("diff_ids") or []) if isinstance(config, dict) else []
-        if diff_ids != [l.diff_id for l in self._layers] or len(layer_names) != len(diff_ids):
-            raise BadInputError(f"{self.where}: the exported image's layers differ from the inspected ones")
-        result = []
-        for layer, name in zip(self._layers, layer_names):
-            key = posixpath.normpath(str(name))
-            for _hop in range(8):
-                if key not in aliases:
-                    break
-                key = aliases[key]
-            if key not in indexed and key in small:  # a tiny layer that looked like JSON
-                indexed[key] = self._index_member(key, small[key], io.BytesIO(b""), wants, limits, index_layer)
-            if key not in indexed:
-                raise BadInputError(f"{self.where}: layer {name} is missing from the save stream")
-            idx, _raw_digest = indexed[key]
-            if idx.uncompressed_digest != layer.diff_id:
-                # Whatever the member's compression (docker >= 25 may save blobs as stored), its
-                # uncompressed tar must hash to the diff_id, or it is not that layer.
-                raise BadInputError(
-                    f"digest mismatch for {self.where}: layer {name}: expected {layer.diff_id}, "
-                    f"got {idx.uncompressed_digest}"
-                )
-            result.append(_relabelled(idx, layer.layer_id))
-        return result
-
-
-def _relabelled(idx, layer_id: str):
-    """The same index, named by the layer's diff_id (a copy: one member may fill two positions)."""
-    import copy
-
-    out = copy.copy(idx)
-    out.digest = layer_id
-    out.entries = {}
-    for path, entry in idx.entries.items():
-        e = copy.copy(entry)
-        e.layer = layer_id
-        out.entries[path] = e
-    return out
+        return stream, getattr(chunks, "close", None) or (lambda: None)

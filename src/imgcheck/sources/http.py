@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import requests
@@ -24,6 +25,7 @@ import urllib3
 from ..deadline import Deadline
 from ..errors import BadInputError, UnavailableError
 
+T = TypeVar("T")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 # Failures no retry can mend ("Temporary failure in name resolution" is retried).
 PERMANENT = frozenset({"Name or service not known", "nodename nor servname provided, or not known"})
@@ -43,6 +45,13 @@ class HttpPolicy:
     # declared size takes at min_blob_rate bytes/s (64 KiB/s: far below any working link).
     blob_grace: float = 300.0
     min_blob_rate: float = 64 * 1024
+    # The same for every other request (manifests, configs, tokens: kilobytes): the whole answer within this many
+    # read timeouts, whatever pace it comes at.
+    request_reads: float = 4.0
+
+    @property
+    def request_deadline(self) -> float:
+        return self.connect_timeout + self.request_reads * self.read_timeout
 
 
 def describe(exc: BaseException) -> str:
@@ -127,6 +136,11 @@ class HttpClient:
             raise self.deadline.error(f"{what} (a retry would wait {seconds:g}s)")
         self.sleep(seconds)
 
+    def answer_limit(self) -> float:
+        """Seconds a whole non-blob answer may take: the policy's total per answer, within --timeout's."""
+        limit = self.policy.request_deadline
+        return self.deadline.clamp(limit) if self.deadline is not None else limit
+
     def _delay(self, attempt: int) -> float:
         return min(self.policy.max_backoff, self.policy.backoff * (2 ** (attempt - 1)))
 
@@ -154,9 +168,13 @@ class HttpClient:
                 deadline.check(waiting)
                 timeout = (deadline.clamp(timeout[0]), deadline.clamp(timeout[1]))
             try:
+                # Always streamed, so that a body read (below) runs under a total deadline; a caller that
+                # streams reads it under its own (ResumingBody).
                 resp = self.session.request(
-                    method, url, headers=headers, stream=stream, verify=verify, timeout=timeout, **kw
+                    method, url, headers=headers, stream=True, verify=verify, timeout=timeout, **kw
                 )
+                if not stream:
+                    read_within(resp, self.answer_limit(), host, lambda r=resp: r.content)
             except requests.exceptions.SSLError:
                 raise  # not transient; the caller decides (scheme fallback or a clear error)
             except NETWORK_ERRORS as exc:
@@ -176,6 +194,37 @@ class HttpClient:
                 continue
             return resp
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def read_within(resp: requests.Response, deadline: float, host: str, read: Callable[[], T]) -> T:
+    """`read()` (which reads `resp`'s body) within `deadline` seconds from now, or UnavailableError: a watchdog
+    shuts the socket down at the deadline, which ends a read in progress whatever pace the bytes come at."""
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        sock = _socket_of(resp)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(deadline, expire)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        result = read()
+    except (*NETWORK_ERRORS, http.client.HTTPException, requests.RequestException):
+        if not expired.is_set():
+            raise
+    finally:
+        watchdog.cancel()
+        watchdog.join()  # gone before the caller may fork layer workers (can_fork wants one thread)
+    if expired.is_set():
+        resp.close()
+        raise UnavailableError(f"registry {host} did not finish answering within {deadline:.0f} s (too slow)")
+    return result
 
 
 class ResumingBody:

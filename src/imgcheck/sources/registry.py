@@ -31,7 +31,7 @@ from .base import (
     verify_bytes,
 )
 from .digest_resolution import ResolvedDigest, with_client
-from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe
+from .http import NETWORK_ERRORS, HttpClient, HttpPolicy, ResumingBody, describe, read_within
 from .manifest import check_config, config_descriptor, layers_of_manifest, with_diff_ids
 from .platform import (
     DEFAULT_PLATFORM,
@@ -177,12 +177,18 @@ class RegistryClient:
             if declared and declared.isdigit() and int(declared) > limit:
                 resp.close()
                 raise BadInputError(f"{self.ref}: {what} is {declared} bytes, more than the {limit}-byte limit")
-            data = bytearray()
-            try:
+
+            def read_capped(resp: requests.Response = resp) -> bytearray:
+                data = bytearray()
                 for chunk in resp.iter_content(1 << 16):
                     data += chunk
                     if len(data) > limit:
                         raise BadInputError(f"{self.ref}: {what} is larger than the {limit}-byte limit")
+                return data
+
+            try:
+                # the whole body under one deadline: a registry trickling a byte per read timeout never trips that
+                data = read_within(resp, self.http.answer_limit(), self.host, read_capped)
             except (requests.RequestException, *NETWORK_ERRORS) as exc:
                 if attempt == attempts:
                     raise UnavailableError(f"{self.host}: {what} download kept failing ({describe(exc)})") from None

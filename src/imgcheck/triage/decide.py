@@ -33,7 +33,7 @@ from .result import (
     TriageReport,
     Where,
 )
-from .scan import Event, RawKey, ScanResult
+from .scan import MAX_WRITERS, Event, RawKey, ScanResult
 from .signatures import Signature, SignatureSet
 
 ROLE_RANK = {"primary": 0, "secondary": 1, "advisory": 2}
@@ -279,6 +279,11 @@ def decide(
 
     full_year = scan.full_year
     notes: list[str] = []
+    if scan.lines_merged:
+        notes.append(
+            f"the log names more than {MAX_WRITERS} writers (host:pid, rank or host); {scan.lines_merged} line(s) of "
+            "the others are counted together under their file's name"
+        )
     if scan.context_lines_dropped:
         notes.append(
             f"the log names more than {len(scan.contexts)} writers; the INFO context (versions, devices, ranks) "

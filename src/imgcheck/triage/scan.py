@@ -30,7 +30,9 @@ from .signatures import SignatureSet
 
 READ_LIMIT = 1 << 20  # characters read per line at most; the rest of an overlong line counts as another line
 KEEP_PER_KEY = 20  # matched lines kept per (writer, signature); the rest are only counted
-MAX_WRITERS = 65536  # writers whose INFO context is kept; a log naming more gets no context for the rest
+# Writers (host:pid, rank, host) followed one by one: their matched lines, counts and INFO context. Lines of any
+# further writer are counted together under their file's name, so 200,000 host:pid prefixes cost what 1,024 do.
+MAX_WRITERS = 1024
 STDIN = "-"
 
 # A writer as the line itself says: ("proc", host, pid) for NCCL lines, ("rank", n) for labelled
@@ -69,6 +71,7 @@ class ScanResult:
     full_year: int | None = None  # a year seen in any full timestamp
     context_lines_dropped: int = 0  # INFO lines of writers beyond MAX_WRITERS (their context is not kept)
     nccl_messages: dict[str, list] = field(default_factory=dict)  # nccl_catalog.observe: NCCL messages recognised
+    lines_merged: int = 0  # lines of writers beyond MAX_WRITERS, counted under their file's name
 
 
 def required_literal(pattern: re.Pattern) -> str | None:
@@ -124,13 +127,21 @@ class Scanner:
         self.ungated = [(s, p, lit) for s, p, lit in self.checks if lit is None]
         self.result = ScanResult()
         self.order = 0
+        self._writers: set[RawKey] = set()
 
     def feed(self, line: LogLine) -> None:
         res = self.result
         self.order += 1
         key = raw_key(line)
+        followed = key in self._writers
+        if not followed and len(self._writers) < MAX_WRITERS:
+            self._writers.add(key)
+            followed = True
+        if not followed:
+            res.lines_merged += 1
+            key = ("file", line.source)  # one stream for every writer past the limit
         res.keys_by_source.setdefault(line.source, set()).add(key)
-        if line.host is not None and line.pid is not None and line.rank is not None:
+        if followed and line.host is not None and line.pid is not None and line.rank is not None:
             res.proc_rank_labels.setdefault((line.host, line.pid), line.rank)
         if line.when is not None and line.has_year and res.full_year is None:
             res.full_year = line.when.year

@@ -7,6 +7,10 @@ import re
 from debian.debian_support import Version as DebianVersion
 from rpm_vercmp import vercmp as _rpm_vercmp
 
+# No real version, count or size has more digits; Python's int() refuses strings of more than 4,300 (a
+# ValueError deep inside a comparison), so longer runs from an image are bad values (model/bounded_numbers.py).
+MAX_DIGITS = 18
+
 
 def compare_dpkg(a: str, b: str) -> int:
     va, vb = DebianVersion(a), DebianVersion(b)
@@ -21,7 +25,7 @@ def compare_rpm(a: str, b: str) -> int:
         if not sep:
             epoch, rest = "0", evr
         version, _, release = rest.partition("-")
-        return (int(epoch) if epoch.isdigit() else 0, version, release)
+        return (int(epoch) if epoch.isdigit() and len(epoch) <= MAX_DIGITS else 0, version, release)
 
     ea, va, ra = split(a)
     eb, vb, rb = split(b)
@@ -42,7 +46,12 @@ _NUM = re.compile(r"\d+")
 def numeric_tuple(version: str) -> tuple[int, ...]:
     """Leading dotted numbers of a version: "2.21.5-1+cuda12.4" -> (2, 21, 5). Empty if none."""
     match = re.match(r"\d+(?:\.\d+)*", version.strip())
-    return tuple(int(p) for p in match.group(0).split(".")) if match else ()
+    if not match:
+        return ()
+    parts = match.group(0).split(".")
+    if any(len(p) > MAX_DIGITS for p in parts):
+        return ()  # no real version has such a number; facts readers drop them first (model/bounded_numbers.py)
+    return tuple(int(p) for p in parts)
 
 
 def compare_numeric(a: str, b: str) -> int:

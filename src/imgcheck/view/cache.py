@@ -11,15 +11,20 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import io
 import json
 import os
 import tempfile
 from array import array
+from collections.abc import Callable
+from typing import BinaryIO
 
 from .. import safejson
 from .layer_index import Entry, LayerIndex
 
-CACHE_FORMAT = 3  # 2: dir_hashes and uncompressed_digest; 3: each entry's scan result
+# 2: dir_hashes and uncompressed_digest; 3: each entry's scan result; 4: a JSON line, then the kept files' bytes
+# raw (base64 inside one JSON document held every kept byte about four times over while writing or reading)
+CACHE_FORMAT = 4
 DEFAULT_MAX_BYTES = 2 * 1024**3
 
 
@@ -40,8 +45,7 @@ class LayerCache:
         path = self._path(digest)
         try:
             with gzip.open(path, "rb") as fh:
-                doc = safejson.loads(fh.read(), "cache entry", ValueError)
-            idx = _decode(doc)
+                idx = read_index(fh, "cache entry")
         except FileNotFoundError:
             self.misses += 1
             return None
@@ -61,7 +65,7 @@ class LayerCache:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
             with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as fh:
-                fh.write(json.dumps(_encode(idx)).encode())
+                write_index(idx, fh)
             os.replace(tmp, path)
             return True
         except OSError:
@@ -113,6 +117,34 @@ def _unlink_quietly(path: str) -> bool:
         return False
 
 
+def write_index(idx: LayerIndex, fh: BinaryIO) -> None:
+    """The header line, then each kept file's bytes in entry order (the header gives each length)."""
+    fh.write(json.dumps(_encode(idx)).encode())
+    fh.write(b"\n")
+    for e in idx.entries.values():
+        if e.data is not None:
+            fh.write(e.data)
+
+
+def read_index(fh: BinaryIO, what: str) -> LayerIndex:
+    """An index written by write_index; ValueError when anything does not match."""
+    doc = safejson.loads(fh.readline(), what, ValueError)
+    idx = _decode(doc, fh.read)
+    if fh.read(1):
+        raise ValueError(f"{what}: bytes after the last kept file")
+    return idx
+
+
+def index_bytes(idx: LayerIndex) -> bytes:
+    buf = io.BytesIO()
+    write_index(idx, buf)
+    return buf.getvalue()
+
+
+def index_from_bytes(data: bytes, what: str) -> LayerIndex:
+    return read_index(io.BytesIO(data), what)
+
+
 def _encode(idx: LayerIndex) -> dict:
     return {
         "format": CACHE_FORMAT,
@@ -124,7 +156,7 @@ def _encode(idx: LayerIndex) -> dict:
                 e.size,
                 e.mode,
                 e.linkname,
-                base64.b64encode(e.data).decode() if e.data is not None else None,
+                len(e.data) if e.data is not None else None,
                 e.truncated,
                 e.scan,
             ]
@@ -151,7 +183,19 @@ def _opt(value, kind, what: str):
     return None if value is None else _want(value, kind, what)
 
 
-def _decode(doc: dict) -> LayerIndex:
+def _kept(read: Callable[[int], bytes], length) -> bytes | None:
+    if length is None:
+        return None
+    if _want(length, int, "data length") < 0:
+        raise ValueError("cache entry: a negative data length")
+    data = read(length)
+    if len(data) != length:
+        raise ValueError("cache entry: truncated kept file")
+    return data
+
+
+def _decode(doc: dict, read: Callable[[int], bytes]) -> LayerIndex:
+    """The header `doc`; `read(n)` gives the next n bytes of kept files."""
     _want(doc, dict, "document")
     if doc.get("format") != CACHE_FORMAT:
         raise ValueError("cache format")
@@ -166,7 +210,7 @@ def _decode(doc: dict) -> LayerIndex:
             _want(size, int, "size"),
             _want(mode, int, "mode"),
             _opt(linkname, str, "linkname"),
-            base64.b64decode(_want(data, str, "data"), validate=True) if data is not None else None,
+            _kept(read, data),
             _want(truncated, bool, "truncated"),
             idx.digest,
             _opt(scan, str, "scan"),

@@ -15,7 +15,7 @@ from typing import BinaryIO
 from ..errors import BadInputError, LimitExceededError
 from ..streams import readinto_of
 from .compression import DECOMPRESS_ERRORS, bad_stream, decompressed
-from .tarwalk import DIRTYPE, LNKTYPE, REGTYPES, SYMTYPE, TarWalker
+from .tarwalk import DIRTYPE, LNKTYPE, REGTYPES, SYMTYPE, TarFormatError, TarWalker
 from .wants import WantSet
 
 WHITEOUT_PREFIX = ".wh."
@@ -31,7 +31,11 @@ class Limits:
     max_symlinks: int = 200_000  # per layer; symlinks are always kept for path resolution
     # per image (and so per layer): the bytes of every wanted file kept in memory together. Each
     # want has its own per-file cap; this bounds a layer of a million small wanted files.
-    max_kept_bytes: int = 1024**3
+    max_kept_bytes: int = 256 * 1024**2  # a real image keeps tens of MB once hidden copies are let go (reader._hold)
+    # per layer: the bytes of the directory paths the layer names or implies. A member name may be PATH_MAX
+    # long and implies every parent, so 2,000 components cost 4 MB of prefixes from a 4 KB header; a real
+    # layer's directories total a few MB.
+    max_dir_bytes: int = 64 * 1024**2
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -44,6 +48,7 @@ class Limits:
             ("max_entries", "IMGCHECK_MAX_LAYER_ENTRIES"),
             ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS"),
             ("max_kept_bytes", "IMGCHECK_MAX_WANTED_BYTES"),
+            ("max_dir_bytes", "IMGCHECK_MAX_DIR_BYTES"),
         ):
             raw = os.environ.get(var)
             if raw:
@@ -183,7 +188,7 @@ def index_layer(
     layer_id = layer_id or digest
     idx = LayerIndex(digest=layer_id)
     hashes: list[int] = []
-    dirs: set[str] = set()
+    dirs = _Dirs(limits.max_dir_bytes, what)
     symlinks = 0
     kept = 0
     try:
@@ -205,7 +210,7 @@ def index_layer(
             if path is None:
                 continue
             parent, _, base = path.rpartition("/")
-            _add_parents(parent, dirs)
+            dirs.add_with_parents(parent)
             if base.startswith(WHITEOUT_PREFIX):
                 if base == OPAQUE_MARKER:
                     # At the layer's root the marker hides nothing: overlayfs never consults the
@@ -219,7 +224,7 @@ def index_layer(
                 continue
             typ = member.type
             if typ == DIRTYPE:
-                _add_parents(path, dirs)
+                dirs.add_with_parents(path)
                 continue
             hashes.append(path_hash(path))
             if typ == SYMTYPE:
@@ -259,13 +264,15 @@ def index_layer(
             finish()
         if same_bytes:
             idx.uncompressed_digest = diff_id
+    except TarFormatError as exc:
+        raise TarFormatError(f"{what}: {exc}") from None  # which layer, for the one line a user sees
     except (BadInputError, LimitExceededError):
         raise
     except DECOMPRESS_ERRORS as exc:
         raise bad_stream(what, exc) from None
     _resolve_hardlinks(idx)
     idx.nondir_hashes = array("Q", sorted(set(hashes)))
-    idx.dir_hashes = array("Q", sorted({path_hash(d) for d in dirs}))
+    idx.dir_hashes = array("Q", sorted({path_hash(d) for d in dirs.paths}))
     return idx
 
 
@@ -282,11 +289,27 @@ def scan_entry(name: str, size: int, data: bytes | None, feed_data) -> str | Non
     return scan.result()
 
 
-def _add_parents(path: str, dirs: set[str]) -> None:
-    """`path` and its ancestors are directories of this layer (amortised: stops at a known one)."""
-    while path and path not in dirs:
-        dirs.add(path)
-        path = path.rpartition("/")[0]
+class _Dirs:
+    """The directories a layer names or implies, with the bytes of their paths bounded."""
+
+    def __init__(self, max_bytes: int, what: str) -> None:
+        self.paths: set[str] = set()
+        self._bytes = 0
+        self._max = max_bytes
+        self._what = what
+
+    def add_with_parents(self, path: str) -> None:
+        """`path` and its ancestors are directories of this layer (amortised: stops at a known one)."""
+        paths = self.paths
+        while path and path not in paths:
+            self._bytes += len(path)
+            if self._bytes > self._max:
+                raise LimitExceededError(
+                    f"{self._what}: its directory paths total more than {self._max} bytes "
+                    "(limit IMGCHECK_MAX_DIR_BYTES)"
+                )
+            paths.add(path)
+            path = path.rpartition("/")[0]
 
 
 def kept_bytes(idx: LayerIndex) -> int:

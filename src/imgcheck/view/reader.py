@@ -18,7 +18,7 @@ from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..streams import readinto_of
 from .cache import LayerCache
 from .fileview import FileView
-from .layer_index import HARDLINK, LayerIndex, Limits, index_layer, kept_bytes
+from .layer_index import FILE, HARDLINK, LayerIndex, Limits, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
 from .wants import Want, WantSet
 
@@ -144,12 +144,10 @@ def read_view(
     stats = stats if stats is not None else ReadStats()
     found: dict[int, LayerIndex] = {}
     to_read = []
-    kept = 0
     for layer in image.layers:
         hit = _from_cache(cache, layer, stats)
         if hit is not None:
-            found[layer.index] = hit
-            kept = _count_kept(kept, hit, limits)
+            _hold(found, layer.index, hit, limits)
         else:
             to_read.append(layer)
     theirs: list[LayerRef] = []
@@ -157,17 +155,15 @@ def read_view(
     if to_read and claim_reads is not None:
         to_read, theirs, arrived = claim_reads(to_read)
         for position, idx in arrived.items():
-            found[position] = idx
-            kept = _count_kept(kept, idx, limits)
+            _hold(found, position, idx, limits)
             stats.layers_cached.append(image.layers[position].digest)
     try:
         for layer, idx in _index_all(image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats):
-            kept = _count_kept(kept, idx, limits)
             stats.layers_read.append(layer.digest)
             stats.bytes_decompressed += idx.uncompressed_bytes
             if cache is not None:
                 cache.put(layer.digest, idx)  # only reached when the digest verified
-            found[layer.index] = idx
+            _hold(found, layer.index, idx, limits)
         for layer in theirs:  # after our own layers: their readers had that long
             shared = cache.wait_for(layer)  # type: ignore[union-attr]
             if shared is not None:
@@ -178,8 +174,7 @@ def read_view(
                 stats.layers_read.append(layer.digest)
                 stats.bytes_decompressed += shared.uncompressed_bytes
                 cache.put(layer.digest, shared)  # type: ignore[union-attr]
-            kept = _count_kept(kept, shared, limits)
-            found[layer.index] = shared
+            _hold(found, layer.index, shared, limits)
     finally:
         if claim_reads is not None:
             cache.release_reads([l for l in to_read + theirs if l.index not in found])  # type: ignore[union-attr]
@@ -208,15 +203,35 @@ def read_view(
     return view, indexes
 
 
-def _count_kept(total: int, idx: LayerIndex, limits: Limits) -> int:
-    """The image-wide cap on wanted bytes held at once (each layer is capped on its own too)."""
-    total += kept_bytes(idx)
+def _hold(found: dict[int, LayerIndex], position: int, idx: LayerIndex, limits: Limits) -> None:
+    """Add a layer's index to `found` under the image-wide cap on wanted bytes held at once (each layer is capped
+    on its own too). A kept file that a higher layer replaces (the same path as a file or symlink there) is
+    never what the image shows, so its bytes are let go first: every layer that installs a package carries its
+    own copy of the whole dpkg status or rpmdb, and only the top one counts."""
+    found[position] = idx
+    # Only pairs with the new layer can have changed: its files under the layers above it, and the files of
+    # the layers below it under it.
+    uppers = [upper for at, upper in found.items() if at > position]
+    _let_go_hidden(idx, uppers)
+    for at, lower in found.items():
+        if at < position:
+            _let_go_hidden(lower, [idx])
+    total = sum(kept_bytes(held) for held in found.values())
     if total > limits.max_kept_bytes:
         raise LimitExceededError(
             f"the files read from the image's layers total more than {limits.max_kept_bytes} "
             "bytes (limit IMGCHECK_MAX_WANTED_BYTES)"
         )
-    return total
+
+
+def _let_go_hidden(lower: LayerIndex, uppers: list[LayerIndex]) -> None:
+    if not uppers:
+        return
+    for entry in lower.entries.values():
+        if entry.data is not None and entry.kind == FILE:
+            h = path_hash(entry.path)
+            if any(upper.has_hash(h) for upper in uppers):
+                entry.data = None  # hidden: the merged view takes the upper layer's entry
 
 
 def _uncollected_targets(view: FileView, indexes: list[LayerIndex], wants: WantSet) -> dict[int, dict[str, int]]:
@@ -224,7 +239,7 @@ def _uncollected_targets(view: FileView, indexes: list[LayerIndex], wants: WantS
     file that exists in the image but was not kept. The topmost layer holding the target is the
     one whose copy is visible (lower copies are hidden by it)."""
     from .fileview import SymlinkLoop
-    from .layer_index import SYMLINK, path_hash
+    from .layer_index import SYMLINK
 
     found: dict[int, dict[str, int]] = {}
     for path, entry in list(view.entries.items()):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
+from ..inroot import MAX_LINK_TARGET, PATH_MAX
 from .layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, path_hash, scan_entry
 
 MAGIC = 0x73717368  # "hsqs" little-endian
@@ -42,7 +43,7 @@ DATA_UNCOMPRESSED = 1 << 24  # bit of a data block / fragment size word
 INVALID_FRAG = 0xFFFFFFFF
 MAX_DIR_COUNT = 256  # entries per directory header (kernel: SQUASHFS_DIR_COUNT)
 MAX_NAME = 256  # SQUASHFS_NAME_LEN
-MAX_SYMLINK = 65536
+MAX_SYMLINK = MAX_LINK_TARGET  # as the tar walk: a longer target is ENAMETOOLONG to the kernel
 NO_TABLE = 0xFFFFFFFFFFFFFFFF
 
 COMPRESSORS = {1: "gzip", 2: "lzma", 3: "lzo", 4: "xz", 5: "lz4", 6: "zstd"}
@@ -386,6 +387,8 @@ class SquashfsImage:
                     raise BadInputError(f"{self.what}: corrupt squashfs (directory entry {raw_name!r})")
                 name = raw_name.decode("utf-8", "surrogateescape")
                 path = prefix + name
+                if len(path) >= PATH_MAX // 4 and len(path.encode("utf-8", "surrogateescape")) >= PATH_MAX:
+                    raise BadInputError(f"{self.what}: a path is longer than PATH_MAX ({PATH_MAX} bytes)")
                 if etype in (DIR_T, LDIR_T):
                     if ref in seen:
                         raise BadInputError(f"{self.what}: corrupt squashfs (directory {path!r} loops)")

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import BadInputError
+from ..inroot import NAME_MAX, PATH_MAX
 from ..streams import readinto_of
 
 BLOCK = 512
@@ -122,6 +123,18 @@ def _parse_pax(data: bytes) -> dict[str, str]:
     if pairs:
         records["GNU.sparse.map"] = ",".join(pairs)
     return records
+
+
+def _check_length(text: str, what: str) -> None:
+    """A member name or link target no filesystem could hold (ENAMETOOLONG): Docker's and containerd's unpack
+    fail on it, and indexing every parent of a 200,000-component name would cost gigabytes."""
+    if len(text) < NAME_MAX // 4:
+        return  # the common case: no byte count needed
+    raw = text.encode("utf-8", "surrogateescape")
+    if len(raw) >= PATH_MAX:
+        raise TarFormatError(f"a tar member's {what} is longer than PATH_MAX ({PATH_MAX} bytes): no image unpacks it")
+    if len(raw) > NAME_MAX and any(len(part) > NAME_MAX for part in raw.split(b"/")):
+        raise TarFormatError(f"a tar member's {what} has a component longer than NAME_MAX ({NAME_MAX} bytes)")
 
 
 def _decimal(text: str, what: str) -> int:
@@ -345,6 +358,8 @@ class TarWalker:
                 name, long_name = long_name, None
             if long_link is not None:
                 linkname, long_link = long_link, None
+            _check_length(name, "name")
+            _check_length(linkname, "link target")
             if typ == GNU_SPARSE:
                 # Old GNU sparse members (GNU tar --sparse --format=gnu): Docker refuses the layer
                 # ("unhandled tar header type 83", Docker 20.10), so it is no image a node runs.
