@@ -39,6 +39,8 @@ READS = {rule: (_SETTINGS, facts.NCCL) for rule in RULES} | {
 
 _PREFIX = "NCCL_"
 # strtoll(str, NULL, 0): leading space, a sign, then 0x/0 prefixed or decimal digits; the rest is ignored
+_LLONG_MAX, _LLONG_MIN = 2**63 - 1, -(2**63)
+_LONGEST = 24  # "0x" and 16 hex digits, or 22 octal digits, is the longest 64-bit value: more only saturates
 _STRTOLL = re.compile(r"\s*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
@@ -166,8 +168,12 @@ def _strtoll(text: str) -> int:
     if not m:
         return 0
     sign, digits = m.groups()
+    if len(digits) > _LONGEST:
+        # past any 64-bit value (and past what int() converts): strtoll saturates at LLONG_MAX / LLONG_MIN
+        return _LLONG_MIN if sign == "-" else _LLONG_MAX
     value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits, 8) if digits.startswith("0") else int(digits)
-    return -value if sign == "-" else value
+    value = -value if sign == "-" else value
+    return max(_LLONG_MIN, min(_LLONG_MAX, value))
 
 
 def _value(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
