@@ -126,6 +126,11 @@ class Nccl(Located):
     sass_archs: tuple[int, ...] | None = None
     ptx_archs: tuple[int, ...] | None = None
     archs_from: str | None = None  # the libnccl file the architectures were read from
+    # The CUDA release NCCL was built against ("12.1"): NCCL links the CUDA runtime statically, so this sets its
+    # own driver floor. Read from the library's "NCCL version 2.18.1+cuda12.1" line, NVIDIA's package version
+    # (2.18.3-1+cuda12.1) or only the major from a wheel's name (nvidia-nccl-cu12 -> "12"); None: not read.
+    cuda: str | None = None
+    cuda_from: str | None = None  # how `cuda` was read: "library build string" | "package version" | "wheel name"
 
 
 @dataclass(frozen=True)

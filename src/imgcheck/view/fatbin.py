@@ -238,4 +238,40 @@ def parse_result(text: str | None) -> tuple[tuple[int, ...], tuple[int, ...]] | 
     return sass, ptx
 
 
-SCANNERS = {"fatbin": FatbinScan}
+class NcclScan:
+    """libnccl: its fat binaries (FatbinScan) and its build line (build_string.NcclBuildScan) in one pass.
+
+    The result is FatbinScan's JSON with "nccl" and "cuda" added (the build line's NCCL version and the CUDA
+    release it was built against), or None when neither was found."""
+
+    def __init__(self, size: int):
+        from .build_string import NcclBuildScan
+
+        self._fatbin = FatbinScan(size)
+        self._build = NcclBuildScan()
+
+    def feed(self, chunk: memoryview | bytes) -> None:
+        self._fatbin.feed(chunk)
+        self._build.feed(chunk)
+
+    def result(self) -> str | None:
+        fat = self._fatbin.result()
+        doc = json.loads(fat) if fat else {}
+        if self._build.found is not None:
+            doc["nccl"], doc["cuda"] = self._build.found
+        return json.dumps(doc) if doc else None
+
+
+def parse_build(text: str | None) -> tuple[str, str] | None:
+    """(NCCL version, CUDA release) of a libnccl's build line from an NcclScan result, or None."""
+    if not text:
+        return None
+    try:
+        doc = json.loads(text)
+        nccl, cuda = doc["nccl"], doc["cuda"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return (nccl, cuda) if isinstance(nccl, str) and isinstance(cuda, str) else None
+
+
+SCANNERS = {"fatbin": FatbinScan, "nccl": NcclScan}
