@@ -24,6 +24,7 @@ from . import (
     env_traps,
     fleet_compare,
     gdr,
+    glibc,
     job_launch,
     limits,
     nccl_arch,
@@ -45,6 +46,7 @@ from .context import Ctx
 # RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
 FAMILIES = (
     platform,
+    glibc,
     rdma_userspace,
     gdr,
     dmabuf,
