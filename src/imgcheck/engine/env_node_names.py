@@ -14,14 +14,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
-from ..model.node import RdmaPort
+from ..knowledge.nccl_gid import AF_INET, AF_INET6, nccl_choice
+from ..model.node import GID_GLOBAL, GID_IPV4_MAPPED, GID_LINK_LOCAL, RdmaPort
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .env_devices import DeviceList
 
-RULES = ("ENV-NCCL-IB-GID-INDEX-NO-GID", "ENV-NCCL-IB-GID-INDEX-ROCE-V1", "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE")
+RULES = (
+    "ENV-NCCL-IB-GID-INDEX-NO-GID",
+    "ENV-NCCL-IB-GID-INDEX-ROCE-V1",
+    "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
+    "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
+)
 NEEDS = {"nccl_features": {"roce_gid_auto"}}
 ROCE_V2 = "RoCE v2"
+ROCE_VERSION_DEFAULT = 2  # NCCL_PARAM(IbRoceVersionNum, "IB_ROCE_VERSION_NUM", 2): NCCL's default, not a version
 # operstate values for which the kernel does not set IFF_RUNNING (RFC 2863 states other than up/unknown/dormant)
 NOT_RUNNING = ("down", "lowerlayerdown", "notpresent")
 ENROOT_NETNS = (
@@ -67,7 +74,7 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
     ports = list(_roce_ports(ctx))
     if not ports:
         return  # InfiniBand (or no RoCE port NCCL would use): the index is not used
-    missing, v1, unread = [], [], []
+    missing, v1, unread, link_local = [], [], [], []
     for name, port in ports:
         what, entry = port.gid_entry(index)
         label = f"{name}:{port.port}"
@@ -86,6 +93,8 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
             )
         elif entry is not None and entry.type and entry.type != ROCE_V2 and _has_v2(port):
             v1.append(f"{label} ({entry.type})")
+        elif entry is not None and entry.kind == GID_LINK_LOCAL and _routable_v2(port):
+            link_local.append((label, entry, port))
     table = ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports))
     evidence = [s.evidence, table] if s is not None and explicit is not None else [*ctx.nccl_evidence(), table]
     variant = "default" if explicit is None else "auto" if auto else "pin"
@@ -98,11 +107,37 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
         yield finding(
             ctx.matrix, "ENV-NCCL-IB-GID-INDEX-ROCE-V1", evidence, variant=variant, ports=", ".join(v1), **words
         )
+    elif link_local:
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
+            evidence,
+            variant=variant,
+            ports=", ".join(f"{label} ({e.gid})" for label, e, _p in link_local),
+            choice="; ".join(f"{label}: {_choice_words(ctx, p)}" for label, _e, p in link_local),
+            **words,
+        )
     if unread and not missing:
         yield unknown(
             "ENV-NCCL-IB-GID-INDEX-NO-GID",
             f"{said} is used; GID entry {index} is not in the node facts for {'; '.join(unread)}",
         )
+
+
+def _routable_v2(port: RdmaPort) -> bool:
+    """Whether the port has a RoCE v2 entry with a routable address (IPv4-mapped or global IPv6)."""
+    return any(g.type == ROCE_V2 and g.kind in (GID_IPV4_MAPPED, GID_GLOBAL) for g in port.gids or ())
+
+
+def _choice_words(ctx: Ctx, port: RdmaPort) -> str:
+    """What NCCL would pick itself on this port, with the image's NCCL_IB_ADDR_FAMILY / NCCL_IB_ROCE_VERSION_NUM."""
+    fam = ctx.setting("NCCL_IB_ADDR_FAMILY")
+    ver = ctx.setting("NCCL_IB_ROCE_VERSION_NUM")
+    rng = ctx.setting("NCCL_IB_ADDR_RANGE")
+    family = AF_INET6 if fam is not None and fam.value.strip() == AF_INET6 else AF_INET  # anything else: AF_INET
+    version = ver.as_int() if ver is not None and ver.as_int() is not None else ROCE_VERSION_DEFAULT
+    index, how = nccl_choice(port, family, version or ROCE_VERSION_DEFAULT, rng.value if rng is not None else None)
+    return how if index is not None else f"NCCL's own choice is unknown ({how})"
 
 
 def _has_v2(port: RdmaPort) -> bool:

@@ -50,6 +50,13 @@ class KernelModule:
     symbol_crcs: dict[str, str] | None = None  # peer-memory symbols it imports -> modversions CRC ("0x..")
 
 
+# GidEntry.kind values (node/gid_kind.py)
+GID_IPV4_MAPPED = "ipv4-mapped"
+GID_LINK_LOCAL = "link-local"
+GID_GLOBAL = "global"
+GID_UNCONFIGURED = "unconfigured"
+
+
 @dataclass(frozen=True)
 class GidEntry:
     """One non-zero entry of a port's GID table (/sys/class/infiniband/<dev>/ports/<p>/gids/<index>)."""
@@ -57,6 +64,10 @@ class GidEntry:
     index: int
     type: str | None = None  # gid_attrs/types/<index>: "IB/RoCE v1" | "RoCE v2"
     netdev: str | None = None  # gid_attrs/ndevs/<index> (RoCE)
+    gid: str | None = None  # gids/<index> as sysfs prints it: "0000:0000:0000:0000:0000:ffff:ac13:003c"
+    # The address the GID is (node/gid_kind.py): "ipv4-mapped" (::ffff:a.b.c.d, what RoCE v2 over IPv4
+    # carries), "link-local" (fe80::/64, not routed beyond the netdev's segment), "global" (any other IPv6)
+    kind: str | None = None
 
 
 @dataclass(frozen=True)
