@@ -27,6 +27,8 @@ RULES = (
     "NODE-PCI-ACS-REDIRECT",
     "NODE-PINNING-MOVABLE-MEMORY",
     "NODE-IOMMU-TRANSLATED",
+    "NODE-NVIDIA-UVM-MISSING",
+    "NODE-PEERMEM-CONFIGURED-NOT-LOADED",
 )
 NEEDS = {"thresholds": {"nvidia_peermem_first_driver_branch"}}
 
@@ -78,6 +80,10 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         yield from _stale_build(ctx)
         if ctx.node_has_rdma is not False:
             yield from _movable(ctx)
+    if (node_only(ctx) or ctx.gpu_image) and ctx.node.gpu.driver_version:
+        yield from _uvm(ctx)
+    if workload is not None and _has_gpu(ctx):
+        yield from _peermem_not_loaded(ctx, workload)
     if workload is None or ctx.node_has_rdma is False or not _has_gpu(ctx):
         return
     yield from _no_peer_api(ctx, workload)
@@ -87,6 +93,62 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _iommu(ctx, workload)
     if node_only(ctx) or ctx.nccl is None:  # with NCCL, GDR-PEERMEM-MISSING / DMABUF-UNSUPPORTED say it
         yield from _dmabuf(ctx, workload)
+
+
+# ---------- unified memory: nvidia_uvm and /dev/nvidia-uvm ----------
+def _uvm(ctx: Ctx) -> Iterator[Outcome]:
+    rule = "NODE-NVIDIA-UVM-MISSING"
+    gpu = ctx.node.gpu
+    if gpu.uvm_loaded is None and gpu.uvm_device is None:
+        yield unknown(rule, ctx.unknown_why("gpu.uvm_loaded") + "; " + ctx.unknown_why("gpu.uvm_device"))
+        return
+    if gpu.uvm_loaded is not False and gpu.uvm_device is not False:
+        if gpu.uvm_loaded is None or gpu.uvm_device is None:
+            fact = "gpu.uvm_loaded" if gpu.uvm_loaded is None else "gpu.uvm_device"
+            yield unknown(rule, ctx.unknown_why(fact))
+        return
+    missing = []
+    if gpu.uvm_loaded is False:
+        missing.append("the nvidia_uvm module is not loaded (/sys/module/nvidia_uvm absent)")
+    if gpu.uvm_device is False:
+        missing.append("/dev/nvidia-uvm does not exist")
+    yield finding(
+        ctx.matrix,
+        rule,
+        [
+            ctx.node_ev("gpu.driver_version", gpu.driver_version),
+            ctx.node_ev("gpu.uvm_loaded", gpu.uvm_loaded),
+            ctx.node_ev("gpu.uvm_device", gpu.uvm_device),
+        ],
+        missing="; ".join(missing),
+        driver_version=gpu.driver_version,
+    )
+
+
+# ---------- nvidia-peermem configured to load, not loaded ----------
+def _peermem_not_loaded(ctx: Ctx, workload: str) -> Iterator[Outcome]:
+    rule = "NODE-PEERMEM-CONFIGURED-NOT-LOADED"
+    gpu = ctx.node.gpu
+    configured = gpu.peermem_configured
+    if configured is None:
+        if gpu.peermem.loaded is False:
+            yield unknown(rule, "nvidia-peermem is not loaded; " + ctx.unknown_why("gpu.peermem_configured"))
+        return
+    if not configured or gpu.peermem.loaded is not False:
+        if configured and gpu.peermem.loaded is None:
+            yield unknown(rule, f"nvidia-peermem is configured ({configured[0]}); " + ctx.unknown_why("gpu.peermem"))
+        return
+    yield finding(
+        ctx.matrix,
+        rule,
+        [
+            ctx.node_ev("gpu.peermem_configured", "; ".join(configured)),
+            ctx.node_ev("gpu.peermem.loaded", False),
+            _workload_ev(workload),
+        ],
+        configured="; ".join(configured),
+        workload=workload,
+    )
 
 
 # ---------- peer memory on an inbox stack ----------

@@ -160,6 +160,13 @@ class NodeGpu:
     # GPU container; the kernel module accepts only clients of its own exact version.
     userspace_driver_version: str | None = None
     userspace_driver_path: str | None = None
+    # Unified memory: the nvidia_uvm module (/sys/module/nvidia_uvm) and its device node /dev/nvidia-uvm, which the
+    # container toolkit injects into GPU containers. None: /sys/module or /dev not visible under the probe root.
+    uvm_loaded: bool | None = None
+    uvm_device: bool | None = None
+    # Where nvidia-peermem is configured to load or be used: "path: line" of modules-load.d / /etc/modules entries
+    # and modprobe.d softdep/install/options lines naming it. (): none; None: /etc not visible.
+    peermem_configured: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
