@@ -15,7 +15,9 @@ from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
 from ..knowledge.nccl_gid import AF_INET, AF_INET6, nccl_choice
-from ..model.node import GID_GLOBAL, GID_IPV4_MAPPED, GID_LINK_LOCAL, RdmaPort
+from ..knowledge.settings import Setting
+from ..model.node import GID_GLOBAL, GID_IPV4_MAPPED, GID_LINK_LOCAL, NetInterface, RdmaPort
+from ..model.report import Evidence
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .env_devices import DeviceList
@@ -202,3 +204,33 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
             interfaces=names,
             chosen=", ".join(i.name for i in chosen),
         )
+    else:
+        yield from _socket_addresses(ctx, s, [i for i in chosen if i.operstate not in NOT_RUNNING], evidence)
+
+
+def _usable(addresses: tuple[str, ...]) -> list[str]:
+    """The IPv6 addresses NCCL accepts (all but loopback)."""
+    return [a for a in addresses if not a.endswith(" host")]
+
+
+def _socket_addresses(ctx: Ctx, s: Setting, running: list[NetInterface], evidence: list[Evidence]) -> Iterator[Outcome]:
+    """Running interfaces the setting selects: do any have an address NCCL accepts, and one routable beyond the link?"""
+    rule = "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE"
+    if any(i.ipv4 for i in running):
+        return
+    if any(i.ipv4 is None or i.ipv6 is None for i in running):
+        fact = "net_interfaces.ipv4" if any(i.ipv4 is None for i in running) else "net_interfaces.ipv6"
+        yield unknown(
+            rule,
+            f"{s.label} selects {', '.join(i.name for i in running)}; their addresses are unknown: "
+            + ctx.unknown_why(fact),
+        )
+        return
+    v6 = {i.name: _usable(i.ipv6 or ()) for i in running}
+    words = "; ".join(f"{n}: {', '.join(a) or 'none'}" for n, a in v6.items())
+    chosen = ", ".join(i.name for i in running)
+    evidence = [*evidence, ctx.node_ev("net_interfaces.addresses", words)]
+    if not any(v6.values()):
+        yield finding(ctx.matrix, rule, evidence, variant="no-address", setting=s.label, chosen=chosen, addresses=words)
+    elif all(a.endswith(" link") for addrs in v6.values() for a in addrs):
+        yield finding(ctx.matrix, rule, evidence, variant="link-local", setting=s.label, chosen=chosen, addresses=words)

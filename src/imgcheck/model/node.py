@@ -192,6 +192,22 @@ class NetInterface:
 
     name: str
     operstate: str | None = None  # /sys/class/net/<name>/operstate: up | down | unknown | dormant | ...
+    # From /proc/net (node/net_addresses.py); None: not readable. () : read, none.
+    ipv4: tuple[str, ...] | None = None  # "172.19.0.60/24"
+    ipv6: tuple[str, ...] | None = None  # "fe80::e42:a1ff:fe5d:4db8/64 link" (scope: global | link | host | site)
+    routes: tuple[str, ...] | None = (
+        None  # "172.19.0.0/24", "default via 172.19.0.1", "fd00::/64", "default via fe80::1"
+    )
+
+
+@dataclass(frozen=True)
+class NumaNode:
+    """One NUMA node (/sys/devices/system/node/node<id>)."""
+
+    index: int  # N of node<N>
+    cpulist: str | None = None  # its cpulist as the kernel prints it ("0-63", "" for a CPU-less node); None: not read
+    cpus: int | None = None  # how many CPUs that is (0: CPU-less, memory-only)
+    memory_kib: int | None = None  # MemTotal of its meminfo
 
 
 @dataclass(frozen=True)
@@ -213,6 +229,7 @@ class NodeFacts:
     # GPU / NIC PCI address -> IOMMU domain type: identity | DMA | DMA-FQ | blocked | unmanaged | none (no IOMMU)
     iommu_domains: dict[str, str] | None = None
     net_interfaces: tuple[NetInterface, ...] | None = None  # None: /sys/class/net not read
+    numa_nodes: tuple[NumaNode, ...] | None = None  # None: /sys/devices/system/node not read
     # Provenance, not facts: left out of equality and of the fleet grouping key.
     # fact ("limits.memlock_kib", "rdma.devices.mlx5_0", "labels.nvidia.com/gpu.product") -> where the reader
     # read it; a fact below a recorded one ("rdma.devices.mlx5_0.fw_ver") is located at its nearest ancestor.

@@ -21,6 +21,7 @@ from .kernel_config import read_kernel_config
 from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_module_files
 from .modules import module_file_paths, scan_modules
 from .net_interfaces import scan_interfaces
+from .numa import scan_numa
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
 from .pci_acs import scan_acs
@@ -102,6 +103,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         iommu_domains=scan_iommu(host, endpoints, unknown),
         origin=Location.described(f"probe of {host.root}"),
         net_interfaces=scan_interfaces(host, unknown),
+        numa_nodes=scan_numa(host, unknown),
     )
     return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))
 

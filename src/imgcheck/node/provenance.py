@@ -15,6 +15,7 @@ from .kernel_config import CMDLINE
 from .module_config import UVM_DEVICE, UVM_MODULE_DIR
 from .module_files import DKMS_ROOT
 from .net_interfaces import NET_CLASS
+from .numa import NODE_DIR
 from .nvidia import GPUS_DIR, TEGRA_RELEASE
 from .ofed import OFED_INFO
 from .rdma_devices import IB_CLASS, VERBS_CLASS
@@ -61,6 +62,10 @@ def probe_sources(facts: NodeFacts, read: dict[str, str], ofed_info_read: bool) 
         paths["gpu.l4t_release"] = TEGRA_RELEASE
     if gpu.gdrdrv_loaded is not None:
         paths["gpu.gdrdrv_loaded"] = _module("gdrdrv")
+    if facts.numa_nodes is not None:
+        paths["numa_nodes"] = NODE_DIR
+    if facts.net_interfaces is not None:
+        paths["net_interfaces"] = NET_CLASS
     if gpu.uvm_loaded is not None:
         paths["gpu.uvm_loaded"] = UVM_MODULE_DIR
     if gpu.uvm_device is not None:

@@ -1,0 +1,76 @@
+"""Interface addresses and routes from /proc/net (fib_trie, route, if_inet6, ipv6_route as the kernel prints them,
+in the RoCE fixture root), and NCCL_SOCKET_IFNAME checked for an address NCCL accepts, not only a name."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+
+import pytest
+from engine_facts import committed_facts, matrix, with_nccl
+
+from imgcheck.engine import evaluate
+from imgcheck.job import EnvVar, load_job_spec
+from imgcheck.node.probe import probe
+
+HERE = os.path.dirname(__file__)
+SPEC = os.path.join(HERE, "specs", "pod-roce-hostnetwork.yaml")
+ROCE_ROOT = os.path.join(HERE, "..", "node", "fixtures", "inbox-ubuntu2204")
+RULE = "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE"
+
+
+def pod(**env):
+    (job,) = load_job_spec(SPEC)
+    keep = tuple(v for v in job.env if v.name not in env)
+    return dataclasses.replace(job, env=keep + tuple(EnvVar(k, v) for k, v in env.items() if v is not None))
+
+
+def judge(node, value):
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")
+    result = evaluate(image, node, matrix(), job=pod(NCCL_SOCKET_IFNAME=value, NCCL_IB_GID_INDEX="5"))
+    return [f for f in result.findings if f.id == RULE], [u for u in result.unknowns if u.rule == RULE]
+
+
+@pytest.fixture(scope="module")
+def roce():
+    return probe(ROCE_ROOT)
+
+
+def test_addresses_and_routes_as_proc_net_shows_them(roce):
+    by = {i.name: i for i in roce.net_interfaces}
+    assert by["ens1f0np0"].ipv4 == ("172.19.0.60/24",)
+    assert by["ens1f0np0"].routes == ("default via 172.19.0.1", "172.19.0.0/24", "fe80::/64")
+    assert by["ens1f0np0"].ipv6 == ("fe80::e42:a1ff:fe5d:4db8/64 link", "fe80::1186:a6b1:3f0b:c441/64 link")
+    assert by["ens2f0np0"].ipv4 == () and by["ens2f0np0"].ipv6 == ("fe80::e42:a1ff:fe5d:4dc0/64 link",)
+    assert by["lo"].ipv4 == ("127.0.0.1/8",) and by["lo"].ipv6 == ("::1/128 host",)
+    assert by["docker0"].ipv4 == ("172.17.0.1/16",)
+
+
+def test_an_interface_with_an_ipv4_address_passes(roce):
+    assert judge(roce, "=ens1f0np0") == ([], [])
+
+
+def test_link_local_only_interface_warns(roce):
+    (f,), _ = judge(roce, "=ens2f0np0")
+    assert f.severity == "warning" and "ens2f0np0" in f.title and "fe80::e42:a1ff:fe5d:4dc0/64 link" in f.mechanism
+
+
+def test_no_address_at_all_fails(tmp_path):
+    root = tmp_path / "node"
+    shutil.copytree(ROCE_ROOT, root, symlinks=True)
+    inet6 = root / "proc/4242/net/if_inet6"
+    inet6.write_text("".join(l + "\n" for l in inet6.read_text().splitlines() if not l.endswith("ens2f0np0")))
+    (f,), _ = judge(probe(str(root)), "=ens2f0np0")
+    assert f.severity == "error" and f.predicted_error == "NCCL WARN Bootstrap : no socket interface found"
+    assert "ens2f0np0: none" in f.mechanism
+
+
+def test_unreadable_proc_net_is_unknown(tmp_path):
+    root = tmp_path / "node"
+    shutil.copytree(ROCE_ROOT, root, symlinks=True)
+    os.unlink(root / "proc/4242/net/fib_trie")
+    node = probe(str(root))
+    assert all(i.ipv4 is None for i in node.net_interfaces) and "net_interfaces.ipv4" in node.unknown
+    found, (u,) = judge(node, "=ens2f0np0")
+    assert found == [] and "addresses are unknown" in u.reason
