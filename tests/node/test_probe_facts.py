@@ -290,3 +290,28 @@ def test_missing_memory_peers_on_an_ofed_node_is_explained_not_taken_as_no_api(t
     assert facts.rdma.peer_memory_api is False  # the fact stays literal: the directory is absent
     assert "says nothing about the peer-memory API" in facts.notes["rdma.peer_memory_api"]
     assert "rdma.peer_memory_api" not in probe(fixture_root("doca-24.10-ubuntu2404")).notes
+
+
+def test_release_series_after_mlnx_ofed_last_is_doca():
+    # MLNX_OFED's last series (thresholds mlnx_ofed_last_series, NVIDIA's 24.10 LTS notes): a 25.x install is DOCA-OFED
+    # even when the repository's kernel packages carry MLNX_OFED's names and no doca-* meta package is installed
+    from imgcheck.node.probe import _mlnx_last_series
+
+    last = _mlnx_last_series()
+    assert last == "24.10"
+    new = OfedInstall(
+        ofed_info_id="OFED-internal-25.04-0.6.1",
+        packages=(Package("mlnx-ofed-kernel-dkms", "25.04.OFED.25.04.0.6.1.1-1", "dpkg"),),
+        packages_known=True,
+    )
+    decision = decide_stack(new, CORE_OOT, True, True, frozenset({"24.10", "25.01"}), last)
+    assert decision.stack == "doca" and "after MLNX_OFED's last (24.10)" in decision.why
+    assert decision.ofed_version == "25.04-0.6.1"
+    lts = OfedInstall(
+        ofed_info_id="OFED-internal-24.10-3.2.5",
+        packages=(Package("mlnx-ofed-kernel-dkms", "24.10.OFED.24.10.3.2.5.1-1", "dpkg"),),
+        packages_known=True,
+    )
+    assert decide_stack(lts, CORE_OOT, True, True, frozenset({"24.10"}), last).stack == "mlnx_ofed"  # LTS update
+    # without the matrix row the series cannot decide: the package test stands
+    assert decide_stack(new, CORE_OOT, True, True, frozenset({"24.10"}), None).stack == "mlnx_ofed"

@@ -49,7 +49,12 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         if f"rdma.{key}" not in unknown:  # said once, as the reason of the unknown
             notes[f"rdma.{key}"] = note
     decision = decide_stack(
-        install, mods.modules, mods.sysfs_visible, bool(devs.devices) if devs.visible else None, _doca_series()
+        install,
+        mods.modules,
+        mods.sysfs_visible,
+        bool(devs.devices) if devs.visible else None,
+        _doca_series(),
+        _mlnx_last_series(),
     )
     if decision.stack is None:
         unknown["rdma.stack"] = decision.why
@@ -126,6 +131,18 @@ def _doca_series() -> frozenset[str] | None:
         if len(parts) >= 2 and parts[0].isdigit():
             found.add(f"{int(parts[0])}.{parts[1].split('-')[0]}")
     return frozenset(found)
+
+
+def _mlnx_last_series() -> str | None:
+    """MLNX_OFED's last release series (thresholds mlnx_ofed_last_series): a later series is DOCA-OFED."""
+    from ..errors import ImgcheckError
+    from ..matrix import load_matrix
+
+    try:
+        row = load_matrix().row("thresholds", key="mlnx_ofed_last_series")
+    except ImgcheckError:
+        return None
+    return str(row["value"]) if row else None
 
 
 def _read(host: HostRoot, path: str, key: str, unknown: dict[str, str]) -> str | None:
