@@ -74,3 +74,31 @@ def test_unreadable_proc_net_is_unknown(tmp_path):
     assert all(i.ipv4 is None for i in node.net_interfaces) and "net_interfaces.ipv4" in node.unknown
     found, (u,) = judge(node, "=ens2f0np0")
     assert found == [] and "addresses are unknown" in u.reason
+
+
+GLOO = "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS"
+
+
+def gloo(node, value):
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")  # has torch (pip) beside NCCL
+    result = evaluate(image, node, matrix(), job=pod(GLOO_SOCKET_IFNAME=value))
+    return [f for f in result.findings if f.id == GLOO], [u for u in result.unknowns if u.rule == GLOO]
+
+
+def test_gloo_needs_an_exact_name_with_an_address(roce, tmp_path):
+    assert gloo(roce, "ens1f0np0") == ([], [])
+    assert gloo(roce, "ens2f0np0") == ([], [])  # a link-local IPv6 address is an address to Gloo
+    (f,), _ = gloo(roce, "^lo,docker")  # NCCL's syntax is a literal name to Gloo
+    assert f.predicted_error == "Unable to find address for: ^lo" and "no such interface" in f.title
+    root = tmp_path / "node"
+    shutil.copytree(ROCE_ROOT, root, symlinks=True)
+    inet6 = root / "proc/4242/net/if_inet6"
+    inet6.write_text("".join(l + "\n" for l in inet6.read_text().splitlines() if not l.endswith("ens2f0np0")))
+    (f,), _ = gloo(probe(str(root)), "ens2f0np0")  # a bond slave: up, no address
+    assert f.predicted_error == "Unable to find address for: ens2f0np0" and "no IPv4 or IPv6 address" in f.title
+
+
+def test_gloo_without_host_network_is_unknown(roce):
+    image = with_nccl(committed_facts("bookworm"), "2.21.5", env={"GLOO_SOCKET_IFNAME": "eth0"})
+    result = evaluate(image, roce, matrix())
+    assert [u for u in result.unknowns if u.rule == GLOO] and not [f for f in result.findings if f.id == GLOO]

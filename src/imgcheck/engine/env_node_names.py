@@ -27,6 +27,7 @@ RULES = (
     "ENV-NCCL-IB-GID-INDEX-ROCE-V1",
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
+    "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS",
 )
 NEEDS = {"nccl_features": {"roce_gid_auto"}}
 ROCE_V2 = "RoCE v2"
@@ -40,6 +41,8 @@ ENROOT_NETNS = (
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
+    if any(p.name == "torch" for p in ctx.image.packages):
+        yield from _gloo_ifname(ctx)
     if ctx.nccl is None:
         return
     if ctx.node_has_rdma is not False and ctx.ib_disabled_by is None:
@@ -160,6 +163,75 @@ def _table_words(name: str, port: RdmaPort) -> str:
         return f"{name}:{port.port} not read"
     used = ", ".join(f"{g.index} {g.type or '?'}" for g in port.gids) or "none"
     return f"{name}:{port.port} {port.gid_table_len} entries, in use: {used}"
+
+
+def _node_netns(ctx: Ctx, rule: str, s: Setting) -> Iterator[Outcome | str]:
+    """Words saying the job sees the node's interfaces (yielded as a str), or an unknown saying why not."""
+    job = ctx.job
+    if job is not None and job.runtime == RUNTIME_ENROOT:
+        yield ENROOT_NETNS
+    elif job is None or not job.host_network:
+        why = (
+            "without --job it is not known whether the container shares the node's network namespace"
+            if job is None
+            else "the container has its own network namespace (no hostNetwork / --network host), "
+            "whose interfaces the node facts do not show"
+        )
+        yield unknown(rule, f"{s.label} names interfaces; {why}")
+    else:
+        yield "shares the node's network namespace"
+
+
+def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
+    """GLOO_SOCKET_IFNAME: PyTorch's Gloo binds to each named interface (comma-separated, exact names) and takes
+    its first IPv4 or IPv6 address from getifaddrs; none is 'Unable to find address for: NAME'
+    (pytorch/gloo gloo/transport/tcp/device.cc lookupAddrForIface)."""
+    rule = "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS"
+    s = ctx.setting("GLOO_SOCKET_IFNAME")
+    if s is None or not s.value.strip():
+        return
+    netns = None
+    for item in _node_netns(ctx, rule, s):
+        if isinstance(item, str):
+            netns = item
+        else:
+            yield item
+    if netns is None:
+        return
+    interfaces = ctx.node.net_interfaces
+    if interfaces is None:
+        yield unknown(rule, f"{s.label} is set; " + ctx.unknown_why("net_interfaces"))
+        return
+    by_name = {i.name: i for i in interfaces}
+    missing, unread = [], []
+    for name in [n.strip() for n in s.value.split(",") if n.strip()]:
+        iface = by_name.get(name)
+        if iface is None:
+            missing.append(f"{name} (no such interface)")
+        elif iface.ipv4 is None or iface.ipv6 is None:
+            unread.append(name)
+        elif not iface.ipv4 and not iface.ipv6:
+            missing.append(f"{name} (no IPv4 or IPv6 address)")
+    names = ", ".join(
+        f"{i.name} ({', '.join((i.ipv4 or ()) + tuple(a.split()[0] for a in i.ipv6 or ())) or 'no address'})"
+        for i in interfaces
+    )
+    if missing:
+        yield finding(
+            ctx.matrix,
+            rule,
+            [s.evidence, ctx.node_ev("net_interfaces", names)],
+            setting=s.label,
+            missing=", ".join(missing),
+            first=missing[0].split(" ", 1)[0],
+            interfaces=names,
+            netns=netns,
+        )
+    elif unread:
+        yield unknown(
+            rule,
+            f"{s.label}: the addresses of {', '.join(unread)} are unknown: " + ctx.unknown_why("net_interfaces.ipv4"),
+        )
 
 
 def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
