@@ -165,3 +165,42 @@ def test_build_line_split_across_chunks(chunk):
     for i in range(0, len(data), chunk):
         scan.feed(data[i : i + chunk])
     assert parse_build(scan.result()) == ("2.18.1", "12.1")
+
+
+def test_glibc_need_of_the_real_libnccl(libnccl):
+    # a manylinux2014 wheel: readelf -V shows GLIBC_2.17 (libc.so.6) as its newest glibc need
+    from imgcheck.view.fatbin import parse_glibc
+
+    assert parse_glibc(_scan(libnccl, 1 << 20)) == "2.17"
+
+
+def test_streamed_version_needs_match_pyelftools(tmp_path):
+    # a gcc-built shared object linking glibc (getrandom: GLIBC_2.25), padded so its section headers lie far from
+    # the kept head: the .gnu.version_r read while streaming equals what pyelftools reads from the whole file
+    import shutil
+    import subprocess
+
+    from imgcheck.elf.reader import glibc_need, read_elf
+    from imgcheck.view.fatbin import parse_glibc
+
+    if shutil.which("gcc") is None or shutil.which("objcopy") is None:
+        pytest.skip("gcc and objcopy are needed")
+    src, out, pad = tmp_path / "lib.c", tmp_path / "lib.so", tmp_path / "pad.bin"
+    src.write_text("#include <sys/random.h>\nint f(void *b) { return (int)getrandom(b, 8, 0); }\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(out), str(src)], check=True, capture_output=True)
+    pad.write_bytes(b"\0" * (3 * 1024 * 1024))
+    subprocess.run(["objcopy", "--add-section", f".pad={pad}", str(out)], check=True, capture_output=True)
+    lib = out.read_bytes()
+    scan = NcclScan(len(lib))
+    for i in range(0, len(lib), 65536):
+        scan.feed(lib[i : i + 65536])
+    need = glibc_need(read_elf(lib))
+    assert need is not None and need[0] == "2.25"
+    assert parse_glibc(scan.result()) == "2.25"
+
+
+def test_nccl_needing_a_newer_glibc_fails(bookworm):
+    image = with_nccl(bookworm, "2.18.1", "library", cuda=None)
+    image = dataclasses.replace(image, nccl=(dataclasses.replace(image.nccl[0], needs_glibc="2.38"),))
+    f = [f for f in run(image, node("inbox-6.8-open-570")).findings if f.id == "GLIBC-TOO-OLD-FOR-LIBRARY"]
+    assert len(f) == 1 and "GLIBC_2.38" in f[0].predicted_error and "NCCL 2.18.1" in f[0].title  # bookworm: 2.36

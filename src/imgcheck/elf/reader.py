@@ -96,8 +96,13 @@ def _numeric(version: str) -> tuple[int, ...]:
 def glibc_need(info: ElfInfo) -> tuple[str, str] | None:
     """(x.y, library) of the newest GLIBC_x.y the file needs from glibc's libraries (.gnu.version_r), or None
     when it needs no versioned glibc symbol. GLIBC_PRIVATE is not a release and is left out."""
+    return glibc_need_of(info.needed_versions)
+
+
+def glibc_need_of(needed_versions: dict[str, tuple[str, ...]]) -> tuple[str, str] | None:
+    """glibc_need over a {library: versions} map (from pyelftools or a streamed .gnu.version_r)."""
     best: tuple[str, str] | None = None
-    for library, versions in info.needed_versions.items():
+    for library, versions in needed_versions.items():
         if not _GLIBC_LIBRARY.fullmatch(library):
             continue
         for name in versions:

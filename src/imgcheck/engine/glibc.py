@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..knowledge import nccl as nccl_k
 from ..model.location import Location
 from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
@@ -42,6 +43,11 @@ def _libraries(ctx: Ctx) -> list[_Lib]:
         for m in image.ucx.modules:
             if m.needs_glibc:
                 found.append(_Lib(f"UCX module {m.name}", m.path, m.needs_glibc, m.location))
+    nccl = nccl_k.nccl_in_use(image)
+    if nccl is not None and nccl.needs_glibc:
+        found.append(
+            _Lib(f"NCCL {nccl.version}", nccl.archs_from or nccl.path or "libnccl", nccl.needs_glibc, nccl.location)
+        )
     for plugin in image.nccl_net_plugins:
         if plugin.loaded and plugin.needs_glibc:
             found.append(_Lib(f"NCCL net plugin {plugin.name}", plugin.path, plugin.needs_glibc, plugin.location))

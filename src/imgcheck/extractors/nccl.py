@@ -7,7 +7,7 @@ import posixpath
 import re
 
 from ..model.image import Nccl, Package
-from ..view.fatbin import parse_build, parse_result
+from ..view.fatbin import parse_build, parse_glibc, parse_result
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import Want
 from .loader import Loader, in_python_package
@@ -119,6 +119,9 @@ def _archs(view: FileView, path: str, wheel: re.Match[str] | None = None) -> dic
     build = parse_build(ref.scan)
     if build is not None:
         found.update(cuda=build[1], cuda_from="library build string")
+    glibc = parse_glibc(ref.scan)
+    if glibc is not None:
+        found.update(needs_glibc=glibc)
     archs = parse_result(ref.scan)
     if archs is not None:
         found.update(sass_archs=archs[0], ptx_archs=archs[1], archs_from="/" + ref.real_path)

@@ -134,6 +134,7 @@ class Nccl(Located):
     # (2.18.3-1+cuda12.1) or only the major from a wheel's name (nvidia-nccl-cu12 -> "12"); None: not read.
     cuda: str | None = None
     cuda_from: str | None = None  # how `cuda` was read: "library build string" | "package version" | "wheel name"
+    needs_glibc: str | None = None  # the newest GLIBC_x.y its libnccl's .gnu.version_r needs; None: not read or none
 
 
 @dataclass(frozen=True)
