@@ -102,3 +102,33 @@ def test_gloo_without_host_network_is_unknown(roce):
     image = with_nccl(committed_facts("bookworm"), "2.21.5", env={"GLOO_SOCKET_IFNAME": "eth0"})
     result = evaluate(image, roce, matrix())
     assert [u for u in result.unknowns if u.rule == GLOO] and not [f for f in result.findings if f.id == GLOO]
+
+
+UCX_DEV = "ENV-UCX-NET-DEVICES-NOT-ON-NODE"
+
+
+def ucx_devices(node, value, job=True):
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")  # Debian's UCX 1.13.1 is in the image
+    result = evaluate(image, node, matrix(), job=pod(UCX_NET_DEVICES=value) if job else None)
+    if not job:
+        image = dataclasses.replace(image, env=dict(image.env, UCX_NET_DEVICES=value))
+        result = evaluate(image, node, matrix())
+    return [f for f in result.findings if f.id == UCX_DEV], [u for u in result.unknowns if u.rule == UCX_DEV]
+
+
+@pytest.mark.parametrize("value", ["mlx5_0:1", "mlx5_0:1,mlx5_1:1", "ens1f0np0", "all"])
+def test_ucx_devices_the_node_has(roce, value):
+    assert ucx_devices(roce, value) == ([], [])
+
+
+def test_ucx_devices_none_or_some_missing(roce):
+    (f,), _ = ucx_devices(roce, "mlx5_4:1")
+    assert f.severity == "error" and f.predicted_error == "no usable transports/devices"
+    assert "mlx5_0:1, mlx5_1:1" in f.title
+    (f,), _ = ucx_devices(roce, "mlx5_0:1,mlx5_9:1")
+    assert f.severity == "warning" and "mlx5_9:1" in f.title
+
+
+def test_ucx_netdev_without_the_namespace_is_unknown(roce):
+    found, (u,) = ucx_devices(roce, "eth0", job=False)
+    assert found == [] and "not known without --job" in u.reason

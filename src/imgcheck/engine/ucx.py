@@ -20,7 +20,7 @@ from ..model.report import Evidence
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
-RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS", "UCX-NO-IB-TRANSPORT")
+RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS", "UCX-NO-IB-TRANSPORT", "ENV-UCX-NET-DEVICES-NOT-ON-NODE")
 
 # transports that reach another node (verbs/mlx5 IB and RoCE, EFA SRD, TCP, Cray uGNI)
 INTERNODE = frozenset(
@@ -109,6 +109,55 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _tls(ctx)
     yield from _module_versions(ctx)
     yield from _no_ib_transport(ctx)
+    yield from _net_devices(ctx)
+
+
+def _net_devices(ctx: Ctx) -> Iterator[Outcome]:
+    """UCX_NET_DEVICES names HCA ports (mlx5_0:1: the IB transports' devices) and netdevs (eth0: TCP's, which
+    needs an IP address on it); UCX drops the ones it does not find ("network device 'X' is not available") and
+    fails with 'no usable transports/devices' when none is left (openucx/ucx ucp_context.c)."""
+    rule = "ENV-UCX-NET-DEVICES-NOT-ON-NODE"
+    s = ctx.setting("UCX_NET_DEVICES")
+    if s is None or s.origin == "nccl.conf" or not _has_ucx(ctx):
+        return
+    names = [d.strip() for d in s.value.split(",") if d.strip()]
+    if not names or "all" in names:
+        return
+    hca_ports = {f"{d.name}:{p.port}" for d in ctx.node.rdma.devices if d.name for p in d.ports if p.port is not None}
+    interfaces = {i.name: i for i in ctx.node.net_interfaces or ()}
+    missing, unknown_words = [], []
+    for name in names:
+        if ":" in name:
+            if not ctx.node.rdma.devices:
+                unknown_words.append(f"{name}: " + ctx.unknown_why("rdma.devices"))
+            elif name not in hca_ports:
+                missing.append(f"{name} (no such HCA port; the node has {', '.join(sorted(hca_ports)) or 'none'})")
+        elif ctx.node.net_interfaces is None:
+            unknown_words.append(f"{name}: " + ctx.unknown_why("net_interfaces"))
+        elif ctx.job is None or not ctx.job.host_network:
+            unknown_words.append(
+                f"{name}: a netdev, and whether the container shares the node's network namespace is "
+                + ("not known without --job" if ctx.job is None else "no (its own namespace)")
+            )
+        elif name not in interfaces:
+            missing.append(f"{name} (no such interface)")
+        elif (
+            interfaces[name].ipv4 is not None
+            and interfaces[name].ipv6 is not None
+            and not (interfaces[name].ipv4 or interfaces[name].ipv6)
+        ):
+            missing.append(f"{name} (no IP address: TCP cannot use it)")
+    if not missing:
+        if unknown_words:
+            yield unknown(rule, f"{s.label}: " + "; ".join(unknown_words))
+        return
+    evidence = [s.evidence, ctx.node_ev("rdma.devices", ", ".join(sorted(hca_ports)) or "none")]
+    if ctx.node.net_interfaces is not None:
+        evidence.append(ctx.node_ev("net_interfaces", ", ".join(interfaces) or "none"))
+    every = len(missing) == len(names)
+    yield finding(
+        ctx.matrix, rule, evidence, variant=None if every else "some", setting=s.label, missing="; ".join(missing)
+    )
 
 
 # the transports UCX's InfiniBand modules provide (libuct_ib*.so: verbs, mlx5 accelerated, EFA SRD); a
