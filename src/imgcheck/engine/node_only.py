@@ -29,6 +29,7 @@ RULES = (
     "NODE-IOMMU-TRANSLATED",
     "NODE-NVIDIA-UVM-MISSING",
     "NODE-PEERMEM-CONFIGURED-NOT-LOADED",
+    "NODE-KERNEL-PINNING-REGRESSION",
 )
 NEEDS = {"thresholds": {"nvidia_peermem_first_driver_branch"}}
 
@@ -76,6 +77,7 @@ def _has_gpu(ctx: Ctx) -> bool:
 def check(ctx: Ctx) -> Iterator[Outcome]:
     workload = gdr_workload(ctx)
     if _uses_rdma(ctx):
+        yield from _kernel_regression(ctx)
         yield from _ofed_not_running(ctx)
         yield from _stale_build(ctx)
         if ctx.node_has_rdma is not False:
@@ -93,6 +95,32 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _iommu(ctx, workload)
     if node_only(ctx) or ctx.nccl is None:  # with NCCL, GDR-PEERMEM-MISSING / DMABUF-UNSUPPORTED say it
         yield from _dmabuf(ctx, workload)
+
+
+# ---------- kernel releases known to break memory registration ----------
+def _kernel_regression(ctx: Ctx) -> Iterator[Outcome]:
+    rule = "NODE-KERNEL-PINNING-REGRESSION"
+    release = ctx.node.kernel.release
+    if not release:
+        if ctx.matrix.rows("kernel_pinning_regressions"):
+            yield unknown(rule, ctx.unknown_why("kernel.release"))
+        return
+    row = ctx.matrix.row("kernel_pinning_regressions", kernel_release=release)
+    if row is None:
+        return  # not a release known to be bad (the catalog lists each one with its source)
+    evidence = [ctx.node_ev("kernel.release", release)]
+    if ctx.node.kernel.cma_total_kib is not None:
+        evidence.append(ctx.node_ev("kernel.cma_total_kib", ctx.node.kernel.cma_total_kib))
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        release=release,
+        platform=row.get("platform") or "the nodes the source names",
+        effect=row["effect"],
+        fixed_by=row.get("fixed_by") or "no release named by the source",
+        source=row["source"] if isinstance(row["source"], str) else ", ".join(row["source"]),
+    )
 
 
 # ---------- unified memory: nvidia_uvm and /dev/nvidia-uvm ----------

@@ -29,6 +29,9 @@ class Kernel:
     config_source: str | None = None  # /boot/config-<release> or /proc/config.gz
     cmdline: str | None = None  # /proc/cmdline as read
     cmdline_params: dict[str, str] | None = None  # the IOMMU/memory parameters of cmdline (flag -> "")
+    # CmaTotal of /proc/meminfo in KiB (0: booted without a CMA area); None: unreadable, or no CmaTotal line
+    # (a kernel without CONFIG_CMA)
+    cma_total_kib: int | None = None
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
             config_source=kconf.source,
             cmdline=kconf.cmdline,
             cmdline_params=kconf.params,
+            cma_total_kib=_cma_total(host, unknown, read),
         ),
         os=os_facts,
         rdma=rdma,
@@ -143,6 +144,27 @@ def _mlnx_last_series() -> str | None:
     except ImgcheckError:
         return None
     return str(row["value"]) if row else None
+
+
+_CMA_TOTAL = re.compile(r"^CmaTotal:\s+(\d+)\s+kB", re.M)
+
+
+def _cma_total(host: HostRoot, unknown: dict[str, str], read: dict[str, str]) -> int | None:
+    """CmaTotal of /proc/meminfo (fs/proc/meminfo.c prints it when the kernel has CONFIG_CMA)."""
+    try:
+        text = host.read_text("/proc/meminfo", 256 * 1024)
+    except HostReadError as exc:
+        unknown["kernel.cma_total_kib"] = str(exc)
+        return None
+    if text is None:
+        unknown["kernel.cma_total_kib"] = "/proc/meminfo is not visible under the probe root"
+        return None
+    match = _CMA_TOTAL.search(text)
+    if match is None:
+        unknown["kernel.cma_total_kib"] = "/proc/meminfo has no CmaTotal line (a kernel without CONFIG_CMA)"
+        return None
+    read["kernel.cma_total_kib"] = "/proc/meminfo"
+    return int(match.group(1))
 
 
 def _read(host: HostRoot, path: str, key: str, unknown: dict[str, str]) -> str | None:
