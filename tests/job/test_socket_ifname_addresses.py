@@ -53,7 +53,7 @@ def test_an_interface_with_an_ipv4_address_passes(roce):
 
 def test_link_local_only_interface_warns(roce):
     (f,), _ = judge(roce, "=ens2f0np0")
-    assert f.severity == "warning" and "ens2f0np0" in f.title and "fe80::e42:a1ff:fe5d:4dc0/64 link" in f.mechanism
+    assert f.severity == "warning" and "ens2f0np0" in f.title and "ens2f0np0: IPv6 link-local only" in f.mechanism
 
 
 def test_no_address_at_all_fails(tmp_path):
@@ -63,7 +63,7 @@ def test_no_address_at_all_fails(tmp_path):
     inet6.write_text("".join(l + "\n" for l in inet6.read_text().splitlines() if not l.endswith("ens2f0np0")))
     (f,), _ = judge(probe(str(root)), "=ens2f0np0")
     assert f.severity == "error" and f.predicted_error == "NCCL WARN Bootstrap : no socket interface found"
-    assert "ens2f0np0: none" in f.mechanism
+    assert "ens2f0np0: no IP address" in f.mechanism
 
 
 def test_unreadable_proc_net_is_unknown(tmp_path):
@@ -132,3 +132,18 @@ def test_ucx_devices_none_or_some_missing(roce):
 def test_ucx_netdev_without_the_namespace_is_unknown(roce):
     found, (u,) = ucx_devices(roce, "eth0", job=False)
     assert found == [] and "not known without --job" in u.reason
+
+
+def test_nodes_differing_only_in_addresses_share_a_fleet_group(roce, tmp_path):
+    # a second node of the same kind: other IPv4 address, other GID values; same shapes
+    from imgcheck.engine.report import group_nodes
+
+    root = tmp_path / "node2"
+    shutil.copytree(ROCE_ROOT, root, symlinks=True)
+    fib = root / "proc/4242/net/fib_trie"
+    fib.write_text(fib.read_text().replace("172.19.0.60", "172.19.0.61"))
+    gid = root / "sys/class/infiniband/mlx5_0/ports/1/gids/5"
+    gid.write_text(gid.read_text().replace("003c", "003d"))
+    other = probe(str(root), name="gpu-node-2")
+    assert other.net_interfaces != roce.net_interfaces
+    assert len(group_nodes([roce, other])) == 1

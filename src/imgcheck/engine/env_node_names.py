@@ -118,7 +118,7 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
             "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
             evidence,
             variant=variant,
-            ports=", ".join(f"{label} ({e.gid})" for label, e, _p in link_local),
+            ports=", ".join(f"{label} (entry {e.index}: fe80::/64)" for label, e, _p in link_local),
             choice="; ".join(f"{label}: {_choice_words(ctx, p)}" for label, _e, p in link_local),
             **words,
         )
@@ -212,10 +212,7 @@ def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
             unread.append(name)
         elif not iface.ipv4 and not iface.ipv6:
             missing.append(f"{name} (no IPv4 or IPv6 address)")
-    names = ", ".join(
-        f"{i.name} ({', '.join((i.ipv4 or ()) + tuple(a.split()[0] for a in i.ipv6 or ())) or 'no address'})"
-        for i in interfaces
-    )
+    names = ", ".join(f"{i.name} ({address_words(i)})" for i in interfaces)
     if missing:
         yield finding(
             ctx.matrix,
@@ -280,6 +277,21 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
         yield from _socket_addresses(ctx, s, [i for i in chosen if i.operstate not in NOT_RUNNING], evidence)
 
 
+def address_words(iface: NetInterface) -> str:
+    """What kinds of address an interface has, never the node's own values (nodes are grouped without them)."""
+    if iface.ipv4 is None or iface.ipv6 is None:
+        return "addresses not read"
+    kinds = ["IPv4"] if iface.ipv4 else []
+    scopes = {a.rsplit(" ", 1)[-1] for a in iface.ipv6}
+    if scopes - {"link", "host"}:
+        kinds.append("IPv6")
+    elif "link" in scopes:
+        kinds.append("IPv6 link-local only" if not kinds else "IPv6 link-local")
+    elif "host" in scopes:
+        kinds.append("IPv6 loopback")
+    return ", ".join(kinds) or "no IP address"
+
+
 def _usable(addresses: tuple[str, ...]) -> list[str]:
     """The IPv6 addresses NCCL accepts (all but loopback)."""
     return [a for a in addresses if not a.endswith(" host")]
@@ -299,7 +311,7 @@ def _socket_addresses(ctx: Ctx, s: Setting, running: list[NetInterface], evidenc
         )
         return
     v6 = {i.name: _usable(i.ipv6 or ()) for i in running}
-    words = "; ".join(f"{n}: {', '.join(a) or 'none'}" for n, a in v6.items())
+    words = "; ".join(f"{i.name}: {address_words(i)}" for i in running)
     chosen = ", ".join(i.name for i in running)
     evidence = [*evidence, ctx.node_ev("net_interfaces.addresses", words)]
     if not any(v6.values()):
