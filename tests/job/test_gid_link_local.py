@@ -86,3 +86,16 @@ def test_link_local_only_port_is_not_blamed(roce):
     # mlx5_1 has no routable entry at all: pinning its link-local v2 entry is the only choice there is
     image = with_nccl(committed_facts("bookworm"), "2.21.5")
     assert found(evaluate(image, roce, MATRIX, job=pod(NCCL_IB_GID_INDEX="1", NCCL_IB_HCA="=mlx5_1"))) == ([], [])
+
+
+def test_nccl_own_choice_on_a_port_without_a_routable_entry(roce):
+    # mlx5_1's netdev ens2f0np0 has no IPv4 address: its table holds only the link-local pair, NCCL keeps entry 0
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")
+    (f,), _ = found(evaluate(image, roce, MATRIX, job=pod(NCCL_IB_GID_INDEX=None, NCCL_IB_HCA="=mlx5_1")))
+    assert "mlx5_1:1 entry 0" in f.title and "netdev ens2f0np0: IPv6 link-local only" in f.title
+    # mlx5_0 has the IPv4 entry NCCL picks: nothing to say
+    assert found(evaluate(image, roce, MATRIX, job=pod(NCCL_IB_GID_INDEX=None, NCCL_IB_HCA="=mlx5_0"))) == ([], [])
+    # NCCL before automatic selection uses entry 0 itself: that is the v1 rule's case, not this variant's
+    old = with_nccl(committed_facts("bookworm"), "2.18.5")
+    fs, _ = found(evaluate(old, roce, MATRIX, job=pod(NCCL_IB_GID_INDEX=None, NCCL_IB_HCA="=mlx5_1")))
+    assert all("can only pick" not in f.title for f in fs)

@@ -71,7 +71,9 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
     # before 2.21.5 NCCL's default (and its fallback for an unparsable value) is entry 0
     index = explicit if explicit is not None else 0 if auto is False else None
     if index is None or index < 0:
-        return  # -1, or unset / unparsable with NCCL's own choice
+        if auto:  # -1, or unset / unparsable: NCCL's own choice, judged from the table
+            yield from _auto_choice(ctx)
+        return
     said = s.label if s is not None and explicit is not None else f"NCCL {nccl.version}'s default GID index 0"
     if not ctx.node.rdma.devices:
         yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; " + ctx.unknown_why("rdma.devices"))
@@ -129,6 +131,60 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
         )
 
 
+def _auto_choice(ctx: Ctx) -> Iterator[Outcome]:
+    """NCCL choosing its GID itself still lands on a link-local entry when the port has no routable one: its netdev
+    has no IPv4 (or global IPv6) address, so the table holds only fe80:: entries (ncclUpdateGidIndex keeps
+    entry 0 then)."""
+    rule = "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL"
+    nccl = ctx.nccl
+    assert nccl is not None  # _gid_index runs with NCCL only
+    if not ctx.node.rdma.devices:
+        return  # nothing pinned: no GID claim to make without devices (other rules say the devices are unknown)
+    ports = list(_roce_ports(ctx))
+    stuck, unread = [], []
+    for name, port in ports:
+        family, version, rng = _choice_settings(ctx)
+        index, how = nccl_choice(port, family, version, rng)
+        if index is None:
+            unread.append(f"{name}:{port.port}: {how}")
+            continue
+        _what, entry = port.gid_entry(index)
+        if entry is not None and entry.kind == GID_LINK_LOCAL and not _routable_v2(port):
+            iface = next((i for i in ctx.node.net_interfaces or () if i.name == (entry.netdev or port.netdev)), None)
+            words = address_words(iface) if iface is not None else "not in the node facts"
+            stuck.append(
+                f"{name}:{port.port} entry {index} ({entry.type}); netdev {entry.netdev or port.netdev}: {words}"
+            )
+    if stuck:
+        evidence = [
+            *ctx.nccl_evidence(),
+            ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports)),
+        ]
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            variant="no-routable",
+            ports="; ".join(stuck),
+            nccl=nccl.version,
+            setting="NCCL's own GID choice",
+            index="auto",
+            choice="a link-local entry",
+            v2=_v2_words(ports),
+        )
+    elif unread:
+        yield unknown(rule, "NCCL chooses the GID itself; which entry is unknown for " + "; ".join(unread))
+
+
+def _choice_settings(ctx: Ctx) -> tuple[str, int, str | None]:
+    fam = ctx.setting("NCCL_IB_ADDR_FAMILY")
+    ver = ctx.setting("NCCL_IB_ROCE_VERSION_NUM")
+    rng = ctx.setting("NCCL_IB_ADDR_RANGE")
+    family = AF_INET6 if fam is not None and fam.value.strip() == AF_INET6 else AF_INET
+    version = ver.as_int() if ver is not None and ver.as_int() is not None else ROCE_VERSION_DEFAULT
+    return family, version or ROCE_VERSION_DEFAULT, rng.value if rng is not None else None
+
+
 def _routable_v2(port: RdmaPort) -> bool:
     """Whether the port has a RoCE v2 entry with a routable address (IPv4-mapped or global IPv6)."""
     return any(g.type == ROCE_V2 and g.kind in (GID_IPV4_MAPPED, GID_GLOBAL) for g in port.gids or ())
@@ -136,12 +192,8 @@ def _routable_v2(port: RdmaPort) -> bool:
 
 def _choice_words(ctx: Ctx, port: RdmaPort) -> str:
     """What NCCL would pick itself on this port, with the image's NCCL_IB_ADDR_FAMILY / NCCL_IB_ROCE_VERSION_NUM."""
-    fam = ctx.setting("NCCL_IB_ADDR_FAMILY")
-    ver = ctx.setting("NCCL_IB_ROCE_VERSION_NUM")
-    rng = ctx.setting("NCCL_IB_ADDR_RANGE")
-    family = AF_INET6 if fam is not None and fam.value.strip() == AF_INET6 else AF_INET  # anything else: AF_INET
-    version = ver.as_int() if ver is not None and ver.as_int() is not None else ROCE_VERSION_DEFAULT
-    index, how = nccl_choice(port, family, version or ROCE_VERSION_DEFAULT, rng.value if rng is not None else None)
+    family, version, rng = _choice_settings(ctx)
+    index, how = nccl_choice(port, family, version, rng)
     return how if index is not None else f"NCCL's own choice is unknown ({how})"
 
 
