@@ -187,6 +187,9 @@ class DkmsModule:
 @dataclass(frozen=True)
 class Limits:
     memlock_kib: int | None = None  # None also when unlimited is not known; -1 means unlimited
+    # The RDMA cgroup limits of a process launched like the probe (node/rdma_cgroup.py): device -> {"hca_handle": N,
+    # "hca_object": N}, None for "max"; {}: no limit on any device; None: not readable.
+    rdma: dict[str, dict[str, int | None]] | None = None
 
 
 @dataclass(frozen=True)

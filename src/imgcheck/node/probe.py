@@ -26,6 +26,7 @@ from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
 from .pci_acs import scan_acs
 from .provenance import MEMORY_PEERS, OSRELEASE, probe_sources
+from .rdma_cgroup import scan_rdma_cgroup
 from .rdma_devices import scan_devices
 
 _ELF_MACHINES = {62: "amd64", 183: "arm64", 21: "ppc64le", 22: "s390x"}
@@ -83,7 +84,9 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         installed_ofed_version=decision.installed_version,
     )
     gpu = scan_gpu(host, mods.modules, mods.sysfs_visible, unknown, read)
-    limits = _memlock(host, unknown, notes, read)
+    limits = dataclasses.replace(_memlock(host, unknown, notes, read), rdma=scan_rdma_cgroup(host, unknown))
+    if limits.rdma is not None:
+        read["limits.rdma"] = "/sys/fs/cgroup (rdma.max along /proc/self/cgroup's path)"
     kconf = read_kernel_config(host, release, unknown, notes)
     endpoints = [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus]
     facts = NodeFacts(
