@@ -127,13 +127,16 @@ def _kernel_regression(ctx: Ctx) -> Iterator[Outcome]:
 def _uvm(ctx: Ctx) -> Iterator[Outcome]:
     rule = "NODE-NVIDIA-UVM-MISSING"
     gpu = ctx.node.gpu
+    # like the other node-only rules, a node facts file that predates these facts (no reason recorded) says
+    # nothing; a probe that could not read them recorded why, and that is said
+    said = [f for f in ("gpu.uvm_loaded", "gpu.uvm_device") if ctx.node.unknown.get(f)]
     if gpu.uvm_loaded is None and gpu.uvm_device is None:
-        yield unknown(rule, ctx.unknown_why("gpu.uvm_loaded") + "; " + ctx.unknown_why("gpu.uvm_device"))
+        if said:
+            yield unknown(rule, "; ".join(ctx.unknown_why(f) for f in said))
         return
     if gpu.uvm_loaded is not False and gpu.uvm_device is not False:
-        if gpu.uvm_loaded is None or gpu.uvm_device is None:
-            fact = "gpu.uvm_loaded" if gpu.uvm_loaded is None else "gpu.uvm_device"
-            yield unknown(rule, ctx.unknown_why(fact))
+        if said:
+            yield unknown(rule, "; ".join(ctx.unknown_why(f) for f in said))
         return
     missing = []
     if gpu.uvm_loaded is False:
@@ -159,7 +162,7 @@ def _peermem_not_loaded(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     gpu = ctx.node.gpu
     configured = gpu.peermem_configured
     if configured is None:
-        if gpu.peermem.loaded is False:
+        if gpu.peermem.loaded is False and ctx.node.unknown.get("gpu.peermem_configured"):
             yield unknown(rule, "nvidia-peermem is not loaded; " + ctx.unknown_why("gpu.peermem_configured"))
         return
     if not configured or gpu.peermem.loaded is not False:
