@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from imgcheck.model.node import GidEntry
@@ -24,7 +25,10 @@ def test_roce_fixture_table_as_show_gids_lists_it():
     facts = probe(os.path.join(FIXTURES, "inbox-ubuntu2204"))
     port = facts.rdma.devices[0].ports[0]
     assert (port.gid_table_len, port.gids_read) == (256, 256)
-    assert port.gids == tuple(GidEntry(i, "IB/RoCE v1" if i % 2 == 0 else "RoCE v2", "ens1f0np0") for i in range(6))
+    assert tuple(dataclasses.replace(g, gid=None, kind=None) for g in port.gids) == tuple(
+        GidEntry(i, "IB/RoCE v1" if i % 2 == 0 else "RoCE v2", "ens1f0np0") for i in range(6)
+    )
+    assert port.gids[5].gid == "0000:0000:0000:0000:0000:ffff:ac13:003c" and port.gids[5].kind == "ipv4-mapped"
     assert [(i.name, i.operstate) for i in facts.net_interfaces] == [
         ("docker0", "down"),
         ("ens1f0np0", "up"),
@@ -46,7 +50,7 @@ def test_a_table_longer_than_the_cap_is_read_only_that_far(tmp_path):
     (dev,) = scan_devices(HostRoot(root), unknown).devices
     (p,) = dev.ports
     assert (p.gid_table_len, p.gids_read) == (GID_READ_CAP + 44, GID_READ_CAP)
-    assert p.gids == (GidEntry(2, "RoCE v2", None),)
+    assert p.gids == (GidEntry(2, "RoCE v2", None, "0000:0000:0000:0000:0000:ffff:c0a8:0606", "ipv4-mapped"),)
     assert p.gid_entry(GID_READ_CAP + 10) == ("unknown", None)  # not read: not said to be zero
     assert p.gid_entry(GID_READ_CAP + 44) == ("beyond", None) and p.gid_entry(3) == ("zero", None)
 

@@ -163,6 +163,9 @@ EXPECTED = {
             "kernel.config",
             "rdma.module_files.ib_core",
             "rdma.module_files.nvidia_peermem",
+            "net_interfaces.ipv4",  # no /proc/self in this root: /proc/net (-> self/net) is not readable
+            "net_interfaces.ipv6",
+            "limits.rdma",  # nor /proc/self/cgroup
         },
         "stack_note": "MLNX_OFED_LINUX-5.8-3.0.7.0",
     },
@@ -345,7 +348,10 @@ def test_fixture_facts_field_by_field(name):
     assert [(g["index"], g["name"], g["pci_bus_id"]) for g in gpu["gpus"]] == want["gpus"]
     assert all(g["uuid"].startswith("GPU-") for g in gpu["gpus"])
     assert gpu["l4t_release"] == ("35.3.1" if name.startswith("jetson") else None)
-    assert doc["limits"] == {"memlock_kib": want["memlock"]}
+    assert doc["limits"]["memlock_kib"] == want["memlock"]
+    # cgroup v2 with the rdma controller and no rdma.max on the probe's path: no limit ({}); rocky86 has no
+    # /proc/self, so its cgroup is unknown
+    assert doc["limits"]["rdma"] == (None if name == "mlnx-ofed-5.8-rocky86" else {})
     assert want["memlock_note"] in doc["notes"]["limits.memlock_kib"]
     # the fixtures write GID tables for RoCE ports only (what ENV-NCCL-IB-GID-INDEX-* read); an IB port's is unknown
     gid_keys = {k for k in doc["unknown"] if k.endswith(".gids")}

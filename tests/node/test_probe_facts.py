@@ -339,3 +339,28 @@ def test_node_facts_written_before_keep_only_the_parameters_too(tmp_path):
     path.write_text(json.dumps(doc))
     facts = load_node_facts(str(path))
     assert facts.kernel.cmdline == "iommu=pt" and facts.kernel.cmdline_params == {"iommu": "pt"}
+
+
+def test_release_series_after_mlnx_ofed_last_is_doca():
+    # MLNX_OFED's last series (thresholds mlnx_ofed_last_series, NVIDIA's 24.10 LTS notes): a 25.x install is DOCA-OFED
+    # even when the repository's kernel packages carry MLNX_OFED's names and no doca-* meta package is installed
+    from imgcheck.node.probe import _mlnx_last_series
+
+    last = _mlnx_last_series()
+    assert last == "24.10"
+    new = OfedInstall(
+        ofed_info_id="OFED-internal-25.04-0.6.1",
+        packages=(Package("mlnx-ofed-kernel-dkms", "25.04.OFED.25.04.0.6.1.1-1", "dpkg"),),
+        packages_known=True,
+    )
+    decision = decide_stack(new, CORE_OOT, True, True, frozenset({"24.10", "25.01"}), last)
+    assert decision.stack == "doca" and "after MLNX_OFED's last (24.10)" in decision.why
+    assert decision.ofed_version == "25.04-0.6.1"
+    lts = OfedInstall(
+        ofed_info_id="OFED-internal-24.10-3.2.5",
+        packages=(Package("mlnx-ofed-kernel-dkms", "24.10.OFED.24.10.3.2.5.1-1", "dpkg"),),
+        packages_known=True,
+    )
+    assert decide_stack(lts, CORE_OOT, True, True, frozenset({"24.10"}), last).stack == "mlnx_ofed"  # LTS update
+    # without the matrix row the series cannot decide: the package test stands
+    assert decide_stack(new, CORE_OOT, True, True, frozenset({"24.10"}), None).stack == "mlnx_ofed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from itertools import islice
 
@@ -78,3 +79,46 @@ def read_elf(data: bytes) -> ElfInfo:
         raise NotElf(str(exc)) from None
     except Exception as exc:  # pyelftools raises assorted errors on hostile input
         raise NotElf(f"{exc.__class__.__name__}: {exc}") from None
+
+
+# The libraries glibc itself provides: a GLIBC_x.y version needed from any of them is a need on the image's glibc
+# (they are built and installed together). ld-linux-x86-64.so.2 / ld-linux-aarch64.so.1 are the loader.
+_GLIBC_LIBRARY = re.compile(
+    r"(?:libc|libm|libpthread|libdl|librt|libresolv|libutil|libanl|libnsl|libmvec)\.so\.\d+|ld-linux[-\w.]*\.so\.\d+"
+)
+_GLIBC_VERSION = re.compile(r"GLIBC_(\d+\.\d+(?:\.\d+)?)$")
+
+
+def _numeric(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def glibc_need(info: ElfInfo) -> tuple[str, str] | None:
+    """(x.y, library) of the newest GLIBC_x.y the file needs from glibc's libraries (.gnu.version_r), or None
+    when it needs no versioned glibc symbol. GLIBC_PRIVATE is not a release and is left out."""
+    return glibc_need_of(info.needed_versions)
+
+
+def glibc_need_of(needed_versions: dict[str, tuple[str, ...]]) -> tuple[str, str] | None:
+    """glibc_need over a {library: versions} map (from pyelftools or a streamed .gnu.version_r)."""
+    best: tuple[str, str] | None = None
+    for library, versions in needed_versions.items():
+        if not _GLIBC_LIBRARY.fullmatch(library):
+            continue
+        for name in versions:
+            match = _GLIBC_VERSION.match(name)
+            if match and (best is None or _numeric(match.group(1)) > _numeric(best[0])):
+                best = (match.group(1), library)
+    return best
+
+
+def glibc_version_needed(info: ElfInfo) -> str | None:
+    """The x.y of glibc_need, or None."""
+    need = glibc_need(info)
+    return need[0] if need else None
+
+
+def glibc_defined(info: ElfInfo) -> tuple[str, ...]:
+    """The GLIBC_x.y versions a glibc library defines (its .gnu.version_d), oldest first, e.g. ("2.2.5", ..., "2.36")."""
+    found = {m.group(1) for v in info.defined_versions if (m := _GLIBC_VERSION.match(v))}
+    return tuple(sorted(found, key=_numeric))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..knowledge import cuda as cuda_k
+from ..knowledge import nccl as nccl_k
+from ..model.image import Nccl
 from ..model.location import Location
 from ..model.report import Evidence
 from ..versions import ranges
@@ -26,34 +28,56 @@ READS = {
 def check(ctx: Ctx) -> Iterator[Outcome]:
     rule = "CUDA-DRIVER-TOO-OLD"
     cuda = ctx.image.cuda
-    if cuda is None or not cuda.version:
+    own = cuda.version if cuda is not None else None
+    # libnccl links its CUDA runtime statically (NCCL's Makefile: cudart_static): the release it was built
+    # against asks the driver for its own level, with or without another CUDA runtime in the image
+    nccl = nccl_k.nccl_in_use(ctx.image)
+    nccl_cuda = nccl.cuda if nccl is not None else None
+    from_nccl = nccl_cuda is not None and (
+        not own or (cuda_k.cuda_major(nccl_cuda) or 0) > (cuda_k.cuda_major(own) or 0)
+    )
+    if not own and not from_nccl:
         if ctx.image.nccl or any(p.name == "torch" for p in ctx.image.packages):
             yield unknown(
                 rule,
                 "the image's CUDA toolkit version was not found (no /usr/local/cuda/version.json "
-                "or CUDA_VERSION, no nvidia-cuda-runtime wheel, libcudart package or file); the framework "
-                "may link its CUDA runtime statically",
+                "or CUDA_VERSION, no nvidia-cuda-runtime wheel, libcudart package or file), nor the CUDA "
+                "release its libnccl was built against (image.nccl.cuda: no 'NCCL version ...+cudaX.Y' line "
+                "read); the framework may link its CUDA runtime statically",
             )
         return
+    if from_nccl:
+        assert nccl is not None and nccl_cuda is not None  # from_nccl says so
+        yield from _judge(ctx, rule, nccl_cuda, Evidence("image.nccl.cuda", nccl_cuda, nccl.location), nccl)
+    else:
+        assert cuda is not None and own is not None  # not from_nccl and own is set
+        yield from _judge(ctx, rule, own, Evidence("image.cuda.version", own, cuda.location), None)
+
+
+def _judge(ctx: Ctx, rule: str, version: str, subject: Evidence, nccl: Nccl | None) -> Iterator[Outcome]:
+    """The rule for the CUDA release `version` (the image's toolkit or runtime, or libnccl's own build)."""
+    cuda = ctx.image.cuda
     driver = ctx.node.gpu.driver_version
-    meets, why = cuda_k.driver_meets(ctx.matrix, driver, cuda.version)
+    meets, why = cuda_k.driver_meets(ctx.matrix, driver, version)
     if meets is None:
         yield unknown(rule, ctx.unknown_why("gpu.driver_version") if not driver else why)
         return
     if meets:
         yield decided(rule, "the driver runs this CUDA natively, forward-compat libcuda or not")
         return
-    min_driver = cuda_k.minimum_driver(ctx.matrix, cuda.version)
+    min_driver = cuda_k.minimum_driver(ctx.matrix, version)
     assert min_driver is not None  # driver_meets said False, which it does only against a floor
-    major = cuda_k.cuda_major(cuda.version)
+    major = cuda_k.cuda_major(version)
     native = ctx.matrix.row("nvidia_driver_cuda", driver_branch=ctx.driver_branch())
     hint = (
         f"{native['newest_cuda_native']} or older"
         if native and native.get("newest_cuda_native")
         else f"a version driver {driver} supports"
     )
-    evidence = [Evidence("image.cuda.version", cuda.version, cuda.location), ctx.node_ev("gpu.driver_version", driver)]
-    compat = cuda.compat_driver
+    evidence = [subject, ctx.node_ev("gpu.driver_version", driver)]
+    if nccl is not None:
+        evidence.append(Evidence("image.nccl.version", nccl.version, nccl.location))
+    compat = cuda.compat_driver if cuda is not None else None
     if compat is None and ctx.image_unknown("cuda.compat_driver"):
         # a facts file that does not say whether /usr/local/cuda/compat exists cannot yield "every call fails"
         yield unknown(
@@ -63,18 +87,22 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         )
         return
     params = dict(
-        cuda=cuda.version,
+        cuda=version,
         cuda_major=major,
         min_driver=min_driver,
         driver_version=driver,
         node_cuda_hint=hint,
         compat_driver=compat or "none",
-        compat_path=cuda.compat_path or "none",
+        compat_path=(cuda.compat_path if cuda is not None else None) or "none",
+        nccl_version=nccl.version if nccl is not None else "none",
+        nccl_path=(nccl.path if nccl is not None else None) or "none",
     )
     if compat and ranges.at_least(compat, min_driver):
+        assert cuda is not None  # compat came from it
         evidence.append(Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)))
         yield finding(ctx.matrix, rule, evidence, variant="forward-compat", **params)
     else:
         # before CUDA 11 each toolkit release has its own floor (no minor-version compatibility row)
         per_release = major is not None and ctx.matrix.row("cuda_minor_compat", cuda_major=major) is None
-        yield finding(ctx.matrix, rule, evidence, variant="per-release" if per_release else None, **params)
+        variant = "per-release" if per_release else ("nccl-build" if nccl is not None else None)
+        yield finding(ctx.matrix, rule, evidence, variant=variant, **params)

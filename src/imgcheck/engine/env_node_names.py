@@ -14,15 +14,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
-from ..model.node import RdmaPort
+from ..knowledge.nccl_gid import AF_INET, AF_INET6, nccl_choice
+from ..knowledge.settings import Setting
+from ..model.node import GID_GLOBAL, GID_IPV4_MAPPED, GID_LINK_LOCAL, NetInterface, RdmaPort
+from ..model.report import Evidence
 from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 from .env_devices import DeviceList
 
-RULES = ("ENV-NCCL-IB-GID-INDEX-NO-GID", "ENV-NCCL-IB-GID-INDEX-ROCE-V1", "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE")
+RULES = (
+    "ENV-NCCL-IB-GID-INDEX-NO-GID",
+    "ENV-NCCL-IB-GID-INDEX-ROCE-V1",
+    "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
+    "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
+    "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS",
+)
 NEEDS = {"nccl_features": {"roce_gid_auto"}}
 ROCE_V2 = "RoCE v2"
+ROCE_VERSION_DEFAULT = 2  # NCCL_PARAM(IbRoceVersionNum, "IB_ROCE_VERSION_NUM", 2): NCCL's default, not a version
 # operstate values for which the kernel does not set IFF_RUNNING (RFC 2863 states other than up/unknown/dormant)
 NOT_RUNNING = ("down", "lowerlayerdown", "notpresent")
 ENROOT_NETNS = (
@@ -32,6 +42,8 @@ ENROOT_NETNS = (
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
+    if any(p.name == "torch" for p in ctx.image.packages):
+        yield from _gloo_ifname(ctx)
     if ctx.nccl_present is not True:
         return  # no NCCL; unknown: the engine asks
     # the GID index NCCL uses depends on its version (a copy whose version is unknown: the engine asks)
@@ -80,7 +92,9 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
         )
         return
     if index is None or index < 0:
-        return  # -1, or unset / unparsable with NCCL's own choice
+        if auto:  # -1, or unset / unparsable: NCCL's own choice, judged from the table
+            yield from _auto_choice(ctx)
+        return
     said = s.label if s is not None and explicit is not None else f"NCCL {nccl.version}'s default GID index 0"
     if not ctx.node.rdma.devices:
         yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; " + ctx.unknown_why("rdma.devices"))
@@ -94,7 +108,7 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
         )
     if not ports:
         return  # InfiniBand (or no RoCE port NCCL would use): the index is not used
-    missing, v1, unread = [], [], []
+    missing, v1, unread, link_local = [], [], [], []
     for name, port in ports:
         what, entry = port.gid_entry(index)
         label = f"{name}:{port.port}"
@@ -113,6 +127,8 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
             )
         elif entry is not None and entry.type and entry.type != ROCE_V2 and _has_v2(port):
             v1.append(f"{label} ({entry.type})")
+        elif entry is not None and entry.kind == GID_LINK_LOCAL and _routable_v2(port):
+            link_local.append((label, entry, port))
     table = ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports))
     evidence = [s.evidence, table] if s is not None and explicit is not None else [*ctx.nccl_evidence(), table]
     variant = "default" if explicit is None else "auto" if auto else "pin"
@@ -125,11 +141,87 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
         yield finding(
             ctx.matrix, "ENV-NCCL-IB-GID-INDEX-ROCE-V1", evidence, variant=variant, ports=", ".join(v1), **words
         )
+    elif link_local:
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
+            evidence,
+            variant=variant,
+            ports=", ".join(f"{label} (entry {e.index}: fe80::/64)" for label, e, _p in link_local),
+            choice="; ".join(f"{label}: {_choice_words(ctx, p)}" for label, _e, p in link_local),
+            **words,
+        )
     if unread and not missing and not unsure:
         yield unknown(
             "ENV-NCCL-IB-GID-INDEX-NO-GID",
             f"{said} is used; GID entry {index} is not in the node facts for {'; '.join(unread)}",
         )
+
+
+def _auto_choice(ctx: Ctx) -> Iterator[Outcome]:
+    """NCCL choosing its GID itself still lands on a link-local entry when the port has no routable one: its netdev
+    has no IPv4 (or global IPv6) address, so the table holds only fe80:: entries (ncclUpdateGidIndex keeps
+    entry 0 then)."""
+    rule = "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL"
+    nccl = ctx.nccl
+    assert nccl is not None  # _gid_index runs with NCCL only
+    if not ctx.node.rdma.devices:
+        return  # nothing pinned: no GID claim to make without devices (other rules say the devices are unknown)
+    ports, unsure = _roce_ports(ctx)
+    stuck, unread = [], list(unsure)
+    for name, port in ports:
+        family, version, rng = _choice_settings(ctx)
+        index, how = nccl_choice(port, family, version, rng)
+        if index is None:
+            unread.append(f"{name}:{port.port}: {how}")
+            continue
+        _what, entry = port.gid_entry(index)
+        if entry is not None and entry.kind == GID_LINK_LOCAL and not _routable_v2(port):
+            iface = next((i for i in ctx.node.net_interfaces or () if i.name == (entry.netdev or port.netdev)), None)
+            words = address_words(iface) if iface is not None else "not in the node facts"
+            stuck.append(
+                f"{name}:{port.port} entry {index} ({entry.type}); netdev {entry.netdev or port.netdev}: {words}"
+            )
+    if stuck:
+        evidence = [
+            *ctx.nccl_evidence(),
+            ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports)),
+        ]
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            variant="no-routable",
+            ports="; ".join(stuck),
+            nccl=nccl.version,
+            setting="NCCL's own GID choice",
+            index="auto",
+            choice="a link-local entry",
+            v2=_v2_words(ports),
+        )
+    elif unread:
+        yield unknown(rule, "NCCL chooses the GID itself; which entry is unknown for " + "; ".join(unread))
+
+
+def _choice_settings(ctx: Ctx) -> tuple[str, int, str | None]:
+    fam = ctx.setting("NCCL_IB_ADDR_FAMILY")
+    ver = ctx.setting("NCCL_IB_ROCE_VERSION_NUM")
+    rng = ctx.setting("NCCL_IB_ADDR_RANGE")
+    family = AF_INET6 if fam is not None and fam.value.strip() == AF_INET6 else AF_INET
+    version = ver.as_int() if ver is not None and ver.as_int() is not None else ROCE_VERSION_DEFAULT
+    return family, version or ROCE_VERSION_DEFAULT, rng.value if rng is not None else None
+
+
+def _routable_v2(port: RdmaPort) -> bool:
+    """Whether the port has a RoCE v2 entry with a routable address (IPv4-mapped or global IPv6)."""
+    return any(g.type == ROCE_V2 and g.kind in (GID_IPV4_MAPPED, GID_GLOBAL) for g in port.gids or ())
+
+
+def _choice_words(ctx: Ctx, port: RdmaPort) -> str:
+    """What NCCL would pick itself on this port, with the image's NCCL_IB_ADDR_FAMILY / NCCL_IB_ROCE_VERSION_NUM."""
+    family, version, rng = _choice_settings(ctx)
+    index, how = nccl_choice(port, family, version, rng)
+    return how if index is not None else f"NCCL's own choice is unknown ({how})"
 
 
 def _has_v2(port: RdmaPort) -> bool:
@@ -150,6 +242,72 @@ def _table_words(name: str, port: RdmaPort) -> str:
         return f"{name}:{port.port} not read"
     used = ", ".join(f"{g.index} {g.type or '?'}" for g in port.gids) or "none"
     return f"{name}:{port.port} {port.gid_table_len} entries, in use: {used}"
+
+
+def _node_netns(ctx: Ctx, rule: str, s: Setting) -> Iterator[Outcome | str]:
+    """Words saying the job sees the node's interfaces (yielded as a str), or an unknown saying why not."""
+    job = ctx.job
+    if job is not None and job.runtime == RUNTIME_ENROOT:
+        yield ENROOT_NETNS
+    elif job is None or not job.host_network:
+        why = (
+            "without --job it is not known whether the container shares the node's network namespace"
+            if job is None
+            else "the container has its own network namespace (no hostNetwork / --network host), "
+            "whose interfaces the node facts do not show"
+        )
+        yield unknown(rule, f"{s.label} names interfaces; {why}")
+    else:
+        yield "shares the node's network namespace"
+
+
+def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
+    """GLOO_SOCKET_IFNAME: PyTorch's Gloo binds to each named interface (comma-separated, exact names) and takes
+    its first IPv4 or IPv6 address from getifaddrs; none is 'Unable to find address for: NAME'
+    (pytorch/gloo gloo/transport/tcp/device.cc lookupAddrForIface)."""
+    rule = "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS"
+    s = ctx.setting("GLOO_SOCKET_IFNAME")
+    if s is None or not s.value.strip():
+        return
+    netns = None
+    for item in _node_netns(ctx, rule, s):
+        if isinstance(item, str):
+            netns = item
+        else:
+            yield item
+    if netns is None:
+        return
+    interfaces = ctx.node.net_interfaces
+    if interfaces is None:
+        yield unknown(rule, f"{s.label} is set; " + ctx.unknown_why("net_interfaces"))
+        return
+    by_name = {i.name: i for i in interfaces}
+    missing, unread = [], []
+    for name in [n.strip() for n in s.value.split(",") if n.strip()]:
+        iface = by_name.get(name)
+        if iface is None:
+            missing.append(f"{name} (no such interface)")
+        elif iface.ipv4 is None or iface.ipv6 is None:
+            unread.append(name)
+        elif not iface.ipv4 and not iface.ipv6:
+            missing.append(f"{name} (no IPv4 or IPv6 address)")
+    names = ", ".join(f"{i.name} ({address_words(i)})" for i in interfaces)
+    if missing:
+        yield finding(
+            ctx.matrix,
+            rule,
+            [s.evidence, ctx.node_ev("net_interfaces", names)],
+            setting=s.label,
+            missing=", ".join(missing),
+            first=missing[0].split(" ", 1)[0],
+            interfaces=names,
+            netns=netns,
+        )
+    elif unread:
+        yield unknown(
+            rule,
+            f"{s.label}: the addresses of {', '.join(unread)} are unknown: " + ctx.unknown_why("net_interfaces.ipv4"),
+        )
 
 
 def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
@@ -194,6 +352,51 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
             interfaces=names,
             chosen=", ".join(i.name for i in chosen),
         )
+    else:
+        yield from _socket_addresses(ctx, s, [i for i in chosen if i.operstate not in NOT_RUNNING], evidence)
+
+
+def address_words(iface: NetInterface) -> str:
+    """What kinds of address an interface has, never the node's own values (nodes are grouped without them)."""
+    if iface.ipv4 is None or iface.ipv6 is None:
+        return "addresses not read"
+    kinds = ["IPv4"] if iface.ipv4 else []
+    scopes = {a.rsplit(" ", 1)[-1] for a in iface.ipv6}
+    if scopes - {"link", "host"}:
+        kinds.append("IPv6")
+    elif "link" in scopes:
+        kinds.append("IPv6 link-local only" if not kinds else "IPv6 link-local")
+    elif "host" in scopes:
+        kinds.append("IPv6 loopback")
+    return ", ".join(kinds) or "no IP address"
+
+
+def _usable(addresses: tuple[str, ...]) -> list[str]:
+    """The IPv6 addresses NCCL accepts (all but loopback)."""
+    return [a for a in addresses if not a.endswith(" host")]
+
+
+def _socket_addresses(ctx: Ctx, s: Setting, running: list[NetInterface], evidence: list[Evidence]) -> Iterator[Outcome]:
+    """Running interfaces the setting selects: do any have an address NCCL accepts, and one routable beyond the link?"""
+    rule = "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE"
+    if any(i.ipv4 for i in running):
+        return
+    if any(i.ipv4 is None or i.ipv6 is None for i in running):
+        fact = "net_interfaces.ipv4" if any(i.ipv4 is None for i in running) else "net_interfaces.ipv6"
+        yield unknown(
+            rule,
+            f"{s.label} selects {', '.join(i.name for i in running)}; their addresses are unknown: "
+            + ctx.unknown_why(fact),
+        )
+        return
+    v6 = {i.name: _usable(i.ipv6 or ()) for i in running}
+    words = "; ".join(f"{i.name}: {address_words(i)}" for i in running)
+    chosen = ", ".join(i.name for i in running)
+    evidence = [*evidence, ctx.node_ev("net_interfaces.addresses", words)]
+    if not any(v6.values()):
+        yield finding(ctx.matrix, rule, evidence, variant="no-address", setting=s.label, chosen=chosen, addresses=words)
+    elif all(a.endswith(" link") for addrs in v6.values() for a in addrs):
+        yield finding(ctx.matrix, rule, evidence, variant="link-local", setting=s.label, chosen=chosen, addresses=words)
 
 
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
@@ -202,9 +405,13 @@ REQUIRES = {
     "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
     "ENV-NCCL-IB-GID-INDEX-ROCE-V1": (facts.NCCL, facts.NODE_RDMA),
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
+    "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
+    "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
 }
 READS = {
     "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
     "ENV-NCCL-IB-GID-INDEX-ROCE-V1": (facts.NCCL, facts.NODE_RDMA),
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
+    "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
+    "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
 }

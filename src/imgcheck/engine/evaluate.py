@@ -26,6 +26,7 @@ from . import (
     env_traps,
     fleet_compare,
     gdr,
+    glibc,
     job_launch,
     limits,
     nccl_arch,
@@ -50,6 +51,7 @@ from .facts import State
 # RULE_IDS and REQUIRED_ROWS (which `imgcheck matrix validate` checks exist) follow from it.
 FAMILIES = (
     platform,
+    glibc,
     rdma_userspace,
     gdr,
     dmabuf,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..model.location import Location
+from ..model.report import Evidence
 from . import facts
 from .context import Ctx
 from .contract import family, rule
-from .emit import Outcome, decided, finding
+from .emit import Outcome, decided, finding, unknown
 
 RULE = "MEMLOCK-TOO-LOW"
 
@@ -48,7 +50,39 @@ def memlock_too_low(ctx: Ctx) -> Iterator[Outcome]:
     )
 
 
-RULES, NEEDS, REQUIRES, READS, check = family(memlock_too_low)
+@rule("RDMA-CGROUP-HCA-HANDLES", requires=(facts.LIBIBVERBS, facts.NODE_RDMA), reads=())
+def hca_handles(ctx: Ctx) -> Iterator[Outcome]:
+    """Each process that opens an HCA charges one hca_handle of the rdma cgroup (ib_uverbs allocates a ucontext per
+    opened device); NCCL opens every HCA it uses in every rank, so a node needs ranks-per-node handles per device."""
+    rule = "RDMA-CGROUP-HCA-HANDLES"
+    if ctx.lib is None or ctx.node_has_rdma is False:
+        return
+    limits = ctx.node.limits.rdma
+    ranks = ctx.job.ranks_per_node if ctx.job is not None else None
+    if limits is None:
+        if ranks:
+            yield unknown(rule, f"{ranks} ranks per node open each HCA; " + ctx.unknown_why("limits.rdma"))
+        return
+    devices = {d.name for d in ctx.node.rdma.devices if d.name}
+    short = []
+    for device, values in sorted(limits.items()):
+        handles = values.get("hca_handle")
+        if handles is None or (devices and device not in devices):
+            continue
+        if handles == 0 or (ranks is not None and ranks > handles):
+            short.append((device, handles))
+    if not short:
+        if ranks is None and any(v.get("hca_handle") is not None for v in limits.values()):
+            yield unknown(rule, "the RDMA cgroup limits hca_handle, and the ranks per node are unknown (no --job)")
+        return
+    words = ", ".join(f"{d} hca_handle={h}" for d, h in short)
+    evidence = [ctx.node_ev("limits.rdma", words)]
+    if ctx.job is not None and ranks is not None:
+        evidence.append(Evidence("job.ranks_per_node", ranks, Location.file(ctx.job.path)))
+    yield finding(ctx.matrix, rule, evidence, limits=words, ranks=ranks if ranks is not None else "any")
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(memlock_too_low, hca_handles)
 
 
 def gpu_buffers_counted_words(ctx: Ctx) -> str:

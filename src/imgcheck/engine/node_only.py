@@ -28,6 +28,9 @@ RULES = (
     "NODE-PCI-ACS-REDIRECT",
     "NODE-PINNING-MOVABLE-MEMORY",
     "NODE-IOMMU-TRANSLATED",
+    "NODE-NVIDIA-UVM-MISSING",
+    "NODE-PEERMEM-CONFIGURED-NOT-LOADED",
+    "NODE-KERNEL-PINNING-REGRESSION",
 )
 NEEDS = {"thresholds": {"nvidia_peermem_first_driver_branch"}}
 
@@ -75,10 +78,15 @@ def _has_gpu(ctx: Ctx) -> bool:
 def check(ctx: Ctx) -> Iterator[Outcome]:
     workload = gdr_workload(ctx)
     if _uses_rdma(ctx):
+        yield from _kernel_regression(ctx)
         yield from _ofed_not_running(ctx)
         yield from _stale_build(ctx)
         if ctx.node_has_rdma is not False:
             yield from _movable(ctx)
+    if (node_only(ctx) or ctx.gpu_image) and ctx.node.gpu.driver_version:
+        yield from _uvm(ctx)
+    if workload is not None and _has_gpu(ctx):
+        yield from _peermem_not_loaded(ctx, workload)
     if workload is None or ctx.node_has_rdma is False or not _has_gpu(ctx):
         return
     yield from _no_peer_api(ctx, workload)
@@ -88,6 +96,91 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _iommu(ctx, workload)
     if node_only(ctx) or ctx.nccl is None:  # with NCCL, GDR-PEERMEM-MISSING / DMABUF-UNSUPPORTED say it
         yield from _dmabuf(ctx, workload)
+
+
+# ---------- kernel releases known to break memory registration ----------
+def _kernel_regression(ctx: Ctx) -> Iterator[Outcome]:
+    rule = "NODE-KERNEL-PINNING-REGRESSION"
+    release = ctx.node.kernel.release
+    if not release:
+        if ctx.matrix.rows("kernel_pinning_regressions"):
+            yield unknown(rule, ctx.unknown_why("kernel.release"))
+        return
+    row = ctx.matrix.row("kernel_pinning_regressions", kernel_release=release)
+    if row is None:
+        return  # not a release known to be bad (the catalog lists each one with its source)
+    evidence = [ctx.node_ev("kernel.release", release)]
+    if ctx.node.kernel.cma_total_kib is not None:
+        evidence.append(ctx.node_ev("kernel.cma_total_kib", ctx.node.kernel.cma_total_kib))
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        release=release,
+        platform=row.get("platform") or "the nodes the source names",
+        effect=row["effect"],
+        fixed_by=row.get("fixed_by") or "no release named by the source",
+        source=row["source"] if isinstance(row["source"], str) else ", ".join(row["source"]),
+    )
+
+
+# ---------- unified memory: nvidia_uvm and /dev/nvidia-uvm ----------
+def _uvm(ctx: Ctx) -> Iterator[Outcome]:
+    rule = "NODE-NVIDIA-UVM-MISSING"
+    gpu = ctx.node.gpu
+    # like the other node-only rules, a node facts file that predates these facts (no reason recorded) says
+    # nothing; a probe that could not read them recorded why, and that is said
+    said = [f for f in ("gpu.uvm_loaded", "gpu.uvm_device") if ctx.node.unknown.get(f)]
+    if gpu.uvm_loaded is None and gpu.uvm_device is None:
+        if said:
+            yield unknown(rule, "; ".join(ctx.unknown_why(f) for f in said))
+        return
+    if gpu.uvm_loaded is not False and gpu.uvm_device is not False:
+        if said:
+            yield unknown(rule, "; ".join(ctx.unknown_why(f) for f in said))
+        return
+    missing = []
+    if gpu.uvm_loaded is False:
+        missing.append("the nvidia_uvm module is not loaded (/sys/module/nvidia_uvm absent)")
+    if gpu.uvm_device is False:
+        missing.append("/dev/nvidia-uvm does not exist")
+    yield finding(
+        ctx.matrix,
+        rule,
+        [
+            ctx.node_ev("gpu.driver_version", gpu.driver_version),
+            ctx.node_ev("gpu.uvm_loaded", gpu.uvm_loaded),
+            ctx.node_ev("gpu.uvm_device", gpu.uvm_device),
+        ],
+        missing="; ".join(missing),
+        driver_version=gpu.driver_version,
+    )
+
+
+# ---------- nvidia-peermem configured to load, not loaded ----------
+def _peermem_not_loaded(ctx: Ctx, workload: str) -> Iterator[Outcome]:
+    rule = "NODE-PEERMEM-CONFIGURED-NOT-LOADED"
+    gpu = ctx.node.gpu
+    configured = gpu.peermem_configured
+    if configured is None:
+        if gpu.peermem.loaded is False and ctx.node.unknown.get("gpu.peermem_configured"):
+            yield unknown(rule, "nvidia-peermem is not loaded; " + ctx.unknown_why("gpu.peermem_configured"))
+        return
+    if not configured or gpu.peermem.loaded is not False:
+        if configured and gpu.peermem.loaded is None:
+            yield unknown(rule, f"nvidia-peermem is configured ({configured[0]}); " + ctx.unknown_why("gpu.peermem"))
+        return
+    yield finding(
+        ctx.matrix,
+        rule,
+        [
+            ctx.node_ev("gpu.peermem_configured", "; ".join(configured)),
+            ctx.node_ev("gpu.peermem.loaded", False),
+            _workload_ev(workload),
+        ],
+        configured="; ".join(configured),
+        workload=workload,
+    )
 
 
 # ---------- peer memory on an inbox stack ----------

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .. import __version__
 from ..errors import BadInputError
@@ -36,7 +36,32 @@ def fleet_key(node: NodeFacts) -> str:
     doc = to_dict(node)
     for name in _IDENTITY_FIELDS:
         doc.pop(name, None)
+    _drop_addresses(doc)
     return json.dumps(doc, sort_keys=True)
+
+
+def _shape(address: str) -> str:
+    """An address or route with its host part left out: '172.19.0.60/24' -> '/24', 'fe80::1/64 link' -> '/64 link',
+    'default via 172.19.0.1' -> 'default'. Rules judge only these shapes (what kind of address a port or interface
+    has), never one node's values, so nodes that differ only in their addresses share one evaluation."""
+    if address.startswith("default"):
+        return "default"
+    _addr, _, rest = address.partition("/")
+    return "/" + rest.split(" via ")[0] if rest else address
+
+
+def _drop_addresses(doc: dict[str, Any]) -> None:
+    """Per-node values (interface addresses, GID values, NUMA memory sizes) out of the grouping key."""
+    for iface in doc.get("net_interfaces") or ():
+        for key in ("ipv4", "ipv6", "routes"):
+            if iface.get(key) is not None:
+                iface[key] = sorted(_shape(a) for a in iface[key])
+    for device in (doc.get("rdma") or {}).get("devices") or ():
+        for port in device.get("ports") or ():
+            for gid in port.get("gids") or ():
+                gid.pop("gid", None)
+    for numa in doc.get("numa_nodes") or ():
+        numa.pop("memory_kib", None)
 
 
 def group_nodes(nodes: list[NodeFacts] | tuple[NodeFacts, ...]) -> list[list[NodeFacts]]:

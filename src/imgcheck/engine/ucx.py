@@ -11,24 +11,30 @@ UCS_ERR_UNREACHABLE ("Destination is unreachable").
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
+from ..knowledge.settings import Setting
 from ..model.location import Location
 from ..model.report import Evidence
 from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
-RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS")
+RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS", "UCX-NO-IB-TRANSPORT", "ENV-UCX-NET-DEVICES-NOT-ON-NODE")
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
     "UCX-TLS-NO-INTERNODE": (facts.UCX,),
     "UCX-IB-MODULE-VERSIONS": (facts.UCX,),
+    "UCX-NO-IB-TRANSPORT": (facts.UCX,),
+    "ENV-UCX-NET-DEVICES-NOT-ON-NODE": (facts.setting("UCX_NET_DEVICES"),),
 }
 READS = {
     "UCX-TLS-NO-INTERNODE": (facts.UCX,),
     "UCX-IB-MODULE-VERSIONS": (facts.UCX,),
+    "UCX-NO-IB-TRANSPORT": (facts.UCX, facts.setting("UCX_TLS", "UCX_NET_DEVICES", "OMPI_MCA_pml")),
+    "ENV-UCX-NET-DEVICES-NOT-ON-NODE": (facts.setting("UCX_NET_DEVICES"), facts.NODE_RDMA),
 }
 
 # transports that reach another node (verbs/mlx5 IB and RoCE, EFA SRD, TCP, Cray uGNI)
@@ -117,6 +123,125 @@ def _has_ucx(ctx: Ctx) -> bool:
 def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _tls(ctx)
     yield from _module_versions(ctx)
+    yield from _no_ib_transport(ctx)
+    yield from _net_devices(ctx)
+
+
+def _net_devices(ctx: Ctx) -> Iterator[Outcome]:
+    """UCX_NET_DEVICES names HCA ports (mlx5_0:1: the IB transports' devices) and netdevs (eth0: TCP's, which
+    needs an IP address on it); UCX drops the ones it does not find ("network device 'X' is not available") and
+    fails with 'no usable transports/devices' when none is left (openucx/ucx ucp_context.c)."""
+    rule = "ENV-UCX-NET-DEVICES-NOT-ON-NODE"
+    s = ctx.setting("UCX_NET_DEVICES")
+    if s is None or s.origin == "nccl.conf" or not _has_ucx(ctx):
+        return
+    names = [d.strip() for d in s.value.split(",") if d.strip()]
+    if not names or "all" in names:
+        return
+    hca_ports = {f"{d.name}:{p.port}" for d in ctx.node.rdma.devices if d.name for p in d.ports if p.port is not None}
+    interfaces = {i.name: i for i in ctx.node.net_interfaces or ()}
+    missing, unknown_words = [], []
+    for name in names:
+        if ":" in name:
+            if not ctx.node.rdma.devices:
+                unknown_words.append(f"{name}: " + ctx.unknown_why("rdma.devices"))
+            elif name not in hca_ports:
+                missing.append(f"{name} (no such HCA port; the node has {', '.join(sorted(hca_ports)) or 'none'})")
+        elif ctx.node.net_interfaces is None:
+            unknown_words.append(f"{name}: " + ctx.unknown_why("net_interfaces"))
+        elif ctx.job is None or not ctx.job.host_network:
+            unknown_words.append(
+                f"{name}: a netdev, and whether the container shares the node's network namespace is "
+                + ("not known without --job" if ctx.job is None else "no (its own namespace)")
+            )
+        elif name not in interfaces:
+            missing.append(f"{name} (no such interface)")
+        elif (
+            interfaces[name].ipv4 is not None
+            and interfaces[name].ipv6 is not None
+            and not (interfaces[name].ipv4 or interfaces[name].ipv6)
+        ):
+            missing.append(f"{name} (no IP address: TCP cannot use it)")
+    if not missing:
+        if unknown_words:
+            yield unknown(rule, f"{s.label}: " + "; ".join(unknown_words))
+        return
+    evidence = [s.evidence, ctx.node_ev("rdma.devices", ", ".join(sorted(hca_ports)) or "none")]
+    if ctx.node.net_interfaces is not None:
+        evidence.append(ctx.node_ev("net_interfaces", ", ".join(interfaces) or "none"))
+    every = len(missing) == len(names)
+    yield finding(
+        ctx.matrix, rule, evidence, variant=None if every else "some", setting=s.label, missing="; ".join(missing)
+    )
+
+
+# the transports UCX's InfiniBand modules provide (libuct_ib*.so: verbs, mlx5 accelerated, EFA SRD); a
+# UCX built or packaged without them (Fedora/RHEL ship uct_ib in a separate ucx-ib package) has none
+IB_TRANSPORTS = ALIASES["ib"]
+# a network device name UCX's IB transports own: <HCA>:<port>, e.g. mlx5_0:1 (TCP uses netdev names: eth0, ib0)
+_HCA_DEVICE = re.compile(r"(?:mlx\d|mlx5|irdma|bnxt_re|efa|rxe|siw|hfi1|qedr|erdma|ionic)[\w-]*:\d+$|mlx5_\d+$")
+
+
+def _asks_rdma(ctx: Ctx) -> list[tuple[Setting, str]]:
+    """The settings that ask UCX for an InfiniBand/RoCE transport, each with what it asks."""
+    asks: list[tuple[Setting, str]] = []
+    tls = ctx.setting("UCX_TLS")
+    if tls is not None and tls.origin != "nccl.conf" and not tls.value.strip().startswith("^"):
+        items = [i.strip().lstrip("\\") for i in tls.value.split(",") if i.strip()]
+        named = {n for i in items for n in ALIASES.get(i, {i})}
+        if named & IB_TRANSPORTS and "all" not in items:
+            ib_only = not (named & INTERNODE - IB_TRANSPORTS)
+            asks.append((tls, "tls-only" if ib_only else "tls"))
+    devices = ctx.setting("UCX_NET_DEVICES")
+    if devices is not None and devices.origin != "nccl.conf":
+        names = [d.strip() for d in devices.value.split(",") if d.strip()]
+        hcas = [d for d in names if _HCA_DEVICE.match(d)]
+        if hcas and names != ["all"]:
+            asks.append((devices, "devices-only" if len(hcas) == len(names) else "devices"))
+    pml = ctx.setting("OMPI_MCA_pml")
+    if pml is not None and pml.origin != "nccl.conf" and pml.value.strip() == "ucx":
+        asks.append((pml, "pml"))
+    return asks
+
+
+def _no_ib_transport(ctx: Ctx) -> Iterator[Outcome]:
+    rule = "UCX-NO-IB-TRANSPORT"
+    ucx = ctx.image.ucx
+    if ucx is None:
+        return  # no system UCX: nothing to load a transport into (bundled wheel copies are their own stack)
+    asks = _asks_rdma(ctx)
+    if not asks:
+        return
+    if ctx.image_unknown("ucx.modules") or ucx.module_dir is None:
+        yield unknown(
+            rule,
+            f"{asks[0][0].label} asks UCX for InfiniBand/RoCE, but which transport modules UCX loads is unknown ("
+            + (ctx.image_unknown("ucx.modules") or "image.ucx.module_dir: libucp's directory was not found")
+            + ")",
+        )
+        return
+    if any(m.name.startswith("uct_ib") for m in ucx.modules):
+        return
+    kinds = {kind for _s, kind in asks}
+    # UCX fails outright when the only transports or devices asked for are the missing IB ones
+    # (ucp_check_resources: "no usable transports/devices"); otherwise it warns and carries on without them
+    fatal = bool(kinds & {"tls-only", "devices-only"})
+    setting, _kind = next(((s, k) for s, k in asks if k in ("tls-only", "devices-only")), asks[0])
+    evidence = [s.evidence for s, _k in asks]
+    evidence.append(Evidence("image.ucx.version", ucx.version, ucx.location))
+    evidence.append(Evidence("image.ucx.module_dir", ucx.module_dir, ucx.location))
+    evidence.append(Evidence("image.ucx.modules", ", ".join(m.name for m in ucx.modules) or "none", ucx.location))
+    variant = None if fatal else ("pml" if kinds == {"pml"} else "fallback")
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant=variant,
+        setting=setting.label,
+        value=setting.value,
+        ucx_version=ucx.version or "unknown",
+        module_dir=ucx.module_dir,
+    )
 
 
 def _mlx5_versions(ctx: Ctx) -> tuple[set[str], str | None] | tuple[None, None]:

@@ -10,7 +10,7 @@ from ..sources.base import OpenedImage
 from ..sources.manifest import env_of_config
 from ..view.fileview import FileView
 from ..view.wants import Want, WantSet
-from . import bundled, cuda, env, fabric, hpcx, loader, nccl, os_release, packages, python, rdma, ucx
+from . import bundled, cuda, env, fabric, glibc, hpcx, loader, nccl, os_release, packages, python, rdma, ucx
 
 ALL_WANTS: tuple[Want, ...] = (
     os_release.WANTS
@@ -25,6 +25,7 @@ ALL_WANTS: tuple[Want, ...] = (
     + python.WANTS
     + bundled.WANTS
     + fabric.WANTS
+    + glibc.WANTS
 )
 
 
@@ -48,6 +49,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
     machine = ld.machine
     efa_installer = fabric.extract_efa_installer(view)
     ncc = nccl.extract(view, pkgs, py, ld, machine)
+    libc, libc_unknown = glibc.extract(view, pkgs, ld)
     facts = ImageFacts(
         reference=reference,
         digest=image.digest,
@@ -70,7 +72,8 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         libfabric=fabric.extract_libfabric(view, pkgs, ld, image_env, efa_installer),
         nccl_net_plugins=tuple(fabric.extract_net_plugins(view, ld, image_env, py.sites)),
         efa_installer=efa_installer,
-        unknown=nccl.archs_unknown(ncc),
+        glibc=libc,
+        unknown=nccl.archs_unknown(ncc) | libc_unknown,
     )
     bad: list[str] = []
     facts = drop_bad_versions(facts, "image", bad)

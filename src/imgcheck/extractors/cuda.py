@@ -59,6 +59,35 @@ def _toolkit(view: FileView) -> tuple[str | None, str | None, str | None, str | 
     return None, None, None, None
 
 
+def cuda_major_of_soname(soname: str | None) -> int | None:
+    """libcudart.so.12 -> 12, libcudart.so.11.0 -> 11 (the soname of every CUDA 11.x runtime)."""
+    match = _SONAME.match(soname or "")
+    return int(match.group(1)) if match else None
+
+
+def _file_version(name: str, soname: str | None) -> tuple[str | None, str]:
+    """The version a libcudart file's name states, and how it was read.
+
+    A soname is not a version: every CUDA 11.x runtime is libcudart.so.11.0 (the nvidia-cuda-runtime-cu11 wheel
+    ships only that file, whatever its 11.8.89), CUDA 12 on is libcudart.so.12. Only a longer name
+    (libcudart.so.11.8.89) is the release. Before CUDA 11 the soname carried the minor (libcudart.so.10.1 is
+    CUDA 10.1), so there the soname-named file states major.minor.
+    """
+    match = _FILE_VERSION.search(name)
+    nums = match.group(1).split(".") if match else []
+    soname_form = bool(match) and (name == soname or (soname is None and len(nums) <= 2))
+    if match and not soname_form and len(nums) >= 2:
+        return match.group(1), "library file name"
+    smatch = _SONAME.fullmatch(soname or "") or _SONAME.match(soname or "") or (match and _SONAME.match(name))
+    if not smatch:
+        return None, "library"
+    major = smatch.group(1)
+    # CUDA 11 made the soname major-only in meaning (libcudart.so.11.0 for every 11.x)
+    if int(major) < 11 and len(nums) == 2 and soname_form:
+        return ".".join(nums), "soname"
+    return major, "soname"
+
+
 def _library_runtimes(view: FileView, loader: Loader | None) -> list[CudaRuntime]:
     found = []
     seen: set[str] = set()
@@ -80,12 +109,7 @@ def _library_runtimes(view: FileView, loader: Loader | None) -> list[CudaRuntime
                 soname = read_elf(ref.data).soname
             except NotElf:
                 pass
-        match = _FILE_VERSION.search(posixpath.basename(real))
-        version = match.group(1) if match and "." in match.group(1) else None
-        origin = "library file name"
-        if version is None:
-            smatch = _SONAME.fullmatch(soname or "") or (match and _SONAME.match(posixpath.basename(real)))
-            version, origin = (smatch.group(1), "soname") if smatch else (None, "library")
+        version, origin = _file_version(posixpath.basename(real), soname)
         major = (soname or posixpath.basename(real)).split(".so.")[-1].split(".")[0]
         if loader is not None and major.isdigit() and major not in chosen:
             chosen[major] = loader.find(f"libcudart.so.{major}")
@@ -129,7 +153,7 @@ def runtimes(
                 (
                     l
                     for l in libs
-                    if l.path.startswith("/" + dist.site + "/nvidia/") and (l.soname or "").endswith(f".so.{nums[0]}")
+                    if l.path.startswith("/" + dist.site + "/nvidia/") and cuda_major_of_soname(l.soname) == nums[0]
                 ),
                 None,
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ..elf.reader import ElfInfo, NotElf, read_elf
+from ..elf.reader import ElfInfo, NotElf, glibc_version_needed, read_elf
 from ..model.image import EfaInstaller, Libfabric, NcclNetPlugin, NeededLibrary, Package
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import ANY_DIRS, Want
@@ -193,6 +193,7 @@ def extract_net_plugins(
             rpath=info.rpath if info else (),
             runpath=info.runpath if info else (),
             needed=needed,
+            needs_glibc=glibc_version_needed(info) if info else None,
         )
     return sorted(found.values(), key=lambda p: (not p.loaded, p.path))
 

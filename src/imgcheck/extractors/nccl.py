@@ -7,16 +7,19 @@ import posixpath
 import re
 
 from ..model.image import Nccl, Package
-from ..view.fatbin import parse_result
+from ..view.fatbin import parse_build, parse_glibc, parse_result
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import Want
 from .loader import Loader, in_python_package
 from .python import PythonFacts, pinned
 
 # every libnccl streams through the fat binary scan (view/fatbin.py): the SM architectures it has kernels for
-WANTS = (Want(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*", scan="fatbin"),)  # dist-info METADATA: python.WANTS
+# and its build line (view/build_string.py): the CUDA release it links statically
+WANTS = (Want(r"(?:[^/]+/)*libnccl\.so(?:\.[0-9]+)*", scan="nccl"),)  # dist-info METADATA: python.WANTS
 _LIB_VERSION = re.compile(r"libnccl\.so\.(2\.\d+\.\d+)$")
 _NCCL_WHEEL = re.compile(r"nvidia-nccl-cu[0-9]+")
+_WHEEL_CUDA = re.compile(r"nvidia-nccl-cu([0-9]+)")
+_PACKAGE_CUDA = re.compile(r"\+cuda(\d+\.\d+)")  # NVIDIA's libnccl2 2.18.3-1+cuda12.1
 
 
 def extract(
@@ -58,7 +61,17 @@ def extract(
     found.sort(key=lambda n: not n.loaded)
     for pkg in packages:
         if pkg.name in ("libnccl2", "libnccl") and not found:
-            found.append(Nccl(version=pkg.version.split("-")[0], path=pkg.path, layer=pkg.layer, origin=pkg.db))
+            cuda = _PACKAGE_CUDA.search(pkg.version)
+            found.append(
+                Nccl(
+                    version=pkg.version.split("-")[0],
+                    path=pkg.path,
+                    layer=pkg.layer,
+                    origin=pkg.db,
+                    cuda=cuda.group(1) if cuda else None,
+                    cuda_from="package version" if cuda else None,
+                )
+            )
     dists = python.distributions if python else ()
     for dist in dists:
         if _NCCL_WHEEL.fullmatch(dist.name):
@@ -69,7 +82,7 @@ def extract(
                     layer=dist.layer,
                     origin="pip",
                     how=f"wheel {dist.name} on /{dist.site}; torch loads it through its RPATH",
-                    **_archs(view, f"{dist.site}/nvidia/nccl/lib/libnccl.so.2"),
+                    **_archs(view, f"{dist.site}/nvidia/nccl/lib/libnccl.so.2", _WHEEL_CUDA.fullmatch(dist.name)),
                 )
             )
     # torch's pin is kept beside the installed wheel: the engine compares the two (NCCL-WHEEL-NOT-TORCH-PIN);
@@ -77,7 +90,8 @@ def extract(
     for dist in dists:
         if dist.name != "torch":
             continue
-        for _name, version, line in pinned(dist, _NCCL_WHEEL, machine):
+        for name, version, line in pinned(dist, _NCCL_WHEEL, machine):
+            cuda = _WHEEL_CUDA.fullmatch(name)
             found.append(
                 Nccl(
                     version=version,
@@ -85,19 +99,33 @@ def extract(
                     layer=dist.layer,
                     origin="torch-requirement",
                     how=f"torch {dist.version} Requires-Dist: {line}",
+                    cuda=cuda.group(1) if cuda else None,
+                    cuda_from="wheel name" if cuda else None,
                 )
             )
             break
     return found
 
 
-def _archs(view: FileView, path: str) -> dict:
-    """sass_archs / ptx_archs / archs_from of the libnccl at `path`, when its fat binaries were read."""
+def _archs(view: FileView, path: str, wheel: re.Match[str] | None = None) -> dict:
+    """sass_archs / ptx_archs / archs_from of the libnccl at `path`, when its fat binaries were read, and the CUDA
+    release it was built against (cuda / cuda_from): its build line, else the major a wheel's name states."""
     ref = view.file(path)
-    archs = parse_result(ref.scan) if ref is not None else None
-    if ref is None or archs is None:
-        return {}
-    return {"sass_archs": archs[0], "ptx_archs": archs[1], "archs_from": "/" + ref.real_path}
+    found: dict = {}
+    if wheel is not None:
+        found.update(cuda=wheel.group(1), cuda_from="wheel name")
+    if ref is None:
+        return found
+    build = parse_build(ref.scan)
+    if build is not None:
+        found.update(cuda=build[1], cuda_from="library build string")
+    glibc = parse_glibc(ref.scan)
+    if glibc is not None:
+        found.update(needs_glibc=glibc)
+    archs = parse_result(ref.scan)
+    if archs is not None:
+        found.update(sass_archs=archs[0], ptx_archs=archs[1], archs_from="/" + ref.real_path)
+    return found
 
 
 def archs_unknown(found: list[Nccl]) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ..elf.reader import NotElf, read_elf
+from ..elf.reader import NotElf, glibc_version_needed, read_elf
 from ..model.image import (
     FLAVOR_DOCA,
     FLAVOR_INBOX,
@@ -99,10 +99,12 @@ def _libibverbs(view: FileView, loader: Loader) -> Libibverbs | None:
     soname = None
     rpath: tuple[str, ...] = ()
     runpath: tuple[str, ...] = ()
+    glibc: str | None = None
     if ref.data is not None:
         try:
             info = read_elf(ref.data)
             symvers, soname, rpath, runpath = info.defined_versions, info.soname, info.rpath, info.runpath
+            glibc = glibc_version_needed(info)
         except NotElf:
             pass
     provider_dir, config_dir = compiled_dirs(ref.data)
@@ -123,6 +125,7 @@ def _libibverbs(view: FileView, loader: Loader) -> Libibverbs | None:
         config_dir=config_dir,
         rpath=rpath,
         runpath=runpath,
+        needs_glibc=glibc,
     )
 
 
@@ -142,7 +145,7 @@ def _read_provider(view: FileView, path: str, name: str, pabi: int, driver_file:
     ref = view.file(path)
     needed_private = None
     symvers: tuple[str, ...] = ()
-    version = library = None
+    version = library = glibc = None
     if ref is not None:
         library = "/" + ref.real_path
         vmatch = re.search(r"\.so\.(\d+(?:\.\d+)+)$", posixpath.basename(ref.real_path))
@@ -154,6 +157,7 @@ def _read_provider(view: FileView, path: str, name: str, pabi: int, driver_file:
             needed_private = next((int(m.group(1)) for v in needs if (m := _PRIVATE.match(v))), None)
             prefix = name.upper() + "_"
             symvers = tuple(v for v in info.defined_versions if v.startswith(prefix))
+            glibc = glibc_version_needed(info)
         except NotElf:
             pass
     return Provider(
@@ -166,6 +170,7 @@ def _read_provider(view: FileView, path: str, name: str, pabi: int, driver_file:
         version=version,
         symbol_versions=symvers,
         library=library,
+        needs_glibc=glibc,
     )
 
 

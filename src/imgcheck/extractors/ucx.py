@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ..elf.reader import NotElf, read_elf
+from ..elf.reader import NotElf, glibc_version_needed, read_elf
 from ..model.image import Package, Ucx, UcxModule
 from ..view.fileview import FileView
 from ..view.wants import Want
@@ -74,6 +74,7 @@ def _modules(view: FileView, libdir: str | None, env: dict[str, str]) -> tuple[s
             layer=ref.layer,
             needs_ibverbs=tuple(sorted(info.needed_versions.get("libibverbs.so.1", ()))),
             needs_mlx5=tuple(sorted(info.needed_versions.get("libmlx5.so.1", ()))),
+            needs_glibc=glibc_version_needed(info),
         )
     return "/" + directory, tuple(sorted(found.values(), key=lambda m: m.path))
 

@@ -26,6 +26,7 @@ NEEDS = {
         "cumem_old_driver_below",
         "nccl_ib_retry_cnt_max",
         "memory_peers_sysfs_last_seen_ofed_series",
+        "mlnx_ofed_last_series",
     },
     "nccl_features": {"relaxed_ordering_iova2", "gdr_module_sysfs_check", "dmabuf"},
     "kernel_rdma_features": {

@@ -61,6 +61,7 @@ class Libibverbs(Located):
     config_dir: str | None = None  # its IBV_CONFIG_DIR (driver files), e.g. /etc/libibverbs.d
     rpath: tuple[str, ...] = ()  # its DT_RPATH / DT_RUNPATH: searched when it dlopens a provider by bare name
     runpath: tuple[str, ...] = ()
+    needs_glibc: str | None = None  # the newest GLIBC_x.y its ELF needs ("2.34"); None: not read or none
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class Provider(Located):
     library: str | None = None  # the real file read (lib<name>.so.1.x when the provider links a shared library)
     loaded: bool | None = None  # would the loaded libibverbs load this file (None: no libibverbs to decide)
     how: str | None = None  # why (provider dir, driver file path, RDMAV_DRIVERS) or why not
+    needs_glibc: str | None = None  # the newest GLIBC_x.y the file read needs ("2.34"); None: not read or none
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class UcxModule(Located):
     layer: str | None = None
     needs_ibverbs: tuple[str, ...] = ()  # .gnu.version_r entries against libibverbs.so.1
     needs_mlx5: tuple[str, ...] = ()  # ... against libmlx5.so.1
+    needs_glibc: str | None = None  # the newest GLIBC_x.y it needs ("2.34"); None: not read or none
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,12 @@ class Nccl(Located):
     sass_archs: tuple[int, ...] | None = None
     ptx_archs: tuple[int, ...] | None = None
     archs_from: str | None = None  # the libnccl file the architectures were read from
+    # The CUDA release NCCL was built against ("12.1"): NCCL links the CUDA runtime statically, so this sets its
+    # own driver floor. Read from the library's "NCCL version 2.18.1+cuda12.1" line, NVIDIA's package version
+    # (2.18.3-1+cuda12.1) or only the major from a wheel's name (nvidia-nccl-cu12 -> "12"); None: not read.
+    cuda: str | None = None
+    cuda_from: str | None = None  # how `cuda` was read: "library build string" | "package version" | "wheel name"
+    needs_glibc: str | None = None  # the newest GLIBC_x.y its libnccl's .gnu.version_r needs; None: not read or none
 
 
 @dataclass(frozen=True)
@@ -232,6 +241,7 @@ class NcclNetPlugin(Located):
     needs_libfabric: tuple[str, ...] = ()  # ELF version needs against libfabric.so.1 (FABRIC_1.7, ...)
     rpath: tuple[str, ...] = ()  # the plugin's DT_RPATH (searched for its DT_NEEDED only without a DT_RUNPATH)
     runpath: tuple[str, ...] = ()  # the plugin's DT_RUNPATH ($ORIGIN: the directory NCCL's dlopen found it in)
+    needs_glibc: str | None = None  # the newest GLIBC_x.y it needs ("2.34"); None: not read or none
     needed: tuple[NeededLibrary, ...] | None = None  # its DT_NEEDED libraries resolved; None: ELF not read
 
 
@@ -252,6 +262,22 @@ class LayerInfo:
     media_type: str | None = None
     size: int | None = None
     diff_id: str | None = None  # uncompressed digest: what facts' `layer` fields name
+
+
+@dataclass(frozen=True)
+class Glibc(Located):
+    """The image's glibc: its release, and the GLIBC_x.y versions the loader's libc.so.6 defines.
+
+    A library needing a GLIBC_x.y its glibc does not define is refused by the dynamic loader ("version
+    `GLIBC_2.38' not found"): the release bounds what any library on the load path may need."""
+
+    version: str | None  # "2.36": from the package (libc6 2.36-9+deb12u4, glibc 2.34-100.el9), the file name
+    # (libc-2.31.so) or, as a lower bound, the newest GLIBC_x.y libc.so.6 defines (origin "symbol versions")
+    path: str | None = None  # where the version was read (package database or the library)
+    layer: str | None = None
+    origin: str | None = None  # "dpkg libc6" | "rpm glibc" | "file name" | "symbol versions"
+    library: str | None = None  # the libc.so.6 file read (the loader's choice)
+    defines: tuple[str, ...] = ()  # the GLIBC_x.y versions that libc.so.6 defines, as "x.y", oldest first
 
 
 @dataclass(frozen=True)
@@ -278,6 +304,7 @@ class ImageFacts:
     libfabric: Libfabric | None = None
     nccl_net_plugins: tuple[NcclNetPlugin, ...] = ()
     efa_installer: EfaInstaller | None = None
+    glibc: Glibc | None = None  # None with no unknown entry: no glibc found (musl, static, scratch)
     # fact path ("rdma.libibverbs", "cuda.compat_driver") -> why it is unknown. inspect writes every fact
     # explicitly (null = looked, found none); a hand-written facts file or a catalog row that leaves a key
     # out leaves that fact unknown, never absent (DESIGN.md "Known and unknown").

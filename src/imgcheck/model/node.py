@@ -59,6 +59,9 @@ class Kernel:
     config_source: str | None = None  # /boot/config-<release> or /proc/config.gz
     cmdline: str | None = None  # the words of /proc/cmdline that imgcheck reads; the rest is never stored
     cmdline_params: dict[str, str] | None = None  # the IOMMU/memory parameters of cmdline (flag -> "")
+    # CmaTotal of /proc/meminfo in KiB (0: booted without a CMA area); None: unreadable, or no CmaTotal line
+    # (a kernel without CONFIG_CMA)
+    cma_total_kib: int | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,13 @@ class KernelModule:
     symbol_crcs: dict[str, str] | None = None  # peer-memory symbols it imports -> modversions CRC ("0x..")
 
 
+# GidEntry.kind values (node/gid_kind.py)
+GID_IPV4_MAPPED = "ipv4-mapped"
+GID_LINK_LOCAL = "link-local"
+GID_GLOBAL = "global"
+GID_UNCONFIGURED = "unconfigured"
+
+
 @dataclass(frozen=True)
 class GidEntry:
     """One non-zero entry of a port's GID table (/sys/class/infiniband/<dev>/ports/<p>/gids/<index>)."""
@@ -87,6 +97,10 @@ class GidEntry:
     index: int
     type: str | None = None  # gid_attrs/types/<index>: "IB/RoCE v1" | "RoCE v2"
     netdev: str | None = None  # gid_attrs/ndevs/<index> (RoCE)
+    gid: str | None = None  # gids/<index> as sysfs prints it: "0000:0000:0000:0000:0000:ffff:ac13:003c"
+    # The address the GID is (node/gid_kind.py): "ipv4-mapped" (::ffff:a.b.c.d, what RoCE v2 over IPv4
+    # carries), "link-local" (fe80::/64, not routed beyond the netdev's segment), "global" (any other IPv6)
+    kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,11 +194,17 @@ class NodeGpu:
     cuda_driver_version: str | None = None  # the CUDA version the driver supports, when known
     l4t_release: str | None = None  # Jetson: the L4T release (/etc/nv_tegra_release), never a driver version
     gdrdrv_loaded: bool | None = None  # GDRCopy's gdrdrv module
-    uvm_loaded: bool | None = None  # nvidia_uvm (CUDA's unified memory driver; cuInit needs it): /sys/module/nvidia_uvm
     # The host's user-space driver (libnvidia-ml.so.1's target), which the container toolkit mounts into every
     # GPU container; the kernel module accepts only clients of its own exact version.
     userspace_driver_version: str | None = None
     userspace_driver_path: str | None = None
+    # Unified memory: the nvidia_uvm module (/sys/module/nvidia_uvm) and its device node /dev/nvidia-uvm, which the
+    # container toolkit injects into GPU containers. None: /sys/module or /dev not visible under the probe root.
+    uvm_loaded: bool | None = None
+    uvm_device: bool | None = None
+    # Where nvidia-peermem is configured to load or be used: "path: line" of modules-load.d / /etc/modules entries
+    # and modprobe.d softdep/install/options lines naming it. (): none; None: /etc not visible.
+    peermem_configured: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +222,9 @@ class DkmsModule:
 @dataclass(frozen=True)
 class Limits:
     memlock_kib: int | None = None  # None also when unlimited is not known; -1 means unlimited
+    # The RDMA cgroup limits of a process launched like the probe (node/rdma_cgroup.py): device -> {"hca_handle": N,
+    # "hca_object": N}, None for "max"; {}: no limit on any device; None: not readable.
+    rdma: dict[str, dict[str, int | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +233,22 @@ class NetInterface:
 
     name: str
     operstate: str | None = None  # /sys/class/net/<name>/operstate: up | down | unknown | dormant | ...
+    # From /proc/net (node/net_addresses.py); None: not readable. () : read, none.
+    ipv4: tuple[str, ...] | None = None  # "172.19.0.60/24"
+    ipv6: tuple[str, ...] | None = None  # "fe80::e42:a1ff:fe5d:4db8/64 link" (scope: global | link | host | site)
+    routes: tuple[str, ...] | None = (
+        None  # "172.19.0.0/24", "default via 172.19.0.1", "fd00::/64", "default via fe80::1"
+    )
+
+
+@dataclass(frozen=True)
+class NumaNode:
+    """One NUMA node (/sys/devices/system/node/node<id>)."""
+
+    index: int  # N of node<N>
+    cpulist: str | None = None  # its cpulist as the kernel prints it ("0-63", "" for a CPU-less node); None: not read
+    cpus: int | None = None  # how many CPUs that is (0: CPU-less, memory-only)
+    memory_kib: int | None = None  # MemTotal of its meminfo
 
 
 @dataclass(frozen=True)
@@ -231,6 +270,7 @@ class NodeFacts:
     # GPU / NIC PCI address -> IOMMU domain type: identity | DMA | DMA-FQ | blocked | unmanaged | none (no IOMMU)
     iommu_domains: dict[str, str] | None = None
     net_interfaces: tuple[NetInterface, ...] | None = None  # None: /sys/class/net not read
+    numa_nodes: tuple[NumaNode, ...] | None = None  # None: /sys/devices/system/node not read
     # Provenance, not facts: left out of equality and of the fleet grouping key.
     # fact ("limits.memlock_kib", "rdma.devices.mlx5_0", "labels.nvidia.com/gpu.product") -> where the reader
     # read it; a fact below a recorded one ("rdma.devices.mlx5_0.fw_ver") is located at its nearest ancestor.

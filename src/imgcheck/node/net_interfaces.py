@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..model.node import NetInterface
 from .hostroot import HostReadError, HostRoot
+from .net_addresses import scan_addresses
 
 NET_CLASS = "/sys/class/net"
 # A bound on probe work, not a property of Linux: past it (thousands of veths) the list is left unknown rather
@@ -30,7 +31,22 @@ def scan_interfaces(host: HostRoot, unknown: dict[str, str]) -> tuple[NetInterfa
     if len(names) > MAX_INTERFACES:
         unknown["net_interfaces"] = f"{len(names)} interfaces under {NET_CLASS}, more than the {MAX_INTERFACES} read"
         return None
-    return tuple(NetInterface(name=n, operstate=_operstate(host, n)) for n in names)
+    found = scan_addresses(host)
+    unknown.update(found.unknown)
+
+    def of(table: dict[str, list[str]] | None, name: str) -> tuple[str, ...] | None:
+        return None if table is None else tuple(table.get(name, ()))
+
+    return tuple(
+        NetInterface(
+            name=n,
+            operstate=_operstate(host, n),
+            ipv4=of(found.ipv4, n),
+            ipv6=of(found.ipv6, n),
+            routes=of(found.routes, n),
+        )
+        for n in names
+    )
 
 
 def _operstate(host: HostRoot, name: str) -> str | None:

@@ -19,6 +19,7 @@ import re
 from ..model.node import NO_DRIVER_REASON, Gpu, KernelModule, NodeGpu, Peermem
 from .driver_userspace import scan_userspace_driver
 from .hostroot import HostReadError, HostRoot
+from .module_config import scan_peermem_config, scan_uvm
 
 VERSION_FILE = "/proc/driver/nvidia/version"
 GPUS_DIR = "/proc/driver/nvidia/gpus"
@@ -88,16 +89,25 @@ def scan_gpu(
     if text is None and version is not None:
         unknown["gpu.gpus"] = f"the driver is loaded but {GPUS_DIR} is not visible"
     gdrdrv = host.is_dir("/sys/module/gdrdrv") if modules_visible else None
-    uvm = host.is_dir("/sys/module/nvidia_uvm") if modules_visible and version is not None else None
     userspace, userspace_path = scan_userspace_driver(host, unknown) if version is not None else (None, None)
+    uvm_loaded, uvm_device = scan_uvm(host, modules_visible)
+    configured = scan_peermem_config(host)
+    if uvm_loaded is None:
+        unknown["gpu.uvm_loaded"] = "/sys/module is not visible under the probe root"
+    if uvm_device is None:
+        unknown["gpu.uvm_device"] = "/dev is not visible under the probe root (mount the host's /dev)"
+    if configured is None:
+        unknown["gpu.peermem_configured"] = "/etc is not visible under the probe root"
     return NodeGpu(
+        uvm_loaded=uvm_loaded,
+        uvm_device=uvm_device,
+        peermem_configured=configured,
         driver_version=version,
         kernel_module=kind,
         peermem=_peermem(host, modules, modules_visible),
         gpus=gpus,
         l4t_release=l4t,
         gdrdrv_loaded=gdrdrv,
-        uvm_loaded=uvm,
         userspace_driver_version=userspace,
         userspace_driver_path=userspace_path,
     )

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ..extractors.packages import parse_dpkg_status, parse_rpmdb_sqlite
 from ..model.image import Package
 from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, STACK_NONE, KernelModule
+from ..versions.ecosystems import compare_numeric
 from .hostroot import HostReadError, HostRoot
 
 OFED_INFO = "/usr/bin/ofed_info"
@@ -140,13 +141,14 @@ def decide_stack(
     modules_visible: bool,
     has_devices: bool | None,
     doca_series: frozenset[str] | None = None,
+    mlnx_last_series: str | None = None,
 ) -> StackDecision:
     """has_devices None: /sys/class could not be read, so "no device" is not known.
     doca_series: the release series (YY.MM) of which a DOCA-OFED release is known (compat matrix)."""
     core = [modules[n] for n in ("mlx5_core", "ib_core", "mlx5_ib", "ib_uverbs") if n in modules]
     oot = [m.out_of_tree for m in core if m.out_of_tree is not None]
     version = _installed_version(install, modules)
-    flavor, flavor_why = _installed_flavor(install, version, doca_series)
+    flavor, flavor_why = _installed_flavor(install, version, doca_series, mlnx_last_series)
     if modules_visible and not core and has_devices is None:
         return StackDecision(
             None,
@@ -185,12 +187,23 @@ def decide_stack(
 
 
 def _installed_flavor(
-    install: OfedInstall, version: str | None = None, doca_series: frozenset[str] | None = None
+    install: OfedInstall,
+    version: str | None = None,
+    doca_series: frozenset[str] | None = None,
+    mlnx_last_series: str | None = None,
 ) -> tuple[str | None, str]:
     doca = sorted(p.name for p in install.packages if p.name.startswith("doca-"))
     if doca:
         return STACK_DOCA, f"DOCA packages installed ({', '.join(doca[:3])})"
     ident = install.ofed_info_id or ""
+    series = _series(version)
+    if series is not None and mlnx_last_series is not None and compare_numeric(series, mlnx_last_series) > 0:
+        # the release series decides: MLNX_OFED's last standalone series is the matrix's mlnx_ofed_last_series
+        said = f"ofed_info says {ident}" if ident else f"the installed release is {version}"
+        return STACK_DOCA, (
+            f"{said}; its {series} series is after MLNX_OFED's last ({mlnx_last_series}), so DOCA-OFED "
+            "(whatever the package names)"
+        )
     if ident.startswith("OFED-internal-"):
         return _internal_flavor(install, ident, version, doca_series)
     if ident.startswith("MLNX_OFED_LINUX-"):

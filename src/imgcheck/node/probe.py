@@ -21,10 +21,12 @@ from .kernel_config import read_kernel_config
 from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_module_files
 from .modules import module_file_paths, scan_modules
 from .net_interfaces import scan_interfaces
+from .numa import scan_numa
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
 from .pci_acs import scan_acs
 from .provenance import MEMORY_PEERS, OSRELEASE, probe_sources
+from .rdma_cgroup import scan_rdma_cgroup
 from .rdma_devices import scan_devices
 
 _ELF_MACHINES = {62: "amd64", 183: "arm64", 21: "ppc64le", 22: "s390x"}
@@ -48,7 +50,12 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         if f"rdma.{key}" not in unknown:  # said once, as the reason of the unknown
             notes[f"rdma.{key}"] = note
     decision = decide_stack(
-        install, mods.modules, mods.sysfs_visible, bool(devs.devices) if devs.visible else None, _doca_series()
+        install,
+        mods.modules,
+        mods.sysfs_visible,
+        bool(devs.devices) if devs.visible else None,
+        _doca_series(),
+        _mlnx_last_series(),
     )
     if decision.stack is None:
         unknown["rdma.stack"] = decision.why
@@ -77,7 +84,9 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         installed_ofed_version=decision.installed_version,
     )
     gpu = scan_gpu(host, mods.modules, mods.sysfs_visible, unknown, read)
-    limits = _memlock(host, unknown, notes, read)
+    limits = dataclasses.replace(_memlock(host, unknown, notes, read), rdma=scan_rdma_cgroup(host, unknown))
+    if limits.rdma is not None:
+        read["limits.rdma"] = "/sys/fs/cgroup (rdma.max along /proc/self/cgroup's path)"
     kconf = read_kernel_config(host, release, unknown, notes)
     endpoints = [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus]
     facts = NodeFacts(
@@ -89,6 +98,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
             config_source=kconf.source,
             cmdline=kconf.cmdline,
             cmdline_params=kconf.params,
+            cma_total_kib=_cma_total(host, unknown, read),
         ),
         os=os_facts,
         rdma=rdma,
@@ -102,6 +112,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         iommu_domains=scan_iommu(host, endpoints, unknown),
         origin=Location.described(f"probe of {host.root}"),
         net_interfaces=scan_interfaces(host, unknown),
+        numa_nodes=scan_numa(host, unknown),
     )
     return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))
 
@@ -124,6 +135,39 @@ def _doca_series() -> frozenset[str] | None:
         if len(parts) >= 2 and parts[0].isdigit():
             found.add(f"{int(parts[0])}.{parts[1].split('-')[0]}")
     return frozenset(found)
+
+
+def _mlnx_last_series() -> str | None:
+    """MLNX_OFED's last release series (thresholds mlnx_ofed_last_series): a later series is DOCA-OFED."""
+    from ..errors import ImgcheckError
+    from ..matrix import load_matrix
+
+    try:
+        row = load_matrix().row("thresholds", key="mlnx_ofed_last_series")
+    except ImgcheckError:
+        return None
+    return str(row["value"]) if row else None
+
+
+_CMA_TOTAL = re.compile(r"^CmaTotal:\s+(\d+)\s+kB", re.M)
+
+
+def _cma_total(host: HostRoot, unknown: dict[str, str], read: dict[str, str]) -> int | None:
+    """CmaTotal of /proc/meminfo (fs/proc/meminfo.c prints it when the kernel has CONFIG_CMA)."""
+    try:
+        text = host.read_text("/proc/meminfo", 256 * 1024)
+    except HostReadError as exc:
+        unknown["kernel.cma_total_kib"] = str(exc)
+        return None
+    if text is None:
+        unknown["kernel.cma_total_kib"] = "/proc/meminfo is not visible under the probe root"
+        return None
+    match = _CMA_TOTAL.search(text)
+    if match is None:
+        unknown["kernel.cma_total_kib"] = "/proc/meminfo has no CmaTotal line (a kernel without CONFIG_CMA)"
+        return None
+    read["kernel.cma_total_kib"] = "/proc/meminfo"
+    return int(match.group(1))
 
 
 def _read(host: HostRoot, path: str, key: str, unknown: dict[str, str]) -> str | None:

@@ -12,8 +12,10 @@ from ..model.location import Location
 from ..model.node import NodeFacts
 from .iommu import PCI_DEVICES
 from .kernel_config import CMDLINE
+from .module_config import UVM_DEVICE, UVM_MODULE_DIR
 from .module_files import DKMS_ROOT
 from .net_interfaces import NET_CLASS
+from .numa import NODE_DIR
 from .nvidia import GPUS_DIR, TEGRA_RELEASE
 from .ofed import OFED_INFO
 from .rdma_devices import IB_CLASS, VERBS_CLASS
@@ -60,8 +62,14 @@ def probe_sources(facts: NodeFacts, read: dict[str, str], ofed_info_read: bool) 
         paths["gpu.l4t_release"] = TEGRA_RELEASE
     if gpu.gdrdrv_loaded is not None:
         paths["gpu.gdrdrv_loaded"] = _module("gdrdrv")
+    if facts.numa_nodes is not None:
+        paths["numa_nodes"] = NODE_DIR
+    if facts.net_interfaces is not None:
+        paths["net_interfaces"] = NET_CLASS
     if gpu.uvm_loaded is not None:
-        paths["gpu.uvm_loaded"] = _module("nvidia_uvm")
+        paths["gpu.uvm_loaded"] = UVM_MODULE_DIR
+    if gpu.uvm_device is not None:
+        paths["gpu.uvm_device"] = UVM_DEVICE
     if gpu.userspace_driver_version:
         paths["gpu.userspace_driver_version"] = gpu.userspace_driver_path
     if facts.dkms is not None:

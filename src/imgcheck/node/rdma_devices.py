@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model.node import GidEntry, RdmaDevice, RdmaPort
+from .gid_kind import gid_kind
 from .hostroot import HostReadError, HostRoot
 
 IB_CLASS = "/sys/class/infiniband"
@@ -163,6 +164,8 @@ def _gid_table(
                 index=index,
                 type=_quiet(host, f"{pbase}/gid_attrs/types/{index}"),
                 netdev=_quiet(host, f"{pbase}/gid_attrs/ndevs/{index}"),
+                gid=gid,
+                kind=gid_kind(gid),
             )
         )
     return table_len, read, tuple(entries)

@@ -238,4 +238,116 @@ def parse_result(text: str | None) -> tuple[tuple[int, ...], tuple[int, ...]] | 
     return sass, ptx
 
 
-SCANNERS = {"fatbin": FatbinScan}
+class NcclScan:
+    """libnccl: its fat binaries (FatbinScan), its build line (build_string.NcclBuildScan) and the newest GLIBC_x.y
+    its .gnu.version_r needs, in one pass.
+
+    The version-needs section sits near the start of the file (GNU ld puts .dynsym, .dynstr and .gnu.version_r in
+    the first segment) and is found through the section headers FatbinScan keeps from the end; the first
+    HEAD_BYTES are kept for it. The result is FatbinScan's JSON with "nccl", "cuda" and "glibc" added, or None."""
+
+    HEAD_BYTES = 1024 * 1024
+
+    def __init__(self, size: int):
+        from .build_string import NcclBuildScan
+
+        self._fatbin = FatbinScan(size)
+        self._build = NcclBuildScan()
+        self._head = bytearray()
+
+    def feed(self, chunk: memoryview | bytes) -> None:
+        if len(self._head) < self.HEAD_BYTES:
+            self._head += bytes(chunk[: self.HEAD_BYTES - len(self._head)])
+        self._fatbin.feed(chunk)
+        self._build.feed(chunk)
+
+    def _glibc(self) -> str | None:
+        from ..elf.reader import glibc_need_of
+
+        verneed = self._fatbin._section(".gnu.version_r")
+        dynstr = self._fatbin._section(".dynstr")
+        if verneed is None or dynstr is None:
+            return None
+        needs = parse_verneed(bytes(self._head), verneed, dynstr)
+        found = glibc_need_of(needs) if needs is not None else None
+        return found[0] if found else None
+
+    def result(self) -> str | None:
+        fat = self._fatbin.result()
+        doc = json.loads(fat) if fat else {}
+        if self._build.found is not None:
+            doc["nccl"], doc["cuda"] = self._build.found
+        glibc = self._glibc()
+        if glibc is not None:
+            doc["glibc"] = glibc
+        return json.dumps(doc) if doc else None
+
+
+_VERNEED = struct.Struct("<HHIII")  # Elf64_Verneed: vn_version, vn_cnt, vn_file, vn_aux, vn_next
+_VERNAUX = struct.Struct("<IHHII")  # Elf64_Vernaux: vna_hash, vna_flags, vna_other, vna_name, vna_next
+_MAX_NEEDS = 256
+
+
+def parse_verneed(head: bytes, verneed: tuple[int, int], dynstr: tuple[int, int]) -> dict[str, tuple[str, ...]] | None:
+    """{library: versions} from a .gnu.version_r held in `head` (file offsets), names from .dynstr; None when either
+    section lies outside the kept bytes or the chain is malformed."""
+    (voff, vsize), (soff, ssize) = verneed, dynstr
+    if voff + vsize > len(head) or soff + ssize > len(head):
+        return None
+    strings = head[soff : soff + ssize]
+
+    def name(at: int) -> str | None:
+        end = strings.find(b"\0", at)
+        return strings[at:end].decode("ascii", "replace") if 0 <= at < end else None
+
+    found: dict[str, tuple[str, ...]] = {}
+    at, count = voff, 0
+    while count < _MAX_NEEDS and at + _VERNEED.size <= voff + vsize:
+        _v, cnt, file_off, aux, nxt = _VERNEED.unpack_from(head, at)
+        library = name(file_off)
+        if library is None:
+            return None
+        versions, a = [], at + aux
+        for _ in range(min(cnt, _MAX_NEEDS)):
+            if not voff <= a <= voff + vsize - _VERNAUX.size:
+                return None
+            _h, _f, _o, name_off, anext = _VERNAUX.unpack_from(head, a)
+            version = name(name_off)
+            if version is None:
+                return None
+            versions.append(version)
+            if not anext:
+                break
+            a += anext
+        found[library] = tuple(versions)
+        count += 1
+        if not nxt:
+            break
+        at += nxt
+    return found
+
+
+def parse_glibc(text: str | None) -> str | None:
+    """The newest GLIBC_x.y a libnccl needs, from an NcclScan result."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text).get("glibc")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def parse_build(text: str | None) -> tuple[str, str] | None:
+    """(NCCL version, CUDA release) of a libnccl's build line from an NcclScan result, or None."""
+    if not text:
+        return None
+    try:
+        doc = json.loads(text)
+        nccl, cuda = doc["nccl"], doc["cuda"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return (nccl, cuda) if isinstance(nccl, str) and isinstance(cuda, str) else None
+
+
+SCANNERS = {"fatbin": FatbinScan, "nccl": NcclScan}
