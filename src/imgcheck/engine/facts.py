@@ -290,6 +290,37 @@ GPU_MODULE = _node_fact(
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, kernel_module=None)),
 )
 
+UVM = _node_fact(
+    "gpu.uvm_loaded",
+    "Is the nvidia_uvm module loaded on the node, with /dev/nvidia-uvm present?",
+    lambda n: n.gpu.uvm_loaded,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, uvm_loaded=None, uvm_device=None)),
+)
+PEERMEM_CONFIG = _node_fact(
+    "gpu.peermem_configured",
+    "Is nvidia-peermem configured to load on the node (modules-load.d, /etc/modules, modprobe.d)?",
+    lambda n: n.gpu.peermem_configured,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, peermem_configured=None)),
+)
+
+
+def _glibc_state(ctx: Ctx) -> State:
+    if ctx.image.unknown_reason("glibc"):
+        return State.UNKNOWN
+    glibc = ctx.image.glibc
+    if glibc is None:
+        return State.ABSENT
+    return State.KNOWN if glibc.version else State.PARTIAL
+
+
+GLIBC = Fact(
+    "image.glibc",
+    "Which glibc release does the image have (libc.so.6 and its package)?",
+    _glibc_state,
+    _image_why("glibc"),
+    blank=lambda i, n, j: (_image_unknown(i, "glibc", glibc=None), n, j),
+)
+
 # Every fact the property tests blank; a fact added here is blanked for every rule.
 ALL: tuple[Fact, ...] = (
     NCCL,

@@ -15,10 +15,16 @@ from ..knowledge import nccl as nccl_k
 from ..model.location import Location
 from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("GLIBC-TOO-OLD-FOR-LIBRARY",)
+# What the rule reads (engine/contract.py): the image's glibc and the libraries whose GLIBC_x.y needs it compares.
+REQUIRES: dict[str, tuple[facts.Fact, ...]] = {"GLIBC-TOO-OLD-FOR-LIBRARY": ()}
+READS = {
+    "GLIBC-TOO-OLD-FOR-LIBRARY": (facts.GLIBC, facts.LIBIBVERBS, facts.PROVIDERS, facts.UCX, facts.NCCL, facts.PLUGINS)
+}
 
 
 @dataclass(frozen=True)

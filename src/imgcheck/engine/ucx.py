@@ -31,10 +31,10 @@ REQUIRES = {
     "ENV-UCX-NET-DEVICES-NOT-ON-NODE": (facts.setting("UCX_NET_DEVICES"),),
 }
 READS = {
-    "UCX-TLS-NO-INTERNODE": (facts.UCX,),
+    "UCX-TLS-NO-INTERNODE": (facts.UCX, facts.setting("UCX_TLS", "UCX_NET_DEVICES", "OMPI_MCA_pml")),
     "UCX-IB-MODULE-VERSIONS": (facts.UCX,),
     "UCX-NO-IB-TRANSPORT": (facts.UCX, facts.setting("UCX_TLS", "UCX_NET_DEVICES", "OMPI_MCA_pml")),
-    "ENV-UCX-NET-DEVICES-NOT-ON-NODE": (facts.setting("UCX_NET_DEVICES"), facts.NODE_RDMA),
+    "ENV-UCX-NET-DEVICES-NOT-ON-NODE": (facts.setting("UCX_NET_DEVICES"), facts.UCX, facts.NODE_RDMA),
 }
 
 # transports that reach another node (verbs/mlx5 IB and RoCE, EFA SRD, TCP, Cray uGNI)
