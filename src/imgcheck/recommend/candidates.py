@@ -53,10 +53,34 @@ def blocking_rules(
 
 
 def settings_only(u: Unknown) -> bool:
-    """An unknown the engine settled only because the image's NCCL settings are not known (facts "setting.*"):
-    a catalog row never records Env, and the settings checks are about what the team adds, which the env-change
-    recommendation answers. Candidates are judged as if they add no NCCL setting; the why says so."""
-    return bool(u.facts) and all(f.startswith("setting.") for f in u.facts)
+    """An unknown that says nothing about the candidate image itself: one the engine settled only because the
+    image's settings are not known (facts "setting.*": a catalog row never records Env, and the settings checks are
+    about what the team adds, which the env-change recommendation answers), one of a rule about a setting it
+    requires (a catalog image is judged as if it sets none), or one whose open facts are all the node's (the same
+    question for every candidate). Candidates are judged as if they add no setting; the why says so."""
+    if not u.facts:
+        return False
+    if all(f.startswith(("setting.", "node.")) for f in u.facts):
+        return True
+    return bool(_required_settings().get(u.rule, set()) & set(u.facts))
+
+
+_REQUIRED_SETTINGS: dict[str, set[str]] | None = None
+
+
+def _required_settings() -> dict[str, set[str]]:
+    """rule -> the setting facts it requires (engine/contract.py), read once."""
+    global _REQUIRED_SETTINGS
+    if _REQUIRED_SETTINGS is None:
+        from ..engine.contract import requires_of
+        from ..engine.evaluate import REGISTERED
+
+        _REQUIRED_SETTINGS = {
+            rule: {f.name for f in facts if f.name.startswith("setting.")}
+            for family in REGISTERED
+            for rule, facts in requires_of(family).items()
+        }
+    return _REQUIRED_SETTINGS
 
 
 def can_block(matrix: Matrix, rule: str) -> bool:
