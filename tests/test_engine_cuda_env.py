@@ -114,9 +114,9 @@ def test_mlnx_userspace_on_inbox(bookworm):
 @pytest.mark.parametrize(
     "value, severity, effective",
     [
-        ("16", "error", "0 retries"),
-        ("10", "error", "2 retries"),
-        ("8", "error", "0 retries"),
+        ("16", "error", "retry count 0"),
+        ("10", "error", "retry count 2"),
+        ("8", "error", "retry count 0"),
         ("3", "warning", None),
         ("7", None, None),
         ("abc", "warning", None),

@@ -135,7 +135,7 @@ _LISTED = 5  # entries named in the finding's text; the rest are counted
 
 
 # condition kinds node or image facts can show (_condition); any other is the workload's, never shown by facts
-_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport")
+_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport", "collnet")
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
@@ -165,7 +165,14 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         if not layers or None in layers:
             return None if ctx.node_has_rdma is not False else False
         return ("InfiniBand" if value == "ib" else "Ethernet") in layers
-    return None  # collnet, nvls, pxn, shm, numa, plugin, ...: not in the facts imgcheck reads
+    if kind == "collnet":
+        # IB SHARP through the CollNet plugin runs only when NCCL_COLLNET_ENABLE is 1 (its default is 0:
+        # https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-collnet-enable)
+        s = ctx.setting("NCCL_COLLNET_ENABLE")
+        if s is not None:
+            return (s.as_int() or 0) == 1
+        return None if ctx.image.unknown_reason("env") else False
+    return None  # nvls, pxn, shm, numa, plugin, ...: not in the facts imgcheck reads
 
 
 def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Evidence]:
