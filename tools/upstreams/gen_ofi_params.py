@@ -89,7 +89,10 @@ def libfabric(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str,
                 # a provider's own wrapper passes the name through (verbs: vrb_param_define("tx_size", ...))
                 wrapped = WRAPPER.findall(src)
                 for _w, n in wrapped:
-                    out.setdefault(("FI_" + (prov + "_" if prov else "") + n).upper(), {"type": None, "default": None, "site": path})
+                    out.setdefault(
+                        ("FI_" + (prov + "_" if prov else "") + n).upper(),
+                        {"type": None, "default": None, "site": path},
+                    )
                 if wrapped:
                     continue
             if prov is None or name is None:
@@ -162,7 +165,7 @@ def _rows(repo: str, tags: list[tuple[str, str]], per: dict[str, dict[str, dict[
                 "site": r["site"],
                 "source": f"{repo}@{tag_of[last]}:{r['site']}",
                 "confidence": "verified",
-                "note": None if upstream == "aws-ofi-nccl" else "libfabric's fi_param_define gives no default",
+                "note": _note(upstream, r["default"], order[nxt] if nxt < len(order) else None, r["type"]),
             }
         )
     return rows
@@ -175,6 +178,20 @@ def _tags(m: Mirror, rx: str) -> list[tuple[str, str]]:
         if mm:
             found.setdefault(mm.group(1), t)
     return sorted(((t, v) for v, t in found.items()), key=lambda x: version_key(x[1]))
+
+
+def _note(*args: object) -> str | None:
+    """Why a field is null (the validator wants every null explained)."""
+    *head, removed, typ = args
+    default = head[-1]
+    why = []
+    if default is None:
+        why.append("default not a literal in the source (a macro, computed at run time, or not declared with the name)")
+    if removed is None:
+        why.append("removed_in null: still read by the newest release covered")
+    if typ is None:
+        why.append("type not stated by the declaration")
+    return "; ".join(why) or None
 
 
 def main() -> None:

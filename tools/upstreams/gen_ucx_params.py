@@ -67,7 +67,10 @@ def scan(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str, int]
     )
     files = m.show_many(tag, [p for p in paths if p.endswith((".c", ".h", ".cc", ".inl"))])
     files = {p: strip_comments(s) for p, s in files.items()}
-    defines: dict[str, str] = {}
+    # every string macro in src/ (a field named by a macro, UCS_GLOBAL_OPTS_WARN_UNUSED_CONFIG, lives in a header)
+    defines: dict[str, str] = dict(
+        STR_DEFINE.findall(m.git("grep", "-h", "-E", r'^\s*#\s*define\s+\w+\s+"[A-Z0-9_]*"', tag, "--", "src"))
+    )
     macros: dict[str, list[str]] = {}
     tables: dict[str, tuple[str, list[str]]] = {}
     roots: list[tuple[str, str, str]] = []  # (table, prefix, site)
@@ -175,6 +178,20 @@ def scan(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str, int]
     return params, stats
 
 
+def _note(*args: object) -> str | None:
+    """Why a field is null (the validator wants every null explained)."""
+    *head, removed, typ = args
+    default = head[-1]
+    why = []
+    if default is None:
+        why.append("default not a literal in the source (a macro, computed at run time, or not declared with the name)")
+    if removed is None:
+        why.append("removed_in null: still read by the newest release covered")
+    if typ is None:
+        why.append("type not stated by the declaration")
+    return "; ".join(why) or None
+
+
 def main() -> None:
     m = Mirror(os.environ.get("UCX_MIRROR", "/work/.mirror/openucx+ucx/repo"))
     tags = sorted(m.tags(TAG), key=version_key)
@@ -202,13 +219,11 @@ def main() -> None:
                 "last": last[1:],
                 "removed_in": tags[nxt][1:] if nxt < len(tags) else None,
                 "absent_in": gaps,
-                "deprecated": bool(r["deprecated"]),
+                "status": "deprecated" if r["deprecated"] else None,
                 "site": sorted(r["sites"])[0],
                 "source": f"{REPO}@{last}:{sorted(r['sites'])[0]}",
                 "confidence": "verified",
-                "note": None
-                if r["default"] is not None
-                else "default is a macro or computed at run time; the table row does not state a literal",
+                "note": _note(r["default"], tags[nxt][1:] if nxt < len(tags) else None, r["type"]),
             }
         )
     doc = {
@@ -218,9 +233,7 @@ def main() -> None:
         "first/last = oldest/newest release tag that reads it, removed_in = the release after last, absent_in = "
         "releases in between that do not)",
         "releases": versions,
-        "coverage": {
-            t[1:]: {"names": len(per[t]), **stats[t]} for t in tags
-        },
+        "coverage": {t[1:]: {"names": len(per[t]), **stats[t]} for t in tags},
         "rows": rows,
     }
     OUT.write_text(json.dumps(doc, indent=1) + "\n")

@@ -94,9 +94,7 @@ def split_args(text: str) -> list[str]:
 
 def strip_comments(src: str) -> str:
     """C comments out, string literals kept (a // inside a string is not a comment)."""
-    return re.sub(
-        r'("(?:\\.|[^"\\])*")|/\*.*?\*/|//[^\n]*', lambda m: m.group(1) or " ", src, flags=re.S
-    )
+    return re.sub(r'("(?:\\.|[^"\\])*")|/\*.*?\*/|//[^\n]*', lambda m: m.group(1) or " ", src, flags=re.S)
 
 
 def c_string(expr: str) -> str | None:
