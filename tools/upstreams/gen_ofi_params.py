@@ -7,7 +7,7 @@ Re-run after fetching newer snapshots of github:ofiwg/libfabric and github:aws/a
 
 libfabric (src/var.c fi_param_define): fi_param_define(&prov, "name", FI_PARAM_TYPE, "help") makes FI_<PROV>_<NAME>
 (upper-cased), where PROV is the provider struct's `.name` ("efa", OFI_UTIL_PREFIX "rxm" -> "ofi_rxm"); a NULL or
-&core_prov provider makes FI_<NAME>. Test programs (fabtests/, prov/*/test/) are not read.
+&core_prov provider makes FI_<NAME>; a raw getenv("FI_...") is read as written. Test programs (fabtests/, prov/*/test/) are not read.
 aws-ofi-nccl (include/nccl_ofi_param.h): OFI_NCCL_PARAM_INT/_UINT/_STR(name, "SUFFIX", default) up to 1.13,
 OFI_NCCL_PARAM(type, name, "SUFFIX", default) from 1.14, OFI_NCCL_PARAM_DEPRECATED/_REMOVED(..., msg): OFI_NCCL_<SUFFIX>.
 """
@@ -101,6 +101,17 @@ def libfabric(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str,
             env = ("FI_" + (prov + "_" if prov else "") + name).upper()
             t = re.match(r"FI_PARAM_(\w+)", args[2].strip())
             out.setdefault(env, {"type": t.group(1).lower() if t else None, "default": None, "site": path})
+    # variables read with a raw getenv("FI_...") instead of being registered (FI_EFA_USE_HW_CNTR in efa_env.c)
+    try:
+        raw = m.git("grep", "-n", "-o", "-E", r'getenv\("FI_[A-Z0-9_]+"', tag, "--", "src", "prov", "include")
+    except Exception:  # git grep exits 1 when nothing matches
+        raw = ""
+    for line in raw.splitlines():
+        _tag, path, _ln, hit = line.split(":", 3)
+        if "/test/" in path or path.startswith("fabtests/"):
+            continue
+        stats["sites"] += 1
+        out.setdefault(hit[len('getenv("') : -1], {"type": "getenv", "default": None, "site": path})
     return out, stats
 
 

@@ -22,6 +22,7 @@ from . import (
     env_devices,
     env_node_names,
     env_traps,
+    env_upstream_params,
     fleet_compare,
     gdr,
     job_launch,
@@ -65,6 +66,7 @@ FAMILIES = (
     job_launch,
     efa,
     net_plugin,
+    env_upstream_params,
 )
 NODE_FAMILIES = (node_only, node_driver)  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at

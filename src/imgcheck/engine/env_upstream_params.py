@@ -1,0 +1,186 @@
+"""The Env lint for the communication libraries beside NCCL: every UCX_*, OFI_NCCL_* and FI_* setting the process
+gets (image Env, the launch spec's env) against what each release of its library reads (catalogs/ucx_params.json
+and catalogs/ofi_params.json, generated from the release tags by tools/upstreams/): a name no release reads (with the
+nearest one that does), a name this release does not read yet or no longer. NCCL_* names are env_nccl_params'.
+
+A library the image does not have is not this family's concern (its own rules say so); a library whose version is
+unknown makes the release check unknown, never silent."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..model.report import Evidence, Finding
+from ..versions import ranges
+from .context import Ctx
+from .emit import Outcome, finding, unknown
+
+RULES = ("ENV-UPSTREAM-PARAM-UNKNOWN", "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE")
+NEEDS: dict[str, set[Any]] = {}
+
+# libfabric names whose provider the generator resolved at every tag (core FI_*, efa, verbs, shm, ofi_rxm): only
+# these are linted by name; FI_CXI_*, FI_OPX_*, FI_PSM3_*, ... are not enumerated (docs/knowledge-coverage.md)
+_FI_COVERED = ("FI_EFA_", "FI_VERBS_", "FI_SHM_", "FI_OFI_RXM_")
+_FI_PROVIDER_PREFIX = re.compile(r"FI_([A-Z0-9]+)_")
+_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class _Library:
+    upstream: str
+    table: str
+    version: str | None  # release number only ("1.9.1" of "1.9.1-aws")
+    evidence: list[Evidence]
+    why_unknown: str | None  # why the version is unknown; None when known
+
+
+def check(ctx: Ctx) -> Iterator[Outcome]:
+    outcomes = list(_check(ctx))
+    found = {o.id for o in outcomes if isinstance(o, Finding)}
+    seen: set[str] = set()
+    for o in outcomes:
+        if isinstance(o, Finding):
+            yield o
+        elif o.rule not in found and o.rule not in seen:
+            seen.add(o.rule)  # one unknown per rule: the first names the fact it needs
+            yield o
+
+
+def _names(ctx: Ctx) -> list[str]:
+    found = set(ctx.image.env)
+    if ctx.job is not None:
+        found |= {v.name for v in ctx.job.env}
+    return sorted(n for n in found if n.startswith(("UCX_", "OFI_NCCL_", "FI_")))
+
+
+def _release(text: str | None) -> str | None:
+    m = _VERSION.search(text or "")
+    return m.group(0) if m else None
+
+
+def _library(ctx: Ctx, name: str) -> _Library:
+    img = ctx.image
+    if name.startswith("UCX_"):
+        ucx = img.ucx
+        why = ctx.image_unknown("ucx") or (
+            None if ucx is None or ucx.version else "the image's UCX version was not read"
+        )
+        ev = [Evidence("image.ucx.version", ucx.version, ucx.location)] if ucx else []
+        if ucx is None and why is None:
+            why = "the image has no UCX; the setting matters only to a UCX the job brings"
+        return _Library("UCX", "ucx_params", _release(ucx.version if ucx else None), ev, why)
+    if name.startswith("OFI_NCCL_"):
+        plugins = [p for p in img.nccl_net_plugins if (p.project or "").startswith("aws-ofi-nccl") or "ofi" in p.name]
+        version = next((p.version for p in plugins if p.version), None)
+        why = ctx.image_unknown("nccl_net_plugins")
+        if why is None and version is None:
+            why = (
+                "the aws-ofi-nccl plugin's release was not read" if plugins else "the image has no aws-ofi-nccl plugin"
+            )
+        ev = [Evidence("image.nccl_net_plugins.version", p.version, p.location) for p in plugins[:1]]
+        return _Library("aws-ofi-nccl", "aws-ofi-nccl", _release(version), ev, why)
+    fab = img.libfabric
+    why = ctx.image_unknown("libfabric") or (None if fab is None or fab.version else "libfabric's release was not read")
+    if fab is None and why is None:
+        why = "the image has no libfabric"
+    ev = [Evidence("image.libfabric.version", fab.version, fab.location)] if fab else []
+    return _Library("libfabric", "libfabric", _release(fab.version if fab else None), ev, why)
+
+
+def _rows(ctx: Ctx, lib: _Library) -> dict[str, dict[str, Any]]:
+    if lib.table == "ucx_params":
+        return {r["name"]: r for r in ctx.matrix.rows("ucx_params")}
+    return {r["name"]: r for r in ctx.matrix.rows("ofi_params") if r["upstream"] == lib.table}
+
+
+def _check(ctx: Ctx) -> Iterator[Outcome]:
+    for name in _names(ctx):
+        s = ctx.setting(name)
+        if s is None:
+            continue
+        lib = _library(ctx, name)
+        rows = _rows(ctx, lib)
+        if name.startswith("FI_") and not _fi_covered(name, rows):
+            yield unknown(
+                "ENV-UPSTREAM-PARAM-UNKNOWN",
+                f"{name}: the libfabric provider it names is not in catalogs/ofi_params.json (only core FI_* and "
+                f"{', '.join(p.rstrip('_') + '_*' for p in _FI_COVERED)} are enumerated)",
+            )
+            continue
+        row = rows.get(name)
+        if row is None:
+            yield from _unknown_name(ctx, s, name, lib, rows)
+        else:
+            yield from _in_release(ctx, s, name, lib, row, rows)
+
+
+def _fi_covered(name: str, rows: dict[str, dict[str, Any]]) -> bool:
+    if name.startswith(_FI_COVERED) or name in rows:
+        return True
+    m = _FI_PROVIDER_PREFIX.match(name)
+    # FI_<WORD>_...: a core name when a core variable (defined outside prov/, or in prov/util) starts with that word
+    # (FI_HMEM_..., FI_MR_...); otherwise it names a provider whose variables the catalog does not enumerate
+    return m is not None and any(
+        n.startswith(f"FI_{m.group(1)}") and (not r["site"].startswith("prov/") or r["site"].startswith("prov/util"))
+        for n, r in rows.items()
+    )
+
+
+def _span(rows: dict[str, dict[str, Any]]) -> tuple[str, str]:
+    firsts = [r["first"] for r in rows.values() if r["first"]]
+    lasts = [r["last"] for r in rows.values() if r["last"]]
+    return min(firsts, key=_key), max(lasts, key=_key)
+
+
+def _key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+def _unknown_name(ctx: Ctx, s: Any, name: str, lib: _Library, rows: dict[str, dict[str, Any]]) -> Iterator[Outcome]:
+    rule = "ENV-UPSTREAM-PARAM-UNKNOWN"
+    oldest, newest = _span(rows)
+    if lib.version is not None and ranges.below(newest, lib.version):
+        yield unknown(rule, f"{name} is read by no {lib.upstream} release up to {newest}; the image's is {lib.version}")
+        return
+    near = difflib.get_close_matches(name, list(rows), n=1, cutoff=0.85)
+    params = dict(setting=s.label, name=name, upstream=lib.upstream, oldest=oldest, newest=newest)
+    evidence = [s.evidence, *lib.evidence]
+    if near:
+        yield finding(ctx.matrix, rule, evidence, near=near[0], **params)
+    else:
+        yield finding(ctx.matrix, rule, evidence, variant="no-near", **params)
+
+
+def _in_release(
+    ctx: Ctx, s: Any, name: str, lib: _Library, row: dict[str, Any], rows: dict[str, dict[str, Any]]
+) -> Iterator[Outcome]:
+    rule = "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"
+    first, last, removed = row["first"], row["last"], row["removed_in"]
+    if lib.version is None:
+        if lib.why_unknown and "has no" in lib.why_unknown:
+            return  # no such library in the image: the library's own rules speak; nothing to compare against
+        yield unknown(
+            rule, f"{lib.why_unknown}, so whether it reads {name} ({lib.upstream} {first}..{last}) cannot be told"
+        )
+        return
+    _, newest = _span(rows)
+    params = dict(
+        setting=s.label,
+        name=name,
+        upstream=lib.upstream,
+        version=lib.version,
+        first=first,
+        last=last,
+        removed_in=removed,
+    )
+    evidence = [s.evidence, *lib.evidence]
+    if ranges.below(lib.version, first):
+        yield finding(ctx.matrix, rule, evidence, variant="not-yet", **params)
+    elif removed and ranges.at_least(lib.version, removed) and not ranges.below(newest, lib.version):
+        yield finding(ctx.matrix, rule, evidence, **params)
+    elif lib.version in (row.get("absent_in") or []):
+        yield finding(ctx.matrix, rule, evidence, variant="gap", **params)

@@ -1,0 +1,127 @@
+"""The upstream Env lint (engine/env_upstream_params.py): UCX_*, FI_* and OFI_NCCL_* settings of real launch scripts
+against the catalogs generated from every UCX, libfabric and aws-ofi-nccl release tag."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from engine_facts import committed_facts, matrix, node, run
+
+from imgcheck.model.image import Libfabric, NcclNetPlugin
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "upstream_env")
+_EXPORT = re.compile(r"^export ([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+NODE = "mofed-5.8-proprietary-535-peermem"
+RULES = ("ENV-UPSTREAM-PARAM-UNKNOWN", "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE")
+
+
+def script_env(name: str) -> dict[str, str]:
+    """The `export NAME=value` lines of a real launch script (tests/data/upstream_env/README.md names each URL)."""
+    with open(os.path.join(DATA, name)) as f:
+        return dict(m.groups() for line in f if (m := _EXPORT.match(line.strip())))
+
+
+def image(env: dict[str, str], *, ucx: str | None = "keep", libfabric: str | None = None, plugin: str | None = None):
+    """The real bookworm rdma image (UCX 1.13.1 from Debian's libucx0) with a script's settings as its Env."""
+    facts = committed_facts("bookworm")
+    facts = dataclasses.replace(facts, env={**facts.env, **env})
+    if ucx != "keep":
+        facts = dataclasses.replace(facts, ucx=dataclasses.replace(facts.ucx, version=ucx))
+    if libfabric is not None:
+        lf = Libfabric(version=libfabric, path="/usr/lib/x86_64-linux-gnu/libfabric.so.1", origin="dpkg")
+        facts = dataclasses.replace(facts, libfabric=lf)
+    if plugin is not None:
+        p = NcclNetPlugin(path="/opt/amazon/ofi-nccl/lib/libnccl-net.so", name="libnccl-net.so", project="aws-ofi-nccl")
+        facts = dataclasses.replace(facts, nccl_net_plugins=(dataclasses.replace(p, version=plugin),))
+    return facts
+
+
+def outcomes(result) -> tuple[dict[str, list], dict[str, list]]:
+    found: dict[str, list] = {}
+    for f in result.findings:
+        if f.id in RULES:
+            found.setdefault(f.id, []).append(f)
+    unknown: dict[str, list] = {}
+    for u in result.unknowns:
+        if u.rule in RULES:
+            unknown.setdefault(u.rule, []).append(u)
+    return found, unknown
+
+
+def test_catalogs_are_generated_from_every_release_and_validate():
+    ucx = {r["name"]: r for r in matrix().rows("ucx_params")}
+    assert len(ucx) > 1000  # 1.2.0 .. 1.22.0, nested prefixes expanded
+    # one field, two names: the rc transport's own prefix and the nested table's (parser.c)
+    assert ucx["UCX_RC_VERBS_TIMEOUT"]["default"] == ucx["UCX_RC_TIMEOUT"]["default"] == "1.0s"
+    assert ucx["UCX_IB_REG_METHODS"]["removed_in"] == "1.16.0"
+    assert ucx["UCX_PROTO_ENABLE"]["first"] == "1.9.0"
+    assert ucx["UCX_WARN_UNUSED_ENV_VARS"]["first"] is not None  # a field named by a header macro
+    ofi = {r["name"]: r for r in matrix().rows("ofi_params")}
+    assert ofi["FI_EFA_FORK_SAFE"]["first"] == "1.13.0" and ofi["FI_EFA_FORK_SAFE"]["upstream"] == "libfabric"
+    assert ofi["FI_HMEM_CUDA_USE_GDRCOPY"]["removed_in"] is None
+    assert ofi["FI_EFA_USE_HW_CNTR"]["type"] == "getenv"  # read with a raw getenv, not fi_param_define
+    assert ofi["OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK"]["upstream"] == "aws-ofi-nccl"
+    assert all(r["source"] and r["confidence"] for r in [*ucx.values(), *ofi.values()])
+
+
+def test_ucx_block_on_the_ucx_it_was_written_for_is_quiet():
+    found, unknown = outcomes(run(image(script_env("sc24_export_frontier_vars.sh")), node(NODE)))
+    assert found == {} and unknown == {}  # UCX 1.13.1 reads UCX_NET_DEVICES, UCX_IB_REG_METHODS and UCX_TLS
+
+
+def test_ucx_block_on_a_newer_ucx_says_reg_methods_is_no_longer_read():
+    # UCX 1.20.0 is what NGC's cuda-dl-base 26.03 ships (catalogs/base_images.json)
+    found, _ = outcomes(run(image(script_env("sc24_export_frontier_vars.sh"), ucx="1.20.0"), node(NODE)))
+    removed = found["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]
+    assert [f.evidence[0].fact for f in removed] == ["image.env.UCX_IB_REG_METHODS"]
+    assert "no longer reads" in removed[0].title and "1.16.0" in removed[0].mechanism
+
+
+def test_ucx_version_unknown_is_an_unknown_naming_it():
+    found, unknown = outcomes(run(image(script_env("sc24_export_frontier_vars.sh"), ucx=None), node(NODE)))
+    assert "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE" not in found
+    assert "UCX version was not read" in unknown["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"][0].reason
+
+
+def test_efa_block_on_an_old_libfabric_fork_safe_not_yet_read():
+    env = script_env("birdnoise_train_dist.sh")
+    # Debian bullseye's libfabric1 is 1.11.0: FI_EFA_FORK_SAFE arrived in 1.13.0
+    found, _ = outcomes(run(image(env, libfabric="1.11.0"), node(NODE)))
+    not_yet = found["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]
+    assert [f.evidence[0].fact for f in not_yet] == ["image.env.FI_EFA_FORK_SAFE"]
+    assert "does not read" in not_yet[0].title and "1.13.0" in not_yet[0].title
+    # the same script on Debian bookworm's libfabric 1.17.0 reads every FI_* it sets
+    found, unknown = outcomes(run(image(env, libfabric="1.17.0"), node(NODE)))
+    assert found == {} and unknown == {}
+
+
+def test_efa_block_without_libfabric_in_the_image_is_left_to_the_libfabric_rules():
+    found, _ = outcomes(run(image(script_env("birdnoise_train_dist.sh")), node(NODE)))
+    assert found == {}
+
+
+def test_provider_the_catalog_does_not_enumerate_is_unknown_not_a_typo():
+    env = script_env("nersc_env_nccl.sh")
+    found, unknown = outcomes(run(image(env, libfabric="1.17.0"), node(NODE)))
+    assert "ENV-UPSTREAM-PARAM-UNKNOWN" not in found  # FI_CXI_*: cxi's names are not enumerated
+    assert "FI_CXI_DISABLE_HOST_REGISTER" in unknown["ENV-UPSTREAM-PARAM-UNKNOWN"][0].reason
+    assert "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE" not in found  # FI_MR_CACHE_MONITOR: core, read since 1.9.0
+
+
+def test_misspelled_name_gets_did_you_mean():
+    # error path, hand-made: the missing S of UCX_NET_DEVICES
+    found, _ = outcomes(run(image({"UCX_NET_DEVICE": "mlx5_0:1"}), node(NODE)))
+    typo = found["ENV-UPSTREAM-PARAM-UNKNOWN"][0]
+    assert "UCX_NET_DEVICES" in typo.title and typo.severity == "warning"
+
+
+def test_plugin_setting_against_the_plugin_release():
+    env = {"OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK": "1"}
+    found, _ = outcomes(run(image(env, plugin="1.7.3-aws"), node(NODE)))
+    assert [f.evidence[0].fact for f in found["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]] == [
+        "image.env.OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK"
+    ]
+    found, _ = outcomes(run(image(env, plugin="1.9.1-aws"), node(NODE)))
+    assert found == {}
