@@ -125,3 +125,16 @@ def test_plugin_setting_against_the_plugin_release():
     ]
     found, _ = outcomes(run(image(env, plugin="1.9.1-aws"), node(NODE)))
     assert found == {}
+
+
+def test_rdma_core_notes_and_cuda_errors_load_with_their_sources():
+    notes = matrix().rows("rdma_core_notes")
+    # copy-on-fork: libibverbs stops honouring IBV_FORK_SAFE once the kernel does fork itself (v51.0)
+    fork = [r for r in notes if r["release"] == "51.0" and "fork" in r["topics"]]
+    assert fork and "IBV_FORK_SAFE" in fork[0]["text"] and fork[0]["source"].startswith("linux-rdma/rdma-core@v51.0")
+    assert any(r["release"] == "34.0" and "dmabuf" in r["topics"] for r in notes)  # ibv_reg_dmabuf_mr arrives
+    errors = {r["code"]: r for r in matrix().rows("cuda_driver_errors")}
+    assert errors[804]["name"] == "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE" and errors[804]["container_meaning"]
+    assert errors[803]["name"] == "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"
+    assert errors[34]["name"] == "CUDA_ERROR_STUB_LIBRARY" and "stub" in errors[34]["container_meaning"]
+    assert errors[700]["container_meaning"] is None and errors[700]["note"]  # an illegal address is the code's own
