@@ -7,7 +7,7 @@ import dataclasses
 import os
 import re
 
-from engine_facts import committed_facts, matrix, node, run
+from engine_facts import committed_facts, matrix, node, run, with_nccl
 
 from imgcheck.model.image import Libfabric, NcclNetPlugin
 
@@ -138,3 +138,42 @@ def test_rdma_core_notes_and_cuda_errors_load_with_their_sources():
     assert errors[803]["name"] == "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"
     assert errors[34]["name"] == "CUDA_ERROR_STUB_LIBRARY" and "stub" in errors[34]["container_meaning"]
     assert errors[700]["container_meaning"] is None and errors[700]["note"]  # an illegal address is the code's own
+
+
+def later_fix(result):
+    found = [f for f in result.findings if f.id == "UPSTREAM-RELEASE-LATER-FIX"]
+    unknown = [u for u in result.unknowns if u.rule == "UPSTREAM-RELEASE-LATER-FIX"]
+    return found, unknown
+
+
+def test_release_notes_cover_every_release_of_the_three_upstreams():
+    rows = matrix().rows("upstream_release_notes")
+    ups = {u: [r for r in rows if r["upstream"] == u] for u in ("ucx", "libfabric", "aws-ofi-nccl")}
+    assert len({r["release"] for r in ups["ucx"]}) > 30 and len({r["release"] for r in ups["aws-ofi-nccl"]}) > 40
+    crash = next(r for r in ups["aws-ofi-nccl"] if r["release"] == "1.17.2" and "NCCL v2.28" in r["text"])
+    assert crash["kind"] == "fix" and crash["symptom"] == "crash" and crash["conditions"] == ["nccl:2.28"]
+
+
+def test_a_plugin_fix_whose_condition_the_facts_show_is_named():
+    # aws-ofi-nccl 1.17.0 (what NGC cuda-dl-base 26.03 ships) with NCCL 2.28.3 (the NCCL its release notes name):
+    # 1.17.2 fixed "a crash with NCCL v2.28.x when Libfabric initialization failed"
+    facts = with_nccl(committed_facts("bookworm"), "2.28.3")
+    p = NcclNetPlugin(path="/opt/amazon/ofi-nccl/lib/libnccl-net.so", name="libnccl-net.so", project="aws-ofi-nccl")
+    facts = dataclasses.replace(facts, nccl_net_plugins=(dataclasses.replace(p, version="1.17.0"),))
+    found, _ = later_fix(run(facts, node(NODE)))
+    assert found and found[0].severity == "info"
+    assert "1.17.2" in found[0].mechanism and "NCCL v2.28" in found[0].mechanism
+    assert any(e.fact == "image.nccl_net_plugins.version" for e in found[0].evidence)
+    # the same plugin with NCCL 2.29.7 (as NGC 26.03 pairs it): that entry's condition does not hold
+    facts = dataclasses.replace(
+        with_nccl(committed_facts("bookworm"), "2.29.7"), nccl_net_plugins=facts.nccl_net_plugins
+    )
+    found, _ = later_fix(run(facts, node(NODE)))
+    assert not any("NCCL v2.28" in f.mechanism for f in found)
+
+
+def test_fixes_whose_conditions_the_facts_cannot_show_are_one_unknown():
+    # Debian bookworm's UCX 1.13.1: later UCX releases fixed hangs and crashes in paths the facts do not show
+    found, unknown = later_fix(run(committed_facts("bookworm"), node(NODE)))
+    assert not found and len(unknown) == 1
+    assert "ucx 1.13.1" in unknown[0].reason and "cannot show their conditions" in unknown[0].reason

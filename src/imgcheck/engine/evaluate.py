@@ -38,6 +38,7 @@ from . import (
     rdma_userspace,
     registration,
     ucx,
+    upstream_releases,
 )
 from .context import Ctx
 
@@ -67,6 +68,7 @@ FAMILIES = (
     efa,
     net_plugin,
     env_upstream_params,
+    upstream_releases,
 )
 NODE_FAMILIES = (node_only, node_driver)  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
