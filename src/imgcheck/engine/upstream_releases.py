@@ -106,6 +106,6 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         yield unknown(
             rule,
             f"{len(undecided)} hang/crash/corruption fixes in releases after {stack} (upstream_release_notes) may "
-            f"apply; the facts cannot show their conditions: {', '.join(open_conds[:8])}"
-            + (f" (+{len(open_conds) - 8} more)" if len(open_conds) > 8 else ""),
+            f"apply; the facts cannot show their conditions: {', '.join(open_conds[:_LISTED])}"
+            + (f" (+{len(open_conds) - _LISTED} more)" if len(open_conds) > _LISTED else ""),
         )
