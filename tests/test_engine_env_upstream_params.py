@@ -9,7 +9,7 @@ import re
 
 from engine_facts import committed_facts, matrix, node, run, with_nccl
 
-from imgcheck.model.image import Libfabric, NcclNetPlugin
+from imgcheck.model.image import Libfabric, NcclNetPlugin, Package
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "upstream_env")
 _EXPORT = re.compile(r"^export ([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
@@ -177,3 +177,35 @@ def test_fixes_whose_conditions_the_facts_cannot_show_are_one_unknown():
     found, unknown = later_fix(run(committed_facts("bookworm"), node(NODE)))
     assert not found and len(unknown) == 1
     assert "ucx 1.13.1" in unknown[0].reason and "cannot show their conditions" in unknown[0].reason
+
+
+def with_torch(facts, version: str):
+    torch = Package(
+        name="torch",
+        version=version,
+        db="python",
+        path=f"/usr/local/lib/python3.11/dist-packages/torch-{version}.dist-info/METADATA",
+    )
+    return dataclasses.replace(facts, packages=(*facts.packages, torch))
+
+
+def test_torch_script_with_old_and_listed_names_is_quiet():
+    # the old NCCL_* names are the NCCL lint's (read by PyTorch, not typos); TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC is
+    # listed by PyTorch's docs with no first release recorded: nothing to say either way
+    facts = with_torch(image(script_env("ssocl_debug.sh")), "2.1.2")
+    found, unknown = outcomes(run(facts, node(NODE)))
+    assert found == {} and unknown == {}
+
+
+def test_renamed_torch_variable_on_a_torch_that_reads_only_the_old_name():
+    # error path, hand-made: the 2.2.0 name set in an image whose torch is 2.1.2 (PyPI), then 2.5.1
+    env = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+    found, _ = outcomes(run(with_torch(image(env), "2.1.2"), node(NODE)))
+    (f,) = found["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]
+    assert "NCCL_ASYNC_ERROR_HANDLING" in f.title and "2.1.2" in f.title
+    assert any(e.fact == "image.packages.torch" for e in f.evidence)
+    found, _ = outcomes(run(with_torch(image(env), "2.5.1"), node(NODE)))
+    assert found == {}
+    # a TORCH_NCCL_* name the table does not list is unknown, never called a typo
+    found, unknown = outcomes(run(with_torch(image({"TORCH_NCCL_ASYNC_HANDLING": "1"}), "2.5.1"), node(NODE)))
+    assert found == {} and "not enumerated" in unknown["ENV-UPSTREAM-PARAM-UNKNOWN"][0].reason

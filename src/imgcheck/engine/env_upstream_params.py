@@ -27,6 +27,7 @@ NEEDS: dict[str, set[Any]] = {}
 _FI_COVERED = ("FI_EFA_", "FI_VERBS_", "FI_SHM_", "FI_OFI_RXM_")
 _FI_PROVIDER_PREFIX = re.compile(r"FI_([A-Z0-9]+)_")
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
+_TORCH_PREFIXES = ("TORCH_NCCL_", "TORCH_ENABLE_NCCL_")
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def _names(ctx: Ctx) -> list[str]:
     found = set(ctx.image.env)
     if ctx.job is not None:
         found |= {v.name for v in ctx.job.env}
-    return sorted(n for n in found if n.startswith(("UCX_", "OFI_NCCL_", "FI_")))
+    return sorted(n for n in found if n.startswith(("UCX_", "OFI_NCCL_", "FI_", *_TORCH_PREFIXES)))
 
 
 def _release(text: str | None) -> str | None:
@@ -102,6 +103,9 @@ def _check(ctx: Ctx) -> Iterator[Outcome]:
         s = ctx.setting(name)
         if s is None:
             continue
+        if name.startswith(_TORCH_PREFIXES):
+            yield from _torch(ctx, s, name)
+            continue
         lib = _library(ctx, name)
         rows = _rows(ctx, lib)
         if name.startswith("FI_") and not _fi_covered(name, rows):
@@ -116,6 +120,50 @@ def _check(ctx: Ctx) -> Iterator[Outcome]:
             yield from _unknown_name(ctx, s, name, lib, rows)
         else:
             yield from _in_release(ctx, s, name, lib, row, rows)
+
+
+def _torch(ctx: Ctx, s: Any, name: str) -> Iterator[Outcome]:
+    """PyTorch's c10d variables: only what torch_nccl_env states is decided (the renames of torch 2.2.0); a name it
+    does not list is unknown, never a typo (the table is not an enumeration of every release)."""
+    rule = "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"
+    rows = {r["name"]: r for r in ctx.matrix.rows("torch_nccl_env")}
+    row = rows.get(name)
+    if row is None:
+        near = difflib.get_close_matches(name, list(rows), n=1, cutoff=0.85)
+        yield unknown(
+            "ENV-UPSTREAM-PARAM-UNKNOWN",
+            f"{name}: PyTorch's c10d variables are not enumerated per release (catalogs/torch_nccl_env.json lists "
+            "the renamed and documented ones only)" + (f"; a listed name close to it: {near[0]}" if near else ""),
+        )
+        return
+    if row["first"] is None:
+        return  # listed by PyTorch's docs or code, first release not known: nothing to compare
+    torch = next((p for p in ctx.image.packages if p.db == "python" and p.name.lower() == "torch"), None)
+    if torch is None:
+        why = ctx.image_unknown("packages")
+        if why:
+            yield unknown(rule, f"whether torch reads {name} (from {row['first']}) needs its version: {why}")
+        return  # no torch in the image: the setting is for no one here
+    version = _release(torch.version)
+    if version is None:
+        yield unknown(rule, f"torch's version {torch.version!r} does not parse; {name} is read from {row['first']}")
+        return
+    if ranges.below(version, row["first"]):
+        evidence = [s.evidence, Evidence("image.packages.torch", torch.version, torch.location)]
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            variant="renamed" if row["renamed_from"] else "not-yet",
+            setting=s.label,
+            name=name,
+            upstream="PyTorch",
+            version=version,
+            first=row["first"],
+            last=None,
+            removed_in=None,
+            old=row["renamed_from"] or name,
+        )
 
 
 def _fi_covered(name: str, rows: dict[str, dict[str, Any]]) -> bool:
