@@ -42,8 +42,16 @@ def blocking_rules(
     blocking, unknown = set(), set()
     for _node, result in _each(image, nodes, matrix):
         blocking |= {f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore}
-        unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
+        unknown |= {u.rule for u in result.unknowns if u.rule not in ignore and can_block(matrix, u.rule)}
     return blocking, unknown
+
+
+def can_block(matrix: Matrix, rule: str) -> bool:
+    """Whether a finding of `rule` could rule a candidate out: an unknown of a rule whose row and variants are all
+    below BLOCKING (an info-only rule such as UPSTREAM-RELEASE-LATER-FIX) leaves nothing undecided about it."""
+    row = matrix.rule(rule)
+    severities = {row["severity"], *(v.get("severity", row["severity"]) for v in (row.get("variants") or {}).values())}
+    return bool(severities & set(BLOCKING))
 
 
 def _each(image: ImageFacts, nodes, matrix: Matrix):
@@ -74,7 +82,7 @@ def judge(
                 if f.severity in BLOCKING and f.id not in ignore:
                     names = names_of.get(node.name, [node.name]) if names_of else [node.name]
                     blocking.setdefault(f.id, set()).update(names)
-            unknown |= {u.rule for u in result.unknowns if u.rule not in ignore}
+            unknown |= {u.rule for u in result.unknowns if u.rule not in ignore and can_block(matrix, u.rule)}
     if blocking:
         words = tuple(f"{rule} on {names_text(sorted(names))}" for rule, names in sorted(blocking.items()))
         return Judgement(
