@@ -57,6 +57,8 @@ def test_catalogs_are_generated_from_every_release_and_validate():
     assert ucx["UCX_RC_VERBS_TIMEOUT"]["default"] == ucx["UCX_RC_TIMEOUT"]["default"] == "1.0s"
     assert ucx["UCX_IB_REG_METHODS"]["removed_in"] == "1.16.0"
     assert ucx["UCX_PROTO_ENABLE"]["first"] == "1.9.0"
+    # a protocol default that changed, read from the tables: the new protocols became the default in 1.16.0
+    assert ucx["UCX_PROTO_ENABLE"]["default_history"] == ["1.9.0: n", "1.16.0: y"]
     assert ucx["UCX_WARN_UNUSED_ENV_VARS"]["first"] is not None  # a field named by a header macro
     ofi = {r["name"]: r for r in matrix().rows("ofi_params")}
     assert ofi["FI_EFA_FORK_SAFE"]["first"] == "1.13.0" and ofi["FI_EFA_FORK_SAFE"]["upstream"] == "libfabric"

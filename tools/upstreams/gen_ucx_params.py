@@ -209,6 +209,14 @@ def main() -> None:
         nxt = tags.index(last) + 1
         gaps = [t[1:] for t in tags[tags.index(first) : tags.index(last) + 1] if name not in per[t]]
         r = per[last][name]
+        # every release whose default differs from the one before (UCX_PROTO_ENABLE n -> y in 1.16.0): protocol
+        # and transport defaults that changed, read from the tables themselves
+        history, prev = [], object()
+        for t in present:
+            d = per[t][name]["default"]
+            if d != prev:
+                history.append(f"{t[1:]}: {d if d is not None else '(not a literal)'}")
+                prev = d
         rows.append(
             {
                 "name": name,
@@ -219,6 +227,7 @@ def main() -> None:
                 "last": last[1:],
                 "removed_in": tags[nxt][1:] if nxt < len(tags) else None,
                 "absent_in": gaps,
+                "default_history": history if len(history) > 1 else None,
                 "status": "deprecated" if r["deprecated"] else None,
                 "site": sorted(r["sites"])[0],
                 "source": f"{REPO}@{last}:{sorted(r['sites'])[0]}",
