@@ -9,6 +9,7 @@ import re
 
 from engine_facts import committed_facts, matrix, node, run, with_nccl
 
+from imgcheck.engine import evaluate
 from imgcheck.model.image import Libfabric, NcclNetPlugin, Package
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "upstream_env")
@@ -211,3 +212,14 @@ def test_renamed_torch_variable_on_a_torch_that_reads_only_the_old_name():
     # a TORCH_NCCL_* name the table does not list is unknown, never called a typo
     found, unknown = outcomes(run(with_torch(image({"TORCH_NCCL_ASYNC_HANDLING": "1"}), "2.5.1"), node(NODE)))
     assert found == {} and "not enumerated" in unknown["ENV-UPSTREAM-PARAM-UNKNOWN"][0].reason
+
+
+def test_the_launch_specs_env_is_linted_with_job_evidence():
+    from imgcheck.job import parse_job_spec
+
+    # the birdnoise script's settings passed with docker run -e instead of the image Env
+    (job,) = parse_job_spec("docker run -e FI_PROVIDER=efa -e FI_EFA_FORK_SAFE=1 img", "run.sh")
+    facts = image({}, libfabric="1.11.0")
+    result = evaluate(facts, node(NODE), matrix(), job=job)
+    (f,) = [f for f in result.findings if f.id == "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]
+    assert f.evidence[0].fact == "job.env.FI_EFA_FORK_SAFE"
