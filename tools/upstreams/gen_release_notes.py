@@ -140,7 +140,10 @@ def main() -> None:
                 items += [it for it in reader(m, major_tag) if (it["release"], it["text"]) not in seen]
                 tag = f"{tag} and {major_tag}"
         counts: dict[str, int] = {}
-        for n, it in enumerate(items, 1):
+        per_release: dict[str, int] = {}
+        for it in items:
+            # numbered within its release, so a new release at the top of the file does not renumber older entries
+            n = per_release[it["release"]] = per_release.get(it["release"], 0) + 1
             kind, symptom, conds = classify(it["text"], it["section"])
             counts[kind] = counts.get(kind, 0) + 1
             rows.append(

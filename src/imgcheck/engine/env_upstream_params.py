@@ -20,7 +20,12 @@ from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("ENV-UPSTREAM-PARAM-UNKNOWN", "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE")
-NEEDS: dict[str, set[Any]] = {}
+# names every release reads: the tables are there (validate refuses a matrix without them)
+NEEDS: dict[str, set[Any]] = {
+    "ucx_params": {"UCX_TLS"},
+    "ofi_params": {"FI_PROVIDER", "OFI_NCCL_GDR_FLUSH_DISABLE"},
+    "torch_nccl_env": {"TORCH_NCCL_ASYNC_ERROR_HANDLING"},
+}
 
 # libfabric names whose provider the generator resolved at every tag (core FI_*, efa, verbs, shm, ofi_rxm): only
 # these are linted by name; FI_CXI_*, FI_OPX_*, FI_PSM3_*, ... are not enumerated (docs/knowledge-coverage.md)
