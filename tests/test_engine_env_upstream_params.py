@@ -118,6 +118,9 @@ def test_misspelled_name_gets_did_you_mean():
     found, _ = outcomes(run(image({"UCX_NET_DEVICE": "mlx5_0:1"}), node(NODE)))
     typo = found["ENV-UPSTREAM-PARAM-UNKNOWN"][0]
     assert "UCX_NET_DEVICES" in typo.title and typo.severity == "warning"
+    # ucx-py's own UCX_PY_* settings are not UCX's: not linted as UCX names
+    found, unknown = outcomes(run(image({"UCX_PY_LOG_LEVEL": "DEBUG"}), node(NODE)))
+    assert found == {} and unknown == {}
 
 
 def test_plugin_setting_against_the_plugin_release():

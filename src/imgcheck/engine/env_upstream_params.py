@@ -33,6 +33,9 @@ _FI_COVERED = ("FI_EFA_", "FI_VERBS_", "FI_SHM_", "FI_OFI_RXM_")
 _FI_PROVIDER_PREFIX = re.compile(r"FI_([A-Z0-9]+)_")
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
 _TORCH_PREFIXES = ("TORCH_NCCL_", "TORCH_ENABLE_NCCL_")
+# UCX_-prefixed names another program reads, not UCX: ucx-py's own settings (UCX_PY_LOG_LEVEL in its docs,
+# https://ucx-py.readthedocs.io/en/latest/configuration.html)
+_NOT_UCX = ("UCX_PY_",)
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,8 @@ def _names(ctx: Ctx) -> list[str]:
     found = set(ctx.image.env)
     if ctx.job is not None:
         found |= {v.name for v in ctx.job.env}
-    return sorted(n for n in found if n.startswith(("UCX_", "OFI_NCCL_", "FI_", *_TORCH_PREFIXES)))
+    names = (n for n in found if n.startswith(("UCX_", "OFI_NCCL_", "FI_", *_TORCH_PREFIXES)))
+    return sorted(n for n in names if not n.startswith(_NOT_UCX))
 
 
 def _release(text: str | None) -> str | None:
