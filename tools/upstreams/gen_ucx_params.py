@@ -96,6 +96,12 @@ def scan(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str, int]
                 else:
                     roots.append((args[0], p, path))
                 continue
+            name = mm.group(0).rstrip("( ")
+            if name in ("UCT_MM_TL_DEFINE", "UCT_MM_COMPONENT_DEFINE") and len(args) >= 5:
+                # the memory-mapper md table is named by token pasting: uct_##_name##_md_config_table
+                md_table, p = f"uct_{args[0].strip()}_md_config_table", _prefix(args[4], defines)
+                if md_table in tables and p is not None:
+                    roots.append((md_table, p, path))
             for i in range(len(args) - 1):
                 table = args[i + 1].lstrip("&").strip()
                 if table not in tables:
