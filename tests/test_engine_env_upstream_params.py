@@ -105,12 +105,26 @@ def test_efa_block_without_libfabric_in_the_image_is_left_to_the_libfabric_rules
     assert found == {}
 
 
-def test_provider_the_catalog_does_not_enumerate_is_unknown_not_a_typo():
+def test_slingshot_script_on_a_libfabric_with_the_cxi_provider_is_quiet():
+    # NERSC's Perlmutter script: FI_CXI_DISABLE_HOST_REGISTER (cxi, upstream since 1.21.0) and FI_MR_CACHE_MONITOR
     env = script_env("nersc_env_nccl.sh")
-    found, unknown = outcomes(run(image(env, libfabric="1.17.0"), node(NODE)))
-    assert "ENV-UPSTREAM-PARAM-UNKNOWN" not in found  # FI_CXI_*: cxi's names are not enumerated
-    assert "FI_CXI_DISABLE_HOST_REGISTER" in unknown["ENV-UPSTREAM-PARAM-UNKNOWN"][0].reason
-    assert "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE" not in found  # FI_MR_CACHE_MONITOR: core, read since 1.9.0
+    found, unknown = outcomes(run(image(env, libfabric="1.22.0"), node(NODE)))
+    assert found == {} and unknown == {}
+    # the same on upstream 1.17.0, which has no cxi provider yet: the cxi setting does nothing there
+    found, _ = outcomes(run(image(env, libfabric="1.17.0"), node(NODE)))
+    assert [f.evidence[0].fact for f in found["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]] == [
+        "image.env.FI_CXI_DISABLE_HOST_REGISTER"
+    ]
+
+
+def test_a_vendor_build_or_an_unknown_prefix_is_unknown_not_a_finding():
+    # version string in the shape of AWS's builds (1.22.0amzn4.0): the vendor's tree may read what upstream does not
+    found, unknown = outcomes(run(image(script_env("birdnoise_train_dist.sh"), libfabric="1.11.1amzn1.0"), node(NODE)))
+    assert "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE" not in found
+    assert "vendor build" in unknown["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"][0].reason
+    # error path, hand-made: a prefix no libfabric release uses
+    found, unknown = outcomes(run(image({"FI_XYZ_THING": "1"}, libfabric="1.22.0"), node(NODE)))
+    assert found == {} and "FI_<word>_ prefix" in unknown["ENV-UPSTREAM-PARAM-UNKNOWN"][0].reason
 
 
 def test_misspelled_name_gets_did_you_mean():

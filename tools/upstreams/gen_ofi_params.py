@@ -28,6 +28,7 @@ OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/compat_matrix/cat
 FI_DEFINE = re.compile(r"\bfi_param_define\s*\(")
 PROV_STRUCT = re.compile(r"struct\s+fi_provider\s+(\w+)\s*=\s*\{")
 STR_DEFINE = re.compile(r'#\s*define\s+(\w+)\s+((?:"[^"\n]*"\s*)+)\s*$', re.M)
+CHAR_ARRAY = re.compile(r'char\s+(\w+)\s*\[[^\]]*\]\s*=\s*"([^"]*)"')
 WRAPPER = re.compile(r'\b(\w+_param_define|\w+_define_param|\w+_get_param_\w+)\s*\(\s*"(\w+)"')
 OFI_PARAM = re.compile(r"\bOFI_NCCL_PARAM(_INT|_UINT|_STR|_DEPRECATED|_REMOVED)?\s*\(")
 
@@ -61,6 +62,8 @@ def libfabric(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str,
     for src in files.values():
         for name, lit in STR_DEFINE.findall(src):
             defines[name] = "".join(re.findall(r'"([^"]*)"', lit))
+        # a provider named by a char array: static char xnet_prov_name[OFI_NAME_MAX] = "tcp";
+        defines.update(dict(CHAR_ARRAY.findall(src)))
     provs: dict[str, str] = {"core_prov": ""}
     for src in files.values():
         for mm in PROV_STRUCT.finditer(src):

@@ -27,9 +27,9 @@ NEEDS: dict[str, set[Any]] = {
     "torch_nccl_env": {"TORCH_NCCL_ASYNC_ERROR_HANDLING"},
 }
 
-# libfabric names whose provider the generator resolved at every tag (core FI_*, efa, verbs, shm, ofi_rxm): only
-# these are linted by name; FI_CXI_*, FI_OPX_*, FI_PSM3_*, ... are not enumerated (docs/knowledge-coverage.md)
-_FI_COVERED = ("FI_EFA_", "FI_VERBS_", "FI_SHM_", "FI_OFI_RXM_")
+# a vendor build of the library (AWS's 1.22.0amzn4.0, HPE's cray builds) may read a variable before or after the
+# upstream release of the same number: the release check is then unknown, never a finding
+_VENDOR_BUILD = re.compile(r"\d(amzn|cray|hpe|aws|nvidia|mlnx)", re.I)
 _FI_PROVIDER_PREFIX = re.compile(r"FI_([A-Z0-9]+)_")
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
 _TORCH_PREFIXES = ("TORCH_NCCL_", "TORCH_ENABLE_NCCL_")
@@ -45,6 +45,7 @@ class _Library:
     version: str | None  # release number only ("1.9.1" of "1.9.1-aws")
     evidence: list[Evidence]
     why_unknown: str | None  # why the version is unknown; None when known
+    vendor: str | None = None  # the raw version when it is a vendor build (see _VENDOR_BUILD)
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
@@ -82,7 +83,9 @@ def _library(ctx: Ctx, name: str) -> _Library:
         ev = [Evidence("image.ucx.version", ucx.version, ucx.location)] if ucx else []
         if ucx is None and why is None:
             why = "the image has no UCX; the setting matters only to a UCX the job brings"
-        return _Library("UCX", "ucx_params", _release(ucx.version if ucx else None), ev, why)
+        return _Library(
+            "UCX", "ucx_params", _release(ucx.version if ucx else None), ev, why, _vendor(ucx.version if ucx else None)
+        )
     if name.startswith("OFI_NCCL_"):
         plugins = [p for p in img.nccl_net_plugins if (p.project or "").startswith("aws-ofi-nccl") or "ofi" in p.name]
         version = next((p.version for p in plugins if p.version), None)
@@ -92,13 +95,18 @@ def _library(ctx: Ctx, name: str) -> _Library:
                 "the aws-ofi-nccl plugin's release was not read" if plugins else "the image has no aws-ofi-nccl plugin"
             )
         ev = [Evidence("image.nccl_net_plugins.version", p.version, p.location) for p in plugins[:1]]
-        return _Library("aws-ofi-nccl", "aws-ofi-nccl", _release(version), ev, why)
+        return _Library("aws-ofi-nccl", "aws-ofi-nccl", _release(version), ev, why)  # -aws: the upstream's own tags
     fab = img.libfabric
     why = ctx.image_unknown("libfabric") or (None if fab is None or fab.version else "libfabric's release was not read")
     if fab is None and why is None:
         why = "the image has no libfabric"
     ev = [Evidence("image.libfabric.version", fab.version, fab.location)] if fab else []
-    return _Library("libfabric", "libfabric", _release(fab.version if fab else None), ev, why)
+    raw = fab.version if fab else None
+    return _Library("libfabric", "libfabric", _release(raw), ev, why, _vendor(raw))
+
+
+def _vendor(raw: str | None) -> str | None:
+    return raw if raw and _VENDOR_BUILD.search(raw) else None
 
 
 def _rows(ctx: Ctx, lib: _Library) -> dict[str, dict[str, Any]]:
@@ -120,8 +128,8 @@ def _check(ctx: Ctx) -> Iterator[Outcome]:
         if name.startswith("FI_") and not _fi_covered(name, rows):
             yield unknown(
                 "ENV-UPSTREAM-PARAM-UNKNOWN",
-                f"{name}: the libfabric provider it names is not in catalogs/ofi_params.json (only core FI_* and "
-                f"{', '.join(p.rstrip('_') + '_*' for p in _FI_COVERED)} are enumerated)",
+                f"{name}: no libfabric release defines a variable with its FI_<word>_ prefix "
+                "(catalogs/ofi_params.json); another program or an unenumerated provider may read it",
             )
             continue
         row = rows.get(name)
@@ -176,15 +184,12 @@ def _torch(ctx: Ctx, s: Any, name: str) -> Iterator[Outcome]:
 
 
 def _fi_covered(name: str, rows: dict[str, dict[str, Any]]) -> bool:
-    if name.startswith(_FI_COVERED) or name in rows:
+    """A name the table has, or one whose FI_<WORD>_ prefix (a provider such as FI_EFA_, or a core group such as
+    FI_HMEM_) the table has names of; anything else names a provider or program the catalog does not enumerate."""
+    if name in rows:
         return True
     m = _FI_PROVIDER_PREFIX.match(name)
-    # FI_<WORD>_...: a core name when a core variable (defined outside prov/, or in prov/util) starts with that word
-    # (FI_HMEM_..., FI_MR_...); otherwise it names a provider whose variables the catalog does not enumerate
-    return m is not None and any(
-        n.startswith(f"FI_{m.group(1)}") and (not r["site"].startswith("prov/") or r["site"].startswith("prov/util"))
-        for n, r in rows.items()
-    )
+    return m is not None and any(n.startswith(f"FI_{m.group(1)}_") for n in rows)
 
 
 def _span(rows: dict[str, dict[str, Any]]) -> tuple[str, str]:
@@ -235,6 +240,16 @@ def _in_release(
         removed_in=removed,
     )
     evidence = [s.evidence, *lib.evidence]
+    outside = ranges.below(lib.version, first) or (
+        removed and ranges.at_least(lib.version, removed) and not ranges.below(newest, lib.version)
+    )
+    if outside and lib.vendor:
+        yield unknown(
+            rule,
+            f"{lib.upstream} {lib.vendor} is a vendor build: upstream {lib.version} does not read {name} "
+            f"({first}..{last}), but the vendor's tree may",
+        )
+        return
     if ranges.below(lib.version, first):
         yield finding(ctx.matrix, rule, evidence, variant="not-yet", **params)
     elif removed and ranges.at_least(lib.version, removed) and not ranges.below(newest, lib.version):
