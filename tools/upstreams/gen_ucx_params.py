@@ -180,6 +180,17 @@ def scan(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str, int]
             roots.append((table, "", tables[table][0]))
     for table, prefix, _site in roots:
         walk(table, (prefix,), 0)
+    # variables read with a raw getenv("UCX_...") outside the tables (UCX_CONFIG_DIR: where ucx.conf is looked for)
+    try:
+        raw = m.git("grep", "-n", "-o", "-E", r'getenv\("UCX_[A-Z0-9_]+"', tag, "--", "src")
+    except Exception:  # git grep exits 1 when nothing matches
+        raw = ""
+    for line in raw.splitlines():
+        _tag, path, _ln, hit = line.split(":", 3)
+        env = hit[len('getenv("') : -1]
+        params.setdefault(env, {"default": None, "type": "getenv", "field": env, "deprecated": False})
+        params[env].setdefault("sites", set()).add(path)
+        params[env].setdefault("prefixes", set())
     stats["unreached_tables"] = len(set(tables) - reached)
     return params, stats
 
