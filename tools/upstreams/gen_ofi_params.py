@@ -152,6 +152,15 @@ def ofi_nccl(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str, 
                 "status": {"_DEPRECATED": "deprecated", "_REMOVED": "removed"}.get(kind),
                 "message": msg,
             }
+    # OFI_NCCL_* read with a raw getenv (OFI_NCCL_FORCE_PRODUCT_NAME); the NCCL_* names it reads are NCCL's lint's
+    try:
+        raw = m.git("grep", "-n", "-o", "-E", r'getenv\("OFI_NCCL_[A-Z0-9_]+"', tag, "--", "src", "include")
+    except Exception:  # git grep exits 1 when nothing matches
+        raw = ""
+    for line in raw.splitlines():
+        _tag, path, _ln, hit = line.split(":", 3)
+        stats["sites"] += 1
+        out.setdefault(hit[len('getenv("') : -1], {"type": "getenv", "default": None, "site": path})
     return out, stats
 
 
