@@ -109,10 +109,18 @@ def _vendor(raw: str | None) -> str | None:
     return raw if raw and _VENDOR_BUILD.search(raw) else None
 
 
+_BY_NAME: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+
+
 def _rows(ctx: Ctx, lib: _Library) -> dict[str, dict[str, Any]]:
-    if lib.table == "ucx_params":
-        return {r["name"]: r for r in ctx.matrix.rows("ucx_params")}
-    return {r["name"]: r for r in ctx.matrix.rows("ofi_params") if r["upstream"] == lib.table}
+    """name -> row of the library's table, built once per matrix (keyed by its digest)."""
+    key = (ctx.matrix.digest, lib.table)
+    if key not in _BY_NAME:
+        if lib.table == "ucx_params":
+            _BY_NAME[key] = {r["name"]: r for r in ctx.matrix.rows("ucx_params")}
+        else:
+            _BY_NAME[key] = {r["name"]: r for r in ctx.matrix.rows("ofi_params") if r["upstream"] == lib.table}
+    return _BY_NAME[key]
 
 
 def _check(ctx: Ctx) -> Iterator[Outcome]:

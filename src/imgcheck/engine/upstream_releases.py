@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..matrix import Matrix
 from ..model.report import Evidence
 from ..versions import ranges
 from .context import Ctx
@@ -42,6 +43,22 @@ def _versions(ctx: Ctx) -> dict[str, tuple[str, Evidence]]:
             out["aws-ofi-nccl"] = (m.group(0), Evidence("image.nccl_net_plugins.version", p.version, p.location))
             break
     return out
+
+
+_FIXES: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {}
+
+
+def _failure_fixes(matrix: Matrix) -> dict[str, tuple[dict[str, Any], ...]]:
+    """The hang/crash/corruption fixes per upstream, computed once per matrix (keyed by its digest): recommend
+    evaluates hundreds of catalog readings, and the table has thousands of entries."""
+    cached = _FIXES.get(matrix.digest)
+    if cached is None:
+        by: dict[str, list[dict[str, Any]]] = {}
+        for row in matrix.rows("upstream_release_notes"):
+            if row["kind"] == "fix" and row["symptom"] in _FAILURES:
+                by.setdefault(row["upstream"], []).append(row)
+        cached = _FIXES[matrix.digest] = {u: tuple(rs) for u, rs in by.items()}
+    return cached
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
@@ -80,9 +97,8 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     rule = "UPSTREAM-RELEASE-LATER-FIX"
     shown: list[dict[str, Any]] = []
     undecided: list[tuple[dict[str, Any], list[str]]] = []
-    for row in ctx.matrix.rows("upstream_release_notes"):
-        if row["upstream"] not in versions or row["kind"] != "fix" or row["symptom"] not in _FAILURES:
-            continue
+    fixes = _failure_fixes(ctx.matrix)
+    for row in (r for u in versions for r in fixes.get(u, ())):
         version = versions[row["upstream"]][0]
         if ranges.at_least(version, row["release"]) is not False:
             continue  # the image's release has the fix (or may have it)
