@@ -240,3 +240,20 @@ def test_the_launch_specs_env_is_linted_with_job_evidence():
     result = evaluate(facts, node(NODE), matrix(), job=job)
     (f,) = [f for f in result.findings if f.id == "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]
     assert f.evidence[0].fact == "job.env.FI_EFA_FORK_SAFE"
+
+
+def test_an_efa_fix_whose_setting_the_script_sets_is_named_on_an_efa_node():
+    from imgcheck.model.node_io import parse_node_facts
+
+    # node facts as test_efa.py writes them: one EFA device (driver efa), as on a p4d instance
+    efa_node = parse_node_facts(
+        {"name": "p4d", "rdma": {"stack": "inbox", "devices": [{"name": "rdmap16s27", "driver": "efa"}]}}, "node"
+    )
+    # the birdnoise script sets FI_EFA_ENABLE_SHM_TRANSFER=0; libfabric 2.5.0 fixed "uninitialized descriptor
+    # arrays causing segfault with FI_EFA_ENABLE_SHM_TRANSFER=0"
+    facts = image(script_env("birdnoise_train_dist.sh"), libfabric="2.4.0")
+    found, _ = later_fix(run(facts, efa_node))
+    assert found and "FI_EFA_ENABLE_SHM_TRANSFER=0" in found[0].mechanism and "libfabric 2.5.0" in found[0].mechanism
+    # the same image on an InfiniBand node: the EFA provider's fixes do not apply there
+    found, _ = later_fix(run(facts, node(NODE)))
+    assert not any("FI_EFA_ENABLE_SHM_TRANSFER" in f.mechanism for f in found)

@@ -47,6 +47,14 @@ CONDITIONS = [
     ("transport:ib", r"infiniband|\bib\b"),
     ("arch:arm64", r"aarch64|\barm\b|grace"),
 ]
+SECTION_CONDITIONS = [
+    (r"(^|/)efa$", "provider:efa"),
+    (r"(^|/)verbs$|rdma core", "provider:verbs"),
+    (r"(^|/)shm$", "provider:shm"),
+    (r"(^|/)tcp$", "provider:tcp"),
+    (r"(^|/)cuda$", "gpu:nvidia"),
+    (r"(^|/)rocm$", "gpu:amd"),
+]
 NCCL_SERIES = re.compile(r"NCCL v?(2\.\d+)(?:\.x|\.\d+)?", re.I)
 SETTING = re.compile(r"`?((?:FI|UCX|OFI_NCCL|NCCL)_[A-Z0-9_]+)`?")
 
@@ -64,6 +72,10 @@ def classify(text: str, section: str) -> tuple[str, str | None, list[str]]:
         kind = "feature" if "feature" in sec else ("fix" if "fix" in low else "other")
     symptom = next((s for s, rx in SYMPTOMS.items() if re.search(rx, low)), None)
     conds = [c for c, rx in CONDITIONS if re.search(rx, text, re.I)]
+    # the section an entry sits in names its component: libfabric's "## EFA ##", UCX's "#### RDMA CORE (IB, ...)"
+    for rx, cond in SECTION_CONDITIONS:
+        if re.search(rx, section, re.I) and cond not in conds:
+            conds.append(cond)
     if "gpu:amd" in conds and "gpu:nvidia" in conds:
         conds.remove("gpu:nvidia")
     conds += [f"nccl:{m}" for m in sorted(set(NCCL_SERIES.findall(text)))]

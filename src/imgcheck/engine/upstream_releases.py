@@ -21,7 +21,9 @@ RULES = ("UPSTREAM-RELEASE-LATER-FIX",)
 NEEDS: dict[str, set[Any]] = {}
 
 _FAILURES = {"hang", "crash", "data-corruption"}
-_BROAD = ("gpu:nvidia", "transport:")  # shown by nearly every GPU/RDMA node: naming an entry needs a narrower fact
+# shown by nearly every GPU/RDMA node (UCX's "RDMA CORE" section names every verbs transport): naming an entry needs a
+# narrower fact shown too
+_BROAD = ("gpu:nvidia", "transport:", "provider:verbs")
 _LISTED = 5
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
 
