@@ -56,7 +56,9 @@ def test_catalogs_are_generated_from_every_release_and_validate():
     assert len(ucx) > 1000  # 1.2.0 .. 1.22.0, nested prefixes expanded
     # one field, two names: the rc transport's own prefix and the nested table's (parser.c)
     assert ucx["UCX_RC_VERBS_TIMEOUT"]["default"] == ucx["UCX_RC_TIMEOUT"]["default"] == "1.0s"
-    assert ucx["UCX_IB_REG_METHODS"]["removed_in"] == "1.16.0"
+    assert ucx["UCX_IB_REG_METHODS"]["removed_in"] == "1.16.0" and ucx["UCX_IB_REG_METHODS"]["uncertain"] is None
+    # a bound a table the generator did not reach could explain is marked, and the lint says unknown for it
+    assert sum(1 for r in ucx.values() if r["uncertain"]) < len(ucx) // 10
     assert ucx["UCX_PROTO_ENABLE"]["first"] == "1.9.0"
     # a protocol default that changed, read from the tables: the new protocols became the default in 1.16.0
     assert ucx["UCX_PROTO_ENABLE"]["default_history"] == ["1.9.0: n", "1.16.0: y"]

@@ -73,7 +73,7 @@ def libfabric(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str,
             if val:
                 provs[mm.group(1)] = val
     out: dict[str, dict[str, Any]] = {}
-    stats = {"sites": 0, "unresolved": 0}
+    stats: dict[str, Any] = {"sites": 0, "unresolved": 0, "unresolved_dirs": []}
     for path in paths:
         src = files.get(path, "")
         for mm in FI_DEFINE.finditer(src):
@@ -100,6 +100,7 @@ def libfabric(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str,
                     continue
             if prov is None or name is None:
                 stats["unresolved"] += 1
+                stats["unresolved_dirs"] = sorted({*stats["unresolved_dirs"], _dir(path)})
                 continue
             env = ("FI_" + (prov + "_" if prov else "") + name).upper()
             t = re.match(r"FI_PARAM_(\w+)", args[2].strip())
@@ -164,7 +165,26 @@ def ofi_nccl(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str, 
     return out, stats
 
 
-def _rows(repo: str, tags: list[tuple[str, str]], per: dict[str, dict[str, dict[str, Any]]], upstream: str) -> list:
+def _dir(path: str) -> str:
+    """prov/efa/src/x.c -> prov/efa; src/x.c -> src (the core)."""
+    parts = path.split("/")
+    return "/".join(parts[:2]) if parts[0] == "prov" else parts[0]
+
+
+def _missed(stats: dict[str, Any], site: str) -> bool:
+    """Whether a release's unresolved sites could hide this name: unresolved in its own directory (or in a
+    plugin aws-ofi-nccl release, which has no provider directories)."""
+    dirs = stats.get("unresolved_dirs")
+    return bool(stats["unresolved"]) if dirs is None else _dir(site) in dirs
+
+
+def _rows(
+    repo: str,
+    tags: list[tuple[str, str]],
+    per: dict[str, dict[str, dict[str, Any]]],
+    upstream: str,
+    coverage: dict[str, dict[str, int]],
+) -> list:
     order = [v for _, v in tags]
     tag_of = dict((v, t) for t, v in tags)
     rows = []
@@ -183,6 +203,16 @@ def _rows(repo: str, tags: list[tuple[str, str]], per: dict[str, dict[str, dict[
                 "last": last,
                 "removed_in": order[nxt] if nxt < len(order) else None,
                 "absent_in": [v for v in order[order.index(first) : nxt] if name not in per[v]],
+                # bounds a generator miss could explain: a release with sites whose provider was not resolved
+                "uncertain": [
+                    b
+                    for b, bad in (
+                        ("first", any(_missed(coverage[v], r["site"]) for v in order[: order.index(first)])),
+                        ("removed_in", nxt < len(order) and _missed(coverage[order[nxt]], r["site"])),
+                    )
+                    if bad
+                ]
+                or None,
                 "status": r.get("status"),
                 "message": r.get("message"),
                 "site": r["site"],
@@ -232,7 +262,7 @@ def main() -> None:
             per[v], st = fn(m, tag)
             coverage[up][v] = {"names": len(per[v]), **st}
             print(up, v, len(per[v]), st, file=sys.stderr)
-        rows += _rows(repo, tags, per, up)
+        rows += _rows(repo, tags, per, up, coverage[up])
     doc = {
         "table": "ofi_params",
         "description": "FI_* variables each libfabric release defines (fi_param_define) and OFI_NCCL_* variables each "

@@ -192,7 +192,30 @@ def scan(m: Mirror, tag: str) -> tuple[dict[str, dict[str, Any]], dict[str, int]
         params[env].setdefault("sites", set()).add(path)
         params[env].setdefault("prefixes", set())
     stats["unreached_tables"] = len(set(tables) - reached)
+    # where the tables the walk did not reach live: a name from another directory cannot have been missed there
+    stats["incomplete_dirs"] = sorted({_dir(tables[t][0]) for t in set(tables) - reached})  # type: ignore[assignment]
     return params, stats
+
+
+def _dir(path: str) -> str:
+    """The component directory of a source file (src/uct/ib/rc/verbs/x.c -> src/uct/ib)."""
+    return "/".join(path.split("/")[:3])
+
+
+def _uncertain(tags: list[str], first: int, removed: int, stats: dict[str, Any], site: str) -> list[str]:
+    """The bounds a generator miss could explain: `first` when an earlier release has a table in the name's
+    component directory the walk did not reach, `removed_in` when the release that drops the name has one."""
+    here = _dir(site)
+
+    def incomplete(t: str) -> bool:
+        return here in stats[t].get("incomplete_dirs", []) or bool(stats[t]["unresolved_roots"])
+
+    out = []
+    if any(incomplete(t) for t in tags[:first]):
+        out.append("first")
+    if removed < len(tags) and incomplete(tags[removed]):
+        out.append("removed_in")
+    return out
 
 
 def _note(*args: object) -> str | None:
@@ -244,6 +267,7 @@ def main() -> None:
                 "last": last[1:],
                 "removed_in": tags[nxt][1:] if nxt < len(tags) else None,
                 "absent_in": gaps,
+                "uncertain": _uncertain(tags, tags.index(first), nxt, stats, sorted(r["sites"])[0]) or None,
                 "default_history": history if len(history) > 1 else None,
                 "status": "deprecated" if r["deprecated"] else None,
                 "site": sorted(r["sites"])[0],
