@@ -121,10 +121,16 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
         yield finding(ctx.matrix, rule, evidence, stack=stack, count=len(shown), entries=listed + more)
     elif undecided:
-        open_conds = sorted({c for _, cs in undecided for c in cs})
+        bare = sum(1 for _, cs in undecided if cs == ["none named"])
+        open_conds = sorted({c for _, cs in undecided for c in cs if c != "none named"})
+        named = (
+            f"; the others name conditions the facts cannot show: {', '.join(open_conds[:_LISTED])}"
+            + (f" (+{len(open_conds) - _LISTED} more)" if len(open_conds) > _LISTED else "")
+            if open_conds
+            else ""
+        )
         yield unknown(
             rule,
             f"{len(undecided)} hang/crash/corruption fixes in releases after {stack} (upstream_release_notes) may "
-            f"apply; the facts cannot show their conditions: {', '.join(open_conds[:_LISTED])}"
-            + (f" (+{len(open_conds) - _LISTED} more)" if len(open_conds) > _LISTED else ""),
+            f"apply: {bare} name no condition to check{named}",
         )
