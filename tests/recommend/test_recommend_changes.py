@@ -249,15 +249,15 @@ def test_like_a_pytorch_facts_file_on_the_old_driver_node(tmp_path, capsys, debi
 
 def test_a_tag_of_the_same_base_comes_before_other_images():
     """Running NGC PyTorch 21.09 (NCCL 2.11: no DMA-BUF) on an inbox 6.8 node with the open modules and no
-    peermem: a newer tag of the same image (22.12, NCCL 2.15 uses DMA-BUF) is the answer, said as such. On
+    peermem: a newer tag of the same image (22.09, NCCL 2.15 uses DMA-BUF; the nearest newer tag) is the answer, said as such. On
     R470 the same image's *older* CUDA 11 tags are what works for a 23.04 user (CUDA 12 needs R525+)."""
     old = _shipped("nvcr.io/nvidia/pytorch:21.09-py3").readings[0]
     n = node("inbox-6.8-open-570")
     assert "GDR-PEERMEM-MISSING" in {f.id for f in build_report(old, [n], matrix()).findings}
     first = recommend([n], matrix(), current=old).images[0]
-    assert first.image == "nvcr.io/nvidia/pytorch:22.12-py3"
+    assert first.image == "nvcr.io/nvidia/pytorch:22.09-py3"
     assert first.why.startswith("a newer tag of the same base image: ")
-    assert "NCCL 2.11.4 -> 2.15.5" in first.differences
+    assert "NCCL 2.11.4 -> 2.15.1" in first.differences
     assert _clean(_shipped(first.image).readings[0], n)
 
     # a team's own image built FROM it: NGC's NVIDIA_PYTORCH_VERSION in the inherited Env names the base
@@ -265,7 +265,7 @@ def test_a_tag_of_the_same_base_comes_before_other_images():
         old, reference="registry.example/team/train:v1", env=dict(old.env, NVIDIA_PYTORCH_VERSION="21.09")
     )
     first = recommend([n], matrix(), current=team).images[0]
-    assert first.image == "nvcr.io/nvidia/pytorch:22.12-py3"
+    assert first.image == "nvcr.io/nvidia/pytorch:22.09-py3"
     assert first.why.startswith(
         "a newer tag of the same base image nvcr.io/nvidia/pytorch:21.09 (NVIDIA_PYTORCH_VERSION=21.09 in its Env): "
     )

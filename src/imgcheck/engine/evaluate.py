@@ -24,6 +24,7 @@ from . import (
     env_nccl_params,
     env_node_names,
     env_traps,
+    env_upstream_params,
     fleet_compare,
     gdr,
     glibc,
@@ -41,6 +42,7 @@ from . import (
     rdma_userspace,
     registration,
     ucx,
+    upstream_releases,
 )
 from .context import Ctx
 from .contract import settle
@@ -74,6 +76,8 @@ FAMILIES = (
     job_launch,
     efa,
     net_plugin,
+    env_upstream_params,
+    upstream_releases,
 )
 NODE_FAMILIES = (
     node_only,

@@ -1,0 +1,282 @@
+"""The Env lint for the communication libraries beside NCCL: every UCX_*, OFI_NCCL_* and FI_* setting the process
+gets (image Env, the launch spec's env) against what each release of its library reads (catalogs/ucx_params.json
+and catalogs/ofi_params.json, generated from the release tags by tools/upstreams/): a name no release reads (with the
+nearest one that does), a name this release does not read yet or no longer. NCCL_* names are env_nccl_params'.
+
+A library the image does not have is not this family's concern (its own rules say so); a library whose version is
+unknown makes the release check unknown, never silent."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..model.report import Evidence, Finding
+from ..versions import ranges
+from .context import Ctx
+from .emit import Outcome, finding, unknown
+
+RULES = ("ENV-UPSTREAM-PARAM-UNKNOWN", "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE")
+# names every release reads: the tables are there (validate refuses a matrix without them)
+NEEDS: dict[str, set[Any]] = {
+    "ucx_params": {"UCX_TLS"},
+    "ofi_params": {"FI_PROVIDER", "OFI_NCCL_GDR_FLUSH_DISABLE"},
+    "torch_nccl_env": {"TORCH_NCCL_ASYNC_ERROR_HANDLING"},
+}
+
+# a vendor build of the library (AWS's 1.22.0amzn4.0, HPE's cray builds) may read a variable before or after the
+# upstream release of the same number: the release check is then unknown, never a finding
+_VENDOR_BUILD = re.compile(r"\d(amzn|cray|hpe|aws|nvidia|mlnx)", re.I)
+_FI_PROVIDER_PREFIX = re.compile(r"FI_([A-Z0-9]+)_")
+_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
+_TORCH_PREFIXES = ("TORCH_NCCL_", "TORCH_ENABLE_NCCL_")
+# UCX_-prefixed names another program reads, not UCX: ucx-py's own settings (UCX_PY_LOG_LEVEL in its docs,
+# https://ucx-py.readthedocs.io/en/latest/configuration.html)
+_NOT_UCX = ("UCX_PY_",)
+
+
+@dataclass(frozen=True)
+class _Library:
+    upstream: str
+    table: str
+    version: str | None  # release number only ("1.9.1" of "1.9.1-aws")
+    evidence: list[Evidence]
+    why_unknown: str | None  # why the version is unknown; None when known
+    vendor: str | None = None  # the raw version when it is a vendor build (see _VENDOR_BUILD)
+
+
+def check(ctx: Ctx) -> Iterator[Outcome]:
+    outcomes = list(_check(ctx))
+    found = {o.id for o in outcomes if isinstance(o, Finding)}
+    seen: set[str] = set()
+    for o in outcomes:
+        if isinstance(o, Finding):
+            yield o
+        elif o.rule not in found and o.rule not in seen:
+            seen.add(o.rule)  # one unknown per rule: the first names the fact it needs
+            yield o
+
+
+def _names(ctx: Ctx) -> list[str]:
+    found = set(ctx.image.env)
+    if ctx.job is not None:
+        found |= {v.name for v in ctx.job.env}
+    names = (n for n in found if n.startswith(("UCX_", "OFI_NCCL_", "FI_", *_TORCH_PREFIXES)))
+    return sorted(n for n in names if not n.startswith(_NOT_UCX))
+
+
+def _release(text: str | None) -> str | None:
+    m = _VERSION.search(text or "")
+    return m.group(0) if m else None
+
+
+def _library(ctx: Ctx, name: str) -> _Library:
+    img = ctx.image
+    if name.startswith("UCX_"):
+        ucx = img.ucx
+        why = ctx.image_unknown("ucx") or (
+            None if ucx is None or ucx.version else "the image's UCX version was not read"
+        )
+        ev = [Evidence("image.ucx.version", ucx.version, ucx.location)] if ucx else []
+        if ucx is None and why is None:
+            why = "the image has no UCX; the setting matters only to a UCX the job brings"
+        return _Library(
+            "UCX", "ucx_params", _release(ucx.version if ucx else None), ev, why, _vendor(ucx.version if ucx else None)
+        )
+    if name.startswith("OFI_NCCL_"):
+        plugins = [p for p in img.nccl_net_plugins if (p.project or "").startswith("aws-ofi-nccl") or "ofi" in p.name]
+        version = next((p.version for p in plugins if p.version), None)
+        why = ctx.image_unknown("nccl_net_plugins")
+        if why is None and version is None:
+            why = (
+                "the aws-ofi-nccl plugin's release was not read" if plugins else "the image has no aws-ofi-nccl plugin"
+            )
+        ev = [Evidence("image.nccl_net_plugins.version", p.version, p.location) for p in plugins[:1]]
+        return _Library("aws-ofi-nccl", "aws-ofi-nccl", _release(version), ev, why)  # -aws: the upstream's own tags
+    fab = img.libfabric
+    why = ctx.image_unknown("libfabric") or (None if fab is None or fab.version else "libfabric's release was not read")
+    if fab is None and why is None:
+        why = "the image has no libfabric"
+    ev = [Evidence("image.libfabric.version", fab.version, fab.location)] if fab else []
+    raw = fab.version if fab else None
+    return _Library("libfabric", "libfabric", _release(raw), ev, why, _vendor(raw))
+
+
+def _vendor(raw: str | None) -> str | None:
+    return raw if raw and _VENDOR_BUILD.search(raw) else None
+
+
+_BY_NAME: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+
+
+def _rows(ctx: Ctx, lib: _Library) -> dict[str, dict[str, Any]]:
+    """name -> row of the library's table, built once per matrix (keyed by its digest)."""
+    key = (ctx.matrix.digest, lib.table)
+    if key not in _BY_NAME:
+        if lib.table == "ucx_params":
+            _BY_NAME[key] = {r["name"]: r for r in ctx.matrix.rows("ucx_params")}
+        else:
+            _BY_NAME[key] = {r["name"]: r for r in ctx.matrix.rows("ofi_params") if r["upstream"] == lib.table}
+    return _BY_NAME[key]
+
+
+def _check(ctx: Ctx) -> Iterator[Outcome]:
+    for name in _names(ctx):
+        s = ctx.setting(name)
+        if s is None:
+            continue
+        if name.startswith(_TORCH_PREFIXES):
+            yield from _torch(ctx, s, name)
+            continue
+        lib = _library(ctx, name)
+        rows = _rows(ctx, lib)
+        if name.startswith("FI_") and not _fi_covered(name, rows):
+            yield unknown(
+                "ENV-UPSTREAM-PARAM-UNKNOWN",
+                f"{name}: no libfabric release defines a variable with its FI_<word>_ prefix "
+                "(catalogs/ofi_params.json); another program or an unenumerated provider may read it",
+            )
+            continue
+        row = rows.get(name)
+        if row is None:
+            yield from _unknown_name(ctx, s, name, lib, rows)
+        else:
+            yield from _in_release(ctx, s, name, lib, row, rows)
+
+
+def _torch(ctx: Ctx, s: Any, name: str) -> Iterator[Outcome]:
+    """PyTorch's c10d variables: only what torch_nccl_env states is decided (the renames of torch 2.2.0); a name it
+    does not list is unknown, never a typo (the table is not an enumeration of every release)."""
+    rule = "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"
+    rows = {r["name"]: r for r in ctx.matrix.rows("torch_nccl_env")}
+    row = rows.get(name)
+    if row is None:
+        near = difflib.get_close_matches(name, list(rows), n=1, cutoff=0.85)
+        yield unknown(
+            "ENV-UPSTREAM-PARAM-UNKNOWN",
+            f"{name}: PyTorch's c10d variables are not enumerated per release (catalogs/torch_nccl_env.json lists "
+            "the renamed and documented ones only)" + (f"; a listed name close to it: {near[0]}" if near else ""),
+        )
+        return
+    if row["first"] is None:
+        return  # listed by PyTorch's docs or code, first release not known: nothing to compare
+    torch = next((p for p in ctx.image.packages if p.db == "python" and p.name.lower() == "torch"), None)
+    if torch is None:
+        why = ctx.image_unknown("packages")
+        if why:
+            yield unknown(rule, f"whether torch reads {name} (from {row['first']}) needs its version: {why}")
+        return  # no torch in the image: the setting is for no one here
+    version = _release(torch.version)
+    if version is None:
+        yield unknown(rule, f"torch's version {torch.version!r} does not parse; {name} is read from {row['first']}")
+        return
+    if ranges.below(version, row["first"]):
+        evidence = [s.evidence, Evidence("image.packages.torch", torch.version, torch.location)]
+        yield finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            variant="renamed" if row["renamed_from"] else "not-yet",
+            setting=s.label,
+            name=name,
+            upstream="PyTorch",
+            version=version,
+            first=row["first"],
+            last=None,
+            removed_in=None,
+            old=row["renamed_from"] or name,
+        )
+
+
+def _fi_covered(name: str, rows: dict[str, dict[str, Any]]) -> bool:
+    """A name the table has, or one whose FI_<WORD>_ prefix (a provider such as FI_EFA_, or a core group such as
+    FI_HMEM_) the table has names of; anything else names a provider or program the catalog does not enumerate."""
+    if name in rows:
+        return True
+    m = _FI_PROVIDER_PREFIX.match(name)
+    return m is not None and any(n.startswith(f"FI_{m.group(1)}_") for n in rows)
+
+
+def _span(rows: dict[str, dict[str, Any]]) -> tuple[str, str]:
+    firsts = [r["first"] for r in rows.values() if r["first"]]
+    lasts = [r["last"] for r in rows.values() if r["last"]]
+    return min(firsts, key=_key), max(lasts, key=_key)
+
+
+def _key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+def _unknown_name(ctx: Ctx, s: Any, name: str, lib: _Library, rows: dict[str, dict[str, Any]]) -> Iterator[Outcome]:
+    rule = "ENV-UPSTREAM-PARAM-UNKNOWN"
+    oldest, newest = _span(rows)
+    if lib.version is not None and ranges.below(newest, lib.version):
+        yield unknown(rule, f"{name} is read by no {lib.upstream} release up to {newest}; the image's is {lib.version}")
+        return
+    near = difflib.get_close_matches(name, list(rows), n=1, cutoff=0.85)
+    params = dict(setting=s.label, name=name, upstream=lib.upstream, oldest=oldest, newest=newest)
+    evidence = [s.evidence, *lib.evidence]
+    if near:
+        yield finding(ctx.matrix, rule, evidence, near=near[0], **params)
+    else:
+        yield finding(ctx.matrix, rule, evidence, variant="no-near", **params)
+
+
+def _in_release(
+    ctx: Ctx, s: Any, name: str, lib: _Library, row: dict[str, Any], rows: dict[str, dict[str, Any]]
+) -> Iterator[Outcome]:
+    rule = "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"
+    first, last, removed = row["first"], row["last"], row["removed_in"]
+    if lib.version is None:
+        if lib.why_unknown and "has no" in lib.why_unknown:
+            return  # no such library in the image: the library's own rules speak; nothing to compare against
+        yield unknown(
+            rule, f"{lib.why_unknown}, so whether it reads {name} ({lib.upstream} {first}..{last}) cannot be told"
+        )
+        return
+    _, newest = _span(rows)
+    params = dict(
+        setting=s.label,
+        name=name,
+        upstream=lib.upstream,
+        version=lib.version,
+        first=first,
+        last=last,
+        removed_in=removed,
+    )
+    evidence = [s.evidence, *lib.evidence]
+    outside = ranges.below(lib.version, first) or (
+        removed and ranges.at_least(lib.version, removed) and not ranges.below(newest, lib.version)
+    )
+    if outside and lib.vendor:
+        yield unknown(
+            rule,
+            f"{lib.upstream} {lib.vendor} is a vendor build: upstream {lib.version} does not read {name} "
+            f"({first}..{last}), but the vendor's tree may",
+        )
+        return
+    uncertain = row.get("uncertain") or []
+    bound = "first" if ranges.below(lib.version, first) else "removed_in"
+    if outside and bound in uncertain:
+        # the generator could not read every table of a release that decides this bound (docs/knowledge-coverage.md)
+        yield unknown(
+            rule,
+            f"{name}: the catalog's {bound} for it ({row[bound]}) may come from a table the generator did not "
+            f"read in an older release, so whether {lib.upstream} {lib.version} reads it is not decided",
+        )
+        return
+    if ranges.below(lib.version, first):
+        yield finding(ctx.matrix, rule, evidence, variant="not-yet", **params)
+    elif removed and ranges.at_least(lib.version, removed) and not ranges.below(newest, lib.version):
+        yield finding(ctx.matrix, rule, evidence, **params)
+    elif lib.version in (row.get("absent_in") or []):
+        # a release in the middle of the range whose tables lack the name: a rename and back, or a table the
+        # generator did not reach in that release (docs/knowledge-coverage.md): not decided either way
+        yield unknown(
+            rule,
+            f"{name} is read by {lib.upstream} {first}..{last} but not listed for {lib.version} "
+            f"(absent_in); the generator may have missed it there",
+        )
