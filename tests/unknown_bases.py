@@ -11,6 +11,7 @@ from functools import cache
 HERE = os.path.dirname(__file__)
 REAL_SPECS = os.path.join(HERE, "job", "specs", "real")
 NCCL_ENV = os.path.join(HERE, "data", "nccl_env")
+UPSTREAM_ENV = os.path.join(HERE, "data", "upstream_env")
 _EXPORT = re.compile(r"^export ([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 sys.path.insert(0, os.path.join(HERE, "incidents"))
 
@@ -50,8 +51,11 @@ def bases() -> tuple[tuple[str, object, object, object], ...]:
     # NCCL, on an InfiniBand node: the Env lint's realistic inputs.
     from engine_facts import with_nccl
 
-    for script in sorted(f for f in os.listdir(NCCL_ENV) if f.endswith(".sh")):
-        env = _exports(os.path.join(NCCL_ENV, script))
+    scripts = [os.path.join(NCCL_ENV, f) for f in os.listdir(NCCL_ENV) if f.endswith(".sh")]
+    scripts += [os.path.join(UPSTREAM_ENV, f) for f in os.listdir(UPSTREAM_ENV) if f.endswith(".sh")]
+    for path in sorted(scripts):
+        script = os.path.basename(path)
+        env = _exports(path)
         for version in ("2.18.3", "2.21.5"):
             image = with_nccl(committed_facts("bookworm"), version, env=env)
             out.append((f"script {script} NCCL {version}", image, node("mofed-5.8-proprietary-535-peermem"), None))

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..model.report import Evidence, Finding
 from ..versions import ranges
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
@@ -29,6 +30,12 @@ NEEDS: dict[str, set[Any]] = {
 
 # a vendor build of the library (AWS's 1.22.0amzn4.0, HPE's cray builds) may read a variable before or after the
 # upstream release of the same number: the release check is then unknown, never a finding
+# What each rule is about and reads (engine/contract.py): the UCX_*, FI_*, OFI_NCCL_* and TORCH_NCCL_* settings the
+# process sees, against the library releases that read them.
+_SETTINGS = tuple(facts.setting_prefix(p) for p in ("UCX_", "FI_", "OFI_NCCL_", "TORCH_NCCL_"))
+REQUIRES: dict[str, tuple[facts.Fact, ...]] = {rule: () for rule in RULES}
+READS = {rule: (*_SETTINGS, facts.UCX, facts.PLUGINS) for rule in RULES}
+
 _VENDOR_BUILD = re.compile(r"\d(amzn|cray|hpe|aws|nvidia|mlnx)", re.I)
 _FI_PROVIDER_PREFIX = re.compile(r"FI_([A-Z0-9]+)_")
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")

@@ -13,12 +13,16 @@ from typing import Any
 from ..matrix import Matrix
 from ..model.report import Evidence
 from ..versions import ranges
+from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("UPSTREAM-RELEASE-LATER-FIX",)
 # no row is needed by key (every entry key names a release, which engine code must not spell): the rows are read whole
 NEEDS: dict[str, set[Any]] = {}
+# What the rule reads (engine/contract.py): the UCX, libfabric and aws-ofi-nccl releases in the image.
+REQUIRES: dict[str, tuple[facts.Fact, ...]] = {"UPSTREAM-RELEASE-LATER-FIX": ()}
+READS = {"UPSTREAM-RELEASE-LATER-FIX": (facts.UCX, facts.PLUGINS)}
 
 _FAILURES = {"hang", "crash", "data-corruption"}
 # shown by nearly every GPU/RDMA node (UCX's "RDMA CORE" section names every verbs transport): naming an entry needs a
