@@ -1,9 +1,10 @@
-"""Every source a report can cite is one a reader can open: a URL, `owner/repo@ref[:path]`, or a file of
-this repository. Issue 37: triage cited `research/failure-mechanisms.md`, which does not ship.
+"""Every source a report can cite is one a reader can open: a URL, `owner/repo@ref[:path]`, a file inside a
+PyPI wheel (`PyPI NAME.whl:PATH`), an image reference (`registry/repo:tag`, whose config a reader can pull), or
+a file of this repository. Issue 37: triage cited `research/failure-mechanisms.md`, which does not ship.
 
 Walks every `source` / `sources` string in rules.json, the catalogs and the triage signatures. A
 string may hold several citations separated by `; ` (outside parentheses); each must begin with one
-of the three forms, and may go on with a note ("URL (what it shows)")."""
+of these forms, and may go on with a note ("URL (what it shows)")."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ FILES = sorted(
 URL = re.compile(r"https?://[^\s/]+\.[^\s]+")
 # optional :LINE[-LINE][,LINE[-LINE]...]
 AT_REF = re.compile(r"[\w.-]+/[\w.-]+@[\w.+-]+(:[\w./+-]+(:\d+(-\d+)?(,\d+(-\d+)?)*)?)?")
+# a file inside a package of a registry the project's machines reach: "PyPI <wheel>:<path>"
+PYPI = re.compile(r"PyPI [\w.+-]+\.whl:[\w./+-]+")
+# an image a reader can pull and read (its config Env, its files): "registry.host/path:tag"
+IMAGE = re.compile(r"[\w-]+(\.[\w-]+)+/[\w./-]+:[\w.-]+")
 FILE = re.compile(r"[\w.-]+(/[\w.-]+)*\.\w+")
 # sources stored before this check whose public file the index named by id only (no URL to give);
 # each is a catalog row's provenance, never cited in a report. Do not add to this list.
@@ -61,13 +66,15 @@ def citations(text: str) -> list[str]:
 
 def problem(citation: str) -> str | None:
     head = citation.split(" ", 1)[0].rstrip(",")
-    if URL.fullmatch(head) or AT_REF.fullmatch(head):
+    if URL.fullmatch(head) or AT_REF.fullmatch(head) or IMAGE.fullmatch(head):
+        return None
+    if PYPI.match(citation):
         return None
     if FILE.fullmatch(head) and "/" in head:
         if os.path.isfile(os.path.join(REPO, head)) or os.path.isfile(os.path.join(REPO, "src", "imgcheck", head)):
             return None
         return f"{head} is no file of this repository"
-    return "neither a URL, owner/repo@ref[:path], nor a file of this repository"
+    return "neither a URL, owner/repo@ref[:path], a PyPI wheel's file, an image reference, nor a file of this repository"
 
 
 def _all():
