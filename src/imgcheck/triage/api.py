@@ -11,7 +11,7 @@ from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding
 from .decide import decide
-from .join import join_notes
+from .joins import join_notes
 from .result import JoinResult, TriageReport
 from .scan import scan_logs
 from .signatures import load_signatures
@@ -87,7 +87,7 @@ def triage(
         join = JoinResult(
             image=image_f.reference if image_f else None,
             node=node_f.name if node_f else None,
-            notes=join_notes(report, image_f, node_f),
+            notes=join_notes(report, image_f, node_f, templates=dict(sigset.note_templates)),
             engine_findings=found,
             engine_note=why,
         )

@@ -66,6 +66,8 @@ class SignatureSet:
     general_source: tuple[str, ...]
     general_confidence: str
     path: str
+    # join-note texts (triage/joins/), keyed TOPIC.CASE; a user's file may leave them out
+    note_templates: tuple[tuple[str, str], ...] = ()
 
     def by_id(self) -> dict[str, Signature]:
         return {s.id: s for s in self.signatures}
@@ -233,6 +235,7 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
             raise BadInputError(f"{shere}: must be an object")
         steps.append(GeneralStep(step=_need(st, "step", str, shere), next=_need(st, "next", str, shere)))
     return SignatureSet(
+        note_templates=_note_templates(doc.get("join_notes"), where),
         version=str(doc.get("version") or ""),
         signatures=tuple(sigs),
         general_order=tuple(steps),
@@ -240,3 +243,14 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
         general_confidence=_confidence(general.get("confidence"), f"{where}: general_order"),
         path=where,
     )
+
+
+def _note_templates(value, where: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    templates = value.get("templates") if isinstance(value, dict) else None
+    if not isinstance(templates, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in templates.items()
+    ):
+        raise BadInputError(f"{where}: 'join_notes.templates' must map note keys to non-empty texts")
+    return tuple(sorted(templates.items()))
