@@ -212,3 +212,42 @@ SAMPLES.update(
         "skipping further processing",
     }
 )
+
+
+# Issue 35: the rest of the stack (Gloo, c10d, Open MPI, libfabric/EFA, the loader, CUDA by text, NCCL topology).
+SAMPLES.update(
+    {
+        "GLOO-CONNECT-FULL-MESH": "[rank8]:[E ProcessGroupGloo.cpp:144] Gloo connectFullMesh failed with "
+        "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",  # vllm#7074
+        "GLOO-LOOPBACK-FALLBACK": "[rank9]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a "
+        "(local) address. Using the loopback address as fallback.",
+        "GLOO-SOCKET-IFNAME-BAD": "  ifa != nullptr. Unable to find address for: ^lo",  # aws-do-eks#51
+        "C10D-CLIENT-CONNECT": "[W socket.cpp:663] [c10d] The client socket has failed to connect to "
+        "[::ffff:255.255.0.0]:29500 (errno: 110 - Connection timed out).",  # LlamaFactory#3715
+        "C10D-STORE-PEER-GONE": "[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on "
+        "SocketImpl(fd=135, addr=[a]:48750, remote=[b]:20000): Connection reset by peer",  # sglang#20859
+        "OMPI-CQ-CREATE": "Failed to create a completion queue (CQ):",  # ompi#4499
+        "OMPI-BTL-TCP-CONNECT": "[node1][[1234,1],0][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect] "
+        "connect() to 172.17.0.1 failed: Connection refused (111)",  # format of btl_tcp_endpoint.c
+        "OMPI-BTL-TCP-PEER-LOST": "[compute-0-60.local][[20066,1],24][btl_tcp_frag.c:215:mca_btl_tcp_frag_recv] "
+        "mca_btl_tcp_frag_recv: readv failed: Connection reset by peer (104)",  # peridigm#98
+        "OMPI-HELP-BANNER": "WARNING: There was an error initializing an OpenFabrics device.",  # ompi#6300
+        "EFA-CREATE-AH": "libfabric:679175:1776112406::efa:av:efa_ah_alloc():147<warn> ibv_create_ah failed with "
+        "EINVAL.",  # libfabric#12136
+        "EFA-PROVIDER-ERROR": "EFA internal error: (13) Unresponsive remote (was previously responsive)",
+        "LIBFABRIC-WARN": "libfabric:72089:ofi_mrail:fabric:mrail_get_core_info():277<warn> OFI_MRAIL_ADDR_STRC env "
+        "variable not set!",  # aws/libfabric#3
+        "LD-UNDEFINED-NCCL-SYMBOL": "torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister",
+        "CUDA-DEVICE-BUSY": "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable",
+        "CUDA-PEER-ACCESS-UNSUPPORTED": "RuntimeError: CUDA error: peer access is not supported between these two "
+        "devices",  # cudaGetErrorString of cudaErrorPeerAccessUnsupported
+        "CUDA-DRIVER-MISMATCH-803": "Error 803: system has unsupported display driver / cuda driver combination",
+        "NCCL-TOPO-ERROR": "node:1:2 [0] graph/xml.cc:606 NCCL WARN Attribute busid of node nic not found",
+        "NCCL-GRAPH-FALLBACK": "node0021:21858:22794 [5] graph/search.cc:765 NCCL WARN Could not find a path for "
+        "pattern 4, falling back to simple order",  # nccl#487
+        "NCCL-MAXSHAREDMEM": "GENOA-06:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem "
+        "79856",  # nccl-tests#287
+        "UCX-SHM-NOSPACE": "[1:2:0] mm_posix.c:206  UCX  ERROR Not enough memory to write total of 1048576 bytes. "
+        "Please check that /dev/shm or the directory you specified has more available memory.",
+    }
+)

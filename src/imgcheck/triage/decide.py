@@ -21,6 +21,7 @@ from .result import (
     CAUSE_UNCONDITIONAL,
     CAUSE_UNKNOWN,
     CAUSE_UNLIKELY,
+    VERDICT_ADVISORY,
     VERDICT_FOUND,
     VERDICT_INFO,
     VERDICT_NONE,
@@ -479,7 +480,9 @@ def phase_diagnoses(w: Work) -> None:
 def phase_verdict(w: Work) -> None:
     severities = {d.severity for d in w.diagnoses}
     if severities & {"error", "warning"}:
-        w.verdict = VERDICT_FOUND
+        # a located failure and "warnings worth a look" are different answers (verdict and exit code)
+        matters = [d for d in w.diagnoses if d.severity in ("error", "warning") and not w.sigs[d.signature].continues]
+        w.verdict = VERDICT_FOUND if w.first_failure is not None or matters else VERDICT_ADVISORY
     elif w.diagnoses:
         w.verdict = VERDICT_INFO
     else:

@@ -7,7 +7,7 @@ import json
 import textwrap
 
 from ..model.serde import to_dict
-from .result import VERDICT_FOUND, VERDICT_INFO, Diagnosis, TriageReport, Where
+from .result import VERDICT_ADVISORY, VERDICT_FOUND, VERDICT_INFO, Diagnosis, TriageReport, Where
 
 WIDTH = 100
 
@@ -74,7 +74,9 @@ def render_text(report: TriageReport) -> str:
             out += _wrap(r, "    ", "  - ")
         out.append("")
     if report.verdict != VERDICT_FOUND:
-        if report.verdict == VERDICT_INFO:
+        if report.verdict == VERDICT_ADVISORY:
+            out.append("ADVISORY ONLY. Warnings matched (listed below) but no line is a located failure.")
+        elif report.verdict == VERDICT_INFO:
             out.append("No failure signature: only informational matches (listed below).")
         else:
             out.append("NO KNOWN SIGNATURE. No line matches a known failure, so imgcheck does not guess a cause.")

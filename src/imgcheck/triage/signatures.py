@@ -50,6 +50,9 @@ class Signature:
     # When every condition holds, the signature is information, not a failure (e.g. "No device
     # found" on a job that never meant to use IB).
     info_when: tuple[Condition, ...] = ()
+    # The process carries on after this warning (NCCL uses the other devices, falls back to a simple
+    # order, ...): alone it makes the verdict "advisory_only", never "signature_found".
+    continues: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,7 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
                 confidence=_confidence(item.get("confidence"), here),
                 suppresses=tuple(suppresses),
                 derived=derived,
+                continues=_flag(item.get("continues", False), here, "continues"),
                 info_when=tuple(
                     parse_condition(w, f"{here}: info_when", set(ALL_PREDICATES), known) for w in info_when
                 ),
