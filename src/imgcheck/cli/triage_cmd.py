@@ -32,6 +32,9 @@ def register(sub) -> None:
     node.add_argument("--node-facts", metavar="FILE", help="join with node facts from `imgcheck node probe`")
     p.add_argument("--signatures", metavar="FILE", help="use this signatures file instead of the built-in one")
     p.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="also show the causes the facts make unlikely (hidden by default)"
+    )
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     p.set_defaults(func=run)
 
@@ -48,5 +51,5 @@ def run(args) -> int:
         platform=platform,
     )
     for spec in outputs:
-        write_output(spec, render_json(report) if spec.format == "json" else render_text(report))
+        write_output(spec, render_json(report) if spec.format == "json" else render_text(report, verbose=args.verbose))
     return EXIT_FINDINGS if report.verdict == VERDICT_FOUND else EXIT_OK

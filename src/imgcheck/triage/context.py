@@ -76,6 +76,7 @@ class ContextAccumulator:
     gloo_loopback: bool = False  # Gloo bound/advertised 127.0.0.1
     gpu_names: set[str] = field(default_factory=set)  # GPU model names the log prints
     socket_ifaces: set[str] = field(default_factory=set)  # interfaces NCCL's socket/bootstrap code picked
+    first_warn: LogLine | None = None  # the writer's first "NCCL WARN" line
 
     @staticmethod
     def _add(target: set, value) -> None:
@@ -98,6 +99,8 @@ class ContextAccumulator:
         text = line.text
         if not self.relevant(text):
             return
+        if self.first_warn is None and "NCCL WARN" in text:
+            self.first_warn = line
         if "NCCL version" in text:
             m = _VERSION.search(text)
             if m:
@@ -197,6 +200,11 @@ class ContextAccumulator:
         self.roce_gids = self.roce_gids or other.roce_gids
         self.socket_net = self.socket_net or other.socket_net
         self.gloo_loopback = self.gloo_loopback or other.gloo_loopback
+        if other.first_warn is not None and (
+            self.first_warn is None
+            or (other.first_warn.source, other.first_warn.lineno) < (self.first_warn.source, self.first_warn.lineno)
+        ):
+            self.first_warn = other.first_warn
         if other.relaxed_ordering is not None:
             self.relaxed_ordering = bool(self.relaxed_ordering) or other.relaxed_ordering
         for k, v in other.env.items():
@@ -235,6 +243,11 @@ class ContextAccumulator:
             socket_net=self.socket_net,
             ofi_providers=tuple(sorted(self.ofi_providers)),
             gloo_loopback=self.gloo_loopback,
+            nccl_warn=(
+                f"{self.first_warn.text.strip()[:300]} ({self.first_warn.source}:{self.first_warn.lineno})"
+                if self.first_warn is not None
+                else None
+            ),
             gpu_names=tuple(sorted(self.gpu_names)),
             socket_ifaces=tuple(sorted(self.socket_ifaces)),
         )
@@ -262,5 +275,6 @@ class LogContext:
     socket_net: bool = False  # "NET/Socket : Using ..." seen
     ofi_providers: tuple[str, ...] = ()  # libfabric providers the AWS OFI plugin selected
     gloo_loopback: bool = False  # Gloo fell back to / advertised 127.0.0.1
+    nccl_warn: str | None = None  # the first "NCCL WARN" line and where it is
     gpu_names: tuple[str, ...] = ()  # GPU model names the log prints (nccl-tests device lines)
     socket_ifaces: tuple[str, ...] = ()  # interfaces NCCL's socket transport / bootstrap picked

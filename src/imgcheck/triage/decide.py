@@ -40,6 +40,9 @@ from .signatures import Signature, SignatureSet
 ROLE_RANK = {"primary": 0, "secondary": 1, "advisory": 2}
 RANK_LIST_LIMIT = 4096  # ranks a "nranks N" claim may add to the silent-rank search; more are only counted
 _LAST_COMPLETED = re.compile(r"last completed NCCL work: (?P<n>-?\d+)")
+# a failing line that names the other end: NCCL/IB "from peer A<port>", socket "remote peer H<port>",
+# c10d/Gloo "remote=[A]:port"; the peer's own log usually holds the first error
+_PEER = re.compile(r"(?:from peer|remote peer|remote=\[?)\s*(?P<peer>[\w.:\-]+?)(?:<\d+>|\]?:\d+|\]|\s|$)")
 _PG = re.compile(r"\[PG (?P<pg>.*?) ?Rank \d+\]")
 
 
@@ -335,7 +338,9 @@ def phase_first_failure(w: Work) -> None:
     sigs, full_year = w.sigs, w.full_year
     w.failures = [ev for ev in w.events if sigs[ev.signature].role != "advisory" and ev.signature not in w.as_info]
     first_by_stream: dict[tuple, Event] = {}
-    for ev in sorted(w.failures, key=lambda e: (e.order, -sigs[e.signature].priority)):
+    # within one writer, a signature naming a concrete cause comes before a generic result code
+    # (PyTorch's DistBackendError, torchrun's exitcode), wherever the two appear in the log
+    for ev in sorted(w.failures, key=lambda e: (sigs[e.signature].generic, e.order, -sigs[e.signature].priority)):
         first_by_stream.setdefault(w.stream_of[id(ev)].key, ev)
     if not first_by_stream:
         return
@@ -377,6 +382,53 @@ def phase_first_failure(w: Work) -> None:
     w.lead_key = lst.key
     w.first_failure = FirstFailure(
         stream=lst.label(), signature=lead.signature, where=_where(lead, lst, full_year), basis=basis
+    )
+
+
+def phase_last_error(w: Work) -> None:
+    """PyTorch's 'Last error:' is NCCL's own account of the failure: say it, and say when no signature
+    names it (the result code alone is not the diagnosis)."""
+    matched = {(ev.line.source, ev.line.lineno) for ev in w.events if not w.sigs[ev.signature].generic}
+    said: set[str] = set()
+    for raw, line in w.scan.last_errors.items():
+        text = line.text.strip()[:300]
+        if text in said:
+            continue
+        said.add(text)
+        st = w.streams[w.mapping[raw]] if raw in w.mapping else None
+        who = st.label() if st is not None else line.source
+        if (line.source, line.lineno) in matched:
+            w.notes.append(f"{who}: PyTorch's 'Last error:' names the cause: {text}")
+        else:
+            w.notes.append(
+                f"{who}: PyTorch's 'Last error:' is the diagnosis, and no signature names it: {text} "
+                f"({line.source}:{line.lineno})"
+            )
+        if len(said) >= 4:
+            break
+
+
+def phase_warn_in_log(w: Work) -> None:
+    """A generic result code is never answered with "read the preceding WARN" when that WARN is in the
+    log: quote it (the cause that says so is demoted by its condition, log.nccl_warn_present)."""
+    ff = w.first_failure
+    if ff is not None and w.sigs[ff.signature].generic and w.log_context.nccl_warn:
+        w.notes.append(f"NCCL's WARN is in the log; it is the diagnosis to read: {w.log_context.nccl_warn}")
+
+
+def phase_peer_first(w: Work) -> None:
+    """A completion or connection error that names its peer: read that peer's process first."""
+    ff = w.first_failure
+    if ff is None:
+        return
+    m = _PEER.search(ff.where.text)
+    if m is None or m.group("peer") in ("127.0.0.1", "localhost"):
+        return
+    peer = m.group("peer")
+    here = [st.label() for st in w.streams.values() if peer in st.hosts or any(peer in s for s in st.sources)]
+    w.notes.append(
+        f"the first failing line names its peer {peer}: the process there is the one to read first"
+        + (f" ({', '.join(here[:3])} in these logs)" if here else " (its log is not among the inputs)")
     )
 
 
@@ -496,6 +548,9 @@ PHASES = (
     phase_information,
     phase_derived,
     phase_first_failure,
+    phase_last_error,
+    phase_warn_in_log,
+    phase_peer_first,
     phase_silent_ranks,
     phase_diagnoses,
     phase_verdict,

@@ -102,7 +102,24 @@ def log_nccl_older_than_gpu(f: Facts) -> Result:
     return nccl_k.older_than_gpu_generation(f.kb, version, names)
 
 
+def log_nccl_warn_present(f: Facts) -> Result:
+    if f.log.nccl_warn:
+        return True, f"the log holds NCCL's WARN: {f.log.nccl_warn}"
+    return False, "the log holds no 'NCCL WARN' line (rerun with NCCL_DEBUG=WARN to get it)"
+
+
+def log_efa_seen(f: Facts) -> Result:
+    """EFA in use somewhere in the job: the OFI plugin carried channels, or libfabric selected efa."""
+    if any(p.lower().startswith("efa") for p in f.log.ofi_providers):
+        return True, f"log: libfabric selected {', '.join(f.log.ofi_providers)}"
+    if any(t.startswith("NET/AWS") for t in f.log.transports):
+        return True, "log: channels run 'via NET/AWS Libfabric' (the OFI plugin opened EFA)"
+    return None, "the log shows no EFA channel or provider selection"
+
+
 EVIDENCE: dict[str, Callable[[Facts], Result]] = {
+    "log.efa_seen": log_efa_seen,
+    "log.nccl_warn_present": log_nccl_warn_present,
     "log.gloo_loopback": log_gloo_loopback,
     "log.socket_iface_virtual": log_socket_iface_virtual,
     "log.nccl_older_than_gpu": log_nccl_older_than_gpu,

@@ -28,6 +28,7 @@ from .logparse import LogLine, parse_line
 from .signatures import SignatureSet
 
 READ_LIMIT = 1 << 20  # characters read per line at most; the rest of an overlong line counts as another line
+MAX_LAST_ERRORS = 4096  # writers whose "Last error:" text is kept
 KEEP_PER_KEY = 20  # matched lines kept per (writer, signature); the rest are only counted
 MAX_WRITERS = 65536  # writers whose INFO context is kept; a log naming more gets no context for the rest
 STDIN = "-"
@@ -67,6 +68,9 @@ class ScanResult:
     sources: list[str] = field(default_factory=list)
     full_year: int | None = None  # a year seen in any full timestamp
     context_lines_dropped: int = 0  # INFO lines of writers beyond MAX_WRITERS (their context is not kept)
+    # PyTorch's "Last error:" text (NCCL's ncclGetLastError) per writer: the line after "Last error:",
+    # or the rest of the same line; the first MAX_LAST_ERRORS writers only
+    last_errors: dict[RawKey, LogLine] = field(default_factory=dict)
 
 
 def required_literal(pattern: re.Pattern) -> str | None:
@@ -122,6 +126,7 @@ class Scanner:
         self.ungated = [(s, p, lit) for s, p, lit in self.checks if lit is None]
         self.result = ScanResult()
         self.order = 0
+        self.pending_last_error: set[RawKey] = set()
 
     def feed(self, line: LogLine) -> None:
         res = self.result
@@ -143,6 +148,16 @@ class Scanner:
         if ctx is not None:
             ctx.feed(line)
         text = line.text
+        if key in self.pending_last_error:
+            self.pending_last_error.discard(key)
+            if text.strip():
+                res.last_errors.setdefault(key, line)
+        if "Last error:" in text and len(res.last_errors) < MAX_LAST_ERRORS and key not in res.last_errors:
+            rest = text.split("Last error:", 1)[1].strip()
+            if rest:
+                res.last_errors[key] = line._replace(text=rest)
+            else:
+                self.pending_last_error.add(key)
         matched: dict[str, re.Match] = {}
         checks = self.checks if self.gate is None or self.gate.search(text) else self.ungated
         for sig, pat, lit in checks:
