@@ -31,7 +31,7 @@ _GLOO_LOOPBACK = re.compile(r"Using the loopback address as fallback|(?:local|re
 _TESTS_GPU = re.compile(r"\bdevice\s+\d+\s+\[[^\]]+\]\s+(?P<gpu>\S.*?)\s*$")
 # socket interfaces NCCL picked: "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]docker0:..." and "Bootstrap : Using br-1:..."
 _SOCK_IFACE = re.compile(r"\[\d+\](?P<if>[\w.\-@]+):")
-_BOOT_IFACE = re.compile(r"Bootstrap ?: Using (?P<if>[\w.\-@]+):")
+_BOOT_IFACE = re.compile(r"(?:Bootstrap ?: Using|NET : Using interface) (?:\[\d+\])?(?P<if>[\w.\-@]+):")
 _OFI_PROVIDER = re.compile(r"NET/OFI Selected [Pp]rovider is (?P<p>[\w;]+)")
 # Per-writer bounds: whatever a log repeats, one writer's context stays small (memory is
 # bounded per distinct writer). Real jobs have a handful of versions/devices and few communicators.
@@ -167,7 +167,7 @@ class ContextAccumulator:
             m = _TESTS_GPU.search(text)
             if m:
                 self._add(self.gpu_names, m.group("gpu"))
-        if "Using" in text and ("NET/Socket" in text or "Bootstrap" in text):
+        if "Using" in text and ("NET/Socket" in text or "Bootstrap" in text or "Using interface" in text):
             for rx in (_SOCK_IFACE, _BOOT_IFACE) if "NET/Socket" in text else (_BOOT_IFACE,):
                 for m in rx.finditer(text.split("Using", 1)[1] if rx is _SOCK_IFACE else text):
                     self._add(self.socket_ifaces, m.group("if"))

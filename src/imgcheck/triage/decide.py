@@ -197,7 +197,7 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
         elif any(v is False for v in values):
             status, bucket = CAUSE_UNLIKELY, 2
         elif all(v is True for v in values):
-            status, bucket = CAUSE_SUPPORTED, 0 if cause.promote else 1
+            status, bucket = CAUSE_SUPPORTED, (-1 if cause.promote_first else 0) if cause.promote else 1
         else:
             status, bucket = CAUSE_UNKNOWN, 1
         rated.append((bucket, idx, cause, status, tuple(reasons)))

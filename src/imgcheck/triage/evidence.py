@@ -68,7 +68,7 @@ def log_gloo_loopback(f: Facts) -> Result:
     return None, "the log does not show which address Gloo bound"
 
 
-# Interfaces that exist privately on every host (container bridges and their veth ends, libvirt):
+# Interfaces that exist privately on every host (loopback, container bridges and their veth ends, libvirt):
 # the same address on each node, so a peer dialling it reaches nothing or itself.
 VIRTUAL_IFACE_PREFIXES = ("docker", "br-", "veth", "virbr", "cni", "flannel", "cali", "vxlan", "lxc", "tun", "tap")
 
@@ -80,7 +80,7 @@ def log_socket_iface_virtual(f: Facts) -> Result:
             None,
             "the log names no interface NCCL's socket/bootstrap code picked (NCCL_DEBUG=INFO 'NET/Socket : Using')",
         )
-    bad = [i for i in ifs if i.startswith(VIRTUAL_IFACE_PREFIXES)]
+    bad = [i for i in ifs if i.startswith(VIRTUAL_IFACE_PREFIXES) or i == "lo"]
     if bad:
         return True, f"log: NCCL picked container/virtual interface(s) {', '.join(bad[:4])}"
     return False, f"log: NCCL picked {', '.join(ifs[:4])}"

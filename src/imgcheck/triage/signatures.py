@@ -31,6 +31,9 @@ class Cause:
     when: tuple[Condition, ...] = ()
     why: str | None = None
     promote: bool = False  # when every condition holds, move this cause first
+    # "promote": "first": ahead of the other promoted causes too (the deeper cause of the same symptom,
+    # e.g. NCCL dialling a bridge address explains the "connection refused" the line shows)
+    promote_first: bool = False
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,8 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
                     confidence=_confidence(c.get("confidence"), chere),
                     when=tuple(parse_condition(w, chere, set(ALL_PREDICATES), known) for w in when),
                     why=c.get("why"),
-                    promote=_flag(c.get("promote", False), chere, "promote"),
+                    promote_first=_promote_first(c.get("promote", False), chere),
+                    promote=c.get("promote", False) in (True, "first"),
                 )
             )
         info_when = item.get("info_when", [])
@@ -262,3 +266,9 @@ def _note_templates(value, where: str) -> tuple[tuple[str, str], ...]:
     ):
         raise BadInputError(f"{where}: 'join_notes.templates' must map note keys to non-empty texts")
     return tuple(sorted(templates.items()))
+
+
+def _promote_first(value, where: str) -> bool:
+    if value not in (True, False, "first"):
+        raise BadInputError(f"{where}: 'promote' must be true, false or \"first\"")
+    return value == "first"
