@@ -21,8 +21,11 @@ from . import (
     compile_caches,
     cuda_driver,
     dmabuf,
+    efa,
+    gpu_generation,
     gpudirect,
     ib_retry,
+    nccl_copies,
     nccl_version,
     rdma_userspace,
     registration,
@@ -42,6 +45,9 @@ JOINERS: tuple[ModuleType, ...] = (
     ib_retry,
     compile_caches,
     checkpoint,
+    efa,
+    nccl_copies,
+    gpu_generation,
 )
 
 HANDLED: frozenset[str] = frozenset(s for m in JOINERS for s in m.SIGNATURES)
