@@ -8,12 +8,11 @@ import json
 import os
 
 import pytest
+from test_triage_join import image, log  # the same synthetic image facts and log paths
 
 from imgcheck.formats.json_format import render_facts
 from imgcheck.model.image import Libfabric, Nccl, NcclNetPlugin
 from imgcheck.triage import triage
-
-from test_triage_join import image, log  # the same synthetic image facts and log paths
 
 HERE = os.path.dirname(__file__)
 
