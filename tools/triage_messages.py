@@ -298,6 +298,76 @@ def cuda(wheel: str) -> dict:
     }
 
 
+# ---- Gloo TCP transport messages (what torch prints after "Gloo connectFullMesh failed with [file:line]") ---------
+GLOO_REVS = (
+    "87c34ac",
+    "86cbf84",
+    "31b1f02",
+    "HEAD",
+)  # 2017-10, 2019-08, 2023-05, newest: the commits pytorch pinned span these
+GLOO_CALL = re.compile(r"GLOO_ERROR_MSG\(|GLOO_ENFORCE(?:_[A-Z]+)?\(|TimeoutError\(|IoException\(|signalException\(")
+
+
+def gloo(mirror: str) -> dict:
+    seen: dict[str, dict] = {}
+    left: dict[str, dict] = {}
+    walked = []
+    for rev in GLOO_REVS:
+        sha = git(mirror, "rev-parse", "--short=12", rev).strip()
+        walked.append(sha)
+        files = [
+            f
+            for f in git(mirror, "ls-tree", "-r", "--name-only", rev, "gloo/transport/tcp/").split()
+            if f.endswith((".cc", ".h")) and "/tls/" not in f
+        ]
+        for path in files:
+            lines = (show(mirror, rev, path) or "").splitlines()
+            for i, line in enumerate(lines):
+                if not GLOO_CALL.search(line) or "define " in line:
+                    continue
+                m = re.search(r'"((?:[^"\\]|\\.)+)"', " ".join(lines[i : i + 3]))
+                if not m:
+                    continue
+                lit = m.group(1)
+                name = os.path.basename(path)
+                if "Unable to find address for" in lit:
+                    target, sig = seen, "GLOO-SOCKET-IFNAME-BAD"
+                    sample = f"[enforce fail at gloo/transport/tcp/{name}:{i + 1}] ifa != nullptr. {lit.strip()} eth9"
+                elif len(lit.strip(" :")) < 6:
+                    target, sig, sample = left, None, None
+                else:
+                    target, sig = seen, "GLOO-CONNECT-FULL-MESH"
+                    sample = f"Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/{name}:{i + 1}] {lit}"
+                e = target.setdefault(lit, {"first": sha})
+                e.update(last=sha, site=f"facebookincubator/gloo@{sha}:{path}:{i + 1}", sig=sig, sample=sample)
+    entries = [
+        {
+            "key": k[:60],
+            "format": k,
+            "sample": e["sample"],
+            "site": e["site"],
+            "first": e["first"],
+            "last": e["last"],
+            "signature": e["sig"],
+        }
+        for k, e in sorted(seen.items())
+    ]
+    lo = [
+        {"key": k[:60], "site": e["site"], "why": "a bare separator (': ', ' ') without message text"}
+        for k, e in sorted(left.items())
+    ]
+    return {
+        "family": "gloo",
+        "upstream": "facebookincubator/gloo",
+        "what": "messages of Gloo's TCP transport "
+        "(GLOO_ENFORCE, GLOO_ERROR_MSG, IoException/TimeoutError), as torch prints them after 'Gloo "
+        "connectFullMesh failed with [file:line]' or in the enforce banner",
+        "tags": walked,
+        "entries": entries,
+        "left_out": lo,
+    }
+
+
 # ---- sites named by hand and verified in the fetched source -----------------------------------------------
 CURATED = [  # (family, repo, tag, path, literal searched, format, sample, signature)
     (
@@ -490,6 +560,7 @@ def main() -> int:
         efa(m("ofiwg/libfabric")),
         ompi(m("open-mpi/ompi")),
         nccl_graph(m("NVIDIA/nccl")),
+        gloo(m("facebookincubator/gloo")),
         cuda(a.cuda_wheel),
         *curated(a.mirrors),
     ]:

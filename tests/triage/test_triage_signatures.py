@@ -221,6 +221,8 @@ SAMPLES.update(
         "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",  # vllm#7074
         "GLOO-LOOPBACK-FALLBACK": "[rank9]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a "
         "(local) address. Using the loopback address as fallback.",
+        "GLOO-PEER-LOST": "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+        "[18.25.6.30]:30872",  # pytorch#78514
         "GLOO-SOCKET-IFNAME-BAD": "  ifa != nullptr. Unable to find address for: ^lo",  # aws-do-eks#51
         "C10D-CLIENT-CONNECT": "[W socket.cpp:663] [c10d] The client socket has failed to connect to "
         "[::ffff:255.255.0.0]:29500 (errno: 110 - Connection timed out).",  # LlamaFactory#3715
