@@ -368,6 +368,48 @@ def gloo(mirror: str) -> dict:
     }
 
 
+# ---- UCX error messages of the transports NCCL/MPI jobs use (shared memory, InfiniBand) -------------------------
+UCX_TAGS = ("v1.8.0", "v1.12.0", "v1.16.0", "v1.20.0", "v1.22.0")
+UCX_DIRS = ("src/uct/sm/mm", "src/uct/ib", "src/ucp/core")
+
+
+def ucx(mirror: str) -> dict:
+    seen: dict[str, dict] = {}
+    for tag in UCX_TAGS:
+        for hit in git(mirror, "grep", "-n", "-E", r'ucs_error\("', tag, "--", *UCX_DIRS).splitlines():
+            _t, path, line, code = hit.split(":", 3)
+            m = re.search(r'ucs_error\("((?:[^"\\]|\\.)*)"', code)
+            if not m or len(m.group(1)) < 8:
+                continue
+            e = seen.setdefault(m.group(1), {"first": tag})
+            e.update(last=tag, site=f"openucx/ucx@{tag}:{path}:{line}", file=os.path.basename(path), line=line)
+    entries = []
+    for fmt, e in sorted(seen.items()):
+        text = sample_of(fmt)
+        # the posix transport running out of /dev/shm (ENOSPC while extending the backing file)
+        posix = e["file"] == "mm_posix.c" and ("Not enough memory" in fmt or "No space" in fmt)
+        entries.append(
+            {
+                "key": f"{e['file']}:{fmt[:60]}",
+                "format": fmt,
+                "sample": f"[1:2:0] {e['file']}:{e['line']}  UCX  ERROR {text}",
+                "site": e["site"],
+                "first": e["first"],
+                "last": e["last"],
+                "signature": "UCX-SHM-NOSPACE" if posix else "UCX-ERROR",
+            }
+        )
+    return {
+        "family": "ucx",
+        "upstream": "openucx/ucx",
+        "what": "ucs_error sites of the shared-memory and "
+        "InfiniBand transports and UCP core; UCX prefixes each with FILE:LINE UCX ERROR",
+        "tags": list(UCX_TAGS),
+        "entries": entries,
+        "left_out": [],
+    }
+
+
 # ---- sites named by hand and verified in the fetched source -----------------------------------------------
 CURATED = [  # (family, repo, tag, path, literal searched, format, sample, signature)
     (
@@ -392,7 +434,7 @@ CURATED = [  # (family, repo, tag, path, literal searched, format, sample, signa
         "GLOO-CONNECT-FULL-MESH",
     ),
     (
-        "ucx-posix",
+        "ucx",
         "openucx/ucx",
         "HEAD",
         "src/uct/sm/mm/posix/mm_posix.c",
@@ -561,6 +603,7 @@ def main() -> int:
         ompi(m("open-mpi/ompi")),
         nccl_graph(m("NVIDIA/nccl")),
         gloo(m("facebookincubator/gloo")),
+        ucx(m("openucx/ucx")),
         cuda(a.cuda_wheel),
         *curated(a.mirrors),
     ]:
