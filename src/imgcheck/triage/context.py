@@ -26,7 +26,7 @@ _COMM = re.compile(
     r"(?:.*- (?P<phase>Init START|Init COMPLETE))?"
 )
 # Gloo advertising loopback: the fallback warning, or a Gloo error naming 127.0.0.1 as local/remote
-_GLOO_LOOPBACK = re.compile(r"Using the loopback address as fallback|(?:local|remote)=\[127\.0\.0\.1\]")
+_GLOO_LOOPBACK = re.compile(r"Using the loopback address as fallback|(?:local|remote)=\[127(?:\.\d+){3}\]")
 # nccl-tests "Rank N ... device D [0x21] NVIDIA GeForce RTX 5090" and NCCL_DEBUG "... NVIDIA H100 80GB HBM3" names
 _TESTS_GPU = re.compile(r"\bdevice\s+\d+\s+\[[^\]]+\]\s+(?P<gpu>\S.*?)\s*$")
 # socket interfaces NCCL picked: "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]docker0:..." and "Bootstrap : Using br-1:..."
@@ -87,12 +87,7 @@ class ContextAccumulator:
     def relevant(text: str) -> bool:
         """Cheap substring tests: most lines of a big log carry none of these facts."""
         return (
-            "NCCL" in text
-            or "Rank" in text
-            or "via " in text
-            or "NET/" in text
-            or "loopback" in text
-            or "127.0.0.1" in text
+            "NCCL" in text or "Rank" in text or "via " in text or "NET/" in text or "loopback" in text or "127." in text
         )
 
     def feed(self, line: LogLine) -> None:
@@ -161,7 +156,7 @@ class ContextAccumulator:
                 )
         if "NET/Socket" in text and not self.socket_net and "Using" in text:
             self.socket_net = True
-        if not self.gloo_loopback and ("loopback" in text or "127.0.0.1" in text) and _GLOO_LOOPBACK.search(text):
+        if not self.gloo_loopback and ("loopback" in text or "127." in text) and _GLOO_LOOPBACK.search(text):
             self.gloo_loopback = True
         if "Pid" in text and "device" in text:
             m = _TESTS_GPU.search(text)

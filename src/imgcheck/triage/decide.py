@@ -4,6 +4,7 @@ order signatures, and order each signature's cause candidates by the conditions 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,6 +39,7 @@ from .scan import Event, RawKey, ScanResult
 from .signatures import Signature, SignatureSet
 
 ROLE_RANK = {"primary": 0, "secondary": 1, "advisory": 2}
+MAX_LAST_ERROR_NOTES = 4  # distinct "Last error:" texts quoted in the notes
 RANK_LIST_LIMIT = 4096  # ranks a "nranks N" claim may add to the silent-rank search; more are only counted
 _LAST_COMPLETED = re.compile(r"last completed NCCL work: (?P<n>-?\d+)")
 # a failing line that names the other end: NCCL/IB "from peer A<port>", socket "remote peer H<port>",
@@ -404,7 +406,7 @@ def phase_last_error(w: Work) -> None:
                 f"{who}: PyTorch's 'Last error:' is the diagnosis, and no signature names it: {text} "
                 f"({line.source}:{line.lineno})"
             )
-        if len(said) >= 4:
+        if len(said) >= MAX_LAST_ERROR_NOTES:
             break
 
 
@@ -422,7 +424,7 @@ def phase_peer_first(w: Work) -> None:
     if ff is None:
         return
     m = _PEER.search(ff.where.text)
-    if m is None or m.group("peer") in ("127.0.0.1", "localhost"):
+    if m is None or _loopback(m.group("peer")):
         return
     peer = m.group("peer")
     here = [st.label() for st in w.streams.values() if peer in st.hosts or any(peer in s for s in st.sources)]
@@ -430,6 +432,15 @@ def phase_peer_first(w: Work) -> None:
         f"the first failing line names its peer {peer}: the process there is the one to read first"
         + (f" ({', '.join(here[:3])} in these logs)" if here else " (its log is not among the inputs)")
     )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def phase_silent_ranks(w: Work) -> None:

@@ -64,7 +64,7 @@ def log_ofi_not_efa(f: Facts) -> Result:
 
 def log_gloo_loopback(f: Facts) -> Result:
     if f.log.gloo_loopback:
-        return True, "log: Gloo fell back to / advertised the loopback address 127.0.0.1"
+        return True, "log: Gloo fell back to / advertised the loopback address"
     return None, "the log does not show which address Gloo bound"
 
 
