@@ -249,6 +249,7 @@ def nccl_graph(mirror: str) -> dict:
 
 # ---- CUDA driver API error codes (cuda.h in the nvidia-cuda-runtime wheel) ------------------------------
 CUDA_SIG = {
+    100: "CUDA-NO-DEVICE",
     46: "CUDA-DEVICE-BUSY",
     217: "CUDA-PEER-ACCESS-UNSUPPORTED",
     803: "CUDA-DRIVER-MISMATCH-803",
@@ -466,6 +467,31 @@ CURATED = [  # (family, repo, tag, path, literal searched, format, sample, signa
 ]
 # PyTorch is too large to snapshot here; these sites were read at the commit named (read_file index).
 TORCH = [
+    (
+        "torch/csrc/distributed/c10d/socket.cpp@056b6f38c0c2",
+        "The server socket has failed to listen on any local network address. {}",
+        "RuntimeError: The server socket has failed to listen on any local network address. The "
+        "server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+        "C10D-STORE-LISTEN",
+        "port-taken",
+    ),
+    (
+        "torch/csrc/distributed/c10d/TCPStoreLibUvBackend.cpp",
+        "The server socket has failed to listen on any local "
+        "network address. port: {}, useIpv6: {}, code: {}, name: {}, message: {}",
+        "RuntimeError: The server socket has "
+        "failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: "
+        "address already in use.",
+        "C10D-STORE-LISTEN",
+        None,
+    ),
+    (
+        "torch/csrc/distributed/c10d/TCPStore.cpp",
+        "Timed out after {} seconds waiting for clients. {}/{} clients joined.",
+        "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "C10D-STORE-WAIT-CLIENTS",
+        None,
+    ),
     (
         "torch/csrc/distributed/c10d/socket.cpp@056b6f38c0c2",
         "The client socket has failed to connect to {} {}.",

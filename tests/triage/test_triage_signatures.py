@@ -226,6 +226,11 @@ SAMPLES.update(
         "GLOO-SOCKET-IFNAME-BAD": "  ifa != nullptr. Unable to find address for: ^lo",  # aws-do-eks#51
         "C10D-CLIENT-CONNECT": "[W socket.cpp:663] [c10d] The client socket has failed to connect to "
         "[::ffff:255.255.0.0]:29500 (errno: 110 - Connection timed out).",  # LlamaFactory#3715
+        "C10D-STORE-LISTEN": "RuntimeError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use.",  # VLM-R1#289
+        "C10D-STORE-WAIT-CLIENTS": "Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "CUDA-NO-DEVICE": "RuntimeError: cuda runtime error (100) : no CUDA-capable device is detected at "
+        "/pytorch/aten/src/THC/THCGeneral.cpp:50",  # REDN#5
         "C10D-STORE-PEER-GONE": "[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on "
         "SocketImpl(fd=135, addr=[a]:48750, remote=[b]:20000): Connection reset by peer",  # sglang#20859
         "OMPI-CQ-CREATE": "Failed to create a completion queue (CQ):",  # ompi#4499
