@@ -119,6 +119,71 @@ OMPI_FILES = (
 )
 
 
+# The runtime (ORTE up to v4.1, PRRTE from v5): launch and process-exit banners. Only the two with a
+# mechanism of their own are mapped; the others are listed as left out.
+RUNTIME_FILES = (
+    "orte/tools/orterun/help-orterun.txt",
+    "orte/mca/errmgr/base/help-errmgr-base.txt",
+    "orte/mca/plm/base/help-plm-base.txt",
+    "orte/mca/plm/rsh/help-plm-rsh.txt",
+    "orte/mca/odls/base/help-orte-odls-base.txt",
+)
+PRRTE_TAGS = ("v3.0.0", "v3.0.14", "v4.1.0")
+PRRTE_FILES = (
+    "src/docs/show-help-files/help-prun.txt",
+    "src/docs/show-help-files/help-errmgr-base.txt",
+    "src/docs/show-help-files/help-plm-base.txt",
+    "src/docs/show-help-files/help-plm-ssh.txt",
+    "src/docs/show-help-files/help-prte-odls-base.txt",
+)
+RUNTIME_SIG = (
+    ("noticed that process rank", "MPI-RANK-SIGNALED"),
+    ("unable to reliably start one or more", "MPI-DAEMON-START"),
+)
+
+
+def runtime(ompi_mirror: str, prrte_mirror: str) -> list[dict]:
+    seen: dict[tuple[str, str], dict] = {}
+    for repo, mirror, tags, files in (
+        ("open-mpi/ompi", ompi_mirror, OMPI_TAGS, RUNTIME_FILES),
+        ("openpmix/prrte", prrte_mirror, PRRTE_TAGS, PRRTE_FILES),
+    ):
+        for tag in tags:
+            for path in files:
+                text = show(mirror, tag, path)
+                if text is None:
+                    continue
+                for topic, line, head in ompi_topics(text):
+                    e = seen.setdefault((os.path.basename(path), topic), {"first": f"{repo}@{tag}"})
+                    e.update(last=f"{repo}@{tag}", site=f"{repo}@{tag}:{path}:{line}", head=head)
+    entries, left = [], []
+    for (fname, topic), e in sorted(seen.items()):
+        sig = next((sg for text, sg in RUNTIME_SIG if text in e["head"]), None)
+        key = f"{fname}[{topic}]"
+        if sig is None:
+            left.append(
+                {
+                    "key": key,
+                    "site": e["site"],
+                    "why": "launcher topic without a cause of its own here (usage, mapping, binding, tool options)",
+                }
+            )
+            continue
+        sample = sample_of(e["head"]).replace("exited on signal 1", "exited on signal 9")
+        entries.append(
+            {
+                "key": key,
+                "format": e["head"],
+                "sample": sample,
+                "site": e["site"],
+                "first": e["first"],
+                "last": e["last"],
+                "signature": sig,
+            }
+        )
+    return entries, left
+
+
 def ompi_topics(text: str):
     topic, lines, start = None, [], 0
     for n, line in enumerate(text.splitlines() + ["[__end__]"], 1):
@@ -133,7 +198,7 @@ def ompi_topics(text: str):
             lines.append(line)
 
 
-def ompi(mirror: str) -> dict:
+def ompi(mirror: str, prrte_mirror: str) -> dict:
     seen: dict[tuple[str, str], dict] = {}
     walked = []
     for tag in OMPI_TAGS:
@@ -174,6 +239,9 @@ def ompi(mirror: str) -> dict:
                 "signature": sig,
             }
         )
+    extra, extra_left = runtime(mirror, prrte_mirror)
+    entries += extra
+    left += extra_left
     return {
         "family": "open-mpi",
         "upstream": "open-mpi/ompi",
@@ -626,7 +694,7 @@ def main() -> int:
     families: list[dict] = []
     for f in [
         efa(m("ofiwg/libfabric")),
-        ompi(m("open-mpi/ompi")),
+        ompi(m("open-mpi/ompi"), m("openpmix/prrte")),
         nccl_graph(m("NVIDIA/nccl")),
         gloo(m("facebookincubator/gloo")),
         ucx(m("openucx/ucx")),

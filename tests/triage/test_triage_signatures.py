@@ -238,6 +238,9 @@ SAMPLES.update(
         "connect() to 172.17.0.1 failed: Connection refused (111)",  # format of btl_tcp_endpoint.c
         "OMPI-BTL-TCP-PEER-LOST": "[compute-0-60.local][[20066,1],24][btl_tcp_frag.c:215:mca_btl_tcp_frag_recv] "
         "mca_btl_tcp_frag_recv: readv failed: Connection reset by peer (104)",  # peridigm#98
+        "MPI-RANK-SIGNALED": "mpirun noticed that process rank 3 with PID 0 on node node7 exited on signal 9 (Killed).",
+        "SSH-LAUNCH-FAILED": "ssh_exchange_identification: Connection closed by remote host",  # prrte#1493
+        "MPI-DAEMON-START": "ORTE was unable to reliably start one or more daemons.",
         "OMPI-HELP-BANNER": "WARNING: There was an error initializing an OpenFabrics device.",  # ompi#6300
         "EFA-CREATE-AH": "libfabric:679175:1776112406::efa:av:efa_ah_alloc():147<warn> ibv_create_ah failed with "
         "EINVAL.",  # libfabric#12136
