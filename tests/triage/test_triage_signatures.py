@@ -229,6 +229,7 @@ SAMPLES.update(
         "C10D-STORE-LISTEN": "RuntimeError: The server socket has failed to listen on any local network address. "
         "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use.",  # VLM-R1#289
         "C10D-STORE-WAIT-CLIENTS": "Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "NVML-UNKNOWN-ERROR": "Failed to initialize NVML: Unknown Error",  # nvidia-docker#1671
         "CUDA-NO-DEVICE": "RuntimeError: cuda runtime error (100) : no CUDA-capable device is detected at "
         "/pytorch/aten/src/THC/THCGeneral.cpp:50",  # REDN#5
         "C10D-STORE-PEER-GONE": "[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on "
