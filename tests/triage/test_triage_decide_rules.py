@@ -128,7 +128,10 @@ def test_advisory_only_is_not_a_located_failure(capsys):
     assert main(["triage", log("nccl-487-graph-pattern.log"), "-o", "table"]) == 0
     assert "ADVISORY ONLY" in capsys.readouterr().out
     assert main(["triage", log("nccl-1537-gdr-disabled.log"), "-o", "json"]) == 1
-    assert json.loads(capsys.readouterr().out)["verdict"] == "signature_found"
+    doc = json.loads(capsys.readouterr().out)
+    # the verdict and the certainty agree: a found signature has a located first failure
+    assert doc["verdict"] == "signature_found" and doc["first_failure"]["signature"] == "GDR-DISABLED"
+    assert not any("no failing line" in r for r in doc["certainty"]["reasons"])
 
 
 def test_unlikely_causes_are_behind_verbose(capsys):

@@ -38,6 +38,8 @@ def assess(
     sig = sigs[first.signature]
     level = {"verified": HIGH, "vendor-guidance": HIGH, "reported": MEDIUM, "hypothesis": LOW}[sig.confidence]
     reasons.append(f"the first failure matches {sig.id}, whose meaning is {sig.confidence}")
+    if sig.role == "advisory":
+        reasons.append("no error line was printed: the first failure is a warning the job does not survive unharmed")
     if sig.role == "secondary":
         level = _down(level)
         reasons.append(

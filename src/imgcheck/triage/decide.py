@@ -339,6 +339,16 @@ def phase_first_failure(w: Work) -> None:
     failing line has one, else local errors before consequences."""
     sigs, full_year = w.sigs, w.full_year
     w.failures = [ev for ev in w.events if sigs[ev.signature].role != "advisory" and ev.signature not in w.as_info]
+    if not w.failures:
+        # No error line, but a warning the job does not survive unharmed (GPUDirect RDMA off, no IB device
+        # although IB was meant): that warning is the located failure, so the verdict and the certainty agree.
+        w.failures = [
+            ev
+            for ev in w.events
+            if ev.signature not in w.as_info
+            and not sigs[ev.signature].continues
+            and sigs[ev.signature].severity in ("error", "warning")
+        ]
     first_by_stream: dict[tuple, Event] = {}
     # within one writer, a signature naming a concrete cause comes before a generic result code
     # (PyTorch's DistBackendError, torchrun's exitcode), wherever the two appear in the log
@@ -500,6 +510,9 @@ def phase_diagnoses(w: Work) -> None:
         ):
             if ev.signature not in order:
                 order.append(ev.signature)
+    if w.first_failure is not None and w.first_failure.signature in order:  # the text leads with it
+        order.remove(w.first_failure.signature)
+        order.insert(0, w.first_failure.signature)
     rest = [s for s in by_sig if s not in order]
     rest.sort(
         key=lambda s: (
