@@ -155,3 +155,23 @@ def test_never_advise_reading_a_warn_that_is_in_the_log():
     assert d.causes[0].id != "read-the-warn"
     assert next(c for c in d.causes if c.id == "read-the-warn").status == "unlikely"
     assert any("Message truncated : received 256 bytes instead of 4" in n for n in both.notes)
+
+
+JOB_SPECS = os.path.join(HERE, "..", "job", "specs")
+
+
+def test_a_launch_spec_ranks_causes(capsys):
+    """rocm-systems#3700's UCX /dev/shm failure read against two real specs: NGC's documented `docker run
+    --ipc=host` rules out a small /dev/shm (the cause is not first), a compose file that leaves /dev/shm at
+    Docker's default supports it."""
+    logf = log("rocm-systems-3700-ucx-posix-sigbus.log")
+    host_ipc = triage([logf], job=os.path.join(JOB_SPECS, "ngc-pytorch-run.sh"))
+    d = host_ipc.diagnoses[0]
+    assert d.signature == "UCX-SHM-NOSPACE" and d.causes[0].id != "dev-shm-small"
+    small = next(c for c in d.causes if c.id == "dev-shm-small")
+    assert small.status == "unlikely" and any("IPC namespace" in b for b in small.because)
+    default = triage([logf], job=os.path.join(JOB_SPECS, "compose-gpu.yaml"))
+    top = default.diagnoses[0].causes[0]
+    assert top.id == "dev-shm-small" and top.status == "supported"
+    assert main(["triage", logf, "--job", os.path.join(JOB_SPECS, "compose-gpu.yaml"), "-o", "json"]) == 1
+    capsys.readouterr()

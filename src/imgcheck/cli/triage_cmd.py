@@ -27,6 +27,7 @@ def register(sub) -> None:
     )
     p.add_argument("logs", nargs="+", metavar="LOG", help="log files (plain or .gz); - reads standard input")
     p.add_argument("--image", help="join with this image's static facts (any imgcheck IMAGE reference, or facts:PATH)")
+    p.add_argument("--job", metavar="SPEC", help="the job's launch spec (Kubernetes YAML, compose, docker run, sbatch)")
     node = p.add_mutually_exclusive_group()
     node.add_argument("--node", help="join with this node from the inventory")
     node.add_argument("--node-facts", metavar="FILE", help="join with node facts from `imgcheck node probe`")
@@ -47,6 +48,7 @@ def run(args) -> int:
         image=args.image,
         node=args.node,
         node_facts=args.node_facts,
+        job=args.job,
         signatures=args.signatures,
         platform=platform,
     )

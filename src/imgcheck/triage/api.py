@@ -59,10 +59,22 @@ def engine_findings(image: ImageFacts, node: NodeFacts | None) -> tuple[tuple[Fi
     return tuple(report.findings), None
 
 
+def load_job(spec: str | None, image: str | None):
+    """The launch spec's container for this job: the one running `image` when the spec has several."""
+    if not spec:
+        return None
+    from ..job.parse import for_image, load_job_spec
+
+    jobs = load_job_spec(spec)  # BadInputError / UnavailableError with one line, as `imgcheck check --job`
+    chosen = for_image(jobs, image) if image else jobs
+    return (chosen or jobs or [None])[0]
+
+
 def triage(
     logs: list[str],
     *,
     image: str | None = None,
+    job: str | None = None,
     node: str | None = None,
     node_facts: str | None = None,
     signatures: str | None = None,
@@ -78,9 +90,10 @@ def triage(
         raise UsageError("give either --node NAME or --node-facts FILE, not both")
     sigset = load_signatures(signatures)
     scan = scan_logs(logs, sigset, stdin=stdin)  # logs first: a bad log fails fast, before a slow image pull
+    job_f = load_job(job, image)
     node_f = load_node(node, node_facts)
     image_f = load_image(image, platform)
-    report = decide(scan, sigset, image_f, node_f)
+    report = decide(scan, sigset, image_f, node_f, job_f)
     join = None
     if image_f is not None or node_f is not None:
         found, why = engine_findings(image_f, node_f) if image_f is not None else ((), "no image given")

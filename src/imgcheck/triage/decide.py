@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..job.model import JobFacts
 from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
@@ -166,13 +167,17 @@ class CauseContext:
 
     def env(self, name: str) -> tuple[str | None, str | None]:
         img = self._facts.image
-        s = settings_k.resolve(name, img, ((self._stream_env, "log of the failing rank"), (self._job_env, "log")))
+        s = settings_k.resolve(
+            name, img, ((self._stream_env, "log of the failing rank"), (self._job_env, "log")), job=self._facts.job
+        )
         if s is not None:
-            if s.origin == settings_k.ORIGIN_LOG:
+            if s.origin in (settings_k.ORIGIN_LOG, settings_k.ORIGIN_JOB):
                 return s.value, s.where
             where = "Env" if s.origin == settings_k.ORIGIN_ENV else settings_k.NCCL_CONF_PATH
             return s.value, f"image {img.reference} {where}"
-        return (None, "neither the log nor the image sets it") if img is not None else (None, None)
+        if img is not None or self._facts.job is not None:
+            return None, "neither the log, the launch spec nor the image sets it"
+        return None, None
 
     def measure(self, signature_id: str | None, what: str) -> int | None:
         key = (signature_id or self._sig, what)
@@ -245,6 +250,7 @@ class Work:
     sigset: SignatureSet
     image: ImageFacts | None
     node: NodeFacts | None
+    job: JobFacts | None = None
     sigs: dict[str, Signature] = field(default_factory=dict)
     mapping: dict[RawKey, tuple] = field(default_factory=dict)
     streams: dict[tuple, Stream] = field(default_factory=dict)
@@ -282,7 +288,7 @@ def phase_streams(w: Work) -> None:
     for st in w.streams.values():
         job_ctx.merge(st.ctx)
     w.log_context = job_ctx.summary()
-    w.facts = Facts(image=w.image, node=w.node, log=w.log_context)
+    w.facts = Facts(image=w.image, node=w.node, log=w.log_context, job=w.job)
 
 
 def phase_suppress(w: Work) -> None:
@@ -582,9 +588,13 @@ PHASES = (
 
 
 def decide(
-    scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = None, node: NodeFacts | None = None
+    scan: ScanResult,
+    sigset: SignatureSet,
+    image: ImageFacts | None = None,
+    node: NodeFacts | None = None,
+    job: JobFacts | None = None,
 ) -> TriageReport:
-    w = Work(scan=scan, sigset=sigset, image=image, node=node)
+    w = Work(scan=scan, sigset=sigset, image=image, node=node, job=job)
     for phase in PHASES:
         phase(w)
     return _report(w)
@@ -594,7 +604,7 @@ def _report(w: Work) -> TriageReport:
     general: tuple[GeneralOrderStep, ...] = ()
     if w.verdict != VERDICT_FOUND:
         general = tuple(GeneralOrderStep(i + 1, s.step, s.next) for i, s in enumerate(w.sigset.general_order))
-    joined = w.image is not None or w.node is not None
+    joined = w.image is not None or w.node is not None or w.job is not None
     certainty = assess(w.verdict, w.first_failure, tuple(w.diagnoses), w.sigs, joined)
     return TriageReport(
         verdict=w.verdict,
