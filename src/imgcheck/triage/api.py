@@ -100,7 +100,7 @@ def triage(
         join = JoinResult(
             image=image_f.reference if image_f else None,
             node=node_f.name if node_f else None,
-            notes=join_notes(report, image_f, node_f, templates=dict(sigset.note_templates)),
+            notes=join_notes(report, image_f, node_f, templates=dict(sigset.note_templates), job=job_f),
             engine_findings=found,
             engine_note=why,
         )

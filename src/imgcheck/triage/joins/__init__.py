@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from ...job.model import JobFacts
 from ...matrix import Matrix
 from ...model.image import ImageFacts
 from ...model.node import NodeFacts
@@ -61,8 +62,9 @@ def join_notes(
     node: NodeFacts | None,
     matrix: Matrix | None = None,
     templates: dict[str, str] | None = None,
+    job: JobFacts | None = None,
 ) -> tuple[JoinNote, ...]:
-    ctx = JoinContext.build(report, image, node, matrix, templates)
+    ctx = JoinContext.build(report, image, node, matrix, templates, job)
     notes: list[JoinNote] = []
     for mod in JOINERS:
         if not getattr(mod, "ALWAYS", False) and not set(mod.SIGNATURES) & set(ctx.present):

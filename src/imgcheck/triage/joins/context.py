@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ...job.model import JobFacts
 from ...knowledge import settings as settings_k
 from ...matrix import Matrix
 from ...model.image import ImageFacts
@@ -44,8 +45,9 @@ class JoinContext:
         node: NodeFacts | None,
         matrix: Matrix | None = None,
         templates: dict[str, str] | None = None,
+        job: JobFacts | None = None,
     ) -> JoinContext:
-        facts = Facts(image=image, node=node, log=report.context, matrix=matrix)
+        facts = Facts(image=image, node=node, log=report.context, matrix=matrix, job=job)
         nver, nwhere = nccl_version(facts)
         merged = {**packaged_templates(), **(templates or {})}
         return cls(
@@ -76,7 +78,7 @@ class JoinContext:
 
     def env(self, name: str) -> tuple[str | None, str, Evidence | None]:
         """A setting as the ranks saw it, resolved the one way imgcheck.knowledge.settings does."""
-        s = settings_k.resolve(name, self.image, ((self.log.env, "log"),))
+        s = settings_k.resolve(name, self.image, ((self.log.env, "log"),), job=self.facts.job)
         if s is None:
             return None, "", None
         return s.value, s.source_words, s.evidence
