@@ -262,3 +262,11 @@ SAMPLES.update(
         "Please check that /dev/shm or the directory you specified has more available memory.",
     }
 )
+
+
+def test_every_packaged_pattern_has_a_literal_gate():
+    """A pattern without a literal of 3+ characters runs on every line of every log (scan.Scanner.ungated):
+    write alternatives as separate patterns instead."""
+    from imgcheck.triage.scan import Scanner
+
+    assert [(s.id, p.pattern) for s, p, _lit in Scanner(load_signatures()).ungated] == []
