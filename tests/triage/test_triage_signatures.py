@@ -229,6 +229,12 @@ SAMPLES.update(
         "C10D-STORE-LISTEN": "RuntimeError: The server socket has failed to listen on any local network address. "
         "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use.",  # VLM-R1#289
         "C10D-STORE-WAIT-CLIENTS": "Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "C10D-NCCL-UNIQUEID": "RuntimeError: [2] is setting up NCCL communicator and retreiving ncclUniqueId from [0] "
+        "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",  # pytorch#82091
+        "LD-LIB-NOT-FOUND": "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+        "TORCH-WATCHDOG-STUCK": "[rank7]:[E626 05:14:36.393067540 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID "
+        "0(default_pg) Rank 7] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
+        "TORCH-NCCL-ABORTED": "RuntimeError: NCCL communicator was aborted on rank 3.",  # ProcessGroupNCCL's words
         "NVML-UNKNOWN-ERROR": "Failed to initialize NVML: Unknown Error",  # nvidia-docker#1671
         "CUDA-NO-DEVICE": "RuntimeError: cuda runtime error (100) : no CUDA-capable device is detected at "
         "/pytorch/aten/src/THC/THCGeneral.cpp:50",  # REDN#5
