@@ -536,6 +536,32 @@ CURATED = [  # (family, repo, tag, path, literal searched, format, sample, signa
 # PyTorch is too large to snapshot here; these sites were read at the commit named (read_file index).
 TORCH = [
     (
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+        "[{}] is setting up NCCL communicator and retrieving "
+        "ncclUniqueId from [{}] via c10d key-value store by key '{}', but store->get('{}') got error: {}",
+        "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+        "via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms",
+        "C10D-NCCL-UNIQUEID",
+        "root-did-not-arrive",
+    ),
+    (
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+        "ProcessGroupNCCL's watchdog got stuck for {} seconds "
+        "without making progress in monitoring enqueued collectives.",
+        "[E ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID "
+        "0(default_pg) Rank 7] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in "
+        "monitoring enqueued collectives.",
+        "TORCH-WATCHDOG-STUCK",
+        None,
+    ),
+    (
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+        "NCCL communicator was aborted on rank {}.",
+        "RuntimeError: NCCL communicator was aborted on rank 3.",
+        "TORCH-NCCL-ABORTED",
+        None,
+    ),
+    (
         "torch/csrc/distributed/c10d/socket.cpp@056b6f38c0c2",
         "The server socket has failed to listen on any local network address. {}",
         "RuntimeError: The server socket has failed to listen on any local network address. The "
