@@ -62,6 +62,7 @@ EFA_CAUSE = {  # EFA errno -> the EFA-PROVIDER-ERROR cause it leads to (the prov
     **dict.fromkeys((13, 15, 4124, 4126), "efa-peer-unresponsive"),
     **dict.fromkeys((5, 7), "efa-memory-registration"),
     **dict.fromkeys((8, 4127), "efa-peer-aborted"),
+    4112: "efa-memlock",  # failure to post internal receive buffers: ENOMEM pinning them (awsome-distributed-ai#647)
 }
 
 
@@ -517,9 +518,9 @@ CURATED = [  # (family, repo, tag, path, literal searched, format, sample, signa
         "ofiwg/libfabric",
         "HEAD",
         "prov/efa/src/efa_base_ep.c",
-        "Libfabric EFA provider has encountered an internal error",
-        "Libfabric EFA provider has encountered an internal error:",
-        "Libfabric EFA provider has encountered an internal error:",
+        "Libfabric error: (%zd) %s",
+        "Libfabric error: (%zd) %s",
+        "Libfabric error: (-12) Cannot allocate memory",
         "EFA-PROVIDER-ERROR",
     ),
     (
