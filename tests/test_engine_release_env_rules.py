@@ -185,3 +185,19 @@ def test_transport_rules_stay_quiet_when_the_transport_is_off():
     )
     result = evaluate(no_mlx5, n, matrix())
     assert "GDR-PEERMEM-MISSING" not in {f.id for f in result.findings} and by_id(result, "RDMA-NO-MLX5-PROVIDER")
+
+
+def test_nccl_older_than_consumer_blackwell():
+    """RTX 5090 (sm_120): NCCL 2.25.1 already built sm_120 but sized shared memory above what it offers;
+    2.26.2's release notes fix it (nccl-tests#287) - the nccl_gpu_generations row blackwell-sm120."""
+    base = node("mofed-23.10-open-550-peermem")
+    gpus = tuple(dataclasses.replace(g, name="NVIDIA GeForce RTX 5090") for g in base.gpu.gpus)
+    rtx = dataclasses.replace(base.gpu, gpus=gpus)
+    old = Nccl("2.25.1", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.25.1", None, "library")
+    f = by_id(evaluate(image_with(old), dataclasses.replace(base, gpu=rtx), matrix()), "NCCL-TOO-OLD-FOR-GPU")
+    assert "2.26.2" in f.title and "blackwell-sm120" in f.title
+    new = Nccl("2.26.2", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.26.2", None, "library")
+    assert (
+        severities(evaluate(image_with(new), dataclasses.replace(base, gpu=rtx), matrix()), "NCCL-TOO-OLD-FOR-GPU")
+        == []
+    )

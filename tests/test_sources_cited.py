@@ -74,7 +74,9 @@ def problem(citation: str) -> str | None:
         if os.path.isfile(os.path.join(REPO, head)) or os.path.isfile(os.path.join(REPO, "src", "imgcheck", head)):
             return None
         return f"{head} is no file of this repository"
-    return "neither a URL, owner/repo@ref[:path], a PyPI wheel's file, an image reference, nor a file of this repository"
+    return (
+        "neither a URL, owner/repo@ref[:path], a PyPI wheel's file, an image reference, nor a file of this repository"
+    )
 
 
 def _all():

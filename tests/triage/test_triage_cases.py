@@ -95,7 +95,7 @@ def test_exit_code_and_json(case, capsys):
     out = capsys.readouterr().out
     doc = json.loads(out)
     assert rc == case["exit"]
-    assert doc["schema_version"] == 1 and doc["kind"] == "triage"
+    assert doc["schema_version"] == 2 and doc["kind"] == "triage"
     assert doc["verdict"] == case["verdict"]
     if case["verdict"] == "no_known_signature":
         assert doc["first_failure"] is None and doc["diagnoses"] == []

@@ -116,3 +116,16 @@ def test_stdin_through_the_installed_command():
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["inputs"][0]["name"] == "<stdin>" and doc["first_failure"]["where"]["rank"] == 3
+
+
+def test_triage_job_spec_errors_are_one_line(tmp_path, capsys):
+    """--job: a missing spec is exit 3 (unavailable), a malformed one exit 2 (bad input), one line each."""
+    from imgcheck.cli.main import main as cli
+
+    logf = os.path.join(os.path.dirname(__file__), "logs", "redn-5-cuda-no-device.log")
+    assert cli(["triage", logf, "--job", str(tmp_path / "missing.yaml")]) == 3
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: [\n")
+    assert cli(["triage", logf, "--job", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len([x for x in err.splitlines() if x.startswith("imgcheck: error")]) == 2

@@ -236,3 +236,65 @@ SAMPLES.update(
         "device 4. RC: -22, Error: Invalid argument",
     }
 )
+# Issue 35: the rest of the stack (Gloo, c10d, Open MPI, libfabric/EFA, the loader, CUDA by text, NCCL topology).
+SAMPLES.update(
+    {
+        "GLOO-CONNECT-FULL-MESH": "[rank8]:[E ProcessGroupGloo.cpp:144] Gloo connectFullMesh failed with "
+        "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",  # vllm#7074
+        "GLOO-LOOPBACK-FALLBACK": "[rank9]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a "
+        "(local) address. Using the loopback address as fallback.",
+        "GLOO-PEER-LOST": "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+        "[18.25.6.30]:30872",  # pytorch#78514
+        "GLOO-SOCKET-IFNAME-BAD": "  ifa != nullptr. Unable to find address for: ^lo",  # aws-do-eks#51
+        "C10D-CLIENT-CONNECT": "[W socket.cpp:663] [c10d] The client socket has failed to connect to "
+        "[::ffff:255.255.0.0]:29500 (errno: 110 - Connection timed out).",  # LlamaFactory#3715
+        "C10D-STORE-LISTEN": "RuntimeError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use.",  # VLM-R1#289
+        "C10D-STORE-WAIT-CLIENTS": "Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "C10D-NCCL-UNIQUEID": "RuntimeError: [2] is setting up NCCL communicator and retreiving ncclUniqueId from [0] "
+        "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",  # pytorch#82091
+        "LD-LIB-NOT-FOUND": "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+        "TORCH-WATCHDOG-STUCK": "[rank7]:[E626 05:14:36.393067540 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID "
+        "0(default_pg) Rank 7] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
+        "TORCH-NCCL-ABORTED": "RuntimeError: NCCL communicator was aborted on rank 3.",  # ProcessGroupNCCL's words
+        "NVML-UNKNOWN-ERROR": "Failed to initialize NVML: Unknown Error",  # nvidia-docker#1671
+        "CUDA-NO-DEVICE": "RuntimeError: cuda runtime error (100) : no CUDA-capable device is detected at "
+        "/pytorch/aten/src/THC/THCGeneral.cpp:50",  # REDN#5
+        "C10D-STORE-PEER-GONE": "[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on "
+        "SocketImpl(fd=135, addr=[a]:48750, remote=[b]:20000): Connection reset by peer",  # sglang#20859
+        "OMPI-CQ-CREATE": "Failed to create a completion queue (CQ):",  # ompi#4499
+        "OMPI-BTL-TCP-CONNECT": "[node1][[1234,1],0][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect] "
+        "connect() to 172.17.0.1 failed: Connection refused (111)",  # format of btl_tcp_endpoint.c
+        "OMPI-BTL-TCP-PEER-LOST": "[compute-0-60.local][[20066,1],24][btl_tcp_frag.c:215:mca_btl_tcp_frag_recv] "
+        "mca_btl_tcp_frag_recv: readv failed: Connection reset by peer (104)",  # peridigm#98
+        "MPI-RANK-SIGNALED": "mpirun noticed that process rank 3 with PID 0 on node node7 exited on signal 9 (Killed).",
+        "SSH-LAUNCH-FAILED": "ssh_exchange_identification: Connection closed by remote host",  # prrte#1493
+        "MPI-DAEMON-START": "ORTE was unable to reliably start one or more daemons.",
+        "OMPI-HELP-BANNER": "WARNING: There was an error initializing an OpenFabrics device.",  # ompi#6300
+        "EFA-CREATE-AH": "libfabric:679175:1776112406::efa:av:efa_ah_alloc():147<warn> ibv_create_ah failed with "
+        "EINVAL.",  # libfabric#12136
+        "EFA-PROVIDER-ERROR": "EFA internal error: (13) Unresponsive remote (was previously responsive)",
+        "LIBFABRIC-WARN": "libfabric:72089:ofi_mrail:fabric:mrail_get_core_info():277<warn> OFI_MRAIL_ADDR_STRC env "
+        "variable not set!",  # aws/libfabric#3
+        "LD-UNDEFINED-NCCL-SYMBOL": "torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister",
+        "CUDA-DEVICE-BUSY": "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable",
+        "CUDA-PEER-ACCESS-UNSUPPORTED": "RuntimeError: CUDA error: peer access is not supported between these two "
+        "devices",  # cudaGetErrorString of cudaErrorPeerAccessUnsupported
+        "CUDA-DRIVER-MISMATCH-803": "Error 803: system has unsupported display driver / cuda driver combination",
+        "NCCL-TOPO-ERROR": "node:1:2 [0] graph/xml.cc:606 NCCL WARN Attribute busid of node nic not found",
+        "NCCL-GRAPH-FALLBACK": "node0021:21858:22794 [5] graph/search.cc:765 NCCL WARN Could not find a path for "
+        "pattern 4, falling back to simple order",  # nccl#487
+        "NCCL-MAXSHAREDMEM": "GENOA-06:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem "
+        "79856",  # nccl-tests#287
+        "UCX-SHM-NOSPACE": "[1:2:0] mm_posix.c:206  UCX  ERROR Not enough memory to write total of 1048576 bytes. "
+        "Please check that /dev/shm or the directory you specified has more available memory.",
+    }
+)
+
+
+def test_every_packaged_pattern_has_a_literal_gate():
+    """A pattern without a literal of 3+ characters runs on every line of every log (scan.Scanner.ungated):
+    write alternatives as separate patterns instead."""
+    from imgcheck.triage.scan import Scanner
+
+    assert [(s.id, p.pattern) for s, p, _lit in Scanner(load_signatures()).ungated] == []

@@ -27,12 +27,16 @@ def register(sub) -> None:
     )
     p.add_argument("logs", nargs="+", metavar="LOG", help="log files (plain or .gz); - reads standard input")
     p.add_argument("--image", help="join with this image's static facts (any imgcheck IMAGE reference, or facts:PATH)")
+    p.add_argument("--job", metavar="SPEC", help="the job's launch spec (Kubernetes YAML, compose, docker run, sbatch)")
     node = p.add_mutually_exclusive_group()
     node.add_argument("--node", help="join with this node from the inventory")
     node.add_argument("--node-facts", metavar="FILE", help="join with node facts from `imgcheck node probe`")
     p.add_argument("--signatures", metavar="FILE", help="use this signatures file instead of the built-in one")
     p.add_argument("--platform", help="os/arch[/variant] to pick from a multi-platform image")
     p.add_argument("--timeout", metavar="DURATION", help="the most reading --image may take: seconds, or 90s, 5m, 1h")
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="also show the causes the facts make unlikely (hidden by default)"
+    )
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
     p.set_defaults(func=run)
 
@@ -51,10 +55,11 @@ def run(args) -> int:
             image=args.image,
             node=args.node,
             node_facts=args.node_facts,
+            job=args.job,
             signatures=args.signatures,
             platform=platform,
             deadline=deadline,
         )
     for spec in outputs:
-        write_output(spec, render_json(report) if spec.format == "json" else render_text(report))
+        write_output(spec, render_json(report) if spec.format == "json" else render_text(report, verbose=args.verbose))
     return EXIT_FINDINGS if report.verdict == VERDICT_FOUND else EXIT_OK

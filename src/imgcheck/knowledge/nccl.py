@@ -62,3 +62,22 @@ def has_feature(matrix: Matrix, version: str | None, feature: str) -> bool | Non
     if not version:
         return None
     return ranges.within(version, row["nccl_min"], row.get("nccl_below"))
+
+
+def older_than_gpu_generation(matrix: Matrix, version: str, gpu_names: list[str]) -> tuple[bool | None, str]:
+    """Is NCCL `version` below the first release for the generation of these GPUs (nccl_gpu_generations rows)?
+
+    (True | False | None, why); None when no row names the GPUs or the version cannot be ordered."""
+    rows = matrix.rows("nccl_gpu_generations")
+    for name in gpu_names:
+        row = next((r for r in rows if re.search(r["pattern"], name)), None)
+        if row is None:
+            continue
+        ok = ranges.at_least(version, row["nccl_min"])
+        if ok is None:
+            return None, f"NCCL {version} cannot be ordered against {row['nccl_min']} ({name})"
+        return (not ok), (
+            f"NCCL {version} {'>=' if ok else '<'} {row['nccl_min']}, the first release for {row['generation']} "
+            f"GPUs ({name})"
+        )
+    return None, f"no nccl_gpu_generations row names {', '.join(gpu_names[:3])}"

@@ -13,7 +13,7 @@ from ..model.node import NodeFacts
 from ..model.report import Finding
 from . import nccl_catalog
 from .decide import decide
-from .join import join_notes
+from .joins import join_notes
 from .result import JoinResult, TriageReport
 from .scan import scan_logs
 from .signatures import load_signatures
@@ -62,10 +62,22 @@ def engine_findings(image: ImageFacts, node: NodeFacts | None) -> tuple[tuple[Fi
     return tuple(report.findings), None
 
 
+def load_job(spec: str | None, image: str | None):
+    """The launch spec's container for this job: the one running `image` when the spec has several."""
+    if not spec:
+        return None
+    from ..job.parse import for_image, load_job_spec
+
+    jobs = load_job_spec(spec)  # BadInputError / UnavailableError with one line, as `imgcheck check --job`
+    chosen = for_image(jobs, image) if image else jobs
+    return (chosen or jobs or [None])[0]
+
+
 def triage(
     logs: list[str],
     *,
     image: str | None = None,
+    job: str | None = None,
     node: str | None = None,
     node_facts: str | None = None,
     signatures: str | None = None,
@@ -82,9 +94,10 @@ def triage(
         raise UsageError("give either --node NAME or --node-facts FILE, not both")
     sigset = load_signatures(signatures)
     scan = scan_logs(logs, sigset, stdin=stdin)  # logs first: a bad log fails fast, before a slow image pull
+    job_f = load_job(job, image)
     node_f = load_node(node, node_facts)
     image_f = load_image(image, platform, deadline)
-    report = decide(scan, sigset, image_f, node_f)
+    report = decide(scan, sigset, image_f, node_f, job_f)
     nccl_v = nccl_in_use(image_f)
     report = dataclasses.replace(
         report, notes=report.notes + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
@@ -95,7 +108,7 @@ def triage(
         join = JoinResult(
             image=image_f.reference if image_f else None,
             node=node_f.name if node_f else None,
-            notes=join_notes(report, image_f, node_f),
+            notes=join_notes(report, image_f, node_f, templates=dict(sigset.note_templates), job=job_f),
             engine_findings=found,
             engine_note=why,
         )

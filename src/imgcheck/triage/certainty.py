@@ -8,6 +8,7 @@ from .result import (
     CAUSE_SUPPORTED,
     CAUSE_UNCONDITIONAL,
     CAUSE_UNKNOWN,
+    VERDICT_ADVISORY,
     VERDICT_FOUND,
     VERDICT_INFO,
     Certainty,
@@ -24,6 +25,8 @@ def assess(
     verdict: str, first: FirstFailure | None, diagnoses: tuple[Diagnosis, ...], sigs: dict[str, Signature], joined: bool
 ) -> Certainty:
     if verdict != VERDICT_FOUND:
+        if verdict == VERDICT_ADVISORY:
+            return Certainty(LOW, ("no failing line was located; only warnings matched",))
         if verdict == VERDICT_INFO:
             return Certainty(MEDIUM, ("only informational lines matched; nothing in the log is a known failure",))
         return Certainty(LOW, ("no line matches a known failure signature, so no cause is named",))
@@ -35,6 +38,8 @@ def assess(
     sig = sigs[first.signature]
     level = {"verified": HIGH, "vendor-guidance": HIGH, "reported": MEDIUM, "hypothesis": LOW}[sig.confidence]
     reasons.append(f"the first failure matches {sig.id}, whose meaning is {sig.confidence}")
+    if sig.role == "advisory":
+        reasons.append("no error line was printed: the first failure is a warning the job does not survive unharmed")
     if sig.role == "secondary":
         level = _down(level)
         reasons.append(

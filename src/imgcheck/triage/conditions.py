@@ -9,7 +9,7 @@ A condition is a string; a leading "!" negates it. Forms:
   gpus>=N / <=N       ... on N distinct GPUs (host or input file, plus the PCI id a pattern captured)
   count>=N / <=N      ... N times in all
   sig:ID.hosts>=N     the same measures for another signature
-  node.X / image.X / nccl.X / log.X   a named fact predicate (see predicates.py)
+  node.X / image.X / nccl.X / log.X / job.X   a named fact predicate (see predicates.py)
 
 Evaluation is three-valued: True, False, or None when the fact is unknown. Any False moves a
 cause last; a cause marked `promote` whose conditions all hold moves first; otherwise the data
@@ -53,7 +53,7 @@ class Condition:
 
 _ENV = re.compile(r"env:(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>[=<>])(?P<value>.*))?$")
 _MEASURE = re.compile(r"(?:sig:(?P<sig>[A-Z0-9-]+)\.)?(?P<what>hosts|gpus|count)(?P<op>>=|<=)(?P<n>\d+)$")
-_PRED = re.compile(r"(?:node|image|nccl|log)\.[a-z0-9_]+$")
+_PRED = re.compile(r"(?:node|image|nccl|log|job)\.[a-z0-9_]+$")
 
 
 def parse_condition(

@@ -25,6 +25,13 @@ _COMM = re.compile(
     r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
     r"(?:.*- (?P<phase>Init START|Init COMPLETE))?"
 )
+# Gloo advertising loopback: the fallback warning, or a Gloo error naming 127.0.0.1 as local/remote
+_GLOO_LOOPBACK = re.compile(r"Using the loopback address as fallback|(?:local|remote)=\[127(?:\.\d+){3}\]")
+# nccl-tests "Rank N ... device D [0x21] NVIDIA GeForce RTX 5090" and NCCL_DEBUG "... NVIDIA H100 80GB HBM3" names
+_TESTS_GPU = re.compile(r"\bdevice\s+\d+\s+\[[^\]]+\]\s+(?P<gpu>\S.*?)\s*$")
+# socket interfaces NCCL picked: "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]docker0:..." and "Bootstrap : Using br-1:..."
+_SOCK_IFACE = re.compile(r"\[\d+\](?P<if>[\w.\-@]+):")
+_BOOT_IFACE = re.compile(r"(?:Bootstrap ?: Using|NET : Using interface) (?:\[\d+\])?(?P<if>[\w.\-@]+):")
 _OFI_PROVIDER = re.compile(r"NET/OFI Selected [Pp]rovider is (?P<p>[\w;]+)")
 # Per-writer bounds: whatever a log repeats, one writer's context stays small (memory is
 # bounded per distinct writer). Real jobs have a handful of versions/devices and few communicators.
@@ -66,6 +73,10 @@ class ContextAccumulator:
     roce_gids: bool = False  # an IPv4-mapped GID (::ffff:) in a NET/IB line: RoCEv2
     socket_net: bool = False  # "NET/Socket : Using ..."
     ofi_providers: set[str] = field(default_factory=set)  # "NET/OFI Selected Provider is X"
+    gloo_loopback: bool = False  # Gloo bound/advertised 127.0.0.1
+    gpu_names: set[str] = field(default_factory=set)  # GPU model names the log prints
+    socket_ifaces: set[str] = field(default_factory=set)  # interfaces NCCL's socket/bootstrap code picked
+    first_warn: LogLine | None = None  # the writer's first "NCCL WARN" line
 
     @staticmethod
     def _add(target: set, value) -> None:
@@ -75,12 +86,16 @@ class ContextAccumulator:
     @staticmethod
     def relevant(text: str) -> bool:
         """Cheap substring tests: most lines of a big log carry none of these facts."""
-        return "NCCL" in text or "Rank" in text or "via " in text or "NET/" in text
+        return (
+            "NCCL" in text or "Rank" in text or "via " in text or "NET/" in text or "loopback" in text or "127." in text
+        )
 
     def feed(self, line: LogLine) -> None:
         text = line.text
         if not self.relevant(text):
             return
+        if self.first_warn is None and "NCCL WARN" in text:
+            self.first_warn = line
         if "NCCL version" in text:
             m = _VERSION.search(text)
             if m:
@@ -141,6 +156,16 @@ class ContextAccumulator:
                 )
         if "NET/Socket" in text and not self.socket_net and "Using" in text:
             self.socket_net = True
+        if not self.gloo_loopback and ("loopback" in text or "127." in text) and _GLOO_LOOPBACK.search(text):
+            self.gloo_loopback = True
+        if "Pid" in text and "device" in text:
+            m = _TESTS_GPU.search(text)
+            if m:
+                self._add(self.gpu_names, m.group("gpu"))
+        if "Using" in text and ("NET/Socket" in text or "Bootstrap" in text or "Using interface" in text):
+            for rx in (_SOCK_IFACE, _BOOT_IFACE) if "NET/Socket" in text else (_BOOT_IFACE,):
+                for m in rx.finditer(text.split("Using", 1)[1] if rx is _SOCK_IFACE else text):
+                    self._add(self.socket_ifaces, m.group("if"))
         if "NET/OFI" in text and "Selected" in text:
             m = _OFI_PROVIDER.search(text)
             if m:
@@ -158,6 +183,8 @@ class ContextAccumulator:
             "transports",
             "networks",
             "ofi_providers",
+            "gpu_names",
+            "socket_ifaces",
         ):
             mine = getattr(self, name)
             for v in getattr(other, name):
@@ -167,6 +194,12 @@ class ContextAccumulator:
                 self.version_lines.setdefault(k, v)
         self.roce_gids = self.roce_gids or other.roce_gids
         self.socket_net = self.socket_net or other.socket_net
+        self.gloo_loopback = self.gloo_loopback or other.gloo_loopback
+        if other.first_warn is not None and (
+            self.first_warn is None
+            or (other.first_warn.source, other.first_warn.lineno) < (self.first_warn.source, self.first_warn.lineno)
+        ):
+            self.first_warn = other.first_warn
         if other.relaxed_ordering is not None:
             self.relaxed_ordering = bool(self.relaxed_ordering) or other.relaxed_ordering
         for k, v in other.env.items():
@@ -204,6 +237,14 @@ class ContextAccumulator:
             roce_gids=self.roce_gids,
             socket_net=self.socket_net,
             ofi_providers=tuple(sorted(self.ofi_providers)),
+            gloo_loopback=self.gloo_loopback,
+            nccl_warn=(
+                f"{self.first_warn.text.strip()[:300]} ({self.first_warn.source}:{self.first_warn.lineno})"
+                if self.first_warn is not None
+                else None
+            ),
+            gpu_names=tuple(sorted(self.gpu_names)),
+            socket_ifaces=tuple(sorted(self.socket_ifaces)),
         )
 
 
@@ -228,3 +269,7 @@ class LogContext:
     roce_gids: bool = False  # an IPv4-mapped GID (::ffff:) in a NET/IB line (RoCEv2)
     socket_net: bool = False  # "NET/Socket : Using ..." seen
     ofi_providers: tuple[str, ...] = ()  # libfabric providers the AWS OFI plugin selected
+    gloo_loopback: bool = False  # Gloo fell back to / advertised 127.0.0.1
+    nccl_warn: str | None = None  # the first "NCCL WARN" line and where it is
+    gpu_names: tuple[str, ...] = ()  # GPU model names the log prints (nccl-tests device lines)
+    socket_ifaces: tuple[str, ...] = ()  # interfaces NCCL's socket transport / bootstrap picked

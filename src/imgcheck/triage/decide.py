@@ -4,16 +4,18 @@ order signatures, and order each signature's cause candidates by the conditions 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..job.model import JobFacts
 from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import severity_rank
 from .certainty import assess
-from .context import ContextAccumulator
+from .context import ContextAccumulator, LogContext
 from .evidence import ALL_PREDICATES
 from .predicates import Facts
 from .result import (
@@ -21,6 +23,7 @@ from .result import (
     CAUSE_UNCONDITIONAL,
     CAUSE_UNKNOWN,
     CAUSE_UNLIKELY,
+    VERDICT_ADVISORY,
     VERDICT_FOUND,
     VERDICT_INFO,
     VERDICT_NONE,
@@ -37,8 +40,12 @@ from .scan import MAX_WRITERS, Event, RawKey, ScanResult
 from .signatures import Signature, SignatureSet
 
 ROLE_RANK = {"primary": 0, "secondary": 1, "advisory": 2}
+MAX_LAST_ERROR_NOTES = 4  # distinct "Last error:" texts quoted in the notes
 RANK_LIST_LIMIT = 4096  # ranks a "nranks N" claim may add to the silent-rank search; more are only counted
 _LAST_COMPLETED = re.compile(r"last completed NCCL work: (?P<n>-?\d+)")
+# a failing line that names the other end: NCCL/IB "from peer A<port>", socket "remote peer H<port>",
+# c10d/Gloo "remote=[A]:port"; the peer's own log usually holds the first error
+_PEER = re.compile(r"(?:from peer|remote peer|remote=\[?)\s*(?P<peer>[\w.:\-]+?)(?:<\d+>|\]?:\d+|\]|\s|$)")
 _PG = re.compile(r"\[PG (?P<pg>.*?) ?Rank \d+\]")
 
 
@@ -160,13 +167,17 @@ class CauseContext:
 
     def env(self, name: str) -> tuple[str | None, str | None]:
         img = self._facts.image
-        s = settings_k.resolve(name, img, ((self._stream_env, "log of the failing rank"), (self._job_env, "log")))
+        s = settings_k.resolve(
+            name, img, ((self._stream_env, "log of the failing rank"), (self._job_env, "log")), job=self._facts.job
+        )
         if s is not None:
-            if s.origin == settings_k.ORIGIN_LOG:
+            if s.origin in (settings_k.ORIGIN_LOG, settings_k.ORIGIN_JOB):
                 return s.value, s.where
             where = "Env" if s.origin == settings_k.ORIGIN_ENV else settings_k.NCCL_CONF_PATH
             return s.value, f"image {img.reference} {where}"
-        return (None, "neither the log nor the image sets it") if img is not None else (None, None)
+        if img is not None or self._facts.job is not None:
+            return None, "neither the log, the launch spec nor the image sets it"
+        return None, None
 
     def measure(self, signature_id: str | None, what: str) -> int | None:
         key = (signature_id or self._sig, what)
@@ -193,7 +204,7 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
         elif any(v is False for v in values):
             status, bucket = CAUSE_UNLIKELY, 2
         elif all(v is True for v in values):
-            status, bucket = CAUSE_SUPPORTED, 0 if cause.promote else 1
+            status, bucket = CAUSE_SUPPORTED, (-1 if cause.promote_first else 0) if cause.promote else 1
         else:
             status, bucket = CAUSE_UNKNOWN, 1
         rated.append((bucket, idx, cause, status, tuple(reasons)))
@@ -231,163 +242,288 @@ def _measures(
     return out
 
 
-def decide(
-    scan: ScanResult, sigset: SignatureSet, image: ImageFacts | None = None, node: NodeFacts | None = None
-) -> TriageReport:
-    sigs = sigset.by_id()
-    mapping, streams = resolve_streams(scan)
-    events = list(scan.events)
-    stream_of = {id(ev): streams[mapping[ev.key]] for ev in events}
+@dataclass
+class Work:
+    """What decide()'s phases read and fill in, in phase order."""
 
+    scan: ScanResult
+    sigset: SignatureSet
+    image: ImageFacts | None
+    node: NodeFacts | None
+    job: JobFacts | None = None
+    sigs: dict[str, Signature] = field(default_factory=dict)
+    mapping: dict[RawKey, tuple] = field(default_factory=dict)
+    streams: dict[tuple, Stream] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    stream_of: dict[int, Stream] = field(default_factory=dict)
+    log_context: LogContext = field(default_factory=LogContext)
+    facts: Facts | None = None
+    suppressed: dict[tuple, set[str]] = field(default_factory=dict)
+    as_info: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    failures: list[Event] = field(default_factory=list)
+    first_failure: FirstFailure | None = None
+    lead_key: tuple | None = None
+    timeline: list[TimelineEntry] = field(default_factory=list)
+    silent: tuple[int, ...] = ()
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    verdict: str = VERDICT_NONE
+
+    @property
+    def full_year(self) -> int | None:
+        return self.scan.full_year
+
+    def add_event(self, ev: Event, st: Stream) -> None:
+        self.events.append(ev)
+        self.stream_of[id(ev)] = st
+
+
+def phase_streams(w: Work) -> None:
+    """Writers -> one stream per rank; the job's INFO context."""
+    w.sigs = w.sigset.by_id()
+    w.mapping, w.streams = resolve_streams(w.scan)
+    w.events = list(w.scan.events)
+    w.stream_of = {id(ev): w.streams[w.mapping[ev.key]] for ev in w.events}
     job_ctx = ContextAccumulator()
-    for st in streams.values():
+    for st in w.streams.values():
         job_ctx.merge(st.ctx)
-    log_context = job_ctx.summary()
+    w.log_context = job_ctx.summary()
+    w.facts = Facts(image=w.image, node=w.node, log=w.log_context, job=w.job)
 
-    # Suppression: a specific signature in a stream explains a generic one there (e.g. the verbs
-    # EINVAL line explains "unhandled system error").
+
+def phase_suppress(w: Work) -> None:
+    """A specific signature in a stream explains a generic one there (e.g. the verbs EINVAL line
+    explains "unhandled system error")."""
     present: dict[tuple, set[str]] = {}
-    for ev in events:
-        present.setdefault(stream_of[id(ev)].key, set()).add(ev.signature)
-    suppressed: dict[tuple, set[str]] = {}
+    for ev in w.events:
+        present.setdefault(w.stream_of[id(ev)].key, set()).add(ev.signature)
     for skey, ids in present.items():
-        suppressed[skey] = {s for t in ids for s in sigs[t].suppresses}
-    events = [ev for ev in events if ev.signature not in suppressed[stream_of[id(ev)].key]]
+        w.suppressed[skey] = {s for t in ids for s in w.sigs[t].suppresses}
+    w.events = [ev for ev in w.events if ev.signature not in w.suppressed[w.stream_of[id(ev)].key]]
 
-    facts = Facts(image=image, node=node, log=log_context)
-    as_info = _information_here(sigset, events, stream_of, facts)
 
-    # Derived: a communicator that started init but never completed, and nothing else to explain it.
-    serious = any(sigs[ev.signature].severity in ("error", "warning") for ev in events if ev.signature not in as_info)
-    stall_sig = next((s for s in sigset.signatures if s.derived == "init_incomplete"), None)
+def phase_information(w: Work) -> None:
+    """Signatures that are information for this job, not failures."""
+    assert w.facts is not None  # phase_streams built them
+    w.as_info = _information_here(w.sigset, w.events, w.stream_of, w.facts)
+
+
+def phase_derived(w: Work) -> None:
+    """Signatures computed from the log's structure: a communicator that started init but never
+    completed with nothing else to explain it; writers that loaded different NCCL versions."""
+    sigs = w.sigs
+    serious = any(
+        sigs[ev.signature].severity in ("error", "warning") for ev in w.events if ev.signature not in w.as_info
+    )
+    stall_sig = next((s for s in w.sigset.signatures if s.derived == "init_incomplete"), None)
     if stall_sig is not None and not serious:
-        for st in streams.values():
+        for st in w.streams.values():
             for init in st.ctx.inits.values():
                 if init.started is not None and not init.completed:
-                    raw = next(k for k, v in mapping.items() if v == st.key)
-                    ev = Event(stall_sig.id, init.started, 0, raw)
-                    events.append(ev)
-                    stream_of[id(ev)] = st
+                    raw = next(k for k, v in w.mapping.items() if v == st.key)
+                    w.add_event(Event(stall_sig.id, init.started, 0, raw), st)
                     break
-
-    mismatch_sig = next((s for s in sigset.signatures if s.derived == "nccl_version_mismatch"), None)
-    if mismatch_sig is not None and len(log_context.nccl_versions) > 1:
-        ev = _version_mismatch_event(mismatch_sig.id, streams, mapping)
-        if ev is not None:
-            events.append(ev[0])
-            stream_of[id(ev[0])] = ev[1]
-
-    full_year = scan.full_year
-    notes: list[str] = []
-    if scan.lines_merged:
-        notes.append(
-            f"the log names more than {MAX_WRITERS} writers (host:pid, rank or host); {scan.lines_merged} line(s) of "
-            "the others are counted together under their file's name"
+    mismatch_sig = next((s for s in w.sigset.signatures if s.derived == "nccl_version_mismatch"), None)
+    if mismatch_sig is not None and len(w.log_context.nccl_versions) > 1:
+        found = _version_mismatch_event(mismatch_sig.id, w.streams, w.mapping)
+        if found is not None:
+            w.add_event(*found)
+    if w.scan.lines_merged:
+        w.notes.append(
+            f"the log names more than {MAX_WRITERS} writers (host:pid, rank or host); {w.scan.lines_merged} line(s) "
+            "of the others are counted together under their file's name"
         )
-    if scan.context_lines_dropped:
-        notes.append(
-            f"the log names more than {len(scan.contexts)} writers; the INFO context (versions, devices, ranks) "
-            f"of {scan.context_lines_dropped} line(s) from the others was not kept"
+    if w.scan.context_lines_dropped:
+        w.notes.append(
+            f"the log names more than {len(w.scan.contexts)} writers; the INFO context (versions, devices, ranks) "
+            f"of {w.scan.context_lines_dropped} line(s) from the others was not kept"
         )
-    if any(ev.line.when is not None and not ev.line.has_year for ev in events):
-        notes.append(
-            "some timestamps carry no year; " + (f"assumed {full_year}" if full_year else "assumed to be the same year")
+    if any(ev.line.when is not None and not ev.line.has_year for ev in w.events):
+        w.notes.append(
+            "some timestamps carry no year; "
+            + (f"assumed {w.full_year}" if w.full_year else "assumed to be the same year")
         )
 
-    failures = [ev for ev in events if sigs[ev.signature].role != "advisory" and ev.signature not in as_info]
+
+def phase_first_failure(w: Work) -> None:
+    """Each stream's first failing line, then the writers in the order used: by timestamp when every
+    failing line has one, else local errors before consequences."""
+    sigs, full_year = w.sigs, w.full_year
+    w.failures = [ev for ev in w.events if sigs[ev.signature].role != "advisory" and ev.signature not in w.as_info]
+    if not w.failures:
+        # No error line, but a warning the job does not survive unharmed (GPUDirect RDMA off, no IB device
+        # although IB was meant): that warning is the located failure, so the verdict and the certainty agree.
+        w.failures = [
+            ev
+            for ev in w.events
+            if ev.signature not in w.as_info
+            and not sigs[ev.signature].continues
+            and sigs[ev.signature].severity in ("error", "warning")
+        ]
     first_by_stream: dict[tuple, Event] = {}
-    for ev in sorted(failures, key=lambda e: (e.order, -sigs[e.signature].priority)):
-        first_by_stream.setdefault(stream_of[id(ev)].key, ev)
-
-    first_failure = None
-    lead_key = None
-    timeline: list[TimelineEntry] = []
-    if first_by_stream:
-        cands = list(first_by_stream.values())
-        all_ts = all(ev.line.when is not None for ev in cands)
-        far = datetime.max
-        if all_ts:
-            cands.sort(
-                key=lambda e: (
-                    _when(e, full_year),
-                    ROLE_RANK[sigs[e.signature].role],
-                    -sigs[e.signature].priority,
-                    e.order,
-                )
+    # within one writer, a signature naming a concrete cause comes before a generic result code
+    # (PyTorch's DistBackendError, torchrun's exitcode), wherever the two appear in the log
+    for ev in sorted(w.failures, key=lambda e: (sigs[e.signature].generic, e.order, -sigs[e.signature].priority)):
+        first_by_stream.setdefault(w.stream_of[id(ev)].key, ev)
+    if not first_by_stream:
+        return
+    cands = list(first_by_stream.values())
+    all_ts = all(ev.line.when is not None for ev in cands)
+    far = datetime.max
+    if all_ts:
+        cands.sort(
+            key=lambda e: (
+                _when(e, full_year),
+                ROLE_RANK[sigs[e.signature].role],
+                -sigs[e.signature].priority,
+                e.order,
             )
-            basis = "earliest timestamp across ranks" if len(cands) > 1 else "only one failing writer"
-        else:
-            cands.sort(
-                key=lambda e: (
-                    ROLE_RANK[sigs[e.signature].role],
-                    0 if e.line.when else 1,
-                    _when(e, full_year) or far,
-                    -sigs[e.signature].priority,
-                    e.order,
-                )
-            )
-            if len(cands) == 1:
-                basis = "only one failing writer"
-            else:
-                basis = (
-                    "not all failing lines carry timestamps: writers with a local error are ranked before writers "
-                    "that only report consequences (timeouts, remote errors), then by timestamp, then input order"
-                )
-        for ev in cands:
-            st = stream_of[id(ev)]
-            timeline.append(TimelineEntry(stream=st.label(), signature=ev.signature, where=_where(ev, st, full_year)))
-        lead = cands[0]
-        lst = stream_of[id(lead)]
-        lead_key = lst.key
-        first_failure = FirstFailure(
-            stream=lst.label(), signature=lead.signature, where=_where(lead, lst, full_year), basis=basis
         )
+        basis = "earliest timestamp across ranks" if len(cands) > 1 else "only one failing writer"
+    else:
+        cands.sort(
+            key=lambda e: (
+                ROLE_RANK[sigs[e.signature].role],
+                0 if e.line.when else 1,
+                _when(e, full_year) or far,
+                -sigs[e.signature].priority,
+                e.order,
+            )
+        )
+        if len(cands) == 1:
+            basis = "only one failing writer"
+        else:
+            basis = (
+                "not all failing lines carry timestamps: writers with a local error are ranked before writers "
+                "that only report consequences (timeouts, remote errors), then by timestamp, then input order"
+            )
+    for ev in cands:
+        st = w.stream_of[id(ev)]
+        w.timeline.append(TimelineEntry(stream=st.label(), signature=ev.signature, where=_where(ev, st, full_year)))
+    lead = cands[0]
+    lst = w.stream_of[id(lead)]
+    w.lead_key = lst.key
+    w.first_failure = FirstFailure(
+        stream=lst.label(), signature=lead.signature, where=_where(lead, lst, full_year), basis=basis
+    )
 
-    # Silent ranks: ranks the job had (from "nranks" or observed rank numbers) that report no failure.
-    silent: tuple[int, ...] = ()
-    failing_ranks = {stream_of[id(ev)].rank for ev in failures if stream_of[id(ev)].rank is not None}
-    known_ranks = {st.rank for st in streams.values() if st.rank is not None}
-    if log_context.nranks:
+
+def phase_last_error(w: Work) -> None:
+    """PyTorch's 'Last error:' is NCCL's own account of the failure: say it, and say when no signature
+    names it (the result code alone is not the diagnosis)."""
+    matched = {(ev.line.source, ev.line.lineno) for ev in w.events if not w.sigs[ev.signature].generic}
+    said: set[str] = set()
+    for raw, line in w.scan.last_errors.items():
+        text = line.text.strip()[:300]
+        if text in said:
+            continue
+        said.add(text)
+        st = w.streams[w.mapping[raw]] if raw in w.mapping else None
+        who = st.label() if st is not None else line.source
+        if (line.source, line.lineno) in matched:
+            w.notes.append(f"{who}: PyTorch's 'Last error:' names the cause: {text}")
+        else:
+            w.notes.append(
+                f"{who}: PyTorch's 'Last error:' is the diagnosis, and no signature names it: {text} "
+                f"({line.source}:{line.lineno})"
+            )
+        if len(said) >= MAX_LAST_ERROR_NOTES:
+            break
+
+
+def phase_warn_in_log(w: Work) -> None:
+    """A generic result code is never answered with "read the preceding WARN" when that WARN is in the
+    log: quote it (the cause that says so is demoted by its condition, log.nccl_warn_present)."""
+    ff = w.first_failure
+    if ff is not None and w.sigs[ff.signature].generic and w.log_context.nccl_warn:
+        w.notes.append(f"NCCL's WARN is in the log; it is the diagnosis to read: {w.log_context.nccl_warn}")
+
+
+def phase_peer_first(w: Work) -> None:
+    """A completion or connection error that names its peer: read that peer's process first."""
+    ff = w.first_failure
+    if ff is None:
+        return
+    m = _PEER.search(ff.where.text)
+    if m is None or _loopback(m.group("peer")):
+        return
+    peer = m.group("peer")
+    here = [st.label() for st in w.streams.values() if peer in st.hosts or any(peer in s for s in st.sources)]
+    w.notes.append(
+        f"the first failing line names its peer {peer}: the process there is the one to read first"
+        + (f" ({', '.join(here[:3])} in these logs)" if here else " (its log is not among the inputs)")
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def phase_silent_ranks(w: Work) -> None:
+    """Ranks the job had (from "nranks" or observed rank numbers) that report no failure, and the
+    rank that completed the fewest collectives."""
+    failing_ranks = {w.stream_of[id(ev)].rank for ev in w.failures if w.stream_of[id(ev)].rank is not None}
+    known_ranks = {st.rank for st in w.streams.values() if st.rank is not None}
+    nranks = w.log_context.nranks
+    if nranks:
         # A log line claims the communicator size; trust it only as far as a real job could be
         # checked: "nranks 100000000" must not build a set of that size.
-        claimed = min(log_context.nranks, RANK_LIST_LIMIT)
+        claimed = min(nranks, RANK_LIST_LIMIT)
         known_ranks |= set(range(claimed))
-        if log_context.nranks > claimed:
-            notes.append(
-                f"the log claims {log_context.nranks} ranks but {len(streams)} writer(s) were seen; only ranks "
+        if nranks > claimed:
+            w.notes.append(
+                f"the log claims {nranks} ranks but {len(w.streams)} writer(s) were seen; only ranks "
                 f"0..{claimed - 1} are searched for silent ranks"
             )
-    if failing_ranks and first_failure is not None and sigs[first_failure.signature].role == "secondary":
-        silent = tuple(sorted(known_ranks - failing_ranks))
-        if silent:
-            notes.append(
-                f"rank(s) {', '.join(map(str, silent[:16]))} reported no error while others timed out or lost a peer: "
-                "look at those first (crashed, hung, or starved)"
+    ff = w.first_failure
+    if failing_ranks and ff is not None and w.sigs[ff.signature].role == "secondary":
+        w.silent = tuple(sorted(known_ranks - failing_ranks))
+        if w.silent:
+            w.notes.append(
+                f"rank(s) {', '.join(map(str, w.silent[:16]))} reported no error while others timed out or lost a "
+                "peer: look at those first (crashed, hung, or starved)"
             )
-    lagging = _laggards(failures, stream_of)
+    lagging = _laggards(w.failures, w.stream_of)
     if lagging:
-        notes.append(lagging)
+        w.notes.append(lagging)
 
-    # Diagnoses: the first failing writer's signatures (in the order they appeared), then the rest.
+
+def phase_diagnoses(w: Work) -> None:
+    """The first failing writer's signatures (in the order they appeared), then the rest; each with
+    its cause candidates ordered by the conditions that hold."""
+    sigs, full_year, lead_key, as_info = w.sigs, w.full_year, w.lead_key, w.as_info
+    assert w.facts is not None  # phase_streams built them
     by_sig: dict[str, list[Event]] = {}
-    for ev in sorted(events, key=lambda e: e.order):
+    for ev in sorted(w.events, key=lambda e: e.order):
         by_sig.setdefault(ev.signature, []).append(ev)
     totals = {
         sid: max(
             len(evs),
-            sum(n for (k, s), n in scan.counts.items() if s == sid and sid not in suppressed.get(mapping[k], set())),
+            sum(
+                n
+                for (k, s), n in w.scan.counts.items()
+                if s == sid and sid not in w.suppressed.get(w.mapping[k], set())
+            ),
         )
         for sid, evs in by_sig.items()
     }
-    measures = _measures(events, stream_of, totals)
+    measures = _measures(w.events, w.stream_of, totals)
     order: list[str] = []
     if lead_key is not None:
         for ev in sorted(
-            (e for e in events if stream_of[id(e)].key == lead_key),
+            (e for e in w.events if w.stream_of[id(e)].key == lead_key),
             key=lambda e: (ROLE_RANK[sigs[e.signature].role] == 2, e.order, -sigs[e.signature].priority),
         ):
             if ev.signature not in order:
                 order.append(ev.signature)
+    if w.first_failure is not None and w.first_failure.signature in order:  # the text leads with it
+        order.remove(w.first_failure.signature)
+        order.insert(0, w.first_failure.signature)
     rest = [s for s in by_sig if s not in order]
     rest.sort(
         key=lambda s: (
@@ -399,18 +535,16 @@ def decide(
         )
     )
     order += rest
-
-    diagnoses = []
     for sid in order:
         sig = sigs[sid]
         evs = by_sig[sid]
-        in_lead = [e for e in evs if lead_key is not None and stream_of[id(e)].key == lead_key]
+        in_lead = [e for e in evs if lead_key is not None and w.stream_of[id(e)].key == lead_key]
         rep = in_lead[0] if in_lead else evs[0]
-        st = stream_of[id(rep)]
-        ctx = CauseContext(rep.line.text, st.ctx.env, log_context.env, facts, measures, sid)
-        ranks = sorted({stream_of[id(e)].rank for e in evs if stream_of[id(e)].rank is not None})
-        hosts = sorted({h for e in evs for h in ([e.line.host] if e.line.host else stream_of[id(e)].hosts)})
-        diagnoses.append(
+        st = w.stream_of[id(rep)]
+        ctx = CauseContext(rep.line.text, st.ctx.env, w.log_context.env, w.facts, measures, sid)
+        ranks = sorted({w.stream_of[id(e)].rank for e in evs if w.stream_of[id(e)].rank is not None})
+        hosts = sorted({h for e in evs for h in ([e.line.host] if e.line.host else w.stream_of[id(e)].hosts)})
+        w.diagnoses.append(
             Diagnosis(
                 signature=sid,
                 title=sig.title,
@@ -429,30 +563,67 @@ def decide(
             )
         )
 
-    severities = {d.severity for d in diagnoses}
+
+def phase_verdict(w: Work) -> None:
+    severities = {d.severity for d in w.diagnoses}
     if severities & {"error", "warning"}:
-        verdict = VERDICT_FOUND
-    elif diagnoses:
-        verdict = VERDICT_INFO
+        # a located failure and "warnings worth a look" are different answers (verdict and exit code)
+        matters = [d for d in w.diagnoses if d.severity in ("error", "warning") and not w.sigs[d.signature].continues]
+        w.verdict = VERDICT_FOUND if w.first_failure is not None or matters else VERDICT_ADVISORY
+    elif w.diagnoses:
+        w.verdict = VERDICT_INFO
     else:
-        verdict = VERDICT_NONE
-    general = ()
-    if verdict != VERDICT_FOUND:
-        general = tuple(GeneralOrderStep(i + 1, s.step, s.next) for i, s in enumerate(sigset.general_order))
-    certainty = assess(verdict, first_failure, tuple(diagnoses), sigs, image is not None or node is not None)
+        w.verdict = VERDICT_NONE
+
+
+# decide() runs these in order; each reads what the earlier ones filled in.
+PHASES = (
+    phase_streams,
+    phase_suppress,
+    phase_information,
+    phase_derived,
+    phase_first_failure,
+    phase_last_error,
+    phase_warn_in_log,
+    phase_peer_first,
+    phase_silent_ranks,
+    phase_diagnoses,
+    phase_verdict,
+)
+
+
+def decide(
+    scan: ScanResult,
+    sigset: SignatureSet,
+    image: ImageFacts | None = None,
+    node: NodeFacts | None = None,
+    job: JobFacts | None = None,
+) -> TriageReport:
+    w = Work(scan=scan, sigset=sigset, image=image, node=node, job=job)
+    for phase in PHASES:
+        phase(w)
+    return _report(w)
+
+
+def _report(w: Work) -> TriageReport:
+    general: tuple[GeneralOrderStep, ...] = ()
+    if w.verdict != VERDICT_FOUND:
+        general = tuple(GeneralOrderStep(i + 1, s.step, s.next) for i, s in enumerate(w.sigset.general_order))
+    joined = w.image is not None or w.node is not None or w.job is not None
+    certainty = assess(w.verdict, w.first_failure, tuple(w.diagnoses), w.sigs, joined)
     return TriageReport(
-        verdict=verdict,
+        verdict=w.verdict,
         certainty=certainty,
-        first_failure=first_failure,
-        diagnoses=tuple(diagnoses),
-        timeline=tuple(timeline),
-        silent_ranks=silent,
-        notes=tuple(notes),
-        context=log_context,
-        inputs=tuple(InputInfo(name, scan.lines_by_source.get(name, 0)) for name in scan.sources),
+        first_failure=w.first_failure,
+        diagnoses=tuple(w.diagnoses),
+        timeline=tuple(w.timeline),
+        silent_ranks=w.silent,
+        notes=tuple(w.notes),
+        context=w.log_context,
+        inputs=tuple(InputInfo(name, w.scan.lines_by_source.get(name, 0)) for name in w.scan.sources),
         general_order=general,
-        general_sources=sigset.general_source if general else (),
-        signatures_version=sigset.version or None,
+        general_sources=w.sigset.general_source if general else (),
+        signatures_version=w.sigset.version or None,
     )
 
 

@@ -62,7 +62,67 @@ def log_ofi_not_efa(f: Facts) -> Result:
     return True, f"log: libfabric selected {', '.join(prov)}, not efa"
 
 
+def log_gloo_loopback(f: Facts) -> Result:
+    if f.log.gloo_loopback:
+        return True, "log: Gloo fell back to / advertised the loopback address"
+    return None, "the log does not show which address Gloo bound"
+
+
+# Interfaces that exist privately on every host (loopback, container bridges and their veth ends, libvirt):
+# the same address on each node, so a peer dialling it reaches nothing or itself.
+VIRTUAL_IFACE_PREFIXES = ("docker", "br-", "veth", "virbr", "cni", "flannel", "cali", "vxlan", "lxc", "tun", "tap")
+
+
+def log_socket_iface_virtual(f: Facts) -> Result:
+    ifs = f.log.socket_ifaces
+    if not ifs:
+        return (
+            None,
+            "the log names no interface NCCL's socket/bootstrap code picked (NCCL_DEBUG=INFO 'NET/Socket : Using')",
+        )
+    bad = [i for i in ifs if i.startswith(VIRTUAL_IFACE_PREFIXES) or i == "lo"]
+    if bad:
+        return True, f"log: NCCL picked container/virtual interface(s) {', '.join(bad[:4])}"
+    return False, f"log: NCCL picked {', '.join(ifs[:4])}"
+
+
+def log_nccl_older_than_gpu(f: Facts) -> Result:
+    """The log's NCCL version below the first release for the GPU generation the log (or node) names."""
+    from ..knowledge import nccl as nccl_k
+    from .predicates import nccl_version
+
+    version, where = nccl_version(f)
+    names = list(f.log.gpu_names)
+    if not names and f.node is not None:
+        names = sorted({g.name for g in f.node.gpu.gpus if g.name})
+    if version is None:
+        return None, where
+    if not names:
+        return None, "neither the log nor node facts name the GPU model"
+    return nccl_k.older_than_gpu_generation(f.kb, version, names)
+
+
+def log_nccl_warn_present(f: Facts) -> Result:
+    if f.log.nccl_warn:
+        return True, f"the log holds NCCL's WARN: {f.log.nccl_warn}"
+    return False, "the log holds no 'NCCL WARN' line (rerun with NCCL_DEBUG=WARN to get it)"
+
+
+def log_efa_seen(f: Facts) -> Result:
+    """EFA in use somewhere in the job: the OFI plugin carried channels, or libfabric selected efa."""
+    if any(p.lower().startswith("efa") for p in f.log.ofi_providers):
+        return True, f"log: libfabric selected {', '.join(f.log.ofi_providers)}"
+    if any(t.startswith("NET/AWS") for t in f.log.transports):
+        return True, "log: channels run 'via NET/AWS Libfabric' (the OFI plugin opened EFA)"
+    return None, "the log shows no EFA channel or provider selection"
+
+
 EVIDENCE: dict[str, Callable[[Facts], Result]] = {
+    "log.efa_seen": log_efa_seen,
+    "log.nccl_warn_present": log_nccl_warn_present,
+    "log.gloo_loopback": log_gloo_loopback,
+    "log.socket_iface_virtual": log_socket_iface_virtual,
+    "log.nccl_older_than_gpu": log_nccl_older_than_gpu,
     "log.roce": log_roce,
     "log.ib_requested": log_ib_requested,
     "log.ofi_not_efa": log_ofi_not_efa,

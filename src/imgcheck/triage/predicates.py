@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, JobFacts
 from ..knowledge import cuda as cuda_k
 from ..knowledge import nccl as nccl_k
 from ..knowledge import shipped
@@ -28,6 +29,7 @@ class Facts:
     node: NodeFacts | None
     log: LogContext
     matrix: Matrix | None = None  # None: the shipped matrix
+    job: JobFacts | None = None  # the launch spec's container (--job), when given
 
     @property
     def kb(self) -> Matrix:
@@ -208,7 +210,34 @@ def log_dmabuf(f: Facts) -> Result:
     return None, "log does not mention DMA-BUF"
 
 
+# The /dev/shm a runtime gives a container whose spec does not size it (matrix rows with their sources).
+_DEFAULT_SHM_ROW = {RUNTIME_DOCKER: "docker_default_shm_mib", RUNTIME_KUBERNETES: "containerd_default_shm_mib"}
+
+
+def job_shm_default_small(f: Facts) -> Result:
+    """True: the spec leaves /dev/shm at the runtime's small default (or sizes it no larger); False: the
+    container shares the host's IPC namespace or sizes /dev/shm by memory; None otherwise."""
+    job = f.job
+    if job is None:
+        return None, "no launch spec (use --job SPEC)"
+    if job.host_ipc:
+        return False, f"{job.where}: the host's IPC namespace (its /dev/shm)"
+    size = job.shm_size_mib
+    if size is not None and size < 0:
+        return False, f"{job.where}: /dev/shm sized by memory ({job.shm_setting})"
+    row = _DEFAULT_SHM_ROW.get(job.runtime)
+    default = float(f.kb.threshold(row)) if row else None
+    if size is None:
+        if job.shm_setting is None and default is not None and not job.open_flags:
+            return True, f"{job.where}: no /dev/shm setting: the runtime default of {default:g} MiB"
+        return None, f"{job.where}: the size of /dev/shm is not known from the spec"
+    if default is not None and size <= default:
+        return True, f"{job.where}: /dev/shm {size:g} MiB ({job.shm_setting}), no larger than the default"
+    return None, f"{job.where}: /dev/shm {size:g} MiB ({job.shm_setting}); whether that is enough depends on the ranks"
+
+
 PREDICATES: dict[str, Callable[[Facts], Result]] = {
+    "job.shm_default_small": job_shm_default_small,
     "node.peermem_loaded": peermem_loaded,
     "node.peer_memory_api": peer_memory_api,
     "node.memlock_low": memlock_low,

@@ -7,7 +7,7 @@ import json
 import textwrap
 
 from ..model.serde import to_dict
-from .result import VERDICT_FOUND, VERDICT_INFO, Diagnosis, TriageReport, Where
+from .result import CAUSE_UNLIKELY, VERDICT_ADVISORY, VERDICT_FOUND, VERDICT_INFO, Diagnosis, TriageReport, Where
 
 WIDTH = 100
 
@@ -55,15 +55,21 @@ def _ranks(ranks: tuple[int, ...]) -> str:
     return "rank" + ("s " if len(ranks) > 1 else " ") + ",".join(map(str, ranks))
 
 
-def _causes(d: Diagnosis, out: list[str]) -> None:
+def _causes(d: Diagnosis, out: list[str], verbose: bool) -> None:
+    hidden = 0
     for c in d.causes:
+        if c.status == CAUSE_UNLIKELY and not verbose:  # the facts speak against it: behind -v
+            hidden += 1
+            continue
         out += _wrap(c.text, "       ", f"  {c.order:>2}. [{c.status}, {c.confidence}] ")
         out += _wrap(c.next, "          ", "       next: ")
         for b in c.because:
             out += _wrap(b, "          ", "       why:  ")
+    if hidden:
+        out.append(f"      ({hidden} unlikely cause(s) not shown: the facts speak against them; -v shows them)")
 
 
-def render_text(report: TriageReport) -> str:
+def render_text(report: TriageReport, verbose: bool = False) -> str:
     out: list[str] = []
     total = sum(i.lines for i in report.inputs)
     out.append(f"imgcheck triage: {len(report.inputs)} log(s), {total} line(s)")
@@ -74,7 +80,9 @@ def render_text(report: TriageReport) -> str:
             out += _wrap(r, "    ", "  - ")
         out.append("")
     if report.verdict != VERDICT_FOUND:
-        if report.verdict == VERDICT_INFO:
+        if report.verdict == VERDICT_ADVISORY:
+            out.append("ADVISORY ONLY. Warnings matched (listed below) but no line is a located failure.")
+        elif report.verdict == VERDICT_INFO:
             out.append("No failure signature: only informational matches (listed below).")
         else:
             out.append("NO KNOWN SIGNATURE. No line matches a known failure, so imgcheck does not guess a cause.")
@@ -95,7 +103,7 @@ def render_text(report: TriageReport) -> str:
         out += _wrap(ff.basis, "             ", "  chosen by: ")
         out.append("")
     if lead is not None and report.verdict == VERDICT_FOUND:
-        _diagnosis(lead, out, lead=True)
+        _diagnosis(lead, out, lead=True, verbose=verbose)
     if report.notes:
         out.append("NOTES")
         for n in report.notes:
@@ -105,7 +113,7 @@ def render_text(report: TriageReport) -> str:
     if others:
         out.append("ALSO SEEN")
         for d in others:
-            _diagnosis(d, out, lead=False)
+            _diagnosis(d, out, lead=False, verbose=verbose)
     if len(report.timeline) > 1:
         out.append("TIMELINE (first failure of each writer, in the order used)")
         for t in report.timeline[:20]:
@@ -161,7 +169,7 @@ def render_text(report: TriageReport) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _diagnosis(d: Diagnosis, out: list[str], lead: bool) -> None:
+def _diagnosis(d: Diagnosis, out: list[str], lead: bool, verbose: bool) -> None:
     where = (
         f"{d.occurrences}x"
         + (f", {_ranks(d.ranks)}" if d.ranks else "")
@@ -174,6 +182,6 @@ def _diagnosis(d: Diagnosis, out: list[str], lead: bool) -> None:
     if d.note:
         out += _wrap(d.note, "    ", "    note: ")
     out.append("  cause candidates, in order:" if lead else "  causes:")
-    _causes(d, out)
+    _causes(d, out, verbose)
     out += _wrap(", ".join(d.sources), "    ", "    sources: ")
     out.append("")

@@ -9,9 +9,12 @@ from dataclasses import dataclass
 from ..model.report import Evidence, Finding
 from .context import LogContext
 
-TRIAGE_SCHEMA_VERSION = 1
+# 2 (issue 35): verdict "advisory_only" (warnings matched, no failing line located; exit 0) split from
+# "signature_found", which now always has a located first failure.
+TRIAGE_SCHEMA_VERSION = 2
 
 VERDICT_FOUND = "signature_found"  # at least one error/warning signature
+VERDICT_ADVISORY = "advisory_only"  # warnings only: something to check, no failure located
 VERDICT_INFO = "info_only"  # only informational signatures (e.g. a harmless provider warning)
 VERDICT_NONE = "no_known_signature"
 

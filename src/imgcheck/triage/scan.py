@@ -29,6 +29,7 @@ from .logparse import LogLine, parse_line
 from .signatures import SignatureSet
 
 READ_LIMIT = 1 << 20  # characters read per line at most; the rest of an overlong line counts as another line
+MAX_LAST_ERRORS = 4096  # writers whose "Last error:" text is kept
 KEEP_PER_KEY = 20  # matched lines kept per (writer, signature); the rest are only counted
 # Writers (host:pid, rank, host) followed one by one: their matched lines, counts and INFO context. Lines of any
 # further writer are counted together under their file's name, so 200,000 host:pid prefixes cost what 1,024 do.
@@ -72,6 +73,9 @@ class ScanResult:
     context_lines_dropped: int = 0  # INFO lines of writers beyond MAX_WRITERS (their context is not kept)
     nccl_messages: dict[str, list] = field(default_factory=dict)  # nccl_catalog.observe: NCCL messages recognised
     lines_merged: int = 0  # lines of writers beyond MAX_WRITERS, counted under their file's name
+    # PyTorch's "Last error:" text (NCCL's ncclGetLastError) per writer: the line after "Last error:",
+    # or the rest of the same line; the first MAX_LAST_ERRORS writers only
+    last_errors: dict[RawKey, LogLine] = field(default_factory=dict)
 
 
 def required_literal(pattern: re.Pattern) -> str | None:
@@ -128,6 +132,7 @@ class Scanner:
         self.result = ScanResult()
         self.order = 0
         self._writers: set[RawKey] = set()
+        self.pending_last_error: set[RawKey] = set()
 
     def feed(self, line: LogLine) -> None:
         res = self.result
@@ -157,6 +162,16 @@ class Scanner:
             ctx.feed(line)
         text = line.text
         nccl_catalog.observe(res.nccl_messages, text)
+        if key in self.pending_last_error:
+            self.pending_last_error.discard(key)
+            if text.strip():
+                res.last_errors.setdefault(key, line)
+        if "Last error:" in text and len(res.last_errors) < MAX_LAST_ERRORS and key not in res.last_errors:
+            rest = text.split("Last error:", 1)[1].strip()
+            if rest:
+                res.last_errors[key] = line._replace(text=rest)
+            else:
+                self.pending_last_error.add(key)
         matched: dict[str, re.Match] = {}
         checks = self.checks if self.gate is None or self.gate.search(text) else self.ungated
         for sig, pat, lit in checks:

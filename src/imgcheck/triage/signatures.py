@@ -31,6 +31,9 @@ class Cause:
     when: tuple[Condition, ...] = ()
     why: str | None = None
     promote: bool = False  # when every condition holds, move this cause first
+    # "promote": "first": ahead of the other promoted causes too (the deeper cause of the same symptom,
+    # e.g. NCCL dialling a bridge address explains the "connection refused" the line shows)
+    promote_first: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,12 @@ class Signature:
     # When every condition holds, the signature is information, not a failure (e.g. "No device
     # found" on a job that never meant to use IB).
     info_when: tuple[Condition, ...] = ()
+    # The process carries on after this warning (NCCL uses the other devices, falls back to a simple
+    # order, ...): alone it makes the verdict "advisory_only", never "signature_found".
+    continues: bool = False
+    # A framework's or library's result code (NCCL Error 2, torchrun exitcode 1): within one process, a
+    # signature that names a concrete cause is that process's first failure instead.
+    generic: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,8 @@ class SignatureSet:
     general_source: tuple[str, ...]
     general_confidence: str
     path: str
+    # join-note texts (triage/joins/), keyed TOPIC.CASE; a user's file may leave them out
+    note_templates: tuple[tuple[str, str], ...] = ()
 
     def by_id(self) -> dict[str, Signature]:
         return {s.id: s for s in self.signatures}
@@ -198,7 +209,8 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
                     confidence=_confidence(c.get("confidence"), chere),
                     when=tuple(parse_condition(w, chere, set(ALL_PREDICATES), known) for w in when),
                     why=c.get("why"),
-                    promote=_flag(c.get("promote", False), chere, "promote"),
+                    promote_first=_promote_first(c.get("promote", False), chere),
+                    promote=c.get("promote", False) in (True, "first"),
                 )
             )
         info_when = item.get("info_when", [])
@@ -218,6 +230,8 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
                 confidence=_confidence(item.get("confidence"), here),
                 suppresses=tuple(suppresses),
                 derived=derived,
+                continues=_flag(item.get("continues", False), here, "continues"),
+                generic=_flag(item.get("generic", False), here, "generic"),
                 info_when=tuple(
                     parse_condition(w, f"{here}: info_when", set(ALL_PREDICATES), known) for w in info_when
                 ),
@@ -233,6 +247,7 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
             raise BadInputError(f"{shere}: must be an object")
         steps.append(GeneralStep(step=_need(st, "step", str, shere), next=_need(st, "next", str, shere)))
     return SignatureSet(
+        note_templates=_note_templates(doc.get("join_notes"), where),
         version=str(doc.get("version") or ""),
         signatures=tuple(sigs),
         general_order=tuple(steps),
@@ -240,3 +255,20 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
         general_confidence=_confidence(general.get("confidence"), f"{where}: general_order"),
         path=where,
     )
+
+
+def _note_templates(value, where: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    templates = value.get("templates") if isinstance(value, dict) else None
+    if not isinstance(templates, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in templates.items()
+    ):
+        raise BadInputError(f"{where}: 'join_notes.templates' must map note keys to non-empty texts")
+    return tuple(sorted(templates.items()))
+
+
+def _promote_first(value, where: str) -> bool:
+    if value not in (True, False, "first"):
+        raise BadInputError(f"{where}: 'promote' must be true, false or \"first\"")
+    return value == "first"
