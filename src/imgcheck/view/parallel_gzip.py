@@ -2,8 +2,7 @@
 
 A gzip stream is inflated on one core by ISA-L (view/compression.py). rapidgzip (PyPI) inflates one stream in
 parallel chunks, reading the file by offset from a handle of its own; so it is used only for a layer that is a
-whole regular local file (an OCI layout's blob), gzip, at least PARALLEL_MIN_BYTES, on a machine with cores to
-spare, in a process where no other thread runs (the CLI and its layer worker processes; not `imgcheck serve`),
+whole regular local file (an OCI layout's blob), gzip, at least IMGCHECK_PARALLEL_GZIP_MIN bytes (off unless set), in a process where no other thread runs (the CLI and its layer worker processes; not `imgcheck serve`),
 and only when rapidgzip is installed (`pip install 'imgcheck[parallel-gzip]'`). benchmarks/bench_inflate.py
 measures both decoders per layer size; docs/benchmarks.md has the numbers the threshold comes from.
 
@@ -32,21 +31,21 @@ if TYPE_CHECKING:
     from .layer_index import LayerIndex, Limits
     from .wants import WantSet
 
-# Below this a layer is inflated by ISA-L on one core: rapidgzip's start-up and chunk hand-over cost more than the
-# second core gives back (benchmarks/bench_inflate.py; docs/benchmarks.md). Overridden by IMGCHECK_PARALLEL_GZIP_MIN
-# (bytes; "off" never uses it).
-PARALLEL_MIN_BYTES = 1 << 30
+# Off unless IMGCHECK_PARALLEL_GZIP_MIN names a threshold (bytes of a compressed layer): on the 2-core benchmark
+# machine rapidgzip was no faster than ISA-L at any layer size measured (62 MB to 462 MB of gzip) and took 343 MB of
+# RSS for one 360 MB layer where ISA-L takes 14 MB (docs/benchmarks.md, benchmarks/bench_inflate.py), so ISA-L is
+# the faster per size there. A machine with idle cores can opt in.
 THREADS = 2
 
 
 def min_bytes() -> int | None:
-    value = os.environ.get("IMGCHECK_PARALLEL_GZIP_MIN", "")
-    if value.lower() in ("off", "no", "0"):
-        return None
+    """The compressed size from which a layer is inflated in parallel, or None (never)."""
+    value = os.environ.get("IMGCHECK_PARALLEL_GZIP_MIN", "").strip()
     try:
-        return int(value) if value else PARALLEL_MIN_BYTES
+        threshold = int(value) if value else None
     except ValueError:
-        return PARALLEL_MIN_BYTES
+        return None
+    return threshold if threshold is not None and threshold > 0 else None
 
 
 def available() -> bool:
