@@ -68,7 +68,7 @@ def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limit
             from .squashfs import index_squashfs
 
             return index_squashfs(raw, layer.size or 0, layer.layer_id, wants, limits, image.reference)
-        # a large gzip blob in a local file: inflated on several cores when that is faster (view/parallel_gzip.py)
+        # a large gzip blob in a local file: inflated on several cores when IMGCHECK_PARALLEL_GZIP_MIN asks for it
         parallel, spent = index_if_parallel(raw, layer, wants, limits)
         if parallel is not None:
             return parallel
