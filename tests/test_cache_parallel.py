@@ -181,3 +181,21 @@ def test_parallel_reads_from_one_archive_file(tmp_path):
         serial, _ = inspect(ref, use_cache=False, workers=1)
         parallel, _ = inspect(ref, use_cache=False, workers=4)
         assert parallel == serial and parallel.os.id == "l3"
+
+
+def test_an_extractor_upgrade_re_extracts_from_cached_layers(tmp_path, monkeypatch):
+    # a new imgcheck whose extractors read kept files differently (EXTRACTOR_VERSION bumped, same wants): the
+    # facts are extracted again, from the cached layer indexes, and no layer is read
+    from imgcheck.extractors import identity
+
+    ref = "oci-dir:" + write_oci_dir(str(tmp_path / "img"), build_oci(BASE))
+    cold, _ = inspect(ref)
+    monkeypatch.setattr(identity, "CACHE_NAMESPACE", f"upgraded\n{identity.WANTS_FINGERPRINT}")
+    again, stats = inspect(ref)
+    assert not stats.facts_cached and stats.layers_read == [] and len(stats.layers_cached) == 3
+    assert again == cold
+    # a walk or scanner that keeps something else (LAYER_READ_VERSION bumped, or other wants): every layer again
+    monkeypatch.setattr(identity, "LAYER_CACHE_NAMESPACE", "layer-read upgraded")
+    monkeypatch.setattr(identity, "CACHE_NAMESPACE", f"upgraded twice\n{identity.WANTS_FINGERPRINT}")
+    _, stats = inspect(ref)
+    assert len(stats.layers_read) == 3 and stats.layers_cached == []

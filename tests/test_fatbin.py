@@ -17,7 +17,7 @@ from imagebuild import Symlink, build_oci, make_layer, write_docker_archive, wri
 
 from imgcheck import api
 from imgcheck.read_options import ReadOptions
-from imgcheck.view.fatbin import FatbinScan, parse_result
+from imgcheck.view.fatbin import FatbinScan, NeedStream, parse_result, scan_structure
 
 LIB = "usr/lib/x86_64-linux-gnu"
 
@@ -74,6 +74,80 @@ def test_a_stray_magic_is_not_a_container():
     assert scan(build_lib(fake), 4096) is None
     # the real container after it is still found
     assert scan(build_lib(fake + container([(ELF, 37)])), 4096) == ((37,), ())
+
+
+class Ranges:
+    """A file read by offset, counting what is read."""
+
+    def __init__(self, data: bytes):
+        self.data, self.reads, self.bytes = data, 0, 0
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        self.reads += 1
+        self.bytes += n
+        return self.data[offset : offset + n]
+
+
+def stream_result(data: bytes) -> str | None:
+    s = FatbinScan(len(data))
+    s.feed(data)
+    return s.result()
+
+
+def test_reading_by_structure_gives_the_streaming_result_and_skips_payloads():
+    blob = container([(ELF, 70), (ELF, 80)], payload_size=300_000) + b"\0" * 13 + container([(ELF, 90), (PTX, 90)])
+    rel = container([(ELF, 80), (ELF, 90), (PTX, 90)]) + container([(ELF, 80), (PTX, 90)])
+    libs = [
+        build_lib(blob, pad_bytes=2 * 1024 * 1024),
+        build_lib(container([(ELF, 80), (ELF, 90)]), relfatbin=rel),
+        build_lib(b"\x50\xed\x55\xba" + bytes(40) + container([(ELF, 37)])),  # a stray magic first
+    ]
+    for lib in libs:
+        ranges = Ranges(lib)
+        assert scan_structure(ranges.read_at, len(lib)) == stream_result(lib)
+    big = Ranges(libs[0])
+    scan_structure(big.read_at, len(libs[0]))
+    assert big.bytes < len(libs[0]) / 4  # the 600 KB of payloads and the 2 MB pad are not read
+    # where the stream looks at every container of the file, the structure is not enough
+    for lib in (build_lib(None, relfatbin=rel), build_lib(None), b"not an ELF file" * 10):
+        with pytest.raises(NeedStream):
+            scan_structure(Ranges(lib).read_at, len(lib))
+
+
+def test_reading_by_structure_agrees_with_the_stream_on_random_layouts():
+    import random
+
+    rng = random.Random(39)
+    for _ in range(12):
+        blob = b""
+        for _c in range(rng.randrange(1, 5)):
+            entries = [(rng.choice((ELF, ELF, PTX)), rng.choice((50, 70, 80, 86, 90, 100))) for _e in range(4)]
+            blob += container(entries[: rng.randrange(1, 5)], payload_size=rng.randrange(1, 70_000))
+            gap = rng.choice((b"", bytes(rng.randrange(1, 64)), rng.randbytes(rng.randrange(1, 64))))
+            blob += gap + (b"\x50\xed\x55\xba" + rng.randbytes(20) if rng.random() < 0.3 else b"")
+        rel = container([(ELF, 61), (PTX, 61)]) if rng.random() < 0.5 else None
+        lib = build_lib(blob, pad_bytes=rng.choice((0, 300_000)), relfatbin=rel)
+        expected = stream_result(lib)
+        try:
+            got = scan_structure(Ranges(lib).read_at, len(lib))
+        except NeedStream:
+            got = None
+        # a container the structure cannot reach is one the stream found outside .nv_fatbin only
+        assert got == expected or (got is None and (expected is None or json.loads(expected)["section"] is None))
+
+
+def test_reading_by_structure_is_bounded_on_hostile_entries():
+    # entry sizes that run past the section and the file, a section claimed larger than the file
+    body = entry(ELF, 80, b"z" * 8)
+    body = body[:8] + (1 << 62).to_bytes(8, "little") + body[16:]
+    hostile = (
+        b"\x50\xed\x55\xba" + (1).to_bytes(2, "little") + (16).to_bytes(2, "little") + len(body).to_bytes(8, "little")
+    )
+    lib = build_lib((hostile + body) * 50)
+    ranges = Ranges(lib)
+    with pytest.raises(NeedStream):
+        scan_structure(ranges.read_at, len(lib))
+    assert ranges.bytes <= 2 * len(lib)
 
 
 def _nccl_layer(lib: bytes, where: str = LIB) -> bytes:
@@ -142,9 +216,22 @@ def test_squashfs_image_streams_the_library_too(tmp_path):
     out = str(tmp_path / "img.sqsh")
     subprocess.run([tool, str(root), out, "-noappend", "-quiet", "-no-progress", "-comp", "gzip"], check=True)
     assert os.path.getsize(out) > 0
-    facts = api.inspect_image(f"enroot:{out}", ReadOptions(use_cache=False))
+    from imgcheck.view.squashfs import SquashfsImage
+
+    blocks = []
+    real = SquashfsImage._data_block
+
+    def counting(self, pos, size_word, expect_max):
+        blocks.append(pos)
+        return real(self, pos, size_word, expect_max)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SquashfsImage, "_data_block", counting)
+        facts = api.inspect_image(f"enroot:{out}", ReadOptions(use_cache=False))
     (nccl,) = facts.nccl
     assert (nccl.sass_archs, nccl.ptx_archs) == ((86,), (86,))
+    # read by structure: the 3 MB pad and the payloads are not decompressed (the library is 24+ blocks of 128 KiB)
+    assert len(blocks) < 12
 
 
 def test_layer_cache_round_trip_keeps_the_scan():
@@ -208,8 +295,14 @@ def test_real_nccl_wheel_library():
     with zipfile.ZipFile(wheel(REAL_NCCL)) as whl, whl.open("nvidia/nccl/lib/libnccl.so.2") as lib:
         size = whl.getinfo("nvidia/nccl/lib/libnccl.so.2").file_size
         s = FatbinScan(size)
+        data = bytearray()
         while chunk := lib.read(1 << 20):
             s.feed(chunk)
+            data += chunk
+    # read by structure: the same answer from the ELF and fat binary headers, a fraction of a percent of the file
+    ranges = Ranges(bytes(data))
+    assert scan_structure(ranges.read_at, size) == s.result()
+    assert ranges.bytes < size / 500
     assert json.loads(s.result()) == {
         "sass": [50, 60, 61, 70, 80, 90],
         "ptx": [],

@@ -31,10 +31,10 @@ def _cache_dir_and_namespace(kind: str) -> tuple[str, str]:
     """Where a cache lives under $IMGCHECK_HOME, and what identifies its entries' content."""
     import os
 
-    from .extractors.identity import CACHE_NAMESPACE
+    from .extractors.identity import CACHE_NAMESPACE, LAYER_CACHE_NAMESPACE
     from .home import imgcheck_home
 
-    return os.path.join(imgcheck_home(), "cache", kind), CACHE_NAMESPACE
+    return os.path.join(imgcheck_home(), "cache", kind), LAYER_CACHE_NAMESPACE if kind == "layers" else CACHE_NAMESPACE
 
 
 def layer_cache(extra_wants: str = "") -> LayerCache:

@@ -7,4 +7,10 @@ WANTS_FINGERPRINT is the hash of the extractors' wants, so a changed want cannot
 
 EXTRACTOR_VERSION = "7"  # bump when how a kept file is read into facts changes
 WANTS_FINGERPRINT = "88385e42a683a85893328a9af9b44b08d82249c517381338d0ea817d07a413d8"  # sha256 of WantSet.key()
+# bump when what a layer read keeps for the same wants changes: the tar or squashfs walk, a scanner's result
+LAYER_READ_VERSION = "1"
+# Image facts depend on the extractors; a layer's index (kept bytes, scan results, path hashes) only on the wants
+# and the walk. So an extractor bump that keeps the wants re-extracts from cached layer indexes: a re-check after
+# such an upgrade reads no layer (docs/benchmarks.md).
 CACHE_NAMESPACE = f"{EXTRACTOR_VERSION}\n{WANTS_FINGERPRINT}"
+LAYER_CACHE_NAMESPACE = f"layer-read {LAYER_READ_VERSION}\n{WANTS_FINGERPRINT}"

@@ -7,6 +7,8 @@ reader by media type (view/reader.py) and indexes them. A source never imports t
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -212,6 +214,22 @@ class VerifyingReader:
     @property
     def bytes_read(self) -> int:
         return self._size
+
+    def local_fileno(self) -> int | None:
+        """The descriptor of the regular file these bytes are, whole, when nothing has been read yet (a reader
+        that wants the file by offset, view/parallel_gzip.py, opens it anew and leaves this one to verify)."""
+        fileno = getattr(self._raw, "fileno", None)
+        if self._size or fileno is None:
+            return None
+        try:
+            fd: int = fileno()
+            st = os.fstat(fd)
+            at = os.lseek(fd, 0, os.SEEK_CUR)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(st.st_mode) or at != 0 or st.st_size != self._expected_size:
+            return None
+        return fd
 
     def close(self) -> None:
         close = getattr(self._raw, "close", None)

@@ -276,11 +276,17 @@ def index_layer(
     return idx
 
 
-def scan_entry(name: str, size: int, data: bytes | None, feed_data) -> str | None:
+def scan_entry(name: str, size: int, data: bytes | None, feed_data, read_at=None) -> str | None:
     """Run the scanner `name` over a file: its kept bytes, else its stream (`feed_data(consume)` -> False when
-    the stream cannot be fed, e.g. a sparse tar member)."""
-    from .fatbin import SCANNERS
+    the stream cannot be fed, e.g. a sparse tar member). A file readable by offset (`read_at(offset, n)`, e.g. in
+    a squashfs) is first read by its structure, which skips what the scanner does not look at."""
+    from .fatbin import SCANNERS, STRUCTURE_SCANNERS, NeedStream
 
+    if read_at is not None and name in STRUCTURE_SCANNERS:
+        try:
+            return STRUCTURE_SCANNERS[name](read_at, size)
+        except NeedStream:
+            pass
     scan = SCANNERS[name](size)
     if data is not None:
         scan.feed(data)

@@ -20,6 +20,7 @@ from .cache import LayerCache
 from .fileview import FileView
 from .layer_index import FILE, HARDLINK, LayerIndex, Limits, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
+from .parallel_gzip import index_if_parallel
 from .wants import Want, WantSet
 
 
@@ -68,6 +69,13 @@ def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limit
             from .squashfs import index_squashfs
 
             return index_squashfs(raw, layer.size or 0, layer.layer_id, wants, limits, image.reference)
+        # a large gzip blob in a local file: inflated on several cores when IMGCHECK_PARALLEL_GZIP_MIN asks for it
+        parallel, spent = index_if_parallel(raw, layer, wants, limits)
+        if parallel is not None:
+            return parallel
+        if spent:  # it did not verify: read again with ISA-L, which gives the index or the one-line error
+            raw.close()
+            raw = image.open_layer(layer)
         if progress is not None:
             raw = _Progressing(raw, layer.digest, progress)
         # a tar: plain, gzip or zstd (view/compression.py tells them apart by their first bytes)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import lzma
 import struct
 import zlib
@@ -481,6 +482,60 @@ class SquashfsImage:
             yield bytes(frag[inode.frag_offset : inode.frag_offset + tail])
 
 
+class FileRanges:
+    """A regular file's bytes read by offset, decompressing only the blocks a read touches (the last one kept)."""
+
+    def __init__(self, fs: SquashfsImage, inode: Inode):
+        self.fs, self.inode = fs, inode
+        size, bs = inode.file_size, fs.sb.block_size
+        self.has_frag = inode.fragment != INVALID_FRAG
+        self.nblocks = size // bs if self.has_frag else (size + bs - 1) // bs
+        raw, _, _ = fs._meta_read(fs.sb.inode_table_start, inode.blocks_at[0], inode.blocks_at[1], 4 * self.nblocks)
+        self.sizes = struct.unpack(f"<{self.nblocks}I", raw)
+        self.starts = list(
+            itertools.accumulate((w & ~DATA_UNCOMPRESSED for w in self.sizes), initial=inode.start_block)
+        )
+        self._last: tuple[int, bytes] | None = None
+
+    def _block(self, i: int) -> bytes:
+        if self._last is not None and self._last[0] == i:
+            return self._last[1]
+        fs, inode, bs = self.fs, self.inode, self.fs.sb.block_size
+        if i < self.nblocks:
+            want = min(bs, inode.file_size - i * bs)
+            word = self.sizes[i]
+            if word == 0:  # a sparse block
+                block = bytes(want)
+            else:
+                block = fs._data_block(self.starts[i], word, bs)
+                if len(block) < want:
+                    raise BadInputError(f"{fs.what}: corrupt squashfs (short data block)")
+                block = bytes(block[:want])
+        else:  # the tail, in a fragment
+            tail = inode.file_size - self.nblocks * bs
+            frag = fs._fragment_block(inode.fragment)
+            if inode.frag_offset + tail > len(frag):
+                raise BadInputError(f"{fs.what}: corrupt squashfs (fragment shorter than the file's tail)")
+            block = bytes(frag[inode.frag_offset : inode.frag_offset + tail])
+        self._last = (i, block)
+        return block
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        """Up to n bytes from `offset` (fewer at the end of the file)."""
+        bs = self.fs.sb.block_size
+        n = max(0, min(n, self.inode.file_size - offset))
+        parts = []
+        while n > 0:
+            i, within = divmod(offset, bs)
+            piece = self._block(i)[within : within + n]
+            if not piece:
+                raise BadInputError(f"{self.fs.what}: corrupt squashfs (file shorter than its size)")
+            parts.append(piece)
+            offset += len(piece)
+            n -= len(piece)
+        return b"".join(parts)
+
+
 class _Cursor:
     """Sequential reads through a metadata table; small reads are slices of the current block."""
 
@@ -581,7 +636,13 @@ def build_index(fs: SquashfsImage, digest: str, wants, limits):
                         raise LimitExceededError(
                             f"{fs.what}: wanted files exceed {limits.max_uncompressed} bytes (limit)"
                         )
-                entry.scan = scan_entry(scanner, inode.file_size, entry.data, functools.partial(_feed, fs, inode))
+                entry.scan = scan_entry(
+                    scanner,
+                    inode.file_size,
+                    entry.data,
+                    functools.partial(_feed, fs, inode),
+                    read_at=FileRanges(fs, inode).read_at if entry.data is None else None,
+                )
             idx.entries[path] = entry
         else:
             idx.entries[path] = Entry(path, OTHER, layer=digest)
