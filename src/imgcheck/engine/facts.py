@@ -349,50 +349,24 @@ SETTINGS_QUESTION = "Which NCCL settings does the job see (the image's Env, /etc
 def setting(*names: str) -> Fact:
     """Whether the process sees any of these settings (job env, image Env, /etc/nccl.conf): KNOWN when one is
     set, ABSENT when none is, UNKNOWN when none is and the image's Env is unknown."""
-
-    def state(ctx: Ctx) -> State:
-        if any(ctx.setting(n) is not None for n in names):
-            return State.KNOWN
-        return State.UNKNOWN if ctx.image.unknown_reason("env") else State.ABSENT
-
-    def blank(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
-        env = {k: v for k, v in i.env.items() if k not in names}
-        conf = {k: v for k, v in i.nccl_conf.items() if k not in names}
-        return _image_unknown(i, "env", env=env, nccl_conf=conf), n, j
-
-    return Fact(
-        "setting." + "|".join(names),
-        SETTINGS_QUESTION,
-        state,
-        lambda ctx: ctx.image.unknown_reason("env"),
-        blank=blank,
-    )
+    return _setting_fact("setting." + "|".join(names), lambda name: name in names)
 
 
 def setting_prefix(prefix: str) -> Fact:
-    """Whether the process sees any setting whose name starts with `prefix` (the Env lint reads them all):
-    KNOWN when one is set, ABSENT when none is, UNKNOWN when none is and the image's Env is unknown."""
+    """The same for any setting whose name starts with `prefix` (the Env lints read them all)."""
+    return _setting_fact(f"setting.{prefix}*", lambda name: name.startswith(prefix))
 
-    def names(ctx: Ctx) -> list[str]:
-        found = set(ctx.image.env) | set(ctx.image.nccl_conf)
-        if ctx.job is not None:
-            found |= {v.name for v in ctx.job.env}
-        return [n for n in found if n.startswith(prefix)]
 
+def _setting_fact(fact: str, selects: Callable[[str], bool]) -> Fact:
     def state(ctx: Ctx) -> State:
-        if names(ctx):
+        seen = set(ctx.image.env) | set(ctx.image.nccl_conf) | ({v.name for v in ctx.job.env} if ctx.job else set())
+        if any(selects(n) and ctx.setting(n) is not None for n in seen):
             return State.KNOWN
         return State.UNKNOWN if ctx.image.unknown_reason("env") else State.ABSENT
 
     def blank(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
-        env = {k: v for k, v in i.env.items() if not k.startswith(prefix)}
-        conf = {k: v for k, v in i.nccl_conf.items() if not k.startswith(prefix)}
+        env = {k: v for k, v in i.env.items() if not selects(k)}
+        conf = {k: v for k, v in i.nccl_conf.items() if not selects(k)}
         return _image_unknown(i, "env", env=env, nccl_conf=conf), n, j
 
-    return Fact(
-        f"setting.{prefix}*",
-        SETTINGS_QUESTION,
-        state,
-        lambda ctx: ctx.image.unknown_reason("env"),
-        blank=blank,
-    )
+    return Fact(fact, SETTINGS_QUESTION, state, lambda ctx: ctx.image.unknown_reason("env"), blank=blank)
