@@ -147,3 +147,13 @@ def test_version_unknown_makes_an_unlisted_name_a_question_with_the_likely_name(
     assert any(
         "NCCL_TIMEOUT" in r and "did you mean NCCL_IB_TIMEOUT" in r and "image.nccl.version" in r for r in reasons
     )
+
+
+def test_an_nccl_older_than_the_catalog_is_asked_about_not_judged():
+    """The catalog is read from the release tags from 2.3.5 on: whether NCCL 2.2 reads a name is not in it
+    (NCCL 2.2.13 reads NCCL_SOCKET_IFNAME: its own logs print the interface it chose)."""
+    result = run(image("2.2.13", {"NCCL_SOCKET_IFNAME": "eth0", "NCCL_SOCKET_IFNAMES": "eth0"}), node(IB_NODE))
+    assert not lint(result)
+    reasons = {u.rule: u.reason for u in result.unknowns if u.rule.startswith("ENV-NCCL-PARAM")}
+    assert "older than the releases" in reasons["ENV-NCCL-PARAM-NOT-IN-RELEASE"]
+    assert "older than those" in reasons["ENV-NCCL-PARAM-UNKNOWN"]

@@ -98,20 +98,22 @@ def undecided_reason(
     ctx: Ctx, facts_read: Iterable[Fact], states: dict[str, State]
 ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """('' when every fact is known or absent) else the words, the fact names and the questions that decide it."""
-    words: list[str] = []
     names: list[str] = []
-    questions: list[str] = []
+    # one entry per question, with every fact it covers ("Which settings ...? (setting.UCX_*, setting.FI_*: ...)")
+    asked: dict[str, list[str]] = {}
     for fact in facts_read:
         state = _state(ctx, fact, states)
         if state is State.UNKNOWN:
-            words.append(fact.unknown_words(ctx))
+            why = fact.why(ctx)
+            detail = f"{fact.name}: {why}" if why else f"{fact.name} is unknown"
         elif state is State.PARTIAL:
-            words.append(f"{fact.question} ({fact.name}: present, but its details are unknown)")
+            detail = f"{fact.name}: present, but its details are unknown"
         else:
             continue
         names.append(fact.name)
-        questions.append(fact.question)
-    return "; ".join(words), tuple(names), tuple(dict.fromkeys(questions))
+        asked.setdefault(fact.question, []).append(detail)
+    words = [f"{question} ({'; '.join(details)})" for question, details in asked.items()]
+    return "; ".join(words), tuple(names), tuple(asked)
 
 
 def settle(module: ModuleType | Any, ctx: Ctx, states: dict[str, State]) -> Iterator[Finding | Unknown]:

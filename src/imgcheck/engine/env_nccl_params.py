@@ -72,7 +72,7 @@ def _check(ctx: Ctx) -> Iterator[Outcome]:
         yield from _overridden(ctx, s)
         if row["first"] is None:
             continue  # read by another program (PyTorch, a build), not NCCL: nothing to check here
-        yield from _release(ctx, s, row, version, newest)
+        yield from _release(ctx, s, row, version, (oldest, newest))
         yield from _value(ctx, s, row)
         yield from _link_layer(ctx, s, row)
 
@@ -96,6 +96,13 @@ def _unknown_name(
     after_newest = ".".join(newest.split(".")[:-1] + [str(int(newest.split(".")[-1]) + 1)])
     near = difflib.get_close_matches(s.name, [n for n, r in rows.items() if r["first"]], n=1, cutoff=0.8)
     newer = ranges.at_least(version, after_newest)
+    if version is not None and ranges.below(version, oldest) is not False:
+        yield unknown(
+            rule,
+            f"{s.name} is read by no NCCL release {oldest}..{newest}, and NCCL {version} is older than those: "
+            "whether it reads the name cannot be told",
+        )
+        return
     if newer is not False:
         # an NCCL newer than the catalog may read names the catalog does not list: ask instead of answering
         which = "unknown (image.nccl.version)" if version is None else f"{version}, which may be newer"
@@ -136,10 +143,20 @@ def _overridden(ctx: Ctx, s: Setting) -> Iterator[Outcome]:
         )
 
 
-def _release(ctx: Ctx, s: Setting, row: dict[str, Any], version: str | None, newest: str) -> Iterator[Outcome]:
+def _release(
+    ctx: Ctx, s: Setting, row: dict[str, Any], version: str | None, covered: tuple[str, str]
+) -> Iterator[Outcome]:
     rule = "ENV-NCCL-PARAM-NOT-IN-RELEASE"
     first, removed = row["first"], row["removed_in"]
     span = f"{first}..{row['last']}"
+    if version is not None and ranges.below(version, covered[0]) is not False:
+        # the catalog is read from the release tags from covered[0] on: what an older NCCL reads is not in it
+        yield unknown(
+            rule,
+            f"NCCL {version} is older than the releases whose sources were read ({covered[0]}..{covered[1]}), "
+            f"so whether it reads {s.name} cannot be told",
+        )
+        return
     if version is None:
         yield unknown(
             rule,

@@ -343,7 +343,7 @@ COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
 _COMPAT_DIR = "/usr/local/cuda/compat"
 
 
-SETTINGS_QUESTION = "Which NCCL settings does the job see (the image's Env, /etc/nccl.conf, the launch spec's env)?"
+SETTINGS_QUESTION = "Which settings does the job see (the image's Env, /etc/nccl.conf, the launch spec's env)?"
 
 
 def setting(*names: str) -> Fact:
