@@ -269,12 +269,22 @@ def scan_structure(read_at: Callable[[int, int], bytes], size: int) -> str | Non
     the section headers and, inside `.nv_fatbin`, the container and entry headers: payloads are skipped, not read.
     Raises NeedStream when the file has no readable `.nv_fatbin` holding a container, which is when the streaming
     scan looks at every container of the file."""
+    return _fatbin_by_structure(read_at, size, *_elf_structure(read_at, size))
+
+
+def _elf_structure(read_at: Callable[[int, int], bytes], size: int) -> tuple[bytes, int, bytes]:
+    """(ELF header, offset of the kept window, the window: .shstrtab and the section headers); NeedStream if none."""
     head = read_at(0, 64)
     window = _sht_window(head, size)
     if window is None:
         raise NeedStream("not a 64-bit ELF file with section headers")
-    kept = read_at(window[0], window[1] - window[0])
-    section = find_section(head, kept, window[0], RUNTIME_SECTION)
+    return head, window[0], read_at(window[0], window[1] - window[0])
+
+
+def _fatbin_by_structure(
+    read_at: Callable[[int, int], bytes], size: int, head: bytes, kept_from: int, kept: bytes
+) -> str | None:
+    section = find_section(head, kept, kept_from, RUNTIME_SECTION)
     if section is None or section[0] + section[1] > size:
         raise NeedStream(f"no {RUNTIME_SECTION} section")
     start, end = section[0], section[0] + section[1]
@@ -439,6 +449,54 @@ def parse_build(text: str | None) -> tuple[str, str] | None:
 
 
 SCANNERS = {"fatbin": FatbinScan, "nccl": NcclScan}
-# the same result for a file read by offset (squashfs): libnccl's "nccl" scan also reads its build line and GLIBC
-# needs from the stream, so it has no structure reader and is streamed
-STRUCTURE_SCANNERS = {"fatbin": scan_structure}
+_RODATA_READ = 1 << 20
+
+
+def scan_nccl_structure(read_at: Callable[[int, int], bytes], size: int) -> str | None:
+    """NcclScan's result for a file read by offset (squashfs): the fat binaries by their headers (scan_structure),
+    the GLIBC needs from the first HEAD_BYTES, and the build line from .rodata (where the compiler puts NCCL's
+    VERSION_STRING) read until it is found; NeedStream when a section is missing, so the whole file is streamed."""
+    from .build_string import NcclBuildScan
+
+    head, kept_from, kept = _elf_structure(read_at, size)
+    fat = _fatbin_by_structure(read_at, size, head, kept_from, kept)
+    doc = json.loads(fat) if fat else {}
+    verneed, dynstr = (
+        find_section(head, kept, kept_from, ".gnu.version_r"),
+        find_section(head, kept, kept_from, ".dynstr"),
+    )
+    if verneed is not None and dynstr is not None and max(verneed[1], dynstr[1]) <= NcclScan.HEAD_BYTES:
+        from ..elf.reader import glibc_need_of
+
+        # the two sections alone, at their file offsets (parse_verneed reads by offset)
+        sparse = bytearray(max(verneed[0] + verneed[1], dynstr[0] + dynstr[1]))
+        for offset, length in (verneed, dynstr):
+            sparse[offset : offset + length] = read_at(offset, length)
+        needs = parse_verneed(bytes(sparse), verneed, dynstr)
+        found = glibc_need_of(needs) if needs is not None else None
+        if found:
+            doc["glibc"] = found[0]
+    # the string literal is in .rodata (the linker merges .rodata.str*); a file without one has no build line
+    build = NcclBuildScan()
+    for name in (".rodata", ".data"):
+        found = find_section(head, kept, kept_from, name)
+        if found is None:
+            continue
+        if found[0] + found[1] > size:
+            raise NeedStream(f"{name} runs past the end of the file")
+        pos, end = found[0], found[0] + found[1]
+        while pos < end and build.found is None:
+            chunk = read_at(pos, min(_RODATA_READ, end - pos))
+            if not chunk:
+                raise NeedStream("short read")
+            build.feed(chunk)
+            pos += len(chunk)
+        if build.found is not None:
+            break
+    if build.found is not None:
+        doc["nccl"], doc["cuda"] = build.found
+    return json.dumps(doc) if doc else None
+
+
+# the same results for a file read by offset (squashfs), reading its structure instead of every byte
+STRUCTURE_SCANNERS = {"fatbin": scan_structure, "nccl": scan_nccl_structure}
