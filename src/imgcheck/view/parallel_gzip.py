@@ -56,13 +56,17 @@ def available() -> bool:
     return (os.cpu_count() or 1) >= 2
 
 
+def _alone() -> bool:
+    return threading.active_count() == 1
+
+
 def usable(raw, layer: LayerRef) -> int | None:
     """The descriptor of the local gzip file `raw` reads, when this layer is one for the parallel inflate."""
     threshold = min_bytes()
     # without a diff_id only the gzip CRC would check the inflated bytes: ISA-L checks it on every member
     if threshold is None or layer.digest_of_uncompressed or not layer.diff_id or (layer.size or 0) < threshold:
         return None
-    if threading.active_count() > 1:  # its C++ side writes to fd 2, silenced only where nothing else runs
+    if not _alone():  # its C++ side writes to fd 2, silenced only where nothing else runs
         return None
     local_fileno = getattr(raw, "local_fileno", None)
     fd = local_fileno() if local_fileno is not None else None
