@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from ..model.report import Finding, Report, deciding_questions, finding_rank, report_outcome
+from ..model.report import Finding, Report, deciding_questions, report_outcome
 from .collapse import collapse
 from .report_text import short_layer, value_text
 from .safe_text import escape_markup as escape  # control characters too, not only [markup]
@@ -29,11 +29,6 @@ _VERDICT_STYLE = {
 }
 _VERDICT_WORD = {"fail": "FAIL", "incomplete": "INCOMPLETE", "warn": "WARN", "ok": "OK"}
 _QUESTIONS_SHOWN = 5  # deciding questions on the first screen; the rest are listed under Unknown
-
-
-def sorted_findings(report: Report) -> list[Finding]:
-    """Errors first, then warnings, then info; stable by rule id within a severity."""
-    return sorted(report.findings, key=lambda f: (*finding_rank(f), f.id))
 
 
 def _count(report: Report, severity: str) -> int:

@@ -33,7 +33,3 @@ def parse_job_facts(doc: dict, where: str) -> JobFacts:
     else:
         doc["env"] = tuple(EnvVar(e["name"], e.get("value"), e.get("line")) for e in env)
     return JobFacts(**doc)
-
-
-def job_to_dict(job: JobFacts) -> dict:
-    return dataclasses.asdict(job)

@@ -451,10 +451,6 @@ class Store:
         found = {r["state"]: r["n"] for r in rows}
         return {s: found.get(s, 0) for s in STATES}
 
-    def next_due(self) -> float | None:
-        row = self._conn().execute("SELECT MIN(next_attempt_at) FROM jobs WHERE state = 'queued'").fetchone()
-        return row[0]
-
     def jobs_for_digest(self, digest: str) -> list[dict]:
         rows = self._conn().execute("SELECT * FROM jobs WHERE digest = ? ORDER BY id", (digest,)).fetchall()
         return [self._job_summary(r) for r in rows]

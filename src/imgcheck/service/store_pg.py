@@ -505,10 +505,6 @@ class PgStore:
         found = {r["state"]: r["n"] for r in rows}
         return {s: found.get(s, 0) for s in STATES}
 
-    def next_due(self) -> float | None:
-        with self._tx() as c:
-            return c.execute("SELECT MIN(next_attempt_at) AS m FROM jobs WHERE state = 'queued'").fetchone()["m"]
-
     def jobs_for_digest(self, digest: str) -> list[dict]:
         with self._tx() as c:
             rows = c.execute("SELECT * FROM jobs WHERE digest = %s ORDER BY id", (digest,)).fetchall()

@@ -34,12 +34,6 @@ def compare_rpm(a: str, b: str) -> int:
     return _rpm_vercmp(va, vb) or _rpm_vercmp(ra, rb)
 
 
-def compare_package(db: str, a: str, b: str) -> int:
-    if db == "rpm":
-        return compare_rpm(a, b)
-    return compare_dpkg(a, b)  # apk and pip numbers order the same way for the cases we compare
-
-
 _NUM = re.compile(r"\d+")
 
 
