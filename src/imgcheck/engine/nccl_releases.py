@@ -70,10 +70,10 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         applied = ctx.setting(name) if name else None
         if applied is not None and applied.value.strip() == value:
             continue  # the image already avoids it
-        # Each condition the row names is evaluated where node or image facts can show it (gpu:, topology:,
-        # transport:, arch:): one shown not to hold drops the row, one whose facts are missing makes the row an
-        # unknown asking for them. A condition no fact can show (the workload's, IB SHARP use) is named in the
-        # finding, which then ranks below findings whose trigger was shown (issue 31).
+        # Each condition the row names is evaluated where node or image facts can show it (_FACT_CONDITIONS): one
+        # shown not to hold drops the row, one whose facts are missing makes the row an unknown asking for them. A
+        # condition no fact can show (the workload's) is named in the finding, which then ranks below findings
+        # whose trigger was shown (issue 31).
         states = {c: _condition(ctx, c) for c in row.get("conditions") or []}
         if any(v is False for v in states.values()):
             continue  # a condition the row needs is shown not to hold here
