@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from git_read import Mirror, balanced, c_string, split_args, strip_comments, version_key  # noqa: E402
+from git_read import Mirror, balanced, c_string, null_note, split_args, strip_comments, version_key  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/compat_matrix/catalogs/ofi_params.json"
 FI_DEFINE = re.compile(r"\bfi_param_define\s*\(")
@@ -218,7 +218,7 @@ def _rows(
                 "site": r["site"],
                 "source": f"{repo}@{tag_of[last]}:{r['site']}",
                 "confidence": "verified",
-                "note": _note(upstream, r["default"], order[nxt] if nxt < len(order) else None, r["type"]),
+                "note": null_note(upstream, r["default"], order[nxt] if nxt < len(order) else None, r["type"]),
             }
         )
     return rows
@@ -231,20 +231,6 @@ def _tags(m: Mirror, rx: str) -> list[tuple[str, str]]:
         if mm:
             found.setdefault(mm.group(1), t)
     return sorted(((t, v) for v, t in found.items()), key=lambda x: version_key(x[1]))
-
-
-def _note(*args: object) -> str | None:
-    """Why a field is null (the validator wants every null explained)."""
-    *head, removed, typ = args
-    default = head[-1]
-    why = []
-    if default is None:
-        why.append("default not a literal in the source (a macro, computed at run time, or not declared with the name)")
-    if removed is None:
-        why.append("removed_in null: still read by the newest release covered")
-    if typ is None:
-        why.append("type not stated by the declaration")
-    return "; ".join(why) or None
 
 
 def main() -> None:

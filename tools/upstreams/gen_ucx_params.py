@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from git_read import Mirror, balanced, c_string, split_args, strip_comments, version_key  # noqa: E402
+from git_read import Mirror, balanced, c_string, null_note, split_args, strip_comments, version_key  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/compat_matrix/catalogs/ucx_params.json"
 REPO = "openucx/ucx"
@@ -218,20 +218,6 @@ def _uncertain(tags: list[str], first: int, removed: int, stats: dict[str, Any],
     return out
 
 
-def _note(*args: object) -> str | None:
-    """Why a field is null (the validator wants every null explained)."""
-    *head, removed, typ = args
-    default = head[-1]
-    why = []
-    if default is None:
-        why.append("default not a literal in the source (a macro, computed at run time, or not declared with the name)")
-    if removed is None:
-        why.append("removed_in null: still read by the newest release covered")
-    if typ is None:
-        why.append("type not stated by the declaration")
-    return "; ".join(why) or None
-
-
 def main() -> None:
     m = Mirror(os.environ.get("UCX_MIRROR", "/work/.mirror/openucx+ucx/repo"))
     tags = sorted(m.tags(TAG), key=version_key)
@@ -273,7 +259,7 @@ def main() -> None:
                 "site": sorted(r["sites"])[0],
                 "source": f"{REPO}@{last}:{sorted(r['sites'])[0]}",
                 "confidence": "verified",
-                "note": _note(r["default"], tags[nxt][1:] if nxt < len(tags) else None, r["type"]),
+                "note": null_note(r["default"], tags[nxt][1:] if nxt < len(tags) else None, r["type"]),
             }
         )
     doc = {

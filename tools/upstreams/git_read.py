@@ -123,3 +123,18 @@ def balanced(src: str, start: int, open_c: str = "{", close_c: str = "}") -> int
                 return i + 1
         i += 1
     return n
+
+
+def null_note(*args: object) -> str | None:
+    """Why a parameter row's fields are null (the validator wants every null explained): the last three
+    arguments are its default, the release that removed it and its type."""
+    *head, removed, typ = args
+    default = head[-1]
+    why = []
+    if default is None:
+        why.append("default not a literal in the source (a macro, computed at run time, or not declared with the name)")
+    if removed is None:
+        why.append("removed_in null: still read by the newest release covered")
+    if typ is None:
+        why.append("type not stated by the declaration")
+    return "; ".join(why) or None
