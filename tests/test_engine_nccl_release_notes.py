@@ -103,3 +103,18 @@ def test_known_issue_stays_quiet_when_a_condition_is_shown_false():
     result = run(with_nccl(committed_facts("bookworm"), "2.18.1"), a100)
     assert "NCCL-RELEASE-KNOWN-ISSUE" not in [f.id for f in result.findings]
     assert not any("LL128" in u.reason for u in result.unknowns)
+
+
+def test_collnet_condition_follows_the_setting_and_the_release():
+    """The 2.18.1 IB SHARP rows need CollNet: before 2.27.3 only NCCL_COLLNET_ENABLE="1" turns it on
+    (NVIDIA/nccl@v2.18.3-1:src/init.cc), so unset it is off and the rows drop; set, the H100 row names what
+    facts cannot show (several GPUs per process)."""
+    hopper = _node_with(["NVIDIA H100 80GB HBM3"] * 2)
+    off = run(with_nccl(committed_facts("bookworm"), "2.18.1", env={"NCCL_PROTO": "^LL128"}), hopper)
+    assert "NCCL-RELEASE-KNOWN-ISSUE" not in [f.id for f in off.findings]
+    on = run(
+        with_nccl(committed_facts("bookworm"), "2.18.1", env={"NCCL_PROTO": "^LL128", "NCCL_COLLNET_ENABLE": "1"}),
+        hopper,
+    )
+    (sharp,) = [f for f in on.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE"]
+    assert sharp.unshown == ("multi-process",)

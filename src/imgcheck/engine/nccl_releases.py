@@ -15,6 +15,7 @@ from .context import Ctx
 from .emit import Outcome, finding, unknown
 
 RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU", "NCCL-RELEASE-LATER-FIX")
+NEEDS = {"nccl_features": {"collnet_config_api"}}
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
@@ -166,12 +167,15 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None if ctx.node_has_rdma is not False else False
         return ("InfiniBand" if value == "ib" else "Ethernet") in layers
     if kind == "collnet":
-        # IB SHARP through the CollNet plugin runs only when NCCL_COLLNET_ENABLE is 1 (its default is 0:
-        # https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-collnet-enable)
+        # IB SHARP through the CollNet plugin: before collnet_config_api only NCCL_COLLNET_ENABLE="1" turns it on;
+        # from that release the application's communicator config can too, so an unset variable shows nothing
         s = ctx.setting("NCCL_COLLNET_ENABLE")
         if s is not None:
-            return (s.as_int() or 0) == 1
-        return None if ctx.image.unknown_reason("env") else False
+            return s.value.strip() == "1"
+        if ctx.image.unknown_reason("env"):
+            return None
+        config_api = ctx.nccl_at_least("collnet_config_api")
+        return None if config_api is not False else False
     return None  # nvls, pxn, shm, numa, plugin, ...: not in the facts imgcheck reads
 
 
