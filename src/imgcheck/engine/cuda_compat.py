@@ -67,6 +67,8 @@ def unsupported_gpu(ctx: Ctx) -> Iterator[Outcome]:
         return
     known = _order(ctx)
     if known is None:
+        # not silence: without a compat libcuda the rule does not apply (COMPAT absent), and an unknown CUDA,
+        # compat or driver version is reported by the engine with its question (REQUIRES/READS, contract.py)
         return
     cuda, compat, driver, newer = known
     if newer is None:
@@ -122,6 +124,8 @@ def unsupported_gpu(ctx: Ctx) -> Iterator[Outcome]:
 def older_on_path(ctx: Ctx) -> Iterator[Outcome]:
     known = _order(ctx)
     if known is None:
+        # not silence: without a compat libcuda the rule does not apply (COMPAT absent), and an unknown CUDA,
+        # compat or driver version is reported by the engine with its question (REQUIRES/READS, contract.py)
         return
     cuda, compat, driver, newer = known
     if newer is None:

@@ -114,7 +114,7 @@ def applies(ctx: Ctx) -> bool:
 def check(ctx: Ctx) -> Iterator[Outcome]:
     job = ctx.job
     if job is None:
-        return
+        return  # no launch spec was given: the launch rules do not apply (applies() tells the evaluator)
     if _runs_no_gpu_rank(job):
         yield from _env(ctx)
         return
