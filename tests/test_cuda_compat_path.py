@@ -103,14 +103,11 @@ def test_a_stated_datacenter_class_decides_forward_compat(tmp_path, matrix):
 def test_an_unknown_driver_is_asked_about_not_passed():
     """_order() returns nothing to the rule when the node's driver is unknown; the engine then reports the rule
     undecided with the driver question (its READS), so a compat libcuda on an unprobed node is never silent."""
-    import dataclasses as _dc
+    from engine_facts import committed_facts
 
-    from engine_facts import committed_facts, matrix, node
-
-    from imgcheck.engine import evaluate
     from imgcheck.model.image import Cuda
 
-    image = _dc.replace(
+    image = dataclasses.replace(
         committed_facts("bookworm"),
         cuda=Cuda(
             version="12.8.1",
@@ -120,6 +117,8 @@ def test_an_unknown_driver_is_asked_about_not_passed():
         ),
     )
     n = node("inbox-6.8-open-570")
-    n = _dc.replace(n, gpu=_dc.replace(n.gpu, driver_version=None), unknown={**n.unknown, "gpu.driver_version": "x"})
-    unknowns = {u.rule: u for u in evaluate(image, n, matrix()).unknowns}
+    n = dataclasses.replace(
+        n, gpu=dataclasses.replace(n.gpu, driver_version=None), unknown={**n.unknown, "gpu.driver_version": "x"}
+    )
+    unknowns = {u.rule: u for u in evaluate(image, n, load_matrix()).unknowns}
     assert "node.gpu.driver_version" in unknowns["CUDA-COMPAT-OLDER-THAN-DRIVER-ON-PATH"].facts
