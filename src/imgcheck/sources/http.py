@@ -203,12 +203,7 @@ def read_within(resp: requests.Response, deadline: float, host: str, read: Calla
 
     def expire() -> None:
         expired.set()
-        sock = _socket_of(resp)
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        _shut_down(resp)
 
     watchdog = threading.Timer(deadline, expire)
     watchdog.daemon = True
@@ -265,12 +260,7 @@ class ResumingBody:
 
     def _expire(self) -> None:
         self._expired = True
-        sock = _socket_of(self._resp)
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        _shut_down(self._resp)
 
     def _check_deadline(self) -> None:
         if self._expired or (self._deadline is not None and self._clock() > self._deadline):
@@ -364,6 +354,16 @@ class ResumingBody:
         if self._watchdog is not None:
             self._watchdog.cancel()
         self._resp.close()
+
+
+def _shut_down(resp) -> None:
+    """End any read in progress on a streaming response's socket (a watchdog's deadline)."""
+    sock = _socket_of(resp)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def _socket_of(resp) -> socket.socket | None:
