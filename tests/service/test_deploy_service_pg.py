@@ -220,3 +220,15 @@ def test_kustomize_renders_the_base():
     assert out.returncode == 0, out.stderr
     kinds = sorted(d["kind"] for d in yaml.safe_load_all(out.stdout) if d)
     assert kinds == sorted([*MODELS, "PrometheusRule", "HorizontalPodAutoscaler"])
+
+
+def test_the_cache_role_script_creates_the_tables_imgcheck_defines():
+    """deploy/service-pg/cache-role.sql repeats shared_cache._SCHEMA so an administrator can create the tables
+    before granting on them; the two must not drift."""
+    from imgcheck.shared_cache import _SCHEMA
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "deploy", "service-pg", "cache-role.sql"), encoding="utf-8") as fh:
+        script = " ".join(fh.read().split())
+    for statement in _SCHEMA.split(";"):
+        assert " ".join(statement.split()) in script
