@@ -13,7 +13,7 @@ from imgcheck.matrix import load_matrix
 from imgcheck.model.image import Cuda, ImageFacts, Nccl, Package
 from imgcheck.model.node_io import load_node_facts
 from imgcheck.model.serde import to_dict
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 HERE = os.path.dirname(__file__)
 NODES_DIR = os.path.join(HERE, "fixtures", "engine_nodes")

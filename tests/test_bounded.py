@@ -24,7 +24,7 @@ from imagebuild import build_oci, make_layer, sha256, write_docker_archive, writ
 from imgcheck import api, safejson
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, LimitExceededError, UnavailableError
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 DEEP = "[" * 100_000 + "]" * 100_000
 FUZZ = settings(

@@ -21,7 +21,7 @@ import pytest
 from imagebuild import build_oci, make_layer, write_docker_archive, write_oci_dir
 
 from imgcheck import api
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 MAX_RSS_KIB = 512 * 1024
 EXAMPLE_NODE = os.path.join(os.path.dirname(__file__), "..", "examples", "nodes", "inbox-535-proprietary.json")

@@ -7,7 +7,7 @@ import os
 from imagebuild import build_oci, make_layer, write_oci_dir
 
 from imgcheck import api
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.cache import LayerCache
 from imgcheck.view.reader import ReadStats
 

@@ -16,7 +16,7 @@ from imagebuild import Symlink, make_layer, write_docker_archive
 
 from imgcheck import api
 from imgcheck.engine import evaluate
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 RULE = "CUDA-COMPAT-OLDER-THAN-DRIVER-ON-PATH"
 COMPAT = "usr/local/cuda-12.8/compat"

@@ -12,8 +12,8 @@ import pytest
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources.platform import parse_platform
+from imgcheck.sources.read_options import ReadOptions
 
 SOCKET = "/var/run/docker.sock"
 IMAGE = "imgcheck-test/rdma-bookworm:latest"

@@ -23,7 +23,7 @@ from imagebuild import make_layer, write_tar_members
 
 from imgcheck import api
 from imgcheck.cli.main import main
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.reader import ReadStats
 
 DOCKERD = os.environ.get("IMGCHECK_TEST_DOCKERD")

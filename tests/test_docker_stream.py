@@ -18,8 +18,8 @@ from imagebuild import compress, make_layer, sha256
 
 from imgcheck import api
 from imgcheck.errors import BadInputError, UnavailableError, UsageError
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources.docker_daemon import DockerDaemonSource
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.sources.resolve import open_source, parse_image_ref
 
 LOWER = make_layer({"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "etc/nccl.conf": b"NCCL_IB_HCA=mlx5\n"})

@@ -18,7 +18,7 @@ import pytest
 from engine_facts import IMAGES_DIR, committed_facts, fixture_doc
 
 from imgcheck import api
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 UPDATE = os.environ.get("IMGCHECK_UPDATE_FIXTURES") == "1"
 # What the image was built for (engine_facts.fixture_doc's reference) and what those packages pull in.

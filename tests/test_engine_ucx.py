@@ -8,7 +8,7 @@ import pytest
 from engine_facts import node, real_facts, run, unknown_rules
 
 from imgcheck.engine.ucx import allowed_internode
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 RULE = "UCX-TLS-NO-INTERNODE"
 

@@ -12,7 +12,7 @@ from imagebuild import Whiteout, make_layer, write_docker_archive
 from rootfs import build_rootfs
 
 from imgcheck import api
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 RULE = "UCX-NO-IB-TRANSPORT"
 UCX_DIR = "usr/lib/x86_64-linux-gnu/ucx"

@@ -16,7 +16,7 @@ from fatbinbuild import ELF, PTX, build_lib, container, entry
 from imagebuild import Symlink, build_oci, make_layer, write_docker_archive, write_oci_dir
 
 from imgcheck import api
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.fatbin import FatbinScan, NeedStream, parse_result, scan_structure
 
 LIB = "usr/lib/x86_64-linux-gnu"

@@ -19,7 +19,7 @@ from rootfs import build_rootfs
 from imgcheck import api
 from imgcheck.elf.reader import glibc_defined, glibc_need, read_elf
 from imgcheck.model.image import Glibc
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 RULE = "GLIBC-TOO-OLD-FOR-LIBRARY"
 LIB = "usr/lib/x86_64-linux-gnu"

@@ -23,9 +23,9 @@ from imgcheck.extractors.env import parse_nccl_conf
 from imgcheck.extractors.os_release import parse_os_release
 from imgcheck.extractors.packages import parse_apk_installed, parse_dpkg_status, parse_rpm_header
 from imgcheck.model.node_io import parse_node_facts
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources.manifest import layers_of_manifest
 from imgcheck.sources.platform import parse_platform, select_manifest
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.tarwalk import TarWalker
 from imgcheck.view.wants import Want, WantSet

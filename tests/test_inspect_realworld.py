@@ -22,7 +22,7 @@ from wheelcache import debian_package, metadata, metadata_wheel, wheel
 
 from imgcheck import api
 from imgcheck.knowledge.nccl import nccl_in_use
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,7 @@ from imgcheck import api
 from imgcheck.extractors.loader import CacheError, parse_ld_so_cache
 from imgcheck.extractors.python import Distribution, pinned
 from imgcheck.extractors.ucx import upstream_version
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 
 def _member(suite: str, name: str) -> bytes:

@@ -30,7 +30,7 @@ from imagebuild import (
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.reader import ReadStats
 from imgcheck.view.wants import Want, WantSet

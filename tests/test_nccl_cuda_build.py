@@ -22,7 +22,7 @@ from imagebuild import write_docker_archive
 from wheelcache import wheel
 
 from imgcheck import api
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.fatbin import NcclScan, parse_build, parse_result
 
 NCCL = "nvidia-nccl-cu12==2.18.1"

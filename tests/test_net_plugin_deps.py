@@ -24,7 +24,7 @@ from imgcheck.model.image import ImageFacts
 from imgcheck.model.image_io import parse_image_facts
 from imgcheck.model.node_io import parse_node_facts
 from imgcheck.model.serde import from_dict, to_dict
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 MATRIX = load_matrix()
 RULE = "NCCL-NET-PLUGIN-DEPENDENCY-MISSING"

@@ -17,8 +17,8 @@ import tarfile
 import pytest
 from imagebuild import make_layer, sha256, write_docker_archive
 
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources.docker_archive import DockerArchiveSource
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.fileview import FileView
 from imgcheck.view.layer_index import FILE, SYMLINK, Limits, index_layer
 from imgcheck.view.reader import read_view

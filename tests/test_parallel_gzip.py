@@ -18,7 +18,7 @@ from imgcheck import api
 from imgcheck.errors import BadInputError
 from imgcheck.extractors.assemble import want_set
 from imgcheck.model.serde import to_dict
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.sources.resolve import open_source, parse_image_ref
 from imgcheck.view import parallel_gzip
 from imgcheck.view.layer_index import Limits

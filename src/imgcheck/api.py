@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from .fsutil import reading_input
 from .model.image import ImageFacts
 from .model.image_io import parse_image_facts
-from .read_options import ReadOptions
 from .sources.digest_resolution import ResolvedDigest, without_client
 from .sources.platform import DEFAULT_PLATFORM, Platform, PlatformMismatchError, require_platform
+from .sources.read_options import ReadOptions
 from .sources.resolve import open_source, parse_image_ref
 
 if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-cache miss only
@@ -140,8 +140,8 @@ def _open_and_read(
 def _read_facts(image, options: ReadOptions, reference: str) -> ImageFacts:
     """Stream the layers (those not in the layer cache) and run the extractors."""
     from .extractors.assemble import build_facts, want_set
+    from .sources.read_options import Limits
     from .view.image_env import env_want, with_env_from_view
-    from .view.layer_index import Limits
     from .view.reader import read_view
 
     wants = env_want(want_set(), image.env_file)

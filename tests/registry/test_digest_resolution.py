@@ -10,8 +10,8 @@ from registrypush import Pusher
 
 from imgcheck import api
 from imgcheck.facts_cache import FactsCache
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources import digest_resolution as dr
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.registry import RegistrySource
 from imgcheck.sources.resolve import open_source, parse_image_ref

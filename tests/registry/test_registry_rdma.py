@@ -6,7 +6,7 @@ import pytest
 from registrypush import Pusher, push_rootfs_image
 
 from imgcheck import api
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 pytestmark = [pytest.mark.registry, pytest.mark.e2e]
 

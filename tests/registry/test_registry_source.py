@@ -16,8 +16,8 @@ from registrypush import Pusher
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, UnavailableError, UsageError
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources.platform import parse_platform
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.registry import RegistrySource
 

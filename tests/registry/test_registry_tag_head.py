@@ -14,8 +14,8 @@ from imagebuild import build_oci, make_layer
 from registrypush import Pusher
 
 from imgcheck import api
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources import tag_head
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.sources.reference import parse_reference
 from imgcheck.sources.tag_head import anonymous_tag_digest
 from imgcheck.view.reader import ReadStats

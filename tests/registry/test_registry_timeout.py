@@ -17,7 +17,7 @@ import pytest
 from imgcheck import api
 from imgcheck.deadline import Deadline, DeadlineExceeded, parse_duration
 from imgcheck.errors import EXIT_UNAVAILABLE, EXIT_USAGE, UsageError
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from servicekit import (
     write_config,
 )  # noqa: F401 (imgcheck_home is a fixture)
 
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 pytestmark = pytest.mark.registry
 

@@ -12,7 +12,7 @@ from registryfixture import RegistryServer, free_port
 from registrypush import Pusher
 from servicekit import need_registry
 
-from imgcheck.read_options import ReadOptions
+from imgcheck.sources.read_options import ReadOptions
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'imgcheck[serve-pg]')")
 

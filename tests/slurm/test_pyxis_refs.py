@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from imgcheck.errors import UsageError
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources.pyxis import is_pyxis_reference, to_registry_reference
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.sources.resolve import open_source, parse_image_ref
 
 DIGEST = "sha256:" + "ab" * 32

@@ -13,8 +13,8 @@ from sifwriter import DATA_GENERIC_JSON, DATA_PARTITION, DESCRIPTOR, FS_ENCRYPTE
 from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.errors import BadInputError, ImgcheckError, UnavailableError
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources.enroot import enroot_source
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.layer_index import Limits
 from imgcheck.view.reader import index_image_layer
 from imgcheck.view.squashfs import SquashfsImage

@@ -13,9 +13,9 @@ from imgcheck import api
 from imgcheck.cli.main import main
 from imgcheck.extractors.assemble import want_set
 from imgcheck.model.serde import to_dict
-from imgcheck.read_options import ReadOptions
 from imgcheck.sources.base import SQUASHFS_LAYER as MEDIA_TYPE
 from imgcheck.sources.enroot import enroot_source
+from imgcheck.sources.read_options import ReadOptions
 from imgcheck.view.layer_index import Limits, index_layer
 from imgcheck.view.reader import ReadStats, index_image_layer
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
+from ..sources.read_options import ReadOptions
 from .output import parse_outputs, write_output
 
 NAMES = ("catalog",)
@@ -65,7 +65,7 @@ def _missing_verb(args) -> int:
 
 
 def run_add(args) -> int:
-    from ..recommend.entry import catalog_add
+    from ..recommend_entry import catalog_add
     from .common_args import read_deadline, reading
 
     deadline = read_deadline(args)
@@ -88,7 +88,7 @@ def run_add(args) -> int:
 
 
 def run_import(args) -> int:
-    from ..recommend.entry import catalog_import
+    from ..recommend_entry import catalog_import
 
     entries = catalog_import(args.file, matrix_path=args.matrix)
     if not args.quiet:
@@ -100,7 +100,7 @@ def run_import(args) -> int:
 
 def run_list(args) -> int:
     from ..formats.recommend_table import catalog_json, catalog_table
-    from ..recommend.entry import catalog_list
+    from ..recommend_entry import catalog_list
 
     outputs = parse_outputs(args.output, FORMATS)
     entries, problems = catalog_list(matrix_path=args.matrix, local_only=args.local)

@@ -17,8 +17,8 @@ from ..errors import (
     UsageError,
 )
 from ..model.report import FAIL_ON_UNKNOWN, at_or_above, report_outcome
-from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
+from ..sources.read_options import ReadOptions
 from .common_args import (
     add_image_read_args,
     add_matrix_arg,

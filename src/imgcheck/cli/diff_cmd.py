@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
-from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
+from ..sources.read_options import ReadOptions
 from .common_args import (
     add_image_read_args,
     add_matrix_arg,
@@ -44,7 +44,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..formats.diff_table import diff_json, diff_table
-    from ..recommend.entry import diff_for
+    from ..recommend_entry import diff_for
 
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args) if node_selection(args) else []  # no nodes: the image change alone

@@ -6,8 +6,8 @@ import sys
 
 from .. import api
 from ..formats.json_format import render_facts
-from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
+from ..sources.read_options import ReadOptions
 from .common_args import add_image_read_args
 from .output import parse_outputs, write_output
 
@@ -41,7 +41,7 @@ def run(args) -> int:
 
     stats = None
     if args.stats:
-        from ..view.reader import ReadStats
+        from ..sources.read_options import ReadStats
 
         stats = ReadStats()
     from .common_args import read_deadline, reading

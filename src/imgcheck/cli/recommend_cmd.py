@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
-from ..read_options import ReadOptions
 from ..sources.platform import parse_platform
+from ..sources.read_options import ReadOptions
 from .common_args import add_image_read_args, add_matrix_arg, add_node_args, selected_nodes
 from .output import parse_outputs, write_output
 
@@ -38,7 +38,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..formats.recommend_table import recommend_json, recommend_table
-    from ..recommend.entry import recommend_for
+    from ..recommend_entry import recommend_for
 
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..view.reader import ReadStats
+    from ..sources.read_options import ReadStats
 
 
 def render_read_stats(stats: ReadStats) -> str:

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable
 
 from ..errors import BadInputError, ImgcheckError, UnavailableError
-from ..read_options import ReadOptions
+from ..sources.read_options import ReadOptions
 from .artifacts import NotAnImage, artifact_reason
 from .config import FleetConfig, ServiceConfig
 from .store import FleetResult, Job, Store

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .reference import Reference
 
 if TYPE_CHECKING:
-    from ..read_options import ReadOptions
+    from .read_options import ReadOptions
 
 PINNED = "pinned"  # the reference names its digest (name@sha256:...)
 ANONYMOUS_HEAD = "anonymous-head"  # one HEAD over http.client (tag_head.py)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import BadInputError, UsageError
-from ..read_options import ReadOptions
+from .read_options import ReadOptions
 from .reference import Reference, parse_reference
 
 if TYPE_CHECKING:

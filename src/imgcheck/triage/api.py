@@ -40,7 +40,7 @@ def load_image(reference: str | None, platform=None, deadline=None) -> ImageFact
     if not reference:
         return None
     from ..api import inspect_image
-    from ..read_options import ReadOptions
+    from ..sources.read_options import ReadOptions
 
     return inspect_image(reference, ReadOptions(platform=platform, deadline=deadline))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from ..errors import BadInputError, LimitExceededError
+from ..sources.read_options import Limits
 from ..streams import readinto_of
 from .compression import DECOMPRESS_ERRORS, bad_stream, decompressed
 from .tarwalk import DIRTYPE, LNKTYPE, REGTYPES, SYMTYPE, TarFormatError, TarWalker
@@ -22,43 +23,6 @@ WHITEOUT_PREFIX = ".wh."
 OPAQUE_MARKER = ".wh..wh..opq"
 
 FILE, SYMLINK, HARDLINK, DIR, OTHER = "file", "symlink", "hardlink", "dir", "other"
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_entries: int = 5_000_000  # per layer
-    max_uncompressed: int = 256 * 1024**3  # per layer: 256 GiB
-    max_symlinks: int = 200_000  # per layer; symlinks are always kept for path resolution
-    # per image (and so per layer): the bytes of every wanted file kept in memory together. Each
-    # want has its own per-file cap; this bounds a layer of a million small wanted files.
-    max_kept_bytes: int = 256 * 1024**2  # a real image keeps tens of MB once hidden copies are let go (reader._hold)
-    # per layer: the bytes of the directory paths the layer names or implies. A member name may be PATH_MAX
-    # long and implies every parent, so 2,000 components cost 4 MB of prefixes from a 4 KB header; a real
-    # layer's directories total a few MB.
-    max_dir_bytes: int = 64 * 1024**2
-
-    @classmethod
-    def from_env(cls) -> Limits:
-        """Limits overridden by IMGCHECK_MAX_LAYER_BYTES / _ENTRIES / _SYMLINKS (see docs/reliability.md)."""
-        import os
-
-        values = {}
-        for field_name, var in (
-            ("max_uncompressed", "IMGCHECK_MAX_LAYER_BYTES"),
-            ("max_entries", "IMGCHECK_MAX_LAYER_ENTRIES"),
-            ("max_symlinks", "IMGCHECK_MAX_LAYER_SYMLINKS"),
-            ("max_kept_bytes", "IMGCHECK_MAX_WANTED_BYTES"),
-            ("max_dir_bytes", "IMGCHECK_MAX_DIR_BYTES"),
-        ):
-            raw = os.environ.get(var)
-            if raw:
-                try:
-                    values[field_name] = int(raw)
-                except ValueError:
-                    raise BadInputError(f"{var}={raw[:40]!r} is not a whole number") from None
-                if values[field_name] < 0:
-                    raise BadInputError(f"{var}={raw!r} must not be negative")
-        return cls(**values)
 
 
 @dataclass

@@ -28,7 +28,8 @@ from .compression import GZIP_MAGIC
 
 if TYPE_CHECKING:
     from ..sources.base import LayerRef
-    from .layer_index import LayerIndex, Limits
+    from ..sources.read_options import Limits
+    from .layer_index import LayerIndex
     from .wants import WantSet
 
 # Off unless IMGCHECK_PARALLEL_GZIP_MIN names a threshold (bytes of a compressed layer): on the 2-core benchmark

@@ -11,29 +11,17 @@ import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
 
 from ..errors import LimitExceededError
 from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
+from ..sources.read_options import Limits, ReadStats
 from ..streams import readinto_of
 from .cache import LayerCache
 from .fileview import FileView
-from .layer_index import FILE, HARDLINK, LayerIndex, Limits, index_layer, kept_bytes, path_hash
+from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
 from .parallel_gzip import index_if_parallel
 from .wants import Want, WantSet
-
-
-@dataclass
-class ReadStats:
-    """What a read did; tests assert on these instead of on time."""
-
-    layers_read: list[str] = field(default_factory=list)  # digests streamed from the source
-    layers_cached: list[str] = field(default_factory=list)  # digests served by the cache
-    layers_waited: list[str] = field(default_factory=list)  # of those, read meanwhile by another reader (shared cache)
-    bytes_decompressed: int = 0
-    facts_cached: bool = False  # the whole image's facts came from the facts cache: no layer touched
-    layer_processes: int = 0  # worker processes the layers were indexed in (0: in this process)
 
 
 class _Progressing:

@@ -1,16 +1,21 @@
-"""Library entry points behind `imgcheck recommend`, `imgcheck catalog` and `imgcheck diff` (the CLI only parses)."""
+"""Library entry points behind `imgcheck recommend`, `imgcheck catalog` and `imgcheck diff` (the CLI only parses).
+
+They read images through `api` and then recommend, so they sit above both: `api` itself uses `recommend` to
+attach recommendations to a failed check.
+"""
 
 from __future__ import annotations
 
-from ..engine import REQUIRED_ROWS
-from ..errors import UsageError
-from ..matrix import load_matrix
-from ..model.image import ImageFacts
-from ..model.node import NodeFacts
-from ..read_options import ReadOptions
-from .catalog import CatalogEntry, add_local, all_entries
-from .diff import DiffResult, diff_images
-from .recommend import RecommendResult, recommend
+from .api import inspect_image
+from .engine import REQUIRED_ROWS
+from .errors import UsageError
+from .matrix import load_matrix
+from .model.image import ImageFacts
+from .model.node import NodeFacts
+from .recommend.catalog import CatalogEntry, add_local, all_entries
+from .recommend.diff import DiffResult, diff_images
+from .recommend.recommend import RecommendResult, recommend
+from .sources.read_options import ReadOptions
 
 
 def _matrix(path: str | None):
@@ -27,8 +32,6 @@ def recommend_for(
     options: ReadOptions = ReadOptions(),
 ) -> RecommendResult:
     """Clean catalog images for `nodes`; with `like`, ranked by closeness to that image, plus its node-side path."""
-    from ..api import inspect_image
-
     nodes = list(nodes)
     if not nodes:
         raise UsageError("no nodes to recommend for: give --node NAME, --node-facts FILE or --fleet SELECTOR")
@@ -41,8 +44,6 @@ def catalog_add(
     references: list[str], *, catalog_dir: str | None = None, options: ReadOptions = ReadOptions()
 ) -> list[tuple[ImageFacts, str]]:
     """Inspect each image and store its facts in the local catalog; [(facts, path written)]."""
-    from ..api import inspect_image
-
     out = []
     for reference in references:
         facts = inspect_image(reference, options)
@@ -52,9 +53,9 @@ def catalog_add(
 
 def catalog_import(path: str, *, matrix_path: str | None = None, catalog_dir: str | None = None) -> list[CatalogEntry]:
     """Check every row of a JSON/YAML file, then store them in the local catalog; the entries as recommend sees them."""
-    from .catalog import catalog_dir as default_dir
-    from .catalog import file_name, imported_entry
-    from .importing import read_import, store_rows
+    from .recommend.catalog import catalog_dir as default_dir
+    from .recommend.catalog import file_name, imported_entry
+    from .recommend.importing import read_import, store_rows
 
     matrix = _matrix(matrix_path)
     rows = read_import(path, matrix_path)  # all rows checked before any is written
@@ -74,8 +75,6 @@ def catalog_list(
 def diff_for(
     old: str, new: str, nodes: list[NodeFacts], *, matrix_path: str | None = None, options: ReadOptions = ReadOptions()
 ) -> DiffResult:
-    from ..api import inspect_image
-
     nodes = list(nodes)
     matrix = _matrix(matrix_path)  # a broken matrix fails before any image is read
     return diff_images(inspect_image(old, options), inspect_image(new, options), nodes, matrix)
