@@ -82,7 +82,25 @@ class SignatureSet:
         return {s.id: s for s in self.signatures}
 
 
-DEFAULT_RESOURCE = ("imgcheck.data.triage", "signatures.json")
+SIGNATURES_FILE = "signatures.json"
+DEFAULT_RESOURCE = ("imgcheck.data.triage", SIGNATURES_FILE)
+_OWN_FIELDS = ("version", "content_digest")  # what the digest of the triage data leaves out
+
+
+def triage_data_digest(files: dict[str, bytes]) -> str:
+    """The digest of the triage data (every file of data/triage, the signatures without their own `version` and
+    `content_digest`): what `version` in signatures.json stands for, recorded there as `content_digest`."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256()
+    for name in sorted(files):
+        data = files[name]
+        if name == SIGNATURES_FILE:
+            doc = {k: v for k, v in json.loads(data).items() if k not in _OWN_FIELDS}
+            data = json.dumps(doc, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        h.update(name.encode("utf-8") + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return "sha256:" + h.hexdigest()
 
 
 def load_signatures(path: str | None = None) -> SignatureSet:
