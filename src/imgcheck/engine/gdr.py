@@ -25,14 +25,8 @@ NEEDS = {
         "dmabuf",
         "relaxed_ordering_iova2",
     },
-    "kernel_rdma_features": {
-        ("dmabuf_mr", "inbox"),
-        ("dmabuf_mr", "mlnx_ofed"),
-        ("peer_memory_api", "inbox"),
-        ("peer_memory_api", "mlnx_ofed"),
-        ("memory_peers_sysfs_removed", "mlnx_ofed"),
-    },
-    "rdma_core_functions": {"ibv_reg_dmabuf_mr", "ibv_reg_mr_iova2"},
+    # the kernel_rdma_features and rdma_core_functions rows it reads through knowledge.gpudirect are that
+    # module's NEEDS (knowledge/__init__.py), declared once there
 }
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
