@@ -21,6 +21,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import FrameType
+from typing import TextIO
 
 from .errors import UnavailableError, UsageError
 
@@ -88,7 +90,9 @@ def _notice_after(after: float | None) -> float:
 
 
 @contextmanager
-def read_guard(deadline: Deadline | None, what: str, notice_after: float | None = None, stream=None) -> Iterator[None]:
+def read_guard(
+    deadline: Deadline | None, what: str, notice_after: float | None = None, stream: TextIO | None = None
+) -> Iterator[None]:
     """Around a command's read, in the main thread: one line on stderr if it is still going after
     `notice_after` seconds (SLOW_NOTICE_SECONDS, or IMGCHECK_SLOW_NOTICE_SECONDS) and stderr is no terminal
     (at a terminal the progress display shows the read; in a CI log nothing would), and `deadline`'s
@@ -115,7 +119,7 @@ def read_guard(deadline: Deadline | None, what: str, notice_after: float | None 
         if due:
             signal.setitimer(signal.ITIMER_REAL, max(0.001, min(due) - time.monotonic()))
 
-    def ring(_signum, _frame) -> None:
+    def ring(_signum: int, _frame: FrameType | None) -> None:
         if deadline is not None and deadline.passed():
             raise _Alarm()
         if not state["noticed"]:

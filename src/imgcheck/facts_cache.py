@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import os
+from typing import Any
 
 from . import safejson
 from .errors import ImgcheckError
@@ -84,7 +85,7 @@ class FactsCache:
                 {"top": top, "asked": asked, "digest": facts.digest, "platform": facts.platform},
             )
 
-    def _write(self, path: str, doc: dict) -> None:
+    def _write(self, path: str, doc: dict[str, Any]) -> None:
         try:
             os.makedirs(self.dir, exist_ok=True)
             atomic_write(path, json.dumps(doc))

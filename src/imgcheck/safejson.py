@@ -10,6 +10,7 @@ are a ValueError from the parser already, and end here as the same one line.
 from __future__ import annotations
 
 import json
+from typing import IO
 
 from .errors import BadInputError
 
@@ -44,5 +45,5 @@ def loads(data: bytes | str, what: str, error: type[Exception] = BadInputError) 
     return doc
 
 
-def load(fh, what: str, error: type[Exception] = BadInputError) -> object:
+def load(fh: IO[str] | IO[bytes], what: str, error: type[Exception] = BadInputError) -> object:
     return loads(fh.read(), what, error)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import IO, Any, cast
 
 
-def readinto_of(stream) -> Callable[..., int]:
+def readinto_of(stream: Any) -> Callable[..., int]:
     """stream.readinto, or an equivalent over stream.read for streams that only offer read().
 
     Readers along the layer path pass the caller's buffer down, so the decompressor or the file
@@ -13,9 +14,9 @@ def readinto_of(stream) -> Callable[..., int]:
     """
     readinto = getattr(stream, "readinto", None)
     if readinto is not None:
-        return readinto
+        return cast("Callable[..., int]", readinto)
 
-    def via_read(buffer) -> int:
+    def via_read(buffer: bytearray | memoryview) -> int:
         data = stream.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)
@@ -27,7 +28,7 @@ class FileRange:
     """A read-only, seekable window [offset, offset+size) of a file, with its own handle: how a
     source hands over a layer that is not a stream (a squashfs inside a SIF, a whole .sqsh)."""
 
-    def __init__(self, fh, offset: int, size: int):
+    def __init__(self, fh: IO[bytes], offset: int, size: int) -> None:
         self._fh, self._offset, self.size = fh, offset, size
         self._pos = 0
 
@@ -39,7 +40,7 @@ class FileRange:
     def tell(self) -> int:
         return self._pos
 
-    def read(self, n: int = -1) -> bytes:
+    def read(self, n: int | None = -1) -> bytes:
         left = max(0, self.size - self._pos)
         n = left if n is None or n < 0 else min(n, left)
         self._fh.seek(self._offset + self._pos)
@@ -56,8 +57,8 @@ class FileRange:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self):
+    def __enter__(self) -> FileRange:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

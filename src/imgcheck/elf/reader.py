@@ -6,6 +6,7 @@ import io
 import re
 from dataclasses import dataclass
 from itertools import islice
+from typing import Any
 
 # A version section's entry counts come from the file: 0xFFFFFFFF entries (or a vd_next of 0,
 # which makes pyelftools yield the same entry again) must not loop for hours. Real libraries
@@ -49,14 +50,15 @@ def read_elf(data: bytes) -> ElfInfo:
         for section in elf.iter_sections():
             if isinstance(section, DynamicSection):
                 for tag in section.iter_tags():
+                    t: Any = tag  # pyelftools sets soname/needed/rpath/runpath on the tag at run time
                     if tag.entry.d_tag == "DT_SONAME":
-                        soname = tag.soname
+                        soname = t.soname
                     elif tag.entry.d_tag == "DT_NEEDED":
-                        needed.append(tag.needed)
+                        needed.append(t.needed)
                     elif tag.entry.d_tag == "DT_RPATH":
-                        rpath += [d for d in tag.rpath.split(":") if d]
+                        rpath += [d for d in t.rpath.split(":") if d]
                     elif tag.entry.d_tag == "DT_RUNPATH":
-                        runpath += [d for d in tag.runpath.split(":") if d]
+                        runpath += [d for d in t.runpath.split(":") if d]
             elif isinstance(section, GNUVerDefSection):
                 for verdef, auxiter in islice(section.iter_versions(), MAX_VERSIONS):
                     names = [aux.name for aux in islice(auxiter, MAX_VERSION_NAMES)]
@@ -65,7 +67,7 @@ def read_elf(data: bytes) -> ElfInfo:
                         defined.append(names[0])
             elif isinstance(section, GNUVerNeedSection):
                 for verneed, auxiter in islice(section.iter_versions(), MAX_VERSIONS):
-                    needed_versions[verneed.name] = tuple(aux.name for aux in islice(auxiter, MAX_VERSION_NAMES))
+                    needed_versions[str(verneed.name)] = tuple(aux.name for aux in islice(auxiter, MAX_VERSION_NAMES))
         return ElfInfo(
             soname=soname,
             defined_versions=tuple(defined),

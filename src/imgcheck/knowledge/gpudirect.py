@@ -115,6 +115,8 @@ class NodeGpuDirect:
 
 def node_paths(matrix: Matrix, node: NodeFacts) -> NodeGpuDirect:
     module = node.gpu.kernel_module
+    dmabuf: tuple[bool | None, str]
+    peer: tuple[bool | None, str]
     mr, mr_why = stack.node_has_feature(matrix, node, "dmabuf_mr")
     if module is None:
         dmabuf = (

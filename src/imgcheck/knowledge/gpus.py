@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..matrix import Matrix
+from ..model.node import Gpu
 
 
-def classify(name: str | None, matrix: Matrix) -> dict | None:
+def classify(name: str | None, matrix: Matrix) -> dict[str, Any] | None:
     """The first gpu_classes row whose pattern matches the model name (None: no name, or no row matches)."""
     if not name:
         return None
@@ -17,7 +19,7 @@ def classify(name: str | None, matrix: Matrix) -> dict | None:
     return None
 
 
-def class_of(gpu, matrix: Matrix) -> tuple[str | None, dict]:
+def class_of(gpu: Gpu, matrix: Matrix) -> tuple[str | None, dict[str, Any]]:
     """(class, matching row): a class stated in the node facts wins over the one the name implies."""
     row = classify(gpu.name, matrix) or {}
     return (gpu.gpu_class or row.get("gpu_class")), row
@@ -31,7 +33,7 @@ def class_forward_compat(klass: str | None, matrix: Matrix) -> str | None:
     return row.get("forward_compat") if row else None
 
 
-def compute_capability(name: str | None, matrix: Matrix) -> tuple[int, int, dict] | None:
+def compute_capability(name: str | None, matrix: Matrix) -> tuple[int, int, dict[str, Any]] | None:
     """(major, minor, row) of the first gpu_compute_capability row matching the model name, or None (no name, or a
     model the table does not list: unknown, never guessed from the generation)."""
     if not name:

@@ -6,6 +6,8 @@ the rdma-core release (rdma_core_functions.first_release) or the symbol versions
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..matrix import Matrix
 from ..model.image import ImageFacts, Libibverbs
 from ..versions import ranges
@@ -23,13 +25,13 @@ def libibverbs(image: ImageFacts) -> tuple[Libibverbs | None, str | None]:
     return None, (f"whether the image has libibverbs is unknown ({reason})" if reason else None)
 
 
-def function_row(matrix: Matrix, function: str) -> dict:
+def function_row(matrix: Matrix, function: str) -> dict[str, Any]:
     return matrix.need("rdma_core_functions", function=function)
 
 
 def first_release(matrix: Matrix, function: str) -> str:
     """The rdma-core release that first exports `function`."""
-    return function_row(matrix, function)["first_release"]
+    return str(function_row(matrix, function)["first_release"])
 
 
 def lib_has(matrix: Matrix, image: ImageFacts, function: str) -> bool | None:
@@ -39,7 +41,8 @@ def lib_has(matrix: Matrix, image: ImageFacts, function: str) -> bool | None:
         return None if image.unknown_reason("rdma.libibverbs") else False
     flag = FUNCTION_FLAGS[function]
     if image.unknown_reason(f"rdma.libibverbs.{flag}") is None:
-        return getattr(lib, flag)
+        value: bool | None = getattr(lib, flag)
+        return value
     row = function_row(matrix, function)
     if lib.symbol_versions and image.unknown_reason("rdma.libibverbs.symbol_versions") is None:
         return row["symbol_version"] in lib.symbol_versions

@@ -52,7 +52,7 @@ def selection_words(image: ImageFacts, chosen: Nccl) -> str:
 
 def feature_floor(matrix: Matrix, feature: str) -> str:
     """The first NCCL version with `feature` (nccl_features.nccl_min)."""
-    return matrix.need("nccl_features", feature=feature)["nccl_min"]
+    return str(matrix.need("nccl_features", feature=feature)["nccl_min"])
 
 
 def has_feature(matrix: Matrix, version: str | None, feature: str) -> bool | None:

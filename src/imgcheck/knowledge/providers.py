@@ -8,6 +8,10 @@ ConnectX-3, mlx4) never decides it: every Mellanox part starts with MT.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ..model.node import RdmaDevice
+
 # kernel driver (the sysfs device/driver link's name) -> rdma-core provider
 _BY_DRIVER = {
     "mlx5_core": "mlx5",
@@ -50,7 +54,7 @@ _BY_NAME = (
 )
 
 
-def provider_of(device) -> str | None:
+def provider_of(device: RdmaDevice) -> str | None:
     """The provider name for an RdmaDevice, or None when neither its driver nor its name says."""
     driver = getattr(device, "driver", None)  # added to RdmaDevice by the node-facts work
     if driver:
@@ -64,9 +68,10 @@ def provider_of(device) -> str | None:
     return None
 
 
-def providers_of(devices) -> set[str] | None:
+def providers_of(devices: Iterable[RdmaDevice]) -> set[str] | None:
     """Providers the node's devices need; None if any device's provider cannot be told."""
     found = [provider_of(d) for d in devices]
-    if not found or any(p is None for p in found):
+    named = [p for p in found if p is not None]
+    if not found or len(named) < len(found):
         return None
-    return set(found)
+    return set(named)

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..model.image import ImageFacts
 from ..model.location import Location
 from ..model.report import Evidence
+
+if TYPE_CHECKING:
+    from ..job.model import JobFacts
 
 ORIGIN_LOG = "log"
 ORIGIN_ENV = "env"
@@ -64,7 +68,10 @@ class Setting:
 
 
 def resolve(
-    name: str, image: ImageFacts | None = None, log_envs: Iterable[tuple[dict[str, str], str]] = (), job=None
+    name: str,
+    image: ImageFacts | None = None,
+    log_envs: Iterable[tuple[dict[str, str], str]] = (),
+    job: JobFacts | None = None,
 ) -> Setting | None:
     """The setting `name` as the process sees it; log_envs are (env, words) pairs, most specific first; job is
     the launch spec's container (imgcheck.job.JobFacts), whose env wins over the image's where its runtime says so."""
@@ -72,7 +79,7 @@ def resolve(
         if env and name in env:
             return Setting(name, env[name], ORIGIN_LOG, words)
     var = job.env_value(name) if job is not None else None
-    if var is not None and var.value is not None:
+    if job is not None and var is not None and var.value is not None:
         image_has = image is not None and name in image.env
         if job.wins_over_image(name, image_has):
             where = job.where if var.line is None else f"{job.where.rstrip(')')}, env line {var.line})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from debian.debian_support import Version as DebianVersion
-from rpm_vercmp import vercmp as _rpm_vercmp
+from rpm_vercmp import vercmp as _rpm_vercmp  # type: ignore[import-untyped]  # ships no type hints
 
 # No real version, count or size has more digits; Python's int() refuses strings of more than 4,300 (a
 # ValueError deep inside a comparison), so longer runs from an image are bad values (model/bounded_numbers.py).
@@ -31,7 +31,7 @@ def compare_rpm(a: str, b: str) -> int:
     eb, vb, rb = split(b)
     if ea != eb:
         return (ea > eb) - (ea < eb)
-    return _rpm_vercmp(va, vb) or _rpm_vercmp(ra, rb)
+    return int(_rpm_vercmp(va, vb) or _rpm_vercmp(ra, rb))
 
 
 _NUM = re.compile(r"\d+")
