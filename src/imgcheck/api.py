@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .fsutil import reading_input
@@ -13,6 +14,12 @@ from .sources.read_options import ReadOptions
 from .sources.resolve import open_source, parse_image_ref
 
 if TYPE_CHECKING:  # the layer walk and the extractors are imported on a facts-cache miss only
+    from .facts_cache import FactsCache
+    from .job.model import JobFacts
+    from .matrix import Matrix
+    from .model.node import NodeFacts
+    from .model.report import Report, Suppression
+    from .sources.base import OpenedImage, Source
     from .view.cache import LayerCache
 
 
@@ -49,11 +56,13 @@ def layer_cache(extra_wants: str = "") -> LayerCache:
     if os.environ.get("IMGCHECK_CACHE_URL"):  # layers other replicas / CI runners already read
         from .shared_cache import SharedLayerCache, shared_store
 
-        return SharedLayerCache(root, namespace, shared_store())
+        store = shared_store()
+        if store is not None:
+            return SharedLayerCache(root, namespace, store)
     return LayerCache(root, namespace)
 
 
-def facts_cache():
+def facts_cache() -> FactsCache:
     """The whole-image facts cache for the current extractors."""
     import os
 
@@ -62,7 +71,9 @@ def facts_cache():
     if os.environ.get("IMGCHECK_CACHE_URL"):  # imported only then: a warm re-check stays light
         from .shared_cache import SharedFactsCache, shared_store
 
-        return SharedFactsCache(*_cache_dir_and_namespace("facts"), shared_store())
+        store = shared_store()
+        if store is not None:
+            return SharedFactsCache(*_cache_dir_and_namespace("facts"), store)
     return FactsCache(*_cache_dir_and_namespace("facts"))
 
 
@@ -99,7 +110,7 @@ def inspect_image(reference: str, options: ReadOptions = ReadOptions()) -> Image
 class _FactsLookup:
     """The whole-image facts cache for one read: each digest is looked up at most once."""
 
-    def __init__(self, cache, platform: Platform | None, reference: str):
+    def __init__(self, cache: FactsCache, platform: Platform | None, reference: str) -> None:
         self.cache, self.reference = cache, reference
         self.asked = str(platform) if platform else f"default {DEFAULT_PLATFORM}"
 
@@ -107,7 +118,7 @@ class _FactsLookup:
         """What the reference's digest (a manifest's or an index's) gave for the platform asked."""
         return self.cache.get_resolved(resolved.digest, self.asked, self.reference) if resolved else None
 
-    def by_image(self, image) -> ImageFacts | None:
+    def by_image(self, image: OpenedImage) -> ImageFacts | None:
         """The facts of the opened image's own digest (read before under another reference)."""
         return self.cache.get(image.digest, image.platform, self.reference)
 
@@ -119,7 +130,7 @@ class _FactsLookup:
 
 
 def _open_and_read(
-    source, cache: _FactsLookup | None, resolved: ResolvedDigest | None, options: ReadOptions, reference: str
+    source: Source, cache: _FactsLookup | None, resolved: ResolvedDigest | None, options: ReadOptions, reference: str
 ) -> ImageFacts:
     """Open the source (manifest and config, verified), then its facts from the cache or the layers."""
     image = source.open()
@@ -137,7 +148,7 @@ def _open_and_read(
     return facts
 
 
-def _read_facts(image, options: ReadOptions, reference: str) -> ImageFacts:
+def _read_facts(image: OpenedImage, options: ReadOptions, reference: str) -> ImageFacts:
     """Stream the layers (those not in the layer cache) and run the extractors."""
     from .extractors.assemble import build_facts, want_set
     from .sources.read_options import Limits
@@ -158,7 +169,7 @@ def _read_facts(image, options: ReadOptions, reference: str) -> ImageFacts:
     return build_facts(view, with_env_from_view(image, view), reference)
 
 
-def load_check_matrix(matrix_path: str | None = None):
+def load_check_matrix(matrix_path: str | None = None) -> Matrix:
     """The compatibility matrix, validated, with every row the engine looks up."""
     from .engine import REQUIRED_ROWS
     from .matrix import load_matrix
@@ -166,25 +177,33 @@ def load_check_matrix(matrix_path: str | None = None):
     return load_matrix(matrix_path, required=REQUIRED_ROWS)
 
 
-def _require_nodes(nodes) -> list:
+def _require_nodes(nodes: Iterable[NodeFacts]) -> list[NodeFacts]:
     from .errors import UsageError
 
-    nodes = list(nodes)
-    if not nodes:
+    listed = list(nodes)
+    if not listed:
         raise UsageError("no nodes to check against: give --node-facts FILE, --node NAME or --fleet SELECTOR")
-    return nodes
+    return listed
 
 
-def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recommend: bool = True, jobs=()):
+def check_facts(
+    facts: ImageFacts,
+    nodes: Iterable[NodeFacts],
+    *,
+    matrix: Matrix | None = None,
+    suppressions: Iterable[Suppression] = (),
+    recommend: bool = True,
+    jobs: Iterable[JobFacts] = (),
+) -> Report:
     """The engine over facts already read: a Report, with what to run instead when it fails.
     jobs: launch-spec containers (imgcheck.job) that run this image, checked with it."""
     import dataclasses
 
     from .engine import build_report
 
-    nodes = _require_nodes(nodes)
+    checked = _require_nodes(nodes)
     matrix = matrix if matrix is not None else load_check_matrix()
-    report = build_report(facts, nodes, matrix, suppressions=tuple(suppressions), jobs=tuple(jobs))
+    report = build_report(facts, checked, matrix, suppressions=tuple(suppressions), jobs=tuple(jobs))
     # engine-verified catalog images and the node-side path; not when only the launch (JOB-*) fails: no other
     # image fixes a launch spec's /dev/shm or devices
     image_errors = any(f.severity == "error" and not f.id.startswith("JOB-") for f in report.findings)
@@ -197,14 +216,14 @@ def check_facts(facts: ImageFacts, nodes, *, matrix=None, suppressions=(), recom
 
 def check_image(
     reference: str,
-    nodes,
+    nodes: Iterable[NodeFacts],
     options: ReadOptions = ReadOptions(),
     *,
     matrix_path: str | None = None,
-    suppressions=(),
+    suppressions: Iterable[Suppression] = (),
     prefer_platform: Platform | None = None,
-    jobs=(),
-):
+    jobs: Iterable[JobFacts] = (),
+) -> Report:
     """Predict whether the image's RDMA/NCCL/CUDA userspace works on `nodes` (NodeFacts); returns a Report.
 
     The matrix is loaded (and validated) before the image is read, so a broken matrix fails fast.
@@ -214,7 +233,7 @@ def check_image(
     """
     import dataclasses
 
-    nodes = _require_nodes(nodes)  # before any bytes are read
+    checked = _require_nodes(nodes)  # before any bytes are read
     matrix = load_check_matrix(matrix_path)
     if options.platform is None and prefer_platform is not None:
         try:
@@ -223,18 +242,20 @@ def check_image(
             facts = inspect_image(reference, options)
     else:
         facts = inspect_image(reference, options)
-    return check_facts(facts, nodes, matrix=matrix, suppressions=suppressions, jobs=jobs)
+    return check_facts(facts, checked, matrix=matrix, suppressions=suppressions, jobs=jobs)
 
 
-def check_nodes(nodes, *, matrix_path: str | None = None, suppressions=()):
+def check_nodes(
+    nodes: Iterable[NodeFacts], *, matrix_path: str | None = None, suppressions: Iterable[Suppression] = ()
+) -> Report:
     """`imgcheck node check`: the rules that need only node facts, plus the fleet comparison; a Report
     whose image is the node_only placeholder."""
     from .engine.evaluate import evaluate_node
     from .engine.node_only import NODE_ONLY_IMAGE
     from .engine.report import build_report
 
-    nodes = _require_nodes(nodes)
+    checked = _require_nodes(nodes)
     matrix = load_check_matrix(matrix_path)
     return build_report(
-        NODE_ONLY_IMAGE, nodes, matrix, suppressions=tuple(suppressions), evaluator=evaluate_node, compare_nodes=True
+        NODE_ONLY_IMAGE, checked, matrix, suppressions=tuple(suppressions), evaluator=evaluate_node, compare_nodes=True
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .api import inspect_image
 from .engine import REQUIRED_ROWS
 from .errors import UsageError
-from .matrix import load_matrix
+from .matrix import Matrix, load_matrix
 from .model.image import ImageFacts
 from .model.node import NodeFacts
 from .recommend.catalog import CatalogEntry, add_local, all_entries
@@ -18,7 +18,7 @@ from .recommend.recommend import RecommendResult, recommend
 from .sources.read_options import ReadOptions
 
 
-def _matrix(path: str | None):
+def _matrix(path: str | None) -> Matrix:
     return load_matrix(path, required=REQUIRED_ROWS)
 
 

@@ -33,11 +33,17 @@ import socket
 import threading
 import time
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from . import safejson
 from .facts_cache import FactsCache
 from .view.cache import LayerCache, index_bytes, index_from_bytes
+from .model.image import ImageFacts
+from .sources.base import LayerRef
 from .view.layer_index import LayerIndex
+
+if TYPE_CHECKING:
+    import psycopg
 
 log = logging.getLogger("imgcheck.shared_cache")
 URL_ENV = "IMGCHECK_CACHE_URL"
@@ -73,7 +79,7 @@ class SharedStore:
 
     def __init__(self, url: str):
         self.url = url
-        self._conn = None
+        self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
         self._lock = threading.Lock()
         self._broken = False
         self._retry_at = 0.0
@@ -83,22 +89,22 @@ class SharedStore:
         self._held: set[tuple[str, str]] = set()  # (namespace, key) claimed by this process, renewed
         self._renewer: threading.Thread | None = None
 
-    def _connection(self):
+    def _connection(self) -> psycopg.Connection[tuple[Any, ...]]:
         if self._conn is None or self._conn.closed:
             if time.monotonic() < self._retry_at:
                 raise ConnectionError("shared cache recently unreachable")
             import psycopg
 
-            self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
-            with self._conn.transaction():
+            conn = self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+            with conn.transaction():
                 # created only when missing: a role limited to these tables (deploy/service-pg/cache-role.sql)
                 # has no CREATE on the schema, and CREATE TABLE IF NOT EXISTS checks that before existence
-                missing = self._conn.execute(
+                missing = conn.execute(
                     "SELECT to_regclass('imgcheck_cache') IS NULL OR to_regclass('imgcheck_cache_claims') IS NULL"
                 ).fetchone()
                 if missing is not None and missing[0]:
-                    self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_TABLE_LOCK,))
-                    self._conn.execute(_SCHEMA)
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_TABLE_LOCK,))
+                    conn.execute(_SCHEMA)
         return self._conn
 
     def _failed(self, exc: Exception) -> None:
@@ -224,7 +230,7 @@ _stores: dict[str, SharedStore] = {}
 _stores_lock = threading.Lock()
 
 
-def shared_store(env: dict | None = None) -> SharedStore | None:
+def shared_store(env: dict[str, str] | None = None) -> SharedStore | None:
     """The process's store for $IMGCHECK_CACHE_URL, or None when it is not set."""
     url = (os.environ if env is None else env).get(URL_ENV)
     if not url:
@@ -238,7 +244,7 @@ def shared_store(env: dict | None = None) -> SharedStore | None:
 class SharedLayerCache(LayerCache):
     """The local layer cache with the shared store behind it."""
 
-    def __init__(self, root: str, namespace: str, shared: SharedStore):
+    def __init__(self, root: str, namespace: str, shared: SharedStore) -> None:
         super().__init__(root, namespace)
         self.namespace, self.shared = os.path.basename(self.dir), shared  # what the local cache is keyed by
         self.shared_hits = 0
@@ -270,9 +276,11 @@ class SharedLayerCache(LayerCache):
 
     # -- in-flight sharing (view/reader.py calls these for the layers that missed) -------------------
 
-    def claim_reads(self, layers: list) -> tuple[list, list, dict]:
+    def claim_reads(self, layers: list[LayerRef]) -> tuple[list[LayerRef], list[LayerRef], dict[int, LayerIndex]]:
         """(layers to read here, layers another reader is reading, {index: entry} that arrived meanwhile)."""
-        mine, theirs, arrived = [], [], {}
+        mine: list[LayerRef] = []
+        theirs: list[LayerRef] = []
+        arrived: dict[int, LayerIndex] = {}
         for layer in layers:
             got = self.shared.claim(self.namespace, layer.digest, layer.size or 0)
             if got is False:
@@ -287,7 +295,7 @@ class SharedLayerCache(LayerCache):
             mine.append(layer)
         return mine, theirs, arrived
 
-    def wait_for(self, layer) -> object | None:
+    def wait_for(self, layer: LayerRef) -> LayerIndex | None:
         """The entry another reader writes for `layer`, or None once this reader should read it itself
         (the holder died and the claim is now ours, or the wait ran out)."""
         try:
@@ -309,12 +317,12 @@ class SharedLayerCache(LayerCache):
                 return None
             time.sleep(POLL_SECONDS)
 
-    def release_reads(self, layers: list) -> None:
+    def release_reads(self, layers: list[LayerRef]) -> None:
         """Give up claims on layers not read after all (an error): waiters take them over at once."""
         for layer in layers:
             self.shared.release(self.namespace, layer.digest)
 
-    def _shared_hit(self, layer) -> LayerIndex | None:
+    def _shared_hit(self, layer: LayerRef) -> LayerIndex | None:
         idx = self.get(layer.digest)
         return idx if idx is not None and idx.digest == layer.layer_id else None
 
@@ -335,17 +343,19 @@ class SharedFactsCache(FactsCache):
                 doc = safejson.loads(blob, "shared facts entry", ValueError)
             except ValueError:
                 return
+            if not isinstance(doc, dict):
+                return  # get() would refuse it too
             FactsCache._write(self, path, doc)  # local only; get() then validates it as any local entry
 
-    def get(self, digest, platform, reference):
+    def get(self, digest: str | None, platform: str | None, reference: str) -> ImageFacts | None:
         if digest:
             self._fill(self._path(digest, platform))
         return super().get(digest, platform, reference)
 
-    def get_resolved(self, top, asked, reference):
+    def get_resolved(self, top: str, asked: str, reference: str) -> ImageFacts | None:
         self._fill(self._resolved_path(top, asked))
         return super().get_resolved(top, asked, reference)
 
-    def _write(self, path: str, doc: dict) -> None:
+    def _write(self, path: str, doc: dict[str, Any]) -> None:
         super()._write(path, doc)
         self.shared.put("facts", self.namespace, os.path.basename(path), json.dumps(doc).encode())
