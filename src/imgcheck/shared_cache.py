@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import safejson
 from .facts_cache import FactsCache
-from .view.cache import LayerCache, index_bytes, index_from_bytes
 from .model.image import ImageFacts
 from .sources.base import LayerRef
+from .view.cache import LayerCache, index_bytes, index_from_bytes
 from .view.layer_index import LayerIndex
 
 if TYPE_CHECKING:
