@@ -155,6 +155,8 @@ def _read_facts(image: OpenedImage, options: ReadOptions, reference: str) -> Ima
     from .view.image_env import env_want, with_env_from_view
     from .view.reader import read_view
 
+    if not options.range_reads:
+        image.read_range = None  # every layer whole: its diff_id checked too
     wants = env_want(want_set(), image.env_file)
     extra = image.env_file.path if image.env_file else ""
     view, _ = read_view(

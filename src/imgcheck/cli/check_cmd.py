@@ -18,12 +18,12 @@ from ..errors import (
 )
 from ..model.report import FAIL_ON_UNKNOWN, at_or_above, report_outcome
 from ..sources.platform import parse_platform
-from ..sources.read_options import ReadOptions
 from .common_args import (
     add_image_read_args,
     add_matrix_arg,
     add_node_args,
     add_report_args,
+    image_read_options,
     read_deadline,
     reading,
     selected_nodes,
@@ -190,12 +190,7 @@ def run(args) -> int:
     nodes = selected_nodes(args)
     platform, preferred = _platform(args, nodes)
     deadline = read_deadline(args)
-    options = ReadOptions(
-        platform=platform,
-        insecure_registries=tuple(args.insecure_registry),
-        use_cache=not args.no_cache,
-        deadline=deadline,
-    )
+    options = image_read_options(args, deadline, platform)
     progress = _progress(args.quiet)
     check = lambda progress=None: api.check_image(  # noqa: E731
         args.image,

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:  # imported where nodes are selected: `inspect` and a warm re-check never load node facts code
     from ..deadline import Deadline
     from ..node.select import NodeSelection
+    from ..sources.platform import Platform
+    from ..sources.read_options import ReadOptions
 
 
 def add_node_args(p) -> None:
@@ -59,11 +61,37 @@ def add_image_read_args(p, platform_help: str = "os/arch[/variant] to pick from 
     )
     p.add_argument("--no-cache", action="store_true", help="read every layer; neither use nor fill the caches")
     p.add_argument(
+        "--whole-layers",
+        action="store_true",
+        help="read eStargz layers whole too, checking each layer's diff_id (default: their table of contents and "
+        "the wanted files by HTTP range, each checked against its digest in the manifest)",
+    )
+    p.add_argument(
         "--timeout",
         metavar="DURATION",
         help="the most the whole read of the image(s) may take: seconds, or 90s, 5m, 1h (default: no limit; "
         "exit 3 when it passes). A read still going after 20s says so on stderr when stderr is no terminal",
     )
+
+
+def image_read_options(args, deadline: Deadline | None, platform: Platform | None = None, **more: Any) -> ReadOptions:
+    """The ReadOptions the image-read arguments (add_image_read_args) ask for; `more`: progress, stats."""
+    from ..sources.read_options import ReadOptions as Options
+
+    return Options(
+        platform=platform,
+        insecure_registries=tuple(args.insecure_registry),
+        use_cache=not args.no_cache,
+        range_reads=not args.whole_layers,
+        deadline=deadline,
+        **more,
+    )
+
+
+def parsed_platform(args) -> Platform | None:
+    from ..sources.platform import parse_platform
+
+    return parse_platform(args.platform) if args.platform else None
 
 
 def read_deadline(args) -> Deadline | None:

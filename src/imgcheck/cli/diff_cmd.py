@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
-from ..sources.platform import parse_platform
-from ..sources.read_options import ReadOptions
 from .common_args import (
     add_image_read_args,
     add_matrix_arg,
     add_node_args,
+    image_read_options,
     node_selection,
+    parsed_platform,
     read_deadline,
     reading,
     selected_nodes,
@@ -55,12 +55,7 @@ def run(args) -> int:
             args.new,
             nodes,
             matrix_path=args.matrix,
-            options=ReadOptions(
-                platform=parse_platform(args.platform) if args.platform else None,
-                use_cache=not args.no_cache,
-                insecure_registries=tuple(args.insecure_registry),
-                deadline=deadline,
-            ),
+            options=image_read_options(args, deadline, parsed_platform(args)),
         )
     from ..formats.diff_formats import diff_markdown, diff_sarif
 

@@ -7,7 +7,6 @@ import sys
 from .. import api
 from ..formats.json_format import render_facts
 from ..sources.platform import parse_platform
-from ..sources.read_options import ReadOptions
 from .common_args import add_image_read_args
 from .output import parse_outputs, write_output
 
@@ -44,20 +43,13 @@ def run(args) -> int:
         from ..sources.read_options import ReadStats
 
         stats = ReadStats()
-    from .common_args import read_deadline, reading
+    from .common_args import image_read_options, read_deadline, reading
 
     deadline = read_deadline(args)
     with reading(deadline, f"reading {args.image}"), LayerProgress.for_terminal(quiet=args.quiet) as progress:
         facts = api.inspect_image(
             args.image,
-            ReadOptions(
-                platform=platform,
-                use_cache=not args.no_cache,
-                progress=progress if progress.enabled else None,
-                stats=stats,
-                insecure_registries=tuple(args.insecure_registry),
-                deadline=deadline,
-            ),
+            image_read_options(args, deadline, platform, progress=progress if progress.enabled else None, stats=stats),
         )
     if stats is not None:
         from ..formats.read_stats import render_read_stats

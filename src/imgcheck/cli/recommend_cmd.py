@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
-from ..sources.platform import parse_platform
-from ..sources.read_options import ReadOptions
 from .common_args import add_image_read_args, add_matrix_arg, add_node_args, selected_nodes
 from .output import parse_outputs, write_output
 
@@ -42,7 +40,7 @@ def run(args) -> int:
 
     outputs = parse_outputs(args.output, FORMATS)
     nodes = selected_nodes(args)
-    from .common_args import read_deadline, reading
+    from .common_args import image_read_options, parsed_platform, read_deadline, reading
 
     deadline = read_deadline(args)
     with reading(deadline, f"reading {args.like}" if args.like else "checking catalog images"):
@@ -51,12 +49,7 @@ def run(args) -> int:
             like=args.like,
             framework=args.framework,
             matrix_path=args.matrix,
-            options=ReadOptions(
-                platform=parse_platform(args.platform) if args.platform else None,
-                use_cache=not args.no_cache,
-                insecure_registries=tuple(args.insecure_registry),
-                deadline=deadline,
-            ),
+            options=image_read_options(args, deadline, parsed_platform(args)),
         )
     for spec in outputs:
         write_output(spec, recommend_json(result) if spec.format == "json" else recommend_table(result))

@@ -13,8 +13,13 @@ def render_read_stats(stats: ReadStats) -> str:
         return "read: facts from the cache; no layer read"
     streamed = len(stats.layers_read)
     where = f"in {stats.layer_processes} worker processes" if stats.layer_processes else "in this process"
+    ranged = (
+        f" ({len(stats.layers_ranged)} eStargz by range: {stats.bytes_ranged / 1e6:.1f} MB fetched)"
+        if stats.layers_ranged
+        else ""
+    )
     return (
-        f"read: {streamed} layer{'s' if streamed != 1 else ''} streamed "
+        f"read: {streamed} layer{'s' if streamed != 1 else ''} streamed{ranged} "
         f"({stats.bytes_decompressed / 1e6:.1f} MB uncompressed) {where}, "
         f"{len(stats.layers_cached)} from the layer cache"
     )

@@ -66,6 +66,9 @@ class LayerRef:
     index: int = 0  # 0 = bottom layer
     digest_of_uncompressed: bool = False  # docker-archive layers are named by their diff_id
     diff_id: str | None = None  # digest of the uncompressed tar (config rootfs.diff_ids)
+    # eStargz: the sha256 of the layer's table of contents, from the (verified) manifest's layer annotation; the
+    # layer can then be read by range (view/estargz.py)
+    toc_digest: str | None = None
 
     @property
     def layer_id(self) -> str:
@@ -107,6 +110,8 @@ class OpenedImage:
     save_stream: SaveStream | None = (
         None  # layers come as one stream (docker:, a compressed docker-archive); opener unused
     )
+    # bytes [start, end) of a layer blob, unverified (a registry's Range request): how a seekable layer is read
+    read_range: Callable[[LayerRef, int, int], bytes] | None = None
 
     def open_layer(self, layer: LayerRef) -> BinaryIO:
         """The layer's bytes: a stream for a tar, a seekable file of layer.size bytes for squashfs."""

@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 from ..errors import BadInputError, LimitExceededError
-from .base import INDEX_MEDIA_TYPES, LAYER_MEDIA_TYPES, MANIFEST_MEDIA_TYPES, LayerRef, media_type_of, parse_digest
+from .base import (
+    DOCKER_LAYER_GZIP,
+    INDEX_MEDIA_TYPES,
+    LAYER_MEDIA_TYPES,
+    MANIFEST_MEDIA_TYPES,
+    OCI_LAYER_GZIP,
+    LayerRef,
+    media_type_of,
+    parse_digest,
+)
+
+# eStargz (github.com/containerd/stargz-snapshotter, estargz/types.go TOCJSONDigestAnnotation)
+ESTARGZ_TOC_DIGEST = "containerd.io/snapshot/stargz/toc.digest"
 
 MAX_LAYERS = 512  # the OCI/Docker practical limit is 127; anything far above is hostile
 
@@ -35,8 +47,23 @@ def layers_of_manifest(manifest: dict, where: str, max_layers: int = MAX_LAYERS)
         size = desc.get("size")
         if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
             raise BadInputError(f"{where}: layer {i} has an invalid size {size!r}")
-        refs.append(LayerRef(digest=digest, media_type=mt, size=size, index=i))
+        refs.append(LayerRef(digest=digest, media_type=mt, size=size, index=i, toc_digest=_toc_digest(desc, mt)))
     return refs
+
+
+def _toc_digest(desc: dict, media_type: str) -> str | None:
+    """The eStargz table-of-contents digest a gzip layer's annotations name (None: not eStargz, or malformed)."""
+    annotations = desc.get("annotations")
+    if media_type not in (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP) or not isinstance(annotations, dict):
+        return None
+    value = annotations.get(ESTARGZ_TOC_DIGEST)
+    if not isinstance(value, str):
+        return None
+    try:
+        parse_digest(value)
+    except BadInputError:
+        return None  # a layer with a malformed annotation is still an ordinary gzip layer
+    return value
 
 
 def config_descriptor(manifest: dict, where: str) -> tuple[str, int | None]:

@@ -35,6 +35,9 @@ class ReadOptions:
     session: requests.Session | None = None  # a caller's session: it sends every request (tests, the service)
     sleep: Callable[[float], None] | None = None  # the registry client's back-off sleep (tests)
     docker_client: Any = None  # a docker.DockerClient for the docker: source (tests)
+    # eStargz layers from a registry are read by range (TOC and wanted files, each digest-checked; view/estargz.py);
+    # False reads every layer whole, which also checks each layer's diff_id (`--whole-layers`)
+    range_reads: bool = True
 
     def __post_init__(self) -> None:
         # callers pass lists (argparse, the service's config); a tuple keeps the object hashable
@@ -87,6 +90,8 @@ class ReadStats:
     """What a read did; tests assert on these instead of on time."""
 
     layers_read: list[str] = field(default_factory=list)  # digests streamed from the source
+    layers_ranged: list[str] = field(default_factory=list)  # of those, seekable layers read by range
+    bytes_ranged: int = 0  # compressed bytes those range reads fetched
     layers_cached: list[str] = field(default_factory=list)  # digests served by the cache
     layers_waited: list[str] = field(default_factory=list)  # of those, read meanwhile by another reader (shared cache)
     bytes_decompressed: int = 0

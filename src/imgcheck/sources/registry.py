@@ -165,13 +165,13 @@ class RegistryClient:
             )
         return UnavailableError(f"{self.host}: unexpected HTTP {code} for {what}{detail}")
 
-    def get_small(self, path: str, headers: dict, limit: int, what: str) -> requests.Response:
-        """GET a manifest or config whole (size-capped); a body cut off mid-way is fetched again.
-        Returns the response with its bytes in `.content`."""
+    def get_small(self, path: str, headers: dict, limit: int, what: str, status: int = 200) -> requests.Response:
+        """GET a manifest or config whole (size-capped), or with `status` 206 one byte range of a blob; a body cut
+        off mid-way is fetched again. Returns the response with its bytes in `.content`."""
         attempts = self.http.policy.max_attempts
         for attempt in range(1, attempts + 1):
             resp = self.request("GET", path, headers=headers, stream=True)
-            if resp.status_code != 200:
+            if resp.status_code != status:
                 raise self.fail(resp, what)
             declared = resp.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > limit:
@@ -235,6 +235,17 @@ class RegistryClient:
         verify_bytes(data, digest, f"{self.ref}: {what}")
         if size is not None and len(data) != size:
             raise BadInputError(f"{self.ref}: {what} is {len(data)} bytes, its manifest declares {size}")
+        return data
+
+    def get_blob_range(self, digest: str, start: int, end: int) -> bytes:
+        """Bytes [start, end) of a blob, by an HTTP Range request (a seekable layer's footer, table of contents or
+        chunk). Not verified here: the caller checks them against the digests the verified manifest binds.
+        A registry that answers with the whole blob (200) is refused: the caller reads the layer whole instead."""
+        what = f"bytes {start}-{end - 1} of blob {digest}"
+        headers = {"Accept-Encoding": "identity", "Range": f"bytes={start}-{end - 1}"}
+        data = self.get_small(f"blobs/{digest}", headers, end - start, what, status=206).content
+        if len(data) != end - start:
+            raise BadInputError(f"{self.ref}: {what}: {len(data)} bytes came")
         return data
 
     def open_blob(self, digest: str, size: int | None) -> ResumingBody:
@@ -361,6 +372,7 @@ class RegistrySource(Source):
             layers=with_diff_ids(layers, config, where),
             opener=self._open_layer,
             notes=notes,
+            read_range=self._read_range,
         )
 
     def _check_platform(self, have: str | None, from_index: bool, where: str) -> None:
@@ -380,6 +392,9 @@ class RegistrySource(Source):
                 f"index of platforms to choose from; available: {got})",
                 (str(got),),
             )
+
+    def _read_range(self, layer: LayerRef, start: int, end: int) -> bytes:
+        return self.client.get_blob_range(layer.digest, start, end)
 
     def _open_layer(self, layer: LayerRef):
         body = self.client.open_blob(layer.digest, layer.size)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -16,7 +17,7 @@ from ..errors import BadInputError, LimitExceededError
 from ..sources.read_options import Limits
 from ..streams import readinto_of
 from .compression import DECOMPRESS_ERRORS, bad_stream, decompressed
-from .tarwalk import DIRTYPE, LNKTYPE, REGTYPES, SYMTYPE, TarFormatError, TarWalker
+from .tarwalk import DIRTYPE, LNKTYPE, REGTYPES, SYMTYPE, TarFormatError, TarHeader, TarWalker
 from .wants import WantSet
 
 WHITEOUT_PREFIX = ".wh."
@@ -53,6 +54,9 @@ class LayerIndex:
     # sha256 of the uncompressed tar as read (what a config's diff_id names); None from a cache
     # entry written before it was recorded, or from sources that are not tars (squashfs, SIF)
     uncompressed_digest: str | None = None
+    # a seekable layer read by range (view/estargz.py): the compressed bytes fetched; 0 for a whole read. Such an
+    # index is never cached (its diff_id was not checked)
+    range_bytes: int = 0
 
     def has_nondir(self, path: str) -> bool:
         return self.has_hash(path_hash(path))
@@ -150,11 +154,8 @@ def index_layer(
     """
     what = f"layer {digest}"
     layer_id = layer_id or digest
-    idx = LayerIndex(digest=layer_id)
-    hashes: list[int] = []
-    dirs = _Dirs(limits.max_dir_bytes, what)
-    symlinks = 0
-    kept = 0
+    build = LayerBuilder(layer_id, wants, limits, what)
+    idx = build.idx
     try:
         stream = decompressed(raw)
         expected = diff_id or (digest if verify_uncompressed else None)
@@ -165,60 +166,8 @@ def index_layer(
         same_bytes = bool(diff_id) and diff_id == digest and not verify_uncompressed and hasattr(raw, "finish")
         counter = _CountingReader(stream, limits, what, expected, hash_it=not same_bytes)
         walker = TarWalker(counter)
-        entries = idx.entries
         for member in walker:
-            idx.entry_count += 1
-            if idx.entry_count > limits.max_entries:
-                raise LimitExceededError(f"{what}: more than {limits.max_entries} entries (limit)")
-            path = normalise(member.name)
-            if path is None:
-                continue
-            parent, _, base = path.rpartition("/")
-            dirs.add_with_parents(parent)
-            if base.startswith(WHITEOUT_PREFIX):
-                if base == OPAQUE_MARKER:
-                    # At the layer's root the marker hides nothing: overlayfs never consults the
-                    # opaque flag of the root (Docker 20.10 overlay2: lower files stay visible).
-                    if parent:
-                        idx.opaque_dirs.add(parent)
-                    continue
-                hidden = base[len(WHITEOUT_PREFIX) :]
-                if hidden not in ("", ".", ".."):
-                    idx.whiteouts.add(f"{parent}/{hidden}" if parent else hidden)
-                continue
-            typ = member.type
-            if typ == DIRTYPE:
-                dirs.add_with_parents(path)
-                continue
-            hashes.append(path_hash(path))
-            if typ == SYMTYPE:
-                symlinks += 1
-                if symlinks > limits.max_symlinks:
-                    raise LimitExceededError(f"{what}: more than {limits.max_symlinks} symlinks (limit)")
-                entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=layer_id)
-                continue
-            if not wants.wanted(path):
-                continue
-            if typ == LNKTYPE:
-                entries[path] = Entry(path, HARDLINK, linkname=normalise(member.linkname), layer=layer_id)
-            elif typ in REGTYPES:
-                entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=layer_id)
-                limit = wants.content_limit(path)
-                scanner = wants.scanner(path)
-                if limit is not None:
-                    entry.data = walker.read_data(limit)
-                    entry.truncated = entry.data is None
-                    kept += len(entry.data or b"")
-                    if kept > limits.max_kept_bytes:
-                        raise LimitExceededError(
-                            f"{what}: the files read from it total more than "
-                            f"{limits.max_kept_bytes} bytes (limit IMGCHECK_MAX_WANTED_BYTES)"
-                        )
-                if scanner is not None:
-                    entry.scan = scan_entry(scanner, member.size, entry.data, walker.feed_data)
-                entries[path] = entry
-            else:
-                entries[path] = Entry(path, OTHER, layer=layer_id)
+            build.add(member, walker.read_data, walker.feed_data)
         # the digest covers everything, including what follows the end-of-archive marker
         walker.drain()
         idx.uncompressed_digest = counter.verify()
@@ -234,10 +183,90 @@ def index_layer(
         raise
     except DECOMPRESS_ERRORS as exc:
         raise bad_stream(what, exc) from None
-    _resolve_hardlinks(idx)
-    idx.nondir_hashes = array("Q", sorted(set(hashes)))
-    idx.dir_hashes = array("Q", sorted({path_hash(d) for d in dirs.paths}))
-    return idx
+    return build.finish()
+
+
+class LayerBuilder:
+    """A layer's index, one tar member at a time: what a streamed tar and a seekable layer's table of contents
+    (view/estargz.py) both feed, so the two give the same index for the same members. `read_data(limit)` gives
+    a wanted file's bytes (None: over the limit), `feed_data(consume)` streams them to a scanner."""
+
+    def __init__(self, layer_id: str, wants: WantSet, limits: Limits, what: str) -> None:
+        self.idx = LayerIndex(digest=layer_id)
+        self._wants, self._limits, self._what = wants, limits, what
+        self._hashes: list[int] = []
+        self._dirs = _Dirs(limits.max_dir_bytes, what)
+        self._symlinks = 0
+        self._kept = 0
+
+    def add(
+        self,
+        member: TarHeader,
+        read_data: Callable[[int], bytes | None],
+        feed_data: Callable[[Callable[[bytes], None]], bool],
+        read_at: Callable[[int, int], bytes] | None = None,
+    ) -> None:
+        idx, limits, what = self.idx, self._limits, self._what
+        idx.entry_count += 1
+        if idx.entry_count > limits.max_entries:
+            raise LimitExceededError(f"{what}: more than {limits.max_entries} entries (limit)")
+        path = normalise(member.name)
+        if path is None:
+            return
+        parent, _, base = path.rpartition("/")
+        self._dirs.add_with_parents(parent)
+        if base.startswith(WHITEOUT_PREFIX):
+            if base == OPAQUE_MARKER:
+                # At the layer's root the marker hides nothing: overlayfs never consults the
+                # opaque flag of the root (Docker 20.10 overlay2: lower files stay visible).
+                if parent:
+                    idx.opaque_dirs.add(parent)
+                return
+            hidden = base[len(WHITEOUT_PREFIX) :]
+            if hidden not in ("", ".", ".."):
+                idx.whiteouts.add(f"{parent}/{hidden}" if parent else hidden)
+            return
+        typ = member.type
+        if typ == DIRTYPE:
+            self._dirs.add_with_parents(path)
+            return
+        self._hashes.append(path_hash(path))
+        layer_id, entries, wants = idx.digest, idx.entries, self._wants
+        if typ == SYMTYPE:
+            self._symlinks += 1
+            if self._symlinks > limits.max_symlinks:
+                raise LimitExceededError(f"{what}: more than {limits.max_symlinks} symlinks (limit)")
+            entries[path] = Entry(path, SYMLINK, linkname=member.linkname, layer=layer_id)
+            return
+        if not wants.wanted(path):
+            return
+        if typ == LNKTYPE:
+            entries[path] = Entry(path, HARDLINK, linkname=normalise(member.linkname), layer=layer_id)
+        elif typ in REGTYPES:
+            entry = Entry(path, FILE, size=member.size, mode=member.mode, layer=layer_id)
+            limit = wants.content_limit(path)
+            scanner = wants.scanner(path)
+            if limit is not None:
+                entry.data = read_data(limit)
+                entry.truncated = entry.data is None
+                self._kept += len(entry.data or b"")
+                if self._kept > limits.max_kept_bytes:
+                    raise LimitExceededError(
+                        f"{what}: the files read from it total more than "
+                        f"{limits.max_kept_bytes} bytes (limit IMGCHECK_MAX_WANTED_BYTES)"
+                    )
+            if scanner is not None:
+                entry.scan = scan_entry(scanner, member.size, entry.data, feed_data, read_at)
+            entries[path] = entry
+        else:
+            entries[path] = Entry(path, OTHER, layer=layer_id)
+
+    def finish(self) -> LayerIndex:
+        idx = self.idx
+        _resolve_hardlinks(idx)
+        idx.nondir_hashes = array("Q", sorted(set(self._hashes)))
+        idx.dir_hashes = array("Q", sorted({path_hash(d) for d in self._dirs.paths}))
+        return idx
 
 
 def scan_entry(name: str, size: int, data: bytes | None, feed_data, read_at=None) -> str | None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from ..errors import LimitExceededError
+from ..errors import BadInputError, LimitExceededError, UnavailableError
 from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..sources.read_options import Limits, ReadStats
 from ..streams import readinto_of
@@ -51,6 +51,13 @@ def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limit
     """One layer's index, by the reader its media type needs: the one place that chooses."""
     if image.save_stream is not None:  # docker: every layer tar is in one save stream
         return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]
+    if layer.toc_digest is not None and image.read_range is not None:  # eStargz from a registry
+        from .estargz import NotSeekable, index_estargz
+
+        try:
+            return index_estargz(layer, image.read_range, wants, limits)
+        except (NotSeekable, BadInputError, UnavailableError) as exc:
+            image.notes.append(f"{image.reference}: layer {layer.digest} read whole: {exc}")
     raw = image.open_layer(layer)
     try:
         if layer.media_type == SQUASHFS_LAYER:  # a seekable byte range, read where it lies
@@ -157,7 +164,10 @@ def read_view(
         for layer, idx in _index_all(image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats):
             stats.layers_read.append(layer.digest)
             stats.bytes_decompressed += idx.uncompressed_bytes
-            if cache is not None:
+            if idx.range_bytes:
+                stats.layers_ranged.append(layer.digest)
+                stats.bytes_ranged += idx.range_bytes
+            elif cache is not None:
                 cache.put(layer.digest, idx)  # only reached when the digest verified
             _hold(found, layer.index, idx, limits)
         for layer in theirs:  # after our own layers: their readers had that long
