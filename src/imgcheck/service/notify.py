@@ -14,7 +14,7 @@ from urllib.parse import quote
 import requests
 
 from .config import NotifyConfig
-from .store import FleetResult, Job
+from .store_types import FleetResult, Job
 
 log = logging.getLogger("imgcheck.service")
 

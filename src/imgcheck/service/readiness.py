@@ -11,7 +11,7 @@ import os
 import tempfile
 
 from ..home import imgcheck_home
-from .store import StoreUnavailableError
+from .store_types import StoreUnavailableError
 
 
 def writable(directory: str) -> str | None:

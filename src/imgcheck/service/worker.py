@@ -23,7 +23,8 @@ from ..errors import BadInputError, ImgcheckError, UnavailableError
 from ..read_options import ReadOptions
 from .artifacts import NotAnImage, artifact_reason
 from .config import FleetConfig, ServiceConfig
-from .store import FleetResult, Job, Store
+from .storage import JobStore
+from .store_types import FleetResult, Job
 
 log = logging.getLogger("imgcheck.service")
 
@@ -121,7 +122,7 @@ class WorkerPool:
     def __init__(
         self,
         config: ServiceConfig,
-        store: Store,
+        store: JobStore,
         metrics=None,
         check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job,
         notifier=None,
