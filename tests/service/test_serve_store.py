@@ -72,14 +72,14 @@ def test_newer_schema_is_refused(tmp_path):
         Store(path)
 
 
-def test_a_schema_1_database_gains_the_outbox_lease_columns_and_keeps_its_rows(tmp_path):
-    """A database written by the release before the one store (user_version 1, no outbox leases) is
-    migrated in place: its queued job and its unsent notification survive."""
+def test_a_database_of_the_previous_release_gains_the_outbox_lease_columns_and_keeps_its_rows(tmp_path):
+    """A file written before the one store (no outbox lease columns) is expanded in place: its queued job and
+    its unsent notification survive, and the schema version stays, so the previous release still opens it."""
     from imgcheck.service import store_sqlite
 
     path = str(tmp_path / "q.db")
     conn = sqlite3.connect(path)
-    conn.executescript(store_sqlite.SCHEMA)
+    conn.executescript(store_sqlite.SCHEMA)  # schema 1 as that release created it
     conn.execute("PRAGMA user_version = 1")
     conn.execute(
         "INSERT INTO jobs (id, registry, repository, digest, state, next_attempt_at, created_at, updated_at, "
@@ -96,8 +96,10 @@ def test_a_schema_1_database_gains_the_outbox_lease_columns_and_keeps_its_rows(t
         assert store.claim("w", 60, 3).digest == D2
     finally:
         store.close()
+    Store(path).close()  # a second start finds the columns there
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == store_sqlite.SCHEMA_VERSION
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert {"claimed_by", "lease_until"} <= {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
     conn.close()
 
 

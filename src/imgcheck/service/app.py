@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from functools import partial
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -53,7 +54,7 @@ def create_app(config: ServiceConfig, check: CheckFn = check_job, start_workers:
     return app
 
 
-def server_options(config: ServiceConfig, log_level: str = "info") -> dict:
+def server_options(config: ServiceConfig, log_level: str = "info") -> dict[str, Any]:
     """uvicorn settings: bounds on what clients can hold (connections, header time, the shutdown wait) and the log."""
     from .http_protocol import bounded_protocol
     from .logs import log_config

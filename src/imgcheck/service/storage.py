@@ -65,7 +65,7 @@ class JobStore(Protocol):
 
 def is_shared(url: str | None) -> bool:
     """True for a database several replicas may share."""
-    return bool(url) and url.startswith(POSTGRES_SCHEMES)
+    return url is not None and url.startswith(POSTGRES_SCHEMES)
 
 
 def open_store(database: str, url: str | None = None, pool_size: int = 8) -> JobStore:

@@ -213,7 +213,9 @@ class PgBackend:
                 "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
             )
             c.execute("ALTER TABLE schema_version ADD COLUMN IF NOT EXISTS compatible_from INTEGER")
-            current = c.execute("SELECT COALESCE(MAX(version), 0) AS v FROM schema_version").fetchone()["v"]
+            found = c.execute("SELECT COALESCE(MAX(version), 0) AS v FROM schema_version").fetchone()
+            assert found is not None  # an aggregate without GROUP BY returns one row
+            current = int(found["v"])
             if current > SCHEMA_VERSION:
                 # newer steps applied by a newer release: run only if every one of them was an expand step
                 # that still serves this code (a pod of the old release restarting mid-rollout)

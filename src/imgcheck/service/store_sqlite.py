@@ -73,12 +73,15 @@ CREATE TABLE IF NOT EXISTS outbox (
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (next_attempt_at);
 """
 
-# Steps after SCHEMA (user_version 1), each applied once in its own IMMEDIATE transaction; append only.
-MIGRATIONS: tuple[tuple[int, str], ...] = (
-    # outbox leases, as PostgreSQL's step 3: the store claims outbox rows the same way on both backends
-    (2, "ALTER TABLE outbox ADD COLUMN claimed_by TEXT; ALTER TABLE outbox ADD COLUMN lease_until REAL;"),
+SCHEMA_VERSION = 1  # PRAGMA user_version; a newer file is refused
+
+# Expand-only additions since SCHEMA_VERSION 1, added where missing (nullable columns). They keep the version,
+# so an earlier release still opens the file (it ignores them) and a downgrade needs no restore.
+# outbox leases, as PostgreSQL's step 3: the store claims outbox rows the same way on both backends.
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("outbox", "claimed_by", "TEXT"),
+    ("outbox", "lease_until", "REAL"),
 )
-SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
 class SqliteBackend:
@@ -104,23 +107,17 @@ class SqliteBackend:
             raise UnavailableError(f"{path}: cannot set up the database ({exc})") from None
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        def version() -> int:
-            return int(conn.execute("PRAGMA user_version").fetchone()[0])
-
-        if version() > SCHEMA_VERSION:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
             raise UnavailableError(
-                f"{self.path}: database schema {version()} is newer than this imgcheck ({SCHEMA_VERSION})"
+                f"{self.path}: database schema {version} is newer than this imgcheck ({SCHEMA_VERSION})"
             )
-        if version() == SCHEMA_VERSION:
-            return
         conn.executescript(SCHEMA)  # idempotent (IF NOT EXISTS); executescript commits
-        conn.execute("BEGIN IMMEDIATE")  # processes starting together: the version is read under the lock
+        conn.execute("BEGIN IMMEDIATE")  # processes starting together: the columns are read under the lock
         try:
-            current = max(version(), 1)
-            for step, sql in MIGRATIONS:
-                if step > current:
-                    for statement in filter(None, (s.strip() for s in sql.split(";"))):
-                        conn.execute(statement)
+            for table, column, kind in ADDED_COLUMNS:
+                if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
