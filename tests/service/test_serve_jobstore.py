@@ -15,6 +15,7 @@ from pgkit import pg_server_url, pg_url  # noqa: F401  (fixtures)
 
 from imgcheck.service.events import PushEvent
 from imgcheck.service.store import FleetResult, SqlJobStore, Store
+from imgcheck.service.store_dialect import POSTGRES, SQLITE
 
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:" + "2" * 64
@@ -233,3 +234,12 @@ def test_concurrent_deliveries_of_one_digest_make_one_job(open_store):
     s = open_store()
     assert sum(o.queued for o in outcomes) == 1 and sum(o.duplicates for o in outcomes) == 7
     assert s.counts()["queued"] == 1 and len(s.jobs_for_digest(D1)[0]["tags"]) == 6  # t0 (or t1/t2) + t3..t7
+
+
+def test_the_dialects_differ_only_in_markers_locking_and_clock():
+    sql = "SELECT id FROM jobs WHERE digest = ? AND state = ? LIMIT 1"
+    assert SQLITE.sql(sql) == sql and SQLITE.skip_locked == "" and SQLITE.clock_sql is None
+    assert POSTGRES.sql(sql) == "SELECT id FROM jobs WHERE digest = %s AND state = %s LIMIT 1"
+    assert POSTGRES.skip_locked == " FOR UPDATE SKIP LOCKED" and "clock_timestamp()" in POSTGRES.clock_sql
+    with pytest.raises(ValueError, match="literal %"):  # psycopg would take it for a marker
+        POSTGRES.sql("SELECT 1 WHERE repository LIKE 'team/%' AND digest = ?")

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from .events import PushEvent
 from .store_dialect import Backend, Row, Tx, marks
-from .store_sqlite import SCHEMA_VERSION, SqliteBackend
+from .store_sqlite import SqliteBackend
 from .store_types import (
     DELIVERY_MEMORY_SECONDS,
     STATES,
@@ -36,7 +36,6 @@ from .store_types import (
 
 __all__ = [
     "DELIVERY_MEMORY_SECONDS",
-    "SCHEMA_VERSION",
     "STATES",
     "EnqueueOutcome",
     "FleetResult",
@@ -57,10 +56,6 @@ class SqlJobStore:
 
     def __init__(self, backend: Backend):
         self._backend = backend
-
-    @property
-    def where(self) -> str:
-        return self._backend.where
 
     def ping(self) -> None:
         """Raise StoreUnavailableError unless the database answers (the readiness probe)."""

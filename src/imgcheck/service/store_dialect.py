@@ -1,4 +1,4 @@
-"""What the one job store (store.JobStore) needs from a database, and where SQLite and PostgreSQL differ.
+"""What the one job store (store.SqlJobStore) needs from a database, and where SQLite and PostgreSQL differ.
 
 The job state machine is written once, in store.py, against a `Backend`: a source of transactions (`Tx`)
 plus the few things only the backend knows (its single-instance lock, its clock). The SQL it sends differs
@@ -35,7 +35,11 @@ class Dialect:
     clock_sql: str | None  # a query whose `now` column is the database's epoch seconds; None: the process clock
 
     def sql(self, text: str) -> str:
-        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+        if self.placeholder == "?":
+            return text
+        if "%" in text:  # psycopg would read it as a parameter marker: the store writes no literal `%`
+            raise ValueError(f"a literal % in the store's SQL: {text[:80]}")
+        return text.replace("?", self.placeholder)
 
 
 SQLITE = Dialect(name="sqlite", placeholder="?", skip_locked="", clock_sql=None)
@@ -98,7 +102,6 @@ class Backend(Protocol):
     """A database the job store runs on (store_sqlite.SqliteBackend, store_pg.PgBackend)."""
 
     dialect: Dialect
-    where: str  # the database for messages (a path, or a URL without its password)
     shared: bool  # several processes may use it at once (no process can prove another dead)
 
     def write(self) -> AbstractContextManager[Tx]:

@@ -92,7 +92,6 @@ class SqliteBackend:
 
     def __init__(self, path: str, busy_timeout: float = 10.0):
         self.path = path
-        self.where = path
         self.busy_timeout = busy_timeout
         self._local = threading.local()
         self._lock_fd: int | None = None
