@@ -47,13 +47,15 @@ def get(path: str, path_params: dict | None = None, query: str = "", headers: di
     )
 
 
-def post(path: str, body: bytes, headers: dict, registry: str | None = None) -> Request:
+def post(path: str, body: bytes, headers: dict, registry: str | None = None, stall: float = 0.0) -> Request:
+    """A POST whose body arrives in one piece (after `stall` seconds); an empty body: the client went away."""
     sent = False
 
     async def receive():
         nonlocal sent
-        if sent:
+        if sent or not body:
             return {"type": "http.disconnect"}
+        await asyncio.sleep(stall)
         sent = True
         return {"type": "http.request", "body": body, "more_body": False}
 
@@ -151,6 +153,17 @@ def test_webhook_error_paths(state):
     assert webhook(state, post("/webhook", b"{not json", AUTH))[0] == 400
     assert state.store.counts()["queued"] == 0
     assert webhook(state, post("/webhook", body, AUTH)) == (202, {"queued": 1, "duplicates": 0, "ignored": 0})
+
+
+def test_webhook_slow_or_vanished_bodies_and_a_github_ping_queue_nothing(state):
+    state.config = dataclasses.replace(state.config, body_timeout_seconds=0.1)
+    status, body = webhook(state, post("/webhook", envelope("team/app", D1), AUTH, stall=1.0))
+    assert status == 408 and "0.1 s" in body["error"]
+    assert webhook(state, post("/webhook", b"", AUTH)) == (400, {"error": "client disconnected"})
+    ping = {**AUTH, "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": "d-1"}
+    assert webhook(state, post("/webhook", b'{"zen": "Design for failure."}', ping)) == (200, {"pong": True})
+    assert state.store.counts()["queued"] == 0
+    assert b'imgcheck_webhook_requests_total{status="408"} 1.0' in state.metrics.render()
 
 
 def test_webhook_answers_503_when_the_store_is_locked_and_nothing_is_queued(config):
