@@ -347,7 +347,7 @@ class WorkerPool:
     def drain_outbox(self) -> int:
         """Send every due notification; delivered (or not wanted) rows are deleted. Returns how many were sent.
 
-        The rows are leased to this replica before the POSTs (PgStore), so other replicas skip them.
+        The rows are leased to this sender before the POSTs (on either database), so other replicas skip them.
         """
         sent = 0
         rows = self.store.outbox_due(
