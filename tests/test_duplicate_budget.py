@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUDGET = 32  # duplicated lines; the job stores' shared SQL (service/store.py, store_pg.py) is most of it
+BUDGET = 0  # duplicated lines: none since the job store is one (issue 38); keep it so
 MIN_LINES = 6
 
 

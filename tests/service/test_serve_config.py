@@ -102,6 +102,10 @@ def test_retention_zero_keeps_everything_and_watch_and_read_token_parse(tmp_path
             '[server]\ndatabase="x"\nread_token_env="NOPE"\n[registries.r]\nhost="h"\nsecret="s"\n[fleets.a]\nselector="x"\n',
             "NOPE",
         ),
+        (  # an empty path used to reach open(None): a TypeError traceback instead of this line
+            '[server]\ndatabase="x"\n[registries.r]\nhost="h"\nsecret_file=""\n[fleets.a]\nselector="x"\n',
+            "secret_file` is empty",
+        ),
     ],
 )
 def test_bad_configs_name_the_problem(tmp_path, text, message):

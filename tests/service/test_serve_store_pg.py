@@ -1,5 +1,7 @@
-"""The PostgreSQL job queue against a real server: the SQLite store's contract, plus what replicas need
-(SKIP LOCKED claims from several stores at once, lease takeover, migrations run by every replica)."""
+"""What only the PostgreSQL backend does, against a real server: what replicas need (SKIP LOCKED claims
+from several stores at once, outbox leases across replicas, migrations run by every replica), the
+database clock, one-line connection errors. The job store's contract on both backends is
+test_serve_jobstore.py."""
 
 from __future__ import annotations
 
@@ -29,42 +31,6 @@ def results(n_fleets=2):
     return [FleetResult(fleet=f"f{i}", verdict="ok", report_json="{}") for i in range(n_fleets)]
 
 
-def test_duplicates_by_digest_and_by_event_id(store):
-    assert store.enqueue("main", [PushEvent("a/b", D1, "v1", "e1")]).queued == 1
-    again = store.enqueue("main", [PushEvent("a/b", D1, "v1", "e1")])  # redelivery
-    retag = store.enqueue("main", [PushEvent("a/b", D1, "v2", "e2")])  # same digest, new tag
-    other_repo = store.enqueue("main", [PushEvent("c/d", D1, "v1", "e3")])
-    assert (again.queued, again.duplicates) == (0, 1)
-    assert (retag.queued, retag.duplicates) == (0, 1)
-    assert other_repo.queued == 1
-    assert store.counts() == {"queued": 2, "running": 0, "done": 0, "failed": 0}
-    assert store.jobs_for_digest(D1)[0]["tags"] == ["v1", "v2"]
-
-
-def test_claim_lease_complete_exactly_once(store):
-    store.enqueue("main", [PushEvent("a/b", D1), PushEvent("a/b", D2)])
-    j1 = store.claim("w1", lease_seconds=60, max_attempts=3)
-    j2 = store.claim("w2", lease_seconds=60, max_attempts=3)
-    assert {j1.digest, j2.digest} == {D1, D2} and j1.attempts == 1
-    assert store.claim("w3", 60, 3) is None
-    assert not store.complete(j1, "w2", results())  # not the lease holder
-    assert store.complete(j1, "w1", results())
-    assert not store.complete(j1, "w1", results())  # never done twice
-    assert [r["fleet"] for r in store.results_for_job(j1.id)] == ["f0", "f1"]
-    assert store.counts() == {"queued": 0, "running": 1, "done": 1, "failed": 0}
-
-
-def test_expired_lease_is_taken_over_and_the_old_holder_loses(store):
-    store.enqueue("main", [PushEvent("a/b", D1)], now=900.0)
-    old = store.claim("dead", lease_seconds=10, max_attempts=5, now=1000.0)
-    assert store.claim("live", 10, 5, now=1005.0) is None
-    new = store.claim("live", 10, 5, now=1011.0)
-    assert new.id == old.id and new.attempts == 2
-    assert not store.complete(old, "dead", results())
-    assert store.complete(new, "live", results())
-    assert len(store.results_for_job(new.id)) == 2
-
-
 def test_lease_expiry_uses_the_database_clock(store):
     """Without `now`, expiry is judged by the server's clock: a 1 s lease is free again ~1 s later."""
     import time
@@ -78,52 +44,6 @@ def test_lease_expiry_uses_the_database_clock(store):
         time.sleep(0.2)
         taken = store.claim("live", 1, 5)
     assert taken is not None and taken.id == held.id and taken.attempts == 2
-
-
-def test_renew_keeps_the_lease_and_max_attempts_fails_the_job(store):
-    store.enqueue("main", [PushEvent("a/b", D1)], now=900.0)
-    job = store.claim("w", lease_seconds=10, max_attempts=2, now=1000.0)
-    store.renew("w", [job.id], 10, now=1008.0)
-    assert store.claim("x", 10, 2, now=1015.0) is None
-    assert store.claim("x", 10, 2, now=1019.0) is not None  # second attempt
-    assert store.claim("y", 10, 2, now=1030.0) is None  # a third would exceed max_attempts
-    assert store.counts()["failed"] == 1
-    assert "gave up after 2 attempts" in store.jobs_for_digest(D1)[0]["last_error"]
-
-
-def test_retry_later_and_a_new_push_requeues_a_failed_job(store):
-    store.enqueue("main", [PushEvent("a/b", D1, event_id="e1")], now=900.0)
-    job = store.claim("w", 60, 5, now=1000.0)
-    assert store.retry_later(job, "w", "registry down", delay=30, now=1000.0)
-    assert store.claim("w", 60, 5, now=1029.0) is None
-    job = store.claim("w", 60, 5, now=1031.0)
-    assert job.attempts == 2 and store.fail(job, "w", "corrupt", now=1032.0)
-    assert store.enqueue("main", [PushEvent("a/b", D1, event_id="e1")]).queued == 0  # redelivery
-    assert store.enqueue("main", [PushEvent("a/b", D1, event_id="e2")]).queued == 1  # a new push
-    assert store.claim("w", 60, 5).attempts == 1
-
-
-def test_retention_forgets_old_deliveries_only(store):
-    store.enqueue("main", [PushEvent("a/b", D1, event_id="old")], now=1000.0)
-    store.enqueue("main", [PushEvent("a/b", D2, event_id="new")], now=1000.0 + 8 * 24 * 3600)
-    assert store.forget_old_deliveries(now=1000.0 + 8 * 24 * 3600) == 1
-    assert store.counts()["queued"] == 2  # the jobs stay; only the redelivery memory is pruned
-
-
-def test_a_replayed_event_of_a_failed_job_stays_a_duplicate_after_the_memory_window(store):
-    """A captured event replayed after its job failed used to queue it (and pull the image) again."""
-    store.enqueue("main", [PushEvent("a/b", D1, event_id="e1"), PushEvent("a/b", D2, event_id="e2")], now=1000.0)
-    failed = store.claim("w", 60, 3, now=1001.0)
-    done = store.claim("w", 60, 3, now=1001.0)
-    assert store.fail(failed, "w", "corrupt", now=1002.0) and store.complete(done, "w", results(), now=1002.0)
-    later = 1000.0 + 8 * 24 * 3600  # past the redelivery memory
-    assert store.forget_old_deliveries(now=later) == 1  # the done job's id only
-    replayed_id = "e1" if failed.digest == D1 else "e2"
-    again = store.enqueue("main", [PushEvent("a/b", failed.digest, event_id=replayed_id)], now=later)
-    assert (again.queued, again.duplicates) == (0, 1)
-    assert store.counts()["failed"] == 1
-    # a new push (a new event) of the failed digest is still a reason to try again
-    assert store.enqueue("main", [PushEvent("a/b", failed.digest, event_id="e3")], now=later).queued == 1
 
 
 def test_migrations_are_recorded_once_and_rerun_safely(pg_url):
@@ -216,29 +136,6 @@ def test_concurrent_claims_from_several_replicas_take_each_job_once(pg_url):
     finally:
         for s in (seed, *replicas):
             s.close()
-
-
-def test_concurrent_deliveries_to_several_replicas_make_one_job(pg_url):
-    PgStore(pg_url).close()
-    outcomes, barrier = [], threading.Barrier(6)
-
-    def deliver(i):
-        s = PgStore(pg_url, pool_size=2)
-        barrier.wait()
-        outcomes.append(s.enqueue("main", [PushEvent("a/b", D1, f"t{i}", "same-event" if i < 3 else f"e{i}")]))
-        s.close()
-
-    threads = [threading.Thread(target=deliver, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    s = PgStore(pg_url)
-    try:
-        assert sum(o.queued for o in outcomes) == 1 and sum(o.duplicates for o in outcomes) == 5
-        assert s.counts()["queued"] == 1
-    finally:
-        s.close()
 
 
 def test_unreachable_server_is_one_clear_error():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -59,7 +60,8 @@ def test_unavailable_registry_is_retried_with_growing_backoff_then_given_up(setu
         row = store.jobs_for_digest(D[0])[0]
         if attempt < 3:
             assert row["state"] == "queued" and "connection refused" in row["last_error"]
-            (delay,) = store._conn().execute("SELECT next_attempt_at - updated_at FROM jobs").fetchone()
+            with sqlite3.connect(store.path) as conn:
+                (delay,) = conn.execute("SELECT next_attempt_at - updated_at FROM jobs").fetchone()
             delays.append(delay)
     assert calls == [1, 2, 3]
     assert store.jobs_for_digest(D[0])[0]["state"] == "failed"

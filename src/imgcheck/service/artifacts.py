@@ -67,9 +67,11 @@ def artifact_reason(manifest: bytes) -> str | None:
     if isinstance(layers, list):
         odd = sorted(
             {
-                l.get("mediaType")
+                media_type
                 for l in layers
-                if isinstance(l, dict) and isinstance(l.get("mediaType"), str) and not _is_layer(l["mediaType"])
+                if isinstance(l, dict)
+                and isinstance(media_type := l.get("mediaType"), str)
+                and not _is_layer(media_type)
             }
         )
         if odd:

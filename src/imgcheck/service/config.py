@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..errors import BadInputError, UnavailableError
@@ -103,7 +105,7 @@ def load_config(path: str, env: dict[str, str] | None = None) -> ServiceConfig:
     return parse_config(doc, path, env)
 
 
-def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
+def parse_config(doc: dict[str, Any], path: str, env: Mapping[str, str]) -> ServiceConfig:
     base = os.path.dirname(os.path.abspath(path))
     p = _Table(doc, path, base, env)
     p.only("server", "registries", "fleets", "notify")
@@ -155,7 +157,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         t.only("selector", "node_facts", "job_specs")
         fleet = FleetConfig(
             name=name,
-            selector=t.str("selector"),
+            selector=t.string("selector"),
             node_facts=tuple(t.path_list("node_facts")),
             job_specs=tuple(t.path_list("job_specs")),
         )
@@ -192,7 +194,7 @@ def parse_config(doc: dict, path: str, env: dict[str, str]) -> ServiceConfig:
         backoff_seconds=server.number("backoff_seconds", 10.0, minimum=0.01),
         backoff_max_seconds=server.number("backoff_max_seconds", 3600.0, minimum=0.01),
         poll_seconds=server.number("poll_seconds", 2.0, minimum=0.05),
-        public_url=server.str("public_url"),
+        public_url=server.string("public_url"),
         notify=notify,
         source=path,
         body_timeout_seconds=server.number("body_timeout_seconds", 10.0, minimum=0.1),
@@ -214,7 +216,7 @@ def _retention(server: _Table) -> float | None:
 
 
 def _log_format(server: _Table) -> str:
-    value = server.str("log_format") or "json"
+    value = server.string("log_format") or "json"
     if value not in ("json", "text"):
         raise BadInputError(f"{server.where}: `log_format` must be json or text")
     return value
@@ -240,19 +242,19 @@ def _registry(name: str, t: _Table) -> RegistryConfig:
         "hmac_header",
         "watch",
     )
-    host = t.str("host")
+    host = t.string("host")
     if not host or "/" in host or host != host.strip():
         raise BadInputError(f"{t.where}: `host` must be host[:port] of the registry, without a scheme or path")
     reg = RegistryConfig(
         name=name,
         host=host,
-        insecure=t.bool("insecure", False),
-        username=t.str("username"),
+        insecure=t.boolean("insecure", False),
+        username=t.string("username"),
         password=t.secret("password"),
         secret=t.secret("secret"),
-        secret_header=t.str("secret_header") or "Authorization",
+        secret_header=t.string("secret_header") or "Authorization",
         hmac_secret=t.secret("hmac_secret"),
-        hmac_header=t.str("hmac_header") or "X-Hub-Signature-256",
+        hmac_header=t.string("hmac_header") or "X-Hub-Signature-256",
         watch=tuple(t.str_list("watch")),
     )
     if any(not p.strip() or p != p.strip() for p in reg.watch):
@@ -268,7 +270,7 @@ def _registry(name: str, t: _Table) -> RegistryConfig:
 class _Table:
     """Typed reads from one TOML table with messages that name the key."""
 
-    def __init__(self, doc: object, where: str, base: str, env: dict[str, str]):
+    def __init__(self, doc: object, where: str, base: str, env: Mapping[str, str]):
         if not isinstance(doc, dict):
             raise BadInputError(f"{where}: expected a table")
         self.doc, self.where, self.base, self.env = doc, where, base, env
@@ -281,13 +283,13 @@ class _Table:
     def keys(self) -> list[str]:
         return list(self.doc)
 
-    def raw(self, key: str, default=None):
+    def raw(self, key: str, default: object = None) -> Any:
         return self.doc.get(key, default)
 
     def table(self, key: str) -> _Table:
         return _Table(self.doc.get(key, {}), f"{self.where} [{key}]", self.base, self.env)
 
-    def str(self, key: str) -> str | None:
+    def string(self, key: str) -> str | None:
         value = self.doc.get(key)
         if value is not None and not isinstance(value, str):
             raise BadInputError(f"{self.where}: `{key}` must be a string")
@@ -301,7 +303,7 @@ class _Table:
             raise BadInputError(f"{self.where}: `{key}` must be a list of strings")
         return value
 
-    def bool(self, key: str, default: bool) -> bool:
+    def boolean(self, key: str, default: bool) -> bool:
         value = self.doc.get(key, default)
         if not isinstance(value, bool):
             raise BadInputError(f"{self.where}: `{key}` must be true or false")
@@ -319,7 +321,7 @@ class _Table:
         return float(value)
 
     def path(self, key: str, required: bool = False) -> str | None:
-        value = self.str(key)
+        value = self.string(key)
         if value is None:
             if required:
                 raise BadInputError(f"{self.where}: `{key}` is required")
@@ -337,15 +339,17 @@ class _Table:
         if not given:
             return None
         if given[0] == key:
-            return _not_placeholder(self.str(key), f"{self.where}: `{key}`")
+            return _not_placeholder(self.string(key), f"{self.where}: `{key}`")
         if given[0].endswith("_env"):
-            var = self.str(f"{key}_env")
+            var = self.string(f"{key}_env")
             if not var or not self.env.get(var):
                 raise BadInputError(f"{self.where}: environment variable {var} (from `{key}_env`) is not set")
             return _not_placeholder(self.env[var], f"{self.where}: environment variable {var} (from `{key}_env`)")
         path = self.path(f"{key}_file")
+        if path is None:  # `key_file` is present (given[0]) but empty
+            raise BadInputError(f"{self.where}: `{key}_file` is empty")
         try:
-            with open(path, encoding="utf-8") as fh:  # type: ignore[arg-type]
+            with open(path, encoding="utf-8") as fh:
                 value = fh.read().strip()
         except OSError as exc:
             raise UnavailableError(f"{self.where}: cannot read `{key}_file` {path}: {exc.strerror}") from None

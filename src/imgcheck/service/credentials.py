@@ -13,20 +13,22 @@ import base64
 import json
 import os
 import tempfile
+from collections.abc import MutableMapping
+from typing import Any
 
 from .config import ServiceConfig
 
 
-def install_auth_file(config: ServiceConfig, env: dict | None = None) -> str | None:
+def install_auth_file(config: ServiceConfig, env: MutableMapping[str, str] | None = None) -> str | None:
     env = os.environ if env is None else env
-    auths = {}
+    auths: dict[str, dict[str, str]] = {}
     for reg in config.registries.values():
         if reg.username and reg.password:
             token = base64.b64encode(f"{reg.username}:{reg.password}".encode()).decode()
             auths[reg.host] = {"auth": token}
     if not auths:
         return None
-    doc: dict = {}
+    doc: dict[str, Any] = {}
     previous = env.get("REGISTRY_AUTH_FILE")
     if previous:
         try:

@@ -29,6 +29,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import BadInputError
 from .artifacts import is_artifact_tag
@@ -107,7 +108,7 @@ def parse_body(body: bytes, github_event: str | None = None, github_delivery: st
     raise MalformedPayload('expected a distribution envelope {"events": [...]} or a Harbor event')
 
 
-def parse_distribution(doc: dict) -> Delivery:
+def parse_distribution(doc: dict[str, Any]) -> Delivery:
     events = doc.get("events")
     if not isinstance(events, list):
         raise MalformedPayload("`events` must be a list")
@@ -141,7 +142,7 @@ def parse_distribution(doc: dict) -> Delivery:
     return Delivery(kind="distribution", pushes=tuple(pushes), ignored=ignored)
 
 
-def parse_harbor(doc: dict) -> Delivery:
+def parse_harbor(doc: dict[str, Any]) -> Delivery:
     if not isinstance(doc.get("type"), str):
         raise MalformedPayload("Harbor event: `type` must be a string")
     if doc["type"] != "PUSH_ARTIFACT":

@@ -9,9 +9,13 @@ Kubernetes readinessProbe then stops sending pushes that would only fail with 50
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ..errors import UnavailableError
 from .config import ServiceConfig
+
+if TYPE_CHECKING:
+    from .storage import JobStore
 
 
 def fleet_path_problems(config: ServiceConfig) -> list[str]:
@@ -49,7 +53,7 @@ def state_dir_problems(config: ServiceConfig) -> list[str]:
     return problems
 
 
-def readiness_problems(config: ServiceConfig, store) -> list[str]:
+def readiness_problems(config: ServiceConfig, store: JobStore | None) -> list[str]:
     from .readiness import check_ready  # the store answers (SQLite or PostgreSQL) and $IMGCHECK_HOME takes writes
 
     return state_dir_problems(config) + fleet_path_problems(config) + check_ready(store)

@@ -25,6 +25,7 @@ log = logging.getLogger("imgcheck.service")
 class BoundedH11Protocol(H11Protocol):
     header_timeout = 10.0  # set by server_options() through a subclass
 
+    # uvicorn narrows asyncio's BaseTransport to Transport (and ignores [override] itself); so does this subclass
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None

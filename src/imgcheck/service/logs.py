@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from typing import Any
 
 # the `extra=` keys the service passes; anything else on a record is logging's own bookkeeping
 FIELDS = (
@@ -54,7 +55,7 @@ class JsonFormatter(logging.Formatter):
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def log_config(fmt: str = "json", level: str = "info") -> dict:
+def log_config(fmt: str = "json", level: str = "info") -> dict[str, Any]:
     """A logging.dictConfig for uvicorn's `log_config`: uvicorn's loggers and imgcheck's, one handler.
 
     The root logger gets the same handler, so libraries' lines (psycopg_pool's reconnect warnings,

@@ -6,17 +6,22 @@ database at scrape time, so it is right across restarts.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+Counts = Callable[[], dict[str, int]]  # jobs by state, read from the store at scrape time
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-class _QueueCollector:
-    def __init__(self, counts, on_error):
+class _QueueCollector(Collector):
+    def __init__(self, counts: Counts, on_error: Callable[[str], None]):
         self._counts, self._on_error = counts, on_error
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         try:
             counts = self._counts()
         except Exception:  # the database is down: the scrape still answers, with the store error counted
@@ -32,7 +37,7 @@ class _QueueCollector:
 
 
 class Metrics:
-    def __init__(self, counts):
+    def __init__(self, counts: Counts):
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         # first: a failed count at scrape time is then in the store-errors counter rendered after it

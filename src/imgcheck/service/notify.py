@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 from urllib.parse import quote
 
 import requests
 
 from .config import NotifyConfig
-from .store import FleetResult, Job
+from .store_types import FleetResult, Job
 
 log = logging.getLogger("imgcheck.service")
 
 
-def message(job: Job, result: FleetResult, public_url: str | None) -> dict:
+def message(job: Job, result: FleetResult, public_url: str | None) -> dict[str, Any]:
     try:
         report = json.loads(result.report_json)
     except ValueError:

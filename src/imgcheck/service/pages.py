@@ -8,7 +8,9 @@ forbids any.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from html import escape
+from typing import Any
 from urllib.parse import quote
 
 from ..model.report import severity_rank
@@ -25,25 +27,33 @@ ul.findings { margin: 0; padding-left: 1.1em; } .sev-error { color: #b00020; } .
 """
 
 
-def top_findings(reports: dict[str, dict], limit: int = 3) -> list[tuple[str, str, str, list[str]]]:
+Report = dict[str, Any]  # a stored CLI JSON report, as parsed (read defensively: older schemas too)
+Job = dict[str, Any]  # a job summary (store.SqlJobStore's reads)
+TopFinding = tuple[str, str, str, list[str]]  # (severity, id, title, fleets)
+
+
+def top_findings(reports: dict[str, Report], limit: int = 3) -> list[TopFinding]:
     """(severity, id, title, fleets) of the worst findings across a job's fleet reports; info left out."""
-    seen: dict[str, list] = {}
+    seen: dict[str, TopFinding] = {}
     for fleet, report in reports.items():
         for f in report.get("findings", []) if isinstance(report, dict) else []:
             if not isinstance(f, dict) or f.get("severity") not in ("error", "warning"):
                 continue
-            entry = seen.setdefault(str(f.get("id")), [f["severity"], str(f.get("id")), str(f.get("title") or ""), []])
-            if severity_rank(f["severity"]) < severity_rank(entry[0]):
-                entry[0] = f["severity"]
-            if fleet not in entry[3]:
-                entry[3].append(fleet)
+            key = str(f.get("id"))
+            severity, fid, title, fleets = seen.get(key, (f["severity"], key, str(f.get("title") or ""), []))
+            if severity_rank(f["severity"]) < severity_rank(severity):
+                severity = f["severity"]
+            if fleet not in fleets:
+                fleets.append(fleet)
+            seen[key] = (severity, fid, title, fleets)
     ranked = sorted(seen.values(), key=lambda e: (severity_rank(e[0]), e[1]))
-    return [tuple(e) for e in ranked[:limit]]
+    return ranked[:limit]
 
 
-def _state(job: dict) -> str:
+def _state(job: Job) -> str:
     error = job.get("last_error") or ""
-    return "skipped" if job["state"] == "done" and error.startswith("skipped:") else job["state"]
+    state = str(job["state"])
+    return "skipped" if state == "done" and error.startswith("skipped:") else state
 
 
 def _when(ts: float | None) -> str:
@@ -53,7 +63,7 @@ def _when(ts: float | None) -> str:
 
 
 def render_index(
-    jobs: list[dict], fleets: list[str], counts: dict[str, int], findings: dict[int, list] | None = None
+    jobs: list[Job], fleets: list[str], counts: dict[str, int], findings: dict[int, list[TopFinding]] | None = None
 ) -> str:
     """`findings`: job id -> top_findings(...) for that job's reports."""
     findings = findings or {}
@@ -71,7 +81,7 @@ def render_index(
             else:
                 cells.append(f'<td class="verdict muted" data-fleet="{escape(fleet)}">—</td>')
         error = f'<div class="muted">{escape(job["last_error"])}</div>' if job.get("last_error") else ""
-        top = findings.get(job.get("id"), [])
+        top = findings.get(job["id"], [])
         items = "".join(
             f'<li class="sev-{escape(sev)}"><b>{escape(fid)}</b> {escape(title)} '
             f'<span class="muted">({escape(", ".join(fl))})</span></li>'
@@ -111,12 +121,12 @@ def render_index(
 """
 
 
-def _list(values, cls: str = "") -> str:
+def _list(values: Iterable[object], cls: str = "") -> str:
     items = "".join(f"<li>{escape(str(v))}</li>" for v in values if v not in (None, ""))
     return f'<ul class="{cls}">{items}</ul>' if items else ""
 
 
-def _finding(f: dict) -> str:
+def _finding(f: dict[str, Any]) -> str:
     evidence = [
         f"{e.get('fact')} = {e.get('value')!r}" + (f" ({e.get('path')})" if e.get("path") else "")
         for e in f.get("evidence", [])
@@ -142,7 +152,7 @@ def _finding(f: dict) -> str:
     return "".join(parts) + "</dl>"
 
 
-def render_report(jobs: list[dict], reports: dict[int, dict[str, dict]]) -> str:
+def render_report(jobs: list[Job], reports: dict[int, dict[str, Report]]) -> str:
     """A readable report of one digest: per repository and fleet, the verdict and every finding."""
     sections = []
     for job in jobs:
@@ -158,7 +168,7 @@ def render_report(jobs: list[dict], reports: dict[int, dict[str, dict]]) -> str:
             # schema 4's outcome (incomplete when an error rule was not decided), else the stored verdict
             verdict = str(report.get("outcome") or report.get("verdict", "unknown"))
             shown = [f for f in report.get("findings", []) if isinstance(f, dict)]
-            shown.sort(key=lambda f: severity_rank(f.get("severity")))
+            shown.sort(key=lambda f: severity_rank(str(f.get("severity"))))  # absent sorts last, as unknown
             body = "".join(_finding(f) for f in shown) or '<p class="muted">no findings</p>'
             unknowns = [
                 f"{u.get('rule')}: {u.get('reason')}" for u in report.get("unknowns", []) if isinstance(u, dict)

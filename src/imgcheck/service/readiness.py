@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import TYPE_CHECKING
 
 from ..home import imgcheck_home
-from .store import StoreUnavailableError
+from .store_types import StoreUnavailableError
+
+if TYPE_CHECKING:
+    from .storage import JobStore
 
 
 def writable(directory: str) -> str | None:
@@ -30,7 +34,7 @@ def writable(directory: str) -> str | None:
     return None
 
 
-def check_ready(store) -> list[str]:
+def check_ready(store: JobStore | None) -> list[str]:
     problems = []
     if store is None:
         problems.append("the store is not open yet")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import time
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from ..errors import ImgcheckError, UnavailableError
@@ -25,13 +26,17 @@ from .artifacts import is_artifact_tag
 from .config import RegistryConfig, ServiceConfig
 from .events import PushEvent, is_digest, is_repository
 
+if TYPE_CHECKING:
+    from ..sources.registry import RegistryClient
+    from .storage import JobStore
+
 log = logging.getLogger("imgcheck.service")
 
 PAGE = 1000
 MAX_PAGES = 100  # 100k repositories or tags per list is far beyond any registry we expect
 
 
-def _client(reg: RegistryConfig, repository: str):
+def _client(reg: RegistryConfig, repository: str) -> RegistryClient:
     from ..sources.reference import Reference
     from ..sources.registry import RegistryClient
 
@@ -40,7 +45,7 @@ def _client(reg: RegistryConfig, repository: str):
     )
 
 
-def _pages(client, path: str, scope: str, key: str) -> list[str]:
+def _pages(client: RegistryClient, path: str, scope: str, key: str) -> list[str]:
     """Every string in `key` across the pages of a paginated /v2 list."""
     url = f"{client.base()}{path}"
     out: list[str] = []
@@ -96,7 +101,7 @@ def repository_pushes(reg: RegistryConfig, repository: str) -> list[PushEvent]:
         client.close()
 
 
-def reconcile(config: ServiceConfig, store) -> int:
+def reconcile(config: ServiceConfig, store: JobStore) -> int:
     """Queue what the watched repositories hold; returns how many new jobs were queued."""
     queued = 0
     for reg in config.registries.values():

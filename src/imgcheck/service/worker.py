@@ -18,12 +18,20 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import BadInputError, ImgcheckError, UnavailableError
 from ..sources.read_options import ReadOptions
 from .artifacts import NotAnImage, artifact_reason
 from .config import FleetConfig, ServiceConfig
-from .store import FleetResult, Job, Store
+from .store_types import FleetResult, Job
+
+if TYPE_CHECKING:  # names for annotations only: the worker imports none of these at run time
+    from ..job import JobFacts
+    from ..model.node import NodeFacts
+    from .metrics import Metrics
+    from .notify import Notifier
+    from .storage import JobStore
 
 log = logging.getLogger("imgcheck.service")
 
@@ -37,7 +45,7 @@ def registry_reference(config: ServiceConfig, job: Job) -> tuple[str, ReadOption
     return f"registry:{reg.host}/{job.repository}@{job.digest}", options
 
 
-def fleet_jobs(fleet: FleetConfig, config: ServiceConfig, job: Job) -> list:
+def fleet_jobs(fleet: FleetConfig, config: ServiceConfig, job: Job) -> list[JobFacts]:
     """The containers of the fleet's launch specs that run the pushed repository (read at every check, like the
     node facts, so an edited manifest counts without a restart)."""
     from ..job import load_job_spec
@@ -54,7 +62,7 @@ def fleet_jobs(fleet: FleetConfig, config: ServiceConfig, job: Job) -> list:
     return [c for f in files for c in running(load_job_spec(f), name)]
 
 
-def fleet_nodes(fleet: FleetConfig) -> list:
+def fleet_nodes(fleet: FleetConfig) -> list[NodeFacts]:
     """The node facts of a fleet: its files (or *.json in its directories), then its inventory selector.
 
     The same selection as the CLI's --node-facts/--fleet, read at every check so freshly probed nodes
@@ -113,7 +121,7 @@ def _refuse_artifacts(config: ServiceConfig, job: Job) -> None:
 
 
 def backoff_delay(config: ServiceConfig, attempts: int) -> float:
-    base = min(config.backoff_seconds * (2 ** max(attempts - 1, 0)), config.backoff_max_seconds)
+    base = min(config.backoff_seconds * 2.0 ** max(attempts - 1, 0), config.backoff_max_seconds)
     return base * random.uniform(0.9, 1.1)  # jitter: retries of many jobs do not arrive together
 
 
@@ -121,10 +129,10 @@ class WorkerPool:
     def __init__(
         self,
         config: ServiceConfig,
-        store: Store,
-        metrics=None,
+        store: JobStore,
+        metrics: Metrics | None = None,
         check: Callable[[ServiceConfig, Job], list[FleetResult]] = check_job,
-        notifier=None,
+        notifier: Notifier | None = None,
         prune: Callable[[], int] | None = None,
     ):
         self.config, self.store, self.metrics, self.check, self.notifier = config, store, metrics, check, notifier
@@ -339,7 +347,7 @@ class WorkerPool:
     def drain_outbox(self) -> int:
         """Send every due notification; delivered (or not wanted) rows are deleted. Returns how many were sent.
 
-        The rows are leased to this replica before the POSTs (PgStore), so other replicas skip them.
+        The rows are leased to this sender before the POSTs (on either database), so other replicas skip them.
         """
         sent = 0
         rows = self.store.outbox_due(
