@@ -156,6 +156,16 @@ class MatrixInfo:
 
 
 @dataclass(frozen=True)
+class QuestionGroup:
+    """One question a user can answer, with every undecided rule it decides."""
+
+    question: str
+    rules: tuple[str, ...]
+    error_rules: tuple[str, ...]  # those that could give an error
+    presence: bool  # a presence gate (does the image ship X?): the rules' unknowns are gated by it
+
+
+@dataclass(frozen=True)
 class Report:
     image: ImageFacts
     nodes: tuple[NodeFacts, ...] = ()
@@ -169,10 +179,14 @@ class Report:
     schema_version: int = REPORT_SCHEMA_VERSION
     suppressed: tuple[Suppression, ...] = ()  # appended: what --ignore removed, and why
     outcome: str = ""  # appended (schema 4): ok | warn | incomplete | fail, never greener than the facts
+    # appended (schema 5): each question that decides undecided rules, once, most error-capable rules first
+    questions: tuple[QuestionGroup, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.outcome:  # derived from findings and unknowns unless given (a stored report's own)
             object.__setattr__(self, "outcome", outcome_of(self.findings, self.unknowns))
+        if not self.questions and self.unknowns:
+            object.__setattr__(self, "questions", tuple(question_groups(self.unknowns)))
 
 
 def severity_rank(severity: str) -> int:
@@ -205,16 +219,6 @@ def deciding_questions(unknowns: tuple[Unknown, ...] | list[Unknown]) -> list[tu
         for question in u.questions or (u.reason.removeprefix(NOT_DECIDED),):
             by_question.setdefault(question, {})[u.rule] = None
     return sorted(((q, tuple(r)) for q, r in by_question.items()), key=lambda qr: (-len(qr[1]), qr[0]))
-
-
-@dataclass(frozen=True)
-class QuestionGroup:
-    """One question a user can answer, with every undecided rule it decides."""
-
-    question: str
-    rules: tuple[str, ...]
-    error_rules: tuple[str, ...]  # those that could give an error
-    presence: bool  # a presence gate (does the image ship X?): the rules' unknowns are gated by it
 
 
 def question_groups(unknowns: tuple[Unknown, ...] | list[Unknown]) -> list[QuestionGroup]:
