@@ -205,13 +205,20 @@ def _asks_rdma(ctx: Ctx) -> list[tuple[Setting, str]]:
 
 
 def _tls_excludes_ib(ctx: Ctx) -> Setting | None:
-    """UCX_TLS as an allow-list naming no InfiniBand transport: the job chose other transports on purpose."""
+    """A UCX_TLS allow-list naming no InfiniBand transport, or UCX_NET_DEVICES naming no HCA port: the job chose
+    other transports or devices on purpose."""
     tls = ctx.setting("UCX_TLS")
-    if tls is None or tls.origin == "nccl.conf" or tls.value.strip().startswith("^"):
-        return None
-    items = [i.strip().lstrip("\\") for i in tls.value.split(",") if i.strip()]
-    named = {n for i in items for n in ALIASES.get(i, {i})}
-    return None if "all" in items or named & IB_TRANSPORTS else tls
+    if tls is not None and tls.origin != "nccl.conf" and not tls.value.strip().startswith("^"):
+        items = [i.strip().lstrip("\\") for i in tls.value.split(",") if i.strip()]
+        named = {n for i in items for n in ALIASES.get(i, {i})}
+        if "all" not in items and not named & IB_TRANSPORTS:
+            return tls
+    devices = ctx.setting("UCX_NET_DEVICES")
+    if devices is not None and devices.origin != "nccl.conf":
+        names = [d.strip() for d in devices.value.split(",") if d.strip()]
+        if names and "all" not in names and not any(_HCA_DEVICE.match(d) for d in names):
+            return devices
+    return None
 
 
 def _no_ib_transport(ctx: Ctx) -> Iterator[Outcome]:
