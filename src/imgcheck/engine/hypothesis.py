@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..model.report import NOT_DECIDED, Finding, Unknown
 from . import facts
-from .context import Ctx
+from .context import NCCL_VERSION_UNKNOWN, Ctx
 from .contract import reads_of
 from .facts import Fact, State
 
@@ -141,9 +141,15 @@ def _gated(u: Unknown, assumed: tuple[Fact, ...], still: list[Unknown], words: d
     names = [f.name for f in assumed]
     further: list[str] = []
     for h in still:
-        for q in h.questions or (h.reason.removeprefix(NOT_DECIDED),):
-            if q not in questions:
-                questions.append(q)
+        # what the hypothesis still asks beyond the assumed components (their versions are the same question)
+        asked = [
+            q
+            for q in (h.questions or (h.reason.removeprefix(NOT_DECIDED),))
+            if q not in questions and not q.startswith(NCCL_VERSION_UNKNOWN)
+        ]
+        if not asked:
+            continue
+        questions += [q for q in asked if q not in questions]
         names += [n for n in h.facts if n not in names]
         further.append(h.reason.removeprefix(NOT_DECIDED))
     presence = "; ".join(words[f.name] for f in assumed)
@@ -152,6 +158,8 @@ def _gated(u: Unknown, assumed: tuple[Fact, ...], still: list[Unknown], words: d
         reason += "; if so, the conditional finding of this rule holds"
     elif further:
         reason += "; if so: " + "; ".join(dict.fromkeys(further))
+    elif still:
+        reason += "; if so, which version it is decides it"
     else:
         reason += "; if so, the other facts show no problem"
     return dataclasses.replace(
