@@ -167,7 +167,7 @@ def _result(finding: Finding, report: Report, rule_index: int, fingerprint_value
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint_value},
         "properties": {
             "severity": finding.severity,
-            "assumes": list(finding.assumes),
+            **({"assumes": list(finding.assumes)} if finding.assumes else {}),  # a conditional finding's hypothesis
             "confidence": finding.confidence,
             "nodes": list(finding.nodes),
             "predictedError": finding.predicted_error,
