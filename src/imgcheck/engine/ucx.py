@@ -239,6 +239,11 @@ def _no_ib_transport(ctx: Ctx) -> Iterator[Outcome]:
             return
         if ctx.node_has_rdma is None:
             return  # the engine asks which RDMA devices the node has (READS)
+    if not asks and not ucx.copies and not ctx.image_unknown("ucx.modules"):
+        # no libucp file read (a package record, a catalog row): its module directory was not looked at, so "no
+        # module" is not shown, and nothing asks for IB; a facts file that leaves the modules out is asked below
+        yield decided(rule, "no libucp.so.0 of this UCX was read, so its transport modules were not looked for")
+        return
     if ctx.image_unknown("ucx.modules") or ucx.module_dir is None:
         asked = f"{asks[0][0].label} asks UCX for InfiniBand/RoCE" if asks else "the node has RDMA devices"
         yield unknown(
