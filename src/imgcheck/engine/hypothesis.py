@@ -125,6 +125,20 @@ def conditional(
     return out_findings, out_unknowns
 
 
+def _segments(reason: str, all_questions: tuple[str, ...], kept: list[str]) -> str:
+    """The parts of an engine-settled reason ("Q1 (details); Q2 (details)") that ask the kept questions; a rule's
+    own words (no questions) whole."""
+    starts = sorted((reason.find(q), q) for q in all_questions if reason.find(q) >= 0)
+    if not starts:
+        return reason
+    parts = []
+    for i, (start, q) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(reason)
+        if q in kept:
+            parts.append(reason[start:end].rstrip("; "))
+    return "; ".join(parts) or reason
+
+
 def _conditional_finding(found: Finding, assumed: tuple[Fact, ...], words: dict[str, str]) -> Finding:
     condition = "; ".join(words[f.name] for f in assumed)
     return dataclasses.replace(
@@ -151,7 +165,7 @@ def _gated(u: Unknown, assumed: tuple[Fact, ...], still: list[Unknown], words: d
             continue
         questions += [q for q in asked if q not in questions]
         names += [n for n in h.facts if n not in names]
-        further.append(h.reason.removeprefix(NOT_DECIDED))
+        further.append(_segments(h.reason.removeprefix(NOT_DECIDED), h.questions, asked))
     presence = "; ".join(words[f.name] for f in assumed)
     reason = f"{NOT_DECIDED}whether {presence}"
     if found:
