@@ -30,8 +30,8 @@ def top_findings(reports: dict[str, dict], limit: int = 3) -> list[tuple[str, st
     seen: dict[str, list] = {}
     for fleet, report in reports.items():
         for f in report.get("findings", []) if isinstance(report, dict) else []:
-            if not isinstance(f, dict) or f.get("severity") not in ("error", "warning"):
-                continue
+            if not isinstance(f, dict) or f.get("severity") not in ("error", "warning") or f.get("assumes"):
+                continue  # info, and conditional findings (a hypothesis about the image), are not the worst
             entry = seen.setdefault(str(f.get("id")), [f["severity"], str(f.get("id")), str(f.get("title") or ""), []])
             if severity_rank(f["severity"]) < severity_rank(entry[0]):
                 entry[0] = f["severity"]
