@@ -85,7 +85,7 @@ def _image_why(fact: str) -> Callable[[Ctx], str | None]:
     return lambda ctx: ctx.image.unknown_reason(fact)
 
 
-_ASSUMED = "assumed present (hypothesis): details not read"
+_ASSUMED = "only assumed present, so nothing about it was read"
 
 
 def _assume_present(fact: str, details: tuple[str, ...] = (), **changes: Any) -> Change:

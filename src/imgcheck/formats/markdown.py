@@ -16,11 +16,10 @@ from ..model.report import (
     Unknown,
     deciding_questions,
     finding_rank,
-    question_groups,
     report_outcome,
 )
 from .collapse import collapse
-from .report_text import condition_words, decides_words, rule_list, short_layer, value_text
+from .report_text import condition_words, decides_words, rule_list, short_layer, unknown_layout, value_text
 from .safe_text import printable
 
 MAX_CHARS = 65000  # GitHub rejects comments longer than 65,536 characters
@@ -188,13 +187,11 @@ def render_markdown(report: Report) -> str:
     if report.unknowns:
         tail.append("**Could not be decided**")
         tail.append("")
-        for group in question_groups(report.unknowns):  # presence gates: once per question, not per rule
-            if group.presence:
-                words = decides_words(group.rules, group.error_rules)
-                tail.append(f"- {md(group.question)} {words}: {md(rule_list(group.rules))}")
-        for u in report.unknowns:
-            if u.gated_by and "; if so: " not in u.reason:
-                continue
+        shared, singles = unknown_layout(report.unknowns)  # a shared question once, with the rules it decides
+        for group in shared:
+            words = decides_words(group.rules, group.error_rules)
+            tail.append(f"- {md(group.question)} {words}: {md(rule_list(group.rules))}")
+        for u in singles:
             on = f" ({_names(u.nodes)})" if u.nodes else ""
             tail.append(f"- {code(u.rule)}{on}: {md(u.reason)}")
         tail.append("")

@@ -15,9 +15,9 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from ..model.report import Finding, Report, deciding_questions, question_groups, report_outcome
+from ..model.report import Finding, Report, deciding_questions, report_outcome
 from .collapse import collapse
-from .report_text import condition_words, decides_words, rule_list, short_layer, value_text
+from .report_text import condition_words, decides_words, rule_list, short_layer, unknown_layout, value_text
 from .safe_text import escape_markup as escape  # control characters too, not only [markup]
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
@@ -171,15 +171,13 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
     if report.unknowns:
         out()
         out("[bold]Unknown (could not be decided)[/bold]")
-        # a presence gate (does the image ship NCCL?) is asked once with the rules it decides; a rule whose answer
-        # needs more than that question (its unknown says "if so: ...") is listed on its own (-o json: every rule)
-        gates = [g for g in question_groups(report.unknowns) if g.presence]
-        for group in gates:
+        # a question asked of several rules (does the image ship NCCL? which settings does the job see?) once, with
+        # the rules it decides; then the rules a question of their own decides (-o json: every rule's unknown)
+        shared, singles = unknown_layout(report.unknowns)
+        for group in shared:
             out(f"? {escape(group.question)} {decides_words(group.rules, group.error_rules)}:", 2)
             out(escape(rule_list(group.rules)), 4)
-        for unk in report.unknowns:
-            if unk.gated_by and "; if so: " not in unk.reason:
-                continue
+        for unk in singles:
             on = f" [{_nodes_text(unk.nodes)}]" if unk.nodes else ""
             out(f"? {escape(unk.rule)}{escape(on)}: {escape(unk.reason)}", 2)
 

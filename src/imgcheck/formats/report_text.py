@@ -35,3 +35,15 @@ def decides_words(rules: tuple[str, ...], error_rules: tuple[str, ...]) -> str:
 def condition_words(assumes: tuple[str, ...]) -> str:
     """How a conditional finding is introduced: 'only if the image ships NCCL (not read: ...)'."""
     return "only if " + "; and ".join(assumes)
+
+
+def unknown_layout(unknowns) -> tuple[list, list]:
+    """(question groups asked of two or more rules, the unknowns they do not cover): each shared question once with
+    the rules it decides, then, one by one, the rules whose own words (or a question only they ask) decide them.
+    -o json keeps every rule's unknown."""
+    from ..model.report import NOT_DECIDED, question_groups
+
+    shared = [g for g in question_groups(unknowns) if len(g.rules) > 1]
+    covered = {g.question for g in shared}
+    singles = [u for u in unknowns if not set(u.questions or (u.reason.removeprefix(NOT_DECIDED),)) <= covered]
+    return shared, singles
