@@ -2,15 +2,16 @@
 
 A rule about NCCL (or libibverbs, UCX, CUDA) whose image fact is UNKNOWN (not read, not ABSENT) cannot say more than
 "not decided: does the image ship NCCL". Yet its other facts (the node's interfaces, the launch's devices) often
-decide the mechanism. So the engine evaluates once more under the hypothesis "every component of unknown presence
-is present, details unknown" (facts.Fact.present, the same vague state the contract tests exercise) and, per rule
-that was undecided:
+decide the mechanism. So the engine evaluates each such rule once more under the hypothesis "the components of
+unknown presence that the rule declares it reads are present, details unknown" (facts.Fact.present, the vague state
+the contract tests exercise), one run per distinct set of assumed components, and, per undecided rule:
 
 - the hypothesis gives a warning or error finding (a rule that needs a fact it lacks asks instead, under the
-  hypothesis as on real facts: tests/test_unknown_contract.py): the finding is reported *conditionally* (Finding.assumes names the components assumed and why they were not read), ranked
-  below every unconditional finding and never counted in the verdict or exit code;
-- in every case the rule's unknown names the presence question (Unknown.gated_by) once, plus the further question
-  the hypothesis still asks (the one that decides the mechanism), so a report groups presence gates per question.
+  hypothesis as on real facts: tests/test_conditional_findings.py): the finding is reported *conditionally*
+  (Finding.assumes names the components assumed and why they were not read), ranked below every unconditional
+  finding and never counted in the verdict or exit code;
+- in every case the rule's unknown asks the presence question first (Unknown.gated_by), then any further question
+  the hypothesis still asks (the one that decides the mechanism), so a report asks each question once.
 
 A component known ABSENT is never hypothesised: absent stays absent.
 """
