@@ -64,9 +64,24 @@ def test_rdma_asked_without_the_module(no_ib, env, severity):
         assert f.predicted_error == "no usable transports/devices"
 
 
-@pytest.mark.parametrize("env", [{}, {"UCX_TLS": "tcp,sm,self"}, {"UCX_TLS": "^rc"}, {"UCX_NET_DEVICES": "eth0"}])
-def test_nothing_asks_for_rdma(no_ib, env):
+@pytest.mark.parametrize("env", [{"UCX_TLS": "tcp,sm,self"}, {"UCX_NET_DEVICES": "eth0"}])
+def test_the_job_chose_tcp(no_ib, env):
     assert _findings(_env(no_ib, **env)) == []
+    assert RULE not in unknown_rules(run(_env(no_ib, **env), node("inbox-6.8-open-570")))
+
+
+@pytest.mark.parametrize("env", [{}, {"UCX_TLS": "^rc"}, {"UCX_TLS": "all"}])
+def test_nothing_asks_for_rdma_but_the_node_has_it(no_ib, env):
+    """UCX_TLS's default (all) on an RDMA node: without libuct_ib UCX silently runs over TCP (a warning)."""
+    [f] = _findings(_env(no_ib, **env))
+    assert f.severity == "warning" and "only use TCP" in f.title
+    facts = {e.fact: e.value for e in f.evidence}
+    assert facts["image.ucx.modules"] == "uct_rdmacm" and facts["node.rdma.devices"]
+
+
+def test_no_rdma_on_the_node_nothing_to_say(no_ib):
+    result = run(no_ib, node("cpu-no-rdma"))
+    assert RULE not in {f.id for f in result.findings} | set(unknown_rules(result))
 
 
 def test_with_the_module_nothing_is_said(debian_archive):

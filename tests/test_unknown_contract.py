@@ -198,7 +198,7 @@ def test_undecided_error_rule_makes_the_outcome_incomplete_with_the_question_fir
     import json
 
     doc = json.loads(capsys.readouterr().out)
-    assert (doc["verdict"], doc["outcome"], doc["schema_version"]) == ("ok", "incomplete", 4)
+    assert (doc["verdict"], doc["outcome"], doc["schema_version"]) == ("ok", "incomplete", 5)
     memlock = next(u for u in doc["unknowns"] if u["rule"] == "MEMLOCK-TOO-LOW")
     assert memlock["severity"] == "error" and memlock["facts"] == ["image.rdma.libibverbs"]
 

@@ -208,7 +208,7 @@ def check_facts(
     report = build_report(facts, checked, matrix, suppressions=tuple(suppressions), jobs=tuple(jobs))
     # engine-verified catalog images and the node-side path; not when only the launch (JOB-*) fails: no other
     # image fixes a launch spec's /dev/shm or devices
-    image_errors = any(f.severity == "error" and not f.id.startswith("JOB-") for f in report.findings)
+    image_errors = any(f.severity == "error" and not f.id.startswith("JOB-") and not f.assumes for f in report.findings)
     if recommend and report.verdict == "fail" and image_errors:
         from .recommend import recommendations_for_report
 

@@ -16,7 +16,7 @@ from ..errors import (
     ImgcheckError,
     UsageError,
 )
-from ..model.report import FAIL_ON_UNKNOWN, at_or_above, report_outcome
+from ..model.report import FAIL_ON_UNKNOWN, at_or_above, report_outcome, unconditional
 from ..sources.platform import parse_platform
 from .common_args import (
     add_image_read_args,
@@ -174,7 +174,7 @@ def _jobs(args) -> tuple:
 def exit_code(report, fail_on: str) -> int:
     """0 nothing at or above --fail-on; 1 findings at or above it; 4 (--fail-on unknown) no error found but a
     check that could give one was not decided (the report's outcome is "incomplete")."""
-    if any(at_or_above(f.severity, fail_on) for f in report.findings):
+    if any(at_or_above(f.severity, fail_on) for f in unconditional(report.findings)):  # a hypothesis fails nothing
         return EXIT_FINDINGS
     if fail_on == FAIL_ON_UNKNOWN and report_outcome(report) == "incomplete":
         return EXIT_UNDECIDED

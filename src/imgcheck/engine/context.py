@@ -31,6 +31,9 @@ ENV_CONFIG_PATH = settings_k.ENV_CONFIG_PATH
 NCCL_CONF_PATH = settings_k.NCCL_CONF_PATH
 Setting = settings_k.Setting
 series_of = stack_k.release_series
+# how an undecided rule starts when NCCL is present and only its version is missing (engine/hypothesis.py reads it
+# as the NCCL question itself, not a further one)
+NCCL_VERSION_UNKNOWN = "NCCL is in the image "
 
 
 def _source_location(source: str | None) -> Location | None:
@@ -87,7 +90,7 @@ class Ctx:
         version = self.nccl.version if self.nccl else None
         if version is None and self.image.nccl:  # present, version unknown: never "no NCCL"
             where = ", ".join(n.path or n.origin or "?" for n in self.image.nccl)
-            return f"NCCL is in the image ({where}) but its version is unknown; give the version with a facts file to decide"
+            return f"{NCCL_VERSION_UNKNOWN}({where}) but its version is unknown; give the version with a facts file to decide"
         if feature is None or version is None:
             return gpudirect.nccl_why(self.matrix, None, "dmabuf")
         return gpudirect.nccl_why(self.matrix, version, feature)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..model.node import STACK_INBOX
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, decided, finding, unknown
 from .gates import over_rdma
 
 RULES = ("DMABUF-UNSUPPORTED",)
@@ -26,28 +26,40 @@ READS = {
 }
 
 
-@over_rdma("DMABUF-UNSUPPORTED")
+@over_rdma("DMABUF-UNSUPPORTED", need_version=False)
 def check(ctx: Ctx, rule: str) -> Iterator[Outcome]:
-    nccl = ctx.nccl
-    assert nccl is not None  # over_rdma runs the rule only with NCCL
-    newer = ctx.nccl_at_least("dmabuf")
-    if newer is None:
-        yield unknown(rule, ctx.nccl_unknown_reason("dmabuf"))
-        return
-    if not newer:
-        return
+    # Node and library facts first: when they decide it, NCCL's version does not matter (gate order)
     s = ctx.setting("NCCL_DMABUF_ENABLE")
     if s is not None and s.as_int() == 0:
+        yield decided(rule, f"{s.label} turns DMA-BUF off")
         return
     nic_ok, why = ctx.nic_dmabuf
     if nic_ok:
+        yield decided(rule, f"the NIC stack and the image's libibverbs can register DMA-BUF memory ({why})")
         return
     module = ctx.node.gpu.kernel_module
+    if module is not None and module != "open":
+        yield decided(rule, "the GPU driver's proprietary kernel modules export no DMA-BUF, so NCCL never tries it")
+        return
+    newer = ctx.nccl_at_least("dmabuf")
+    if newer is None:
+        if nic_ok is False and module == "open":  # the node rules DMA-BUF out: only NCCL's version is asked
+            yield unknown(
+                rule,
+                f"{why}, while the GPU driver's open kernel modules export DMA-BUF: whether NCCL tries it (and fails "
+                f"or falls back) depends on its version, from {ctx.nccl_floor('dmabuf')}: "
+                + ctx.nccl_unknown_reason("dmabuf"),
+            )
+        else:
+            yield unknown(rule, ctx.nccl_unknown_reason("dmabuf"))
+        return
+    nccl = ctx.nccl
+    assert nccl is not None  # a decided feature needs a version
+    if not newer:
+        return
     if module is None:
         yield unknown(rule, f"{why}; whether NCCL tries DMA-BUF depends on " + ctx.unknown_why("gpu.kernel_module"))
         return
-    if module != "open":
-        return  # the GPU does not offer DMA-BUF, so NCCL never calls ibv_reg_dmabuf_mr
     if nic_ok is None:
         yield unknown(rule, why)
         return

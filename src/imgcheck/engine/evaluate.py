@@ -28,6 +28,7 @@ from . import (
     fleet_compare,
     gdr,
     glibc,
+    hypothesis,
     job_launch,
     limits,
     nccl_arch,
@@ -123,6 +124,20 @@ def evaluate(
     job: JobFacts | None = None,
 ) -> Evaluation:
     """Findings and unknowns for one node (and one launch-spec container, job). Pure: same facts and matrix, same result."""
+    families = tuple(families)
+
+    def run(image: ImageFacts, node: NodeFacts, job: JobFacts | None) -> tuple[list[Finding], list[Unknown]]:
+        return _rules(image, node, matrix, families, job)
+
+    findings, unknowns = run(image, node, job)
+    # a rule undecided only because a component's presence is unknown: decide it under "present" (conditionally)
+    findings, unknowns = hypothesis.conditional(image, node, job, matrix, families, findings, unknowns, run)
+    return Evaluation(tuple(findings), tuple(unknowns))
+
+
+def _rules(
+    image: ImageFacts, node: NodeFacts, matrix: Matrix, families: tuple[ModuleType, ...], job: JobFacts | None
+) -> tuple[list[Finding], list[Unknown]]:
     ctx = Ctx(image, node, matrix, job)
     findings: list[Finding] = []
     unknowns: list[Unknown] = []
@@ -136,7 +151,7 @@ def evaluate(
                 findings.append(item)
             else:
                 unknowns.append(dataclasses.replace(item, severity=worst_severity(matrix, item.rule)))
-    return Evaluation(tuple(findings), tuple(unknowns))
+    return findings, unknowns
 
 
 def worst_severity(matrix: Matrix, rule_id: str) -> str | None:

@@ -44,6 +44,12 @@ class Fact:
     why: Callable[[Ctx], str | None]  # why it is unknown (None: known)
     blank: Change  # the same facts with this one unknown (tests)
     vague: Change | None = None  # the same facts with this component present, details unknown (tests)
+    # The hypothesis "present, details unknown" for a component whose presence is UNKNOWN (engine/hypothesis.py):
+    # the same facts with the component there and every detail rules read left unknown, and the words that say
+    # what is assumed ("the image ships NCCL"); `hints`: setting-name prefixes a launch that uses it sets.
+    present: Change | None = None
+    assume: str = ""
+    hints: tuple[str, ...] = ()
 
     def unknown_words(self, ctx: Ctx) -> str:
         why = self.why(ctx)
@@ -79,6 +85,21 @@ def _image_why(fact: str) -> Callable[[Ctx], str | None]:
     return lambda ctx: ctx.image.unknown_reason(fact)
 
 
+_ASSUMED = "only assumed present, so nothing about it was read"
+
+
+def _assume_present(fact: str, details: tuple[str, ...] = (), **changes: Any) -> Change:
+    """The image with component `fact` present and its details unknown: the component's own unknown entry goes,
+    each detail in `details` (fact paths below it) becomes unknown, so no rule reads a default as a fact."""
+
+    def change(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
+        unknown = {k: v for k, v in i.unknown.items() if k != fact}
+        unknown.update({f"{fact}.{d}": _ASSUMED for d in details})
+        return dataclasses.replace(i, unknown=unknown, **{k: v(i) for k, v in changes.items()}), n, j
+
+    return change
+
+
 # ---------- image components ----------
 
 
@@ -102,6 +123,9 @@ NCCL = Fact(
         n,
         j,
     ),
+    present=_assume_present("nccl", nccl=lambda i: i.nccl or _SOME_NCCL),
+    assume="the image ships NCCL",
+    hints=("NCCL_",),
 )
 
 
@@ -132,7 +156,21 @@ LIBIBVERBS = Fact(
         j,
     ),
     vague=_libibverbs_vague,
+    present=_assume_present(
+        "rdma.libibverbs",
+        ("has_reg_mr_iova2", "has_reg_dmabuf_mr", "symbol_versions", "private_abi"),
+        rdma=lambda i: dataclasses.replace(i.rdma, libibverbs=i.rdma.libibverbs or _some_libibverbs()),
+    ),
+    assume="the image ships libibverbs (rdma-core)",
+    hints=("NCCL_IB_", "UCX_NET_DEVICES", "FI_PROVIDER"),
 )
+
+
+def _some_libibverbs() -> Any:
+    from ..model.image import Libibverbs
+
+    return Libibverbs(version=None, rdma_core=None)
+
 
 PROVIDERS = Fact(
     "image.rdma.providers",
@@ -161,6 +199,9 @@ UCX = Fact(
     _image_why("ucx"),
     blank=lambda i, n, j: (_image_unknown(i, "ucx", ucx=None), n, j),
     vague=lambda i, n, j: (dataclasses.replace(i, ucx=dataclasses.replace(i.ucx, version=None)) if i.ucx else i, n, j),
+    present=_assume_present("ucx", ("modules",), ucx=lambda i: i.ucx or _some("Ucx")),
+    assume="the image ships UCX",
+    hints=("UCX_",),
 )
 
 CUDA = Fact(
@@ -174,7 +215,18 @@ CUDA = Fact(
         n,
         j,
     ),
+    present=_assume_present("cuda", ("compat_driver",), cuda=lambda i: i.cuda or _some("Cuda")),
+    assume="the image ships a CUDA runtime",
+    hints=("CUDA_",),
 )
+
+
+def _some(kind: str) -> Any:
+    """A component of this model class with no detail known (version None)."""
+    from ..model import image as model
+
+    return getattr(model, kind)(version=None)
+
 
 COMPAT = Fact(
     "image.cuda.compat_driver",
@@ -338,6 +390,8 @@ ALL: tuple[Fact, ...] = (
     GPU_MODULE,
 )
 COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
+# The components whose unknown presence the engine evaluates under the hypothesis "present" (engine/hypothesis.py)
+PRESENCE: tuple[Fact, ...] = tuple(f for f in ALL if f.present is not None)
 
 
 _COMPAT_DIR = "/usr/local/cuda/compat"

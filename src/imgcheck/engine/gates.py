@@ -10,7 +10,7 @@ from .context import Ctx
 from .emit import Outcome, unknown
 
 
-def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True) -> list[Unknown] | None:
+def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True, need_version: bool = True) -> list[Unknown] | None:
     """None if the rule can be decided; else a list with zero (not applicable) or one Unknown.
 
     Not applicable (no finding, no unknown) when the facts say the path cannot be used at all: the image has
@@ -22,7 +22,8 @@ def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True) -> list[Unknown] 
         return []
     if ctx.lib is None:  # absent: RDMA-NO-LIBIBVERBS covers it; unknown: this rule cannot be decided either
         return [unknown(rule, ctx.lib_unknown)] if ctx.lib_unknown and ctx.gpu_image else []
-    if ctx.nccl is None:
+    if ctx.nccl is None and (need_version or ctx.nccl_present is not True):
+        # need_version=False: a rule that asks for the version itself, after the node facts that may decide it
         return [unknown(rule, ctx.nccl_unknown_reason())] if ctx.gpu_image else []
     if ctx.ib_disabled_by is not None or ctx.image_lacks_node_providers:
         return []  # the transport is off (ENV-DISABLES-IB) or exposes no device (RDMA-NO-MLX5-PROVIDER): it says so
@@ -34,14 +35,14 @@ def nccl_over_rdma(ctx: Ctx, rule: str, need_gpu: bool = True) -> list[Unknown] 
 
 
 def over_rdma(
-    rule: str, need_gpu: bool = True
+    rule: str, need_gpu: bool = True, need_version: bool = True
 ) -> Callable[[Callable[[Ctx, str], Iterator[Outcome]]], Callable[[Ctx], Iterator[Outcome]]]:
     """Decorate a rule `fn(ctx, rule)` so it runs only when nccl_over_rdma lets it be decided."""
 
     def wrap(fn: Callable[[Ctx, str], Iterator[Outcome]]) -> Callable[[Ctx], Iterator[Outcome]]:
         @functools.wraps(fn)
         def run(ctx: Ctx) -> Iterator[Outcome]:
-            gate = nccl_over_rdma(ctx, rule, need_gpu)
+            gate = nccl_over_rdma(ctx, rule, need_gpu, need_version)
             if gate is not None:
                 yield from gate
                 return

@@ -19,7 +19,7 @@ from ..model.location import Location
 from ..model.report import Evidence
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, decided, finding, unknown
 
 RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS", "UCX-NO-IB-TRANSPORT", "ENV-UCX-NET-DEVICES-NOT-ON-NODE")
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
@@ -33,7 +33,7 @@ REQUIRES = {
 READS = {
     "UCX-TLS-NO-INTERNODE": (facts.UCX, facts.setting("UCX_TLS", "UCX_NET_DEVICES", "OMPI_MCA_pml")),
     "UCX-IB-MODULE-VERSIONS": (facts.UCX,),
-    "UCX-NO-IB-TRANSPORT": (facts.UCX, facts.setting("UCX_TLS", "UCX_NET_DEVICES", "OMPI_MCA_pml")),
+    "UCX-NO-IB-TRANSPORT": (facts.UCX, facts.setting("UCX_TLS", "UCX_NET_DEVICES", "OMPI_MCA_pml"), facts.NODE_RDMA),
     "ENV-UCX-NET-DEVICES-NOT-ON-NODE": (facts.setting("UCX_NET_DEVICES"), facts.UCX, facts.NODE_RDMA),
 }
 
@@ -204,6 +204,23 @@ def _asks_rdma(ctx: Ctx) -> list[tuple[Setting, str]]:
     return asks
 
 
+def _tls_excludes_ib(ctx: Ctx) -> Setting | None:
+    """A UCX_TLS allow-list naming no InfiniBand transport, or UCX_NET_DEVICES naming no HCA port: the job chose
+    other transports or devices on purpose."""
+    tls = ctx.setting("UCX_TLS")
+    if tls is not None and tls.origin != "nccl.conf" and not tls.value.strip().startswith("^"):
+        items = [i.strip().lstrip("\\") for i in tls.value.split(",") if i.strip()]
+        named = {n for i in items for n in ALIASES.get(i, {i})}
+        if "all" not in items and not named & IB_TRANSPORTS:
+            return tls
+    devices = ctx.setting("UCX_NET_DEVICES")
+    if devices is not None and devices.origin != "nccl.conf":
+        names = [d.strip() for d in devices.value.split(",") if d.strip()]
+        if names and "all" not in names and not any(_HCA_DEVICE.match(d) for d in names):
+            return devices
+    return None
+
+
 def _no_ib_transport(ctx: Ctx) -> Iterator[Outcome]:
     rule = "UCX-NO-IB-TRANSPORT"
     ucx = ctx.image.ucx
@@ -211,16 +228,50 @@ def _no_ib_transport(ctx: Ctx) -> Iterator[Outcome]:
         return  # no system UCX: nothing to load a transport into (bundled wheel copies are their own stack)
     asks = _asks_rdma(ctx)
     if not asks:
+        # Nothing asks for IB, so UCX_TLS's default (all) applies: whether UCX ships its IB modules decides whether
+        # it can use the node's RDMA devices at all (gate order: the modules and the node, not the settings)
+        chosen = _tls_excludes_ib(ctx)
+        if chosen is not None:
+            yield decided(rule, f"{chosen.label} chooses transports without InfiniBand")
+            return
+        if ctx.node_has_rdma is False:
+            yield decided(rule, "the node has no RDMA device for UCX's InfiniBand transports")
+            return
+        if ctx.node_has_rdma is None:
+            return  # the engine asks which RDMA devices the node has (READS)
+    if not asks and not ucx.copies and not ctx.image_unknown("ucx.modules"):
+        # no libucp file read (a package record, a catalog row): its module directory was not looked at, so "no
+        # module" is not shown, and nothing asks for IB; a facts file that leaves the modules out is asked below
+        yield decided(rule, "no libucp.so.0 of this UCX was read, so its transport modules were not looked for")
         return
     if ctx.image_unknown("ucx.modules") or ucx.module_dir is None:
+        asked = f"{asks[0][0].label} asks UCX for InfiniBand/RoCE" if asks else "the node has RDMA devices"
         yield unknown(
             rule,
-            f"{asks[0][0].label} asks UCX for InfiniBand/RoCE, but which transport modules UCX loads is unknown ("
+            f"{asked}; which transport modules the image's UCX ships (libuct_ib*.so in its module directory) "
+            "decides whether UCX can use them or only TCP ("
             + (ctx.image_unknown("ucx.modules") or "image.ucx.module_dir: libucp's directory was not found")
             + ")",
         )
         return
     if any(m.name.startswith("uct_ib") for m in ucx.modules):
+        return
+    if not asks:
+        devices = ", ".join(d.name for d in ctx.node.rdma.devices if d.name) or str(ctx.node.rdma.stack)
+        yield finding(
+            ctx.matrix,
+            rule,
+            [
+                Evidence("image.ucx.version", ucx.version, ucx.location),
+                Evidence("image.ucx.module_dir", ucx.module_dir, ucx.location),
+                Evidence("image.ucx.modules", ", ".join(m.name for m in ucx.modules) or "none", ucx.location),
+                ctx.node_ev("rdma.devices", devices),
+            ],
+            variant="default",
+            ucx_version=ucx.version or "unknown",
+            module_dir=ucx.module_dir,
+            devices=devices,
+        )
         return
     kinds = {kind for _s, kind in asks}
     # UCX fails outright when the only transports or devices asked for are the missing IB ones

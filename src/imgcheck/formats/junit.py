@@ -14,7 +14,16 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..model.report import FAIL_ON_UNKNOWN, Finding, Report, Unknown, at_or_above, report_outcome, undecided_errors
+from ..model.report import (
+    FAIL_ON_UNKNOWN,
+    Finding,
+    Report,
+    Unknown,
+    at_or_above,
+    report_outcome,
+    unconditional,
+    undecided_errors,
+)
 from .report_text import value_text
 
 IMAGE_SUITE_PREFIX = "image "
@@ -30,6 +39,7 @@ def _clean(text: str) -> str:
 
 def _details(finding: Finding) -> str:
     lines = [f"{finding.severity.upper()} {finding.id}: {finding.title}"]
+    lines += [f"only if: {a}" for a in finding.assumes]  # a conditional finding: what it assumes present
     if finding.predicted_error:
         lines.append(f"predicted error: {finding.predicted_error}")
     lines.append(f"why ({finding.confidence}): {finding.mechanism}")
@@ -49,7 +59,7 @@ def _details(finding: Finding) -> str:
 
 
 def _fails(finding: Finding, fail_on: str) -> bool:
-    return at_or_above(finding.severity, fail_on)
+    return not finding.assumes and at_or_above(finding.severity, fail_on)  # a conditional finding fails nothing
 
 
 class _Suite:
@@ -166,19 +176,21 @@ def to_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_
                     message=_clean(first.predicted_error or first.title),
                 )
                 failure.text = _clean("\n\n".join(_details(f) for f in failing))
-            elif rule in suite.ignored and not findings:
+            elif rule in suite.ignored and not unconditional(findings):
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=_clean(f"ignored (--ignore): {suite.ignored[rule]}"))
-            elif fail_on == FAIL_ON_UNKNOWN and not findings and undecided_errors(unknowns):
+            elif fail_on == FAIL_ON_UNKNOWN and not unconditional(findings) and undecided_errors(unknowns):
                 # --fail-on unknown: a check that could give an error and was not decided fails the gate (exit 4)
                 counts["failures"] += 1
                 failure = ET.SubElement(
                     case, "failure", type=f"undecided:{rule}", message=_clean("not decided: " + unknowns[0].reason)
                 )
                 failure.text = _clean("\n".join(u.reason for u in unknowns))
-            elif unknowns and not findings:
+            elif unknowns and not unconditional(findings):
                 counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=_clean("; ".join(u.reason for u in unknowns)))
+                skipped = ET.SubElement(case, "skipped", message=_clean("; ".join(u.reason for u in unknowns)))
+                if findings:  # conditional findings: what holds if the unknown component is there
+                    skipped.text = _clean("\n\n".join(_details(f) for f in findings))
             elif findings:  # warnings/info below the fail threshold: pass, but say why
                 out = ET.SubElement(case, "system-out")
                 out.text = _clean("\n\n".join(_details(f) for f in findings))

@@ -10,9 +10,16 @@ from __future__ import annotations
 import html
 import re
 
-from ..model.report import Finding, Report, Unknown, deciding_questions, finding_rank, report_outcome
+from ..model.report import (
+    Finding,
+    Report,
+    Unknown,
+    deciding_questions,
+    finding_rank,
+    report_outcome,
+)
 from .collapse import collapse
-from .report_text import short_layer, value_text
+from .report_text import condition_words, decides_words, rule_list, short_layer, unknown_layout, value_text
 from .safe_text import printable
 
 MAX_CHARS = 65000  # GitHub rejects comments longer than 65,536 characters
@@ -67,7 +74,7 @@ def _node_rows(report: Report) -> list[tuple[str, list[str], list[Finding], list
     rows = []
     for key, nodes in groups.items():
         fs, us = detail[key]
-        severities = {f.severity for f in fs}
+        severities = {f.severity for f in fs if not f.assumes}  # a conditional finding makes no node fail
         outcome = "fail" if "error" in severities else "warn" if "warning" in severities else "ok"
         rows.append((outcome, nodes, fs, us))
     return sorted(rows, key=lambda r: ({"fail": 0, "warn": 1, "ok": 2}[r[0]], r[1][0]))
@@ -77,10 +84,13 @@ def _finding_details(finding: Finding) -> list[str]:
     out = [
         "<details>",
         # inside HTML Markdown escapes are not processed: escape as HTML
-        f"<summary>{_ICON.get(finding.severity, '')} <b>{html.escape(printable(finding.id))}</b>: "
+        f"<summary>{_ICON.get(finding.severity, '')}{' (conditional)' if finding.assumes else ''} "
+        f"<b>{html.escape(printable(finding.id))}</b>: "
         f"{html.escape(printable(finding.title))}</summary>",
         "",
     ]
+    if finding.assumes:
+        out += [f"**Conditional:** {md(condition_words(finding.assumes))}", ""]
     if finding.nodes:
         out.append(f"**Nodes:** {_names(finding.nodes, 50)}")
         out.append("")
@@ -120,14 +130,16 @@ def _finding_details(finding: Finding) -> list[str]:
 def render_markdown(report: Report) -> str:
     image = report.image
     problems = [p.finding for p in collapse(report.findings)]  # one per rule and title, all its nodes
-    errors = sum(1 for f in problems if f.severity == "error")
-    warnings = sum(1 for f in problems if f.severity == "warning")
+    errors = sum(1 for f in problems if f.severity == "error" and not f.assumes)
+    warnings = sum(1 for f in problems if f.severity == "warning" and not f.assumes)
+    conditional = sum(1 for f in problems if f.assumes)
     nodes = f"{len(report.nodes)} node{'s' if len(report.nodes) != 1 else ''}" if report.nodes else "no node facts"
     outcome = report_outcome(report)
     head = [
         f"### imgcheck: {_VERDICT.get(outcome, outcome)} {code(image.reference)} on {nodes}",
         "",
         f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+        + (f", {conditional} conditional" if conditional else "")
         + (f", {len(report.unknowns)} unknown" if report.unknowns else "")
         + (f" · digest {code(image.digest)}" if image.digest else "")
         + (f" · platform {code(image.platform)}" if image.platform else ""),
@@ -137,7 +149,7 @@ def render_markdown(report: Report) -> str:
     questions = deciding_questions(report.unknowns)
     if questions:  # first: the verdict is only as good as these answers
         table += ["Checks that could give an error could not be decided; the questions that decide them:", ""]
-        table += [f"- {md(q)} ({', '.join(code(r) for r in rules)})" for q, rules in questions]
+        table += [f"- {md(q)} ({md(rule_list(rules))})" for q, rules in questions]
         table.append("")
     elif not report.findings:
         undecided = (
@@ -175,7 +187,11 @@ def render_markdown(report: Report) -> str:
     if report.unknowns:
         tail.append("**Could not be decided**")
         tail.append("")
-        for u in report.unknowns:
+        shared, singles = unknown_layout(report.unknowns)  # a shared question once, with the rules it decides
+        for group in shared:
+            words = decides_words(group.rules, group.error_rules)
+            tail.append(f"- {md(group.question)} {words}: {md(rule_list(group.rules))}")
+        for u in singles:
             on = f" ({_names(u.nodes)})" if u.nodes else ""
             tail.append(f"- {code(u.rule)}{on}: {md(u.reason)}")
         tail.append("")

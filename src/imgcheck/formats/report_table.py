@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ..model.report import Finding, Report, deciding_questions, report_outcome
 from .collapse import collapse
-from .report_text import short_layer, value_text
+from .report_text import condition_words, decides_words, rule_list, short_layer, unknown_layout, value_text
 from .safe_text import escape_markup as escape  # control characters too, not only [markup]
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
@@ -32,7 +32,7 @@ _QUESTIONS_SHOWN = 5  # deciding questions on the first screen; the rest are lis
 
 
 def _count(report: Report, severity: str) -> int:
-    return sum(1 for p in collapse(report.findings) if p.finding.severity == severity)
+    return sum(1 for p in collapse(report.findings) if p.finding.severity == severity and not p.finding.assumes)
 
 
 def _plural(n: int, word: str) -> str:
@@ -68,6 +68,7 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
     verdict = report_outcome(report)
     summary = ", ".join(
         [_plural(_count(report, "error"), "error"), _plural(_count(report, "warning"), "warning")]
+        + ([f"{conditional} conditional"] if (conditional := sum(1 for f in report.findings if f.assumes)) else [])
         + ([_plural(len(report.unknowns), "unknown")] if report.unknowns else [])
     )
     node_word = _plural(len(report.nodes), "node") if report.nodes else "no node facts"
@@ -85,13 +86,15 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
     if questions:  # before any finding: the verdict is only as good as these answers
         out()
         undecided = sum(len(rules) for _, rules in questions)
-        found = "No error found, but " if not any(f.severity == "error" for f in report.findings) else ""
+        found = (
+            "No error found, but " if not any(f.severity == "error" and not f.assumes for f in report.findings) else ""
+        )
         out(
             f"{found}{_plural(undecided, 'check')} that could give an error could not be decided; "
             "the questions that decide them:"
         )
         for question, rules in questions[:_QUESTIONS_SHOWN]:
-            out(f"? {escape(question)} [{escape(', '.join(rules))}]", 2)
+            out(f"? {escape(question)} [{escape(rule_list(rules))}]", 2)
         if len(questions) > _QUESTIONS_SHOWN:
             out(f"... {len(questions) - _QUESTIONS_SHOWN} more under Unknown below", 2)
     elif not report.findings:  # say it plainly, before any unknowns qualify it
@@ -123,7 +126,10 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
         out()
         style = _SEVERITY_STYLE.get(finding.severity, "bold")
         sure = "" if verbose else f"  [dim]({escape(finding.confidence)})[/dim]"  # -v says it in "why"
-        out(f"[{style}]{finding.severity.upper()}[/] [bold]{escape(finding.id)}[/bold]  {escape(finding.title)}{sure}")
+        label = f"{finding.severity.upper()} (conditional)" if finding.assumes else finding.severity.upper()
+        out(f"[{style}]{label}[/] [bold]{escape(finding.id)}[/bold]  {escape(finding.title)}{sure}")
+        if finding.assumes:  # a hypothesis about the image, never a claim: say on what it rests
+            out(escape(condition_words(finding.assumes)), 2)
         if finding.nodes:
             out(f"nodes: {escape(_nodes_text(finding.nodes))}", 2)
         if finding.unshown:  # matched on a version range: what else it needs, which the facts do not show
@@ -165,7 +171,13 @@ def render_table(report: Report, color: bool = False, width: int = 110, verbose:
     if report.unknowns:
         out()
         out("[bold]Unknown (could not be decided)[/bold]")
-        for unk in report.unknowns:
+        # a question asked of several rules (does the image ship NCCL? which settings does the job see?) once, with
+        # the rules it decides; then the rules a question of their own decides (-o json: every rule's unknown)
+        shared, singles = unknown_layout(report.unknowns)
+        for group in shared:
+            out(f"? {escape(group.question)} {decides_words(group.rules, group.error_rules)}:", 2)
+            out(escape(rule_list(group.rules)), 4)
+        for unk in singles:
             on = f" [{_nodes_text(unk.nodes)}]" if unk.nodes else ""
             out(f"? {escape(unk.rule)}{escape(on)}: {escape(unk.reason)}", 2)
 

@@ -122,7 +122,7 @@ def _node_list(nodes: tuple[str, ...]) -> str:
 
 
 def _message(finding: Finding) -> str:
-    parts = [finding.title + "."]
+    parts = [(f"If {'; '.join(finding.assumes)}: " if finding.assumes else "") + finding.title + "."]
     if finding.nodes:
         parts.append("Nodes: " + _node_list(finding.nodes) + ".")
     if finding.predicted_error:
@@ -159,13 +159,15 @@ def _result(finding: Finding, report: Report, rule_index: int, fingerprint_value
     return {
         "ruleId": finding.id,
         "ruleIndex": rule_index,
-        "level": _LEVEL.get(finding.severity, "warning"),
+        # a conditional finding (a hypothesis about the image) is a note: it must not fail a code-scanning gate
+        "level": "note" if finding.assumes else _LEVEL.get(finding.severity, "warning"),
         "kind": "fail",
         "message": {"text": _message(finding)},
         "locations": locations,
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint_value},
         "properties": {
             "severity": finding.severity,
+            **({"assumes": list(finding.assumes)} if finding.assumes else {}),  # a conditional finding's hypothesis
             "confidence": finding.confidence,
             "nodes": list(finding.nodes),
             "predictedError": finding.predicted_error,

@@ -128,6 +128,11 @@ def memory_peers_api(matrix: Matrix, node: NodeFacts) -> tuple[bool | None, str]
         return False, f"inferred: {why}, so there is no /sys/kernel/mm/memory_peers"
     if has_api is None:
         return None, f"{unknown_why(node, 'rdma.peer_memory_api')}; cannot infer it: {why}"
+    if node.rdma.stack not in MLNX_STACKS:  # the removal is an OFED release fact; the matrix has no inbox row
+        return None, (
+            f"{unknown_why(node, 'rdma.peer_memory_api')}; the {node.rdma.stack} stack shows a peer-memory API "
+            f"({why}), but whether it creates /sys/kernel/mm/memory_peers is not known"
+        )
     removed, removed_why = node_has_feature(matrix, node, "memory_peers_sysfs_removed")
     if removed:
         return False, f"inferred: {removed_why}, a release without /sys/kernel/mm/memory_peers"

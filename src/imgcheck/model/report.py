@@ -14,7 +14,11 @@ from .node import NodeFacts
 # 4: "outcome" ok|warn|incomplete|fail (the headline: "incomplete" when a rule that could give an error is
 # undecided and no error was found); unknowns carry "facts" (what decides them) and "severity" (the worst the
 # rule can give); "verdict" keeps its three values
-REPORT_SCHEMA_VERSION = 4
+# 5: conditional findings: a finding with "assumes" (the presence of a component the facts do not show, e.g. "the
+# image ships NCCL") holds only under that hypothesis: it never makes the verdict "fail"/"warn" nor exit 1, and
+# ranks below every unconditional finding; unknowns carry "gated_by" (the presence facts that decide whether the
+# rule applies at all) and the report "questions" (each deciding question once, with the rules it decides)
+REPORT_SCHEMA_VERSION = 5
 
 SEVERITIES = ("error", "warning", "info")  # worst first: the one severity order of every format and gate
 FAIL_ON_UNKNOWN = "unknown"  # --fail-on unknown: errors, and checks that could give one but were not decided
@@ -85,11 +89,21 @@ class Finding:
     # schema 4: trigger conditions the facts do not show to hold (a known issue matched on its version range
     # alone); such a finding ranks below one of the same severity whose conditions were shown (finding_rank)
     unshown: tuple[str, ...] = ()
+    # schema 5: a conditional finding: what it assumes present that the facts do not show, in words ("the image
+    # ships NCCL (not read: ...)"), and those components' fact names; empty: it holds on the facts alone
+    assumes: tuple[str, ...] = ()
+    assumed_facts: tuple[str, ...] = ()
 
 
-def finding_rank(finding: Finding) -> tuple[int, int]:
-    """Sort key, worst and best-evidenced first: severity, then shown before version-range-only matches."""
-    return severity_rank(finding.severity), 1 if finding.unshown else 0
+def finding_rank(finding: Finding) -> tuple[int, int, int]:
+    """Sort key, best-founded and worst first: unconditional before conditional (a hypothesis), then severity, then
+    shown before version-range-only matches."""
+    return 1 if finding.assumes else 0, severity_rank(finding.severity), 1 if finding.unshown else 0
+
+
+def unconditional(findings: tuple[Finding, ...] | list[Finding]) -> list[Finding]:
+    """The findings that hold on the facts alone: only they make a verdict or an exit code."""
+    return [f for f in findings if not f.assumes]
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,9 @@ class Unknown:
     facts: tuple[str, ...] = ()
     severity: str | None = None
     questions: tuple[str, ...] = ()  # schema 4: what a user answers to decide it, one per fact (grouped on screen)
+    # schema 5: the components whose presence is unknown and decides whether the rule applies (image.nccl, ...):
+    # a presence gate, asked once per component on screen (question_groups) rather than once per rule
+    gated_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +156,16 @@ class MatrixInfo:
 
 
 @dataclass(frozen=True)
+class QuestionGroup:
+    """One question a user can answer, with every undecided rule it decides."""
+
+    question: str
+    rules: tuple[str, ...]
+    error_rules: tuple[str, ...]  # those that could give an error
+    presence: bool  # a presence gate (does the image ship X?): the rules' unknowns are gated by it
+
+
+@dataclass(frozen=True)
 class Report:
     image: ImageFacts
     nodes: tuple[NodeFacts, ...] = ()
@@ -152,10 +179,14 @@ class Report:
     schema_version: int = REPORT_SCHEMA_VERSION
     suppressed: tuple[Suppression, ...] = ()  # appended: what --ignore removed, and why
     outcome: str = ""  # appended (schema 4): ok | warn | incomplete | fail, never greener than the facts
+    # appended (schema 5): each question that decides undecided rules, once, most error-capable rules first
+    questions: tuple[QuestionGroup, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.outcome:  # derived from findings and unknowns unless given (a stored report's own)
             object.__setattr__(self, "outcome", outcome_of(self.findings, self.unknowns))
+        if not self.questions and self.unknowns:
+            object.__setattr__(self, "questions", tuple(question_groups(self.unknowns)))
 
 
 def severity_rank(severity: str) -> int:
@@ -190,6 +221,22 @@ def deciding_questions(unknowns: tuple[Unknown, ...] | list[Unknown]) -> list[tu
     return sorted(((q, tuple(r)) for q, r in by_question.items()), key=lambda qr: (-len(qr[1]), qr[0]))
 
 
+def question_groups(unknowns: tuple[Unknown, ...] | list[Unknown]) -> list[QuestionGroup]:
+    """Every deciding question once, ranked by how many error-capable rules it could decide, then by all rules."""
+    rules: dict[str, dict[str, None]] = {}
+    errors: dict[str, dict[str, None]] = {}
+    presence: set[str] = set()
+    for u in unknowns:
+        for i, question in enumerate(u.questions or (u.reason.removeprefix(NOT_DECIDED),)):
+            rules.setdefault(question, {})[u.rule] = None
+            if u.severity == "error":
+                errors.setdefault(question, {})[u.rule] = None
+            if u.gated_by and i < len(u.gated_by):
+                presence.add(question)
+    groups = [QuestionGroup(q, tuple(r), tuple(errors.get(q, {})), q in presence) for q, r in rules.items()]
+    return sorted(groups, key=lambda g: (-len(g.error_rules), -len(g.rules), g.question))
+
+
 def outcome_of(findings: tuple[Finding, ...] | list[Finding], unknowns: tuple[Unknown, ...] | list[Unknown]) -> str:
     """The verdict, made no greener than the facts: without an error finding, an undecided rule that could give
     an error makes it "incomplete"."""
@@ -198,7 +245,7 @@ def outcome_of(findings: tuple[Finding, ...] | list[Finding], unknowns: tuple[Un
 
 
 def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> str:
-    severities = {f.severity for f in findings}
+    severities = {f.severity for f in unconditional(findings)}
     if "error" in severities:
         return "fail"
     if "warning" in severities:

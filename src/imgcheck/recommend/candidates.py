@@ -43,7 +43,8 @@ def blocking_rules(
     launch-spec containers that run the image: each is checked with it, as `check --job` does."""
     blocking, unknown = set(), set()
     for _node, result in _each(image, nodes, matrix, jobs):
-        blocking |= {f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore}
+        # a conditional finding (a hypothesis about the image) blocks nothing: its rule stays unknown below
+        blocking |= {f.id for f in result.findings if f.severity in BLOCKING and f.id not in ignore and not f.assumes}
         unknown |= {
             u.rule
             for u in result.unknowns
@@ -121,7 +122,7 @@ def judge(
     for facts in entry.readings:
         for node, result in _each(facts, nodes, matrix, jobs):
             for f in result.findings:
-                if f.severity in BLOCKING and f.id not in ignore:
+                if f.severity in BLOCKING and f.id not in ignore and not f.assumes:
                     names = names_of.get(node.name, [node.name]) if names_of else [node.name]
                     blocking.setdefault(f.id, set()).update(names)
             unknown |= {

@@ -205,7 +205,7 @@ def _clean(
     image: ImageFacts, node: NodeFacts, matrix: Matrix, must_decide: set[str], ignore: frozenset[str], jobs: tuple = ()
 ) -> bool:
     for result in _runs(image, node, matrix, jobs):
-        if any(f.severity in BLOCKING and f.id not in ignore for f in result.findings):
+        if any(f.severity in BLOCKING and f.id not in ignore and not f.assumes for f in result.findings):
             return False
         if {u.rule for u in result.unknowns} & must_decide:
             return False
@@ -221,7 +221,7 @@ def node_paths(
         f.id
         for result in _runs(image, node, matrix, jobs)
         for f in result.findings
-        if f.severity in BLOCKING and f.id not in ignore
+        if f.severity in BLOCKING and f.id not in ignore and not f.assumes  # a hypothesis is no failure
     }
     if not failing:
         return []

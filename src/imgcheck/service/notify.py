@@ -26,7 +26,11 @@ def message(job: Job, result: FleetResult, public_url: str | None) -> dict[str, 
     except ValueError:
         report = {}
     findings = [f for f in report.get("findings", []) if isinstance(f, dict)]
-    worst = [f"{f.get('id')}: {f.get('title')}" for f in findings if f.get("severity") == "error"][:5]
+    # a conditional finding (schema 5 "assumes") is a hypothesis about the image, not a failure to announce
+    worst = [
+        f"{f.get('id')}: {f.get('title')}" for f in findings if f.get("severity") == "error" and not f.get("assumes")
+    ]
+    worst = worst[:5]
     link = f"{public_url.rstrip('/')}/results/{quote(job.digest)}" if public_url else None
     text = f"imgcheck: {job.repository}@{job.digest[:19]} is {result.verdict.upper()} on fleet {result.fleet}"
     if worst:

@@ -37,8 +37,8 @@ def top_findings(reports: dict[str, Report], limit: int = 3) -> list[TopFinding]
     seen: dict[str, TopFinding] = {}
     for fleet, report in reports.items():
         for f in report.get("findings", []) if isinstance(report, dict) else []:
-            if not isinstance(f, dict) or f.get("severity") not in ("error", "warning"):
-                continue
+            if not isinstance(f, dict) or f.get("severity") not in ("error", "warning") or f.get("assumes"):
+                continue  # info, and conditional findings (a hypothesis about the image), are not the worst
             key = str(f.get("id"))
             severity, fid, title, fleets = seen.get(key, (f["severity"], key, str(f.get("title") or ""), []))
             if severity_rank(f["severity"]) < severity_rank(severity):
