@@ -20,6 +20,7 @@ NVIDIA/open-gpu-kernel-modules@<tag>:<path>:<line> at the first release of the r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -43,6 +44,26 @@ INIT_VAR = re.compile(r"static\s+\w+\s+(\w+)\s*=\s*([^;]+);")
 ENUM_OR_DEFINE = re.compile(r"(?:#define\s+(\w+)\s+\(?(-?\d+)\)?|\b(\w+)\s*=\s*(-?\d+)\s*[,}\n])")
 PEER_ERR = re.compile(r"peer_err\(\s*((?:\"(?:\\.|[^\"\\])*\"\s*)+)")
 NV_PRINTF = re.compile(r"nv_printf\(\s*NV_DBG_ERRORS\s*,\s*((?:\"(?:\\.|[^\"\\])*\"\s*)+)")
+# code markers of nvidia-peermem behaviours, with what each means (read from the source at the release it appears)
+PEERMEM_FEATURES = (
+    (
+        "nc_client",
+        "reg_handle_nc",
+        "registers a second peer-memory client, nv_mem_nc, whose GPU pages are taken without a free callback",
+    ),
+    (
+        "persistent_pages",
+        "nvidia_p2p_get_pages_persistent",
+        "the nc client pins GPU pages with nvidia_p2p_get_pages_persistent (persistent mapping, no invalidation "
+        "callback) where the driver's nv-p2p.h offers it",
+    ),
+    (
+        "context_magic_check",
+        "NV_MEM_CONTEXT_MAGIC",
+        "checks each peer-memory context against a magic value and refuses an invalid one "
+        "('detected invalid context, skipping further processing') instead of dereferencing it",
+    ),
+)
 KERNEL_FLOOR = re.compile(r"currently Linux kernel (\d+\.\d+) or newer")
 MACRO_IF = re.compile(r"^#\s*(?:if|ifdef|elif)\b(.*)$", re.M)
 MACRO_NAME = re.compile(r"\b(NV_\w+|CONFIG_\w+)\b")
@@ -84,6 +105,20 @@ def peermem_facts(src: str) -> dict[str, tuple[str, int | None]]:
         text = c_string(m.group(1))
         if text:
             out[f"message:peermem:{text.strip()}"] = ("", line_of(src, m.group(1).split('"')[1]))
+    lic = re.search(r'MODULE_LICENSE\(\s*"([^"]+)"\s*\)', code)
+    if lic:
+        out["module:peermem_license"] = (lic.group(1), line_of(src, "MODULE_LICENSE("))
+    fmt = re.search(r"#define\s+peer_err\(FMT, ARGS\.\.\.\)\s+printk\(KERN_ERR\s+(.*?)\s+FMT", code)
+    if fmt:
+        out["module:peermem_err_prefix"] = (
+            re.sub(r'"\s*"', "", fmt.group(1)).strip('"'),
+            line_of(src, "#define peer_err"),
+        )
+    for feature, marker, why in PEERMEM_FEATURES:
+        if marker in code:
+            out[f"feature:{feature}"] = (why, line_of(src, marker))
+    # every distinct source of the file: where it changed between releases (a fix or a feature lands there)
+    out["module:peermem_source"] = (hashlib.sha1(src.encode()).hexdigest()[:12], None)
     init = re.search(r"nv_mem_client_init\(void\)\s*\{", code)
     if init:
         body = code[init.end() :]
