@@ -148,7 +148,8 @@ def known_issue(ctx: Ctx) -> Iterator[Outcome]:
         if version is None:
             undecided.append((row, [ctx.unknown_why("rdma.ofed_version")]))
             continue
-        affected = _in_range(version, row) if version else True  # nv_peer_mem rows name no release range
+        ranged = bool(row.get("affected_min") or row.get("fixed_in"))
+        affected = _in_range(version, row) if version and ranged else (None if ranged else True)
         if affected is False:
             continue
         states = [_condition(ctx, c) for c in row.get("conditions") or []]
@@ -156,7 +157,10 @@ def known_issue(ctx: Ctx) -> Iterator[Outcome]:
             continue
         questions = [q for v, q in states if v is None]
         if affected is None:
-            questions.append(f"whether {version} is in {row['affected_min']} .. {row.get('fixed_in')}")
+            questions.append(
+                f"whether the node's {component} release ({version or 'not readable'}) is in "
+                f"{row.get('affected_min') or 'any'} .. {row.get('fixed_in') or 'no fix named'}"
+            )
         if questions:
             undecided.append((row, questions))
         else:
