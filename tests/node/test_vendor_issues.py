@@ -6,6 +6,7 @@ VENDOR-KNOWN-ISSUE and NODE-PEERMEM-OPTION on fixture roots laid out as the host
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 
@@ -157,3 +158,18 @@ def test_nv_peer_mem_1_1_on_mlnx_ofed_4_9_is_the_supported_pair(tmp_path):
     assert ISSUE not in found
     # the DevX-umem limitation of nv_peer_mem stays a question: no fact shows how the application registers memory
     assert "DevX umem" in unknown[ISSUE]
+
+
+def test_generated_peermem_parameters_cover_every_release_read():
+    """The generated table (tools/upstreams/gen_nvidia_kernel_modules.py) has peerdirect_support in every release from
+    the first tag read, and persistent_api_support from its first release on, each with the values init accepts:
+    a regeneration that loses a parameter or its accepted values breaks NODE-PEERMEM-OPTION silently otherwise."""
+    rows = [r for r in matrix().rows("nvidia_kernel_modules") if r["kind"] == "param"]
+    by_name: dict[str, list[dict]] = {}
+    for r in rows:
+        by_name.setdefault(r["subject"], []).append(r)
+    assert set(by_name) == {"peerdirect_support", "persistent_api_support"}
+    (pd,) = by_name["peerdirect_support"]  # unchanged in every release: one range, still read by the newest
+    assert pd["removed_in"] is None and json.loads(pd["value"])["accepted"] == ["0", "1"]
+    (pa,) = by_name["persistent_api_support"]
+    assert json.loads(pa["value"])["default"] == "1" and pa["first_release"] != pd["first_release"]
