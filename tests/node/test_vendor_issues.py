@@ -103,7 +103,7 @@ def test_invalid_peermem_value_fails_module_init(tmp_path):
     _options(root, "options nvidia-peermem peerdirect_support=2")
     found, _ = _check(probe(str(root)))
     f = found[OPTION]
-    assert f.severity == "error" and "0 or 1" in f.mechanism and "peerdirect_support" in f.title
+    assert f.severity == "warning" and "0 or 1" in f.mechanism and "peerdirect_support" in f.title
     assert "open-gpu-kernel-modules@" in f.mechanism  # the source line of the parameter
 
 
