@@ -44,6 +44,7 @@ from . import (
     registration,
     ucx,
     upstream_releases,
+    vendor_issues,
 )
 from .context import Ctx
 from .contract import settle
@@ -79,11 +80,13 @@ FAMILIES = (
     net_plugin,
     env_upstream_params,
     upstream_releases,
+    vendor_issues,
 )
 NODE_FAMILIES = (
     node_only,
     node_driver,
     node_capability,
+    vendor_issues,
 )  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
 # once, in report.evaluate_fleet, not per (image, node)).
