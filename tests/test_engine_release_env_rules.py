@@ -201,3 +201,20 @@ def test_nccl_older_than_consumer_blackwell():
         severities(evaluate(image_with(new), dataclasses.replace(base, gpu=rtx), matrix()), "NCCL-TOO-OLD-FOR-GPU")
         == []
     )
+
+
+def test_nic_fusion_net_id_0_needs_nccl_ib_transport_and_the_affected_range():
+    # NVIDIA/nccl v2.24.3-1..v2.26.6-1: every NIC of the internal IB plugin becomes a virtual NIC, so the
+    # graph-search fallback's hard-coded NET/0 is gone (nccl#1748); v2.27.3-1 skips vNICs of one device
+    affected = wheel("2.26.2")
+    f = by_id(run(image_with(affected)), "NCCL-RELEASE-KNOWN-ISSUE")
+    assert f.severity == "warning" and "Could not find NET with id 0" in f.title
+    assert "2.27.3" in " ".join(f.fixes) and "no setting avoids it" in " ".join(f.fixes)
+    assert "falling back to simple order" in f.mechanism  # the trigger the facts cannot show is named
+    for fixed in (wheel("2.27.3"), wheel("2.23.4")):
+        assert severities(run(image_with(fixed)), "NCCL-RELEASE-KNOWN-ISSUE") == []
+    # NCCL_TOPO_DUMP_FILE makes ncclTopoProcessNet use the physical devices; NCCL_NET=Socket has no makeVDevice
+    for env in ({"NCCL_TOPO_DUMP_FILE": "/tmp/topo.xml"}, {"NCCL_NET": "Socket"}):
+        assert severities(run(image_with(affected, env=env)), "NCCL-RELEASE-KNOWN-ISSUE") == []
+    # a node without RDMA devices: only sockets, no virtual NICs
+    assert severities(run(image_with(affected), "cpu-no-rdma"), "NCCL-RELEASE-KNOWN-ISSUE") == []

@@ -136,7 +136,7 @@ _LISTED = 5  # entries named in the finding's text; the rest are counted
 
 
 # condition kinds node or image facts can show (_condition); any other is the workload's, never shown by facts
-_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport", "collnet")
+_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport", "collnet", "net")
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
@@ -176,7 +176,32 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         config_api = ctx.nccl_at_least("collnet_config_api")
         return None if config_api is not False else False
-    return None  # nvls, pxn, shm, numa, plugin, ...: not in the facts imgcheck reads
+    if kind == "net" and value == "ib-vnics":
+        return _ib_vnics(ctx)
+    if kind == "plugin" and value == "none":
+        # an external network plugin may or may not offer makeVDevice: a plugin present is not shown either way
+        if ctx.image.nccl_net_plugins or ctx.image_unknown("nccl_net_plugins"):
+            return None
+        return True
+    return None  # nvls, pxn, shm, numa, ...: not in the facts imgcheck reads
+
+
+def _ib_vnics(ctx: Ctx) -> bool | None:
+    """NCCL's own IB/RoCE transport builds the topology from virtual NICs (src/graph/topo.cc ncclTopoProcessNet:
+    physical devices are used only with NCCL_TOPO_DUMP_FILE set or a network without makeVDevice, like sockets):
+    the node has verbs devices that are not EFA (EFA goes through the aws-ofi-nccl plugin)."""
+    if ctx.setting("NCCL_TOPO_DUMP_FILE") is not None:
+        return False
+    net = ctx.setting("NCCL_NET")
+    if net is not None and net.value.strip().lower() == "socket":
+        return False
+    has_rdma = ctx.node_has_rdma
+    if has_rdma is False:
+        return False
+    providers_ = ctx.node_providers()
+    if providers_ is not None and providers_ and providers_ <= {"efa"}:
+        return False
+    return None if has_rdma is None else True
 
 
 def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Evidence]:
@@ -184,7 +209,7 @@ def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Eviden
     out = []
     if any(c.startswith("gpu:") for c in states):
         out.append(ctx.node_ev("gpu.gpus.name", ", ".join(sorted({g.name for g in ctx.node.gpu.gpus if g.name}))))
-    if any(c.startswith("topology:") for c in states):
+    if any(c.startswith(("topology:", "net:")) for c in states):
         nics = sorted(d.name for d in ctx.node.rdma.devices if d.ports and d.name)
         out.append(
             ctx.node_ev("rdma.devices", f"{len(nics)} NICs ({', '.join(nics)}) for {len(ctx.node.gpu.gpus)} GPUs")
