@@ -81,3 +81,14 @@ def older_than_gpu_generation(matrix: Matrix, version: str, gpu_names: list[str]
             f"GPUs ({name})"
         )
     return None, f"no nccl_gpu_generations row names {', '.join(gpu_names[:3])}"
+
+
+def in_known_issue(matrix: Matrix, version: str | None, issue: str) -> tuple[bool | None, str]:
+    """Whether NCCL `version` is in the affected range of the nccl_known_issues row `issue`."""
+    row = matrix.need("nccl_known_issues", issue=issue)
+    span = f"{row['nccl_min']}..{row['nccl_below']} (fixed in {row['nccl_below']})"
+    if not version:
+        return None, f"NCCL version unknown; {issue} affects {span}"
+    hit = ranges.within(version, row["nccl_min"], row["nccl_below"])
+    words = {True: "is in", False: "is outside", None: "may or may not be in"}[hit]
+    return hit, f"NCCL {version} {words} {span}"

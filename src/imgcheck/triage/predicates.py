@@ -198,6 +198,13 @@ def nccl_before_gdr_module_check(f: Facts) -> Result:
     return nccl_lacks(f, "gdr_module_sysfs_check")
 
 
+def nccl_nic_fusion_net_id_0(f: Facts) -> Result:
+    """The NCCL in use is in the range of the NIC-fusion known issue whose fallback hard-codes NET/0."""
+    v, where = nccl_version(f)
+    hit, why = nccl_k.in_known_issue(f.kb, v, "nic_fusion_fallback_net_id_0")
+    return hit, f"{why} ({where})" if v else why
+
+
 def log_ro(f: Facts) -> Result:
     if f.log.relaxed_ordering is None:
         return None, "no 'NET/IB : Using' line in the log"
@@ -252,6 +259,7 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "image.has_reg_mr_iova2": image_has_reg_mr_iova2,
     "nccl.before_gdr_module_check": nccl_before_gdr_module_check,
     "nccl.below_2_23_4": nccl_before_gdr_module_check,  # the old name, kept for signature files that use it
+    "nccl.nic_fusion_net_id_0": nccl_nic_fusion_net_id_0,
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
 }
