@@ -218,3 +218,22 @@ def test_nic_fusion_net_id_0_needs_nccl_ib_transport_and_the_affected_range():
         assert severities(run(image_with(affected, env=env)), "NCCL-RELEASE-KNOWN-ISSUE") == []
     # a node without RDMA devices: only sockets, no virtual NICs
     assert severities(run(image_with(affected), "cpu-no-rdma"), "NCCL-RELEASE-KNOWN-ISSUE") == []
+
+
+def test_traced_fix_is_a_warning_only_inside_its_affected_range_and_with_its_setting():
+    # 2.12.12's "Fix crash when setting NCCL_SET_THREAD_NAME": the bug came with the variable in 2.12.7
+    # (catalogs/nccl_fix_ranges.json, from NVIDIA/nccl@v2.12.12-1:src/proxy.cc)
+    lib = Nccl("2.12.10", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.12.10", None, "library")
+    f = by_id(run(image_with(lib, env={"NCCL_SET_THREAD_NAME": "1"})), "NCCL-RELEASE-LATER-FIX")
+    assert f.severity == "warning" and "NCCL_SET_THREAD_NAME" in f.mechanism and "bug from 2.12.7" in f.mechanism
+    assert any(e.fact == "image.env.NCCL_SET_THREAD_NAME" for e in f.evidence)
+    # not set to 1: the thread is never named, the entry is not shown
+    quiet = run(image_with(lib, env={"NCCL_SET_THREAD_NAME": "0"}))
+    assert all("NCCL_SET_THREAD_NAME" not in f.mechanism for f in quiet.findings if f.id == "NCCL-RELEASE-LATER-FIX")
+    # 2.9.9's NCCL_MAX_P2P_NCHANNELS crash: 2.6.4 predates send/receive (first affected 2.7.3)
+    old = Nccl("2.6.4", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.6.4", None, "library")
+    older = run(image_with(old, env={"NCCL_MAX_P2P_NCHANNELS": "1"}))
+    assert all("NCCL_MAX_P2P_NCHANNELS" not in f.mechanism for f in older.findings if f.id == "NCCL-RELEASE-LATER-FIX")
+    mid = Nccl("2.8.4", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.8.4", None, "library")
+    f = by_id(run(image_with(mid, env={"NCCL_MAX_P2P_NCHANNELS": "1"})), "NCCL-RELEASE-LATER-FIX")
+    assert f.severity == "warning" and "NCCL_MAX_P2P_NCHANNELS" in f.mechanism

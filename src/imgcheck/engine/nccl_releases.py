@@ -219,8 +219,10 @@ def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Eviden
 
 def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
     """Failures fixed in releases after the image's NCCL, from every release's notes: named when the facts show every
-    condition the entry names; counted in one unknown when they cannot tell. Never above info: a version range is
-    weaker evidence than a mechanism whose conditions were shown (issue 31 ranks by evidence)."""
+    condition the entry names; counted in one unknown when they cannot tell. An entry whose bug was traced to its
+    first release (catalogs/nccl_fix_ranges.json) is skipped for an older NCCL, takes its conditions from that row,
+    and when they are all shown is a warning; the others never rank above info: a version range is weaker evidence
+    than a mechanism whose conditions were shown (issue 31 ranks by evidence)."""
     nccl = ctx.nccl
     assert nccl is not None  # check() returns before this without NCCL
     rule = "NCCL-RELEASE-LATER-FIX"
@@ -230,37 +232,56 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
         for r in ctx.matrix.rows("nccl_known_issues")
         if ranges.within(nccl.version, r["nccl_min"], r["nccl_below"])
     }
+    traced = {r["entry"]: r for r in ctx.matrix.rows("nccl_fix_ranges")}
     shown: list[dict[str, Any]] = []
+    shown_traced: list[tuple[dict[str, Any], dict[str, Any]]] = []
     undecided: list[tuple[dict[str, Any], list[str]]] = []
     for row in ctx.matrix.rows("nccl_release_notes"):
         if row["kind"] not in ("fix", "known-issue") or row["symptom"] not in _FAILURE_SYMPTOMS:
             continue
         if ranges.at_least(nccl.version, row["release"]) is not False or row["release"] in curated:
             continue  # the image's NCCL has the fix (or may have it), or a curated row names it
-        conditions = list(row["conditions"] or [])
-        for name in row["settings"] or []:
-            if ctx.setting(name) is not None:
-                conditions.append(f"setting:{name}")
-        states = {c: (True if c.startswith("setting:") else _condition(ctx, c)) for c in conditions}
+        trace = traced.get(row["entry"])
+        if trace and trace["first_affected"] and ranges.at_least(nccl.version, trace["first_affected"]) is False:
+            continue  # the image's NCCL predates the code the fix changes
+        if trace:
+            conditions = list(trace["conditions"] or [])
+            states = {c: _traced_condition(ctx, c) for c in conditions}
+        else:
+            conditions = list(row["conditions"] or [])
+            for name in row["settings"] or []:
+                if ctx.setting(name) is not None:
+                    conditions.append(f"setting:{name}")
+            states = {c: (True if c.startswith("setting:") else _condition(ctx, c)) for c in conditions}
         if any(v is False for v in states.values()):
             continue
         # a link layer alone is shown by nearly every RDMA node: naming an entry needs a narrower fact shown too
         narrow = any(not c.startswith("transport:") for c in conditions)
         if conditions and narrow and all(states.values()):
-            shown.append(row)
+            if trace:
+                shown_traced.append((row, trace))
+            else:
+                shown.append(row)
         else:
             undecided.append((row, [c for c, v in states.items() if v is None] or ["none named"]))
-    if shown:
-        listed = "; ".join(f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown[:_LISTED])
-        more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
+    if shown or shown_traced:
+        items = [
+            f"{r['release']} (bug from {t['first_affected'] or 'an unknown release'}): {r['text']} "
+            f"({', '.join(t['conditions'] or [])}; prints: {'; '.join(t['symptoms'] or ['nothing stated'])})"
+            for r, t in shown_traced
+        ] + [f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown]
+        listed = "; ".join(items[:_LISTED])
+        more = f"; and {len(items) - _LISTED} more" if len(items) > _LISTED else ""
+        releases = [r["release"] for r in shown] + [r["release"] for r, _ in shown_traced]
         yield finding(
             ctx.matrix,
             rule,
-            ctx.nccl_evidence(),
+            ctx.nccl_evidence() + [ev for _, t in shown_traced for ev in _traced_evidence(ctx, t)],
+            variant="traced" if shown_traced else None,
             nccl=nccl.version,
-            count=len(shown),
+            count=len(items),
             entries=listed + more,
-            newest=max((r["release"] for r in shown), key=lambda v: tuple(int(x) for x in v.split("."))),
+            newest=max(releases, key=lambda v: tuple(int(x) for x in v.split("."))),
             undecided=len(undecided),
         )
     elif undecided:
@@ -271,3 +292,32 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
             f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes or corruption "
             f"whose conditions the facts cannot show ({', '.join(conds)}), e.g. {example['release']}: {example['text']}",
         )
+
+
+def _traced_condition(ctx: Ctx, cond: str) -> bool | None:
+    """A condition of a traced fix (nccl_fix_ranges): settings and the launch are read here, the rest as for known
+    issues; words no fact shows are None (named, never shown)."""
+    kind, _, value = cond.partition(":")
+    if kind == "setting" and value:
+        name, eq, want = value.partition("=")
+        s = ctx.setting(name)
+        if s is None:
+            return None if ctx.image.unknown_reason("env") else False
+        return s.value.strip() == want if eq else True
+    if kind == "job" and value == "gpu-subset":
+        job = ctx.job
+        if job is None or not job.gpus or job.gpus < 0 or not job.ranks_per_node:
+            return None
+        return job.gpus < job.ranks_per_node
+    if kind in _FACT_CONDITIONS and value:
+        return _condition(ctx, cond)
+    return None
+
+
+def _traced_evidence(ctx: Ctx, trace: dict[str, Any]) -> list[Evidence]:
+    out = []
+    for cond in trace["conditions"] or []:
+        kind, _, value = cond.partition(":")
+        if kind == "setting" and (s := ctx.setting(value.partition("=")[0])) is not None:
+            out.append(s.evidence)
+    return out
