@@ -92,3 +92,20 @@ def in_known_issue(matrix: Matrix, version: str | None, issue: str) -> tuple[boo
     hit = ranges.within(version, row["nccl_min"], row["nccl_below"])
     words = {True: "is in", False: "is outside", None: "may or may not be in"}[hit]
     return hit, f"NCCL {version} {words} {span}"
+
+
+def in_traced_fix(matrix: Matrix, version: str | None, entry: str) -> tuple[bool | None, str]:
+    """Whether NCCL `version` has the bug of release-note fix `entry` (nccl_fix_ranges: first_affected up to, not
+    including, the fixing release of nccl_release_notes)."""
+    trace = matrix.need("nccl_fix_ranges", entry=entry)
+    fixed = matrix.need("nccl_release_notes", entry=entry)["release"]
+    first = trace["first_affected"]
+    span = f"{first or '?'}..{fixed} (fixed in {fixed})"
+    if not version:
+        return None, f"NCCL version unknown; the bug of {entry} affects {span}"
+    if first:
+        hit = ranges.within(version, first, fixed)
+    else:
+        hit = False if ranges.at_least(version, fixed) else None
+    words = {True: "has", False: "does not have", None: "may or may not have"}[hit]
+    return hit, f"NCCL {version} {words} the bug fixed in {fixed} (affects {span})"

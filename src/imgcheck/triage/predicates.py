@@ -205,6 +205,17 @@ def nccl_nic_fusion_net_id_0(f: Facts) -> Result:
     return hit, f"{why} ({where})" if v else why
 
 
+def _traced(entry: str) -> Callable[[Facts], Result]:
+    """The NCCL in use has the bug of a traced release-note fix (catalogs/nccl_fix_ranges.json)."""
+
+    def predicate(f: Facts) -> Result:
+        v, where = nccl_version(f)
+        hit, why = nccl_k.in_traced_fix(f.kb, v, entry)
+        return hit, f"{why} ({where})" if v else why
+
+    return predicate
+
+
 def log_ro(f: Facts) -> Result:
     if f.log.relaxed_ordering is None:
         return None, "no 'NET/IB : Using' line in the log"
@@ -260,6 +271,10 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "nccl.before_gdr_module_check": nccl_before_gdr_module_check,
     "nccl.below_2_23_4": nccl_before_gdr_module_check,  # the old name, kept for signature files that use it
     "nccl.nic_fusion_net_id_0": nccl_nic_fusion_net_id_0,
+    # fixes traced to their first release (nccl_fix_ranges): 2.18.3's crash after a failed SHM map, 2.26.2's
+    # progress thread spinning after a network error
+    "nccl.shm_close_crash": _traced("2.18.3#5"),
+    "nccl.progress_spin_after_error": _traced("2.26.2#34"),
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
 }
