@@ -218,6 +218,14 @@ def test_nic_fusion_net_id_0_needs_nccl_ib_transport_and_the_affected_range():
         assert severities(run(image_with(affected, env=env)), "NCCL-RELEASE-KNOWN-ISSUE") == []
     # a node without RDMA devices: only sockets, no virtual NICs
     assert severities(run(image_with(affected), "cpu-no-rdma"), "NCCL-RELEASE-KNOWN-ISSUE") == []
+    # one NIC port: every report of the fallback had several NICs (topology:several-nics)
+    one = node("mofed-23.10-open-550-peermem")
+    one = dataclasses.replace(one, rdma=dataclasses.replace(one.rdma, devices=one.rdma.devices[:1]))
+    one_port = one.rdma.devices[0]
+    one = dataclasses.replace(
+        one, rdma=dataclasses.replace(one.rdma, devices=(dataclasses.replace(one_port, ports=one_port.ports[:1]),))
+    )
+    assert severities(evaluate(image_with(affected), one, matrix()), "NCCL-RELEASE-KNOWN-ISSUE") == []
 
 
 def test_traced_fix_is_a_warning_only_inside_its_affected_range_and_with_its_setting():

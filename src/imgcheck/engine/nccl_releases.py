@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..knowledge import providers
 from ..model.report import Evidence, Finding
 from ..versions import ranges
 from . import facts
@@ -151,6 +152,12 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         if not names or row is None:
             return None
         return any(re.search(row["pattern"], n) for n in names)
+    if kind == "topology" and value == "several-nics":
+        # NCCL's IB transport makes one network device per active port; without port facts, one per device
+        devices = [d for d in ctx.node.rdma.devices if providers.provider_of(d) != "efa"]
+        if not devices:
+            return None if ctx.node_has_rdma is not False else False
+        return sum(max(len(d.ports), 1) for d in devices) >= 2
     if kind == "topology":
         nics = [d for d in ctx.node.rdma.devices if d.ports]
         gpus = ctx.node.gpu.gpus
