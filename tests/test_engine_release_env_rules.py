@@ -245,3 +245,35 @@ def test_traced_fix_is_a_warning_only_inside_its_affected_range_and_with_its_set
     mid = Nccl("2.8.4", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.8.4", None, "library")
     f = by_id(run(image_with(mid, env={"NCCL_MAX_P2P_NCHANNELS": "1"})), "NCCL-RELEASE-LATER-FIX")
     assert f.severity == "warning" and "NCCL_MAX_P2P_NCHANNELS" in f.mechanism
+
+
+def test_cumem_host_numa_in_docker_needs_the_driver_the_runtime_and_the_release():
+    # NVIDIA/nccl@v2.26.3-1's notes: cuMem host allocations are on by default from 2.24 with a 12.6+ driver and need
+    # NUMA calls Docker's default seccomp profile refuses without CAP_SYS_NICE; the NGC docker run line is real
+    import os
+
+    from imgcheck.job import load_job_spec
+
+    (docker,) = load_job_spec(os.path.join(os.path.dirname(__file__), "job", "specs", "ngc-pytorch-run.sh"))
+    n = node("mofed-23.10-open-550-peermem")
+    new_driver = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, cuda_driver_version="12.8"))
+    img = image_with(wheel("2.26.2"))
+
+    def issue(result):
+        return [f for f in result.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE" and "cuMem" in f.title]
+
+    f = issue(evaluate(img, new_driver, matrix(), job=docker))
+    assert f and f[0].severity == "warning" and "NCCL_CUMEM_HOST_ENABLE=0" in " ".join(f[0].fixes)
+    # the driver the node runs (12.4) leaves cuMem host allocations off
+    assert issue(evaluate(img, n, matrix(), job=docker)) == []
+    # SYS_NICE added, the workaround set, or 2.26.3 (which probes and falls back): nothing to name
+    nice = dataclasses.replace(docker, cap_add=("SYS_NICE",))
+    assert issue(evaluate(img, new_driver, matrix(), job=nice)) == []
+    off = image_with(wheel("2.26.2"), env={"NCCL_CUMEM_HOST_ENABLE": "0"})
+    assert issue(evaluate(off, new_driver, matrix(), job=docker)) == []
+    assert issue(evaluate(image_with(wheel("2.26.3")), new_driver, matrix(), job=docker)) == []
+    # no launch spec: whether the container may make NUMA calls is asked, not assumed
+    # (NCCL_NET=Socket keeps the NIC-fusion row of the same release out: one outcome kind per rule)
+    no_job = evaluate(image_with(wheel("2.26.2"), env={"NCCL_NET": "Socket"}), new_driver, matrix())
+    assert issue(no_job) == []
+    assert any("container:no-sys-nice" in u.reason for u in no_job.unknowns if u.rule == "NCCL-RELEASE-KNOWN-ISSUE")

@@ -42,3 +42,19 @@ def test_shm_map_failure_names_the_close_crash_only_for_its_releases(tmp_path):
     assert states["nccl-shm-close-crash"] == "supported"
     new = _top("node1:1:1 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n" + line, tmp_path)
     assert causes_of(new, "NCCL-SHM-SEGMENT")[-1] == ("nccl-shm-close-crash", "unlikely")  # false: moved last
+
+
+def test_cuda_failure_in_alloc_names_cumem_host_numa_for_its_releases(tmp_path):
+    # NVIDIA/nccl@v2.26.3-1's notes: cuMem host allocations (2.24.3 on, driver >= 12.6) fail under Docker's seccomp
+    line = "node1:1:2 [0] include/alloc.h:57 NCCL WARN Cuda failure 2 'out of memory'\n"
+    hit = causes_of(_top("node1:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8\n" + line, tmp_path), "NCCL-CUDA-OOM")
+    # in range; whether the job set NCCL_CUMEM_HOST_ENABLE=0 is unknown without the image: kept second, not moved last
+    assert hit[1] == ("cumem-host-numa-container", "unknown")
+    off = _top(
+        "node1:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8\n"
+        "node1:1:1 [0] NCCL INFO NCCL_CUMEM_HOST_ENABLE set by environment to 0.\n" + line,
+        tmp_path,
+    )
+    assert dict(causes_of(off, "NCCL-CUDA-OOM"))["cumem-host-numa-container"] == "unlikely"
+    fixed = _top("node1:1:1 [0] NCCL INFO NCCL version 2.26.3+cuda12.8\n" + line, tmp_path)
+    assert dict(causes_of(fixed, "NCCL-CUDA-OOM"))["cumem-host-numa-container"] == "unlikely"

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..job.model import RUNTIME_DOCKER, RUNTIME_ENROOT
 from ..knowledge import providers
 from ..model.report import Evidence, Finding
 from ..versions import ranges
@@ -137,7 +138,7 @@ _LISTED = 5  # entries named in the finding's text; the rest are counted
 
 
 # condition kinds node or image facts can show (_condition); any other is the workload's, never shown by facts
-_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport", "collnet", "net")
+_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport", "collnet", "net", "driver-cuda", "container", "cumem")
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
@@ -183,6 +184,16 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         config_api = ctx.nccl_at_least("collnet_config_api")
         return None if config_api is not False else False
+    if kind == "driver-cuda" and value.startswith(">="):
+        have = ctx.node.gpu.cuda_driver_version
+        return None if not have else ranges.at_least(have, value[2:])
+    if kind == "container" and value == "no-sys-nice":
+        return _no_sys_nice(ctx)
+    if kind == "cumem" and value == "on":
+        s = ctx.setting("NCCL_CUMEM_ENABLE")
+        if s is not None:
+            return s.as_int() != 0
+        return None if ctx.image.unknown_reason("env") else True
     if kind == "net" and value == "ib-vnics":
         return _ib_vnics(ctx)
     if kind == "plugin" and value == "none":
@@ -191,6 +202,22 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         return True
     return None  # nvls, pxn, shm, numa, ...: not in the facts imgcheck reads
+
+
+def _no_sys_nice(ctx: Ctx) -> bool | None:
+    """The container runs under a seccomp profile that refuses get_mempolicy/mbind (NUMA) without CAP_SYS_NICE:
+    Docker's default profile does; a privileged container, an added SYS_NICE or Enroot (no seccomp) does not. A
+    Kubernetes pod depends on the cluster's default seccomp profile, which the spec does not show."""
+    job = ctx.job
+    if job is None:
+        return None
+    if job.privileged or (job.cap_add and ({"SYS_NICE", "ALL"} & set(job.cap_add))):
+        return False
+    if job.runtime == RUNTIME_ENROOT:
+        return False
+    if job.runtime == RUNTIME_DOCKER:
+        return None if job.open_flags else True
+    return None
 
 
 def _ib_vnics(ctx: Ctx) -> bool | None:

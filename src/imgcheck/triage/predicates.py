@@ -205,6 +205,17 @@ def nccl_nic_fusion_net_id_0(f: Facts) -> Result:
     return hit, f"{why} ({where})" if v else why
 
 
+def _known_issue(issue: str) -> Callable[[Facts], Result]:
+    """The NCCL in use is in the range of a nccl_known_issues row."""
+
+    def predicate(f: Facts) -> Result:
+        v, where = nccl_version(f)
+        hit, why = nccl_k.in_known_issue(f.kb, v, issue)
+        return hit, f"{why} ({where})" if v else why
+
+    return predicate
+
+
 def _traced(entry: str) -> Callable[[Facts], Result]:
     """The NCCL in use has the bug of a traced release-note fix (catalogs/nccl_fix_ranges.json)."""
 
@@ -274,6 +285,7 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     # fixes traced to their first release (nccl_fix_ranges): 2.18.3's crash after a failed SHM map, 2.26.2's
     # progress thread spinning after a network error
     "nccl.shm_close_crash": _traced("2.18.3#5"),
+    "nccl.cumem_host_numa": _known_issue("cumem_host_numa_in_container"),
     "nccl.progress_spin_after_error": _traced("2.26.2#34"),
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
