@@ -94,10 +94,11 @@ def in_known_issue(matrix: Matrix, version: str | None, issue: str) -> tuple[boo
     return hit, f"NCCL {version} {words} {span}"
 
 
-def in_traced_fix(matrix: Matrix, version: str | None, entry: str) -> tuple[bool | None, str]:
-    """Whether NCCL `version` has the bug of release-note fix `entry` (nccl_fix_ranges: first_affected up to, not
-    including, the fixing release of nccl_release_notes)."""
-    trace = matrix.need("nccl_fix_ranges", entry=entry)
+def in_traced_fix(matrix: Matrix, version: str | None, issue: str) -> tuple[bool | None, str]:
+    """Whether NCCL `version` has the bug of the traced fix named `issue` (nccl_fix_ranges: first_affected up to, not
+    including, the fixing release of its nccl_release_notes entry)."""
+    trace = matrix.need("nccl_fix_ranges", issue=issue)
+    entry = trace["entry"]
     fixed = matrix.need("nccl_release_notes", entry=entry)["release"]
     first = trace["first_affected"]
     span = f"{first or '?'}..{fixed} (fixed in {fixed})"

@@ -216,12 +216,12 @@ def _known_issue(issue: str) -> Callable[[Facts], Result]:
     return predicate
 
 
-def _traced(entry: str) -> Callable[[Facts], Result]:
+def _traced(issue: str) -> Callable[[Facts], Result]:
     """The NCCL in use has the bug of a traced release-note fix (catalogs/nccl_fix_ranges.json)."""
 
     def predicate(f: Facts) -> Result:
         v, where = nccl_version(f)
-        hit, why = nccl_k.in_traced_fix(f.kb, v, entry)
+        hit, why = nccl_k.in_traced_fix(f.kb, v, issue)
         return hit, f"{why} ({where})" if v else why
 
     return predicate
@@ -284,9 +284,9 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "nccl.nic_fusion_net_id_0": nccl_nic_fusion_net_id_0,
     # fixes traced to their first release (nccl_fix_ranges): 2.18.3's crash after a failed SHM map, 2.26.2's
     # progress thread spinning after a network error
-    "nccl.shm_close_crash": _traced("2.18.3#5"),
+    "nccl.shm_close_crash": _traced("shm_close_crash_after_failed_map"),
     "nccl.cumem_host_numa": _known_issue("cumem_host_numa_in_container"),
-    "nccl.progress_spin_after_error": _traced("2.26.2#34"),
+    "nccl.progress_spin_after_error": _traced("progress_thread_spin_after_error"),
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
 }
