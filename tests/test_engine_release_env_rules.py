@@ -277,3 +277,15 @@ def test_cumem_host_numa_in_docker_needs_the_driver_the_runtime_and_the_release(
     no_job = evaluate(image_with(wheel("2.26.2"), env={"NCCL_NET": "Socket"}), new_driver, matrix())
     assert issue(no_job) == []
     assert any("container:no-sys-nice" in u.reason for u in no_job.unknowns if u.rule == "NCCL-RELEASE-KNOWN-ISSUE")
+
+
+def test_kernel_needing_a_newer_driver_crash_is_named_when_the_driver_is_older_than_nccls_cuda():
+    # 2.28.7's "crash when NCCL is compiled with recent CUDA versions but running on ... older CUDA drivers":
+    # from 2.27.7 a kernel the driver cannot load leaves its error pending (src/enqueue.cc, nccl_fix_ranges)
+    lib = dataclasses.replace(wheel("2.28.3"), cuda="12.9", cuda_from="library build string")
+    n = node("mofed-23.10-open-550-peermem")  # its driver supports CUDA 12.4
+    f = by_id(run(image_with(lib)), "NCCL-RELEASE-LATER-FIX")
+    assert f.severity == "warning" and "older CUDA drivers" in f.mechanism and "bug from 2.27.7" in f.mechanism
+    newer = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, cuda_driver_version="12.9"))
+    quiet = evaluate(image_with(lib), newer, matrix())
+    assert all("older CUDA drivers" not in f.mechanism for f in quiet.findings if f.id == "NCCL-RELEASE-LATER-FIX")

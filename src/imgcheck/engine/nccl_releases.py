@@ -338,6 +338,12 @@ def _traced_condition(ctx: Ctx, cond: str) -> bool | None:
         if s is None:
             return None if ctx.image.unknown_reason("env") else False
         return s.value.strip() == want if eq else True
+    if kind == "nccl-build-cuda" and value == "above-driver":
+        built = ctx.nccl.cuda if ctx.nccl is not None else None
+        have = ctx.node.gpu.cuda_driver_version
+        if not built or not have:
+            return None
+        return ranges.below(have, built)
     if kind == "job" and value == "gpu-subset":
         job = ctx.job
         if job is None or not job.gpus or job.gpus < 0 or not job.ranks_per_node:
