@@ -344,6 +344,10 @@ def _traced_condition(ctx: Ctx, cond: str) -> bool | None:
         if not built or not have:
             return None
         return ranges.below(have, built)
+    if kind == "plugin" and value == "external":
+        if ctx.image_unknown("nccl_net_plugins"):
+            return None
+        return bool(ctx.image.nccl_net_plugins)
     if kind == "job" and value == "gpu-subset":
         job = ctx.job
         if job is None or not job.gpus or job.gpus < 0 or not job.ranks_per_node:
