@@ -228,22 +228,28 @@ def test_nic_fusion_net_id_0_needs_nccl_ib_transport_and_the_affected_range():
     assert severities(evaluate(image_with(affected), one, matrix()), "NCCL-RELEASE-KNOWN-ISSUE") == []
 
 
-def test_traced_fix_is_a_warning_only_inside_its_affected_range_and_with_its_setting():
+def test_traced_fix_is_a_known_issue_only_inside_its_affected_range_and_with_its_setting():
     # 2.12.12's "Fix crash when setting NCCL_SET_THREAD_NAME": the bug came with the variable in 2.12.7
     # (catalogs/nccl_fix_ranges.json, from NVIDIA/nccl@v2.12.12-1:src/proxy.cc)
     lib = Nccl("2.12.10", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.12.10", None, "library")
-    f = by_id(run(image_with(lib, env={"NCCL_SET_THREAD_NAME": "1"})), "NCCL-RELEASE-LATER-FIX")
-    assert f.severity == "warning" and "NCCL_SET_THREAD_NAME" in f.mechanism and "bug from 2.12.7" in f.mechanism
+    f = by_id(run(image_with(lib, env={"NCCL_SET_THREAD_NAME": "1"})), "NCCL-RELEASE-KNOWN-ISSUE")
+    assert (
+        f.severity == "warning"
+        and "NCCL_SET_THREAD_NAME" in f.mechanism
+        and "traced back to NCCL 2.12.7" in f.mechanism
+    )
     assert any(e.fact == "image.env.NCCL_SET_THREAD_NAME" for e in f.evidence)
     # not set to 1: the thread is never named, the entry is not shown
     quiet = run(image_with(lib, env={"NCCL_SET_THREAD_NAME": "0"}))
-    assert all("NCCL_SET_THREAD_NAME" not in f.mechanism for f in quiet.findings if f.id == "NCCL-RELEASE-LATER-FIX")
+    assert all("NCCL_SET_THREAD_NAME" not in f.mechanism for f in quiet.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE")
     # 2.9.9's NCCL_MAX_P2P_NCHANNELS crash: 2.6.4 predates send/receive (first affected 2.7.3)
     old = Nccl("2.6.4", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.6.4", None, "library")
     older = run(image_with(old, env={"NCCL_MAX_P2P_NCHANNELS": "1"}))
-    assert all("NCCL_MAX_P2P_NCHANNELS" not in f.mechanism for f in older.findings if f.id == "NCCL-RELEASE-LATER-FIX")
+    assert all(
+        "NCCL_MAX_P2P_NCHANNELS" not in f.mechanism for f in older.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE"
+    )
     mid = Nccl("2.8.4", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.8.4", None, "library")
-    f = by_id(run(image_with(mid, env={"NCCL_MAX_P2P_NCHANNELS": "1"})), "NCCL-RELEASE-LATER-FIX")
+    f = by_id(run(image_with(mid, env={"NCCL_MAX_P2P_NCHANNELS": "1"})), "NCCL-RELEASE-KNOWN-ISSUE")
     assert f.severity == "warning" and "NCCL_MAX_P2P_NCHANNELS" in f.mechanism
 
 
@@ -284,8 +290,10 @@ def test_kernel_needing_a_newer_driver_crash_is_named_when_the_driver_is_older_t
     # from 2.27.7 a kernel the driver cannot load leaves its error pending (src/enqueue.cc, nccl_fix_ranges)
     lib = dataclasses.replace(wheel("2.28.3"), cuda="12.9", cuda_from="library build string")
     n = node("mofed-23.10-open-550-peermem")  # its driver supports CUDA 12.4
-    f = by_id(run(image_with(lib)), "NCCL-RELEASE-LATER-FIX")
-    assert f.severity == "warning" and "older CUDA drivers" in f.mechanism and "bug from 2.27.7" in f.mechanism
+    f = by_id(run(image_with(lib)), "NCCL-RELEASE-KNOWN-ISSUE")
+    assert (
+        f.severity == "warning" and "older CUDA drivers" in f.mechanism and "traced back to NCCL 2.27.7" in f.mechanism
+    )
     newer = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, cuda_driver_version="12.9"))
     quiet = evaluate(image_with(lib), newer, matrix())
-    assert all("older CUDA drivers" not in f.mechanism for f in quiet.findings if f.id == "NCCL-RELEASE-LATER-FIX")
+    assert all("older CUDA drivers" not in f.mechanism for f in quiet.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE")

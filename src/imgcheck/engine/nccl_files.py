@@ -19,7 +19,7 @@ from ..model.location import Location
 from ..model.report import Evidence
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, decided, finding, unknown
 
 RULES = (
     "NCCL-GRAPH-FILE-SET",
@@ -88,6 +88,18 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         return
     graph, graph_ref = _effective(ctx, "NCCL_GRAPH_FILE")
     topo, topo_ref = _effective(ctx, "NCCL_TOPO_FILE")
+    if not ctx.image.unknown_reason("env"):
+        # neither file set anywhere the facts show: nothing for the file facts to decide (the user's ~/.nccl.conf
+        # is read only when the extractor ran; a facts file without it leaves NCCL_FILES unknown, not the setting)
+        unset = "not set in the image Env, /etc/nccl.conf or the launch"
+        if graph is None:
+            for rule in ("NCCL-GRAPH-FILE-SET", "NCCL-GRAPH-FILE-MISSING"):
+                yield decided(rule, f"NCCL_GRAPH_FILE {unset}")
+        if topo is None:
+            for rule in ("NCCL-TOPO-FILE-MISSING", "NCCL-TOPO-FILE-OTHER-NODE"):
+                yield decided(rule, f"NCCL_TOPO_FILE {unset}")
+        if graph is None and topo is None:
+            yield decided("NCCL-XML-FILE-REJECTED", f"neither NCCL_TOPO_FILE nor NCCL_GRAPH_FILE is {unset[4:]}")
     if graph is not None:
         yield from _graph_set(ctx, graph, graph_ref)
         yield from _missing(ctx, graph, graph_ref, "NCCL-GRAPH-FILE-MISSING")

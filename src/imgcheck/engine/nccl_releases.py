@@ -298,24 +298,32 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
                 shown.append(row)
         else:
             undecided.append((row, [c for c, v in states.items() if v is None] or ["none named"]))
-    if shown or shown_traced:
-        items = [
-            f"{r['release']} (bug from {t['first_affected'] or 'an unknown release'}): {r['text']} "
-            f"({', '.join(t['conditions'] or [])}; prints: {'; '.join(t['symptoms'] or ['nothing stated'])})"
-            for r, t in shown_traced
-        ] + [f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown]
-        listed = "; ".join(items[:_LISTED])
-        more = f"; and {len(items) - _LISTED} more" if len(items) > _LISTED else ""
-        releases = [r["release"] for r in shown] + [r["release"] for r, _ in shown_traced]
+    for row, trace in shown_traced:
+        # a traced fix whose every condition is shown is a known issue of this release, ranked as one (warning)
+        yield finding(
+            ctx.matrix,
+            "NCCL-RELEASE-KNOWN-ISSUE",
+            ctx.nccl_evidence() + _traced_evidence(ctx, trace),
+            variant="traced",
+            nccl=nccl.version,
+            issue=row["text"],
+            nccl_min=trace["first_affected"] or "an unknown release",
+            fixed_in=row["release"],
+            shown=", ".join(trace["conditions"] or []),
+            symptoms="; ".join(trace["symptoms"] or ["nothing stated"]),
+            traced=trace["first_affected_source"],
+        )
+    if shown:
+        listed = "; ".join(f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown[:_LISTED])
+        more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
         yield finding(
             ctx.matrix,
             rule,
-            ctx.nccl_evidence() + [ev for _, t in shown_traced for ev in _traced_evidence(ctx, t)],
-            variant="traced" if shown_traced else None,
+            ctx.nccl_evidence(),
             nccl=nccl.version,
-            count=len(items),
+            count=len(shown),
             entries=listed + more,
-            newest=max(releases, key=lambda v: tuple(int(x) for x in v.split("."))),
+            newest=max((r["release"] for r in shown), key=lambda v: tuple(int(x) for x in v.split("."))),
             undecided=len(undecided),
         )
     elif undecided:
