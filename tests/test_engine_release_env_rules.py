@@ -201,3 +201,99 @@ def test_nccl_older_than_consumer_blackwell():
         severities(evaluate(image_with(new), dataclasses.replace(base, gpu=rtx), matrix()), "NCCL-TOO-OLD-FOR-GPU")
         == []
     )
+
+
+def test_nic_fusion_net_id_0_needs_nccl_ib_transport_and_the_affected_range():
+    # NVIDIA/nccl v2.24.3-1..v2.26.6-1: every NIC of the internal IB plugin becomes a virtual NIC, so the
+    # graph-search fallback's hard-coded NET/0 is gone (nccl#1748); v2.27.3-1 skips vNICs of one device
+    affected = wheel("2.26.2")
+    f = by_id(run(image_with(affected)), "NCCL-RELEASE-KNOWN-ISSUE")
+    assert f.severity == "warning" and "Could not find NET with id 0" in f.title
+    assert "2.27.3" in " ".join(f.fixes) and "no setting avoids it" in " ".join(f.fixes)
+    assert "falling back to simple order" in f.mechanism  # the trigger the facts cannot show is named
+    for fixed in (wheel("2.27.3"), wheel("2.23.4")):
+        assert severities(run(image_with(fixed)), "NCCL-RELEASE-KNOWN-ISSUE") == []
+    # NCCL_TOPO_DUMP_FILE makes ncclTopoProcessNet use the physical devices; NCCL_NET=Socket has no makeVDevice
+    for env in ({"NCCL_TOPO_DUMP_FILE": "/tmp/topo.xml"}, {"NCCL_NET": "Socket"}):
+        assert severities(run(image_with(affected, env=env)), "NCCL-RELEASE-KNOWN-ISSUE") == []
+    # a node without RDMA devices: only sockets, no virtual NICs
+    assert severities(run(image_with(affected), "cpu-no-rdma"), "NCCL-RELEASE-KNOWN-ISSUE") == []
+    # one NIC port: every report of the fallback had several NICs (topology:several-nics)
+    one = node("mofed-23.10-open-550-peermem")
+    one = dataclasses.replace(one, rdma=dataclasses.replace(one.rdma, devices=one.rdma.devices[:1]))
+    one_port = one.rdma.devices[0]
+    one = dataclasses.replace(
+        one, rdma=dataclasses.replace(one.rdma, devices=(dataclasses.replace(one_port, ports=one_port.ports[:1]),))
+    )
+    assert severities(evaluate(image_with(affected), one, matrix()), "NCCL-RELEASE-KNOWN-ISSUE") == []
+
+
+def test_traced_fix_is_a_known_issue_only_inside_its_affected_range_and_with_its_setting():
+    # 2.12.12's "Fix crash when setting NCCL_SET_THREAD_NAME": the bug came with the variable in 2.12.7
+    # (catalogs/nccl_fix_ranges.json, from NVIDIA/nccl@v2.12.12-1:src/proxy.cc)
+    lib = Nccl("2.12.10", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.12.10", None, "library")
+    f = by_id(run(image_with(lib, env={"NCCL_SET_THREAD_NAME": "1"})), "NCCL-RELEASE-KNOWN-ISSUE")
+    assert (
+        f.severity == "warning"
+        and "NCCL_SET_THREAD_NAME" in f.mechanism
+        and "traced back to NCCL 2.12.7" in f.mechanism
+    )
+    assert any(e.fact == "image.env.NCCL_SET_THREAD_NAME" for e in f.evidence)
+    # not set to 1: the thread is never named, the entry is not shown
+    quiet = run(image_with(lib, env={"NCCL_SET_THREAD_NAME": "0"}))
+    assert all("NCCL_SET_THREAD_NAME" not in f.mechanism for f in quiet.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE")
+    # 2.9.9's NCCL_MAX_P2P_NCHANNELS crash: 2.6.4 predates send/receive (first affected 2.7.3)
+    old = Nccl("2.6.4", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.6.4", None, "library")
+    older = run(image_with(old, env={"NCCL_MAX_P2P_NCHANNELS": "1"}))
+    assert all(
+        "NCCL_MAX_P2P_NCHANNELS" not in f.mechanism for f in older.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE"
+    )
+    mid = Nccl("2.8.4", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.8.4", None, "library")
+    f = by_id(run(image_with(mid, env={"NCCL_MAX_P2P_NCHANNELS": "1"})), "NCCL-RELEASE-KNOWN-ISSUE")
+    assert f.severity == "warning" and "NCCL_MAX_P2P_NCHANNELS" in f.mechanism
+
+
+def test_cumem_host_numa_in_docker_needs_the_driver_the_runtime_and_the_release():
+    # NVIDIA/nccl@v2.26.3-1's notes: cuMem host allocations are on by default from 2.24 with a 12.6+ driver and need
+    # NUMA calls Docker's default seccomp profile refuses without CAP_SYS_NICE; the NGC docker run line is real
+    import os
+
+    from imgcheck.job import load_job_spec
+
+    (docker,) = load_job_spec(os.path.join(os.path.dirname(__file__), "job", "specs", "ngc-pytorch-run.sh"))
+    n = node("mofed-23.10-open-550-peermem")
+    new_driver = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, cuda_driver_version="12.8"))
+    img = image_with(wheel("2.26.2"))
+
+    def issue(result):
+        return [f for f in result.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE" and "cuMem" in f.title]
+
+    f = issue(evaluate(img, new_driver, matrix(), job=docker))
+    assert f and f[0].severity == "warning" and "NCCL_CUMEM_HOST_ENABLE=0" in " ".join(f[0].fixes)
+    # the driver the node runs (12.4) leaves cuMem host allocations off
+    assert issue(evaluate(img, n, matrix(), job=docker)) == []
+    # SYS_NICE added, the workaround set, or 2.26.3 (which probes and falls back): nothing to name
+    nice = dataclasses.replace(docker, cap_add=("SYS_NICE",))
+    assert issue(evaluate(img, new_driver, matrix(), job=nice)) == []
+    off = image_with(wheel("2.26.2"), env={"NCCL_CUMEM_HOST_ENABLE": "0"})
+    assert issue(evaluate(off, new_driver, matrix(), job=docker)) == []
+    assert issue(evaluate(image_with(wheel("2.26.3")), new_driver, matrix(), job=docker)) == []
+    # no launch spec: whether the container may make NUMA calls is asked, not assumed
+    # (NCCL_NET=Socket keeps the NIC-fusion row of the same release out: one outcome kind per rule)
+    no_job = evaluate(image_with(wheel("2.26.2"), env={"NCCL_NET": "Socket"}), new_driver, matrix())
+    assert issue(no_job) == []
+    assert any("container:no-sys-nice" in u.reason for u in no_job.unknowns if u.rule == "NCCL-RELEASE-KNOWN-ISSUE")
+
+
+def test_kernel_needing_a_newer_driver_crash_is_named_when_the_driver_is_older_than_nccls_cuda():
+    # 2.28.7's "crash when NCCL is compiled with recent CUDA versions but running on ... older CUDA drivers":
+    # from 2.27.7 a kernel the driver cannot load leaves its error pending (src/enqueue.cc, nccl_fix_ranges)
+    lib = dataclasses.replace(wheel("2.28.3"), cuda="12.9", cuda_from="library build string")
+    n = node("mofed-23.10-open-550-peermem")  # its driver supports CUDA 12.4
+    f = by_id(run(image_with(lib)), "NCCL-RELEASE-KNOWN-ISSUE")
+    assert (
+        f.severity == "warning" and "older CUDA drivers" in f.mechanism and "traced back to NCCL 2.27.7" in f.mechanism
+    )
+    newer = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, cuda_driver_version="12.9"))
+    quiet = evaluate(image_with(lib), newer, matrix())
+    assert all("older CUDA drivers" not in f.mechanism for f in quiet.findings if f.id == "NCCL-RELEASE-KNOWN-ISSUE")

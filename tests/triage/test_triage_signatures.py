@@ -281,7 +281,13 @@ SAMPLES.update(
         "CUDA-PEER-ACCESS-UNSUPPORTED": "RuntimeError: CUDA error: peer access is not supported between these two "
         "devices",  # cudaGetErrorString of cudaErrorPeerAccessUnsupported
         "CUDA-DRIVER-MISMATCH-803": "Error 803: system has unsupported display driver / cuda driver combination",
-        "NCCL-TOPO-ERROR": "node:1:2 [0] graph/xml.cc:606 NCCL WARN Attribute busid of node nic not found",
+        "NCCL-TOPO-ERROR": "node:1:2 [0] graph/search.cc:1111 NCCL WARN Could not find NIC for rank 3 in NVLS graph",
+        # the NCCL_GRAPH_FILE / NCCL_TOPO_FILE XML loader (NVIDIA/nccl src/graph/search.cc, xml.cc, xml.h formats)
+        "NCCL-GRAPH-FILE": "::16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.",
+        "NCCL-TOPO-FILE-XML": "node:1:2 [0] graph/xml.cc:606 NCCL WARN Attribute busid of node nic not found",
+        "NCCL-NET-ID-0-FALLBACK": "graph/topo.h:230 NCCL WARN Could not find NET with id 0",  # NeMo-Run#266
+        # NVIDIA/nccl src/proxy.cc INFO "%s:%d -> %d [Progress Thread]" (2.19.1 on)
+        "NCCL-PROXY-PROGRESS-ERROR": "node1:123:789 [0] NCCL INFO transport/net.cc:1271 -> 6 [Progress Thread]",
         "NCCL-GRAPH-FALLBACK": "node0021:21858:22794 [5] graph/search.cc:765 NCCL WARN Could not find a path for "
         "pattern 4, falling back to simple order",  # nccl#487
         "NCCL-MAXSHAREDMEM": "GENOA-06:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem "

@@ -270,6 +270,29 @@ PLUGINS = Fact(
     ),
 )
 
+
+def _nccl_files_state(ctx: Ctx) -> State:
+    if ctx.image.unknown_reason("nccl_xml_files") or ctx.image.unknown_reason("nccl_file_refs"):
+        return State.UNKNOWN
+    return State.KNOWN if ctx.image.nccl_xml_files or ctx.image.nccl_file_refs else State.ABSENT
+
+
+NCCL_FILES = Fact(
+    "image.nccl_xml_files",
+    "Which NCCL topology/graph XML files (NCCL_TOPO_FILE, NCCL_GRAPH_FILE) does the image have, and what do they hold?",
+    _nccl_files_state,
+    lambda ctx: ctx.image.unknown_reason("nccl_xml_files") or ctx.image.unknown_reason("nccl_file_refs"),
+    blank=lambda i, n, j: (
+        dataclasses.replace(
+            _image_unknown(i, "nccl_xml_files", nccl_xml_files=()),
+            unknown={**i.unknown, "nccl_xml_files": _BLANK, "nccl_file_refs": _BLANK},
+            nccl_file_refs=(),
+        ),
+        n,
+        j,
+    ),
+)
+
 # ---------- node ----------
 
 
@@ -382,6 +405,7 @@ ALL: tuple[Fact, ...] = (
     CUDA,
     COMPAT,
     PLUGINS,
+    NCCL_FILES,
     NODE_RDMA,
     GPU_DRIVER,
     MEMLOCK,

@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..job.model import RUNTIME_DOCKER, RUNTIME_ENROOT
+from ..knowledge import providers
 from ..model.report import Evidence, Finding
 from ..versions import ranges
 from . import facts
@@ -136,7 +138,7 @@ _LISTED = 5  # entries named in the finding's text; the rest are counted
 
 
 # condition kinds node or image facts can show (_condition); any other is the workload's, never shown by facts
-_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport", "collnet")
+_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport", "collnet", "net", "driver-cuda", "container", "cumem")
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
@@ -151,6 +153,12 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         if not names or row is None:
             return None
         return any(re.search(row["pattern"], n) for n in names)
+    if kind == "topology" and value == "several-nics":
+        # NCCL's IB transport makes one network device per active port; without port facts, one per device
+        devices = [d for d in ctx.node.rdma.devices if providers.provider_of(d) != "efa"]
+        if not devices:
+            return None if ctx.node_has_rdma is not False else False
+        return sum(max(len(d.ports), 1) for d in devices) >= 2
     if kind == "topology":
         nics = [d for d in ctx.node.rdma.devices if d.ports]
         gpus = ctx.node.gpu.gpus
@@ -176,7 +184,58 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         config_api = ctx.nccl_at_least("collnet_config_api")
         return None if config_api is not False else False
-    return None  # nvls, pxn, shm, numa, plugin, ...: not in the facts imgcheck reads
+    if kind == "driver-cuda" and value.startswith(">="):
+        have = ctx.node.gpu.cuda_driver_version
+        return None if not have else ranges.at_least(have, value[2:])
+    if kind == "container" and value == "no-sys-nice":
+        return _no_sys_nice(ctx)
+    if kind == "cumem" and value == "on":
+        s = ctx.setting("NCCL_CUMEM_ENABLE")
+        if s is not None:
+            return s.as_int() != 0
+        return None if ctx.image.unknown_reason("env") else True
+    if kind == "net" and value == "ib-vnics":
+        return _ib_vnics(ctx)
+    if kind == "plugin" and value == "none":
+        # an external network plugin may or may not offer makeVDevice: a plugin present is not shown either way
+        if ctx.image.nccl_net_plugins or ctx.image_unknown("nccl_net_plugins"):
+            return None
+        return True
+    return None  # nvls, pxn, shm, numa, ...: not in the facts imgcheck reads
+
+
+def _no_sys_nice(ctx: Ctx) -> bool | None:
+    """The container runs under a seccomp profile that refuses get_mempolicy/mbind (NUMA) without CAP_SYS_NICE:
+    Docker's default profile does; a privileged container, an added SYS_NICE or Enroot (no seccomp) does not. A
+    Kubernetes pod depends on the cluster's default seccomp profile, which the spec does not show."""
+    job = ctx.job
+    if job is None:
+        return None
+    if job.privileged or (job.cap_add and ({"SYS_NICE", "ALL"} & set(job.cap_add))):
+        return False
+    if job.runtime == RUNTIME_ENROOT:
+        return False
+    if job.runtime == RUNTIME_DOCKER:
+        return None if job.open_flags else True
+    return None
+
+
+def _ib_vnics(ctx: Ctx) -> bool | None:
+    """NCCL's own IB/RoCE transport builds the topology from virtual NICs (src/graph/topo.cc ncclTopoProcessNet:
+    physical devices are used only with NCCL_TOPO_DUMP_FILE set or a network without makeVDevice, like sockets):
+    the node has verbs devices that are not EFA (EFA goes through the aws-ofi-nccl plugin)."""
+    if ctx.setting("NCCL_TOPO_DUMP_FILE") is not None:
+        return False
+    net = ctx.setting("NCCL_NET")
+    if net is not None and net.value.strip().lower() == "socket":
+        return False
+    has_rdma = ctx.node_has_rdma
+    if has_rdma is False:
+        return False
+    providers_ = ctx.node_providers()
+    if providers_ is not None and providers_ and providers_ <= {"efa"}:
+        return False
+    return None if has_rdma is None else True
 
 
 def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Evidence]:
@@ -184,7 +243,7 @@ def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Eviden
     out = []
     if any(c.startswith("gpu:") for c in states):
         out.append(ctx.node_ev("gpu.gpus.name", ", ".join(sorted({g.name for g in ctx.node.gpu.gpus if g.name}))))
-    if any(c.startswith("topology:") for c in states):
+    if any(c.startswith(("topology:", "net:")) for c in states):
         nics = sorted(d.name for d in ctx.node.rdma.devices if d.ports and d.name)
         out.append(
             ctx.node_ev("rdma.devices", f"{len(nics)} NICs ({', '.join(nics)}) for {len(ctx.node.gpu.gpus)} GPUs")
@@ -194,8 +253,10 @@ def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Eviden
 
 def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
     """Failures fixed in releases after the image's NCCL, from every release's notes: named when the facts show every
-    condition the entry names; counted in one unknown when they cannot tell. Never above info: a version range is
-    weaker evidence than a mechanism whose conditions were shown (issue 31 ranks by evidence)."""
+    condition the entry names; counted in one unknown when they cannot tell. An entry whose bug was traced to its
+    first release (catalogs/nccl_fix_ranges.json) is skipped for an older NCCL, takes its conditions from that row,
+    and when they are all shown is a warning; the others never rank above info: a version range is weaker evidence
+    than a mechanism whose conditions were shown (issue 31 ranks by evidence)."""
     nccl = ctx.nccl
     assert nccl is not None  # check() returns before this without NCCL
     rule = "NCCL-RELEASE-LATER-FIX"
@@ -205,26 +266,53 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
         for r in ctx.matrix.rows("nccl_known_issues")
         if ranges.within(nccl.version, r["nccl_min"], r["nccl_below"])
     }
+    traced = {r["entry"]: r for r in ctx.matrix.rows("nccl_fix_ranges")}
     shown: list[dict[str, Any]] = []
+    shown_traced: list[tuple[dict[str, Any], dict[str, Any]]] = []
     undecided: list[tuple[dict[str, Any], list[str]]] = []
     for row in ctx.matrix.rows("nccl_release_notes"):
         if row["kind"] not in ("fix", "known-issue") or row["symptom"] not in _FAILURE_SYMPTOMS:
             continue
         if ranges.at_least(nccl.version, row["release"]) is not False or row["release"] in curated:
             continue  # the image's NCCL has the fix (or may have it), or a curated row names it
-        conditions = list(row["conditions"] or [])
-        for name in row["settings"] or []:
-            if ctx.setting(name) is not None:
-                conditions.append(f"setting:{name}")
-        states = {c: (True if c.startswith("setting:") else _condition(ctx, c)) for c in conditions}
+        trace = traced.get(row["entry"])
+        if trace and trace["first_affected"] and ranges.at_least(nccl.version, trace["first_affected"]) is False:
+            continue  # the image's NCCL predates the code the fix changes
+        if trace:
+            conditions = list(trace["conditions"] or [])
+            states = {c: _traced_condition(ctx, c) for c in conditions}
+        else:
+            conditions = list(row["conditions"] or [])
+            for name in row["settings"] or []:
+                if ctx.setting(name) is not None:
+                    conditions.append(f"setting:{name}")
+            states = {c: (True if c.startswith("setting:") else _condition(ctx, c)) for c in conditions}
         if any(v is False for v in states.values()):
             continue
         # a link layer alone is shown by nearly every RDMA node: naming an entry needs a narrower fact shown too
         narrow = any(not c.startswith("transport:") for c in conditions)
         if conditions and narrow and all(states.values()):
-            shown.append(row)
+            if trace:
+                shown_traced.append((row, trace))
+            else:
+                shown.append(row)
         else:
             undecided.append((row, [c for c, v in states.items() if v is None] or ["none named"]))
+    for row, trace in shown_traced:
+        # a traced fix whose every condition is shown is a known issue of this release, ranked as one (warning)
+        yield finding(
+            ctx.matrix,
+            "NCCL-RELEASE-KNOWN-ISSUE",
+            ctx.nccl_evidence() + _traced_evidence(ctx, trace),
+            variant="traced",
+            nccl=nccl.version,
+            issue=row["text"],
+            nccl_min=trace["first_affected"] or "an unknown release",
+            fixed_in=row["release"],
+            shown=", ".join(trace["conditions"] or []),
+            symptoms="; ".join(trace["symptoms"] or ["nothing stated"]),
+            traced=trace["first_affected_source"],
+        )
     if shown:
         listed = "; ".join(f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown[:_LISTED])
         more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
@@ -246,3 +334,42 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
             f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes or corruption "
             f"whose conditions the facts cannot show ({', '.join(conds)}), e.g. {example['release']}: {example['text']}",
         )
+
+
+def _traced_condition(ctx: Ctx, cond: str) -> bool | None:
+    """A condition of a traced fix (nccl_fix_ranges): settings and the launch are read here, the rest as for known
+    issues; words no fact shows are None (named, never shown)."""
+    kind, _, value = cond.partition(":")
+    if kind == "setting" and value:
+        name, eq, want = value.partition("=")
+        s = ctx.setting(name)
+        if s is None:
+            return None if ctx.image.unknown_reason("env") else False
+        return s.value.strip() == want if eq else True
+    if kind == "nccl-build-cuda" and value == "above-driver":
+        built = ctx.nccl.cuda if ctx.nccl is not None else None
+        have = ctx.node.gpu.cuda_driver_version
+        if not built or not have:
+            return None
+        return ranges.below(have, built)
+    if kind == "plugin" and value == "external":
+        if ctx.image_unknown("nccl_net_plugins"):
+            return None
+        return bool(ctx.image.nccl_net_plugins)
+    if kind == "job" and value == "gpu-subset":
+        job = ctx.job
+        if job is None or not job.gpus or job.gpus < 0 or not job.ranks_per_node:
+            return None
+        return job.gpus < job.ranks_per_node
+    if kind in _FACT_CONDITIONS and value:
+        return _condition(ctx, cond)
+    return None
+
+
+def _traced_evidence(ctx: Ctx, trace: dict[str, Any]) -> list[Evidence]:
+    out = []
+    for cond in trace["conditions"] or []:
+        kind, _, value = cond.partition(":")
+        if kind == "setting" and (s := ctx.setting(value.partition("=")[0])) is not None:
+            out.append(s.evidence)
+    return out

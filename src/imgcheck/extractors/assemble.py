@@ -10,7 +10,7 @@ from ..sources.base import OpenedImage
 from ..sources.manifest import env_of_config
 from ..view.fileview import FileView
 from ..view.wants import Want, WantSet
-from . import bundled, cuda, env, fabric, glibc, hpcx, loader, nccl, os_release, packages, python, rdma, ucx
+from . import bundled, cuda, env, fabric, glibc, hpcx, loader, nccl, nccl_xml, os_release, packages, python, rdma, ucx
 
 ALL_WANTS: tuple[Want, ...] = (
     os_release.WANTS
@@ -26,6 +26,7 @@ ALL_WANTS: tuple[Want, ...] = (
     + bundled.WANTS
     + fabric.WANTS
     + glibc.WANTS
+    + nccl_xml.WANTS
 )
 
 
@@ -50,6 +51,8 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
     efa_installer = fabric.extract_efa_installer(view)
     ncc = nccl.extract(view, pkgs, py, ld, machine)
     libc, libc_unknown = glibc.extract(view, pkgs, ld)
+    nccl_conf = env.extract_nccl_conf(view)
+    xml_files, file_refs = nccl_xml.extract(view, image_env, nccl_conf)
     facts = ImageFacts(
         reference=reference,
         digest=image.digest,
@@ -61,7 +64,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         cuda=cuda.extract(view, image_env, pkgs, py, ld),
         hpcx=hpcx.extract(view, image_env),
         env=image_env,
-        nccl_conf=env.extract_nccl_conf(view),
+        nccl_conf=nccl_conf,
         packages=tuple(pkgs),
         layers=tuple(
             LayerInfo(digest=l.digest, media_type=l.media_type, size=l.size, diff_id=l.diff_id) for l in image.layers
@@ -73,6 +76,8 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         nccl_net_plugins=tuple(fabric.extract_net_plugins(view, ld, image_env, py.sites)),
         efa_installer=efa_installer,
         glibc=libc,
+        nccl_xml_files=xml_files,
+        nccl_file_refs=file_refs,
         unknown=nccl.archs_unknown(ncc) | libc_unknown,
     )
     bad: list[str] = []

@@ -81,3 +81,32 @@ def older_than_gpu_generation(matrix: Matrix, version: str, gpu_names: list[str]
             f"GPUs ({name})"
         )
     return None, f"no nccl_gpu_generations row names {', '.join(gpu_names[:3])}"
+
+
+def in_known_issue(matrix: Matrix, version: str | None, issue: str) -> tuple[bool | None, str]:
+    """Whether NCCL `version` is in the affected range of the nccl_known_issues row `issue`."""
+    row = matrix.need("nccl_known_issues", issue=issue)
+    span = f"{row['nccl_min']}..{row['nccl_below']} (fixed in {row['nccl_below']})"
+    if not version:
+        return None, f"NCCL version unknown; {issue} affects {span}"
+    hit = ranges.within(version, row["nccl_min"], row["nccl_below"])
+    words = {True: "is in", False: "is outside", None: "may or may not be in"}[hit]
+    return hit, f"NCCL {version} {words} {span}"
+
+
+def in_traced_fix(matrix: Matrix, version: str | None, issue: str) -> tuple[bool | None, str]:
+    """Whether NCCL `version` has the bug of the traced fix named `issue` (nccl_fix_ranges: first_affected up to, not
+    including, the fixing release of its nccl_release_notes entry)."""
+    trace = matrix.need("nccl_fix_ranges", issue=issue)
+    entry = trace["entry"]
+    fixed = matrix.need("nccl_release_notes", entry=entry)["release"]
+    first = trace["first_affected"]
+    span = f"{first or '?'}..{fixed} (fixed in {fixed})"
+    if not version:
+        return None, f"NCCL version unknown; the bug of {entry} affects {span}"
+    if first:
+        hit = ranges.within(version, first, fixed)
+    else:
+        hit = False if ranges.at_least(version, fixed) else None
+    words = {True: "has", False: "does not have", None: "may or may not have"}[hit]
+    return hit, f"NCCL {version} {words} the bug fixed in {fixed} (affects {span})"

@@ -281,6 +281,34 @@ class Glibc(Located):
 
 
 @dataclass(frozen=True)
+class NcclXmlFile(Located):
+    """An XML file NCCL can load as a topology (NCCL_TOPO_FILE) or a graph (NCCL_GRAPH_FILE), read the way NCCL's
+    own reader reads it (extractors/nccl_xml.py)."""
+
+    path: str
+    layer: str | None = None
+    kind: str | None = None  # "topology" | "graph"; None: not read
+    error: str | None = None  # the message NCCL's loader prints for it (init then fails); None: it loads
+    version: int | None = None
+    gpu_busids: tuple[str, ...] = ()  # topology: the PCI bus ids of its <gpu> elements
+    net_names: tuple[str, ...] = ()  # topology: <net name=...> (mlx5_0, ...)
+    cpu_unfilled: tuple[str, ...] = ()  # topology: cpu attributes NCCL fills in only for CPUs its detection reaches
+    gpu_devs: tuple[int, ...] = ()  # graph: the GPU dev numbers its channels name
+    net_devs: tuple[int, ...] = ()  # graph: the NET dev numbers its channels pin
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class NcclFileRef:
+    """A file an NCCL setting of the image names (NCCL_TOPO_FILE, NCCL_GRAPH_FILE) and whether the image has it."""
+
+    name: str
+    value: str
+    origin: str  # "env" | "/root/.nccl.conf" | "/etc/nccl.conf"
+    exists: bool | None  # None: a relative path (depends on the working directory)
+
+
+@dataclass(frozen=True)
 class ImageFacts:
     reference: str
     digest: str | None = None
@@ -305,6 +333,8 @@ class ImageFacts:
     nccl_net_plugins: tuple[NcclNetPlugin, ...] = ()
     efa_installer: EfaInstaller | None = None
     glibc: Glibc | None = None  # None with no unknown entry: no glibc found (musl, static, scratch)
+    nccl_xml_files: tuple[NcclXmlFile, ...] = ()  # topology/graph XMLs the image ships or its settings name
+    nccl_file_refs: tuple[NcclFileRef, ...] = ()  # NCCL_TOPO_FILE / NCCL_GRAPH_FILE of the Env and nccl.conf files
     # fact path ("rdma.libibverbs", "cuda.compat_driver") -> why it is unknown. inspect writes every fact
     # explicitly (null = looked, found none); a hand-written facts file or a catalog row that leaves a key
     # out leaves that fact unknown, never absent (DESIGN.md "Known and unknown").

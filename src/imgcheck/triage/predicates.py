@@ -198,6 +198,35 @@ def nccl_before_gdr_module_check(f: Facts) -> Result:
     return nccl_lacks(f, "gdr_module_sysfs_check")
 
 
+def nccl_nic_fusion_net_id_0(f: Facts) -> Result:
+    """The NCCL in use is in the range of the NIC-fusion known issue whose fallback hard-codes NET/0."""
+    v, where = nccl_version(f)
+    hit, why = nccl_k.in_known_issue(f.kb, v, "nic_fusion_fallback_net_id_0")
+    return hit, f"{why} ({where})" if v else why
+
+
+def _known_issue(issue: str) -> Callable[[Facts], Result]:
+    """The NCCL in use is in the range of a nccl_known_issues row."""
+
+    def predicate(f: Facts) -> Result:
+        v, where = nccl_version(f)
+        hit, why = nccl_k.in_known_issue(f.kb, v, issue)
+        return hit, f"{why} ({where})" if v else why
+
+    return predicate
+
+
+def _traced(issue: str) -> Callable[[Facts], Result]:
+    """The NCCL in use has the bug of a traced release-note fix (catalogs/nccl_fix_ranges.json)."""
+
+    def predicate(f: Facts) -> Result:
+        v, where = nccl_version(f)
+        hit, why = nccl_k.in_traced_fix(f.kb, v, issue)
+        return hit, f"{why} ({where})" if v else why
+
+    return predicate
+
+
 def log_ro(f: Facts) -> Result:
     if f.log.relaxed_ordering is None:
         return None, "no 'NET/IB : Using' line in the log"
@@ -252,6 +281,12 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "image.has_reg_mr_iova2": image_has_reg_mr_iova2,
     "nccl.before_gdr_module_check": nccl_before_gdr_module_check,
     "nccl.below_2_23_4": nccl_before_gdr_module_check,  # the old name, kept for signature files that use it
+    "nccl.nic_fusion_net_id_0": nccl_nic_fusion_net_id_0,
+    # fixes traced to their first release (nccl_fix_ranges): 2.18.3's crash after a failed SHM map, 2.26.2's
+    # progress thread spinning after a network error
+    "nccl.shm_close_crash": _traced("shm_close_crash_after_failed_map"),
+    "nccl.cumem_host_numa": _known_issue("cumem_host_numa_in_container"),
+    "nccl.progress_spin_after_error": _traced("progress_thread_spin_after_error"),
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
 }
