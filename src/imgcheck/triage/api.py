@@ -11,7 +11,7 @@ from ..knowledge.nccl import nccl_in_use
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding
-from . import nccl_catalog
+from . import fabric_catalog, nccl_catalog
 from .decide import decide
 from .joins import join_notes
 from .result import JoinResult, TriageReport
@@ -100,7 +100,10 @@ def triage(
     report = decide(scan, sigset, image_f, node_f, job_f)
     nccl_v = nccl_in_use(image_f)
     report = dataclasses.replace(
-        report, notes=report.notes + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
+        report,
+        notes=report.notes
+        + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
+        + fabric_catalog.notes(scan.fabric_messages),
     )
     join = None
     if image_f is not None or node_f is not None:
