@@ -16,6 +16,9 @@ What is read, per component:
   function and line of each site are kept: a log line's own function():line names its site.
 - aws-ofi-nccl: NCCL_OFI_WARN / NCCL_OFI_INFO (printed through NCCL's logger as "<function>:<line> NCCL WARN NET/OFI
   <message>").
+- Open MPI, PRRTE, PMIx: every help-*.txt topic (the banners opal_show_help prints; Open MPI 5 keeps the runtime's in
+  PRRTE and PMIx): the topic's first line is what a log shows, the rest of its text decides the condition class and
+  whether the banner ends the job.
 - UCX: ucs_error / ucs_warn in src/ (printed "<file>:<line> UCX  ERROR <message>"), and the configure script's
   AC_MSG_WARN / AC_MSG_ERROR / AC_MSG_NOTICE texts and AC_CHECK_LIB checks of configure.ac, config/m4 and every
   src/**/configure.m4 (a build log of an image shows them).
@@ -269,8 +272,12 @@ def scan_c(text: str, path: str, calls: dict[str, str], suffixes: dict[str, str]
         else:  # EFA_WARN(subsys, fmt, ...) and the other provider wrappers
             fmt = format_of(args[1]) if len(args) > 1 else None
         lineno = text.count("\n", 0, m.start()) + 1
+        # the code right after the site ends the process: the provider gives up (abort(), assert, exit)
+        after = text[end : end + 400].split("}", 1)[0]
+        aborts = bool(re.search(r"\babort\s*\(\s*\)|\bexit\s*\(\s*[1-9-]", after))
         out.append(
             {
+                "aborts": aborts,
                 "level": calls[name],
                 "format": fmt,
                 "site": f"{path}:{lineno}",
@@ -378,7 +385,8 @@ def walk(mirrors: str, name: str, spec: dict) -> tuple[list[str], dict]:
             for path, text in mirror.show_many(tag, conf).items():
                 rows += scan_configure(text, path)
         for r in rows:
-            key = (r["level"], r["format"] or "<dynamic>")
+            # a trailing newline is how the call ends the line, not part of the message
+            key = (r["level"], (r["format"] or "").strip("\n") or "<dynamic>")
             found.setdefault(key, r)
         per.append((release_name(tag), found))
     versions = [v for v, _ in per]
@@ -397,7 +405,7 @@ def walk(mirrors: str, name: str, spec: dict) -> tuple[list[str], dict]:
             left["info not about a failure"] += 1
             continue
         regex, fixed = regex_of(fmt, flexible_space=level in ("notice", "check") or fmt.startswith("configure: "))
-        if fixed < MIN_FIXED:
+        if fixed < MIN_FIXED or len(re.findall(r"[A-Za-z]", SPEC.sub("", fmt))) < 6:  # e.g. the logger's own prefix
             left["too little fixed text"] += 1
             continue
         sites: list[list] = []
@@ -418,6 +426,7 @@ def walk(mirrors: str, name: str, spec: dict) -> tuple[list[str], dict]:
                 "sites": sites,
                 "call": newest["call"],
                 "class": build_class(fmt, newest["call"], level, name),
+                "aborts": any(r.get("aborts") for _v, r in present),
             }
         )
     total = len(keys)
@@ -426,6 +435,125 @@ def walk(mirrors: str, name: str, spec: dict) -> tuple[list[str], dict]:
         "releases": versions,
         "paths": list(spec["paths"]) + (["configure.ac", "config/m4", "src/**/configure.m4"] if name == "ucx" else []),
         "formats": total,
+        "encoded": len(messages),
+        "left_out": left,
+        "messages": messages,
+    }
+
+
+# ---- Open MPI / PRRTE / PMIx help topics (opal_show_help / prte_show_help / pmix_show_help banners) -------------
+HELP_COMPONENTS = {
+    "open-mpi": {"mirror": "open-mpi+ompi", "repo": "open-mpi/ompi", "since": (1, 10)},
+    "prrte": {"mirror": "openpmix+prrte", "repo": "openpmix/prrte", "since": (2, 0)},
+    "pmix": {"mirror": "openpmix+openpmix", "repo": "openpmix/openpmix", "since": (3, 0)},
+}
+FATAL = re.compile(r"(?i)\babort|this is an error|will now (?:abort|exit|terminate)|cannot continue|must terminate")
+
+
+def help_topics(text: str):
+    """(topic, line, headline, body) of a help-*.txt file: the headline is the topic's first text line, what a log
+    shows first of the banner."""
+    topic, lines, start = None, [], 0
+    for n, line in enumerate(text.splitlines() + ["[__end__]"], 1):
+        m = re.match(r"^\[([^\]]+)\]\s*$", line)
+        if m:
+            if topic is not None:
+                body = [x for x in lines if x.strip() and not x.startswith("#")]
+                if body:
+                    yield topic, start, body[0].strip(), "\n".join(body)
+            topic, lines, start = m.group(1), [], n
+        elif not line.startswith("#"):
+            lines.append(line)
+
+
+def help_class(body: str) -> str:
+    t = body.lower()
+    if re.search(
+        r"unable to reach each other|no .{0,40}(?:component|transport|btl|pml|mtl).{0,40}(?:available|found|selected|able to be opened)|"
+        r"no components were (?:able to be opened|found)|could not find any .{0,20}(?:usable|relevant)",
+        t,
+    ):
+        return "no-transport"
+    if re.search(
+        r"locked memory|registered memory|memlock|cannot allocate memory|out of memory|register.{0,20}physical memory",
+        t,
+    ):
+        return "host-memory"
+    if re.search(r"\bfork\b", t):
+        return "fork"
+    if re.search(r"failed to open .{0,40}device|unable to open .{0,40}device|permission denied", t):
+        return "device-access"
+    if re.search(r"failed to tcp connect|unable to connect|connection refused|no route to host|unreachable", t):
+        return "peer-unreachable"
+    return "other"
+
+
+def walk_help(mirrors: str, name: str, spec: dict) -> dict:
+    mirror = Mirror(os.path.join(mirrors, spec["mirror"], "repo"))
+    tags = series_tags(mirror, r"v(\d+)\.(\d+)\.(\d+)", spec["since"])
+    per = []
+    for tag in tags:
+        print(f"{name} {tag}", file=sys.stderr)
+        files = [
+            p
+            for p in mirror.git("ls-tree", "-r", "--name-only", tag).split("\n")
+            if re.search(r"(?:^|/)help-[\w.-]+\.txt$", p) and "/test" not in p
+        ]
+        found = {}
+        for path, text in mirror.show_many(tag, files).items():
+            for topic, line, head, body in help_topics(text):
+                found.setdefault((os.path.basename(path), topic), (f"{path}:{line}", head, body))
+        per.append((release_name(tag), found))
+    versions = [v for v, _ in per]
+    keys = sorted({k for _, f in per for k in f})
+    messages, left = [], {"headline too short or only a conversion": 0}
+    for key in keys:
+        present = [(v, f[key]) for v, f in per if key in f]
+        site, head, body = present[-1][1]
+        regex, fixed = regex_of(head)
+        if fixed < 24:
+            left["headline too short or only a conversion"] += 1
+            continue
+        sites: list[list] = []
+        for v, (st, _h, _b) in present:
+            if sites and sites[-1][2] == st and versions.index(sites[-1][1]) + 1 == versions.index(v):
+                sites[-1][1] = v
+            else:
+                sites.append([v, v, st, f"{key[0]}[{key[1]}]"])
+        messages.append(
+            {
+                "component": name,
+                "level": "banner",
+                "format": head,
+                "regex": regex,
+                "first": present[0][0],
+                "last": present[-1][0],
+                "sites": sites,
+                "call": None,
+                "class": help_class(body),
+                "aborts": bool(FATAL.search(body)),
+            }
+        )
+    # topics of different files can open with the same line: one entry, every site, the gravest reading
+    merged: dict[str, dict] = {}
+    for m in messages:
+        have = merged.get(m["format"])
+        if have is None:
+            merged[m["format"]] = m
+            continue
+        have["sites"] += m["sites"]
+        have["aborts"] = have["aborts"] or m["aborts"]
+        if have["class"] == "other":
+            have["class"] = m["class"]
+        have["first"] = min(have["first"], m["first"], key=versions.index)
+        have["last"] = max(have["last"], m["last"], key=versions.index)
+    left["same headline as another topic (one entry, all sites)"] = len(messages) - len(merged)
+    messages = list(merged.values())
+    return {
+        "repo": spec["repo"],
+        "releases": versions,
+        "paths": ["**/help-*.txt"],
+        "formats": len(keys),
         "encoded": len(messages),
         "left_out": left,
         "messages": messages,
@@ -487,6 +615,8 @@ def main() -> int:
     comps = {}
     for name, spec in COMPONENTS.items():
         _, comps[name] = walk(a.mirrors, name, spec)
+    for name, spec in HELP_COMPONENTS.items():
+        comps[name] = walk_help(a.mirrors, name, spec)
     data = {
         "source": "generated by tools/upstreams/gen_fabric_messages.py from ofiwg/libfabric, aws/aws-ofi-nccl and "
         "openucx/ucx release tags (the newest patch of every minor series)",

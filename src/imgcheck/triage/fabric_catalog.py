@@ -40,6 +40,8 @@ CLASS_SIGNATURE = {
     "peer-gone": "FABRIC-PEER-GONE",
     "fork": "FABRIC-FORK",
     "build": "FABRIC-BUILD-NO-TRANSPORT",
+    "provider-abort": "FABRIC-PROVIDER-ABORT",
+    "no-transport": "FABRIC-NO-TRANSPORT",
 }
 
 # errno names -> condition class, read generically from the value a line prints (system errno or FI_E* code)
@@ -83,6 +85,7 @@ class Message:
     sites: tuple[tuple[str, str, str, str | None], ...]  # (first, last, path:line, function)
     call: str | None
     klass: str
+    aborts: bool  # the code right after the site aborts the process
     pattern: re.Pattern[str]
     gate: str
     fixed: int
@@ -109,7 +112,10 @@ class Recognised:
     @property
     def informational(self) -> bool:
         """An INFO-level line: providers probe and report failures they recover from; named, never counted."""
-        return self.message is not None and self.message.level in ("info", "notice") and self.klass != "build"
+        m = self.message
+        if m is not None and m.level == "banner":
+            return not m.aborts  # a help banner the job survives (another transport is used, a warning) is context
+        return m is not None and m.level in ("info", "notice") and self.klass != "build"
 
     @property
     def signature(self) -> str | None:
@@ -125,7 +131,10 @@ class Recognised:
         else:
             span = f"{self.releases[0]}..{self.releases[1]}" if self.releases else "?"
             fn = _function_at(m, self.site)
-            where = f"{self.site}" + (f" in {fn}()" if fn else "")
+            if m.level == "banner":  # a help-file topic: the file[topic] is its name
+                where = f"{self.site}" + (f", topic {fn}" if fn else "")
+            else:
+                where = f"{self.site}" + (f" in {fn}()" if fn else "")
             head = f'{self.component} {m.level.upper()} "{m.format.splitlines()[0].strip()}" is printed at {where} ({self.component} {span})'
             if m.call:
                 head += f", after {m.call}() failed"
@@ -172,12 +181,13 @@ def load() -> Catalog:
                 tuple((a, b, c, d) for a, b, c, d in row["sites"]),
                 row["call"],
                 row["class"],
+                bool(row.get("aborts")),
                 re.compile(row["regex"]),
                 # a format whose spaces the regex lets vary (configure's aligned summary) is gated by its longest word
                 max(" ".join(pieces).split(), key=len) if "\\s+" in row["regex"] else max(pieces, key=len),
                 len("".join(pieces)),
             )
-            if msg.level == "stderr":
+            if msg.level in ("stderr", "banner"):  # fprintf(stderr) and help-file banners carry no prefix
                 bare.append(msg)
                 continue
             prefix = first_line.split("%", 1)[0]
@@ -285,6 +295,10 @@ _CONDITIONS = {
     "that is safe",
     "build": "the library was built without this transport: its development headers/libraries (libibverbs, "
     "rdma-core, EFA) were not installed when it was configured",
+    "provider-abort": "the provider aborts the process right after printing this (its own error path: a state it "
+    "cannot recover from); the err / prov_errno values say which",
+    "no-transport": "no transport component of the library reaches the peer (only shared memory / self were left): "
+    "the library in the image lacks the component for the node's fabric, or settings excluded it",
     "registration": "memory registration failed (read the errno: the registration signatures name the cause)",
     "other": "read the call and errno at the site",
 }
@@ -350,6 +364,11 @@ def recognise(text: str) -> Recognised | None:
     if hits:
         best, site, rel, by_site = _pick(hits, fn, lineno)
         klass = refine(best.klass, errs, best, text)
+        head_only = "\n" in best.format.strip() and not _SPEC.search(best.format.split("\n")[0])
+        if klass == "other" and best.aborts and not head_only and best.level != "banner":
+            # a banner's first line says nothing of the condition: its later lines (the errno, the provider code)
+            # are read by the signatures that name them
+            klass = "provider-abort"
         if klass == "build" and not _transport_absent(best, text):
             klass = "other"
         return Recognised(best, best.component, site, rel, klass, errs, by_site)

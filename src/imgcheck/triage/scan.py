@@ -126,6 +126,7 @@ class Scanner:
         self.sigs = [s for s in sigset.signatures if s.patterns]
         # a fabric-catalog line is counted as the signature of its condition class, when the signature set has it
         self.fabric_ids = {s.id for s in sigset.signatures if s.derived == "fabric_catalog"}
+        self.by_id = sigset.by_id()
         # (signature, pattern, literal gate) triples; a pattern without a gate always runs
         self.checks = [(s, p, required_literal(p)) for s in self.sigs for p in s.patterns]
         gates = sorted({lit for _s, _p, lit in self.checks if lit}, key=len, reverse=True)
@@ -188,11 +189,22 @@ class Scanner:
             if m is not None:
                 self._count(key, sig.id, line, tuple((k, v) for k, v in m.groupdict().items() if v is not None))
         fabric = fabric_catalog.observe(res.fabric_messages, text)
-        if fabric is not None and fabric.signature in self.fabric_ids and not fabric.informational:
+        if (
+            fabric is not None
+            and fabric.signature in self.fabric_ids
+            and not fabric.informational
+            and self._fabric_adds(fabric.signature, matched)
+        ):
             caps = (("component", fabric.component), ("condition", fabric.klass)) + (
                 (("site", fabric.site),) if fabric.site else ()
             )
             self._count(key, fabric.signature, line, caps)
+
+    def _fabric_adds(self, sig_id: str, matched: dict[str, re.Match]) -> bool:
+        """A catalog condition is counted unless a signature already names this line more specifically: only generic
+        result codes and the signatures it explains (its `suppresses`) give way to it."""
+        explains = set(self.by_id[sig_id].suppresses)
+        return all(self.by_id[s].generic or s in explains for s in matched)
 
     def _count(self, key: RawKey, sig_id: str, line: LogLine, caps: tuple[tuple[str, str], ...]) -> None:
         res = self.result
