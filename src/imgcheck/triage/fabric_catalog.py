@@ -17,6 +17,10 @@ from functools import cache
 from importlib import resources
 
 KEEP = 30  # distinct messages kept per triage run; the rest are counted
+# shortest texts searched for anywhere in a line: shorter ones ("Success", "I/O error") would match ordinary words
+_MIN_CODE_TEXT = 20  # an EFA provider code's text
+_MIN_STRERROR_TEXT = 12  # a strerror text
+_MIN_GATE = 8  # the fixed text of a prefix-less (fprintf / help banner) format
 _BUCKET = 4
 _SPEC = re.compile(r"%[-+ #0-9.*]*[hlLzjt]*[diouxXeEfgGcsp%]")
 
@@ -197,10 +201,10 @@ def load() -> Catalog:
                 open_start.setdefault(comp, []).append(msg)
     errno = raw["errno"]
     efa = {int(k): (v["name"], tuple(v["texts"]), v["site"]) for k, v in errno["efa"]["codes"].items()}
-    efa_by_text = {t: code for code, (_n, texts, _s) in efa.items() for t in texts if len(t) >= 20}
+    efa_by_text = {t: code for code, (_n, texts, _s) in efa.items() for t in texts if len(t) >= _MIN_CODE_TEXT}
     from .scan import trie_pattern  # a prefix tree: one pass over the line whatever the number of literals
 
-    gates = sorted({m.gate for m in bare if len(m.gate) >= 8}, key=len, reverse=True)
+    gates = sorted({m.gate for m in bare if len(m.gate) >= _MIN_GATE}, key=len, reverse=True)
     return Catalog(
         raw["components"],
         {k: tuple(v) for k, v in buckets.items()},
@@ -242,11 +246,9 @@ def errnos_in(text: str, cat: Catalog) -> tuple[Errno, ...]:
             add(cat.efa_by_text[m.group(0)], "efa")
     for rx in _NUMBERS:
         for m in rx.finditer(text):
-            v = abs(int(m.group(1)))
-            if v < 4096:
-                add(v, "system")
+            add(abs(int(m.group(1))), "system")  # a value no table holds is skipped by add()
     for value, (_name, words) in cat.system.items():
-        if len(words) >= 12 and words in text:
+        if len(words) >= _MIN_STRERROR_TEXT and words in text:
             add(value, "system")
     return tuple(out)
 
