@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +151,18 @@ def test_notes_put_the_limiting_condition_first():
     for _ in range(fc.KEEP + 5):  # bounded whatever the log holds
         fc.observe(seen, "libfabric:1:1::efa:core:f():1<warn> fi_getinfo: provider efa output empty list")
     assert len(seen) <= fc.KEEP
+
+
+def test_a_signature_file_without_the_fabric_signatures_still_names_the_lines(tmp_path):
+    # --signatures FILE of an older schema user: the catalog still names the line; nothing is counted as a
+    # signature the file does not have
+    from imgcheck.triage.api import triage
+
+    doc = json.loads(resources.files("imgcheck.data.triage").joinpath("signatures.json").read_text())
+    doc["signatures"] = [s for s in doc["signatures"] if s.get("derived") != "fabric_catalog"]
+    path = tmp_path / "sigs.json"
+    path.write_text(json.dumps(doc))
+    log = str(Path(__file__).parent / "logs" / "libfabric-12708-efa-open-device.log")  # ofiwg/libfabric#12708
+    report = triage([log], signatures=str(path))
+    assert report.first_failure is not None and report.first_failure.signature == "EFA-NO-DEVICE"
+    assert any("efa_device_construct_gid" in n and "ENOENT" in n for n in report.notes)

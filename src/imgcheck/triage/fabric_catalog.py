@@ -157,6 +157,8 @@ class Catalog:
     efa: dict[int, tuple[str, tuple[str, ...], str]]  # code -> (name, texts, site)
     efa_texts: re.Pattern[str] | None
     efa_by_text: dict[str, int]
+    strerror_texts: re.Pattern[str] | None  # every long strerror text, one search per line
+    strerror_by_text: dict[str, int]
 
 
 def _function_at(m: Message, site: str | None) -> str | None:
@@ -204,6 +206,9 @@ def load() -> Catalog:
     efa_by_text = {t: code for code, (_n, texts, _s) in efa.items() for t in texts if len(t) >= _MIN_CODE_TEXT}
     from .scan import trie_pattern  # a prefix tree: one pass over the line whatever the number of literals
 
+    system = {int(k): (v[0], v[1]) for k, v in errno["system"]["codes"].items()}
+    by_words = {words: n for n, (_name, words) in system.items() if len(words) >= _MIN_STRERROR_TEXT}
+
     gates = sorted({m.gate for m in bare if len(m.gate) >= _MIN_GATE}, key=len, reverse=True)
     return Catalog(
         raw["components"],
@@ -211,11 +216,13 @@ def load() -> Catalog:
         {k: tuple(v) for k, v in open_start.items()},
         tuple(bare),
         re.compile(trie_pattern(gates)) if gates else None,
-        {int(k): (v[0], v[1]) for k, v in errno["system"]["codes"].items()},
+        system,
         {int(k): (v[0], v[1]) for k, v in errno["fi"]["codes"].items()},
         efa,
         re.compile(trie_pattern(sorted(efa_by_text))) if efa_by_text else None,
         efa_by_text,
+        re.compile(trie_pattern(sorted(by_words))) if by_words else None,
+        by_words,
     )
 
 
@@ -247,9 +254,9 @@ def errnos_in(text: str, cat: Catalog) -> tuple[Errno, ...]:
     for rx in _NUMBERS:
         for m in rx.finditer(text):
             add(abs(int(m.group(1))), "system")  # a value no table holds is skipped by add()
-    for value, (_name, words) in cat.system.items():
-        if len(words) >= _MIN_STRERROR_TEXT and words in text:
-            add(value, "system")
+    if cat.strerror_texts is not None:
+        for m in cat.strerror_texts.finditer(text):
+            add(cat.strerror_by_text[m.group(0)], "system")
     return tuple(out)
 
 
@@ -362,6 +369,8 @@ def recognise(text: str) -> Recognised | None:
         hits = _match(cat.bare, text)
         if hits:
             comp = hits[0].component
+    if not hits and level is not None and _LEVELS.get(level) == "info":
+        return None  # an INFO line no format explains: progress, not worth reading its numbers
     errs = errnos_in(text, cat)
     if hits:
         best, site, rel, by_site = _pick(hits, fn, lineno)
