@@ -66,6 +66,8 @@ def test_every_format_rendered_is_recognised(component):
     for m in RAW["components"][component]["messages"]:
         if m["level"] in ("stderr", "banner", "check") or m["format"].startswith("configure: "):
             line = render(m["format"])
+        elif m["level"] == "fatal":  # ucs_fatal: "<file>:<line> Fatal: <message>"
+            line = "[1700000000.1] [node1:12:0]   ud_ep.c:296  Fatal: " + render(m["format"])
         elif component == "libfabric" and m["level"] == "info":
             line = prefix[component].replace("<warn>", "<info>") + render(m["format"])
         elif component == "aws-ofi-nccl" and m["level"] == "info":
@@ -166,3 +168,20 @@ def test_a_signature_file_without_the_fabric_signatures_still_names_the_lines(tm
     report = triage([log], signatures=str(path))
     assert report.first_failure is not None and report.first_failure.signature == "EFA-NO-DEVICE"
     assert any("efa_device_construct_gid" in n and "ENOENT" in n for n in report.notes)
+
+
+def test_ucx_status_texts_are_read_like_errno_values(tmp_path):
+    from imgcheck.triage.api import triage
+
+    # the exact format of src/ucp/rma/flush.c ("error during flush: %s") with ucs_status_string's text
+    line = "[1700000000.123] [node1:12:0]        flush.c:21   UCX  ERROR error during flush: %s"
+    gone = fc.recognise(line % "Connection reset by remote peer")
+    assert gone is not None and gone.klass == "peer-gone" and gone.errnos[0].name == "UCS_ERR_CONNECTION_RESET"
+    memory = fc.recognise(line % "Out of memory")
+    assert memory is not None and memory.klass == "host-memory"
+    log = tmp_path / "rank1.log"
+    log.write_text(line % "Connection reset by remote peer" + "\n")
+    report = triage([str(log)])
+    # a victim of its peer: the peer-gone condition explains UCX's generic error on the same line
+    assert report.first_failure is not None and report.first_failure.signature == "FABRIC-PEER-GONE"
+    assert report.diagnoses[0].causes[0].id == "peer-oom-killed"

@@ -19,7 +19,8 @@ What is read, per component:
 - Open MPI, PRRTE, PMIx: every help-*.txt topic (the banners opal_show_help prints; Open MPI 5 keeps the runtime's in
   PRRTE and PMIx): the topic's first line is what a log shows, the rest of its text decides the condition class and
   whether the banner ends the job.
-- UCX: ucs_error / ucs_warn in src/ (printed "<file>:<line> UCX  ERROR <message>"), and the configure script's
+- UCX: ucs_error / ucs_warn / ucs_fatal in src/ (printed "<file>:<line> UCX  ERROR <message>", ucs_fatal as
+  "<file>:<line> Fatal: <message>" before it aborts), ucs_status_string's texts (status.c), and the configure script's
   AC_MSG_WARN / AC_MSG_ERROR / AC_MSG_NOTICE texts and AC_CHECK_LIB checks of configure.ac, config/m4 and every
   src/**/configure.m4 (a build log of an image shows them).
 
@@ -106,7 +107,7 @@ COMPONENTS = {
         "tags": r"v(\d+)\.(\d+)\.(\d+)",
         "since": (1, 6),
         "paths": ("src",),
-        "calls": {"ucs_error": "error", "ucs_warn": "warn"},
+        "calls": {"ucs_error": "error", "ucs_warn": "warn", "ucs_fatal": "fatal"},
         "errno_suffix": {},
     },
 }
@@ -600,6 +601,20 @@ def efa_errno_table(mirrors: str) -> dict:
     return {"source": "ofiwg/libfabric prov/efa/src/efa_errno.h, every minor series since 1.9", "codes": rows}
 
 
+def ucs_status_table(mirrors: str) -> dict:
+    """UCX's status codes (src/ucs/type/status.h) with the text ucs_status_string() prints (status.c), newest release."""
+    m = Mirror(os.path.join(mirrors, "openucx+ucx", "repo"))
+    tag = series_tags(m, COMPONENTS["ucx"]["tags"], COMPONENTS["ucx"]["since"])[-1]
+    values = dict(
+        re.findall(r"\b(UCS_(?:ERR_\w+|OK|INPROGRESS))\s*=\s*(-?\d+)", m.show(tag, "src/ucs/type/status.h") or "")
+    )
+    texts = dict(re.findall(r"case (UCS_\w+):\s*return \"([^\"]+)\"", m.show(tag, "src/ucs/type/status.c") or ""))
+    return {
+        "source": f"openucx/ucx@{tag}:src/ucs/type/status.h, src/ucs/type/status.c (ucs_status_string)",
+        "codes": {values[k]: [k, texts[k]] for k in texts if k in values},
+    }
+
+
 def system_errno() -> dict:
     return {
         "source": "glibc strerror (os.strerror on the generator's host): the text libfabric, UCX and aws-ofi-nccl print",
@@ -622,7 +637,12 @@ def main() -> int:
         "openucx/ucx release tags (the newest patch of every minor series)",
         "confidence": "verified",
         "components": comps,
-        "errno": {"system": system_errno(), "fi": fi_errno_table(a.mirrors), "efa": efa_errno_table(a.mirrors)},
+        "errno": {
+            "system": system_errno(),
+            "fi": fi_errno_table(a.mirrors),
+            "efa": efa_errno_table(a.mirrors),
+            "ucs": ucs_status_table(a.mirrors),
+        },
     }
     Path(a.out).write_text(json.dumps(data, indent=0, separators=(",", ":"), sort_keys=False) + "\n")
     for name, c in comps.items():

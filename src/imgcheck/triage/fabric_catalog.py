@@ -31,10 +31,12 @@ _LIBFABRIC = re.compile(
 )
 _OFI = re.compile(r"(?:(?P<fn>\w+):(?P<line>\d+) NCCL (?P<level>WARN|INFO) )?NET/OFI (?P<msg>.*)")
 _UCX = re.compile(r"(?:(?P<file>[\w.-]+\.c):(?P<line>\d+)\s+)?UCX\s+(?P<level>ERROR|WARN)\s+(?P<msg>.*)")
+_UCX_FATAL = re.compile(r"(?P<file>[\w.-]+\.c):(?P<line>\d+)\s+(?P<level>Fatal): (?P<msg>.*)")  # ucs_fatal
 _CONFIGURE = re.compile(r"(?P<msg>(?:configure: |checking for ).*)")
 
 # the level a log line shows -> the catalog's level
 _LEVELS = {"warn": "warn", "error": "warn", "info": "info", "WARN": "warn", "ERROR": "error", "INFO": "info"}
+_LEVELS["Fatal"] = "fatal"
 
 # signature each condition class is counted as (absent: the line is named in the notes only)
 CLASS_SIGNATURE = {
@@ -59,8 +61,14 @@ _ERRNO_CLASS = {
     "FI_EFIREWALLADDR": "peer-unreachable",
     "ECONNRESET": "peer-gone",
     "EPIPE": "peer-gone",
+    # UCX's status codes (ucs_status_string)
+    "UCS_ERR_NO_MEMORY": "host-memory",
+    "UCS_ERR_UNREACHABLE": "peer-unreachable",
+    "UCS_ERR_ENDPOINT_TIMEOUT": "peer-unreachable",
+    "UCS_ERR_REJECTED": "peer-unreachable",
+    "UCS_ERR_CONNECTION_RESET": "peer-gone",
 }
-_DEVICE_ERRNOS = {"ENOENT", "EACCES", "EPERM", "ENODEV", "ENXIO"}
+_DEVICE_ERRNOS = {"ENOENT", "EACCES", "EPERM", "ENODEV", "ENXIO", "UCS_ERR_NO_DEVICE"}
 # EFA provider error names (efa_errno.h) -> condition class: the provider's own words decide
 _EFA_CLASS = (
     (re.compile(r"UNRESP|UNREACH|HANDSHAKE|AV_INSERT"), "peer-unreachable"),
@@ -100,7 +108,7 @@ class Errno:
     value: int
     name: str
     text: str
-    table: str  # "system", "fi" or "efa"
+    table: str  # "system", "fi", "efa" or "ucs"
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,9 @@ class Catalog:
     efa_by_text: dict[str, int]
     strerror_texts: re.Pattern[str] | None  # every long strerror text, one search per line
     strerror_by_text: dict[str, int]
+    ucs: dict[int, tuple[str, str]]  # UCX status code -> (name, ucs_status_string text)
+    ucs_texts: re.Pattern[str] | None
+    ucs_by_text: dict[str, int]
 
 
 def _function_at(m: Message, site: str | None) -> str | None:
@@ -208,6 +219,8 @@ def load() -> Catalog:
 
     system = {int(k): (v[0], v[1]) for k, v in errno["system"]["codes"].items()}
     by_words = {words: n for n, (_name, words) in system.items() if len(words) >= _MIN_STRERROR_TEXT}
+    ucs = {int(k): (v[0], v[1]) for k, v in errno.get("ucs", {}).get("codes", {}).items()}
+    ucs_words = {w: n for n, (name, w) in ucs.items() if len(w) >= _MIN_STRERROR_TEXT and name.startswith("UCS_ERR")}
 
     gates = sorted({m.gate for m in bare if len(m.gate) >= _MIN_GATE}, key=len, reverse=True)
     return Catalog(
@@ -223,6 +236,9 @@ def load() -> Catalog:
         efa_by_text,
         re.compile(trie_pattern(sorted(by_words))) if by_words else None,
         by_words,
+        ucs,
+        re.compile(trie_pattern(sorted(ucs_words))) if ucs_words else None,
+        ucs_words,
     )
 
 
@@ -246,6 +262,12 @@ def errnos_in(text: str, cat: Catalog) -> tuple[Errno, ...]:
             seen.add(("system", value))
             out.append(Errno(value, *cat.system[value], "system"))
 
+    if "UCX" in text and cat.ucs_texts is not None:  # UCX prints its own status texts (ucs_status_string)
+        for m in cat.ucs_texts.finditer(text):
+            code = cat.ucs_by_text[m.group(0)]
+            if ("ucs", code) not in seen:
+                seen.add(("ucs", code))
+                out.append(Errno(code, *cat.ucs[code], "ucs"))
     for m in _PROV_ERRNO.finditer(text):
         add(int(m.group(1)), "efa")
     if cat.efa_texts is not None:
@@ -343,7 +365,7 @@ def _pick(hits: list[Message], fn: str | None, lineno: str | None) -> tuple[Mess
 
 def recognise(text: str) -> Recognised | None:
     """The catalog entry for one log line, or None (not a line of libfabric, aws-ofi-nccl or UCX)."""
-    if not any(k in text for k in ("libfabric", "NET/OFI", "UCX", "configure:", "checking for ")):
+    if not any(k in text for k in ("libfabric", "NET/OFI", "UCX", "Fatal:", "configure:", "checking for ")):
         cat = load()
         quick = (cat.bare_gate is not None and cat.bare_gate.search(text)) or (
             cat.efa_texts is not None and cat.efa_texts.search(text)
@@ -352,7 +374,13 @@ def recognise(text: str) -> Recognised | None:
             return None
     cat = load()
     comp, msg, fn, lineno, level = None, None, None, None, None
-    for name, rx in (("libfabric", _LIBFABRIC), ("aws-ofi-nccl", _OFI), ("ucx", _UCX), ("ucx", _CONFIGURE)):
+    for name, rx in (
+        ("libfabric", _LIBFABRIC),
+        ("aws-ofi-nccl", _OFI),
+        ("ucx", _UCX),
+        ("ucx", _UCX_FATAL),
+        ("ucx", _CONFIGURE),
+    ):
         m = rx.search(text)
         if m:
             comp, msg = name, m.group("msg")
