@@ -125,36 +125,45 @@ LOG_CALLS = re.compile(
 )
 
 
+ALLOC_CALLS = ("malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "mmap")
+PEER_CALLS = re.compile(
+    r"^(?:fi_av_insert\w*|ofi_av_insert\w*|ibv_create_ah|efa_ah_alloc|rdma_resolve_(?:addr|route))$"
+)
+
+
 def classify(fmt: str, call: str | None) -> str:
-    """The condition class of a message from its own words and the failing call (the errno a line prints refines it at
-    triage time). Classes: host-memory, device-access, no-provider, peer-unreachable, peer-gone, fork, build,
-    registration, other."""
+    """The condition class of a message from its own words, and from the call that failed where the words name no
+    condition (the errno a line prints refines it at triage time). Classes: host-memory, device-access, no-provider,
+    peer-unreachable, peer-gone, fork, build, registration, other."""
     text = fmt.lower()
     c = (call or "").lower()
-    if re.search(r"\bfork\b|fork_safe|fork_init|ibv_fork|rdmav_fork|fi_efa_fork", text + " " + c):
+    if re.search(r"\bfork\b|fork_safe|fork_init|ibv_fork|rdmav_fork|fi_efa_fork", text):
         return "fork"
     if re.search(r"out of memory|cannot allocate|memlock|rlimit_memlock|locked memory|no memory|enomem", text):
         return "host-memory"
-    if c in ("malloc", "calloc", "realloc", "posix_memalign") or re.search(
-        r"(?:alloc|allocate)\w* (?:memory|failed)", text
+    if re.search(
+        r"(?:alloc|allocate|allocating) (?:memory|failed|failure|error)|memory alloc\w* fail|(?:alloc\w*|calloc) error",
+        text,
     ):
         return "host-memory"
-    if re.search(r"ibv_open_device|open_device|ibv_get_device_list|/dev/infiniband|uverbs", text + " " + c):
+    if c in ALLOC_CALLS and re.search(r"alloc|memory", text):
+        return "host-memory"
+    if re.search(
+        r"ibv_open_device|failed (?:to )?open device|open_device|ibv_get_device_list|/dev/infiniband|uverbs", text
+    ):
         return "device-access"
-    if c in ("open",) and re.search(r"device|/dev/|sysfs", text):
+    if c in ("ibv_open_device", "ibv_get_device_list") or (c == "open" and re.search(r"device|/dev/|sysfs", text)):
         return "device-access"
-    if (
-        re.search(
-            r"fi_getinfo|output empty list|no provider|couldn't find any optimal provider|no data available", text
-        )
-        or c == "fi_getinfo"
+    if re.search(
+        r"fi_getinfo|output empty list|no provider|couldn't find any optimal provider|no data available", text
     ):
         return "no-provider"
     if re.search(
-        r"\bav\b.*insert|address vector|ibv_create_ah|create ah|\bah\b|handshake|unreachable|unresponsive|security group|"
-        r"timed? ?out|connection refused|firewall|route",
-        text + " " + c,
-    ):
+        r"insert\w*.{0,40}(?:address vector|\bav\b)|(?:\bav\b|address vector) insert|ibv_create_ah|create ah|"
+        r"address handle|handshake|unreachable|unresponsive|security group|timed out|connection refused|firewall|"
+        r"resolve_route|resolve_addr",
+        text,
+    ) or PEER_CALLS.match(c):
         return "peer-unreachable"
     if re.search(
         r"reset by (?:remote )?peer|peer (?:process )?(?:exited|closed|aborted)|remote (?:peer|side) abort|"
@@ -162,7 +171,9 @@ def classify(fmt: str, call: str | None) -> str:
         text,
     ):
         return "peer-gone"
-    if re.search(r"reg(?:ister)?(?:_| )?mr|memory registration|register memory|dmabuf|dma-buf|\bmr\b", text + " " + c):
+    if re.search(r"reg(?:ister)?(?:_| )?mr|memory registration|register memory|dmabuf|dma-buf", text) or re.match(
+        r"^(?:ibv_reg\w*|fi_mr_reg\w*|ofi_mr_reg\w*|efa_mr_reg\w*)$", c
+    ):
         return "registration"
     return "other"
 

@@ -292,6 +292,8 @@ def refine(klass: str, errnos: tuple[Errno, ...], message: Message | None, text:
         return "host-memory"
     if klass in ("fork", "build"):
         return klass
+    if names and all(n in ("EAGAIN", "EWOULDBLOCK", "EINPROGRESS", "UCS_INPROGRESS") for n in names):
+        return "other"  # "try again": the provider retries; alone it is no condition
     device_words = message is not None and re.search(r"(?i)device|open", message.format + " " + (message.call or ""))
     if any(n in _DEVICE_ERRNOS for n in names) and (klass == "device-access" or device_words):
         return "device-access"
