@@ -138,8 +138,14 @@ class Recognised:
 
     def words(self) -> str:
         m = self.message
-        if m is None:
-            head = f"a {self.component} line" + (f" (codes at {self.site})" if self.site else "")
+        if m is None and self.site:
+            head = f"a {self.component} code (the table at {self.site})"
+        elif m is None:
+            rel = load().components.get(self.component, {}).get("releases") or ["?"]
+            head = (
+                f"a {self.component} line that no format of {self.component} {rel[0]}..{rel[-1]} holds (a newer "
+                "release, a vendor build or an edited line)"
+            )
         else:
             span = f"{self.releases[0]}..{self.releases[1]}" if self.releases else "?"
             fn = _function_at(m, self.site)
