@@ -15,12 +15,22 @@ from imgcheck.triage import fabric_catalog as fc
 from imgcheck.triage.signatures import load_signatures
 
 RAW = json.loads(resources.files("imgcheck.data.triage").joinpath("fabric_messages.json").read_text())
-CONV = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t)?([diouxXsfgcp%])")
+CONV = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t)?([diouxXsfgcpm%])")
 
 
 def render(fmt: str) -> str:
     """The first line printf(fmt) prints, with plausible values (a pointer, a device index, a name)."""
-    values = {"s": "rdmap16s27", "c": "x", "p": "0x7f08c0001d30", "f": "1.0", "g": "1", "x": "1f", "X": "1F", "%": "%"}
+    values = {
+        "s": "rdmap16s27",
+        "m": "Cannot allocate memory",
+        "c": "x",
+        "p": "0x7f08c0001d30",
+        "f": "1.0",
+        "g": "1",
+        "x": "1f",
+        "X": "1F",
+        "%": "%",
+    }
     return CONV.sub(lambda m: values.get(m.group(1), "3"), fmt.strip("\n").split("\n")[0])
 
 

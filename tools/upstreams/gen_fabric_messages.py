@@ -46,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from git_read import Mirror, balanced, split_args, version_key  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage/fabric_messages.json"
-SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|L|z|j|t)?([diouxXeEfgGcsp%])")
+# %m is glibc's strerror(errno) (UCX and libfabric use it): printed like a %s
+SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|L|z|j|t)?([diouxXeEfgGcspm%])")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 PRI = {"PRIu64": "%lu", "PRIx64": "%lx", "PRId64": "%ld", "PRIi64": "%ld", "PRIu32": "%u", "PRIx32": "%x"}
 PRI.update({"PRId32": "%d", "PRIu16": "%u", "PRIu8": "%u", "PRIx8": "%x", "PRIx16": "%x", "PRIi32": "%d"})
@@ -216,6 +217,7 @@ def regex_of(fmt: str, flexible_space: bool = False) -> tuple[str, int]:
                 "p": r"(?:0x[0-9a-fA-F]+|\(nil\))",
                 "c": r".",
                 "s": r".*?",
+                "m": r".*?",
                 "%": "%",
             }.get(conv, r"[-+0-9.eEinfa]+")
         )

@@ -22,7 +22,7 @@ _MIN_CODE_TEXT = 20  # an EFA provider code's text
 _MIN_STRERROR_TEXT = 12  # a strerror text
 _MIN_GATE = 8  # the fixed text of a prefix-less (fprintf / help banner) format
 _BUCKET = 4
-_SPEC = re.compile(r"%[-+ #0-9.*]*[hlLzjt]*[diouxXeEfgGcsp%]")
+_SPEC = re.compile(r"%[-+ #0-9.*]*[hlLzjt]*[diouxXeEfgGcspm%]")  # %m: glibc's strerror(errno)
 
 # where each component's message starts in a log line, and the site the line itself names
 _LIBFABRIC = re.compile(
