@@ -195,3 +195,16 @@ def test_ucx_status_texts_are_read_like_errno_values(tmp_path):
     # a victim of its peer: the peer-gone condition explains UCX's generic error on the same line
     assert report.first_failure is not None and report.first_failure.signature == "FABRIC-PEER-GONE"
     assert report.diagnoses[0].causes[0].id == "peer-oom-killed"
+
+
+def test_a_line_from_another_copy_of_libfabric_is_said_to_be():
+    # ofiwg/libfabric#12708's line names efa_device_construct_gid():47, a site of the 2.5/2.6 series only
+    line = "libfabric:...:efa:ep_data:efa_device_construct_gid():47<warn> ibv_open_device failed! errno: 2"
+    seen: dict[str, list] = {}
+    fc.observe(seen, line)
+    (found, _count) = next(iter(seen.values()))
+    assert fc.other_copy(found, "2.6.0") is None  # the image's own copy fits
+    assert fc.other_copy(found, None) is None  # unknown version: no claim
+    note = fc.other_copy(found, "1.22.0amzn4.0")  # an EFA installer's vendor build of an older series
+    assert note is not None and "/opt/amazon/efa" in note
+    assert any("not the image's libfabric 1.22.0amzn4.0" in n for n in fc.notes(seen, {"libfabric": "1.22.0amzn4.0"}))

@@ -73,6 +73,18 @@ def load_job(spec: str | None, image: str | None):
     return (chosen or jobs or [None])[0]
 
 
+def fabric_versions(image) -> dict[str, str | None]:
+    """The image's copies of the fabric components, for the catalog's "another copy" note."""
+    if image is None:
+        return {}
+    plugin = next((p for p in image.nccl_net_plugins if p.loaded), None)
+    return {
+        "libfabric": image.libfabric.version if image.libfabric else None,
+        "ucx": image.ucx.version if image.ucx else None,
+        "aws-ofi-nccl": plugin.version if plugin and (plugin.project or "").startswith("aws-ofi") else None,
+    }
+
+
 def triage(
     logs: list[str],
     *,
@@ -103,7 +115,7 @@ def triage(
         report,
         notes=report.notes
         + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
-        + fabric_catalog.notes(scan.fabric_messages),
+        + fabric_catalog.notes(scan.fabric_messages, fabric_versions(image_f)),
     )
     join = None
     if image_f is not None or node_f is not None:

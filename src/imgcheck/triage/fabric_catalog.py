@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from ..versions.ecosystems import numeric_tuple
+
 KEEP = 30  # distinct messages kept per triage run; the rest are counted
 # shortest texts searched for anywhere in a line: shorter ones ("Success", "I/O error") would match ordinary words
 _MIN_CODE_TEXT = 20  # an EFA provider code's text
@@ -458,9 +460,36 @@ def observe(seen: dict[str, list], text: str) -> Recognised | None:
     return found
 
 
-def notes(seen: dict[str, list]) -> tuple[str, ...]:
+def _series(version: str) -> tuple[int, ...]:
+    return numeric_tuple(version)[:2]
+
+
+def other_copy(found: Recognised, version: str | None) -> str | None:
+    """When the line's own function():line places it in release series other than the image's copy of that
+    component, say so (the job may load another copy); None when it fits, or nothing decides it."""
+    if not (found.by_site and found.releases and version and _series(version)):
+        return None
+    low, high = (_series(v) for v in found.releases)
+    if low <= _series(version) <= high:
+        return None
+    return (
+        f"that line's site matches {found.component} {found.releases[0]}..{found.releases[1]} (the newest patch of "
+        f"each series was read), not the image's {found.component} {version}: the job may load another copy (a host "
+        "installation mounted in, such as the EFA installer's /opt/amazon/efa, or LD_LIBRARY_PATH), or a patch "
+        "release whose lines moved"
+    )
+
+
+def notes(seen: dict[str, list], versions: dict[str, str | None] | None = None) -> tuple[str, ...]:
     """Report notes: each recognised fabric message with its component, site, releases and condition; the ones with a
-    memory, device or peer condition first."""
+    memory, device or peer condition first. With the image's versions (component -> version), a line whose own site
+    belongs to other releases than the image's copy is said to."""
     order = {"host-memory": 0, "device-access": 1, "fork": 2, "peer-unreachable": 3, "build": 4, "peer-gone": 5}
     rows = sorted(seen.values(), key=lambda e: order.get(e[0].klass, 9))
-    return tuple(f"{found.words()}; seen {count}x" for found, count in rows)
+    out = []
+    for found, count in rows:
+        out.append(f"{found.words()}; seen {count}x")
+        other = other_copy(found, (versions or {}).get(found.component))
+        if other:
+            out.append(other)
+    return tuple(out)
