@@ -449,8 +449,8 @@ def observe(seen: dict[str, list], text: str) -> Recognised | None:
     found = recognise(text)
     if found is None:
         return None
-    if found.klass == "other" and found.message is not None and found.message.level == "notice":
-        return found  # configure's summary lines: not worth a note
+    if found.klass == "other" and found.message is not None and found.message.level in ("notice", "check"):
+        return found  # configure's checks and summary lines: not worth a note unless a transport is missing
     key = (found.message.format if found.message else f"<{found.component}>") + "|" + found.klass
     entry = seen.get(key)
     if entry is not None:
