@@ -478,19 +478,19 @@ def help_topics(text: str):
 
 
 def help_class(body: str) -> str:
+    """A banner's condition class from its whole text (the headline rarely says it)."""
     t = body.lower()
     if re.search(
-        r"unable to reach each other|no .{0,40}(?:component|transport|btl|pml|mtl).{0,40}(?:available|found|selected|able to be opened)|"
+        r"unable to reach each other|at least one mpi process is unreachable|"
+        r"no .{0,40}(?:component|transport|btl|pml|mtl).{0,40}(?:available|found|selected|able to be opened)|"
         r"no components were (?:able to be opened|found)|could not find any .{0,20}(?:usable|relevant)",
         t,
     ):
         return "no-transport"
-    if re.search(
-        r"locked memory|registered memory|memlock|cannot allocate memory|out of memory|register.{0,20}physical memory",
-        t,
-    ):
+    # the registered/locked memory limits (a banner listing "ran out of memory" among guesses is not one)
+    if re.search(r"locked memory|registered memory|memlock|register.{0,20}physical memory|cannot allocate memory", t):
         return "host-memory"
-    if re.search(r"\bfork\b", t):
+    if re.search(r"fork\(\) (?:support|system call)|ibv_fork_init|fork support", t):
         return "fork"
     if re.search(r"failed to open .{0,40}device|unable to open .{0,40}device|permission denied", t):
         return "device-access"
