@@ -138,22 +138,26 @@ def classify(fmt: str, call: str | None) -> str:
     peer-unreachable, peer-gone, fork, build, registration, other."""
     text = fmt.lower()
     c = (call or "").lower()
+    if re.search(r"squelch|on windows", text):  # errors the provider swallows on purpose; another platform
+        return "other"
     if re.search(r"\bfork\b|fork_safe|fork_init|ibv_fork|rdmav_fork|fi_efa_fork", text):
         return "fork"
     if re.search(r"out of memory|cannot allocate|memlock|rlimit_memlock|locked memory|no memory|enomem", text):
         return "host-memory"
     if re.search(
-        r"(?:alloc|allocate|allocating) (?:memory|failed|failure|error)|memory alloc\w* fail|(?:alloc\w*|calloc) error",
+        r"\b(?:alloc|allocate|allocating) (?:memory|failed|failure|error)|memory alloc\w* fail|\b(?:alloc\w*|calloc) error",
         text,
     ):
         return "host-memory"
-    if c in ALLOC_CALLS and re.search(r"alloc|memory", text):
+    if c in ALLOC_CALLS and re.search(r"alloc|memory", text) and re.search(r"fail|error|cannot|unable|could not", text):
         return "host-memory"
     if re.search(
         r"ibv_open_device|failed (?:to )?open device|open_device|ibv_get_device_list|/dev/infiniband|uverbs", text
     ):
         return "device-access"
-    if c in ("ibv_open_device", "ibv_get_device_list") or (c == "open" and re.search(r"device|/dev/|sysfs", text)):
+    if c in ("ibv_open_device", "ibv_get_device_list") or (
+        c == "open" and re.search(r"device|/dev/infiniband|uverbs|sysfs", text)
+    ):
         return "device-access"
     if re.search(
         r"fi_getinfo|output empty list|no provider|couldn't find any optimal provider|no data available", text
