@@ -16,8 +16,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import nccl_git  # noqa: E402
 from gen_params import _args, _in_comment  # noqa: E402
+from printf_formats import pieces  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage/nccl_messages.json"
 CALL = re.compile(r"\b(WARN|INFO)\(")
@@ -31,7 +33,6 @@ PRI = {
     "PRIx32": "%x",
     "PRId32": "%d",
 }
-SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|L|z|j|t)?([diouxXeEfgGcsp%])")
 FAILURE_INFO = re.compile(
     r"(?i)fail|error|unable|cannot|can't|could not|couldn't|not supported|unsupported|disabl|invalid|timeout|timed out"
     r"|abort|mismatch|fall(?:ing)? ?back|not found|refus|denied|insufficient|exceed|too (?:small|large|many)"
@@ -65,30 +66,14 @@ def _format(arg: str) -> str | None:
 def regex_of(fmt: str) -> tuple[str, int]:
     """A regex for the first line of what printf(fmt) prints, and how many fixed characters it holds."""
     fmt = fmt.split("\n")[0] if fmt.strip("\n") else fmt
-    out, fixed, pos = ["^"], 0, 0
-    for m in SPEC.finditer(fmt):
-        lit = fmt[pos : m.start()]
+    out, fixed = ["^"], 0
+    for lit, conversion in pieces(fmt):
+        if conversion is None:
+            lit = lit.rstrip()
         out.append(re.escape(lit))
         fixed += len(lit.strip())
-        conv = m.group(5)
-        out.append(
-            {
-                "d": r"-?\d+",
-                "i": r"-?\d+",
-                "u": r"\d+",
-                "o": r"[0-7]+",
-                "x": r"[0-9a-fA-F]+",
-                "X": r"[0-9a-fA-F]+",
-                "p": r"(?:0x[0-9a-fA-F]+|\(nil\))",
-                "c": r".",
-                "s": r".*?",
-                "%": "%",
-            }.get(conv, r"[-+0-9.eEinfa]+")
-        )
-        pos = m.end()
-    lit = fmt[pos:]
-    out.append(re.escape(lit.rstrip()))
-    fixed += len(lit.strip())
+        if conversion is not None:
+            out.append(conversion)
     out.append(r"[\s\"',.]*$")  # logs quoted in JSON or a thread keep a trailing quote or comma
     return "".join(out), fixed
 

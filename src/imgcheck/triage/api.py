@@ -11,7 +11,7 @@ from ..knowledge.nccl import nccl_in_use
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding
-from . import nccl_catalog
+from . import fabric_catalog, nccl_catalog
 from .decide import decide
 from .joins import join_notes
 from .result import JoinResult, TriageReport
@@ -73,6 +73,18 @@ def load_job(spec: str | None, image: str | None):
     return (chosen or jobs or [None])[0]
 
 
+def fabric_versions(image) -> dict[str, str | None]:
+    """The image's copies of the fabric components, for the catalog's "another copy" note."""
+    if image is None:
+        return {}
+    plugin = next((p for p in image.nccl_net_plugins if p.loaded), None)
+    return {
+        "libfabric": image.libfabric.version if image.libfabric else None,
+        "ucx": image.ucx.version if image.ucx else None,
+        "aws-ofi-nccl": plugin.version if plugin and (plugin.project or "").startswith("aws-ofi") else None,
+    }
+
+
 def triage(
     logs: list[str],
     *,
@@ -100,7 +112,10 @@ def triage(
     report = decide(scan, sigset, image_f, node_f, job_f)
     nccl_v = nccl_in_use(image_f)
     report = dataclasses.replace(
-        report, notes=report.notes + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
+        report,
+        notes=report.notes
+        + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
+        + fabric_catalog.notes(scan.fabric_messages, fabric_versions(image_f)),
     )
     join = None
     if image_f is not None or node_f is not None:

@@ -23,7 +23,7 @@ from typing import IO
 
 from ..errors import BadInputError
 from ..fsutil import open_input
-from . import nccl_catalog
+from . import fabric_catalog, nccl_catalog
 from .context import ContextAccumulator
 from .logparse import LogLine, parse_line
 from .signatures import SignatureSet
@@ -72,6 +72,7 @@ class ScanResult:
     full_year: int | None = None  # a year seen in any full timestamp
     context_lines_dropped: int = 0  # INFO lines of writers beyond MAX_WRITERS (their context is not kept)
     nccl_messages: dict[str, list] = field(default_factory=dict)  # nccl_catalog.observe: NCCL messages recognised
+    fabric_messages: dict[str, list] = field(default_factory=dict)  # fabric_catalog.observe: libfabric/OFI/UCX lines
     lines_merged: int = 0  # lines of writers beyond MAX_WRITERS, counted under their file's name
     # PyTorch's "Last error:" text (NCCL's ncclGetLastError) per writer: the line after "Last error:",
     # or the rest of the same line; the first MAX_LAST_ERRORS writers only
@@ -123,6 +124,9 @@ def trie_pattern(literals: list[str]) -> str:
 class Scanner:
     def __init__(self, sigset: SignatureSet):
         self.sigs = [s for s in sigset.signatures if s.patterns]
+        # a fabric-catalog line is counted as the signature of its condition class, when the signature set has it
+        self.fabric_ids = {s.id for s in sigset.signatures if s.derived == "fabric_catalog"}
+        self.by_id = sigset.by_id()
         # (signature, pattern, literal gate) triples; a pattern without a gate always runs
         self.checks = [(s, p, required_literal(p)) for s in self.sigs for p in s.patterns]
         gates = sorted({lit for _s, _p, lit in self.checks if lit}, key=len, reverse=True)
@@ -183,12 +187,32 @@ class Scanner:
         for sig in self.sigs:
             m = matched.get(sig.id)
             if m is not None:
-                ck = (key, sig.id)
-                n = res.counts.get(ck, 0) + 1
-                res.counts[ck] = n
-                if n <= KEEP_PER_KEY:
-                    caps = tuple((k, v) for k, v in m.groupdict().items() if v is not None)
-                    res.events.append(Event(sig.id, line, self.order, key, caps))
+                self._count(key, sig.id, line, tuple((k, v) for k, v in m.groupdict().items() if v is not None))
+        fabric = fabric_catalog.observe(res.fabric_messages, text)
+        if (
+            fabric is not None
+            and fabric.signature in self.fabric_ids
+            and not fabric.informational
+            and self._fabric_adds(fabric.signature, matched)
+        ):
+            caps = (("component", fabric.component), ("condition", fabric.klass)) + (
+                (("site", fabric.site),) if fabric.site else ()
+            )
+            self._count(key, fabric.signature, line, caps)
+
+    def _fabric_adds(self, sig_id: str, matched: dict[str, re.Match]) -> bool:
+        """A catalog condition is counted unless a signature already names this line more specifically: only generic
+        result codes and the signatures it explains (its `suppresses`) give way to it."""
+        explains = set(self.by_id[sig_id].suppresses)
+        return all(self.by_id[s].generic or s in explains for s in matched)
+
+    def _count(self, key: RawKey, sig_id: str, line: LogLine, caps: tuple[tuple[str, str], ...]) -> None:
+        res = self.result
+        ck = (key, sig_id)
+        n = res.counts.get(ck, 0) + 1
+        res.counts[ck] = n
+        if n <= KEEP_PER_KEY:
+            res.events.append(Event(sig_id, line, self.order, key, caps))
 
     def feed_stream(self, name: str, fh: IO[str]) -> None:
         self.result.sources.append(name)

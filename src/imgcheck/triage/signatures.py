@@ -19,7 +19,9 @@ from .evidence import ALL_PREDICATES
 SIGNATURES_SCHEMA_VERSION = 1
 ROLES = ("primary", "secondary", "advisory")  # primary: a local failure; secondary: a consequence seen by a victim
 SEVERITIES = ("error", "warning", "info")
-DERIVED = ("init_incomplete", "nccl_version_mismatch")  # signatures computed from log structure instead of a regex
+# signatures computed from log structure instead of a regex; "fabric_catalog": a line the fabric message catalog
+# (fabric_catalog.py) recognises, counted as the signature of its condition class
+DERIVED = ("init_incomplete", "nccl_version_mismatch", "fabric_catalog")
 
 
 @dataclass(frozen=True)
