@@ -26,7 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nccl_git  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/compat_matrix/catalogs/nccl_socket_select.json"
-CANDIDATES = ("src/include/socket.h", "src/misc/socket.cc", "src/os/linux.cc", "src/include/utils.h", "src/misc/utils.cc")
+CANDIDATES = (
+    "src/include/socket.h",
+    "src/misc/socket.cc",
+    "src/os/linux.cc",
+    "src/include/utils.h",
+    "src/misc/utils.cc",
+)
 SELECTOR = re.compile(r"^(?:static\s+)?(?:int|ncclResult_t)\s+(?:nccl)?[Ff]indInterfaces\(char\s*\*\s*ifNames", re.M)
 SCANNER = re.compile(
     r"^(?:static\s+)?(?:int|ncclResult_t)\s+(?:ncclOs|nccl)?[Ff]indInterfaces\(const char\s*\*\s*prefixList", re.M

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
+from ..knowledge import net_select
 from ..knowledge.nccl_gid import AF_INET, AF_INET6, nccl_choice
 from ..knowledge.settings import Setting
 from ..model.node import GID_GLOBAL, GID_IPV4_MAPPED, GID_LINK_LOCAL, NetInterface, RdmaPort
 from ..model.report import Evidence
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, decided, finding, unknown
 from .env_devices import DeviceList
 
 RULES = (
@@ -29,8 +30,10 @@ RULES = (
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS",
+    "ENV-NCCL-SOCKET-NODE-LOCAL",
 )
 NEEDS = {"nccl_features": {"roce_gid_auto"}}
+SOCKET_LOCAL = "ENV-NCCL-SOCKET-NODE-LOCAL"
 ROCE_V2 = "RoCE v2"
 ROCE_VERSION_DEFAULT = 2  # NCCL_PARAM(IbRoceVersionNum, "IB_ROCE_VERSION_NUM", 2): NCCL's default, not a version
 # operstate values for which the kernel does not set IFF_RUNNING (RFC 2863 states other than up/unknown/dormant)
@@ -42,14 +45,18 @@ ENROOT_NETNS = (
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
-    if any(p.name == "torch" for p in ctx.image.packages):
-        yield from _gloo_ifname(ctx)
+    yield from _gloo_ifname(ctx)  # a GLOO_SOCKET_IFNAME is only ever read by Gloo: set, the job means Gloo
+    if ctx.nccl_present is False:
+        return  # no NCCL: its settings are read by nobody
+    # NCCL's presence unknown: a setting only NCCL reads (NCCL_SOCKET_IFNAME) says the job means NCCL, so the
+    # interface rules still judge it; the evidence says the image facts do not show NCCL
+    yield from _socket_ifname(ctx)
+    yield from _socket_node_local(ctx)
     if ctx.nccl_present is not True:
-        return  # no NCCL; unknown: the engine asks
+        return  # the GID rules need NCCL's version; unknown: the engine asks
     # the GID index NCCL uses depends on its version (a copy whose version is unknown: the engine asks)
     if ctx.nccl is not None and ctx.node_has_rdma is not False and ctx.ib_disabled_by is None:
         yield from _gid_index(ctx)
-    yield from _socket_ifname(ctx)  # any NCCL reads NCCL_SOCKET_IFNAME the same way
 
 
 def _roce_ports(ctx: Ctx) -> tuple[list[tuple[str, RdmaPort]], list[str]]:
@@ -269,6 +276,12 @@ def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("GLOO_SOCKET_IFNAME")
     if s is None or not s.value.strip():
         return
+    # NCCL's list syntax ('^' exclude, '=' exact) is not Gloo's: each comma item is looked up as a name as is,
+    # whatever the node has (Linux interface names never start with these in practice: nobody names one so)
+    nccl_syntax = [n.strip() for n in s.value.split(",") if n.strip().startswith(("^", "="))]
+    if nccl_syntax:
+        yield finding(ctx.matrix, rule, [s.evidence], variant="nccl-syntax", setting=s.label, first=nccl_syntax[0])
+        return
     netns = None
     for item in _node_netns(ctx, rule, s):
         if isinstance(item, str):
@@ -342,7 +355,14 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
         yield finding(
             ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", evidence, setting=s.label, interfaces=names, netns=netns
         )
-    elif all(i.operstate in NOT_RUNNING for i in chosen):
+    elif all(i.operstate in NOT_RUNNING for i in chosen) and _skips_down(ctx) is None:
+        yield unknown(
+            "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
+            f"{s.label} selects only interfaces that are down ({', '.join(i.name for i in chosen)}); NCCL skips "
+            "them from 2.28.3 (IFF_RUNNING) and uses them before: "
+            + (f"NCCL {_nccl_version(ctx)}" if _nccl_version(ctx) else "the image's NCCL version is not known"),
+        )
+    elif all(i.operstate in NOT_RUNNING for i in chosen) and _skips_down(ctx):
         yield finding(
             ctx.matrix,
             "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
@@ -353,7 +373,14 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
             chosen=", ".join(i.name for i in chosen),
         )
     else:
-        yield from _socket_addresses(ctx, s, [i for i in chosen if i.operstate not in NOT_RUNNING], evidence)
+        usable = [i for i in chosen if i.operstate not in NOT_RUNNING] if _skips_down(ctx) else chosen
+        yield from _socket_addresses(ctx, s, usable or chosen, evidence)
+
+
+def _skips_down(ctx: Ctx) -> bool | None:
+    """Whether the image's NCCL skips interfaces without IFF_RUNNING (nccl_socket_select requires_running)."""
+    found = {bool(r["requires_running"]) for r in net_select.rows_for(ctx.matrix, _nccl_version(ctx))}
+    return found.pop() if len(found) == 1 else None
 
 
 def address_words(iface: NetInterface) -> str:
@@ -399,6 +426,114 @@ def _socket_addresses(ctx: Ctx, s: Setting, running: list[NetInterface], evidenc
         yield finding(ctx.matrix, rule, evidence, variant="link-local", setting=s.label, chosen=chosen, addresses=words)
 
 
+def _nccl_version(ctx: Ctx) -> str | None:
+    return ctx.nccl.version if ctx.nccl is not None else None
+
+
+def _socket_node_local(ctx: Ctx) -> Iterator[Outcome]:
+    """The interfaces NCCL takes for its bootstrap and socket transport (its default order, or the
+    NCCL_SOCKET_IFNAME list), simulated per release from nccl_socket_select: does it take one other nodes cannot
+    reach (loopback, link-local, a bridge with the same address on every node)?"""
+    rule = SOCKET_LOCAL
+    s = ctx.setting("NCCL_SOCKET_IFNAME")
+    value = s.value.strip() if s is not None else None
+    if value is None and ctx.nccl_present is not True:
+        return  # NCCL's own default is judged only when NCCL is there; unknown: the engine asks
+    job = ctx.job
+    if job is not None and job.runtime != RUNTIME_ENROOT and job.host_network is False:
+        if value is None:
+            yield decided(
+                rule,
+                "the container has its own network namespace (no hostNetwork / --network host): NCCL's default "
+                "takes the container's own interface (eth0), never lo, and not the node's links",
+            )
+        else:
+            yield unknown(
+                rule,
+                f"{s.label if s else value} chooses among the container's own interfaces, which the node facts do not "
+                "show (no hostNetwork / --network host)",
+            )
+        return
+    interfaces = ctx.node.net_interfaces
+    if interfaces is None:
+        return  # the engine asks (node.net_interfaces is read)
+    comm_id = ctx.setting("NCCL_COMM_ID")
+    if value is None and comm_id is not None and comm_id.value.strip():
+        yield unknown(rule, f"{comm_id.label}: NCCL prefers the interface in that address's subnet (not simulated)")
+        return
+    outcomes = []
+    for row in net_select.rows_for(ctx.matrix, _nccl_version(ctx)):
+        used = value if value is not None and len(value) >= (row["ifname_min_len"] or 2) else None
+        sel = net_select.select(ctx.matrix, row, interfaces, used)
+        if sel is None:
+            continue
+        local = [(i, r) for i in sel.chosen for r in [net_select.reach(ctx.matrix, i)] if r.reachable is False]
+        other = [i.name for i in sel.chosen if net_select.reach(ctx.matrix, i).reachable is not False]
+        outcomes.append((row, sel, local, other))
+    flagged = [o for o in outcomes if o[2]]
+    if not flagged:
+        unsure = sorted({u for o in outcomes for u in o[1].unsure})
+        if unsure and any(net_select.node_local_row(ctx.matrix, u.split(":", 1)[0]) for u in unsure):
+            yield unknown(rule, "NCCL may select " + "; ".join(unsure))
+        elif value is None and any(len(o[1].chosen) > 1 for o in outcomes):
+            names = ", ".join(i.name for i in max((o[1].chosen for o in outcomes), key=len))
+            yield unknown(
+                rule,
+                f"NCCL_SOCKET_IFNAME is unset: NCCL's bootstrap takes the first of {names} in the kernel's address "
+                "order and its socket transport all of them; whether each reaches the other nodes is not in the facts",
+            )
+        return
+    if len(flagged) != len(outcomes):
+        releases = ", ".join(o[0]["id"] for o in flagged)
+        yield unknown(
+            rule,
+            f"NCCL releases {releases} would take a node-local interface here, others would not: "
+            + (f"NCCL {_nccl_version(ctx)}" if _nccl_version(ctx) else "the image's NCCL version is not known"),
+        )
+        return
+    row, sel, local, other = flagged[0]
+    only = not other and not sel.unsure
+    names = ", ".join(f"{i.name} ({i.operstate or 'state unknown'})" for i in interfaces)
+    netns = (
+        ENROOT_NETNS
+        if job is not None and job.runtime == RUNTIME_ENROOT
+        else (
+            "shares the node's network namespace"
+            if job is not None and job.host_network
+            else "is assumed to share the node's network namespace (no launch spec says otherwise)"
+        )
+    )
+    if job is None and not only:
+        yield unknown(
+            rule,
+            "without --job it is not known whether the container shares the node's network namespace, where NCCL "
+            f"would also take {', '.join(i.name for i, _ in local)}",
+        )
+        return
+    setting_words = (
+        s.label
+        if s is not None and value is not None and len(value) >= 2
+        else (f"NCCL_SOCKET_IFNAME unset (NCCL's default order: {', '.join(row['default_order'])})")
+    )
+    evidence = [
+        *([s.evidence] if s is not None and value is not None else ctx.nccl_evidence()),
+        ctx.node_ev("net_interfaces", names),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant="only" if only else None,
+        setting=setting_words,
+        local="; ".join(f"{i.name}: {r.why}" for i, r in local),
+        others=", ".join(other) + (f" (and maybe {'; '.join(sel.unsure)})" if sel.unsure else "") or "none",
+        used=sel.used_list or "none",
+        releases=row["id"],
+        netns=netns,
+        first=local[0][0].name,
+    )
+
+
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
@@ -407,6 +542,7 @@ REQUIRES = {
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
+    SOCKET_LOCAL: (facts.NCCL,),
 }
 READS = {
     "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
@@ -414,4 +550,5 @@ READS = {
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
+    SOCKET_LOCAL: (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME", "NCCL_COMM_ID"), facts.NET_INTERFACES),
 }

@@ -302,6 +302,12 @@ PEERMEM_CONFIG = _node_fact(
     lambda n: n.gpu.peermem_configured,
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, peermem_configured=None)),
 )
+NET_INTERFACES = _node_fact(
+    "net_interfaces",
+    "Which network interfaces (names, states, addresses) does the node's network namespace have?",
+    lambda n: n.net_interfaces,
+    lambda n: dataclasses.replace(n, net_interfaces=None),
+)
 
 
 def _glibc_state(ctx: Ctx) -> State:
@@ -336,6 +342,7 @@ ALL: tuple[Fact, ...] = (
     KERNEL,
     PEERMEM,
     GPU_MODULE,
+    NET_INTERFACES,
 )
 COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
 
