@@ -359,7 +359,7 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
         yield unknown(
             "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
             f"{s.label} selects only interfaces that are down ({', '.join(i.name for i in chosen)}); NCCL skips "
-            "them from 2.28.3 (IFF_RUNNING) and uses them before: "
+            f"them from {_running_check_first(ctx)} (IFF_RUNNING) and uses them before: "
             + (f"NCCL {_nccl_version(ctx)}" if _nccl_version(ctx) else "the image's NCCL version is not known"),
         )
     elif all(i.operstate in NOT_RUNNING for i in chosen) and _skips_down(ctx):
@@ -375,6 +375,11 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     else:
         usable = [i for i in chosen if i.operstate not in NOT_RUNNING] if _skips_down(ctx) else chosen
         yield from _socket_addresses(ctx, s, usable or chosen, evidence)
+
+
+def _running_check_first(ctx: Ctx) -> str:
+    """The first NCCL release that skips interfaces without IFF_RUNNING (nccl_socket_select)."""
+    return next((r["first"] for r in ctx.matrix.rows("nccl_socket_select") if r["requires_running"]), "no release")
 
 
 def _skips_down(ctx: Ctx) -> bool | None:

@@ -190,9 +190,11 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     plugged = [f"{k}: {v}" for k, v in job.resources or () if _rdma_resource(k, v)]
     if plugged:
         return True, "resources " + ", ".join(plugged)
-    if job.privileged is None or job.devices is None or job.resources is None:
+    # Docker has no extended resources (device plugins are Kubernetes'): its devices and privileged flag decide
+    resources_unsaid = job.resources is None and job.runtime != RUNTIME_DOCKER
+    if job.privileged is None or job.devices is None or resources_unsaid:
         return None, f"a {job.kind} spec does not say which devices the container gets (the runtime decides)"
-    other = [k for k, _ in job.resources if k not in _GPU_RESOURCES]
+    other = [k for k, _ in job.resources or () if k not in _GPU_RESOURCES]
     if other:
         return None, f"resources {', '.join(other)} come from device plugins that may add RDMA devices"
     if job.open_flags:
