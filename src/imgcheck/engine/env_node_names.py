@@ -17,6 +17,7 @@ from ..job.model import RUNTIME_ENROOT
 from ..knowledge import net_select
 from ..knowledge.nccl_gid import AF_INET, AF_INET6, nccl_choice
 from ..knowledge.settings import Setting
+from ..model.location import Location
 from ..model.node import GID_GLOBAL, GID_IPV4_MAPPED, GID_LINK_LOCAL, NetInterface, RdmaPort
 from ..model.report import Evidence
 from . import facts
@@ -31,9 +32,11 @@ RULES = (
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS",
     "ENV-NCCL-SOCKET-NODE-LOCAL",
+    "ENV-GLOO-HOSTNAME-LOOPBACK",
 )
 NEEDS = {"nccl_features": {"roce_gid_auto"}}
 SOCKET_LOCAL = "ENV-NCCL-SOCKET-NODE-LOCAL"
+GLOO_LOOPBACK = "ENV-GLOO-HOSTNAME-LOOPBACK"
 ROCE_V2 = "RoCE v2"
 ROCE_VERSION_DEFAULT = 2  # NCCL_PARAM(IbRoceVersionNum, "IB_ROCE_VERSION_NUM", 2): NCCL's default, not a version
 # operstate values for which the kernel does not set IFF_RUNNING (RFC 2863 states other than up/unknown/dormant)
@@ -46,6 +49,7 @@ ENROOT_NETNS = (
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _gloo_ifname(ctx)  # a GLOO_SOCKET_IFNAME is only ever read by Gloo: set, the job means Gloo
+    yield from _gloo_hostname(ctx)
     if ctx.nccl_present is False:
         return  # no NCCL: its settings are read by nobody
     # NCCL's presence unknown: a setting only NCCL reads (NCCL_SOCKET_IFNAME) says the job means NCCL, so the
@@ -323,6 +327,66 @@ def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
         )
 
 
+def _gloo_hostname(ctx: Ctx) -> Iterator[Outcome]:
+    """Without GLOO_SOCKET_IFNAME, PyTorch's Gloo binds to the address the host name resolves to and advertises it
+    to the other ranks (ProcessGroupGloo::createDefaultDevice; a name that resolves to nothing falls back to
+    loopback with 'Unable to resolve hostname to a (local) address'). In the node's network namespace the host name
+    and /etc/hosts are the node's (node/hostname.py): a line mapping it to 127.x (Debian/Ubuntu's 127.0.1.1) makes
+    every rank advertise loopback, and connectFullMesh across nodes is refused."""
+    rule = GLOO_LOOPBACK
+    s = ctx.setting("GLOO_SOCKET_IFNAME")
+    if s is not None and s.value.strip():
+        return  # the interface is named: _gloo_ifname judges it
+    job = ctx.job
+    if job is None:
+        return  # which namespace, host name and hosts file the job gets is the launch's: not applicable without it
+    if job.runtime != RUNTIME_ENROOT and not job.host_network:
+        if job.host_network is False:
+            yield decided(
+                rule, "the container has its own network namespace: the runtime maps its host name to its own address"
+            )
+        return  # host_network unknown: the engine asks nothing more than the spec can say
+    has_torch = any(p.name == "torch" for p in ctx.image.packages)
+    addresses = ctx.node.hostname_addresses
+    if addresses is None:
+        yield unknown(
+            rule,
+            "the job shares the node's network namespace and sets no GLOO_SOCKET_IFNAME: Gloo binds to what the "
+            "node's host name resolves to; " + ctx.unknown_why("hostname_addresses"),
+        )
+        return
+    if not addresses:
+        yield decided(rule, f"the node's /etc/hosts does not name {ctx.node.hostname}: DNS gives its address")
+        return
+    first = addresses[0]
+    if not first.startswith("127.") and first != "::1":
+        yield decided(rule, f"the node's /etc/hosts maps {ctx.node.hostname} to {first}, not loopback")
+        return
+    if not has_torch:
+        yield unknown(
+            rule,
+            f"the node's /etc/hosts maps {ctx.node.hostname} to {first} (loopback), which PyTorch's Gloo would bind "
+            "to; torch is not among the image's packages read, so whether the job uses Gloo is not known",
+        )
+        return
+    netns = ENROOT_NETNS if job.runtime == RUNTIME_ENROOT else "shares the node's network namespace"
+    yield finding(
+        ctx.matrix,
+        rule,
+        [_job_words_ev(ctx), ctx.node_ev("hostname_addresses", f"{ctx.node.hostname} -> {', '.join(addresses)}")],
+        hostname=ctx.node.hostname,
+        address=first,
+        netns=netns,
+        where=job.where,
+    )
+
+
+def _job_words_ev(ctx: Ctx) -> Evidence:
+    job = ctx.job
+    assert job is not None  # _gloo_hostname runs with a launch spec only
+    return Evidence("job.env.GLOO_SOCKET_IFNAME", "not set", Location.file(job.path))
+
+
 def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_SOCKET_IFNAME")
     if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
@@ -548,6 +612,7 @@ REQUIRES = {
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
     SOCKET_LOCAL: (facts.NCCL,),
+    GLOO_LOOPBACK: (),
 }
 READS = {
     "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
@@ -556,4 +621,5 @@ READS = {
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
     SOCKET_LOCAL: (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME", "NCCL_COMM_ID"), facts.NET_INTERFACES),
+    GLOO_LOOPBACK: (facts.setting("GLOO_SOCKET_IFNAME"),),
 }

@@ -36,7 +36,7 @@ NEEDS: dict[str, set[Any]] = {
 _SETTINGS = tuple(facts.setting_prefix(p) for p in ("UCX_", "FI_", "OFI_NCCL_", "TORCH_NCCL_"))
 REQUIRES: dict[str, tuple[facts.Fact, ...]] = {rule: () for rule in RULES}
 READS = {rule: (*_SETTINGS, facts.UCX, facts.PLUGINS) for rule in RULES}
-READS[NEAR_MISS] = (facts.setting_prefix(""),)  # every variable the process gets, whatever its prefix
+READS[NEAR_MISS] = (facts.ANY_SETTING,)  # every variable the process gets, whatever its prefix
 
 _VENDOR_BUILD = re.compile(r"\d(amzn|cray|hpe|aws|nvidia|mlnx)", re.I)
 _FI_PROVIDER_PREFIX = re.compile(r"FI_([A-Z0-9]+)_")

@@ -377,3 +377,8 @@ def _setting_fact(fact: str, selects: Callable[[str], bool]) -> Fact:
         return _image_unknown(i, "env", env=env, nccl_conf=conf), n, j
 
     return Fact(fact, SETTINGS_QUESTION, state, lambda ctx: ctx.image.unknown_reason("env"), blank=blank)
+
+
+# Every variable the process gets (the image's Env, /etc/nccl.conf, the launch's env), whatever its name: what the
+# rules comparing or linting names across libraries read.
+ANY_SETTING = setting_prefix("")
