@@ -12,7 +12,7 @@ from engine_facts import committed_facts, matrix, with_nccl
 
 from imgcheck.engine import evaluate
 from imgcheck.job import EnvVar, load_job_spec
-from imgcheck.node.hostname import addresses_for
+from imgcheck.node.hostname import address_kind, addresses_for
 from imgcheck.node.probe import probe
 
 HERE = os.path.dirname(__file__)
@@ -58,14 +58,20 @@ def test_hosts_file_lines_naming_the_host():
     assert addresses_for(UBUNTU_HOSTS, "gpu-roce-01") == ("127.0.1.1",)
     assert addresses_for("10.1.2.3 gpu-roce-01.cluster gpu-roce-01 # static\n", "gpu-roce-01.cluster") == ("10.1.2.3",)
     assert addresses_for("127.0.0.1 localhost\n", "gpu-roce-01") == ()
+    assert [address_kind(a) for a in ("127.0.1.1", "::1", "169.254.170.23", "fe80::1%eth0", "10.0.3.7")] == [
+        "loopback",
+        "loopback",
+        "link-local",
+        "link-local",
+        "routable",
+    ]
 
 
 def test_ubuntu_hosts_file_under_host_network_makes_gloo_advertise_loopback(tmp_path):
     node = node_with_hosts(tmp_path, UBUNTU_HOSTS)
-    assert (node.hostname, node.hostname_addresses) == ("gpu-roce-01", ("127.0.1.1",))
-    assert node.sources["hostname_addresses"].path == "/etc/hosts"
+    assert node.hostname_in_hosts == "loopback" and node.sources["hostname_in_hosts"].path == "/etc/hosts"
     (f,), _ = judge(node, pod())
-    assert f.severity == "warning" and "127.0.1.1" in f.title and "connectFullMesh" in f.predicted_error
+    assert f.severity == "warning" and "loopback" in f.title and "connectFullMesh" in f.predicted_error
     # naming the interface, or a container with its own network namespace: the host name's address is not used
     assert judge(node, pod(GLOO_SOCKET_IFNAME="ens1f0np0")) == ([], [])
     assert judge(node, pod(host_network=False)) == ([], [])

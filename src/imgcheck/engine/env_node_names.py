@@ -340,6 +340,10 @@ def _gloo_hostname(ctx: Ctx) -> Iterator[Outcome]:
     job = ctx.job
     if job is None:
         return  # which namespace, host name and hosts file the job gets is the launch's: not applicable without it
+    runtime_set = job.env_value("GLOO_SOCKET_IFNAME")
+    if runtime_set is not None:
+        yield decided(rule, f"{job.where} sets GLOO_SOCKET_IFNAME at run time (its value is not in the spec)")
+        return
     if job.runtime != RUNTIME_ENROOT and not job.host_network:
         if job.host_network is False:
             yield decided(
@@ -347,35 +351,33 @@ def _gloo_hostname(ctx: Ctx) -> Iterator[Outcome]:
             )
         return  # host_network unknown: the engine asks nothing more than the spec can say
     has_torch = any(p.name == "torch" for p in ctx.image.packages)
-    addresses = ctx.node.hostname_addresses
-    if addresses is None:
+    kind = ctx.node.hostname_in_hosts
+    if kind is None:
         yield unknown(
             rule,
             "the job shares the node's network namespace and sets no GLOO_SOCKET_IFNAME: Gloo binds to what the "
-            "node's host name resolves to; " + ctx.unknown_why("hostname_addresses"),
+            "node's host name resolves to; " + ctx.unknown_why("hostname_in_hosts"),
         )
         return
-    if not addresses:
-        yield decided(rule, f"the node's /etc/hosts does not name {ctx.node.hostname}: DNS gives its address")
+    if kind == "none":
+        yield decided(rule, "the node's /etc/hosts does not name its host name: DNS gives its address")
         return
-    first = addresses[0]
-    if not first.startswith("127.") and first != "::1":
-        yield decided(rule, f"the node's /etc/hosts maps {ctx.node.hostname} to {first}, not loopback")
+    if kind == "routable":
+        yield decided(rule, "the node's /etc/hosts maps its host name to a routable address")
         return
     if not has_torch:
         yield unknown(
             rule,
-            f"the node's /etc/hosts maps {ctx.node.hostname} to {first} (loopback), which PyTorch's Gloo would bind "
-            "to; torch is not among the image's packages read, so whether the job uses Gloo is not known",
+            f"the node's /etc/hosts maps its host name to a {kind} address, which PyTorch's Gloo would bind to; "
+            "torch is not among the image's packages read, so whether the job uses Gloo is not known",
         )
         return
     netns = ENROOT_NETNS if job.runtime == RUNTIME_ENROOT else "shares the node's network namespace"
     yield finding(
         ctx.matrix,
         rule,
-        [_job_words_ev(ctx), ctx.node_ev("hostname_addresses", f"{ctx.node.hostname} -> {', '.join(addresses)}")],
-        hostname=ctx.node.hostname,
-        address=first,
+        [_job_words_ev(ctx), ctx.node_ev("hostname_in_hosts", kind)],
+        kind=kind,
         netns=netns,
         where=job.where,
     )

@@ -329,7 +329,7 @@ def _efa_device_list(ctx: Ctx) -> Iterator[Outcome]:
         where=job.where,
         who=job.who,
         other=", ".join(other),
-        efa=", ".join(efa),
+        efa=", ".join(n or "?" for n in efa),
         libfabric=version or f"(version unknown: every release read, to {newest})",
         releases=", ".join(r["id"] for r in hit),
     )

@@ -1,4 +1,4 @@
-"""The node's host name and the addresses its /etc/hosts gives it.
+"""What kind of address the node's /etc/hosts gives its host name.
 
 A process that shares the node's network namespace (hostNetwork, docker --network host, enroot) sees the node's
 host name, and its /etc/hosts is the node's: Kubernetes does not manage the hosts file of a hostNetwork pod
@@ -10,6 +10,8 @@ line naming it (multi off, the default), and Debian/Ubuntu installers write "127
 
 from __future__ import annotations
 
+import ipaddress
+
 from .hostroot import HostReadError, HostRoot
 
 KERNEL_HOSTNAME = "/proc/sys/kernel/hostname"
@@ -18,10 +20,10 @@ ETC_HOSTS = "/etc/hosts"
 _MAX = 1024 * 1024
 
 
-def scan_hostname(
-    host: HostRoot, unknown: dict[str, str], read: dict[str, str]
-) -> tuple[str | None, tuple[str, ...] | None]:
-    """(host name, the addresses /etc/hosts maps it to in file order: () none, so DNS decides; None: unread)."""
+def scan_hostname(host: HostRoot, unknown: dict[str, str], read: dict[str, str]) -> str | None:
+    """What kind of address the node's /etc/hosts gives its host name (first line naming it): "loopback",
+    "link-local", "routable", or "none" (no line names it: DNS decides); None: unread. The kind, not the address:
+    node facts are grouped across a fleet, and a routable address differs per node while its kind does not."""
     name = None
     for path in (KERNEL_HOSTNAME, ETC_HOSTNAME):
         try:
@@ -29,12 +31,11 @@ def scan_hostname(
         except HostReadError:
             value = None
         if value:
-            name, read["hostname"] = value.split()[0], path
+            name = value.split()[0]
             break
     if name is None:
-        unknown["hostname"] = f"neither {KERNEL_HOSTNAME} nor {ETC_HOSTNAME} is readable under the probe root"
-        unknown["hostname_addresses"] = "the host name is not known"
-        return None, None
+        unknown["hostname_in_hosts"] = f"neither {KERNEL_HOSTNAME} nor {ETC_HOSTNAME} is readable under the probe root"
+        return None
     try:
         text = host.read_text(ETC_HOSTS, _MAX)
     except HostReadError as exc:
@@ -42,10 +43,21 @@ def scan_hostname(
     else:
         why = f"{ETC_HOSTS} is not readable under the probe root"
     if text is None:
-        unknown["hostname_addresses"] = why
-        return name, None
-    read["hostname_addresses"] = ETC_HOSTS
-    return name, addresses_for(text, name)
+        unknown["hostname_in_hosts"] = why
+        return None
+    read["hostname_in_hosts"] = ETC_HOSTS
+    found = addresses_for(text, name)
+    return address_kind(found[0]) if found else "none"
+
+
+def address_kind(text: str) -> str:
+    try:
+        addr = ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return "routable"  # not an address glibc would return as one: treated as any other name
+    if addr.is_loopback:
+        return "loopback"
+    return "link-local" if addr.is_link_local else "routable"
 
 
 def addresses_for(hosts_text: str, name: str) -> tuple[str, ...]:

@@ -90,7 +90,6 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         read["limits.rdma"] = "/sys/fs/cgroup (rdma.max along /proc/self/cgroup's path)"
     kconf = read_kernel_config(host, release, unknown, notes)
     endpoints = [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus]
-    hostname, hostname_addresses = scan_hostname(host, unknown, read)
     facts = NodeFacts(
         name=name or _hostname(host, root, unknown),
         collected_at=(now or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -114,8 +113,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         iommu_domains=scan_iommu(host, endpoints, unknown),
         origin=Location.described(f"probe of {host.root}"),
         net_interfaces=scan_interfaces(host, unknown),
-        hostname=hostname,
-        hostname_addresses=hostname_addresses,
+        hostname_in_hosts=scan_hostname(host, unknown, read),
         numa_nodes=scan_numa(host, unknown),
     )
     return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))
