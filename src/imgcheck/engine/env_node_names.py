@@ -539,6 +539,10 @@ def _socket_node_local(ctx: Ctx) -> Iterator[Outcome]:
         if sel is None:
             continue
         local = [(i, r) for i in sel.chosen for r in [net_select.reach(ctx.matrix, i)] if r.reachable is False]
+        if used is not None and net_select.IfList.parse(used).exclude:
+            local = [
+                (i, r) for i, r in local if i.name != "lo"
+            ]  # an exclusion admitting lo: ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO
         other = [i.name for i in sel.chosen if net_select.reach(ctx.matrix, i).reachable is not False]
         outcomes.append((row, sel, local, other))
     flagged = [o for o in outcomes if o[2]]
