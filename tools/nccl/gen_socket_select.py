@@ -97,7 +97,10 @@ def read_tag(tag: str) -> dict | None:
         "skips_ipv6_link_local": int("IN6_IS_ADDR_LINKLOCAL" in scan_text),
         "exact_form": int("searchExact" in scan_text),
         "socket_family_env": int(any("NCCL_SOCKET_FAMILY" in t for t in files.values())),
-        "_where": f"NVIDIA/nccl@{tag}:{sel[0]}:{sel[2]}-{sel[3]} (selector); {scan[0]}:{scan[2]}-{scan[3]} (scan)",
+        "_where": [
+            f"NVIDIA/nccl@{tag}:{sel[0]}:{sel[2]}-{sel[3]} (selector)",
+            f"NVIDIA/nccl@{tag}:{scan[0]}:{scan[2]}-{scan[3]} (scan)",
+        ],
     }
 
 
