@@ -110,3 +110,13 @@ def test_kube_ipvs0_is_taken_only_by_releases_without_the_running_check():
     assert judge(node, nccl="2.28.3") == ([], [])
     _, (u,) = judge(node, nccl=None)
     assert "2.5.6..2.27.7" in u.reason
+
+
+def test_socket_family_inet6_leaves_only_link_local_addresses():
+    """NCCL_SOCKET_FAMILY=AF_INET6 (read by every release, nccl_socket_select): the RoCE fixture's ports have IPv4
+    on ens1f0np0 but only fe80:: IPv6, so the addresses NCCL advertises are link-local on every selected port."""
+    node = probe(ROCE_ROOT)
+    job = pod(NCCL_SOCKET_IFNAME="ens", NCCL_SOCKET_FAMILY="AF_INET6")
+    (f,), _ = judge(node, job=job)
+    assert f.severity == "error" and "ens1f0np0" in f.title and "ens2f0np0" in f.title
+    assert judge(node, job=pod(NCCL_SOCKET_IFNAME="ens", NCCL_SOCKET_FAMILY="AF_INET"))[0] == []

@@ -532,18 +532,25 @@ def _socket_node_local(ctx: Ctx) -> Iterator[Outcome]:
     if value is None and comm_id is not None and comm_id.value.strip():
         yield unknown(rule, f"{comm_id.label}: NCCL prefers the interface in that address's subnet (not simulated)")
         return
+    fam = ctx.setting("NCCL_SOCKET_FAMILY")
+    family = (
+        fam.value.strip()
+        if fam is not None and fam.value.strip() in (net_select.AF_INET, net_select.AF_INET6)
+        else None
+    )
     outcomes = []
     for row in net_select.rows_for(ctx.matrix, _nccl_version(ctx)):
         used = value if value is not None and len(value) >= (row["ifname_min_len"] or 2) else None
-        sel = net_select.select(ctx.matrix, row, interfaces, used)
+        sel = net_select.select(ctx.matrix, row, interfaces, used, family)
         if sel is None:
             continue
-        local = [(i, r) for i in sel.chosen for r in [net_select.reach(ctx.matrix, i)] if r.reachable is False]
+        fam_row = family if row["socket_family_env"] else None
+        local = [(i, r) for i in sel.chosen for r in [net_select.reach(ctx.matrix, i, fam_row)] if r.reachable is False]
         if used is not None and net_select.IfList.parse(used).exclude:
             local = [
                 (i, r) for i, r in local if i.name != "lo"
             ]  # an exclusion admitting lo: ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO
-        other = [i.name for i in sel.chosen if net_select.reach(ctx.matrix, i).reachable is not False]
+        other = [i.name for i in sel.chosen if net_select.reach(ctx.matrix, i, fam_row).reachable is not False]
         outcomes.append((row, sel, local, other))
     flagged = [o for o in outcomes if o[2]]
     if not flagged:
@@ -626,6 +633,10 @@ READS = {
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
-    SOCKET_LOCAL: (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME", "NCCL_COMM_ID"), facts.NET_INTERFACES),
+    SOCKET_LOCAL: (
+        facts.NCCL,
+        facts.setting("NCCL_SOCKET_IFNAME", "NCCL_COMM_ID", "NCCL_SOCKET_FAMILY"),
+        facts.NET_INTERFACES,
+    ),
     GLOO_LOOPBACK: (facts.setting("GLOO_SOCKET_IFNAME"),),
 }

@@ -21,6 +21,7 @@ from ..model.node import NetInterface
 from ..versions import ranges
 
 COMM_ID_SUBNET = "@comm_id_subnet"
+AF_INET, AF_INET6 = "AF_INET", "AF_INET6"  # the NCCL_SOCKET_FAMILY values NCCL honours (envSocketFamily)
 # operstate values for which the kernel does not set IFF_RUNNING (RFC 2863 states other than up/unknown/dormant)
 NOT_RUNNING = ("down", "lowerlayerdown", "notpresent")
 
@@ -83,12 +84,14 @@ def node_local_row(matrix: Matrix, name: str) -> dict[str, Any] | None:
     return None
 
 
-def reach(matrix: Matrix, iface: NetInterface) -> Reach:
+def reach(matrix: Matrix, iface: NetInterface, family: str | None = None) -> Reach:
+    """family: NCCL_SOCKET_FAMILY when NCCL honours it (then only that family's addresses are advertised)."""
     row = node_local_row(matrix, iface.name)
     if iface.ipv4 is not None and iface.ipv6 is not None and (iface.ipv4 or iface.ipv6):
-        v4 = [ipaddress.ip_interface(a).ip for a in iface.ipv4 if _parses(a)]
+        v4 = [ipaddress.ip_interface(a).ip for a in iface.ipv4 if _parses(a)] if family != AF_INET6 else []
         routable_v4 = [a for a in v4 if not (a.is_loopback or a.is_link_local)]
-        routable_v6 = [a for a in iface.ipv6 if a.rsplit(" ", 1)[-1] not in ("link", "host")]
+        v6 = iface.ipv6 if family != AF_INET else ()
+        routable_v6 = [a for a in v6 if a.rsplit(" ", 1)[-1] not in ("link", "host")]
         if row is not None and row["kind"] == "same-on-every-node":
             return Reach(False, f"{row['owner']}: the same private network on every node")
         if row is not None and not routable_v4:
@@ -110,16 +113,21 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _eligible(matrix: Matrix, row: dict[str, Any], iface: NetInterface) -> tuple[bool | None, str]:
-    """Whether this release would consider the interface at all (an address it accepts; running where it asks)."""
+def _eligible(
+    matrix: Matrix, row: dict[str, Any], iface: NetInterface, family: str | None = None
+) -> tuple[bool | None, str]:
+    """Whether this release would consider the interface at all (an address it accepts, of the forced family;
+    running where it asks)."""
     if row["requires_running"] and iface.operstate in NOT_RUNNING:
         return False, f"{iface.operstate} (no IFF_RUNNING)"
     if iface.ipv4 is not None and iface.ipv6 is not None:
-        if iface.ipv4 or [a for a in iface.ipv6 if not a.endswith(" host")]:
+        v4 = iface.ipv4 if family != AF_INET6 else ()
+        v6 = [a for a in iface.ipv6 if not a.endswith(" host")] if family != AF_INET else []
+        if v4 or v6:
             if row["requires_running"] and iface.operstate is None:
                 return None, "its state is not in the node facts"
             return True, "has an address"
-        return False, "no address NCCL accepts"
+        return False, f"no {family or 'IPv4 or IPv6'} address NCCL accepts"
     known = node_local_row(matrix, iface.name)
     if known is not None and known["address"]:
         if row["requires_running"] and iface.operstate is None:
@@ -129,17 +137,23 @@ def _eligible(matrix: Matrix, row: dict[str, Any], iface: NetInterface) -> tuple
 
 
 def select(
-    matrix: Matrix, row: dict[str, Any], interfaces: tuple[NetInterface, ...], setting: str | None
+    matrix: Matrix,
+    row: dict[str, Any],
+    interfaces: tuple[NetInterface, ...],
+    setting: str | None,
+    family: str | None = None,
 ) -> Selection | None:
-    """What the release of `row` selects; None when NCCL_COMM_ID's subnet match would decide (not simulated)."""
+    """What the release of `row` selects (with NCCL_SOCKET_FAMILY's family where the release reads it); None when
+    NCCL_COMM_ID's subnet match would decide (not simulated)."""
+    family = family if row["socket_family_env"] else None
     lists = [setting] if setting is not None else list(row["default_order"])
     for text in lists:
         if text == COMM_ID_SUBNET:
             continue  # only with NCCL_COMM_ID set: the caller asks about it
         wanted = IfList.parse(text)
         matched = [i for i in interfaces if wanted.selects(i.name)]
-        sure = [i for i in matched if _eligible(matrix, row, i)[0] is True]
-        unsure = [f"{i.name}: {why}" for i in matched for ok, why in [_eligible(matrix, row, i)] if ok is None]
+        sure = [i for i in matched if _eligible(matrix, row, i, family)[0] is True]
+        unsure = [f"{i.name}: {why}" for i in matched for ok, why in [_eligible(matrix, row, i, family)] if ok is None]
         if sure or setting is not None:
             return Selection(row["id"], text, tuple(sure), tuple(unsure))
         if unsure:  # this list may or may not find something: the lists after it are in doubt
