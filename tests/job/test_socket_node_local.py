@@ -120,3 +120,13 @@ def test_socket_family_inet6_leaves_only_link_local_addresses():
     (f,), _ = judge(node, job=job)
     assert f.severity == "error" and "ens1f0np0" in f.title and "ens2f0np0" in f.title
     assert judge(node, job=pod(NCCL_SOCKET_IFNAME="ens", NCCL_SOCKET_FAMILY="AF_INET"))[0] == []
+
+
+def test_a_link_local_only_port_does_not_matter_when_nccl_uses_the_rdma_devices():
+    """The RoCE fixture as probed: ens2f0np0 has only an fe80:: address, ens1f0np0 IPv4. NCCL's default takes both,
+    but its bootstrap takes the IPv4 entry first and its data goes over the RoCE devices: nothing to report. With
+    IB turned off the socket transport uses ens2f0np0 too."""
+    node = probe(ROCE_ROOT)
+    assert judge(node) == ([], [])
+    (f,), _ = judge(node, job=pod(NCCL_IB_DISABLE="1"))
+    assert "ens2f0np0" in f.title and f.severity == "warning"

@@ -327,6 +327,22 @@ def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
         )
 
 
+def _bootstrap_keeps_ipv4(
+    ctx: Ctx, sel: net_select.Selection, local: list[tuple[NetInterface, net_select.Reach]]
+) -> bool:
+    """The node-local links among several selected interfaces matter only to the socket transport when none of them
+    has an IPv4 address and a routable IPv4 one is selected: the bootstrap takes the first getifaddrs entry (IPv4
+    entries come first), and with RDMA devices and IB not turned off NCCL's data does not use its sockets."""
+    if ctx.node_has_rdma is not True or ctx.ib_disabled_by is not None:
+        return False
+    for iface, _reach in local:
+        row = net_select.node_local_row(ctx.matrix, iface.name)
+        documented_v4 = row is not None and row["address"] is not None and ":" not in row["address"]
+        if iface.ipv4 is None or iface.ipv4 or documented_v4:
+            return False
+    return any(i.ipv4 and net_select.reach(ctx.matrix, i).reachable for i in sel.chosen)
+
+
 def _gloo_hostname(ctx: Ctx) -> Iterator[Outcome]:
     """Without GLOO_SOCKET_IFNAME, PyTorch's Gloo binds to the address the host name resolves to and advertises it
     to the other ranks (ProcessGroupGloo::createDefaultDevice; a name that resolves to nothing falls back to
@@ -575,6 +591,13 @@ def _socket_node_local(ctx: Ctx) -> Iterator[Outcome]:
         return
     row, sel, local, other = flagged[0]
     only = not other and not sel.unsure
+    if not only and _bootstrap_keeps_ipv4(ctx, sel, local):
+        yield decided(
+            rule,
+            f"{', '.join(i.name for i, _ in local)} carry no IPv4 address, NCCL's bootstrap takes an IPv4 one first "
+            "(getifaddrs lists IPv4 before IPv6) and the data goes over the node's RDMA devices, not NCCL's sockets",
+        )
+        return
     names = ", ".join(f"{i.name} ({i.operstate or 'state unknown'})" for i in interfaces)
     netns = (
         ENROOT_NETNS
