@@ -130,3 +130,25 @@ def test_a_link_local_only_port_does_not_matter_when_nccl_uses_the_rdma_devices(
     assert judge(node) == ([], [])
     (f,), _ = judge(node, job=pod(NCCL_IB_DISABLE="1"))
     assert "ens2f0np0" in f.title and f.severity == "warning"
+
+
+def test_a_slash_32_without_a_connected_route_makes_addresses_unknown_not_absent(tmp_path):
+    """The Pod Identity Agent's 169.254.170.23/32 is a LOCAL leaf of fib_trie with no connected route in
+    /proc/net/route, so the probe cannot say which interface holds it: interfaces without an IPv4 of their own get
+    an unknown IPv4 (never 'none'), and the documented address still decides for pod-id-link0."""
+    root = tmp_path / "node"
+    shutil.copytree(ROCE_ROOT, root, symlinks=True)
+    link = root / "sys/class/net/pod-id-link0"
+    link.mkdir()
+    (link / "operstate").write_text("unknown\n")
+    leaf = "     +-- 169.254.170.23/32 1 0 0\n        |-- 169.254.170.23\n           /32 host LOCAL\n"
+    for trie in {(root / f"proc/{pid}/net/fib_trie").resolve() for pid in ("4242", "self")}:
+        if trie.exists():
+            text = trie.read_text()
+            trie.write_text(text.replace("Local:\n  +-- 0.0.0.0/0 3 0 5\n", "Local:\n  +-- 0.0.0.0/0 3 0 5\n" + leaf))
+    node = probe(str(root))
+    by = {i.name: i for i in node.net_interfaces}
+    assert by["pod-id-link0"].ipv4 is None and by["ens2f0np0"].ipv4 is None and by["ens1f0np0"].ipv4
+    assert "no connected route" in node.unknown["net_interfaces.ipv4"]
+    (f,), _ = judge(node, job=pod(NCCL_SOCKET_IFNAME="^lo,docker,veth,eni"))
+    assert "pod-id-link0" in f.title and "169.254.170.23" in f.title
