@@ -9,6 +9,7 @@ from corpus import CASES, SEVERITY_RANK, deep_merge, gaps, image_doc, image_fact
 
 from imgcheck.engine import RULE_IDS, evaluate
 from imgcheck.matrix import load_matrix
+from imgcheck.model.report import unconditional
 
 MATRIX = load_matrix()
 
@@ -24,7 +25,9 @@ def _ids(result, at_least: str = "info") -> set[str]:
 
 
 def _verdict(result) -> str:
-    worst = max((SEVERITY_RANK[f.severity] for f in result.findings), default=-1)
+    """As the report's verdict: from the findings that hold on the facts alone (a conditional finding assumes a
+    component the facts do not show, and never makes a verdict)."""
+    worst = max((SEVERITY_RANK[f.severity] for f in unconditional(result.findings)), default=-1)
     return {2: "fail", 1: "warn"}.get(worst, "ok")
 
 

@@ -130,8 +130,17 @@ def test_exclusions_exact_names_and_interfaces_that_are_down(roce):
     assert ids(evaluate(image(), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="^docker,lo")), IFNAME)[0] == []
     (f,), _ = ids(evaluate(image(), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="=ens1")), IFNAME)
     assert "selects none" in f.title
-    (f,), _ = ids(evaluate(image(), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="docker")), IFNAME)
+    # NCCL skips interfaces without IFF_RUNNING from 2.28.3 (nccl_socket_select): then docker0, down, is not used
+    (f,), _ = ids(evaluate(image("2.28.3"), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="docker")), IFNAME)
     assert "down (docker0)" in f.title
+    # before, NCCL 2.21.5 takes docker0 (it has an address): the interface exists, but no other node reaches it
+    result = evaluate(image(), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="docker"))
+    assert ids(result, IFNAME)[0] == []
+    (f,), _ = ids(result, "ENV-NCCL-SOCKET-NODE-LOCAL")
+    assert f.severity == "error" and "docker0" in f.title and "2.5.6..2.27.7" in f.mechanism
+    # an unknown NCCL version straddles 2.28.3: whether docker0 counts is asked, not guessed
+    _, (u,) = ids(evaluate(image(None), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="docker")), IFNAME)
+    assert "2.28.3" in u.reason
     assert ids(evaluate(image(), roce, MATRIX, job=pod(NCCL_SOCKET_IFNAME="e")), IFNAME) == ([], [])  # NCCL ignores it
 
 

@@ -239,3 +239,33 @@ def test_env_findings_never_show_values_of_other_variables():
     result = run(step, img=image(HF_TOKEN="hf_image_secret"))
     text = repr(result)
     assert "hf_job_secret" not in text and "hf_image_secret" not in text
+
+
+def test_a_docker_run_without_devices_is_decided_from_the_spec():
+    """Docker has no device plugins (no extended resources): devices [] and not privileged decide that the
+    container gets no /dev/infiniband, even when the facts leave `resources` unsaid (a facts file)."""
+    (job,) = parse_job_spec(
+        "docker run --gpus all --network host --ipc host nvcr.io/nvidia/pytorch:24.05-py3\n", "run.sh"
+    )
+    bare = dataclasses.replace(job, resources=None)
+    for j in (job, bare):
+        (f,) = found(run(j), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+        assert f.severity == "warning" and not unknowns(run(j), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    k8s = dataclasses.replace(bare, runtime="kubernetes", kind="Pod")
+    assert not found(run(k8s), "JOB-RDMA-DEVICES-NOT-EXPOSED")  # a device plugin may add them: asked
+    assert unknowns(run(k8s), "JOB-RDMA-DEVICES-NOT-EXPOSED")
+
+
+def test_a_near_miss_variable_name_reaches_no_library():
+    """A name no enumerated catalog lists, one edit from one that NCCL reads (the N of NCCL dropped), is flagged
+    with the name meant; names other libraries read (RCCL_, HCCL_, UCC_, NVSHMEM_) and ordinary ones are not."""
+    (job,) = parse_job_spec("docker run --gpus all --device /dev/infiniband -e CCL_NET_GDR_LEVEL=PHB img\n", "run.sh")
+    (f,) = found(run(job), "ENV-PARAM-NEAR-MISS")
+    assert "NCCL_NET_GDR_LEVEL" in f.title and "CCL_NET_GDR_LEVEL" in f.fixes[0] and f.evidence[0].value == "PHB"
+    both = dataclasses.replace(job, env=(*job.env, EnvVar("NCCL_NET_GDR_LEVEL", "PHB")))
+    assert not found(run(both), "ENV-PARAM-NEAR-MISS")  # the right name is set too
+    others = ("RCCL_MSCCL_ENABLE", "HCCL_SOCKET_IFNAME", "UCC_TLS", "NVSHMEM_IB_GID_INDEX", "CUDA_MODULE_LOADING")
+    assert not found(run(both, img=image(**{n: "1" for n in others})), "ENV-PARAM-NEAR-MISS")
+    assert [f.title.split()[0] for f in found(run(None, img=image(NCLL_DEBUG="INFO")), "ENV-PARAM-NEAR-MISS")] == [
+        "NCLL_DEBUG"
+    ]

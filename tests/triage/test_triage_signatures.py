@@ -15,6 +15,7 @@ from imgcheck.triage.signatures import load_signatures, parse_signatures
 
 # One line per signature (most from the public threads cited in logs/README.md).
 SAMPLES = {
+    "NCCL-SOCKET-CONNECT-RETRY": "socketPollConnect: connect to 169.254.170.23<45821> returned Connection refused, retrying (13/34) after sleep for 1300 msec",
     "CUDA-INVALID-DEVICE-ORDINAL": "transport/p2p.cc:275 NCCL WARN Cuda failure 101 'invalid device ordinal'",
     "CUDA-DRIVER-INSUFFICIENT": "Cuda failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'",
     "NVIDIA-DRIVER-LIBRARY-MISMATCH": "Failed to initialize NVML: Driver/library version mismatch",

@@ -9,8 +9,8 @@ unless nothing else exists (src/misc/socket.cc ncclFindInterfaces).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from ..knowledge.net_select import IfList
 from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
@@ -30,29 +30,6 @@ READS = {
 }
 
 
-@dataclass(frozen=True)
-class DeviceList:
-    exclude: bool
-    exact: bool
-    names: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, text: str) -> DeviceList:
-        exclude = text.startswith("^")
-        text = text[1:] if exclude else text
-        exact = text.startswith("=")
-        text = text[1:] if exact else text
-        names = tuple(e.split(":", 1)[0] for e in text.split(",") if e.split(":", 1)[0])
-        return cls(exclude, exact, names)
-
-    def matches(self, name: str, entry: str) -> bool:
-        return name == entry if self.exact else name.startswith(entry)
-
-    def selects(self, device: str) -> bool:
-        hit = any(self.matches(device, e) for e in self.names)
-        return hit != self.exclude
-
-
 def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl_present is not True:
         return  # no NCCL; unknown: the engine asks (these settings do not depend on NCCL's version)
@@ -69,7 +46,7 @@ def _ib_hca(ctx: Ctx) -> Iterator[Outcome]:
     if not devices:
         yield unknown("ENV-NCCL-IB-HCA-NO-DEVICE", f"{s.label} is set; " + ctx.unknown_why("rdma.devices"))
         return
-    wanted = DeviceList.parse(s.value.strip())
+    wanted = IfList.parse(s.value.strip())
     chosen = [d for d in devices if wanted.selects(d)]
     evidence = [s.evidence, ctx.node_ev("rdma.devices", ", ".join(devices))]
     if not chosen:
@@ -94,6 +71,6 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_SOCKET_IFNAME")
     if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
         return
-    wanted = DeviceList.parse(s.value.strip())
+    wanted = IfList.parse(s.value.strip())
     if wanted.exclude and wanted.selects("lo"):
         yield finding(ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO", [s.evidence], setting=s.label)

@@ -14,14 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
+from ..knowledge import net_select
 from ..knowledge.nccl_gid import AF_INET, AF_INET6, nccl_choice
 from ..knowledge.settings import Setting
+from ..model.location import Location
 from ..model.node import GID_GLOBAL, GID_IPV4_MAPPED, GID_LINK_LOCAL, NetInterface, RdmaPort
 from ..model.report import Evidence
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding, unknown
-from .env_devices import DeviceList
+from .emit import Outcome, decided, finding, unknown
 
 RULES = (
     "ENV-NCCL-IB-GID-INDEX-NO-GID",
@@ -29,8 +30,12 @@ RULES = (
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL",
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS",
+    "ENV-NCCL-SOCKET-NODE-LOCAL",
+    "ENV-GLOO-HOSTNAME-LOOPBACK",
 )
 NEEDS = {"nccl_features": {"roce_gid_auto"}}
+SOCKET_LOCAL = "ENV-NCCL-SOCKET-NODE-LOCAL"
+GLOO_LOOPBACK = "ENV-GLOO-HOSTNAME-LOOPBACK"
 ROCE_V2 = "RoCE v2"
 ROCE_VERSION_DEFAULT = 2  # NCCL_PARAM(IbRoceVersionNum, "IB_ROCE_VERSION_NUM", 2): NCCL's default, not a version
 # operstate values for which the kernel does not set IFF_RUNNING (RFC 2863 states other than up/unknown/dormant)
@@ -42,14 +47,17 @@ ENROOT_NETNS = (
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
-    if any(p.name == "torch" for p in ctx.image.packages):
-        yield from _gloo_ifname(ctx)
+    yield from _gloo_ifname(ctx)  # a GLOO_SOCKET_IFNAME is only ever read by Gloo: set, the job means Gloo
+    yield from _gloo_hostname(ctx)
     if ctx.nccl_present is not True:
-        return  # no NCCL; unknown: the engine asks
+        # no NCCL: its settings are read by nobody; unknown: the engine asks, and judges the interface rules as if
+        # the image shipped NCCL (a conditional finding, engine/hypothesis.py, citing the job's NCCL_* settings)
+        return
+    yield from _socket_ifname(ctx)
+    yield from _socket_node_local(ctx)
     # the GID index NCCL uses depends on its version (a copy whose version is unknown: the engine asks)
     if ctx.nccl is not None and ctx.node_has_rdma is not False and ctx.ib_disabled_by is None:
         yield from _gid_index(ctx)
-    yield from _socket_ifname(ctx)  # any NCCL reads NCCL_SOCKET_IFNAME the same way
 
 
 def _roce_ports(ctx: Ctx) -> tuple[list[tuple[str, RdmaPort]], list[str]]:
@@ -57,7 +65,7 @@ def _roce_ports(ctx: Ctx) -> tuple[list[tuple[str, RdmaPort]], list[str]]:
     the devices or ports it cannot tell about: a device without a name (NCCL_IB_HCA cannot be matched), a port
     whose link layer is not known (RoCE uses the GID index, InfiniBand does not)."""
     hca = ctx.setting("NCCL_IB_HCA")
-    wanted = DeviceList.parse(hca.value.strip()) if hca is not None and hca.value.strip() else None
+    wanted = net_select.IfList.parse(hca.value.strip()) if hca is not None and hca.value.strip() else None
     ports: list[tuple[str, RdmaPort]] = []
     unsure: list[str] = []
     for device in ctx.node.rdma.devices:
@@ -269,6 +277,12 @@ def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("GLOO_SOCKET_IFNAME")
     if s is None or not s.value.strip():
         return
+    # NCCL's list syntax ('^' exclude, '=' exact) is not Gloo's: each comma item is looked up as a name as is,
+    # whatever the node has (Linux interface names never start with these in practice: nobody names one so)
+    nccl_syntax = [n.strip() for n in s.value.split(",") if n.strip().startswith(("^", "="))]
+    if nccl_syntax:
+        yield finding(ctx.matrix, rule, [s.evidence], variant="nccl-syntax", setting=s.label, first=nccl_syntax[0])
+        return
     netns = None
     for item in _node_netns(ctx, rule, s):
         if isinstance(item, str):
@@ -310,6 +324,84 @@ def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
         )
 
 
+def _bootstrap_keeps_ipv4(
+    ctx: Ctx, sel: net_select.Selection, local: list[tuple[NetInterface, net_select.Reach]]
+) -> bool:
+    """The node-local links among several selected interfaces matter only to the socket transport when none of them
+    has an IPv4 address and a routable IPv4 one is selected: the bootstrap takes the first getifaddrs entry (IPv4
+    entries come first), and with RDMA devices and IB not turned off NCCL's data does not use its sockets."""
+    if ctx.node_has_rdma is not True or ctx.ib_disabled_by is not None:
+        return False
+    for iface, _reach in local:
+        row = net_select.node_local_row(ctx.matrix, iface.name)
+        documented_v4 = row is not None and row["address"] is not None and ":" not in row["address"]
+        if iface.ipv4 is None or iface.ipv4 or documented_v4:
+            return False
+    return any(i.ipv4 and net_select.reach(ctx.matrix, i).reachable for i in sel.chosen)
+
+
+def _gloo_hostname(ctx: Ctx) -> Iterator[Outcome]:
+    """Without GLOO_SOCKET_IFNAME, PyTorch's Gloo binds to the address the host name resolves to and advertises it
+    to the other ranks (ProcessGroupGloo::createDefaultDevice; a name that resolves to nothing falls back to
+    loopback with 'Unable to resolve hostname to a (local) address'). In the node's network namespace the host name
+    and /etc/hosts are the node's (node/hostname.py): a line mapping it to 127.x (Debian/Ubuntu's 127.0.1.1) makes
+    every rank advertise loopback, and connectFullMesh across nodes is refused."""
+    rule = GLOO_LOOPBACK
+    s = ctx.setting("GLOO_SOCKET_IFNAME")
+    if s is not None and s.value.strip():
+        return  # the interface is named: _gloo_ifname judges it
+    job = ctx.job
+    if job is None:
+        return  # which namespace, host name and hosts file the job gets is the launch's: not applicable without it
+    runtime_set = job.env_value("GLOO_SOCKET_IFNAME")
+    if runtime_set is not None:
+        yield decided(rule, f"{job.where} sets GLOO_SOCKET_IFNAME at run time (its value is not in the spec)")
+        return
+    if job.runtime != RUNTIME_ENROOT and not job.host_network:
+        if job.host_network is False:
+            yield decided(
+                rule, "the container has its own network namespace: the runtime maps its host name to its own address"
+            )
+        return  # host_network unknown: the engine asks nothing more than the spec can say
+    has_torch = any(p.name == "torch" for p in ctx.image.packages)
+    kind = ctx.node.hostname_in_hosts
+    if kind is None:
+        yield unknown(
+            rule,
+            "the job shares the node's network namespace and sets no GLOO_SOCKET_IFNAME: Gloo binds to what the "
+            "node's host name resolves to; " + ctx.unknown_why("hostname_in_hosts"),
+        )
+        return
+    if kind == "none":
+        yield decided(rule, "the node's /etc/hosts does not name its host name: DNS gives its address")
+        return
+    if kind == "routable":
+        yield decided(rule, "the node's /etc/hosts maps its host name to a routable address")
+        return
+    if not has_torch:
+        yield unknown(
+            rule,
+            f"the node's /etc/hosts maps its host name to a {kind} address, which PyTorch's Gloo would bind to; "
+            "torch is not among the image's packages read, so whether the job uses Gloo is not known",
+        )
+        return
+    netns = ENROOT_NETNS if job.runtime == RUNTIME_ENROOT else "shares the node's network namespace"
+    yield finding(
+        ctx.matrix,
+        rule,
+        [_job_words_ev(ctx), ctx.node_ev("hostname_in_hosts", kind)],
+        kind=kind,
+        netns=netns,
+        where=job.where,
+    )
+
+
+def _job_words_ev(ctx: Ctx) -> Evidence:
+    job = ctx.job
+    assert job is not None  # _gloo_hostname runs with a launch spec only
+    return Evidence("job.env.GLOO_SOCKET_IFNAME", "not set", Location.file(job.path))
+
+
 def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_SOCKET_IFNAME")
     if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
@@ -334,7 +426,7 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     if interfaces is None:
         yield unknown("ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", f"{s.label} is set; " + ctx.unknown_why("net_interfaces"))
         return
-    wanted = DeviceList.parse(s.value.strip())
+    wanted = net_select.IfList.parse(s.value.strip())
     chosen = [i for i in interfaces if wanted.selects(i.name)]
     names = ", ".join(f"{i.name} ({i.operstate or 'state unknown'})" for i in interfaces) or "none"
     evidence = [s.evidence, ctx.node_ev("net_interfaces", names)]
@@ -342,7 +434,14 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
         yield finding(
             ctx.matrix, "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE", evidence, setting=s.label, interfaces=names, netns=netns
         )
-    elif all(i.operstate in NOT_RUNNING for i in chosen):
+    elif all(i.operstate in NOT_RUNNING for i in chosen) and _skips_down(ctx) is None:
+        yield unknown(
+            "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
+            f"{s.label} selects only interfaces that are down ({', '.join(i.name for i in chosen)}); NCCL skips "
+            f"them from {_running_check_first(ctx)} (IFF_RUNNING) and uses them before: "
+            + (f"NCCL {_nccl_version(ctx)}" if _nccl_version(ctx) else "the image's NCCL version is not known"),
+        )
+    elif all(i.operstate in NOT_RUNNING for i in chosen) and _skips_down(ctx):
         yield finding(
             ctx.matrix,
             "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
@@ -353,7 +452,19 @@ def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
             chosen=", ".join(i.name for i in chosen),
         )
     else:
-        yield from _socket_addresses(ctx, s, [i for i in chosen if i.operstate not in NOT_RUNNING], evidence)
+        usable = [i for i in chosen if i.operstate not in NOT_RUNNING] if _skips_down(ctx) else chosen
+        yield from _socket_addresses(ctx, s, usable or chosen, evidence)
+
+
+def _running_check_first(ctx: Ctx) -> str:
+    """The first NCCL release that skips interfaces without IFF_RUNNING (nccl_socket_select)."""
+    return next((r["first"] for r in ctx.matrix.rows("nccl_socket_select") if r["requires_running"]), "no release")
+
+
+def _skips_down(ctx: Ctx) -> bool | None:
+    """Whether the image's NCCL skips interfaces without IFF_RUNNING (nccl_socket_select requires_running)."""
+    found = {bool(r["requires_running"]) for r in net_select.rows_for(ctx.matrix, _nccl_version(ctx))}
+    return found.pop() if len(found) == 1 else None
 
 
 def address_words(iface: NetInterface) -> str:
@@ -399,6 +510,132 @@ def _socket_addresses(ctx: Ctx, s: Setting, running: list[NetInterface], evidenc
         yield finding(ctx.matrix, rule, evidence, variant="link-local", setting=s.label, chosen=chosen, addresses=words)
 
 
+def _nccl_version(ctx: Ctx) -> str | None:
+    return ctx.nccl.version if ctx.nccl is not None else None
+
+
+def _socket_node_local(ctx: Ctx) -> Iterator[Outcome]:
+    """The interfaces NCCL takes for its bootstrap and socket transport (its default order, or the
+    NCCL_SOCKET_IFNAME list), simulated per release from nccl_socket_select: does it take one other nodes cannot
+    reach (loopback, link-local, a bridge with the same address on every node)?"""
+    rule = SOCKET_LOCAL
+    s = ctx.setting("NCCL_SOCKET_IFNAME")
+    value = s.value.strip() if s is not None else None
+    if value is None and ctx.nccl_present is not True:
+        return  # NCCL's own default is judged only when NCCL is there; unknown: the engine asks
+    job = ctx.job
+    if job is not None and job.runtime != RUNTIME_ENROOT and job.host_network is False:
+        if value is None:
+            yield decided(
+                rule,
+                "the container has its own network namespace (no hostNetwork / --network host): NCCL's default "
+                "takes the container's own interface (eth0), never lo, and not the node's links",
+            )
+        else:
+            yield unknown(
+                rule,
+                f"{s.label if s else value} chooses among the container's own interfaces, which the node facts do not "
+                "show (no hostNetwork / --network host)",
+            )
+        return
+    interfaces = ctx.node.net_interfaces
+    if interfaces is None:
+        return  # the engine asks (node.net_interfaces is read)
+    comm_id = ctx.setting("NCCL_COMM_ID")
+    if value is None and comm_id is not None and comm_id.value.strip():
+        yield unknown(rule, f"{comm_id.label}: NCCL prefers the interface in that address's subnet (not simulated)")
+        return
+    fam = ctx.setting("NCCL_SOCKET_FAMILY")
+    family = (
+        fam.value.strip()
+        if fam is not None and fam.value.strip() in (net_select.AF_INET, net_select.AF_INET6)
+        else None
+    )
+    outcomes = []
+    for row in net_select.rows_for(ctx.matrix, _nccl_version(ctx)):
+        used = value if value is not None and len(value) >= (row["ifname_min_len"] or 2) else None
+        sel = net_select.select(ctx.matrix, row, interfaces, used, family)
+        if sel is None:
+            continue
+        fam_row = family if row["socket_family_env"] else None
+        local = [(i, r) for i in sel.chosen for r in [net_select.reach(ctx.matrix, i, fam_row)] if r.reachable is False]
+        if used is not None and net_select.IfList.parse(used).exclude:
+            local = [
+                (i, r) for i, r in local if i.name != "lo"
+            ]  # an exclusion admitting lo: ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO
+        other = [i.name for i in sel.chosen if net_select.reach(ctx.matrix, i, fam_row).reachable is not False]
+        outcomes.append((row, sel, local, other))
+    flagged = [o for o in outcomes if o[2]]
+    if not flagged:
+        unsure = sorted({u for o in outcomes for u in o[1].unsure})
+        if unsure and any(net_select.node_local_row(ctx.matrix, u.split(":", 1)[0]) for u in unsure):
+            yield unknown(rule, "NCCL may select " + "; ".join(unsure))
+        elif value is None and any(len(o[1].chosen) > 1 for o in outcomes):
+            names = ", ".join(i.name for i in max((o[1].chosen for o in outcomes), key=len))
+            yield unknown(
+                rule,
+                f"NCCL_SOCKET_IFNAME is unset: NCCL's bootstrap takes the first of {names} in the kernel's address "
+                "order and its socket transport all of them; whether each reaches the other nodes is not in the facts",
+            )
+        return
+    if len(flagged) != len(outcomes):
+        releases = ", ".join(o[0]["id"] for o in flagged)
+        yield unknown(
+            rule,
+            f"NCCL releases {releases} would take a node-local interface here, others would not: "
+            + (f"NCCL {_nccl_version(ctx)}" if _nccl_version(ctx) else "the image's NCCL version is not known"),
+        )
+        return
+    row, sel, local, other = flagged[0]
+    only = not other and not sel.unsure
+    if not only and _bootstrap_keeps_ipv4(ctx, sel, local):
+        yield decided(
+            rule,
+            f"{', '.join(i.name for i, _ in local)} carry no IPv4 address, NCCL's bootstrap takes an IPv4 one first "
+            "(getifaddrs lists IPv4 before IPv6) and the data goes over the node's RDMA devices, not NCCL's sockets",
+        )
+        return
+    names = ", ".join(f"{i.name} ({i.operstate or 'state unknown'})" for i in interfaces)
+    netns = (
+        ENROOT_NETNS
+        if job is not None and job.runtime == RUNTIME_ENROOT
+        else (
+            "shares the node's network namespace"
+            if job is not None and job.host_network
+            else "is assumed to share the node's network namespace (no launch spec says otherwise)"
+        )
+    )
+    if job is None and not only:
+        yield unknown(
+            rule,
+            "without --job it is not known whether the container shares the node's network namespace, where NCCL "
+            f"would also take {', '.join(i.name for i, _ in local)}",
+        )
+        return
+    setting_words = (
+        s.label
+        if s is not None and value is not None and len(value) >= 2
+        else (f"NCCL_SOCKET_IFNAME unset (NCCL's default order: {', '.join(row['default_order'])})")
+    )
+    evidence = [
+        *([s.evidence] if s is not None and value is not None else ctx.nccl_evidence()),
+        ctx.node_ev("net_interfaces", names),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant="only" if only else None,
+        setting=setting_words,
+        local="; ".join(f"{i.name}: {r.why}" for i, r in local),
+        others=", ".join(other) + (f" (and maybe {'; '.join(sel.unsure)})" if sel.unsure else "") or "none",
+        used=sel.used_list or "none",
+        releases=row["id"],
+        netns=netns,
+        first=local[0][0].name,
+    )
+
+
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
@@ -407,6 +644,8 @@ REQUIRES = {
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
+    SOCKET_LOCAL: (facts.NCCL,),
+    GLOO_LOOPBACK: (),
 }
 READS = {
     "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
@@ -414,4 +653,10 @@ READS = {
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
+    SOCKET_LOCAL: (
+        facts.NCCL,
+        facts.setting("NCCL_SOCKET_IFNAME", "NCCL_COMM_ID", "NCCL_SOCKET_FAMILY"),
+        facts.NET_INTERFACES,
+    ),
+    GLOO_LOOPBACK: (facts.setting("GLOO_SOCKET_IFNAME"),),
 }

@@ -20,7 +20,8 @@ from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
-RULES = ("ENV-UPSTREAM-PARAM-UNKNOWN", "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE")
+RULES = ("ENV-UPSTREAM-PARAM-UNKNOWN", "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE", "ENV-PARAM-NEAR-MISS")
+NEAR_MISS = "ENV-PARAM-NEAR-MISS"
 # names every release reads: the tables are there (validate refuses a matrix without them)
 NEEDS: dict[str, set[Any]] = {
     "ucx_params": {"UCX_TLS"},
@@ -35,6 +36,7 @@ NEEDS: dict[str, set[Any]] = {
 _SETTINGS = tuple(facts.setting_prefix(p) for p in ("UCX_", "FI_", "OFI_NCCL_", "TORCH_NCCL_"))
 REQUIRES: dict[str, tuple[facts.Fact, ...]] = {rule: () for rule in RULES}
 READS = {rule: (*_SETTINGS, facts.UCX, facts.PLUGINS) for rule in RULES}
+READS[NEAR_MISS] = (facts.ANY_SETTING,)  # every variable the process gets, whatever its prefix
 
 _VENDOR_BUILD = re.compile(r"\d(amzn|cray|hpe|aws|nvidia|mlnx)", re.I)
 _FI_PROVIDER_PREFIX = re.compile(r"FI_([A-Z0-9]+)_")
@@ -56,7 +58,7 @@ class _Library:
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
-    outcomes = list(_check(ctx))
+    outcomes = [*_check(ctx), *_near_misses(ctx)]
     found = {o.id for o in outcomes if isinstance(o, Finding)}
     seen: set[str] = set()
     for o in outcomes:
@@ -286,4 +288,86 @@ def _in_release(
             rule,
             f"{name} is read by {lib.upstream} {first}..{last} but not listed for {lib.version} "
             f"(absent_in); the generator may have missed it there",
+        )
+
+
+# Prefixes whose names the Env lints judge against their own catalogs (env_nccl_params for NCCL_*, above for the
+# rest): a near miss is a name outside all of them, one or two letters from a name one of them reads.
+_LINTED = ("NCCL_", "UCX_", "FI_", "OFI_NCCL_", *_TORCH_PREFIXES)
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{5,63}$")
+_KNOWN: dict[str, dict[str, str]] = {}
+
+
+def _known_names(ctx: Ctx) -> dict[str, str]:
+    """Every variable name the enumerated catalogs say a library reads -> the library (built once per matrix)."""
+    key = ctx.matrix.digest
+    if key not in _KNOWN:
+        found: dict[str, str] = {}
+        for r in ctx.matrix.rows("nccl_params"):
+            found[r["name"]] = "NCCL"
+        for r in ctx.matrix.rows("ucx_params"):
+            found[r["name"]] = "UCX"
+        for r in ctx.matrix.rows("ofi_params"):
+            found[r["name"]] = r["upstream"]
+        for r in ctx.matrix.rows("torch_nccl_env"):
+            found[r["name"]] = "PyTorch c10d"
+            if r.get("renamed_from"):
+                found[r["renamed_from"]] = "PyTorch c10d"
+        _KNOWN[key] = found
+    return _KNOWN[key]
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance with adjacent transpositions, or limit + 1 once it is certainly above limit."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _near_misses(ctx: Ctx) -> Iterator[Outcome]:
+    """A variable no catalog lists whose name is one edit from one a library reads: a dropped
+    or doubled prefix letter (CCL_NET_GDR_LEVEL, NCLL_DEBUG, TORCH_NCLL_...) reaches no library, so the setting
+    the job meant is silently not applied."""
+    names = set(ctx.image.env) | ({v.name for v in ctx.job.env} if ctx.job is not None else set())
+    known = _known_names(ctx)
+    for name in sorted(names):
+        if name in known or name.startswith(_LINTED) or not _ENV_NAME.match(name):
+            continue
+        if any(name.startswith(r["prefix"]) for r in ctx.matrix.rows("env_foreign_prefixes")):
+            continue  # another collective library's own variable (RCCL_, HCCL_, UCC_, ...)
+        limit = 1  # one dropped, doubled, changed or swapped letter: wider catches other programs' names
+        close = sorted(
+            (d, k)
+            for k in known
+            for d in [_distance(name, k, limit)]
+            if d <= limit and k.split("_")[-1] == name.split("_")[-1]
+        )
+        if not close:
+            continue
+        s = ctx.setting(name)
+        if s is None:
+            continue
+        meant = close[0][1]
+        if ctx.setting(meant) is not None:
+            continue  # the name it is close to is set too: that setting reaches its library
+        yield finding(
+            ctx.matrix,
+            NEAR_MISS,
+            [s.evidence],
+            setting=s.label,
+            name=name,
+            meant=meant,
+            library=known[meant],
+            value=s.value,
         )

@@ -377,6 +377,12 @@ PEERMEM_CONFIG = _node_fact(
     lambda n: n.gpu.peermem_configured,
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, peermem_configured=None)),
 )
+NET_INTERFACES = _node_fact(
+    "net_interfaces",
+    "Which network interfaces (names, states, addresses) does the node's network namespace have?",
+    lambda n: n.net_interfaces,
+    lambda n: dataclasses.replace(n, net_interfaces=None),
+)
 
 
 def _glibc_state(ctx: Ctx) -> State:
@@ -412,6 +418,7 @@ ALL: tuple[Fact, ...] = (
     KERNEL,
     PEERMEM,
     GPU_MODULE,
+    NET_INTERFACES,
 )
 COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
 # The components whose unknown presence the engine evaluates under the hypothesis "present" (engine/hypothesis.py)
@@ -448,3 +455,8 @@ def _setting_fact(fact: str, selects: Callable[[str], bool]) -> Fact:
         return _image_unknown(i, "env", env=env, nccl_conf=conf), n, j
 
     return Fact(fact, SETTINGS_QUESTION, state, lambda ctx: ctx.image.unknown_reason("env"), blank=blank)
+
+
+# Every variable the process gets (the image's Env, /etc/nccl.conf, the launch's env), whatever its name: what the
+# rules comparing or linting names across libraries read.
+ANY_SETTING = setting_prefix("")

@@ -14,6 +14,7 @@ from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
 from ..model.report import Evidence, EvidenceValue, Finding
+from ..versions import ranges
 from . import facts
 from .context import Ctx
 from .emit import Outcome, decided, finding, unknown
@@ -28,7 +29,9 @@ RULES = (
     "JOB-RDMA-DEVICES-PARTIAL",
     "JOB-RANKS-EXCEED-GPUS",
     "JOB-PYXIS-IMAGE-NAME",
+    "JOB-EFA-DEVICE-LIST-ABORT",
 )
+EFA_ABORT = "JOB-EFA-DEVICE-LIST-ABORT"
 NEEDS = {
     "nccl_features": {"duplicate_gpu_check", "multi_rank_gpu_opt_in"},
     "thresholds": {
@@ -50,17 +53,19 @@ REQUIRES = {
     "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-RANKS-EXCEED-GPUS": (facts.NCCL,),
     "JOB-PYXIS-IMAGE-NAME": (),
+    EFA_ABORT: (facts.NODE_RDMA,),
 }
 READS = {
     "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-MEMLOCK-TOO-LOW": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-NO-IPC-LOCK": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-SHM-TOO-SMALL": (facts.NCCL,),
-    "JOB-ENV-OVERRIDES-IMAGE": (),
-    "JOB-ENV-SHADOWED-BY-IMAGE": (),
+    "JOB-ENV-OVERRIDES-IMAGE": (facts.ANY_SETTING,),
+    "JOB-ENV-SHADOWED-BY-IMAGE": (facts.ANY_SETTING,),
     "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-RANKS-EXCEED-GPUS": (facts.NCCL,),
     "JOB-PYXIS-IMAGE-NAME": (),
+    EFA_ABORT: (facts.NODE_RDMA,),
 }
 
 # Extended resources whose device plugins hand the container RDMA devices: rdma/* (Mellanox
@@ -123,6 +128,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _partial_devices(ctx, exposed)
     yield from _ranks_vs_gpus(ctx)
     yield from _pyxis_image(ctx)
+    yield from _efa_device_list(ctx)
     yield from _memlock(ctx, exposed)
     yield from _shm(ctx)
     yield from _env(ctx)
@@ -241,6 +247,92 @@ def _devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
         runtime=job.runtime,
         setting=net.label if net is not None and forced else None,
         runtime_fix=_DEVICE_FIX.get(job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]),
+    )
+
+
+def _efa_device_list(ctx: Ctx) -> Iterator[Outcome]:
+    """libfabric's EFA provider constructs every verbs device libibverbs lists, and one it cannot construct ends the
+    whole list (efa_device_list; a non-EFA device too before 2.2.0). libibverbs lists a device whose /dev node
+    exists (rdma-core try_access_device), so a Kubernetes hostPath of the whole /dev/infiniband on a node with
+    non-EFA HCAs lists them, while the pod's device cgroup lets it open only what the EFA device plugin added."""
+    rule = EFA_ABORT
+    job = _job(ctx)
+    devices = ctx.node.rdma.devices
+    efa = [d.name for d in devices if d.driver == "efa"]
+    if not efa:
+        return  # not an EFA node (or its devices are unknown: the engine asks)
+    whole = "/dev/infiniband" in (job.devices or ())
+    if not whole:
+        return  # only the device plugin's uverbs nodes exist in the container: libibverbs lists only those
+    other = [d.name or "?" for d in devices if d.driver and d.driver != "efa"]
+    unsure = [d.name or "?" for d in devices if not d.driver]
+    if not other:
+        if unsure:
+            yield unknown(rule, f"the node's devices {', '.join(unsure)}: their kernel driver (EFA or not) is unknown")
+        else:
+            yield decided(rule, "every RDMA device of the node is EFA")
+        return
+    if job.runtime != RUNTIME_KUBERNETES:
+        yield unknown(
+            rule,
+            f"{job.where}: whether the container may open {', '.join(other)} (--device adds them to its device "
+            "cgroup, a -v bind mount does not) is not in the facts",
+        )
+        return
+    fabric = ctx.image.libfabric
+    if fabric is None:
+        return  # no libfabric in the image: the EFA rules say so; unknown: the engine asks
+    rows = list(ctx.matrix.rows("efa_device_list"))
+    version = fabric.version
+    bounds = [r["first"] for r in rows[1:]] + [None]
+    # an unknown release may be any row's: decided only when every row behaves alike here
+    hit = [
+        r
+        for r, nxt in zip(rows, bounds, strict=True)
+        if not version or ranges.within(version, r["first"], nxt) is not False
+    ]
+    newest = rows[-1]["last"] if rows else None
+    newer = version is not None and newest is not None and ranges.below(newest, version) is True
+    if not hit or newer:
+        yield unknown(
+            rule,
+            f"libfabric {version or '(version unknown)'}: whether its EFA provider skips a device it cannot open is "
+            f"known for releases up to {newest} (efa_device_list)",
+        )
+        return
+    behaviours = {r["behaviour"] for r in hit}
+    if behaviours == {"skip-failed"}:
+        yield decided(rule, f"libfabric {version} skips a device it cannot open (efa_device_list)")
+        return
+    if job.privileged and behaviours == {"skip-non-efa"}:
+        yield decided(rule, f"privileged: {', '.join(other)} can be opened and libfabric {version} skips non-EFA ones")
+        return
+    if (job.privileged and "skip-non-efa" in behaviours) or "skip-failed" in behaviours:
+        yield unknown(
+            rule,
+            f"libfabric {version or '(version unknown)'}: the releases it may be ({', '.join(r['id'] for r in hit)}) "
+            "differ on a device they cannot use (efa_device_list)",
+        )
+        return
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "devices", ", ".join(job.devices or ())),
+        _ev(ctx, "privileged", job.privileged),
+        ctx.node_ev("rdma.devices", ", ".join(f"{d.name} ({d.driver or 'driver unknown'})" for d in devices)),
+        Evidence("image.libfabric.version", version, fabric.location),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant="privileged" if job.privileged else None,
+        where=job.where,
+        who=job.who,
+        other=", ".join(other),
+        efa=", ".join(n or "?" for n in efa),
+        libfabric=version or f"(version unknown: every release read, to {newest})",
+        releases=", ".join(r["id"] for r in hit),
     )
 
 
@@ -366,6 +458,13 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
 def _env(ctx: Ctx) -> Iterator[Outcome]:
     job = _job(ctx)
     image = ctx.image
+    unread = image.unknown_reason("env")
+    if unread and any(library_setting(v.name) for v in job.env):
+        for rule in ("JOB-ENV-OVERRIDES-IMAGE", "JOB-ENV-SHADOWED-BY-IMAGE"):
+            yield unknown(
+                rule, f"{job.where} sets library variables; the image's Env, which they may replace: {unread}"
+            )
+        return
     if job.env_incomplete:
         yield unknown(
             "JOB-ENV-OVERRIDES-IMAGE",

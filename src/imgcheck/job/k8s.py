@@ -12,6 +12,7 @@ resource.k8s.io DRA (PodSpec.resourceClaims, ResourceClaimTemplate, DeviceClass)
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from .launcher import PER_GPU, LauncherFacts, is_launcher, read_launcher, torchrun_procs
 from .model import RUNTIME_KUBERNETES, EnvVar, JobFacts
@@ -110,12 +111,26 @@ def _containers_of(doc: dict) -> list[dict]:
     return found
 
 
+_EXPORT_LINE = re.compile(r"^[ \t]*export[ \t]+([A-Za-z_][A-Za-z0-9_]*)=", re.M)
+
+
 def _with_torchrun(job: JobFacts, c: dict) -> JobFacts:
     """A container whose command runs torchrun --nproc-per-node N runs N ranks (over nprocPerNode, which only
     fills torchrun's default)."""
     words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
     if len(words) >= 3 and _shell_c(words):
-        commands = [list(cmd.words) for cmd in parse_script(words[2]).commands]
+        script = parse_script(words[2])
+        commands = [list(cmd.words) for cmd in script.commands]
+        # what the container's script exports reaches the programs it starts (value None: decided at run time,
+        # e.g. GLOO_SOCKET_IFNAME=$(ip route get ...)); the spec's own env entry of the same name is replaced
+        found = dict(script.exports)
+        # a line the bash grammar cannot read (an envsubst template's ${DOLLAR}(...)) still exports the name
+        for m in _EXPORT_LINE.finditer(words[2]):
+            found.setdefault(m.group(1), (None, 0))
+        exported = tuple(EnvVar(name, value, line_of(c)) for name, (value, _line) in found.items())
+        if exported:
+            names = {v.name for v in exported}
+            job = dataclasses.replace(job, env=tuple(v for v in job.env if v.name not in names) + exported)
     else:
         commands = [list(words)]
     for command in commands:

@@ -270,6 +270,9 @@ class NodeFacts:
     # GPU / NIC PCI address -> IOMMU domain type: identity | DMA | DMA-FQ | blocked | unmanaged | none (no IOMMU)
     iommu_domains: dict[str, str] | None = None
     net_interfaces: tuple[NetInterface, ...] | None = None  # None: /sys/class/net not read
+    # the kind of address the node's /etc/hosts gives its host name (node/hostname.py): "loopback", "link-local",
+    # "routable", or "none" (no line names it: DNS decides); None: not read
+    hostname_in_hosts: str | None = None
     numa_nodes: tuple[NumaNode, ...] | None = None  # None: /sys/devices/system/node not read
     # Provenance, not facts: left out of equality and of the fleet grouping key.
     # fact ("limits.memlock_kib", "rdma.devices.mlx5_0", "labels.nvidia.com/gpu.product") -> where the reader

@@ -32,6 +32,7 @@ class Addresses:
     ipv4: dict[str, list[str]] | None = None  # interface -> ["172.19.0.60/24"]; None: not readable
     ipv6: dict[str, list[str]] | None = None  # interface -> ["fe80::e42:a1ff:fe5d:4db8/64 link"]
     routes: dict[str, list[str]] | None = None  # interface -> ["default via 172.19.0.1", "172.19.0.0/24", "::/0 ..."]
+    unplaced_v4: list[str] = field(default_factory=list)  # local IPv4 addresses no connected route places
     unknown: dict[str, str] = field(default_factory=dict)
 
 
@@ -102,6 +103,10 @@ def scan_addresses(host: HostRoot) -> Addresses:
                 out.ipv4.setdefault(iface, []).append(f"{addr}/{net.prefixlen}")
             elif addr.is_loopback:
                 out.ipv4.setdefault("lo", []).append(f"{addr}/8")
+            else:
+                # a /32 on a dummy or point-to-point link (EKS Pod Identity's 169.254.170.23, NodeLocal DNSCache,
+                # kube-ipvs0's ClusterIPs) has no connected route in the main table: its interface is not known
+                out.unplaced_v4.append(str(addr))
     inet6 = _read(host, IF_INET6)
     if inet6 is None:
         out.unknown["net_interfaces.ipv6"] = f"{IF_INET6} is not readable (no IPv6 in this kernel, or /proc)"

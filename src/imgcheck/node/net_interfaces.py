@@ -37,11 +37,30 @@ def scan_interfaces(host: HostRoot, unknown: dict[str, str]) -> tuple[NetInterfa
     def of(table: dict[str, list[str]] | None, name: str) -> tuple[str, ...] | None:
         return None if table is None else tuple(table.get(name, ()))
 
+    # A local address no connected route places may belong to any interface that shows no IPv4 of its own: their
+    # IPv4 is then unknown, never "none" (the other interfaces' addresses stay as read).
+    ipv4_table = found.ipv4
+    if found.unplaced_v4 and ipv4_table is not None:
+        unsure = {n for n in names if n != "lo" and not ipv4_table.get(n)}
+        if unsure:
+            unknown["net_interfaces.ipv4"] = (
+                f"{len(found.unplaced_v4)} local IPv4 address(es) with no connected route (a /32 on a dummy or "
+                f"link interface) may belong to {', '.join(sorted(unsure)[:8])}"
+            )
+
+        def of_v4(name: str) -> tuple[str, ...] | None:
+            return None if name in unsure else tuple(ipv4_table.get(name, ()))
+
+    else:
+
+        def of_v4(name: str) -> tuple[str, ...] | None:
+            return of(ipv4_table, name)
+
     return tuple(
         NetInterface(
             name=n,
             operstate=_operstate(host, n),
-            ipv4=of(found.ipv4, n),
+            ipv4=of_v4(n),
             ipv6=of(found.ipv6, n),
             routes=of(found.routes, n),
         )

@@ -15,6 +15,7 @@ from ..errors import UnavailableError, UsageError
 from ..extractors.os_release import parse_os_release
 from ..model.location import Location
 from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
+from .hostname import scan_hostname
 from .hostroot import HostReadError, HostRoot
 from .iommu import scan_iommu
 from .kernel_config import read_kernel_config
@@ -112,6 +113,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         iommu_domains=scan_iommu(host, endpoints, unknown),
         origin=Location.described(f"probe of {host.root}"),
         net_interfaces=scan_interfaces(host, unknown),
+        hostname_in_hosts=scan_hostname(host, unknown, read),
         numa_nodes=scan_numa(host, unknown),
     )
     return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..knowledge import net_select
 from .predicates import PREDICATES, Facts, Result
 
 # Settings that show a job meant to use NCCL's IB/RoCE transport (NCCL env docs).
@@ -80,7 +81,13 @@ def log_socket_iface_virtual(f: Facts) -> Result:
             None,
             "the log names no interface NCCL's socket/bootstrap code picked (NCCL_DEBUG=INFO 'NET/Socket : Using')",
         )
-    bad = [i for i in ifs if i.startswith(VIRTUAL_IFACE_PREFIXES) or i == "lo"]
+    # and the node-local links compat_matrix node_local_interfaces lists (EKS Pod Identity's pod-id-link0 at
+    # 169.254.170.23, NodeLocal DNSCache, kube-ipvs0, Podman/LXD bridges): the same or a link-local address
+    bad = [
+        i
+        for i in ifs
+        if i.startswith(VIRTUAL_IFACE_PREFIXES) or i == "lo" or net_select.node_local_row(f.kb, i) is not None
+    ]
     if bad:
         return True, f"log: NCCL picked container/virtual interface(s) {', '.join(bad[:4])}"
     return False, f"log: NCCL picked {', '.join(ifs[:4])}"
