@@ -11,7 +11,7 @@ from ..knowledge.nccl import nccl_in_use
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding
-from . import nccl_catalog
+from . import host_catalog, nccl_catalog
 from .decide import decide
 from .joins import join_notes
 from .result import JoinResult, TriageReport
@@ -92,7 +92,7 @@ def triage(
     """
     if node and node_facts:
         raise UsageError("give either --node NAME or --node-facts FILE, not both")
-    sigset = load_signatures(signatures)
+    sigset = host_catalog.extend(load_signatures(signatures))  # + the host, CUDA and NCCL-cause catalogs
     scan = scan_logs(logs, sigset, stdin=stdin)  # logs first: a bad log fails fast, before a slow image pull
     job_f = load_job(job, image)
     node_f = load_node(node, node_facts)
