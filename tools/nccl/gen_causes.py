@@ -33,6 +33,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("topo-graph-file", "format", r"(?i)XML (?:Import|Export) Channel|XML Graph|graph file|GRAPH_FILE"),
     ("topo-xml", "path", r"graph/xml\.(?:cc|h)$"),
     ("topo-xml", "format", r"XML|topology file|TOPO_FILE"),
+    ("topo-sysfs-path", "format", r"(?i)real ?path|/sys/|sysfs"),
     (
         "topo-device-lookup",
         "format",
@@ -50,7 +51,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("dev-shm", "path", r"shmutils\.cc$|include/shm\.h$|transport/shm\.cc$"),
     ("gdrcopy", "path", r"gdrwrap\.(?:cc|h)$"),
     ("nvml", "path", r"nvmlwrap\.(?:cc|cu)$"),
-    ("ib-async-event", "format", r"(?i)async (?:fatal )?event"),
+    ("ib-async-event", "format", r"(?i)async (?:fatal )?event|fatal error \(detected in"),
     ("ib-verbs-call", "format", r"ibv_|mlx5dv_|NET/IB|NET/MLX5"),
     ("ib-verbs-call", "path", r"transport/net_ib|ibvwrap|mlx5dvwrap"),
     (

@@ -31,7 +31,7 @@ PREFIX_NCCL = "NCCL-WARN-"
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
 _MIN_TEXT = 24
-_CUDA_OVERRIDES = ("CUDA-RUNTIME-ERROR",)
+_CUDA_OVERRIDES: tuple[str, ...] = ()  # CUDA-RUNTIME-ERROR keeps "CUDA error: <text>" lines: its causes read the text
 _COMPAT_CODE = 804  # forward compatibility refused: the 803 signature's wording covers it, this names it
 _GENERIC_CATCH_ALL_803 = "CUDA-DRIVER-MISMATCH-803"
 _MIN_FIXED = 10  # an NCCL format with less fixed text than this ("%s", "%s:%d %s") would claim unrelated WARNs
@@ -43,6 +43,10 @@ class CatalogSignature:
     signature: Signature
     overrides: tuple[str, ...]  # signature ids this one replaces on the same line
     samples: tuple[str, ...]  # lines it must match (from the source's format, or a public log)
+    # what it yields to: "line" a hand-written signature on the same line; "stream" also one elsewhere in the same
+    # writer (an NCCL WARN class is the fallback where no hand-written signature located the failure); "any" also
+    # a generic result code there (a consequence class: the socket recv error of a peer that exited)
+    defer: str = "line"
 
 
 def _data(name: str) -> dict:
@@ -145,7 +149,7 @@ def _nccl() -> list[CatalogSignature]:
             confidence="verified",
             continues=spec["continues"],
         )
-        out.append(CatalogSignature(sig, tuple(spec["overrides"]), ()))
+        out.append(CatalogSignature(sig, tuple(spec["overrides"]), (), spec.get("defer", "stream")))
     return out
 
 
@@ -157,6 +161,11 @@ def catalog() -> tuple[CatalogSignature, ...]:
 @cache
 def _overrides() -> dict[str, frozenset[str]]:
     return {c.signature.id: frozenset(c.overrides) for c in catalog()}
+
+
+@cache
+def _defer() -> dict[str, str]:
+    return {c.signature.id: c.defer for c in catalog()}
 
 
 def extend(sigset: SignatureSet) -> SignatureSet:
@@ -190,5 +199,29 @@ def phase_line_owner(w: Work) -> None:
         for t in theirs:
             if all(id(m) not in drop and t.signature in overrides[m.signature] for m in ours):
                 drop.add(id(t))
-    if drop:
-        w.events = [e for e in w.events if id(e) not in drop]
+    w.events = [e for e in w.events if id(e) not in drop]
+    _defer_in_stream(w)
+
+
+def _defer_in_stream(w: Work) -> None:
+    defer = _defer()
+    overrides = _overrides()
+    located: dict[tuple, list[str]] = {}  # stream -> hand-written failure signatures (generic ones marked)
+    for ev in w.events:
+        sig = w.sigs[ev.signature]
+        if ev.signature in defer or sig.role == "advisory" or sig.continues or sig.severity == "info":
+            continue
+        located.setdefault(w.stream_of[id(ev)].key, []).append(ev.signature)
+    keep = []
+    for ev in w.events:
+        how = defer.get(ev.signature, "line")
+        if how != "line":
+            others = [
+                s
+                for s in located.get(w.stream_of[id(ev)].key, ())
+                if s not in overrides[ev.signature] and (how == "any" or not w.sigs[s].generic)
+            ]
+            if others:
+                continue
+        keep.append(ev)
+    w.events = keep
