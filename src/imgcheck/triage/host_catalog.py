@@ -113,10 +113,12 @@ def _cuda() -> list[CatalogSignature]:
             source=(row["source"], "imgcheck data/triage/cuda_runtime_errors.json", *host["cuda_sources"]),
             confidence=row.get("confidence", "vendor-guidance"),
         )
-        samples = (f"RuntimeError: CUDA error: {texts[0]}",) + (
-            (f"Error {code}: {texts[0]}",) if code >= _MIN_NUMBERED_CODE else ()
-        )
-        out.append(CatalogSignature(sig, overrides, samples))
+        samples = [f"cuInit failed: {row['name']}"]
+        if len(texts[0]) >= _MIN_TEXT:
+            samples.append(f"RuntimeError: CUDA error: {texts[0]}")
+        if code >= _MIN_NUMBERED_CODE:
+            samples.append(f"Error {code}: {texts[0]}")
+        out.append(CatalogSignature(sig, overrides, tuple(samples)))
     return out
 
 
