@@ -26,6 +26,7 @@ WINDOW = 8  # lines above the WARN searched for the failing call and the setting
 
 # (class, where the rule looks: "path" | "format" | "code", regex); first match wins, so specific rules come first
 RULES: tuple[tuple[str, str, str], ...] = (
+    ("rank-mismatch", "format", r"(?i)message truncated"),
     ("net-plugin-none", "format", r"Failed to initialize any NET plugin|Error: network %s not found"),
     ("net-plugin-load", "format", r"(?i)NET/Plugin|net plugin|Failed to load .*plugin|plugin.*(?:version|symbol)"),
     ("socket-no-interface", "format", r"(?i)no (?:socket )?interface found|no usable .*interface|IFNAME"),
