@@ -72,6 +72,7 @@ def _host() -> list[CatalogSignature]:
             source=tuple(m["source"]),
             confidence="vendor-guidance",
             continues=bool(m.get("continues", False)),
+            generic=bool(m.get("generic", False)),
         )
         out.append(CatalogSignature(sig, tuple(m.get("overrides", ())), tuple(m.get("samples", ()))))
     return out
