@@ -26,8 +26,28 @@ WINDOW = 8  # lines above the WARN searched for the failing call and the setting
 
 # (class, where the rule looks: "path" | "format" | "code", regex); first match wins, so specific rules come first
 RULES: tuple[tuple[str, str, str], ...] = (
-    ("rank-mismatch", "format", r"(?i)message truncated"),
-    ("net-plugin-none", "format", r"Failed to initialize any NET plugin|Error: network %s not found"),
+    ("rank-mismatch", "format", r"(?i)message truncated|Mismatched NCCL version"),
+    ("no-transport", "format", r"No transport found"),
+    (
+        "dev-shm",
+        "format",
+        r"shared memory (?:segment|file)|(?:munmap|unlink) (?:of )?shared memory|Could not map %s size",
+    ),
+    ("nvml", "format", r"libnvidia-ml"),
+    ("collnet", "format", r"CollNet"),
+    ("nvls-multicast", "format", r"MNNVL|NVLS"),
+    ("host-alloc", "format", r"(?:malloc|calloc)\((?:size=)?%\w+(?: entries)?\) returned null"),
+    (
+        "invalid-usage",
+        "format",
+        r"(?i)invalid (?:rank|device|handle|key)|improper usage|Attempt to use communicator|"
+        r"has already been destroyed|exceeds ndev",
+    ),
+    (
+        "net-plugin-none",
+        "format",
+        r"Failed to initialize any NET plugin|Error: network %s not found|Network returned 0 device",
+    ),
     ("net-plugin-load", "format", r"(?i)NET/Plugin|net plugin|Failed to load .*plugin|plugin.*(?:version|symbol)"),
     ("socket-no-interface", "format", r"(?i)no (?:socket )?interface found|no usable .*interface|IFNAME"),
     ("ib-no-device", "format", r"NET/IB ?: ?No device|No IB devices? found|IB device %s not found"),
@@ -63,6 +83,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ),
     ("cuda-call", "path", r"misc/cudawrap\.cc$|include/checks\.h$"),
     ("p2p-ipc", "path", r"transport/p2p\.cc$|ipcsocket\.cc$"),
+    ("socket-connect", "format", r"ncclOsSocket|connect to %s (?:failed|returned)"),
     ("socket-connect", "path", r"misc/socket\.cc$|include/socket\.h$|bootstrap\.cc$|transport/net_socket\.c[cu]$"),
     ("host-alloc", "format", r"(?i)Failed to (?:malloc|calloc|realloc|allocate)|posix_memalign|mmap"),
     ("host-alloc", "path", r"include/alloc\.h$"),
