@@ -114,3 +114,16 @@ def test_an_nccl_class_defers_to_a_hand_written_failure_of_the_same_writer(tmp_p
     report = _first(tmp_path, lines)
     assert report.first_failure.signature == "NET-IB-ASYNC-EVENT"
     assert not any(d.signature.startswith(host_catalog.PREFIX_NCCL) for d in report.diagnoses)
+
+
+def test_every_libibverbs_message_of_every_rdma_core_release_is_named():
+    """libibverbs_messages.json (tools/host/gen_libibverbs_messages.py over every rdma-core tag): each message,
+    rendered, is matched by the signature the data names; only harmless ones are left out, each with a reason."""
+    doc = _data("libibverbs_messages.json")
+    sigs = host_catalog.extend(load_signatures()).by_id()
+    spec = re.compile(r"%[-+ #0-9.*]*(?:hh|h|ll|l|L|z|j|t)?([diouxXcsp%])")
+    for row in doc["messages"]:
+        line = spec.sub(lambda m: "7" if m.group(1) in "diouxX" else "mlx5_0", row["format"])
+        assert any(p.search(line) for p in sigs[row["signature"]].patterns), row["format"]
+    assert len(doc["messages"]) >= 18
+    assert all(r["why"].startswith("harmless") for r in doc["left_out"])

@@ -58,12 +58,17 @@ def _causes(raw: list[dict]) -> tuple[Cause, ...]:
 
 
 def _host() -> list[CatalogSignature]:
+    # libibverbs' own messages, enumerated over every rdma-core tag, add their patterns to the entry naming them
+    generated: dict[str, list[str]] = {}
+    for row in _data("libibverbs_messages.json")["messages"]:
+        generated.setdefault(row["signature"], []).append(row["regex"])
     out = []
     for m in _data("host_messages.json")["messages"]:
+        sid = PREFIX_HOST + m["id"]
         sig = Signature(
-            id=PREFIX_HOST + m["id"],
+            id=sid,
             title=m["title"],
-            patterns=tuple(re.compile(p) for p in m["patterns"]),
+            patterns=tuple(re.compile(p) for p in m["patterns"] + generated.get(sid, [])),
             role="primary",
             severity=m["severity"],
             priority=m["priority"],
