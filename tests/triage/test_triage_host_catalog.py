@@ -127,3 +127,11 @@ def test_every_libibverbs_message_of_every_rdma_core_release_is_named():
         assert any(p.search(line) for p in sigs[row["signature"]].patterns), row["format"]
     assert len(doc["messages"]) >= 18
     assert all(r["why"].startswith("harmless") for r in doc["left_out"])
+
+
+def test_a_cause_class_note_names_the_site_and_the_setting_read_there(tmp_path):
+    line = "h:1:2 [0] transport/net_ib.cc:139 NCCL WARN communicator encountered a fatal error (detected in ncclIbTest)"
+    report = _first(tmp_path, [line])
+    assert report.first_failure.signature == "NCCL-WARN-IB-ASYNC-EVENT"
+    note = next(n for n in report.notes if n.startswith("NCCL-WARN-IB-ASYNC-EVENT:"))
+    assert "src/transport/net_ib/common.cc" in note and "NCCL_IB_RETURN_ASYNC_EVENTS" in note

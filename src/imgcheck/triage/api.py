@@ -100,7 +100,10 @@ def triage(
     report = decide(scan, sigset, image_f, node_f, job_f)
     nccl_v = nccl_in_use(image_f)
     report = dataclasses.replace(
-        report, notes=report.notes + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
+        report,
+        notes=report.notes
+        + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
+        + host_catalog.notes(report),
     )
     join = None
     if image_f is not None or node_f is not None:

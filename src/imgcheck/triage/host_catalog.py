@@ -19,6 +19,8 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from ..knowledge import shipped
+from . import nccl_catalog
+from .result import TriageReport
 from .signatures import Cause, Signature, SignatureSet
 
 if TYPE_CHECKING:  # the phase reads decide's working state; decide imports this module
@@ -233,3 +235,28 @@ def _defer_in_stream(w: Work) -> None:
                 continue
         keep.append(ev)
     w.events = keep
+
+
+@cache
+def _cause_rows() -> dict[str, dict]:
+    return {r["format"]: r for r in _data("nccl_causes.json")["rows"]}
+
+
+def notes(report: TriageReport) -> tuple[str, ...]:
+    """For each NCCL cause-class diagnosis: the code behind its line (the call that failed and the settings read
+    at the site), so the class's general causes can be read against the specific site."""
+    out = []
+    for d in report.diagnoses:
+        if not d.signature.startswith(PREFIX_NCCL) or d.first is None:
+            continue
+        found = nccl_catalog.recognise(d.first.text)
+        row = _cause_rows().get(found.message.format) if found else None
+        if row is None:
+            continue
+        bits = [f"{d.signature}: the line is printed at {row['site']}"]
+        if row["calls"]:
+            bits.append("after " + ", ".join(row["calls"]))
+        if row["settings"]:
+            bits.append("the code there reads " + ", ".join(row["settings"]))
+        out.append("; ".join(bits))
+    return tuple(out)
