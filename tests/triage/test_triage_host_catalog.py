@@ -135,3 +135,16 @@ def test_a_cause_class_note_names_the_site_and_the_setting_read_there(tmp_path):
     assert report.first_failure.signature == "NCCL-WARN-IB-ASYNC-EVENT"
     note = next(n for n in report.notes if n.startswith("NCCL-WARN-IB-ASYNC-EVENT:"))
     assert "src/transport/net_ib/common.cc" in note and "NCCL_IB_RETURN_ASYNC_EVENTS" in note
+
+
+def test_a_warning_the_process_carries_on_after_is_advisory_alone(tmp_path):
+    """A socket-only NCCL job run as non-root in a default container prints libibverbs' memlock warning and works:
+    alone the warning is advice, not a located failure (exit 0)."""
+    for line in (
+        "libibverbs: Warning: RLIMIT_MEMLOCK is 65536 bytes.",
+        "NOTE: The SHMEM allocation limit is set to the default of 64MB.  This may be",
+        "h:1:2 [0] misc/gdrwrap.cc:1 NCCL WARN GDRCOPY disabled: libgdrapi.so version 0 is not supported",
+    ):
+        report = _first(tmp_path, [line])
+        assert report.verdict in ("advisory_only", "no_known_signature"), line
+        assert report.first_failure is None

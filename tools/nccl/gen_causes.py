@@ -26,6 +26,7 @@ WINDOW = 8  # lines above the WARN searched for the failing call and the setting
 
 # (class, where the rule looks: "path" | "format" | "code", regex); first match wins, so specific rules come first
 RULES: tuple[tuple[str, str, str], ...] = (
+    ("", "format", r"Disabling other rings|Max rings reached|limiting to %d"),  # NCCL carries on: no class
     ("rank-mismatch", "format", r"(?i)message truncated|Mismatched NCCL version"),
     ("no-transport", "format", r"No transport found"),
     (
@@ -36,7 +37,11 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("nvml", "format", r"libnvidia-ml"),
     ("collnet", "format", r"CollNet"),
     ("nvls-multicast", "format", r"MNNVL|NVLS"),
-    ("host-alloc", "format", r"(?:malloc|calloc)\((?:size=)?%\w+(?: entries)?\) returned null"),
+    (
+        "host-alloc",
+        "format",
+        r"(?:malloc|calloc)\((?:size=)?%\w+(?: entries)?\) returned null|malloc of %ld bytes failed",
+    ),
     (
         "invalid-usage",
         "format",
@@ -101,6 +106,7 @@ SETTING = re.compile(r'"(NCCL_[A-Z0-9_]+)"|NCCL_PARAM\(\s*(\w+)\s*,\s*"([A-Z0-9_
 
 
 def classify(path: str, fmt: str, code: str) -> str | None:
+    """The class of the first rule that matches; \"\" when that rule says the line needs none."""
     for cls, where, rx in RULES:
         text = path if where == "path" else fmt if where == "format" else code
         if re.search(rx, text):
@@ -129,7 +135,7 @@ def main() -> None:
         n = int(line) if line.isdigit() else 0
         window = "\n".join(lines[max(0, n - 1 - WINDOW) : n])
         cls = classify(path, msg["format"], window)
-        if cls is None:
+        if not cls:  # None: no rule; "": a rule saying NCCL carries on, so no cause class
             unclassified += 1
             continue
         if cls not in classes:

@@ -71,7 +71,7 @@ def _host() -> list[CatalogSignature]:
             id=sid,
             title=m["title"],
             patterns=tuple(re.compile(p) for p in m["patterns"] + generated.get(sid, [])),
-            role="primary",
+            role="advisory" if m.get("continues") else "primary",  # a warning the process carries on after
             severity=m["severity"],
             priority=m["priority"],
             meaning=m["meaning"],
@@ -150,7 +150,7 @@ def _nccl() -> list[CatalogSignature]:
             id=PREFIX_NCCL + cls.upper(),
             title=spec["title"],
             patterns=tuple(pats),
-            role="primary",
+            role="advisory" if spec["continues"] else "primary",
             severity="warning" if spec["continues"] else "error",
             priority=spec["priority"],
             meaning=f"{spec['meaning']} ({len(rows)} WARN formats, e.g. {', '.join(sites[:3])})",
