@@ -99,7 +99,9 @@ def _cuda() -> list[CatalogSignature]:
             pats.append(rf"\b{re.escape(rt['name'])}\b")
         pats += [re.escape(t) for t in rt.get("texts", ()) if len(t) >= _MIN_TEXT]
         if code >= _MIN_NUMBERED_CODE:
-            pats.append(rf"cuInit\(\)\s*=\s*{code}\b|\b[Ee]rror(?: code)?\s*[=:]?\s*{code}\b(?!\.\d)")
+            # two patterns, each with a literal the scanner gates on (an alternation has none: it would run on every line)
+            pats.append(rf"cuInit\(\)\s*=\s*{code}\b")
+            pats.append(rf"\b(?:Error|error)(?: code)?\s*[=:]?\s*{code}\b(?!\.\d)")
         texts = rt.get("texts") or [row["description"]]
         overrides = _CUDA_OVERRIDES + ((_GENERIC_CATCH_ALL_803,) if code == _COMPAT_CODE else ())
         sig = Signature(
@@ -139,12 +141,13 @@ def _nccl() -> list[CatalogSignature]:
     out = []
     for cls, rows in sorted(by_class.items()):
         spec = classes[cls]
-        pats = []
+        bodies = []
         for r in rows:
             if len("".join(_SPEC.split(r["format"])).strip()) < _MIN_FIXED:
                 continue
-            body = regex[r["format"]].removeprefix("^")
-            pats.append(re.compile(f"NCCL WARN (?:{body})"))
+            bodies.append(regex[r["format"]].removeprefix("^"))
+        # one pattern per class: the scanner gates it on "NCCL WARN " and runs one alternation, not one regex per format
+        pats = [re.compile("NCCL WARN (?:" + "|".join(f"(?:{b})" for b in bodies) + ")")]
         sites = sorted({r["site"] for r in rows})
         sig = Signature(
             id=PREFIX_NCCL + cls.upper(),

@@ -180,15 +180,13 @@ class Scanner:
             m = pat.search(text)
             if m is not None:
                 matched[sig.id] = m
-        for sig in self.sigs:
-            m = matched.get(sig.id)
-            if m is not None:
-                ck = (key, sig.id)
-                n = res.counts.get(ck, 0) + 1
-                res.counts[ck] = n
-                if n <= KEEP_PER_KEY:
-                    caps = tuple((k, v) for k, v in m.groupdict().items() if v is not None)
-                    res.events.append(Event(sig.id, line, self.order, key, caps))
+        for sig_id, m in matched.items():  # in signature order: checks are built from self.sigs in order
+            ck = (key, sig_id)
+            n = res.counts.get(ck, 0) + 1
+            res.counts[ck] = n
+            if n <= KEEP_PER_KEY:
+                caps = tuple((k, v) for k, v in m.groupdict().items() if v is not None)
+                res.events.append(Event(sig_id, line, self.order, key, caps))
 
     def feed_stream(self, name: str, fh: IO[str]) -> None:
         self.result.sources.append(name)
