@@ -148,3 +148,10 @@ def test_a_warning_the_process_carries_on_after_is_advisory_alone(tmp_path):
         report = _first(tmp_path, [line])
         assert report.verdict in ("advisory_only", "no_known_signature"), line
         assert report.first_failure is None
+
+
+def test_nccl_cuda_failure_operation_not_supported_names_vgpu_without_unified_memory(tmp_path):
+    line = "h:1:2 [0] misc/cudawrap.cc:1 NCCL WARN Cuda failure 'operation not supported'"
+    report = _first(tmp_path, [line])
+    assert report.first_failure.signature == "NCCL-CUDA-FAILURE"
+    assert report.diagnoses[0].causes[0].id == "vgpu-or-vmm-unsupported"
