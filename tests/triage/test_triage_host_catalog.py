@@ -155,3 +155,14 @@ def test_nccl_cuda_failure_operation_not_supported_names_vgpu_without_unified_me
     report = _first(tmp_path, [line])
     assert report.first_failure.signature == "NCCL-CUDA-FAILURE"
     assert report.diagnoses[0].causes[0].id == "vgpu-or-vmm-unsupported"
+
+
+def test_a_watchdog_timeout_after_the_warn_does_not_hide_it(tmp_path):
+    lines = [
+        "h:7:8 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.",
+        "[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds "
+        "before timing out.",
+    ]
+    report = _first(tmp_path, lines)
+    assert "NCCL-WARN-TOPO-GRAPH-FILE" in [d.signature for d in report.diagnoses]

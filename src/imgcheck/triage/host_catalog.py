@@ -217,24 +217,30 @@ def phase_line_owner(w: Work) -> None:
 
 
 def _defer_in_stream(w: Work) -> None:
+    """An NCCL class event is the fallback: it goes when a hand-written signature located a local failure in the same
+    writer (and, for consequence classes, also when a result code did)."""
     defer = _defer()
     overrides = _overrides()
-    located: dict[tuple, list[str]] = {}  # stream -> hand-written failure signatures (generic ones marked)
+    located: dict[tuple, list[str]] = {}  # stream -> hand-written failure signatures of that writer
     for ev in w.events:
         sig = w.sigs[ev.signature]
         if ev.signature in defer or sig.role == "advisory" or sig.continues or sig.severity == "info":
             continue
         located.setdefault(w.stream_of[id(ev)].key, []).append(ev.signature)
+
+    def explains(s: str, how: str) -> bool:
+        sig = w.sigs[s]
+        if how == "any":  # a consequence class yields to any failure of the writer, result codes included
+            return True
+        # a local failure explains the WARN; a victim's consequence (a watchdog timeout) or a result code does not
+        return sig.role == "primary" and not sig.generic
+
     keep = []
     for ev in w.events:
         how = defer.get(ev.signature, "line")
         if how != "line":
-            others = [
-                s
-                for s in located.get(w.stream_of[id(ev)].key, ())
-                if s not in overrides[ev.signature] and (how == "any" or not w.sigs[s].generic)
-            ]
-            if others:
+            key = w.stream_of[id(ev)].key
+            if any(s not in overrides[ev.signature] and explains(s, how) for s in located.get(key, ())):
                 continue
         keep.append(ev)
     w.events = keep
