@@ -154,7 +154,10 @@ def test_never_advise_reading_a_warn_that_is_in_the_log():
     d = next(d for d in both.diagnoses if d.signature == "NCCL-ERR-1")
     assert d.causes[0].id != "read-the-warn"
     assert next(c for c in d.causes if c.id == "read-the-warn").status == "unlikely"
-    assert any("Message truncated : received 256 bytes instead of 4" in n for n in both.notes)
+    # the WARN is quoted, or is itself the first failure (its cause class, from the code at its site, named)
+    warn = "Message truncated : received 256 bytes instead of 4"
+    assert any(warn in n for n in both.notes) or warn in both.first_failure.where.text
+    assert both.first_failure.signature != "NCCL-ERR-1"
 
 
 JOB_SPECS = os.path.join(HERE, "..", "job", "specs")

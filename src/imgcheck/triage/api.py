@@ -11,7 +11,7 @@ from ..knowledge.nccl import nccl_in_use
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding
-from . import fabric_catalog, nccl_catalog
+from . import fabric_catalog, host_catalog, nccl_catalog
 from .decide import decide
 from .joins import join_notes
 from .result import JoinResult, TriageReport
@@ -104,7 +104,7 @@ def triage(
     """
     if node and node_facts:
         raise UsageError("give either --node NAME or --node-facts FILE, not both")
-    sigset = load_signatures(signatures)
+    sigset = host_catalog.extend(load_signatures(signatures))  # + the host, CUDA and NCCL-cause catalogs
     scan = scan_logs(logs, sigset, stdin=stdin)  # logs first: a bad log fails fast, before a slow image pull
     job_f = load_job(job, image)
     node_f = load_node(node, node_facts)
@@ -115,7 +115,8 @@ def triage(
         report,
         notes=report.notes
         + nccl_catalog.notes(scan.nccl_messages, nccl_v.version if nccl_v else None)
-        + fabric_catalog.notes(scan.fabric_messages, fabric_versions(image_f)),
+        + fabric_catalog.notes(scan.fabric_messages, fabric_versions(image_f))
+        + host_catalog.notes(report),
     )
     join = None
     if image_f is not None or node_f is not None:

@@ -14,6 +14,7 @@ from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import severity_rank
+from . import host_catalog
 from .certainty import assess
 from .context import ContextAccumulator, LogContext
 from .evidence import ALL_PREDICATES
@@ -579,6 +580,7 @@ def phase_verdict(w: Work) -> None:
 # decide() runs these in order; each reads what the earlier ones filled in.
 PHASES = (
     phase_streams,
+    host_catalog.phase_line_owner,
     phase_suppress,
     phase_information,
     phase_derived,

@@ -1,0 +1,112 @@
+"""Generate src/imgcheck/data/triage/libibverbs_messages.json: every message libibverbs itself prints to stderr
+(`fprintf(stderr, PFX "...")`, PFX = "libibverbs: ") in each rdma-core release tag, with the first and last release
+that prints it, so triage can be checked to name every one of them (tests/triage/test_triage_host_catalog.py).
+
+    RDMA_CORE_MIRROR=/work/.mirror/linux-rdma+rdma-core/repo python tools/host/gen_libibverbs_messages.py
+
+Release tags are vNN and vNN.M (rdma-core v13 onwards); only libibverbs/*.c outside examples/ is read (the
+examples are separate programs). The `signature` of each message is the triage signature that names it, filled in
+by hand below (SIGNATURE) from what the code at the site checks; a message with none is listed in `left_out`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+REPO = os.environ.get("RDMA_CORE_MIRROR", "/work/.mirror/linux-rdma+rdma-core/repo")
+OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage/libibverbs_messages.json"
+TAG = re.compile(r"^v(\d+)(?:\.(\d+))?$")
+CALL = re.compile(r'fprintf\(\s*stderr\s*,\s*PFX\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', re.S)
+PIECE = re.compile(r'"((?:[^"\\]|\\.)*)"')
+SPEC = re.compile(r"%[-+ #0-9.*]*(?:hh|h|ll|l|L|z|j|t)?([diouxXcsp%])")
+# message (the format's first line) -> the triage signature naming it, from what the code at its site checks
+SIGNATURE: tuple[tuple[str, str | None, str], ...] = (  # (message regex, signature or None, why)
+    (r"RLIMIT_MEMLOCK is", "HOST-IBVERBS-MEMLOCK-LOW", "printed for a non-root process with memlock <= 32 KiB"),
+    (r"kernel ABI version %d doesn't|does not support the kernel ABI", "HOST-IBVERBS-KERNEL-ABI", "ABI check"),
+    (r"fork\(\)-safety requested", "HOST-IBVERBS-FORK-INIT", "ibv_fork_init failed under RDMAV_FORK_SAFE"),
+    (r"couldn't load driver", "IBVERBS-DRIVER-LOAD", "dlopen of a provider failed"),
+    (r"no userspace device-specific driver found|couldn't open config directory", "IBVERBS-NO-PROVIDER", "no provider"),
+    (
+        r"couldn't read config file|couldn't stat|no ibdev class attr|no node_type attr|couldn't allocate|"
+        r"getrlimit|ignoring bad config directive",
+        "HOST-IBVERBS-SETUP",
+        "sysfs / config / allocation while enumerating devices",
+    ),
+    (r"limits capacity", None, "harmless: an old kernel ABI, libibverbs carries on with fewer features"),
+    (r"dlopen\(NULL\) failed", None, "harmless: a statically linked program"),
+)
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", REPO, *args], check=True, capture_output=True, text=True).stdout
+
+
+def tags() -> list[tuple[str, str]]:
+    out = []
+    for t in git("tag").split():
+        m = TAG.match(t)
+        if m and int(m.group(1)) >= 13:
+            out.append(((int(m.group(1)), int(m.group(2) or 0)), t))
+    return [(t, t[1:]) for _k, t in sorted(out)]
+
+
+def messages(tag: str) -> dict[str, str]:
+    """format -> file:line at this tag."""
+    found: dict[str, str] = {}
+    for path in git("ls-tree", "-r", "--name-only", tag, "--", "libibverbs").split():
+        if not path.endswith(".c") or "/examples/" in path:
+            continue
+        text = git("show", f"{tag}:{path}")
+        for m in CALL.finditer(text):
+            fmt = "".join(PIECE.findall(m.group(1)))
+            fmt = fmt.encode().decode("unicode_escape").split("\n")[0].rstrip()
+            if fmt and fmt not in found:
+                found[fmt] = f"{path}:{text.count(chr(10), 0, m.start()) + 1}"
+    return found
+
+
+def regex(fmt: str) -> str:
+    out, pos = [], 0
+    for m in SPEC.finditer(fmt):
+        out.append(re.escape(fmt[pos : m.start()]))
+        out.append("%" if m.group(1) == "%" else r"-?\d+" if m.group(1) in "diouxX" else ".*?")
+        pos = m.end()
+    out.append(re.escape(fmt[pos:]))
+    return "libibverbs: " + "".join(out)
+
+
+def main() -> None:
+    rows: dict[str, dict] = {}
+    walked = tags()
+    for tag, version in walked:
+        for fmt, site in messages(tag).items():
+            row = rows.setdefault(fmt, {"format": "libibverbs: " + fmt, "first": version, "sites": []})
+            row["last"] = version
+            if not row["sites"] or row["sites"][-1][2] != site:
+                row["sites"].append([version, version, site])
+            else:
+                row["sites"][-1][1] = version
+    out_rows, left = [], []
+    for fmt, row in sorted(rows.items()):
+        sig, why = next(((s, w) for rx, s, w in SIGNATURE if re.search(rx, fmt)), (None, "no rule names it yet"))
+        row["regex"] = regex(fmt)
+        row["signature"] = sig
+        row["why"] = why
+        (out_rows if sig else left).append(row)
+    doc = {
+        "source": f"github:linux-rdma/rdma-core tags {walked[0][1]}..{walked[-1][1]} ({len(walked)} tags), "
+        "fprintf(stderr, PFX ...) in libibverbs/*.c; generated by tools/host/gen_libibverbs_messages.py",
+        "confidence": "verified",
+        "messages": out_rows,
+        "left_out": [{"format": r["format"], "why": r["why"]} for r in left],
+    }
+    OUT.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"{len(out_rows)} libibverbs messages named, {len(left)} left out, {len(walked)} tags")
+
+
+if __name__ == "__main__":
+    main()
