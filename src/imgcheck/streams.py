@@ -16,6 +16,12 @@ class ByteStream(Protocol):
     def close(self) -> None: ...
 
 
+class ReadintoStream(Protocol):
+    """A stream read into the caller's buffer only: what the tar walk pulls a (decompressed) layer from."""
+
+    def readinto(self, buffer: bytearray | memoryview, /) -> int: ...
+
+
 @runtime_checkable
 class SeekableByteStream(ByteStream, Protocol):
     """A ByteStream that can also be read where it lies (a squashfs layer, a FileRange)."""

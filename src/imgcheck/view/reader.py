@@ -11,23 +11,25 @@ import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
 
 from ..errors import LimitExceededError
 from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..sources.read_options import Limits, ReadStats
-from ..streams import readinto_of
+from ..streams import ByteStream, SeekableByteStream, readinto_of
 from .cache import LayerCache
 from .fileview import FileView
 from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
 from .parallel_gzip import index_if_parallel
+from .progress import ByteProgress, LayerProgress
 from .wants import Want, WantSet
 
 
 class _Progressing:
     """Reports compressed bytes to a progress display as the layer walk pulls them."""
 
-    def __init__(self, raw, digest: str, progress):
+    def __init__(self, raw: ByteStream, digest: str, progress: ByteProgress) -> None:
         self._raw, self._digest, self._progress = raw, digest, progress
         self._readinto = readinto_of(raw)
 
@@ -37,17 +39,19 @@ class _Progressing:
             self._progress.layer_bytes(self._digest, len(data))
         return data
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: bytearray | memoryview) -> int:
         n = self._readinto(buffer)
         if n:
             self._progress.layer_bytes(self._digest, n)
         return n
 
-    def __getattr__(self, name):  # finish(), close(), ... of the underlying reader
+    def __getattr__(self, name: str) -> Any:  # finish(), close(), ... of the underlying reader
         return getattr(self._raw, name)
 
 
-def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress=None) -> LayerIndex:
+def index_image_layer(
+    image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress: ByteProgress | None = None
+) -> LayerIndex:
     """One layer's index, by the reader its media type needs: the one place that chooses."""
     if image.save_stream is not None:  # docker: every layer tar is in one save stream
         return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]
@@ -56,6 +60,7 @@ def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limit
         if layer.media_type == SQUASHFS_LAYER:  # a seekable byte range, read where it lies
             from .squashfs import index_squashfs
 
+            assert isinstance(raw, SeekableByteStream), "a squashfs layer is opened as a seekable range"
             return index_squashfs(raw, layer.size or 0, layer.layer_id, wants, limits, image.reference)
         # a large gzip blob in a local file: inflated on several cores when IMGCHECK_PARALLEL_GZIP_MIN asks for it
         parallel, spent = index_if_parallel(raw, layer, wants, limits)
@@ -90,7 +95,9 @@ def _from_cache(cache: LayerCache | None, layer: LayerRef, stats: ReadStats) -> 
     return None
 
 
-def _index_reported(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress) -> LayerIndex:
+def _index_reported(
+    image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress: LayerProgress | None
+) -> LayerIndex:
     """One layer in this process, its start and end shown on the progress display."""
     if progress is not None:
         progress.layer_started(layer.digest, layer.size)
@@ -102,7 +109,13 @@ def _index_reported(image: OpenedImage, layer: LayerRef, wants: WantSet, limits:
 
 
 def _index_all(
-    image: OpenedImage, layers: list[LayerRef], wants: WantSet, limits: Limits, workers: int, progress, stats: ReadStats
+    image: OpenedImage,
+    layers: list[LayerRef],
+    wants: WantSet,
+    limits: Limits,
+    workers: int,
+    progress: LayerProgress | None,
+    stats: ReadStats,
 ) -> Iterator[tuple[LayerRef, LayerIndex]]:
     """(layer, index) for each of `layers`, in the order they finish."""
     workers = max(1, min(workers, len(layers)))
@@ -133,7 +146,7 @@ def read_view(
     limits: Limits = Limits(),
     cache: LayerCache | None = None,
     workers: int | None = None,
-    progress=None,
+    progress: LayerProgress | None = None,
     stats: ReadStats | None = None,
 ) -> tuple[FileView, list[LayerIndex]]:
     """Index every layer (from the cache where it can), then merge them in manifest order."""
@@ -234,7 +247,7 @@ def _uncollected_targets(view: FileView, indexes: list[LayerIndex], wants: WantS
     """{layer position: {target path: content limit}} for wanted symlinks whose final target is a
     file that exists in the image but was not kept. The topmost layer holding the target is the
     one whose copy is visible (lower copies are hidden by it)."""
-    from .fileview import SymlinkLoop
+    from ..inroot import LinkLoop as SymlinkLoop
     from .layer_index import SYMLINK
 
     found: dict[int, dict[str, int]] = {}
