@@ -247,7 +247,7 @@ def _uncollected_targets(view: FileView, indexes: list[LayerIndex], wants: WantS
     """{layer position: {target path: content limit}} for wanted symlinks whose final target is a
     file that exists in the image but was not kept. The topmost layer holding the target is the
     one whose copy is visible (lower copies are hidden by it)."""
-    from ..inroot import LinkLoop as SymlinkLoop
+    from .fileview import SymlinkLoop
     from .layer_index import SYMLINK
 
     found: dict[int, dict[str, int]] = {}
