@@ -51,8 +51,9 @@ def _findings_sorted(report: Report) -> list[Finding]:
 
 def _node_rows(report: Report) -> list[tuple[str, list[str], list[Finding], list[Unknown]]]:
     """(outcome, nodes, findings, unknowns) per group of nodes with the same findings and unknowns."""
-    groups: dict[tuple, list[str]] = {}
-    detail: dict[tuple, tuple[list[Finding], list[Unknown]]] = {}
+    # (finding ids, unknown rules) -> nodes
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    detail: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[list[Finding], list[Unknown]]] = {}
     by_node: dict[str, tuple[list[Finding], list[Unknown]]] = {n.name: ([], []) for n in report.nodes}
     for f in _findings_sorted(report):  # one pass over findings, not one per node: fleets are large
         for n in f.nodes:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def value_text(value) -> str:
+def value_text(value: object) -> str:
     """An evidence value as people read it: None -> unknown, booleans -> yes/no."""
     if value is None:
         return "unknown"
