@@ -537,7 +537,11 @@ def observations(out: VerifierOutput) -> list[Observation]:
     obs.extend(_gpu_observations(out))
     if out.memlock.soft is not None:
         soft = "unlimited" if out.memlock.soft < 0 else f"{out.memlock.soft // 1024} KiB"
-        cap = {True: ", CAP_IPC_LOCK held", False: ", no CAP_IPC_LOCK"}.get(out.cap_ipc_lock, "")  # type: ignore[arg-type]
+        cap = (
+            {True: ", CAP_IPC_LOCK held", False: ", no CAP_IPC_LOCK"}.get(out.cap_ipc_lock, "")
+            if out.cap_ipc_lock is not None
+            else ""
+        )
         obs.append(Observation("memlock", "info", f"memlock limit inside the container: {soft}{cap}"))
     if out.fork_init is not None and out.fork_init.symbol_available:
         status = out.fork_init.status or "on (libibverbs too old to report)"

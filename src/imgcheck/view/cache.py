@@ -17,12 +17,32 @@ import os
 import tempfile
 from array import array
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from .. import safejson
 from .layer_index import Entry, LayerIndex
 
+if TYPE_CHECKING:
+    from ..sources.base import LayerRef
+
 T = TypeVar("T")
+
+
+@runtime_checkable
+class ClaimingCache(Protocol):
+    """A layer cache several readers share (shared_cache.SharedLayerCache): each layer is read by one of them,
+    the others wait for its index."""
+
+    def get(self, digest: str) -> LayerIndex | None: ...
+
+    def put(self, digest: str, idx: LayerIndex) -> bool: ...
+
+    def claim_reads(self, layers: list[LayerRef]) -> tuple[list[LayerRef], list[LayerRef], dict[int, LayerIndex]]: ...
+
+    def wait_for(self, layer: LayerRef) -> LayerIndex | None: ...
+
+    def release_reads(self, layers: list[LayerRef]) -> None: ...
+
 
 # 2: dir_hashes and uncompressed_digest; 3: each entry's scan result; 4: a JSON line, then the kept files' bytes
 # raw (base64 inside one JSON document held every kept byte about four times over while writing or reading)

@@ -23,7 +23,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 try:  # ISA-L inflates several times faster than zlib; zlib is the fallback
     from isal import igzip as _gzip_impl
 except ImportError:  # pragma: no cover - isal is a dependency, but keep working without it
-    import gzip as _gzip_impl  # type: ignore[no-redef]
+    import gzip as _gzip_impl  # type: ignore[no-redef]  # the same GzipFile interface under the same name
 
 
 class _Replay:
@@ -101,8 +101,7 @@ except ImportError:  # pragma: no cover
 try:
     from isal.igzip_lib import IsalError as _IsalError
 
-    # isal's stub declares IsalError an instance (IsalError: Exception); it is the exception class
-    DECOMPRESS_ERRORS = DECOMPRESS_ERRORS + (_IsalError,)  # type: ignore[operator]
+    DECOMPRESS_ERRORS = DECOMPRESS_ERRORS + (_IsalError,)  # type: ignore[operator]  # isal's stub: an instance, not the class
 except ImportError:  # pragma: no cover
     pass
 

@@ -17,7 +17,7 @@ from ..errors import LimitExceededError
 from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..sources.read_options import Limits, ReadStats
 from ..streams import ByteStream, SeekableByteStream, readinto_of
-from .cache import LayerCache
+from .cache import ClaimingCache, LayerCache
 from .fileview import FileView
 from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
@@ -54,7 +54,8 @@ def index_image_layer(
 ) -> LayerIndex:
     """One layer's index, by the reader its media type needs: the one place that chooses."""
     if image.save_stream is not None:  # docker: every layer tar is in one save stream
-        return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]
+        # index_layer gives a LayerIndex; the SaveStream Protocol says object: sources/ cannot name the view's types
+        return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]  # see above
     raw = image.open_layer(layer)
     try:
         if layer.media_type == SQUASHFS_LAYER:  # a seekable byte range, read where it lies
@@ -160,9 +161,9 @@ def read_view(
         else:
             to_read.append(layer)
     theirs: list[LayerRef] = []
-    claim_reads = getattr(cache, "claim_reads", None)  # the shared cache: layers other readers are reading now
-    if to_read and claim_reads is not None:
-        to_read, theirs, arrived = claim_reads(to_read)
+    claiming = cache if isinstance(cache, ClaimingCache) else None  # the shared cache: layers others are reading
+    if to_read and claiming is not None:
+        to_read, theirs, arrived = claiming.claim_reads(to_read)
         for position, idx in arrived.items():
             _hold(found, position, idx, limits)
             stats.layers_cached.append(image.layers[position].digest)
@@ -174,7 +175,8 @@ def read_view(
                 cache.put(layer.digest, idx)  # only reached when the digest verified
             _hold(found, layer.index, idx, limits)
         for layer in theirs:  # after our own layers: their readers had that long
-            shared = cache.wait_for(layer)  # type: ignore[union-attr]
+            assert claiming is not None  # only claim_reads gives layers to wait for
+            shared = claiming.wait_for(layer)
             if shared is not None:
                 stats.layers_cached.append(layer.digest)
                 stats.layers_waited.append(layer.digest)
@@ -182,11 +184,11 @@ def read_view(
                 shared = _index_reported(image, layer, wants, limits, progress)
                 stats.layers_read.append(layer.digest)
                 stats.bytes_decompressed += shared.uncompressed_bytes
-                cache.put(layer.digest, shared)  # type: ignore[union-attr]
+                claiming.put(layer.digest, shared)
             _hold(found, layer.index, shared, limits)
     finally:
-        if claim_reads is not None:
-            cache.release_reads([l for l in to_read + theirs if l.index not in found])  # type: ignore[union-attr]
+        if claiming is not None:
+            claiming.release_reads([l for l in to_read + theirs if l.index not in found])
     indexes = [found[l.index] for l in image.layers]
     for layer, idx in zip(image.layers, indexes):
         missing = [e.linkname for e in idx.entries.values() if e.kind == HARDLINK and e.linkname]
