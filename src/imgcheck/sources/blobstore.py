@@ -11,7 +11,7 @@ import posixpath
 import stat
 import tarfile
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .. import safejson
 from ..errors import BadInputError, LimitExceededError, UnavailableError
@@ -192,9 +192,10 @@ class _Inflated(io.RawIOBase):
             raise self._over()
         return data
 
-    def readinto(self, b: Any) -> int:  # a bytearray or memoryview: sliced and assigned
-        data = self.read(len(b))
-        b[: len(data)] = data
+    def readinto(self, b: WriteableBuffer) -> int:
+        view = memoryview(b)
+        data = self.read(len(view))
+        view[: len(data)] = data
         return len(data)
 
     def seek(self, offset: int, whence: int = 0) -> int:
