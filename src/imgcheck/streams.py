@@ -3,7 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import IO, Any, cast
+from typing import IO, Any, Protocol, cast, runtime_checkable
+
+
+class ByteStream(Protocol):
+    """What a reader along the layer path needs of the stream under it: bytes by count, then close.
+    (BinaryIO, a gzip file, and the wrappers in sources/ and view/ all qualify; readinto is optional,
+    see readinto_of.)"""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+class ReadintoStream(Protocol):
+    """A stream read into the caller's buffer only: what the tar walk pulls a (decompressed) layer from."""
+
+    def readinto(self, buffer: bytearray | memoryview, /) -> int: ...
+
+
+@runtime_checkable
+class SeekableByteStream(ByteStream, Protocol):
+    """A ByteStream that can also be read where it lies (a squashfs layer, a FileRange)."""
+
+    def seek(self, pos: int, whence: int = 0, /) -> int: ...
+
+    def tell(self) -> int: ...
 
 
 def readinto_of(stream: Any) -> Callable[..., int]:

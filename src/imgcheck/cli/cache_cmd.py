@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import re
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from .common_args import Subparsers
 
 NAMES = ("cache",)
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?$", re.I)
@@ -18,7 +23,7 @@ def parse_size(text: str) -> int:
     return int(float(match.group(1)) * factor)
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("cache", help="inspect or prune the per-layer fact cache")
     csub = p.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     info = csub.add_parser("info", help="where the cache is and how big")
@@ -36,7 +41,7 @@ def _root() -> str:
     return os.path.join(imgcheck_home(), "cache")
 
 
-def run_info(args) -> int:
+def run_info(args: argparse.Namespace) -> int:
     import os
 
     from ..view.cache import tree_entries
@@ -47,7 +52,7 @@ def run_info(args) -> int:
     return 0
 
 
-def run_prune(args) -> int:
+def run_prune(args: argparse.Namespace) -> int:
     from ..view.cache import prune_tree
 
     removed, freed = prune_tree(_root(), parse_size(args.max_size))

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..sources.platform import parse_platform
 from ..sources.read_options import ReadOptions
 from .output import parse_outputs, write_output
 
+if TYPE_CHECKING:
+    from .common_args import Subparsers
+
 NAMES = ("catalog",)
 FORMATS = ("table", "json")
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "catalog",
         help="the base-image catalog: add the images you use, list what is known",
@@ -57,14 +62,14 @@ def register(sub) -> None:
     p.set_defaults(func=_missing_verb)
 
 
-def _missing_verb(args) -> int:
+def _missing_verb(args: argparse.Namespace) -> int:
     raise UsageError(
         "catalog needs a verb: `imgcheck catalog add IMAGE...`, `imgcheck catalog import FILE` "
         "or `imgcheck catalog list`"
     )
 
 
-def run_add(args) -> int:
+def run_add(args: argparse.Namespace) -> int:
     from ..recommend_entry import catalog_add
     from .common_args import read_deadline, reading
 
@@ -87,7 +92,7 @@ def run_add(args) -> int:
     return 0
 
 
-def run_import(args) -> int:
+def run_import(args: argparse.Namespace) -> int:
     from ..recommend_entry import catalog_import
 
     entries = catalog_import(args.file, matrix_path=args.matrix)
@@ -98,7 +103,7 @@ def run_import(args) -> int:
     return 0
 
 
-def run_list(args) -> int:
+def run_list(args: argparse.Namespace) -> int:
     from ..formats.recommend_table import catalog_json, catalog_table
     from ..recommend_entry import catalog_list
 

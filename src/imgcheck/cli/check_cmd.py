@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .. import api
 from ..errors import (
@@ -30,6 +33,14 @@ from .common_args import (
 )
 from .output import parse_outputs, write_output
 
+if TYPE_CHECKING:
+    from ..formats.progress import LayerProgress
+    from ..job.model import JobFacts
+    from ..model.node import NodeFacts
+    from ..model.report import Report, Suppression
+    from ..sources.platform import Platform
+    from .common_args import Subparsers
+
 NAMES = ("check",)
 FAIL_ON = ("error", "warning", "unknown", "never")
 DESCRIPTION = (
@@ -51,7 +62,7 @@ EXIT_CODES = (
 )
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "check",
         help="predict whether an image's RDMA/NCCL/CUDA userspace works on your nodes",
@@ -61,7 +72,7 @@ def register(sub) -> None:
     configure(p)
 
 
-def configure(p) -> None:
+def configure(p: argparse.ArgumentParser) -> None:
     """IMAGE and every option: `imgcheck check`'s parser and the bare `imgcheck IMAGE` parser alike."""
     p.add_argument(
         "image",
@@ -73,7 +84,7 @@ def configure(p) -> None:
     p.set_defaults(func=run)
 
 
-def add_check_args(p) -> None:
+def add_check_args(p: argparse.ArgumentParser) -> None:
     """Everything `check` takes after IMAGE (also used by `imgcheck job check`)."""
     p.add_argument(
         "--job",
@@ -97,7 +108,7 @@ def add_check_args(p) -> None:
     )
 
 
-def _flag_suppressions(args):
+def _flag_suppressions(args: argparse.Namespace) -> tuple[Suppression, ...]:
     from ..engine import parse_ignore
 
     if not args.ignore:
@@ -112,7 +123,7 @@ def _flag_suppressions(args):
     return tuple(parse_ignore(spec, reason) for spec, reason in zip(args.ignore, reasons))
 
 
-def _suppressions(args):
+def _suppressions(args: argparse.Namespace) -> tuple[Suppression, ...]:
     """--ignore flags, then the ignore file's entries; every rule id must be one the engine has."""
     from ..engine import RULE_IDS
     from .ignore_file import check_rule_ids, default_ignore_file, load_ignore_file
@@ -133,14 +144,14 @@ def _suppressions(args):
     return flags + loaded.suppressions
 
 
-def _platform(args, nodes):
+def _platform(args: argparse.Namespace, nodes: Iterable[NodeFacts]) -> tuple[Platform | None, Platform | None]:
     """(asked, preferred): --platform must exist in the image; the nodes' architecture is only preferred."""
     if args.platform:
         return parse_platform(args.platform), None
     return None, _node_platform(nodes)
 
 
-def _node_platform(nodes):
+def _node_platform(nodes: Iterable[NodeFacts]) -> Platform | None:
     arches = {n.arch for n in nodes if n.arch}
     if len(arches) != 1:
         return None  # unknown or mixed architectures: the image's default platform (give --platform to choose)
@@ -150,7 +161,7 @@ def _node_platform(nodes):
         return None  # an odd arch string in node facts should not block the check
 
 
-def _progress(quiet: bool):
+def _progress(quiet: bool) -> LayerProgress | None:
     """Layer-read progress for a person at a terminal; None (nothing to call) otherwise."""
     try:
         from ..formats.progress import LayerProgress
@@ -160,7 +171,7 @@ def _progress(quiet: bool):
     return progress if getattr(progress, "enabled", False) else None
 
 
-def _jobs(args) -> tuple:
+def _jobs(args: argparse.Namespace) -> tuple[JobFacts, ...]:
     """The spec's containers that run the image (--job), or () without a spec."""
     path = getattr(args, "job", None)
     if not path:
@@ -171,7 +182,7 @@ def _jobs(args) -> tuple:
     return tuple(getattr(args, "job_facts", None) or for_image(load_job_spec(path), args.image))
 
 
-def exit_code(report, fail_on: str) -> int:
+def exit_code(report: Report, fail_on: str) -> int:
     """0 nothing at or above --fail-on; 1 findings at or above it; 4 (--fail-on unknown) no error found but a
     check that could give one was not decided (the report's outcome is "incomplete")."""
     if any(at_or_above(f.severity, fail_on) for f in unconditional(report.findings)):  # a hypothesis fails nothing
@@ -181,7 +192,7 @@ def exit_code(report, fail_on: str) -> int:
     return EXIT_OK
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..formats.report_formats import REPORT_FORMATS, render
 
     outputs = parse_outputs(args.output, tuple(REPORT_FORMATS))
@@ -192,15 +203,18 @@ def run(args) -> int:
     deadline = read_deadline(args)
     options = image_read_options(args, deadline, platform)
     progress = _progress(args.quiet)
-    check = lambda progress=None: api.check_image(  # noqa: E731
-        args.image,
-        nodes,
-        dataclasses.replace(options, progress=progress),
-        matrix_path=args.matrix,
-        suppressions=suppressions,
-        prefer_platform=preferred,
-        jobs=jobs,
-    )
+
+    def check(progress: LayerProgress | None = None) -> Report:
+        return api.check_image(
+            args.image,
+            nodes,
+            dataclasses.replace(options, progress=progress),
+            matrix_path=args.matrix,
+            suppressions=suppressions,
+            prefer_platform=preferred,
+            jobs=jobs,
+        )
+
     with reading(deadline, f"reading {args.image}"):
         if progress is None:
             report = check()

@@ -7,7 +7,13 @@ signatures, ...), which keeps every invocation's start-up short; `--help` import
 
 from __future__ import annotations
 
+import argparse
 import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .common_args import Subparsers
 
 DEFAULT = "check"  # what `imgcheck IMAGE ...` (a first word that is no command) runs
 
@@ -32,25 +38,26 @@ def names() -> set[str]:
     return {name[: -len("_cmd")] for name in MODULES}
 
 
-def register_all(subparsers, only: str | None = None) -> None:
+def register_all(subparsers: Subparsers, only: str | None = None) -> None:
     """Register every command, or just `only` (a command word) when it is known."""
     wanted = [f"{only}_cmd"] if only in names() else list(MODULES)
     for name in wanted:
         importlib.import_module(f"imgcheck.cli.{name}").register(subparsers)
 
 
-def _default_module():
+def _default_module() -> ModuleType:
     return importlib.import_module(f"imgcheck.cli.{DEFAULT}_cmd")
 
 
 def default_description() -> str:
-    return _default_module().DESCRIPTION
+    description: str = _default_module().DESCRIPTION
+    return description
 
 
 def default_exit_codes() -> str:
     return getattr(_default_module(), "EXIT_CODES", "")
 
 
-def configure_default(parser) -> None:
+def configure_default(parser: argparse.ArgumentParser) -> None:
     """Give `parser` the default command's arguments (the same as `imgcheck check`)."""
     _default_module().configure(parser)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import argparse
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -10,12 +11,16 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:  # imported where nodes are selected: `inspect` and a warm re-check never load node facts code
     from ..deadline import Deadline
+    from ..model.node import NodeFacts
     from ..node.select import NodeSelection
     from ..sources.platform import Platform
     from ..sources.read_options import ReadOptions
+    from .main import Parser
+
+    Subparsers = argparse._SubParsersAction[Parser]  # what main's add_subparsers() returns
 
 
-def add_node_args(p) -> None:
+def add_node_args(p: argparse.ArgumentParser) -> None:
     """--node / --node-facts / --fleet: which nodes to check against (read by selected_nodes)."""
     p.add_argument(
         "--node-facts",
@@ -29,13 +34,13 @@ def add_node_args(p) -> None:
     p.add_argument("--fleet", metavar="SELECTOR", help="every inventory node the selector matches")
 
 
-def node_selection(args) -> NodeSelection:
+def node_selection(args: argparse.Namespace) -> NodeSelection:
     from ..node import select
 
     return select.NodeSelection(facts=tuple(args.node_facts), names=tuple(args.node), fleet=args.fleet)
 
 
-def selected_nodes(args) -> list:
+def selected_nodes(args: argparse.Namespace) -> list[NodeFacts]:
     """The nodes --node-facts/--node/--fleet name (imgcheck.node.select, as the service reads its fleets)."""
     from ..node import select
 
@@ -48,7 +53,9 @@ def selected_nodes(args) -> list:
         ) from exc
 
 
-def add_image_read_args(p, platform_help: str = "os/arch[/variant] to pick from a multi-platform image") -> None:
+def add_image_read_args(
+    p: argparse.ArgumentParser, platform_help: str = "os/arch[/variant] to pick from a multi-platform image"
+) -> None:
     """How images are read: platform, plain-HTTP registries, the caches."""
     p.add_argument("--platform", help=platform_help)
     p.add_argument(
@@ -74,7 +81,9 @@ def add_image_read_args(p, platform_help: str = "os/arch[/variant] to pick from 
     )
 
 
-def image_read_options(args, deadline: Deadline | None, platform: Platform | None = None, **more: Any) -> ReadOptions:
+def image_read_options(
+    args: argparse.Namespace, deadline: Deadline | None, platform: Platform | None = None, **more: Any
+) -> ReadOptions:
     """The ReadOptions the image-read arguments (add_image_read_args) ask for; `more`: progress, stats."""
     from ..sources.read_options import ReadOptions as Options
 
@@ -88,13 +97,13 @@ def image_read_options(args, deadline: Deadline | None, platform: Platform | Non
     )
 
 
-def parsed_platform(args) -> Platform | None:
+def parsed_platform(args: argparse.Namespace) -> Platform | None:
     from ..sources.platform import parse_platform
 
     return parse_platform(args.platform) if args.platform else None
 
 
-def read_deadline(args) -> Deadline | None:
+def read_deadline(args: argparse.Namespace) -> Deadline | None:
     """--timeout as the Deadline every read of this command shares (None: no limit)."""
     value = getattr(args, "timeout", None)
     if not value:
@@ -113,11 +122,11 @@ def reading(deadline: Deadline | None, what: str) -> Iterator[None]:
         yield
 
 
-def add_matrix_arg(p) -> None:
+def add_matrix_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--matrix", metavar="DIR", help="use this compat matrix directory instead of the shipped one")
 
 
-def add_report_args(p, fail_on) -> None:
+def add_report_args(p: argparse.ArgumentParser, fail_on: Sequence[str]) -> None:
     """What a check-style command writes and when it fails: -o, --fail-on, --ignore/--reason, the ignore file, -v."""
     p.add_argument(
         "-o",

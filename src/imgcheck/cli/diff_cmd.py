@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from .common_args import (
     add_image_read_args,
@@ -16,11 +19,14 @@ from .common_args import (
 )
 from .output import parse_outputs, write_output
 
+if TYPE_CHECKING:
+    from .common_args import Subparsers
+
 NAMES = ("diff",)
 FORMATS = ("table", "json", "markdown", "sarif")
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "diff",
         help="what a base-image bump changed, and which nodes move from ok to failing",
@@ -42,7 +48,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..formats.diff_table import diff_json, diff_table
     from ..recommend_entry import diff_for
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import BadInputError
 from ..fsutil import reading_input
@@ -49,7 +51,7 @@ def default_ignore_file(cwd: str = ".") -> str | None:
     return None
 
 
-def _pyproject_entries(path: str):
+def _pyproject_entries(path: str) -> object:  # the [tool.imgcheck] ignore value, None without the table
     import tomllib
 
     try:
@@ -65,8 +67,8 @@ def _pyproject_entries(path: str):
     return tool.get("ignore", [])
 
 
-def _yaml_entries(path: str):
-    import yaml
+def _yaml_entries(path: str) -> object:  # the ignore value
+    import yaml  # type: ignore[import-untyped]  # ships no type hints
 
     try:
         with reading_input(path, "an ignore file (.imgcheckignore)") as fh:
@@ -81,7 +83,7 @@ def _yaml_entries(path: str):
     return doc.get("ignore") or []
 
 
-def _date(value, where: str) -> _dt.date:
+def _date(value: object, where: str) -> _dt.date:
     if isinstance(value, _dt.datetime):
         return value.date()
     if isinstance(value, _dt.date):  # YAML and TOML both parse an unquoted 2027-03-31 as a date
@@ -92,7 +94,7 @@ def _date(value, where: str) -> _dt.date:
         raise BadInputError(f"{where}: expires {value!r} is not a date (YYYY-MM-DD)") from None
 
 
-def _nodes(entry: dict, where: str) -> tuple[str | None, ...]:
+def _nodes(entry: dict[str, Any], where: str) -> tuple[str | None, ...]:
     if "node" in entry and "nodes" in entry:
         raise BadInputError(f"{where}: give node or nodes, not both")
     nodes = entry.get("nodes", [entry["node"]] if "node" in entry else [None])
@@ -145,7 +147,7 @@ def load_ignore_file(path: str, today: _dt.date | None = None) -> LoadedIgnores:
     return LoadedIgnores(tuple(suppressions), tuple(expired))
 
 
-def check_rule_ids(suppressions, known: tuple[str, ...], where: str = "--ignore") -> None:
+def check_rule_ids(suppressions: Iterable[Suppression], known: tuple[str, ...], where: str = "--ignore") -> None:
     """An ignore naming no rule would silently ignore nothing (a typo, or a rule renamed): refuse it."""
     from ..user_text import clip, did_you_mean
 

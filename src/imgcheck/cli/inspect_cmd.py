@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from .. import api
 from ..formats.json_format import render_facts
@@ -10,11 +12,14 @@ from ..sources.platform import parse_platform
 from .common_args import add_image_read_args
 from .output import parse_outputs, write_output
 
+if TYPE_CHECKING:
+    from .common_args import Subparsers
+
 NAMES = ("inspect",)
 FORMATS = ("table", "json")
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("inspect", help="read an image's RDMA/GPU userspace facts without running it")
     p.add_argument("image", help="name[:tag][@digest], or docker-archive:PATH, oci-dir:PATH, oci-archive:PATH, ...")
     p.add_argument("-o", "--output", action="append", metavar="FORMAT[=PATH]", help="table or json (repeatable)")
@@ -33,7 +38,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     platform = parse_platform(args.platform) if args.platform else None
     from ..formats.progress import LayerProgress

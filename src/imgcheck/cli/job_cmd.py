@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import copy
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import ImgcheckError, UsageError
 from .check_cmd import add_check_args
+
+if TYPE_CHECKING:
+    from ..job.model import JobFacts
+    from .common_args import Subparsers
 
 # Reports that can follow one another on stdout; json, sarif and junit are one document per run.
 SEVERAL_FORMATS = ("table", "markdown")
@@ -14,7 +21,7 @@ SEVERAL_FORMATS = ("table", "markdown")
 NAMES = ("job",)
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "job",
         help="check a job spec (Kubernetes, Slurm/Pyxis, docker run, compose) with its image",
@@ -34,7 +41,7 @@ def register(sub) -> None:
     c.set_defaults(func=run)
 
 
-def _image(jobs, asked: str | None) -> str:
+def _image(jobs: Sequence[JobFacts], asked: str | None) -> str:
     from ..job.model import FORM_SQUASHFS
 
     if asked:
@@ -56,7 +63,7 @@ def _image(jobs, asked: str | None) -> str:
     return image.replace("#", "/", 1) if "#" in image else image
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.job:
         raise UsageError("give the spec once: `imgcheck job check FILE` (or `imgcheck check IMAGE --job FILE`)")
     if len(args.spec) == 1:
@@ -84,7 +91,7 @@ def run(args) -> int:
     return worst
 
 
-def _check(args, spec: str, outputs: list[str] | None = None) -> int:
+def _check(args: argparse.Namespace, spec: str, outputs: list[str] | None = None) -> int:
     from ..job import load_job_spec
     from ..job.parse import for_image
     from . import check_cmd

@@ -13,6 +13,7 @@ import argparse
 import difflib
 import sys
 import traceback
+from typing import NoReturn
 
 from .. import __version__
 from ..errors import EXIT_INTERRUPTED, EXIT_UNAVAILABLE, EXIT_USAGE, ImgcheckError, UsageError
@@ -39,7 +40,7 @@ class Parser(argparse.ArgumentParser):
     """argparse's own errors ("invalid choice: '...'") quote input too: cut long input short there as well.
     Subcommand parsers are made of the same class, so every command's usage errors go through here."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         super().error(clip_words(message))
 
 

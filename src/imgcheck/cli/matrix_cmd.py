@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from .common_args import Subparsers
 
 NAMES = ("matrix",)
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("matrix", help="the compatibility matrix: validate it, or generate its rule docs")
     msub = p.add_subparsers(dest="matrix_command", metavar="ACTION", required=True)
     v = msub.add_parser(
@@ -27,7 +32,7 @@ def register(sub) -> None:
     d.set_defaults(func=run_docs)
 
 
-def run_docs(args) -> int:
+def run_docs(args: argparse.Namespace) -> int:
     import os
 
     from ..engine import REQUIRED_ROWS
@@ -49,7 +54,7 @@ def run_docs(args) -> int:
     return EXIT_OK
 
 
-def run_validate(args) -> int:
+def run_validate(args: argparse.Namespace) -> int:
     from ..engine import REQUIRED_ROWS
     from ..matrix import read_files, validate_files
     from ..matrix.files import digest_of

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from ..errors import ImgcheckError, UsageError
 from ..model.node import NodeFacts
@@ -12,10 +14,14 @@ from ..model.node_io import dump_node_facts, load_node_facts
 from ..model.serde import to_dict
 from .output import OutputSpec, write_output
 
+if TYPE_CHECKING:
+    from ..node.inventory import Inventory
+    from .common_args import Subparsers
+
 NAMES = ("node",)
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("node", help="probe a node's RDMA/GPU facts and manage the node inventory")
     nsub = p.add_subparsers(dest="node_command", metavar="NODE_COMMAND")
 
@@ -79,18 +85,18 @@ def register(sub) -> None:
     p.set_defaults(func=lambda args: _missing(p))
 
 
-def _missing(parser) -> int:
+def _missing(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return 2
 
 
-def _inventory():
+def _inventory() -> Inventory:
     from ..node.inventory import Inventory
 
     return Inventory.default()
 
 
-def run_probe(args) -> int:
+def run_probe(args: argparse.Namespace) -> int:
     from ..node.inventory import validate_name
 
     if args.name is not None:
@@ -108,7 +114,7 @@ def run_probe(args) -> int:
         time.sleep(args.every)
 
 
-def _probe_once(args) -> int:
+def _probe_once(args: argparse.Namespace) -> int:
     from ..node.probe import probe
 
     facts = probe(args.root, name=args.name)
@@ -153,7 +159,7 @@ def summary(facts: NodeFacts) -> str:
     )
 
 
-def run_check(args) -> int:
+def run_check(args: argparse.Namespace) -> int:
     from .. import api
     from ..formats.report_formats import REPORT_FORMATS, render
     from .check_cmd import _suppressions, exit_code
@@ -170,7 +176,7 @@ def run_check(args) -> int:
     return exit_code(report, args.fail_on)
 
 
-def run_add(args) -> int:
+def run_add(args: argparse.Namespace) -> int:
     inv = _inventory()
     loaded = [load_node_facts(path) for path in args.files]  # all valid before anything is written
     names = [f.name for f in loaded]
@@ -183,7 +189,7 @@ def run_add(args) -> int:
     return 0
 
 
-def run_list(args) -> int:
+def run_list(args: argparse.Namespace) -> int:
     inv = _inventory()
     nodes = inv.fleet(args.fleet) if args.fleet else inv.list()
     if args.json:
@@ -212,12 +218,12 @@ def run_list(args) -> int:
     return 0
 
 
-def run_show(args) -> int:
+def run_show(args: argparse.Namespace) -> int:
     sys.stdout.write(dump_node_facts(_inventory().get(args.name)))
     return 0
 
 
-def run_rm(args) -> int:
+def run_rm(args: argparse.Namespace) -> int:
     inv = _inventory()
     for name in args.names:
         inv.remove(name)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from .common_args import add_image_read_args, add_matrix_arg, add_node_args, selected_nodes
 from .output import parse_outputs, write_output
+
+if TYPE_CHECKING:
+    from .common_args import Subparsers
 
 NAMES = ("recommend",)
 FORMATS = ("table", "json")
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "recommend",
         help="images predicted clean on your nodes (and the node-side upgrade path)",
@@ -34,7 +40,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..formats.recommend_table import recommend_json, recommend_table
     from ..recommend_entry import recommend_for
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from .common_args import Subparsers
 
 NAMES = ("serve",)
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("serve", help="receive registry push webhooks and check every new image (docs/webhook.md)")
     p.add_argument("--config", required=True, metavar="FILE", help="service config (TOML)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -16,7 +22,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: must be 1..65535")
     try:  # the web stack is an optional extra so the CLI and the probe image stay small

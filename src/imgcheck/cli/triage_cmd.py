@@ -6,6 +6,9 @@ bad signature file), 3 the image or node facts could not be obtained.
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..sources.platform import parse_platform
 from ..triage.api import triage
@@ -13,11 +16,14 @@ from ..triage.render import render_json, render_text
 from ..triage.result import VERDICT_FOUND
 from .output import parse_outputs, write_output
 
+if TYPE_CHECKING:
+    from .common_args import Subparsers
+
 NAMES = ("triage",)
 FORMATS = ("table", "json")
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "triage",
         help="from a failed job's logs to the first failure, its cause candidates and next commands",
@@ -41,7 +47,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     outputs = parse_outputs(args.output, FORMATS)
     platform = parse_platform(args.platform) if args.platform else None
     from .common_args import read_deadline, reading

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from ..errors import UsageError
 from .output import parse_outputs, write_output
+
+if TYPE_CHECKING:
+    from .common_args import Subparsers
 
 NAMES = ("verify",)
 FORMATS = ("table", "json")
@@ -23,7 +29,7 @@ def _memlock(value: str) -> int | None:
     return number
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "verify", help="run a verifier inside the image on this node and compare with the static prediction"
     )
@@ -62,7 +68,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..verify.report import exit_code_of, render_json, render_text
     from ..verify.run import verify_image
 

@@ -18,7 +18,8 @@ from ..model.node import NodeFacts
 from ..model.report import Finding, Report, Suppression, Unknown, finding_rank, outcome_of, verdict_of
 from ..model.serde import to_dict
 from . import fleet_compare
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation
+from .evaluate import evaluate as evaluate  # re-exported: recommend/candidates.py calls it (tests patch it here)
 
 # Facts that name or describe a node without changing what the engine predicts for it, and its provenance
 # (per-node files differ only there): a group's evidence is located where its first node's facts were read.

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Any
 
 from ..elf.reader import NotElf, read_elf
 from ..model.image import BundledStack
 from ..view.fileview import FileView
 from ..view.wants import ANY_DIRS, Want
-from .python import PythonFacts
+from .python import Distribution, PythonFacts
 from .rdma import compiled_dirs
 
 _HASH = r"(?:-[0-9a-f]{8})?"
@@ -44,9 +45,9 @@ def _canonical(name: str) -> str:
 
 
 def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
-    stacks: dict[tuple[str, str], dict] = {}
+    stacks: dict[tuple[str, str], dict[str, Any]] = {}
     sites = set(python.sites)
-    by_site: dict[str, dict] = {}
+    by_site: dict[str, dict[str, Distribution]] = {}
     for d in python.distributions:
         by_site.setdefault(d.site, {})[d.name] = d
     for path in view.entries:  # one pass: each path's site is the nearest ancestor that is one
@@ -98,7 +99,7 @@ def extract(view: FileView, python: PythonFacts) -> list[BundledStack]:
             version = dist.version  # libucp's own file version is 0.0.0; a libucx wheel's version is UCX's
         who = dist.name if dist else stack["top"]
         provider_dir, config_dir = stack.get("dirs", (None, None))
-        system = ()
+        system: tuple[str, ...] = ()
         if provider_dir:  # what this copy would find there (its PABI must match theirs)
             system = tuple(
                 "/" + p for p in view.paths(re.escape(provider_dir.strip("/")) + r"/lib[^/]+-rdmav[0-9]+\.so")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Any
 
 from .. import safejson
 from ..elf.reader import NotElf, read_elf
@@ -43,7 +44,8 @@ def _toolkit(view: FileView) -> tuple[str | None, str | None, str | None, str | 
         if ref is None or ref.data is None:
             continue
         try:
-            doc = safejson.loads(ref.data, "version.json", ValueError)  # depth-bounded: a layer's file
+            # depth-bounded: a layer's file, of any shape (a wrong one raises and is skipped)
+            doc: Any = safejson.loads(ref.data, "version.json", ValueError)
             version = doc["cuda"]["version"]
         except (ValueError, KeyError, TypeError):
             continue
@@ -153,7 +155,8 @@ def runtimes(
                 (
                     l
                     for l in libs
-                    if l.path.startswith("/" + dist.site + "/nvidia/") and cuda_major_of_soname(l.soname) == nums[0]
+                    if (l.path or "").startswith("/" + dist.site + "/nvidia/")
+                    and cuda_major_of_soname(l.soname) == nums[0]
                 ),
                 None,
             )
@@ -205,7 +208,12 @@ def _best(runs: list[CudaRuntime]) -> CudaRuntime | None:
     if not dated:
         return None
     return max(
-        dated, key=lambda r: (numeric_tuple(r.version)[0], len(numeric_tuple(r.version)) > 1, numeric_tuple(r.version))
+        dated,
+        key=lambda r: (
+            numeric_tuple(r.version or "")[0],
+            len(numeric_tuple(r.version or "")) > 1,
+            numeric_tuple(r.version or ""),
+        ),
     )
 
 

@@ -111,7 +111,7 @@ def extract_libfabric(
             defined = tuple(v for v in info.defined_versions if v.startswith("FABRIC_"))
         except NotElf:
             pass
-    dl = ()
+    dl: tuple[str, ...] = ()
     if provider_dir:
         dl = tuple(
             sorted(

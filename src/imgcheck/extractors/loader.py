@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import posixpath
 import struct
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..model.image import LibraryCopy
 from ..view.fileview import FileView, SymlinkLoop
@@ -149,7 +151,7 @@ class Loader:
     ) -> tuple[str | None, str | None]:
         """(real path without leading slash, how) of the file a soname resolves to, or (None, why not)."""
 
-        def expand(dirs):
+        def expand(dirs: Iterable[str]) -> list[str]:
             return [d.replace("$ORIGIN", origin or "").replace("${ORIGIN}", origin or "") for d in dirs]
 
         steps = []
@@ -228,7 +230,13 @@ class Loader:
             return None, None, f"not in {', '.join(searched)}; a search directory with an unexpanded token remains"
         return False, None, f"not in {', '.join(searched)}"
 
-    def copies(self, soname: str, paths: list[str], version_of=None, **search) -> tuple[list[LibraryCopy], str | None]:
+    def copies(
+        self,
+        soname: str,
+        paths: list[str],
+        version_of: Callable[[str], str | None] | None = None,
+        **search: Any,  # find()'s rpath, runpath, origin
+    ) -> tuple[list[LibraryCopy], str | None]:
         """Every distinct file among `paths` (kept paths of the library), the loader's choice marked first."""
         chosen, how = self.find(soname, **search)
         seen: dict[str, LibraryCopy] = {}

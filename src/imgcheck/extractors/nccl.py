@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Any
 
 from ..model.image import Nccl, Package
 from ..view.fatbin import parse_build, parse_glibc, parse_result
@@ -107,11 +108,11 @@ def extract(
     return found
 
 
-def _archs(view: FileView, path: str, wheel: re.Match[str] | None = None) -> dict:
+def _archs(view: FileView, path: str, wheel: re.Match[str] | None = None) -> dict[str, Any]:
     """sass_archs / ptx_archs / archs_from of the libnccl at `path`, when its fat binaries were read, and the CUDA
     release it was built against (cuda / cuda_from): its build line, else the major a wheel's name states."""
     ref = view.file(path)
-    found: dict = {}
+    found: dict[str, Any] = {}
     if wheel is not None:
         found.update(cuda=wheel.group(1), cuda_from="wheel name")
     if ref is None:

@@ -20,6 +20,7 @@ recorded with the message NCCL prints. Nothing here runs or loads anything from 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..model.image import NcclFileRef, NcclXmlFile
@@ -172,7 +173,7 @@ class _Reader:
                 self.load(_Node(name, attrs, head), skipped=True)  # read to a closing tag, not followed
 
 
-def _walk(nodes: list[_Node]):
+def _walk(nodes: list[_Node]) -> Iterator[_Node]:
     for n in nodes:
         yield n
         yield from _walk(n.subs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sqlite3
 import struct
+from collections.abc import Iterable, Iterator
 
 from ..errors import LimitExceededError
 from ..model.image import Package
@@ -32,7 +33,7 @@ WANTS = (
 def parse_dpkg_status(data: bytes, path: str, layer: str | None, require_installed: bool = True) -> list[Package]:
     from debian import deb822  # imported here: only a cache miss parses a dpkg database
 
-    packages = []
+    packages: list[Package] = []
     # Lines are decoded one at a time (a list of every line of a 128 MiB file of short lines
     # would take gigabytes); only the fields read below are stored.
     lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
@@ -52,7 +53,7 @@ def parse_dpkg_status(data: bytes, path: str, layer: str | None, require_install
 _DPKG_WANTED = frozenset(f.lower() for f in DPKG_FIELDS)
 
 
-def _dpkg_lines(lines):
+def _dpkg_lines(lines: Iterable[str]) -> Iterator[str]:
     """Only the lines deb822 needs here: paragraph breaks and the (single-line) wanted fields.
     deb822 holds a whole paragraph while parsing it; a hostile paragraph of a million other
     lines would be held too."""
@@ -67,7 +68,7 @@ def _dpkg_lines(lines):
 
 
 def parse_apk_installed(data: bytes, path: str, layer: str | None) -> list[Package]:
-    packages = []
+    packages: list[Package] = []
     name = version = None
     text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
     for line in _with_end(text):
@@ -84,7 +85,7 @@ def parse_apk_installed(data: bytes, path: str, layer: str | None) -> list[Packa
     return packages
 
 
-def _with_end(lines):
+def _with_end(lines: Iterable[str]) -> Iterator[str]:
     """The lines without their newline, then one empty line (ends the last paragraph)."""
     for line in lines:
         yield line.rstrip("\n")

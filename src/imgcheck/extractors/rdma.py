@@ -218,15 +218,15 @@ def _providers(
     for word in re.split(r"[:;]", env_drivers or ""):
         if word:
             names.setdefault(word, f"env {env_name}")
-    by_short = {}
-    for driver, source in names.items():
-        base = posixpath.basename(driver)
-        short = base[3:] if driver.startswith("/") and base.startswith("lib") else base
-        by_short.setdefault(short, (driver, source))
+    by_short: dict[str, tuple[str, str]] = {}
+    for named, named_by in names.items():
+        base = posixpath.basename(named)
+        short = base[3:] if named.startswith("/") and base.startswith("lib") else base
+        by_short.setdefault(short, (named, named_by))
     pabi = lib.private_abi if lib else None
     pdir = None
     if lib is not None:
-        pdir = lib.provider_dir or posixpath.join(posixpath.dirname(lib.path), "libibverbs")
+        pdir = lib.provider_dir or (posixpath.join(posixpath.dirname(lib.path), "libibverbs") if lib.path else None)
     try:
         pdir_real = view.resolve(pdir.lstrip("/")) if pdir else None
     except SymlinkLoop:

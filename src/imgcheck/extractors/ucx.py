@@ -124,7 +124,7 @@ def _extract(view: FileView, packages: list[Package], loader: Loader | None = No
     if pkg is not None and (chosen is None or listed is None or chosen == listed):
         lib = listed or system_lib
         layer = view.entries[lib].layer if lib and lib in view.entries else pkg.layer
-        version = upstream_version(pkg.version)
+        version: str | None = upstream_version(pkg.version)
         return Ucx(
             version=version,
             path="/" + lib if lib else pkg.path,

@@ -9,6 +9,7 @@ each group's finding as the engine made it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.report import Finding, finding_rank
@@ -22,12 +23,12 @@ class Problem:
     variants: tuple[Finding, ...]
 
 
-def _headline(f: Finding) -> tuple:
+def _headline(f: Finding) -> tuple[str | None, ...]:
     return (f.id, f.severity, f.title, f.predicted_error, f.confidence)
 
 
-def collapse(findings) -> list[Problem]:
-    groups: dict[tuple, list[Finding]] = {}
+def collapse(findings: Iterable[Finding]) -> list[Problem]:
+    groups: dict[tuple[str | None, ...], list[Finding]] = {}
     for f in findings:
         groups.setdefault(_headline(f), []).append(f)
     problems = []

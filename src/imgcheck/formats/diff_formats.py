@@ -9,13 +9,17 @@ like `check`'s alerts (rule + image repository), so a diff alert and a later che
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .diff_table import loads_text
 from .markdown import code, md
 from .sarif import FINGERPRINT_KEY, SARIF_SCHEMA_URI, artifact_uri, image_repository
 
+if TYPE_CHECKING:
+    from ..recommend.diff import DiffResult
 
-def diff_markdown(result) -> str:
+
+def diff_markdown(result: DiffResult) -> str:
     lines = [f"### imgcheck diff: {code(result.old)} → {code(result.new)}", ""]
     failing = result.newly_failing
     if failing:
@@ -40,7 +44,7 @@ def diff_markdown(result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def diff_sarif(result) -> str:
+def diff_sarif(result: DiffResult) -> str:
     import hashlib
 
     rules, results = [], []

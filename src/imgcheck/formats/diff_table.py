@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..recommend.diff import DiffResult
 
 SCHEMA_VERSION = 2  # 2: nodes[].providers (loaded -> not loaded) and rules (the titles of added/removed ids)
 
@@ -11,7 +15,7 @@ def loads_text(value: bool | None) -> str:
     return "loads" if value else "unknown" if value is None else "does not load"
 
 
-def diff_json(result) -> str:
+def diff_json(result: DiffResult) -> str:
     doc = {
         "schema_version": SCHEMA_VERSION,
         "old": result.old,
@@ -35,11 +39,11 @@ def diff_json(result) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _v(value) -> str:
+def _v(value: str | None) -> str:
     return "none" if value is None else value
 
 
-def diff_table(result) -> str:
+def diff_table(result: DiffResult) -> str:
     lines = [f"{result.old} -> {result.new}", ""]
     if result.changes:
         lines.append("RDMA/GPU userspace changes:")

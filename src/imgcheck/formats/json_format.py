@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..model.image import ImageFacts
+from ..model.report import Report
 from ..model.serde import to_dict
 
 
@@ -12,5 +13,5 @@ def render_facts(facts: ImageFacts) -> str:
     return json.dumps({"schema_version": facts.schema_version, "image": to_dict(facts)}, indent=2) + "\n"
 
 
-def render_report(report) -> str:
+def render_report(report: Report) -> str:
     return json.dumps(to_dict(report), indent=2) + "\n"

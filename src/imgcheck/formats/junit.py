@@ -119,7 +119,7 @@ def _suites(report: Report) -> list[_Suite]:
 
 def _grouped(suites: list[_Suite]) -> list[_Suite]:
     """Merge node suites whose every case has the same outcome: one suite per group of nodes."""
-    groups: dict[tuple, list[_Suite]] = {}
+    groups: dict[tuple[object, ...], list[_Suite]] = {}
     for suite in suites:
         signature = tuple(
             (rule, tuple(map(id, fs)), tuple(u.reason for u in us), suite.ignored.get(rule))
@@ -194,12 +194,12 @@ def to_junit(report: Report, fail_on: str = "error", max_node_suites: int = MAX_
             elif findings:  # warnings/info below the fail threshold: pass, but say why
                 out = ET.SubElement(case, "system-out")
                 out.text = _clean("\n\n".join(_details(f) for f in findings))
-        for key, value in counts.items():
-            el.set(key, str(value))
-            totals[key] += value
+        for key, count in counts.items():
+            el.set(key, str(count))
+            totals[key] += count
         el.set("errors", "0")
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for key, total in totals.items():
+        root.set(key, str(total))
     root.set("errors", "0")
     return root
 

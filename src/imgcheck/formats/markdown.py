@@ -58,8 +58,9 @@ def _findings_sorted(report: Report) -> list[Finding]:
 
 def _node_rows(report: Report) -> list[tuple[str, list[str], list[Finding], list[Unknown]]]:
     """(outcome, nodes, findings, unknowns) per group of nodes with the same findings and unknowns."""
-    groups: dict[tuple, list[str]] = {}
-    detail: dict[tuple, tuple[list[Finding], list[Unknown]]] = {}
+    # (finding ids, unknown rules) -> nodes
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    detail: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[list[Finding], list[Unknown]]] = {}
     by_node: dict[str, tuple[list[Finding], list[Unknown]]] = {n.name: ([], []) for n in report.nodes}
     for f in _findings_sorted(report):  # one pass over findings, not one per node: fleets are large
         for n in f.nodes:
@@ -188,9 +189,9 @@ def render_markdown(report: Report) -> str:
         tail.append("**Could not be decided**")
         tail.append("")
         shared, singles = unknown_layout(report.unknowns)  # a shared question once, with the rules it decides
-        for group in shared:
-            words = decides_words(group.rules, group.error_rules)
-            tail.append(f"- {md(group.question)} {words}: {md(rule_list(group.rules))}")
+        for asked in shared:
+            words = decides_words(asked.rules, asked.error_rules)
+            tail.append(f"- {md(asked.question)} {words}: {md(rule_list(asked.rules))}")
         for u in singles:
             on = f" ({_names(u.nodes)})" if u.nodes else ""
             tail.append(f"- {code(u.rule)}{on}: {md(u.reason)}")

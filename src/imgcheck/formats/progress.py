@@ -18,7 +18,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 class LayerProgress:
@@ -29,7 +32,7 @@ class LayerProgress:
     def __enter__(self) -> LayerProgress:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def layer_started(self, digest: str, size: int | None = None) -> None:
@@ -92,10 +95,10 @@ class RichLayerProgress(LayerProgress):
             transient=True,  # the bars vanish when done; the report is what stays on screen
         )
         self._lock = threading.Lock()
-        self._tasks: dict[str, int] = {}
+        self._tasks: dict[str, TaskID] = {}
         self._done = 0
         self._started = False
-        self._overall = None
+        self._overall: TaskID | None = None  # added when the first layer starts
 
     def _ensure_started(self) -> None:
         if not self._started:
@@ -114,6 +117,7 @@ class RichLayerProgress(LayerProgress):
             task = self._tasks.get(digest)
             if task is None:
                 return
+            assert self._overall is not None  # a layer task exists only once started
             self._progress.advance(task, n)
             self._progress.advance(self._overall, n)
 
@@ -122,6 +126,7 @@ class RichLayerProgress(LayerProgress):
             task = self._tasks.pop(digest, None)
             if task is None:
                 return
+            assert self._overall is not None  # a layer task exists only once started
             self._progress.remove_task(task)
             self._done += 1
             self._progress.update(self._overall, description=f"layers {self._done} done")

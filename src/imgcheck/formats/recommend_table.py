@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..model.serde import to_dict
+
+if TYPE_CHECKING:
+    from ..recommend.catalog import CatalogEntry
+    from ..recommend.recommend import RecommendResult
 
 SCHEMA_VERSION = 2  # 2: recommendation kinds env / pip-pin, origin "imported", facts framework_version / python
 REJECTED_SHOWN = 15  # the table stays readable with a catalog of hundreds of rows; JSON keeps them all
 
 
-def recommend_json(result) -> str:
+def recommend_json(result: RecommendResult) -> str:
     doc = {
         "schema_version": SCHEMA_VERSION,
         "nodes": list(result.nodes),
@@ -22,7 +28,7 @@ def recommend_json(result) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def recommend_table(result) -> str:
+def recommend_table(result: RecommendResult) -> str:
     lines = [result.message + ("." if not result.message.endswith(".") else "")]
     changes = getattr(result, "image_changes", ())
     if changes:
@@ -57,7 +63,7 @@ def recommend_table(result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def catalog_json(entries, problems=()) -> str:
+def catalog_json(entries: Iterable[CatalogEntry], problems: Iterable[str] = ()) -> str:
     doc = {
         "schema_version": SCHEMA_VERSION,
         "images": [
@@ -80,7 +86,7 @@ def catalog_json(entries, problems=()) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def catalog_table(entries, problems=()) -> str:
+def catalog_table(entries: Iterable[CatalogEntry], problems: Iterable[str] = ()) -> str:
     header = ("IMAGE", "ORIGIN", "RDMA-CORE", "PABI", "FLAVOR", "NCCL", "CUDA", "UCX", "DISTRO")
     rows = [header]
     for e in entries:

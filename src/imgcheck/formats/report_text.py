@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-def value_text(value) -> str:
+if TYPE_CHECKING:
+    from ..model.report import QuestionGroup, Unknown
+
+
+def value_text(value: object) -> str:
     """An evidence value as people read it: None -> unknown, booleans -> yes/no."""
     if value is None:
         return "unknown"
@@ -37,13 +43,13 @@ def condition_words(assumes: tuple[str, ...]) -> str:
     return "only if " + "; and ".join(assumes)
 
 
-def unknown_layout(unknowns) -> tuple[list, list]:
+def unknown_layout(unknowns: Sequence[Unknown]) -> tuple[list[QuestionGroup], list[Unknown]]:
     """(question groups asked of two or more rules, the unknowns they do not cover): each shared question once with
     the rules it decides, then, one by one, the rules whose own words (or a question only they ask) decide them.
     -o json keeps every rule's unknown."""
     from ..model.report import NOT_DECIDED, question_groups
 
-    shared = [g for g in question_groups(unknowns) if len(g.rules) > 1]
+    shared = [g for g in question_groups(list(unknowns)) if len(g.rules) > 1]
     covered = {g.question for g in shared}
     singles = [u for u in unknowns if not set(u.questions or (u.reason.removeprefix(NOT_DECIDED),)) <= covered]
     return shared, singles

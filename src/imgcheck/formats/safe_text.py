@@ -20,7 +20,7 @@ _UNSAFE_KEEP_NEWLINES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u20
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def _visible(match: re.Match) -> str:
+def _visible(match: re.Match[str]) -> str:
     ch = match.group(0)
     if ch in _NAMED:
         return _NAMED[ch]

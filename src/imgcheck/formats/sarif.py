@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 from urllib.parse import quote
 
 from ..model.report import Finding, Report, report_outcome
@@ -95,8 +96,8 @@ def _rule_name(rule_id: str) -> str:
     return "".join(part.capitalize() for part in rule_id.replace("_", "-").split("-") if part)
 
 
-def _rule(finding: Finding) -> dict:
-    rule: dict = {
+def _rule(finding: Finding) -> dict[str, Any]:
+    rule: dict[str, Any] = {
         "id": finding.id,
         "name": _rule_name(finding.id),
         "shortDescription": {"text": finding.title},
@@ -133,9 +134,9 @@ def _message(finding: Finding) -> str:
     return "\n".join(parts)
 
 
-def _result(finding: Finding, report: Report, rule_index: int, fingerprint_value: str) -> dict:
+def _result(finding: Finding, report: Report, rule_index: int, fingerprint_value: str) -> dict[str, Any]:
     reference = report.image.reference
-    location: dict = {
+    location: dict[str, Any] = {
         # uri must be a URI reference: percent-encode what a reference or path may hold (spaces, ...)
         "physicalLocation": {"artifactLocation": {"uri": artifact_uri(reference)}, "region": {"startLine": 1}},
         "message": {"text": f"image {reference}" + (f" ({report.image.digest})" if report.image.digest else "")},
@@ -215,13 +216,14 @@ def information_uri() -> str | None:
     by_label = {label.strip().lower(): url.strip() for label, _, url in (u.partition(",") for u in urls)}
     for label in ("documentation", "homepage", "source", "repository"):
         if by_label.get(label, "").startswith("https://"):
-            return by_label[label]
+            url: str = by_label[label]
+            return url
     return None
 
 
-def to_sarif(report: Report, fleet: str | None = None) -> dict:
+def to_sarif(report: Report, fleet: str | None = None) -> dict[str, Any]:
     """`fleet`: the fleet name the nodes were selected by (`--fleet`), part of each alert's identity."""
-    rules: list[dict] = []
+    rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}
     results = []
     problems = [p.finding for p in collapse(report.findings)]
@@ -231,14 +233,14 @@ def to_sarif(report: Report, fleet: str | None = None) -> dict:
             index[finding.id] = len(rules)
             rules.append(_rule(finding))
         results.append(_result(finding, report, index[finding.id], fp))
-    driver: dict = {"name": "imgcheck", "rules": rules}
+    driver: dict[str, Any] = {"name": "imgcheck", "rules": rules}
     uri = information_uri()
     if uri:
         driver["informationUri"] = uri
     if report.tool_version:
         driver["version"] = report.tool_version
         driver["semanticVersion"] = report.tool_version
-    invocation: dict = {"executionSuccessful": True}
+    invocation: dict[str, Any] = {"executionSuccessful": True}
     notes = [  # info findings: what was checked and found fine, worth reading, never an alert
         {
             "level": "note",
@@ -263,7 +265,7 @@ def to_sarif(report: Report, fleet: str | None = None) -> dict:
         invocation["toolExecutionNotifications"] = notes
     if report.generated_at:
         invocation["endTimeUtc"] = report.generated_at
-    run: dict = {
+    run: dict[str, Any] = {
         "tool": {"driver": driver},
         "invocations": [invocation],
         "results": results,

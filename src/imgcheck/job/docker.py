@@ -12,11 +12,13 @@ import dataclasses
 import os
 import re
 import shlex
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import BadInputError
 from .launcher import PER_GPU, torchrun_procs
 from .model import RUNTIME_DOCKER, EnvVar, JobFacts
-from .shell import Unknown, Word, parse_script
+from .shell import Command, Unknown, Word, parse_script
 from .units import MIB, docker_size_bytes, memlock_kib
 
 # Flags of `docker run` / `docker container run` that take a value (the rest are booleans).
@@ -117,9 +119,10 @@ def _commands(text: str) -> list[tuple[int, str]]:
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
         if start is None:
-            if not _RUN.search(line) or line.lstrip().startswith("#"):
+            run = _RUN.search(line)
+            if not run or line.lstrip().startswith("#"):
                 continue
-            start, line = number, line[_RUN.search(line).start() :]
+            start, line = number, line[run.start() :]
         if line.endswith("\\"):
             buf.append(line[:-1])
             continue
@@ -170,7 +173,7 @@ def _names_image(words: list[Word]) -> bool:
     return any(isinstance(w, Unknown) for w in words)
 
 
-def _no_image(text: str, command) -> str:
+def _no_image(text: str, command: Command) -> str:
     """Why a `docker run` names no image: usually a line continuation that is not one."""
     end = command.end_line or command.line
     lines = text.splitlines()
@@ -209,9 +212,10 @@ def _fixed_target(flag: str, text: str) -> bool:
     return bool(target) and "$" not in target[0] and not target[0].startswith("/dev")
 
 
-def _run_words(words: list[Word], line: int, path: str) -> JobFacts:
+def _run_words(words: Sequence[Word], line: int, path: str) -> JobFacts:
     opts: list[tuple[str, str | None]] = []
-    image = None
+    image: str | None = None
+    value: Word | None
     i = 0
     while i < len(words):
         w = words[i]
@@ -261,8 +265,8 @@ def _run_words(words: list[Word], line: int, path: str) -> JobFacts:
     return facts
 
 
-def _facts(opts, image, line, path) -> JobFacts:
-    def values(*names):
+def _facts(opts: list[tuple[str, str | None]], image: str | None, line: int, path: str) -> JobFacts:
+    def values(*names: str) -> list[str]:
         return [v for n, v in opts if n in names and v is not None]
 
     flags = {n for n, _ in opts}
@@ -291,8 +295,9 @@ def _facts(opts, image, line, path) -> JobFacts:
     for v in values("--shm-size"):
         size = docker_size_bytes(v)
         shm, shm_setting = (None if size is None else size / MIB), f"--shm-size {v}"
-    ipc = (values("--ipc") or [None])[-1]
-    network = (values("--network", "--net") or [None])[-1]
+    ipcs, networks = values("--ipc"), values("--network", "--net")
+    ipc = ipcs[-1] if ipcs else None
+    network = networks[-1] if networks else None
     env = []
     for v in values("-e", "--env"):
         name, eq, value = v.partition("=")
@@ -336,17 +341,17 @@ def _facts(opts, image, line, path) -> JobFacts:
     )
 
 
-def compose_services(doc: dict, path: str) -> list[JobFacts]:
+def compose_services(doc: dict[str, Any], path: str) -> list[JobFacts]:
     services = doc.get("services")
     if not isinstance(services, dict):
         raise BadInputError(f"{path}: a compose file needs a services mapping")
     return [_service(name, svc, path) for name, svc in services.items() if isinstance(svc, dict)]
 
 
-def _service(name, svc, path) -> JobFacts:
+def _service(name: Any, svc: dict[str, Any], path: str) -> JobFacts:
     from .yamlload import line_of
 
-    devices = []
+    devices: list[str] = []
     for d in svc.get("devices") or ():
         src = d.get("source") if isinstance(d, dict) else str(d).split(":", 1)[0]
         if src:

@@ -10,7 +10,7 @@ from .model import EnvVar, JobFacts
 _TUPLES = ("cap_add", "devices", "env_overrides_image", "open_flags", "notes")
 
 
-def parse_job_facts(doc: dict, where: str) -> JobFacts:
+def parse_job_facts(doc: object, where: str) -> JobFacts:
     if not isinstance(doc, dict):
         raise BadInputError(f"{where}: job facts must be a mapping")
     known = {f.name for f in dataclasses.fields(JobFacts)}

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from .launcher import PER_GPU, LauncherFacts, is_launcher, read_launcher, torchrun_procs
 from .model import RUNTIME_KUBERNETES, EnvVar, JobFacts
@@ -26,7 +28,7 @@ GPU_RESOURCES = ("nvidia.com/gpu",)
 _RANKS_SETTING = {"PyTorchJob": "nprocPerNode", "MPIJob": "slotsPerWorker"}
 
 
-def _get(obj, *keys):
+def _get(obj: object, *keys: str) -> Any:  # a value of a hand-written YAML document: anything
     for key in keys:
         if not isinstance(obj, dict):
             return None
@@ -34,11 +36,11 @@ def _get(obj, *keys):
     return obj
 
 
-def pod_templates(doc: dict):
+def pod_templates(doc: dict[str, Any]) -> Iterator[tuple[Any, Any, Any, int | None]]:
     """(workload name, role, PodSpec, ranks per node stated by the workload) for each pod template in `doc`."""
     kind = doc.get("kind")
     name = _get(doc, "metadata", "name")
-    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    spec = _map(doc.get("spec"))
     if kind == "Job" and str(doc.get("apiVersion", "")).startswith("batch.volcano.sh/"):
         for task in _list(spec.get("tasks")):  # Volcano Job: spec.tasks[].template (volcano.sh batch/v1alpha1)
             yield name, _get(task, "name"), _get(task, "template", "spec"), None
@@ -72,25 +74,25 @@ def pod_templates(doc: dict):
             yield name, _get(rj, "name"), _get(rj, "template", "spec", "template", "spec"), None
 
 
-def _list(value) -> list:
+def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []  # a hand-edited spec may put anything anywhere
 
 
-def _map(value) -> dict:
+def _map(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _int(value) -> int | None:
+def _int(value: Any) -> int | None:
     try:
         return int(value)
     except (TypeError, ValueError):
         return None  # "auto", "gpu", absent: the operator decides at run time
 
 
-def containers(doc: dict, path: str, claims: dict[str, str] | None = None) -> list[JobFacts]:
+def containers(doc: dict[str, Any], path: str, claims: dict[str, str] | None = None) -> list[JobFacts]:
     """`claims`: DRA ResourceClaim / ResourceClaimTemplate name -> what its devices are ("rdma" or the device
     class), from the other documents of the same file."""
-    out = []
+    out: list[JobFacts] = []
     for workload, role, pod, ranks in pod_templates(doc):
         if not isinstance(pod, dict):
             continue
@@ -102,9 +104,9 @@ def containers(doc: dict, path: str, claims: dict[str, str] | None = None) -> li
     return [_with_torchrun(job, c) for job, c in zip(out, _containers_of(doc), strict=True)]
 
 
-def _containers_of(doc: dict) -> list[dict]:
+def _containers_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The container mappings in the order containers() makes their JobFacts."""
-    found = []
+    found: list[dict[str, Any]] = []
     for _workload, _role, pod, _ranks in pod_templates(doc):
         if isinstance(pod, dict):
             found += [c for c in _list(pod.get("containers")) if isinstance(c, dict)]
@@ -114,7 +116,7 @@ def _containers_of(doc: dict) -> list[dict]:
 _EXPORT_LINE = re.compile(r"^[ \t]*export[ \t]+([A-Za-z_][A-Za-z0-9_]*)=", re.M)
 
 
-def _with_torchrun(job: JobFacts, c: dict) -> JobFacts:
+def _with_torchrun(job: JobFacts, c: dict[str, Any]) -> JobFacts:
     """A container whose command runs torchrun --nproc-per-node N runs N ranks (over nprocPerNode, which only
     fills torchrun's default)."""
     words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
@@ -142,7 +144,7 @@ def _with_torchrun(job: JobFacts, c: dict) -> JobFacts:
     return job
 
 
-def _with_launcher_env(doc: dict, found: list[JobFacts]) -> list[JobFacts]:
+def _with_launcher_env(doc: dict[str, Any], found: list[JobFacts]) -> list[JobFacts]:
     """An MPIJob's launcher, or the Volcano Job task that runs mpirun over its ssh/svc plugins, starts the ranks on
     the other replicas: its -x / --mca settings reach every rank there, over the worker container's own env, and
     -N / --npernode / --map-by ppr:N:node set the ranks per worker."""
@@ -167,7 +169,7 @@ def _with_launcher_env(doc: dict, found: list[JobFacts]) -> list[JobFacts]:
     return found
 
 
-def _launchers(doc: dict):
+def _launchers(doc: dict[str, Any]) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
     """(role, workload, container) of the replicas that may run the MPI launcher."""
     volcano = doc.get("kind") == "Job" and str(doc.get("apiVersion", "")).startswith("batch.volcano.sh/")
     for workload, role, pod, _ranks in pod_templates(doc):
@@ -189,14 +191,14 @@ def _shell_c(words: list[str]) -> bool:
     )
 
 
-def _own_value(own: dict, name: str) -> str | None:
+def _own_value(own: dict[str, Any], name: str) -> str | None:
     value = own.get(name)
     if value is None or "$" in str(value):
         return None  # `-x NAME` passes the launcher's value; "$PATH:..." is expanded by no one in a pod spec
     return str(value)
 
 
-def _launcher_command(c: dict) -> LauncherFacts | None:
+def _launcher_command(c: dict[str, Any]) -> LauncherFacts | None:
     words = [str(w) for w in _list(c.get("command")) + _list(c.get("args"))]
     if words and is_launcher(words[0]):
         return read_launcher(words[1:])
@@ -207,17 +209,26 @@ def _launcher_command(c: dict) -> LauncherFacts | None:
     return None
 
 
-def _volume(pod: dict, name: str):
+def _volume(pod: dict[str, Any], name: object) -> dict[str, Any] | None:
     for vol in _list(pod.get("volumes")):
         if isinstance(vol, dict) and vol.get("name") == name:
             return vol
     return None
 
 
-def _container(kind, workload, role, pod, c, ranks, path, claims) -> JobFacts:
-    sc = c.get("securityContext") if isinstance(c.get("securityContext"), dict) else {}
+def _container(
+    kind: object,
+    workload: Any,
+    role: Any,
+    pod: dict[str, Any],
+    c: dict[str, Any],
+    ranks: int | None,
+    path: str,
+    claims: dict[str, str],
+) -> JobFacts:
+    sc = _map(c.get("securityContext"))
     caps = _get(sc, "capabilities", "add")
-    resources = {}
+    resources: dict[str, str] = {}
     for section in ("requests", "limits"):  # limits win: extended resources must be equal when both are given
         for key, value in _map(_get(c, "resources", section)).items():
             resources[str(key)] = str(value)
@@ -234,7 +245,10 @@ def _container(kind, workload, role, pod, c, ranks, path, claims) -> JobFacts:
     extended = tuple(
         sorted((k, v) for k, v in resources.items() if k not in PLAIN_RESOURCES and not k.startswith("hugepages-"))
     )
-    shm, shm_setting, devices, shm_from_host = None, None, [], False
+    shm: float | None = None
+    shm_setting: str | None = None
+    devices: list[str] = []
+    shm_from_host = False
     for mount in _list(c.get("volumeMounts")):
         if not isinstance(mount, dict):
             continue
@@ -281,13 +295,13 @@ def _container(kind, workload, role, pod, c, ranks, path, claims) -> JobFacts:
     )
 
 
-def _str(value) -> str | None:
+def _str(value: object) -> str | None:
     if value is None:
         return ""  # `value:` left empty is the empty string (core/v1 EnvVar)
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _shm_of(vol: dict) -> float | None:
+def _shm_of(vol: dict[str, Any]) -> float | None:
     empty = vol.get("emptyDir")
     if not isinstance(empty, dict) or empty.get("medium") != "Memory":
         return None  # a disk-backed or other volume: its size is not in the spec

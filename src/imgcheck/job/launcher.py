@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .shell import Unknown, Word
@@ -66,7 +67,7 @@ def is_launcher(word: Word) -> bool:
     return isinstance(word, str) and os.path.basename(word) in LAUNCHERS
 
 
-def read_launcher(words: list[Word] | tuple[Word, ...]) -> LauncherFacts:
+def read_launcher(words: Sequence[Word]) -> LauncherFacts:
     """`words` without the launcher's own name; stops at the program it starts."""
     env: list[tuple[str, str | None]] = []
     unknown: list[str] = []
@@ -120,7 +121,7 @@ _TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 PER_GPU = -1  # --nproc-per-node gpu/auto: one process per GPU the container sees
 
 
-def torchrun_procs(words: list[Word] | tuple[Word, ...]) -> tuple[int | None, str | None]:
+def torchrun_procs(words: Sequence[Word]) -> tuple[int | None, str | None]:
     """(processes per torchrun, the option that says so) for a command that runs torchrun; (None, None) when the
     command is not torchrun or the count is not decided (PER_GPU for gpu/auto)."""
     i = _torchrun_start(words)
@@ -143,7 +144,7 @@ def torchrun_procs(words: list[Word] | tuple[Word, ...]) -> tuple[int | None, st
     return None, None
 
 
-def _torchrun_start(words) -> int | None:
+def _torchrun_start(words: Sequence[Word]) -> int | None:
     for i, w in enumerate(words[:6]):
         if not isinstance(w, str):
             continue
@@ -154,6 +155,6 @@ def _torchrun_start(words) -> int | None:
     return None
 
 
-def _is_value_of(words, j: int) -> bool:
+def _is_value_of(words: Sequence[Word], j: int) -> bool:
     prev = words[j - 1]
     return isinstance(prev, str) and prev.startswith("--") and "=" not in prev

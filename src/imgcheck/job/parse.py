@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from ..errors import BadInputError, UnavailableError
 from . import docker, k8s, ray_cluster, skypilot, slurm
@@ -70,7 +71,7 @@ def parse_job_spec(text: str, path: str) -> list[JobFacts]:
     return found
 
 
-def _containers(doc: dict, path: str, claims: dict[str, str]) -> list[JobFacts]:
+def _containers(doc: dict[str, Any], path: str, claims: dict[str, str]) -> list[JobFacts]:
     if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
         return [c for item in doc["items"] if isinstance(item, dict) for c in k8s.containers(item, path, claims)]
     if "services" in doc and "kind" not in doc:
@@ -98,7 +99,7 @@ def _template_kind(text: str) -> str | None:
 _GO_TEMPLATE = re.compile(r"\{\{\s*\.[A-Za-z]")
 
 
-def _claims(docs: list) -> dict[str, str]:
+def _claims(docs: list[Any]) -> dict[str, str]:
     """DRA: ResourceClaim / ResourceClaimTemplate name -> "rdma" when it or its DeviceClass selects RDMA devices
     (a CEL selector or class name that says rdma), else the device class names."""
     classes = {

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+from typing import Any
 
 from ..errors import BadInputError
 from . import docker
@@ -22,11 +23,11 @@ from .model import JobFacts
 from .yamlload import line_of
 
 
-def looks_like_ray_cluster(doc: dict) -> bool:
+def looks_like_ray_cluster(doc: dict[str, Any]) -> bool:
     return "cluster_name" in doc and ("available_node_types" in doc or "head_node_type" in doc or "provider" in doc)
 
 
-def ray_cluster_containers(doc: dict, path: str) -> list[JobFacts]:
+def ray_cluster_containers(doc: dict[str, Any], path: str) -> list[JobFacts]:
     top = doc.get("docker")
     if not isinstance(top, dict) or not (top.get("image") or top.get("head_image") or top.get("worker_image")):
         raise BadInputError(
@@ -38,10 +39,12 @@ def ray_cluster_containers(doc: dict, path: str) -> list[JobFacts]:
     if not isinstance(types, dict) or not types:
         types = {"head": {}, "worker": {}}
         head_type = "head"
-    out = []
+    out: list[JobFacts] = []
     for name, node_type in types.items():
         node_type = node_type if isinstance(node_type, dict) else {}
-        own = node_type.get("docker") if isinstance(node_type.get("docker"), dict) else {}
+        own = node_type.get("docker")
+        if not isinstance(own, dict):
+            own = {}
         cfg = {**top, **own}
         role = "head" if name == head_type else "worker"
         image = cfg.get(f"{role}_image") or cfg.get("image")
@@ -54,7 +57,9 @@ def ray_cluster_containers(doc: dict, path: str) -> list[JobFacts]:
     return out
 
 
-def _container(name, role, image, options, cfg, line, path) -> JobFacts:
+def _container(
+    name: str, role: str, image: str, options: list[str], cfg: dict[str, Any], line: int | None, path: str
+) -> JobFacts:
     try:
         flags = [w for o in options for w in shlex.split(o)]
     except ValueError as exc:

@@ -12,6 +12,7 @@ at the top level of the script, in order. What is not: anything set inside `if`/
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import tree_sitter_bash
@@ -227,7 +228,7 @@ def _expand_text(default: str, src: bytes, env: _Vars, exp: Node) -> list[Word]:
     return parts or [default]
 
 
-def _find(node: Node, kind: str):
+def _find(node: Node, kind: str) -> Iterator[Node]:
     if node.type == kind:
         yield node
     for child in node.named_children:

@@ -9,18 +9,21 @@ mpirun -x / --mca in the run script (the head node's mpirun starts the ranks).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from .launcher import is_launcher, read_launcher
 from .model import EnvVar, JobFacts
 from .shell import parse_script
 from .yamlload import line_of
 
 
-def looks_like_skypilot(doc: dict) -> bool:
+def looks_like_skypilot(doc: dict[str, Any]) -> bool:
     resources = doc.get("resources")
     return ("run" in doc or "setup" in doc or "num_nodes" in doc) and (resources is None or isinstance(resources, dict))
 
 
-def _count(value) -> int | None:
+def _count(value: object) -> int | None:
     if isinstance(value, str):
         name, _, count = value.partition(":")
         if not count:
@@ -39,12 +42,14 @@ def _count(value) -> int | None:
     return None
 
 
-def _items(value):
+def _items(value: dict[Any, Any] | list[Any] | set[Any]) -> Iterable[tuple[Any, Any]]:
     return value.items() if isinstance(value, dict) else ((v, None) for v in value)
 
 
-def skypilot_task(doc: dict, path: str) -> list[JobFacts]:
-    resources = doc.get("resources") if isinstance(doc.get("resources"), dict) else {}
+def skypilot_task(doc: dict[str, Any], path: str) -> list[JobFacts]:
+    resources = doc.get("resources")
+    if not isinstance(resources, dict):
+        resources = {}
     accelerators = resources.get("accelerators")
     gpus = _count(accelerators) if accelerators is not None else 0
     image_id = resources.get("image_id")
@@ -56,7 +61,9 @@ def skypilot_task(doc: dict, path: str) -> list[JobFacts]:
         notes.append("no resources.image_id: the task runs in SkyPilot's default image or on the VM itself")
     else:
         notes.append(f"resources.image_id {image_id}: a VM image, not a container image")
-    envs = doc.get("envs") if isinstance(doc.get("envs"), dict) else {}
+    envs = doc.get("envs")
+    if not isinstance(envs, dict):
+        envs = {}
     env = [EnvVar(str(k), None if v is None else str(v), line_of(envs)) for k, v in envs.items()]
     ranks, ranks_setting = None, None
     run = doc.get("run")

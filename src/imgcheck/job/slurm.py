@@ -13,9 +13,10 @@ import dataclasses
 import os
 import re
 import shlex
+from collections.abc import Sequence
 
 from ..errors import BadInputError
-from .launcher import PER_GPU, is_launcher, read_launcher, torchrun_procs
+from .launcher import PER_GPU, LauncherFacts, is_launcher, read_launcher, torchrun_procs
 from .model import FORM_AMBIGUOUS, FORM_DOCKER_HUB, FORM_REGISTRY, FORM_SQUASHFS, RUNTIME_ENROOT, EnvVar, JobFacts
 from .shell import Unknown, Word, is_open, parse_script
 
@@ -29,7 +30,7 @@ def looks_like_slurm(text: str) -> bool:
     )
 
 
-def _options(words) -> tuple[dict[str, Word | None], list[str], int]:
+def _options(words: Sequence[Word]) -> tuple[dict[str, Word | None], list[str], int]:
     """--name=value / --name value / -N value options; the last wins, as in Slurm. Returns the options, the
     words that may add any option at run time, and the index of the command the step runs."""
     out: dict[str, Word | None] = {}
@@ -133,11 +134,11 @@ _SHORT_FLAGS = {"E", "H", "I", "l", "K", "k", "O", "Q", "s", "u", "v", "X", "Z",
 _WRAPPERS = {"time", "nohup", "exec", "command"}
 
 
-def _str(value) -> str | None:
+def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _gpus(opts: dict) -> tuple[int | None, str | None]:
+def _gpus(opts: dict[str, Word | None]) -> tuple[int | None, str | None]:
     """GPUs per node the step gets, and the option that says so."""
     ntasks = _int(opts.get("ntasks-per-node"))
     for key in ("gpus-per-node", "gpus-per-task", "gpus", "G"):
@@ -161,7 +162,7 @@ def _gpus(opts: dict) -> tuple[int | None, str | None]:
     return (int(m.group(1)), f"--gres={gres}") if m else (None, None)
 
 
-def _int(value) -> int | None:
+def _int(value: object) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
@@ -171,10 +172,10 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
         m = _SBATCH.match(line.strip())
         if m:
             try:
-                words = shlex.split(m.group(1), comments=True)
+                sbatch_words = shlex.split(m.group(1), comments=True)
             except ValueError as exc:
                 raise BadInputError(f"{path}: line {number}: cannot read the #SBATCH line: {exc}") from None
-            batch.update(_options(words)[0])
+            batch.update(_options(sbatch_words)[0])
     script = parse_script(text, path)
     mentions_container = "--container-image" in text
     steps: list[JobFacts] = []
@@ -230,7 +231,7 @@ def image_form(ref: str) -> str:
     return FORM_DOCKER_HUB
 
 
-def _ranks(opts: dict, gpus: int | None) -> tuple[int | None, str | None]:
+def _ranks(opts: dict[str, Word | None], gpus: int | None) -> tuple[int | None, str | None]:
     """Tasks per node: --ntasks-per-node; --ntasks-per-gpu x GPUs per node; --ntasks on one node. --ntasks over
     several nodes is not known per node (Slurm's distribution follows each node's CPUs)."""
     per_node = _int(opts.get("ntasks-per-node"))
@@ -246,7 +247,7 @@ def _ranks(opts: dict, gpus: int | None) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _limits_from(opts: dict, ulimit: tuple[str, int] | None) -> str:
+def _limits_from(opts: dict[str, Word | None], ulimit: tuple[str, int] | None) -> str:
     """Where the task's memlock comes from (slurm.conf PropagateResourceLimits, default ALL; srun --propagate)."""
     if "propagate" in opts:
         value = _str(opts.get("propagate"))
@@ -265,7 +266,7 @@ def _limits_from(opts: dict, ulimit: tuple[str, int] | None) -> str:
     return source
 
 
-def _with_torchrun(step: JobFacts, program) -> JobFacts:
+def _with_torchrun(step: JobFacts, program: Sequence[Word]) -> JobFacts:
     """srun ... torchrun --nproc-per-node N: each task starts N processes, so a node runs tasks x N."""
     procs, setting = torchrun_procs(program)
     if procs is None:
@@ -287,7 +288,9 @@ def _with_torchrun(step: JobFacts, program) -> JobFacts:
     )
 
 
-def _export_policy(opts: dict, batch: dict, exported: tuple[EnvVar, ...]) -> Word | None:
+def _export_policy(
+    opts: dict[str, Word | None], batch: dict[str, Word | None], exported: tuple[EnvVar, ...]
+) -> Word | None:
     """The step's --export: srun's own, else SLURM_EXPORT_ENV as the script exports it, else sbatch's (which
     sbatch passes to the steps in SLURM_EXPORT_ENV); None: ALL, the default (srun(1) --export)."""
     if "export" in opts:
@@ -326,7 +329,16 @@ def _exported_env(policy: Word | None, exported: tuple[EnvVar, ...], line: int) 
     return env, False
 
 
-def _step(opts, open_words, exported, launched, ulimit, line: int, path: str, env_open: bool = False) -> JobFacts:
+def _step(
+    opts: dict[str, Word | None],
+    open_words: list[str],
+    exported: Sequence[EnvVar],
+    launched: LauncherFacts | None,
+    ulimit: tuple[str, int] | None,
+    line: int,
+    path: str,
+    env_open: bool = False,
+) -> JobFacts:
     mounts_value = _str(opts.get("container-mounts")) or ""
     mounts = [m.split(":") for m in mounts_value.split(",") if m]
     devices = tuple(m[0].rstrip("/") for m in mounts if m[0].startswith("/dev/") and m[0].rstrip("/") != "/dev/shm")

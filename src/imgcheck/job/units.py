@@ -29,21 +29,21 @@ _DOCKER_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgtp])?(?:i?b)?\s*$", r
 _DOCKER = {None: 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
 
 
-def k8s_quantity_bytes(text) -> float | None:
+def k8s_quantity_bytes(text: object) -> float | None:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return float(text)
     m = _K8S_RE.match(str(text)) if text is not None else None
     return float(m.group(1)) * _K8S[m.group(2) or ""] if m else None
 
 
-def docker_size_bytes(text) -> float | None:
+def docker_size_bytes(text: object) -> float | None:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return float(text)
     m = _DOCKER_RE.match(str(text)) if text is not None else None
     return float(m.group(1)) * _DOCKER[(m.group(2) or "").lower() or None] if m else None
 
 
-def memlock_kib(text) -> int | None:
+def memlock_kib(text: object) -> int | None:
     """A memlock ulimit value as Docker takes it (bytes; -1 unlimited) in KiB (-1 unlimited)."""
     if isinstance(text, bool):
         return None

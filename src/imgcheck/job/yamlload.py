@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import yaml
+from collections.abc import Iterator
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]  # ships no type hints
 
 from ..errors import BadInputError
 
 
-class LineDict(dict):
+class LineDict(dict[Any, Any]):
     line: int | None = None
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # SafeLoader is Any: yaml ships no type hints
     pass
 
 
-def _construct_map(loader, node):
+def _construct_map(loader: Any, node: Any) -> Iterator[LineDict]:  # a yaml Loader and MappingNode
     data = LineDict()
     data.line = node.start_mark.line + 1
     yield data
@@ -25,7 +28,7 @@ def _construct_map(loader, node):
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 
 
-def load_documents(text: str, path: str) -> list:
+def load_documents(text: str, path: str) -> list[Any]:
     try:
         return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
     except yaml.YAMLError as exc:
@@ -35,5 +38,5 @@ def load_documents(text: str, path: str) -> list:
         raise BadInputError(f"{path}:{where} not valid YAML: {problem}") from None
 
 
-def line_of(obj) -> int | None:
+def line_of(obj: object) -> int | None:
     return getattr(obj, "line", None)

@@ -45,7 +45,7 @@ def drop_bad_versions(obj: T, where: str, notes: list[str]) -> T:
         return dataclasses.replace(obj, **changes) if changes else obj
     if isinstance(obj, tuple):
         items = tuple(drop_bad_versions(v, f"{where}[{i}]", notes) for i, v in enumerate(obj))
-        return items if any(a is not b for a, b in zip(items, obj)) else obj  # type: ignore[return-value]
+        return items if any(a is not b for a, b in zip(items, obj)) else obj  # type: ignore[return-value]  # a tuple of the same element types: still T
     return obj
 
 

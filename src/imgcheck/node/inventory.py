@@ -13,6 +13,7 @@ Fleet selectors (`--fleet`):
 
 from __future__ import annotations
 
+import builtins  # `list` inside Inventory is its method: annotations below it say builtins.list
 import os
 import re
 
@@ -108,7 +109,7 @@ class Inventory:
             raise UnavailableError(f"cannot remove node {name!r}: {exc.strerror}") from None
 
     # -- fleets ------------------------------------------------------------------------------------
-    def fleet(self, selector: str) -> list[NodeFacts]:
+    def fleet(self, selector: str) -> builtins.list[NodeFacts]:
         """Nodes selected by `selector` (see the module docstring). Never empty: no match is an error."""
         selector = (selector or "").strip()
         if not selector:
@@ -136,7 +137,7 @@ class Inventory:
             raise UnavailableError(f"fleet {clip(selector)!r} matched no nodes {where}")
         return nodes
 
-    def fleet_names(self) -> list[str]:
+    def fleet_names(self) -> builtins.list[str]:
         """The named fleets: fleets/<name>.txt files and the values of the imgcheck.fleet node label."""
         try:
             files = [e[:-4] for e in os.listdir(self.fleets_dir) if e.endswith(".txt") and not e.startswith(".")]
@@ -150,7 +151,7 @@ class Inventory:
                 continue  # a broken node file is reported where it is used, not while suggesting a name
         return sorted({n for n in files + labelled if n})
 
-    def _named_fleet(self, fleet: str) -> list[NodeFacts]:
+    def _named_fleet(self, fleet: str) -> builtins.list[NodeFacts]:
         path = os.path.join(self.fleets_dir, fleet + ".txt")
         try:
             with open(path, encoding="utf-8") as fh:
@@ -165,7 +166,7 @@ class Inventory:
 
 def parse_label_selector(selector: str) -> list[tuple[str, str, str | None]]:
     """`a=b,c!=d,e` -> [(a, '=', b), (c, '!=', d), (e, 'exists', None)] (Kubernetes equality syntax)."""
-    terms = []
+    terms: list[tuple[str, str, str | None]] = []
     for raw in selector.split(","):
         raw = raw.strip()
         match = _LABEL_TERM.match(raw)

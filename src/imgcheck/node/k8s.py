@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from types import ModuleType
 from typing import Any
 
 from ..errors import BadInputError, UnavailableError, UsageError
@@ -25,7 +26,7 @@ MAX_ANNOTATION = 256 * 1024  # Kubernetes caps all annotations of an object at 2
 _PAGE = 500
 
 
-def _client():
+def _client() -> tuple[ModuleType, ModuleType]:  # kubernetes.client, kubernetes.config
     try:
         from kubernetes import client, config  # heavy; only k8s: selectors and --annotate need it
     except ImportError:
@@ -35,7 +36,7 @@ def _client():
     return client, config
 
 
-def _core_api():
+def _core_api() -> tuple[Any, Any]:  # a CoreV1Api and its ApiClient
     client, config = _client()
     try:
         config.load_incluster_config()  # inside a pod: the service account
@@ -48,7 +49,7 @@ def _core_api():
     return client.CoreV1Api(), client.ApiClient()
 
 
-def read_nodes(label_selector: str, api=None) -> list[NodeFacts]:
+def read_nodes(label_selector: str, api: Any = None) -> list[NodeFacts]:  # api: a CoreV1Api (tests: a fake)
     """Nodes matching a Kubernetes label selector ("" = all), as NodeFacts."""
     if api is None:
         api, api_client = _core_api()
@@ -76,23 +77,24 @@ def read_nodes(label_selector: str, api=None) -> list[NodeFacts]:
     return [facts_from_node(_as_dict(item, api_client)) for item in items]
 
 
-def nodes_from_list(node_list: Any, api_client=None) -> list[NodeFacts]:
+def nodes_from_list(node_list: Any, api_client: Any = None) -> list[NodeFacts]:
     """A V1NodeList (client model or API JSON dict) -> NodeFacts per node."""
     doc = _as_dict(node_list, api_client)
     return [facts_from_node(item) for item in doc.get("items") or []]
 
 
-def _as_dict(obj: Any, api_client=None) -> dict:
+def _as_dict(obj: Any, api_client: Any = None) -> dict[str, Any]:
     """Client models -> the JSON shape the API server sends (camelCase keys)."""
     if isinstance(obj, dict):
         return obj
     if api_client is None:
         client, _ = _client()
         api_client = client.ApiClient()
-    return api_client.sanitize_for_serialization(obj)
+    doc: dict[str, Any] = api_client.sanitize_for_serialization(obj)
+    return doc
 
 
-def facts_from_node(node: dict) -> NodeFacts:
+def facts_from_node(node: dict[str, Any]) -> NodeFacts:
     meta = node.get("metadata") or {}
     name = meta.get("name")
     if not isinstance(name, str) or not name:
@@ -120,7 +122,7 @@ def facts_from_node(node: dict) -> NodeFacts:
     return facts_from_labels(name, labels, arch=info.get("architecture"), kernel_release=info.get("kernelVersion"))
 
 
-def annotate_node(facts: NodeFacts, api=None) -> None:
+def annotate_node(facts: NodeFacts, api: Any = None) -> None:  # api: a CoreV1Api (tests: a fake)
     """Put the full facts JSON on the node object (needs RBAC: patch on nodes; deploy/rbac-annotate.yaml)."""
     text = json.dumps(json.loads(dump_node_facts(facts)), separators=(",", ":"), sort_keys=True)
     if len(text.encode()) > MAX_ANNOTATION:

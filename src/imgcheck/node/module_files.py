@@ -19,9 +19,14 @@ import io
 import lzma
 import struct
 import zlib
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from ..model.node import DkmsModule, KernelModule
 from .hostroot import HostReadError, HostRoot
+
+if TYPE_CHECKING:
+    from elftools.elf.elffile import ELFFile
 
 # The peer-memory client API that nvidia-peermem / nv_peer_mem import from MLNX_OFED's ib_core.
 PEER_SYMBOLS = ("ib_register_peer_memory_client", "ib_unregister_peer_memory_client")
@@ -54,7 +59,7 @@ def _decompress(data: bytes, path: str) -> bytes:
     return out
 
 
-def parse_ko(data: bytes, path: str, symbols=PEER_SYMBOLS) -> KernelModule:
+def parse_ko(data: bytes, path: str, symbols: Collection[str] = PEER_SYMBOLS) -> KernelModule:
     """The build facts of one module file (bytes already decompressed)."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
@@ -79,7 +84,7 @@ def parse_ko(data: bytes, path: str, symbols=PEER_SYMBOLS) -> KernelModule:
     )
 
 
-def _modinfo(elf) -> dict[str, str]:
+def _modinfo(elf: ELFFile) -> dict[str, str]:
     section = elf.get_section_by_name(".modinfo")
     if section is None:
         return {}
@@ -91,7 +96,7 @@ def _modinfo(elf) -> dict[str, str]:
     return values
 
 
-def _imported_crcs(elf, symbols) -> dict[str, str]:
+def _imported_crcs(elf: ELFFile, symbols: Collection[str]) -> dict[str, str]:
     section = elf.get_section_by_name("__versions")
     if section is None:
         return {}
@@ -107,10 +112,14 @@ def _imported_crcs(elf, symbols) -> dict[str, str]:
     return crcs
 
 
-def _exported_crcs(elf, symbols) -> dict[str, str]:
+def _exported_crcs(elf: ELFFile, symbols: Collection[str]) -> dict[str, str]:
+    from elftools.elf.sections import SymbolTableSection
+
     symtab = elf.get_section_by_name(".symtab")
     if symtab is None:
         return {}
+    if not isinstance(symtab, SymbolTableSection):
+        raise ValueError(".symtab is not a symbol table")  # parse_ko: not a readable kernel module
     order = "<" if elf.little_endian else ">"
     wanted = {f"__crc_{s}": s for s in symbols}
     crcs: dict[str, str] = {}
@@ -149,7 +158,7 @@ def scan_module_files(host: HostRoot, paths: dict[str, str | None], unknown: dic
     return result
 
 
-def parse_symvers(text: str, symbols=PEER_SYMBOLS) -> dict[str, str]:
+def parse_symvers(text: str, symbols: Collection[str] = PEER_SYMBOLS) -> dict[str, str]:
     """`0xCRC<TAB>symbol<TAB>module<TAB>EXPORT_SYMBOL[<TAB>namespace]` lines (scripts/mod/modpost.c)."""
     crcs: dict[str, str] = {}
     for line in text.splitlines():

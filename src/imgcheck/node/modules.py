@@ -9,6 +9,7 @@ new kernel leaves the in-tree module loaded.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.node import KernelModule
@@ -29,7 +30,9 @@ class ModuleScan:
     sysfs_visible: bool  # False: /sys/module is not there, so "not loaded" cannot be told from "cannot see"
 
 
-def scan_modules(host: HostRoot, release: str | None, unknown: dict[str, str], names=PROBED_MODULES) -> ModuleScan:
+def scan_modules(
+    host: HostRoot, release: str | None, unknown: dict[str, str], names: Iterable[str] = PROBED_MODULES
+) -> ModuleScan:
     if not host.is_dir("/sys/module"):
         unknown["rdma.modules"] = "/sys/module is not visible under the probe root (is /sys mounted?)"
         return ModuleScan({}, False)
@@ -62,7 +65,7 @@ def scan_modules(host: HostRoot, release: str | None, unknown: dict[str, str], n
     return ModuleScan(result, True)
 
 
-def module_file_paths(host: HostRoot, release: str | None, names) -> dict[str, str | None]:
+def module_file_paths(host: HostRoot, release: str | None, names: Iterable[str]) -> dict[str, str | None]:
     """name -> the file modprobe would load for it (modules.dep first, then a search), loaded or not."""
     dep_paths = _module_paths(host, release)
     builtin = _builtin_names(host, release)

@@ -117,10 +117,10 @@ def scan_addresses(host: HostRoot) -> Addresses:
             if len(f) < 6:
                 continue
             try:
-                addr, prefix, scope = _v6(f[0]), int(f[2], 16), int(f[3], 16)
+                addr6, prefix, scope = _v6(f[0]), int(f[2], 16), int(f[3], 16)
             except ValueError:
                 continue
-            out.ipv6.setdefault(f[5], []).append(f"{addr}/{prefix} {_SCOPES.get(scope, hex(scope))}")
+            out.ipv6.setdefault(f[5], []).append(f"{addr6}/{prefix} {_SCOPES.get(scope, hex(scope))}")
     v6routes = _read(host, IPV6_ROUTE)
     if v6routes is not None and out.routes is not None:
         for line in v6routes.splitlines():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Sequence
 
 from ..errors import LimitExceededError, UnavailableError
 from ..fsutil import atomic_write
@@ -128,7 +129,7 @@ def facts_from_labels(
             sources[fact] = Location.described(f"Kubernetes node status.nodeInfo.{field}")
         return value
 
-    def need(value, fact: str, why: str):
+    def need(value: str | None, fact: str, why: str) -> str | None:
         if value is None or value == "":
             unknown[fact] = why
             return None
@@ -207,7 +208,9 @@ def label_sources(labels: dict[str, str]) -> dict[str, Location]:
     return {f"labels.{key}": Location.described(f"Kubernetes label {key}") for key in labels}
 
 
-def _joined(labels: dict[str, str], spellings, fact: str, sources: dict[str, Location]) -> str | None:
+def _joined(
+    labels: dict[str, str], spellings: Iterable[Sequence[str]], fact: str, sources: dict[str, Location]
+) -> str | None:
     for keys in spellings:  # GFD's current and deprecated spellings both occur in the field
         parts = [labels.get(k) for k in keys]
         if parts[0] and parts[1]:

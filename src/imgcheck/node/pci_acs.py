@@ -70,7 +70,7 @@ def scan_acs(host: HostRoot, endpoints: list[str], unknown: dict[str, str]) -> t
         missing = [e for e, p in zip(endpoints, paths) if p is None]
         unknown["pci_acs_redirect"] = f"{PCI_DEVICES}/{missing[0]} is not visible under the probe root"
         return None
-    bridges = list(dict.fromkeys(b for p in paths for b in p))
+    bridges = list(dict.fromkeys(b for p in paths if p is not None for b in p))  # none is None: checked above
     on = []
     for bridge, path in bridges:
         try:

@@ -10,6 +10,7 @@ import dataclasses
 import datetime as _dt
 import os
 import re
+from typing import Literal
 
 from ..errors import UnavailableError, UsageError
 from ..extractors.os_release import parse_os_release
@@ -89,7 +90,8 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
     if limits.rdma is not None:
         read["limits.rdma"] = "/sys/fs/cgroup (rdma.max along /proc/self/cgroup's path)"
     kconf = read_kernel_config(host, release, unknown, notes)
-    endpoints = [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus]
+    # PCI addresses of the RDMA devices and GPUs (scan_acs and scan_iommu skip the unknown ones as well)
+    endpoints = [a for a in [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus] if a]
     facts = NodeFacts(
         name=name or _hostname(host, root, unknown),
         collected_at=(now or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -239,7 +241,7 @@ def _memlock(host: HostRoot, unknown: dict[str, str], notes: dict[str, str], rea
                 read["limits.memlock_kib"] = "/proc/self/limits"
                 return Limits(memlock_kib=kib)
     conf, conf_path = _limits_conf(host)
-    if conf is not None:
+    if conf is not None and conf_path is not None:  # set together
         read["limits.memlock_kib"] = conf_path
         notes["limits.memlock_kib"] = (
             "'* soft memlock' from /etc/security/limits.conf: applies to PAM logins "
@@ -304,7 +306,7 @@ def _arch(host: HostRoot, release: str | None, read: dict[str, str]) -> str | No
         except (HostReadError, OSError):
             continue
         if len(head) == 20 and head[:4] == b"\x7fELF":
-            order = "little" if head[5] == 1 else "big"
+            order: Literal["little", "big"] = "little" if head[5] == 1 else "big"
             machine = _ELF_MACHINES.get(int.from_bytes(head[18:20], order))
             if machine:
                 read["arch"] = path  # its ELF header

@@ -82,4 +82,9 @@ def probe_sources(facts: NodeFacts, read: dict[str, str], ofed_info_read: bool) 
         paths["iommu_domains"] = PCI_DEVICES  # each device's <bdf>/iommu_group/type
     if facts.net_interfaces is not None:
         paths["net_interfaces"] = NET_CLASS
-    return {fact: Location.file(path) for fact, path in paths.items() if path}
+    found: dict[str, Location] = {}
+    for fact, path in paths.items():
+        location = Location.file(path) if path else None  # a path: never None
+        if location is not None:
+            found[fact] = location
+    return found

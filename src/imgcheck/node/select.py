@@ -10,10 +10,14 @@ from __future__ import annotations
 import glob
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import UnavailableError, UsageError
 from ..model.node import NodeFacts
 from ..model.node_io import load_node_facts
+
+if TYPE_CHECKING:
+    from .inventory import Inventory
 
 
 class NoNodesSelected(UsageError):
@@ -38,7 +42,7 @@ def _facts_files(path: str) -> list[str]:
     return sorted(glob.glob(os.path.join(glob.escape(path), "*.json"))) if os.path.isdir(path) else [path]
 
 
-def select_nodes(selection: NodeSelection, inventory=None) -> list[NodeFacts]:
+def select_nodes(selection: NodeSelection, inventory: Inventory | None = None) -> list[NodeFacts]:
     """The selection's node facts, in order: files, then names, then the fleet. Never empty.
 
     Read afresh at every call, so nodes probed since the last call count. `inventory` defaults to

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ..engine import report as engine_report
+from ..engine.evaluate import Evaluation
+from ..job.model import JobFacts
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
@@ -18,7 +22,7 @@ BLOCKING = ("error", "warning")
 NAMES_SHOWN = 6
 
 
-def names_text(names) -> str:
+def names_text(names: Iterable[str]) -> str:
     """'a, b, c' or 'a, b, c, ... (+997 more)': a fleet's node list stays readable in one line."""
     names = list(names)
     if len(names) <= NAMES_SHOWN:
@@ -36,7 +40,11 @@ class Judgement:
 
 
 def blocking_rules(
-    image: ImageFacts, nodes, matrix: Matrix, ignore: frozenset[str] = frozenset(), jobs: tuple = ()
+    image: ImageFacts,
+    nodes: Sequence[NodeFacts],
+    matrix: Matrix,
+    ignore: frozenset[str] = frozenset(),
+    jobs: tuple[JobFacts, ...] = (),
 ) -> tuple[set[str], set[str]]:
     """(rules with an error/warning finding, rules left unknown) for the image on the nodes; `ignore`: rules
     the user suppressed everywhere (`--ignore RULE`), which then decide nothing here either. `jobs`: the
@@ -92,7 +100,9 @@ def can_block(matrix: Matrix, rule: str) -> bool:
     return bool(severities & set(BLOCKING))
 
 
-def _each(image: ImageFacts, nodes, matrix: Matrix, jobs: tuple = ()):
+def _each(
+    image: ImageFacts, nodes: Sequence[NodeFacts], matrix: Matrix, jobs: tuple[JobFacts, ...] = ()
+) -> Iterator[tuple[NodeFacts, Evaluation]]:
     """(node, engine result) per node (and per launch-spec container, with `jobs`). Callers pass one
     representative per group of identical nodes, so this skips evaluate_fleet's regrouping (hashing every
     node's facts again for each of ~500 catalog readings)."""
@@ -107,10 +117,10 @@ def judge(
     entry: CatalogEntry,
     nodes: list[NodeFacts],
     matrix: Matrix,
-    must_decide: set[str] = frozenset(),
+    must_decide: AbstractSet[str] = frozenset(),
     ignore: frozenset[str] = frozenset(),
     names_of: dict[str, list[str]] | None = None,
-    jobs: tuple = (),
+    jobs: tuple[JobFacts, ...] = (),
 ) -> Judgement:
     """Clean = no error/warning finding on any node under every reading of the entry's facts, and none of
     `must_decide` (the rules the current image fails) left unknown: a candidate must be shown to fix them.
@@ -156,7 +166,7 @@ def rank_key(
     unknown_count: int,
     want: FrameworkWant | None = None,
     current_reference: str | None = None,
-) -> tuple:
+) -> tuple[object, ...]:
     # current_reference: the current image's base (base.base_of), whose repository ranks first
     """What the user runs first: a tag of the same base image, the same framework; then images the engine
     decides clean before those with a rule it cannot decide (e.g. CUDA 12 on R470 when forward-compat
@@ -210,15 +220,16 @@ def clean_candidates(
     current_image: ImageFacts | None = None,
     current: Summary | None = None,
     want: FrameworkWant | None = None,
-    must_decide: set[str] = frozenset(),
+    must_decide: AbstractSet[str] = frozenset(),
     ignore: frozenset[str] = frozenset(),
     names_of: dict[str, list[str]] | None = None,
-    jobs: tuple = (),
+    jobs: tuple[JobFacts, ...] = (),
     same_framework_only: bool = False,
 ) -> tuple[list[Judgement], list[Judgement]]:
     """(clean candidates in rank order, rejected ones). `same_framework_only`: with no `want`, only images
     without a framework (the current image has none: another framework is never proposed unless asked)."""
-    clean, rejected = [], []
+    clean: list[Judgement] = []
+    rejected: list[Judgement] = []
     for entry in entries:
         if is_current(entry, current_image):
             continue

@@ -11,6 +11,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from ..errors import BadInputError
 from ..fsutil import atomic_write
@@ -112,7 +113,7 @@ def add_local(facts: ImageFacts, directory: str | None = None) -> str:
 
 
 def imported_entry(
-    row: dict, matrix: Matrix, added_at: str | None = None, imported_from: str | None = None
+    row: dict[str, Any], matrix: Matrix, added_at: str | None = None, imported_from: str | None = None
 ) -> CatalogEntry:
     """A row a team imported (`imgcheck catalog import`): judged like a shipped row, from the facts it states."""
     rel = rdma_release(matrix, row["rdma_core"]) if row.get("rdma_core") else None

@@ -10,6 +10,8 @@ no facts at all: such an image is never recommended.
 
 from __future__ import annotations
 
+from typing import Any
+
 from packaging.version import InvalidVersion, Version
 
 from ..matrix import Matrix
@@ -40,12 +42,12 @@ class NotCheckable(Exception):
     """The row lacks a fact the engine needs; the message says which."""
 
 
-def reference_of(row: dict) -> str:
+def reference_of(row: dict[str, Any]) -> str:
     """What to pull: the tag when the row names one (NGC '24.05-py3'), else the release."""
     return f"{row['image']}:{row.get('tag') or row['release']}"
 
 
-def rdma_release(matrix: Matrix, rdma_core: str) -> dict | None:
+def rdma_release(matrix: Matrix, rdma_core: str) -> dict[str, Any] | None:
     """The rdma_core_releases row of the same major (e.g. '39.0' for 39.0; stable 39.x share its ABI)."""
     nums = numeric_tuple(rdma_core)
     return matrix.row("rdma_core_releases", version=f"{nums[0]}.0") if nums else None
@@ -86,7 +88,7 @@ _FRAMEWORK_PACKAGES = {
 }
 
 
-def _framework_package(row: dict, where: str) -> tuple[Package, ...]:
+def _framework_package(row: dict[str, Any], where: str) -> tuple[Package, ...]:
     """The framework's pip package as the row states it (torch 2.4.0a0+07cecf4168), so an image described by a
     row is ranked and compared like an inspected one; nothing when the version is not a PEP 440 version."""
     name = _FRAMEWORK_PACKAGES.get(row.get("framework") or "")
@@ -100,7 +102,7 @@ def _framework_package(row: dict, where: str) -> tuple[Package, ...]:
     return (Package(name, version, "pip", path=where),)
 
 
-def _unknown_of(row: dict, catalog: str) -> dict[str, str]:
+def _unknown_of(row: dict[str, Any], catalog: str) -> dict[str, str]:
     """What a catalog row does not say is unknown, never absent (DESIGN.md "Known and unknown"). The framework's
     own package may be stated (framework_version); every other package stays unknown."""
     why = f"not recorded in {catalog}"
@@ -113,7 +115,7 @@ def _unknown_of(row: dict, catalog: str) -> dict[str, str]:
     return out
 
 
-def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list[ImageFacts]:
+def facts_of_row(row: dict[str, Any], matrix: Matrix, catalog: str = CATALOG_PATH) -> list[ImageFacts]:
     """Every reading of the row as ImageFacts (one, or one per possible flavor); NotCheckable if none is possible."""
     reference = reference_of(row)
     where = f"catalog: {row.get('source')}"
@@ -124,7 +126,7 @@ def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list
     if flavor != FLAVOR_NONE and not rdma_core:
         raise NotCheckable("the catalog does not know its rdma-core / libibverbs")
     distro_id, _, distro_version = (row.get("distro") or "").partition(" ")
-    common = dict(
+    common: dict[str, Any] = dict(
         reference=reference,
         os=OsRelease(id=distro_id or None, version_id=distro_version or None),
         ucx=Ucx(row["ucx"], path=where, origin="catalog") if row.get("ucx") else None,
@@ -146,6 +148,7 @@ def facts_of_row(row: dict, matrix: Matrix, catalog: str = CATALOG_PATH) -> list
     )
     if flavor == FLAVOR_NONE:
         return [ImageFacts(rdma=RdmaFacts(flavor=FLAVOR_NONE), **common)]
+    assert rdma_core  # checked above: only the 'none' flavor goes without one
     lib, provider = _libibverbs(matrix, rdma_core, where)
     ofed = row.get("mlnx_ofed")  # a DOCA suite version (e.g. 3.2.0) is not a DOCA-OFED release: left unknown
     readings = [flavor] if flavor else [FLAVOR_INBOX, FLAVOR_DOCA if row.get("doca") else FLAVOR_MLNX_OFED]

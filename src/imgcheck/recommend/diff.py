@@ -80,7 +80,7 @@ class DiffResult:
         return tuple(m for m in self.nodes if m.new == "fail" and m.old != "fail")
 
 
-def _s(value) -> str | None:
+def _s(value: object) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -115,7 +115,7 @@ def _rdma_packages(facts: ImageFacts) -> dict[str, str]:
 def fact_changes(old: ImageFacts, new: ImageFacts) -> tuple[FactChange, ...]:
     a, b = old.rdma.libibverbs, new.rdma.libibverbs
 
-    def lib(attr):
+    def lib(attr: str) -> tuple[str | None, str | None]:
         return (_s(getattr(a, attr)) if a else None), (_s(getattr(b, attr)) if b else None)
 
     rows = [
@@ -160,8 +160,7 @@ def fact_changes(old: ImageFacts, new: ImageFacts) -> tuple[FactChange, ...]:
     for name in sorted(set(pa) | set(pb)):
         if pa.get(name) != pb.get(name):
             out.append(FactChange(f"rdma.packages.{name}", f"package {name}", pa.get(name), pb.get(name)))
-    for store, where in ((lambda f: f.env, "env"), (lambda f: f.nccl_conf, "nccl_conf")):
-        ea, eb = store(old), store(new)
+    for where, ea, eb in (("env", old.env, new.env), ("nccl_conf", old.nccl_conf, new.nccl_conf)):
         for name in sorted(set(ea) | set(eb)):
             relevant = where == "nccl_conf" or name in RELEVANT_ENV_NAMES or name.startswith(RELEVANT_ENV_PREFIXES)
             if relevant and ea.get(name) != eb.get(name):

@@ -83,7 +83,7 @@ def parse_want(text: str) -> FrameworkWant:
     return FrameworkWant(name, spec, single.group(1) if single else None)
 
 
-def distance(want_version: str | None, version: str | None) -> tuple:
+def distance(want_version: str | None, version: str | None) -> tuple[int, ...]:
     """Sort key for closeness of two framework versions: same major.minor first, then fewer minors away
     (newer before older at equal distance); unknown last."""
     a, b = parse(want_version), parse(version)

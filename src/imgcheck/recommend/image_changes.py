@@ -14,6 +14,7 @@ import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from ..job.model import EnvVar, JobFacts
 from ..matrix import Matrix
@@ -81,7 +82,7 @@ def job_env_changes(jobs: Jobs) -> list[ImageChange]:
                 "(the launch spec sets it; NCCL's default applies)",
                 NCCL_ENV_DOC,
                 _same_image,
-                lambda js, name=name: _job_without(js, name),
+                partial(_job_without, name=name),
             )
         )
     settable = tuple(j for j in jobs if j.env_overrides_image is None)  # Pyxis passes host env only when named
@@ -96,7 +97,7 @@ def job_env_changes(jobs: Jobs) -> list[ImageChange]:
                     f"set {name}={value} in the container env in {files}",
                     NCCL_ENV_DOC,
                     _same_image,
-                    lambda js, name=name, value=value: _job_with(js, name, value),
+                    partial(_job_with, name=name, value=value),
                 )
             )
     return out
@@ -112,6 +113,10 @@ def loaded_nccl(facts: ImageFacts) -> Nccl | None:
         key=lambda n: rank.get(n.origin or "", len(rank)),
     )
     return found[0] if found else None
+
+
+def _with_env(facts: ImageFacts, name: str, value: str) -> ImageFacts:
+    return dataclasses.replace(_without(facts, name), env=dict(_without(facts, name).env, **{name: value}))
 
 
 def _without(facts: ImageFacts, name: str) -> ImageFacts:
@@ -135,7 +140,7 @@ def env_changes(facts: ImageFacts) -> list[ImageChange]:
                 "env",
                 f"remove {name}={value} from the image's {where} (NCCL's default applies)",
                 NCCL_ENV_DOC,
-                lambda f, name=name: _without(f, name),
+                partial(_without, name=name),
             )
         )
     for name, value in ADDABLE:
@@ -146,9 +151,7 @@ def env_changes(facts: ImageFacts) -> list[ImageChange]:
                 "env",
                 f"set {name}={value} in the image's ENV (or the job's environment)",
                 NCCL_ENV_DOC,
-                lambda f, name=name, value=value: dataclasses.replace(
-                    _without(f, name), env=dict(_without(f, name).env, **{name: value})
-                ),
+                partial(_with_env, name=name, value=value),
             )
         )
     return out
@@ -178,26 +181,27 @@ def pip_changes(facts: ImageFacts, chosen: Nccl | None, matrix: Matrix) -> list[
     torch_row = matrix.row("torch_wheels", torch=torch.version.split("+", 1)[0]) if torch else None
     # Only newer NCCL: libnccl.so.2 stays backward compatible, but torch built against one NCCL may call
     # functions an older one lacks, so nothing older than the current wheel or torch's own pin is offered.
-    floor = chosen.version
+    floor = chosen.version or ""  # a version: checked above
     if torch_row and torch_row.get("nccl_pip_package") == package and compare_numeric(torch_row["nccl"], floor) > 0:
         floor = torch_row["nccl"]
     newer = sorted(
         (v for v in pins if compare_numeric(v, floor) > 0 or (v == floor and v != chosen.version)), key=numeric_tuple
     )
     own = torch_row["nccl"] if torch_row and torch_row.get("nccl_pip_package") == package else None
+    torch_name = torch_row["torch"] if torch_row else None
     out = []
     for version in newer:
 
-        def apply(f: ImageFacts, version=version) -> ImageFacts:
+        def apply(f: ImageFacts, version: str = version) -> ImageFacts:
             return dataclasses.replace(
                 f, nccl=tuple(dataclasses.replace(n, version=version) if n.origin in PIP_ORIGINS else n for n in f.nccl)
             )
 
         if own == version:
-            conflict = f"; the version PyPI torch {torch_row['torch']} itself requires"
+            conflict = f"; the version PyPI torch {torch_name} itself requires"
         elif own:
             conflict = (
-                f"; PyPI torch {torch_row['torch']} requires {package}=={own} exactly, so pip reports the "
+                f"; PyPI torch {torch_name} requires {package}=={own} exactly, so pip reports the "
                 f"conflict and installs the pin anyway"
             )
         else:

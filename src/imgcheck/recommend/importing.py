@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from ..errors import BadInputError
 from ..fsutil import atomic_write, reading_input
@@ -25,18 +27,18 @@ _REQUIRED = ("image",)
 NCCL_ORIGINS = ("library", "dpkg", "rpm", "pip")  # how NCCL is installed: decides which one torch loads
 
 
-def _schema_fields(matrix_path: str | None = None) -> tuple[dict[str, str], dict]:
+def _schema_fields(matrix_path: str | None = None) -> tuple[dict[str, str], dict[str, Any]]:
     files, _ = read_files(matrix_path)
     schema = json.loads(files["schema.json"])
     return schema["tables"]["base_images"]["fields"], schema
 
 
-def _loader():
+def _loader() -> Any:  # a yaml.SafeLoader subclass (yaml ships no type hints)
     """yaml.SafeLoader that keeps numbers as written: `cuda: 12.10` is the version "12.10", not the float 12.1,
     and `tag: 24.10` is the tag "24.10". Only null and booleans are still resolved."""
-    import yaml
+    import yaml  # type: ignore[import-untyped]  # ships no type hints
 
-    class VersionsAsText(yaml.SafeLoader):
+    class VersionsAsText(yaml.SafeLoader):  # type: ignore[misc]  # SafeLoader is Any: yaml ships no type hints
         pass
 
     VersionsAsText.yaml_implicit_resolvers = {
@@ -46,7 +48,7 @@ def _loader():
     return VersionsAsText
 
 
-def parse_rows(data: bytes, where: str) -> list[dict]:
+def parse_rows(data: bytes, where: str) -> list[Any]:
     """JSON or YAML: a list of rows, or an object with a 'rows' list (the shipped catalog's own shape)."""
     import yaml
 
@@ -66,7 +68,7 @@ def parse_rows(data: bytes, where: str) -> list[dict]:
     return rows
 
 
-def check_row(row, index: int, where: str, fields: dict[str, str], schema: dict) -> dict:
+def check_row(row: object, index: int, where: str, fields: dict[str, str], schema: dict[str, Any]) -> dict[str, Any]:
     """The row with defaults filled (release from tag, confidence, source); BadInputError on the first problem."""
     label = f"{where}: row {index + 1}"
     if not isinstance(row, dict):
@@ -108,7 +110,7 @@ def check_row(row, index: int, where: str, fields: dict[str, str], schema: dict)
     return out
 
 
-def read_import(path: str, matrix_path: str | None = None) -> list[dict]:
+def read_import(path: str, matrix_path: str | None = None) -> list[dict[str, Any]]:
     with reading_input(path, "a catalog file (JSON or YAML rows)") as fh:
         data = fh.read(MAX_IMPORT_BYTES + 1)
     if len(data) > MAX_IMPORT_BYTES:
@@ -119,7 +121,7 @@ def read_import(path: str, matrix_path: str | None = None) -> list[dict]:
         raise BadInputError(f"{path}: not UTF-8 text") from None
     fields, schema = _schema_fields(matrix_path)
     checked = [check_row(row, i, path, fields, schema) for i, row in enumerate(rows)]
-    seen: set = set()
+    seen: set[tuple[str, str]] = set()
     for row in checked:
         key = (row["image"], row.get("tag") or row["release"])
         if key in seen:
@@ -128,7 +130,9 @@ def read_import(path: str, matrix_path: str | None = None) -> list[dict]:
     return checked
 
 
-def store_rows(rows: list[dict], directory: str, imported_from: str, file_name) -> list[str]:
+def store_rows(
+    rows: list[dict[str, Any]], directory: str, imported_from: str, file_name: Callable[[str, str | None], str]
+) -> list[str]:
     """One file per image reference (re-importing the same reference replaces it); returns the paths."""
     os.makedirs(directory, exist_ok=True)
     now = datetime.now(UTC).replace(microsecond=0).isoformat()

@@ -11,9 +11,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..engine.evaluate import evaluate
+from ..engine.evaluate import Evaluation, evaluate
+from ..job.model import JobFacts
 from ..knowledge.stack import release_series as series_of
 from ..matrix import Matrix
 from ..model.image import ImageFacts
@@ -21,8 +24,12 @@ from ..model.node import STACK_DOCA, STACK_INBOX, STACK_MLNX_OFED, NodeFacts
 from ..versions.ecosystems import at_least, compare_numeric, numeric_tuple
 from .candidates import BLOCKING
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 MAX_CHANGES = 3  # more than three simultaneous node changes is a rebuild, not an upgrade path
 MAX_SOLUTIONS = 3
+T = TypeVar("T", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,7 @@ class NodePath:
     changes: tuple[str, ...]  # the words of each change, e.g. "GPU driver 535.104.05 -> branch 550 (>= 550.54.14)"
 
 
-def _set(obj, path: str, value):
+def _set(obj: T, path: str, value: object) -> T:
     head, _, rest = path.partition(".")
     return dataclasses.replace(obj, **{head: value if not rest else _set(getattr(obj, head), rest, value)})
 
@@ -55,7 +62,7 @@ def _driver_changes(node: NodeFacts, matrix: Matrix) -> list[Change]:
             continue
         target = row.get("cuda_ga_min_linux_driver") or branch
 
-        def apply(n: NodeFacts, target=target, row=row) -> NodeFacts:
+        def apply(n: NodeFacts, target: str = target, row: dict[str, Any] = row) -> NodeFacts:
             n = _set(n, "gpu.driver_version", target)
             if row.get("newest_cuda_native"):
                 n = _set(n, "gpu.cuda_driver_version", row["newest_cuda_native"])
@@ -126,10 +133,11 @@ def _kernel_changes(node: NodeFacts, matrix: Matrix) -> list[Change]:
         },
         key=numeric_tuple,
     )
-    return [
-        Change("kernel", f"kernel {release} -> >= {m} (inbox RDMA stack)", lambda n, m=m: _set(n, "kernel.release", m))
-        for m in minimums
-    ]
+    return [Change("kernel", f"kernel {release} -> >= {m} (inbox RDMA stack)", _kernel_at(m)) for m in minimums]
+
+
+def _kernel_at(release: str) -> Callable[[NodeFacts], NodeFacts]:
+    return lambda n: _set(n, "kernel.release", release)
 
 
 def _ofed_changes(node: NodeFacts, image: ImageFacts, matrix: Matrix) -> list[Change]:
@@ -142,7 +150,7 @@ def _ofed_changes(node: NodeFacts, image: ImageFacts, matrix: Matrix) -> list[Ch
         current = None  # installing MLNX_OFED/DOCA-OFED on an inbox node, for an image that carries its userspace
     else:
         return []
-    newest_per_series: dict[str, dict] = {}
+    newest_per_series: dict[str, dict[str, Any]] = {}
     for row in matrix.rows("mlnx_ofed_releases"):
         series = row["series"]
         if current is not None and compare_numeric(series, current) <= 0:
@@ -157,7 +165,7 @@ def _ofed_changes(node: NodeFacts, image: ImageFacts, matrix: Matrix) -> list[Ch
         release = row["release"]
         new_stack = stack if stack in (STACK_MLNX_OFED, STACK_DOCA) else STACK_MLNX_OFED
 
-        def apply(n: NodeFacts, release=release, new_stack=new_stack) -> NodeFacts:
+        def apply(n: NodeFacts, release: str = release, new_stack: str | None = new_stack) -> NodeFacts:
             n = _set(_set(n, "rdma.stack", new_stack), "rdma.ofed_version", release)
             if removed and removed.get("min_version"):
                 n = _set(n, "rdma.peer_memory_api", not at_least(release, removed["min_version"]))
@@ -196,13 +204,18 @@ def changes_for(node: NodeFacts, image: ImageFacts, matrix: Matrix) -> dict[str,
     return {k: v for k, v in found.items() if v}
 
 
-def _runs(image: ImageFacts, node: NodeFacts, matrix: Matrix, jobs: tuple = ()):
+def _runs(image: ImageFacts, node: NodeFacts, matrix: Matrix, jobs: tuple[JobFacts, ...] = ()) -> list[Evaluation]:
     """The engine on the image alone, or on each launch-spec container that runs it (the job's values count)."""
     return [evaluate(image, node, matrix, job=job) for job in jobs] if jobs else [evaluate(image, node, matrix)]
 
 
 def _clean(
-    image: ImageFacts, node: NodeFacts, matrix: Matrix, must_decide: set[str], ignore: frozenset[str], jobs: tuple = ()
+    image: ImageFacts,
+    node: NodeFacts,
+    matrix: Matrix,
+    must_decide: AbstractSet[str],
+    ignore: frozenset[str],
+    jobs: tuple[JobFacts, ...] = (),
 ) -> bool:
     for result in _runs(image, node, matrix, jobs):
         if any(f.severity in BLOCKING and f.id not in ignore and not f.assumes for f in result.findings):
@@ -213,7 +226,11 @@ def _clean(
 
 
 def node_paths(
-    image: ImageFacts, node: NodeFacts, matrix: Matrix, ignore: frozenset[str] = frozenset(), jobs: tuple = ()
+    image: ImageFacts,
+    node: NodeFacts,
+    matrix: Matrix,
+    ignore: frozenset[str] = frozenset(),
+    jobs: tuple[JobFacts, ...] = (),
 ) -> list[NodePath]:
     """The smallest sets of node changes after which the engine predicts `image` clean on `node` (empty if none).
     `jobs`: the launch-spec containers running the image; the re-check includes them."""

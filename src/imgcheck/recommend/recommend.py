@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from ..engine.report import group_nodes
 from ..errors import ImgcheckError
+from ..job.model import JobFacts
 from ..matrix import Matrix
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
-from ..model.report import Recommendation
+from ..model.report import Recommendation, Report
 from .base import base_of, repository
 from .candidates import Judgement, blocking_rules, clean_candidates, names_text, rank_key
 from .catalog import CatalogEntry, all_entries
@@ -114,7 +117,11 @@ def _image_recommendation(
 
 
 def _node_recommendations(
-    image: ImageFacts, groups: list[list[NodeFacts]], matrix: Matrix, ignore: frozenset[str], jobs: tuple = ()
+    image: ImageFacts,
+    groups: list[list[NodeFacts]],
+    matrix: Matrix,
+    ignore: frozenset[str],
+    jobs: tuple[JobFacts, ...] = (),
 ) -> tuple[list[Recommendation], str]:
     out, skipped, stuck = [], 0, []
     failing_groups = []
@@ -153,14 +160,14 @@ def _checked_against(reps: list[NodeFacts], names_of: dict[str, list[str]]) -> s
     """'gpu-r470 (node facts collected 2026-11-30T08:00:00Z)': what a re-check ran on, for the user to judge."""
     if len(reps) > 3:  # a fleet: one line, not one clause per configuration
         everyone = [name for n in reps for name in names_of.get(n.name, [n.name])]
-        dates = sorted(n.collected_at for n in reps if getattr(n, "collected_at", None))
+        dates = sorted(n.collected_at for n in reps if n.collected_at)
         when = f", node facts collected {dates[0]}..{dates[-1]}" if dates else ""
         return f"{len(everyone)} nodes in {len(reps)} configurations ({names_text(everyone)}{when})"
     parts = []
     for n in reps:
         names = names_text(names_of.get(n.name, [n.name]))
-        when = getattr(n, "collected_at", None)
-        parts.append(f"{names} (node facts collected {when})" if when else names)
+        collected = n.collected_at
+        parts.append(f"{names} (node facts collected {collected})" if collected else names)
     return "; ".join(parts)
 
 
@@ -168,9 +175,9 @@ def _fleet_clean(
     facts: ImageFacts,
     reps: list[NodeFacts],
     matrix: Matrix,
-    must_decide: set[str],
+    must_decide: AbstractSet[str],
     ignore: frozenset[str],
-    jobs: tuple = (),
+    jobs: tuple[JobFacts, ...] = (),
 ) -> bool:
     blocking, unknown = blocking_rules(facts, reps, matrix, ignore, jobs)
     return not blocking and not (unknown & must_decide)
@@ -179,16 +186,16 @@ def _fleet_clean(
 def _image_change_recommendations(
     current: ImageFacts,
     reps: list[NodeFacts],
-    names_of,
+    names_of: dict[str, list[str]],
     matrix: Matrix,
-    must_decide: set[str],
+    must_decide: AbstractSet[str],
     ignore: frozenset[str],
-    jobs: tuple = (),
+    jobs: tuple[JobFacts, ...] = (),
 ) -> list[Recommendation]:
     """Env edits (the launch spec's first, pointing at its file and line, when a spec is given), then a pip pin
     of the NCCL wheel, then both together: each re-checked, with the spec's containers, on a modified copy."""
 
-    def clean(facts, modified_jobs=jobs):
+    def clean(facts: ImageFacts, modified_jobs: tuple[JobFacts, ...] = jobs) -> bool:
         return _fleet_clean(facts, reps, matrix, must_decide, ignore, modified_jobs)
 
     env = job_env_changes(jobs) + env_changes(current)
@@ -196,7 +203,7 @@ def _image_change_recommendations(
     found = smallest_changes(env, clean, current, max_size=2, limit=2, jobs=jobs) if env else []
     found += smallest_changes(pins, clean, current, max_size=1, limit=1, jobs=jobs) if pins else []
     if not found and env and pins:
-        found = [(e, p) for e in env for p in pins[:4] if clean(*applied(p, *applied(e, current, jobs)))][:1]
+        found += [(e, p) for e in env for p in pins[:4] if clean(*applied(p, *applied(e, current, jobs)))][:1]
     against = _checked_against(reps, names_of)
     fixed = ", ".join(sorted(must_decide))
     out = []
@@ -219,7 +226,7 @@ def _image_change_recommendations(
 
 
 def _node_side_for_catalog(
-    judged: list,
+    judged: list[Judgement],
     groups: list[list[NodeFacts]],
     matrix: Matrix,
     ignore: frozenset[str],
@@ -230,7 +237,9 @@ def _node_side_for_catalog(
     """No catalog image works as the nodes are: the node changes after which the closest catalog image does.
     Only entries with one reading (a row that leaves the flavor open would need a path valid for each)."""
 
-    def node_side_only(j) -> int:  # images that fail only for node-side reasons first: a node change can fix them
+    def node_side_only(
+        j: Judgement,
+    ) -> int:  # images that fail only for node-side reasons first: a node change can fix them
         return 0 if j.blocking and all(b.split(" on ", 1)[0] in NODE_SIDE_RULES for b in j.blocking) else 1
 
     candidates = sorted(
@@ -260,7 +269,7 @@ def _node_side_for_catalog(
     return out
 
 
-def _node_side_reason(rejected: list) -> str | None:
+def _node_side_reason(rejected: list[Judgement]) -> str | None:
     """'9 of the 12 checkable images fail only for node-side reasons (GDR-PEERMEM-MISSING)', or None."""
     checkable = [j for j in rejected if j.blocking]
     only = [j for j in checkable if all(b.split(" on ", 1)[0] in NODE_SIDE_RULES for b in j.blocking)]
@@ -283,7 +292,7 @@ def recommend(
     catalog_dir: str | None = None,
     limit: int = MAX_IMAGES,
     ignore_rules: frozenset[str] = frozenset(),
-    jobs: tuple = (),
+    jobs: tuple[JobFacts, ...] = (),
 ) -> RecommendResult:
     """`ignore_rules`: rules suppressed on every node; they neither rule a candidate out nor need fixing.
     `framework`: 'pytorch', 'pytorch==2.5' or a FrameworkWant; without it, the --like image's framework (an
@@ -396,7 +405,9 @@ def recommend(
     )
 
 
-def recommendations_for_report(report, matrix: Matrix, jobs: tuple = ()) -> tuple[Recommendation, ...]:
+def recommendations_for_report(
+    report: Report, matrix: Matrix, jobs: Iterable[JobFacts] = ()
+) -> tuple[Recommendation, ...]:
     """For a failing check: the top two of recommend --like (smallest change first: an Env edit, in the launch
     spec when it sets the value, or a pip pin; a newer tag of the same base, another image of the same
     framework; the node-side path), each re-checked with the spec's containers when `jobs` are given."""

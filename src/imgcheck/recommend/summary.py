@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from ..model.image import ImageFacts
+from ..model.image import ImageFacts, Package
 from ..versions.ecosystems import compare_numeric, numeric_tuple
 
 # Framework words, from the image name or the Python package that identifies it.
@@ -60,7 +61,7 @@ def _repository(reference: str) -> str:
 _PYTHON_DIR = re.compile(r"/python(\d+\.\d+)/")
 
 
-def framework_package(facts: ImageFacts):
+def framework_package(facts: ImageFacts) -> Package | None:
     """The pip package that identifies the framework (torch, tensorflow, ...), or None."""
     by_name = {p.name.lower(): p for p in facts.packages if p.db == "pip"}
     for package, _word in _PACKAGE_WORDS:
@@ -123,7 +124,7 @@ def summary_of_facts(facts: ImageFacts) -> Summary:
     )
 
 
-def summary_of_row(row: dict, pabi: int | None = None) -> Summary:
+def summary_of_row(row: dict[str, Any], pabi: int | None = None) -> Summary:
     return Summary(
         framework=row.get("framework"),
         distro=row.get("distro"),
@@ -161,7 +162,7 @@ _LABELS = (
 _NOT_READ_AS_NONE = ("python", "framework_version")
 
 
-def _text(value, missing: str = "none") -> str:
+def _text(value: object, missing: str = "none") -> str:
     return missing if value is None else str(value)
 
 
@@ -186,7 +187,7 @@ def major(version: str | None) -> int | None:
     return nums[0] if nums else None
 
 
-def newer_first_key(version: str | None) -> tuple:
+def newer_first_key(version: str | None) -> tuple[int, tuple[int, ...]]:
     """Sort key putting higher dotted versions first and unknown last."""
     nums = numeric_tuple(version or "")
     return (0, tuple(-n for n in nums)) if nums else (1, ())

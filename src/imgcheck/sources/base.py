@@ -12,10 +12,10 @@ import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import BadInputError
-from ..streams import readinto_of
+from ..streams import ByteStream, readinto_of
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -113,13 +113,13 @@ class OpenedImage:
     # bytes [start, end) of a layer blob, unverified (a registry's Range request): how a seekable layer is read
     read_range: Callable[[LayerRef, int, int], bytes] | None = None
 
-    def open_layer(self, layer: LayerRef) -> BinaryIO:
+    def open_layer(self, layer: LayerRef) -> ByteStream:
         """The layer's bytes: a stream for a tar, a seekable file of layer.size bytes for squashfs."""
         return self.opener(layer)
 
 
 class LayerOpener(Protocol):
-    def __call__(self, layer: LayerRef) -> BinaryIO: ...
+    def __call__(self, layer: LayerRef) -> ByteStream: ...
 
 
 class Source(ABC):
@@ -176,7 +176,7 @@ class VerifyingReader:
     a result is never produced from bytes that failed verification.
     """
 
-    def __init__(self, raw: BinaryIO, digest: str, what: str, expected_size: int | None = None) -> None:
+    def __init__(self, raw: ByteStream, digest: str, what: str, expected_size: int | None = None) -> None:
         algo, self._hex = parse_digest(digest)
         self._raw = raw
         self._readinto = readinto_of(raw)

@@ -11,10 +11,16 @@ import posixpath
 import stat
 import tarfile
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .. import safejson
 from ..errors import BadInputError, LimitExceededError, UnavailableError
+from ..streams import ByteStream, SeekableByteStream
+
+if TYPE_CHECKING:
+    from tarfile import _Fileobj as TarFileobj  # typeshed's name for what tarfile.open(fileobj=...) accepts
+
+    from _typeshed import WriteableBuffer
 
 MAX_JSON_BYTES = 8 * 1024 * 1024  # manifests and configs are kilobytes; refuse absurd ones
 # A compressed outer archive (docker save | gzip) is read by decompressing: its members may not
@@ -49,7 +55,7 @@ def open_regular(path: str, what: str) -> BinaryIO:
 
 
 class BlobStore:
-    def open(self, name: str) -> BinaryIO:
+    def open(self, name: str) -> ByteStream:
         raise NotImplementedError
 
     def exists(self, name: str) -> bool:
@@ -61,12 +67,15 @@ class BlobStore:
     def close(self) -> None:
         pass
 
-    def read_json(self, name: str, what: str):
+    def read_json(self, name: str, what: str) -> object:
         return safejson.loads(self.read_bytes(name, what), what)
 
     def read_bytes(self, name: str, what: str) -> bytes:
-        with self.open(name) as fh:
+        fh = self.open(name)
+        try:
             data = fh.read(MAX_JSON_BYTES + 1)
+        finally:
+            fh.close()
         if len(data) > MAX_JSON_BYTES:
             raise BadInputError(f"{what} is larger than {MAX_JSON_BYTES} bytes")
         return data
@@ -81,7 +90,7 @@ def _clean(name: str) -> str:
 
 
 class DirStore(BlobStore):
-    def __init__(self, root: str):
+    def __init__(self, root: str) -> None:
         if not os.path.isdir(root):
             raise UnavailableError(f"{root}: no such directory")
         self.root = os.path.realpath(root)
@@ -105,7 +114,7 @@ class DirStore(BlobStore):
 class _Section(io.RawIOBase):
     """A read-only window [start, start+size) of a file, with its own file handle."""
 
-    def __init__(self, path: str, start: int, size: int):
+    def __init__(self, path: str, start: int, size: int) -> None:
         self._fh = open(path, "rb")
         self._fh.seek(start)
         self._left = size
@@ -113,16 +122,17 @@ class _Section(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
+    def readinto(self, b: WriteableBuffer) -> int:
         if self._left <= 0:
             return 0
-        n = self._fh.readinto(memoryview(b)[: min(len(b), self._left)])
+        view = memoryview(b)
+        n = self._fh.readinto(view[: min(len(view), self._left)])
         if not n:
             raise BadInputError("archive member is truncated")
         self._left -= n
         return n
 
-    def read(self, n: int = -1) -> bytes:
+    def read(self, n: int | None = -1) -> bytes:
         if n is None or n < 0:
             n = self._left
         data = self._fh.read(min(n, self._left))
@@ -137,16 +147,16 @@ class _Section(io.RawIOBase):
 class _Closing:
     """A member stream that also closes the TarFile it came from."""
 
-    def __init__(self, fh, owner):
+    def __init__(self, fh: ByteStream, owner: tarfile.TarFile) -> None:
         self._fh, self._owner = fh, owner
 
     def read(self, n: int = -1) -> bytes:
         return self._fh.read(n)
 
-    def __enter__(self):
+    def __enter__(self) -> _Closing:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -159,7 +169,7 @@ class _Inflated(io.RawIOBase):
     header's whole claimed size in one read() and skips members by seeking through the
     decompressor: either could inflate a bomb without limit."""
 
-    def __init__(self, inner, cap: int, path: str):
+    def __init__(self, inner: SeekableByteStream, cap: int, path: str) -> None:
         self._inner, self._cap, self._path = inner, cap, path
 
     def _over(self) -> LimitExceededError:
@@ -173,7 +183,7 @@ class _Inflated(io.RawIOBase):
     def seekable(self) -> bool:
         return True
 
-    def read(self, n: int = -1) -> bytes:
+    def read(self, n: int | None = -1) -> bytes:
         room = self._cap - self._inner.tell()
         if room < 0:
             raise self._over()
@@ -182,9 +192,10 @@ class _Inflated(io.RawIOBase):
             raise self._over()
         return data
 
-    def readinto(self, b) -> int:
-        data = self.read(len(b))
-        b[: len(data)] = data
+    def readinto(self, b: WriteableBuffer) -> int:
+        view = memoryview(b)
+        data = self.read(len(view))
+        view[: len(data)] = data
         return len(data)
 
     def seek(self, offset: int, whence: int = 0) -> int:
@@ -226,7 +237,7 @@ def _open_tar(path: str) -> tuple[tarfile.TarFile, bool]:
 class TarStore(BlobStore):
     """Members of a tar archive by name; the member index is built once from headers only."""
 
-    def __init__(self, path: str, max_members: int = 100_000):
+    def __init__(self, path: str, max_members: int = 100_000) -> None:
         if not os.path.exists(path):
             raise UnavailableError(f"{path}: no such file")
         open_regular(path, path).close()  # a FIFO would block tarfile (and cannot be seeked anyway)
@@ -279,7 +290,7 @@ class TarStore(BlobStore):
             raise BadInputError(f"{name} is missing from {self.path}")
         return member
 
-    def open(self, name: str) -> BinaryIO:
+    def open(self, name: str) -> ByteStream:
         member = self._member(name)
         small = self._small.get(_clean(member.name))
         if small is not None:
@@ -309,7 +320,7 @@ class TarStore(BlobStore):
         """No byte offsets: opening a member inflates the archive from its start (docker save | gzip)."""
         return self._compressed
 
-    def open_whole(self) -> tuple[BinaryIO, Callable[[], None]]:
+    def open_whole(self) -> tuple[TarFileobj, Callable[[], None]]:
         """The whole archive as one decompressed stream (within the inflate cap), and its closer."""
         private, _ = _open_tar(self.path)
         stream = private.fileobj

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from .. import safejson
 from ..errors import BadInputError, LimitExceededError
+from ..streams import ByteStream
 from .base import LayerRef, OpenedImage, Source, VerifyingReader, parse_digest, verify_bytes
 from .blobstore import TarStore
 from .manifest import MAX_LAYERS, check_config
@@ -21,7 +23,7 @@ class DockerArchiveSource(Source):
         self.store = TarStore(path)
         self._layer_paths: dict[str, str] = {}
 
-    def _entry(self, manifest: object) -> dict:
+    def _entry(self, manifest: object) -> dict[str, Any]:
         if not isinstance(manifest, list) or not manifest:
             raise BadInputError(f"{self.location}: manifest.json lists no images")
         entries = [e for e in manifest if isinstance(e, dict)]
@@ -90,7 +92,7 @@ class DockerArchiveSource(Source):
             else None,
         )
 
-    def _open_layer(self, layer: LayerRef):
+    def _open_layer(self, layer: LayerRef) -> ByteStream:
         raw = self.store.open(self._layer_paths[f"{layer.index}:{layer.digest}"])
         if layer.digest_of_uncompressed:
             return raw  # verified after decompression against the diff_id, see view/layer_index.py

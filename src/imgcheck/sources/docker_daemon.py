@@ -14,12 +14,18 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInputError, UnavailableError, UsageError
+from ..streams import ByteStream
 from .base import LayerRef, OpenedImage, Source, parse_digest
 from .platform import Platform, PlatformMismatchError, parse_platform
 from .save_stream import CHUNK, SaveStreamReader
+
+if TYPE_CHECKING:
+    from tarfile import _Fileobj as TarFileobj  # typeshed's name for what tarfile.open(fileobj=...) accepts
+
+    from _typeshed import WriteableBuffer
 
 # Per socket read. Docker 20.10 exports a whole image to a temp dir before its first byte, which
 # takes minutes for a 20 GB framework image; the SDK's 60 s default would cut that off.
@@ -37,7 +43,7 @@ class IterStream(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
+    def readinto(self, b: WriteableBuffer) -> int:
         while not self._buf:
             try:
                 self._buf = next(self._chunks)
@@ -47,13 +53,14 @@ class IterStream(io.RawIOBase):
                 from .http import describe
 
                 raise UnavailableError(f"{self._what}: the Docker daemon's stream broke ({describe(exc)})") from None
-        n = min(len(b), len(self._buf))
-        b[:n] = self._buf[:n]
+        view = memoryview(b)
+        n = min(len(view), len(self._buf))
+        view[:n] = self._buf[:n]
         self._buf = self._buf[n:]
         return n
 
 
-def _platform_of_attrs(attrs: dict) -> str | None:
+def _platform_of_attrs(attrs: dict[str, Any]) -> str | None:
     os_, arch, variant = attrs.get("Os"), attrs.get("Architecture"), attrs.get("Variant")
     if not isinstance(os_, str) or not isinstance(arch, str):
         return None
@@ -69,7 +76,9 @@ class DockerDaemonSource(Source):
 
     Its layers come only as the one save stream: the opened image's save_stream is this source."""
 
-    def __init__(self, ref: str, platform: Platform | None = None, timeout: float | None = None, client=None):
+    def __init__(
+        self, ref: str, platform: Platform | None = None, timeout: float | None = None, client: Any = None
+    ) -> None:
         if not ref or ref != ref.strip():
             raise UsageError(f"invalid docker: reference {ref!r}")
         self.ref = ref
@@ -81,8 +90,8 @@ class DockerDaemonSource(Source):
         self._layers: list[LayerRef] = []
         self._stream: SaveStreamReader | None = None
 
-    def _connect(self):
-        import docker
+    def _connect(self) -> Any:  # a docker.DockerClient: the SDK ships no type hints
+        import docker  # type: ignore[import-untyped]  # ships no type hints
 
         if self._client is None:
             try:
@@ -171,18 +180,18 @@ class DockerDaemonSource(Source):
             self._client = None
         self._stream = None
 
-    def _open_layer(self, layer: LayerRef) -> BinaryIO:
+    def _open_layer(self, layer: LayerRef) -> ByteStream:
         # A save stream cannot be opened at one layer; every reader goes through index().
         raise UnavailableError(f"{self.where}: layers of the docker: source are read only as one stream")
 
-    def index(self, layer: LayerRef, wants, limits, index_tar):
+    def index(self, layer: LayerRef, wants: Any, limits: Any, index_tar: Callable[..., object]) -> object:
         """Layer `layer`'s index from the one pass over the save stream (sources/save_stream.py)."""
         if self._stream is None:
             assert self._image_id is not None  # set by open(), which hands this source out as the save stream
             self._stream = SaveStreamReader(self.where, self._export, self._image_id, self._layers)
         return self._stream.index(layer, wants, limits, index_tar)
 
-    def _export(self) -> tuple[BinaryIO, Callable[[], None]]:
+    def _export(self) -> tuple[TarFileobj, Callable[[], None]]:
         """The daemon's `docker save` of the inspected image, as a stream and its closer."""
         client = self._connect()
         try:

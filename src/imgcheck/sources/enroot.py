@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from typing import Any
 
 from ..errors import BadInputError
 from ..fsutil import open_input, reading_input
@@ -65,7 +66,7 @@ class SquashfsRangeSource(Source):
         location: str,
         offset: int = 0,
         size: int | None = None,
-        config: dict | None = None,
+        config: dict[str, Any] | None = None,
         env_file: EnvFile | None = None,
         notes: tuple[str, ...] = (),
     ):

@@ -16,7 +16,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from functools import partial
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import requests
@@ -142,18 +143,18 @@ class HttpClient:
         return self.deadline.clamp(limit) if self.deadline is not None else limit
 
     def _delay(self, attempt: int) -> float:
-        return min(self.policy.max_backoff, self.policy.backoff * (2 ** (attempt - 1)))
+        return min(self.policy.max_backoff, self.policy.backoff * (2.0 ** (attempt - 1)))
 
     def send(
         self,
         method: str,
         url: str,
         *,
-        headers: dict | None = None,
+        headers: dict[str, str] | None = None,
         stream: bool = False,
         verify: bool = True,
         attempts: int | None = None,
-        **kw,
+        **kw: Any,
     ) -> requests.Response:
         """Send with retries. Returns the last response (maybe still 429/5xx); raises only when
         the server could not be reached at all."""
@@ -174,7 +175,7 @@ class HttpClient:
                     method, url, headers=headers, stream=True, verify=verify, timeout=timeout, **kw
                 )
                 if not stream:
-                    read_within(resp, self.answer_limit(), host, lambda r=resp: r.content)
+                    read_within(resp, self.answer_limit(), host, partial(_content, resp))
             except requests.exceptions.SSLError:
                 raise  # not transient; the caller decides (scheme fallback or a clear error)
             except NETWORK_ERRORS as exc:
@@ -194,6 +195,10 @@ class HttpClient:
                 continue
             return resp
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _content(resp: requests.Response) -> bytes:
+    return resp.content
 
 
 def read_within(resp: requests.Response, deadline: float, host: str, read: Callable[[], T]) -> T:
@@ -269,7 +274,7 @@ class ResumingBody:
                 "(a total deadline per blob)"
             )
 
-    def _body(self):
+    def _body(self) -> http.client.HTTPResponse | None:
         """What to read the body from: the http.client response urllib3 wraps, when it exposes one.
 
         urllib3's read() and readinto() each copy every chunk once more; http.client's readinto
@@ -280,7 +285,7 @@ class ResumingBody:
         fp = getattr(self._resp.raw, "_fp", None)
         return fp if fp is not None and hasattr(fp, "readinto") else None
 
-    def _readinto_raw(self, buffer) -> int:
+    def _readinto_raw(self, buffer: bytearray | memoryview) -> int:
         fp = self._body()
         if fp is not None:
             return fp.readinto(buffer)
@@ -318,7 +323,7 @@ class ResumingBody:
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
-            parts = []
+            parts: list[bytes] = []
             while True:
                 chunk = self.read(1 << 20)
                 if not chunk:
@@ -328,7 +333,7 @@ class ResumingBody:
         got = self.readinto(buffer)
         return bytes(memoryview(buffer)[:got])
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: bytearray | memoryview) -> int:
         """Bytes into `buffer`, re-requesting from the current offset when the connection fails."""
         if not len(buffer):
             return 0
@@ -356,7 +361,7 @@ class ResumingBody:
         self._resp.close()
 
 
-def _shut_down(resp) -> None:
+def _shut_down(resp: requests.Response) -> None:
     """End any read in progress on a streaming response's socket (a watchdog's deadline)."""
     sock = _socket_of(resp)
     if sock is not None:
@@ -366,7 +371,7 @@ def _shut_down(resp) -> None:
             pass
 
 
-def _socket_of(resp) -> socket.socket | None:
+def _socket_of(resp: object) -> socket.socket | None:
     """The socket under a streaming requests response (http.client's buffered file's raw SocketIO)."""
     fp = getattr(getattr(resp, "raw", None), "_fp", None)  # http.client.HTTPResponse
     raw = getattr(getattr(fp, "fp", None), "raw", None)  # socket.SocketIO

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import BadInputError, LimitExceededError
 from .base import (
     DOCKER_LAYER_GZIP,
@@ -20,7 +22,7 @@ ESTARGZ_TOC_DIGEST = "containerd.io/snapshot/stargz/toc.digest"
 MAX_LAYERS = 512  # the OCI/Docker practical limit is 127; anything far above is hostile
 
 
-def layers_of_manifest(manifest: dict, where: str, max_layers: int = MAX_LAYERS) -> list[LayerRef]:
+def layers_of_manifest(manifest: dict[str, Any], where: str, max_layers: int = MAX_LAYERS) -> list[LayerRef]:
     if not isinstance(manifest, dict):
         raise BadInputError(f"{where}: manifest is not a JSON object")
     media_type = media_type_of(manifest, f"{where}: manifest")
@@ -51,7 +53,7 @@ def layers_of_manifest(manifest: dict, where: str, max_layers: int = MAX_LAYERS)
     return refs
 
 
-def _toc_digest(desc: dict, media_type: str) -> str | None:
+def _toc_digest(desc: dict[str, Any], media_type: str) -> str | None:
     """The eStargz table-of-contents digest a gzip layer's annotations name (None: not eStargz, or malformed)."""
     annotations = desc.get("annotations")
     if media_type not in (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP) or not isinstance(annotations, dict):
@@ -66,7 +68,7 @@ def _toc_digest(desc: dict, media_type: str) -> str | None:
     return value
 
 
-def config_descriptor(manifest: dict, where: str) -> tuple[str, int | None]:
+def config_descriptor(manifest: dict[str, Any], where: str) -> tuple[str, int | None]:
     desc = manifest.get("config")
     if not isinstance(desc, dict) or not isinstance(desc.get("digest"), str):
         raise BadInputError(f"{where}: manifest has no config descriptor")
@@ -75,7 +77,7 @@ def config_descriptor(manifest: dict, where: str) -> tuple[str, int | None]:
     return desc["digest"], size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
-def with_diff_ids(layers: list[LayerRef], config: dict, where: str) -> list[LayerRef]:
+def with_diff_ids(layers: list[LayerRef], config: dict[str, Any], where: str) -> list[LayerRef]:
     """Attach each layer's diff_id from the config; the counts must agree."""
     import dataclasses
 
@@ -92,7 +94,7 @@ def with_diff_ids(layers: list[LayerRef], config: dict, where: str) -> list[Laye
     return [dataclasses.replace(layer, diff_id=d) for layer, d in zip(layers, diff_ids)]
 
 
-def check_config(config: object, where: str) -> dict:
+def check_config(config: object, where: str) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise BadInputError(f"{where}: image config is not a JSON object")
     rootfs = config.get("rootfs")
@@ -101,7 +103,7 @@ def check_config(config: object, where: str) -> dict:
     return config
 
 
-def env_of_config(config: dict) -> dict[str, str]:
+def env_of_config(config: dict[str, Any]) -> dict[str, str]:
     """The image's Env as a dict; later duplicates win, as in a container's environment."""
     inner = config.get("config") or config.get("container_config") or {}
     env = inner.get("Env") if isinstance(inner, dict) else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import safejson
 from ..errors import BadInputError
 from .base import (
@@ -41,12 +43,12 @@ class OciLayoutSource(Source):
     def from_archive(cls, path: str, ref_name: str | None = None, platform: Platform | None = None) -> OciLayoutSource:
         return cls(TarStore(path), f"oci-archive:{path}", ref_name, platform)
 
-    def _blob_json(self, digest: str, what: str):
+    def _blob_json(self, digest: str, what: str) -> Any:
         data = self.store.read_bytes(blob_path(digest), what)
         verify_bytes(data, digest, what)
         return safejson.loads(data, what)
 
-    def _pick_from_index(self, index: dict, where: str) -> dict:
+    def _pick_from_index(self, index: dict[str, Any], where: str) -> dict[str, Any]:
         manifests = index.get("manifests")
         if not isinstance(manifests, list) or not manifests:
             raise BadInputError(f"{where}: index lists no manifests")
@@ -96,7 +98,7 @@ class OciLayoutSource(Source):
             opener=self._open_layer,
         )
 
-    def _open_layer(self, layer: LayerRef):
+    def _open_layer(self, layer: LayerRef) -> VerifyingReader:
         raw = self.store.open(blob_path(layer.digest))
         return VerifyingReader(raw, layer.digest, f"layer {layer.digest}", layer.size)
 

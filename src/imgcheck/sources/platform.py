@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import BadInputError, UsageError
 
@@ -63,7 +64,7 @@ def require_platform(have: str | None, wanted: Platform | None, where: str) -> N
         raise PlatformMismatchError(f"{where}: no image for platform {wanted} (available: {got})", (str(got),))
 
 
-def platform_of_config(config: dict) -> str | None:
+def platform_of_config(config: dict[str, Any]) -> str | None:
     os_ = config.get("os")
     arch = config.get("architecture")
     if not isinstance(os_, str) or not isinstance(arch, str):
@@ -72,7 +73,7 @@ def platform_of_config(config: dict) -> str | None:
     return str(Platform(os_, arch, variant if isinstance(variant, str) and variant else None))
 
 
-def select_manifest(index: dict, wanted: Platform, where: str) -> dict:
+def select_manifest(index: dict[str, Any], wanted: Platform, where: str) -> dict[str, Any]:
     """Pick the descriptor for exactly `wanted` from an image index / manifest list."""
     manifests = index.get("manifests") if isinstance(index, dict) else None
     if not isinstance(manifests, list):

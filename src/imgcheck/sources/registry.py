@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import requests
 import urllib3
@@ -120,7 +121,9 @@ class RegistryClient:
         resp.close()
         return resp.status_code != 400
 
-    def request(self, method: str, path: str, headers: dict | None = None, stream: bool = False) -> requests.Response:
+    def request(
+        self, method: str, path: str, headers: dict[str, str] | None = None, stream: bool = False
+    ) -> requests.Response:
         url = f"{self.base()}/v2/{self.ref.repository}/{path}"
         for attempt in range(3):
             try:
@@ -165,7 +168,9 @@ class RegistryClient:
             )
         return UnavailableError(f"{self.host}: unexpected HTTP {code} for {what}{detail}")
 
-    def get_small(self, path: str, headers: dict, limit: int, what: str, status: int = 200) -> requests.Response:
+    def get_small(
+        self, path: str, headers: dict[str, str], limit: int, what: str, status: int = 200
+    ) -> requests.Response:
         """GET a manifest or config whole (size-capped), or with `status` 206 one byte range of a blob; a body cut
         off mid-way is fetched again. Returns the response with its bytes in `.content`."""
         attempts = self.http.policy.max_attempts
@@ -274,7 +279,7 @@ def _ssl_reason(exc: BaseException) -> str:
     return describe(exc)
 
 
-def _doc(data: bytes, where: str) -> dict:
+def _doc(data: bytes, where: str) -> dict[str, Any]:
     doc = safejson.loads(data, where)
     if not isinstance(doc, dict):
         raise BadInputError(f"{where}: not a JSON object")
@@ -283,7 +288,7 @@ def _doc(data: bytes, where: str) -> dict:
     return doc
 
 
-def _is_index(doc: dict, content_type: str | None) -> bool:
+def _is_index(doc: dict[str, Any], content_type: str | None) -> bool:
     media_type = media_type_of(doc, "manifest") or content_type
     return media_type in INDEX_MEDIA_TYPES or ("manifests" in doc and "layers" not in doc)
 
@@ -396,7 +401,7 @@ class RegistrySource(Source):
     def _read_range(self, layer: LayerRef, start: int, end: int) -> bytes:
         return self.client.get_blob_range(layer.digest, start, end)
 
-    def _open_layer(self, layer: LayerRef):
+    def _open_layer(self, layer: LayerRef) -> VerifyingReader:
         body = self.client.open_blob(layer.digest, layer.size)
         return VerifyingReader(body, layer.digest, f"{self.ref}: layer {layer.digest}", layer.size)
 

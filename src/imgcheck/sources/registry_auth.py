@@ -23,6 +23,7 @@ import re
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
@@ -76,7 +77,7 @@ def podman_auth_paths(env: Mapping[str, str] = os.environ) -> list[str]:
 
 def _helper_get(helper: str, server: str, path: str) -> Credentials | None:
     """Ask `docker-credential-<helper>` through the docker SDK's credential store client."""
-    from docker import credentials as dc
+    from docker import credentials as dc  # type: ignore[import-untyped]  # ships no type hints
 
     try:
         with warnings.catch_warnings():
@@ -123,7 +124,7 @@ def _key_host_path(key: str) -> str:
     return key.strip("/")
 
 
-def _read_json(path: str) -> dict | None:
+def _read_json(path: str) -> dict[str, Any] | None:
     try:
         with open(path, "rb") as fh:
             doc = json.load(fh)

@@ -16,21 +16,27 @@ import posixpath
 import tarfile
 import threading
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from .. import safejson
 from ..errors import BadInputError
+from ..streams import ByteStream
 from .base import LayerRef, VerifyingReader, parse_digest
+
+if TYPE_CHECKING:
+    from tarfile import _Fileobj as TarFileobj  # typeshed's name for what tarfile.open(fileobj=...) accepts
 
 MAX_JSON = 8 * 1024 * 1024
 MAX_MEMBERS = 100_000
 CHUNK = 1 << 20
+# A member's index (the view's LayerIndex: this package never imports the view) and its raw sha256.
+_Indexed = tuple[Any, str]
 
 
 class _HashingReader:
     """Replays a sniffed head, then the member; hashes every byte (the member's raw digest)."""
 
-    def __init__(self, head: bytes, fh: BinaryIO):
+    def __init__(self, head: bytes, fh: ByteStream) -> None:
         self._head = head
         self._fh = fh
         self.hash = hashlib.sha256(head)
@@ -44,6 +50,9 @@ class _HashingReader:
         self.hash.update(data)
         return data
 
+    def close(self) -> None:
+        """Nothing to release: the member belongs to the save stream, drained and closed by its reader."""
+
 
 class SaveStreamReader:
     """The SaveStream of an opened image (sources/base.py): `open_stream()` gives the save tar as a
@@ -52,15 +61,15 @@ class SaveStreamReader:
     def __init__(
         self,
         where: str,
-        open_stream: Callable[[], tuple[BinaryIO, Callable[[], None]]],
+        open_stream: Callable[[], tuple[TarFileobj, Callable[[], None]]],
         config_digest: str,
         layers: list[LayerRef],
-    ):
+    ) -> None:
         self.where = where
         self._open_stream = open_stream
         self._config_digest = config_digest
         self._layers = layers
-        self._cache: dict[tuple, list | Exception] = {}
+        self._cache: dict[tuple[object, object], list[Any] | Exception] = {}
         self._lock = threading.Lock()
 
     def index(self, layer: LayerRef, wants: Any, limits: Any, index_tar: Callable[..., Any]) -> Any:
@@ -81,10 +90,10 @@ class SaveStreamReader:
                 raise found
             return found[layer.index]
 
-    def _read_stream(self, wants: Any, limits: Any, index_layer: Callable[..., Any]) -> list:
+    def _read_stream(self, wants: Any, limits: Any, index_layer: Callable[..., Any]) -> list[Any]:
         stream, close = self._open_stream()
         small: dict[str, bytes] = {}  # JSON members: manifest.json, config, index.json
-        indexed: dict[str, tuple] = {}  # member name -> (LayerIndex, raw sha256)
+        indexed: dict[str, _Indexed] = {}  # member name -> (LayerIndex, raw sha256)
         aliases: dict[str, str] = {}  # symlinked/hard-linked member -> target (docker dedups layers)
         try:
             with tarfile.open(fileobj=stream, mode="r|") as tar:
@@ -117,7 +126,9 @@ class SaveStreamReader:
             close()
         return self._assemble(small, indexed, aliases, wants, limits, index_layer)
 
-    def _index_member(self, name: str, head: bytes, fh: Any, wants: Any, limits: Any, index_layer: Any) -> tuple:
+    def _index_member(
+        self, name: str, head: bytes, fh: ByteStream, wants: Any, limits: Any, index_layer: Callable[..., Any]
+    ) -> _Indexed:
         reader = _HashingReader(head, fh)
         blob_digest = None
         if name.startswith("blobs/sha256/"):
@@ -130,7 +141,15 @@ class SaveStreamReader:
             pass
         return idx, "sha256:" + reader.hash.hexdigest()
 
-    def _assemble(self, small: dict, indexed: dict, aliases: dict, wants: Any, limits: Any, index_layer: Any) -> list:
+    def _assemble(
+        self,
+        small: dict[str, bytes],
+        indexed: dict[str, _Indexed],
+        aliases: dict[str, str],
+        wants: Any,
+        limits: Any,
+        index_layer: Callable[..., Any],
+    ) -> list[Any]:
         if "manifest.json" not in small:
             raise BadInputError(f"{self.where}: the save stream has no manifest.json")
         manifest = safejson.loads(small["manifest.json"], f"{self.where}: manifest.json")

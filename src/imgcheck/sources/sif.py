@@ -27,9 +27,11 @@ import os
 import re
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import BadInputError
 from ..fsutil import reading_input
+from ..streams import SeekableByteStream
 from .base import EnvFile, OpenedImage, Source
 from .enroot import SquashfsRangeSource
 
@@ -87,7 +89,7 @@ class SifLayout:
     descriptors: tuple[Descriptor, ...]
 
 
-def read_layout(fh, file_size: int, what: str) -> SifLayout:
+def read_layout(fh: SeekableByteStream, file_size: int, what: str) -> SifLayout:
     """Parse and check the header and every used descriptor; anything malformed is BadInputError."""
     fh.seek(0)
     raw = fh.read(HEADER.size)
@@ -219,7 +221,7 @@ class SifSource(Source):
         self.path = path
         self.location = f"sif:{path}"
 
-    def _layout(self) -> tuple[SifLayout, Descriptor, dict, list[str]]:
+    def _layout(self) -> tuple[SifLayout, Descriptor, dict[str, Any], list[str]]:
         with reading_input(self.path, "a SIF file", where=self.location) as fh:
             size = os.fstat(fh.fileno()).st_size
             layout = read_layout(fh, size, self.location)
@@ -230,7 +232,7 @@ class SifSource(Source):
             config = {"os": "linux", "architecture": arch, **config}
         return layout, part, config, notes
 
-    def _oci_config(self, fh, layout: SifLayout) -> tuple[dict, list[str]]:
+    def _oci_config(self, fh: SeekableByteStream, layout: SifLayout) -> tuple[dict[str, Any], list[str]]:
         found = [d for d in layout.descriptors if d.datatype == DATA_GENERIC_JSON and d.name == OCI_CONFIG_NAME]
         if not found:
             return {}, []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import os
+from collections.abc import Iterable
 
 from ..deadline import Deadline
 from ..errors import BadInputError
@@ -48,7 +49,10 @@ def _marker(memo_dir: str, host: str) -> str:
 
 
 def anonymous_tag_digest(
-    ref: Reference, insecure_registries=(), memo_dir: str | None = None, deadline: Deadline | None = None
+    ref: Reference,
+    insecure_registries: Iterable[str] = (),
+    memo_dir: str | None = None,
+    deadline: Deadline | None = None,
 ) -> str | None:
     """The digest `ref`'s tag points at now, or None when this simple way cannot tell."""
     if ref.digest or any(os.environ.get(v) for v in PROXY_VARIABLES):

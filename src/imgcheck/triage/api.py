@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from .. import __version__
 from ..errors import ImgcheckError, UnavailableError, UsageError
@@ -17,6 +17,11 @@ from .joins import join_notes
 from .result import JoinResult, TriageReport
 from .scan import scan_logs
 from .signatures import load_signatures
+
+if TYPE_CHECKING:
+    from ..deadline import Deadline
+    from ..job.model import JobFacts
+    from ..sources.platform import Platform
 
 
 def load_node(name: str | None = None, facts_path: str | None = None) -> NodeFacts | None:
@@ -35,7 +40,9 @@ def load_node(name: str | None = None, facts_path: str | None = None) -> NodeFac
     return Inventory.default().get(name)  # raises UnavailableError for an unknown node
 
 
-def load_image(reference: str | None, platform=None, deadline=None) -> ImageFacts | None:
+def load_image(
+    reference: str | None, platform: Platform | None = None, deadline: Deadline | None = None
+) -> ImageFacts | None:
     """`deadline`: an imgcheck.deadline.Deadline bounding the whole read (--timeout), or None."""
     if not reference:
         return None
@@ -62,7 +69,7 @@ def engine_findings(image: ImageFacts, node: NodeFacts | None) -> tuple[tuple[Fi
     return tuple(report.findings), None
 
 
-def load_job(spec: str | None, image: str | None):
+def load_job(spec: str | None, image: str | None) -> JobFacts | None:
     """The launch spec's container for this job: the one running `image` when the spec has several."""
     if not spec:
         return None
@@ -70,10 +77,11 @@ def load_job(spec: str | None, image: str | None):
 
     jobs = load_job_spec(spec)  # BadInputError / UnavailableError with one line, as `imgcheck check --job`
     chosen = for_image(jobs, image) if image else jobs
-    return (chosen or jobs or [None])[0]
+    found = chosen or jobs
+    return found[0] if found else None
 
 
-def fabric_versions(image) -> dict[str, str | None]:
+def fabric_versions(image: ImageFacts | None) -> dict[str, str | None]:
     """The image's copies of the fabric components, for the catalog's "another copy" note."""
     if image is None:
         return {}
@@ -94,8 +102,8 @@ def triage(
     node_facts: str | None = None,
     signatures: str | None = None,
     stdin: IO[bytes] | None = None,
-    platform=None,
-    deadline=None,
+    platform: Platform | None = None,
+    deadline: Deadline | None = None,
 ) -> TriageReport:
     """Read the logs (files, or "-" for stdin), find the first failure and its cause candidates.
 

@@ -71,7 +71,7 @@ def parse_condition(
         except re.error as exc:
             raise BadInputError(f"{where}: bad regex in condition {text!r}: {exc}") from None
 
-        def check_line(ctx: EvalContext, rx=rx) -> tuple[bool | None, str]:
+        def check_line(ctx: EvalContext, rx: re.Pattern[str] = rx) -> tuple[bool | None, str]:
             hit = rx.search(ctx.line or "") is not None
             return hit, f"the matched line {'contains' if hit else 'does not contain'} /{rx.pattern}/"
 
@@ -86,7 +86,9 @@ def parse_condition(
             raise BadInputError(f"{where}: condition {text!r} names unknown signature {sig}")
         what, op, n = m.group("what"), m.group("op"), int(m.group("n"))
 
-        def check_measure(ctx: EvalContext, sig=sig, what=what, op=op, n=n) -> tuple[bool | None, str]:
+        def check_measure(
+            ctx: EvalContext, sig: str | None = sig, what: str = what, op: str = op, n: int = n
+        ) -> tuple[bool | None, str]:
             got = ctx.measure(sig, what)
             if got is None:
                 return None, f"the log does not say on how many {what} {sig or 'this signature'} occurred"
@@ -99,14 +101,16 @@ def parse_condition(
         if body not in known_predicates:
             raise BadInputError(f"{where}: unknown fact predicate {body!r} in condition {text!r}")
 
-        def check_pred(ctx: EvalContext, name=body) -> tuple[bool | None, str]:
+        def check_pred(ctx: EvalContext, name: str = body) -> tuple[bool | None, str]:
             return ctx.predicate(name)
 
         return Condition(text, negate, check_pred)
     raise BadInputError(f"{where}: cannot parse condition {text!r}")
 
 
-def _env_check(name: str, op: str | None, value: str | None, where: str, text: str):
+def _env_check(
+    name: str, op: str | None, value: str | None, where: str, text: str
+) -> Callable[[EvalContext], tuple[bool | None, str]]:
     if op in ("<", ">"):
         try:
             limit = int(value or "")

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from .logparse import LogLine
+
+T = TypeVar("T")
 
 _VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)(?:[-+]cuda(?P<cuda>\d+(?:\.\d+)*))?")
 _DRIVER = re.compile(r"cudaDriverVersion (?P<v>\d+)")
@@ -79,7 +82,7 @@ class ContextAccumulator:
     first_warn: LogLine | None = None  # the writer's first "NCCL WARN" line
 
     @staticmethod
-    def _add(target: set, value) -> None:
+    def _add(target: set[T], value: T) -> None:
         if len(target) < MAX_VALUES:
             target.add(value)
 

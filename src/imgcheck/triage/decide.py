@@ -52,7 +52,7 @@ _PG = re.compile(r"\[PG (?P<pg>.*?) ?Rank \d+\]")
 
 @dataclass
 class Stream:
-    key: tuple
+    key: RawKey  # as scan.py's, ranks merged: ("rank", n), ("proc", host, pid), ("host", name), ("file", source)
     rank: int | None = None
     hosts: set[str] = field(default_factory=set)
     sources: list[str] = field(default_factory=list)
@@ -85,15 +85,15 @@ def _proc_ranks(scan: ScanResult) -> dict[tuple[str, int], int]:
     return ranks
 
 
-def resolve_streams(scan: ScanResult) -> tuple[dict[RawKey, tuple], dict[tuple, Stream]]:
+def resolve_streams(scan: ScanResult) -> tuple[dict[RawKey, RawKey], dict[RawKey, Stream]]:
     proc_rank = _proc_ranks(scan)
 
-    def direct(key: RawKey) -> tuple:
+    def direct(key: RawKey) -> RawKey:
         if key[0] == "proc" and (key[1], key[2]) in proc_rank:
             return ("rank", proc_rank[(key[1], key[2])])
         return key
 
-    mapping: dict[RawKey, tuple] = {}
+    mapping: dict[RawKey, RawKey] = {}
     for keys in scan.keys_by_source.values():
         resolved = {direct(k) for k in keys if k[0] != "file"}
         for k in keys:
@@ -102,7 +102,7 @@ def resolve_streams(scan: ScanResult) -> tuple[dict[RawKey, tuple], dict[tuple, 
                 mapping[k] = next(iter(resolved)) if len(resolved) == 1 else k
             else:
                 mapping[k] = direct(k)
-    streams: dict[tuple, Stream] = {}
+    streams: dict[RawKey, Stream] = {}
     for raw, skey in mapping.items():
         st = streams.setdefault(skey, Stream(key=skey, rank=skey[1] if skey[0] == "rank" else None))
         if raw[0] in ("proc", "host"):
@@ -175,6 +175,7 @@ class CauseContext:
             if s.origin in (settings_k.ORIGIN_LOG, settings_k.ORIGIN_JOB):
                 return s.value, s.where
             where = "Env" if s.origin == settings_k.ORIGIN_ENV else settings_k.NCCL_CONF_PATH
+            assert img is not None  # an Env or nccl.conf value comes from the image
             return s.value, f"image {img.reference} {where}"
         if img is not None or self._facts.job is not None:
             return None, "neither the log, the launch spec nor the image sets it"
@@ -253,18 +254,18 @@ class Work:
     node: NodeFacts | None
     job: JobFacts | None = None
     sigs: dict[str, Signature] = field(default_factory=dict)
-    mapping: dict[RawKey, tuple] = field(default_factory=dict)
-    streams: dict[tuple, Stream] = field(default_factory=dict)
+    mapping: dict[RawKey, RawKey] = field(default_factory=dict)
+    streams: dict[RawKey, Stream] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     stream_of: dict[int, Stream] = field(default_factory=dict)
     log_context: LogContext = field(default_factory=LogContext)
     facts: Facts | None = None
-    suppressed: dict[tuple, set[str]] = field(default_factory=dict)
+    suppressed: dict[RawKey, set[str]] = field(default_factory=dict)
     as_info: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     failures: list[Event] = field(default_factory=list)
     first_failure: FirstFailure | None = None
-    lead_key: tuple | None = None
+    lead_key: RawKey | None = None
     timeline: list[TimelineEntry] = field(default_factory=list)
     silent: tuple[int, ...] = ()
     diagnoses: list[Diagnosis] = field(default_factory=list)
@@ -295,7 +296,7 @@ def phase_streams(w: Work) -> None:
 def phase_suppress(w: Work) -> None:
     """A specific signature in a stream explains a generic one there (e.g. the verbs EINVAL line
     explains "unhandled system error")."""
-    present: dict[tuple, set[str]] = {}
+    present: dict[RawKey, set[str]] = {}
     for ev in w.events:
         present.setdefault(w.stream_of[id(ev)].key, set()).add(ev.signature)
     for skey, ids in present.items():
@@ -361,7 +362,7 @@ def phase_first_failure(w: Work) -> None:
             and not sigs[ev.signature].continues
             and sigs[ev.signature].severity in ("error", "warning")
         ]
-    first_by_stream: dict[tuple, Event] = {}
+    first_by_stream: dict[RawKey, Event] = {}
     # within one writer, a signature naming a concrete cause comes before a generic result code
     # (PyTorch's DistBackendError, torchrun's exitcode), wherever the two appear in the log
     for ev in sorted(w.failures, key=lambda e: (sigs[e.signature].generic, e.order, -sigs[e.signature].priority)):
@@ -543,7 +544,7 @@ def phase_diagnoses(w: Work) -> None:
         rep = in_lead[0] if in_lead else evs[0]
         st = w.stream_of[id(rep)]
         ctx = CauseContext(rep.line.text, st.ctx.env, w.log_context.env, w.facts, measures, sid)
-        ranks = sorted({w.stream_of[id(e)].rank for e in evs if w.stream_of[id(e)].rank is not None})
+        ranks = sorted({r for e in evs if (r := w.stream_of[id(e)].rank) is not None})
         hosts = sorted({h for e in evs for h in ([e.line.host] if e.line.host else w.stream_of[id(e)].hosts)})
         w.diagnoses.append(
             Diagnosis(
@@ -649,7 +650,9 @@ def _information_here(
     return out
 
 
-def _version_mismatch_event(sig_id: str, streams: dict[tuple, Stream], mapping: dict[RawKey, tuple]):
+def _version_mismatch_event(
+    sig_id: str, streams: dict[RawKey, Stream], mapping: dict[RawKey, RawKey]
+) -> tuple[Event, Stream] | None:
     """The first 'NCCL version' line of the version the fewest writers loaded: the odd one out."""
     writers: dict[str, list[Stream]] = {}
     for st in streams.values():
@@ -658,11 +661,11 @@ def _version_mismatch_event(sig_id: str, streams: dict[tuple, Stream], mapping: 
     if len(writers) < 2:
         return None
     odd = min(writers, key=lambda v: (len(writers[v]), v))
-    st = next((s for s in writers[odd] if odd in s.ctx.version_lines), None)
-    raw = next((k for k, v in mapping.items() if st is not None and v == st.key), None)
-    if raw is None:
+    odd_st = next((s for s in writers[odd] if odd in s.ctx.version_lines), None)
+    raw = next((k for k, v in mapping.items() if odd_st is not None and v == odd_st.key), None)
+    if raw is None or odd_st is None:  # raw is found only with odd_st
         return None
-    return Event(sig_id, st.ctx.version_lines[odd], 0, raw), st
+    return Event(sig_id, odd_st.ctx.version_lines[odd], 0, raw), odd_st
 
 
 def _laggards(failures: list[Event], stream_of: dict[int, Stream]) -> str | None:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from ..versions.ecosystems import numeric_tuple
 
@@ -163,7 +164,7 @@ class Recognised:
 
 @dataclass(frozen=True)
 class Catalog:
-    components: dict[str, dict]
+    components: dict[str, dict[str, Any]]
     buckets: dict[tuple[str, str], tuple[Message, ...]]  # (component, first characters of the fixed prefix)
     open_start: dict[str, tuple[Message, ...]]
     bare: tuple[Message, ...]  # printed with fprintf(stderr): no prefix, found by their fixed text
@@ -444,7 +445,7 @@ def _transport_absent(m: Message, text: str) -> bool:
     return m.level in ("warn", "error")
 
 
-def observe(seen: dict[str, list], text: str) -> Recognised | None:
+def observe(seen: dict[str, list[Any]], text: str) -> Recognised | None:
     """Count one log line into `seen` (format -> [Recognised, count], bounded by KEEP); return what it is."""
     found = recognise(text)
     if found is None:
@@ -480,7 +481,7 @@ def other_copy(found: Recognised, version: str | None) -> str | None:
     )
 
 
-def notes(seen: dict[str, list], versions: dict[str, str | None] | None = None) -> tuple[str, ...]:
+def notes(seen: dict[str, list[Any]], versions: dict[str, str | None] | None = None) -> tuple[str, ...]:
     """Report notes: each recognised fabric message with its component, site, releases and condition; the ones with a
     memory, device or peer condition first. With the image's versions (component -> version), a line whose own site
     belongs to other releases than the image's copy is said to."""

@@ -16,7 +16,7 @@ import json
 import re
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..knowledge import shipped
 from . import nccl_catalog
@@ -51,11 +51,12 @@ class CatalogSignature:
     defer: str = "line"
 
 
-def _data(name: str) -> dict:
-    return json.loads(resources.files("imgcheck.data.triage").joinpath(name).read_text(encoding="utf-8"))
+def _data(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(resources.files("imgcheck.data.triage").joinpath(name).read_text(encoding="utf-8"))
+    return doc
 
 
-def _causes(raw: list[dict]) -> tuple[Cause, ...]:
+def _causes(raw: list[dict[str, Any]]) -> tuple[Cause, ...]:
     return tuple(Cause(id=c["id"], text=c["text"], next=c["next"], confidence=c["confidence"]) for c in raw)
 
 
@@ -134,7 +135,7 @@ def _cuda() -> list[CatalogSignature]:
 
 def _nccl() -> list[CatalogSignature]:
     classes = _data("nccl_cause_classes.json")["classes"]
-    by_class: dict[str, list[dict]] = {}
+    by_class: dict[str, list[dict[str, Any]]] = {}
     for row in _data("nccl_causes.json")["rows"]:
         by_class.setdefault(row["class"], []).append(row)
     regex = {m["format"]: m["regex"] for m in _data("nccl_messages.json")["messages"] if m["level"] == "WARN"}
@@ -192,7 +193,7 @@ def phase_line_owner(w: Work) -> None:
     """One line, one owner: a catalog signature yields to a hand-written signature matching the same line, unless
     it lists that signature in its overrides (a generic catch-all), which then yields instead."""
     overrides = _overrides()
-    by_line: dict[tuple[str, int], list] = {}
+    by_line: dict[tuple[str, int], list[Any]] = {}
     for ev in w.events:
         by_line.setdefault((ev.line.source, ev.line.lineno), []).append(ev)
     drop: set[int] = set()
@@ -221,7 +222,7 @@ def _defer_in_stream(w: Work) -> None:
     writer (and, for consequence classes, also when a result code did)."""
     defer = _defer()
     overrides = _overrides()
-    located: dict[tuple, list[str]] = {}  # stream -> hand-written failure signatures of that writer
+    located: dict[tuple[Any, ...], list[str]] = {}  # stream -> hand-written failure signatures of that writer
     for ev in w.events:
         sig = w.sigs[ev.signature]
         if ev.signature in defer or sig.role == "advisory" or sig.continues or sig.severity == "info":
@@ -247,7 +248,7 @@ def _defer_in_stream(w: Work) -> None:
 
 
 @cache
-def _cause_rows() -> dict[str, dict]:
+def _cause_rows() -> dict[str, dict[str, Any]]:
     return {r["format"]: r for r in _data("nccl_causes.json")["rows"]}
 
 

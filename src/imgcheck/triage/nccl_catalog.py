@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from ..versions import ranges
 
@@ -118,7 +119,7 @@ def recognise(text: str) -> Recognised | None:
     return Recognised(best, best.sites[-1][2], (best.first, best.last))
 
 
-def observe(seen: dict[str, list], text: str) -> None:
+def observe(seen: dict[str, list[Any]], text: str) -> None:
     """Count one log line into `seen` (format -> [Recognised, count]), kept bounded by KEEP."""
     found = recognise(text)
     if found is None:
@@ -141,7 +142,7 @@ def _outside(version: str, releases: tuple[str, str], catalog: Catalog) -> bool:
     return bool(below or above)
 
 
-def notes(seen: dict[str, list], image_nccl: str | None = None) -> tuple[str, ...]:
+def notes(seen: dict[str, list[Any]], image_nccl: str | None = None) -> tuple[str, ...]:
     """Report notes: each recognised NCCL message with its site and releases, and the WARNs the catalog lacks.
     With the image's NCCL version, a line whose own file:line places it in other releases is said to be printed by
     another NCCL than the image's."""

@@ -177,7 +177,7 @@ def nccl_version(f: Facts) -> tuple[str | None, str]:
     if len(f.log.nccl_versions) == 1:
         return f.log.nccl_versions[0], "log 'NCCL version' line"
     chosen = nccl_k.nccl_in_use(f.image)
-    if chosen is not None:
+    if chosen is not None and f.image is not None:  # a chosen NCCL comes from an image
         return chosen.version, "image (" + nccl_k.selection_words(f.image, chosen) + ")"
     return None, "NCCL version unknown (no single version in the log or image)"
 
@@ -254,7 +254,7 @@ def job_shm_default_small(f: Facts) -> Result:
     size = job.shm_size_mib
     if size is not None and size < 0:
         return False, f"{job.where}: /dev/shm sized by memory ({job.shm_setting})"
-    row = _DEFAULT_SHM_ROW.get(job.runtime)
+    row = _DEFAULT_SHM_ROW.get(job.runtime) if job.runtime is not None else None
     default = float(f.kb.threshold(row)) if row else None
     if size is None:
         if job.shm_setting is None and default is not None and not job.open_flags:

@@ -157,8 +157,8 @@ def render_text(report: TriageReport, verbose: bool = False) -> str:
     j = report.join
     if j is not None:
         out.append(f"JOIN WITH STATIC FACTS  image={j.image or '-'}  node={j.node or '-'}")
-        for n in j.notes:
-            out += _wrap(n.text, "      ", f"  [{n.status}] ")
+        for note in j.notes:
+            out += _wrap(note.text, "      ", f"  [{note.status}] ")
         if not j.notes:
             out.append("  (no fact bears on the signatures found)")
         for f in j.engine_findings:

@@ -11,15 +11,15 @@ import io
 import re
 
 try:  # the regex parser moved in Python 3.11; both names work there
-    import re._parser as _sre_parse
-    from re._constants import LITERAL as _LITERAL
+    import re._parser as _sre_parse  # type: ignore[import-not-found]  # typeshed has no stub for re._parser
+    from re._constants import LITERAL as _LITERAL  # type: ignore[import-not-found]  # nor for re._constants
 except ImportError:  # pragma: no cover - Python < 3.11
     import sre_parse as _sre_parse
     from sre_constants import LITERAL as _LITERAL
 import sys
 import zlib
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any, cast
 
 from ..errors import BadInputError
 from ..fsutil import open_input
@@ -38,7 +38,7 @@ STDIN = "-"
 
 # A writer as the line itself says: ("proc", host, pid) for NCCL lines, ("rank", n) for labelled
 # lines, ("host", name) for kernel log lines, ("file", source) otherwise. decide.py merges these into one stream per rank.
-RawKey = tuple
+RawKey = tuple[Any, ...]
 
 
 def raw_key(line: LogLine) -> RawKey:
@@ -71,15 +71,17 @@ class ScanResult:
     sources: list[str] = field(default_factory=list)
     full_year: int | None = None  # a year seen in any full timestamp
     context_lines_dropped: int = 0  # INFO lines of writers beyond MAX_WRITERS (their context is not kept)
-    nccl_messages: dict[str, list] = field(default_factory=dict)  # nccl_catalog.observe: NCCL messages recognised
-    fabric_messages: dict[str, list] = field(default_factory=dict)  # fabric_catalog.observe: libfabric/OFI/UCX lines
+    nccl_messages: dict[str, list[Any]] = field(default_factory=dict)  # nccl_catalog.observe: NCCL messages recognised
+    fabric_messages: dict[str, list[Any]] = field(
+        default_factory=dict
+    )  # fabric_catalog.observe: libfabric/OFI/UCX lines
     lines_merged: int = 0  # lines of writers beyond MAX_WRITERS, counted under their file's name
     # PyTorch's "Last error:" text (NCCL's ncclGetLastError) per writer: the line after "Last error:",
     # or the rest of the same line; the first MAX_LAST_ERRORS writers only
     last_errors: dict[RawKey, LogLine] = field(default_factory=dict)
 
 
-def required_literal(pattern: re.Pattern) -> str | None:
+def required_literal(pattern: re.Pattern[str]) -> str | None:
     """The longest literal text every match of `pattern` contains (top-level only), or None.
 
     Used as a cheap `in` test before the regex runs: most log lines contain none of them.
@@ -105,14 +107,14 @@ def trie_pattern(literals: list[str]) -> str:
     """One regex matching any of `literals`, factored by common prefix ("NET/IB" once, then its
     continuations): Python's re tries a flat alternation branch by branch at every position, so
     the gate's cost would grow with the number of signatures; a prefix tree keeps it flat."""
-    trie: dict = {}
+    trie: dict[str, Any] = {}  # character -> subtree; "" marks the end of a literal
     for lit in literals:
         node = trie
         for ch in lit:
             node = node.setdefault(ch, {})
         node[""] = {}  # end of a literal
 
-    def build(node: dict) -> str:
+    def build(node: dict[str, Any]) -> str:
         if "" in node:  # a literal ends here: any literal suffices, so the rest is optional
             return ""
         alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items())]
@@ -176,7 +178,7 @@ class Scanner:
                 res.last_errors[key] = line._replace(text=rest)
             else:
                 self.pending_last_error.add(key)
-        matched: dict[str, re.Match] = {}
+        matched: dict[str, re.Match[str]] = {}
         checks = self.checks if self.gate is None or self.gate.search(text) else self.ungated
         for sig, pat, lit in checks:
             if sig.id in matched or (lit is not None and lit not in text):
@@ -200,7 +202,7 @@ class Scanner:
             )
             self._count(key, fabric.signature, line, caps)
 
-    def _fabric_adds(self, sig_id: str, matched: dict[str, re.Match]) -> bool:
+    def _fabric_adds(self, sig_id: str, matched: dict[str, re.Match[str]]) -> bool:
         """A catalog condition is counted unless a signature already names this line more specifically: only generic
         result codes and the signatures it explains (its `suppresses`) give way to it."""
         explains = set(self.by_id[sig_id].suppresses)
@@ -231,11 +233,11 @@ def _open_text(path: str) -> IO[str]:
     raw = open_input(path, "a log file", unavailable=BadInputError)  # triage documents exit 2 for these
     head = raw.read(2)
     raw.seek(0)
-    stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+    stream: IO[bytes] | gzip.GzipFile = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
     return _checked_text(stream, path)
 
 
-def _checked_text(stream: IO[bytes], name: str) -> IO[str]:
+def _checked_text(stream: IO[bytes] | gzip.GzipFile | io.BufferedReader, name: str) -> IO[str]:
     try:
         sample = stream.peek(4096)[:4096] if hasattr(stream, "peek") else b""
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
@@ -255,7 +257,10 @@ def scan_logs(paths: list[str], sigset: SignatureSet, stdin: IO[bytes] | None = 
     for path in paths:
         if path == STDIN:
             src = stdin if stdin is not None else sys.stdin.buffer
-            fh = _checked_text(io.BufferedReader(src) if not hasattr(src, "peek") else src, "<stdin>")
+            # a stream without peek() gets a buffer; BufferedReader only reads it (read/readinto), as any binary stream allows
+            fh = _checked_text(
+                io.BufferedReader(cast("io.RawIOBase", src)) if not hasattr(src, "peek") else src, "<stdin>"
+            )
             name = "<stdin>"
         else:
             fh = _open_text(path)

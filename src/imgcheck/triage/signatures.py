@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from .. import safejson
 from ..errors import BadInputError, UnavailableError
@@ -42,7 +43,7 @@ class Cause:
 class Signature:
     id: str
     title: str
-    patterns: tuple[re.Pattern, ...]
+    patterns: tuple[re.Pattern[str], ...]
     role: str
     severity: str
     priority: int
@@ -128,7 +129,7 @@ def load_signatures(path: str | None = None) -> SignatureSet:
     return parse_signatures(doc, where)
 
 
-def _need(obj: dict, key: str, kind, where: str):
+def _need(obj: dict[str, Any], key: str, kind: type[Any] | tuple[type[Any], ...], where: str) -> Any:
     value = obj.get(key)
     if not isinstance(value, kind) or (isinstance(value, str) and not value.strip()):
         raise BadInputError(
@@ -137,7 +138,7 @@ def _need(obj: dict, key: str, kind, where: str):
     return value
 
 
-def _sources(value, where: str) -> tuple[str, ...]:
+def _sources(value: object, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
@@ -145,14 +146,14 @@ def _sources(value, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _flag(value, where: str, name: str) -> bool:
+def _flag(value: object, where: str, name: str) -> bool:
     if not isinstance(value, bool):
         raise BadInputError(f"{where}: '{name}' must be true or false")
     return value
 
 
-def _confidence(value, where: str) -> str:
-    if value not in CONFIDENCES:
+def _confidence(value: object, where: str) -> str:
+    if not isinstance(value, str) or value not in CONFIDENCES:
         raise BadInputError(f"{where}: confidence {value!r} is not one of {', '.join(CONFIDENCES)}")
     return value
 
@@ -277,7 +278,7 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
     )
 
 
-def _note_templates(value, where: str) -> tuple[tuple[str, str], ...]:
+def _note_templates(value: object, where: str) -> tuple[tuple[str, str], ...]:
     if value is None:
         return ()
     templates = value.get("templates") if isinstance(value, dict) else None
@@ -288,7 +289,7 @@ def _note_templates(value, where: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(templates.items()))
 
 
-def _promote_first(value, where: str) -> bool:
+def _promote_first(value: object, where: str) -> bool:
     if value not in (True, False, "first"):
         raise BadInputError(f"{where}: 'promote' must be true, false or \"first\"")
     return value == "first"

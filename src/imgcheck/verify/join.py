@@ -9,11 +9,13 @@ available). What the verifier saw that no prediction covers is an Observation.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..model.image import ImageFacts
+from ..model.image import ImageFacts, Libibverbs
+from ..model.report import Finding
 from . import regrows
-from .result import DeviceResult, VerifierOutput
+from .result import DeviceResult, MemlockProbe, Registration, VerifierOutput
 
 CONFIRMED = "confirmed"
 CONTRADICTED = "contradicted"
@@ -128,7 +130,7 @@ def checks_from_facts(facts: ImageFacts, out: VerifierOutput) -> list[Check]:
     return checks
 
 
-def _relaxed_ordering_check(lib, out: VerifierOutput) -> Check:
+def _relaxed_ordering_check(lib: Libibverbs, out: VerifierOutput) -> Check:
     """NCCL's default data-buffer registration, predicted from the symbol: rdma-core >= 28 masks the RO
     bit itself when the kernel does not support it (failure-mechanisms.md section 1), so it succeeds."""
     cid = "host registration as NCCL does by default"
@@ -198,7 +200,9 @@ def _no_device_reason(out: VerifierOutput) -> str:
     return "libibverbs opened no device"
 
 
-def _registrations(out: VerifierOutput, memory_prefix: str, label: str | None = None, call: str | None = None):
+def _registrations(
+    out: VerifierOutput, memory_prefix: str, label: str | None = None, call: str | None = None
+) -> Iterator[tuple[DeviceResult, Registration]]:
     for dev in out.device_results:
         for r in dev.registrations:
             if (
@@ -209,7 +213,7 @@ def _registrations(out: VerifierOutput, memory_prefix: str, label: str | None = 
                 yield dev, r
 
 
-def _provider_names_in(finding) -> set[str]:
+def _provider_names_in(finding: Finding) -> set[str]:
     """The providers a finding's evidence is about (Evidence.member of image.rdma.providers)."""
     return {ev.item for ev in finding.evidence if ev.collection == "image.rdma.providers" and ev.item}
 
@@ -244,7 +248,7 @@ def _not_verifiable_reason(rule_id: str) -> str:
     return (row or {}).get("not_verifiable_live") or "the verifier does not exercise this rule"
 
 
-def check_from_finding(finding, out: VerifierOutput) -> Check:
+def check_from_finding(finding: Finding, out: VerifierOutput) -> Check:
     rid = finding.id
     src = f"finding {rid}"
     pred = finding.predicted_error or finding.title
@@ -290,9 +294,9 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
         regs = list(_registrations(out, "host", label="base+ro", call="ibv_reg_mr_iova2"))
         if not regs:
             return _check(rid, src, pred, "no registration attempted", None, device_reason or "no iova2 symbol")
-        failed = [r for _, r in regs if not r.ok]
+        ro_failed = [r for _, r in regs if not r.ok]
         observed = "; ".join(f"{d.name}: {'ok' if r.ok else r.errno_name}" for d, r in regs)
-        return _check(rid, src, pred, observed, not failed)
+        return _check(rid, src, pred, observed, not ro_failed)
     if rid == "DMABUF-UNSUPPORTED":
         probes = [(d.name, d.dmabuf_probe) for d in out.device_results if d.dmabuf_probe]
         if not probes:
@@ -305,12 +309,12 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
         if gpu_reason or device_reason:
             return _check(rid, src, pred, "GPU memory registration not run", None, device_reason or gpu_reason)
         memory = "gpu:cuMemCreate" if rid == "CUMEM-OLD-DRIVER" else "gpu:cuMemAlloc"
-        regs = [r for _, r in _registrations(out, memory) if r.call != "ibv_reg_dmabuf_mr"]
-        if not regs:
+        gpu_regs = [r for _, r in _registrations(out, memory) if r.call != "ibv_reg_dmabuf_mr"]
+        if not gpu_regs:
             return _check(rid, src, pred, f"no {memory} buffer could be allocated", None, "CUDA allocation failed")
-        failed = [r for r in regs if not r.ok]
-        observed = "; ".join(f"{r.call} {r.label}: {'ok' if r.ok else r.errno_name}" for r in regs)
-        return _check(rid, src, pred, observed, bool(failed))
+        gpu_failed = [r for r in gpu_regs if not r.ok]
+        observed = "; ".join(f"{r.call} {r.label}: {'ok' if r.ok else r.errno_name}" for r in gpu_regs)
+        return _check(rid, src, pred, observed, bool(gpu_failed))
     if rid == "CUDA-DRIVER-TOO-OLD":
         if out.gpu.init is None:
             return _check(rid, src, pred, out.gpu.detail or out.gpu.status, None, gpu_reason)
@@ -322,7 +326,7 @@ def check_from_finding(finding, out: VerifierOutput) -> Check:
     return _check(rid, src, pred, "not exercised by the verifier", None, _not_verifiable_reason(rid))
 
 
-def _memlock_too_low_check(finding, out: VerifierOutput, device_reason: str | None) -> Check:
+def _memlock_too_low_check(finding: Finding, out: VerifierOutput, device_reason: str | None) -> Check:
     """The node's job limit is enforced on registrations: the memlock probe, run with that limit and without
     CAP_IPC_LOCK, fails above it with ENOMEM (docs/registration-errors.md RE-ENOMEM-MEMLOCK)."""
     rid = finding.id
@@ -354,15 +358,17 @@ def _memlock_too_low_check(finding, out: VerifierOutput, device_reason: str | No
     return _check(rid, src, pred, observed, above.errno_name in ("ENOMEM", "EPERM"))
 
 
-def _finding_fact(finding, fact: str):
+def _finding_fact(finding: Finding, fact: str) -> object:
     return next((ev.value for ev in finding.evidence if ev.fact == fact), None)
 
 
-def _outcomes(regs) -> str:
+def _outcomes(regs: Iterable[tuple[DeviceResult, Registration]]) -> str:
     return "; ".join(f"{d.name} {r.memory} {r.call} {r.label}: {'ok' if r.ok else r.errno_name}" for d, r in regs)
 
 
-def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, device_reason: str | None) -> Check:
+def _registration_check(
+    finding: Finding, out: VerifierOutput, gpu_reason: str | None, device_reason: str | None
+) -> Check:
     """REG-* findings (docs/registration-errors.md): test the path or the errno the finding names."""
     rid = finding.id
     src = f"finding {rid}"
@@ -412,7 +418,7 @@ def _registration_check(finding, out: VerifierOutput, gpu_reason: str | None, de
     return _check(rid, src, pred, "not exercised by the verifier", None, "the verifier does not exercise this")
 
 
-def _bar1_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
+def _bar1_check(finding: Finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
     """REG-BAR1-SMALL: the BAR1 sweep registers 1 GiB of GPU memory in NCCL-sized chunks, each kept."""
     rid, src = finding.id, f"finding {finding.id}"
     pred = finding.predicted_error or finding.title
@@ -431,7 +437,7 @@ def _bar1_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
     return _check(rid, src, pred, observed, sw.failure.errno_name == "EFAULT")
 
 
-def _path_check(finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
+def _path_check(finding: Finding, out: VerifierOutput, gpu_reason: str | None) -> Check:
     """REG-PATH names the path NCCL takes for GPU buffers; the verifier's GPU registrations show which works."""
     rid, src = finding.id, f"finding {finding.id}"
     path = _finding_fact(finding, "nccl.gpu_buffer_path")
@@ -531,7 +537,11 @@ def observations(out: VerifierOutput) -> list[Observation]:
     obs.extend(_gpu_observations(out))
     if out.memlock.soft is not None:
         soft = "unlimited" if out.memlock.soft < 0 else f"{out.memlock.soft // 1024} KiB"
-        cap = {True: ", CAP_IPC_LOCK held", False: ", no CAP_IPC_LOCK"}.get(out.cap_ipc_lock, "")  # type: ignore[arg-type]
+        cap = (
+            {True: ", CAP_IPC_LOCK held", False: ", no CAP_IPC_LOCK"}.get(out.cap_ipc_lock, "")
+            if out.cap_ipc_lock is not None
+            else ""
+        )
         obs.append(Observation("memlock", "info", f"memlock limit inside the container: {soft}{cap}"))
     if out.fork_init is not None and out.fork_init.symbol_available:
         status = out.fork_init.status or "on (libibverbs too old to report)"
@@ -566,6 +576,7 @@ def _device_observations(dev: DeviceResult, out: VerifierOutput) -> list[Observa
             obs.append(Observation(where, "info", f"registered ({r.why})"))
         else:
             row = regrows.explain(r, dev, out)
+            assert row is not None  # explain() gives a row for every failed registration
             obs.append(Observation(where, "error", f"{r.errno_name}: {r.nccl_message()} ({r.why}); {row.words()}"))
     if dev.bar1_sweep is not None:
         obs.append(_bar1_observation(dev, out))
@@ -616,11 +627,12 @@ def _memlock_probe_observations(dev: DeviceResult, out: VerifierOutput) -> list[
             obs.append(Observation(where, "info", f"{r.length} bytes registered ({r.why})"))
         else:
             row = regrows.explain(r, dev, out)
+            assert row is not None  # explain() gives a row for every failed registration
             obs.append(Observation(where, "info", f"{r.length} bytes: {r.errno_name} ({r.why}); {row.words()}"))
     return obs
 
 
-def memlock_probe(out: VerifierOutput):
+def memlock_probe(out: VerifierOutput) -> MemlockProbe | None:
     """The first device's memlock probe, if the verifier ran one."""
     return next((d.memlock_probe for d in out.device_results if d.memlock_probe is not None), None)
 
@@ -666,7 +678,11 @@ def _gpu_observations(out: VerifierOutput) -> list[Observation]:
     for b in g.buffers:
         if b.error or (b.alloc and b.alloc.code != 0):
             obs.append(
-                Observation(f"gpu {b.memory}", "error", f"allocation failed: {b.error or b.alloc.name or b.alloc.code}")
+                Observation(
+                    f"gpu {b.memory}",
+                    "error",
+                    f"allocation failed: {b.error or (b.alloc.name or b.alloc.code if b.alloc else None)}",
+                )
             )
         elif b.dmabuf_export and b.dmabuf_export.code != 0:
             obs.append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.serde import to_dict
@@ -34,7 +35,7 @@ class VerifyReport:
     schema_version: int = VERIFY_SCHEMA_VERSION
 
 
-def verdict_of(checks, observations, verifier_ran: bool) -> str:
+def verdict_of(checks: Iterable[Check], observations: Iterable[Observation], verifier_ran: bool) -> str:
     if not verifier_ran or any(o.severity == "error" for o in observations):
         return "failed"
     if any(c.status == CONTRADICTED for c in checks):

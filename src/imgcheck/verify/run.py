@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ..errors import BadInputError, ImgcheckError
 from .build import locate_verifier
@@ -10,7 +11,11 @@ from .join import Observation, check_from_finding, checks_from_facts, observatio
 from .report import RunInfo, VerifyReport, verdict_of
 from .result import parse_output
 from .runtimes import get_runtime
-from .runtimes.base import DEFAULT_TIMEOUT, RunRequest, host_has_gpu, rdma_device_nodes, verifier_env
+from .runtimes.base import DEFAULT_TIMEOUT, RunOutcome, RunRequest, host_has_gpu, rdma_device_nodes, verifier_env
+
+if TYPE_CHECKING:
+    from ..model.image import ImageFacts
+    from ..model.report import Finding
 
 
 def static_reference(image: str, runtime: str) -> str | None:
@@ -27,7 +32,7 @@ def static_reference(image: str, runtime: str) -> str | None:
     return None
 
 
-def _static_facts(image: str, runtime: str, static_ref: str | None, use_static: bool):
+def _static_facts(image: str, runtime: str, static_ref: str | None, use_static: bool) -> tuple[ImageFacts | None, str]:
     if not use_static:
         return None, "none: static check disabled"
     ref = static_ref or static_reference(image, runtime)
@@ -41,7 +46,7 @@ def _static_facts(image: str, runtime: str, static_ref: str | None, use_static: 
         return None, f"none: could not read {ref} ({exc})"
 
 
-def _engine_findings(facts):
+def _engine_findings(facts: ImageFacts) -> tuple[tuple[Finding, ...] | None, str | None]:
     """The engine's findings for this node, or (None, why): a failure here must not lose the run."""
     from ..api import check_facts
     from ..node.probe import probe
@@ -54,7 +59,7 @@ def _engine_findings(facts):
     return report.findings, None
 
 
-def _run_observations(outcome, parsed_error: str | None) -> list[Observation]:
+def _run_observations(outcome: RunOutcome, parsed_error: str | None) -> list[Observation]:
     if outcome.start_error:
         why = outcome.start_error
         if "no such file or directory" in why.lower():

@@ -17,10 +17,32 @@ import os
 import tempfile
 from array import array
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from .. import safejson
 from .layer_index import Entry, LayerIndex
+
+if TYPE_CHECKING:
+    from ..sources.base import LayerRef
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class ClaimingCache(Protocol):
+    """A layer cache several readers share (shared_cache.SharedLayerCache): each layer is read by one of them,
+    the others wait for its index."""
+
+    def get(self, digest: str) -> LayerIndex | None: ...
+
+    def put(self, digest: str, idx: LayerIndex) -> bool: ...
+
+    def claim_reads(self, layers: list[LayerRef]) -> tuple[list[LayerRef], list[LayerRef], dict[int, LayerIndex]]: ...
+
+    def wait_for(self, layer: LayerRef) -> LayerIndex | None: ...
+
+    def release_reads(self, layers: list[LayerRef]) -> None: ...
+
 
 # 2: dir_hashes and uncompressed_digest; 3: each entry's scan result; 4: a JSON line, then the kept files' bytes
 # raw (base64 inside one JSON document held every kept byte about four times over while writing or reading)
@@ -117,7 +139,7 @@ def _unlink_quietly(path: str) -> bool:
         return False
 
 
-def write_index(idx: LayerIndex, fh: BinaryIO) -> None:
+def write_index(idx: LayerIndex, fh: io.BufferedIOBase) -> None:
     """The header line, then each kept file's bytes in entry order (the header gives each length)."""
     fh.write(json.dumps(_encode(idx)).encode())
     fh.write(b"\n")
@@ -126,10 +148,10 @@ def write_index(idx: LayerIndex, fh: BinaryIO) -> None:
             fh.write(e.data)
 
 
-def read_index(fh: BinaryIO, what: str) -> LayerIndex:
+def read_index(fh: io.BufferedIOBase, what: str) -> LayerIndex:
     """An index written by write_index; ValueError when anything does not match."""
     doc = safejson.loads(fh.readline(), what, ValueError)
-    idx = _decode(doc, fh.read)
+    idx = _decode(_want(doc, dict, "document"), fh.read)
     if fh.read(1):
         raise ValueError(f"{what}: bytes after the last kept file")
     return idx
@@ -145,7 +167,7 @@ def index_from_bytes(data: bytes, what: str) -> LayerIndex:
     return read_index(io.BytesIO(data), what)
 
 
-def _encode(idx: LayerIndex) -> dict:
+def _encode(idx: LayerIndex) -> dict[str, Any]:
     return {
         "format": CACHE_FORMAT,
         "digest": idx.digest,
@@ -172,29 +194,30 @@ def _encode(idx: LayerIndex) -> dict:
     }
 
 
-def _want(value, kind, what: str):
+def _want(value: object, kind: type[T], what: str) -> T:
     """A cache entry is data on disk anyone could have edited: every field is checked for type."""
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
         raise ValueError(f"cache entry: {what} has the wrong type")
     return value
 
 
-def _opt(value, kind, what: str):
+def _opt(value: object, kind: type[T], what: str) -> T | None:
     return None if value is None else _want(value, kind, what)
 
 
-def _kept(read: Callable[[int], bytes], length) -> bytes | None:
+def _kept(read: Callable[[int], bytes], length: object) -> bytes | None:
     if length is None:
         return None
-    if _want(length, int, "data length") < 0:
+    n = _want(length, int, "data length")
+    if n < 0:
         raise ValueError("cache entry: a negative data length")
-    data = read(length)
+    data = read(n)
     if len(data) != length:
         raise ValueError("cache entry: truncated kept file")
     return data
 
 
-def _decode(doc: dict, read: Callable[[int], bytes]) -> LayerIndex:
+def _decode(doc: dict[str, Any], read: Callable[[int], bytes]) -> LayerIndex:
     """The header `doc`; `read(n)` gives the next n bytes of kept files."""
     _want(doc, dict, "document")
     if doc.get("format") != CACHE_FORMAT:

@@ -6,11 +6,16 @@ docker-archive layers carry no media type, and mislabelled layers exist in the w
 
 from __future__ import annotations
 
+import gzip
 import zlib
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, cast
 
 from ..errors import BadInputError
-from ..streams import readinto_of
+from ..streams import ByteStream, ReadintoStream, readinto_of
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -18,13 +23,13 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 try:  # ISA-L inflates several times faster than zlib; zlib is the fallback
     from isal import igzip as _gzip_impl
 except ImportError:  # pragma: no cover - isal is a dependency, but keep working without it
-    import gzip as _gzip_impl  # type: ignore[no-redef]
+    import gzip as _gzip_impl  # type: ignore[no-redef]  # the same GzipFile interface under the same name
 
 
 class _Replay:
     """Replays sniffed bytes, then reads straight from the stream (no buffering layer, no copy)."""
 
-    def __init__(self, head: bytes, raw: BinaryIO):
+    def __init__(self, head: bytes, raw: ByteStream) -> None:
         self._head = head
         self._raw = raw
         self._readinto = readinto_of(raw)
@@ -41,7 +46,7 @@ class _Replay:
         out, self._head = self._head[:n], self._head[n:]
         return out
 
-    def readinto(self, b) -> int:
+    def readinto(self, b: bytearray | memoryview) -> int:
         if not self._head:
             return self._readinto(b)
         n = min(len(b), len(self._head))
@@ -58,9 +63,9 @@ class _Inflating:
     GzipFile is kept referenced: collecting it would close that reader.
     """
 
-    def __init__(self, gz):
+    def __init__(self, gz: gzip.GzipFile) -> None:
         self._gz = gz
-        self.readinto = getattr(gz, "_buffer", gz).readinto
+        self.readinto: Callable[[WriteableBuffer], int] = getattr(gz, "_buffer", gz).readinto
 
 
 def sniff(head: bytes) -> str:
@@ -71,16 +76,17 @@ def sniff(head: bytes) -> str:
     return "tar"
 
 
-def decompressed(raw: BinaryIO) -> BinaryIO:
+def decompressed(raw: ByteStream) -> ReadintoStream:
     head = raw.read(4)
     kind = sniff(head)
     stream = _Replay(head, raw)
     if kind == "gzip":
-        return _Inflating(_gzip_impl.GzipFile(fileobj=stream, mode="rb"))
+        return _Inflating(_gzip_impl.GzipFile(fileobj=stream, mode="rb"))  # type: ignore[no-untyped-call]  # isal's GzipFile has no annotations
     if kind == "zstd":
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(stream, read_size=1 << 20)
+        # zstandard only calls read() on its source; its stub names IO[bytes]
+        return zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", stream), read_size=1 << 20)
     return stream
 
 
@@ -89,13 +95,13 @@ DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.er
 try:
     import zstandard as _zstd
 
-    DECOMPRESS_ERRORS = DECOMPRESS_ERRORS + (_zstd.ZstdError,)
+    DECOMPRESS_ERRORS = (*DECOMPRESS_ERRORS, _zstd.ZstdError)
 except ImportError:  # pragma: no cover
     pass
 try:
     from isal.igzip_lib import IsalError as _IsalError
 
-    DECOMPRESS_ERRORS = DECOMPRESS_ERRORS + (_IsalError,)
+    DECOMPRESS_ERRORS = DECOMPRESS_ERRORS + (_IsalError,)  # type: ignore[operator]  # isal's stub: an instance, not the class
 except ImportError:  # pragma: no cover
     pass
 

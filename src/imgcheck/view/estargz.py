@@ -169,7 +169,7 @@ class _FileData:
                 raise NotSeekable(f"a chunk does not match its TOC digest {chunk.digest}")
         return data
 
-    def feed(self, consume: Callable[[bytes], None]) -> bool:
+    def feed(self, consume: Callable[[memoryview | bytes], object]) -> bool:
         """Each chunk to `consume` in order; the whole file checked against its digest where a chunk has none."""
         if self._digest is None and any(c.digest is None for c in self._chunks):
             raise NotSeekable("a file with neither chunk digests nor a file digest cannot be verified")
@@ -193,7 +193,7 @@ class _FileData:
     def read(self, limit: int) -> bytes | None:
         if self._size > limit:
             return None  # as a streamed tar gives it: over the want's limit, kept as truncated
-        parts: list[bytes] = []
+        parts: list[memoryview | bytes] = []
         self.feed(parts.append)
         return b"".join(parts)
 

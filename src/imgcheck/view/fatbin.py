@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Callable
+from typing import Protocol
 
 MAGIC = b"\x50\xed\x55\xba"  # 0xBA55ED50 little-endian
 _HEADER = struct.Struct("<IHHQ")
@@ -97,6 +98,14 @@ def find_section(head: bytes, kept: bytes | bytearray, kept_from: int, name: str
         if names[name_off : name_off + len(want) + 1] == want + b"\0":
             return offset, size
     return None
+
+
+class Scanner(Protocol):
+    """A streaming scanner (Want.scan): fed a file's bytes in order, then asked for its result."""
+
+    def feed(self, chunk: memoryview | bytes) -> None: ...
+
+    def result(self) -> str | None: ...
 
 
 class FatbinScan:
@@ -448,7 +457,7 @@ def parse_build(text: str | None) -> tuple[str, str] | None:
     return (nccl, cuda) if isinstance(nccl, str) and isinstance(cuda, str) else None
 
 
-SCANNERS = {"fatbin": FatbinScan, "nccl": NcclScan}
+SCANNERS: dict[str, Callable[[int], Scanner]] = {"fatbin": FatbinScan, "nccl": NcclScan}
 _RODATA_READ = 1 << 20
 
 
@@ -479,12 +488,12 @@ def scan_nccl_structure(read_at: Callable[[int, int], bytes], size: int) -> str 
     # the string literal is in .rodata (the linker merges .rodata.str*); a file without one has no build line
     build = NcclBuildScan()
     for name in (".rodata", ".data"):
-        found = find_section(head, kept, kept_from, name)
-        if found is None:
+        section = find_section(head, kept, kept_from, name)
+        if section is None:
             continue
-        if found[0] + found[1] > size:
+        if section[0] + section[1] > size:
             raise NeedStream(f"{name} runs past the end of the file")
-        pos, end = found[0], found[0] + found[1]
+        pos, end = section[0], section[0] + section[1]
         while pos < end and build.found is None:
             chunk = read_at(pos, min(_RODATA_READ, end - pos))
             if not chunk:

@@ -6,9 +6,10 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from ..inroot import LinkLoop as SymlinkLoop  # noqa: F401  (the name extractors catch)
-from ..inroot import resolve_in_root
+from ..inroot import LinkLoop, resolve_in_root
 from .layer_index import FILE, HARDLINK, SYMLINK, Entry, LayerIndex, path_hash
+
+SymlinkLoop = LinkLoop  # the name extractors catch
 
 
 @dataclass(frozen=True)

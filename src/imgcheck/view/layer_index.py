@@ -11,11 +11,10 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import BinaryIO
 
 from ..errors import BadInputError, LimitExceededError
 from ..sources.read_options import Limits
-from ..streams import readinto_of
+from ..streams import ByteStream, ReadintoStream, readinto_of
 from .compression import DECOMPRESS_ERRORS, bad_stream, decompressed
 from .tarwalk import DIRTYPE, LNKTYPE, REGTYPES, SYMTYPE, TarFormatError, TarHeader, TarWalker
 from .wants import WantSet
@@ -45,10 +44,10 @@ class LayerIndex:
     entries: dict[str, Entry] = field(default_factory=dict)  # wanted entries and every symlink
     whiteouts: set[str] = field(default_factory=set)  # paths deleted for lower layers
     opaque_dirs: set[str] = field(default_factory=set)  # dirs whose lower contents are hidden
-    nondir_hashes: array = field(default_factory=lambda: array("Q"))  # sorted hashes of non-dir paths
+    nondir_hashes: array[int] = field(default_factory=lambda: array("Q"))  # sorted hashes of non-dir paths
     # sorted hashes of the directories this layer has, named or implied by a member's path: under
     # overlayfs an upper directory replaces a lower symlink or file of the same path
-    dir_hashes: array = field(default_factory=lambda: array("Q"))
+    dir_hashes: array[int] = field(default_factory=lambda: array("Q"))
     entry_count: int = 0
     uncompressed_bytes: int = 0
     # sha256 of the uncompressed tar as read (what a config's diff_id names); None from a cache
@@ -102,7 +101,9 @@ def normalise(name: str) -> str | None:
 class _CountingReader:
     """Counts (and optionally hashes) the uncompressed bytes as the walk pulls them into its buffer."""
 
-    def __init__(self, raw: BinaryIO, limits: Limits, what: str, verify_digest: str | None, hash_it: bool = True):
+    def __init__(
+        self, raw: ReadintoStream, limits: Limits, what: str, verify_digest: str | None, hash_it: bool = True
+    ) -> None:
         self._readinto = readinto_of(raw)
         self._limits = limits
         self._what = what
@@ -112,7 +113,7 @@ class _CountingReader:
         self._hash = hashlib.sha256() if hash_it else None
         self._verify = verify_digest
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: bytearray | memoryview) -> int:
         n = self._readinto(buffer)
         self.count += n
         if self.count > self._limits.max_uncompressed:
@@ -138,7 +139,7 @@ class _CountingReader:
 
 
 def index_layer(
-    raw: BinaryIO,
+    raw: ByteStream,
     digest: str,
     wants: WantSet,
     limits: Limits = Limits(),
@@ -203,7 +204,7 @@ class LayerBuilder:
         self,
         member: TarHeader,
         read_data: Callable[[int], bytes | None],
-        feed_data: Callable[[Callable[[bytes], None]], bool],
+        feed_data: Callable[[Callable[[memoryview | bytes], object]], bool],
         read_at: Callable[[int, int], bytes] | None = None,
     ) -> None:
         idx, limits, what = self.idx, self._limits, self._what
@@ -269,7 +270,13 @@ class LayerBuilder:
         return idx
 
 
-def scan_entry(name: str, size: int, data: bytes | None, feed_data, read_at=None) -> str | None:
+def scan_entry(
+    name: str,
+    size: int,
+    data: bytes | None,
+    feed_data: Callable[[Callable[[memoryview | bytes], object]], bool],
+    read_at: Callable[[int, int], bytes] | None = None,
+) -> str | None:
     """Run the scanner `name` over a file: its kept bytes, else its stream (`feed_data(consume)` -> False when
     the stream cannot be fed, e.g. a sparse tar member). A file readable by offset (`read_at(offset, n)`, e.g. in
     a squashfs) is first read by its structure, which skips what the scanner does not look at."""

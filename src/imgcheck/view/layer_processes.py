@@ -28,11 +28,12 @@ from concurrent.futures.process import BrokenProcessPool
 from ..errors import UnavailableError
 from ..sources.base import LayerRef
 from .layer_index import LayerIndex
+from .progress import ByteProgress, LayerProgress
 
 PROGRESS_INTERVAL = 0.1  # seconds between progress updates drawn from the workers' counters
 
 # A worker finds its job here: it is put in before the fork, so the child has its own copy.
-_JOBS: dict[int, tuple[Callable[[LayerRef, object], LayerIndex], Sequence[LayerRef], memoryview]] = {}
+_JOBS: dict[int, tuple[Callable[[LayerRef, ByteProgress], LayerIndex], Sequence[LayerRef], memoryview]] = {}
 _job_ids = itertools.count()
 
 
@@ -43,7 +44,7 @@ def can_fork() -> bool:
 class _SlotProgress:
     """A worker's progress: compressed bytes added to its layer's slot in memory shared with the parent."""
 
-    def __init__(self, counters: memoryview, slot: int):
+    def __init__(self, counters: memoryview, slot: int) -> None:
         self._counters, self._slot = counters, slot
 
     def layer_bytes(self, _digest: str, n: int) -> None:
@@ -62,7 +63,10 @@ def _run(job: int, slot: int) -> LayerIndex:
 
 
 def index_in_processes(
-    layers: Sequence[LayerRef], index_one: Callable[[LayerRef, object], LayerIndex], workers: int, progress=None
+    layers: Sequence[LayerRef],
+    index_one: Callable[[LayerRef, ByteProgress], LayerIndex],
+    workers: int,
+    progress: LayerProgress | None = None,
 ) -> Iterator[tuple[LayerRef, LayerIndex]]:
     """Yield (layer, index) as workers finish; `index_one(layer, progress)` runs in a worker.
 
@@ -101,7 +105,7 @@ def index_in_processes(
         _stop(pool, kill=not finished)
 
 
-def _show(progress, layers: Sequence[LayerRef], counters: memoryview, shown: list[int]) -> None:
+def _show(progress: LayerProgress, layers: Sequence[LayerRef], counters: memoryview, shown: list[int]) -> None:
     for slot, layer in enumerate(layers):
         now = counters[slot]
         if now > shown[slot]:

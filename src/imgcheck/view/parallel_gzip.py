@@ -21,9 +21,9 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ..streams import readinto_of
+from ..streams import ByteStream, readinto_of
 from .compression import GZIP_MAGIC
 
 if TYPE_CHECKING:
@@ -39,6 +39,15 @@ if TYPE_CHECKING:
 THREADS = 2
 
 
+@runtime_checkable
+class _LocalVerifying(ByteStream, Protocol):
+    """A source's VerifyingReader: it may name the local file it reads, and checks the digest when finished."""
+
+    def local_fileno(self) -> int | None: ...
+
+    def finish(self) -> None: ...
+
+
 def min_bytes() -> int | None:
     """The compressed size from which a layer is inflated in parallel, or None (never)."""
     value = os.environ.get("IMGCHECK_PARALLEL_GZIP_MIN", "").strip()
@@ -51,7 +60,7 @@ def min_bytes() -> int | None:
 
 def available() -> bool:
     try:
-        import rapidgzip  # noqa: F401
+        import rapidgzip  # type: ignore[import-not-found]  # noqa: F401  (a compiled module without type hints)
     except ImportError:
         return False
     return (os.cpu_count() or 1) >= 2
@@ -61,7 +70,7 @@ def _alone() -> bool:
     return threading.active_count() == 1
 
 
-def usable(raw, layer: LayerRef) -> int | None:
+def usable(raw: ByteStream, layer: LayerRef) -> int | None:
     """The descriptor of the local gzip file `raw` reads, when this layer is one for the parallel inflate."""
     threshold = min_bytes()
     # without a diff_id only the gzip CRC would check the inflated bytes: ISA-L checks it on every member
@@ -69,8 +78,7 @@ def usable(raw, layer: LayerRef) -> int | None:
         return None
     if not _alone():  # its C++ side writes to fd 2, silenced only where nothing else runs
         return None
-    local_fileno = getattr(raw, "local_fileno", None)
-    fd = local_fileno() if local_fileno is not None else None
+    fd = raw.local_fileno() if isinstance(raw, _LocalVerifying) else None
     if fd is None or not available():
         return None
     try:
@@ -84,14 +92,14 @@ def usable(raw, layer: LayerRef) -> int | None:
 class _Inflated:
     """rapidgzip's output as the stream index_layer walks; counts what it gives."""
 
-    def __init__(self, gz):
+    def __init__(self, gz: Any) -> None:  # a rapidgzip.RapidgzipFile
         self._readinto = readinto_of(gz)
         self.count = 0
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: bytearray | memoryview) -> int:
         n = self._readinto(buffer)
         self.count += n
         return n
@@ -101,16 +109,21 @@ class _Inflated:
         got = self.readinto(buffer)
         return bytes(buffer[:got])
 
+    def close(self) -> None:
+        """Nothing to release: the RapidgzipFile under it is closed by its with-block."""
+
 
 class _Fallback(Exception):
     """This path could not give a verified index: read the layer again with ISA-L."""
 
 
-def index_if_parallel(raw, layer: LayerRef, wants: WantSet, limits: Limits) -> tuple[LayerIndex | None, bool]:
+def index_if_parallel(
+    raw: ByteStream, layer: LayerRef, wants: WantSet, limits: Limits
+) -> tuple[LayerIndex | None, bool]:
     """(the layer's index, False) read by the parallel inflate; (None, False) when this layer is not one for it,
     nothing read; (None, True) when it was tried and did not verify: `raw` is spent, read the layer again."""
     fd = usable(raw, layer)
-    if fd is None:
+    if fd is None or not isinstance(raw, _LocalVerifying):  # usable() gives a descriptor of such a reader only
         return None, False
     try:
         return index_parallel(raw, fd, layer, wants, limits), False
@@ -118,7 +131,7 @@ def index_if_parallel(raw, layer: LayerRef, wants: WantSet, limits: Limits) -> t
         return None, True
 
 
-def index_parallel(raw, fd: int, layer: LayerRef, wants: WantSet, limits: Limits) -> LayerIndex:
+def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSet, limits: Limits) -> LayerIndex:
     """The layer's index, inflated by rapidgzip from its own handle on the file `fd` while `raw` (the source's
     VerifyingReader) is drained and verified in a thread. Raises _Fallback when anything does not verify."""
     import rapidgzip

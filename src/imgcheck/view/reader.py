@@ -11,23 +11,25 @@ import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
 from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..sources.read_options import Limits, ReadStats
-from ..streams import readinto_of
-from .cache import LayerCache
+from ..streams import ByteStream, SeekableByteStream, readinto_of
+from .cache import ClaimingCache, LayerCache
 from .fileview import FileView
 from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
 from .parallel_gzip import index_if_parallel
+from .progress import ByteProgress, LayerProgress
 from .wants import Want, WantSet
 
 
 class _Progressing:
     """Reports compressed bytes to a progress display as the layer walk pulls them."""
 
-    def __init__(self, raw, digest: str, progress):
+    def __init__(self, raw: ByteStream, digest: str, progress: ByteProgress) -> None:
         self._raw, self._digest, self._progress = raw, digest, progress
         self._readinto = readinto_of(raw)
 
@@ -37,20 +39,23 @@ class _Progressing:
             self._progress.layer_bytes(self._digest, len(data))
         return data
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: bytearray | memoryview) -> int:
         n = self._readinto(buffer)
         if n:
             self._progress.layer_bytes(self._digest, n)
         return n
 
-    def __getattr__(self, name):  # finish(), close(), ... of the underlying reader
+    def __getattr__(self, name: str) -> Any:  # finish(), close(), ... of the underlying reader
         return getattr(self._raw, name)
 
 
-def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress=None) -> LayerIndex:
+def index_image_layer(
+    image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress: ByteProgress | None = None
+) -> LayerIndex:
     """One layer's index, by the reader its media type needs: the one place that chooses."""
     if image.save_stream is not None:  # docker: every layer tar is in one save stream
-        return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]
+        # index_layer gives a LayerIndex; the SaveStream Protocol says object: sources/ cannot name the view's types
+        return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]  # see above
     if layer.toc_digest is not None and image.read_range is not None:  # eStargz from a registry
         from .estargz import NotSeekable, index_estargz
 
@@ -63,6 +68,7 @@ def index_image_layer(image: OpenedImage, layer: LayerRef, wants: WantSet, limit
         if layer.media_type == SQUASHFS_LAYER:  # a seekable byte range, read where it lies
             from .squashfs import index_squashfs
 
+            assert isinstance(raw, SeekableByteStream), "a squashfs layer is opened as a seekable range"
             return index_squashfs(raw, layer.size or 0, layer.layer_id, wants, limits, image.reference)
         # a large gzip blob in a local file: inflated on several cores when IMGCHECK_PARALLEL_GZIP_MIN asks for it
         parallel, spent = index_if_parallel(raw, layer, wants, limits)
@@ -97,7 +103,9 @@ def _from_cache(cache: LayerCache | None, layer: LayerRef, stats: ReadStats) -> 
     return None
 
 
-def _index_reported(image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress) -> LayerIndex:
+def _index_reported(
+    image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress: LayerProgress | None
+) -> LayerIndex:
     """One layer in this process, its start and end shown on the progress display."""
     if progress is not None:
         progress.layer_started(layer.digest, layer.size)
@@ -109,7 +117,13 @@ def _index_reported(image: OpenedImage, layer: LayerRef, wants: WantSet, limits:
 
 
 def _index_all(
-    image: OpenedImage, layers: list[LayerRef], wants: WantSet, limits: Limits, workers: int, progress, stats: ReadStats
+    image: OpenedImage,
+    layers: list[LayerRef],
+    wants: WantSet,
+    limits: Limits,
+    workers: int,
+    progress: LayerProgress | None,
+    stats: ReadStats,
 ) -> Iterator[tuple[LayerRef, LayerIndex]]:
     """(layer, index) for each of `layers`, in the order they finish."""
     workers = max(1, min(workers, len(layers)))
@@ -140,7 +154,7 @@ def read_view(
     limits: Limits = Limits(),
     cache: LayerCache | None = None,
     workers: int | None = None,
-    progress=None,
+    progress: LayerProgress | None = None,
     stats: ReadStats | None = None,
 ) -> tuple[FileView, list[LayerIndex]]:
     """Index every layer (from the cache where it can), then merge them in manifest order."""
@@ -154,9 +168,9 @@ def read_view(
         else:
             to_read.append(layer)
     theirs: list[LayerRef] = []
-    claim_reads = getattr(cache, "claim_reads", None)  # the shared cache: layers other readers are reading now
-    if to_read and claim_reads is not None:
-        to_read, theirs, arrived = claim_reads(to_read)
+    claiming = cache if isinstance(cache, ClaimingCache) else None  # the shared cache: layers others are reading
+    if to_read and claiming is not None:
+        to_read, theirs, arrived = claiming.claim_reads(to_read)
         for position, idx in arrived.items():
             _hold(found, position, idx, limits)
             stats.layers_cached.append(image.layers[position].digest)
@@ -171,7 +185,8 @@ def read_view(
                 cache.put(layer.digest, idx)  # only reached when the digest verified
             _hold(found, layer.index, idx, limits)
         for layer in theirs:  # after our own layers: their readers had that long
-            shared = cache.wait_for(layer)  # type: ignore[union-attr]
+            assert claiming is not None  # only claim_reads gives layers to wait for
+            shared = claiming.wait_for(layer)
             if shared is not None:
                 stats.layers_cached.append(layer.digest)
                 stats.layers_waited.append(layer.digest)
@@ -179,11 +194,11 @@ def read_view(
                 shared = _index_reported(image, layer, wants, limits, progress)
                 stats.layers_read.append(layer.digest)
                 stats.bytes_decompressed += shared.uncompressed_bytes
-                cache.put(layer.digest, shared)  # type: ignore[union-attr]
+                claiming.put(layer.digest, shared)
             _hold(found, layer.index, shared, limits)
     finally:
-        if claim_reads is not None:
-            cache.release_reads([l for l in to_read + theirs if l.index not in found])  # type: ignore[union-attr]
+        if claiming is not None:
+            claiming.release_reads([l for l in to_read + theirs if l.index not in found])
     indexes = [found[l.index] for l in image.layers]
     for layer, idx in zip(image.layers, indexes):
         missing = [e.linkname for e in idx.entries.values() if e.kind == HARDLINK and e.linkname]

@@ -30,11 +30,18 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Generic, TypeVar
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
 from ..inroot import MAX_LINK_TARGET, PATH_MAX
+from ..sources.read_options import Limits
+from ..streams import SeekableByteStream
 from .layer_index import FILE, OTHER, SYMLINK, Entry, LayerIndex, path_hash, scan_entry
+from .wants import WantSet
+
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
 
 MAGIC = 0x73717368  # "hsqs" little-endian
 SUPERBLOCK = struct.Struct("<IIIIIHHHHHHQQQQQQQQ")  # 96 bytes, squashfs_fs.h struct squashfs_super_block
@@ -93,13 +100,14 @@ def _decompressor(comp_id: int, what: str) -> Callable[[bytes, int], bytes]:
         return zstd_
     if name == "lz4":
         try:
-            import lz4.block
+            import lz4.block  # type: ignore[import-untyped]  # ships no type hints
         except ImportError:
             raise UnavailableError(f"{what}: LZ4-compressed squashfs needs the 'lz4' Python package") from None
 
         def lz4_(data: bytes, max_out: int) -> bytes:
             # squashfs stores raw LZ4 blocks (LZ4_decompress_safe), not LZ4 frames
-            return lz4.block.decompress(data, uncompressed_size=max_out)
+            out: bytes = lz4.block.decompress(data, uncompressed_size=max_out)
+            return out
 
         return lz4_
     if name == "lzo":
@@ -154,18 +162,18 @@ class Inode:
     target: bytes = b""
 
 
-class _LRU:
-    def __init__(self, size: int):
+class _LRU(Generic[K, V]):
+    def __init__(self, size: int) -> None:
         self._size = size
-        self._data: OrderedDict = OrderedDict()
+        self._data: OrderedDict[K, V] = OrderedDict()
 
-    def get(self, key):
+    def get(self, key: K) -> V | None:
         value = self._data.get(key)
         if value is not None:
             self._data.move_to_end(key)
         return value
 
-    def put(self, key, value) -> None:
+    def put(self, key: K, value: V) -> None:
         self._data[key] = value
         self._data.move_to_end(key)
         while len(self._data) > self._size:
@@ -175,7 +183,7 @@ class _LRU:
 class SquashfsImage:
     """A squashfs filesystem stored at [offset, offset+size) of a seekable file."""
 
-    def __init__(self, fh: BinaryIO, offset: int, size: int, what: str):
+    def __init__(self, fh: SeekableByteStream, offset: int, size: int, what: str) -> None:
         self._fh = fh
         self._base = offset
         self.region_size = size
@@ -229,8 +237,8 @@ class SquashfsImage:
         )
         self._limit = bytes_used
         self._decompress = _decompressor(compression, what)
-        self._meta = _LRU(512)  # <= 4 MiB of metadata blocks
-        self._frags = _LRU(8)  # <= 8 MiB of fragment blocks; many small files share one
+        self._meta: _LRU[int, tuple[bytes, int]] = _LRU(512)  # <= 4 MiB of metadata blocks
+        self._frags: _LRU[int, bytes] = _LRU(8)  # <= 8 MiB of fragment blocks; many small files share one
 
     @property
     def compressor(self) -> str:
@@ -561,7 +569,7 @@ class _Cursor:
 CORRUPT_ERRORS = (struct.error, IndexError, OverflowError, ValueError, MemoryError)
 
 
-def guarded(what: str, fn, *args):
+def guarded(what: str, fn: Callable[..., T], *args: object) -> T:
     """Run a reader call; map low-level failures from corrupt data to one BadInputError line."""
     try:
         return fn(*args)
@@ -574,7 +582,9 @@ def guarded(what: str, fn, *args):
 # -- one squashfs = one layer ----------------------------------------------------------------------
 
 
-def index_squashfs(fh: BinaryIO, size: int, digest: str, wants, limits, what: str) -> LayerIndex:
+def index_squashfs(
+    fh: SeekableByteStream, size: int, digest: str, wants: WantSet, limits: Limits, what: str
+) -> LayerIndex:
     """The LayerIndex of the squashfs in the seekable `fh` (`size` bytes from its start)."""
     if size < SUPERBLOCK.size:
         raise BadInputError(f"{what}: truncated or not a squashfs filesystem ({size} bytes)")
@@ -582,13 +592,13 @@ def index_squashfs(fh: BinaryIO, size: int, digest: str, wants, limits, what: st
     return guarded(what, build_index, fs, digest, wants, limits)
 
 
-def _feed(fs: SquashfsImage, inode: Inode, consume: Callable[[bytes], None]) -> bool:
+def _feed(fs: SquashfsImage, inode: Inode, consume: Callable[[bytes], object]) -> bool:
     for block in fs.iter_file(inode):
         consume(block)
     return True
 
 
-def build_index(fs: SquashfsImage, digest: str, wants, limits):
+def build_index(fs: SquashfsImage, digest: str, wants: WantSet, limits: Limits) -> LayerIndex:
     """A LayerIndex from the squashfs tree, with what the tar walk would have kept."""
     idx = LayerIndex(digest=digest)
     hashes: list[int] = []

@@ -15,12 +15,12 @@ GNU.sparse.name of GNU.sparse.size / realsize bytes, holes read as zeros.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..errors import BadInputError
 from ..inroot import NAME_MAX, PATH_MAX
-from ..streams import readinto_of
+from ..streams import ReadintoStream, readinto_of
 
 BLOCK = 512
 CHUNK = 1 << 20
@@ -173,7 +173,7 @@ def _sparse_version(pax: dict[str, str]) -> str | None:
 class _Chunks:
     """One buffer, refilled with readinto() each time the walker moves past what it holds."""
 
-    def __init__(self, stream, size: int):
+    def __init__(self, stream: ReadintoStream, size: int) -> None:
         self._readinto = readinto_of(stream)
         self._buf = memoryview(bytearray(size))
 
@@ -189,13 +189,14 @@ class TarWalker:
     Only headers and kept files are copied out of a chunk.
     """
 
-    def __init__(self, stream, chunk: int = CHUNK):
+    def __init__(self, stream: ReadintoStream, chunk: int = CHUNK) -> None:
         self._chunks = _Chunks(stream, max(chunk, BLOCK))
         self._cur = memoryview(b"")  # the chunk being walked
         self._pos = 0
         self._pending = 0  # data bytes (padded) of the current member not consumed yet
         self._pending_data = 0  # unpadded size, for read_data
-        self._sparse: tuple | None = None  # (logical size, pairs or None for 1.0, stored bytes)
+        # (logical size, pairs or None for 1.0, stored bytes)
+        self._sparse: tuple[int, tuple[tuple[int, int], ...] | None, int] | None = None
         self.entries = 0
 
     # -- chunk primitives ---------------------------------------------------------------------
@@ -258,7 +259,7 @@ class TarWalker:
         self._pending = self._pending_data = 0
         return data
 
-    def feed_data(self, consume) -> bool:
+    def feed_data(self, consume: Callable[[memoryview], object]) -> bool:
         """Pass the current member's bytes to `consume` chunk by chunk (each memoryview valid only during the
         call), never holding the file. False, with nothing consumed, for a sparse member."""
         if self._sparse is not None:
@@ -276,6 +277,7 @@ class TarWalker:
         return True
 
     def _read_sparse(self, limit: int) -> bytes | None:
+        assert self._sparse is not None  # read_data calls this for a sparse member only
         real_size, pairs, stored = self._sparse
         if real_size > limit or stored > limit + MAX_META:
             return None

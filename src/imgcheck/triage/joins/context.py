@@ -3,6 +3,7 @@ facts, the NCCL version in use, and the note templates from signatures.json."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -73,7 +74,7 @@ class JoinContext:
         """A note's text: its template in signatures.json `join_notes`, filled with params."""
         return self.templates[key].format(**params)
 
-    def note(self, topic: str, status: str, key: str, evidence, **params: object) -> JoinNote:
+    def note(self, topic: str, status: str, key: str, evidence: Iterable[Evidence], **params: object) -> JoinNote:
         return JoinNote(topic, status, self.text(key, **params), tuple(evidence))
 
     def env(self, name: str) -> tuple[str | None, str, Evidence | None]:

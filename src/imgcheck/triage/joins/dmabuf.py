@@ -32,7 +32,7 @@ def join(ctx: JoinContext) -> Iterator[JoinNote]:
             yield JoinNote("dmabuf-registration", UNKNOWN, why, tuple(ev))
     if ctx.log.dmabuf_gpus and node is not None and node.gpu.kernel_module:
         ev = [
-            Evidence("log.dmabuf_gpus", list(ctx.log.dmabuf_gpus)),
+            Evidence("log.dmabuf_gpus", ",".join(str(g) for g in ctx.log.dmabuf_gpus)),  # a scalar, as Evidence holds
             node_evidence(node, "gpu.kernel_module", node.gpu.kernel_module),
         ]
         if node.gpu.kernel_module == "open":

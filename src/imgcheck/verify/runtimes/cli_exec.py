@@ -30,7 +30,7 @@ def run_cli(argv: list[str], timeout: float) -> tuple[int | None, str, str, bool
         raise
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:

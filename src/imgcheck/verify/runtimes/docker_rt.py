@@ -9,6 +9,7 @@ capped, a time limit, and the container is removed in every case (finally), also
 from __future__ import annotations
 
 import platform as _platform
+from typing import Any
 
 from ...errors import BadInputError, UnavailableError
 from .base import LABEL, VERIFIER_IN_CONTAINER, RunOutcome, RunRequest
@@ -17,9 +18,9 @@ NAME = "docker"
 _ARCH = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "s390x": "s390x"}
 
 
-def _client(timeout: float):
+def _client(timeout: float) -> Any:  # a docker.DockerClient: the SDK ships no type hints
     try:
-        import docker
+        import docker  # type: ignore[import-untyped]  # ships no type hints
     except ImportError:  # pragma: no cover - a declared dependency
         raise UnavailableError("the docker Python package is not installed") from None
     try:
@@ -38,9 +39,9 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def container_options(req: RunRequest, image_id: str, with_memlock: bool = True) -> tuple[dict, list[str]]:
+def container_options(req: RunRequest, image_id: str, with_memlock: bool = True) -> tuple[dict[str, Any], list[str]]:
     """The SDK arguments for containers.create, and the same settings in words."""
-    from docker.types import DeviceRequest, Ulimit
+    from docker.types import DeviceRequest, Ulimit  # type: ignore[import-untyped]  # ships no type hints
 
     settings = [
         "network none",
@@ -88,13 +89,13 @@ def container_options(req: RunRequest, image_id: str, with_memlock: bool = True)
     return options, settings
 
 
-def _explain(exc) -> str:
+def _explain(exc: Exception) -> str:
     return str(getattr(exc, "explanation", None) or exc)
 
 
-def _attempt(client, options: dict, settings: list[str], notes: list[str], timeout: float) -> RunOutcome:
+def _attempt(client: Any, options: dict[str, Any], settings: list[str], notes: list[str], timeout: float) -> RunOutcome:
     """Create, start, wait, collect, and always remove one container."""
-    from docker.errors import APIError, NotFound
+    from docker.errors import APIError, NotFound  # type: ignore[import-untyped]  # ships no type hints
 
     container = None
     try:
