@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from ..model.image import ImageFacts
-from ..model.report import Report
 from ..model.serde import to_dict
+
+if TYPE_CHECKING:  # `inspect` renders facts only: the report model loads node facts code it never needs
+    from ..model.report import Report
 
 
 def render_facts(facts: ImageFacts) -> str:
