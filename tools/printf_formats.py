@@ -22,6 +22,10 @@ CONVERSIONS = {
     "%": "%",
 }
 FLOAT = r"[-+0-9.eEinfa]+"
+STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')  # a C string literal
+# <inttypes.h> macros between literals ("... %" PRIu64 " ..."): the conversion they expand to
+PRI = {"PRIu64": "%lu", "PRIx64": "%lx", "PRId64": "%ld", "PRIi64": "%ld", "PRIu32": "%u", "PRIx32": "%x"}
+PRI.update({"PRId32": "%d", "PRIu16": "%u", "PRIu8": "%u", "PRIx8": "%x", "PRIx16": "%x", "PRIi32": "%d"})
 
 
 def pieces(fmt: str) -> Iterator[tuple[str, str | None]]:
@@ -31,3 +35,21 @@ def pieces(fmt: str) -> Iterator[tuple[str, str | None]]:
         yield fmt[pos : m.start()], CONVERSIONS.get(m.group(5), FLOAT)
         pos = m.end()
     yield fmt[pos:], None
+
+
+def format_of(arg: str) -> str | None:
+    """The format string of a call's argument: adjacent literals joined, PRIx64-style macros expanded, any other
+    identifier between literals (a macro string) read as %s. None when the argument holds no literal."""
+    parts, pos, found = [], 0, False
+    for m in STRING.finditer(arg):
+        between = arg[pos : m.start()].strip()
+        if between:
+            parts.append(PRI.get(between, "%s") if re.fullmatch(r"\w+", between) else "%s")
+        parts.append(bytes(m.group(1), "utf-8").decode("unicode_escape", "replace"))
+        pos, found = m.end(), True
+    if not found:
+        return None
+    tail = arg[pos:].strip()
+    if tail and re.fullmatch(r"\w+", tail):
+        parts.append(PRI.get(tail, "%s"))
+    return "".join(parts)

@@ -19,20 +19,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import nccl_git  # noqa: E402
 from gen_params import _args, _in_comment  # noqa: E402
-from printf_formats import pieces  # noqa: E402
+from printf_formats import format_of, pieces  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage/nccl_messages.json"
 CALL = re.compile(r"\b(WARN|INFO)\(")
-STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
-PRI = {
-    "PRIu64": "%lu",
-    "PRIx64": "%lx",
-    "PRId64": "%ld",
-    "PRIi64": "%ld",
-    "PRIu32": "%u",
-    "PRIx32": "%x",
-    "PRId32": "%d",
-}
 FAILURE_INFO = re.compile(
     r"(?i)fail|error|unable|cannot|can't|could not|couldn't|not supported|unsupported|disabl|invalid|timeout|timed out"
     r"|abort|mismatch|fall(?:ing)? ?back|not found|refus|denied|insufficient|exceed|too (?:small|large|many)"
@@ -40,27 +30,6 @@ FAILURE_INFO = re.compile(
     r"|returned|GPU Direct RDMA|dma-?buf|peermem|nv_peer_mem|async|fatal|event|retr(?:y|ies)|\bNo \w+ found"
 )
 MIN_FIXED = 8  # a format with less fixed text than this would match almost any line: left out (counted)
-
-
-def _format(arg: str) -> str | None:
-    """The format string of a WARN/INFO argument: adjacent literals joined, PRIx64-style macros expanded, any other
-    identifier between literals (a macro string) read as %s. None when the argument holds no literal."""
-    parts = []
-    pos = 0
-    found = False
-    for m in STRING.finditer(arg):
-        between = arg[pos : m.start()].strip()
-        if between:
-            parts.append(PRI.get(between, "%s") if re.fullmatch(r"\w+", between) else "%s")
-        parts.append(bytes(m.group(1), "utf-8").decode("unicode_escape", "replace"))
-        pos = m.end()
-        found = True
-    if not found:
-        return None
-    tail = arg[pos:].strip()
-    if tail and re.fullmatch(r"\w+", tail):
-        parts.append(PRI.get(tail, "%s"))
-    return "".join(parts)
 
 
 def regex_of(fmt: str) -> tuple[str, int]:
@@ -95,7 +64,7 @@ def scan(tag: str) -> dict[tuple[str, str], tuple[str, str]]:
                 if not args:
                     continue
                 flags, arg = "", args[0]
-            fmt = _format(arg)
+            fmt = format_of(arg)
             if fmt is None:
                 fmt = "<dynamic>"
             line = text.count("\n", 0, m.start()) + 1

@@ -45,13 +45,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from git_read import Mirror, balanced, split_args, version_key  # noqa: E402
-from printf_formats import SPEC, pieces  # noqa: E402
+from printf_formats import SPEC, format_of, pieces  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage/fabric_messages.json"
 # %m is glibc's strerror(errno) (UCX and libfabric use it): printed like a %s
-STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
-PRI = {"PRIu64": "%lu", "PRIx64": "%lx", "PRId64": "%ld", "PRIi64": "%ld", "PRIu32": "%u", "PRIx32": "%x"}
-PRI.update({"PRId32": "%d", "PRIu16": "%u", "PRIu8": "%u", "PRIx8": "%x", "PRIx16": "%x", "PRIi32": "%d"})
 MIN_FIXED = 10  # a format with less fixed text would match almost any line: left out (counted)
 
 COMPONENTS = {
@@ -185,20 +182,6 @@ def classify(fmt: str, call: str | None) -> str:
 
 
 # ---- C format strings ---------------------------------------------------------------------------------------
-def format_of(arg: str) -> str | None:
-    parts, pos, found = [], 0, False
-    for m in STRING.finditer(arg):
-        between = arg[pos : m.start()].strip()
-        if between:
-            parts.append(PRI.get(between, "%s") if re.fullmatch(r"\w+", between) else "%s")
-        parts.append(bytes(m.group(1), "utf-8").decode("unicode_escape", "replace"))
-        pos, found = m.end(), True
-    if not found:
-        return None
-    tail = arg[pos:].strip()
-    if tail and re.fullmatch(r"\w+", tail):
-        parts.append(PRI.get(tail, "%s"))
-    return "".join(parts)
 
 
 def regex_of(fmt: str, flexible_space: bool = False) -> tuple[str, int]:
