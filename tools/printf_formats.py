@@ -23,9 +23,10 @@ CONVERSIONS = {
 }
 FLOAT = r"[-+0-9.eEinfa]+"
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')  # a C string literal
-# <inttypes.h> macros between literals ("... %" PRIu64 " ..."): the conversion they expand to
-PRI = {"PRIu64": "%lu", "PRIx64": "%lx", "PRId64": "%ld", "PRIi64": "%ld", "PRIu32": "%u", "PRIx32": "%x"}
-PRI.update({"PRId32": "%d", "PRIu16": "%u", "PRIu8": "%u", "PRIx8": "%x", "PRIx16": "%x", "PRIi32": "%d"})
+# <inttypes.h> macros between literals ("... %" PRIu64 " ..."): what they expand to, the length and conversion
+# letters only (glibc: PRIu64 is "lu"); the "%" and any flags or width stay in the literal before them
+PRI = {"PRIu64": "lu", "PRIx64": "lx", "PRId64": "ld", "PRIi64": "ld", "PRIu32": "u", "PRIx32": "x"}
+PRI.update({"PRId32": "d", "PRIu16": "u", "PRIu8": "u", "PRIx8": "x", "PRIx16": "x", "PRIi32": "d"})
 
 
 def pieces(fmt: str) -> Iterator[tuple[str, str | None]]:
@@ -44,12 +45,21 @@ def format_of(arg: str) -> str | None:
     for m in STRING.finditer(arg):
         between = arg[pos : m.start()].strip()
         if between:
-            parts.append(PRI.get(between, "%s") if re.fullmatch(r"\w+", between) else "%s")
+            parts.append(_between(between, parts))
         parts.append(bytes(m.group(1), "utf-8").decode("unicode_escape", "replace"))
         pos, found = m.end(), True
     if not found:
         return None
     tail = arg[pos:].strip()
     if tail and re.fullmatch(r"\w+", tail):
-        parts.append(PRI.get(tail, "%s"))
+        parts.append(_between(tail, parts))
     return "".join(parts)
+
+
+def _between(word: str, parts: list[str]) -> str:
+    """A macro between literals: an <inttypes.h> one completes the conversion its "%" opened; any other identifier
+    (a macro string) is a %s of its own."""
+    opened = bool(parts) and re.search(r"%[-+ #0]*\d*(?:\.\d+)?$", parts[-1]) is not None
+    if word in PRI and opened:
+        return PRI[word]
+    return "%" + PRI[word] if word in PRI else "%s"
