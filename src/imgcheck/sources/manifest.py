@@ -11,6 +11,7 @@ from .base import (
     LAYER_MEDIA_TYPES,
     MANIFEST_MEDIA_TYPES,
     OCI_LAYER_GZIP,
+    OCI_LAYER_ZSTD,
     LayerRef,
     media_type_of,
     parse_digest,
@@ -18,6 +19,10 @@ from .base import (
 
 # eStargz (github.com/containerd/stargz-snapshotter, estargz/types.go TOCJSONDigestAnnotation)
 ESTARGZ_TOC_DIGEST = "containerd.io/snapshot/stargz/toc.digest"
+# zstd:chunked (github.com/containers/storage, pkg/chunked/internal/minimal/compression.go ManifestChecksumKey,
+# ManifestInfoKey)
+ZSTD_CHUNKED_TOC_DIGEST = "io.github.containers.zstd-chunked.manifest-checksum"
+ZSTD_CHUNKED_TOC_POSITION = "io.github.containers.zstd-chunked.manifest-position"
 
 MAX_LAYERS = 512  # the OCI/Docker practical limit is 127; anything far above is hostile
 
@@ -49,22 +54,40 @@ def layers_of_manifest(manifest: dict[str, Any], where: str, max_layers: int = M
         size = desc.get("size")
         if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
             raise BadInputError(f"{where}: layer {i} has an invalid size {size!r}")
-        refs.append(LayerRef(digest=digest, media_type=mt, size=size, index=i, toc_digest=_toc_digest(desc, mt)))
+        toc_digest, toc_position = _toc(desc, mt)
+        refs.append(
+            LayerRef(digest=digest, media_type=mt, size=size, index=i, toc_digest=toc_digest, toc_position=toc_position)
+        )
     return refs
 
 
-def _toc_digest(desc: dict[str, Any], media_type: str) -> str | None:
-    """The eStargz table-of-contents digest a gzip layer's annotations name (None: not eStargz, or malformed)."""
+def _toc(desc: dict[str, Any], media_type: str) -> tuple[str | None, str | None]:
+    """(TOC digest, TOC position) of a seekable layer from its annotations: eStargz for a gzip layer (no position),
+    zstd:chunked for a zstd one; (None, None) when neither or malformed (an ordinary layer, read whole)."""
     annotations = desc.get("annotations")
-    if media_type not in (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP) or not isinstance(annotations, dict):
-        return None
-    value = annotations.get(ESTARGZ_TOC_DIGEST)
+    if not isinstance(annotations, dict):
+        return None, None
+    if media_type in (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP):
+        return _digest_annotation(annotations, ESTARGZ_TOC_DIGEST), None
+    if media_type == OCI_LAYER_ZSTD:
+        digest, position = (
+            _digest_annotation(annotations, ZSTD_CHUNKED_TOC_DIGEST),
+            annotations.get(ZSTD_CHUNKED_TOC_POSITION),
+        )
+        if digest is None or not isinstance(position, str):
+            return None, None
+        return digest, position  # the position is parsed where it is used (view/zstdchunked.py)
+    return None, None
+
+
+def _digest_annotation(annotations: dict[str, Any], key: str) -> str | None:
+    value = annotations.get(key)
     if not isinstance(value, str):
         return None
     try:
         parse_digest(value)
     except BadInputError:
-        return None  # a layer with a malformed annotation is still an ordinary gzip layer
+        return None  # a layer with a malformed annotation is still an ordinary layer
     return value
 
 
