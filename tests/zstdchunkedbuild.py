@@ -55,8 +55,8 @@ def _sha(data: bytes) -> str:
 
 
 def from_tar(tar_bytes: bytes, chunk_size: int = 1 << 20, tamper: str | None = None) -> ZstdChunked:
-    """The zstd:chunked form of a tar. `tamper` names a file whose first byte is changed after its digests are
-    taken (a blob whose data no longer matches its TOC)."""
+    """The zstd:chunked form of a tar. `tamper` names a file (without `./`) whose first byte is changed after its
+    digests are taken (a blob whose data no longer matches its TOC; the diff_id is of the changed tar)."""
     out = io.BytesIO()
     pending = bytearray()  # tar bytes (headers, padding) waiting for the frame they go in
 
@@ -67,6 +67,7 @@ def from_tar(tar_bytes: bytes, chunk_size: int = 1 << 20, tamper: str | None = N
         return out.tell()
 
     entries: list[dict] = []
+    source = bytearray(tar_bytes)  # the tar the frames hold (a tampered file changed)
     with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:") as tar:
         for info in tar:
             pending += tar_bytes[info.offset : info.offset_data]
@@ -83,8 +84,9 @@ def from_tar(tar_bytes: bytes, chunk_size: int = 1 << 20, tamper: str | None = N
             entry["size"] = info.size
             data = tar_bytes[info.offset_data : info.offset_data + info.size]
             entry["digest"] = _sha(data)
-            if tamper == info.name:
+            if tamper == info.name.removeprefix("./"):
                 data = bytes([data[0] ^ 0xFF]) + data[1:]
+                source[info.offset_data] = data[0]
             start = flush()
             pieces = [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)]
             offsets = []
@@ -123,7 +125,7 @@ def from_tar(tar_bytes: bytes, chunk_size: int = 1 << 20, tamper: str | None = N
         blob=out.getvalue(),
         toc_digest=_sha(toc_compressed),
         toc_position=f"{toc_offset}:{len(toc_compressed)}:{len(toc_json)}:1",
-        diff_id=_sha(tar_bytes),
+        diff_id=_sha(bytes(source)),
         toc=toc,
     )
 
