@@ -104,6 +104,12 @@ def test_the_manifest_annotations_make_a_zstd_layer_seekable_and_nothing_else_do
     assert (got.toc_digest, got.toc_position) == (zc.toc_digest, zc.toc_position)
     only_checksum = {k: v for k, v in annotations.items() if k.endswith("checksum")}
     assert (manifest(zstd, only_checksum).toc_digest, manifest(zstd, only_checksum).toc_position) == (None, None)
+    # the keys containers/storage wrote before v1.44.0 (Debian bookworm's skopeo still does)
+    old_keys = {k.replace("io.github.containers", "io.containers"): v for k, v in annotations.items()}
+    assert (manifest(zstd, old_keys).toc_digest, manifest(zstd, old_keys).toc_position) == (
+        zc.toc_digest,
+        zc.toc_position,
+    )
     gzip_layer = manifest("application/vnd.oci.image.layer.v1.tar+gzip", annotations)
     assert (gzip_layer.toc_digest, gzip_layer.toc_position) == (None, None)
 

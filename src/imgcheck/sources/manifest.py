@@ -20,9 +20,13 @@ from .base import (
 # eStargz (github.com/containerd/stargz-snapshotter, estargz/types.go TOCJSONDigestAnnotation)
 ESTARGZ_TOC_DIGEST = "containerd.io/snapshot/stargz/toc.digest"
 # zstd:chunked (github.com/containers/storage, pkg/chunked/internal/minimal/compression.go ManifestChecksumKey,
-# ManifestInfoKey)
-ZSTD_CHUNKED_TOC_DIGEST = "io.github.containers.zstd-chunked.manifest-checksum"
-ZSTD_CHUNKED_TOC_POSITION = "io.github.containers.zstd-chunked.manifest-position"
+# ManifestInfoKey): (TOC digest, TOC position) annotation keys. Before containers/storage v1.44.0 (commit f98fa39,
+# "chunked: use io.github.containers") the keys were `io.containers.zstd-chunked.*`, with the same TOC and position
+# layout (v1.43.0 pkg/chunked/internal/compression.go); Debian bookworm's skopeo 1.9 still writes those.
+ZSTD_CHUNKED_KEYS = (
+    ("io.github.containers.zstd-chunked.manifest-checksum", "io.github.containers.zstd-chunked.manifest-position"),
+    ("io.containers.zstd-chunked.manifest-checksum", "io.containers.zstd-chunked.manifest-position"),
+)
 
 MAX_LAYERS = 512  # the OCI/Docker practical limit is 127; anything far above is hostile
 
@@ -70,13 +74,10 @@ def _toc(desc: dict[str, Any], media_type: str) -> tuple[str | None, str | None]
     if media_type in (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP):
         return _digest_annotation(annotations, ESTARGZ_TOC_DIGEST), None
     if media_type == OCI_LAYER_ZSTD:
-        digest, position = (
-            _digest_annotation(annotations, ZSTD_CHUNKED_TOC_DIGEST),
-            annotations.get(ZSTD_CHUNKED_TOC_POSITION),
-        )
-        if digest is None or not isinstance(position, str):
-            return None, None
-        return digest, position  # the position is parsed where it is used (view/zstdchunked.py)
+        for digest_key, position_key in ZSTD_CHUNKED_KEYS:
+            digest, position = _digest_annotation(annotations, digest_key), annotations.get(position_key)
+            if digest is not None and isinstance(position, str):
+                return digest, position  # the position is parsed where it is used (view/zstdchunked.py)
     return None, None
 
 
