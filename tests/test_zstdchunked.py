@@ -172,3 +172,14 @@ def test_a_toc_no_writer_produces_is_not_seekable(case):
     blob, layer = _with_toc(zc, entries)
     with pytest.raises(NotSeekable):
         index_zstd_chunked(layer, _ranged(blob), WANTS, Limits())
+
+
+def test_a_chunk_larger_than_the_bound_is_not_inflated_into_memory(monkeypatch):
+    """A file in one frame (or a hostile TOC) could inflate to gigabytes: over the bound, the layer is read whole,
+    which streams it."""
+    from imgcheck.view import seekable
+
+    zc = from_tar(_tar(), chunk_size=1 << 20)  # lib/libx.so.1 (10 KiB) in one frame
+    monkeypatch.setattr(seekable, "MAX_CHUNK_BYTES", 8 << 10)
+    with pytest.raises(NotSeekable, match="decompressed"):
+        index_zstd_chunked(_layer(zc), _ranged(zc.blob), WANTS, Limits())

@@ -22,7 +22,7 @@ from .tarwalk import TarHeader
 from .wants import WantSet
 
 MAX_TOC_BYTES = 64 * 1024**2  # compressed or not: a TOC lists entries, ~200 bytes each
-MAX_CHUNK_BYTES = 64 * 1024**2  # one range request; chunks are a few MiB at most in both formats
+MAX_CHUNK_BYTES = 64 * 1024**2  # one range request, and its data; eStargz chunks are 4 MiB, zstd:chunked ~64 KiB
 # the tar type flags a TOC entry type stands for (estargz/types.go TOCEntry.Type; containers/storage
 # pkg/chunked/internal/minimal/compression.go TarTypes uses the same names)
 TYPES = {"dir": b"5", "reg": b"0", "symlink": b"2", "hardlink": b"1", "char": b"3", "block": b"4", "fifo": b"6"}
@@ -87,8 +87,9 @@ class FileData:
         self._size, self._chunks, self._digest = size, chunks, digest
 
     def _chunk_bytes(self, chunk: Chunk, size: int) -> bytes:
-        if chunk.end - chunk.offset > MAX_CHUNK_BYTES:
-            raise NotSeekable(f"a chunk spans more than {MAX_CHUNK_BYTES} compressed bytes")
+        # both bounds: a chunk is held in memory whole, and a few compressed bytes can inflate to gigabytes
+        if chunk.end - chunk.offset > MAX_CHUNK_BYTES or chunk.inner + size > MAX_CHUNK_BYTES:
+            raise NotSeekable(f"a chunk spans more than {MAX_CHUNK_BYTES} compressed or decompressed bytes")
         raw = self._read_range(self._layer, chunk.offset, chunk.end)
         data = self._decompress(raw, chunk.inner + size, "a file chunk")
         data = data[chunk.inner : chunk.inner + size]
