@@ -4,7 +4,8 @@ zstd:chunked (github.com/containers/storage: pkg/chunked/compressor/compressor.g
 pkg/chunked/internal/minimal/compression.go WriteZstdChunkedManifest) is a zstd tar in which every regular file's
 data starts a fresh zstd frame (and each of its chunks, where the rolling checksum splits a file, another), so a
 file's bytes are `offset`..`endOffset` of the blob and decompress alone. After the tar come zstd skippable frames:
-the TOC (`{"version": 1, "entries": [...]}`, zstd-compressed), the tar-split data, and a 64-byte footer. The
+the TOC (`{"version": 1, "entries": [...]}`, zstd-compressed), then (in current releases) the tar-split data and a
+64-byte footer, neither of which is read here (the annotations locate the TOC). The
 manifest's layer annotations name the compressed TOC's digest (`...zstd-chunked.manifest-checksum`) and its
 position (`...manifest-position` = `offset:length:uncompressed-length:type`, type 1). Entries: `reg` with `digest`
 (of the file), `offset`, `endOffset`; a file split in chunks has `chunkSize`/`chunkDigest` on it and one `chunk`
