@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""eStargz read by range against the same layer read whole, from a local registry (issue 39).
+"""eStargz (or zstd:chunked) read by range against the same layer read whole, from a local registry (issue 39).
 
 The layer is the tests' real Debian bookworm rdma rootfs written as eStargz by the format's specification
-(tests/estargzbuild.py); `--pad-mb N` adds N MB of incompressible files nobody wants (a CUDA-sized layer's bulk),
+(tests/estargzbuild.py; `--format zstd-chunked`: tests/zstdchunkedbuild.py); `--pad-mb N` adds N MB of incompressible files nobody wants (a CUDA-sized layer's bulk),
 which a range read never fetches. Reports medians of a cold `inspect` (no caches) with range reads and with
 --whole-layers, the compressed bytes each fetched, and the blob size.
-Usage: python benchmarks/bench_estargz.py [--runs 3] [--pad-mb 0] [--json OUT]
+Usage: python benchmarks/bench_estargz.py [--format estargz|zstd-chunked] [--runs 3] [--pad-mb 0] [--json OUT]
 """
 
 from __future__ import annotations
@@ -47,9 +47,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--pad-mb", type=int, default=0)
     ap.add_argument("--json")
+    ap.add_argument("--format", choices=("estargz", "zstd-chunked"), default="estargz")
     args = ap.parse_args()
 
-    from estargzbuild import from_tar, push_estargz
+    import estargzbuild
+    import zstdchunkedbuild
     from registryfixture import RegistryServer
     from registrypush import Pusher
     from rootfs import build_rootfs
@@ -57,13 +59,24 @@ def main() -> int:
     from imgcheck import api
     from imgcheck.sources.read_options import ReadOptions, ReadStats
 
-    layer = from_tar(padded(build_rootfs("bookworm"), args.pad_mb))
+    tar = padded(build_rootfs("bookworm"), args.pad_mb)
     work = tempfile.mkdtemp(prefix="imgcheck-bench-estargz-")
     server = RegistryServer(work)
     try:
-        push_estargz(Pusher(server.url), "bench/esgz", layer, layer.toc_digest)
+        blob: bytes
+        if args.format == "estargz":
+            esgz = estargzbuild.from_tar(tar)
+            estargzbuild.push_estargz(Pusher(server.url), "bench/esgz", esgz, esgz.toc_digest)
+            blob = esgz.blob
+        else:
+            zc = zstdchunkedbuild.from_tar(tar)
+            zstdchunkedbuild.push_zstd_chunked(
+                Pusher(server.url), "bench/esgz", zc, zstdchunkedbuild.annotations_of(zc)
+            )
+            blob = zc.blob
+        del tar
         ref = f"{server.host}/bench/esgz:latest"
-        result: dict = {"blob_bytes": len(layer.blob), "pad_mb": args.pad_mb}
+        result: dict = {"format": args.format, "blob_bytes": len(blob), "pad_mb": args.pad_mb}
         for name, ranged in (("range", True), ("whole", False)):
             times, fetched = [], 0
             for _ in range(args.runs):
@@ -71,7 +84,7 @@ def main() -> int:
                 start = time.perf_counter()
                 api.inspect_image(ref, ReadOptions(use_cache=False, stats=stats, range_reads=ranged))
                 times.append(time.perf_counter() - start)
-                fetched = stats.bytes_ranged if ranged else len(layer.blob)
+                fetched = stats.bytes_ranged if ranged else len(blob)
             result[name] = {"median_s": round(statistics.median(times), 3), "fetched_bytes": fetched}
         print(json.dumps(result, indent=2))
         if args.json:

@@ -3,22 +3,22 @@ opened ("%" PRIu64 is %lu, not the literal "%lu" a doubled "%%" would mean), so 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
-import sys
 from importlib import resources
 
 TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools")
 
 
 def _format_of():
-    sys.path.insert(0, TOOLS)
-    try:
-        from printf_formats import format_of
-    finally:
-        sys.path.remove(TOOLS)
-    return format_of
+    """tools/printf_formats.py, loaded from its path (tools/ is not a package the tests install)."""
+    spec = importlib.util.spec_from_file_location("printf_formats", os.path.join(TOOLS, "printf_formats.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.format_of
 
 
 def test_inttypes_macros_complete_the_conversion():

@@ -14,7 +14,7 @@ def render_read_stats(stats: ReadStats) -> str:
     streamed = len(stats.layers_read)
     where = f"in {stats.layer_processes} worker processes" if stats.layer_processes else "in this process"
     ranged = (
-        f" ({len(stats.layers_ranged)} eStargz by range: {stats.bytes_ranged / 1e6:.1f} MB fetched)"
+        f" ({len(stats.layers_ranged)} seekable by range: {stats.bytes_ranged / 1e6:.1f} MB fetched)"
         if stats.layers_ranged
         else ""
     )

@@ -66,9 +66,12 @@ class LayerRef:
     index: int = 0  # 0 = bottom layer
     digest_of_uncompressed: bool = False  # docker-archive layers are named by their diff_id
     diff_id: str | None = None  # digest of the uncompressed tar (config rootfs.diff_ids)
-    # eStargz: the sha256 of the layer's table of contents, from the (verified) manifest's layer annotation; the
-    # layer can then be read by range (view/estargz.py)
+    # a seekable layer's table of contents (TOC), from the (verified) manifest's layer annotations; the layer can
+    # then be read by range. eStargz (gzip; view/estargz.py): the sha256 of the TOC JSON, no position (a footer
+    # gives it). zstd:chunked (zstd; view/zstdchunked.py): the digest of the compressed TOC and its position
+    # `offset:length:uncompressed-length:type`.
     toc_digest: str | None = None
+    toc_position: str | None = None
 
     @property
     def layer_id(self) -> str:

@@ -11,6 +11,7 @@ from .base import (
     LAYER_MEDIA_TYPES,
     MANIFEST_MEDIA_TYPES,
     OCI_LAYER_GZIP,
+    OCI_LAYER_ZSTD,
     LayerRef,
     media_type_of,
     parse_digest,
@@ -18,6 +19,14 @@ from .base import (
 
 # eStargz (github.com/containerd/stargz-snapshotter, estargz/types.go TOCJSONDigestAnnotation)
 ESTARGZ_TOC_DIGEST = "containerd.io/snapshot/stargz/toc.digest"
+# zstd:chunked (github.com/containers/storage, pkg/chunked/internal/minimal/compression.go ManifestChecksumKey,
+# ManifestInfoKey): (TOC digest, TOC position) annotation keys. Before containers/storage v1.44.0 (commit f98fa39,
+# "chunked: use io.github.containers") the keys were `io.containers.zstd-chunked.*`, with the same TOC and position
+# layout (v1.43.0 pkg/chunked/internal/compression.go); Debian bookworm's skopeo 1.9 still writes those.
+ZSTD_CHUNKED_KEYS = (
+    ("io.github.containers.zstd-chunked.manifest-checksum", "io.github.containers.zstd-chunked.manifest-position"),
+    ("io.containers.zstd-chunked.manifest-checksum", "io.containers.zstd-chunked.manifest-position"),
+)
 
 MAX_LAYERS = 512  # the OCI/Docker practical limit is 127; anything far above is hostile
 
@@ -49,22 +58,37 @@ def layers_of_manifest(manifest: dict[str, Any], where: str, max_layers: int = M
         size = desc.get("size")
         if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
             raise BadInputError(f"{where}: layer {i} has an invalid size {size!r}")
-        refs.append(LayerRef(digest=digest, media_type=mt, size=size, index=i, toc_digest=_toc_digest(desc, mt)))
+        toc_digest, toc_position = _toc(desc, mt)
+        refs.append(
+            LayerRef(digest=digest, media_type=mt, size=size, index=i, toc_digest=toc_digest, toc_position=toc_position)
+        )
     return refs
 
 
-def _toc_digest(desc: dict[str, Any], media_type: str) -> str | None:
-    """The eStargz table-of-contents digest a gzip layer's annotations name (None: not eStargz, or malformed)."""
+def _toc(desc: dict[str, Any], media_type: str) -> tuple[str | None, str | None]:
+    """(TOC digest, TOC position) of a seekable layer from its annotations: eStargz for a gzip layer (no position),
+    zstd:chunked for a zstd one; (None, None) when neither or malformed (an ordinary layer, read whole)."""
     annotations = desc.get("annotations")
-    if media_type not in (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP) or not isinstance(annotations, dict):
-        return None
-    value = annotations.get(ESTARGZ_TOC_DIGEST)
+    if not isinstance(annotations, dict):
+        return None, None
+    if media_type in (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP):
+        return _digest_annotation(annotations, ESTARGZ_TOC_DIGEST), None
+    if media_type == OCI_LAYER_ZSTD:
+        for digest_key, position_key in ZSTD_CHUNKED_KEYS:
+            digest, position = _digest_annotation(annotations, digest_key), annotations.get(position_key)
+            if digest is not None and isinstance(position, str):
+                return digest, position  # the position is parsed where it is used (view/zstdchunked.py)
+    return None, None
+
+
+def _digest_annotation(annotations: dict[str, Any], key: str) -> str | None:
+    value = annotations.get(key)
     if not isinstance(value, str):
         return None
     try:
         parse_digest(value)
     except BadInputError:
-        return None  # a layer with a malformed annotation is still an ordinary gzip layer
+        return None  # a layer with a malformed annotation is still an ordinary layer
     return value
 
 

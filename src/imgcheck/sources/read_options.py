@@ -35,7 +35,8 @@ class ReadOptions:
     session: requests.Session | None = None  # a caller's session: it sends every request (tests, the service)
     sleep: Callable[[float], None] | None = None  # the registry client's back-off sleep (tests)
     docker_client: Any = None  # a docker.DockerClient for the docker: source (tests)
-    # eStargz layers from a registry are read by range (TOC and wanted files, each digest-checked; view/estargz.py);
+    # eStargz and zstd:chunked layers from a registry are read by range (TOC and wanted files, each digest-checked;
+    # view/estargz.py, view/zstdchunked.py);
     # False reads every layer whole, which also checks each layer's diff_id (`--whole-layers`)
     range_reads: bool = True
 

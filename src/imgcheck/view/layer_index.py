@@ -53,8 +53,8 @@ class LayerIndex:
     # sha256 of the uncompressed tar as read (what a config's diff_id names); None from a cache
     # entry written before it was recorded, or from sources that are not tars (squashfs, SIF)
     uncompressed_digest: str | None = None
-    # a seekable layer read by range (view/estargz.py): the compressed bytes fetched; 0 for a whole read. Such an
-    # index is never cached (its diff_id was not checked)
+    # a seekable layer read by range (view/estargz.py, view/zstdchunked.py): the compressed bytes fetched; 0 for a
+    # whole read. Such an index is never cached (its diff_id was not checked)
     range_bytes: int = 0
 
     def has_nondir(self, path: str) -> bool:
@@ -189,7 +189,7 @@ def index_layer(
 
 class LayerBuilder:
     """A layer's index, one tar member at a time: what a streamed tar and a seekable layer's table of contents
-    (view/estargz.py) both feed, so the two give the same index for the same members. `read_data(limit)` gives
+    (view/seekable.py) both feed, so the two give the same index for the same members. `read_data(limit)` gives
     a wanted file's bytes (None: over the limit), `feed_data(consume)` streams them to a scanner."""
 
     def __init__(self, layer_id: str, wants: WantSet, limits: Limits, what: str) -> None:

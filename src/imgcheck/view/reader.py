@@ -56,11 +56,14 @@ def index_image_layer(
     if image.save_stream is not None:  # docker: every layer tar is in one save stream
         # index_layer gives a LayerIndex; the SaveStream Protocol says object: sources/ cannot name the view's types
         return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]  # see above
-    if layer.toc_digest is not None and image.read_range is not None:  # eStargz from a registry
-        from .estargz import NotSeekable, index_estargz
+    if layer.toc_digest is not None and image.read_range is not None:  # eStargz or zstd:chunked from a registry
+        from .estargz import index_estargz
+        from .seekable import NotSeekable
+        from .zstdchunked import index_zstd_chunked
 
+        by_range = index_zstd_chunked if layer.toc_position is not None else index_estargz
         try:
-            return index_estargz(layer, image.read_range, wants, limits)
+            return by_range(layer, image.read_range, wants, limits)
         except (NotSeekable, BadInputError, UnavailableError) as exc:
             image.notes.append(f"{image.reference}: layer {layer.digest} read whole: {exc}")
     raw = image.open_layer(layer)
