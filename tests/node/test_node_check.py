@@ -345,6 +345,10 @@ def test_movablecore_on_the_cmdline_warns_about_long_term_pinning(probed, matrix
     assert "NODE-PINNING-MOVABLE-MEMORY" not in ids(run(probed["inbox-ubuntu2204"], matrix))  # iommu=pt only
     mirror = swap(probed["inbox-ubuntu2204"], "kernel.cmdline_params", {"kernelcore": "mirror"})
     assert "NODE-PINNING-MOVABLE-MEMORY" in ids(run(mirror, matrix))  # non-mirrored memory goes to ZONE_MOVABLE
+    # /proc/cmdline not read: asked, never "no problem"
+    unread = run(swap(probed["inbox-ubuntu2204"], "kernel.cmdline_params", None), matrix)
+    assert "NODE-PINNING-MOVABLE-MEMORY" not in ids(unread)
+    assert any(u.rule == "NODE-PINNING-MOVABLE-MEMORY" and "cmdline" in u.reason for u in unread.unknowns)
 
 
 def test_hand_written_facts_with_a_bad_gpu_class_are_bad_input(tmp_path, probed, capsys):

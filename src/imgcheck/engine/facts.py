@@ -350,6 +350,12 @@ KERNEL = _node_fact(
     lambda n: n.kernel.release,
     lambda n: dataclasses.replace(n, kernel=dataclasses.replace(n.kernel, release=None)),
 )
+KERNEL_CMDLINE = _node_fact(
+    "kernel.cmdline_params",
+    "Which memory and IOMMU parameters did the node's kernel boot with (/proc/cmdline)?",
+    lambda n: n.kernel.cmdline_params,
+    lambda n: dataclasses.replace(n, kernel=dataclasses.replace(n.kernel, cmdline_params=None)),
+)
 PEERMEM = _node_fact(
     "gpu.peermem.loaded",
     "Is nvidia-peermem loaded on the node?",
@@ -416,6 +422,7 @@ ALL: tuple[Fact, ...] = (
     GPU_DRIVER,
     MEMLOCK,
     KERNEL,
+    KERNEL_CMDLINE,
     PEERMEM,
     GPU_MODULE,
     NET_INTERFACES,

@@ -32,7 +32,10 @@ RULES = (
     "NODE-PEERMEM-CONFIGURED-NOT-LOADED",
     "NODE-KERNEL-PINNING-REGRESSION",
 )
-NEEDS = {"thresholds": {"nvidia_peermem_first_driver_branch"}}
+NEEDS = {
+    "thresholds": {"nvidia_peermem_first_driver_branch"},
+    "pinning_kernel_features": {"longterm_pin_migrates_out_of_movable"},
+}
 
 NODE_ONLY_REFERENCE = "(no image: node check)"
 NODE_ONLY_IMAGE = ImageFacts(reference=NODE_ONLY_REFERENCE, notes=("node check: node facts only, no image",))
@@ -404,13 +407,14 @@ def _gpu_class(ctx: Ctx, workload: str) -> Iterator[Outcome]:
 # ---------- long-term pinning and ZONE_MOVABLE ----------
 def _movable(ctx: Ctx) -> Iterator[Outcome]:
     rule = "NODE-PINNING-MOVABLE-MEMORY"
-    params = ctx.node.kernel.cmdline_params or {}
+    params = ctx.node.kernel.cmdline_params
+    if params is None:  # asked here: a node check has no libibverbs, so the contract's gate would skip it
+        yield unknown(rule, "the kernel's boot parameters: " + ctx.unknown_why("kernel.cmdline_params"))
+        return
     used = {k: v for k, v in params.items() if k in ("movablecore", "kernelcore") and v}
     if not used:
-        return
-    row = ctx.matrix.row("pinning_kernel_features", feature="longterm_pin_migrates_out_of_movable")
-    if row is None:
-        return
+        return  # decided: nothing is put in ZONE_MOVABLE
+    row = ctx.matrix.need("pinning_kernel_features", feature="longterm_pin_migrates_out_of_movable")
     words = " ".join(f"{k}={v}" for k, v in used.items())
     yield finding(ctx.matrix, rule, [ctx.node_ev("kernel.cmdline_params", words)], params=words, effect=row["effect"])
 
@@ -553,7 +557,7 @@ READS = {
     "NODE-GPU-NO-GDR": (facts.LIBIBVERBS, facts.GPU_DRIVER),
     "NODE-DMABUF-UNAVAILABLE": (facts.LIBIBVERBS, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE),
     "NODE-PCI-ACS-REDIRECT": (facts.LIBIBVERBS, facts.GPU_DRIVER),
-    "NODE-PINNING-MOVABLE-MEMORY": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-PINNING-MOVABLE-MEMORY": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.KERNEL_CMDLINE),
     "NODE-IOMMU-TRANSLATED": (facts.LIBIBVERBS, facts.NODE_RDMA),
     "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER, facts.UVM),
     "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.PEERMEM_CONFIG, facts.PEERMEM),
