@@ -7,6 +7,7 @@ verbs at all (NCCL, UCX, perftest, NIXL, custom verbs code), and the report name
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from ..knowledge import gpus as gpus_k
@@ -17,6 +18,7 @@ from ..versions.ecosystems import numeric_tuple
 from . import facts
 from .context import MLNX_STACKS, Ctx
 from .emit import Outcome, finding, unknown
+from .facts import State
 
 RULES = (
     "NODE-PEERMEM-NO-PEER-API",
@@ -408,9 +410,8 @@ def _gpu_class(ctx: Ctx, workload: str) -> Iterator[Outcome]:
 def _movable(ctx: Ctx) -> Iterator[Outcome]:
     rule = "NODE-PINNING-MOVABLE-MEMORY"
     params = ctx.node.kernel.cmdline_params
-    if params is None:  # asked here: a node check has no libibverbs, so the contract's gate would skip it
-        yield unknown(rule, "the kernel's boot parameters: " + ctx.unknown_why("kernel.cmdline_params"))
-        return
+    if params is None:
+        return  # not read: the contract asks the kernel.cmdline_params question (READS)
     used = {k: v for k, v in params.items() if k in ("movablecore", "kernelcore") and v}
     if not used:
         return  # decided: nothing is put in ZONE_MOVABLE
@@ -533,33 +534,41 @@ def _dmabuf(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     )
 
 
+# The image side of these rules: the image's libibverbs, except in a node check (`imgcheck node check`), where "any
+# CUDA program that uses verbs" is the workload and is always there, so an unknown node fact is asked, not skipped.
+VERBS_WORKLOAD = dataclasses.replace(
+    facts.LIBIBVERBS,
+    state=lambda ctx: State.KNOWN if node_only(ctx) else facts.LIBIBVERBS.state(ctx),
+)
+
+
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
-    "NODE-PEERMEM-NO-PEER-API": (facts.LIBIBVERBS, facts.NODE_RDMA),
-    "NODE-OFED-NOT-RUNNING": (facts.LIBIBVERBS, facts.NODE_RDMA),
-    "NODE-PEERMEM-STALE-BUILD": (facts.LIBIBVERBS, facts.NODE_RDMA),
-    "NODE-LEGACY-NV-PEER-MEM": (facts.LIBIBVERBS, facts.NODE_RDMA),
-    "NODE-GPU-NO-GDR": (facts.LIBIBVERBS,),
-    "NODE-DMABUF-UNAVAILABLE": (facts.LIBIBVERBS,),
-    "NODE-PCI-ACS-REDIRECT": (facts.LIBIBVERBS,),
-    "NODE-PINNING-MOVABLE-MEMORY": (facts.LIBIBVERBS, facts.NODE_RDMA),
-    "NODE-IOMMU-TRANSLATED": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-OFED-NOT-RUNNING": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-PEERMEM-STALE-BUILD": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD,),
+    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD,),
+    "NODE-PCI-ACS-REDIRECT": (VERBS_WORKLOAD,),
+    "NODE-PINNING-MOVABLE-MEMORY": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-IOMMU-TRANSLATED": (VERBS_WORKLOAD, facts.NODE_RDMA),
     "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER,),
     "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (),
     "NODE-KERNEL-PINNING-REGRESSION": (),
 }
 READS = {
-    "NODE-PEERMEM-NO-PEER-API": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.PEERMEM),
-    "NODE-OFED-NOT-RUNNING": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.KERNEL),
-    "NODE-PEERMEM-STALE-BUILD": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.KERNEL),
-    "NODE-LEGACY-NV-PEER-MEM": (facts.LIBIBVERBS, facts.NODE_RDMA),
-    "NODE-GPU-NO-GDR": (facts.LIBIBVERBS, facts.GPU_DRIVER),
-    "NODE-DMABUF-UNAVAILABLE": (facts.LIBIBVERBS, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE),
-    "NODE-PCI-ACS-REDIRECT": (facts.LIBIBVERBS, facts.GPU_DRIVER),
-    "NODE-PINNING-MOVABLE-MEMORY": (facts.LIBIBVERBS, facts.NODE_RDMA, facts.KERNEL_CMDLINE),
-    "NODE-IOMMU-TRANSLATED": (facts.LIBIBVERBS, facts.NODE_RDMA),
+    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.PEERMEM),
+    "NODE-OFED-NOT-RUNNING": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL),
+    "NODE-PEERMEM-STALE-BUILD": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL),
+    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD, facts.GPU_DRIVER),
+    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE),
+    "NODE-PCI-ACS-REDIRECT": (VERBS_WORKLOAD, facts.GPU_DRIVER),
+    "NODE-PINNING-MOVABLE-MEMORY": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL_CMDLINE),
+    "NODE-IOMMU-TRANSLATED": (VERBS_WORKLOAD, facts.NODE_RDMA),
     "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER, facts.UVM),
     "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.PEERMEM_CONFIG, facts.PEERMEM),
-    "NODE-KERNEL-PINNING-REGRESSION": (facts.KERNEL, facts.LIBIBVERBS),
+    "NODE-KERNEL-PINNING-REGRESSION": (facts.KERNEL, VERBS_WORKLOAD),
 }
