@@ -108,19 +108,8 @@ def from_tar(tar_bytes: bytes, chunk_size: int = 4 << 20, tamper: str | None = N
 
 def push_estargz(pusher, repo: str, layer: Estargz, annotation: str | None, tag: str = "latest") -> str:
     """A one-layer OCI image of `layer` (with the TOC digest annotation unless None); its manifest digest."""
-    from imagebuild import image_config, sha256
-    from registrypush import OCI_MANIFEST
+    from registrypush import push_one_layer
 
-    digest = pusher.push_blob(repo, layer.blob)
-    config = json.dumps(image_config([layer.diff_id]), sort_keys=True).encode()
-    pusher.push_blob(repo, config)
-    desc: dict = {"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest, "size": len(layer.blob)}
-    if annotation is not None:
-        desc["annotations"] = {TOC_DIGEST_ANNOTATION: annotation}
-    config_desc = {
-        "mediaType": "application/vnd.oci.image.config.v1+json",
-        "digest": sha256(config),
-        "size": len(config),
-    }
-    manifest = {"schemaVersion": 2, "mediaType": OCI_MANIFEST, "config": config_desc, "layers": [desc]}
-    return pusher.push_manifest(repo, tag, json.dumps(manifest, sort_keys=True).encode(), OCI_MANIFEST)
+    annotations = {TOC_DIGEST_ANNOTATION: annotation} if annotation is not None else None
+    media_type = "application/vnd.oci.image.layer.v1.tar+gzip"
+    return push_one_layer(pusher, repo, layer.blob, layer.diff_id, media_type, annotations, tag)

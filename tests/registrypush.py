@@ -145,3 +145,24 @@ def push_rootfs_image(pusher: Pusher, repo: str, tag: str, tar_path: str, env: l
         sort_keys=True,
     ).encode()
     return pusher.push_manifest(repo, tag, manifest, OCI_MANIFEST)
+
+
+def push_one_layer(
+    pusher: Pusher, repo: str, blob: bytes, diff_id: str, media_type: str, annotations: dict | None, tag: str
+) -> str:
+    """A one-layer OCI image of `blob` (its descriptor carrying `annotations` unless None); its manifest digest."""
+    from imagebuild import image_config
+
+    digest = pusher.push_blob(repo, blob)
+    config = json.dumps(image_config([diff_id]), sort_keys=True).encode()
+    pusher.push_blob(repo, config)
+    desc: dict = {"mediaType": media_type, "digest": digest, "size": len(blob)}
+    if annotations is not None:
+        desc["annotations"] = annotations
+    config_desc = {
+        "mediaType": "application/vnd.oci.image.config.v1+json",
+        "digest": sha256(config),
+        "size": len(config),
+    }
+    manifest = {"schemaVersion": 2, "mediaType": OCI_MANIFEST, "config": config_desc, "layers": [desc]}
+    return pusher.push_manifest(repo, tag, json.dumps(manifest, sort_keys=True).encode(), OCI_MANIFEST)
