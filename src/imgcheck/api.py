@@ -49,17 +49,23 @@ def layer_cache(extra_wants: str = "") -> LayerCache:
     wants, e.g. its env file; entries indexed with other wants are another namespace)."""
     import os
 
+    from .extractors.identity import LAYER_READ_VERSION
     from .view.cache import LayerCache
+    from .view.file_index import FileIndexStore
 
     root, namespace = _cache_dir_and_namespace("layers")
     namespace += f"\n{extra_wants}" if extra_wants else ""
+    cache: LayerCache | None = None
     if os.environ.get("IMGCHECK_CACHE_URL"):  # layers other replicas / CI runners already read
         from .shared_cache import SharedLayerCache, shared_store
 
         store = shared_store()
         if store is not None:
-            return SharedLayerCache(root, namespace, store)
-    return LayerCache(root, namespace)
+            cache = SharedLayerCache(root, namespace, store)
+    cache = cache or LayerCache(root, namespace)
+    # keyed by the blob and the tar walk only, not the wants: what lets a wants change re-read only wanted files
+    cache.files = FileIndexStore(os.path.join(os.path.dirname(root), "files"), f"layer-read {LAYER_READ_VERSION}")
+    return cache
 
 
 def facts_cache() -> FactsCache:

@@ -18,8 +18,14 @@ def render_read_stats(stats: ReadStats) -> str:
         if stats.layers_ranged
         else ""
     )
+    reread = (
+        f" ({len(stats.layers_reread)} from a file index, only the wanted files: "
+        f"{stats.bytes_reread / 1e6:.1f} MB inflated from {stats.bytes_reread_compressed / 1e6:.1f} MB read)"
+        if stats.layers_reread
+        else ""
+    )
     return (
-        f"read: {streamed} layer{'s' if streamed != 1 else ''} streamed{ranged} "
+        f"read: {streamed} layer{'s' if streamed != 1 else ''} streamed{ranged}{reread} "
         f"({stats.bytes_decompressed / 1e6:.1f} MB uncompressed) {where}, "
         f"{len(stats.layers_cached)} from the layer cache"
     )

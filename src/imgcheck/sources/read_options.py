@@ -96,5 +96,9 @@ class ReadStats:
     layers_cached: list[str] = field(default_factory=list)  # digests served by the cache
     layers_waited: list[str] = field(default_factory=list)  # of those, read meanwhile by another reader (shared cache)
     bytes_decompressed: int = 0
+    # layers whose new wants were served from their file index (view/file_index.py): only the wanted files re-read
+    layers_reread: list[str] = field(default_factory=list)
+    bytes_reread: int = 0  # uncompressed bytes those re-reads inflated
+    bytes_reread_compressed: int = 0  # compressed bytes of the blobs they read
     facts_cached: bool = False  # the whole image's facts came from the facts cache: no layer touched
     layer_processes: int = 0  # worker processes the layers were indexed in (0: in this process)

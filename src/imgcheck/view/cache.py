@@ -24,6 +24,7 @@ from .layer_index import Entry, LayerIndex
 
 if TYPE_CHECKING:
     from ..sources.base import LayerRef
+    from .file_index import FileIndexStore
 
 T = TypeVar("T")
 
@@ -58,6 +59,8 @@ class LayerCache:
         self.max_bytes = max_bytes
         self.hits = 0
         self.misses = 0
+        # the file indexes written beside the entries (view/file_index.py); None: none are kept or used
+        self.files: FileIndexStore | None = None
 
     def _path(self, digest: str) -> str:
         algo, _, hexpart = digest.partition(":")

@@ -77,17 +77,23 @@ def sniff(head: bytes) -> str:
 
 
 def decompressed(raw: ByteStream) -> ReadintoStream:
+    return open_decompressed(raw)[0]
+
+
+def open_decompressed(raw: ByteStream) -> tuple[ReadintoStream, str]:
+    """The uncompressed stream and the compression sniffed ("gzip", "zstd" or "tar")."""
     head = raw.read(4)
     kind = sniff(head)
     stream = _Replay(head, raw)
     if kind == "gzip":
-        return _Inflating(_gzip_impl.GzipFile(fileobj=stream, mode="rb"))  # type: ignore[no-untyped-call]  # isal's GzipFile has no annotations
+        gz = _Inflating(_gzip_impl.GzipFile(fileobj=stream, mode="rb"))  # type: ignore[no-untyped-call]  # isal's GzipFile has no annotations
+        return gz, kind
     if kind == "zstd":
         import zstandard
 
         # zstandard only calls read() on its source; its stub names IO[bytes]
-        return zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", stream), read_size=1 << 20)
-    return stream
+        return zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", stream), read_size=1 << 20), kind
+    return stream, kind
 
 
 # Errors the decompressors raise on corrupt input; mapped to BadInputError by callers.

@@ -11,11 +11,12 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import BadInputError, LimitExceededError
 from ..sources.read_options import Limits
 from ..streams import ByteStream, ReadintoStream, readinto_of
-from .compression import DECOMPRESS_ERRORS, bad_stream, decompressed
+from .compression import DECOMPRESS_ERRORS, bad_stream, open_decompressed
 from .tarwalk import DIRTYPE, LNKTYPE, REGTYPES, SYMTYPE, TarFormatError, TarHeader, TarWalker
 from .wants import WantSet
 
@@ -56,6 +57,16 @@ class LayerIndex:
     # a seekable layer read by range (view/estargz.py, view/zstdchunked.py): the compressed bytes fetched; 0 for a
     # whole read. Such an index is never cached (its diff_id was not checked)
     range_bytes: int = 0
+    # a re-read from a file index (view/file_index.py): the uncompressed bytes inflated for the new wants; 0 otherwise
+    reread_bytes: int = field(default=0, compare=False)
+    reread_compressed: int = field(default=0, compare=False)  # and the compressed bytes of the blob it read
+    from_file_index: bool = field(default=False, compare=False)
+    # a whole read's by-products, never part of a cache entry: each member with its data offset and the compression
+    # (for the file index written beside the cache entry), the seek-point index when rapidgzip inflated the layer,
+    # and lines for the facts' notes (a file index that did not match)
+    walk: tuple[str, list[Any]] | None = field(default=None, compare=False, repr=False)
+    seek_index: bytes | None = field(default=None, compare=False, repr=False)
+    read_notes: list[str] = field(default_factory=list, compare=False)
 
     def has_nondir(self, path: str) -> bool:
         return self.has_hash(path_hash(path))
@@ -155,10 +166,13 @@ def index_layer(
     """
     what = f"layer {digest}"
     layer_id = layer_id or digest
+    from .file_index import Recorder  # it builds on this module
+
     build = LayerBuilder(layer_id, wants, limits, what)
     idx = build.idx
+    recorder = Recorder()
     try:
-        stream = decompressed(raw)
+        stream, compression = open_decompressed(raw)
         expected = diff_id or (digest if verify_uncompressed else None)
         if diff_id and verify_uncompressed and diff_id != digest:
             raise BadInputError(f"{what}: named {digest} but its config's diff_id is {diff_id}")
@@ -168,6 +182,7 @@ def index_layer(
         counter = _CountingReader(stream, limits, what, expected, hash_it=not same_bytes)
         walker = TarWalker(counter)
         for member in walker:
+            recorder.add(member, walker.offset)
             build.add(member, walker.read_data, walker.feed_data)
         # the digest covers everything, including what follows the end-of-archive marker
         walker.drain()
@@ -184,7 +199,10 @@ def index_layer(
         raise
     except DECOMPRESS_ERRORS as exc:
         raise bad_stream(what, exc) from None
-    return build.finish()
+    done = build.finish()
+    if recorder.members is not None:
+        done.walk = (compression, recorder.members)
+    return done
 
 
 class LayerBuilder:

@@ -17,6 +17,7 @@ again with ISA-L, which gives the same index or the same one-line error as when 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import threading
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..streams import ByteStream, readinto_of
 from .compression import GZIP_MAGIC
+from .file_index import MAX_SEEK_BYTES
 
 if TYPE_CHECKING:
     from ..sources.base import LayerRef
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
 # RSS for one 360 MB layer where ISA-L takes 14 MB (docs/benchmarks.md, benchmarks/bench_inflate.py), so ISA-L is
 # the faster per size there. A machine with idle cores can opt in.
 THREADS = 2
+# Layers from this compressed size are inflated by rapidgzip on one thread, which also gives their seek-point index:
+# on the benchmark machine that costs about 40% more inflate time than ISA-L for the layer (docs/benchmarks.md), and
+# buys a re-read of only the wanted files after a wants change. Smaller layers re-read whole in little time anyway.
+SEEK_INDEX_MIN = 64 * 1024**2
 
 
 @runtime_checkable
@@ -58,12 +64,34 @@ def min_bytes() -> int | None:
     return threshold if threshold is not None and threshold > 0 else None
 
 
+def seek_min_bytes() -> int | None:
+    """The compressed size from which a local gzip layer is inflated by rapidgzip (on one thread) so that its
+    seek-point index can be kept with its file index (view/file_index.py): IMGCHECK_SEEK_INDEX_MIN, default
+    SEEK_INDEX_MIN; 0 turns it off."""
+    value = os.environ.get("IMGCHECK_SEEK_INDEX_MIN", "").strip()
+    try:
+        threshold = int(value) if value else SEEK_INDEX_MIN
+    except ValueError:
+        return None
+    return threshold if threshold > 0 else None
+
+
+def threads_for(layer: LayerRef) -> int | None:
+    """How many threads rapidgzip inflates this layer with, or None when it is left to ISA-L."""
+    size = layer.size or 0
+    parallel = min_bytes()
+    if parallel is not None and size >= parallel and (os.cpu_count() or 1) >= 2:
+        return THREADS
+    seek = seek_min_bytes()
+    return 1 if seek is not None and size >= seek else None
+
+
 def available() -> bool:
     try:
         import rapidgzip  # type: ignore[import-not-found]  # noqa: F401  (a compiled module without type hints)
     except ImportError:
         return False
-    return (os.cpu_count() or 1) >= 2
+    return True
 
 
 def _alone() -> bool:
@@ -72,9 +100,8 @@ def _alone() -> bool:
 
 def usable(raw: ByteStream, layer: LayerRef) -> int | None:
     """The descriptor of the local gzip file `raw` reads, when this layer is one for the parallel inflate."""
-    threshold = min_bytes()
     # without a diff_id only the gzip CRC would check the inflated bytes: ISA-L checks it on every member
-    if threshold is None or layer.digest_of_uncompressed or not layer.diff_id or (layer.size or 0) < threshold:
+    if threads_for(layer) is None or layer.digest_of_uncompressed or not layer.diff_id:
         return None
     if not _alone():  # its C++ side writes to fd 2, silenced only where nothing else runs
         return None
@@ -133,7 +160,9 @@ def index_if_parallel(
 
 def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSet, limits: Limits) -> LayerIndex:
     """The layer's index, inflated by rapidgzip from its own handle on the file `fd` while `raw` (the source's
-    VerifyingReader) is drained and verified in a thread. Raises _Fallback when anything does not verify."""
+    VerifyingReader) is drained and verified in a thread. Raises _Fallback when anything does not verify.
+    The seek-point index rapidgzip built on the way is kept on the result (LayerIndex.seek_index): the caller
+    stores it only with the verified index (view/file_index.py)."""
     import rapidgzip
 
     from .layer_index import index_layer
@@ -150,9 +179,14 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
     hasher.start()
     try:
         # a descriptor of its own (its own file offset): the VerifyingReader reads the same file in order
-        with _quiet_stderr(), rapidgzip.RapidgzipFile(f"/proc/self/fd/{fd}", parallelization=THREADS) as gz:
+        with (
+            _quiet_stderr(),
+            rapidgzip.RapidgzipFile(f"/proc/self/fd/{fd}", parallelization=threads_for(layer) or THREADS) as gz,
+        ):
             stream = _Inflated(gz)
             idx = index_layer(stream, layer.digest, wants, limits, layer_id=layer.layer_id, diff_id=layer.diff_id)
+            seek = io.BytesIO()
+            gz.export_index(seek)
     except Exception as exc:  # noqa: BLE001  (any failure: the ISA-L read decides what it is)
         raise _Fallback(f"{type(exc).__name__}: {exc}") from None
     finally:
@@ -161,6 +195,9 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
         raise _Fallback(str(failed[0]))
     if not _trailer_agrees(fd, layer.size or 0, stream.count):
         raise _Fallback("the gzip trailer does not match what was inflated (truncated or several members)")
+    idx.walk = ("gzip", idx.walk[1]) if idx.walk is not None else None  # rapidgzip gave the tar: the blob is gzip
+    index_bytes = seek.getvalue()
+    idx.seek_index = index_bytes if len(index_bytes) <= MAX_SEEK_BYTES else None
     return idx
 
 

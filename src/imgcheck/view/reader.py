@@ -18,6 +18,7 @@ from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..sources.read_options import Limits, ReadStats
 from ..streams import ByteStream, SeekableByteStream, readinto_of
 from .cache import ClaimingCache, LayerCache
+from .file_index import FileIndex, FileIndexStore, Stale, record_of, reread
 from .fileview import FileView
 from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
@@ -50,9 +51,15 @@ class _Progressing:
 
 
 def index_image_layer(
-    image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress: ByteProgress | None = None
+    image: OpenedImage,
+    layer: LayerRef,
+    wants: WantSet,
+    limits: Limits,
+    progress: ByteProgress | None = None,
+    record: FileIndex | None = None,
 ) -> LayerIndex:
-    """One layer's index, by the reader its media type needs: the one place that chooses."""
+    """One layer's index, by the reader its media type needs: the one place that chooses. `record`: the layer's
+    file index from an earlier verified read, which serves new wants by reading only the wanted files."""
     if image.save_stream is not None:  # docker: every layer tar is in one save stream
         # index_layer gives a LayerIndex; the SaveStream Protocol says object: sources/ cannot name the view's types
         return image.save_stream.index(layer, wants, limits, index_layer)  # type: ignore[return-value]  # see above
@@ -66,6 +73,20 @@ def index_image_layer(
             return by_range(layer, image.read_range, wants, limits)
         except (NotSeekable, BadInputError, UnavailableError) as exc:
             image.notes.append(f"{image.reference}: layer {layer.digest} read whole: {exc}")
+    if record is not None and layer.media_type != SQUASHFS_LAYER and record.layer_id == layer.layer_id:
+        raw = image.open_layer(layer)
+        try:
+            return reread(raw, record, layer.size, wants, limits)
+        except Stale as exc:
+            idx = index_image_layer(image, layer, wants, limits, progress)
+            idx.read_notes.append(
+                f"{image.reference}: layer {layer.digest}: its file index does not match the blob ({exc}); read whole"
+            )
+            return idx
+        finally:
+            close = getattr(raw, "close", None)
+            if close:
+                close()
     raw = image.open_layer(layer)
     try:
         if layer.media_type == SQUASHFS_LAYER:  # a seekable byte range, read where it lies
@@ -107,13 +128,18 @@ def _from_cache(cache: LayerCache | None, layer: LayerRef, stats: ReadStats) -> 
 
 
 def _index_reported(
-    image: OpenedImage, layer: LayerRef, wants: WantSet, limits: Limits, progress: LayerProgress | None
+    image: OpenedImage,
+    layer: LayerRef,
+    wants: WantSet,
+    limits: Limits,
+    progress: LayerProgress | None,
+    record: FileIndex | None = None,
 ) -> LayerIndex:
     """One layer in this process, its start and end shown on the progress display."""
     if progress is not None:
         progress.layer_started(layer.digest, layer.size)
     try:
-        return index_image_layer(image, layer, wants, limits, progress)
+        return index_image_layer(image, layer, wants, limits, progress, record)
     finally:
         if progress is not None:
             progress.layer_finished(layer.digest)
@@ -127,24 +153,30 @@ def _index_all(
     workers: int,
     progress: LayerProgress | None,
     stats: ReadStats,
+    records: dict[int, FileIndex],
 ) -> Iterator[tuple[LayerRef, LayerIndex]]:
     """(layer, index) for each of `layers`, in the order they finish."""
     workers = max(1, min(workers, len(layers)))
     if workers == 1:
         for layer in layers:
-            yield layer, _index_reported(image, layer, wants, limits, progress)
+            yield layer, _index_reported(image, layer, wants, limits, progress, records.get(layer.index))
         return
     # Largest layers first: a big layer started last would leave the other cores idle at the end.
     order = sorted(layers, key=lambda l: -(l.size or 0))
     if image.save_stream is None and can_fork():
         stats.layer_processes = workers
         yield from index_in_processes(
-            order, lambda layer, counted: index_image_layer(image, layer, wants, limits, counted), workers, progress
+            order,
+            lambda layer, counted: index_image_layer(image, layer, wants, limits, counted, records.get(layer.index)),
+            workers,
+            progress,
         )
         return
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="imgcheck-layer")
     try:
-        futures = {pool.submit(_index_reported, image, l, wants, limits, progress): l for l in order}
+        futures = {
+            pool.submit(_index_reported, image, l, wants, limits, progress, records.get(l.index)): l for l in order
+        }
         for future in as_completed(futures):
             yield futures[future], future.result()
     finally:
@@ -177,15 +209,18 @@ def read_view(
         for position, idx in arrived.items():
             _hold(found, position, idx, limits)
             stats.layers_cached.append(image.layers[position].digest)
+    files = cache.files if cache is not None and image.save_stream is None else None
+    records = _file_records(files, image, to_read)
     try:
-        for layer, idx in _index_all(image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats):
-            stats.layers_read.append(layer.digest)
-            stats.bytes_decompressed += idx.uncompressed_bytes
+        for layer, idx in _index_all(
+            image, to_read, wants, limits, workers or os.cpu_count() or 1, progress, stats, records
+        ):
+            _count(stats, layer, idx, image, files, records)
             if idx.range_bytes:
                 stats.layers_ranged.append(layer.digest)
                 stats.bytes_ranged += idx.range_bytes
             elif cache is not None:
-                cache.put(layer.digest, idx)  # only reached when the digest verified
+                cache.put(layer.digest, idx)  # only reached when the digest verified (or from its file index)
             _hold(found, layer.index, idx, limits)
         for layer in theirs:  # after our own layers: their readers had that long
             assert claiming is not None  # only claim_reads gives layers to wait for
@@ -209,8 +244,8 @@ def read_view(
             # A wanted hard link whose target was not kept: read that one layer again, keeping
             # the targets too. Rare (package managers seldom hard-link libraries), so a re-read is cheap.
             extra = WantSet(wants.wants + tuple(Want(re.escape(p), content=True) for p in missing))
-            indexes[layer.index] = index_image_layer(image, layer, extra, limits)
-            stats.layers_read.append(layer.digest)
+            indexes[layer.index] = index_image_layer(image, layer, extra, limits, record=_record(files, records, layer))
+            _count(stats, layer, indexes[layer.index], image, files, records)
     view = FileView(indexes)
     targets = _uncollected_targets(view, indexes, wants)
     for position, paths in sorted(targets.items()):
@@ -220,11 +255,55 @@ def read_view(
         extra = WantSet(
             wants.wants + tuple(Want(re.escape(p), content=True, max_bytes=limit) for p, limit in sorted(paths.items()))
         )
-        indexes[position] = index_image_layer(image, layer, extra, limits)
-        stats.layers_read.append(layer.digest)
+        indexes[position] = index_image_layer(image, layer, extra, limits, record=_record(files, records, layer))
+        _count(stats, layer, indexes[position], image, files, records)
     if targets:
         view = FileView(indexes)
     return view, indexes
+
+
+def _file_records(files: FileIndexStore | None, image: OpenedImage, layers: list[LayerRef]) -> dict[int, FileIndex]:
+    """{layer position: its file index} for the layers about to be read (a damaged record: a note, a whole read)."""
+    if files is None:
+        return {}
+    records = {}
+    for layer in layers:
+        if layer.media_type == SQUASHFS_LAYER:
+            continue
+        record = files.get(layer.digest)
+        if record is not None and record.layer_id == layer.layer_id:
+            records[layer.index] = record
+    image.notes.extend(f"{image.reference}: {note}" for note in files.notes)
+    files.notes.clear()
+    return records
+
+
+def _record(files: FileIndexStore | None, records: dict[int, FileIndex], layer: LayerRef) -> FileIndex | None:
+    """The layer's file index for a second read with more wants (a hard link's or symlink's target)."""
+    return records.get(layer.index) if files is not None else None
+
+
+def _count(
+    stats: ReadStats,
+    layer: LayerRef,
+    idx: LayerIndex,
+    image: OpenedImage,
+    files: FileIndexStore | None,
+    records: dict[int, FileIndex],
+) -> None:
+    """Add a read layer to the stats and the notes; keep the file index a whole verified read gives."""
+    stats.layers_read.append(layer.digest)
+    image.notes.extend(idx.read_notes)
+    if idx.from_file_index:
+        stats.layers_reread.append(layer.digest)
+        stats.bytes_reread += idx.reread_bytes
+        stats.bytes_reread_compressed += idx.reread_compressed
+        return
+    stats.bytes_decompressed += idx.uncompressed_bytes
+    record = record_of(idx, layer.digest, layer.size) if files is not None else None
+    if record is not None and files is not None and files.put(record):
+        records[layer.index] = record
+    idx.walk = idx.seek_index = None  # written: the members need not be held with the index
 
 
 def _hold(found: dict[int, LayerIndex], position: int, idx: LayerIndex, limits: Limits) -> None:

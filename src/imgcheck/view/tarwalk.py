@@ -193,6 +193,7 @@ class TarWalker:
         self._chunks = _Chunks(stream, max(chunk, BLOCK))
         self._cur = memoryview(b"")  # the chunk being walked
         self._pos = 0
+        self._base = 0  # offset in the stream of the chunk being walked
         self._pending = 0  # data bytes (padded) of the current member not consumed yet
         self._pending_data = 0  # unpadded size, for read_data
         # (logical size, pairs or None for 1.0, stored bytes)
@@ -201,12 +202,19 @@ class TarWalker:
 
     # -- chunk primitives ---------------------------------------------------------------------
     def _next_chunk(self) -> bool:
+        self._base += len(self._cur)
         chunk = self._chunks.next()
         if chunk is None:
             self._cur, self._pos = memoryview(b""), 0
             return False
         self._cur, self._pos = chunk, 0
         return True
+
+    @property
+    def offset(self) -> int:
+        """Where the walk is in the uncompressed stream: right after a header is yielded, its data's offset
+        (what a file index records, view/file_index.py)."""
+        return self._base + self._pos
 
     def _at_end(self) -> bool:
         """True at a clean end of stream (no byte left)."""

@@ -1,0 +1,503 @@
+"""A layer's file index: every tar member with its data offset, so new wants re-read only the wanted files.
+
+Written beside the layer cache after a fully verified read of the layer (its blob digest and its diff_id), keyed by
+the blob digest alone: it depends on the layer's bytes, not on the wants, so it outlives a WANTS_FINGERPRINT bump or
+a new extractor. When the layer cache misses because the wants changed, the members are replayed through the same
+LayerBuilder a whole read feeds (view/layer_index.py), and only the members the new wants keep bytes of are read:
+
+- a gzip blob readable by offset (a local file) with a seek-point index: inflated from the seek point before each
+  wanted file (rapidgzip's import_index and seek; the index is the zran scheme in the indexed_gzip format: about
+  every 4 MiB of output the compressed bit offset, the output offset and the 32 KiB window, written by the same
+  verified read when rapidgzip inflated it, view/parallel_gzip.py);
+- anything else (no seek index, zstd - one zstd frame cannot be entered in the middle -, a plain tar, a registry
+  stream): inflated in order from the start up to the end of the last wanted file, without the tar walk.
+
+Trust: bytes inflated from a seek point cannot be checked against the layer's digest. They are trusted because the
+index was written only after a verified full read of that very digest, and the blob is re-read only when its size is
+still the size recorded; each wanted file's tar header (the 512 bytes before its data) must still verify and name
+the recorded type, and each file must give exactly its recorded size. Any inconsistency raises Stale: the caller
+drops the record and reads the layer whole, with one note.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import safejson
+from ..sources.read_options import Limits
+from ..streams import ByteStream, readinto_of
+from .layer_index import LayerBuilder, LayerIndex
+from .tarwalk import BLOCK, REGTYPES, TarHeader, _checksum_ok
+from .wants import WantSet
+
+FORMAT = 1
+# the records of one layer: a member costs its name and a few numbers; past this the layer gets no file index
+MAX_NAME_BYTES = 128 * 1024**2
+MAX_SEEK_BYTES = 256 * 1024**2  # a seek index holds a 32 KiB window per ~4 MiB of output: ~8 MB per GB
+READ_CHUNK = 1 << 20
+
+# one member: name as in the tar, typeflag (latin-1), size, mode, link target, data offset, sparse
+Member = tuple[str, str, int, int, str, int, bool]
+
+
+class Stale(Exception):
+    """The record does not match the layer (or cannot serve these wants): read the layer whole."""
+
+
+@dataclass(frozen=True)
+class FileIndex:
+    blob_digest: str  # what the record is keyed by (the blob as fetched)
+    layer_id: str  # how facts name the layer (a LayerIndex's digest)
+    compression: str  # "gzip", "zstd" or "tar" (view/compression.sniff)
+    blob_size: int  # compressed bytes; a re-read of a local blob of another size is refused
+    uncompressed_bytes: int
+    uncompressed_digest: str | None
+    members: tuple[Member, ...]
+    seek: bytes | None = field(default=None, repr=False)  # rapidgzip's exported index (indexed_gzip format)
+
+
+class Recorder:
+    """Collects members as the tar walk yields them, with their data offsets; gives up past MAX_NAME_BYTES."""
+
+    def __init__(self) -> None:
+        self.members: list[Member] | None = []
+        self._bytes = 0
+
+    def add(self, member: TarHeader, offset: int) -> None:
+        if self.members is None:
+            return
+        self._bytes += len(member.name) + len(member.linkname) + 48
+        if self._bytes > MAX_NAME_BYTES:
+            self.members = None  # too large to be worth keeping: this layer is read whole after a wants change
+            return
+        self.members.append(
+            (
+                member.name,
+                member.type.decode("latin-1"),
+                member.size,
+                member.mode,
+                member.linkname,
+                offset,
+                bool(member.sparse is not None),
+            )
+        )
+
+
+# -- the store --------------------------------------------------------------------------------------------------
+
+
+class FileIndexStore:
+    """Records under <cache root>/files/<format>/<algo>/<hex>.findex.gz, written atomically, read defensively."""
+
+    def __init__(self, root: str, namespace: str) -> None:
+        self.dir = os.path.join(root, hashlib.sha256(f"file-index {FORMAT}\n{namespace}".encode()).hexdigest()[:16])
+        self.notes: list[str] = []  # one line per damaged record dropped (the layer is then read whole)
+
+    def _path(self, digest: str) -> str:
+        algo, _, hexpart = digest.partition(":")
+        return os.path.join(self.dir, algo, hexpart + ".findex.gz")
+
+    def get(self, digest: str) -> FileIndex | None:
+        path = self._path(digest)
+        try:
+            with gzip.open(path, "rb") as fh:
+                found = _decode(fh)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, EOFError, RecursionError, MemoryError) as exc:
+            self.drop(digest)
+            self.notes.append(f"layer {digest}: its file index is damaged ({str(exc)[:80]}); the layer is read whole")
+            return None
+        if found.blob_digest != digest:
+            self.drop(digest)
+            self.notes.append(f"layer {digest}: its file index names another layer; the layer is read whole")
+            return None
+        try:
+            os.utime(path)  # recently used records survive `imgcheck cache prune`
+        except OSError:
+            pass
+        return found
+
+    def put(self, record: FileIndex) -> bool:
+        path = self._path(record.blob_digest)
+        tmp = None
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
+            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as fh:
+                _encode(record, fh)
+            os.replace(tmp, path)
+            return True
+        except OSError:
+            if tmp:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            return False
+
+    def drop(self, digest: str) -> None:
+        try:
+            os.unlink(self._path(digest))
+        except OSError:
+            pass
+
+
+def _encode(record: FileIndex, fh: Any) -> None:
+    seek = record.seek or b""
+    head = {
+        "format": FORMAT,
+        "blob_digest": record.blob_digest,
+        "layer_id": record.layer_id,
+        "compression": record.compression,
+        "blob_size": record.blob_size,
+        "uncompressed_bytes": record.uncompressed_bytes,
+        "uncompressed_digest": record.uncompressed_digest,
+        "seek_bytes": len(seek) if record.seek is not None else None,
+        "members": [list(m) for m in record.members],
+    }
+    fh.write(json.dumps(head, separators=(",", ":")).encode())
+    fh.write(b"\n")
+    fh.write(seek)
+
+
+def _want(value: object, kind: type, what: str) -> Any:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise ValueError(f"file index: {what} has the wrong type")
+    return value
+
+
+def _decode(fh: Any) -> FileIndex:
+    doc = _want(safejson.loads(fh.readline(), "file index", ValueError), dict, "document")
+    if doc.get("format") != FORMAT:
+        raise ValueError("file index format")
+    members: list[Member] = []
+    for row in _want(doc["members"], list, "members"):
+        if not isinstance(row, list) or len(row) != 7:
+            raise ValueError("file index: a member has the wrong shape")
+        name, typ, size, mode, link, offset, sparse = row
+        if _want(size, int, "size") < 0 or _want(offset, int, "offset") < 0:
+            raise ValueError("file index: a negative size or offset")
+        members.append(
+            (
+                _want(name, str, "name"),
+                _want(typ, str, "type"),
+                size,
+                _want(mode, int, "mode"),
+                _want(link, str, "link"),
+                offset,
+                _want(sparse, bool, "sparse"),
+            )
+        )
+    seek_bytes = doc.get("seek_bytes")
+    seek = None
+    if seek_bytes is not None:
+        n = _want(seek_bytes, int, "seek_bytes")
+        if not 0 <= n <= MAX_SEEK_BYTES:
+            raise ValueError("file index: seek index size out of bounds")
+        seek = fh.read(n)
+        if len(seek) != n:
+            raise ValueError("file index: truncated seek index")
+    if fh.read(1):
+        raise ValueError("file index: bytes after the seek index")
+    digest = doc.get("uncompressed_digest")
+    return FileIndex(
+        blob_digest=_want(doc["blob_digest"], str, "blob_digest"),
+        layer_id=_want(doc["layer_id"], str, "layer_id"),
+        compression=_want(doc["compression"], str, "compression"),
+        blob_size=_want(doc["blob_size"], int, "blob_size"),
+        uncompressed_bytes=_want(doc["uncompressed_bytes"], int, "uncompressed_bytes"),
+        uncompressed_digest=None if digest is None else _want(digest, str, "uncompressed_digest"),
+        members=tuple(members),
+        seek=seek,
+    )
+
+
+# -- reading wanted files by offset -------------------------------------------------------------------------------
+
+
+class _Counting(io.RawIOBase):
+    """A local blob read by rapidgzip, counting the compressed bytes it reads."""
+
+    def __init__(self, fh: io.BufferedReader) -> None:
+        self._fh = fh
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._fh.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._fh.tell()
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._fh.readinto(buffer)
+        self.count += n
+        return n
+
+
+class _Source:
+    """Uncompressed bytes of the layer by offset. `inflated`: uncompressed bytes produced; `compressed`: read."""
+
+    inflated = 0
+
+    def compressed(self) -> int:
+        raise NotImplementedError
+
+    def seek(self, offset: int) -> None:
+        raise NotImplementedError
+
+    def readinto(self, buffer: memoryview) -> int:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class StreamSource(_Source):
+    """The layer's uncompressed stream, read in order: a seek forward inflates and discards what lies between."""
+
+    def __init__(self, raw: ByteStream, counted: _CountedRaw, stream: Any) -> None:
+        # the stream is kept referenced: collecting it would close the reader readinto_of gives (gzip's buffer)
+        self._raw, self._counted, self._stream, self._readinto = raw, counted, stream, readinto_of(stream)
+        self.pos = 0
+        self._scratch = memoryview(bytearray(READ_CHUNK))
+
+    @classmethod
+    def open(cls, raw: ByteStream) -> StreamSource:
+        from .compression import decompressed
+
+        counted = _CountedRaw(raw)
+        return cls(raw, counted, decompressed(counted))
+
+    def compressed(self) -> int:
+        return self._counted.count
+
+    def seek(self, offset: int) -> None:
+        if offset < self.pos:
+            raise Stale("the file index lists members out of order")
+        while self.pos < offset:
+            n = self.readinto(self._scratch[: min(READ_CHUNK, offset - self.pos)])
+            if not n:
+                raise Stale("the layer ends before a member the file index names")
+
+    def readinto(self, buffer: memoryview) -> int:
+        n = self._readinto(buffer)
+        self.pos += n
+        self.inflated += n
+        return n
+
+    def close(self) -> None:
+        close = getattr(self._raw, "close", None)
+        if close:
+            close()
+
+
+class _CountedRaw:
+    def __init__(self, raw: ByteStream) -> None:
+        self._raw, self._readinto = raw, readinto_of(raw)
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        self.count += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._readinto(buffer)
+        self.count += n
+        return n
+
+    def close(self) -> None:
+        close = getattr(self._raw, "close", None)
+        if close:
+            close()
+
+
+class SeekSource(_Source):
+    """A local gzip blob inflated from the seek point before each offset (rapidgzip with an imported index)."""
+
+    def __init__(self, path: str, seek_index: bytes) -> None:
+        import rapidgzip  # type: ignore[import-not-found]  # a compiled module without type hints
+
+        self._fh = open(path, "rb")  # noqa: SIM115  (closed in close())
+        self._counting = _Counting(self._fh)
+        try:
+            self._gz = rapidgzip.RapidgzipFile(self._counting, parallelization=1)
+            self._gz.import_index(io.BytesIO(seek_index))
+        except Exception as exc:  # noqa: BLE001  (any failure to load the index: read whole)
+            self._fh.close()
+            raise Stale(f"the seek index does not load ({type(exc).__name__}: {exc})") from None
+        self._readinto = readinto_of(self._gz)
+
+    def compressed(self) -> int:
+        return self._counting.count
+
+    def seek(self, offset: int) -> None:
+        self._gz.seek(offset)
+
+    def readinto(self, buffer: memoryview) -> int:
+        n = self._readinto(buffer)
+        self.inflated += n
+        return n
+
+    def close(self) -> None:
+        try:
+            self._gz.close()
+        finally:
+            self._fh.close()
+
+
+def _read_exact(source: _Source, offset: int, n: int) -> bytes:
+    source.seek(offset)
+    out = bytearray(n)
+    view, got = memoryview(out), 0
+    while got < n:
+        k = source.readinto(view[got:])
+        if not k:
+            raise Stale("the layer ends inside a member the file index names")
+        got += k
+    return bytes(out)
+
+
+class _Member:
+    """One wanted member's bytes on demand, its tar header checked first (the inconsistency check)."""
+
+    def __init__(self, source: _Source, member: Member) -> None:
+        self._source, self._m = source, member
+        self._header_checked = False
+
+    def _check_header(self) -> None:
+        name, typ, size, _mode, _link, offset, _sparse = self._m
+        if offset < BLOCK:
+            raise Stale(f"{name}: its data offset leaves no room for its header")
+        header = _read_exact(self._source, offset - BLOCK, BLOCK)
+        total = sum(header)
+        if total == 0 or not _checksum_ok(header, total) or header[156:157].decode("latin-1") != typ:
+            raise Stale(f"{name}: no matching tar header before its recorded offset")
+        self._header_checked = True
+
+    def read_data(self, limit: int) -> bytes | None:
+        _name, _typ, size, _mode, _link, offset, sparse = self._m
+        if sparse:
+            raise Stale("a wanted file is a GNU sparse member")
+        if size == 0 or size > limit:
+            return None  # as the tar walk gives it (view/tarwalk.py read_data)
+        self._check_header()
+        return _read_exact(self._source, offset, size)
+
+    def feed_data(self, consume: Callable[[memoryview], object]) -> bool:
+        _name, _typ, size, _mode, _link, offset, sparse = self._m
+        if sparse:
+            return False  # as the tar walk: a sparse member is not streamed
+        self._check_header()
+        self._source.seek(offset)
+        buf = memoryview(bytearray(min(READ_CHUNK, max(size, 1))))
+        left = size
+        while left:
+            k = self._source.readinto(buf[: min(left, len(buf))])
+            if not k:
+                raise Stale("the layer ends inside a member the file index names")
+            consume(buf[:k])
+            left -= k
+        return True
+
+
+def reindex(record: FileIndex, source: _Source, wants: WantSet, limits: Limits) -> LayerIndex:
+    """The layer's index for `wants` from `record`, the wanted members' bytes read from `source`: the same index a
+    whole read gives (the same LayerBuilder, fed the same members in the same order)."""
+    build = LayerBuilder(record.layer_id, wants, limits, f"layer {record.blob_digest}")
+    for m in record.members:
+        name, typ, size, mode, link, _offset, sparse = m
+        header = TarHeader(name, typ.encode("latin-1"), size, mode, link, sparse=() if sparse else None)
+        if header.type in REGTYPES:
+            member = _Member(source, m)
+            build.add(header, member.read_data, member.feed_data)
+        else:
+            build.add(header, _no_data, _no_feed)
+    idx = build.finish()
+    idx.uncompressed_bytes = record.uncompressed_bytes
+    idx.uncompressed_digest = record.uncompressed_digest
+    idx.reread_bytes = source.inflated
+    return idx
+
+
+def _no_data(_limit: int) -> bytes | None:
+    return None
+
+
+def _no_feed(_consume: Callable[[memoryview], object]) -> bool:
+    return False
+
+
+def record_of(idx: LayerIndex, blob_digest: str, blob_size: int | None) -> FileIndex | None:
+    """The file index a whole, verified read of a layer gives (None when the walk gave up recording)."""
+    if idx.walk is None or blob_size is None or idx.from_file_index or idx.range_bytes:
+        return None
+    compression, members = idx.walk
+    return FileIndex(
+        blob_digest=blob_digest,
+        layer_id=idx.digest,
+        compression=compression,
+        blob_size=blob_size,
+        uncompressed_bytes=idx.uncompressed_bytes,
+        uncompressed_digest=idx.uncompressed_digest,
+        members=tuple(members),
+        seek=idx.seek_index if compression == "gzip" else None,
+    )
+
+
+def open_source(raw: ByteStream, record: FileIndex, blob_size: int | None) -> _Source:
+    """Where a re-read takes the wanted files from: the seek points of a local gzip blob of the recorded size,
+    else the blob's stream inflated in order. Stale when the blob is not the size the record was written for."""
+    if blob_size is not None and blob_size != record.blob_size:
+        raise Stale(f"the blob is {blob_size} bytes, the file index was written for {record.blob_size}")
+    local = getattr(raw, "local_fileno", None)
+    fd = local() if local is not None and record.seek is not None and record.compression == "gzip" else None
+    if fd is not None:
+        try:
+            size = os.fstat(fd).st_size
+        except OSError:
+            size = -1
+        if size != record.blob_size:
+            raise Stale(f"the blob is {size} bytes, the file index was written for {record.blob_size}")
+        try:
+            import rapidgzip  # noqa: F401  (only whether it is installed)
+        except ImportError:
+            pass
+        else:
+            assert record.seek is not None  # fd is only set with a seek index
+            return SeekSource(f"/proc/self/fd/{fd}", record.seek)
+    return StreamSource.open(raw)
+
+
+def reread(raw: ByteStream, record: FileIndex, blob_size: int | None, wants: WantSet, limits: Limits) -> LayerIndex:
+    """The layer's index for `wants`, only the wanted files read (see the module's docstring). Stale on any
+    inconsistency; the limits' errors are the layer's own, as from a whole read."""
+    from ..errors import LimitExceededError
+
+    source = open_source(raw, record, blob_size)
+    try:
+        idx = reindex(record, source, wants, limits)
+    except (Stale, LimitExceededError):
+        raise
+    except Exception as exc:  # noqa: BLE001  (a decompressor or rapidgzip error, a bad header: read whole)
+        raise Stale(f"{type(exc).__name__}: {str(exc)[:120]}") from None
+    finally:
+        source.close()
+    idx.reread_compressed = source.compressed()
+    idx.from_file_index = True
+    return idx
