@@ -130,8 +130,9 @@ def test_cache_cli_prune_empties(tmp_path, capsys, monkeypatch):
     assert main(["cache", "info"]) == 0
     out = capsys.readouterr().out
     assert "3 layers entries" in out and "1 facts entries" in out
+    assert "3 files entries" in out  # each layer's file index (view/file_index.py)
     assert main(["cache", "prune"]) == 0
-    assert "removed 4 entries" in capsys.readouterr().out
+    assert "removed 7 entries" in capsys.readouterr().out
     _, stats = inspect(ref)
     assert len(stats.layers_read) == 3
     assert main(["cache", "prune", "--max-size", "lots"]) == 2

@@ -1,4 +1,4 @@
-"""`imgcheck cache info|prune`: the per-layer fact cache under $IMGCHECK_HOME."""
+"""`imgcheck cache info|prune`: the per-layer caches (indexes, file indexes) and the facts cache under $IMGCHECK_HOME."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ def run_info(args: argparse.Namespace) -> int:
 
     from ..view.cache import tree_entries
 
-    for kind in ("layers", "facts"):
+    # layers: indexes per wants; files: each layer's file index (members, offsets, seek points), kept across wants
+    for kind in ("layers", "files", "facts"):
         entries = tree_entries(os.path.join(_root(), kind))
         print(f"{os.path.join(_root(), kind)}: {len(entries)} {kind} entries, {sum(s for _, s, _ in entries)} bytes")
     return 0

@@ -1,0 +1,195 @@
+"""A re-read after the wants change reads only the wanted files (issue #39): what is read, not how fast.
+
+A real Debian bookworm rdma rootfs (tests/rootfs.py, mmdebstrap) as one OCI layout layer. The first inspect keeps
+the layer's file index (every member's data offset; for gzip from IMGCHECK_SEEK_INDEX_MIN, rapidgzip's seek points);
+after a wants change the layer cache misses and the layer is served from that record: only seek ranges are read,
+and the index and facts are those of a whole read. A damaged or inconsistent record reads the layer whole, with one
+note.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import glob
+import os
+
+import pytest
+from imagebuild import build_oci, write_oci_dir
+from rootfs import build_rootfs
+
+from imgcheck import api
+from imgcheck.extractors import identity
+from imgcheck.extractors.assemble import want_set
+from imgcheck.formats.read_stats import render_read_stats
+from imgcheck.model.serde import to_dict
+from imgcheck.sources.read_options import ReadOptions, ReadStats
+from imgcheck.sources.resolve import open_source, parse_image_ref
+from imgcheck.view import parallel_gzip
+from imgcheck.view.file_index import FileIndexStore, record_of
+from imgcheck.view.layer_index import Limits
+from imgcheck.view.reader import index_image_layer
+from imgcheck.view.wants import ANY_DIRS, Want, WantSet
+
+# what a new extractor might ask for: a file no current want keeps, and a library's bytes
+NEW_WANTS = WantSet(
+    want_set().wants
+    + (
+        Want(r"usr/share/doc/libc6/copyright", content=True),
+        Want(ANY_DIRS + r"libm\.so\.6", content=True),
+        Want(r"etc/debian_version", content=True),
+    )
+)
+
+
+@pytest.fixture(scope="module")
+def bookworm_tar() -> bytes:
+    with open(build_rootfs("bookworm"), "rb") as fh:
+        return fh.read()
+
+
+def _layout(tmp_path_factory, tar: bytes, compression: str) -> str:
+    return "oci-dir:" + write_oci_dir(str(tmp_path_factory.mktemp("oci") / "img"), build_oci([tar], compression))
+
+
+@pytest.fixture(scope="module")
+def gzip_ref(tmp_path_factory, bookworm_tar) -> str:
+    return _layout(tmp_path_factory, bookworm_tar, "gzip")
+
+
+@pytest.fixture(scope="module")
+def zstd_ref(tmp_path_factory, bookworm_tar) -> str:
+    return _layout(tmp_path_factory, bookworm_tar, "zstd")
+
+
+@pytest.fixture
+def seek_points(monkeypatch):
+    """Seek points for a test-sized layer (the default threshold is 64 MiB of gzip)."""
+    pytest.importorskip("rapidgzip")
+    monkeypatch.setenv("IMGCHECK_SEEK_INDEX_MIN", "1")
+    monkeypatch.delenv("IMGCHECK_PARALLEL_GZIP_MIN", raising=False)
+    # another test of this process may leave a thread behind: whether rapidgzip runs alone is not the point here
+    monkeypatch.setattr(parallel_gzip, "_alone", lambda: True)
+
+
+@contextlib.contextmanager
+def opened(ref: str):
+    source = open_source(parse_image_ref(ref))
+    try:
+        yield source.open()
+    finally:
+        source.close()
+
+
+def _indexes(ref: str):
+    """(the record a whole read keeps, the new wants' index from it, the new wants' index from a whole read)."""
+    with opened(ref) as image:
+        (layer,) = image.layers
+        first = index_image_layer(image, layer, want_set(), Limits())
+        record = record_of(first, layer.digest, layer.size)
+        assert record is not None
+        again = index_image_layer(image, layer, NEW_WANTS, Limits(), record=record)
+        whole = index_image_layer(image, layer, NEW_WANTS, Limits())
+    return layer, record, again, whole
+
+
+def test_new_wants_from_seek_points_equal_a_whole_read(gzip_ref, seek_points):
+    layer, record, again, whole = _indexes(gzip_ref)
+    assert record.compression == "gzip" and record.seek  # rapidgzip's index, kept with the members
+    assert again.from_file_index and not again.read_notes
+    assert again == whole  # every entry, kept byte, scan result, path hash, count and the diff_id
+    assert again.entries["usr/share/doc/libc6/copyright"].data == whole.entries["usr/share/doc/libc6/copyright"].data
+    assert any(p.endswith("libm.so.6") and e.data for p, e in again.entries.items())
+    # only the seek ranges before the wanted files were read, not the layer
+    assert layer.size and again.reread_compressed < layer.size * 0.4
+    assert again.reread_bytes < whole.uncompressed_bytes * 0.1
+
+
+def test_without_seek_points_the_stream_is_inflated_in_order(zstd_ref, gzip_ref, monkeypatch):
+    # zstd: one frame cannot be entered in the middle; gzip without rapidgzip's index: the same, in order
+    monkeypatch.setenv("IMGCHECK_SEEK_INDEX_MIN", "0")
+    for ref, kind in ((zstd_ref, "zstd"), (gzip_ref, "gzip")):
+        _layer, record, again, whole = _indexes(ref)
+        assert record.compression == kind and record.seek is None
+        assert again.from_file_index and again == whole
+        assert 0 < again.reread_bytes <= whole.uncompressed_bytes  # up to the last wanted file, no further
+
+
+def _inspect(ref: str) -> tuple[dict, ReadStats, tuple[str, ...]]:
+    stats = ReadStats()
+    facts = api.inspect_image(ref, ReadOptions(stats=stats))
+    return to_dict(dataclasses.replace(facts, notes=())), stats, facts.notes
+
+
+def _bump_wants(monkeypatch, n: int) -> None:
+    """What an upgrade with other wants does to the caches' keys (extractors/identity.py)."""
+    monkeypatch.setattr(identity, "LAYER_CACHE_NAMESPACE", f"layer-read upgraded {n}")
+    monkeypatch.setattr(identity, "CACHE_NAMESPACE", f"upgraded {n}")
+
+
+def test_after_a_wants_change_only_seek_ranges_are_read(gzip_ref, seek_points, tmp_path, monkeypatch):
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
+    cold, s1, _ = _inspect(gzip_ref)
+    assert len(s1.layers_read) == 1 and not s1.layers_reread
+    assert len(glob.glob(str(tmp_path / "home/cache/files/*/sha256/*.findex.gz"))) == 1
+    _bump_wants(monkeypatch, 1)
+    again, s2, notes = _inspect(gzip_ref)
+    assert s2.layers_reread == s1.layers_read and s2.bytes_decompressed == 0
+    blob = s1.layers_read[0]
+    with opened(gzip_ref) as image:
+        size = image.layers[0].size or 0
+    assert 0 < s2.bytes_reread_compressed < size * 0.4 and s2.bytes_reread < s1.bytes_decompressed * 0.1
+    assert again == cold and not any("file index" in n for n in notes)
+    assert "1 from a file index, only the wanted files" in render_read_stats(s2)
+    assert blob in s2.layers_read  # still a layer read: the cache under the new key is filled from it
+    _bump_wants(monkeypatch, 2)
+    _, s3, _ = _inspect(gzip_ref)
+    assert s3.layers_reread == [blob]  # the record outlives any number of wants changes
+
+
+def test_a_damaged_file_index_reads_the_layer_whole_with_one_note(gzip_ref, seek_points, tmp_path, monkeypatch):
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
+    cold, _, _ = _inspect(gzip_ref)
+    (path,) = glob.glob(str(tmp_path / "home/cache/files/*/sha256/*.findex.gz"))
+    with open(path, "r+b") as fh:
+        fh.seek(os.path.getsize(path) // 2)
+        fh.write(b"\xff" * 64)
+    _bump_wants(monkeypatch, 1)
+    again, stats, notes = _inspect(gzip_ref)
+    assert not stats.layers_reread and len(stats.layers_read) == 1 and stats.bytes_decompressed > 0
+    assert again == cold
+    assert len([n for n in notes if "file index" in n]) == 1
+    assert os.path.exists(path)  # the whole read wrote a good record again
+    _bump_wants(monkeypatch, 2)
+    assert _inspect(gzip_ref)[1].layers_reread == stats.layers_read
+
+
+def test_offsets_that_do_not_match_the_blob_read_it_whole(gzip_ref, seek_points, tmp_path, monkeypatch):
+    # a record that decodes but lies: every data offset one block off. The tar header before each wanted file
+    # is checked, so the layer is read whole, with one note, and the facts are a whole read's
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
+    cold, s1, _ = _inspect(gzip_ref)
+    (root,) = glob.glob(str(tmp_path / "home/cache/files/*"))
+    store = FileIndexStore(os.path.dirname(root), "")
+    store.dir = root
+    record = store.get(s1.layers_read[0])
+    assert record is not None
+    shifted = tuple((*m[:5], m[5] + 512, m[6]) for m in record.members)
+    assert store.put(dataclasses.replace(record, members=shifted))
+    _bump_wants(monkeypatch, 1)
+    again, stats, notes = _inspect(gzip_ref)
+    assert not stats.layers_reread and stats.bytes_decompressed > 0
+    assert again == cold
+    (note,) = [n for n in notes if "file index" in n]
+    assert "does not match" in note
+
+
+def test_cache_info_and_prune_know_file_indexes(gzip_ref, tmp_path, monkeypatch, capsys):
+    from imgcheck.cli.main import main
+
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
+    _inspect(gzip_ref)
+    assert main(["cache", "info"]) == 0
+    assert "1 files entries" in capsys.readouterr().out
+    assert main(["cache", "prune"]) == 0
+    assert not glob.glob(str(tmp_path / "home/cache/files/*/sha256/*.findex.gz"))
