@@ -24,7 +24,7 @@ def parse_size(text: str) -> int:
 
 
 def register(sub: Subparsers) -> None:
-    p = sub.add_parser("cache", help="inspect or prune the per-layer fact cache")
+    p = sub.add_parser("cache", help="inspect or prune the caches (layer indexes, file indexes, facts)")
     csub = p.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     info = csub.add_parser("info", help="where the cache is and how big")
     info.set_defaults(func=run_info)
