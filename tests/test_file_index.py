@@ -193,3 +193,17 @@ def test_cache_info_and_prune_know_file_indexes(gzip_ref, tmp_path, monkeypatch,
     assert "1 files entries" in capsys.readouterr().out
     assert main(["cache", "prune"]) == 0
     assert not glob.glob(str(tmp_path / "home/cache/files/*/sha256/*.findex.gz"))
+
+
+def test_the_record_is_bounded(monkeypatch):
+    # a layer of very many members keeps no file index (it is read whole after a wants change), not an unbounded one
+    from imgcheck.view import file_index
+    from imgcheck.view.tarwalk import TarHeader
+
+    monkeypatch.setattr(file_index, "MAX_RECORD_BYTES", 10 * file_index.MEMBER_OVERHEAD)
+    recorder = file_index.Recorder()
+    for i in range(9):
+        recorder.add(TarHeader(f"f{i}", b"0", 1, 0o644, ""), 512 * (i + 1))
+    assert recorder.members is not None and len(recorder.members) == 9
+    recorder.add(TarHeader("g" * 300, b"0", 1, 0o644, ""), 10_000)
+    assert recorder.members is None

@@ -39,8 +39,11 @@ from .tarwalk import BLOCK, REGTYPES, TarHeader, _checksum_ok
 from .wants import WantSet
 
 FORMAT = 1
-# the records of one layer: a member costs its name and a few numbers; past this the layer gets no file index
-MAX_NAME_BYTES = 128 * 1024**2
+# the records of one layer, held while the layer is read: a member costs its name, its link target and about
+# MEMBER_OVERHEAD bytes of Python objects; past MAX_RECORD_BYTES (about 500,000 members: a CUDA layer has tens of
+# thousands) the layer gets no file index and is read whole after a wants change
+MAX_RECORD_BYTES = 128 * 1024**2
+MEMBER_OVERHEAD = 256
 MAX_SEEK_BYTES = 256 * 1024**2  # a seek index holds a 32 KiB window per ~4 MiB of output: ~8 MB per GB
 READ_CHUNK = 1 << 20
 
@@ -65,7 +68,7 @@ class FileIndex:
 
 
 class Recorder:
-    """Collects members as the tar walk yields them, with their data offsets; gives up past MAX_NAME_BYTES."""
+    """Collects members as the tar walk yields them, with their data offsets; gives up past MAX_RECORD_BYTES."""
 
     def __init__(self) -> None:
         self.members: list[Member] | None = []
@@ -74,8 +77,8 @@ class Recorder:
     def add(self, member: TarHeader, offset: int) -> None:
         if self.members is None:
             return
-        self._bytes += len(member.name) + len(member.linkname) + 48
-        if self._bytes > MAX_NAME_BYTES:
+        self._bytes += len(member.name) + len(member.linkname) + MEMBER_OVERHEAD
+        if self._bytes > MAX_RECORD_BYTES:
             self.members = None  # too large to be worth keeping: this layer is read whole after a wants change
             return
         self.members.append(
