@@ -209,7 +209,7 @@ def read_view(
         for position, idx in arrived.items():
             _hold(found, position, idx, limits)
             stats.layers_cached.append(image.layers[position].digest)
-    files = cache.files if cache is not None and image.save_stream is None else None
+    files = getattr(cache, "files", None) if image.save_stream is None else None
     records = _file_records(files, image, to_read)
     try:
         for layer, idx in _index_all(
