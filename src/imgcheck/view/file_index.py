@@ -26,6 +26,7 @@ import hashlib
 import io
 import json
 import os
+import struct
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -227,12 +228,51 @@ def _decode(fh: Any) -> FileIndex:
 # -- reading wanted files by offset -------------------------------------------------------------------------------
 
 
-class _Counting(io.RawIOBase):
-    """A local blob read by rapidgzip, counting the compressed bytes it reads."""
+GZIDX_MAGIC = b"GZIDX"
+GZIDX_HEAD = struct.Struct(
+    "<5sBBQQIII"
+)  # magic, version, flags, compressed size, uncompressed size, spacing, window, n
+GZIDX_POINT = struct.Struct("<QQBB")  # compressed offset, uncompressed offset, bits, has a window
+WINDOW = 32768
 
-    def __init__(self, fh: io.BufferedReader) -> None:
-        self._fh = fh
+
+def check_seek_index(seek: bytes, record: FileIndex) -> None:
+    """Stale unless `seek` is a well-formed indexed_gzip index (version 1, as rapidgzip exports it) of this blob.
+
+    rapidgzip trusts the index it imports: offsets past the blob end in a failed call from one of its threads, which
+    aborts the process. So the structure is checked here first: sizes, every point in order and in bounds, and
+    exactly one 32 KiB window per point that says it has one."""
+    if len(seek) < GZIDX_HEAD.size:
+        raise Stale("the seek index is truncated")
+    magic, version, _flags, csize, usize, _spacing, window, count = GZIDX_HEAD.unpack_from(seek)
+    if magic != GZIDX_MAGIC or version != 1 or window != WINDOW:
+        raise Stale("the seek index is not an indexed_gzip version 1 index")
+    if csize != record.blob_size or usize != record.uncompressed_bytes:
+        raise Stale("the seek index was written for another blob")
+    at = GZIDX_HEAD.size
+    if count < 1 or at + count * GZIDX_POINT.size > len(seek):
+        raise Stale("the seek index's point count does not fit its size")
+    windows = 0
+    last_c = last_u = -1
+    for _ in range(count):
+        c, u, bits, has_window = GZIDX_POINT.unpack_from(seek, at)
+        at += GZIDX_POINT.size
+        if not (last_c <= c <= csize and last_u <= u <= usize and bits < 8 and has_window in (0, 1)):
+            raise Stale("the seek index's points are out of order or out of bounds")
+        last_c, last_u = c, u
+        windows += has_window
+    if at + windows * WINDOW != len(seek):
+        raise Stale("the seek index's windows do not match its points")
+
+
+class _Counting(io.RawIOBase):
+    """A local blob read by rapidgzip, counting the compressed bytes it reads. rapidgzip calls these from its own
+    threads, where an exception would abort the process: each gives an empty read or the clamped offset instead."""
+
+    def __init__(self, fh: io.BufferedReader, size: int) -> None:
+        self._fh, self._size = fh, size
         self.count = 0
+        self.failed = False
 
     def readable(self) -> bool:
         return True
@@ -241,13 +281,26 @@ class _Counting(io.RawIOBase):
         return True
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        return self._fh.seek(offset, whence)
+        try:
+            base = {0: 0, 1: self._fh.tell(), 2: self._size}.get(whence, 0)
+            return self._fh.seek(min(max(0, base + offset), self._size))
+        except Exception:  # noqa: BLE001  (see the class docstring)
+            self.failed = True
+            return 0
 
     def tell(self) -> int:
-        return self._fh.tell()
+        try:
+            return self._fh.tell()
+        except Exception:  # noqa: BLE001
+            self.failed = True
+            return 0
 
     def readinto(self, buffer: Any) -> int:
-        n = self._fh.readinto(buffer)
+        try:
+            n = self._fh.readinto(buffer) or 0
+        except Exception:  # noqa: BLE001
+            self.failed = True
+            return 0
         self.count += n
         return n
 
@@ -333,11 +386,14 @@ class _CountedRaw:
 class SeekSource(_Source):
     """A local gzip blob inflated from the seek point before each offset (rapidgzip with an imported index)."""
 
-    def __init__(self, path: str, seek_index: bytes) -> None:
+    def __init__(self, path: str, record: FileIndex) -> None:
         import rapidgzip  # type: ignore[import-not-found]  # a compiled module without type hints
 
+        assert record.seek is not None  # the caller chose this source for a record with seek points
+        check_seek_index(record.seek, record)
+        seek_index = record.seek
         self._fh = open(path, "rb")  # noqa: SIM115  (closed in close())
-        self._counting = _Counting(self._fh)
+        self._counting = _Counting(self._fh, record.blob_size)
         try:
             self._gz = rapidgzip.RapidgzipFile(self._counting, parallelization=1)
             self._gz.import_index(io.BytesIO(seek_index))
@@ -354,6 +410,8 @@ class SeekSource(_Source):
 
     def readinto(self, buffer: memoryview) -> int:
         n = self._readinto(buffer)
+        if self._counting.failed:
+            raise Stale("the blob could not be read where the seek index points")
         self.inflated += n
         return n
 
@@ -482,8 +540,7 @@ def open_source(raw: ByteStream, record: FileIndex, blob_size: int | None) -> _S
         except ImportError:
             pass
         else:
-            assert record.seek is not None  # fd is only set with a seek index
-            return SeekSource(f"/proc/self/fd/{fd}", record.seek)
+            return SeekSource(f"/proc/self/fd/{fd}", record)
     return StreamSource.open(raw)
 
 
@@ -498,7 +555,7 @@ def reread(raw: ByteStream, record: FileIndex, blob_size: int | None, wants: Wan
     except (Stale, LimitExceededError):
         raise
     except Exception as exc:  # noqa: BLE001  (a decompressor or rapidgzip error, a bad header: read whole)
-        raise Stale(f"{type(exc).__name__}: {str(exc)[:120]}") from None
+        raise Stale(f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}") from None  # one line
     finally:
         source.close()
     idx.reread_compressed = source.compressed()
