@@ -38,6 +38,9 @@ NEW_WANTS = WantSet(
         Want(r"usr/share/doc/libc6/copyright", content=True),
         Want(ANY_DIRS + r"libm\.so\.6", content=True),
         Want(r"etc/debian_version", content=True),
+        # a streaming scanner over files past any content limit: their bytes are fed from the seek point
+        Want(ANY_DIRS + r"libperl\.so\.5\.[0-9]+\.[0-9]+", scan="fatbin"),
+        Want(ANY_DIRS + r"libstdc\+\+\.so\.6\.[0-9.]+", scan="nccl"),
     )
 )
 
@@ -100,6 +103,11 @@ def test_new_wants_from_seek_points_equal_a_whole_read(gzip_ref, seek_points):
     assert again == whole  # every entry, kept byte, scan result, path hash, count and the diff_id
     assert again.entries["usr/share/doc/libc6/copyright"].data == whole.entries["usr/share/doc/libc6/copyright"].data
     assert any(p.endswith("libm.so.6") and e.data for p, e in again.entries.items())
+    scanned = [
+        e for p, e in again.entries.items() if e.kind != "symlink" and ("libperl.so.5." in p or "libstdc++.so.6." in p)
+    ]
+    # fed to the scanners from the seek points, not kept; the nccl scanner found libstdc++'s glibc needs
+    assert len(scanned) == 2 and all(e.data is None for e in scanned) and any(e.scan for e in scanned)
     # only the seek ranges before the wanted files were read, not the layer
     assert layer.size and again.reread_compressed < layer.size * 0.4
     assert again.reread_bytes < whole.uncompressed_bytes * 0.1
