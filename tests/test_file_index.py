@@ -249,3 +249,21 @@ def test_a_tampered_seek_index_reads_the_layer_whole(gzip_ref, seek_points, tmp_
     (note,) = [n for n in notes if "file index" in n]
     assert "does not match" in note and "\n" not in note
     assert capfd.readouterr().err == ""
+
+
+@pytest.fixture(scope="module")
+def tar_ref(tmp_path_factory, bookworm_tar) -> str:
+    return _layout(tmp_path_factory, bookworm_tar, None)
+
+
+@pytest.mark.parametrize("kind", ["oci-dir", "docker-archive"])
+def test_an_uncompressed_layer_is_read_where_the_wanted_files_lie(kind, tar_ref, debian_archive):
+    # a plain tar blob of an OCI layout, and a layer tar inside a `docker save` archive: no inflate, each wanted
+    # file (and the header before it) read by offset, nothing else
+    ref = tar_ref if kind == "oci-dir" else f"docker-archive:{debian_archive('bookworm')}"
+    layer, record, again, whole = _indexes(ref)
+    assert record.compression == "tar" and record.seek is None
+    assert again.from_file_index and not again.read_notes and again == whole
+    wanted = sum(e.size for e in again.entries.values() if e.kind == "file")
+    assert layer.size and again.reread_bytes < layer.size * 0.1
+    assert again.reread_bytes <= wanted + 512 * len(again.entries)  # the files and their headers only

@@ -239,6 +239,24 @@ class VerifyingReader:
             return None
         return fd
 
+    def read_at(self, offset: int, n: int) -> bytes | None:
+        """Bytes at `offset` of the blob, NOT covered by the digest (None: not readable by offset). Only for a reader
+        that trusts an earlier verified read of this digest: a file index's re-read (view/file_index.py)."""
+        read_at = getattr(self._raw, "read_at", None)
+        if read_at is not None:
+            data: bytes = read_at(offset, n)
+            return data
+        fileno = getattr(self._raw, "fileno", None)
+        if fileno is None:
+            return None
+        try:
+            fd: int = fileno()
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return os.pread(fd, max(0, min(n, (self._expected_size or 0) - offset)), offset)
+        except (OSError, ValueError):
+            return None
+
     def close(self) -> None:
         close = getattr(self._raw, "close", None)
         if close:

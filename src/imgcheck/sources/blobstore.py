@@ -117,7 +117,14 @@ class _Section(io.RawIOBase):
     def __init__(self, path: str, start: int, size: int) -> None:
         self._fh = open(path, "rb")
         self._fh.seek(start)
+        self._start, self._size = start, size
         self._left = size
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        """Up to `n` bytes at `offset` of the window, not moving the stream (a file index's re-read of an
+        uncompressed layer, view/file_index.py)."""
+        n = max(0, min(n, self._size - offset))
+        return os.pread(self._fh.fileno(), n, self._start + offset) if n and offset >= 0 else b""
 
     def readable(self) -> bool:
         return True

@@ -26,6 +26,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import struct
 import tempfile
 from collections.abc import Callable
@@ -422,6 +423,50 @@ class SeekSource(_Source):
             self._fh.close()
 
 
+class DirectSource(_Source):
+    """An uncompressed layer readable by offset (a local blob, a docker-archive member): each wanted file read
+    where it lies, nothing else."""
+
+    def __init__(self, read_at: Callable[[int, int], bytes | None]) -> None:
+        self._read_at = read_at
+        self._pos = 0
+
+    def compressed(self) -> int:
+        return self.inflated  # no compression: what was read is what was needed
+
+    def seek(self, offset: int) -> None:
+        self._pos = offset
+
+    def readinto(self, buffer: memoryview) -> int:
+        data = self._read_at(self._pos, len(buffer))
+        if data is None:
+            raise Stale("the layer is no longer readable by offset")
+        n = len(data)
+        buffer[:n] = data
+        self._pos += n
+        self.inflated += n
+        return n
+
+    def close(self) -> None:
+        """The caller closes the layer's stream."""
+
+
+def _positional(raw: ByteStream) -> Callable[[int, int], bytes | None] | None:
+    """How to read `raw`'s blob by offset, when it can be: the source's read_at (sources/base.py VerifyingReader,
+    sources/blobstore.py archive members), or a regular file read with pread."""
+    read_at = getattr(raw, "read_at", None)
+    if read_at is not None:
+        return read_at if read_at(0, 0) is not None else None  # probed: None when not by offset
+    fileno = getattr(raw, "fileno", None)
+    try:
+        fd = fileno() if fileno is not None else None
+        if fd is None or not stat.S_ISREG(os.fstat(fd).st_mode) or os.lseek(fd, 0, os.SEEK_CUR) != 0:
+            return None
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return lambda offset, n: os.pread(fd, n, offset)
+
+
 def _read_exact(source: _Source, offset: int, n: int) -> bytes:
     source.seek(offset)
     out = bytearray(n)
@@ -526,6 +571,10 @@ def open_source(raw: ByteStream, record: FileIndex, blob_size: int | None) -> _S
     else the blob's stream inflated in order. Stale when the blob is not the size the record was written for."""
     if blob_size is not None and blob_size != record.blob_size:
         raise Stale(f"the blob is {blob_size} bytes, the file index was written for {record.blob_size}")
+    if record.compression == "tar":
+        read_at = _positional(raw)
+        if read_at is not None:
+            return DirectSource(read_at)
     local = getattr(raw, "local_fileno", None)
     fd = local() if local is not None and record.seek is not None and record.compression == "gzip" else None
     if fd is not None:
