@@ -395,12 +395,18 @@ class SeekSource(_Source):
         seek_index = record.seek
         self._fh = open(path, "rb")  # noqa: SIM115  (closed in close())
         self._counting = _Counting(self._fh, record.blob_size)
+        gz = None
         try:
-            self._gz = rapidgzip.RapidgzipFile(self._counting, parallelization=1)
-            self._gz.import_index(io.BytesIO(seek_index))
+            gz = rapidgzip.RapidgzipFile(self._counting, parallelization=1)
+            gz.import_index(io.BytesIO(seek_index))
         except Exception as exc:  # noqa: BLE001  (any failure to load the index: read whole)
+            if gz is not None:
+                gz.close()  # its threads must end before the interpreter does, or rapidgzip aborts it
             self._fh.close()
-            raise Stale(f"the seek index does not load ({type(exc).__name__}: {exc})") from None
+            raise Stale(
+                f"the seek index does not load ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+            ) from None
+        self._gz = gz
         self._readinto = readinto_of(self._gz)
 
     def compressed(self) -> int:
