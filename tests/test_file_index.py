@@ -267,3 +267,21 @@ def test_an_uncompressed_layer_is_read_where_the_wanted_files_lie(kind, tar_ref,
     wanted = sum(e.size for e in again.entries.values() if e.kind == "file")
     assert layer.size and again.reread_bytes < layer.size * 0.1
     assert again.reread_bytes <= wanted + 512 * len(again.entries)  # the files and their headers only
+
+
+def test_a_symlink_target_no_want_keeps_is_read_from_the_file_index(tmp_path, monkeypatch):
+    # libibverbs.so.1 -> a file under a path no want matches: its layer is read a second time keeping that file.
+    # The first read has just written the layer's file index, so the second reads only that file.
+    from imagebuild import Symlink, make_layer, write_docker_archive
+
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
+    lower = make_layer(
+        {"etc/os-release": b'ID=debian\nVERSION_ID="12"\n', "opt/vendor/blob/verbs-impl": b"\x7fELF" + b"\0" * 200}
+    )
+    upper = make_layer({"usr/lib/x86_64-linux-gnu/libibverbs.so.1": Symlink("/opt/vendor/blob/verbs-impl")})
+    archive = write_docker_archive(str(tmp_path / "img.tar"), [lower, upper])
+    stats = ReadStats()
+    facts = api.inspect_image(f"docker-archive:{archive}", ReadOptions(stats=stats, workers=1))
+    assert facts.rdma.libibverbs is not None
+    assert len(stats.layers_read) == 3 and len(stats.layers_reread) == 1  # both layers, then the lower one again
+    assert stats.bytes_reread <= 2 * 512 + 4 * 1024  # that file and its header, not the layer

@@ -78,15 +78,16 @@ def index_image_layer(
         try:
             return reread(raw, record, layer.size, wants, limits)
         except Stale as exc:
-            idx = index_image_layer(image, layer, wants, limits, progress)
-            idx.read_notes.append(
-                f"{image.reference}: layer {layer.digest}: its file index does not match the blob ({exc}); read whole"
-            )
-            return idx
+            stale = str(exc)
         finally:
             close = getattr(raw, "close", None)
             if close:
-                close()
+                close()  # before the whole read opens the layer again (a registry stream holds a connection)
+        idx = index_image_layer(image, layer, wants, limits, progress)
+        idx.read_notes.append(
+            f"{image.reference}: layer {layer.digest}: its file index does not match the blob ({stale}); read whole"
+        )
+        return idx
     raw = image.open_layer(layer)
     try:
         if layer.media_type == SQUASHFS_LAYER:  # a seekable byte range, read where it lies
@@ -244,7 +245,9 @@ def read_view(
             # A wanted hard link whose target was not kept: read that one layer again, keeping
             # the targets too. Rare (package managers seldom hard-link libraries), so a re-read is cheap.
             extra = WantSet(wants.wants + tuple(Want(re.escape(p), content=True) for p in missing))
-            indexes[layer.index] = index_image_layer(image, layer, extra, limits, record=_record(files, records, layer))
+            indexes[layer.index] = index_image_layer(
+                image, layer, extra, limits, record=_record(files, records, layer, image)
+            )
             _count(stats, layer, indexes[layer.index], image, files, records)
     view = FileView(indexes)
     targets = _uncollected_targets(view, indexes, wants)
@@ -255,7 +258,7 @@ def read_view(
         extra = WantSet(
             wants.wants + tuple(Want(re.escape(p), content=True, max_bytes=limit) for p, limit in sorted(paths.items()))
         )
-        indexes[position] = index_image_layer(image, layer, extra, limits, record=_record(files, records, layer))
+        indexes[position] = index_image_layer(image, layer, extra, limits, record=_record(files, records, layer, image))
         _count(stats, layer, indexes[position], image, files, records)
     if targets:
         view = FileView(indexes)
@@ -273,14 +276,29 @@ def _file_records(files: FileIndexStore | None, image: OpenedImage, layers: list
         record = files.get(layer.digest)
         if record is not None and record.layer_id == layer.layer_id:
             records[layer.index] = record
-    image.notes.extend(f"{image.reference}: {note}" for note in files.notes)
-    files.notes.clear()
+    _take_notes(files, image)
     return records
 
 
-def _record(files: FileIndexStore | None, records: dict[int, FileIndex], layer: LayerRef) -> FileIndex | None:
-    """The layer's file index for a second read with more wants (a hard link's or symlink's target)."""
-    return records.get(layer.index) if files is not None else None
+def _take_notes(files: FileIndexStore, image: OpenedImage) -> None:
+    """The store's lines about damaged records, into the image's notes (and so the facts')."""
+    image.notes.extend(f"{image.reference}: {note}" for note in files.notes)
+    files.notes.clear()
+
+
+def _record(
+    files: FileIndexStore | None, records: dict[int, FileIndex], layer: LayerRef, image: OpenedImage
+) -> FileIndex | None:
+    """The layer's file index for a second read with more wants (a hard link's or symlink's target): the one just
+    written or looked up, else the store's (a layer the cache served)."""
+    if files is None or layer.media_type == SQUASHFS_LAYER:
+        return None
+    if layer.index not in records:
+        found = files.get(layer.digest)
+        if found is not None and found.layer_id == layer.layer_id:
+            records[layer.index] = found
+        _take_notes(files, image)
+    return records.get(layer.index)
 
 
 def _count(
