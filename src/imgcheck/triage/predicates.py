@@ -286,6 +286,8 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     # progress thread spinning after a network error
     "nccl.shm_close_crash": _traced("shm_close_crash_after_failed_map"),
     "nccl.cumem_host_numa": _known_issue("cumem_host_numa_in_container"),
+    "nccl.cumem_host_no_p2p": _known_issue("cumem_host_shm_without_p2p"),
+    "nccl.nvls_multi_nic": _known_issue("nvls_multi_nic_per_gpu"),
     "nccl.progress_spin_after_error": _traced("progress_thread_spin_after_error"),
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,

@@ -1,0 +1,222 @@
+"""NCCL known issues traced from NCCL's own source (catalogs/nccl_known_issues.json): the CUDA_LAUNCH_BLOCKING proxy
+deadlock (2.4.2..2.17.1), NVLS with several NIC ports per GPU (2.18.1..2.22.3) and cuMem host buffers over the SHM
+transport on GPUs without peer access (2.24.3 on, no fixed release). Each fires only on the facts that trigger it,
+and its bounds are checked against the tags of a fetched NVIDIA/nccl mirror when one is present."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import pytest
+from engine_facts import committed_facts, matrix, node, run, with_nccl
+
+from imgcheck.model.node import Gpu, RdmaPort
+
+RULE = "NCCL-RELEASE-KNOWN-ISSUE"
+NODE = "doca-24.10-open-580-peermem"  # two single-port ConnectX-7, eight H200, driver 580
+MIRROR = os.environ.get("NCCL_MIRROR", "/work/.mirror/NVIDIA+nccl/repo")
+TOOLS = os.path.join(os.path.dirname(__file__), "..", "tools", "nccl")
+
+
+def _row(issue: str) -> dict:
+    return matrix().need("nccl_known_issues", issue=issue)
+
+
+def _hits(result, words: str) -> list:
+    return [f for f in result.findings if f.id == RULE and words in f.title]
+
+
+def _node(gpu_names: list[str], *, ports: int = 1, driver: str | None = None):
+    n = node(NODE)
+    gpus = tuple(Gpu(index=i, name=name) for i, name in enumerate(gpu_names))
+    devices = tuple(
+        dataclasses.replace(d, ports=tuple(dataclasses.replace(d.ports[0], port=p + 1) for p in range(ports)))
+        for d in n.rdma.devices
+    )
+    gpu = dataclasses.replace(n.gpu, gpus=gpus)
+    if driver:
+        gpu = dataclasses.replace(gpu, driver_version=driver, cuda_driver_version=None)
+    return dataclasses.replace(n, gpu=gpu, rdma=dataclasses.replace(n.rdma, devices=devices))
+
+
+# ---------- CUDA_LAUNCH_BLOCKING=1 with the kernel launched before the proxy work (NVIDIA/nccl@296c18629d2c) ----------
+
+
+def test_launch_blocking_deadlock_fires_for_nccl_before_2_17_with_the_variable_set():
+    # NCCL 2.14.3 is what torch 1.13 bundles (NVIDIA/nccl#750, pytorch/pytorch#97843)
+    a100 = _node(["NVIDIA A100-SXM4-80GB"] * 8)
+    result = run(with_nccl(committed_facts("bookworm"), "2.14.3", env={"CUDA_LAUNCH_BLOCKING": "1"}), a100)
+    (hit,) = _hits(result, "CUDA_LAUNCH_BLOCKING")
+    fixes = " ".join(hit.fixes)
+    assert "CUDA_LAUNCH_BLOCKING=0" in fixes and "2.17.1" in fixes
+    assert any("CUDA_LAUNCH_BLOCKING" in str(e.value) for e in hit.evidence) or "CUDA_LAUNCH_BLOCKING" in hit.mechanism
+    assert hit.unshown and "multi-node" in hit.unshown[0]
+
+
+@pytest.mark.parametrize(
+    ("version", "env"),
+    [("2.17.1", {"CUDA_LAUNCH_BLOCKING": "1"}), ("2.14.3", {"CUDA_LAUNCH_BLOCKING": "0"}), ("2.14.3", {})],
+)
+def test_launch_blocking_row_is_silent_when_fixed_off_or_unset(version, env):
+    a100 = _node(["NVIDIA A100-SXM4-80GB"] * 8)
+    result = run(with_nccl(committed_facts("bookworm"), version, env=env), a100)
+    assert not _hits(result, "CUDA_LAUNCH_BLOCKING")
+    assert not any("cuda_launch_blocking" in u.reason for u in result.unknowns)
+
+
+# ---------- NVLS with several NIC ports per GPU (2.22.3: "Fix NVLS graphs search for dual NICs") ----------
+
+
+def test_nvls_dual_port_fires_on_hopper_with_multi_port_nics():
+    # NVIDIA/nccl#1043: HGX H100 with dual-port ConnectX, 2.18.5 and 2.19.3 fail
+    dual = _node(["NVIDIA H100 80GB HBM3"] * 8, ports=2)
+    result = run(with_nccl(committed_facts("bookworm"), "2.19.3"), dual)
+    (hit,) = _hits(result, "NVLS")
+    assert "NCCL_NVLS_ENABLE=0" in " ".join(hit.fixes) and "2.22.3" in " ".join(hit.fixes)
+    assert any("NVSwitch" in c for c in hit.unshown)  # named, never shown: no node fact reads NVSwitch
+    off = run(with_nccl(committed_facts("bookworm"), "2.19.3", env={"NCCL_NVLS_ENABLE": "0"}), dual)
+    assert not _hits(off, "NVLS")
+
+
+@pytest.mark.parametrize(
+    ("version", "gpu", "ports"),
+    [
+        ("2.19.3", "NVIDIA H100 80GB HBM3", 1),  # one port per NIC: no GPU has two local NICs
+        ("2.22.3", "NVIDIA H100 80GB HBM3", 2),  # the fixed release
+        ("2.17.1", "NVIDIA H100 80GB HBM3", 2),  # before inter-node NVLS (search.cc's NVLS pattern is 2.18.1 on)
+        ("2.19.3", "NVIDIA A100-SXM4-80GB", 2),  # NVLS needs compute capability 9.0
+    ],
+)
+def test_nvls_dual_port_row_drops_when_a_condition_is_shown_false(version, gpu, ports):
+    result = run(with_nccl(committed_facts("bookworm"), version), _node([gpu] * 8, ports=ports))
+    assert not _hits(result, "NVLS")
+    assert not any("nvls_multi_nic_per_gpu" in u.reason for u in result.unknowns)
+
+
+# ---------- cuMem host buffers over SHM on GPUs without peer access (NVIDIA/nccl#1838) ----------
+
+
+def test_cumem_host_without_p2p_fires_on_pcie_gpus_with_a_recent_driver():
+    # ray-project/ray#64109 (T4) and NVIDIA/nccl#1838 (4x L4, NCCL 2.27.3): NCCL_CUMEM_HOST_ENABLE=0 fixed both
+    t4 = _node(["Tesla T4"] * 4, driver="570.133.20")
+    result = run(with_nccl(committed_facts("bookworm"), "2.27.3"), t4)
+    (hit,) = _hits(result, "peer access")
+    assert list(hit.fixes) == [
+        "set NCCL_CUMEM_HOST_ENABLE=0 in the image Env or the launch's env (no NCCL release avoids it)"
+    ]
+    assert hit.unshown == ("gpu-p2p:none",)  # peer access is named, not shown: the probe does not read it
+    fixed = run(with_nccl(committed_facts("bookworm"), "2.27.3", env={"NCCL_CUMEM_HOST_ENABLE": "0"}), t4)
+    assert not _hits(fixed, "peer access")
+
+
+@pytest.mark.parametrize(
+    ("version", "gpus", "driver"),
+    [
+        ("2.27.3", ["NVIDIA H200"] * 8, "580.65.06"),  # NVLink parts: NCCL uses P2P between them, not SHM
+        ("2.27.3", ["Tesla T4"], "570.133.20"),  # one GPU: no intra-node transport at all
+        ("2.23.4", ["Tesla T4"] * 4, "570.133.20"),  # off by default before 2.24.3
+        ("2.27.3", ["Tesla T4"] * 4, "550.54.15"),  # a CUDA 12.4 driver: NCCL leaves cuMem host buffers off
+    ],
+)
+def test_cumem_host_without_p2p_drops_when_a_condition_is_shown_false(version, gpus, driver):
+    result = run(with_nccl(committed_facts("bookworm"), version), _node(gpus, driver=driver))
+    assert not _hits(result, "peer access")
+    assert not any("cumem_host_shm_without_p2p" in u.reason for u in result.unknowns)
+
+
+def test_cumem_host_without_p2p_is_unknown_without_gpu_facts():
+    n = _node([], driver="570.133.20")
+    result = run(with_nccl(committed_facts("bookworm"), "2.27.3"), n)
+    assert not _hits(result, "peer access")
+    assert any("cumem_host_shm_without_p2p" in u.reason and "gpus:several" in u.reason for u in result.unknowns)
+
+
+# ---------- the bounds against NCCL's source, by the kept tracer (tools/nccl/first_tag.py) ----------
+
+
+def _first_tag():
+    sys.path.insert(0, TOOLS)
+    try:
+        import first_tag  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(TOOLS)
+    return first_tag
+
+
+def _have_mirror() -> bool:
+    try:
+        subprocess.run(["git", "-C", MIRROR, "rev-parse", "v2.22.3-1"], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return True
+
+
+needs_mirror = pytest.mark.skipif(
+    not _have_mirror(), reason=f"no NVIDIA/nccl mirror at {MIRROR} (fetch github:NVIDIA/nccl)"
+)
+
+
+@needs_mirror
+@pytest.mark.parametrize(
+    ("issue", "path", "line", "bound"),
+    [
+        # the inter-node NVLS search starts at nccl_min; the duplicate-head check of the fix starts at nccl_below
+        ("nvls_multi_nic_per_gpu", "src/graph/search.cc", "NCCL_TOPO_PATTERN_NVLS", "nccl_min"),
+        (
+            "nvls_multi_nic_per_gpu",
+            "src/graph/search.cc",
+            "check whether there is duplicate head when one GPU connects with multiple NICs",
+            "nccl_below",
+        ),
+        # the kernel-then-proxy order's comment is in every release from 2.4.6 (2.4.2 keeps it in enqueue.cu)
+        (
+            "cuda_launch_blocking_proxy_deadlock",
+            "src/enqueue.cu",
+            "Start the network proxies as soon as the kernel has been launched",
+            "nccl_min",
+        ),
+    ],
+)
+def test_row_bounds_are_the_first_tags_holding_the_code(issue, path, line, bound, monkeypatch):
+    monkeypatch.setenv("NCCL_MIRROR", MIRROR)
+    tags = _first_tag().tags_holding(path, line)
+    assert tags and tags[0] == f"v{_row(issue)[bound]}-1"
+
+
+@needs_mirror
+def test_launch_blocking_fix_is_in_the_fixed_release_and_not_before(monkeypatch):
+    monkeypatch.setenv("NCCL_MIRROR", MIRROR)
+    tags = _first_tag().tags_holding("src/misc/cudawrap.cc", 'getenv("CUDA_LAUNCH_BLOCKING")')
+    assert tags and tags[0] == f"v{_row('cuda_launch_blocking_proxy_deadlock')['nccl_below']}-1"
+    # and the proxy-after-launch order holds up to the release before it
+    old = _first_tag().tags_holding("src/enqueue.cc", "if (comm->persistentRefs == 0) { // implies !plan->persistent")
+    assert old[-1] == "v2.16.5-1"
+
+
+@needs_mirror
+def test_cumem_host_import_is_in_every_release_from_the_row_on(monkeypatch):
+    monkeypatch.setenv("NCCL_MIRROR", MIRROR)
+    tags = _first_tag().tags_holding("src/transport/shm.cc", "ncclCuMemHostEnable() && !desc->legacy")
+    row = _row("cumem_host_shm_without_p2p")
+    assert tags[0] == "v2.23.4-1" and row["nccl_min"] == "2.24.3"  # the path exists, off by default, in 2.23.4
+    assert (
+        row["nccl_below"] is None and tags[-1] == sorted(tags, key=lambda t: [int(x) for x in t[1:-2].split(".")])[-1]
+    )
+
+
+def test_gpu_nvlink_parts_name_only_nvlink_boards():
+    rows = matrix().rows("gpu_nvlink_parts")
+    import re
+
+    def nvlink(name: str) -> bool:
+        return any(re.search(r["pattern"], name) for r in rows)
+
+    assert all(nvlink(n) for n in ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA GB200"))
+    assert not any(nvlink(n) for n in ("Tesla T4", "NVIDIA L4", "NVIDIA H100 PCIe", "NVIDIA H200 NVL", "NVIDIA A10"))
+
+
+def test_ports_helper_keeps_port_type():
+    assert isinstance(_node(["x"], ports=2).rdma.devices[0].ports[1], RdmaPort)
