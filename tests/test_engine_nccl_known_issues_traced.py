@@ -6,6 +6,7 @@ and its bounds are checked against the tags of a fetched NVIDIA/nccl mirror when
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import subprocess
 import sys
@@ -138,12 +139,17 @@ def test_cumem_host_without_p2p_is_unknown_without_gpu_facts():
 
 
 def _first_tag():
+    """tools/nccl/first_tag.py, loaded from its path (tools/ is not a package the tests install); it imports its
+    sibling nccl_git, so the folder is on sys.path while it loads."""
     sys.path.insert(0, TOOLS)
     try:
-        import first_tag  # type: ignore[import-not-found]
+        spec = importlib.util.spec_from_file_location("first_tag", os.path.join(TOOLS, "first_tag.py"))
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     finally:
         sys.path.remove(TOOLS)
-    return first_tag
+    return module
 
 
 def _have_mirror() -> bool:
