@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -215,7 +216,6 @@ def test_cumem_host_import_is_in_every_release_from_the_row_on(monkeypatch):
 
 def test_gpu_nvlink_parts_name_only_nvlink_boards():
     rows = matrix().rows("gpu_nvlink_parts")
-    import re
 
     def nvlink(name: str) -> bool:
         return any(re.search(r["pattern"], name) for r in rows)
@@ -226,3 +226,63 @@ def test_gpu_nvlink_parts_name_only_nvlink_boards():
 
 def test_ports_helper_keeps_port_type():
     assert isinstance(_node(["x"], ports=2).rdma.devices[0].ports[1], RdmaPort)
+
+
+# ---------- release-note fixes traced to the first release of the code they change (catalogs/nccl_fix_ranges.json) ----------
+
+
+def _trace(entry: str) -> dict:
+    return matrix().need("nccl_fix_ranges", entry=entry)
+
+
+@needs_mirror
+@pytest.mark.parametrize(
+    ("entry", "path", "line"),
+    [
+        ("2.15.5#1", "src/include/devcomm.h", "NCCL_ALGO_COLLNET_CHAIN"),
+        ("2.22.3#32", "src/include/devcomm.h", "NCCL_ALGO_COLLNET_DIRECT"),
+        ("2.17.1#5", "src/init.cc", "collNetSupport"),
+        ("2.27.3#47", "src/ras/ras.cc", "ncclRasCommInit"),
+        ("2.27.3#48", "src/ras/ras.cc", "ncclRasCommInit"),
+        ("2.28.7#28", "src/transport/nvls.cc", "ncclNvlsGraphRegisterBuffer"),
+        ("2.24.3#23", "src/transport/nvls.cc", "ncclNvlsGraphRegisterBuffer"),
+    ],
+)
+def test_traced_fix_starts_at_the_first_tag_holding_the_code_it_changes(entry, path, line, monkeypatch):
+    monkeypatch.setenv("NCCL_MIRROR", MIRROR)
+    tags = _first_tag().tags_holding(path, line)
+    assert tags and tags[0] == f"v{_trace(entry)['first_affected']}-1"
+    # and the fixing release is later than the first affected one
+    fixed = matrix().need("nccl_release_notes", entry=entry)["release"]
+    assert [int(x) for x in fixed.split(".")] > [int(x) for x in _trace(entry)["first_affected"].split(".")]
+
+
+def _later_fix_texts(version: str, env: dict) -> str:
+    result = run(with_nccl(committed_facts("bookworm"), version, env=env), _node(["NVIDIA H100 80GB HBM3"] * 8))
+    return " ".join(
+        [u.reason for u in result.unknowns if u.rule == "NCCL-RELEASE-LATER-FIX"]
+        + [f.mechanism for f in result.findings if f.id == "NCCL-RELEASE-LATER-FIX"]
+    )
+
+
+def _undecided(text: str) -> int:
+    found = re.search(r"(\d+) more fixes in later releases|predates (\d+) release-note fixes", text)
+    assert found, text
+    return int(found.group(1) or found.group(2))
+
+
+def test_collnet_fixes_count_only_where_collnet_is_on_and_the_code_exists():
+    # before 2.27.3 only NCCL_COLLNET_ENABLE=1 turns CollNet on: unset, the CollNet Chain crash (2.14.3..2.15.5) drops
+    assert "some node topologies" not in _later_fix_texts("2.14.3", {})
+    on = {"NCCL_COLLNET_ENABLE": "1"}
+    # with CollNet on, 2.14.3 counts the CollNet Chain and Direct crashes (first in 2.14.3) that 2.13.4 predates; the
+    # one fix between the two releases' notes (2.14.3's own) is counted by 2.13.4 only
+    older, newer = _undecided(_later_fix_texts("2.13.4", on)), _undecided(_later_fix_texts("2.14.3", on))
+    fixed_in_2_14 = [
+        r
+        for r in matrix().rows("nccl_release_notes")
+        if r["release"] == "2.14.3"
+        and r["kind"] in ("fix", "known-issue")
+        and r["symptom"] in ("hang", "crash", "data-corruption")
+    ]
+    assert newer - older == 2 - len(fixed_in_2_14)
