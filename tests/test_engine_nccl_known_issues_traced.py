@@ -31,12 +31,19 @@ def _hits(result, words: str) -> list:
     return [f for f in result.findings if f.id == RULE and words in f.title]
 
 
-def _node(gpu_names: list[str], *, ports: int = 1, driver: str | None = None):
+def _node(gpu_names: list[str], *, ports: int = 1, driver: str | None = None, pci: str | None = "cards"):
+    """The fixture node with these GPUs; its two ConnectX devices get `ports` ports each and PCI addresses on two
+    cards ("cards"), on one dual-port card (functions .0 and .1: "one-card") or none (None)."""
     n = node(NODE)
     gpus = tuple(Gpu(index=i, name=name) for i, name in enumerate(gpu_names))
+    address = {"cards": "0000:{i}a:00.0", "one-card": "0000:1a:00.{i}"}
     devices = tuple(
-        dataclasses.replace(d, ports=tuple(dataclasses.replace(d.ports[0], port=p + 1) for p in range(ports)))
-        for d in n.rdma.devices
+        dataclasses.replace(
+            d,
+            ports=tuple(dataclasses.replace(d.ports[0], port=p + 1) for p in range(ports)),
+            pci_address=address[pci].format(i=i + 1) if pci else None,
+        )
+        for i, d in enumerate(n.rdma.devices)
     )
     gpu = dataclasses.replace(n.gpu, gpus=gpus)
     if driver:
@@ -70,6 +77,19 @@ def test_launch_blocking_row_is_silent_when_fixed_off_or_unset(version, env):
 
 
 # ---------- NVLS with several NIC ports per GPU (2.22.3: "Fix NVLS graphs search for dual NICs") ----------
+
+
+def test_nvls_dual_port_fires_when_two_verbs_devices_are_the_ports_of_one_card():
+    # ConnectX-4 on: each port is its own PCI function and verbs device (mlx5_2, mlx5_3 on 0000:1a:00.0/.1)
+    result = run(with_nccl(committed_facts("bookworm"), "2.18.5"), _node(["NVIDIA H100 80GB HBM3"] * 8, pci="one-card"))
+    assert _hits(result, "NVLS")
+
+
+def test_nvls_dual_port_is_unknown_without_the_nics_pci_addresses():
+    # 2.21.5: no other known issue of the release is shown (one outcome kind per rule keeps a finding over an unknown)
+    result = run(with_nccl(committed_facts("bookworm"), "2.21.5"), _node(["NVIDIA H100 80GB HBM3"] * 8, pci=None))
+    assert not _hits(result, "NVLS")
+    assert any("nvls_multi_nic_per_gpu" in u.reason and "topology:multi-port-nic" in u.reason for u in result.unknowns)
 
 
 def test_nvls_dual_port_fires_on_hopper_with_multi_port_nics():

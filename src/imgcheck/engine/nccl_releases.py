@@ -173,14 +173,7 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None if ctx.node_has_rdma is not False else False
         return sum(max(len(d.ports), 1) for d in devices) >= 2
     if kind == "topology" and value == "multi-port-nic":
-        # NCCL's IB transport makes one network device per port: a device with two or more ports gives one GPU two
-        # local NICs (dual-port ConnectX); EFA goes through the plugin
-        devices = [d for d in ctx.node.rdma.devices if providers.provider_of(d) != "efa"]
-        if not devices:
-            return None if ctx.node_has_rdma is not False else False
-        if any(len(d.ports) >= 2 for d in devices):
-            return True
-        return None if any(not d.ports for d in devices) else False
+        return _multi_port_nic(ctx)
     if kind == "topology":
         nics = [d for d in ctx.node.rdma.devices if d.ports]
         gpus = ctx.node.gpu.gpus
@@ -242,6 +235,23 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         return True
     return None  # nvls, pxn, shm, numa, ...: not in the facts imgcheck reads
+
+
+def _multi_port_nic(ctx: Ctx) -> bool | None:
+    """A NIC card with two or more ports NCCL uses, so that one GPU is nearest to both: a verbs device with several
+    ports, or (ConnectX from the 4 on, where each port is its own PCI function and verbs device) two devices on one PCI
+    bus:device. NCCL's IB transport makes one network device per port; EFA goes through the plugin."""
+    devices = [d for d in ctx.node.rdma.devices if providers.provider_of(d) != "efa"]
+    if not devices:
+        return None if ctx.node_has_rdma is not False else False
+    if any(len(d.ports) >= 2 for d in devices):
+        return True
+    slots = [d.pci_address.rpartition(".")[0] for d in devices if d.pci_address]
+    if len(set(slots)) < len(slots):
+        return True
+    if len(slots) < len(devices) or any(not d.ports for d in devices):
+        return None  # a device without its PCI address (or ports) may share a card with another
+    return False
 
 
 def _driver_cuda_at_least(ctx: Ctx, want: str) -> bool | None:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import shipped
 from . import nccl_catalog
+from .conditions import parse_condition
+from .evidence import ALL_PREDICATES
 from .result import TriageReport
 from .signatures import Cause, Signature, SignatureSet
 
@@ -37,6 +39,7 @@ _CUDA_OVERRIDES: tuple[str, ...] = ()  # CUDA-RUNTIME-ERROR keeps "CUDA error: <
 _COMPAT_CODE = 804  # forward compatibility refused: the 803 signature's wording covers it, this names it
 _GENERIC_CATCH_ALL_803 = "CUDA-DRIVER-MISMATCH-803"
 _MIN_FIXED = 10  # an NCCL format with less fixed text than this ("%s", "%s:%d %s") would claim unrelated WARNs
+_GLIBC_HEAP = "GLIBC-HEAP-CORRUPTION"  # the host_messages entry glibc's allocator texts join
 _SPEC = re.compile(r"%[-+ #0-9.*]*[hlLzjt]*[diouxXeEfgGcsp%]")
 
 
@@ -56,8 +59,19 @@ def _data(name: str) -> dict[str, Any]:
     return doc
 
 
-def _causes(raw: list[dict[str, Any]]) -> tuple[Cause, ...]:
-    return tuple(Cause(id=c["id"], text=c["text"], next=c["next"], confidence=c["confidence"]) for c in raw)
+def _causes(raw: list[dict[str, Any]], where: str = "host_messages.json") -> tuple[Cause, ...]:
+    """Causes of catalog data; a `when` list and `promote` work as in signatures.json (conditions.py)."""
+    return tuple(
+        Cause(
+            id=c["id"],
+            text=c["text"],
+            next=c["next"],
+            confidence=c["confidence"],
+            when=tuple(parse_condition(w, f"{where}: {c['id']}", set(ALL_PREDICATES)) for w in c.get("when", ())),
+            promote=bool(c.get("promote", False)),
+        )
+        for c in raw
+    )
 
 
 def _host() -> list[CatalogSignature]:
@@ -65,6 +79,9 @@ def _host() -> list[CatalogSignature]:
     generated: dict[str, list[str]] = {}
     for row in _data("libibverbs_messages.json")["messages"]:
         generated.setdefault(row["signature"], []).append(row["regex"])
+    # glibc's allocator aborts, enumerated over every glibc tag 2.17 on: one literal text each
+    for row in _data("glibc_malloc_messages.json")["messages"]:
+        generated.setdefault(PREFIX_HOST + _GLIBC_HEAP, []).append(re.escape(row["text"]))
     out = []
     for m in _data("host_messages.json")["messages"]:
         sid = PREFIX_HOST + m["id"]
