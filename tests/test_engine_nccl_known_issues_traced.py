@@ -65,6 +65,18 @@ def test_launch_blocking_deadlock_fires_for_nccl_before_2_17_with_the_variable_s
     assert hit.unshown and "multi-node" in hit.unshown[0]
 
 
+def test_launch_blocking_deadlock_is_found_in_the_nccl_a_torch_wheel_pins():
+    # torch 2.0.1's PyPI wheel requires nvidia-nccl-cu11==2.14.3 (catalogs/torch_wheels.json): the image carries only
+    # torch's requirement, and the job sets CUDA_LAUNCH_BLOCKING=1 to debug
+    pin = matrix().need("torch_wheels", torch="2.0.1")["nccl"]
+    image = with_nccl(committed_facts("bookworm"), pin, origin="torch-requirement", env={"CUDA_LAUNCH_BLOCKING": "1"})
+    assert _hits(run(image, _node(["NVIDIA A100-SXM4-80GB"] * 8)), "CUDA_LAUNCH_BLOCKING")
+    # torch 2.1.0 pins 2.18.1, which enqueues the proxy work first
+    newer = matrix().need("torch_wheels", torch="2.1.0")["nccl"]
+    image = with_nccl(committed_facts("bookworm"), newer, origin="torch-requirement", env={"CUDA_LAUNCH_BLOCKING": "1"})
+    assert not _hits(run(image, _node(["NVIDIA A100-SXM4-80GB"] * 8)), "CUDA_LAUNCH_BLOCKING")
+
+
 @pytest.mark.parametrize(
     ("version", "env"),
     [("2.17.1", {"CUDA_LAUNCH_BLOCKING": "1"}), ("2.14.3", {"CUDA_LAUNCH_BLOCKING": "0"}), ("2.14.3", {})],

@@ -39,7 +39,6 @@ _CUDA_OVERRIDES: tuple[str, ...] = ()  # CUDA-RUNTIME-ERROR keeps "CUDA error: <
 _COMPAT_CODE = 804  # forward compatibility refused: the 803 signature's wording covers it, this names it
 _GENERIC_CATCH_ALL_803 = "CUDA-DRIVER-MISMATCH-803"
 _MIN_FIXED = 10  # an NCCL format with less fixed text than this ("%s", "%s:%d %s") would claim unrelated WARNs
-_GLIBC_HEAP = "GLIBC-HEAP-CORRUPTION"  # the host_messages entry glibc's allocator texts join
 _SPEC = re.compile(r"%[-+ #0-9.*]*[hlLzjt]*[diouxXeEfgGcsp%]")
 
 
@@ -80,8 +79,9 @@ def _host() -> list[CatalogSignature]:
     for row in _data("libibverbs_messages.json")["messages"]:
         generated.setdefault(row["signature"], []).append(row["regex"])
     # glibc's allocator aborts, enumerated over every glibc tag 2.17 on: one literal text each
-    for row in _data("glibc_malloc_messages.json")["messages"]:
-        generated.setdefault(PREFIX_HOST + _GLIBC_HEAP, []).append(re.escape(row["text"]))
+    glibc = _data("glibc_malloc_messages.json")
+    for row in glibc["messages"]:
+        generated.setdefault(glibc["signature"], []).append(re.escape(row["text"]))
     out = []
     for m in _data("host_messages.json")["messages"]:
         sid = PREFIX_HOST + m["id"]
