@@ -101,3 +101,13 @@ def test_peer_access_failure_keeps_the_p2p_cause_when_cumem_host_is_off_or_preda
         "not supported between these two devices\n"
     )
     assert causes_of(_top(ipc, tmp_path), "CUDA-PEER-ACCESS-UNSUPPORTED")[0][0] == "no-p2p-path"
+
+
+def test_nvls_out_of_memory_names_the_nvls_buffers_and_invalid_argument_keeps_the_fabric_manager(tmp_path):
+    # NCCL's CUCHECK format at src/transport/nvls.cc with CUDA_ERROR_OUT_OF_MEMORY (2): the NVLS buffers
+    oom = "node1:1:2 [0] transport/nvls.cc:158 NCCL WARN Cuda failure 2 'out of memory'\n"
+    assert causes_of(_top(oom, tmp_path), "NCCL-NVLS-CUDA")[0] == ("nvls-buffers-out-of-memory", "supported")
+    # NVIDIA/nccl#1488 (https://github.com/NVIDIA/nccl/issues/1488), verbatim: the fabric manager restarted
+    inval = "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'\n"
+    causes = causes_of(_top(inval, tmp_path), "NCCL-NVLS-CUDA")
+    assert causes[0][0] == "fabric-manager-state" and causes[-1] == ("nvls-buffers-out-of-memory", "unlikely")
