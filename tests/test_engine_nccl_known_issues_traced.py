@@ -318,3 +318,34 @@ def test_collnet_fixes_count_only_where_collnet_is_on_and_the_code_exists():
         and r["symptom"] in ("hang", "crash", "data-corruption")
     ]
     assert newer - older == 2 - len(fixed_in_2_14)
+
+
+def _gen_release_notes():
+    sys.path.insert(0, TOOLS)
+    try:
+        spec = importlib.util.spec_from_file_location("gen_release_notes", os.path.join(TOOLS, "gen_release_notes.py"))
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(TOOLS)
+    return module
+
+
+@needs_mirror
+@pytest.mark.parametrize(("tag", "version"), [("v2.26.5-1", "2.26.5"), ("v2.27.7-1", "2.27.7")])
+def test_release_note_entries_read_again_from_the_tag_match_the_catalog(tag, version, monkeypatch):
+    """The release commit's body at two tags, parsed again: every entry is a row of the catalog with the same text,
+    and a sentence wrapped after a function word stays one entry ('... patterns on' / 'MNNVL systems ...')."""
+    monkeypatch.setenv("NCCL_MIRROR", MIRROR)
+    gen = _gen_release_notes()
+    found = gen._release_commit(tag, version)
+    assert found is not None
+    parsed = gen.entries(found[1])
+    rows = [
+        r["text"]
+        for r in matrix().rows("nccl_release_notes")
+        if r["release"] == version and r["origin"] == "release note"
+    ]
+    assert parsed == rows
+    assert not any(t.endswith((" on", " than", " of")) for t in parsed)
