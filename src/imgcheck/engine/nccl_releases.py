@@ -86,6 +86,7 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
                 "NCCL-RELEASE-KNOWN-ISSUE",
                 f"NCCL {version} is in {span} ({row['issue']}: {row['summary']}), "
                 f"but whether this node meets its conditions is unknown: {', '.join(open_)}",
+                facts=tuple(dict.fromkeys(_condition_fact(c) for c in open_)),
             )
             continue
         unshown = tuple(c for c, v in states.items() if v is None)
@@ -152,6 +153,29 @@ _FACT_CONDITIONS = (
     "cumem",
     "env-on",
 )
+
+
+# the fact (engine/facts.py names) whose answer decides a condition kind, for the unknown's `facts`
+_CONDITION_FACTS = {
+    "arch": "node.arch",
+    "gpu": "node.gpu.gpus",
+    "gpus": "node.gpu.gpus",
+    "gpu-p2p": "node.gpu.gpus",
+    "topology": "node.rdma",
+    "transport": "node.rdma",
+    "net": "node.rdma",
+    "driver-cuda": "node.gpu.driver_version",
+    "container": "job.security",
+    "cumem": "setting.NCCL_CUMEM_ENABLE",
+    "collnet": "setting.NCCL_COLLNET_ENABLE",
+}
+
+
+def _condition_fact(cond: str) -> str:
+    kind, _, value = cond.partition(":")
+    if kind == "env-on":
+        return f"setting.{value}"
+    return _CONDITION_FACTS.get(kind, f"condition.{kind}")
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
