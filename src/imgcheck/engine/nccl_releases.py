@@ -97,6 +97,8 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             evidence,
             variant=("no-fix-release" if row["nccl_below"] is None else None) if name else "upgrade-only",
             conditions="; ".join(unshown) or "nothing more",
+            shown="; ".join(["the version range", *(c for c, v in states.items() if v)]),
+            symptoms="; ".join(row.get("symptoms") or ["not stated in the sources"]),
             nccl=version,
             issue=row["summary"],
             nccl_min=row["nccl_min"],
