@@ -349,3 +349,23 @@ def test_release_note_entries_read_again_from_the_tag_match_the_catalog(tag, ver
     ]
     assert parsed == rows
     assert not any(t.endswith((" on", " than", " of")) for t in parsed)
+
+
+def test_mnnvl_fixes_drop_on_nodes_whose_nvlink_stays_inside_the_board():
+    # 2.26.5's MNNVL alltoall hang (first possible in 2.20.3, MNNVL's first release): an HGX H100 node cannot be in a
+    # multi-node NVLink domain, a GB200 node can (the rack decides: named, not shown)
+    hgx = _later_fix_texts("2.24.3", {})
+    assert "mnnvl:on" not in hgx and "more than 80 ranks" not in hgx
+    result = run(with_nccl(committed_facts("bookworm"), "2.24.3"), _node(["NVIDIA GB200"] * 4))
+    reasons = " ".join(u.reason for u in result.unknowns if u.rule == "NCCL-RELEASE-LATER-FIX")
+    assert "mnnvl:on" in reasons and "more than 80 ranks" in reasons
+    # before MNNVL existed the entry drops whatever the GPUs
+    before = run(with_nccl(committed_facts("bookworm"), "2.19.3"), _node(["NVIDIA GB200"] * 4))
+    assert not any("more than 80 ranks" in u.reason or "mnnvl:on" in u.reason for u in before.unknowns)
+
+
+@needs_mirror
+def test_mnnvl_first_release_is_the_first_tag_with_mnnvl_in_init(monkeypatch):
+    monkeypatch.setenv("NCCL_MIRROR", MIRROR)
+    tags = _first_tag().tags_holding("src/init.cc", "MNNVL")
+    assert tags[0] == f"v{_trace('2.27.3#30')['first_affected']}-1" == f"v{_trace('2.26.5#1')['first_affected']}-1"

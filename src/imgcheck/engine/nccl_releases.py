@@ -154,6 +154,7 @@ _FACT_CONDITIONS = (
     "container",
     "cumem",
     "env-on",
+    "mnnvl",
 )
 
 
@@ -170,6 +171,7 @@ _CONDITION_FACTS = {
     "container": "job.security",
     "cumem": "setting.NCCL_CUMEM_ENABLE",
     "collnet": "setting.NCCL_COLLNET_ENABLE",
+    "mnnvl": "node.gpu.gpus",
 }
 
 
@@ -233,6 +235,8 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         if names and all(any(re.search(r["pattern"], n) for r in parts) for n in names):
             return False
         return None
+    if kind == "mnnvl":
+        return _mnnvl(ctx)
     if kind == "gpus" and value == "several":
         return _several_gpus(ctx)
     if kind == "env-on" and value:
@@ -295,6 +299,21 @@ def _driver_cuda_at_least(ctx: Ctx, want: str) -> bool | None:
         return True
     cuda = ctx.image.cuda
     return False if cuda is not None and cuda.compat_driver is None and not ctx.image_unknown("cuda") else None
+
+
+def _mnnvl(ctx: Ctx) -> bool | None:
+    """Multi-node NVLink (MNNVL): the launch gives the container an IMEX channel (/dev/nvidia-caps-imex-channels,
+    which NCCL's src/mnnvl.cc needs for fabric handles); no, when every GPU of the node is a part whose NVLink stays
+    inside its board (gpu_nvlink_parts multi_node_nvlink 'no') or not an NVLink part at all."""
+    job = ctx.job
+    if job is not None and job.devices and any("imex-channels" in d for d in job.devices):
+        return True
+    names = [g.name for g in ctx.node.gpu.gpus if g.name]
+    if not names:
+        return None
+    parts = ctx.matrix.rows("gpu_nvlink_parts")
+    kinds = [next((r["multi_node_nvlink"] for r in parts if re.search(r["pattern"], n)), "no") for n in names]
+    return None if "possible" in kinds else False
 
 
 def _several_gpus(ctx: Ctx) -> bool | None:
