@@ -75,6 +75,10 @@ def _release_commit(tag: str, version: str) -> tuple[str, str] | None:
     return None
 
 
+# words a sentence does not end on: a line ending with one was wrapped, even when the next starts upper case
+_WRAP_WORDS = frozenset("a an and at by for from in of on or than the to when where with".split())
+
+
 def entries(body: str) -> list[str]:
     """The entries of a release note body: one-line items (old style) or paragraphs with ' * ' bullets (2.19 on);
     a bullet keeps its paragraph's heading as context."""
@@ -106,6 +110,8 @@ def entries(body: str) -> list[str]:
             cur.append(stripped)
         elif cur and not prev.endswith((".", ":")) and not stripped[0].isupper():
             cur.append(stripped)
+        elif cur and prev.rsplit(" ", 1)[-1] in _WRAP_WORDS:
+            cur.append(stripped)  # a line wrapped after a function word: "... patterns on" / "MNNVL systems at ..."
         else:
             flush()
             cur.append(stripped)

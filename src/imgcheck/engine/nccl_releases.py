@@ -62,10 +62,11 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             continue
         if row.get("arch") and (arch := _image_arch(ctx)) is not None and arch != row["arch"]:
             continue
+        span = f"{row['nccl_min']}..{row['nccl_below'] or '(no fixed release)'}"
         if hit is None:
             yield unknown(
                 "NCCL-RELEASE-KNOWN-ISSUE",
-                f"NCCL {version} may or may not be in {row['nccl_min']}..{row['nccl_below']} ({row['issue']}); "
+                f"NCCL {version} may or may not be in {span} ({row['issue']}); "
                 f"it also needs {'; '.join(row.get('conditions') or ()) or 'nothing more'}",
             )
             continue
@@ -83,8 +84,9 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         if open_ := [c for c, v in states.items() if v is None and c.partition(":")[0] in _FACT_CONDITIONS]:
             yield unknown(
                 "NCCL-RELEASE-KNOWN-ISSUE",
-                f"NCCL {version} is in {row['nccl_min']}..{row['nccl_below']} ({row['issue']}: {row['summary']}), "
+                f"NCCL {version} is in {span} ({row['issue']}: {row['summary']}), "
                 f"but whether this node meets its conditions is unknown: {', '.join(open_)}",
+                facts=tuple(dict.fromkeys(_condition_fact(c) for c in open_)),
             )
             continue
         unshown = tuple(c for c, v in states.items() if v is None)
@@ -93,12 +95,14 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             ctx.matrix,
             "NCCL-RELEASE-KNOWN-ISSUE",
             evidence,
-            variant=None if name else "upgrade-only",
+            variant=("no-fix-release" if row["nccl_below"] is None else None) if name else "upgrade-only",
             conditions="; ".join(unshown) or "nothing more",
+            shown="; ".join(["the version range", *(c for c, v in states.items() if v)]),
+            symptoms="; ".join(row.get("symptoms") or ["not stated in the sources"]),
             nccl=version,
             issue=row["summary"],
             nccl_min=row["nccl_min"],
-            fixed_in=row["nccl_below"],
+            fixed_in=row["nccl_below"] or "no release yet",
             workaround=f"{name}={value}" if name else "none known",
         )
         yield dataclasses.replace(found, unshown=unshown) if unshown else found
@@ -138,7 +142,44 @@ _LISTED = 5  # entries named in the finding's text; the rest are counted
 
 
 # condition kinds node or image facts can show (_condition); any other is the workload's, never shown by facts
-_FACT_CONDITIONS = ("arch", "gpu", "topology", "transport", "collnet", "net", "driver-cuda", "container", "cumem")
+_FACT_CONDITIONS = (
+    "arch",
+    "gpu",
+    "gpus",
+    "topology",
+    "transport",
+    "collnet",
+    "net",
+    "driver-cuda",
+    "container",
+    "cumem",
+    "env-on",
+    "mnnvl",
+)
+
+
+# the fact (engine/facts.py names) whose answer decides a condition kind, for the unknown's `facts`
+_CONDITION_FACTS = {
+    "arch": "node.arch",
+    "gpu": "node.gpu.gpus",
+    "gpus": "node.gpu.gpus",
+    "gpu-p2p": "node.gpu.gpus",
+    "topology": "node.rdma",
+    "transport": "node.rdma",
+    "net": "node.rdma",
+    "driver-cuda": "node.gpu.driver_version",
+    "container": "job.security",
+    "cumem": "setting.NCCL_CUMEM_ENABLE",
+    "collnet": "setting.NCCL_COLLNET_ENABLE",
+    "mnnvl": "node.gpu.gpus",
+}
+
+
+def _condition_fact(cond: str) -> str:
+    kind, _, value = cond.partition(":")
+    if kind == "env-on":
+        return f"setting.{value}"
+    return _CONDITION_FACTS.get(kind, f"condition.{kind}")
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
@@ -159,6 +200,8 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         if not devices:
             return None if ctx.node_has_rdma is not False else False
         return sum(max(len(d.ports), 1) for d in devices) >= 2
+    if kind == "topology" and value == "multi-port-nic":
+        return _multi_port_nic(ctx)
     if kind == "topology":
         nics = [d for d in ctx.node.rdma.devices if d.ports]
         gpus = ctx.node.gpu.gpus
@@ -184,9 +227,29 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         config_api = ctx.nccl_at_least("collnet_config_api")
         return None if config_api is not False else False
+    if kind == "gpu-p2p" and value == "none":
+        # NVLink parts reach each other over NVLink, so NCCL uses P2P, not SHM, between them; any other GPU may or
+        # may not have peer access (the PCIe platform, a VM, the driver decide), which no node fact shows
+        names = [g.name for g in ctx.node.gpu.gpus if g.name]
+        parts = ctx.matrix.rows("gpu_nvlink_parts")
+        if names and all(any(re.search(r["pattern"], n) for r in parts) for n in names):
+            return False
+        return None
+    if kind == "mnnvl":
+        return _mnnvl(ctx)
+    if kind == "gpus" and value == "several":
+        return _several_gpus(ctx)
+    if kind == "env-on" and value:
+        # set to anything but empty or "0" (how NCCL 2.17.1's cudawrap.cc and CUDA read CUDA_LAUNCH_BLOCKING)
+        s = ctx.setting(value)
+        if s is not None:
+            return s.value.strip() not in ("", "0")
+        job = ctx.job
+        if ctx.image.unknown_reason("env") or (job is not None and (job.env_incomplete or job.open_flags)):
+            return None
+        return False
     if kind == "driver-cuda" and value.startswith(">="):
-        have = ctx.node.gpu.cuda_driver_version
-        return None if not have else ranges.at_least(have, value[2:])
+        return _driver_cuda_at_least(ctx, value[2:])
     if kind == "container" and value == "no-sys-nice":
         return _no_sys_nice(ctx)
     if kind == "cumem" and value == "on":
@@ -202,6 +265,66 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         return True
     return None  # nvls, pxn, shm, numa, ...: not in the facts imgcheck reads
+
+
+def _multi_port_nic(ctx: Ctx) -> bool | None:
+    """A NIC card with two or more ports NCCL uses, so that one GPU is nearest to both: a verbs device with several
+    ports, or (ConnectX from the 4 on, where each port is its own PCI function and verbs device) two devices on one PCI
+    bus:device. NCCL's IB transport makes one network device per port; EFA goes through the plugin."""
+    devices = [d for d in ctx.node.rdma.devices if providers.provider_of(d) != "efa"]
+    if not devices:
+        return None if ctx.node_has_rdma is not False else False
+    if any(len(d.ports) >= 2 for d in devices):
+        return True
+    slots = [d.pci_address.rpartition(".")[0] for d in devices if d.pci_address]
+    if len(set(slots)) < len(slots):
+        return True
+    if len(slots) < len(devices) or any(not d.ports for d in devices):
+        return None  # a device without its PCI address (or ports) may share a card with another
+    return False
+
+
+def _driver_cuda_at_least(ctx: Ctx, want: str) -> bool | None:
+    """The CUDA version the node's driver reports (what NCCL's cudaDriverVersion checks compare) is `want` or newer:
+    the probe's own reading, else the newest CUDA the driver's branch supports natively (nvidia_driver_cuda). Below
+    that, a forward-compat libcuda in the image could raise it, so only an image known to lack one says no."""
+    have = ctx.node.gpu.cuda_driver_version
+    if have:
+        return ranges.at_least(have, want)
+    row = ctx.matrix.row("nvidia_driver_cuda", driver_branch=ctx.driver_branch()) if ctx.driver_branch() else None
+    native = row.get("newest_cuda_native") if row else None
+    if not native:
+        return None
+    if ranges.at_least(native, want):
+        return True
+    cuda = ctx.image.cuda
+    return False if cuda is not None and cuda.compat_driver is None and not ctx.image_unknown("cuda") else None
+
+
+def _mnnvl(ctx: Ctx) -> bool | None:
+    """Multi-node NVLink (MNNVL): the launch gives the container an IMEX channel (/dev/nvidia-caps-imex-channels,
+    which NCCL's src/mnnvl.cc needs for fabric handles); no, when every GPU of the node is a part whose NVLink stays
+    inside its board (gpu_nvlink_parts multi_node_nvlink 'no') or not an NVLink part at all."""
+    job = ctx.job
+    if job is not None and job.devices and any("imex-channels" in d for d in job.devices):
+        return True
+    names = [g.name for g in ctx.node.gpu.gpus if g.name]
+    if not names:
+        return None
+    parts = ctx.matrix.rows("gpu_nvlink_parts")
+    kinds = [next((r["multi_node_nvlink"] for r in parts if re.search(r["pattern"], n)), "no") for n in names]
+    return None if "possible" in kinds else False
+
+
+def _several_gpus(ctx: Ctx) -> bool | None:
+    """Two or more GPUs of one node in the job: the launch's GPU count when it gives one, else the node's GPUs."""
+    job = ctx.job
+    if job is not None and job.gpus is not None and job.gpus >= 0:
+        return job.gpus >= 2
+    gpus = ctx.node.gpu.gpus
+    if len(gpus) >= 2:
+        return True
+    return False if len(gpus) == 1 else None
 
 
 def _no_sys_nice(ctx: Ctx) -> bool | None:

@@ -86,7 +86,8 @@ def older_than_gpu_generation(matrix: Matrix, version: str, gpu_names: list[str]
 def in_known_issue(matrix: Matrix, version: str | None, issue: str) -> tuple[bool | None, str]:
     """Whether NCCL `version` is in the affected range of the nccl_known_issues row `issue`."""
     row = matrix.need("nccl_known_issues", issue=issue)
-    span = f"{row['nccl_min']}..{row['nccl_below']} (fixed in {row['nccl_below']})"
+    fixed = row["nccl_below"]
+    span = f"{row['nccl_min']}..{fixed} (fixed in {fixed})" if fixed else f"{row['nccl_min']} on (no fixed release)"
     if not version:
         return None, f"NCCL version unknown; {issue} affects {span}"
     hit = ranges.within(version, row["nccl_min"], row["nccl_below"])

@@ -80,6 +80,8 @@ class ContextAccumulator:
     gpu_names: set[str] = field(default_factory=set)  # GPU model names the log prints
     socket_ifaces: set[str] = field(default_factory=set)  # interfaces NCCL's socket/bootstrap code picked
     first_warn: LogLine | None = None  # the writer's first "NCCL WARN" line
+    # "NVLS multicast support is [not ]available on dev N" (src/transport/nvls.cc, 2.17.1 on): None, not printed
+    nvls_available: bool | None = None
 
     @staticmethod
     def _add(target: set[T], value: T) -> None:
@@ -157,6 +159,8 @@ class ContextAccumulator:
                 self._add(
                     self.test_ranks.setdefault((m.group("host"), int(m.group("pid"))), set()), int(m.group("rank"))
                 )
+        if "NVLS multicast support is" in text:
+            self.nvls_available = bool(self.nvls_available) or "is not available" not in text
         if "NET/Socket" in text and not self.socket_net and "Using" in text:
             self.socket_net = True
         if not self.gloo_loopback and ("loopback" in text or "127." in text) and _GLOO_LOOPBACK.search(text):
@@ -198,6 +202,8 @@ class ContextAccumulator:
         self.roce_gids = self.roce_gids or other.roce_gids
         self.socket_net = self.socket_net or other.socket_net
         self.gloo_loopback = self.gloo_loopback or other.gloo_loopback
+        if other.nvls_available is not None:
+            self.nvls_available = bool(self.nvls_available) or other.nvls_available
         if other.first_warn is not None and (
             self.first_warn is None
             or (other.first_warn.source, other.first_warn.lineno) < (self.first_warn.source, self.first_warn.lineno)
@@ -248,6 +254,7 @@ class ContextAccumulator:
             ),
             gpu_names=tuple(sorted(self.gpu_names)),
             socket_ifaces=tuple(sorted(self.socket_ifaces)),
+            nvls_available=self.nvls_available,
         )
 
 
@@ -276,3 +283,4 @@ class LogContext:
     nccl_warn: str | None = None  # the first "NCCL WARN" line and where it is
     gpu_names: tuple[str, ...] = ()  # GPU model names the log prints (nccl-tests device lines)
     socket_ifaces: tuple[str, ...] = ()  # interfaces NCCL's socket transport / bootstrap picked
+    nvls_available: bool | None = None  # NCCL said NVLS multicast is (not) available on a GPU

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import shipped
 from . import nccl_catalog
+from .conditions import parse_condition
+from .evidence import ALL_PREDICATES
 from .result import TriageReport
 from .signatures import Cause, Signature, SignatureSet
 
@@ -56,8 +58,19 @@ def _data(name: str) -> dict[str, Any]:
     return doc
 
 
-def _causes(raw: list[dict[str, Any]]) -> tuple[Cause, ...]:
-    return tuple(Cause(id=c["id"], text=c["text"], next=c["next"], confidence=c["confidence"]) for c in raw)
+def _causes(raw: list[dict[str, Any]], where: str = "host_messages.json") -> tuple[Cause, ...]:
+    """Causes of catalog data; a `when` list and `promote` work as in signatures.json (conditions.py)."""
+    return tuple(
+        Cause(
+            id=c["id"],
+            text=c["text"],
+            next=c["next"],
+            confidence=c["confidence"],
+            when=tuple(parse_condition(w, f"{where}: {c['id']}", set(ALL_PREDICATES)) for w in c.get("when", ())),
+            promote=bool(c.get("promote", False)),
+        )
+        for c in raw
+    )
 
 
 def _host() -> list[CatalogSignature]:
@@ -65,6 +78,10 @@ def _host() -> list[CatalogSignature]:
     generated: dict[str, list[str]] = {}
     for row in _data("libibverbs_messages.json")["messages"]:
         generated.setdefault(row["signature"], []).append(row["regex"])
+    # glibc's allocator aborts, enumerated over every glibc tag 2.17 on: one literal text each
+    glibc = _data("glibc_malloc_messages.json")
+    for row in glibc["messages"]:
+        generated.setdefault(glibc["signature"], []).append(re.escape(row["text"]))
     out = []
     for m in _data("host_messages.json")["messages"]:
         sid = PREFIX_HOST + m["id"]

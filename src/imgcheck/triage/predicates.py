@@ -233,6 +233,28 @@ def log_ro(f: Facts) -> Result:
     return f.log.relaxed_ordering, f"log: NET/IB {'[RO]' if f.log.relaxed_ordering else 'without [RO]'}"
 
 
+def log_nvls(f: Facts) -> Result:
+    """NCCL said NVLS multicast is available on a GPU (src/transport/nvls.cc INFO, 2.17.1 on)."""
+    if f.log.nvls_available is None:
+        return None, "the log does not say whether NVLS multicast is available (NCCL_DEBUG=INFO prints it)"
+    return f.log.nvls_available, f"log: NVLS multicast support is {'' if f.log.nvls_available else 'not '}available"
+
+
+def log_multi_port_nic(f: Facts) -> Result:
+    """NCCL's IB transport uses a second port of one NIC ("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_0:2/IB")."""
+    ports: dict[str, set[str]] = {}
+    for dev in f.log.ib_devices:
+        name, _, rest = dev.partition(":")
+        ports.setdefault(name, set()).add(rest.split("/")[0])
+    if not ports:
+        return None, "no 'NET/IB : Using' line in the log"
+    multi = sorted(n for n, p in ports.items() if len(p) >= 2)
+    if multi:
+        return True, f"log: NET/IB uses several ports of {', '.join(multi)}"
+    # a dual-port ConnectX shows each port as its own device (one PCI function each): names cannot tell
+    return None, "log: NET/IB uses one port per device; whether two devices are the ports of one card is not shown"
+
+
 def log_dmabuf(f: Facts) -> Result:
     if f.log.dmabuf_gpus:
         return True, "log: 'DMA-BUF is available on GPU device'"
@@ -286,7 +308,11 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     # progress thread spinning after a network error
     "nccl.shm_close_crash": _traced("shm_close_crash_after_failed_map"),
     "nccl.cumem_host_numa": _known_issue("cumem_host_numa_in_container"),
+    "nccl.cumem_host_no_p2p": _known_issue("cumem_host_shm_without_p2p"),
+    "nccl.nvls_multi_nic": _known_issue("nvls_multi_nic_per_gpu"),
     "nccl.progress_spin_after_error": _traced("progress_thread_spin_after_error"),
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
+    "log.nvls": log_nvls,
+    "log.multi_port_nic": log_multi_port_nic,
 }
