@@ -47,6 +47,23 @@ class IfList:
         return hit != self.exclude
 
 
+def address_items(text: str) -> tuple[str, ...]:
+    """The items of an interface list ('^'/'=' prefix, comma-separated) that are IP addresses or networks
+    (10.1.2.3, 10.1.0.0/16, fe80::1, [::1]) rather than names: NCCL, Gloo and UCX compare every item with
+    interface names (getifaddrs ifa_name), so such an item selects nothing on any node."""
+    body = text.strip().lstrip("^").lstrip("=")
+    found = []
+    for item in (i.strip() for i in body.split(",")):
+        bare = item.strip("[]")
+        try:
+            ipaddress.ip_network(bare, strict=False)
+        except ValueError:
+            continue
+        if not bare.isdigit():  # a bare number is neither: no interface list holds one as an address
+            found.append(item)
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class Reach:
     """Whether peers on other nodes can reach an interface's address: False (node-local), True, None (unknown)."""
