@@ -52,6 +52,7 @@ _ONE_VALUE = {
     "-iface",
 }
 _TWO_VALUES = {"--mca", "-mca", "--gmca", "-gmca", "-genv", "-env", "--prtemca", "--pmixmca"}
+_HOSTS = {"-H", "--host", "-host", "-hosts", "--hostfile", "-hostfile", "--machinefile", "-machinefile", "-f"}
 _PPR = re.compile(r"^ppr:(\d+):node\b")
 
 
@@ -61,6 +62,9 @@ class LauncherFacts:
     ranks_per_node: int | None
     ranks_setting: str | None
     unknown: tuple[str, ...]  # words the launcher takes whose value the spec does not decide
+    total_ranks: int | None = None  # -n / -np / -c: processes in all
+    total_setting: str | None = None
+    hosts_given: bool = False  # -H / --host / --hostfile / -f ...: ranks may run on other hosts
 
 
 def is_launcher(word: Word) -> bool:
@@ -72,6 +76,9 @@ def read_launcher(words: Sequence[Word]) -> LauncherFacts:
     env: list[tuple[str, str | None]] = []
     unknown: list[str] = []
     ranks, ranks_setting = None, None
+    total: int | None = None
+    total_setting: str | None = None
+    hosts = False
     i = 0
     while i < len(words):
         w = words[i]
@@ -104,6 +111,10 @@ def read_launcher(words: Sequence[Word]) -> LauncherFacts:
                     continue
                 var, has, val = value.partition("=")
                 env.append((var, val if has else None))
+            elif name in _HOSTS:
+                hosts = True
+            elif name in ("-n", "-np", "--np", "-c") and isinstance(value, str) and value.isdigit():
+                total, total_setting = int(value), f"{name} {value}"
             elif name in ("-N", "--npernode", "-npernode", "-ppn") and isinstance(value, str) and value.isdigit():
                 ranks, ranks_setting = int(value), f"{name} {value}"
             elif name in ("--map-by", "-map-by") and isinstance(value, str):
@@ -112,7 +123,7 @@ def read_launcher(words: Sequence[Word]) -> LauncherFacts:
                     ranks, ranks_setting = int(m.group(1)), f"{name} {value}"
             continue
         i += 1
-    return LauncherFacts(tuple(env), ranks, ranks_setting, tuple(unknown))
+    return LauncherFacts(tuple(env), ranks, ranks_setting, tuple(unknown), total, total_setting, hosts)
 
 
 # torchrun / python -m torch.distributed.run (and the older torch.distributed.launch): --nproc-per-node N starts
