@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -53,6 +54,21 @@ _ROCE_SRC = "NVIDIA/nccl@v2.30.7-1:src/transport/net_ib/connect.cc:298-330 (nccl
 SCOPE = {
     n: ("Ethernet", "read for RoCE (Ethernet link layer) ports only; an InfiniBand port ignores it", _ROCE_SRC)
     for n in ("NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE")
+}
+
+# The unit of size parameters (source read by hand): NCCL sizes its per-connection buffers and chunks in bytes
+# (src/init.cc computeBuffSizes: envs[] = {LL, LL128, Simple} buffer sizes, DEFAULT_BUFFSIZE (1 << 22) = 4 MiB).
+_BYTES_SRC = "NVIDIA/nccl@v2.21.5-1:src/init.cc computeBuffSizes (comm->buffSizes[p] = envs[p] when set, in bytes)"
+UNITS = {
+    n: ("bytes", _BYTES_SRC)
+    for n in (
+        "NCCL_BUFFSIZE",
+        "NCCL_LL_BUFFSIZE",
+        "NCCL_LL128_BUFFSIZE",
+        "NCCL_P2P_NET_CHUNKSIZE",
+        "NCCL_P2P_NVL_CHUNKSIZE",
+        "NCCL_P2P_PCI_CHUNKSIZE",
+    )
 }
 
 # NCCL_* names that other programs read or set (never NCCL itself): not typos.
@@ -106,6 +122,10 @@ OTHER_READERS = [
         "default": None,
         "default_int": None,
         "values": None,
+        "values_history": None,
+        "values_match": None,
+        "unknown_value": None,
+        "unit": None,
         "range_min": None,
         "range_max": None,
         "first": None,
@@ -204,6 +224,52 @@ def _compared_words(text: str, pos: int) -> list[str] | None:
     return sorted(set(words)) or None
 
 
+# Named values: the words a string setting's reader accepts at each release, read from the arrays it compares with.
+_ARRAY = r"\b{name}\[[^\]]*\]\s*=\s*\{{([^}}]*)\}}"
+_LEVEL_READERS = "helper ncclGetLevel()"  # NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL: topoPathTypeStr[0..PATH_SYS]
+
+
+def _array(files: dict[str, str], name: str) -> list[str] | None:
+    for text in files.values():
+        m = re.search(_ARRAY.format(name=name), text)
+        if m:
+            return re.findall(r'"([^"]*)"', m.group(1))
+    return None
+
+
+def named_values(files: dict[str, str]) -> dict[str, dict]:
+    """{variable: {values, match, unknown, site}} for the readers that compare a value with a word array:
+    ncclGetLevel (path types up to PATH_SYS, or an old-style number; any other word leaves the level unset) and
+    NCCL_ALGO / NCCL_PROTO (parseList over ncclAlgoStr / ncclProtoStr; an unknown word is ignored by the old
+    parseList and fails init with ncclInvalidUsage where the source warns 'Unrecognized element token')."""
+    out: dict[str, dict] = {}
+    paths = _array(files, "topoPathTypeStr")
+    sys_at = next(
+        (int(m.group(1)) for t in files.values() for m in [re.search(r"#define PATH_SYS (\d+)", t)] if m), None
+    )
+    level_fn = next((t for t in files.values() if "ncclGetLevel(int* level" in t), "")
+    if paths and sys_at is not None and level_fn:
+        cmp = "ignore-case" if re.search(r"strcasecmp\(\s*str\s*,\s*topoPathTypeStr", level_fn) else "case-sensitive"
+        out[_LEVEL_READERS] = {
+            "values": paths[: sys_at + 1],
+            "match": cmp,
+            "unknown": "ignored: the level stays NCCL's own choice (a leading digit is read as an old-style level)",
+        }
+    tuning = "\n".join(t for p, t in files.items() if p.endswith(("tuning.cc", "enqueue.cc")))
+    fails = "Unrecognized element token" in tuning
+    for var, array in (("NCCL_ALGO", "ncclAlgoStr"), ("NCCL_PROTO", "ncclProtoStr")):
+        words = _array(files, array)
+        if words:
+            out[var] = {
+                "values": words,
+                "match": "ignore-case",
+                "unknown": "ncclInvalidUsage: WARN Unrecognized element token"
+                if fails
+                else "ignored: the word enables nothing",
+            }
+    return out
+
+
 def scan(tag: str) -> dict[str, dict]:
     found: dict[str, dict] = {}
 
@@ -220,7 +286,8 @@ def scan(tag: str) -> dict[str, dict]:
         if old is None or rank > old["_rank"]:
             found[name] = dict(entry, _rank=rank)
 
-    for path, text in nccl_git.files_text(tag).items():
+    nccl_git_files = nccl_git.files_text(tag)
+    for path, text in nccl_git_files.items():
         if path.endswith(("param.h",)) and "define NCCL_PARAM" in text:
             pass  # the macro's own body is not a declaration; its uses are found below
         for m in PARAM.finditer(text):
@@ -273,9 +340,27 @@ def scan(tag: str) -> dict[str, dict]:
             else:
                 typ = "int" if fn in INT_HELPERS else "string"
                 add(m.group(1), path, text, m.start(), form=f"helper {fn}()", type=typ, default=None)
-    for v in found.values():
+    named = named_values(nccl_git_files)
+    for name, v in found.items():
         v.pop("_rank")
+        words = named.get(name) or named.get(v["form"])
+        if words:
+            v.update(values=words["values"], match=words["match"], unknown=words["unknown"])
     return found
+
+
+def _history(present: list[tuple[str, str, dict]], fn: Callable[[dict], str | None]) -> list[str] | None:
+    """'version: value' at each release where fn(info) changes; None when no release has one."""
+    out: list[tuple[str, str | None]] = []
+    for _, v, inf in present:
+        got = fn(inf)
+        if not out or out[-1][1] != got:
+            out.append((v, got))
+    return (
+        [f"{v}: {g if g is not None else '(not compared with a word list)'}" for v, g in out]
+        if any(g for _, g in out)
+        else None
+    )
 
 
 def build() -> dict:
@@ -303,6 +388,8 @@ def build() -> dict:
                 forms.append((v, inf["form"]))
         removed_in = versions[i1 + 1] if i1 + 1 < len(versions) else None
         values = sorted({w.upper() for _, _, inf in present for w in (inf.get("values") or [])}) or None
+        values_history = _history(present, lambda inf: ",".join(inf["values"]) if inf.get("match") else None)
+        unknown_history = _history(present, lambda inf: inf.get("unknown"))
         row = {
             "name": name,
             "type": info["type"],
@@ -318,10 +405,16 @@ def build() -> dict:
             "absent_in": gaps or None,
             "default_history": [f"{v}: {d}" for v, d in defaults] if len(defaults) > 1 else None,
             "form_history": [f"{v}: {f}" for v, f in forms] if len(forms) > 1 else None,
+            "values_history": values_history,
+            "values_match": info.get("match"),
+            "unknown_value": unknown_history,
+            "unit": UNITS.get(name, (None,))[0],
             "link_layer": SCOPE.get(name, (None,))[0],
             "reader": "libnccl" if info["core"] else "example plugin in the NCCL tree",
             "site": info["site"],
-            "source": [f"NVIDIA/nccl@{last_tag}:{info['site']}"] + ([SCOPE[name][2]] if name in SCOPE else []),
+            "source": [f"NVIDIA/nccl@{last_tag}:{info['site']}"]
+            + ([SCOPE[name][2]] if name in SCOPE else [])
+            + ([UNITS[name][1]] if name in UNITS else []),
             "confidence": "verified",
         }
         notes = []
