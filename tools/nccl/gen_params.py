@@ -226,7 +226,7 @@ def _compared_words(text: str, pos: int) -> list[str] | None:
 
 # Named values: the words a string setting's reader accepts at each release, read from the arrays it compares with.
 _ARRAY = r"\b{name}\[[^\]]*\]\s*=\s*\{{([^}}]*)\}}"
-_LEVEL_READERS = "helper ncclGetLevel()"  # NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL: topoPathTypeStr[0..PATH_SYS]
+_LEVEL_CALL = re.compile(r'ncclGetLevel\([^,()]+,\s*(?:"NCCL_[A-Z0-9_]+"|NULL)\s*,\s*"(NCCL_[A-Z0-9_]+)"\s*\)')
 
 
 def _array(files: dict[str, str], name: str) -> list[str] | None:
@@ -250,11 +250,14 @@ def named_values(files: dict[str, str]) -> dict[str, dict]:
     level_fn = next((t for t in files.values() if "ncclGetLevel(int* level" in t), "")
     if paths and sys_at is not None and level_fn:
         cmp = "ignore-case" if re.search(r"strcasecmp\(\s*str\s*,\s*topoPathTypeStr", level_fn) else "case-sensitive"
-        out[_LEVEL_READERS] = {
-            "values": paths[: sys_at + 1],
-            "match": cmp,
-            "unknown": "ignored: the level stays NCCL's own choice (a leading digit is read as an old-style level)",
-        }
+        # ncclGetLevel(&level, disableEnv, levelEnv): the words are levelEnv's (disableEnv is an integer)
+        level_vars = {m for t in files.values() for m in _LEVEL_CALL.findall(t)}
+        for var in level_vars:
+            out[var] = {
+                "values": paths[: sys_at + 1],
+                "match": cmp,
+                "unknown": "ignored: the level stays NCCL's own choice (a leading digit is read as an old-style level)",
+            }
     tuning = "\n".join(t for p, t in files.items() if p.endswith(("tuning.cc", "enqueue.cc")))
     fails = "Unrecognized element token" in tuning
     for var, array in (("NCCL_ALGO", "ncclAlgoStr"), ("NCCL_PROTO", "ncclProtoStr")):
@@ -343,7 +346,7 @@ def scan(tag: str) -> dict[str, dict]:
     named = named_values(nccl_git_files)
     for name, v in found.items():
         v.pop("_rank")
-        words = named.get(name) or named.get(v["form"])
+        words = named.get(name)
         if words:
             v.update(values=words["values"], match=words["match"], unknown=words["unknown"])
     return found

@@ -30,6 +30,10 @@ def process_gpus(ctx: Ctx) -> tuple[int | None, str, Evidence | None]:
     """How many GPUs the process can see before CUDA_VISIBLE_DEVICES filters them, and how that is known: the
     container's GPUs (renumbered from 0), or the node's when the job runs on the host or gets all of them."""
     job = ctx.job
+    if job is not None and job.runtime == RUNTIME_ENROOT:
+        # Slurm exports the step's host GPU indices and enroot's nvidia hook maps them: how the container numbers
+        # them was not read from enroot's hook, so no count is claimed
+        return None, "under enroot the numbering of the step's GPUs inside the container was not read", None
     from_list = job is not None and VAR in (job.gpus_setting or "")  # a count stated by the same list: no limit
     if job is not None and job.gpus and job.gpus > 0 and not from_list:
         how = f"the container gets {job.gpus} GPUs ({job.gpus_setting or 'the spec'}), numbered from 0"
