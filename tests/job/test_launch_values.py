@@ -146,3 +146,24 @@ def test_an_address_for_an_interface_name_selects_nothing_on_any_node():
 def test_real_spec_loads_from_file():
     (job,) = load_job_spec(os.path.join(REAL, SKETCH))
     assert job.env_value("CUDA_VISIBLE_DEVICES").value == "4,5,6,7"
+
+
+def with_uuids(nd, uuids):
+    gpus = tuple(dataclasses.replace(g, uuid=u) for g, u in zip(nd.gpu.gpus, uuids, strict=False))
+    return dataclasses.replace(nd, gpu=dataclasses.replace(nd.gpu, gpus=gpus))
+
+
+def test_uuid_entries_are_matched_by_prefix_against_the_node():
+    # the UUID form of the CUDA guide / MPS docs (GPU-8932f937-d72c-4106-c12f-20bd9faed9f6), a prefix allowed
+    nd = with_uuids(
+        gpus_node(2), ["GPU-8932f937-d72c-4106-c12f-20bd9faed9f6", "GPU-1d3d1b3a-7f55-4d4c-9a36-0d3c1e5b2a11"]
+    )
+    job = dataclasses.replace(sketch("'GPU-8932f937'"), ranks_per_node=1)
+    result = run(job, nd=nd)
+    assert not found(result, "ENV-CUDA-VISIBLE-DEVICES-ORDINAL") and not found(result, "ENV-CUDA-VISIBLE-DEVICES-NONE")
+    (f,) = found(
+        run(dataclasses.replace(sketch("'GPU-0000aaaa'"), ranks_per_node=1), nd=nd), "ENV-CUDA-VISIBLE-DEVICES-ORDINAL"
+    )
+    assert "No CUDA GPUs" in f.predicted_error and "'GPU-0000aaaa'" in f.title
+    unknown_uuids = run(dataclasses.replace(sketch("'GPU-0000aaaa'"), ranks_per_node=1), nd=gpus_node(2))
+    assert [u for u in unknown_uuids.unknowns if u.rule == "ENV-CUDA-VISIBLE-DEVICES-ORDINAL"]

@@ -81,8 +81,11 @@ def ordinal_out_of_range(ctx: Ctx) -> Iterator[Outcome]:
     if s is None or not gpu_job(ctx):
         return
     parsed = visible_devices.parse(s.value)
-    if parsed.none or not parsed.ordinals:
-        return  # no device at all is the other rule's; UUIDs are matched by the driver, not counted
+    if parsed.none:
+        return  # no device at all is the other rule's
+    if not parsed.ordinals:
+        yield from _uuids(ctx, s.label, s.evidence, parsed)
+        return
     gpus, how, gpus_ev = process_gpus(ctx)
     if gpus is None or gpus_ev is None:
         yield unknown(ORDINAL, f"{s.label} names ordinals up to {max(parsed.ordinals)}; {how}")
@@ -103,6 +106,31 @@ def ordinal_out_of_range(ctx: Ctx) -> Iterator[Outcome]:
         kept=",".join(str(o) for o in kept) or "none",
         last=gpus - 1,
     )
+
+
+def _uuids(ctx: Ctx, label: str, evidence: Evidence, parsed: visible_devices.Visible) -> Iterator[Outcome]:
+    """UUID entries name GPUs by (a prefix of) their UUID, the same inside a container: an entry that matches none of
+    the node's GPUs matches none of the container's either, and ends the list like an invalid ordinal."""
+    uuids = [g.uuid for g in ctx.node.gpu.gpus]
+    if not uuids or any(u is None for u in uuids):
+        yield unknown(ORDINAL, f"{label} names GPUs by UUID; the node's GPU UUIDs are unknown (gpu.gpus[].uuid)")
+        return
+    known = [u.lower() for u in uuids if u]
+    for i, entry in enumerate(parsed.uuids):
+        if entry.upper().startswith("MIG-"):
+            return  # MIG device UUIDs are not among the node facts: nothing is claimed about them
+        if not any(u.startswith(entry.lower()) for u in known):
+            yield finding(
+                ctx.matrix,
+                ORDINAL,
+                [evidence, ctx.node_ev("gpu.gpus", ", ".join(known))],
+                variant="uuid-none" if i == 0 else "uuid",
+                setting=label,
+                entry=entry,
+                kept=",".join(parsed.uuids[:i]) or "none",
+                uuids=", ".join(known),
+            )
+            return
 
 
 RULES, NEEDS, REQUIRES, READS, check = family(no_device, ordinal_out_of_range)
