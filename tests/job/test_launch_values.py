@@ -167,3 +167,30 @@ def test_uuid_entries_are_matched_by_prefix_against_the_node():
     assert "No CUDA GPUs" in f.predicted_error and "'GPU-0000aaaa'" in f.title
     unknown_uuids = run(dataclasses.replace(sketch("'GPU-0000aaaa'"), ranks_per_node=1), nd=gpus_node(2))
     assert [u for u in unknown_uuids.unknowns if u.rule == "ENV-CUDA-VISIBLE-DEVICES-ORDINAL"]
+
+
+def test_ib_hca_ports_are_matched_with_the_device():
+    # the real OCI volcano nccl-tests job: an exact (=) device list; NCCL matches (device, port) pairs
+    spec = text("oci-volcano-BM.GPU.H100.8-nccl-test.yaml")
+    jobs = [j for j in parse_job_spec(spec, "nccl-test.yaml") if j.env_value("NCCL_IB_HCA")]
+    assert jobs and not found(run(jobs[0]), "ENV-NCCL-IB-HCA-NO-DEVICE")
+    ported = spec.replace("NCCL_IB_HCA==mlx5_0,mlx5_1,", "NCCL_IB_HCA==mlx5_0:2,mlx5_1:2,")
+    (bad,) = [j for j in parse_job_spec(ported, "nccl-test.yaml") if j.env_value("NCCL_IB_HCA")][:1]
+    (f,) = found(run(bad), "ENV-NCCL-IB-HCA-NO-DEVICE")
+    assert "ports the selected HCAs do not have" in f.title and "mlx5_0 ports 1" in f.title
+    right = spec.replace("NCCL_IB_HCA==mlx5_0,mlx5_1,", "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,")
+    (ok,) = [j for j in parse_job_spec(right, "nccl-test.yaml") if j.env_value("NCCL_IB_HCA")][:1]
+    assert not found(run(ok), "ENV-NCCL-IB-HCA-NO-DEVICE")
+
+
+def test_named_values_as_a_real_script_writes_them_pass():
+    # FlagOpen/FlagPerf base/toolkits/interconnect-MPI_intraserver/denglin/GS40/main.sh:
+    # export NCCL_P2P_LEVEL=SYS / NCCL_PROTO=LL128 / NCCL_ALGO=Ring
+    env = {"NCCL_P2P_LEVEL": "SYS", "NCCL_PROTO": "LL128", "NCCL_ALGO": "Ring"}
+    result = evaluate(with_nccl(committed_facts("bookworm"), "2.21.5", env=env), node(NODE8), MATRIX)
+    assert not found(result, "ENV-NCCL-PARAM-VALUE")
+    env["NCCL_P2P_LEVEL"] = "sys"  # ncclGetLevel compares with strcmp: the lower-case word is ignored
+    (f,) = found(
+        evaluate(with_nccl(committed_facts("bookworm"), "2.21.5", env=env), node(NODE8), MATRIX), "ENV-NCCL-PARAM-VALUE"
+    )
+    assert "'sys'" in f.title
