@@ -195,3 +195,12 @@ def test_an_unknown_algorithm_fails_init_from_the_release_that_rejects_it():
     assert not lint(
         evaluate(image("2.26.2", {"NCCL_PROTO": "^LL128", "NCCL_ALGO": "ring;allreduce:tree"}), node_, matrix())
     )
+
+
+def test_address_family_words_are_exact():
+    # src/misc/socket.cc ncclEnvSocketFamily: strcmp with AF_INET / AF_INET6, anything else leaves the default
+    node_ = node(IB_NODE)
+    assert not lint(evaluate(image("2.21.5", {"NCCL_SOCKET_FAMILY": "AF_INET6"}), node_, matrix()))
+    (f,) = lint(evaluate(image("2.21.5", {"NCCL_SOCKET_FAMILY": "IPv6"}), node_, matrix()))["ENV-NCCL-PARAM-VALUE"]
+    assert f.severity == "warning" and "keeps its default" in f.mechanism
+    assert lint(evaluate(image("2.21.5", {"NCCL_SOCKET_FAMILY": "6"}), node_, matrix()))  # no numeric form here

@@ -212,16 +212,20 @@ def _default_int(expr: str) -> int | None:
     return base << int(m.group(2)) if m.group(2) else base
 
 
-def _compared_words(text: str, pos: int) -> list[str] | None:
-    """The words a string setting is compared with (strcasecmp(var, "WORD")) in the 60 lines after it is read:
-    NCCL_DEBUG's levels. None when the value is not compared that way."""
+def _compared_words(text: str, pos: int) -> tuple[list[str], str] | None:
+    """The words a string setting is compared with (strcasecmp/strcmp(var, "WORD")) in the 60 lines after it is
+    read, and how: NCCL_DEBUG's levels (any case), NCCL_SOCKET_FAMILY's AF_INET/AF_INET6 (exact). None when the
+    value is not compared that way."""
     line = text[text.rfind("\n", 0, pos) + 1 : text.find("\n", pos)]
     m = re.search(r"(\w+)\s*=\s*\w+\(\s*\"NCCL_", line)
     if not m:
         return None
     after = "\n".join(text[pos:].split("\n")[:60])
-    words = re.findall(r"strcasecmp\(\s*" + re.escape(m.group(1)) + r'\s*,\s*"([^"]+)"', after)
-    return sorted(set(words)) or None
+    found = re.findall(r"\b(strcasecmp|strcmp)\(\s*" + re.escape(m.group(1)) + r'\s*,\s*"([^"]+)"', after)
+    if not found:
+        return None
+    mode = "case-sensitive" if all(f == "strcmp" for f, _ in found) else "ignore-case"
+    return sorted({w for _, w in found}), mode
 
 
 # Named values: the words a string setting's reader accepts at each release, read from the arrays it compares with.
@@ -330,6 +334,13 @@ def scan(tag: str) -> dict[str, dict]:
             if fn is None or fn in NOT_READERS:
                 continue
             if fn in ("getenv", "ncclGetEnv", "secure_getenv", "getEnvFunc"):
+                compared = _compared_words(text, m.start())
+                words, mode = compared if compared else (None, None)
+                extra = {}
+                if words and mode == "case-sensitive" and len(words) >= 2:
+                    # an exact if / else-if chain of words (NCCL_SOCKET_FAMILY, NCCL_IB_ADDR_FAMILY): any other
+                    # value matches none and leaves NCCL's default
+                    extra = {"match": mode, "unknown": "ignored: NCCL keeps its default"}
                 add(
                     m.group(1),
                     path,
@@ -338,7 +349,8 @@ def scan(tag: str) -> dict[str, dict]:
                     form="getenv",
                     type="string",
                     default=None,
-                    values=_compared_words(text, m.start()),
+                    values=words,
+                    **extra,
                 )
             else:
                 typ = "int" if fn in INT_HELPERS else "string"
@@ -349,6 +361,8 @@ def scan(tag: str) -> dict[str, dict]:
         words = named.get(name)
         if words:
             v.update(values=words["values"], match=words["match"], unknown=words["unknown"])
+        elif v.get("match") and v.get("values"):
+            v["values"] = list(v["values"])
     return found
 
 

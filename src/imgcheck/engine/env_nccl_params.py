@@ -254,6 +254,7 @@ def _at(history: list[str] | None, version: str | None) -> str | None:
 
 
 _NOT_COMPARED = "(not compared"
+_LEVEL_FORM = "helper ncclGetLevel()"
 
 
 def _named(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
@@ -272,8 +273,8 @@ def _named(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
     words = at_version.split(",") if at_version else list(row.get("values") or [])
     exact = row["values_match"] == "case-sensitive"
     if exact:
-        if value[:1].isdigit():
-            return  # an old-style numeric level: still read
+        if value[:1].isdigit() and row["form"] == _LEVEL_FORM:
+            return  # ncclGetLevel reads a leading digit as an old-style numeric level
         tokens = [value]
     else:
         tokens = [
