@@ -637,7 +637,7 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
 
 def _nccl_words(ctx: Ctx) -> str:
     if ctx.nccl is None:
-        return "no NCCL the image shows" if ctx.nccl_present is False else "an NCCL whose version is not known"
+        return "no NCCL the image shows" if ctx.nccl_present is False else "an NCCL the image facts do not show"
     return f"NCCL {ctx.nccl.version}" if ctx.nccl.version else "an NCCL whose version is not known"
 
 
