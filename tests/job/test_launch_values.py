@@ -194,3 +194,18 @@ def test_named_values_as_a_real_script_writes_them_pass():
         evaluate(with_nccl(committed_facts("bookworm"), "2.21.5", env=env), node(NODE8), MATRIX), "ENV-NCCL-PARAM-VALUE"
     )
     assert "'sys'" in f.title
+
+
+# randydl/LLaMA-Factory run_ds.sh (https://github.com/randydl/LLaMA-Factory/blob/main/run_ds.sh), its deepspeed line
+# verbatim, run in a docker container; deepspeed/launcher/runner.py: --num_gpus N gives each host GPU ids 0..N-1
+DS_LINE = 'deepspeed --num_gpus 8 --num_nodes 2 --hostfile hostfile --master_addr 10.252.32.12 randy/train.py "$@"'
+
+
+def test_deepspeed_num_gpus_is_ranks_per_node():
+    (eight,) = parse_job_spec(f"docker run --gpus 8 --network host img {DS_LINE}\n", "run_ds.sh")
+    assert eight.ranks_per_node == 8 and not found(run(eight), "JOB-RANKS-EXCEED-GPUS")
+    (four,) = parse_job_spec(f"docker run --gpus 4 --network host img {DS_LINE}\n", "run_ds.sh")
+    (f,) = found(run(four), "JOB-RANKS-EXCEED-GPUS")
+    assert "8 ranks per node on 4 GPUs" in f.title
+    (auto,) = parse_job_spec("docker run --gpus 4 img deepspeed randy/train.py\n", "run_ds.sh")
+    assert auto.ranks_follow_gpus and not found(run(auto), "JOB-RANKS-EXCEED-GPUS")

@@ -50,6 +50,15 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     # setting can be decided and another not: the finding is kept and the other setting's unknown is dropped
     found = {o.id for o in outcomes if isinstance(o, Finding)}
     yield from (o for o in outcomes if isinstance(o, Finding) or o.rule not in found)
+    env_unknown = ctx.image.unknown_reason("env")
+    if env_unknown and _names(ctx):
+        # the launch's NCCL_* settings were checked; the image's Env, which may hold more, was not read
+        spoke = found | {o.rule for o in outcomes if not isinstance(o, Finding)}
+        for rule in RULES:
+            if rule not in spoke:
+                yield unknown(
+                    rule, f"the image's Env is unknown ({env_unknown}): the NCCL_* settings it holds were not checked"
+                )
 
 
 def _check(ctx: Ctx) -> Iterator[Outcome]:

@@ -133,11 +133,11 @@ PER_GPU = -1  # --nproc-per-node gpu/auto: one process per GPU the container see
 
 
 def torchrun_procs(words: Sequence[Word]) -> tuple[int | None, str | None]:
-    """(processes per torchrun, the option that says so) for a command that runs torchrun; (None, None) when the
-    command is not torchrun or the count is not decided (PER_GPU for gpu/auto)."""
+    """(processes per torchrun, the option that says so) for a command that runs torchrun (or DeepSpeed's
+    launcher); (None, None) when the command is neither or the count is not decided (PER_GPU for gpu/auto)."""
     i = _torchrun_start(words)
     if i is None:
-        return None, None
+        return deepspeed_procs(words)
     rest = words[i:]
     for j, w in enumerate(rest):
         if not isinstance(w, str):
@@ -153,6 +153,36 @@ def torchrun_procs(words: Sequence[Word]) -> tuple[int | None, str | None]:
         if not w.startswith("-") and j > 0 and not _is_value_of(rest, j):
             break  # the training script: its own flags are not torchrun's
     return None, None
+
+
+# DeepSpeed's launcher (deepspeed/launcher/runner.py): --num_gpus/--num_accelerators N starts N processes on each
+# node with GPU ids 0..N-1, not clamped to the GPUs there; without it (and without --include/--exclude) one process
+# per GPU the node has, or per CUDA_VISIBLE_DEVICES entry on a single node.
+_DS_COUNT = ("--num_gpus", "--num_accelerators")
+_DS_FILTER = ("-i", "--include", "-e", "--exclude")
+
+
+def deepspeed_procs(words: Sequence[Word]) -> tuple[int | None, str | None]:
+    start = next(
+        (i + 1 for i, w in enumerate(words[:6]) if isinstance(w, str) and os.path.basename(w) == "deepspeed"), None
+    )
+    if start is None:
+        return None, None
+    rest = words[start:]
+    for j, w in enumerate(rest):
+        if not isinstance(w, str):
+            return None, None  # a word decided at run time may be the count
+        name, eq, value = w.partition("=")
+        if name in _DS_COUNT:
+            v = value if eq else (rest[j + 1] if j + 1 < len(rest) else None)
+            return (int(v), f"deepspeed {name}={v}") if isinstance(v, str) and v.isdigit() else (None, None)
+        if name in _DS_FILTER:
+            return None, None  # per-host slot lists: not a per-node count
+        if not w.startswith("-") and j > 0 and not _is_value_of(rest, j):
+            break  # the user script
+        if not w.startswith("-") and j == 0:
+            break
+    return PER_GPU, "deepspeed (no --num_gpus: one process per GPU)"
 
 
 def _torchrun_start(words: Sequence[Word]) -> int | None:
