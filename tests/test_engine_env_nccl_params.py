@@ -157,3 +157,50 @@ def test_an_nccl_older_than_the_catalog_is_asked_about_not_judged():
     reasons = {u.rule: u.reason for u in result.unknowns if u.rule.startswith("ENV-NCCL-PARAM")}
     assert "older than the releases" in reasons["ENV-NCCL-PARAM-NOT-IN-RELEASE"]
     assert "older than those" in reasons["ENV-NCCL-PARAM-UNKNOWN"]
+
+
+# ---- named values, per release (tools/nccl/gen_params.py named_values) ----
+def test_named_values_follow_each_release_source():
+    rows = {r["name"]: r for r in matrix().rows("nccl_params")}
+    level = rows["NCCL_P2P_LEVEL"]
+    # checked by hand at two tags: v2.6.4-1 src/graph/topo.cc topoPathTypeStr with topo.h PATH_SYS 5, and
+    # v2.30.7-1 src/graph/topo.cc with graph.h PATH_SYS 9 (the words up to PATH_SYS are accepted, exact case)
+    assert "2.6.4: LOC,NVL,PIX,PXB,PHB,SYS" in level["values_history"]
+    assert level["values_history"][-1] == "2.27.5: LOC,NVL,NVB,C2C,PIX,PXB,P2C,PXN,PHB,SYS"
+    assert level["values_match"] == "case-sensitive"
+    assert rows["NCCL_NET_GDR_LEVEL"]["values_history"][1:] == level["values_history"][1:]  # the same reader
+    algo = rows["NCCL_ALGO"]  # v2.12.12-1 src/init.cc ncclAlgoStr = Tree, Ring, CollNet
+    assert "2.6.4: Tree,Ring,CollNet" in algo["values_history"] and algo["values_match"] == "ignore-case"
+    assert algo["unknown_value"][0].startswith("2.5.6: ignored")  # the old parseList skips unknown words
+    assert algo["unknown_value"][-1].startswith("2.24.3: ncclInvalidUsage")  # 'Unrecognized element token'
+    assert rows["NCCL_BUFFSIZE"]["unit"] == "bytes"
+
+
+def test_a_level_word_in_the_wrong_case_or_release_does_nothing():
+    node_ = node(IB_NODE)
+    (f,) = lint(evaluate(image("2.21.5", {"NCCL_P2P_LEVEL": "nvl"}), node_, matrix()))["ENV-NCCL-PARAM-VALUE"]
+    assert f.severity == "warning" and "exact case" in f.mechanism  # strcmp: 'nvl' is ignored
+    assert not lint(evaluate(image("2.21.5", {"NCCL_P2P_LEVEL": "NVL"}), node_, matrix()))
+    assert not lint(evaluate(image("2.21.5", {"NCCL_P2P_LEVEL": "2"}), node_, matrix()))  # old-style number
+    assert lint(evaluate(image("2.21.5", {"NCCL_P2P_LEVEL": "C2C"}), node_, matrix()))  # C2C from 2.26.2
+    assert not lint(evaluate(image("2.26.2", {"NCCL_P2P_LEVEL": "C2C"}), node_, matrix()))
+
+
+def test_an_unknown_algorithm_fails_init_from_the_release_that_rejects_it():
+    node_ = node(IB_NODE)
+    (f,) = lint(evaluate(image("2.26.2", {"NCCL_ALGO": "Ring,Trees"}), node_, matrix()))["ENV-NCCL-PARAM-VALUE"]
+    assert f.severity == "error" and "Unrecognized element token" in f.predicted_error
+    (old,) = lint(evaluate(image("2.18.3", {"NCCL_ALGO": "Ring,Trees"}), node_, matrix()))["ENV-NCCL-PARAM-VALUE"]
+    assert old.severity == "warning"  # ignored by that release's parseList
+    assert not lint(
+        evaluate(image("2.26.2", {"NCCL_PROTO": "^LL128", "NCCL_ALGO": "ring;allreduce:tree"}), node_, matrix())
+    )
+
+
+def test_address_family_words_are_exact():
+    # src/misc/socket.cc ncclEnvSocketFamily: strcmp with AF_INET / AF_INET6, anything else leaves the default
+    node_ = node(IB_NODE)
+    assert not lint(evaluate(image("2.21.5", {"NCCL_SOCKET_FAMILY": "AF_INET6"}), node_, matrix()))
+    (f,) = lint(evaluate(image("2.21.5", {"NCCL_SOCKET_FAMILY": "IPv6"}), node_, matrix()))["ENV-NCCL-PARAM-VALUE"]
+    assert f.severity == "warning" and "keeps its default" in f.mechanism
+    assert lint(evaluate(image("2.21.5", {"NCCL_SOCKET_FAMILY": "6"}), node_, matrix()))  # no numeric form here

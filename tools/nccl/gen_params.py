@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -53,6 +54,21 @@ _ROCE_SRC = "NVIDIA/nccl@v2.30.7-1:src/transport/net_ib/connect.cc:298-330 (nccl
 SCOPE = {
     n: ("Ethernet", "read for RoCE (Ethernet link layer) ports only; an InfiniBand port ignores it", _ROCE_SRC)
     for n in ("NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE")
+}
+
+# The unit of size parameters (source read by hand): NCCL sizes its per-connection buffers and chunks in bytes
+# (src/init.cc computeBuffSizes: envs[] = {LL, LL128, Simple} buffer sizes, DEFAULT_BUFFSIZE (1 << 22) = 4 MiB).
+_BYTES_SRC = "NVIDIA/nccl@v2.21.5-1:src/init.cc computeBuffSizes (comm->buffSizes[p] = envs[p] when set, in bytes)"
+UNITS = {
+    n: ("bytes", _BYTES_SRC)
+    for n in (
+        "NCCL_BUFFSIZE",
+        "NCCL_LL_BUFFSIZE",
+        "NCCL_LL128_BUFFSIZE",
+        "NCCL_P2P_NET_CHUNKSIZE",
+        "NCCL_P2P_NVL_CHUNKSIZE",
+        "NCCL_P2P_PCI_CHUNKSIZE",
+    )
 }
 
 # NCCL_* names that other programs read or set (never NCCL itself): not typos.
@@ -106,6 +122,10 @@ OTHER_READERS = [
         "default": None,
         "default_int": None,
         "values": None,
+        "values_history": None,
+        "values_match": None,
+        "unknown_value": None,
+        "unit": None,
         "range_min": None,
         "range_max": None,
         "first": None,
@@ -192,16 +212,69 @@ def _default_int(expr: str) -> int | None:
     return base << int(m.group(2)) if m.group(2) else base
 
 
-def _compared_words(text: str, pos: int) -> list[str] | None:
-    """The words a string setting is compared with (strcasecmp(var, "WORD")) in the 60 lines after it is read:
-    NCCL_DEBUG's levels. None when the value is not compared that way."""
+def _compared_words(text: str, pos: int) -> tuple[list[str], str] | None:
+    """The words a string setting is compared with (strcasecmp/strcmp(var, "WORD")) in the 60 lines after it is
+    read, and how: NCCL_DEBUG's levels (any case), NCCL_SOCKET_FAMILY's AF_INET/AF_INET6 (exact). None when the
+    value is not compared that way."""
     line = text[text.rfind("\n", 0, pos) + 1 : text.find("\n", pos)]
     m = re.search(r"(\w+)\s*=\s*\w+\(\s*\"NCCL_", line)
     if not m:
         return None
     after = "\n".join(text[pos:].split("\n")[:60])
-    words = re.findall(r"strcasecmp\(\s*" + re.escape(m.group(1)) + r'\s*,\s*"([^"]+)"', after)
-    return sorted(set(words)) or None
+    found = re.findall(r"\b(strcasecmp|strcmp)\(\s*" + re.escape(m.group(1)) + r'\s*,\s*"([^"]+)"', after)
+    if not found:
+        return None
+    mode = "case-sensitive" if all(f == "strcmp" for f, _ in found) else "ignore-case"
+    return sorted({w for _, w in found}), mode
+
+
+# Named values: the words a string setting's reader accepts at each release, read from the arrays it compares with.
+_ARRAY = r"\b{name}\[[^\]]*\]\s*=\s*\{{([^}}]*)\}}"
+_LEVEL_CALL = re.compile(r'ncclGetLevel\([^,()]+,\s*(?:"NCCL_[A-Z0-9_]+"|NULL)\s*,\s*"(NCCL_[A-Z0-9_]+)"\s*\)')
+
+
+def _array(files: dict[str, str], name: str) -> list[str] | None:
+    for text in files.values():
+        m = re.search(_ARRAY.format(name=name), text)
+        if m:
+            return re.findall(r'"([^"]*)"', m.group(1))
+    return None
+
+
+def named_values(files: dict[str, str]) -> dict[str, dict]:
+    """{variable: {values, match, unknown, site}} for the readers that compare a value with a word array:
+    ncclGetLevel (path types up to PATH_SYS, or an old-style number; any other word leaves the level unset) and
+    NCCL_ALGO / NCCL_PROTO (parseList over ncclAlgoStr / ncclProtoStr; an unknown word is ignored by the old
+    parseList and fails init with ncclInvalidUsage where the source warns 'Unrecognized element token')."""
+    out: dict[str, dict] = {}
+    paths = _array(files, "topoPathTypeStr")
+    sys_at = next(
+        (int(m.group(1)) for t in files.values() for m in [re.search(r"#define PATH_SYS (\d+)", t)] if m), None
+    )
+    level_fn = next((t for t in files.values() if "ncclGetLevel(int* level" in t), "")
+    if paths and sys_at is not None and level_fn:
+        cmp = "ignore-case" if re.search(r"strcasecmp\(\s*str\s*,\s*topoPathTypeStr", level_fn) else "case-sensitive"
+        # ncclGetLevel(&level, disableEnv, levelEnv): the words are levelEnv's (disableEnv is an integer)
+        level_vars = {m for t in files.values() for m in _LEVEL_CALL.findall(t)}
+        for var in level_vars:
+            out[var] = {
+                "values": paths[: sys_at + 1],
+                "match": cmp,
+                "unknown": "ignored: the level stays NCCL's own choice (a leading digit is read as an old-style level)",
+            }
+    tuning = "\n".join(t for p, t in files.items() if p.endswith(("tuning.cc", "enqueue.cc")))
+    fails = "Unrecognized element token" in tuning
+    for var, array in (("NCCL_ALGO", "ncclAlgoStr"), ("NCCL_PROTO", "ncclProtoStr")):
+        words = _array(files, array)
+        if words:
+            out[var] = {
+                "values": words,
+                "match": "ignore-case",
+                "unknown": "ncclInvalidUsage: WARN Unrecognized element token"
+                if fails
+                else "ignored: the word enables nothing",
+            }
+    return out
 
 
 def scan(tag: str) -> dict[str, dict]:
@@ -220,7 +293,8 @@ def scan(tag: str) -> dict[str, dict]:
         if old is None or rank > old["_rank"]:
             found[name] = dict(entry, _rank=rank)
 
-    for path, text in nccl_git.files_text(tag).items():
+    nccl_git_files = nccl_git.files_text(tag)
+    for path, text in nccl_git_files.items():
         if path.endswith(("param.h",)) and "define NCCL_PARAM" in text:
             pass  # the macro's own body is not a declaration; its uses are found below
         for m in PARAM.finditer(text):
@@ -260,6 +334,13 @@ def scan(tag: str) -> dict[str, dict]:
             if fn is None or fn in NOT_READERS:
                 continue
             if fn in ("getenv", "ncclGetEnv", "secure_getenv", "getEnvFunc"):
+                compared = _compared_words(text, m.start())
+                words, mode = compared if compared else (None, None)
+                extra = {}
+                if words and mode == "case-sensitive" and len(words) >= 2:
+                    # an exact if / else-if chain of words (NCCL_SOCKET_FAMILY, NCCL_IB_ADDR_FAMILY): any other
+                    # value matches none and leaves NCCL's default
+                    extra = {"match": mode, "unknown": "ignored: NCCL keeps its default"}
                 add(
                     m.group(1),
                     path,
@@ -268,14 +349,35 @@ def scan(tag: str) -> dict[str, dict]:
                     form="getenv",
                     type="string",
                     default=None,
-                    values=_compared_words(text, m.start()),
+                    values=words,
+                    **extra,
                 )
             else:
                 typ = "int" if fn in INT_HELPERS else "string"
                 add(m.group(1), path, text, m.start(), form=f"helper {fn}()", type=typ, default=None)
-    for v in found.values():
+    named = named_values(nccl_git_files)
+    for name, v in found.items():
         v.pop("_rank")
+        words = named.get(name)
+        if words:
+            v.update(values=words["values"], match=words["match"], unknown=words["unknown"])
+        elif v.get("match") and v.get("values"):
+            v["values"] = list(v["values"])
     return found
+
+
+def _history(present: list[tuple[str, str, dict]], fn: Callable[[dict], str | None]) -> list[str] | None:
+    """'version: value' at each release where fn(info) changes; None when no release has one."""
+    out: list[tuple[str, str | None]] = []
+    for _, v, inf in present:
+        got = fn(inf)
+        if not out or out[-1][1] != got:
+            out.append((v, got))
+    return (
+        [f"{v}: {g if g is not None else '(not compared with a word list)'}" for v, g in out]
+        if any(g for _, g in out)
+        else None
+    )
 
 
 def build() -> dict:
@@ -303,6 +405,8 @@ def build() -> dict:
                 forms.append((v, inf["form"]))
         removed_in = versions[i1 + 1] if i1 + 1 < len(versions) else None
         values = sorted({w.upper() for _, _, inf in present for w in (inf.get("values") or [])}) or None
+        values_history = _history(present, lambda inf: ",".join(inf["values"]) if inf.get("match") else None)
+        unknown_history = _history(present, lambda inf: inf.get("unknown"))
         row = {
             "name": name,
             "type": info["type"],
@@ -318,10 +422,16 @@ def build() -> dict:
             "absent_in": gaps or None,
             "default_history": [f"{v}: {d}" for v, d in defaults] if len(defaults) > 1 else None,
             "form_history": [f"{v}: {f}" for v, f in forms] if len(forms) > 1 else None,
+            "values_history": values_history,
+            "values_match": info.get("match"),
+            "unknown_value": unknown_history,
+            "unit": UNITS.get(name, (None,))[0],
             "link_layer": SCOPE.get(name, (None,))[0],
             "reader": "libnccl" if info["core"] else "example plugin in the NCCL tree",
             "site": info["site"],
-            "source": [f"NVIDIA/nccl@{last_tag}:{info['site']}"] + ([SCOPE[name][2]] if name in SCOPE else []),
+            "source": [f"NVIDIA/nccl@{last_tag}:{info['site']}"]
+            + ([SCOPE[name][2]] if name in SCOPE else [])
+            + ([UNITS[name][1]] if name in UNITS else []),
             "confidence": "verified",
         }
         notes = []

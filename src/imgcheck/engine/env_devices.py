@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..knowledge.net_select import IfList
+from ..model.report import Evidence
 from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
@@ -52,6 +53,9 @@ def _ib_hca(ctx: Ctx) -> Iterator[Outcome]:
     if not chosen:
         yield finding(ctx.matrix, "ENV-NCCL-IB-HCA-NO-DEVICE", evidence, setting=s.label, devices=", ".join(devices))
         return
+    yield from _ib_hca_ports(ctx, s.label, wanted, chosen, evidence)
+    if any(p is not None for p in wanted.ports):
+        return  # the prefix check below is about names; a port list is judged above
     if wanted.exclude or wanted.exact:
         return
     # a prefix that also catches longer names: mlx5_1 selects mlx5_10, mlx5_11 (the maintainers' warning)
@@ -65,6 +69,31 @@ def _ib_hca(ctx: Ctx) -> Iterator[Outcome]:
             extra=", ".join(extra),
             exact="=" + s.value.strip(),
         )
+
+
+def _ib_hca_ports(
+    ctx: Ctx, label: str, wanted: IfList, chosen: list[str], evidence: list[Evidence]
+) -> Iterator[Outcome]:
+    """NCCL matches NCCL_IB_HCA per (device, port) over each device's ports 1..phys_port_cnt
+    (src/transport/net_ib/init.cc: matchIfList(name, port_num, ...)): a ':port' no selected device has selects
+    nothing, although the device name matches."""
+    if wanted.exclude or not any(p is not None for p in wanted.ports):
+        return
+    ports = {d.name: [p.port for p in d.ports] for d in ctx.node.rdma.devices if d.name in chosen}
+    if any(not nums or None in nums for nums in ports.values()):
+        return  # port numbers not read: nothing to compare
+    hits = [f"{d}:{n}" for d, nums in ports.items() for n in nums if n is not None and wanted.selects_port(d, n)]
+    if hits:
+        return
+    have = ", ".join(f"{d} ports {','.join(str(n) for n in nums)}" for d, nums in sorted(ports.items()))
+    yield finding(
+        ctx.matrix,
+        "ENV-NCCL-IB-HCA-NO-DEVICE",
+        [*evidence, ctx.node_ev("rdma.devices.ports", have)],
+        variant="port",
+        setting=label,
+        devices=have,
+    )
 
 
 def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:

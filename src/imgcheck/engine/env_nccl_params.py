@@ -50,6 +50,15 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     # setting can be decided and another not: the finding is kept and the other setting's unknown is dropped
     found = {o.id for o in outcomes if isinstance(o, Finding)}
     yield from (o for o in outcomes if isinstance(o, Finding) or o.rule not in found)
+    env_unknown = ctx.image.unknown_reason("env")
+    if env_unknown and _names(ctx):
+        # the launch's NCCL_* settings were checked; the image's Env, which may hold more, was not read
+        spoke = found | {o.rule for o in outcomes if not isinstance(o, Finding)}
+        for rule in RULES:
+            if rule not in spoke:
+                yield unknown(
+                    rule, f"the image's Env is unknown ({env_unknown}): the NCCL_* settings it holds were not checked"
+                )
 
 
 def _check(ctx: Ctx) -> Iterator[Outcome]:
@@ -215,6 +224,9 @@ _CLOSED_WORDS = 3  # a word list this long is the whole set the reader accepts (
 
 
 def _words(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    if row.get("values_match"):
+        yield from _named(ctx, s, row)
+        return
     words = row.get("values") or []
     if len(words) < _CLOSED_WORDS or not s.value.strip():
         return
@@ -233,6 +245,80 @@ def _words(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
             words=", ".join(words),
             site=row["site"],
         )
+
+
+def _at(history: list[str] | None, version: str | None) -> str | None:
+    """The value a 'version: value' history (tools/nccl/gen_params.py) has at `version`; None when the version is
+    unknown, older than the history or straddles a change (a partial version such as "2.18")."""
+    if not history or version is None:
+        return None
+    entries = [h.split(": ", 1) for h in history]
+    for (since, value), nxt in zip(entries, [e[0] for e in entries[1:]] + [None], strict=True):
+        inside = ranges.within(version, since, nxt)
+        if inside is None:
+            return None
+        if inside:
+            return value
+    return None
+
+
+_NOT_COMPARED = "(not compared"
+_LEVEL_FORM = "helper ncclGetLevel()"
+
+
+def _named(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    """A setting whose reader compares it with a word list that changes by release (NCCL_P2P_LEVEL and
+    NCCL_NET_GDR_LEVEL: path types, exact case, or an old-style number; NCCL_ALGO / NCCL_PROTO: algorithm and
+    protocol names, any case, in 'func:list;...' entries with an optional '^'). With the image's NCCL version known
+    the words of that release decide; otherwise only a word no release accepts is reported."""
+    rule = "ENV-NCCL-PARAM-VALUE"
+    value = s.value.strip()
+    if not value:
+        return
+    version = ctx.nccl.version if ctx.nccl else None
+    at_version = _at(row.get("values_history"), version)
+    if at_version is not None and at_version.startswith(_NOT_COMPARED):
+        return  # this release reads it as a number (NCCL_PARAM), which the integer check covers
+    words = at_version.split(",") if at_version else list(row.get("values") or [])
+    exact = row["values_match"] == "case-sensitive"
+    if exact:
+        if value[:1].isdigit() and row["form"] == _LEVEL_FORM:
+            return  # ncclGetLevel reads a leading digit as an old-style numeric level
+        tokens = [value]
+    else:
+        tokens = [
+            t.strip().lstrip("^")
+            for entry in value.split(";")
+            for t in entry.split(":")[-1].split(",")
+            if t.strip().lstrip("^")
+        ]
+    known = set(words) if exact else {w.upper() for w in words}
+    bad = [t for t in tokens if (t if exact else t.upper()) not in known]
+    if not bad:
+        return
+    if at_version is None and version is not None:
+        # the release is not pinned down: a word some release accepts may be fine in this one
+        union = set(row.get("values") or [])
+        if all(t.upper() in union for t in bad):
+            yield unknown(rule, f"{s.label}: whether NCCL {version} accepts {bad[0]} depends on its exact release")
+            return
+    unknown_at = _at(row.get("unknown_value"), version)
+    fails = bool(unknown_at and unknown_at.startswith("ncclInvalidUsage"))
+    yield finding(
+        ctx.matrix,
+        rule,
+        [s.evidence, *ctx.nccl_evidence()],
+        variant="named-fails" if fails else "named",
+        setting=s.label,
+        name=s.name,
+        value=s.value,
+        word=bad[0],
+        words=", ".join(words),
+        match="exact case" if exact else "any case",
+        nccl=f"NCCL {version}" if at_version else "any NCCL release read",
+        unknown_words=unknown_at or "(" + "; ".join(row.get("unknown_value") or []) + ")",
+        site=row["site"],
+    )
 
 
 def _link_layer(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:

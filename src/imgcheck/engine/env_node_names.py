@@ -283,6 +283,11 @@ def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
     if nccl_syntax:
         yield finding(ctx.matrix, rule, [s.evidence], variant="nccl-syntax", setting=s.label, first=nccl_syntax[0])
         return
+    # an address where a name belongs: Gloo looks each item up by interface name, and no interface is named so
+    addresses = net_select.address_items(s.value)
+    if addresses:
+        yield finding(ctx.matrix, rule, [s.evidence], variant="address", setting=s.label, first=addresses[0])
+        return
     netns = None
     for item in _node_netns(ctx, rule, s):
         if isinstance(item, str):
@@ -405,6 +410,19 @@ def _job_words_ev(ctx: Ctx) -> Evidence:
 def _socket_ifname(ctx: Ctx) -> Iterator[Outcome]:
     s = ctx.setting("NCCL_SOCKET_IFNAME")
     if s is None or len(s.value.strip()) < 2:  # NCCL ignores a value of one character (strlen(env) > 1)
+        return
+    wanted = net_select.IfList.parse(s.value.strip())
+    addresses = net_select.address_items(s.value)
+    if addresses and not wanted.exclude and len(addresses) == len(wanted.names):
+        # every item is an address: NCCL compares name prefixes, so it selects no interface on any node
+        yield finding(
+            ctx.matrix,
+            "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE",
+            [s.evidence],
+            variant="address",
+            setting=s.label,
+            first=addresses[0],
+        )
         return
     job = ctx.job
     if job is not None and job.runtime == RUNTIME_ENROOT:

@@ -10,12 +10,13 @@ import re
 from collections.abc import Iterator
 
 from ..job.model import FORM_AMBIGUOUS, RUNTIME_DOCKER, RUNTIME_ENROOT, RUNTIME_KUBERNETES, EnvVar, JobFacts
+from ..knowledge import visible_devices
 from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
 from ..model.report import Evidence, EvidenceValue, Finding
 from ..versions import ranges
-from . import facts
+from . import env_visible_devices, facts
 from .context import Ctx
 from .emit import Outcome, decided, finding, unknown
 
@@ -51,7 +52,7 @@ REQUIRES = {
     "JOB-ENV-OVERRIDES-IMAGE": (),
     "JOB-ENV-SHADOWED-BY-IMAGE": (),
     "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
-    "JOB-RANKS-EXCEED-GPUS": (facts.NCCL,),
+    "JOB-RANKS-EXCEED-GPUS": (),  # ranks past the GPUs fail in the framework before NCCL: NCCL only words it
     "JOB-PYXIS-IMAGE-NAME": (),
     EFA_ABORT: (facts.NODE_RDMA,),
 }
@@ -63,7 +64,7 @@ READS = {
     "JOB-ENV-OVERRIDES-IMAGE": (facts.ANY_SETTING,),
     "JOB-ENV-SHADOWED-BY-IMAGE": (facts.ANY_SETTING,),
     "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
-    "JOB-RANKS-EXCEED-GPUS": (facts.NCCL,),
+    "JOB-RANKS-EXCEED-GPUS": (facts.NCCL, facts.setting("CUDA_VISIBLE_DEVICES")),
     "JOB-PYXIS-IMAGE-NAME": (),
     EFA_ABORT: (facts.NODE_RDMA,),
 }
@@ -554,14 +555,37 @@ def _node_gpus(ctx: Ctx) -> int | None:
     return len(ctx.node.gpu.gpus) if ctx.node.gpu.gpus else None
 
 
+def _visible_gpus(ctx: Ctx) -> tuple[int | None, str | None]:
+    """How many GPUs each rank of a node can pick from: the container's GPUs (the node's for a request of all),
+    narrowed by CUDA_VISIBLE_DEVICES as the driver reads it (knowledge/visible_devices.py); (None, None) when not
+    known. Without a count to narrow, the list's length still bounds what is visible."""
+    job = _job(ctx)
+    var = env_visible_devices.VAR
+    s = ctx.setting(var)
+    if s is None or var in (job.gpus_setting or ""):
+        if job.gpus == -1:
+            n = _node_gpus(ctx)
+            return n, (f"{job.gpus_setting or 'all GPUs'}: the node's GPUs" if n is not None else None)
+        return job.gpus, job.gpus_setting
+    parsed = visible_devices.parse(s.value)
+    base, base_how, _ = env_visible_devices.process_gpus(ctx)
+    if base is not None:
+        return len(parsed.visible_with(base)) + len(parsed.uuids), f"{s.name}={s.value}, where {base_how}"
+    return len(parsed.ordinals) + len(parsed.uuids), f"{s.name}={s.value} lists no more"
+
+
 def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
-    """Ranks per node against the GPUs each node's container gets. Fewer ranks than GPUs is no failure (one
-    process may drive several GPUs: torchrun under one Slurm task), so only more ranks than GPUs is judged."""
+    """Ranks per node against the GPUs each node's ranks can see. Fewer ranks than GPUs is no failure (one
+    process may drive several GPUs: torchrun under one Slurm task), so only more ranks than GPUs is judged.
+    The failure does not wait for NCCL: a launcher numbers its ranks 0..n-1 per node (LOCAL_RANK) and a training
+    script selects cuda:LOCAL_RANK, which does not exist past the visible GPUs ('invalid device ordinal'); a script
+    that wraps the rank around instead puts two ranks on one GPU, which NCCL refuses from the release in the
+    matrix (duplicate_gpu_check)."""
     rule = "JOB-RANKS-EXCEED-GPUS"
     job = _job(ctx)
     ranks = job.ranks_per_node
-    if ctx.nccl is None or job.gpus == 0:
-        return  # no NCCL in the image, or a container without GPUs: no NCCL rank to share one
+    if job.gpus == 0 or not (ctx.nccl is not None or ctx.gpu_image or job.gpus or ctx.setting("CUDA_VISIBLE_DEVICES")):
+        return  # a container without GPUs, or nothing says the ranks use one: no GPU for a rank to miss
     if job.ranks_follow_gpus:
         return  # one process per GPU the container sees (torchrun --nproc-per-node gpu): none share one
     if ranks is None:
@@ -573,36 +597,28 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
         return
     if ranks < 2:
         return  # one process per node cannot share a GPU with another
-    gpus, gpus_how = job.gpus, job.gpus_setting
-    if gpus == -1:
-        gpus, gpus_how = _node_gpus(ctx), f"{job.gpus_setting or 'all GPUs'}: the node's GPUs"
-        if gpus is None:
-            yield unknown(
-                rule, f"{job.where}: {ranks} ranks per node on all of the node's GPUs; {ctx.unknown_why('gpu.gpus')}"
-            )
-            return
+    gpus, gpus_how = _visible_gpus(ctx)
     if gpus is None:
-        yield unknown(
-            rule, f"{job.where}: {ranks} ranks per node; the spec does not say how many GPUs a node's container gets"
+        why = (
+            f"{ranks} ranks per node on all of the node's GPUs; {ctx.unknown_why('gpu.gpus')}"
+            if job.gpus == -1
+            else f"{ranks} ranks per node; the spec does not say how many GPUs a node's container gets"
         )
+        yield unknown(rule, f"{job.where}: {why}")
         return
     if gpus == 0 or ranks <= gpus:
-        return
+        return  # no GPU at all is ENV-CUDA-VISIBLE-DEVICES-* or a CPU job's, not ranks sharing one
     newer = ctx.nccl_at_least("multi_rank_gpu_opt_in")
     optin = ctx.setting("NCCL_MULTI_RANK_GPU_ENABLE")
     if newer and optin is not None and optin.as_int() == 1:
         return  # allowed by NCCL from that release (NVLS off)
-    if newer is None or ctx.nccl_at_least("duplicate_gpu_check") is not True:
-        yield unknown(
-            rule, f"{job.where}: {ranks} ranks share {gpus} GPUs; {ctx.nccl_unknown_reason('duplicate_gpu_check')}"
-        )
-        return
+    nccl_refuses = ctx.nccl_at_least("duplicate_gpu_check") is True
     evidence = [
         _where_ev(ctx),
         *_line_ev(ctx),
         _ev(ctx, "ranks_per_node", f"{ranks} ({job.ranks_setting or 'the spec'})"),
         _ev(ctx, "gpus", f"{gpus} ({gpus_how or 'the spec'})"),
-        *ctx.nccl_evidence(),
+        *(ctx.nccl_evidence() if ctx.nccl is not None else []),
     ]
     yield finding(
         ctx.matrix,
@@ -614,9 +630,15 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
         gpus=gpus,
         ranks_how=job.ranks_setting or "the spec",
         gpus_how=gpus_how or "the spec",
-        variant="opt-in" if newer else None,
-        nccl=ctx.nccl.version,
+        variant=("opt-in" if newer else None) if nccl_refuses else "ordinal",
+        nccl=_nccl_words(ctx),
     )
+
+
+def _nccl_words(ctx: Ctx) -> str:
+    if ctx.nccl is None:
+        return "no NCCL the image shows" if ctx.nccl_present is False else "an NCCL the image facts do not show"
+    return f"NCCL {ctx.nccl.version}" if ctx.nccl.version else "an NCCL whose version is not known"
 
 
 def _pyxis_image(ctx: Ctx) -> Iterator[Outcome]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadInputError
-from .launcher import PER_GPU, torchrun_procs
+from .launcher import PER_GPU, is_launcher, read_launcher, torchrun_procs
 from .model import RUNTIME_DOCKER, EnvVar, JobFacts
 from .shell import Command, Unknown, Word, parse_script
 from .units import MIB, docker_size_bytes, memlock_kib
@@ -262,6 +262,17 @@ def _run_words(words: Sequence[Word], line: int, path: str) -> JobFacts:
         return dataclasses.replace(facts, ranks_setting=setting, ranks_follow_gpus=True)
     if procs is not None:
         return dataclasses.replace(facts, ranks_per_node=procs, ranks_setting=setting)
+    command = words[i + 1 :] if image is not None else []
+    if command and is_launcher(command[0]):
+        launched = read_launcher(command[1:])
+        if launched.ranks_per_node is not None:
+            return dataclasses.replace(
+                facts, ranks_per_node=launched.ranks_per_node, ranks_setting=launched.ranks_setting
+            )
+        if launched.total_ranks is not None and not launched.hosts_given:
+            # mpirun in one container with no host list (and no resource manager there) starts every rank here
+            where = f"mpirun {launched.total_setting} (no host list: all in this container)"
+            return dataclasses.replace(facts, ranks_per_node=launched.total_ranks, ranks_setting=where)
     return facts
 
 

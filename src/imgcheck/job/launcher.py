@@ -52,6 +52,7 @@ _ONE_VALUE = {
     "-iface",
 }
 _TWO_VALUES = {"--mca", "-mca", "--gmca", "-gmca", "-genv", "-env", "--prtemca", "--pmixmca"}
+_HOSTS = {"-H", "--host", "-host", "-hosts", "--hostfile", "-hostfile", "--machinefile", "-machinefile", "-f"}
 _PPR = re.compile(r"^ppr:(\d+):node\b")
 
 
@@ -61,6 +62,9 @@ class LauncherFacts:
     ranks_per_node: int | None
     ranks_setting: str | None
     unknown: tuple[str, ...]  # words the launcher takes whose value the spec does not decide
+    total_ranks: int | None = None  # -n / -np / -c: processes in all
+    total_setting: str | None = None
+    hosts_given: bool = False  # -H / --host / --hostfile / -f ...: ranks may run on other hosts
 
 
 def is_launcher(word: Word) -> bool:
@@ -72,6 +76,9 @@ def read_launcher(words: Sequence[Word]) -> LauncherFacts:
     env: list[tuple[str, str | None]] = []
     unknown: list[str] = []
     ranks, ranks_setting = None, None
+    total: int | None = None
+    total_setting: str | None = None
+    hosts = False
     i = 0
     while i < len(words):
         w = words[i]
@@ -104,6 +111,10 @@ def read_launcher(words: Sequence[Word]) -> LauncherFacts:
                     continue
                 var, has, val = value.partition("=")
                 env.append((var, val if has else None))
+            elif name in _HOSTS:
+                hosts = True
+            elif name in ("-n", "-np", "--np", "-c") and isinstance(value, str) and value.isdigit():
+                total, total_setting = int(value), f"{name} {value}"
             elif name in ("-N", "--npernode", "-npernode", "-ppn") and isinstance(value, str) and value.isdigit():
                 ranks, ranks_setting = int(value), f"{name} {value}"
             elif name in ("--map-by", "-map-by") and isinstance(value, str):
@@ -112,7 +123,7 @@ def read_launcher(words: Sequence[Word]) -> LauncherFacts:
                     ranks, ranks_setting = int(m.group(1)), f"{name} {value}"
             continue
         i += 1
-    return LauncherFacts(tuple(env), ranks, ranks_setting, tuple(unknown))
+    return LauncherFacts(tuple(env), ranks, ranks_setting, tuple(unknown), total, total_setting, hosts)
 
 
 # torchrun / python -m torch.distributed.run (and the older torch.distributed.launch): --nproc-per-node N starts
@@ -122,11 +133,11 @@ PER_GPU = -1  # --nproc-per-node gpu/auto: one process per GPU the container see
 
 
 def torchrun_procs(words: Sequence[Word]) -> tuple[int | None, str | None]:
-    """(processes per torchrun, the option that says so) for a command that runs torchrun; (None, None) when the
-    command is not torchrun or the count is not decided (PER_GPU for gpu/auto)."""
+    """(processes per torchrun, the option that says so) for a command that runs torchrun (or DeepSpeed's
+    launcher); (None, None) when the command is neither or the count is not decided (PER_GPU for gpu/auto)."""
     i = _torchrun_start(words)
     if i is None:
-        return None, None
+        return deepspeed_procs(words)
     rest = words[i:]
     for j, w in enumerate(rest):
         if not isinstance(w, str):
@@ -142,6 +153,36 @@ def torchrun_procs(words: Sequence[Word]) -> tuple[int | None, str | None]:
         if not w.startswith("-") and j > 0 and not _is_value_of(rest, j):
             break  # the training script: its own flags are not torchrun's
     return None, None
+
+
+# DeepSpeed's launcher (deepspeed/launcher/runner.py): --num_gpus/--num_accelerators N starts N processes on each
+# node with GPU ids 0..N-1, not clamped to the GPUs there; without it (and without --include/--exclude) one process
+# per GPU the node has, or per CUDA_VISIBLE_DEVICES entry on a single node.
+_DS_COUNT = ("--num_gpus", "--num_accelerators")
+_DS_FILTER = ("-i", "--include", "-e", "--exclude")
+
+
+def deepspeed_procs(words: Sequence[Word]) -> tuple[int | None, str | None]:
+    start = next(
+        (i + 1 for i, w in enumerate(words[:6]) if isinstance(w, str) and os.path.basename(w) == "deepspeed"), None
+    )
+    if start is None:
+        return None, None
+    rest = words[start:]
+    for j, w in enumerate(rest):
+        if not isinstance(w, str):
+            return None, None  # a word decided at run time may be the count
+        name, eq, value = w.partition("=")
+        if name in _DS_COUNT:
+            v = value if eq else (rest[j + 1] if j + 1 < len(rest) else None)
+            return (int(v), f"deepspeed {name}={v}") if isinstance(v, str) and v.isdigit() else (None, None)
+        if name in _DS_FILTER:
+            return None, None  # per-host slot lists: not a per-node count
+        if not w.startswith("-") and j > 0 and not _is_value_of(rest, j):
+            break  # the user script
+        if not w.startswith("-") and j == 0:
+            break
+    return PER_GPU, "deepspeed (no --num_gpus: one process per GPU)"
 
 
 def _torchrun_start(words: Sequence[Word]) -> int | None:

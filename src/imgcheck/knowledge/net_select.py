@@ -13,6 +13,7 @@ node_local_interfaces rows (interfaces node software creates with the same or a 
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,7 @@ class IfList:
     exclude: bool
     exact: bool
     names: tuple[str, ...]
+    ports: tuple[int | None, ...] = ()  # per name: the ':port' NCCL_IB_HCA gives (atoi), None when absent
 
     @classmethod
     def parse(cls, text: str) -> IfList:
@@ -40,11 +42,45 @@ class IfList:
         text = text[1:] if exclude else text
         exact = text.startswith("=")
         text = text[1:] if exact else text
-        return cls(exclude, exact, tuple(e.split(":", 1)[0] for e in text.split(",") if e.split(":", 1)[0]))
+        entries = [e.split(":") for e in text.split(",") if e.split(":", 1)[0]]
+        ports = tuple(_atoi(e[1]) if len(e) > 1 and e[1] else None for e in entries)
+        return cls(exclude, exact, tuple(e[0] for e in entries), ports)
+
+    def _hit(self, name: str, e: str) -> bool:
+        return name == e if self.exact else name.startswith(e)
 
     def selects(self, name: str) -> bool:
-        hit = any(name == e if self.exact else name.startswith(e) for e in self.names)
+        hit = any(self._hit(name, e) for e in self.names)
         return hit != self.exclude
+
+    def selects_port(self, name: str, port: int) -> bool:
+        """matchIfList with a port (NCCL_IB_HCA): an entry without a port matches every port of its device."""
+        ports = self.ports or (None,) * len(self.names)
+        hit = any(self._hit(name, e) and (p is None or p == port) for e, p in zip(self.names, ports, strict=True))
+        return hit != self.exclude
+
+
+def _atoi(text: str) -> int:
+    """C's atoi: leading digits after an optional sign, 0 when there are none."""
+    m = re.match(r"\s*([+-]?\d+)", text)
+    return int(m.group(1)) if m else 0
+
+
+def address_items(text: str) -> tuple[str, ...]:
+    """The items of an interface list ('^'/'=' prefix, comma-separated) that are IP addresses or networks
+    (10.1.2.3, 10.1.0.0/16, fe80::1, [::1]) rather than names: NCCL, Gloo and UCX compare every item with
+    interface names (getifaddrs ifa_name), so such an item selects nothing on any node."""
+    body = text.strip().lstrip("^").lstrip("=")
+    found = []
+    for item in (i.strip() for i in body.split(",")):
+        bare = item.strip("[]")
+        try:
+            ipaddress.ip_network(bare, strict=False)
+        except ValueError:
+            continue
+        if not bare.isdigit():  # a bare number is neither: no interface list holds one as an address
+            found.append(item)
+    return tuple(found)
 
 
 @dataclass(frozen=True)
