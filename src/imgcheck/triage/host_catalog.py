@@ -19,7 +19,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ..knowledge import shipped
-from . import nccl_catalog
+from . import cuda_forms, nccl_catalog
 from .result import TriageReport
 from .signatures import Cause, Signature, SignatureSet
 
@@ -183,10 +183,11 @@ def _defer() -> dict[str, str]:
 
 
 def extend(sigset: SignatureSet) -> SignatureSet:
-    """The signature set with the catalog signatures added (ids the set already has are left as they are)."""
+    """The signature set with the catalog signatures added (ids the set already has are left as they are), and the
+    CUDA error forms added to the signatures owning their codes (cuda_forms.py)."""
     have = {s.id for s in sigset.signatures}
     extra = tuple(c.signature for c in catalog() if c.signature.id not in have)
-    return dataclasses.replace(sigset, signatures=sigset.signatures + extra)
+    return cuda_forms.extend(dataclasses.replace(sigset, signatures=sigset.signatures + extra))
 
 
 def phase_line_owner(w: Work) -> None:
