@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # the phase reads decide's working state; decide imports this
 PREFIX_HOST = "HOST-"
 PREFIX_CUDA = "CUDA-ERR-"
 PREFIX_NCCL = "NCCL-WARN-"
+# generated message catalogs (tools/host, tools/upstreams): each row's regex is a pattern of the signature it names
+GENERATED = ("libibverbs_messages.json", "glibc_malloc_messages.json")
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
@@ -61,13 +63,17 @@ def _causes(raw: list[dict[str, Any]]) -> tuple[Cause, ...]:
 
 
 def _host() -> list[CatalogSignature]:
-    # libibverbs' own messages, enumerated over every rdma-core tag, add their patterns to the entry naming them
+    # messages enumerated from an upstream's source over its releases (libibverbs, glibc malloc, Gloo, ...) add their
+    # patterns to the entry their row names
     generated: dict[str, list[str]] = {}
-    for row in _data("libibverbs_messages.json")["messages"]:
-        generated.setdefault(row["signature"], []).append(row["regex"])
+    for name in GENERATED:
+        for row in _data(name)["messages"]:
+            if row.get("signature"):
+                generated.setdefault(row["signature"], []).append(row["regex"])
     out = []
-    for m in _data("host_messages.json")["messages"]:
-        sid = PREFIX_HOST + m["id"]
+    entries = [(PREFIX_HOST + m["id"], m) for m in _data("host_messages.json")["messages"]]
+    entries += [(m["id"], m) for m in _data("process_messages.json")["messages"]]
+    for sid, m in entries:
         sig = Signature(
             id=sid,
             title=m["title"],
