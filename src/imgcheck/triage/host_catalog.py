@@ -30,7 +30,7 @@ PREFIX_HOST = "HOST-"
 PREFIX_CUDA = "CUDA-ERR-"
 PREFIX_NCCL = "NCCL-WARN-"
 # generated message catalogs (tools/host, tools/upstreams): each row's regex is a pattern of the signature it names
-GENERATED = ("libibverbs_messages.json", "glibc_malloc_messages.json")
+GENERATED = ("libibverbs_messages.json", "glibc_malloc_messages.json", "gloo_messages.json")
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
@@ -78,7 +78,8 @@ def _host() -> list[CatalogSignature]:
             id=sid,
             title=m["title"],
             patterns=tuple(re.compile(p) for p in m["patterns"] + generated.get(sid, [])),
-            role="advisory" if m.get("continues") else "primary",  # a warning the process carries on after
+            # a warning the process carries on after is advisory; an entry may name its role (a victim's view)
+            role=m.get("role") or ("advisory" if m.get("continues") else "primary"),
             severity=m["severity"],
             priority=m["priority"],
             meaning=m["meaning"],
