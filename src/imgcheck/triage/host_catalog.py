@@ -30,7 +30,12 @@ PREFIX_HOST = "HOST-"
 PREFIX_CUDA = "CUDA-ERR-"
 PREFIX_NCCL = "NCCL-WARN-"
 # generated message catalogs (tools/host, tools/upstreams): each row's regex is a pattern of the signature it names
-GENERATED = ("libibverbs_messages.json", "glibc_malloc_messages.json", "gloo_messages.json")
+GENERATED = (
+    "libibverbs_messages.json",
+    "glibc_malloc_messages.json",
+    "gloo_messages.json",
+    "efa_status_messages.json",
+)
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
@@ -88,6 +93,7 @@ def _host() -> list[CatalogSignature]:
             confidence="vendor-guidance",
             continues=bool(m.get("continues", False)),
             generic=bool(m.get("generic", False)),
+            suppresses=tuple(m.get("suppresses", ())),  # the writer's lines this one explains
         )
         out.append(CatalogSignature(sig, tuple(m.get("overrides", ())), tuple(m.get("samples", ()))))
     return out
