@@ -122,7 +122,7 @@ def main() -> None:
     unreachable = {n for n in mapping if UNREACHABLE.search(n)}
     timeout_status = {mapping[n] for n in unreachable}
     messages = []
-    for (code, text), row in sorted(texts.items()):
+    for (_code, text), row in sorted(texts.items()):
         hit = bool(UNREACHABLE.search(str(row["name"]))) and not PREVIOUSLY.search(text)
         # a text that begins another status's text ("Unresponsive receiver" / "... (connection previously
         # established)") must not match that one
