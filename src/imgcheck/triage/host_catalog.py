@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import shipped
 from . import cuda_forms, nccl_catalog
+from .conditions import parse_condition
+from .evidence import ALL_PREDICATES
 from .result import TriageReport
 from .signatures import Cause, Signature, SignatureSet
 
@@ -63,8 +65,21 @@ def _data(name: str) -> dict[str, Any]:
     return doc
 
 
-def _causes(raw: list[dict[str, Any]]) -> tuple[Cause, ...]:
-    return tuple(Cause(id=c["id"], text=c["text"], next=c["next"], confidence=c["confidence"]) for c in raw)
+def _causes(raw: list[dict[str, Any]], where: str = "catalog") -> tuple[Cause, ...]:
+    # `when` / `promote` as in signatures.json (conditions.py grammar); signature measures (sig:ID.count) are not
+    # offered here, the catalog being built before the full signature set is known
+    return tuple(
+        Cause(
+            id=c["id"],
+            text=c["text"],
+            next=c["next"],
+            confidence=c["confidence"],
+            when=tuple(parse_condition(w, f"{where}: {c['id']}", set(ALL_PREDICATES)) for w in c.get("when", ())),
+            promote=c.get("promote", False) in (True, "first"),
+            promote_first=c.get("promote", False) == "first",
+        )
+        for c in raw
+    )
 
 
 def _host() -> list[CatalogSignature]:
@@ -88,7 +103,7 @@ def _host() -> list[CatalogSignature]:
             severity=m["severity"],
             priority=m["priority"],
             meaning=m["meaning"],
-            causes=_causes(m["causes"]),
+            causes=_causes(m["causes"], sid),
             source=tuple(m["source"]),
             confidence="vendor-guidance",
             continues=bool(m.get("continues", False)),
