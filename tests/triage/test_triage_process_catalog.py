@@ -193,3 +193,17 @@ def _data_matrix_rows() -> list[dict]:
     from imgcheck.knowledge import shipped
 
     return list(shipped().rows("nccl_gpu_generations"))
+
+
+def test_every_mpich_ofi_setup_message_is_named_by_its_class(sigs):
+    doc = _data("mpich_ofi_messages.json")
+    assert len(doc["releases"]) >= 7 and len(doc["messages"]) >= 40 and doc["left_out"]["names"]
+    spec = re.compile(r"%[-+ #0-9.*]*[hlLzjt]*([diouxXeEfgGcsp])")
+    for row in doc["messages"]:
+        body = spec.sub(lambda m: "1541" if m.group(1) in "diouxX" else "mlx5_0", row["text"])
+        line = f"MPIDI_OFI_mpi_init_hook(1541): {body}"
+        assert _matches(sigs[row["signature"]], line), row
+    names = {r["name"] for r in doc["messages"]}
+    assert {"ofid_addrinfo", "ofid_getinfo", "ofid_mr_reg", "ofid_ep", "ofid_avmap"} <= names
+    # a data-path failure after start-up is left to the line that explains it
+    assert "ofid_tsend" in doc["left_out"]["names"]

@@ -37,6 +37,7 @@ GENERATED = (
     "glibc_malloc_messages.json",
     "gloo_messages.json",
     "efa_status_messages.json",
+    "mpich_ofi_messages.json",
 )
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
