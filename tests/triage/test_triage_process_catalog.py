@@ -207,3 +207,28 @@ def test_every_mpich_ofi_setup_message_is_named_by_its_class(sigs):
     assert {"ofid_addrinfo", "ofid_getinfo", "ofid_mr_reg", "ofid_ep", "ofid_avmap"} <= names
     # a data-path failure after start-up is left to the line that explains it
     assert "ofid_tsend" in doc["left_out"]["names"]
+
+
+def test_every_signal_banner_form_and_the_abort_yields_to_the_line_that_explains_it(sigs, tmp_path):
+    from imgcheck.triage import triage
+
+    doc = _data("signal_banners.json")
+    forms = {r["form"] for r in doc["messages"]}
+    assert forms == {"ompi-stacktrace", "ucx-debug", "faulthandler", "shell-job"}
+    render = {
+        "ompi-stacktrace": "[node1:186363] Signal: {text} ({num})",
+        "ucx-debug": "[node1:77:0:77] Caught signal {num} ({text}: invalid operand)",
+        "faulthandler": "Fatal Python error: {text}",
+        "shell-job": "{text} (core dumped)",
+    }
+    for r in doc["messages"]:
+        if r["signature"]:
+            line = render[r["form"]].format(text=r["text"], num=r["number"])
+            assert _matches(sigs[r["signature"]], line), r
+    log = tmp_path / "rank.log"
+    log.write_text(
+        "free(): invalid pointer\n[node1:186363] *** Process received signal ***\n[node1:186363] Signal: Aborted (6)\n"
+    )
+    report = triage([str(log)])
+    assert report.first_failure is not None and report.first_failure.signature == "GLIBC-HEAP-CORRUPTION"
+    assert "PROCESS-SIGNAL-ABRT" in [d.signature for d in report.diagnoses]

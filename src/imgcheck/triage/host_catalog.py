@@ -38,6 +38,7 @@ GENERATED = (
     "gloo_messages.json",
     "efa_status_messages.json",
     "mpich_ofi_messages.json",
+    "signal_banners.json",
 )
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
