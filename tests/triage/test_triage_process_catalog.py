@@ -232,3 +232,14 @@ def test_every_signal_banner_form_and_the_abort_yields_to_the_line_that_explains
     report = triage([str(log)])
     assert report.first_failure is not None and report.first_failure.signature == "GLIBC-HEAP-CORRUPTION"
     assert "PROCESS-SIGNAL-ABRT" in [d.signature for d in report.diagnoses]
+
+
+def test_the_legacy_unknown_error_form_names_the_uvm_device_not_a_gpu_fault(tmp_path):
+    """cudaErrorUnknown was 30 before CUDA 10.1 (999 after); THC prints the number it had."""
+    from imgcheck.triage import triage
+
+    log = tmp_path / "rank.log"
+    log.write_text("RuntimeError: cuda runtime error (30) : unknown error at /pytorch/aten/src/THC/THCGeneral.cpp:50\n")
+    report = triage([str(log)])
+    assert report.diagnoses[0].signature == "CUDA-RUNTIME-ERROR"
+    assert report.diagnoses[0].causes[0].id == "cuda-unknown-uvm"
