@@ -214,16 +214,26 @@ def test_every_signal_banner_form_and_the_abort_yields_to_the_line_that_explains
 
     doc = _data("signal_banners.json")
     forms = {r["form"] for r in doc["messages"]}
-    assert forms == {"ompi-stacktrace", "ucx-debug", "faulthandler", "shell-job"}
+    assert forms == {
+        "ompi-stacktrace",
+        "ucx-debug",
+        "faulthandler",
+        "shell-job",
+        "glog-failure-handler",
+        "torchrun-summary",
+    }
     render = {
         "ompi-stacktrace": "[node1:186363] Signal: {text} ({num})",
         "ucx-debug": "[node1:77:0:77] Caught signal {num} ({text}: invalid operand)",
         "faulthandler": "Fatal Python error: {text}",
         "shell-job": "{text} (core dumped)",
+        "glog-failure-handler": "*** {name} (@0x3e80000086b) received by PID 2155 (TID 0x7f16261d2740) from PID 2155; "
+        "stack trace: ***",
+        "torchrun-summary": "  traceback : Signal {num} ({name}) received by PID 3719",
     }
     for r in doc["messages"]:
         if r["signature"]:
-            line = render[r["form"]].format(text=r["text"], num=r["number"])
+            line = render[r["form"]].format(text=r["text"], num=r["number"], name=r["signal"])
             assert _matches(sigs[r["signature"]], line), r
     log = tmp_path / "rank.log"
     log.write_text(

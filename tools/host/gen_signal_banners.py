@@ -53,6 +53,20 @@ FORMS = (
         r"Fatal Python error: {text}\b",
     ),
     ("shell-job", "GNU bash jobs.c (strsignal + ' (core dumped)')", None, r"(?:^|\s){text} \(core dumped\)"),
+    (
+        "glog-failure-handler",
+        "google/glog src/signalhandler.cc (FailureSignalHandler: '*** SIGSEGV (@0x...) received "
+        "by PID N (TID ...) ...; stack trace: ***')",
+        None,
+        r"\*\*\* {name} \(@0x[0-9a-fA-F]+\) received by PID \d+",
+    ),
+    (
+        "torchrun-summary",
+        "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (ProcessFailure: "
+        "'Signal N (SIGNAME) received by PID P' as the child's traceback)",
+        None,
+        r"Signal {num} \({name}\) received by PID \d+",
+    ),
 )
 # faulthandler spells two texts its own way
 FAULTHANDLER_TEXT = {"SIGFPE": "Floating-point exception"}
@@ -91,7 +105,7 @@ def main() -> None:
                     "text": shown,
                     "form": form,
                     "source": verified.get(form, src),
-                    "regex": rx.format(num=num, text=re.escape(shown)),
+                    "regex": rx.format(num=num, text=re.escape(shown), name=name),
                     "signature": sig,
                 }
             )
