@@ -615,8 +615,9 @@ TORCH = [
         "The client socket cannot be initialized to connect to {} {}.",
         "[W socket.cpp:752] [c10d] The client socket cannot be initialized to connect to [h]:8000 "
         "(errno: 97 - Address family not supported by protocol).",
-        "C10D-CLIENT-CONNECT",
-        "store-address-family",
+        # one address of several (tryConnect goes on to the next): a probe, not the failure
+        "C10D-ADDRESS-FAMILY-PROBE",
+        "ipv6-unavailable-probe",
     ),
     (
         "torch/csrc/distributed/c10d/TCPStore.cpp",

@@ -9,7 +9,7 @@ from importlib import resources
 
 import pytest
 
-from imgcheck.triage import triage
+from imgcheck.triage import host_catalog, triage
 from imgcheck.triage.logparse import parse_line
 from imgcheck.triage.scan import Scanner
 from imgcheck.triage.signatures import load_signatures
@@ -40,7 +40,7 @@ def test_catalog_has_every_family_the_issue_names():
 
 def test_every_encoded_message_is_recognised_by_its_signature():
     """One pass of the scanner over every sample (the catalog holds hundreds; a triage run each would be slow)."""
-    scanner = Scanner(load_signatures())
+    scanner = Scanner(host_catalog.extend(load_signatures()))  # catalog signatures name entries too
     misses = []
     for n, (family, e) in enumerate(ENTRIES, 1):
         scanner.result.counts.clear()  # samples of one writer (host:pid) must not reach KEEP_PER_KEY

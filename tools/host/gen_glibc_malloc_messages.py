@@ -1,20 +1,19 @@
-"""Generate src/imgcheck/data/triage/glibc_malloc_messages.json: every heap-consistency message glibc's allocator
-aborts with (malloc_printerr), in each glibc release tag, with the first and last release that prints it and its
-site, so triage names a heap corruption by any of them, not only the ones a thread quoted
-(tests/triage/test_triage_heap_corruption.py checks the signature matches every one).
+"""Generate src/imgcheck/data/triage/glibc_malloc_messages.json: every heap-consistency message glibc's malloc prints
+before it aborts the process (malloc_printerr's message, and the `errstr = "..."` messages older releases passed to
+it), in each glibc release from 2.17 (CentOS 7, the oldest base image still in use) to the newest tag, with the
+first and last release that prints it.
 
-    GLIBC_MIRROR=/work/.mirror/bminor+glibc/repo python tools/host/gen_glibc_malloc_messages.py [--first 2.17]
+    GLIBC_MIRROR=/work/.mirror/bminor+glibc/repo python tools/host/gen_glibc_malloc_messages.py
 
-Read with git show per tag (nothing is checked out): malloc/malloc.c, arena.c, hooks.c and malloc-check.c. Two call
-forms exist: glibc 2.26 on `malloc_printerr ("text")`, which prints the text alone on a line and aborts; before 2.26
-`malloc_printerr (check_action, "text", ptr, av)` or `errstr = "text"; goto errout;`, printed as
-"*** Error in `PROGRAM': text: 0xADDRESS ***". Either way the text is in the line. Texts of fewer than MIN_TEXT
-characters or that end in ": " (the prefixes of the debugging dumps, completed at run time) are left out and listed.
+glibc 2.26 and later print the message alone ("free(): invalid pointer") and abort; older releases print
+"*** Error in `PROG': MESSAGE: 0xADDR ***" (malloc_printerr -> __libc_message). Both contain the message, so each
+row's regex is the message itself. Every row names one triage signature, GLIBC-HEAP-CORRUPTION (its causes are
+in process_messages.json): malloc found its own bookkeeping overwritten or a pointer it never returned, so something in
+the process wrote past a buffer or freed twice; the message says which check failed, not who did it.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -24,88 +23,59 @@ from pathlib import Path
 REPO = os.environ.get("GLIBC_MIRROR", "/work/.mirror/bminor+glibc/repo")
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage/glibc_malloc_messages.json"
 TAG = re.compile(r"^glibc-2\.(\d+)$")
+FIRST_MINOR = 17
 FILES = ("malloc/malloc.c", "malloc/arena.c", "malloc/hooks.c", "malloc/malloc-check.c")
-LITERALS = r'((?:"(?:[^"\\]|\\.)*"\s*)+)'
-CALL_NEW = re.compile(r"malloc_printerr\s*\(\s*" + LITERALS + r"\)")
-CALL_OLD = re.compile(r"malloc_printerr\s*\(\s*check_action\s*,\s*" + LITERALS + r",")
-ERRSTR = re.compile(r"\berrstr\s*=\s*" + LITERALS + r";")
+# malloc_printerr ([action,] "lit" "lit" ...  and  errstr = "lit";
+CALL = re.compile(r'malloc_printerr\s*\(\s*(?:[A-Za-z_0-9]+\s*,\s*)?((?:"(?:[^"\\]|\\.)*"\s*(?:\\\s*)?)+)', re.S)
+ERRSTR = re.compile(r'errstr\s*=\s*((?:"(?:[^"\\]|\\.)*"\s*)+);', re.S)
 PIECE = re.compile(r'"((?:[^"\\]|\\.)*)"')
-MIN_TEXT = 12
-SIGNATURE = "HOST-GLIBC-HEAP-CORRUPTION"  # the triage signature (data/triage/host_messages.json) every text joins
-# texts that are not a heap-consistency check (what the code at the site tests): left out with why
-NOT_CORRUPTION = {
-    "max tcache size too large": "a build-time check of the tcache layout against the page size (malloc.c tcache_init), "
-    "not a corrupted heap",
-}
+SIGNATURE = "GLIBC-HEAP-CORRUPTION"
 
 
 def git(*args: str) -> str:
     return subprocess.run(["git", "-C", REPO, *args], check=True, capture_output=True, text=True).stdout
 
 
-def release_tags(first_minor: int) -> list[tuple[str, str]]:
-    out = []
-    for tag in git("tag").split():
-        m = TAG.match(tag)
-        if m and int(m.group(1)) >= first_minor:
-            out.append((int(m.group(1)), tag))
-    return [(tag, f"2.{minor}") for minor, tag in sorted(out)]
+def tags() -> list[str]:
+    found = [(int(m.group(1)), t) for t in git("tag").split() if (m := TAG.match(t))]
+    return [t for minor, t in sorted(found) if minor >= FIRST_MINOR]
 
 
-def messages_at(tag: str) -> dict[str, str]:
-    """text -> 'file:line' of its first site at this tag."""
-    found: dict[str, str] = {}
+def messages(tag: str) -> dict[str, str]:
+    """message -> the file that prints it, in one release."""
+    out: dict[str, str] = {}
+    listed = set(git("ls-tree", "-r", "--name-only", tag, "malloc").split())
     for path in FILES:
-        try:
-            src = git("show", f"{tag}:{path}")
-        except subprocess.CalledProcessError:
-            continue  # not in this release (hooks.c went away in 2.34, malloc-check.c came then)
-        for rx in (CALL_NEW, CALL_OLD, ERRSTR):
-            for m in rx.finditer(src):
-                text = "".join(PIECE.findall(m.group(1)))
-                line = src.count("\n", 0, m.start()) + 1
-                found.setdefault(text, f"{path}:{line}")
-    return found
-
-
-def build(first_minor: int) -> dict:
-    rows: dict[str, dict] = {}
-    left: dict[str, str] = {}
-    tags = release_tags(first_minor)
-    for tag, release in tags:
-        for text, site in messages_at(tag).items():
-            if text in NOT_CORRUPTION:
-                left.setdefault(text, NOT_CORRUPTION[text])
-                continue
-            if len(text) < MIN_TEXT or text.endswith(": "):
-                left.setdefault(text, "a prefix or too short to name a heap check by itself")
-                continue
-            row = rows.setdefault(text, {"text": text, "first": release, "last": release, "sites": []})
-            row["last"] = release
-            if not row["sites"] or row["sites"][-1][2] != site:
-                row["sites"].append([release, release, site])
-            else:
-                row["sites"][-1][1] = release
-    return {
-        "source": f"github:bminor/glibc tags {tags[0][0]}..{tags[-1][0]} ({len(tags)} releases), malloc_printerr "
-        f"texts of {', '.join(FILES)}; generated by tools/host/gen_glibc_malloc_messages.py",
-        "confidence": "verified",
-        "signature": SIGNATURE,
-        "printed": "2.26 on: the text alone on its own line, then abort (SIGABRT); before 2.26: "
-        '"*** Error in `PROGRAM\': TEXT: 0xADDRESS ***" and a backtrace',
-        "messages": sorted(rows.values(), key=lambda r: r["text"]),
-        "left_out": [{"text": t, "why": w} for t, w in sorted(left.items())],
-    }
+        if path not in listed:
+            continue
+        text = git("show", f"{tag}:{path}")
+        for rx in (CALL, ERRSTR):
+            for m in rx.finditer(text):
+                msg = "".join(PIECE.findall(m.group(1))).strip()
+                if msg and "%" not in msg:
+                    out.setdefault(msg, path)
+    return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--first", default="2.17", help="oldest glibc release to read (2.17: CentOS 7, the oldest seen)")
-    ap.add_argument("--out", default=str(OUT))
-    args = ap.parse_args()
-    doc = build(int(args.first.split(".")[1]))
-    Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(doc['messages'])} messages, {len(doc['left_out'])} left out -> {args.out}")
+    rows: dict[str, dict[str, str]] = {}
+    walked = tags()
+    for tag in walked:
+        release = tag.removeprefix("glibc-")
+        for msg, path in messages(tag).items():
+            row = rows.setdefault(
+                msg, {"message": msg, "regex": re.escape(msg), "signature": SIGNATURE, "site": path, "first": release}
+            )
+            row["last"] = release
+    doc = {
+        "source": f"bminor/glibc {walked[0]}..{walked[-1]}: {', '.join(FILES)} (malloc_printerr and errstr "
+        "messages), read by tools/host/gen_glibc_malloc_messages.py",
+        "confidence": "verified",
+        "releases": len(walked),
+        "messages": [rows[k] for k in sorted(rows)],
+    }
+    OUT.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"{len(rows)} malloc messages over {len(walked)} glibc releases")
 
 
 if __name__ == "__main__":

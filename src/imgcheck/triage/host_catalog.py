@@ -19,7 +19,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ..knowledge import shipped
-from . import nccl_catalog
+from . import cuda_forms, nccl_catalog
 from .conditions import parse_condition
 from .evidence import ALL_PREDICATES
 from .result import TriageReport
@@ -31,6 +31,15 @@ if TYPE_CHECKING:  # the phase reads decide's working state; decide imports this
 PREFIX_HOST = "HOST-"
 PREFIX_CUDA = "CUDA-ERR-"
 PREFIX_NCCL = "NCCL-WARN-"
+# generated message catalogs (tools/host, tools/upstreams): each row's regex is a pattern of the signature it names
+GENERATED = (
+    "libibverbs_messages.json",
+    "glibc_malloc_messages.json",
+    "gloo_messages.json",
+    "efa_status_messages.json",
+    "mpich_ofi_messages.json",
+    "signal_banners.json",
+)
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
@@ -58,8 +67,9 @@ def _data(name: str) -> dict[str, Any]:
     return doc
 
 
-def _causes(raw: list[dict[str, Any]], where: str = "host_messages.json") -> tuple[Cause, ...]:
-    """Causes of catalog data; a `when` list and `promote` work as in signatures.json (conditions.py)."""
+def _causes(raw: list[dict[str, Any]], where: str = "catalog") -> tuple[Cause, ...]:
+    # `when` / `promote` as in signatures.json (conditions.py grammar); signature measures (sig:ID.count) are not
+    # offered here, the catalog being built before the full signature set is known
     return tuple(
         Cause(
             id=c["id"],
@@ -67,37 +77,40 @@ def _causes(raw: list[dict[str, Any]], where: str = "host_messages.json") -> tup
             next=c["next"],
             confidence=c["confidence"],
             when=tuple(parse_condition(w, f"{where}: {c['id']}", set(ALL_PREDICATES)) for w in c.get("when", ())),
-            promote=bool(c.get("promote", False)),
+            promote=c.get("promote", False) in (True, "first"),
+            promote_first=c.get("promote", False) == "first",
         )
         for c in raw
     )
 
 
 def _host() -> list[CatalogSignature]:
-    # libibverbs' own messages, enumerated over every rdma-core tag, add their patterns to the entry naming them
+    # messages enumerated from an upstream's source over its releases (libibverbs, glibc malloc, Gloo, ...) add their
+    # patterns to the entry their row names
     generated: dict[str, list[str]] = {}
-    for row in _data("libibverbs_messages.json")["messages"]:
-        generated.setdefault(row["signature"], []).append(row["regex"])
-    # glibc's allocator aborts, enumerated over every glibc tag 2.17 on: one literal text each
-    glibc = _data("glibc_malloc_messages.json")
-    for row in glibc["messages"]:
-        generated.setdefault(glibc["signature"], []).append(re.escape(row["text"]))
+    for name in GENERATED:
+        for row in _data(name)["messages"]:
+            if row.get("signature"):
+                generated.setdefault(row["signature"], []).append(row["regex"])
     out = []
-    for m in _data("host_messages.json")["messages"]:
-        sid = PREFIX_HOST + m["id"]
+    entries = [(PREFIX_HOST + m["id"], m) for m in _data("host_messages.json")["messages"]]
+    entries += [(m["id"], m) for m in _data("process_messages.json")["messages"]]
+    for sid, m in entries:
         sig = Signature(
             id=sid,
             title=m["title"],
             patterns=tuple(re.compile(p) for p in m["patterns"] + generated.get(sid, [])),
-            role="advisory" if m.get("continues") else "primary",  # a warning the process carries on after
+            # a warning the process carries on after is advisory; an entry may name its role (a victim's view)
+            role=m.get("role") or ("advisory" if m.get("continues") else "primary"),
             severity=m["severity"],
             priority=m["priority"],
             meaning=m["meaning"],
-            causes=_causes(m["causes"]),
+            causes=_causes(m["causes"], sid),
             source=tuple(m["source"]),
             confidence="vendor-guidance",
             continues=bool(m.get("continues", False)),
             generic=bool(m.get("generic", False)),
+            suppresses=tuple(m.get("suppresses", ())),  # the writer's lines this one explains
         )
         out.append(CatalogSignature(sig, tuple(m.get("overrides", ())), tuple(m.get("samples", ()))))
     return out
@@ -200,10 +213,11 @@ def _defer() -> dict[str, str]:
 
 
 def extend(sigset: SignatureSet) -> SignatureSet:
-    """The signature set with the catalog signatures added (ids the set already has are left as they are)."""
+    """The signature set with the catalog signatures added (ids the set already has are left as they are), and the
+    CUDA error forms added to the signatures owning their codes (cuda_forms.py)."""
     have = {s.id for s in sigset.signatures}
     extra = tuple(c.signature for c in catalog() if c.signature.id not in have)
-    return dataclasses.replace(sigset, signatures=sigset.signatures + extra)
+    return cuda_forms.extend(dataclasses.replace(sigset, signatures=sigset.signatures + extra))
 
 
 def phase_line_owner(w: Work) -> None:
