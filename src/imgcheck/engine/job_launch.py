@@ -17,7 +17,7 @@ from ..model.report import Evidence, EvidenceValue, Finding
 from ..versions import ranges
 from . import facts
 from .context import Ctx
-from .emit import Outcome, decided, finding, unknown
+from .emit import Outcome, assuming, decided, finding, unknown
 
 RULES = (
     "JOB-RDMA-DEVICES-NOT-EXPOSED",
@@ -33,7 +33,7 @@ RULES = (
 )
 EFA_ABORT = "JOB-EFA-DEVICE-LIST-ABORT"
 NEEDS = {
-    "nccl_features": {"duplicate_gpu_check", "multi_rank_gpu_opt_in"},
+    "nccl_features": {"duplicate_gpu_check", "multi_rank_gpu_opt_in", "cumem_host_shm"},
     "thresholds": {
         "memlock_reported_failing_kib",
         "docker_default_shm_mib",
@@ -59,7 +59,7 @@ READS = {
     "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-MEMLOCK-TOO-LOW": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-NO-IPC-LOCK": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
-    "JOB-SHM-TOO-SMALL": (facts.NCCL,),
+    "JOB-SHM-TOO-SMALL": (facts.NCCL, facts.setting("NCCL_SHM_DISABLE")),
     "JOB-ENV-OVERRIDES-IMAGE": (facts.ANY_SETTING,),
     "JOB-ENV-SHADOWED-BY-IMAGE": (facts.ANY_SETTING,),
     "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
@@ -434,6 +434,10 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
     per_rank = ctx.matrix.threshold("shm_reported_failing_mib_per_rank")
     if size / ranks > per_rank:
         return
+    need, need_words = _nccl_shm_need(ctx)
+    if need is False:
+        yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB for {ranks} ranks; {need_words}")
+        return
     evidence = [
         _where_ev(ctx),
         *_line_ev(ctx),
@@ -441,18 +445,69 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
         _ev(ctx, "ranks_per_node", f"{ranks} ({ranks_words})"),
         *ctx.nccl_evidence(),
     ]
-    yield finding(
-        ctx.matrix,
-        rule,
-        evidence,
-        where=job.where,
-        who=job.who,
-        shm_mib=f"{size:g}",
-        ranks=ranks,
-        per_rank=f"{size / ranks:g}",
-        how=size_words,
-        runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]),
+    yield assuming(
+        finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            where=job.where,
+            who=job.who,
+            shm_mib=f"{size:g}",
+            ranks=ranks,
+            per_rank=f"{size / ranks:g}",
+            how=size_words,
+            runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]),
+        ),
+        need_words if need is None else None,
+        "image.nccl.version",
     )
+
+
+def _nccl_shm_need(ctx: Ctx) -> tuple[bool | None, str]:
+    """Whether NCCL's SHM transport keeps its buffers in /dev/shm (nccl_features cumem_host_shm): every release
+    before the row's does, and a later one does with NCCL_CUMEM_HOST_ENABLE=0 or a driver older than the row's CUDA;
+    otherwise they are cuMem host memory (False, with the words), unless that allocation fails in the container.
+    None: the NCCL version (or the node's driver) is unknown; the words are what a finding then assumes."""
+    row = ctx.matrix.need("nccl_features", feature="cumem_host_shm")
+    floor, cuda = row["nccl_min"], row["driver_cuda_min"]
+    off = ctx.setting("NCCL_CUMEM_HOST_ENABLE")
+    if off is not None and off.as_int() == 0:
+        return True, f"{off.label}: the SHM transport's buffers are /dev/shm segments"
+    newer = ctx.nccl_at_least("cumem_host_shm")
+    if newer is None:
+        return None, (
+            f"the job's NCCL is older than {floor}, or its driver supports a CUDA below {cuda}, so NCCL's SHM "
+            "transport keeps its buffers in /dev/shm (compat_matrix nccl_features cumem_host_shm)"
+        )
+    if not newer:
+        return True, f"NCCL {_nccl_v(ctx)} (before {floor}) keeps the SHM transport's buffers in /dev/shm"
+    driver_cuda = _driver_cuda(ctx)
+    if driver_cuda is None:
+        return None, (
+            f"the node's driver supports a CUDA below {cuda}, so NCCL {_nccl_v(ctx)} keeps its SHM transport's "
+            f"buffers in /dev/shm ({ctx.unknown_why('gpu.driver_version')})"
+        )
+    if ranges.at_least(driver_cuda, cuda) is False:
+        return True, f"NCCL {_nccl_v(ctx)} on a driver for CUDA {driver_cuda} keeps the SHM buffers in /dev/shm"
+    return False, (
+        f"NCCL {_nccl_v(ctx)} on a driver for CUDA {driver_cuda} (>= {cuda}) puts its SHM transport's buffers in "
+        "cuMem host memory, not /dev/shm, unless that allocation fails in the container (then it falls back to "
+        "/dev/shm); only its proxy's small ops pool is always there (compat_matrix nccl_features cumem_host_shm)"
+    )
+
+
+def _nccl_v(ctx: Ctx) -> str:
+    return ctx.nccl.version if ctx.nccl is not None and ctx.nccl.version else "(version unknown)"
+
+
+def _driver_cuda(ctx: Ctx) -> str | None:
+    """The CUDA version the node's driver supports: stated, or its branch's newest native CUDA (nvidia_driver_cuda)."""
+    gpu = ctx.node.gpu
+    if gpu.cuda_driver_version:
+        return gpu.cuda_driver_version
+    branch = ctx.driver_branch()
+    row = ctx.matrix.row("nvidia_driver_cuda", driver_branch=branch) if branch else None
+    return str(row["newest_cuda_native"]) if row and row.get("newest_cuda_native") else None
 
 
 def _env(ctx: Ctx) -> Iterator[Outcome]:
