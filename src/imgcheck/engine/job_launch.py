@@ -59,7 +59,7 @@ READS = {
     "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-MEMLOCK-TOO-LOW": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
     "JOB-NO-IPC-LOCK": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
-    "JOB-SHM-TOO-SMALL": (facts.NCCL, facts.setting("NCCL_SHM_DISABLE")),
+    "JOB-SHM-TOO-SMALL": (facts.NCCL,),
     "JOB-ENV-OVERRIDES-IMAGE": (facts.ANY_SETTING,),
     "JOB-ENV-SHADOWED-BY-IMAGE": (facts.ANY_SETTING,),
     "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
