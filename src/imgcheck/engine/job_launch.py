@@ -615,7 +615,7 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
     rule = "JOB-RANKS-EXCEED-GPUS"
     job = _job(ctx)
     ranks = job.ranks_per_node
-    if ctx.nccl is None or job.gpus == 0:
+    if ctx.nccl_present is not True or job.gpus == 0:
         return  # no NCCL in the image, or a container without GPUs: no NCCL rank to share one
     if job.ranks_follow_gpus:
         return  # one process per GPU the container sees (torchrun --nproc-per-node gpu): none share one
@@ -642,6 +642,8 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
         )
         return
     if gpus == 0 or ranks <= gpus:
+        if ctx.nccl is None:  # decided on the launch's counts: the NCCL version would not change it
+            yield decided(rule, f"{ranks} ranks per node on {gpus} GPUs: none shares one")
         return
     newer = ctx.nccl_at_least("multi_rank_gpu_opt_in")
     optin = ctx.setting("NCCL_MULTI_RANK_GPU_ENABLE")
@@ -670,7 +672,7 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
         ranks_how=job.ranks_setting or "the spec",
         gpus_how=gpus_how or "the spec",
         variant="opt-in" if newer else None,
-        nccl=ctx.nccl.version,
+        nccl=_nccl_v(ctx),
     )
 
 
