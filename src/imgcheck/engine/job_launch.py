@@ -38,6 +38,7 @@ NEEDS = {
         "memlock_reported_failing_kib",
         "docker_default_shm_mib",
         "containerd_default_shm_mib",
+        "crio_default_shm_mib",
         "shm_reported_failing_mib_per_rank",
     },
 }
@@ -82,7 +83,7 @@ _DEFAULT_SHM: dict[str | None, str] = {
 }
 _DEFAULT_SHM_WORDS: dict[str | None, str] = {
     RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-size / shm_size",
-    RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm",
+    RUNTIME_KUBERNETES: "containerd's and CRI-O's pod default; no Memory emptyDir is mounted on /dev/shm",
 }
 
 
@@ -428,6 +429,10 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
             return
         size = float(ctx.matrix.threshold(_DEFAULT_SHM[job.runtime]))
         size_words = _DEFAULT_SHM_WORDS[job.runtime]
+        if job.runtime == RUNTIME_KUBERNETES and float(ctx.matrix.threshold("crio_default_shm_mib")) != size:
+            # the spec does not say whether the node runs containerd or CRI-O: a default only while they agree
+            yield unknown(rule, f"{job.where}: containerd's and CRI-O's pod /dev/shm defaults differ; which runs here")
+            return
     if ranks is None:
         yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB; {ranks_words}")
         return
