@@ -593,10 +593,7 @@ def _socket_node_local(ctx: Ctx) -> Iterator[Outcome]:
     flagged = [o for o in outcomes if o[2]]
     if not flagged:
         unsure = sorted({u for o in outcomes for u in o[1].unsure})
-        # NCCL may take an interface the facts cannot judge: ask when its name says node-local, or when it is all
-        # NCCL could take (nothing else is chosen for sure, so the outcome rests on it)
-        none_sure = not any(o[1].chosen for o in outcomes)
-        if unsure and (none_sure or any(net_select.node_local_row(ctx.matrix, u.split(":", 1)[0]) for u in unsure)):
+        if unsure and any(net_select.node_local_row(ctx.matrix, u.split(":", 1)[0]) for u in unsure):
             yield unknown(rule, "NCCL may select " + "; ".join(unsure))
         elif value is None and any(len(o[1].chosen) > 1 for o in outcomes):
             names = ", ".join(i.name for i in max((o[1].chosen for o in outcomes), key=len))

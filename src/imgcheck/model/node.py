@@ -105,7 +105,7 @@ class GidEntry:
     def __post_init__(self) -> None:
         # a facts file (or a test) that gives the address but not its kind: the kind follows from the address
         if self.kind is None and self.gid:
-            from ..node.gid_kind import gid_kind
+            from .gid_address import gid_kind
 
             object.__setattr__(self, "kind", gid_kind(self.gid))
 
