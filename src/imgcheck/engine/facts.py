@@ -1,8 +1,10 @@
-"""The facts rules read, each in one of four states, with the question that decides it when it is unknown.
+"""The facts rules read, each in one of its states, with the question that decides it when it is unknown.
 
 A rule declares the facts it reads (engine/contract.py); the evaluator asks each fact's state here. Three
 states of a component are different answers, never one: ABSENT (looked, found none), PARTIAL (present, but a
 detail the rules use, such as its version, is unknown) and UNKNOWN (whether it is there at all is not known).
+A setting adds UNSET_BY_LAUNCH: the launch spec (given, its env all shown) does not set it and the image's Env is
+not read, so its value is the library's default unless the image sets it (engine/hypothesis.py decides on that).
 
 Each fact also says how to make it unknown (`blank`) and, for components, present-with-unknown-details
 (`vague`), so the property tests (tests/test_unknown_contract.py) can do it for every fact and every rule.
