@@ -202,3 +202,68 @@ def test_bare_metal_launch_sees_the_host_shm_and_network(matrix, roce):
     image = with_nccl(committed_facts("bookworm"), "2.21.5")
     result = evaluate(image, roce, matrix, job=job)
     assert "JOB-SHM-TOO-SMALL" not in {f.id for f in result.findings} | {u.rule for u in result.unknowns}
+
+
+# ---------- the NCCL gate: what the node rules out for every release is decided without the version ----------
+
+
+def _cond_node(name: str):
+    from imgcheck.model.node_io import load_node_facts
+
+    return load_node_facts(os.path.join(HERE, "fixtures", "conditional_nodes", name + ".json"))
+
+
+def test_peermem_missing_decides_when_the_node_rules_dmabuf_out_for_every_release(matrix):
+    """Kernel 5.10 cannot register dma-buf memory (ib_umem_dmabuf is 5.12), nvidia-peermem is not loaded: no NCCL
+    release has a GPUDirect path here, so the version is not asked."""
+    node = _cond_node("inbox-5.10-open-535-ib")
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")
+    known = [f for f in evaluate(image, node, matrix).findings if f.id == "GDR-PEERMEM-MISSING"]
+    vague = facts.NCCL.vague(image, node, None)[0]
+    result = evaluate(vague, node, matrix)
+    (f,) = [f for f in result.findings if f.id == "GDR-PEERMEM-MISSING"]
+    assert known and f.severity == known[0].severity and not f.assumes
+    assert "GDR-PEERMEM-MISSING" not in {u.rule for u in result.unknowns}
+
+
+def test_dmabuf_usable_asks_the_version_only_where_the_node_could_do_it(matrix):
+    from imgcheck.knowledge.gpudirect import dmabuf_usable
+
+    node = _cond_node("inbox-5.10-open-535-ib")
+    assert dmabuf_usable(matrix, node, None, None, (False, "kernel 5.10 < 5.12"))[0] is False
+    assert dmabuf_usable(matrix, node, None, None, (True, "the kernel registers dma-buf"))[0] is None
+    proprietary = dataclasses.replace(node, gpu=dataclasses.replace(node.gpu, kernel_module="proprietary"))
+    assert dmabuf_usable(matrix, proprietary, None, None, (True, "the kernel registers dma-buf"))[0] is False
+
+
+def test_an_efa_plugin_whose_loading_is_undecided_is_asked_about(matrix):
+    """A facts file naming the plugin file without saying whether NCCL loads it: never 'no plugin'."""
+    from imgcheck.model.image import NcclNetPlugin
+
+    node = dataclasses.replace(
+        _cond_node("inbox-5.10-open-535-ib"),
+        rdma=dataclasses.replace(
+            _cond_node("inbox-5.10-open-535-ib").rdma,
+            devices=(
+                dataclasses.replace(
+                    _cond_node("inbox-5.10-open-535-ib").rdma.devices[0], name="rdmap0s6", driver="efa"
+                ),
+            ),
+        ),
+    )
+    plugin = NcclNetPlugin(name="libnccl-net.so", path="/opt/amazon/ofi-nccl/lib/libnccl-net.so")
+    image = dataclasses.replace(with_nccl(committed_facts("bookworm"), "2.21.5"), nccl_net_plugins=(plugin,))
+    result = evaluate(image, node, matrix)
+    assert "EFA-NO-OFI-PLUGIN" not in {f.id for f in result.findings}
+    (u,) = [u for u in result.unknowns if u.rule == "EFA-NO-OFI-PLUGIN"]
+    assert "libnccl-net.so" in u.reason
+    loaded_no = dataclasses.replace(image, nccl_net_plugins=(dataclasses.replace(plugin, loaded=False),))
+    assert "EFA-NO-OFI-PLUGIN" in {f.id for f in evaluate(loaded_no, node, matrix).findings}
+
+
+def test_without_a_launch_a_finding_on_a_default_still_says_what_it_assumes(matrix, roce):
+    """No launch spec and the image's Env unread: nothing says the variable is unset, so the rule's finding on
+    NCCL's default is conditional on it (not an UNSET_BY_LAUNCH hypothesis: there is no launch to state it)."""
+    image = env_unread(with_nccl(committed_facts("bookworm"), "2.21.5"))
+    (f,) = [f for f in evaluate(image, roce, matrix).findings if f.id == LINK_LOCAL]
+    assert any(a.startswith(UNSET_WORDS) and "NCCL_IB_GID_INDEX" in a for a in f.assumes)
