@@ -154,6 +154,9 @@ def _gid_index_outcomes(ctx: Ctx) -> Iterator[Outcome]:
                 f"{label}: "
                 + (
                     f"only its first {port.gids_read} entries were read"
+                    if port.gids is not None and port.gids_read is not None
+                    else f"the entries in use are listed ({', '.join(str(g.index) for g in port.gids)}), but not "
+                    "the table's length or whether the list is all of it (gid_table_len, gids_read)"
                     if port.gids is not None
                     else ctx.unknown_why(f"rdma.devices.{name}.ports.{port.port}.gids")
                 )
