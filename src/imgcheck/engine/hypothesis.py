@@ -166,6 +166,10 @@ def conditional(
         assumption = _words_of(ctx, assumed, words)
         if conditional_found and u.rule not in made:
             made.add(u.rule)
+            if not key(assumed)[1]:
+                # settings not covered by the hypothesis (no launch to say them unset): what the finding still
+                # assumes of them is said, as for a finding of the real run
+                shown = [_unset_conditional(ctx, f, reads.get(f.id, ())) for f in shown]
             out_findings += [_conditional_finding(f, assumed, assumption) for f in shown]
         out_unknowns.append(_gated(u, assumed, still, assumption, conditional_found))
     return out_findings, out_unknowns
