@@ -98,7 +98,9 @@ def test_every_conditional_finding_fires_when_nccl_is_present_vague(matrix):
             assert found.severity in ("error", "warning") and found.assumes[0].startswith("the image ships NCCL")
             vague = evaluate(*_as_present(image, node_, job, found)[:2], matrix, job=job)
             checked += 1
-            if rule not in unconditional(vague):
+            # with NCCL really there (version unknown) the rule says the same without assuming its presence; it may
+            # still assume what the vague copy leaves open (the version range its mechanism holds for)
+            if rule not in {f.id for f in vague.findings if NCCL not in f.assumed_facts}:
                 wrong.append(f"{name}: {rule}")
     assert wrong == []
     assert checked > 0  # the bases do produce conditional findings
@@ -266,7 +268,9 @@ def test_every_format_shows_the_condition(unread_report):
     assert "only if the image ships NCCL (not read:" in table
     assert table.count(f"? {facts.NCCL.question} decides") == 1  # the presence question once, not per rule
     md = render(unread_report, "markdown")
-    assert "**Conditional:** only if the image ships NCCL" in md and "0 errors, 1 warning, 1 conditional" in md
+    assert (
+        "**Conditional:** only if the image ships NCCL" in md and "0 errors, 1 warning, 2 conditional" in md
+    )  # + GDR-PEERMEM-MISSING: DMA-BUF is out for every NCCL on kernel 5.10
     doc = json.loads(render(unread_report, "json"))
     assert doc["schema_version"] == 5
     found = next(f for f in doc["findings"] if f["id"] == "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE")

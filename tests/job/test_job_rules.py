@@ -122,10 +122,14 @@ def test_kubernetes_rdma_pod_without_ipc_lock_warns_unless_node_jobs_are_unlimit
 
 
 # ---- /dev/shm ----
-def test_mpijob_workers_get_containerds_64mib_for_8_ranks():
+def test_mpijob_workers_get_the_pod_default_64mib_for_8_ranks():
     worker = spec("mpijob.yaml")[1]
     (f,) = found(run(worker), "JOB-SHM-TOO-SMALL")
-    assert f.severity == "error" and "64 MiB for 8 ranks" in f.title and "containerd's pod default" in f.mechanism
+    assert (
+        f.severity == "error"
+        and "64 MiB for 8 ranks" in f.title
+        and "containerd's and CRI-O's pod default" in f.mechanism
+    )
 
 
 def test_shm_sized_by_the_spec_or_host_ipc_or_disabled_passes():

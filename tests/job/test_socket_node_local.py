@@ -152,3 +152,20 @@ def test_a_slash_32_without_a_connected_route_makes_addresses_unknown_not_absent
     assert "no connected route" in node.unknown["net_interfaces.ipv4"]
     (f,), _ = judge(node, job=pod(NCCL_SOCKET_IFNAME="^lo,docker,veth,eni"))
     assert "pod-id-link0" in f.title and "169.254.170.23" in f.title
+
+
+def test_ipv4_alone_decides_when_ipv6_was_not_read():
+    """A facts file giving only IPv4 addresses: NCCL keeps each interface's first address and getifaddrs lists IPv4
+    first (src/misc/socket.cc findInterfaces), so an IPv4 link-local (169.254/16) interface NCCL's default order
+    takes is judged without its IPv6 addresses; one with a routable IPv4 address is fine."""
+    node = dataclasses.replace(
+        probe(ROCE_ROOT),
+        net_interfaces=(
+            NetInterface("lo", "unknown", ("127.0.0.1/8",), None),
+            NetInterface("enx0a1b2c3d4e5f", "up", ("169.254.3.1/24",), None),
+            NetInterface("enp5s0", "up", ("10.1.2.11/24",), None),
+        ),
+    )
+    (f,), _ = judge(node)
+    assert "enx0a1b2c3d4e5f" in f.title and "169.254.3.1" in f.title and "link-local" in f.title
+    assert judge(node, job=pod(NCCL_SOCKET_IFNAME="enp5s0")) == ([], [])

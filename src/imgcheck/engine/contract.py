@@ -91,7 +91,7 @@ def _state(ctx: Ctx, fact: Fact, states: dict[str, State]) -> State:
     return states[fact.name]
 
 
-UNDECIDED = (State.UNKNOWN, State.PARTIAL)
+UNDECIDED = (State.UNKNOWN, State.PARTIAL, State.UNSET_BY_LAUNCH)
 
 
 def undecided_reason(
@@ -108,6 +108,8 @@ def undecided_reason(
             detail = f"{fact.name}: {why}" if why else f"{fact.name} is unknown"
         elif state is State.PARTIAL:
             detail = f"{fact.name}: present, but its details are unknown"
+        elif state is State.UNSET_BY_LAUNCH:
+            detail = f"{fact.name}: {fact.why(ctx)}"
         else:
             continue
         names.append(fact.name)

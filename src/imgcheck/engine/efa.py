@@ -30,18 +30,31 @@ def _efa_devices(ctx: Ctx) -> list[str]:
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
     devices = _efa_devices(ctx)
-    if not devices or ctx.nccl is None:
+    if not devices or ctx.nccl_present is not True:
         return
-    nccl = ctx.nccl.version
+    # NCCL reaches EFA only through a net plugin in every release: the plugin rules need its presence, not its
+    # version; the sync-memops issue is a version range (asked by the engine when the version is unknown)
+    nccl = ctx.nccl.version if ctx.nccl is not None else None
     device_ev = ctx.node_ev("rdma.devices.driver", f"efa ({', '.join(devices)})")
     plugins_unknown = ctx.image_unknown("nccl_net_plugins")
     loaded = next((p for p in ctx.image.nccl_net_plugins if p.loaded), None)
+    undecided = [p for p in ctx.image.nccl_net_plugins if p.loaded is None]
+    if plugins_unknown is None and loaded is None and undecided:
+        # a plugin file whose loading was not decided (a facts file without `loaded`, no libnccl to resolve it
+        # against) may well be the one NCCL opens: ask, never report it missing
+        yield unknown(
+            "EFA-NO-OFI-PLUGIN",
+            f"whether NCCL loads the net plugin {undecided[0].path} is not known "
+            "(NCCL opens libnccl-net.so, or the file NCCL_NET_PLUGIN names, through the dynamic loader)",
+        )
+        return
     if plugins_unknown is None and loaded is None:
         yield _no_plugin(ctx, nccl, device_ev)
         return
     if loaded is not None:
         yield from _libfabric_too_old(ctx, loaded, device_ev)
-    yield from _sync_memops(ctx, nccl, device_ev)
+    if nccl is not None:
+        yield from _sync_memops(ctx, nccl, device_ev)
 
 
 def _no_plugin(ctx: Ctx, nccl: str | None, device_ev: Evidence) -> Finding:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -68,6 +69,19 @@ def finding(
         evidence=tuple(evidence),
         fixes=tuple(f for f in (_fill(x, params) for x in row.get("fixes", ())) if f),
         sources=tuple(row.get("sources", ())),
+    )
+
+
+def assuming(found: Finding, words: str | None, fact: str) -> Finding:
+    """The finding, conditional on `words` (a version range its mechanism holds for, from the matrix) when the
+    fact that would decide it is not known: it is reported as conditional, never counted in the verdict."""
+    if words is None:
+        return found
+    return dataclasses.replace(
+        found,
+        mechanism=f"If {words}: {found.mechanism}",
+        assumes=(*found.assumes, words),
+        assumed_facts=(*found.assumed_facts, fact),
     )
 
 

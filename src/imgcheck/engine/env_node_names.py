@@ -14,15 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
+from ..knowledge import nccl as nccl_k
 from ..knowledge import net_select
 from ..knowledge.nccl_gid import AF_INET, AF_INET6, nccl_choice
 from ..knowledge.settings import Setting
 from ..model.location import Location
 from ..model.node import GID_GLOBAL, GID_IPV4_MAPPED, GID_LINK_LOCAL, NetInterface, RdmaPort
-from ..model.report import Evidence
+from ..model.report import Evidence, Finding
 from . import facts
 from .context import Ctx
-from .emit import Outcome, decided, finding, unknown
+from .emit import Outcome, assuming, decided, finding, unknown
 
 RULES = (
     "ENV-NCCL-IB-GID-INDEX-NO-GID",
@@ -35,6 +36,8 @@ RULES = (
 )
 NEEDS = {"nccl_features": {"roce_gid_auto"}}
 SOCKET_LOCAL = "ENV-NCCL-SOCKET-NODE-LOCAL"
+GID_INDEX = "NCCL_IB_GID_INDEX"
+GID_RULES = ("ENV-NCCL-IB-GID-INDEX-NO-GID", "ENV-NCCL-IB-GID-INDEX-ROCE-V1", "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL")
 GLOO_LOOPBACK = "ENV-GLOO-HOSTNAME-LOOPBACK"
 ROCE_V2 = "RoCE v2"
 ROCE_VERSION_DEFAULT = 2  # NCCL_PARAM(IbRoceVersionNum, "IB_ROCE_VERSION_NUM", 2): NCCL's default, not a version
@@ -55,8 +58,10 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         return
     yield from _socket_ifname(ctx)
     yield from _socket_node_local(ctx)
-    # the GID index NCCL uses depends on its version (a copy whose version is unknown: the engine asks)
-    if ctx.nccl is not None and ctx.node_has_rdma is not False and ctx.ib_disabled_by is None:
+    # the GID index NCCL uses when none is pinned depends on its version (a copy whose version is unknown: the
+    # engine asks); a pinned index >= 0 is the sgid_index every release that reads NCCL_IB_GID_INDEX uses as is,
+    # so it is judged without the version, conditional on the releases that read it (nccl_params)
+    if ctx.node_has_rdma is not False and ctx.ib_disabled_by is None and (ctx.nccl is not None or _pinned_gid(ctx)):
         yield from _gid_index(ctx)
 
 
@@ -83,10 +88,30 @@ def _roce_ports(ctx: Ctx) -> tuple[list[tuple[str, RdmaPort]], list[str]]:
     return ports, unsure
 
 
+def _pinned_gid(ctx: Ctx) -> bool:
+    """NCCL_IB_GID_INDEX is set to an index >= 0 (strtoll's reading)."""
+    s = ctx.setting(GID_INDEX)
+    value = s.as_int() if s is not None else None
+    return value is not None and value >= 0
+
+
 def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
-    nccl = ctx.nccl
-    assert nccl is not None  # check() returns without NCCL
-    s = ctx.setting("NCCL_IB_GID_INDEX")
+    spoke = set()
+    for item in _gid_index_outcomes(ctx):
+        if isinstance(item, Finding) and ctx.nccl is None:
+            # the version is unknown, the index pinned: the finding holds for every release that reads the setting
+            item = assuming(item, nccl_k.param_reach(ctx.matrix, GID_INDEX), "image.nccl.version")
+        spoke.add(item.id if isinstance(item, Finding) else item.rule)
+        yield item
+    if ctx.nccl is None:  # pinned: the version would not change what the table says
+        for rule in GID_RULES:
+            if rule not in spoke:
+                yield decided(rule, f"{GID_INDEX} is pinned; every release that reads it uses that entry as is")
+
+
+def _gid_index_outcomes(ctx: Ctx) -> Iterator[Outcome]:
+    version = ctx.nccl.version if ctx.nccl is not None else None
+    s = ctx.setting(GID_INDEX)
     explicit = s.as_int() if s is not None else None
     auto = ctx.nccl_at_least("roce_gid_auto")
     # before 2.21.5 NCCL's default (and its fallback for an unparsable value) is entry 0
@@ -94,7 +119,7 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
     if explicit is None and auto is None:
         yield unknown(
             "ENV-NCCL-IB-GID-INDEX-NO-GID",
-            f"whether NCCL {nccl.version or '(version unknown)'} picks the RoCE GID itself or uses entry 0: "
+            f"whether NCCL {version or '(version unknown)'} picks the RoCE GID itself or uses entry 0: "
             + ctx.nccl_unknown_reason("roce_gid_auto"),
             facts=("image.nccl",),
         )
@@ -103,7 +128,7 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
         if auto:  # -1, or unset / unparsable: NCCL's own choice, judged from the table
             yield from _auto_choice(ctx)
         return
-    said = s.label if s is not None and explicit is not None else f"NCCL {nccl.version}'s default GID index 0"
+    said = s.label if s is not None and explicit is not None else f"NCCL {version}'s default GID index 0"
     if not ctx.node.rdma.devices:
         yield unknown("ENV-NCCL-IB-GID-INDEX-NO-GID", f"{said} is used; " + ctx.unknown_why("rdma.devices"))
         return
@@ -129,6 +154,9 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
                 f"{label}: "
                 + (
                     f"only its first {port.gids_read} entries were read"
+                    if port.gids is not None and port.gids_read is not None
+                    else f"the entries in use are listed ({', '.join(str(g.index) for g in port.gids)}), but not "
+                    "the table's length or whether the list is all of it (gid_table_len, gids_read)"
                     if port.gids is not None
                     else ctx.unknown_why(f"rdma.devices.{name}.ports.{port.port}.gids")
                 )
@@ -140,7 +168,7 @@ def _gid_index(ctx: Ctx) -> Iterator[Outcome]:
     table = ctx.node_ev("rdma.devices.ports.gids", "; ".join(_table_words(n, p) for n, p in ports))
     evidence = [s.evidence, table] if s is not None and explicit is not None else [*ctx.nccl_evidence(), table]
     variant = "default" if explicit is None else "auto" if auto else "pin"
-    words = dict(setting=said, index=index, v2=_v2_words(ports), nccl=nccl.version)
+    words = dict(setting=said, index=index, v2=_v2_words(ports), nccl=version or "(version unknown)")
     if missing:
         yield finding(
             ctx.matrix, "ENV-NCCL-IB-GID-INDEX-NO-GID", evidence, variant=variant, ports=", ".join(missing), **words
@@ -656,6 +684,10 @@ def _socket_node_local(ctx: Ctx) -> Iterator[Outcome]:
 
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
+_GID_SETTINGS = facts.each_setting(GID_INDEX, "NCCL_IB_HCA")
+# NCCL's own GID choice (unset / -1) reads these too (ncclIbGetGidIndex)
+_GID_CHOICE = facts.each_setting("NCCL_IB_ADDR_FAMILY", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_RANGE")
+_SOCKET_SETTINGS = facts.each_setting("NCCL_SOCKET_IFNAME", "NCCL_COMM_ID", "NCCL_SOCKET_FAMILY")
 REQUIRES = {
     "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
     "ENV-NCCL-IB-GID-INDEX-ROCE-V1": (facts.NCCL, facts.NODE_RDMA),
@@ -665,16 +697,15 @@ REQUIRES = {
     SOCKET_LOCAL: (facts.NCCL,),
     GLOO_LOOPBACK: (),
 }
+# The settings each rule reasons on when they are unset (NCCL's or Gloo's default) are declared one by one: with the
+# launch given and the image's Env not read they are UNSET_BY_LAUNCH, and the rule decides under "the image does
+# not set them" (engine/hypothesis.py)
 READS = {
-    "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA),
-    "ENV-NCCL-IB-GID-INDEX-ROCE-V1": (facts.NCCL, facts.NODE_RDMA),
+    "ENV-NCCL-IB-GID-INDEX-NO-GID": (facts.NCCL, facts.NODE_RDMA, *_GID_SETTINGS),
+    "ENV-NCCL-IB-GID-INDEX-ROCE-V1": (facts.NCCL, facts.NODE_RDMA, *_GID_SETTINGS),
     "ENV-NCCL-SOCKET-IFNAME-NO-INTERFACE": (facts.NCCL, facts.setting("NCCL_SOCKET_IFNAME")),
-    "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA),
+    "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA, *_GID_SETTINGS, *_GID_CHOICE),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
-    SOCKET_LOCAL: (
-        facts.NCCL,
-        facts.setting("NCCL_SOCKET_IFNAME", "NCCL_COMM_ID", "NCCL_SOCKET_FAMILY"),
-        facts.NET_INTERFACES,
-    ),
+    SOCKET_LOCAL: (facts.NCCL, *_SOCKET_SETTINGS, facts.NET_INTERFACES),
     GLOO_LOOPBACK: (facts.setting("GLOO_SOCKET_IFNAME"),),
 }

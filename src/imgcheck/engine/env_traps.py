@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..knowledge import nccl as nccl_k
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding
+from .emit import Outcome, assuming, finding
 
 RULES = ("ENV-NCCL-IB-RETRY-CNT", "ENV-NCCL-IB-TIMEOUT", "ENV-DISABLES-IB", "ENV-DISABLES-GDR", "ENV-DISABLES-DMABUF")
 NEEDS = {
@@ -92,8 +93,10 @@ def _disables(ctx: Ctx) -> Iterator[Outcome]:
             setting=off.label,
         )
         return  # with IB off, GDR and DMA-BUF settings are moot
-    if ctx.lib is None or ctx.nccl is None or not ctx.node_has_rdma:
+    if ctx.lib is None or ctx.nccl_present is not True or not ctx.node_has_rdma:
         return
+    # NCCL there with its version unknown: what the node shows decides where it can (a GDR path that exists for
+    # every release), the rest asks the version (dmabuf_usable, peermem_visible and nccl_at_least say None)
     gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
     if gdr is not None and gdr.value.strip().upper() in ("LOC", "0"):
         paths = []
@@ -102,13 +105,15 @@ def _disables(ctx: Ctx) -> Iterator[Outcome]:
         if ctx.peermem_visible[0]:
             paths.append("nvidia-peermem")
         if paths:
-            yield finding(
+            found = finding(
                 ctx.matrix,
                 "ENV-DISABLES-GDR",
                 [gdr.evidence] + ctx.nccl_evidence(),
                 setting=gdr.label,
                 gdr_path=" and ".join(paths),
             )
+            reach = nccl_k.param_reach(ctx.matrix, gdr.name) if ctx.nccl is None else None
+            yield assuming(found, reach, "image.nccl.version")
     dmabuf = ctx.setting("NCCL_DMABUF_ENABLE")
     if dmabuf is not None and dmabuf.as_int() == 0 and ctx.nccl_at_least("dmabuf"):
         visible, why_not = ctx.peermem_visible

@@ -1,8 +1,10 @@
-"""The facts rules read, each in one of four states, with the question that decides it when it is unknown.
+"""The facts rules read, each in one of its states, with the question that decides it when it is unknown.
 
 A rule declares the facts it reads (engine/contract.py); the evaluator asks each fact's state here. Three
 states of a component are different answers, never one: ABSENT (looked, found none), PARTIAL (present, but a
 detail the rules use, such as its version, is unknown) and UNKNOWN (whether it is there at all is not known).
+A setting adds UNSET_BY_LAUNCH: the launch spec (given, its env all shown) does not set it and the image's Env is
+not read, so its value is the library's default unless the image sets it (engine/hypothesis.py decides on that).
 
 Each fact also says how to make it unknown (`blank`) and, for components, present-with-unknown-details
 (`vague`), so the property tests (tests/test_unknown_contract.py) can do it for every fact and every rule.
@@ -30,6 +32,10 @@ class State(Enum):
     PARTIAL = "present, details unknown"  # e.g. a log proves NCCL ran, its version is not known
     ABSENT = "absent"  # looked and found none
     UNKNOWN = "unknown"  # not known whether it is there
+    # a setting the launch spec (given, with all its env shown) does not set while the image's Env is not read: its
+    # value is the library's default unless the image sets it, so rules decide under "the image does not set it"
+    # (a conditional finding, engine/hypothesis.py), never read as set and never as plainly unknown
+    UNSET_BY_LAUNCH = "not set by the launch; whether the image sets it is unknown"
 
 
 Facts = tuple[ImageFacts, NodeFacts, "JobFacts | None"]
@@ -50,6 +56,10 @@ class Fact:
     present: Change | None = None
     assume: str = ""
     hints: tuple[str, ...] = ()
+    # For a setting fact: the names it covers, when the engine may decide it under "the image does not set them"
+    # (State.UNSET_BY_LAUNCH; engine/hypothesis.py applies IMAGE_SETS_NONE). Empty: no such hypothesis (the
+    # prefix facts of the Env lints: "the image sets no NCCL_* variable at all" is not a default anybody reasons on).
+    unset_names: tuple[str, ...] = ()
 
     def unknown_words(self, ctx: Ctx) -> str:
         why = self.why(ctx)
@@ -440,28 +450,69 @@ SETTINGS_QUESTION = "Which settings does the job see (the image's Env, /etc/nccl
 
 def setting(*names: str) -> Fact:
     """Whether the process sees any of these settings (job env, image Env, /etc/nccl.conf): KNOWN when one is
-    set, ABSENT when none is, UNKNOWN when none is and the image's Env is unknown."""
-    return _setting_fact("setting." + "|".join(names), lambda name: name in names)
+    set, ABSENT when none is, UNSET_BY_LAUNCH when none is, the launch spec (given, its env complete) sets none
+    and the image's Env is unknown, UNKNOWN otherwise (no launch given, or a launch whose env is not all shown)."""
+    return _setting_fact("setting." + "|".join(names), lambda name: name in names, names)
+
+
+def each_setting(*names: str) -> tuple[Fact, ...]:
+    """One setting fact per name: a rule that reasons on each one's default (unset) declares them so, and a launch
+    setting one of them leaves the others' states their own."""
+    return tuple(setting(n) for n in names)
 
 
 def setting_prefix(prefix: str) -> Fact:
     """The same for any setting whose name starts with `prefix` (the Env lints read them all)."""
-    return _setting_fact(f"setting.{prefix}*", lambda name: name.startswith(prefix))
+    return _setting_fact(f"setting.{prefix}*", lambda name: name.startswith(prefix), ())
 
 
-def _setting_fact(fact: str, selects: Callable[[str], bool]) -> Fact:
-    def state(ctx: Ctx) -> State:
-        seen = set(ctx.image.env) | set(ctx.image.nccl_conf) | ({v.name for v in ctx.job.env} if ctx.job else set())
-        if any(selects(n) and ctx.setting(n) is not None for n in seen):
-            return State.KNOWN
-        return State.UNKNOWN if ctx.image.unknown_reason("env") else State.ABSENT
+def launch_leaves_unset(ctx: Ctx, names: tuple[str, ...]) -> bool:
+    """The launch spec is given, shows all the env it sets (no envFrom / --env-file / shell array adding more) and
+    sets none of `names`, not even with a value it does not show (from the host, a secret)."""
+    job = ctx.job
+    if job is None or job.env_incomplete:
+        return False
+    return not any(v.name in names for v in job.env)
 
+
+def _setting_state(ctx: Ctx, selects: Callable[[str], bool], names: tuple[str, ...]) -> State:
+    seen = set(ctx.image.env) | set(ctx.image.nccl_conf) | ({v.name for v in ctx.job.env} if ctx.job else set())
+    if any(selects(n) and ctx.setting(n) is not None for n in seen):
+        # a prefix (the Env lints: every NCCL_* variable) is known whole only with the image's Env read: the launch
+        # setting some of them leaves the others the image may set unknown
+        return State.PARTIAL if not names and ctx.image.unknown_reason("env") else State.KNOWN
+    if not ctx.image.unknown_reason("env"):
+        return State.ABSENT
+    return State.UNSET_BY_LAUNCH if names and launch_leaves_unset(ctx, names) else State.UNKNOWN
+
+
+def _setting_why(ctx: Ctx, names: tuple[str, ...]) -> str | None:
+    unread = ctx.image.unknown_reason("env")
+    if unread and names and ctx.job is not None and launch_leaves_unset(ctx, names):
+        return f"{ctx.job.where} does not set it; the image's Env is not read ({unread})"
+    return unread
+
+
+def _setting_fact(fact: str, selects: Callable[[str], bool], names: tuple[str, ...]) -> Fact:
     def blank(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
         env = {k: v for k, v in i.env.items() if not selects(k)}
         conf = {k: v for k, v in i.nccl_conf.items() if not selects(k)}
         return _image_unknown(i, "env", env=env, nccl_conf=conf), n, j
 
-    return Fact(fact, SETTINGS_QUESTION, state, lambda ctx: ctx.image.unknown_reason("env"), blank=blank)
+    return Fact(
+        fact,
+        SETTINGS_QUESTION,
+        lambda ctx: _setting_state(ctx, selects, names),
+        lambda ctx: _setting_why(ctx, names),
+        blank=blank,
+        unset_names=tuple(names),
+    )
+
+
+def image_sets_none(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
+    """The hypothesis behind UNSET_BY_LAUNCH: the image's Env is read and sets nothing beyond what is known of it,
+    so the settings the launch leaves unset have the libraries' defaults (engine/hypothesis.py)."""
+    return dataclasses.replace(i, unknown={k: v for k, v in i.unknown.items() if k != "env"}), n, j
 
 
 # Every variable the process gets (the image's Env, /etc/nccl.conf, the launch's env), whatever its name: what the

@@ -49,9 +49,7 @@ def host_staging_chosen(ctx: Ctx) -> bool:
 
 
 def _gdr_checks_words(ctx: Ctx) -> str:
-    nccl = ctx.nccl
-    assert nccl is not None  # only _peermem asks, which over_rdma runs with NCCL
-    return gpudirect.nccl_gdr_checks_words(ctx.matrix, nccl.version)
+    return gpudirect.nccl_gdr_checks_words(ctx.matrix, ctx.nccl.version if ctx.nccl else None)
 
 
 def _peermem_evidence(ctx: Ctx) -> list[Evidence]:
@@ -82,10 +80,11 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _cumem(ctx)
 
 
-@over_rdma("GDR-PEERMEM-MISSING")
+@over_rdma("GDR-PEERMEM-MISSING", need_version=False)
 def _peermem(ctx: Ctx, rule: str) -> Iterator[Outcome]:
-    nccl = ctx.nccl
-    assert nccl is not None  # over_rdma runs the rule only with NCCL
+    # NCCL present with its version unknown: every release needs a peer-memory module for GPUDirect RDMA when
+    # DMA-BUF is out, and the node side can rule DMA-BUF out for all of them (gpudirect.dmabuf_usable asks the
+    # version only where it matters)
     if host_staging_chosen(ctx):
         return  # NCCL_NET_GDR_LEVEL=LOC: host staging is chosen on purpose, no GPUDirect path is wanted
     dmabuf, dmabuf_why = ctx.dmabuf_usable

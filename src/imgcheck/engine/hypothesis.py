@@ -14,6 +14,14 @@ the contract tests exercise), one run per distinct set of assumed components, an
   the hypothesis still asks (the one that decides the mechanism), so a report asks each question once.
 
 A component known ABSENT is never hypothesised: absent stays absent.
+
+Settings work the same way. A variable the launch spec (given, its env all shown) does not set while the image's
+Env is not read is State.UNSET_BY_LAUNCH: its value is the library's default unless the image sets it. A rule
+undecided on it is evaluated under "the image sets none of them" (facts.image_sets_none) and its finding is
+conditional on that ("the image does not set NCCL_SOCKET_IFNAME ..."); with the image's Env read and not setting
+it the fact is ABSENT and the rule decides outright. A finding a rule gives while a setting it declares is
+UNSET_BY_LAUNCH or UNKNOWN (it read "unset" where it could not know) is made conditional the same way
+(_unset_conditional), so no finding claims a default the facts do not show.
 """
 
 from __future__ import annotations
@@ -64,11 +72,38 @@ def _rule_reads(families: tuple[ModuleType, ...]) -> dict[str, tuple[Fact, ...]]
     return out
 
 
-def _hypothesis(image: ImageFacts, node: NodeFacts, job: JobFacts | None, assumed: tuple[Fact, ...]) -> facts.Facts:
+def _hypothesis(
+    image: ImageFacts, node: NodeFacts, job: JobFacts | None, assumed: tuple[Fact, ...], unset: bool
+) -> facts.Facts:
     for fact in assumed:
         assert fact.present is not None
         image, node, job = fact.present(image, node, job)
-    return image, node, job
+    return facts.image_sets_none(image, node, job) if unset else (image, node, job)
+
+
+def unset_settings(ctx: Ctx, reads: tuple[Fact, ...]) -> tuple[Fact, ...]:
+    """The setting facts a rule reads that the launch leaves unset while the image's Env is not read."""
+    return tuple(f for f in reads if f.unset_names and f.state(ctx) is State.UNSET_BY_LAUNCH)
+
+
+def unset_words(ctx: Ctx, settings: tuple[Fact, ...]) -> str:
+    """'the image does not set NCCL_SOCKET_IFNAME (its Env is not read: <why>; <launch> does not set it either),
+    so the library's default applies'."""
+    names = list(dict.fromkeys(n for f in settings for n in f.unset_names))
+    shown = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+    job = ctx.job
+    launch = f"; {job.where} does not set {'them' if len(names) > 1 else 'it'} either" if job is not None else ""
+    unread = ctx.image.unknown_reason("env") or "not read"
+    return f"the image does not set {shown} (its Env is not read: {unread}{launch}), so " + (
+        "their defaults apply" if len(names) > 1 else "its default applies"
+    )
+
+
+def _words_of(ctx: Ctx, assumed: tuple[Fact, ...], words: dict[str, str]) -> tuple[str, ...]:
+    """The words of each assumption: one per component, one for all the settings assumed unset."""
+    settings = tuple(f for f in assumed if f.unset_names)
+    out = [words[f.name] for f in assumed if not f.unset_names]
+    return (*out, unset_words(ctx, settings)) if settings else tuple(out)
 
 
 def conditional(
@@ -84,32 +119,41 @@ def conditional(
     """The findings and unknowns of one evaluation with the presence hypothesis applied (see the module doc)."""
     ctx = Ctx(image, node, matrix, job)
     components = unknown_components(ctx)
-    if not components or not unknowns:
-        return findings, unknowns
     reads = _rule_reads(families)
+    findings = [_unset_conditional(ctx, f, reads.get(f.id, ())) for f in findings]
+    unset = {rule: unset_settings(ctx, facts_read) for rule, facts_read in reads.items()} if job is not None else {}
+    if not unknowns or not (components or any(unset.values())):
+        return findings, unknowns
     decided = {f.id for f in findings}
 
     def assumed_for(rule: str) -> tuple[Fact, ...]:
         # only what the rule declares it reads, so a finding never rests on a component it does not name;
-        # a rule that declares none of them is evaluated with all assumed (and names them all)
-        return tuple(f for f in components if f in reads.get(rule, ())) or components
+        # a rule that declares none of them is evaluated with all assumed (and names them all); then the settings
+        # the launch leaves unset and the image may set (UNSET_BY_LAUNCH): "the image does not set them"
+        settings = unset.get(rule, ())
+        declared = tuple(f for f in components if f in reads.get(rule, ()))
+        return (declared or (() if settings else components)) + settings
+
+    def key(assumed: tuple[Fact, ...]) -> tuple[tuple[Fact, ...], bool]:
+        # the settings hypothesis is one change whatever names it covers (the image's Env read, setting nothing)
+        return tuple(f for f in assumed if not f.unset_names), any(f.unset_names for f in assumed)
 
     # one evaluation per distinct set of assumed components (a handful: subsets of the unknown components)
-    outcomes: dict[tuple[Fact, ...], tuple[list[Finding], list[Unknown]]] = {}
+    outcomes: dict[tuple[tuple[Fact, ...], bool], tuple[list[Finding], list[Unknown]]] = {}
     for u in unknowns:
-        key = assumed_for(u.rule)
-        if u.rule not in decided and key not in outcomes:
-            outcomes[key] = run(*_hypothesis(image, node, job, key))
+        k = key(assumed_for(u.rule))
+        if u.rule not in decided and k not in outcomes and (k[0] or k[1]):
+            outcomes[k] = run(*_hypothesis(image, node, job, *k))
     words = {f.name: assumption_words(ctx, f) for f in components}
     out_findings = list(findings)
     out_unknowns: list[Unknown] = []
     made: set[str] = set()  # rules given their conditional findings (a rule may have several unknowns)
     for u in unknowns:
-        if u.rule in decided:
+        assumed = assumed_for(u.rule)
+        if u.rule in decided or key(assumed) not in outcomes:
             out_unknowns.append(u)
             continue
-        assumed = assumed_for(u.rule)
-        hyp_findings, hyp_unknowns = outcomes[assumed]
+        hyp_findings, hyp_unknowns = outcomes[key(assumed)]
         found = [f for f in hyp_findings if f.id == u.rule]
         still = [h for h in hyp_unknowns if h.rule == u.rule]
         if found == [] and still and all(h.reason == u.reason for h in still):
@@ -119,11 +163,31 @@ def conditional(
         # the rule decided on the vague component as it would on a real one (the contract tests hold it to that):
         # a fact it needs and lacks makes it ask under the hypothesis too, so no finding rests on an unknown fact
         conditional_found = bool(shown)
+        assumption = _words_of(ctx, assumed, words)
         if conditional_found and u.rule not in made:
             made.add(u.rule)
-            out_findings += [_conditional_finding(f, assumed, words) for f in shown]
-        out_unknowns.append(_gated(u, assumed, still, words, conditional_found))
+            if not key(assumed)[1]:
+                # settings not covered by the hypothesis (no launch to say them unset): what the finding still
+                # assumes of them is said, as for a finding of the real run
+                shown = [_unset_conditional(ctx, f, reads.get(f.id, ())) for f in shown]
+            out_findings += [_conditional_finding(f, assumed, assumption) for f in shown]
+        out_unknowns.append(_gated(u, assumed, still, assumption, conditional_found))
     return out_findings, out_unknowns
+
+
+def _unset_conditional(ctx: Ctx, found: Finding, facts_read: tuple[Fact, ...]) -> Finding:
+    """A finding a rule gave while a setting it reads was not known to be set or unset (the image's Env not read):
+    it rests on the setting being unset (ctx.setting gave nothing), so it holds only if the image does not set it."""
+    settings = tuple(f for f in facts_read if f.unset_names and f.state(ctx) in (State.UNSET_BY_LAUNCH, State.UNKNOWN))
+    if not settings or found.severity not in CONDITIONAL_SEVERITIES:
+        return found
+    words = unset_words(ctx, settings)
+    return dataclasses.replace(
+        found,
+        mechanism=f"If {words}: {found.mechanism}",
+        assumes=(*found.assumes, words),
+        assumed_facts=(*found.assumed_facts, *(f.name for f in settings)),
+    )
 
 
 def _segments(reason: str, all_questions: tuple[str, ...], kept: list[str]) -> str:
@@ -140,19 +204,19 @@ def _segments(reason: str, all_questions: tuple[str, ...], kept: list[str]) -> s
     return "; ".join(parts) or reason
 
 
-def _conditional_finding(found: Finding, assumed: tuple[Fact, ...], words: dict[str, str]) -> Finding:
-    condition = "; ".join(words[f.name] for f in assumed)
+def _conditional_finding(found: Finding, assumed: tuple[Fact, ...], words: tuple[str, ...]) -> Finding:
+    # a finding already conditional under the hypothesis (a version range its rule assumes) keeps that too
     return dataclasses.replace(
         found,
-        mechanism=f"If {condition}: {found.mechanism}",
-        assumes=tuple(words[f.name] for f in assumed),
-        assumed_facts=tuple(f.name for f in assumed),
+        mechanism=f"If {'; '.join(words)}: {found.mechanism}",
+        assumes=(*words, *found.assumes),
+        assumed_facts=tuple(dict.fromkeys((*(f.name for f in assumed), *found.assumed_facts))),
     )
 
 
-def _gated(u: Unknown, assumed: tuple[Fact, ...], still: list[Unknown], words: dict[str, str], found: bool) -> Unknown:
+def _gated(u: Unknown, assumed: tuple[Fact, ...], still: list[Unknown], words: tuple[str, ...], found: bool) -> Unknown:
     """The rule's unknown asking the presence question first, then what the hypothesis still asks."""
-    questions = [f.question for f in assumed]
+    questions = list(dict.fromkeys(f.question for f in assumed))
     names = [f.name for f in assumed]
     further: list[str] = []
     for h in still:
@@ -167,7 +231,7 @@ def _gated(u: Unknown, assumed: tuple[Fact, ...], still: list[Unknown], words: d
         questions += [q for q in asked if q not in questions]
         names += [n for n in h.facts if n not in names]
         further.append(_segments(h.reason.removeprefix(NOT_DECIDED), h.questions, asked))
-    presence = "; ".join(words[f.name] for f in assumed)
+    presence = "; ".join(words)
     reason = f"{NOT_DECIDED}whether {presence}"
     if found:
         reason += "; if so, the conditional finding of this rule holds"

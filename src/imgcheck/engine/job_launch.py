@@ -18,7 +18,7 @@ from ..model.report import Evidence, EvidenceValue, Finding
 from ..versions import ranges
 from . import env_visible_devices, facts
 from .context import Ctx
-from .emit import Outcome, decided, finding, unknown
+from .emit import Outcome, assuming, decided, finding, unknown
 
 RULES = (
     "JOB-RDMA-DEVICES-NOT-EXPOSED",
@@ -34,11 +34,12 @@ RULES = (
 )
 EFA_ABORT = "JOB-EFA-DEVICE-LIST-ABORT"
 NEEDS = {
-    "nccl_features": {"duplicate_gpu_check", "multi_rank_gpu_opt_in"},
+    "nccl_features": {"duplicate_gpu_check", "multi_rank_gpu_opt_in", "cumem_host_shm"},
     "thresholds": {
         "memlock_reported_failing_kib",
         "docker_default_shm_mib",
         "containerd_default_shm_mib",
+        "crio_default_shm_mib",
         "shm_reported_failing_mib_per_rank",
     },
 }
@@ -83,7 +84,7 @@ _DEFAULT_SHM: dict[str | None, str] = {
 }
 _DEFAULT_SHM_WORDS: dict[str | None, str] = {
     RUNTIME_DOCKER: "Docker's default; the spec sets no --shm-size / shm_size",
-    RUNTIME_KUBERNETES: "containerd's pod default; no Memory emptyDir is mounted on /dev/shm",
+    RUNTIME_KUBERNETES: "containerd's and CRI-O's pod default; no Memory emptyDir is mounted on /dev/shm",
 }
 
 
@@ -429,11 +430,19 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
             return
         size = float(ctx.matrix.threshold(_DEFAULT_SHM[job.runtime]))
         size_words = _DEFAULT_SHM_WORDS[job.runtime]
+        if job.runtime == RUNTIME_KUBERNETES and float(ctx.matrix.threshold("crio_default_shm_mib")) != size:
+            # the spec does not say whether the node runs containerd or CRI-O: a default only while they agree
+            yield unknown(rule, f"{job.where}: containerd's and CRI-O's pod /dev/shm defaults differ; which runs here")
+            return
     if ranks is None:
         yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB; {ranks_words}")
         return
     per_rank = ctx.matrix.threshold("shm_reported_failing_mib_per_rank")
     if size / ranks > per_rank:
+        return
+    need, need_words = _nccl_shm_need(ctx)
+    if need is False:
+        yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB for {ranks} ranks; {need_words}")
         return
     evidence = [
         _where_ev(ctx),
@@ -442,18 +451,69 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
         _ev(ctx, "ranks_per_node", f"{ranks} ({ranks_words})"),
         *ctx.nccl_evidence(),
     ]
-    yield finding(
-        ctx.matrix,
-        rule,
-        evidence,
-        where=job.where,
-        who=job.who,
-        shm_mib=f"{size:g}",
-        ranks=ranks,
-        per_rank=f"{size / ranks:g}",
-        how=size_words,
-        runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]),
+    yield assuming(
+        finding(
+            ctx.matrix,
+            rule,
+            evidence,
+            where=job.where,
+            who=job.who,
+            shm_mib=f"{size:g}",
+            ranks=ranks,
+            per_rank=f"{size / ranks:g}",
+            how=size_words,
+            runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]),
+        ),
+        need_words if need is None else None,
+        "image.nccl.version",
     )
+
+
+def _nccl_shm_need(ctx: Ctx) -> tuple[bool | None, str]:
+    """Whether NCCL's SHM transport keeps its buffers in /dev/shm (nccl_features cumem_host_shm): every release
+    before the row's does, and a later one does with NCCL_CUMEM_HOST_ENABLE=0 or a driver older than the row's CUDA;
+    otherwise they are cuMem host memory (False, with the words), unless that allocation fails in the container.
+    None: the NCCL version (or the node's driver) is unknown; the words are what a finding then assumes."""
+    row = ctx.matrix.need("nccl_features", feature="cumem_host_shm")
+    floor, cuda = row["nccl_min"], row["driver_cuda_min"]
+    off = ctx.setting("NCCL_CUMEM_HOST_ENABLE")
+    if off is not None and off.as_int() == 0:
+        return True, f"{off.label}: the SHM transport's buffers are /dev/shm segments"
+    newer = ctx.nccl_at_least("cumem_host_shm")
+    if newer is None:
+        return None, (
+            f"the job's NCCL is older than {floor}, or its driver supports a CUDA below {cuda}, so NCCL's SHM "
+            "transport keeps its buffers in /dev/shm (compat_matrix nccl_features cumem_host_shm)"
+        )
+    if not newer:
+        return True, f"NCCL {_nccl_v(ctx)} (before {floor}) keeps the SHM transport's buffers in /dev/shm"
+    driver_cuda = _driver_cuda(ctx)
+    if driver_cuda is None:
+        return None, (
+            f"the node's driver supports a CUDA below {cuda}, so NCCL {_nccl_v(ctx)} keeps its SHM transport's "
+            f"buffers in /dev/shm ({ctx.unknown_why('gpu.driver_version')})"
+        )
+    if ranges.at_least(driver_cuda, cuda) is False:
+        return True, f"NCCL {_nccl_v(ctx)} on a driver for CUDA {driver_cuda} keeps the SHM buffers in /dev/shm"
+    return False, (
+        f"NCCL {_nccl_v(ctx)} on a driver for CUDA {driver_cuda} (>= {cuda}) puts its SHM transport's buffers in "
+        "cuMem host memory, not /dev/shm, unless that allocation fails in the container (then it falls back to "
+        "/dev/shm); only its proxy's small ops pool is always there (compat_matrix nccl_features cumem_host_shm)"
+    )
+
+
+def _nccl_v(ctx: Ctx) -> str:
+    return ctx.nccl.version if ctx.nccl is not None and ctx.nccl.version else "(version unknown)"
+
+
+def _driver_cuda(ctx: Ctx) -> str | None:
+    """The CUDA version the node's driver supports: stated, or its branch's newest native CUDA (nvidia_driver_cuda)."""
+    gpu = ctx.node.gpu
+    if gpu.cuda_driver_version:
+        return gpu.cuda_driver_version
+    branch = ctx.driver_branch()
+    row = ctx.matrix.row("nvidia_driver_cuda", driver_branch=branch) if branch else None
+    return str(row["newest_cuda_native"]) if row and row.get("newest_cuda_native") else None
 
 
 def _env(ctx: Ctx) -> Iterator[Outcome]:
@@ -607,6 +667,8 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
         yield unknown(rule, f"{job.where}: {why}")
         return
     if gpus == 0 or ranks <= gpus:
+        if gpus and ctx.nccl is None:  # decided on the launch's counts: the NCCL version would not change it
+            yield decided(rule, f"{ranks} ranks per node on {gpus} GPUs: none shares one")
         return  # no GPU at all is ENV-CUDA-VISIBLE-DEVICES-* or a CPU job's, not ranks sharing one
     newer = ctx.nccl_at_least("multi_rank_gpu_opt_in")
     optin = ctx.setting("NCCL_MULTI_RANK_GPU_ENABLE")

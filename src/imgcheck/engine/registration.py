@@ -205,7 +205,7 @@ def _remote_atomic(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     )
 
 
-@over_rdma("REG-BAR1-SMALL")
+@over_rdma("REG-BAR1-SMALL", need_version=False)  # the GPU buffer path asks the version where it matters
 def _bar1_small(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     """nvidia-peermem maps every registered GPU range into BAR1; a small BAR1 fills (RE-EFAULT-DECLINED, BAR1)."""
     kind, why = gpu_buffer_path(ctx)
@@ -293,7 +293,7 @@ def _dmabuf_force_pcie(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     )
 
 
-@over_rdma("REG-VGPU-GPUDIRECT")
+@over_rdma("REG-VGPU-GPUDIRECT", need_version=False)  # the GPU buffer path asks the version where it matters
 def _vgpu_gpudirect(ctx: Ctx, rule: str) -> Iterator[Outcome]:
     """A vGPU refuses third-party P2P unless its configuration enables GPUDirect RDMA (RE-EFAULT-DECLINED, vGPU)."""
     kind, why = gpu_buffer_path(ctx)

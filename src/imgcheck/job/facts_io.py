@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..errors import BadInputError
-from .model import EnvVar, JobFacts
+from .model import RUNTIME_HOST, EnvVar, JobFacts
 
 _TUPLES = ("cap_add", "devices", "env_overrides_image", "open_flags", "notes")
 
@@ -21,6 +21,10 @@ def parse_job_facts(doc: object, where: str) -> JobFacts:
     doc.setdefault("path", where)
     doc.setdefault("kind", doc.get("runtime") or "job")
     doc.setdefault("runtime", None)
+    if doc.get("runtime") == RUNTIME_HOST:
+        # processes on the host share its network and IPC namespaces (its interfaces, its /dev/shm)
+        doc["host_network"] = True if doc.get("host_network") is None else doc["host_network"]
+        doc["host_ipc"] = True if doc.get("host_ipc") is None else doc["host_ipc"]
     for key in _TUPLES:
         if doc.get(key) is not None:
             doc[key] = tuple(doc[key])

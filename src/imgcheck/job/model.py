@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 RUNTIME_DOCKER = "docker"  # docker run / docker compose
 RUNTIME_KUBERNETES = "kubernetes"
 RUNTIME_ENROOT = "enroot"  # Slurm with Pyxis (srun --container-image)
+# No container: the ranks run on the host (mpirun/torchrun/srun without Pyxis), in the node's network and IPC
+# namespaces, so they see its interfaces and its /dev/shm (a facts file states it; job/facts_io.py)
+RUNTIME_HOST = "bare-metal"
 
 # How enroot reads a --container-image name (NVIDIA/enroot src/docker.sh): a squashfs file, REGISTRY#IMAGE, a
 # Docker Hub path, or REGISTRY/IMAGE, which enroot 4.0.0 and later read as Docker does and earlier releases as

@@ -56,19 +56,23 @@ def dmabuf_usable(
     dmabuf_setting: Setting | None,
     nic: tuple[bool | None, str],
 ) -> tuple[bool | None, str]:
-    """Whether NCCL will use DMA-BUF for GPU buffers on this node, and why (not)."""
+    """Whether NCCL will use DMA-BUF for GPU buffers on this node, and why (not). What rules it out for every NCCL
+    release (the setting, the proprietary GPU modules, a NIC side that cannot register dma-buf) is decided before
+    the version is asked: the version matters only where the node could do it."""
     newer = nccl_k.has_feature(matrix, nccl_version, "dmabuf")
-    if newer is None:
-        return None, nccl_why(matrix, nccl_version, "dmabuf")
-    if not newer:
+    if newer is False:
         return False, f"NCCL {nccl_version} predates DMA-BUF support ({nccl_k.feature_floor(matrix, 'dmabuf')})"
     if dmabuf_setting is not None and dmabuf_setting.as_int() == 0:
         return False, f"{dmabuf_setting.label} disables it"
     module = node.gpu.kernel_module
+    if module is not None and module != "open":
+        return False, "the GPU driver uses the proprietary kernel modules (DMA-BUF export needs the open ones)"
+    if nic[0] is False:
+        return nic
+    if newer is None:
+        return None, nccl_why(matrix, nccl_version, "dmabuf")
     if module is None:
         return None, stack.unknown_why(node, "gpu.kernel_module")
-    if module != "open":
-        return False, "the GPU driver uses the proprietary kernel modules (DMA-BUF export needs the open ones)"
     return nic
 
 
@@ -101,6 +105,11 @@ def nccl_gdr_checks_words(matrix: Matrix, nccl_version: str | None) -> str:
         return (
             f"NCCL >= {floor} checks /sys/kernel/mm/memory_peers/{{nv_mem,nv_mem_nc}}/version "
             "and /sys/module/nvidia_peermem/version"
+        )
+    if nccl_version is None:  # the same finding for every release: say what each looks at
+        return (
+            f"NCCL checks /sys/kernel/mm/memory_peers/*/version, and from {floor} also "
+            "/sys/module/nvidia_peermem/version"
         )
     return f"NCCL {nccl_version} (< {floor}) checks only /sys/kernel/mm/memory_peers/*/version"
 

@@ -55,6 +55,20 @@ def feature_floor(matrix: Matrix, feature: str) -> str:
     return str(matrix.need("nccl_features", feature=feature)["nccl_min"])
 
 
+def param_reach(matrix: Matrix, name: str) -> str | None:
+    """The words for the NCCL releases that read setting `name` the way the catalog describes (nccl_params: the
+    first and last release scanned that read it, and the one that stopped), for a finding that holds for every
+    one of them while the image's NCCL version is unknown; None when the catalog has no row for it."""
+    row = matrix.row("nccl_params", name=name)
+    if row is None:
+        return None
+    if row.get("removed_in"):
+        span = f"NCCL {row['first']} up to (not including) {row['removed_in']}"
+    else:
+        span = f"NCCL {row['first']} or later (every release scanned up to {row['last']})"
+    return f"the job's NCCL is {span}, the releases that read {name} (compat_matrix nccl_params, from their source)"
+
+
 def has_feature(matrix: Matrix, version: str | None, feature: str) -> bool | None:
     """Whether NCCL `version` has `feature`; None when the version is unknown or a partial version
     ("2.13") straddles the row's bounds."""

@@ -136,9 +136,28 @@ def reach(matrix: Matrix, iface: NetInterface, family: str | None = None) -> Rea
         if not routable_v4 and not routable_v6:
             return Reach(False, "only loopback or link-local addresses")
         return Reach(True, "a routable address")
+    first = _first_ipv4(iface, family)
+    if first is not None:
+        # IPv6 not read, IPv4 known: NCCL keeps the first address of each interface and getifaddrs lists IPv4 first
+        # (NVIDIA/nccl@v2.21.5-1:src/misc/socket.cc findInterfaces), so the IPv4 address is the one advertised
+        if row is not None and row["kind"] == "same-on-every-node":
+            return Reach(False, f"{row['owner']}: the same private network on every node")
+        if first.is_loopback or first.is_link_local:
+            return Reach(
+                False, f"its first IPv4 address {first} is {'loopback' if first.is_loopback else 'link-local'}"
+            )
+        return Reach(True, "a routable IPv4 address")
     if row is not None:
         return Reach(False, f"{row['owner']} ({row['kind']}{', ' + row['address'] if row['address'] else ''})")
     return Reach(None, "its addresses are not in the node facts")
+
+
+def _first_ipv4(iface: NetInterface, family: str | None) -> Any:
+    """The interface's first IPv4 address when its IPv4 addresses are known and some parse (NCCL may use IPv4)."""
+    if family == AF_INET6 or not iface.ipv4:
+        return None
+    parsed = [ipaddress.ip_interface(a).ip for a in iface.ipv4 if _parses(a)]
+    return parsed[0] if parsed else None
 
 
 def _parses(text: str) -> bool:
@@ -164,6 +183,10 @@ def _eligible(
                 return None, "its state is not in the node facts"
             return True, "has an address"
         return False, f"no {family or 'IPv4 or IPv6'} address NCCL accepts"
+    if _first_ipv4(iface, family) is not None:  # an IPv4 address NCCL accepts, whatever the unread IPv6 ones
+        if row["requires_running"] and iface.operstate is None:
+            return None, "its state is not in the node facts"
+        return True, "has an IPv4 address"
     known = node_local_row(matrix, iface.name)
     if known is not None and known["address"]:
         if row["requires_running"] and iface.operstate is None:

@@ -102,6 +102,13 @@ class GidEntry:
     # carries), "link-local" (fe80::/64, not routed beyond the netdev's segment), "global" (any other IPv6)
     kind: str | None = None
 
+    def __post_init__(self) -> None:
+        # a facts file (or a test) that gives the address but not its kind: the kind follows from the address
+        if self.kind is None and self.gid:
+            from .gid_address import gid_kind
+
+            object.__setattr__(self, "kind", gid_kind(self.gid))
+
 
 @dataclass(frozen=True)
 class RdmaPort:
@@ -121,6 +128,9 @@ class RdmaPort:
 
     def gid_entry(self, index: int) -> tuple[str, GidEntry | None]:
         """What the table holds at `index`: ("entry", e), ("zero", None), ("beyond", None) or ("unknown", None)."""
+        listed = next((g for g in self.gids or () if g.index == index), None)
+        if listed is not None:
+            return "entry", listed  # an entry read is a fact whether or not the table's length is known
         if self.gid_table_len is None or self.gids_read is None or self.gids is None:
             return "unknown", None
         if index >= self.gid_table_len:
