@@ -79,6 +79,11 @@ def render_text(report: TriageReport, verbose: bool = False) -> str:
         for r in report.certainty.reasons:
             out += _wrap(r, "    ", "  - ")
         out.append("")
+    oc = report.outcome
+    if oc.state != "unknown":
+        out.append(f"RUN OUTCOME  {oc.state}")
+        out += _wrap(f"{oc.evidence} ({oc.where}: {oc.text})", "    ", "  - ")
+        out.append("")
     if report.verdict != VERDICT_FOUND:
         if report.verdict == VERDICT_ADVISORY:
             out.append("ADVISORY ONLY. Warnings matched (listed below) but no line is a located failure.")

@@ -1,0 +1,176 @@
+"""How far the run got, from the programs' own end-of-run and progress prints (data/triage/run_outcome.json).
+
+A line a component prints before the job completed, or before every rank finished a collective or a training
+step, did not stop the job: decide.py reports it as information. Markers are matched per input file while
+scanning (one regex search per line behind a literal gate), and only the first and last of each kind are kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+from .. import safejson
+from ..errors import BadInputError
+from .logparse import LogLine
+
+# a container runtime's own command or message in the log: the job ran in a container (docker/podman CLI,
+# nvidia-container-cli, enroot/pyxis, Apptainer/Singularity, kubectl, the NVIDIA runtime's variable)
+CONTAINER_EVIDENCE = re.compile(
+    r"\b(?:docker|podman|nerdctl) (?:run|exec|compose)\b|nvidia-container-cli|\benroot (?:start|import|create)\b"
+    r"|\bpyxis\b|--container-image|\bkubectl (?:exec|logs|apply)\b|\b(?:apptainer|singularity) (?:exec|run|shell)\b"
+    r"|NVIDIA_VISIBLE_DEVICES"
+)
+KINDS = ("completed", "progressed", "failed", "ended", "context")
+OUTCOME_FILE = "run_outcome.json"
+# the states a report's outcome can take, strongest evidence first
+STATE_FAILED, STATE_COMPLETED, STATE_PROGRESSED, STATE_ENDED, STATE_UNKNOWN = (
+    "failed_check",
+    "completed",
+    "progressed",
+    "ended",
+    "unknown",
+)
+
+
+@dataclass(frozen=True)
+class Marker:
+    id: str
+    component: str
+    kind: str
+    pattern: re.Pattern[str]
+    site: str
+    meaning: str
+    after: str | None = None  # a context marker that must come first in the same input
+
+
+@dataclass(frozen=True)
+class Seen:
+    marker: Marker
+    line: LogLine
+
+
+@dataclass
+class SourceOutcome:
+    """Per input file: the first and last line of each marker kind (bounded whatever the log size)."""
+
+    first: dict[str, Seen] = field(default_factory=dict)
+    last: dict[str, Seen] = field(default_factory=dict)
+    context: set[str] = field(default_factory=set)
+
+
+@functools.cache
+def load_markers() -> tuple[Marker, ...]:
+    ref = resources.files("imgcheck.data.triage").joinpath(OUTCOME_FILE)
+    where = f"imgcheck.data.triage/{OUTCOME_FILE}"
+    doc = safejson.loads(ref.read_text(encoding="utf-8"), where)
+    return parse_markers(doc, where)
+
+
+def parse_markers(doc: object, where: str) -> tuple[Marker, ...]:
+    if not isinstance(doc, dict) or not isinstance(doc.get("markers"), list):
+        raise BadInputError(f"{where}: expected an object with a 'markers' list")
+    out: list[Marker] = []
+    ids: set[str] = set()
+    for i, m in enumerate(doc["markers"]):
+        here = f"{where}: markers[{i}]"
+        if not isinstance(m, dict):
+            raise BadInputError(f"{here}: must be an object")
+        fields = {k: m.get(k) for k in ("id", "component", "kind", "pattern", "site", "meaning")}
+        if not all(isinstance(v, str) and v.strip() for v in fields.values()):
+            raise BadInputError(f"{here}: needs id, component, kind, pattern, site and meaning")
+        if fields["kind"] not in KINDS:
+            raise BadInputError(f"{here}: kind must be one of {', '.join(KINDS)}")
+        after = m.get("after")
+        if after is not None and after not in ids:
+            raise BadInputError(f"{here}: 'after' must name an earlier marker")
+        try:
+            rx = re.compile(str(fields["pattern"]))
+        except re.error as exc:
+            raise BadInputError(f"{here}: bad pattern: {exc}") from None
+        ids.add(str(fields["id"]))
+        out.append(
+            Marker(
+                id=str(fields["id"]),
+                component=str(fields["component"]),
+                kind=str(fields["kind"]),
+                pattern=rx,
+                site=str(fields["site"]),
+                meaning=str(fields["meaning"]),
+                after=after,
+            )
+        )
+    return tuple(out)
+
+
+class OutcomeScanner:
+    def __init__(self, markers: tuple[Marker, ...]):
+        self.markers = markers
+        self.by_source: dict[str, SourceOutcome] = {}
+
+    def feed(self, line: LogLine) -> None:
+        text = line.text
+        if not text or len(text) > 4096:  # markers are short lines; an overlong line is not one
+            return
+        for mk in self.markers:
+            m = mk.pattern.search(text)
+            if m is None:
+                continue
+            st = self.by_source.setdefault(line.source, SourceOutcome())
+            if mk.after is not None and mk.after not in st.context:
+                continue
+            if mk.kind == "context":
+                st.context.add(mk.id)
+                continue
+            seen = Seen(mk, line)
+            st.first.setdefault(mk.kind, seen)
+            st.last[mk.kind] = seen
+            return
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What the log says about how far the run got (in the triage JSON as `outcome`)."""
+
+    state: str  # completed | progressed | failed_check | ended | unknown
+    evidence: str | None = None  # the marker's meaning
+    marker: str | None = None
+    where: str | None = None  # file:line
+    text: str | None = None
+    site: str | None = None
+
+
+def summarise(by_source: dict[str, SourceOutcome]) -> RunOutcome:
+    """One state for the whole input: a failed end-of-run check beats completion, completion beats progress."""
+    for kind, state in (
+        ("failed", STATE_FAILED),
+        ("completed", STATE_COMPLETED),
+        ("ended", STATE_ENDED),
+        ("progressed", STATE_PROGRESSED),
+    ):
+        seen = [st.last[kind] for st in by_source.values() if kind in st.last]
+        if seen:
+            s = seen[0]
+            return RunOutcome(
+                state=state,
+                evidence=f"{s.marker.component}: {s.marker.meaning}",
+                marker=s.marker.id,
+                where=f"{s.line.source}:{s.line.lineno}",
+                text=s.line.text.strip()[:300],
+                site=s.marker.site,
+            )
+    return RunOutcome(state=STATE_UNKNOWN)
+
+
+def survived_by(st: SourceOutcome | None, line: LogLine) -> Seen | None:
+    """The completion or progress marker after `line` in the same input that shows the job went on past it,
+    unless the program's own end-of-run check failed."""
+    if st is None or "failed" in st.last:
+        return None
+    for kind in ("completed", "progressed"):
+        seen = st.last.get(kind)
+        if seen is not None and seen.line.lineno > line.lineno:
+            return seen
+    return None
