@@ -337,7 +337,7 @@ def _single_node(ctx: LogContext, streams: dict[RawKey, Stream]) -> tuple[bool |
         return False, f"log: writers on {len(hosts)} hosts ({', '.join(hosts[:4])})"
     if ctx.init_all_nranks:
         return True, (
-            f"log: 'NCCL INFO nranks {ctx.init_all_nranks}' is ncclCommInitAll's line (NCCL 2.3.5..2.4.8): one process "
+            f"log: 'NCCL INFO nranks {ctx.init_all_nranks}' is ncclCommInitAll's line (the releases that print it): one process "
             "drives every GPU of the job"
         )
     table: dict[str, set[int]] = {}

@@ -23,6 +23,7 @@ CONTAINER_EVIDENCE = re.compile(
     r"|\bpyxis\b|--container-image|\bkubectl (?:exec|logs|apply)\b|\b(?:apptainer|singularity) (?:exec|run|shell)\b"
     r"|NVIDIA_VISIBLE_DEVICES"
 )
+MAX_MARKER_LINE = 4096  # characters: markers are short lines; an overlong line is not one
 KINDS = ("completed", "progressed", "failed", "ended", "context")
 OUTCOME_FILE = "run_outcome.json"
 # the states a report's outcome can take, strongest evidence first
@@ -112,7 +113,7 @@ class OutcomeScanner:
 
     def feed(self, line: LogLine) -> None:
         text = line.text
-        if not text or len(text) > 4096:  # markers are short lines; an overlong line is not one
+        if not text or len(text) > MAX_MARKER_LINE:
             return
         for mk in self.markers:
             m = mk.pattern.search(text)
