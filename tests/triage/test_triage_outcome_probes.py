@@ -103,7 +103,7 @@ def test_c10d_address_attempts_are_probes_but_the_final_failure_is_not():
     same input, C10D-CLIENT-CONNECT is still the located failure (only the probe lines are left out)."""
     alone = triage([log("heat-1003-ipv6-socket-noise.log")])
     assert alone.verdict == "info_only"
-    assert "socket.cpp" in (alone.diagnoses[0].note or "")
+    assert "c10d-per-address-attempt" in (alone.diagnoses[0].note or "")
     both = triage([log("heat-1003-ipv6-socket-noise.log"), log("llamafactory-3715-c10d-netmask.log")])
     assert both.verdict == "signature_found" and both.first_failure is not None
     assert both.first_failure.signature == "C10D-CLIENT-CONNECT"
@@ -156,3 +156,24 @@ def test_a_cause_that_presumes_a_container_waits_for_evidence_of_one():
     assert ids[0] == "visible-devices-mask" and ids.index("no-gpu-in-container") > ids.index("visible-devices-mask")
     boxed = triage([log("cor-gs-23-empty-cuda-visible-devices.log")], job=os.path.join(JOB_SPECS, "compose-gpu.yaml"))
     assert boxed.diagnoses[0].causes[0].id == "no-gpu-in-container"
+
+
+def test_non_fatal_ib_events_are_probes_unless_a_transfer_fails(tmp_path):
+    """NCCL 2.19's async thread WARNs 'NET/IB : Got async event : %s' for every event (net_ib.cc:95) with
+    rdma-core's ibv_event_type_str names; 2.30 calls port active / GID table change non-fatal. Alone: information.
+    With a completion error after it (nccl#1524's 249) it stays the failure's start; a subnet-manager event
+    (DeepSpeedExamples#310's client reregistration) is never a probe."""
+    line = "node1:5021:5386 [0] transport/net_ib.cc:95 NCCL WARN NET/IB : Got async event : GID table change\n"
+    alone = tmp_path / "alone.log"
+    alone.write_text(line)
+    assert triage([str(alone)]).verdict == "info_only"
+    with open(log("nccl-1524-async-then-249.log"), encoding="utf-8") as fh:
+        failing = fh.read()
+    mixed = tmp_path / "mixed.log"
+    mixed.write_text(line + failing.split("\n", 1)[1])
+    r = triage([str(mixed)])
+    assert r.verdict == "signature_found"
+    d = next(d for d in r.diagnoses if d.signature == "NET-IB-ASYNC-EVENT")
+    assert d.severity == "error"
+    rereg = triage([log("deepspeedexamples-310-client-rereg.log")])
+    assert rereg.verdict == "signature_found" and rereg.first_failure.signature == "NET-IB-ASYNC-EVENT"

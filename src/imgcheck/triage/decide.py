@@ -383,6 +383,10 @@ def phase_retire(w: Work) -> None:
     probes = load_probes(frozenset(w.sigs))
     retired: dict[int, str] = {}
     said: set[str] = set()
+    # "sig:ID.count" conditions: how often each signature matched in this log (absent ones count 0)
+    counts: dict[tuple[str, str], int | None] = {}
+    for ev in w.events:
+        counts[(ev.signature, "count")] = (counts.get((ev.signature, "count")) or 0) + 1
     for ev in w.events:
         if ev.signature in w.as_info:
             continue
@@ -390,9 +394,11 @@ def phase_retire(w: Work) -> None:
         for pr in probes:
             if not pr.applies(ev.signature, ev.line.text):
                 continue
-            ok, why = pr.judge(CauseContext(ev.line.text, st.ctx.env, w.log_context.env, w.facts, {}, ev.signature))
+            ok, why = pr.judge(CauseContext(ev.line.text, st.ctx.env, w.log_context.env, w.facts, counts, ev.signature))
             if ok:
-                retired[id(ev)] = f"a probe, not a failure ({pr.component}; {pr.site}): {pr.harmless} Here: {why}."
+                retired[id(ev)] = (
+                    f"a probe, not a failure ({pr.component}, benign_probes.json {pr.id}): {pr.harmless} Here: {why}."
+                )
             elif pr.id not in said:
                 said.add(pr.id)
                 w.notes.append(
