@@ -177,3 +177,20 @@ def test_non_fatal_ib_events_are_probes_unless_a_transfer_fails(tmp_path):
     assert d.severity == "error"
     rereg = triage([log("deepspeedexamples-310-client-rereg.log")])
     assert rereg.verdict == "signature_found" and rereg.first_failure.signature == "NET-IB-ASYNC-EVENT"
+
+
+def test_a_later_run_does_not_retire_an_earlier_runs_failure(tmp_path):
+    """An A/B log as issues paste them: nccl#1524's failing lines, then nccl-tests#82's run (its own prompt line and
+    '# nThread' header start a new run, which prints results). The first run's failure stays the failure; the
+    second run's libibverbs warning is retired by its own result row."""
+    with open(log("nccl-1524-async-then-249.log"), encoding="utf-8") as fh:
+        failing = fh.read()
+    with open(log("nccl-tests-82-ibverbs-warn-then-results.log"), encoding="utf-8") as fh:
+        working = fh.read()
+    ab = tmp_path / "ab.log"
+    ab.write_text(failing + working)
+    r = triage([str(ab)])
+    assert r.verdict == "signature_found" and r.first_failure is not None
+    assert r.first_failure.signature == "NET-IB-ASYNC-EVENT"
+    assert next(d for d in r.diagnoses if d.signature == "LIBIBVERBS-MISSING").severity == "info"
+    assert r.outcome.state == "progressed"  # the last run's

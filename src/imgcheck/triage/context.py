@@ -290,6 +290,5 @@ class LogContext:
     # filled in by decide.py from every writer: did the job run on one node (None: the log does not say), and why
     single_node: bool | None = None
     single_node_why: str = ""
-    run_state: str = "unknown"  # outcome.RunOutcome.state: completed | progressed | failed_check | ended | unknown
     in_container: bool | None = None  # a container runtime's command/message in the log
     in_container_why: str = ""

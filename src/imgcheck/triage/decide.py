@@ -320,7 +320,6 @@ def phase_streams(w: Work) -> None:
         job_ctx.summary(),
         single_node=single,
         single_node_why=single_why,
-        run_state=w.outcome.state,
         in_container=True if ev is not None else None,
         in_container_why=f"log: {ev.text.strip()[:160]} ({ev.source}:{ev.lineno})" if ev is not None else "",
     )

@@ -130,24 +130,6 @@ def log_single_node(f: Facts) -> Result:
     return f.log.single_node, f.log.single_node_why or "the log does not say how many nodes the job used"
 
 
-def log_run_progressed(f: Facts) -> Result:
-    state = f.log.run_state
-    if state in ("completed", "progressed"):
-        return True, f"log: the run {state} (its own end-of-run or progress lines)"
-    if state in ("failed_check", "ended"):
-        return False, f"log: the run {'failed its own end-of-run check' if state == 'failed_check' else 'was ended'}"
-    return None, "the log shows no end-of-run summary or progress line"
-
-
-def log_run_completed(f: Facts) -> Result:
-    state = f.log.run_state
-    if state == "completed":
-        return True, "log: the run printed its end-of-run summary"
-    if state in ("failed_check", "ended"):
-        return False, "log: the run failed its own check or was ended"
-    return None, "the log shows no end-of-run summary"
-
-
 def log_in_container(f: Facts) -> Result:
     """A container around the job: the log shows a runtime, or the triage was given an image or a launch spec."""
     if f.log.in_container:
@@ -161,8 +143,6 @@ def log_in_container(f: Facts) -> Result:
 
 EVIDENCE: dict[str, Callable[[Facts], Result]] = {
     "log.single_node": log_single_node,
-    "log.run_progressed": log_run_progressed,
-    "log.run_completed": log_run_completed,
     "log.in_container": log_in_container,
     "log.efa_seen": log_efa_seen,
     "log.nccl_warn_present": log_nccl_warn_present,

@@ -24,7 +24,8 @@ CONTAINER_EVIDENCE = re.compile(
     r"|NVIDIA_VISIBLE_DEVICES"
 )
 MAX_MARKER_LINE = 4096  # characters: markers are short lines; an overlong line is not one
-KINDS = ("completed", "progressed", "failed", "ended", "context")
+KINDS = ("completed", "progressed", "failed", "ended", "context", "start")
+MAX_SEEN = 4096  # marker lines kept per kind and input; past it the last slot holds the newest
 OUTCOME_FILE = "run_outcome.json"
 # the states a report's outcome can take, strongest evidence first
 STATE_FAILED, STATE_COMPLETED, STATE_PROGRESSED, STATE_ENDED, STATE_UNKNOWN = (
@@ -60,6 +61,8 @@ class SourceOutcome:
     first: dict[str, Seen] = field(default_factory=dict)
     last: dict[str, Seen] = field(default_factory=dict)
     context: set[str] = field(default_factory=set)
+    # every marker line per kind, in input order (at most MAX_SEEN: the first ones and the newest)
+    seen: dict[str, list[Seen]] = field(default_factory=dict)
 
 
 @functools.cache
@@ -128,6 +131,11 @@ class OutcomeScanner:
             seen = Seen(mk, line)
             st.first.setdefault(mk.kind, seen)
             st.last[mk.kind] = seen
+            kept = st.seen.setdefault(mk.kind, [])
+            if len(kept) < MAX_SEEN:
+                kept.append(seen)
+            else:
+                kept[-1] = seen
             return
 
 
@@ -144,14 +152,19 @@ class RunOutcome:
 
 
 def summarise(by_source: dict[str, SourceOutcome]) -> RunOutcome:
-    """One state for the whole input: a failed end-of-run check beats completion, completion beats progress."""
+    """One state for the input, from the last run of each file (after its last start marker): a failed end-of-run
+    check beats completion, completion beats being stopped, being stopped beats progress."""
     for kind, state in (
         ("failed", STATE_FAILED),
         ("completed", STATE_COMPLETED),
         ("ended", STATE_ENDED),
         ("progressed", STATE_PROGRESSED),
     ):
-        seen = [st.last[kind] for st in by_source.values() if kind in st.last]
+        seen = []
+        for st in by_source.values():
+            last_start = st.last["start"].line.lineno if "start" in st.last else 0
+            if kind in st.last and st.last[kind].line.lineno > last_start:
+                seen.append(st.last[kind])
         if seen:
             s = seen[0]
             return RunOutcome(
@@ -166,12 +179,21 @@ def summarise(by_source: dict[str, SourceOutcome]) -> RunOutcome:
 
 
 def survived_by(st: SourceOutcome | None, line: LogLine) -> Seen | None:
-    """The completion or progress marker after `line` in the same input that shows the job went on past it,
-    unless the program's own end-of-run check failed."""
-    if st is None or "failed" in st.last:
+    """The completion or progress marker after `line` and before the next run starts (a command at a prompt, a
+    launch header) in the same input: that run went on past the line. None when the run's own end-of-run check
+    failed, or nothing of that run shows it went on."""
+    if st is None:
+        return None
+    starts = [s.line.lineno for s in st.seen.get("start", ()) if s.line.lineno > line.lineno]
+    end = starts[0] if starts else None
+
+    def within(s: Seen) -> bool:
+        return s.line.lineno > line.lineno and (end is None or s.line.lineno < end)
+
+    if any(within(s) for s in st.seen.get("failed", ())):
         return None
     for kind in ("completed", "progressed"):
-        seen = st.last.get(kind)
-        if seen is not None and seen.line.lineno > line.lineno:
-            return seen
+        hits = [s for s in st.seen.get(kind, ()) if within(s)]
+        if hits:
+            return hits[-1]
     return None
