@@ -194,3 +194,15 @@ def test_a_later_run_does_not_retire_an_earlier_runs_failure(tmp_path):
     assert r.first_failure.signature == "NET-IB-ASYNC-EVENT"
     assert next(d for d in r.diagnoses if d.signature == "LIBIBVERBS-MISSING").severity == "info"
     assert r.outcome.state == "progressed"  # the last run's
+
+
+def test_the_table_says_the_run_went_on_instead_of_a_triage_order():
+    """ucx#8684 as a user reads it: 'NO FAILURE. The run progressed', no general triage order (nothing to hunt), and
+    the retired line's causes only behind -v."""
+    from imgcheck.triage.render import render_text
+
+    r = triage([log("ucx-8684-cq-memlock-noise.log")])
+    text = render_text(r)
+    assert "NO FAILURE. The run progressed" in text and "General triage order" not in text
+    assert not r.general_order
+    assert "-v shows them" in text and "ucx-reg-limits" not in text.split("ALSO SEEN", 1)[1].split("sources")[0]

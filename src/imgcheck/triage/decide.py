@@ -762,7 +762,8 @@ def decide(
 
 def _report(w: Work) -> TriageReport:
     general: tuple[GeneralOrderStep, ...] = ()
-    if w.verdict != VERDICT_FOUND:
+    if w.verdict != VERDICT_FOUND and w.outcome.state not in ("completed", "progressed"):
+        # no failure located and the run did not go on: the general order is where to look next
         general = tuple(GeneralOrderStep(i + 1, s.step, s.next) for i, s in enumerate(w.sigset.general_order))
     joined = w.image is not None or w.node is not None or w.job is not None
     certainty = assess(w.verdict, w.first_failure, tuple(w.diagnoses), w.sigs, joined)
