@@ -102,7 +102,10 @@ def test_exit_code_and_json(case, capsys):
     assert doc["verdict"] == case["verdict"]
     if case["verdict"] == "no_known_signature":
         assert doc["first_failure"] is None and doc["diagnoses"] == []
-        assert len(doc["general_order"]) >= 3 and doc["general_sources"]
+        if doc["outcome"]["state"] in ("completed", "progressed"):  # the run went on: nothing to hunt for
+            assert doc["general_order"] == []
+        else:
+            assert len(doc["general_order"]) >= 3 and doc["general_sources"]
 
 
 def test_no_signature_text_is_honest(capsys):

@@ -294,6 +294,7 @@ class Work:
     diagnoses: list[Diagnosis] = field(default_factory=list)
     verdict: str = VERDICT_NONE
     outcome: RunOutcome = field(default_factory=lambda: RunOutcome(state=STATE_UNKNOWN))
+    went_on: dict[str, str] = field(default_factory=dict)  # advisory signatures the run went on past -> marker
 
     @property
     def full_year(self) -> int | None:
@@ -402,12 +403,23 @@ def phase_retire(w: Work) -> None:
                 said.add(pr.id)
                 w.notes.append(
                     f"{ev.signature} at {ev.line.source}:{ev.line.lineno} is a probe {pr.component} prints in working "
-                    f"runs; it is harmless unless {pr.matters_when} Not decided here: {why}"
+                    f"runs. It matters when: {pr.matters_when} Here: {why}"
                 )
             break
         if id(ev) in retired or w.sigs[ev.signature].severity not in ("error", "warning"):
             continue
         seen = survived_by(w.scan.outcomes.get(ev.line.source), ev.line)
+        if seen is not None and w.sigs[ev.signature].role == "advisory":
+            # a degradation (GPUDirect RDMA off, sockets instead of IB): the run going on does not refute it, but it
+            # is not what stopped the job either: a warning worth a look, never the located failure
+            if ev.signature not in w.went_on:
+                w.went_on[ev.signature] = f"{seen.line.source}:{seen.line.lineno}"
+                w.notes.append(
+                    f"{ev.signature} ({ev.line.source}:{ev.line.lineno}) did not stop the run: {seen.marker.component} "
+                    f"printed '{seen.line.text.strip()[:100]}' later ({seen.line.source}:{seen.line.lineno}); it is a "
+                    "degradation to check (bandwidth, the transport used), not a located failure"
+                )
+            continue
         if seen is not None:
             retired[id(ev)] = (
                 f"the run went on past this line: {seen.marker.component} printed '{seen.line.text.strip()[:120]}' "
@@ -494,6 +506,7 @@ def phase_first_failure(w: Work) -> None:
             ev
             for ev in w.events
             if ev.signature not in w.as_info
+            and ev.signature not in w.went_on
             and not sigs[ev.signature].continues
             and sigs[ev.signature].severity in ("error", "warning")
         ]
@@ -720,7 +733,11 @@ def phase_verdict(w: Work) -> None:
     severities = {d.severity for d in w.diagnoses}
     if severities & {"error", "warning"}:
         # a located failure and "warnings worth a look" are different answers (verdict and exit code)
-        matters = [d for d in w.diagnoses if d.severity in ("error", "warning") and not w.sigs[d.signature].continues]
+        matters = [
+            d
+            for d in w.diagnoses
+            if d.severity in ("error", "warning") and not w.sigs[d.signature].continues and d.signature not in w.went_on
+        ]
         w.verdict = VERDICT_FOUND if w.first_failure is not None or matters else VERDICT_ADVISORY
     elif w.diagnoses:
         w.verdict = VERDICT_INFO
