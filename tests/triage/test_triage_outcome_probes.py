@@ -43,6 +43,16 @@ REAL_MARKER_LINES = [
         "           8             2   float       0    45.82    0.00    0.00    N/A    38.17    0.00    0.00    N/A",
         "NVIDIA/nccl-tests#82 (before the redop column)",
     ),
+    (
+        "perftest-header",
+        " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
+        "linux-rdma/perftest#273",
+    ),
+    (
+        "perftest-result-row",
+        " 8          224958464        0.00               0.48   \t\t   7.498617",
+        "linux-rdma/perftest#273",
+    ),
     ("nccl-tests-out-of-bounds-failed", "# Out of bounds values : 248 FAILED", "NVIDIA/nccl-tests#7 (its title)"),
     (
         "torch-elastic-succeeded",
