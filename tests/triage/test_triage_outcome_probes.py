@@ -43,6 +43,7 @@ REAL_MARKER_LINES = [
         "           8             2   float       0    45.82    0.00    0.00    N/A    38.17    0.00    0.00    N/A",
         "NVIDIA/nccl-tests#82 (before the redop column)",
     ),
+    ("python-keyboard-interrupt", "KeyboardInterrupt", "CPython's traceback (Ctrl-C)"),
     (
         "perftest-header",
         " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
