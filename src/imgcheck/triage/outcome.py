@@ -24,6 +24,26 @@ CONTAINER_EVIDENCE = re.compile(
     r"|NVIDIA_VISIBLE_DEVICES"
 )
 MAX_MARKER_LINE = 4096  # characters: markers are short lines; an overlong line is not one
+# the fixed words CONTAINER_EVIDENCE needs, tested with `in` first (most lines hold none)
+CONTAINER_WORDS = (
+    "docker",
+    "podman",
+    "nerdctl",
+    "nvidia-container-cli",
+    "enroot",
+    "pyxis",
+    "--container-image",
+    "kubectl",
+    "apptainer",
+    "singularity",
+    "NVIDIA_VISIBLE_DEVICES",
+)
+
+
+def container_line(text: str) -> bool:
+    return any(w in text for w in CONTAINER_WORDS) and CONTAINER_EVIDENCE.search(text) is not None
+
+
 KINDS = ("completed", "progressed", "failed", "ended", "context", "start")
 MAX_SEEN = 4096  # marker lines kept per kind and input; past it the last slot holds the newest
 OUTCOME_FILE = "run_outcome.json"
@@ -111,14 +131,20 @@ def parse_markers(doc: object, where: str) -> tuple[Marker, ...]:
 
 class OutcomeScanner:
     def __init__(self, markers: tuple[Marker, ...]):
+        from .scan import required_literal  # scan imports this module; the helper is only needed here
+
         self.markers = markers
+        # a cheap `in` test before each regex: most lines of a big log contain none of the markers' fixed text
+        self.gated = tuple((mk, required_literal(mk.pattern)) for mk in markers)
         self.by_source: dict[str, SourceOutcome] = {}
 
     def feed(self, line: LogLine) -> None:
         text = line.text
         if not text or len(text) > MAX_MARKER_LINE:
             return
-        for mk in self.markers:
+        for mk, lit in self.gated:
+            if lit is not None and lit not in text:
+                continue
             m = mk.pattern.search(text)
             if m is None:
                 continue

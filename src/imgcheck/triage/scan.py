@@ -175,7 +175,7 @@ class Scanner:
         text = line.text
         nccl_catalog.observe(res.nccl_messages, text)
         self.outcome.feed(line)
-        if res.container_evidence is None and outcome.CONTAINER_EVIDENCE.search(text):
+        if res.container_evidence is None and outcome.container_line(text):
             res.container_evidence = line
         if key in self.pending_last_error:
             self.pending_last_error.discard(key)
