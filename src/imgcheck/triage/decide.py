@@ -376,9 +376,10 @@ def phase_information(w: Work) -> None:
 
 def phase_retire(w: Work) -> None:
     """Lines that are not failures of this job: a benign probe's message where its harmless condition holds
-    (data/triage/benign_probes.json), and warnings or errors the run went on past (a completion or progress
-    marker later in the same input, data/triage/run_outcome.json). A signature all of whose lines are retired is
-    information; otherwise only those lines are left out."""
+    (data/triage/benign_probes.json), and errors the run went on past (a completion or progress marker later in
+    the same run of the same input, data/triage/run_outcome.json; a degradation the run went on past stays a
+    warning but is never the located failure). A signature all of whose lines are retired is information;
+    otherwise only those lines are left out."""
     assert w.facts is not None  # phase_streams built them
     probes = load_probes(frozenset(w.sigs))
     retired: dict[int, str] = {}
