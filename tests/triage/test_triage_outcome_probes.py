@@ -107,6 +107,7 @@ def test_a_completed_run_reports_its_outcome_and_retires_earlier_errors():
     d = r.diagnoses[0]
     assert d.severity == "info" and "went on past this line" in (d.note or "") or "probe" in (d.note or "")
     assert r.certainty is not None and r.certainty.reasons[0].startswith("run outcome: progressed")
+    assert r.certainty.level == "high"
 
 
 def test_c10d_address_attempts_are_probes_but_the_final_failure_is_not():

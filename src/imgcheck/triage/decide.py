@@ -786,8 +786,11 @@ def _report(w: Work) -> TriageReport:
     joined = w.image is not None or w.node is not None or w.job is not None
     certainty = assess(w.verdict, w.first_failure, tuple(w.diagnoses), w.sigs, joined)
     if w.outcome.state != STATE_UNKNOWN and certainty is not None:
+        went_on = w.outcome.state in ("completed", "progressed") and w.verdict in (VERDICT_INFO, VERDICT_NONE)
         certainty = dataclasses.replace(
             certainty,
+            # "no failure" backed by the run's own completion or progress lines is the strongest answer triage gives
+            level="high" if went_on else certainty.level,
             reasons=(f"run outcome: {w.outcome.state} ({w.outcome.evidence}; {w.outcome.where})",) + certainty.reasons,
         )
     return TriageReport(
