@@ -18,7 +18,11 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "src", "imgcheck", "data")
 FILES = sorted(
-    [os.path.join(DATA, "compat_matrix", "rules.json"), os.path.join(DATA, "triage", "signatures.json")]
+    [
+        os.path.join(DATA, "compat_matrix", "rules.json"),
+        os.path.join(DATA, "triage", "signatures.json"),
+        os.path.join(DATA, "triage", "benign_probes.json"),
+    ]
     + glob.glob(os.path.join(DATA, "compat_matrix", "catalogs", "*.json"))
 )
 URL = re.compile(r"https?://[^\s/]+\.[^\s]+")

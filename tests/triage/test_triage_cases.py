@@ -61,6 +61,8 @@ def test_real_excerpt(case):
         assert report.first_failure.where.source != _paths(case)[0]  # not simply the first file given
     if "timeline_ranks" in case:
         assert [t.where.rank for t in report.timeline] == case["timeline_ranks"]
+    if "outcome" in case:  # how far the run got, from its own end-of-run and progress lines
+        assert report.outcome.state == case["outcome"]
     if "first_cause" in case:
         assert report.diagnoses[0].causes[0].id == case["first_cause"]
     for cid in case.get("cause_in", []):
@@ -95,11 +97,15 @@ def test_exit_code_and_json(case, capsys):
     out = capsys.readouterr().out
     doc = json.loads(out)
     assert rc == case["exit"]
-    assert doc["schema_version"] == 2 and doc["kind"] == "triage"
+    assert doc["schema_version"] == 3 and doc["kind"] == "triage"
+    assert doc["outcome"]["state"] in ("completed", "progressed", "failed_check", "ended", "unknown")
     assert doc["verdict"] == case["verdict"]
     if case["verdict"] == "no_known_signature":
         assert doc["first_failure"] is None and doc["diagnoses"] == []
-        assert len(doc["general_order"]) >= 3 and doc["general_sources"]
+        if doc["outcome"]["state"] in ("completed", "progressed"):  # the run went on: nothing to hunt for
+            assert doc["general_order"] == []
+        else:
+            assert len(doc["general_order"]) >= 3 and doc["general_sources"]
 
 
 def test_no_signature_text_is_honest(capsys):

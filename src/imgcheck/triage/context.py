@@ -23,6 +23,8 @@ _GDR = re.compile(
 _VIA = re.compile(r"\bvia (?P<t>NET/[\w]+(?:/\d+)?(?:/GDRDMA)?|P2P/[\w/]+|SHM(?:/[\w/]+)?|CollNet\S*|NVLS\S*)")
 _NETWORK = re.compile(r"Using network (?P<n>\w+)")
 _ENV = re.compile(r"(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>.*?)\.?\s*$")
+# NCCL 2.3.5..2.4.8 ncclCommInitAll: INFO(NCCL_INIT,"nranks %d", ndev): one process drives every GPU of the job
+_INIT_ALL = re.compile(r"NCCL INFO nranks (?P<n>\d+)\s*$")
 _NO_VERBS = re.compile(r"Failed to open libibverbs\.so")
 _COMM = re.compile(
     r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
@@ -82,6 +84,7 @@ class ContextAccumulator:
     first_warn: LogLine | None = None  # the writer's first "NCCL WARN" line
     # "NVLS multicast support is [not ]available on dev N" (src/transport/nvls.cc, 2.17.1 on): None, not printed
     nvls_available: bool | None = None
+    init_all_nranks: int | None = None  # ncclCommInitAll's bare "nranks N" (one process, one node)
 
     @staticmethod
     def _add(target: set[T], value: T) -> None:
@@ -145,6 +148,10 @@ class ContextAccumulator:
                 self.env[m.group("name")] = m.group("value").strip()
         if "libibverbs" in text and _NO_VERBS.search(text):
             self.libibverbs_missing = True
+        if "nranks" in text and self.init_all_nranks is None:
+            m = _INIT_ALL.search(text)
+            if m:
+                self.init_all_nranks = int(m.group("n"))
         if "comm 0x" in text:
             m = _COMM.search(text)
             if m and (m.group("comm") in self.inits or len(self.inits) < MAX_COMMS):
@@ -215,6 +222,8 @@ class ContextAccumulator:
             if k in self.env or len(self.env) < MAX_ENV:
                 self.env.setdefault(k, v)
         self.libibverbs_missing = self.libibverbs_missing or other.libibverbs_missing
+        if self.init_all_nranks is None:
+            self.init_all_nranks = other.init_all_nranks
         for k, v in other.inits.items():
             if k in self.inits or len(self.inits) < MAX_COMMS:
                 self.inits.setdefault(k, v)
@@ -255,6 +264,7 @@ class ContextAccumulator:
             gpu_names=tuple(sorted(self.gpu_names)),
             socket_ifaces=tuple(sorted(self.socket_ifaces)),
             nvls_available=self.nvls_available,
+            init_all_nranks=self.init_all_nranks,
         )
 
 
@@ -284,3 +294,9 @@ class LogContext:
     gpu_names: tuple[str, ...] = ()  # GPU model names the log prints (nccl-tests device lines)
     socket_ifaces: tuple[str, ...] = ()  # interfaces NCCL's socket transport / bootstrap picked
     nvls_available: bool | None = None  # NCCL said NVLS multicast is (not) available on a GPU
+    init_all_nranks: int | None = None  # ncclCommInitAll's "nranks N" (NCCL 2.3.5..2.4.8)
+    # filled in by decide.py from every writer: did the job run on one node (None: the log does not say), and why
+    single_node: bool | None = None
+    single_node_why: str = ""
+    in_container: bool | None = None  # a container runtime's command/message in the log
+    in_container_why: str = ""

@@ -4,6 +4,7 @@ order signatures, and order each signature's cause candidates by the conditions 
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import re
 from dataclasses import dataclass, field
@@ -18,7 +19,10 @@ from . import host_catalog
 from .certainty import assess
 from .context import ContextAccumulator, LogContext
 from .evidence import ALL_PREDICATES
+from .logparse import LogLine
+from .outcome import STATE_UNKNOWN, RunOutcome, summarise, survived_by
 from .predicates import Facts
+from .probes import load_probes
 from .result import (
     CAUSE_SUPPORTED,
     CAUSE_UNCONDITIONAL,
@@ -199,21 +203,40 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
             v, why = cond.evaluate(ctx)
             values.append(v)
             reasons.append(f"{cond.text}: {why}")
+        assumed = []
+        for cond in cause.assumes:
+            v, why = cond.evaluate(ctx)
+            assumed.append(v)
+            reasons.append(f"assumes {cond.text}: {why}")
         # Data order is the advice order. Facts only demote a cause (a condition is false) or,
         # for causes marked promote, move it first when every condition holds.
         if not cause.when:
-            status, bucket = CAUSE_UNCONDITIONAL, 1
+            status, bucket = CAUSE_UNCONDITIONAL, 1.0
         elif any(v is False for v in values):
-            status, bucket = CAUSE_UNLIKELY, 2
+            status, bucket = CAUSE_UNLIKELY, 2.0
         elif all(v is True for v in values):
-            status, bucket = CAUSE_SUPPORTED, (-1 if cause.promote_first else 0) if cause.promote else 1
+            status, bucket = CAUSE_SUPPORTED, (-1.0 if cause.promote_first else 0.0) if cause.promote else 1.0
         else:
-            status, bucket = CAUSE_UNKNOWN, 1
+            status, bucket = CAUSE_UNKNOWN, 1.0
+        if any(v is False for v in assumed):
+            # the environment the cause presumes is not this job's (no container on a host run)
+            status, bucket = CAUSE_UNLIKELY, 2.0
+        elif bucket < 2 and any(v is None for v in assumed):
+            bucket = max(bucket, 1.5)  # after the causes that presume nothing about the environment
+        if cause.kind == "read" and bucket < 2:
+            bucket = 1.8  # advice to read more of the log ranks after every concrete cause still possible
         rated.append((bucket, idx, cause, status, tuple(reasons)))
     rated.sort(key=lambda r: (r[0], r[1]))
     return tuple(
         CauseResult(
-            order=i + 1, id=c.id, text=c.text, next=c.next, confidence=c.confidence, status=status, because=because
+            order=i + 1,
+            id=c.id,
+            text=c.text,
+            next=c.next,
+            confidence=c.confidence,
+            status=status,
+            because=because,
+            kind=c.kind,
         )
         for i, (_b, _idx, c, status, because) in enumerate(rated)
     )
@@ -270,6 +293,8 @@ class Work:
     silent: tuple[int, ...] = ()
     diagnoses: list[Diagnosis] = field(default_factory=list)
     verdict: str = VERDICT_NONE
+    outcome: RunOutcome = field(default_factory=lambda: RunOutcome(state=STATE_UNKNOWN))
+    went_on: dict[str, str] = field(default_factory=dict)  # advisory signatures the run went on past -> marker
 
     @property
     def full_year(self) -> int | None:
@@ -289,8 +314,47 @@ def phase_streams(w: Work) -> None:
     job_ctx = ContextAccumulator()
     for st in w.streams.values():
         job_ctx.merge(st.ctx)
-    w.log_context = job_ctx.summary()
+    w.outcome = summarise(w.scan.outcomes)
+    single, single_why = _single_node(job_ctx.summary(), w.streams)
+    ev = w.scan.container_evidence
+    w.log_context = dataclasses.replace(
+        job_ctx.summary(),
+        single_node=single,
+        single_node_why=single_why,
+        in_container=True if ev is not None else None,
+        in_container_why=f"log: {ev.text.strip()[:160]} ({ev.source}:{ev.lineno})" if ev is not None else "",
+    )
     w.facts = Facts(image=w.image, node=w.node, log=w.log_context, job=w.job)
+
+
+def _single_node(ctx: LogContext, streams: dict[RawKey, Stream]) -> tuple[bool | None, str]:
+    """Did the job run on one node? From what NCCL and nccl-tests print about every rank; None when they do not say."""
+    nets = [t for t in ctx.transports if t.startswith(("NET/", "CollNet"))]
+    if nets:
+        return False, f"log: channels run via {', '.join(nets[:3])} (NCCL's network transport joins nodes)"
+    hosts = sorted({h for st in streams.values() for h in st.hosts})
+    if len(hosts) >= 2:
+        return False, f"log: writers on {len(hosts)} hosts ({', '.join(hosts[:4])})"
+    if ctx.init_all_nranks:
+        return True, (
+            f"log: 'NCCL INFO nranks {ctx.init_all_nranks}' is ncclCommInitAll's line (the releases that print it): one process "
+            "drives every GPU of the job"
+        )
+    table: dict[str, set[int]] = {}
+    for st in streams.values():
+        for (host, _pid), ranks in st.ctx.test_ranks.items():
+            table.setdefault(host, set()).update(ranks)
+    if len(table) >= 2:
+        return False, f"log: nccl-tests lists ranks on {len(table)} hosts ({', '.join(sorted(table)[:4])})"
+    if len(table) == 1:
+        host, ranks = next(iter(table.items()))
+        if ctx.nranks is None or len(ranks) >= ctx.nranks:
+            return True, f"log: nccl-tests lists every rank ({len(ranks)}) on {host}"
+    if ctx.nranks and len(hosts) == 1:
+        seen = {i.rank for st in streams.values() for i in st.ctx.inits.values() if i.nranks == ctx.nranks}
+        if len(seen) >= ctx.nranks:
+            return True, f"log: every rank of the {ctx.nranks}-rank communicator logged on {hosts[0]}"
+    return None, "the log does not show where every rank ran (NCCL_DEBUG=INFO comm lines or nccl-tests' rank table)"
 
 
 def phase_suppress(w: Work) -> None:
@@ -310,6 +374,77 @@ def phase_information(w: Work) -> None:
     w.as_info = _information_here(w.sigset, w.events, w.stream_of, w.facts)
 
 
+def phase_retire(w: Work) -> None:
+    """Lines that are not failures of this job: a benign probe's message where its harmless condition holds
+    (data/triage/benign_probes.json), and errors the run went on past (a completion or progress marker later in
+    the same run of the same input, data/triage/run_outcome.json; a degradation the run went on past stays a
+    warning but is never the located failure). A signature all of whose lines are retired is information;
+    otherwise only those lines are left out."""
+    assert w.facts is not None  # phase_streams built them
+    probes = load_probes(frozenset(w.sigs))
+    retired: dict[int, str] = {}
+    said: set[str] = set()
+    # "sig:ID.count" conditions: how often each signature matched in this log (absent ones count 0)
+    counts: dict[tuple[str, str], int | None] = {}
+    for ev in w.events:
+        counts[(ev.signature, "count")] = (counts.get((ev.signature, "count")) or 0) + 1
+    for ev in w.events:
+        if ev.signature in w.as_info:
+            continue
+        st = w.stream_of[id(ev)]
+        for pr in probes:
+            if not pr.applies(ev.signature, ev.line.text):
+                continue
+            ok, why = pr.judge(CauseContext(ev.line.text, st.ctx.env, w.log_context.env, w.facts, counts, ev.signature))
+            if ok:
+                retired[id(ev)] = (
+                    f"a probe, not a failure ({pr.component}, benign_probes.json {pr.id}): {pr.harmless} Here: {why}."
+                )
+            elif pr.id not in said:
+                said.add(pr.id)
+                w.notes.append(
+                    f"{ev.signature} at {ev.line.source}:{ev.line.lineno} is a probe {pr.component} prints in working "
+                    f"runs. It matters when: {pr.matters_when} Here: {why}"
+                )
+            break
+        if id(ev) in retired or w.sigs[ev.signature].severity not in ("error", "warning"):
+            continue
+        seen = survived_by(w.scan.outcomes.get(ev.line.source), ev.line)
+        if seen is not None and w.sigs[ev.signature].role == "advisory":
+            # a degradation (GPUDirect RDMA off, sockets instead of IB): the run going on does not refute it, but it
+            # is not what stopped the job either: a warning worth a look, never the located failure
+            if ev.signature not in w.went_on:
+                w.went_on[ev.signature] = f"{seen.line.source}:{seen.line.lineno}"
+                w.notes.append(
+                    f"{ev.signature} ({ev.line.source}:{ev.line.lineno}) did not stop the run: {seen.marker.component} "
+                    f"printed '{seen.line.text.strip()[:100]}' later ({seen.line.source}:{seen.line.lineno}); it is a "
+                    "degradation to check (bandwidth, the transport used), not a located failure"
+                )
+            continue
+        if seen is not None:
+            retired[id(ev)] = (
+                f"the run went on past this line: {seen.marker.component} printed '{seen.line.text.strip()[:120]}' "
+                f"later ({seen.line.source}:{seen.line.lineno}: {seen.marker.meaning})"
+            )
+    if not retired:
+        return
+    by_sig: dict[str, list[Event]] = {}
+    for ev in w.events:
+        by_sig.setdefault(ev.signature, []).append(ev)
+    drop: set[int] = set()
+    for sid, evs in by_sig.items():
+        gone = [e for e in evs if id(e) in retired]
+        if not gone:
+            continue
+        if len(gone) == len(evs):
+            w.as_info[sid] = "information here: " + retired[id(gone[0])]
+        else:
+            drop.update(id(e) for e in gone)
+            w.notes.append(f"{len(gone)} line(s) matched as {sid} are not failures: {retired[id(gone[0])]}")
+    if drop:
+        w.events = [e for e in w.events if id(e) not in drop]
+
+
 def phase_derived(w: Work) -> None:
     """Signatures computed from the log's structure: a communicator that started init but never
     completed with nothing else to explain it; writers that loaded different NCCL versions."""
@@ -324,6 +459,12 @@ def phase_derived(w: Work) -> None:
                 if init.started is not None and not init.completed:
                     raw = next(k for k, v in w.mapping.items() if v == st.key)
                     w.add_event(Event(stall_sig.id, init.started, 0, raw), st)
+                    if not _ended_after(w, init.started):
+                        w.as_info[stall_sig.id] = (
+                            "information here: a communicator logged 'Init START' and no 'Init COMPLETE', but nothing "
+                            "after it shows the job stopped there (no error, timeout, signal or scheduler cancel): a "
+                            "log cut during init reads the same. If the job did hang there, the causes below apply."
+                        )
                     break
     mismatch_sig = next((s for s in w.sigset.signatures if s.derived == "nccl_version_mismatch"), None)
     if mismatch_sig is not None and len(w.log_context.nccl_versions) > 1:
@@ -347,6 +488,13 @@ def phase_derived(w: Work) -> None:
         )
 
 
+def _ended_after(w: Work, line: LogLine) -> bool:
+    """The job was stopped from outside (scheduler cancel, agent SIGTERM) after `line`, in the same input."""
+    st = w.scan.outcomes.get(line.source)
+    seen = st.last.get("ended") if st is not None else None
+    return seen is not None and seen.line.lineno > line.lineno
+
+
 def phase_first_failure(w: Work) -> None:
     """Each stream's first failing line, then the writers in the order used: by timestamp when every
     failing line has one, else local errors before consequences."""
@@ -359,6 +507,7 @@ def phase_first_failure(w: Work) -> None:
             ev
             for ev in w.events
             if ev.signature not in w.as_info
+            and ev.signature not in w.went_on
             and not sigs[ev.signature].continues
             and sigs[ev.signature].severity in ("error", "warning")
         ]
@@ -386,6 +535,7 @@ def phase_first_failure(w: Work) -> None:
         cands.sort(
             key=lambda e: (
                 ROLE_RANK[sigs[e.signature].role],
+                sigs[e.signature].generic,  # a writer's concrete cause before another writer's bare result code
                 0 if e.line.when else 1,
                 _when(e, full_year) or far,
                 -sigs[e.signature].priority,
@@ -566,11 +716,29 @@ def phase_diagnoses(w: Work) -> None:
         )
 
 
+def phase_read_advice(w: Work) -> None:
+    """A generic result code with no NCCL WARN in the log: its concrete causes lead, and the advice to get the
+    line that names the call (a cause of kind "read") is said as the next step."""
+    ff = w.first_failure
+    if ff is None or not w.diagnoses or w.diagnoses[0].signature != ff.signature or w.log_context.nccl_warn:
+        return
+    read = [c for c in w.diagnoses[0].causes if c.kind == "read" and c.status != CAUSE_UNLIKELY]
+    if read and w.sigs[ff.signature].generic:
+        w.notes.append(
+            f"{ff.signature} is a result code and the log holds no NCCL WARN naming the failing call: the causes "
+            f"are in advice order. Next: {read[0].next}"
+        )
+
+
 def phase_verdict(w: Work) -> None:
     severities = {d.severity for d in w.diagnoses}
     if severities & {"error", "warning"}:
         # a located failure and "warnings worth a look" are different answers (verdict and exit code)
-        matters = [d for d in w.diagnoses if d.severity in ("error", "warning") and not w.sigs[d.signature].continues]
+        matters = [
+            d
+            for d in w.diagnoses
+            if d.severity in ("error", "warning") and not w.sigs[d.signature].continues and d.signature not in w.went_on
+        ]
         w.verdict = VERDICT_FOUND if w.first_failure is not None or matters else VERDICT_ADVISORY
     elif w.diagnoses:
         w.verdict = VERDICT_INFO
@@ -584,6 +752,7 @@ PHASES = (
     host_catalog.phase_line_owner,
     phase_suppress,
     phase_information,
+    phase_retire,
     phase_derived,
     phase_first_failure,
     phase_last_error,
@@ -591,6 +760,7 @@ PHASES = (
     phase_peer_first,
     phase_silent_ranks,
     phase_diagnoses,
+    phase_read_advice,
     phase_verdict,
 )
 
@@ -610,10 +780,19 @@ def decide(
 
 def _report(w: Work) -> TriageReport:
     general: tuple[GeneralOrderStep, ...] = ()
-    if w.verdict != VERDICT_FOUND:
+    if w.verdict != VERDICT_FOUND and w.outcome.state not in ("completed", "progressed"):
+        # no failure located and the run did not go on: the general order is where to look next
         general = tuple(GeneralOrderStep(i + 1, s.step, s.next) for i, s in enumerate(w.sigset.general_order))
     joined = w.image is not None or w.node is not None or w.job is not None
     certainty = assess(w.verdict, w.first_failure, tuple(w.diagnoses), w.sigs, joined)
+    if w.outcome.state != STATE_UNKNOWN and certainty is not None:
+        went_on = w.outcome.state in ("completed", "progressed") and w.verdict in (VERDICT_INFO, VERDICT_NONE)
+        certainty = dataclasses.replace(
+            certainty,
+            # "no failure" backed by the run's own completion or progress lines is the strongest answer triage gives
+            level="high" if went_on else certainty.level,
+            reasons=(f"run outcome: {w.outcome.state} ({w.outcome.evidence}; {w.outcome.where})",) + certainty.reasons,
+        )
     return TriageReport(
         verdict=w.verdict,
         certainty=certainty,
@@ -627,6 +806,7 @@ def _report(w: Work) -> TriageReport:
         general_order=general,
         general_sources=w.sigset.general_source if general else (),
         signatures_version=w.sigset.version or None,
+        outcome=w.outcome,
     )
 
 

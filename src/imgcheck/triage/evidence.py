@@ -124,7 +124,26 @@ def log_efa_seen(f: Facts) -> Result:
     return None, "the log shows no EFA channel or provider selection"
 
 
+def log_single_node(f: Facts) -> Result:
+    """The job ran on one node: decided in decide.py from every writer (ncclCommInitAll, nccl-tests' rank table,
+    the hosts and ranks NCCL's comm lines name, channels via NET)."""
+    return f.log.single_node, f.log.single_node_why or "the log does not say how many nodes the job used"
+
+
+def log_in_container(f: Facts) -> Result:
+    """A container around the job: the log shows a runtime, or the triage was given an image or a launch spec."""
+    if f.log.in_container:
+        return True, f.log.in_container_why
+    if f.image is not None:
+        return True, f"the job ran image {f.image.reference}"
+    if f.job is not None and (f.job.image or f.job.runtime):
+        return True, f"the launch spec runs a container ({f.job.kind})"
+    return None, "the log shows no container runtime (docker/podman/enroot/pyxis/kubectl/apptainer line)"
+
+
 EVIDENCE: dict[str, Callable[[Facts], Result]] = {
+    "log.single_node": log_single_node,
+    "log.in_container": log_in_container,
     "log.efa_seen": log_efa_seen,
     "log.nccl_warn_present": log_nccl_warn_present,
     "log.gloo_loopback": log_gloo_loopback,

@@ -6,7 +6,8 @@ cudaGetErrorString prints), and a cause class for each NCCL WARN format (data/tr
 tools/nccl/gen_causes.py from the code at each site; class texts in nccl_cause_classes.json).
 
 They are added to the packaged signature set (`extend`). A line that a hand-written signature already names keeps
-that signature (it carries joins and fact conditions); a catalog signature replaces one only where its data lists
+that signature (it carries joins and fact conditions), unless that one is a generic wrapper (`generic: true`, e.g.
+CUDA-RUNTIME-ERROR): then the catalog's specific code leads (decide.phase_first_failure); a catalog signature replaces one only where its data lists
 the other as a generic catch-all (`overrides`), on that line only (`phase_line_owner`)."""
 
 from __future__ import annotations

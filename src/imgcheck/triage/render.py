@@ -79,7 +79,16 @@ def render_text(report: TriageReport, verbose: bool = False) -> str:
         for r in report.certainty.reasons:
             out += _wrap(r, "    ", "  - ")
         out.append("")
-    if report.verdict != VERDICT_FOUND:
+    oc = report.outcome
+    if oc.state != "unknown":
+        out.append(f"RUN OUTCOME  {oc.state}")
+        out += _wrap(f"{oc.evidence} ({oc.where}: {oc.text})", "    ", "  - ")
+        out.append("")
+    went_on = oc.state in ("completed", "progressed") and report.verdict != VERDICT_FOUND
+    if went_on:
+        out.append(f"NO FAILURE. The run {oc.state}; the lines below did not stop it.")
+        out.append("")
+    elif report.verdict != VERDICT_FOUND:
         if report.verdict == VERDICT_ADVISORY:
             out.append("ADVISORY ONLY. Warnings matched (listed below) but no line is a located failure.")
         elif report.verdict == VERDICT_INFO:
@@ -181,7 +190,11 @@ def _diagnosis(d: Diagnosis, out: list[str], lead: bool, verbose: bool) -> None:
     out += _wrap(d.meaning, "    ", "    ")
     if d.note:
         out += _wrap(d.note, "    ", "    note: ")
-    out.append("  cause candidates, in order:" if lead else "  causes:")
-    _causes(d, out, verbose)
+    if d.severity == "info" and d.note and not verbose:
+        # information for this job (a probe, a line the run went on past): its causes are moot here
+        out.append(f"  causes: {len(d.causes)} recorded for when it is a failure (-v shows them)")
+    else:
+        out.append("  cause candidates, in order:" if lead else "  causes:")
+        _causes(d, out, verbose)
     out += _wrap(", ".join(d.sources), "    ", "    sources: ")
     out.append("")

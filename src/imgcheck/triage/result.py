@@ -8,10 +8,14 @@ from dataclasses import dataclass
 
 from ..model.report import Evidence, Finding
 from .context import LogContext
+from .outcome import STATE_UNKNOWN, RunOutcome
 
 # 2 (issue 35): verdict "advisory_only" (warnings matched, no failing line located; exit 0) split from
 # "signature_found", which now always has a located first failure.
-TRIAGE_SCHEMA_VERSION = 2
+# 3 (issue 32, triage side): `outcome` {state completed|progressed|failed_check|ended|unknown, evidence, marker,
+# where, text, site}: how far the run got, from its own end-of-run and progress lines; causes carry `kind`
+# ("cause" | "read").
+TRIAGE_SCHEMA_VERSION = 3
 
 VERDICT_FOUND = "signature_found"  # at least one error/warning signature
 VERDICT_ADVISORY = "advisory_only"  # warnings only: something to check, no failure located
@@ -44,6 +48,7 @@ class CauseResult:
     confidence: str
     status: str
     because: tuple[str, ...] = ()
+    kind: str = "cause"  # "read": advice to read more of the log, ranked after concrete causes
 
 
 @dataclass(frozen=True)
@@ -133,5 +138,6 @@ class TriageReport:
     signatures_version: str | None = None
     tool_version: str | None = None
     certainty: Certainty | None = None
+    outcome: RunOutcome = RunOutcome(state=STATE_UNKNOWN)
     schema_version: int = TRIAGE_SCHEMA_VERSION
     kind: str = "triage"

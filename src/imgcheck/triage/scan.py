@@ -23,7 +23,7 @@ from typing import IO, Any, cast
 
 from ..errors import BadInputError
 from ..fsutil import open_input
-from . import fabric_catalog, nccl_catalog
+from . import fabric_catalog, nccl_catalog, outcome
 from .context import ContextAccumulator
 from .logparse import LogLine, parse_line
 from .signatures import SignatureSet
@@ -79,6 +79,10 @@ class ScanResult:
     # PyTorch's "Last error:" text (NCCL's ncclGetLastError) per writer: the line after "Last error:",
     # or the rest of the same line; the first MAX_LAST_ERRORS writers only
     last_errors: dict[RawKey, LogLine] = field(default_factory=dict)
+    # per input file: the run-outcome markers seen (outcome.py: completed, progressed, failed, ended)
+    outcomes: dict[str, outcome.SourceOutcome] = field(default_factory=dict)
+    # the first line that shows the job ran in a container (a runtime's command or message)
+    container_evidence: LogLine | None = None
 
 
 def required_literal(pattern: re.Pattern[str]) -> str | None:
@@ -139,6 +143,8 @@ class Scanner:
         self.order = 0
         self._writers: set[RawKey] = set()
         self.pending_last_error: set[RawKey] = set()
+        self.outcome = outcome.OutcomeScanner(outcome.load_markers())
+        self.result.outcomes = self.outcome.by_source
 
     def feed(self, line: LogLine) -> None:
         res = self.result
@@ -168,6 +174,9 @@ class Scanner:
             ctx.feed(line)
         text = line.text
         nccl_catalog.observe(res.nccl_messages, text)
+        self.outcome.feed(line)
+        if res.container_evidence is None and outcome.container_line(text):
+            res.container_evidence = line
         if key in self.pending_last_error:
             self.pending_last_error.discard(key)
             if text.strip():

@@ -18,6 +18,7 @@ from .conditions import Condition, parse_condition
 from .evidence import ALL_PREDICATES
 
 SIGNATURES_SCHEMA_VERSION = 1
+CAUSE_KINDS = ("cause", "read")
 ROLES = ("primary", "secondary", "advisory")  # primary: a local failure; secondary: a consequence seen by a victim
 SEVERITIES = ("error", "warning", "info")
 # signatures computed from log structure instead of a regex; "fabric_catalog": a line the fabric message catalog
@@ -37,6 +38,12 @@ class Cause:
     # "promote": "first": ahead of the other promoted causes too (the deeper cause of the same symptom,
     # e.g. NCCL dialling a bridge address explains the "connection refused" the line shows)
     promote_first: bool = False
+    # "read": advice to read more of the log (the preceding WARN, the rank's stack), not a cause: it ranks after
+    # every concrete cause the facts do not rule out, so a wrapper's answer names a mechanism first
+    kind: str = "cause"
+    # the environment the cause presumes (a container, several nodes): false -> unlikely; unknown -> after the
+    # causes that presume nothing
+    assumes: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,6 +229,12 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
             when = c.get("when", [])
             if not isinstance(when, list):
                 raise BadInputError(f"{chere}: 'when' must be a list of conditions")
+            assumes = c.get("assumes", [])
+            if not isinstance(assumes, list):
+                raise BadInputError(f"{chere}: 'assumes' must be a list of conditions")
+            kind = c.get("kind", "cause")
+            if kind not in CAUSE_KINDS:
+                raise BadInputError(f"{chere}: kind must be one of {', '.join(CAUSE_KINDS)}")
             causes.append(
                 Cause(
                     id=_need(c, "id", str, chere),
@@ -232,6 +245,8 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
                     why=c.get("why"),
                     promote_first=_promote_first(c.get("promote", False), chere),
                     promote=c.get("promote", False) in (True, "first"),
+                    kind=kind,
+                    assumes=tuple(parse_condition(a, chere, set(ALL_PREDICATES), known) for a in assumes),
                 )
             )
         info_when = item.get("info_when", [])
