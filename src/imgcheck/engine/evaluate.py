@@ -44,6 +44,7 @@ from . import (
     rdma_userspace,
     registration,
     ucx,
+    ucx_gid,
     upstream_releases,
     vendor_issues,
 )
@@ -74,6 +75,7 @@ FAMILIES = (
     nccl_arch,
     registration,
     ucx,
+    ucx_gid,
     node_only,
     node_driver,
     node_capability,
