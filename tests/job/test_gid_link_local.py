@@ -13,7 +13,7 @@ from engine_facts import committed_facts, matrix, with_nccl
 from imgcheck.engine import evaluate
 from imgcheck.job import EnvVar, load_job_spec
 from imgcheck.knowledge.nccl_gid import nccl_choice
-from imgcheck.model.gid_kind import gid_kind, ipv4_of
+from imgcheck.node.gid_kind import gid_kind, ipv4_of
 from imgcheck.node.probe import probe
 
 HERE = os.path.dirname(__file__)

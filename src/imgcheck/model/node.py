@@ -83,7 +83,7 @@ class KernelModule:
     symbol_crcs: dict[str, str] | None = None  # peer-memory symbols it imports -> modversions CRC ("0x..")
 
 
-# GidEntry.kind values (model/gid_kind.py)
+# GidEntry.kind values (node/gid_kind.py)
 GID_IPV4_MAPPED = "ipv4-mapped"
 GID_LINK_LOCAL = "link-local"
 GID_GLOBAL = "global"
@@ -98,7 +98,7 @@ class GidEntry:
     type: str | None = None  # gid_attrs/types/<index>: "IB/RoCE v1" | "RoCE v2"
     netdev: str | None = None  # gid_attrs/ndevs/<index> (RoCE)
     gid: str | None = None  # gids/<index> as sysfs prints it: "0000:0000:0000:0000:0000:ffff:ac13:003c"
-    # The address the GID is (model/gid_kind.py): "ipv4-mapped" (::ffff:a.b.c.d, what RoCE v2 over IPv4
+    # The address the GID is (node/gid_kind.py): "ipv4-mapped" (::ffff:a.b.c.d, what RoCE v2 over IPv4
     # carries), "link-local" (fe80::/64, not routed beyond the netdev's segment), "global" (any other IPv6)
     kind: str | None = None
 
@@ -121,16 +121,14 @@ class RdmaPort:
 
     def gid_entry(self, index: int) -> tuple[str, GidEntry | None]:
         """What the table holds at `index`: ("entry", e), ("zero", None), ("beyond", None) or ("unknown", None)."""
-        listed = next((g for g in self.gids or () if g.index == index), None)
-        if listed is not None:
-            return "entry", listed  # a listed entry is known even where the table's length was not stated
         if self.gid_table_len is None or self.gids_read is None or self.gids is None:
             return "unknown", None
         if index >= self.gid_table_len:
             return "beyond", None
         if index >= self.gids_read:
             return "unknown", None
-        return "zero", None
+        found = next((g for g in self.gids if g.index == index), None)
+        return ("entry", found) if found else ("zero", None)
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,8 @@ from .. import safejson
 from ..errors import BadInputError
 from ..fsutil import reading_input
 from .bounded_numbers import first_bad_version
-from .gid_kind import gid_kind
 from .location import KINDS, Location
-from .node import GPU_CLASSES, NODE_SCHEMA_VERSION, NodeFacts, RdmaPort, kept_cmdline
+from .node import GPU_CLASSES, NODE_SCHEMA_VERSION, NodeFacts, kept_cmdline
 from .serde import from_dict, to_dict
 
 
@@ -53,28 +52,11 @@ def parse_node_facts(doc: object, where: str, origin: Location | None = None) ->
     for key, value in (facts.kernel.config or {}).items():
         if value == "":
             raise BadInputError(f"{where}: kernel.config.{key} is empty (use y, m, n or the option's value)")
-    facts = _with_gid_kinds(facts)
     if facts.kernel.cmdline:  # a file from before the probe kept only these: the rest never reaches a report
         kept, dropped = kept_cmdline(facts.kernel.cmdline)
         if dropped:
             facts = dataclasses.replace(facts, kernel=dataclasses.replace(facts.kernel, cmdline=kept))
     return facts
-
-
-def _with_gid_kinds(facts: NodeFacts) -> NodeFacts:
-    """A GID entry written with its address but not its kind (by hand, from show_gids) gets the kind the address
-    is: a function of the stated fact, as the probe computes it, not a guess."""
-
-    def port(p: RdmaPort) -> RdmaPort:
-        if not p.gids or all(g.kind is not None or g.gid is None for g in p.gids):
-            return p
-        gids = tuple(g if g.kind is not None else dataclasses.replace(g, kind=gid_kind(g.gid)) for g in p.gids)
-        return dataclasses.replace(p, gids=gids)
-
-    devices = tuple(dataclasses.replace(d, ports=tuple(port(p) for p in d.ports)) for d in facts.rdma.devices)
-    if devices == facts.rdma.devices:
-        return facts
-    return dataclasses.replace(facts, rdma=dataclasses.replace(facts.rdma, devices=devices))
 
 
 def load_node_facts(path: str) -> NodeFacts:

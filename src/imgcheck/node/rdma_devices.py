@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model.gid_kind import gid_kind
 from ..model.node import GidEntry, RdmaDevice, RdmaPort
+from .gid_kind import gid_kind
 from .hostroot import HostReadError, HostRoot
 
 IB_CLASS = "/sys/class/infiniband"

@@ -5,10 +5,10 @@ after it, is no address)."""
 
 from __future__ import annotations
 
-from .node import GID_GLOBAL as GLOBAL
-from .node import GID_IPV4_MAPPED as IPV4_MAPPED
-from .node import GID_LINK_LOCAL as LINK_LOCAL
-from .node import GID_UNCONFIGURED as UNCONFIGURED
+from ..model.node import GID_GLOBAL as GLOBAL
+from ..model.node import GID_IPV4_MAPPED as IPV4_MAPPED
+from ..model.node import GID_LINK_LOCAL as LINK_LOCAL
+from ..model.node import GID_UNCONFIGURED as UNCONFIGURED
 
 __all__ = ["GLOBAL", "IPV4_MAPPED", "LINK_LOCAL", "UNCONFIGURED", "gid_kind", "ipv4_of", "words"]
 
