@@ -9,9 +9,12 @@ Reports, in one run, medians of several runs and the ratios between them:
   process tree sampled every 20 ms (imgcheck reads layers in forked worker processes). Sources: a
   local registry (Debian's docker-registry), an OCI layout directory and a docker-archive.
 
-Usage: python benchmarks/bench_inspect.py [--runs 3] [--no-syft] [--json OUT]
+Usage: python benchmarks/bench_inspect.py [--runs 3] [--no-syft] [--synthetic-gb N] [--json OUT]
 The corpus (>= 1.5 GB uncompressed) is built once with mmdebstrap and cached in $BENCH_CACHE
-(default /var/cache/imgcheck-bench).
+(default /var/cache/imgcheck-bench). --synthetic-gb N adds two CUDA-like layers after the base layer, of real
+files replicated until the image holds about N GB: a real libnccl.so.2 (the nvidia-nccl-cu12 2.21.5 wheel of the
+tests' cache, laid out as the libnccl2 package does) and copies of the corpus's own shared libraries (libLLVM,
+the JDK's, ...) under usr/local/cuda-synthetic/lib64/rK/ (a 60/40 split, as a CUDA runtime + a framework layer).
 """
 
 from __future__ import annotations
@@ -87,6 +90,62 @@ def split_layers(rootfs: str) -> list[str]:
         out.close()
         os.replace(name + ".tmp", name)
     return names
+
+
+def _real_libnccl() -> bytes | None:
+    import glob
+    import zipfile
+
+    from wheelcache import WHEEL_CACHE
+
+    found = glob.glob(os.path.join(WHEEL_CACHE, "nvidia-nccl-cu12==2.21.5", "*.whl"))
+    if not found:
+        log(
+            "no nvidia-nccl-cu12 2.21.5 wheel cached (IMGCHECK_TEST_REAL_NCCL=1 pytest tests/test_fatbin.py): no libnccl"
+        )
+        return None
+    with zipfile.ZipFile(found[0]) as whl:
+        return whl.read("nvidia/nccl/lib/libnccl.so.2")
+
+
+def _add_bytes(out: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = len(data), 0o644
+    out.addfile(info, io.BytesIO(data))
+
+
+def synthetic_layers(tars: list[str], gb: float) -> list[str]:
+    """The corpus layers with two CUDA-like layers of real files replicated after the base (cached per size)."""
+    extra = int(gb * 1e9) - sum(os.path.getsize(t) for t in tars)
+    if extra <= 0:
+        return tars
+    names = [os.path.join(CACHE, f"synthetic-{gb:g}g-{i}.tar") for i in (1, 2)]
+    if not all(os.path.exists(n) for n in names):
+        log(f"building {extra / 1e9:.1f} GB of CUDA-like layers from real library files (once)...")
+        budgets = (int(extra * 0.6), extra - int(extra * 0.6))
+        with tarfile.open(tars[0].replace("layer-0-base.tar", "corpus.tar")) as corpus:
+            libs = [m for m in corpus if m.isfile() and ".so" in m.name.rsplit("/", 1)[-1] and m.size > 64 << 10]
+            for index, (name, budget) in enumerate(zip(names, budgets)):
+                written, replica = 0, 0
+                with tarfile.open(name + ".tmp", "w") as out:
+                    nccl = _real_libnccl() if index == 0 else None
+                    if nccl is not None:  # the libnccl2 package's layout: the real file and its soname link
+                        _add_bytes(out, "usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", nccl)
+                        link = tarfile.TarInfo("usr/lib/x86_64-linux-gnu/libnccl.so.2")
+                        link.type, link.linkname = tarfile.SYMTYPE, "libnccl.so.2.21.5"
+                        out.addfile(link)
+                        written += len(nccl)
+                    while written < budget:
+                        for member in libs:
+                            if written >= budget:
+                                break
+                            data = corpus.extractfile(member).read()
+                            base = member.name.rsplit("/", 1)[-1]
+                            _add_bytes(out, f"usr/local/cuda-synthetic/lib64/r{index}-{replica}/{base}", data)
+                            written += len(data)
+                        replica += 1
+                os.replace(name + ".tmp", name)
+    return [tars[0], *names, *tars[1:]]
 
 
 def gzip_layer(path: str) -> str:
@@ -359,16 +418,23 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-syft", action="store_true")
     parser.add_argument("--json", help="also write the results as JSON here")
+    parser.add_argument("--synthetic-gb", type=float, help="add CUDA-like layers of real files up to this size")
     args = parser.parse_args()
 
     tars = split_layers(corpus_rootfs())
+    if args.synthetic_gb:
+        tars = synthetic_layers(tars, args.synthetic_gb)
     image = oci_image(tars)
     bumped = oci_image(tars[:-1] + [changed_top_layer(tars[-1])])
     gz = [l["path"] for l in image["layers"]]
     uncompressed = sum(os.path.getsize(t) for t in tars)
     compressed = sum(l["size"] for l in image["layers"])
-    oci_dir = write_oci_dir(image, os.path.join(CACHE, "corpus-oci"))
-    docker_archive = write_docker_archive(tars, os.path.join(CACHE, "corpus-docker-archive.tar"))
+    tag = f"-synthetic-{args.synthetic_gb:g}g" if args.synthetic_gb else ""
+    oci_dir = write_oci_dir(image, os.path.join(CACHE, f"corpus-oci{tag}"))
+    # a synthetic image leaves the docker-archive out: another full uncompressed copy of it on disk
+    docker_archive = (
+        None if args.synthetic_gb else write_docker_archive(tars, os.path.join(CACHE, "corpus-docker-archive.tar"))
+    )
     imgcheck = [sys.executable, "-m", "imgcheck.cli.main"]
     # Byte-compile imgcheck as pip does when it installs a wheel: an editable install under
     # PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every run.
@@ -381,7 +447,12 @@ def main() -> int:
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
     )
     results: dict = {
-        "image": {"layers": len(tars), "uncompressed_bytes": uncompressed, "compressed_bytes": compressed},
+        "image": {
+            "layers": len(tars),
+            "uncompressed_bytes": uncompressed,
+            "compressed_bytes": compressed,
+            "synthetic_gb": args.synthetic_gb,
+        },
         "runs": args.runs,
         "timings": {},
     }
@@ -414,11 +485,12 @@ def main() -> int:
             finally:
                 shutil.rmtree(home, ignore_errors=True)
 
-        sources = (
+        sources: tuple[tuple[str, str], ...] = (
             ("registry", f"registry:{ref}:v1"),
             ("oci_dir", f"oci-dir:{oci_dir}"),
-            ("docker_archive", f"docker-archive:{docker_archive}"),
         )
+        if docker_archive is not None:
+            sources += (("docker_archive", f"docker-archive:{docker_archive}"),)
         measures = {
             "raw_isal_serial": lambda: (raw_decompress(gz, False), 0, 0),
             "raw_isal_parallel": lambda: (raw_decompress(gz, True), 0, 0),
@@ -482,7 +554,6 @@ def main() -> int:
             "cold_registry_vs_raw_parallel": ("imgcheck_cold_registry", "raw_isal_parallel"),
             "cold_registry_vs_raw_serial": ("imgcheck_cold_registry", "raw_isal_serial"),
             "cold_oci_dir_vs_raw_parallel": ("imgcheck_cold_oci_dir", "raw_isal_parallel"),
-            "cold_docker_archive_vs_raw_parallel": ("imgcheck_cold_docker_archive", "raw_isal_parallel"),
             "warm_vs_cold": ("imgcheck_warm_registry", "imgcheck_cold_registry"),
             "warm_pinned_vs_cold": ("imgcheck_warm_pinned_registry", "imgcheck_cold_registry"),
             "bump_vs_cold": ("imgcheck_one_layer_bump_registry", "imgcheck_cold_registry"),
@@ -491,6 +562,8 @@ def main() -> int:
             "warm_vs_raw_serial": ("imgcheck_warm_registry", "raw_isal_serial"),
             "after_upgrade_vs_raw_serial": ("imgcheck_after_upgrade_registry", "raw_isal_serial"),
         }
+        if docker_archive is not None:
+            within["cold_docker_archive_vs_raw_parallel"] = ("imgcheck_cold_docker_archive", "raw_isal_parallel")
         if "imgcheck_cold_oci_dir_rapidgzip" in measures:
             within["cold_oci_dir_rapidgzip_vs_raw_serial"] = ("imgcheck_cold_oci_dir_rapidgzip", "raw_isal_serial")
             within["cold_oci_dir_rapidgzip_vs_isal"] = ("imgcheck_cold_oci_dir_rapidgzip", "imgcheck_cold_oci_dir")
@@ -514,8 +587,8 @@ def main() -> int:
         registry.wait()
         shutil.rmtree(storage, ignore_errors=True)
 
-    if "syft_registry" in t:
-        for label in ("registry", "oci_dir", "docker_archive"):
+    for label, _target in sources:
+        if f"syft_{label}" in t:
             ratios[f"syft_vs_imgcheck_{label}"] = t[f"syft_{label}"] / t[f"imgcheck_cold_{label}"]
 
     print(f"load average before {results['load_average_before']}, after {results['load_average_after']}")

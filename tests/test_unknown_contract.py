@@ -30,6 +30,8 @@ NOT_PER_NODE = {
     "FLEET-STACK-MIXED": "fleet_compare",
     "FLEET-FW-MIXED": "fleet_compare",
     "FLEET-DRIVER-BRANCH-MIXED": "fleet_compare",
+    "FLEET-ROCE-GID-MIXED": "fleet_compare",
+    "FLEET-ROCE-GID-INDEX-DIFFERS": "fleet_compare",
     "JOB-ENV-OVERRIDES-IMAGE": "reads only the spec's and the image's Env (both always known); tests/job covers it",
     "JOB-ENV-SHADOWED-BY-IMAGE": "reads only the spec's and the image's Env (both always known); tests/job covers it",
 }

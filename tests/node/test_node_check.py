@@ -242,6 +242,48 @@ def test_roce_mtu_difference_is_reported_with_the_derived_mtus(probed, matrix):
     assert f.title == "RoCE port MTUs differ between nodes: 4096 on gpu-roce-01 vs 1024 on gpu-roce-02"
 
 
+def _roce_node(probed, name, device_index):
+    """The RoCE fixture with one of its two ports only: mlx5_0 (IPv4 address: RoCE v2 IPv4 at entries 4-5) or
+    mlx5_1 (no IPv4 address: only the link-local pair), as another node of the same job."""
+    a = probed["inbox-ubuntu2204"]
+    return dataclasses.replace(swap(a, "rdma.devices", (a.rdma.devices[device_index],)), name=name)
+
+
+def test_roce_gid_kinds_differ_between_nodes(probed, matrix):
+    nodes = [_roce_node(probed, "roce-a", 0), _roce_node(probed, "roce-b", 1), _roce_node(probed, "roce-c", 0)]
+    f = {x.id: x for x in compare(nodes, matrix)}["FLEET-ROCE-GID-MIXED"]
+    assert f.severity == "warning"
+    assert f.title.endswith("RoCE v2 IPv4 on roce-a, roce-c vs RoCE v2 link-local only on roce-b")
+    assert set(f.nodes) == {"roce-a", "roce-b", "roce-c"}
+
+
+def test_v2_ipv4_entry_at_another_index_is_reported(probed, matrix):
+    a = _roce_node(probed, "roce-a", 0)
+    port = a.rdma.devices[0].ports[0]
+    # the same table with the IPv4 pair two entries later (a VLAN device's pair added first)
+    moved = tuple(dataclasses.replace(g, index=g.index + 2) if g.index >= 4 else g for g in port.gids)
+    b = dataclasses.replace(
+        swap(
+            a, "rdma.devices", (dataclasses.replace(a.rdma.devices[0], ports=(dataclasses.replace(port, gids=moved),)),)
+        ),
+        name="roce-b",
+    )
+    found = {x.id: x for x in compare([a, b], matrix)}
+    assert "FLEET-ROCE-GID-MIXED" not in found
+    f = found["FLEET-ROCE-GID-INDEX-DIFFERS"]
+    assert f.severity == "info" and "5 on roce-a vs 7 on roce-b" in f.title
+
+
+def test_unread_gid_tables_make_no_difference(probed, matrix):
+    a = _roce_node(probed, "roce-a", 0)
+    b = _roce_node(probed, "roce-b", 1)
+    port = b.rdma.devices[0].ports[0]
+    b = swap(
+        b, "rdma.devices", (dataclasses.replace(b.rdma.devices[0], ports=(dataclasses.replace(port, gids=None),)),)
+    )
+    assert not {x.id for x in compare([a, b], matrix)} & {"FLEET-ROCE-GID-MIXED", "FLEET-ROCE-GID-INDEX-DIFFERS"}
+
+
 def test_unknown_values_do_not_make_a_difference(probed, matrix):
     a = probed["mlnx-ofed-23.10-ubuntu2204"]
     b = swap(dataclasses.replace(a, name="x"), "gpu.driver_version", None)

@@ -46,6 +46,7 @@ from . import (
     rdma_userspace,
     registration,
     ucx,
+    ucx_gid,
     upstream_releases,
     vendor_issues,
 )
@@ -78,6 +79,7 @@ FAMILIES = (
     nccl_arch,
     registration,
     ucx,
+    ucx_gid,
     node_only,
     node_driver,
     node_capability,

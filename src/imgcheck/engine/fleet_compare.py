@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ..knowledge.ucx_gid import best_class, v2_ipv4_indexes
 from ..matrix import Matrix
 from ..model.node import NodeFacts, RdmaPort
 from ..model.report import Evidence, Finding
@@ -23,6 +24,8 @@ RULES = (
     "FLEET-STACK-MIXED",
     "FLEET-FW-MIXED",
     "FLEET-DRIVER-BRANCH-MIXED",
+    "FLEET-ROCE-GID-MIXED",
+    "FLEET-ROCE-GID-INDEX-DIFFERS",
 )
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
@@ -32,6 +35,8 @@ REQUIRES = {
     "FLEET-STACK-MIXED": (),
     "FLEET-FW-MIXED": (),
     "FLEET-DRIVER-BRANCH-MIXED": (),
+    "FLEET-ROCE-GID-MIXED": (),
+    "FLEET-ROCE-GID-INDEX-DIFFERS": (),
 }
 READS = {
     "FLEET-LINK-LAYER-MIXED": (),
@@ -39,6 +44,8 @@ READS = {
     "FLEET-STACK-MIXED": (),
     "FLEET-FW-MIXED": (),
     "FLEET-DRIVER-BRANCH-MIXED": (),
+    "FLEET-ROCE-GID-MIXED": (),
+    "FLEET-ROCE-GID-INDEX-DIFFERS": (),
 }
 ACTIVE = "4: ACTIVE"
 _SHOWN = 6  # node names listed per group before "+N more"
@@ -65,6 +72,26 @@ def _stack(node: NodeFacts) -> str | None:
         series = series_of(node.rdma.ofed_version)
         return f"{stack} {series}" if series else None  # a release we cannot place is not a difference
     return stack if stack == "inbox" else None
+
+
+def _roce_ports(node: NodeFacts) -> list[RdmaPort]:
+    return [p for p in _active_ports(node) if p.link_layer == "Ethernet"]
+
+
+def _gid_class(node: NodeFacts) -> str | None:
+    """The best GID entry kind the node's active RoCE ports offer (all ports alike, else None: a node whose ports
+    differ, or whose table was not read, takes no part)."""
+    classes = {best_class(p) for p in _roce_ports(node)}
+    return classes.pop() if len(classes) == 1 and None not in classes else None
+
+
+def _v2_ipv4_index(node: NodeFacts) -> int | None:
+    """The lowest entry that is RoCE v2 IPv4-mapped on every active RoCE port of the node (None: none, or unread)."""
+    sets = [v2_ipv4_indexes(p) for p in _roce_ports(node)]
+    if not sets or any(s is None for s in sets):
+        return None
+    common = frozenset.intersection(*(s for s in sets if s is not None))
+    return min(common) if common else None
 
 
 def _driver_branch(node: NodeFacts) -> str | None:
@@ -127,6 +154,12 @@ def compare(nodes: Iterable[NodeFacts], matrix: Matrix) -> list[Finding]:
         fw = _groups(nodes, fw_of)
         if len(fw) > 1:
             emit("FLEET-FW-MIXED", f"fw_ver.{hca_type}", fw, hca_type=hca_type)
+    classes = _groups(nodes, _gid_class)
+    if len(classes) > 1:
+        emit("FLEET-ROCE-GID-MIXED", "roce_gid_class", classes)
+    indexes = _groups(nodes, _v2_ipv4_index)
+    if len(indexes) > 1 and len(classes) <= 1:
+        emit("FLEET-ROCE-GID-INDEX-DIFFERS", "roce_v2_ipv4_gid_index", indexes)
     branches = _groups(nodes, _driver_branch)
     if len(branches) > 1:
         emit("FLEET-DRIVER-BRANCH-MIXED", "driver_branch", branches)

@@ -116,7 +116,7 @@ def allowed_internode(value: str) -> tuple[set[str] | None, set[str]]:
     return (set(INTERNODE) - named if negate else named & INTERNODE), strange
 
 
-def _has_ucx(ctx: Ctx) -> bool:
+def has_ucx(ctx: Ctx) -> bool:
     return ctx.image.ucx is not None or any(s.kind == "ucx" for s in ctx.image.bundled_stacks)
 
 
@@ -133,7 +133,7 @@ def _net_devices(ctx: Ctx) -> Iterator[Outcome]:
     fails with 'no usable transports/devices' when none is left (openucx/ucx ucp_context.c)."""
     rule = "ENV-UCX-NET-DEVICES-NOT-ON-NODE"
     s = ctx.setting("UCX_NET_DEVICES")
-    if s is None or s.origin == "nccl.conf" or not _has_ucx(ctx):
+    if s is None or s.origin == "nccl.conf" or not has_ucx(ctx):
         return
     names = [d.strip() for d in s.value.split(",") if d.strip()]
     if not names or "all" in names:
@@ -364,7 +364,7 @@ def _soname_path(real: str | None, soname: str) -> str:
 def _tls(ctx: Ctx) -> Iterator[Outcome]:
     rule = "UCX-TLS-NO-INTERNODE"
     setting = ctx.setting("UCX_TLS")  # the launch spec's env when it wins over the image's (imgcheck.job)
-    if setting is None or setting.origin == "nccl.conf" or not _has_ucx(ctx):
+    if setting is None or setting.origin == "nccl.conf" or not has_ucx(ctx):
         return  # UCX reads the environment, not /etc/nccl.conf
     value = setting.value
     internode, strange = allowed_internode(value)

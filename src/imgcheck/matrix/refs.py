@@ -13,6 +13,7 @@ Row = dict[str, Any]
 # placeholder map -> (table, row -> key, row -> value)
 REFS: dict[str, tuple[str, Callable[[Row], Any], Callable[[Row], Any]]] = {
     "nccl_min": ("nccl_features", lambda r: r.get("feature"), lambda r: r.get("nccl_min")),
+    "ucx_min": ("ucx_features", lambda r: r.get("feature"), lambda r: r.get("ucx_min")),
     "stack_min": (
         "kernel_rdma_features",
         lambda r: f"{r.get('feature')}.{r.get('stack')}",
