@@ -119,3 +119,41 @@ def test_unknown_ucx_gives_a_conditional_finding(roce):
     result = evaluate(facts, roce, MATRIX)
     hits = [f for f in result.findings if f.id == "ENV-UCX-IB-GID-INDEX-LINK-LOCAL"]
     assert hits and all(f.assumes for f in hits)  # never counted in the verdict: UCX is only hypothesised
+
+
+def test_hand_written_gids_get_their_kind_and_a_listed_entry_is_known(roce):
+    """A node facts file written from show_gids lists entries with their address and type but not the kind or the
+    table's length: the kind follows from the address, and a listed entry is known without the length."""
+    from imgcheck.model.node_io import parse_node_facts
+
+    doc = {
+        "name": "roce-hand",
+        "rdma": {
+            "stack": "inbox",
+            "devices": [
+                {
+                    "name": "mlx5_2",
+                    "ports": [
+                        {
+                            "port": 1,
+                            "state": "4: ACTIVE",
+                            "link_layer": "Ethernet",
+                            "gids": [
+                                {"index": 0, "type": "IB/RoCE v1", "gid": "fe80:0000:0000:0000:0268:8aff:fe01:0001"},
+                                {"index": 1, "type": "RoCE v2", "gid": "fe80:0000:0000:0000:0268:8aff:fe01:0001"},
+                                {"index": 3, "type": "RoCE v2", "gid": "0000:0000:0000:0000:0000:ffff:0b00:0001"},
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+    node = parse_node_facts(doc, "hand.json")
+    port = node.rdma.devices[0].ports[0]
+    assert [g.kind for g in port.gids] == ["link-local", "link-local", "ipv4-mapped"]
+    assert port.gid_entry(1)[0] == "entry" and port.gid_entry(2)[0] == "unknown"  # length unknown: 2 may be zero
+    (f,), _ = by_rule(evaluate(image(UCX_IB_GID_INDEX="1"), node, MATRIX), "ENV-UCX-IB-GID-INDEX-LINK-LOCAL")
+    assert "mlx5_2:1 (link-local)" in f.title and f.fixes[-1].endswith("(here: 3)")
+    _, (u,) = by_rule(evaluate(image(UCX_IB_GID_INDEX="2"), node, MATRIX), "ENV-UCX-IB-GID-INDEX-NO-GID")
+    assert "table's length is unknown" in u.reason

@@ -85,7 +85,14 @@ def _pinned(ctx: Ctx, value: int) -> tuple[int, list[tuple[str, str, RdmaPort]],
     for label, port in ports:
         what, entry = port.gid_entry(value)
         if what == "unknown":
-            unread.append(f"{label}: " + ("only part of its GID table was read" if port.gids else "GID table not read"))
+            if port.gids is None:
+                unread.append(f"{label}: its GID table was not read")
+            elif port.gid_table_len is None:
+                unread.append(
+                    f"{label}: entry {value} is not among its listed entries and the table's length is unknown"
+                )
+            else:
+                unread.append(f"{label}: only its first {port.gids_read} entries were read")
         elif what in ("beyond", "zero"):
             out.append((what, label, port))
         elif entry is not None and entry.type and entry.type != V2 and _has(port, lambda g: g.type == V2):
