@@ -383,6 +383,18 @@ PEERMEM_CONFIG = _node_fact(
     lambda n: n.gpu.peermem_configured,
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, peermem_configured=None)),
 )
+PCI_ACS = _node_fact(
+    "pci_acs_redirect",
+    "Which PCI bridges above the GPUs/NICs have ACS P2P redirect enabled (ACS control register, needs root to read)?",
+    lambda n: n.pci_acs_redirect,
+    lambda n: dataclasses.replace(n, pci_acs_redirect=None),
+)
+IOMMU_DOMAINS = _node_fact(
+    "iommu_domains",
+    "Which IOMMU domain type do the node's GPUs/NICs have (/sys/kernel/iommu_groups/<n>/type)?",
+    lambda n: n.iommu_domains,
+    lambda n: dataclasses.replace(n, iommu_domains=None),
+)
 NET_INTERFACES = _node_fact(
     "net_interfaces",
     "Which network interfaces (names, states, addresses) does the node's network namespace have?",
