@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import shipped
 from . import nccl_catalog
+from .conditions import parse_condition
+from .evidence import ALL_PREDICATES
 from .result import TriageReport
 from .signatures import Cause, Signature, SignatureSet
 
@@ -56,8 +58,19 @@ def _data(name: str) -> dict[str, Any]:
     return doc
 
 
-def _causes(raw: list[dict[str, Any]]) -> tuple[Cause, ...]:
-    return tuple(Cause(id=c["id"], text=c["text"], next=c["next"], confidence=c["confidence"]) for c in raw)
+def _causes(raw: list[dict[str, Any]], where: str = "host_messages.json") -> tuple[Cause, ...]:
+    """A catalog entry's causes; `when` conditions and `promote` as in signatures.json (triage/conditions.py)."""
+    return tuple(
+        Cause(
+            id=c["id"],
+            text=c["text"],
+            next=c["next"],
+            confidence=c["confidence"],
+            when=tuple(parse_condition(w, f"{where}: {c['id']}", set(ALL_PREDICATES)) for w in c.get("when", ())),
+            promote=bool(c.get("promote", False)),
+        )
+        for c in raw
+    )
 
 
 def _host() -> list[CatalogSignature]:

@@ -233,6 +233,13 @@ def log_ro(f: Facts) -> Result:
     return f.log.relaxed_ordering, f"log: NET/IB {'[RO]' if f.log.relaxed_ordering else 'without [RO]'}"
 
 
+def log_gpu_pv(f: Facts) -> Result:
+    """True when the log shows a WSL2 / Hyper-V GPU-PV guest path; None otherwise (a log rarely says it is not)."""
+    if f.log.gpu_pv:
+        return True, "log: a WSL2 / GPU-PV path (/usr/lib/wsl, /dev/dxg, dxcore)"
+    return None, "log shows no WSL2 / GPU-PV path"
+
+
 def log_dmabuf(f: Facts) -> Result:
     if f.log.dmabuf_gpus:
         return True, "log: 'DMA-BUF is available on GPU device'"
@@ -289,4 +296,5 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "nccl.progress_spin_after_error": _traced("progress_thread_spin_after_error"),
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
+    "log.gpu_pv": log_gpu_pv,
 }
