@@ -271,6 +271,15 @@ PLUGINS = Fact(
 )
 
 
+PACKAGES = Fact(
+    "image.packages",
+    "Which packages (dpkg / rpm databases) does the image have?",
+    _image_state("packages", lambda i: True, lambda i: True),  # a read list is known, even when empty
+    _image_why("packages"),
+    blank=lambda i, n, j: (_image_unknown(i, "packages", packages=()), n, j),
+)
+
+
 def _nccl_files_state(ctx: Ctx) -> State:
     if ctx.image.unknown_reason("nccl_xml_files") or ctx.image.unknown_reason("nccl_file_refs"):
         return State.UNKNOWN

@@ -1,0 +1,96 @@
+"""The image's own NVIDIA driver user space against what the GPU container runtime mounts from the host.
+
+The NVIDIA container runtime gives a container the host driver's user space: libnvidia-container mounts each
+library of the requested capabilities (catalog container_runtime_injects, from src/nvc_info.c) as the host's
+`<name>.<driver version>` file and runs ldconfig in the container, which points the SONAME link (libcuda.so.1,
+libnvidia-ml.so.1) at the newest file of that name in the directory. A driver package installed in the image
+(catalog driver_userspace_packages) puts its own `<name>.<its version>` files there too. When the image's release is
+newer than the host's, ldconfig picks the image's copy, which cannot talk to the host's older kernel module
+(NVML: "Driver/library version mismatch"; CUDA: error 803). Only a CUDA forward-compatibility package (its libcuda in
+/usr/local/cuda/compat, which rules in cuda_compat judge) is made to run on an older driver.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..model.image import Package
+from ..model.report import Evidence
+from ..versions.ecosystems import compare_numeric, numeric_tuple
+from . import facts
+from .context import Ctx
+from .contract import family, rule
+from .emit import Outcome, decided, finding
+
+RULE = "IMAGE-DRIVER-USERSPACE"
+_EPOCH = re.compile(r"^\d+:")
+# a driver release as its packages carry it (upstream part of the version): 455.32.00, 535.104.05, 550.54.15
+_DRIVER_RELEASE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:[-~+].*)?$")
+
+
+def driver_release(package_version: str) -> str | None:
+    """The driver release a package version names ('455.32.00-0ubuntu1' -> '455.32.00'), None when it names none."""
+    m = _DRIVER_RELEASE.match(_EPOCH.sub("", package_version.strip()))
+    if m is None or len(numeric_tuple(m.group(1))) < 2:
+        return None
+    return m.group(1)
+
+
+def driver_packages(ctx: Ctx) -> list[tuple[Package, dict[str, object]]]:
+    """The image's packages that install the NVIDIA driver's user space, with the catalog row naming each."""
+    rows = ctx.matrix.rows("driver_userspace_packages")
+    out = []
+    for pkg in ctx.image.packages:
+        if pkg.db in ("python", "apk"):
+            continue  # a Python distribution (PyPI has an 'nvidia-smi') or Alpine, which the NVIDIA driver does not ship for
+        row = next((r for r in rows if re.fullmatch(str(r["match"]), pkg.name)), None)
+        if row is not None:
+            out.append((pkg, row))
+    return out
+
+
+def _injected(ctx: Ctx, shipped: set[str]) -> list[str]:
+    """The files the runtime mounts (legacy mode) that the image's packages ship too."""
+    names = [str(r["name"]) for r in ctx.matrix.rows("container_runtime_injects") if r["mode"] == "legacy"]
+    return [n for n in names if n in shipped]
+
+
+@rule(
+    RULE,
+    requires=(facts.PACKAGES,),
+    reads=(facts.GPU_DRIVER,),
+    needs={"container_runtime_injects": {"legacy:libcuda.so", "legacy:libnvidia-ml.so"}},
+)
+def driver_userspace_in_image(ctx: Ctx) -> Iterator[Outcome]:
+    found = driver_packages(ctx)
+    if not found and ctx.image.unknown_reason("packages"):
+        return  # the package list was not read: the contract asks it (PACKAGES)
+    if not found:
+        yield decided(RULE, "no package of the image installs the NVIDIA driver's user space")
+        return
+    host = ctx.node.gpu.driver_version
+    if not host:
+        return  # the contract asks the node's driver (GPU_DRIVER)
+    shipped = {str(name) for _, row in found for name in row["ships"]}  # type: ignore[attr-defined]
+    releases = sorted({r for p, _ in found if (r := driver_release(p.version))}, key=numeric_tuple)
+    words = ", ".join(f"{p.name} {p.version}" for p, _ in found)
+    evidence = [
+        *(Evidence.member("image.packages", p.name, "version", p.version, p.location) for p, _ in found),
+        ctx.node_ev("gpu.driver_version", host),
+    ]
+    params = {
+        "packages": words,
+        "host": host,
+        "files": ", ".join(_injected(ctx, shipped)) or ", ".join(sorted(shipped)),
+    }
+    if not releases:
+        yield finding(ctx.matrix, RULE, evidence, variant="release-unknown", image_release="unknown", **params)
+        return
+    newest = releases[-1]
+    order = compare_numeric(newest, host)
+    variant = None if order > 0 else ("same" if order == 0 else "older")
+    yield finding(ctx.matrix, RULE, evidence, variant=variant, image_release=newest, **params)
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(driver_userspace_in_image)
