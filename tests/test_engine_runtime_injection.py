@@ -83,3 +83,43 @@ def test_driver_release_from_package_versions():
     assert driver_release("3:550.54.15-1.el9") == "550.54.15"
     assert driver_release("535.183.01-1~deb12u1") == "535.183.01"
     assert driver_release("1") is None
+
+
+# ---------- PLUGIN-DLOPENS-UNVERSIONED-CUDA ----------
+# the plugin as AWS's installer lays it out (/opt/amazon/ofi-nccl/lib), with the release its init log prints
+
+
+def _with_plugin(version):
+    from imgcheck.model.image import NcclNetPlugin
+
+    plugin = NcclNetPlugin(
+        path="/opt/amazon/ofi-nccl/lib/libnccl-net.so", name="libnccl-net.so", project="aws-ofi-nccl", version=version
+    )
+    return dataclasses.replace(_image(()), nccl_net_plugins=(plugin,))
+
+
+def _plugin_found(version):
+    from imgcheck.engine.runtime_injection import PLUGIN_RULE
+
+    result = _run(_with_plugin(version), _node("535.183.01"))
+    return [f for f in result.findings if f.id == PLUGIN_RULE], [u for u in result.unknowns if u.rule == PLUGIN_RULE]
+
+
+def test_releases_that_dlopen_unversioned_libcuda_are_named_with_the_site():
+    (f,), _ = _plugin_found("1.9.1-aws")  # 1.8.0-aws..1.12.1-aws: dlopen("libcuda.so") in src/nccl_ofi_cuda.c
+    assert f.severity == "warning" and "'libcuda.so'" in f.title
+    assert "src/nccl_ofi_cuda.c" in f.mechanism and "libcuda.so.1" in f.mechanism
+    assert any("ln -s libcuda.so.1" in fix for fix in f.fixes)
+
+
+def test_other_releases_are_decided_by_the_generated_catalog():
+    (cudart,), _ = _plugin_found("1.7.4-aws")  # dlopen("libcudart.so"): the toolkit's -dev link
+    assert "'libcudart.so'" in cudart.title and cudart.severity == "info"  # a -devel image has the link
+    assert _plugin_found("1.13.2-aws") == ([], [])  # links cudart statically, no dlopen
+    (optional,), _ = _plugin_found("1.18.0")  # only with --enable-cudart-dynamic
+    assert optional.severity == "info" and "--enable-cudart-dynamic" in optional.title
+
+
+def test_an_unknown_plugin_release_is_asked():
+    found, (u,) = _plugin_found(None)
+    assert not found and "libcuda.so in 1.8.0-aws..1.12.1-aws" in u.reason

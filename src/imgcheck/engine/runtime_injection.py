@@ -21,9 +21,11 @@ from ..versions.ecosystems import compare_numeric, numeric_tuple
 from . import facts
 from .context import Ctx
 from .contract import family, rule
-from .emit import Outcome, decided, finding
+from .emit import Outcome, decided, finding, unknown
 
 RULE = "IMAGE-DRIVER-USERSPACE"
+PLUGIN_RULE = "PLUGIN-DLOPENS-UNVERSIONED-CUDA"
+_RELEASE = re.compile(r"\d+\.\d+(?:\.\d+)?")
 _EPOCH = re.compile(r"^\d+:")
 # a driver release as its packages carry it (upstream part of the version): 455.32.00, 535.104.05, 550.54.15
 _DRIVER_RELEASE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:[-~+].*)?$")
@@ -93,4 +95,72 @@ def driver_userspace_in_image(ctx: Ctx) -> Iterator[Outcome]:
     yield finding(ctx.matrix, RULE, evidence, variant=variant, image_release=newest, **params)
 
 
-RULES, NEEDS, REQUIRES, READS, check = family(driver_userspace_in_image)
+def _release(version: str | None) -> str | None:
+    m = _RELEASE.search(version or "")
+    return m.group(0) if m else None
+
+
+def _in_range(release: str, row: dict[str, object]) -> bool:
+    first, last = _release(str(row["first"])), _release(str(row["last"]))
+    return bool(first and last) and compare_numeric(release, first or "") >= 0 >= compare_numeric(release, last or "")
+
+
+@rule(
+    PLUGIN_RULE,
+    requires=(facts.PLUGINS,),
+    reads=(facts.PLUGINS,),
+    needs={"container_runtime_injects": {"legacy:libcuda.so", "cdi:libcuda.so"}},
+)
+def plugin_unversioned_cuda(ctx: Ctx) -> Iterator[Outcome]:
+    """aws-ofi-nccl releases that dlopen "libcuda.so" / "libcudart.so" (catalog plugin_cuda_dlopen, generated from
+    every tag): the unversioned name is a development link the runtime's legacy mode never creates."""
+    if ctx.image.unknown_reason("nccl_net_plugins"):
+        return  # not read: the contract asks (PLUGINS)
+    # a plugin whose project was not read may be aws-ofi-nccl: asked below, like an unknown release
+    plugins = [
+        p
+        for p in ctx.image.nccl_net_plugins
+        if (p.project or "").startswith("aws-ofi-nccl") or (p.project is None and "ofi" in p.name)
+    ]
+    unidentified = [p for p in ctx.image.nccl_net_plugins if p.project is None and p not in plugins]
+    if not plugins and not unidentified:
+        yield decided(PLUGIN_RULE, "the image has no aws-ofi-nccl plugin (the catalog covers that plugin only)")
+        return
+    rows = ctx.matrix.rows("plugin_cuda_dlopen")
+    spans = ", ".join(f"{r['name']} in {r['first']}..{r['last']}" for r in rows)
+    for plugin in unidentified:
+        yield unknown(
+            PLUGIN_RULE,
+            f"which plugin {plugin.path} is (aws-ofi-nccl releases load CUDA by an unversioned name: {spans})",
+            ("image.nccl_net_plugins.project",),
+        )
+    for plugin in plugins:
+        release = _release(plugin.version)
+        if release is None:
+            yield unknown(
+                PLUGIN_RULE,
+                f"which aws-ofi-nccl release {plugin.path} is: some releases load CUDA by an unversioned name ({spans})",
+                ("image.nccl_net_plugins.version",),
+            )
+            continue
+        for row in (r for r in rows if _in_range(release, r)):
+            evidence = [
+                Evidence.member("image.nccl_net_plugins", plugin.name, "version", plugin.version, plugin.location)
+            ]
+            variant = "cudart" if row["name"] != "libcuda.so" else None
+            if row["build_option"]:
+                variant = "build-option"
+            yield finding(
+                ctx.matrix,
+                PLUGIN_RULE,
+                evidence,
+                variant=variant,
+                plugin=f"aws-ofi-nccl {plugin.version}",
+                path=plugin.path,
+                name=row["name"],
+                site=row["site"],
+                option=row["build_option"] or "",
+            )
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(driver_userspace_in_image, plugin_unversioned_cuda)
