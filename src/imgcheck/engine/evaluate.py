@@ -38,6 +38,7 @@ from . import (
     net_plugin,
     node_capability,
     node_driver,
+    node_gpu_pv,
     node_only,
     ofed,
     platform,
@@ -77,6 +78,7 @@ FAMILIES = (
     ucx,
     node_only,
     node_driver,
+    node_gpu_pv,
     runtime_injection,
     node_capability,
     job_launch,
@@ -89,6 +91,7 @@ FAMILIES = (
 NODE_FAMILIES = (
     node_only,
     node_driver,
+    node_gpu_pv,
     node_capability,
     vendor_issues,
 )  # what `imgcheck node check` runs: rules that need node facts only

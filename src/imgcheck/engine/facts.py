@@ -404,6 +404,30 @@ IOMMU_DOMAINS = _node_fact(
     lambda n: n.iommu_domains,
     lambda n: dataclasses.replace(n, iommu_domains=None),
 )
+
+
+def _dxg_state(ctx: Ctx) -> State:
+    dxg = ctx.node.gpu.dxg_device
+    return State.UNKNOWN if dxg is None else (State.KNOWN if dxg else State.ABSENT)
+
+
+DXG = Fact(
+    "node.gpu.dxg_device",
+    "Is the node a WSL2 / Hyper-V GPU-PV guest (/dev/dxg present)?",
+    _dxg_state,
+    lambda ctx: ctx.node.unknown.get("gpu.dxg_device"),
+    blank=lambda i, n, j: (
+        i,
+        _node_unknown(n, "gpu.dxg_device", dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, dxg_device=None))),
+        j,
+    ),
+)
+WSL_FILES = _node_fact(
+    "gpu.wsl_driver_files",
+    "Which of the host driver's user-space files does the GPU-PV guest have (/usr/lib/wsl/lib, /usr/lib/wsl/drivers)?",
+    lambda n: n.gpu.wsl_driver_files,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, wsl_driver_files=None)),
+)
 NET_INTERFACES = _node_fact(
     "net_interfaces",
     "Which network interfaces (names, states, addresses) does the node's network namespace have?",
