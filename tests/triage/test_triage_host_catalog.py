@@ -204,3 +204,14 @@ def test_the_runtime_hook_failing_to_load_libnvidia_ml_blames_the_host_not_a_mis
     assert hook.diagnoses[0].causes[0].id in ("host-has-no-driver", "host-driver-not-installed")
     inside = _first(tmp_path, ["ImportError: libcuda.so.1: cannot open shared object file: No such file or directory"])
     assert inside.diagnoses[0].causes[0].id == "driver-not-in-container"
+
+
+def test_triton_libcuda_assert_names_the_loader_cache_not_a_missing_driver_first(tmp_path):
+    """Triton's libcuda_dirs (third_party/nvidia/backend/driver.py) asserts when `ldconfig -p` lists no libcuda.so.1:
+    the usual cause is a driver mounted outside the ld.so.conf directories, then no driver at all."""
+    report = _first(tmp_path, ["AssertionError: libcuda.so cannot found!"])
+    assert report.first_failure.signature == "HOST-TRITON-LIBCUDA-NOT-FOUND"
+    assert [c.id for c in report.diagnoses[0].causes][:2] == [
+        "libcuda-dir-not-in-ldcache",
+        "no-gpu-driver-in-container",
+    ]
