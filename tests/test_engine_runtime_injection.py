@@ -13,7 +13,8 @@ import dataclasses
 from engine_facts import committed_facts, matrix, node, replace_in
 
 from imgcheck.engine.evaluate import evaluate
-from imgcheck.engine.runtime_injection import RULE, driver_release
+from imgcheck.engine.runtime_injection import RULE
+from imgcheck.knowledge.driver_userspace import driver_release
 from imgcheck.model.image import Package
 
 UBUNTU_550 = (

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..model.image import Package
+from ..knowledge.driver_userspace import driver_packages as _driver_packages
+from ..knowledge.driver_userspace import driver_release
 from ..model.report import Evidence
 from ..versions.ecosystems import compare_numeric, numeric_tuple
 from . import facts
@@ -26,30 +27,6 @@ from .emit import Outcome, decided, finding, unknown
 RULE = "IMAGE-DRIVER-USERSPACE"
 PLUGIN_RULE = "PLUGIN-DLOPENS-UNVERSIONED-CUDA"
 _RELEASE = re.compile(r"\d+\.\d+(?:\.\d+)?")
-_EPOCH = re.compile(r"^\d+:")
-# a driver release as its packages carry it (upstream part of the version): 455.32.00, 535.104.05, 550.54.15
-_DRIVER_RELEASE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:[-~+].*)?$")
-
-
-def driver_release(package_version: str) -> str | None:
-    """The driver release a package version names ('455.32.00-0ubuntu1' -> '455.32.00'), None when it names none."""
-    m = _DRIVER_RELEASE.match(_EPOCH.sub("", package_version.strip()))
-    if m is None or len(numeric_tuple(m.group(1))) < 2:
-        return None
-    return m.group(1)
-
-
-def driver_packages(ctx: Ctx) -> list[tuple[Package, dict[str, object]]]:
-    """The image's packages that install the NVIDIA driver's user space, with the catalog row naming each."""
-    rows = ctx.matrix.rows("driver_userspace_packages")
-    out = []
-    for pkg in ctx.image.packages:
-        if pkg.db in ("python", "apk"):
-            continue  # a Python distribution (PyPI has an 'nvidia-smi') or Alpine, which the NVIDIA driver does not ship for
-        row = next((r for r in rows if re.fullmatch(str(r["match"]), pkg.name)), None)
-        if row is not None:
-            out.append((pkg, row))
-    return out
 
 
 def _injected(ctx: Ctx, shipped: set[str]) -> list[str]:
@@ -65,7 +42,7 @@ def _injected(ctx: Ctx, shipped: set[str]) -> list[str]:
     needs={"container_runtime_injects": {"legacy:libcuda.so", "legacy:libnvidia-ml.so"}},
 )
 def driver_userspace_in_image(ctx: Ctx) -> Iterator[Outcome]:
-    found = driver_packages(ctx)
+    found = _driver_packages(ctx.matrix, ctx.image)
     if not found and ctx.image.unknown_reason("packages"):
         return  # the package list was not read: the contract asks it (PACKAGES)
     if not found:

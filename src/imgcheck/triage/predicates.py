@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, JobFacts
 from ..knowledge import cuda as cuda_k
+from ..knowledge import driver_userspace as driver_userspace_k
 from ..knowledge import nccl as nccl_k
 from ..knowledge import shipped
 from ..knowledge import stack as stack_k
@@ -233,6 +234,18 @@ def log_ro(f: Facts) -> Result:
     return f.log.relaxed_ordering, f"log: NET/IB {'[RO]' if f.log.relaxed_ordering else 'without [RO]'}"
 
 
+def image_driver_userspace(f: Facts) -> Result:
+    """True when the image's packages install the NVIDIA driver's user space (catalog driver_userspace_packages)."""
+    if f.image is None:
+        return None, "no image facts (use --image)"
+    if f.image.unknown_reason("packages"):
+        return None, "the image's package list was not read"
+    found = driver_userspace_k.driver_packages(f.kb, f.image)
+    if found:
+        return True, "image packages: " + ", ".join(f"{p.name} {p.version}" for p, _ in found)
+    return False, "no package of the image installs the NVIDIA driver's user space"
+
+
 def log_gpu_pv(f: Facts) -> Result:
     """True when the log shows a WSL2 / Hyper-V GPU-PV guest path; None otherwise (a log rarely says it is not)."""
     if f.log.gpu_pv:
@@ -297,4 +310,5 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "log.ro": log_ro,
     "log.dmabuf": log_dmabuf,
     "log.gpu_pv": log_gpu_pv,
+    "image.driver_userspace": image_driver_userspace,
 }
