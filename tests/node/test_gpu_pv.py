@@ -68,3 +68,20 @@ def test_no_dxg_device_is_not_a_gpu_pv_guest(tmp_path, matrix):
     node, result = _result(_root(tmp_path, dxg=False, store=False), matrix)
     assert node.gpu.dxg_device is False and node.gpu.wsl_driver_files is None
     assert RULE not in [f.id for f in result.findings] and RULE not in [u.rule for u in result.unknowns]
+
+
+def test_a_node_running_the_linux_nvidia_module_is_no_gpu_pv_guest_even_in_older_facts(matrix):
+    """Node facts written before /dev/dxg was probed: a loaded NVIDIA kernel module decides it (a GPU-PV guest has
+    none); with neither known the rule asks."""
+    import dataclasses
+    import os
+
+    from imgcheck.model.node_io import load_node_facts
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    old = load_node_facts(os.path.join(here, "..", "fixtures", "engine_nodes", "inbox-5.15-proprietary-535.json"))
+    assert old.gpu.dxg_device is None and old.gpu.kernel_module
+    result = evaluate_node(NODE_ONLY_IMAGE, old, matrix)
+    assert RULE not in [u.rule for u in result.unknowns]
+    unknown_gpu = dataclasses.replace(old, gpu=dataclasses.replace(old.gpu, kernel_module=None))
+    assert RULE in [u.rule for u in evaluate_node(NODE_ONLY_IMAGE, unknown_gpu, matrix).unknowns]

@@ -408,6 +408,10 @@ IOMMU_DOMAINS = _node_fact(
 
 def _dxg_state(ctx: Ctx) -> State:
     dxg = ctx.node.gpu.dxg_device
+    if dxg is None and ctx.node.gpu.kernel_module:
+        # the Linux NVIDIA kernel module is loaded (/proc/driver/nvidia/version): a GPU-PV guest has none, its GPU
+        # is the Windows host's (Microsoft's WSL GPU docs: do not install a Linux driver in the guest)
+        return State.ABSENT
     return State.UNKNOWN if dxg is None else (State.KNOWN if dxg else State.ABSENT)
 
 
