@@ -167,3 +167,51 @@ def test_a_watchdog_timeout_after_the_warn_does_not_hide_it(tmp_path):
     ]
     report = _first(tmp_path, lines)
     assert "NCCL-GRAPH-FILE" in [d.signature for d in report.diagnoses]
+
+
+def test_nvml_blocked_by_the_os_names_the_gpu_pv_guest_only_when_the_log_shows_one(tmp_path):
+    """NVML_ERROR_OPERATING_SYSTEM (nvml.h): the device cgroup in a container, the GPU-PV guest's driver files when
+    the log shows a WSL2 / GPU-PV path (the dxgkrnl-dkms#7 layout: nvidia-smi run from /usr/lib/wsl/lib)."""
+    line = "Failed to initialize NVML: GPU access blocked by the operating system"
+    plain = _first(tmp_path, [line])
+    assert plain.first_failure.signature == "HOST-NVML-OS-BLOCKED"
+    assert plain.diagnoses[0].causes[0].id == "device-cgroup-blocks"
+    guest = _first(tmp_path, ["$ /usr/lib/wsl/lib/nvidia-smi", line])
+    assert guest.diagnoses[0].causes[0].id == "gpu-pv-guest-driver-files"
+
+
+def test_wsl_dxcore_messages_name_the_windows_driver_or_the_driver_store(tmp_path):
+    """libnvidia-container src/dxcore.c: an adapter below WDDM 2.8 is skipped (the Windows driver is too old); a
+    DriverStore folder without the NVIDIA libraries is skipped (the guest lacks the files)."""
+    old = _first(tmp_path, ["Found a WDDM adapter running a driver with pre-WDDM 2.8 . Skipping it."])
+    assert old.first_failure.signature == "HOST-NVC-WSL-DXCORE"
+    assert old.diagnoses[0].causes[0].id == "windows-driver-too-old"
+    empty = _first(tmp_path, ["No Nvidia Libraries found in /usr/lib/wsl/drivers/nv_dispi.inf_amd64_0123456789abcdef"])
+    assert empty.diagnoses[0].causes[0].id == "driver-store-files-missing"
+
+
+def test_the_runtime_hook_failing_to_load_libnvidia_ml_blames_the_host_not_a_missing_runtime(tmp_path):
+    """The hook printed it (libnvidia-container src/driver.c dlopens the host's libnvidia-ml.so.1), so the runtime
+    is in use: the host has no driver. The same library missing in a container started without the runtime is the
+    other cause."""
+    hook = _first(
+        tmp_path,
+        [
+            "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+            "cannot open shared object file: no such file or directory: unknown."
+        ],
+    )
+    assert hook.diagnoses[0].causes[0].id in ("host-has-no-driver", "host-driver-not-installed")
+    inside = _first(tmp_path, ["ImportError: libcuda.so.1: cannot open shared object file: No such file or directory"])
+    assert inside.diagnoses[0].causes[0].id == "driver-not-in-container"
+
+
+def test_triton_libcuda_assert_names_the_loader_cache_not_a_missing_driver_first(tmp_path):
+    """Triton's libcuda_dirs (third_party/nvidia/backend/driver.py) asserts when `ldconfig -p` lists no libcuda.so.1:
+    the usual cause is a driver mounted outside the ld.so.conf directories, then no driver at all."""
+    report = _first(tmp_path, ["AssertionError: libcuda.so cannot found!"])
+    assert report.first_failure.signature == "HOST-TRITON-LIBCUDA-NOT-FOUND"
+    assert [c.id for c in report.diagnoses[0].causes][:2] == [
+        "libcuda-dir-not-in-ldcache",
+        "no-gpu-driver-in-container",
+    ]

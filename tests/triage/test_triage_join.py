@@ -3,6 +3,7 @@ facts are consistent with the log, explain it, or contradict it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -276,3 +277,20 @@ def test_nvml_mismatch_is_decided_by_the_node_driver_builds(tmp_path, userspace,
     d = r.diagnoses[0]
     assert d.signature == "NVIDIA-DRIVER-LIBRARY-MISMATCH"
     assert next(c for c in d.causes if c.id == "module-userspace-mismatch").status == status
+
+
+def test_nvml_mismatch_blames_the_image_driver_packages_when_the_image_has_them(tmp_path, facts_file):
+    """NVIDIA-DRIVER-LIBRARY-MISMATCH: with --image, driver packages in the image (catalog driver_userspace_packages)
+    put image-bundles-driver-libs first; without them the node's upgrade-without-reboot stays first."""
+    from imgcheck.model.image import Package
+
+    write = facts_file
+    log = tmp_path / "job.log"
+    log.write_text("Failed to initialize NVML: Driver/library version mismatch\n")
+    bundled = dataclasses.replace(
+        image(), packages=(Package("libnvidia-compute-455", "455.32.00-0ubuntu1", "dpkg", "/var/lib/dpkg/status"),)
+    )
+    r = triage([str(log)], image=write(bundled))
+    assert r.diagnoses[0].causes[0].id == "image-bundles-driver-libs"
+    plain = triage([str(log)], image=write(dataclasses.replace(image(), packages=())))
+    assert plain.diagnoses[0].causes[0].id != "image-bundles-driver-libs"

@@ -281,6 +281,15 @@ PLUGINS = Fact(
 )
 
 
+PACKAGES = Fact(
+    "image.packages",
+    "Which packages (dpkg / rpm databases) does the image have?",
+    _image_state("packages", lambda i: True, lambda i: True),  # a read list is known, even when empty
+    _image_why("packages"),
+    blank=lambda i, n, j: (_image_unknown(i, "packages", packages=()), n, j),
+)
+
+
 def _nccl_files_state(ctx: Ctx) -> State:
     if ctx.image.unknown_reason("nccl_xml_files") or ctx.image.unknown_reason("nccl_file_refs"):
         return State.UNKNOWN
@@ -392,6 +401,46 @@ PEERMEM_CONFIG = _node_fact(
     "Is nvidia-peermem configured to load on the node (modules-load.d, /etc/modules, modprobe.d)?",
     lambda n: n.gpu.peermem_configured,
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, peermem_configured=None)),
+)
+PCI_ACS = _node_fact(
+    "pci_acs_redirect",
+    "Which PCI bridges above the GPUs/NICs have ACS P2P redirect enabled (ACS control register, needs root to read)?",
+    lambda n: n.pci_acs_redirect,
+    lambda n: dataclasses.replace(n, pci_acs_redirect=None),
+)
+IOMMU_DOMAINS = _node_fact(
+    "iommu_domains",
+    "Which IOMMU domain type do the node's GPUs/NICs have (/sys/kernel/iommu_groups/<n>/type)?",
+    lambda n: n.iommu_domains,
+    lambda n: dataclasses.replace(n, iommu_domains=None),
+)
+
+
+def _dxg_state(ctx: Ctx) -> State:
+    dxg = ctx.node.gpu.dxg_device
+    if dxg is None and ctx.node.gpu.kernel_module:
+        # the Linux NVIDIA kernel module is loaded (/proc/driver/nvidia/version): a GPU-PV guest has none, its GPU
+        # is the Windows host's (Microsoft's WSL GPU docs: do not install a Linux driver in the guest)
+        return State.ABSENT
+    return State.UNKNOWN if dxg is None else (State.KNOWN if dxg else State.ABSENT)
+
+
+DXG = Fact(
+    "node.gpu.dxg_device",
+    "Is the node a WSL2 / Hyper-V GPU-PV guest (/dev/dxg present)?",
+    _dxg_state,
+    lambda ctx: ctx.node.unknown.get("gpu.dxg_device"),
+    blank=lambda i, n, j: (
+        i,
+        _node_unknown(n, "gpu.dxg_device", dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, dxg_device=None))),
+        j,
+    ),
+)
+WSL_FILES = _node_fact(
+    "gpu.wsl_driver_files",
+    "Which of the host driver's user-space files does the GPU-PV guest have (/usr/lib/wsl/lib, /usr/lib/wsl/drivers)?",
+    lambda n: n.gpu.wsl_driver_files,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, wsl_driver_files=None)),
 )
 NET_INTERFACES = _node_fact(
     "net_interfaces",

@@ -17,8 +17,9 @@ from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
 from . import facts
 from .context import MLNX_STACKS, Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, decided, finding, unknown
 from .facts import State
+from .intra_node_p2p import PeerPath, peer_path
 
 RULES = (
     "NODE-PEERMEM-NO-PEER-API",
@@ -93,6 +94,10 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     if workload is not None and _has_gpu(ctx):
         yield from _peermem_not_loaded(ctx, workload)
     if workload is None or ctx.node_has_rdma is False or not _has_gpu(ctx):
+        path = _node_check_peers(ctx) if node_only(ctx) else peer_path(ctx)
+        gdr_open = _gdr_path_open(ctx, workload)
+        yield from _acs_p2p(ctx, path, gdr_open)
+        yield from _iommu_p2p(ctx, path, gdr_open)
         return
     yield from _no_peer_api(ctx, workload)
     yield from _legacy(ctx, workload)
@@ -421,16 +426,20 @@ def _movable(ctx: Ctx) -> Iterator[Outcome]:
 
 
 # ---------- PCIe ACS ----------
+def _iommu_cmdline_words(ctx: Ctx) -> str:
+    params = ctx.node.kernel.cmdline_params or {}
+    iommu = {k: v for k, v in params.items() if "iommu" in k}
+    return f"Boot IOMMU parameters: {' '.join(f'{k}={v}' if v else k for k, v in iommu.items())}." if iommu else ""
+
+
 def _acs(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-PCI-ACS-REDIRECT"
     bridges = ctx.node.pci_acs_redirect
+    if bridges == ():
+        yield decided(rule, "no bridge redirects peer-to-peer traffic")
     if not bridges:
-        return  # None is unknown (needs root to read); () is "no bridge redirects"
-    params = ctx.node.kernel.cmdline_params or {}
-    iommu = {k: v for k, v in params.items() if "iommu" in k}
-    cmdline_words = (
-        f"Boot IOMMU parameters: {' '.join(f'{k}={v}' if v else k for k, v in iommu.items())}." if iommu else ""
-    )
+        return  # None is unknown (needs root to read): the contract asks
+    cmdline_words = _iommu_cmdline_words(ctx)
     yield finding(
         ctx.matrix,
         rule,
@@ -442,17 +451,133 @@ def _acs(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     )
 
 
+def _gdr_path_open(ctx: Ctx, workload: str | None) -> bool:
+    """Whether a GPU<->NIC GPUDirect path may still apply, its facts being unknown: then "no GPU<->GPU P2P" does
+    not decide the ACS and IOMMU rules (they stay silent and the contract asks the open fact)."""
+    if workload is None:
+        verbs = VERBS_WORKLOAD.state(ctx)
+        return verbs is State.UNKNOWN or (verbs is not State.ABSENT and ctx.nccl_present is None)
+    return ctx.node_has_rdma is None or (ctx.node_has_rdma and not _has_gpu(ctx))
+
+
+def _node_check_peers(ctx: Ctx) -> PeerPath:
+    """In a node check (no image, no launch spec) the workload is any job using the node's GPUs together."""
+    count = len(ctx.node.gpu.gpus)
+    if count == 0:
+        return PeerPath(False, "the node facts list no GPUs, so no GPU<->GPU path is judged")
+    if count == 1:
+        return PeerPath(False, "the node has one GPU: no GPU<->GPU peer traffic")
+    return PeerPath(True, "any job using several of the node's GPUs", count)
+
+
+def _p2p_gate(ctx: Ctx, rule: str, path: PeerPath, gdr_open: bool) -> Iterator[Outcome]:
+    """Decided or asked when the job's GPU<->GPU P2P on one node is not known to be used; nothing when it is, or
+    when whether the image ships NCCL is what is open (the contract asks that, and the presence hypothesis
+    evaluates the rule with NCCL assumed)."""
+    if path.used is False:
+        if not gdr_open:
+            yield decided(rule, path.why)
+    elif path.used is None and ctx.nccl_present is not None:
+        yield unknown(rule, f"whether the job moves data GPU<->GPU on one node: {path.why}")
+
+
+def _p2p_words(path: PeerPath) -> str:
+    return f"NCCL's P2P transport between the job's {path.gpus} GPUs on one node ({path.why})"
+
+
+def _acs_p2p(ctx: Ctx, path: PeerPath, gdr_open: bool) -> Iterator[Outcome]:
+    """ACS redirect on a single-node GPU<->GPU job: no NIC involved, NCCL's P2P transport crosses the bridges."""
+    rule = "NODE-PCI-ACS-REDIRECT"
+    bridges = ctx.node.pci_acs_redirect
+    if bridges == ():
+        yield decided(rule, "no bridge redirects peer-to-peer traffic")
+        return
+    if path.used is not True:
+        yield from _p2p_gate(ctx, rule, path, gdr_open)
+        return
+    if bridges is None:
+        return  # not read: the contract asks the node.pci_acs_redirect question
+    yield finding(
+        ctx.matrix,
+        rule,
+        [ctx.node_ev("pci_acs_redirect", ", ".join(bridges)), _workload_ev(_p2p_words(path))],
+        variant="p2p",
+        count=len(bridges),
+        bridges=", ".join(bridges),
+        cmdline_words=_iommu_cmdline_words(ctx),
+        workload=_p2p_words(path),
+    )
+
+
+def _bdf_key(bdf: str) -> tuple[int, str] | None:
+    """(domain, bus:device.function) of a PCI address as sysfs ("0000:41:00.0") or nvidia-smi ("00000000:41:00.0")
+    write it, so the two spellings compare equal."""
+    domain, sep, rest = bdf.strip().lower().partition(":")
+    if not sep or ":" not in rest:
+        return None
+    try:
+        return int(domain, 16), rest
+    except ValueError:
+        return None
+
+
+def _iommu_p2p(ctx: Ctx, path: PeerPath, gdr_open: bool) -> Iterator[Outcome]:
+    """Translated IOMMU domains on the GPUs of a single-node GPU<->GPU job: the peer BAR accesses are translated."""
+    rule = "NODE-IOMMU-TRANSLATED"
+    domains = ctx.node.iommu_domains
+    gpu_keys = {k for g in ctx.node.gpu.gpus if g.pci_bus_id and (k := _bdf_key(g.pci_bus_id)) is not None}
+    translated = {
+        bdf: kind
+        for bdf, kind in (domains or {}).items()
+        if kind in TRANSLATED and (not gpu_keys or _bdf_key(bdf) in gpu_keys)
+    }
+    off = _boot_untranslated(ctx)
+    if off is not None or (domains is not None and not translated):
+        if off is not None or not gdr_open:  # a NIC's domain matters to GPUDirect, not only the GPUs'
+            yield decided(rule, off or "no GPU of the node is in a translated IOMMU domain")
+        return
+    if path.used is not True:
+        yield from _p2p_gate(ctx, rule, path, gdr_open)
+        return
+    if domains is None:
+        return  # not read: the contract asks the node.iommu_domains question
+    words = ", ".join(f"{bdf} {kind}" for bdf, kind in translated.items())
+    yield finding(
+        ctx.matrix,
+        rule,
+        [ctx.node_ev("iommu_domains", words), _workload_ev(_p2p_words(path))],
+        variant="p2p",
+        domains=words,
+        devices=", ".join(translated),
+        types="/".join(sorted(set(translated.values()))),
+        workload=_p2p_words(path),
+    )
+
+
 # ---------- IOMMU ----------
 TRANSLATED = ("DMA", "DMA-FQ")
+# boot parameters that turn the IOMMU off (kernel-parameters.txt: intel_iommu=off, amd_iommu=off, iommu=off): then no
+# IOMMU group exists, so a translated type in the facts cannot be what the node runs now. iommu=pt only sets the
+# default domain type; a group can still be switched to DMA through sysfs, so the group's type decides there.
+IOMMU_OFF_BOOT = {"intel_iommu": "off", "amd_iommu": "off", "iommu": "off"}
+
+
+def _boot_untranslated(ctx: Ctx) -> str | None:
+    params = ctx.node.kernel.cmdline_params or {}
+    for key, off in IOMMU_OFF_BOOT.items():
+        if (params.get(key) or "").strip().lower() == off:
+            return f"the kernel booted with {key}={off}: the IOMMU is off, nothing is translated"
+    return None
 
 
 def _iommu(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-IOMMU-TRANSLATED"
     domains = ctx.node.iommu_domains
-    if not domains:
-        return
+    if domains is None:
+        return  # not read: the contract asks
     translated = {bdf: kind for bdf, kind in domains.items() if kind in TRANSLATED}
     if not translated:
+        yield decided(rule, "no device of the node is in a translated IOMMU domain")
         return
     words = ", ".join(f"{bdf} {kind}" for bdf, kind in translated.items())
     yield finding(
@@ -542,6 +667,8 @@ VERBS_WORKLOAD = dataclasses.replace(
 )
 
 
+P2P_SETTINGS = facts.setting("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "CUDA_VISIBLE_DEVICES")
+
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
@@ -551,9 +678,9 @@ REQUIRES = {
     "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA),
     "NODE-GPU-NO-GDR": (VERBS_WORKLOAD,),
     "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD,),
-    "NODE-PCI-ACS-REDIRECT": (VERBS_WORKLOAD,),
+    "NODE-PCI-ACS-REDIRECT": (),
     "NODE-PINNING-MOVABLE-MEMORY": (VERBS_WORKLOAD, facts.NODE_RDMA),
-    "NODE-IOMMU-TRANSLATED": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-IOMMU-TRANSLATED": (),
     "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER,),
     "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (),
     "NODE-KERNEL-PINNING-REGRESSION": (),
@@ -565,9 +692,10 @@ READS = {
     "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA),
     "NODE-GPU-NO-GDR": (VERBS_WORKLOAD, facts.GPU_DRIVER),
     "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE),
-    "NODE-PCI-ACS-REDIRECT": (VERBS_WORKLOAD, facts.GPU_DRIVER),
+    # GPU<->NIC GPUDirect (the image's verbs) or GPU<->GPU P2P on one node (NCCL, the job's GPUs, P2P settings)
+    "NODE-PCI-ACS-REDIRECT": (VERBS_WORKLOAD, facts.GPU_DRIVER, facts.PCI_ACS, facts.NCCL, P2P_SETTINGS),
     "NODE-PINNING-MOVABLE-MEMORY": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL_CMDLINE),
-    "NODE-IOMMU-TRANSLATED": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-IOMMU-TRANSLATED": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.IOMMU_DOMAINS, facts.NCCL, P2P_SETTINGS),
     "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER, facts.UVM),
     "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.PEERMEM_CONFIG, facts.PEERMEM),
     "NODE-KERNEL-PINNING-REGRESSION": (facts.KERNEL, VERBS_WORKLOAD),

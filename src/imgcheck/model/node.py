@@ -215,6 +215,11 @@ class NodeGpu:
     # Where nvidia-peermem is configured to load or be used: "path: line" of modules-load.d / /etc/modules entries
     # and modprobe.d softdep/install/options lines naming it. (): none; None: /etc not visible.
     peermem_configured: tuple[str, ...] | None = None
+    # WSL2 / Hyper-V GPU paravirtualization (dxgkrnl): /dev/dxg exists (None: /dev not visible), and the driver's
+    # user-space files the guest has: /usr/lib/wsl/lib/<name> and /usr/lib/wsl/drivers/<driver store folder>/<name>
+    # (None: /usr/lib/wsl not read because the node has no /dev/dxg, or not visible).
+    dxg_device: bool | None = None
+    wsl_driver_files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

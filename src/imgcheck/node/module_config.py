@@ -38,6 +38,37 @@ def scan_uvm(host: HostRoot, modules_visible: bool) -> tuple[bool | None, bool |
     return loaded, device
 
 
+DXG_DEVICE = "/dev/dxg"  # dxgkrnl's device: the GPU-PV channel to the Windows host (WSL2, Hyper-V GPU-P)
+WSL_LIB_DIR = "/usr/lib/wsl/lib"  # the host's libdxcore, libd3d12, the CUDA/NVML loaders (Microsoft's WSL GPU docs)
+WSL_DRIVERS_DIR = "/usr/lib/wsl/drivers"  # the host's DriverStore folders (libnvidia-container src/dxcore.c)
+_MAX_WSL_FILES = 400
+
+
+def scan_gpu_pv(host: HostRoot) -> tuple[bool | None, tuple[str, ...] | None]:
+    """(/dev/dxg present, the files under /usr/lib/wsl/lib and /usr/lib/wsl/drivers/*/ as paths); None where the
+    root does not show it. The WSL directories are read only on a node with /dev/dxg."""
+    try:
+        if not (host.is_dir("/dev") and host.listdir("/dev")):
+            return None, None
+        dxg = host.exists(DXG_DEVICE)
+    except HostReadError:
+        return None, None
+    if not dxg:
+        return False, None
+    files: list[str] = []
+    try:
+        if host.is_dir(WSL_LIB_DIR):
+            files += [f"{WSL_LIB_DIR}/{n}" for n in sorted(host.listdir(WSL_LIB_DIR))]
+        if host.is_dir(WSL_DRIVERS_DIR):
+            for folder in sorted(host.listdir(WSL_DRIVERS_DIR)):
+                sub = f"{WSL_DRIVERS_DIR}/{folder}"
+                if host.is_dir(sub):
+                    files += [f"{sub}/{n}" for n in sorted(host.listdir(sub))]
+    except HostReadError:
+        return dxg, None
+    return dxg, tuple(files[:_MAX_WSL_FILES])
+
+
 def _conf_files(host: HostRoot, directories: tuple[str, ...]) -> list[str] | None:
     """*.conf files of the directories, a later directory's file shadowed by an earlier one of the same name
     (systemd's and kmod's precedence); None when none of the directories can be listed and /etc is not visible."""

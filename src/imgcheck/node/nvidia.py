@@ -19,7 +19,7 @@ import re
 from ..model.node import NO_DRIVER_REASON, Gpu, KernelModule, NodeGpu, Peermem
 from .driver_userspace import scan_userspace_driver
 from .hostroot import HostReadError, HostRoot
-from .module_config import scan_peermem_config, scan_uvm
+from .module_config import scan_gpu_pv, scan_peermem_config, scan_uvm
 
 VERSION_FILE = "/proc/driver/nvidia/version"
 GPUS_DIR = "/proc/driver/nvidia/gpus"
@@ -92,6 +92,11 @@ def scan_gpu(
     userspace, userspace_path = scan_userspace_driver(host, unknown) if version is not None else (None, None)
     uvm_loaded, uvm_device = scan_uvm(host, modules_visible)
     configured = scan_peermem_config(host)
+    dxg, wsl_files = scan_gpu_pv(host)
+    if dxg is None:
+        unknown["gpu.dxg_device"] = "/dev is not visible under the probe root (mount the host's /dev)"
+    if dxg and wsl_files is None:
+        unknown["gpu.wsl_driver_files"] = "/usr/lib/wsl could not be read under the probe root"
     if uvm_loaded is None:
         unknown["gpu.uvm_loaded"] = "/sys/module is not visible under the probe root"
     if uvm_device is None:
@@ -99,6 +104,8 @@ def scan_gpu(
     if configured is None:
         unknown["gpu.peermem_configured"] = "/etc is not visible under the probe root"
     return NodeGpu(
+        dxg_device=dxg,
+        wsl_driver_files=wsl_files,
         uvm_loaded=uvm_loaded,
         uvm_device=uvm_device,
         peermem_configured=configured,

@@ -12,7 +12,7 @@ from ..model.location import Location
 from ..model.node import NodeFacts
 from .iommu import PCI_DEVICES
 from .kernel_config import CMDLINE
-from .module_config import UVM_DEVICE, UVM_MODULE_DIR
+from .module_config import DXG_DEVICE, UVM_DEVICE, UVM_MODULE_DIR, WSL_LIB_DIR
 from .module_files import DKMS_ROOT
 from .net_interfaces import NET_CLASS
 from .numa import NODE_DIR
@@ -70,6 +70,10 @@ def probe_sources(facts: NodeFacts, read: dict[str, str], ofed_info_read: bool) 
         paths["gpu.uvm_loaded"] = UVM_MODULE_DIR
     if gpu.uvm_device is not None:
         paths["gpu.uvm_device"] = UVM_DEVICE
+    if gpu.dxg_device is not None:
+        paths["gpu.dxg_device"] = DXG_DEVICE
+    if gpu.wsl_driver_files is not None:
+        paths["gpu.wsl_driver_files"] = WSL_LIB_DIR  # and /usr/lib/wsl/drivers/<folder>/
     if gpu.userspace_driver_version:
         paths["gpu.userspace_driver_version"] = gpu.userspace_driver_path
     if facts.dkms is not None:

@@ -66,10 +66,12 @@ def settings_only(u: Unknown) -> bool:
     image's settings are not known (facts "setting.*": a catalog row never records Env, and the settings checks are
     about what the team adds, which the env-change recommendation answers), one of a rule about a setting it
     requires (a catalog image is judged as if it sets none), or one whose open facts are all the node's (the same
-    question for every candidate). Candidates are judged as if they add no setting; the why says so."""
+    question for every candidate), or one whose open fact is the image's package list (a catalog row never records it;
+    whether the team installs a driver package, IMAGE-DRIVER-USERSPACE, is the same question for every candidate).
+    Candidates are judged as if they add no setting; the why says so."""
     if not u.facts:
         return False
-    if all(f.startswith(("setting.", "node.")) for f in u.facts):
+    if all(f.startswith(("setting.", "node.")) or f == "image.packages" for f in u.facts):
         return True
     return bool(_required_settings().get(u.rule, set()) & set(u.facts))
 

@@ -31,6 +31,11 @@ _COMM = re.compile(
     r"(?:.*- (?P<phase>Init START|Init COMPLETE))?"
 )
 # Gloo advertising loopback: the fallback warning, or a Gloo error naming 127.0.0.1 as local/remote
+# WSL2 / Hyper-V GPU paravirtualization: the guest reaches the GPU through /dev/dxg (dxgkrnl) with the Windows
+# driver's user space mounted at /usr/lib/wsl/lib and /usr/lib/wsl/drivers (Microsoft's WSL GPU docs);
+# libnvidia-container's dxcore layer names libdxcore and the WDDM adapter (src/dxcore.c)
+_GPU_PV = re.compile(r"/usr/lib/wsl/|/dev/dxg\b|libdxcore|\bdxcore\b|WDDM [Aa]dapter")
+_GPU_PV_HINTS = ("wsl", "dxg", "dxcore", "WDDM")
 _GLOO_LOOPBACK = re.compile(r"Using the loopback address as fallback|(?:local|remote)=\[127(?:\.\d+){3}\]")
 # nccl-tests "Rank N ... device D [0x21] NVIDIA GeForce RTX 5090" and NCCL_DEBUG "... NVIDIA H100 80GB HBM3" names
 _TESTS_GPU = re.compile(r"\bdevice\s+\d+\s+\[[^\]]+\]\s+(?P<gpu>\S.*?)\s*$")
@@ -79,6 +84,7 @@ class ContextAccumulator:
     socket_net: bool = False  # "NET/Socket : Using ..."
     ofi_providers: set[str] = field(default_factory=set)  # "NET/OFI Selected Provider is X"
     gloo_loopback: bool = False  # Gloo bound/advertised 127.0.0.1
+    gpu_pv: bool = False  # a WSL2 / Hyper-V GPU-PV path: /usr/lib/wsl, /dev/dxg, libdxcore, a WDDM adapter
     gpu_names: set[str] = field(default_factory=set)  # GPU model names the log prints
     socket_ifaces: set[str] = field(default_factory=set)  # interfaces NCCL's socket/bootstrap code picked
     first_warn: LogLine | None = None  # the writer's first "NCCL WARN" line
@@ -95,13 +101,21 @@ class ContextAccumulator:
     def relevant(text: str) -> bool:
         """Cheap substring tests: most lines of a big log carry none of these facts."""
         return (
-            "NCCL" in text or "Rank" in text or "via " in text or "NET/" in text or "loopback" in text or "127." in text
+            "NCCL" in text
+            or "Rank" in text
+            or "via " in text
+            or "NET/" in text
+            or "loopback" in text
+            or "127." in text
+            or any(h in text for h in _GPU_PV_HINTS)
         )
 
     def feed(self, line: LogLine) -> None:
         text = line.text
         if not self.relevant(text):
             return
+        if not self.gpu_pv and any(h in text for h in _GPU_PV_HINTS) and _GPU_PV.search(text):
+            self.gpu_pv = True
         if self.first_warn is None and "NCCL WARN" in text:
             self.first_warn = line
         if "NCCL version" in text:
@@ -211,6 +225,7 @@ class ContextAccumulator:
         self.gloo_loopback = self.gloo_loopback or other.gloo_loopback
         if other.nvls_available is not None:
             self.nvls_available = bool(self.nvls_available) or other.nvls_available
+        self.gpu_pv = self.gpu_pv or other.gpu_pv
         if other.first_warn is not None and (
             self.first_warn is None
             or (other.first_warn.source, other.first_warn.lineno) < (self.first_warn.source, self.first_warn.lineno)
@@ -256,6 +271,7 @@ class ContextAccumulator:
             socket_net=self.socket_net,
             ofi_providers=tuple(sorted(self.ofi_providers)),
             gloo_loopback=self.gloo_loopback,
+            gpu_pv=self.gpu_pv,
             nccl_warn=(
                 f"{self.first_warn.text.strip()[:300]} ({self.first_warn.source}:{self.first_warn.lineno})"
                 if self.first_warn is not None
@@ -290,6 +306,7 @@ class LogContext:
     socket_net: bool = False  # "NET/Socket : Using ..." seen
     ofi_providers: tuple[str, ...] = ()  # libfabric providers the AWS OFI plugin selected
     gloo_loopback: bool = False  # Gloo fell back to / advertised 127.0.0.1
+    gpu_pv: bool = False  # the log shows a WSL2 / Hyper-V GPU-PV path (/usr/lib/wsl, /dev/dxg, dxcore, WDDM)
     nccl_warn: str | None = None  # the first "NCCL WARN" line and where it is
     gpu_names: tuple[str, ...] = ()  # GPU model names the log prints (nccl-tests device lines)
     socket_ifaces: tuple[str, ...] = ()  # interfaces NCCL's socket transport / bootstrap picked

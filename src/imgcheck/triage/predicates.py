@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, JobFacts
 from ..knowledge import cuda as cuda_k
+from ..knowledge import driver_userspace as driver_userspace_k
 from ..knowledge import nccl as nccl_k
 from ..knowledge import shipped
 from ..knowledge import stack as stack_k
@@ -253,6 +254,23 @@ def log_multi_port_nic(f: Facts) -> Result:
         return True, f"log: NET/IB uses several ports of {', '.join(multi)}"
     # a dual-port ConnectX shows each port as its own device (one PCI function each): names cannot tell
     return None, "log: NET/IB uses one port per device; whether two devices are the ports of one card is not shown"
+def image_driver_userspace(f: Facts) -> Result:
+    """True when the image's packages install the NVIDIA driver's user space (catalog driver_userspace_packages)."""
+    if f.image is None:
+        return None, "no image facts (use --image)"
+    if f.image.unknown_reason("packages"):
+        return None, "the image's package list was not read"
+    found = driver_userspace_k.driver_packages(f.kb, f.image)
+    if found:
+        return True, "image packages: " + ", ".join(f"{p.name} {p.version}" for p, _ in found)
+    return False, "no package of the image installs the NVIDIA driver's user space"
+
+
+def log_gpu_pv(f: Facts) -> Result:
+    """True when the log shows a WSL2 / Hyper-V GPU-PV guest path; None otherwise (a log rarely says it is not)."""
+    if f.log.gpu_pv:
+        return True, "log: a WSL2 / GPU-PV path (/usr/lib/wsl, /dev/dxg, dxcore)"
+    return None, "log shows no WSL2 / GPU-PV path"
 
 
 def log_dmabuf(f: Facts) -> Result:
@@ -315,4 +333,6 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "log.dmabuf": log_dmabuf,
     "log.nvls": log_nvls,
     "log.multi_port_nic": log_multi_port_nic,
+    "log.gpu_pv": log_gpu_pv,
+    "image.driver_userspace": image_driver_userspace,
 }
