@@ -32,12 +32,10 @@ def nccl_choice(
     """(the index NCCL picks, how) or (None, why it cannot be told from the facts)."""
     if addr_range:
         return None, "NCCL_IB_ADDR_RANGE is set: its subnet test is not simulated"
-    if port.gids is None or port.gid_table_len is None or port.gids_read is None:
-        return None, "the port's GID table was not read"
-    if port.gids_read < port.gid_table_len:
-        return None, f"only {port.gids_read} of {port.gid_table_len} GID entries were read"
-    if any(g.kind is None for g in port.gids):
-        return None, "a GID entry's address was not recorded"
+    gap = port.gid_table_gap()
+    if gap is not None:
+        return None, gap
+    assert port.gids is not None and port.gid_table_len is not None  # gid_table_gap
     table = {g.index: g for g in port.gids}
     current = 0
     for candidate in range(1, port.gid_table_len):

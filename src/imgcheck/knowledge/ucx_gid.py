@@ -64,12 +64,10 @@ def ucx_choice(port: RdmaPort, prefer_global: bool | None, subnets: str | None =
     IPv6 entry to a link-local one (None: release unknown; decided only when both orders agree)."""
     if subnets:
         return None, "UCX_IB_ROCE_SUBNETS is set: its subnet filter is not simulated"
-    if port.gids is None or port.gid_table_len is None or port.gids_read is None:
-        return None, "the port's GID table was not read"
-    if port.gids_read < port.gid_table_len:
-        return None, f"only {port.gids_read} of {port.gid_table_len} GID entries were read"
-    if any(g.kind is None or g.type is None for g in port.gids):
-        return None, "a GID entry's address or RoCE type was not recorded"
+    gap = port.gid_table_gap(need_type=True)
+    if gap is not None:
+        return None, gap
+    assert port.gids is not None  # gid_table_gap
     table = sorted(port.gids, key=lambda g: g.index)
     orders = (_NEW,) if prefer_global else (_OLD,) if prefer_global is False else (_OLD, _NEW)
     choices = {_walk(table, order) for order in orders}
@@ -84,10 +82,9 @@ def ucx_choice(port: RdmaPort, prefer_global: bool | None, subnets: str | None =
 def best_class(port: RdmaPort) -> str | None:
     """The best kind of entry the port offers, as the RoCE libraries rank them (both NCCL and UCX try a RoCE v2
     IPv4-mapped entry first): what a fleet must agree on for their automatic choices to be able to connect."""
-    if port.gids is None or port.gids_read is None or port.gid_table_len is None:
+    if port.gid_table_gap(need_type=True) is not None:
         return None
-    if port.gids_read < port.gid_table_len or any(g.kind is None or g.type is None for g in port.gids):
-        return None
+    assert port.gids is not None  # gid_table_gap
     v2 = [g for g in port.gids if g.type == V2]
     if any(g.kind == GID_IPV4_MAPPED for g in v2):
         return "RoCE v2 IPv4"

@@ -126,6 +126,21 @@ class RdmaPort:
     gids_read: int | None = None
     gids: tuple[GidEntry, ...] | None = None
 
+    def gid_table_gap(self, need_type: bool = False) -> str | None:
+        """Why the whole GID table is not known (None: every entry was read, with its address and, when asked, its
+        RoCE type): what a simulation of a library's own GID choice needs."""
+        if self.gids is None or self.gid_table_len is None or self.gids_read is None:
+            return "the port's GID table was not read"
+        if self.gids_read < self.gid_table_len:
+            return f"only {self.gids_read} of {self.gid_table_len} GID entries were read"
+        if any(g.kind is None or (need_type and g.type is None) for g in self.gids):
+            return (
+                "a GID entry's address or RoCE type was not recorded"
+                if need_type
+                else "a GID entry's address was not recorded"
+            )
+        return None
+
     def gid_entry(self, index: int) -> tuple[str, GidEntry | None]:
         """What the table holds at `index`: ("entry", e), ("zero", None), ("beyond", None) or ("unknown", None)."""
         listed = next((g for g in self.gids or () if g.index == index), None)

@@ -254,6 +254,8 @@ def log_multi_port_nic(f: Facts) -> Result:
         return True, f"log: NET/IB uses several ports of {', '.join(multi)}"
     # a dual-port ConnectX shows each port as its own device (one PCI function each): names cannot tell
     return None, "log: NET/IB uses one port per device; whether two devices are the ports of one card is not shown"
+
+
 def image_driver_userspace(f: Facts) -> Result:
     """True when the image's packages install the NVIDIA driver's user space (catalog driver_userspace_packages)."""
     if f.image is None:
