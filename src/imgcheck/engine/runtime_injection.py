@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import cast
 
 from ..knowledge.driver_userspace import driver_packages as _driver_packages
 from ..knowledge.driver_userspace import driver_release
@@ -51,7 +52,7 @@ def driver_userspace_in_image(ctx: Ctx) -> Iterator[Outcome]:
     host = ctx.node.gpu.driver_version
     if not host:
         return  # the contract asks the node's driver (GPU_DRIVER)
-    shipped = {str(name) for _, row in found for name in row["ships"]}  # type: ignore[attr-defined]
+    shipped = {str(name) for _, row in found for name in cast("list[str]", row["ships"])}  # a text_list column
     releases = sorted({r for p, _ in found if (r := driver_release(p.version))}, key=numeric_tuple)
     words = ", ".join(f"{p.name} {p.version}" for p, _ in found)
     evidence = [
