@@ -39,10 +39,10 @@ if TYPE_CHECKING:
 # RSS for one 360 MB layer where ISA-L takes 14 MB (docs/benchmarks.md, benchmarks/bench_inflate.py), so ISA-L is
 # the faster per size there. A machine with idle cores can opt in.
 THREADS = 2
-# Layers from this compressed size are inflated by rapidgzip on one thread, which also gives their seek-point index:
-# on the benchmark machine that costs about 40% more inflate time than ISA-L for the layer (docs/benchmarks.md), and
-# buys a re-read of only the wanted files after a wants change. Smaller layers re-read whole in little time anyway.
-SEEK_INDEX_MIN = 64 * 1024**2
+# With IMGCHECK_SEEK_INDEX_MIN set, layers from that compressed size are inflated by rapidgzip on one thread, which
+# also gives their seek-point index: a re-read of only the wanted files after a wants change. Opt-in: rapidgzip holds
+# 210-250 MB per layer it reads, so a cold read of a 10 GB image in two workers peaked at 694 MiB (docs/benchmarks.md),
+# over the 300 MB the reads are held to; ISA-L reads the same layers in about 120 MB.
 
 
 @runtime_checkable
@@ -66,14 +66,14 @@ def min_bytes() -> int | None:
 
 def seek_min_bytes() -> int | None:
     """The compressed size from which a local gzip layer is inflated by rapidgzip (on one thread) so that its
-    seek-point index can be kept with its file index (view/file_index.py): IMGCHECK_SEEK_INDEX_MIN, default
-    SEEK_INDEX_MIN; 0 turns it off."""
+    seek-point index can be kept with its file index (view/file_index.py): IMGCHECK_SEEK_INDEX_MIN, or None (unset or
+    0: never, the default)."""
     value = os.environ.get("IMGCHECK_SEEK_INDEX_MIN", "").strip()
     try:
-        threshold = int(value) if value else SEEK_INDEX_MIN
+        threshold = int(value) if value else None
     except ValueError:
         return None
-    return threshold if threshold > 0 else None
+    return threshold if threshold is not None and threshold > 0 else None
 
 
 def threads_for(layer: LayerRef) -> int | None:
