@@ -183,3 +183,15 @@ def test_cuda_sync_memops_by_installer_nccl_and_workaround():
         rule not in _run(_image(libfabric={"version": "1.22.0", "path": "/usr/lib/x86_64-linux-gnu/libfabric.so.1"}))[0]
     )
     assert rule not in _run(_image(), MLX_NODE)[0]
+
+
+def test_libfabric_unknown_or_an_unplaceable_plugin_release_is_asked():
+    """A facts file that leaves libfabric unread asks rather than passing the plugin's floor; a release the catalog
+    rows cannot place asks too; a release before the first floor (1.7.x) is decided, as the row's note says."""
+    unread = {k: v for k, v in _image(nccl_net_plugins=_plugins(True, "1.13.0-aws")).items() if k != "libfabric"}
+    _, unknowns = _run({**unread, "unknown": {"libfabric": "not read (test)"}})
+    assert "OFI-PLUGIN-LIBFABRIC-TOO-OLD" in unknowns
+    _, unknowns = _run(_image(nccl_net_plugins=_plugins(True, "nightly")))
+    assert "OFI-PLUGIN-LIBFABRIC-TOO-OLD" in unknowns
+    found, unknowns = _run(_image(nccl_net_plugins=_plugins(True, "1.7.4-aws")))
+    assert "OFI-PLUGIN-LIBFABRIC-TOO-OLD" not in set(found) | unknowns

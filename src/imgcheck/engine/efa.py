@@ -10,6 +10,7 @@ from ..model.image import NcclNetPlugin
 from ..model.location import Location
 from ..model.report import Evidence, EvidenceValue, Finding
 from ..versions import ranges
+from ..versions.ecosystems import numeric_tuple
 from . import facts
 from .context import Ctx
 from .emit import Outcome, finding, unknown
@@ -68,6 +69,10 @@ def _libfabric_too_old(ctx: Ctx, plugin: NcclNetPlugin, device_ev: Evidence) -> 
     rule = "OFI-PLUGIN-LIBFABRIC-TOO-OLD"
     fabric = ctx.image.libfabric
     if fabric is None:
+        why = ctx.image_unknown("libfabric")
+        if why:
+            yield unknown(rule, f"the net plugin {plugin.path} needs libfabric; whether the image has one: {why}")
+        # absent: the plugin cannot load at all, which NCCL-NET-PLUGIN-DEPENDENCY-MISSING reports
         return
     plugin_ev = _image_ev(
         "nccl_net_plugins", f"{plugin.project or plugin.name} {plugin.version or ''}".strip(), plugin.path, plugin.layer
@@ -101,6 +106,10 @@ def _libfabric_too_old(ctx: Ctx, plugin: NcclNetPlugin, device_ev: Evidence) -> 
         None,
     )
     if row is None:
+        first = min((r["plugin_min"] for r in ctx.matrix.rows("ofi_nccl_releases")), key=numeric_tuple)
+        if ranges.at_least(plugin.version, first) is False:
+            return  # releases before the first row check no libfabric floor at run time (the row's note)
+        yield unknown(rule, f"aws-ofi-nccl {plugin.version} cannot be placed among the ofi_nccl_releases rows")
         return
     ok = ranges.at_least(fabric.version, row["efa_libfabric_min"])
     if ok is None:

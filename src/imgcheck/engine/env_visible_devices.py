@@ -92,7 +92,7 @@ def ordinal_out_of_range(ctx: Ctx) -> Iterator[Outcome]:
         return
     bad = parsed.first_out_of_range(gpus)
     if bad is None:
-        return
+        return  # every ordinal is one of the GPUs the process sees (both known): decided, nothing wrong
     kept = parsed.visible_with(gpus)
     yield finding(
         ctx.matrix,
