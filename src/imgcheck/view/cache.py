@@ -84,19 +84,7 @@ class LayerCache:
 
     def put(self, digest: str, idx: LayerIndex) -> bool:
         """Store an index; False (and nothing left behind) when the disk refuses."""
-        path = self._path(digest)
-        tmp = None
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
-            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as fh:
-                write_index(idx, fh)
-            os.replace(tmp, path)
-            return True
-        except OSError:
-            if tmp:
-                _unlink_quietly(tmp)
-            return False
+        return put_gzip(self._path(digest), lambda fh: write_index(idx, fh))
 
     def entries(self) -> list[tuple[str, int, float]]:
         return tree_entries(self.root)
@@ -132,6 +120,23 @@ def prune_tree(root: str, max_bytes: int) -> tuple[int, int]:
             removed += 1
             freed += size
     return removed, freed
+
+
+def put_gzip(path: str, write: Callable[[gzip.GzipFile], None]) -> bool:
+    """Write a cache record gzip-compressed through a temporary file and a rename; False (and nothing left behind)
+    when the disk refuses."""
+    tmp = None
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
+        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as fh:
+            write(fh)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        if tmp:
+            _unlink_quietly(tmp)
+        return False
 
 
 def _unlink_quietly(path: str) -> bool:

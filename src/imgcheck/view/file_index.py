@@ -28,7 +28,6 @@ import json
 import os
 import stat
 import struct
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +35,7 @@ from typing import Any
 from .. import safejson
 from ..sources.read_options import Limits
 from ..streams import ByteStream, readinto_of
+from .cache import put_gzip
 from .layer_index import LayerBuilder, LayerIndex
 from .tarwalk import BLOCK, REGTYPES, TarHeader, _checksum_ok
 from .wants import WantSet
@@ -132,22 +132,7 @@ class FileIndexStore:
         return found
 
     def put(self, record: FileIndex) -> bool:
-        path = self._path(record.blob_digest)
-        tmp = None
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
-            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as fh:
-                _encode(record, fh)
-            os.replace(tmp, path)
-            return True
-        except OSError:
-            if tmp:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-            return False
+        return put_gzip(self._path(record.blob_digest), lambda fh: _encode(record, fh))
 
     def drop(self, digest: str) -> None:
         try:

@@ -56,19 +56,19 @@ class _LocalVerifying(ByteStream, Protocol):
 
 def min_bytes() -> int | None:
     """The compressed size from which a layer is inflated in parallel, or None (never)."""
-    value = os.environ.get("IMGCHECK_PARALLEL_GZIP_MIN", "").strip()
-    try:
-        threshold = int(value) if value else None
-    except ValueError:
-        return None
-    return threshold if threshold is not None and threshold > 0 else None
+    return _size_setting("IMGCHECK_PARALLEL_GZIP_MIN")
 
 
 def seek_min_bytes() -> int | None:
     """The compressed size from which a local gzip layer is inflated by rapidgzip (on one thread) so that its
     seek-point index can be kept with its file index (view/file_index.py): IMGCHECK_SEEK_INDEX_MIN, or None (unset or
     0: never, the default)."""
-    value = os.environ.get("IMGCHECK_SEEK_INDEX_MIN", "").strip()
+    return _size_setting("IMGCHECK_SEEK_INDEX_MIN")
+
+
+def _size_setting(name: str) -> int | None:
+    """A byte threshold from the environment: None when unset, 0, negative or not a number (off)."""
+    value = os.environ.get(name, "").strip()
     try:
         threshold = int(value) if value else None
     except ValueError:
