@@ -205,6 +205,16 @@ def test_cache_info_and_prune_know_file_indexes(gzip_ref, tmp_path, monkeypatch,
     assert not glob.glob(str(tmp_path / "home/cache/files/*/sha256/*.findex.gz"))
 
 
+def test_a_seek_index_over_its_bound_is_not_kept(gzip_ref, seek_points, monkeypatch):
+    # rapidgzip exports the index to a temporary file, which is read back only within MAX_SEEK_BYTES: over it the
+    # layer keeps its verified index and members but no seek points, so new wants inflate the stream in order
+    monkeypatch.setattr(parallel_gzip, "MAX_SEEK_BYTES", 1024)
+    layer, record, again, whole = _indexes(gzip_ref)
+    assert record.compression == "gzip" and record.seek is None and record.members
+    assert again.from_file_index and again == whole
+    assert again.reread_bytes > whole.uncompressed_bytes * 0.5  # in order up to the last wanted file
+
+
 def test_the_record_is_bounded(monkeypatch):
     # a layer of very many members keeps no file index (it is read whole after a wants change), not an unbounded one
     from imgcheck.view import file_index

@@ -17,9 +17,9 @@ again with ISA-L, which gives the same index or the same one-line error as when 
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -185,8 +185,7 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
         ):
             stream = _Inflated(gz)
             idx = index_layer(stream, layer.digest, wants, limits, layer_id=layer.layer_id, diff_id=layer.diff_id)
-            seek = io.BytesIO()
-            gz.export_index(seek)
+            index_bytes = _exported_index(gz)
     except Exception as exc:  # noqa: BLE001  (any failure: the ISA-L read decides what it is)
         raise _Fallback(f"{type(exc).__name__}: {exc}") from None
     finally:
@@ -196,9 +195,25 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
     if not _trailer_agrees(fd, layer.size or 0, stream.count):
         raise _Fallback("the gzip trailer does not match what was inflated (truncated or several members)")
     idx.walk = ("gzip", idx.walk[1]) if idx.walk is not None else None  # rapidgzip gave the tar: the blob is gzip
-    index_bytes = seek.getvalue()
-    idx.seek_index = index_bytes if len(index_bytes) <= MAX_SEEK_BYTES else None
+    idx.seek_index = index_bytes
     return idx
+
+
+def _exported_index(gz: Any) -> bytes | None:  # a rapidgzip.RapidgzipFile
+    """rapidgzip's seek-point index, or None when it is larger than MAX_SEEK_BYTES. Exported to a temporary file, not
+    to memory: the export itself holds every window uncompressed (about 27 MB per GB of output at 1 MiB chunks), and a
+    BytesIO beside it held the whole index a second time (benchmarks/bench_seek_memory.py); an index over the bound
+    is never read into memory at all. No temporary directory to write to: no seek index (the layer index stands)."""
+    try:
+        with tempfile.TemporaryFile() as spool:
+            gz.export_index(spool)
+            size = spool.seek(0, os.SEEK_END)
+            if size > MAX_SEEK_BYTES:
+                return None
+            spool.seek(0)
+            return spool.read()
+    except OSError:
+        return None
 
 
 @contextlib.contextmanager
