@@ -200,10 +200,10 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
 
 
 def _exported_index(gz: Any) -> bytes | None:  # a rapidgzip.RapidgzipFile
-    """rapidgzip's seek-point index, or None when it is larger than MAX_SEEK_BYTES. Exported to a temporary file, not
-    to memory: the export itself holds every window uncompressed (about 27 MB per GB of output at 1 MiB chunks), and a
-    BytesIO beside it held the whole index a second time (benchmarks/bench_seek_memory.py); an index over the bound
-    is never read into memory at all. No temporary directory to write to: no seek index (the layer index stands)."""
+    """rapidgzip's seek-point index, or None when it is larger than MAX_SEEK_BYTES. Exported to a temporary file and
+    read back only within the bound, so an index over it is never held in memory (exported to a BytesIO it was, whole,
+    before being dropped). Within the bound this saves nothing: the export holds every window uncompressed meanwhile
+    (benchmarks/bench_seek_memory.py). No temporary directory to write to: no seek index (the layer index stands)."""
     try:
         with tempfile.TemporaryFile() as spool:
             gz.export_index(spool)
