@@ -34,3 +34,54 @@ def test_registry_layer_after_a_wants_change(registry, rootfs, tmp_path, monkeyp
     assert s2.layers_reread == s1.layers_read and s2.bytes_decompressed == 0
     assert 0 < s2.bytes_reread <= s1.bytes_decompressed  # up to the last wanted file, without the walk or digests
     assert again == cold and not any("file index" in n for n in notes)
+
+
+def test_registry_layer_re_read_by_range_from_its_seek_points(registry, rootfs, tmp_path, monkeypatch):
+    # The same gzip blob read first from an OCI layout with seek points (a verified full read of that digest writes
+    # the file index), then from a registry after a wants change: the wanted files are inflated from the seek points
+    # over HTTP Range requests, no stream of the blob is opened, and the facts are a whole read's.
+    pytest.importorskip("rapidgzip")
+    from imagebuild import build_oci, write_oci_dir
+    from registrypush import Pusher
+
+    from imgcheck.errors import BadInputError
+    from imgcheck.sources.registry import RegistryClient
+    from imgcheck.view import parallel_gzip
+
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("IMGCHECK_SEEK_INDEX_MIN", "1")
+    monkeypatch.delenv("IMGCHECK_PARALLEL_GZIP_MIN", raising=False)
+    monkeypatch.setattr(parallel_gzip, "_alone", lambda: True)  # whether another test left a thread is not the point
+    with open(rootfs("bookworm"), "rb") as fh:
+        built = build_oci([fh.read()], "gzip")
+    _inspect("oci-dir:" + write_oci_dir(str(tmp_path / "oci"), built))
+    Pusher(registry.url).push_image("rdma/seekpoints", "latest", built)
+    ref = f"{registry.host}/rdma/seekpoints:latest"
+    cold, s1, _ = _inspect(ref)  # the registry image's facts from the layer cache the OCI read filled
+    assert not s1.layers_read and not s1.layers_reread
+    monkeypatch.setattr(identity, "LAYER_CACHE_NAMESPACE", "layer-read upgraded")
+    monkeypatch.setattr(identity, "CACHE_NAMESPACE", "upgraded")
+    requests_seen: list[str] = []
+    real_range = RegistryClient.get_blob_range
+
+    def counted_range(self, digest, start, end):
+        requests_seen.append(f"{start}-{end}")
+        return real_range(self, digest, start, end)
+
+    monkeypatch.setattr(RegistryClient, "get_blob_range", counted_range)
+    again, s2, notes = _inspect(ref)
+    size = max(len(b) for b in built.blobs.values())  # the one layer is the largest blob
+    assert len(s2.layers_reread) == 1 and s2.bytes_decompressed == 0
+    assert requests_seen and 0 < s2.bytes_reread_compressed < size * 0.4  # seek ranges, not the blob
+    assert again == cold and not any("file index" in n for n in notes)
+
+    # a registry whose Range answers fail (here: every one refused) reads the layer whole, verified, with one note
+    def refused(self, digest, start, end):
+        raise BadInputError(f"bytes {start}-{end - 1} of blob {digest}: refused")
+
+    monkeypatch.setattr(RegistryClient, "get_blob_range", refused)
+    monkeypatch.setattr(identity, "CACHE_NAMESPACE", "upgraded again")
+    monkeypatch.setattr(identity, "LAYER_CACHE_NAMESPACE", "layer-read upgraded again")
+    whole, s3, notes = _inspect(ref)
+    assert whole == cold and s3.bytes_decompressed > 0 and not s3.layers_reread
+    assert [n for n in notes if "file index does not match the blob" in n and "read whole" in n]

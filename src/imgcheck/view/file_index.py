@@ -48,6 +48,7 @@ MAX_RECORD_BYTES = 128 * 1024**2
 MEMBER_OVERHEAD = 256
 MAX_SEEK_BYTES = 256 * 1024**2  # a seek index holds a 32 KiB window per ~4 MiB of output: ~8 MB per GB
 READ_CHUNK = 1 << 20
+RANGE_BLOCK = 1 << 20  # the least a Range request of a re-read asks for: rapidgzip reads in smaller pieces
 
 # one member: name as in the tar, typeflag (latin-1), size, mode, link target, data offset, sparse
 Member = tuple[str, str, int, int, str, int, bool]
@@ -372,13 +373,18 @@ class _CountedRaw:
 class SeekSource(_Source):
     """A local gzip blob inflated from the seek point before each offset (rapidgzip with an imported index)."""
 
-    def __init__(self, path: str, record: FileIndex) -> None:
+    def __init__(self, fh: Any, record: FileIndex) -> None:
+        """`fh`: the blob, readable by offset (a local file, or a RangeFile over a registry blob); closed here."""
         import rapidgzip  # type: ignore[import-not-found]  # a compiled module without type hints
 
         assert record.seek is not None  # the caller chose this source for a record with seek points
-        check_seek_index(record.seek, record)
+        self._fh = fh
+        try:
+            check_seek_index(record.seek, record)
+        except Stale:
+            fh.close()
+            raise
         seek_index = record.seek
-        self._fh = open(path, "rb")  # noqa: SIM115  (closed in close())
         self._counting = _Counting(self._fh, record.blob_size)
         gz = None
         try:
@@ -557,16 +563,22 @@ def record_of(idx: LayerIndex, blob_digest: str, blob_size: int | None) -> FileI
     )
 
 
-def open_source(raw: ByteStream, record: FileIndex, blob_size: int | None) -> _Source:
-    """Where a re-read takes the wanted files from: the seek points of a local gzip blob of the recorded size,
-    else the blob's stream inflated in order. Stale when the blob is not the size the record was written for."""
+def open_source(
+    raw: ByteStream | None,
+    record: FileIndex,
+    blob_size: int | None,
+    read_range: Callable[[int, int], bytes] | None = None,
+) -> _Source:
+    """Where a re-read takes the wanted files from: the seek points of a local gzip blob of the recorded size, or of
+    a registry blob by HTTP Range (`read_range(start, end)`, with `raw` None: no stream opened), else the blob's
+    stream inflated in order. Stale when the blob is not the size the record was written for."""
     if blob_size is not None and blob_size != record.blob_size:
         raise Stale(f"the blob is {blob_size} bytes, the file index was written for {record.blob_size}")
-    if record.compression == "tar":
+    if record.compression == "tar" and raw is not None:
         read_at = _positional(raw)
         if read_at is not None:
             return DirectSource(read_at)
-    local = getattr(raw, "local_fileno", None)
+    local = getattr(raw, "local_fileno", None) if raw is not None else None
     fd = local() if local is not None and record.seek is not None and record.compression == "gzip" else None
     if fd is not None:
         try:
@@ -575,21 +587,77 @@ def open_source(raw: ByteStream, record: FileIndex, blob_size: int | None) -> _S
             size = -1
         if size != record.blob_size:
             raise Stale(f"the blob is {size} bytes, the file index was written for {record.blob_size}")
-        try:
-            import rapidgzip  # noqa: F401  (only whether it is installed)
-        except ImportError:
-            pass
-        else:
-            return SeekSource(f"/proc/self/fd/{fd}", record)
+        if seek_points_readable():
+            return SeekSource(open(f"/proc/self/fd/{fd}", "rb"), record)  # noqa: SIM115  (SeekSource closes it)
+    ranged = read_range is not None and blob_size == record.blob_size
+    if ranged and record.seek is not None and record.compression == "gzip" and seek_points_readable():
+        assert read_range is not None  # for mypy: `ranged` says so
+        return SeekSource(RangeFile(read_range, record.blob_size), record)
+    if raw is None:
+        raise Stale("the blob cannot be read by range here")
     return StreamSource.open(raw)
 
 
-def reread(raw: ByteStream, record: FileIndex, blob_size: int | None, wants: WantSet, limits: Limits) -> LayerIndex:
+def seek_points_readable() -> bool:
+    """Whether rapidgzip, which reads a blob from its seek points, is installed."""
+    try:
+        import rapidgzip  # noqa: F401  (only whether it is installed)
+    except ImportError:
+        return False
+    return True
+
+
+class RangeFile:
+    """A blob in a registry as a file readable by offset, for rapidgzip: each read is an HTTP Range request of at
+    least RANGE_BLOCK bytes (rapidgzip reads in small pieces near each seek point). Not verified: see reread()."""
+
+    def __init__(self, read_range: Callable[[int, int], bytes], size: int) -> None:
+        self._read_range, self._size = read_range, size
+        self._pos = 0
+        self._block_at, self._block = 0, b""
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self._size}.get(whence, 0)
+        self._pos = min(max(0, base + offset), self._size)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        want = min(len(view), self._size - self._pos)
+        if want <= 0:
+            return 0
+        inside = self._block_at <= self._pos and self._pos + want <= self._block_at + len(self._block)
+        if not inside:
+            end = min(self._size, self._pos + max(want, RANGE_BLOCK))
+            self._block_at, self._block = self._pos, self._read_range(self._pos, end)
+        at = self._pos - self._block_at
+        view[:want] = self._block[at : at + want]
+        self._pos += want
+        return want
+
+    def close(self) -> None:
+        self._block = b""
+
+
+def reread(
+    raw: ByteStream | None,
+    record: FileIndex,
+    blob_size: int | None,
+    wants: WantSet,
+    limits: Limits,
+    read_range: Callable[[int, int], bytes] | None = None,
+) -> LayerIndex:
     """The layer's index for `wants`, only the wanted files read (see the module's docstring). Stale on any
-    inconsistency; the limits' errors are the layer's own, as from a whole read."""
+    inconsistency; the limits' errors are the layer's own, as from a whole read. `read_range`: the blob in a registry
+    by HTTP Range, used instead of `raw` (None) when the record has seek points: the bytes are trusted as a local
+    blob's are, because the record was written after a verified full read of this digest and `blob_size` (from the
+    verified manifest) is the recorded size; each wanted file's tar header and size are still checked."""
     from ..errors import LimitExceededError
 
-    source = open_source(raw, record, blob_size)
+    source = open_source(raw, record, blob_size, read_range)
     try:
         idx = reindex(record, source, wants, limits)
     except (Stale, LimitExceededError):

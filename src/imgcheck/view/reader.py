@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
@@ -18,7 +18,7 @@ from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..sources.read_options import Limits, ReadStats
 from ..streams import ByteStream, SeekableByteStream, readinto_of
 from .cache import ClaimingCache, LayerCache
-from .file_index import FileIndex, FileIndexStore, Stale, record_of, reread
+from .file_index import FileIndex, FileIndexStore, Stale, record_of, reread, seek_points_readable
 from .fileview import FileView
 from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
@@ -74,13 +74,14 @@ def index_image_layer(
         except (NotSeekable, BadInputError, UnavailableError) as exc:
             image.notes.append(f"{image.reference}: layer {layer.digest} read whole: {exc}")
     if record is not None and layer.media_type != SQUASHFS_LAYER and record.layer_id == layer.layer_id:
-        raw = image.open_layer(layer)
+        ranged = _by_range(image, layer, record)
+        raw = None if ranged is not None else image.open_layer(layer)  # by range: no stream opened
         try:
-            return reread(raw, record, layer.size, wants, limits)
+            return reread(raw, record, layer.size, wants, limits, ranged)
         except Stale as exc:
             stale = str(exc)
         finally:
-            close = getattr(raw, "close", None)
+            close = getattr(raw, "close", None) if raw is not None else None
             if close:
                 close()  # before the whole read opens the layer again (a registry stream holds a connection)
         idx = index_image_layer(image, layer, wants, limits, progress)
@@ -118,6 +119,17 @@ def index_image_layer(
         close = getattr(raw, "close", None)
         if close:
             close()
+
+
+def _by_range(image: OpenedImage, layer: LayerRef, record: FileIndex) -> Callable[[int, int], bytes] | None:
+    """A registry blob's bytes by HTTP Range, for a re-read from the seek points its file index has (written after a
+    verified full read of this digest, e.g. from an OCI layout); None when the re-read takes another way."""
+    read_range = image.read_range
+    if read_range is None or record.seek is None or record.compression != "gzip" or layer.size != record.blob_size:
+        return None
+    if not seek_points_readable():
+        return None
+    return lambda start, end: read_range(layer, start, end)
 
 
 def _from_cache(cache: LayerCache | None, layer: LayerRef, stats: ReadStats) -> LayerIndex | None:
