@@ -9,8 +9,10 @@ changed as an upgrade with other wants changes them and the image is inspected a
 rapidgzip inflates the cold read and keeps its seek points), `stream` (IMGCHECK_SEEK_INDEX_MIN=0: the cold read is
 ISA-L's, the re-read inflates in order up to the last wanted file; for `--compression tar` the re-read reads each
 wanted file where it lies). Reports medians, bytes read, and the load.
+With `--registry` the re-read is of the same blob pushed to a local registry (Debian's docker-registry): by HTTP
+Range from the seek points the OCI read kept, or in order from the blob's stream without them.
 Usage: python benchmarks/bench_reread.py [--runs 3] [--pad-mb 1024] [--compression gzip|zstd|tar] [--modes seek,stream]
-       [--json OUT]
+       [--registry] [--json OUT]
 """
 
 from __future__ import annotations
@@ -93,6 +95,12 @@ def main() -> int:
     ap.add_argument("--pad-mb", type=int, default=1024)
     ap.add_argument("--compression", choices=("gzip", "zstd", "tar"), default="gzip")
     ap.add_argument("--modes", default="seek,stream")
+    ap.add_argument(
+        "--registry",
+        action="store_true",
+        help="re-read from a local registry (Debian's docker-registry) holding the same blob: by HTTP Range from the "
+        "seek points the OCI read kept (mode seek), in order without them (mode stream)",
+    )
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -105,6 +113,7 @@ def main() -> int:
     from imgcheck.view import parallel_gzip
 
     work = tempfile.mkdtemp(prefix="imgcheck-bench-reread-")
+    registry = None
     saved = (identity.LAYER_CACHE_NAMESPACE, identity.CACHE_NAMESPACE)
     try:
         tar = padded(build_rootfs("bookworm"), args.pad_mb)
@@ -113,6 +122,16 @@ def main() -> int:
         del tar
         ref = "oci-dir:" + write_oci_dir(os.path.join(work, "img"), built)
         blob = max(len(b) for b in built.blobs.values())
+        again_ref, registry = ref, None
+        if args.registry:  # the cold read from the OCI layout keeps the record; the re-read is the registry's
+            sys.path.insert(0, HERE)
+            import bench_inspect
+            from registrypush import Pusher
+
+            os.makedirs(os.path.join(work, "registry"))
+            registry, host = bench_inspect.start_registry(os.path.join(work, "registry"))
+            Pusher(f"http://{host}").push_image("bench/reread", "v1", built)
+            again_ref = f"{host}/bench/reread:v1"
         del built
         result: dict = {
             "compression": args.compression,
@@ -121,6 +140,7 @@ def main() -> int:
             "uncompressed_bytes": uncompressed,
             "load_before": os.getloadavg(),
             "cpus": os.cpu_count(),
+            "re_read_from": "registry" if args.registry else "oci-dir",
         }
         for mode in args.modes.split(","):
             os.environ["IMGCHECK_SEEK_INDEX_MIN"] = "1" if mode == "seek" else "0"
@@ -135,7 +155,7 @@ def main() -> int:
                 identity.CACHE_NAMESPACE = saved[1] + "\nbench: other wants"
                 stats = ReadStats()
                 start = time.perf_counter()
-                api.inspect_image(ref, ReadOptions(workers=1, stats=stats))
+                api.inspect_image(again_ref, ReadOptions(workers=1, stats=stats))
                 again_t.append(time.perf_counter() - start)
                 assert stats.layers_reread, "the re-check did not use the file index"
                 reread, reread_compressed = stats.bytes_reread, stats.bytes_reread_compressed
@@ -158,6 +178,9 @@ def main() -> int:
                 json.dump(result, fh, indent=2)
     finally:
         identity.LAYER_CACHE_NAMESPACE, identity.CACHE_NAMESPACE = saved
+        if registry is not None:
+            registry.terminate()
+            registry.wait()
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
