@@ -81,7 +81,7 @@ def index_image_layer(
         except Stale as exc:
             stale = str(exc)
         finally:
-            close = getattr(raw, "close", None) if raw is not None else None
+            close = getattr(raw, "close", None)
             if close:
                 close()  # before the whole read opens the layer again (a registry stream holds a connection)
         idx = index_image_layer(image, layer, wants, limits, progress)
