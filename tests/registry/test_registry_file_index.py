@@ -85,3 +85,24 @@ def test_registry_layer_re_read_by_range_from_its_seek_points(registry, rootfs, 
     whole, s3, notes = _inspect(ref)
     assert whole == cold and s3.bytes_decompressed > 0 and not s3.layers_reread
     assert [n for n in notes if "file index does not match the blob" in n and "read whole" in n]
+
+    # a registry that answers a Range with other bytes than the verified read hashed (one byte flipped): the span's
+    # digest does not match, the layer is read whole and verified, with one note. A fresh home: the seek points and
+    # span digests come from a verified read of the OCI layout again.
+    monkeypatch.setattr(RegistryClient, "get_blob_range", real_range)
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home2"))
+    monkeypatch.setattr(identity, "CACHE_NAMESPACE", "fresh")
+    monkeypatch.setattr(identity, "LAYER_CACHE_NAMESPACE", "layer-read fresh")
+    _inspect("oci-dir:" + write_oci_dir(str(tmp_path / "oci2"), built))
+    monkeypatch.setattr(identity, "CACHE_NAMESPACE", "fresh upgraded")
+    monkeypatch.setattr(identity, "LAYER_CACHE_NAMESPACE", "layer-read fresh upgraded")
+
+    def tampered(self, digest, start, end):
+        data = bytearray(real_range(self, digest, start, end))
+        data[len(data) // 2] ^= 0xFF
+        return bytes(data)
+
+    monkeypatch.setattr(RegistryClient, "get_blob_range", tampered)
+    checked, s4, notes = _inspect(ref)
+    assert checked == cold and s4.bytes_decompressed > 0 and not s4.layers_reread
+    assert [n for n in notes if "file index does not match the blob" in n and "read whole" in n]

@@ -188,9 +188,40 @@ class VerifyingReader:
         self._what = what
         self._size = 0
         self._expected_size = expected_size
+        self._span = 0  # with track_spans(): the bytes per span digest (0: not tracked)
+        self._span_hash = hashlib.sha256()
+        self._span_fill = 0
+        self._spans: list[bytes] = []
+
+    def track_spans(self, span: int) -> None:
+        """Also keep a sha256 of every `span` bytes (the last span may be shorter), from the first byte: a later
+        read of single spans by HTTP Range checks each against these (view/file_index.RangeFile)."""
+        if self._size or span <= 0:
+            raise ValueError("spans are tracked from the first byte")
+        self._span = span
+
+    def span_digests(self) -> bytes:
+        """The spans' sha256 digests, concatenated (32 bytes each), once the reader is finished."""
+        if self._span_fill:
+            self._spans.append(self._span_hash.digest())
+            self._span_hash, self._span_fill = hashlib.sha256(), 0
+        return b"".join(self._spans)
+
+    def _account_spans(self, data: bytes | memoryview) -> None:
+        view = memoryview(data).cast("B")
+        while view:
+            take = min(len(view), self._span - self._span_fill)
+            self._span_hash.update(view[:take])
+            self._span_fill += take
+            view = view[take:]
+            if self._span_fill == self._span:
+                self._spans.append(self._span_hash.digest())
+                self._span_hash, self._span_fill = hashlib.sha256(), 0
 
     def _account(self, data: bytes | memoryview) -> None:
         self._hash.update(data)
+        if self._span:
+            self._account_spans(data)
         self._size += len(data)
         if self._expected_size is not None and self._size > self._expected_size:
             raise BadInputError(f"{self._what} is larger than the {self._expected_size} bytes its manifest declares")

@@ -14,7 +14,8 @@ LayerBuilder a whole read feeds (view/layer_index.py), and only the members the 
 
 Trust: bytes inflated from a seek point cannot be checked against the layer's digest. They are trusted because the
 index was written only after a verified full read of that very digest, and the blob is re-read only when its size is
-still the size recorded; each wanted file's tar header (the 512 bytes before its data) must still verify and name
+still the size recorded (a registry blob read by HTTP Range: each fetched 1 MiB span must match the sha256 that
+read kept for it); each wanted file's tar header (the 512 bytes before its data) must still verify and name
 the recorded type, and each file must give exactly its recorded size. Any inconsistency raises Stale: the caller
 drops the record and reads the layer whole, with one note.
 """
@@ -40,7 +41,7 @@ from .layer_index import LayerBuilder, LayerIndex
 from .tarwalk import BLOCK, REGTYPES, TarHeader, _checksum_ok
 from .wants import WantSet
 
-FORMAT = 1
+FORMAT = 2  # 2: the spans' digests (a record of format 1 reads as stale: the layer is read whole once)
 # the records of one layer, held while the layer is read: a member costs its name, its link target and about
 # MEMBER_OVERHEAD bytes of Python objects; past MAX_RECORD_BYTES (about 500,000 members: a CUDA layer has tens of
 # thousands) the layer gets no file index and is read whole after a wants change
@@ -48,7 +49,9 @@ MAX_RECORD_BYTES = 128 * 1024**2
 MEMBER_OVERHEAD = 256
 MAX_SEEK_BYTES = 256 * 1024**2  # a seek index holds a 32 KiB window per ~4 MiB of output: ~8 MB per GB
 READ_CHUNK = 1 << 20
-RANGE_BLOCK = 1 << 20  # the least a Range request of a re-read asks for: rapidgzip reads in smaller pieces
+# a re-read by HTTP Range fetches whole SPANs of the blob, each checked against the sha256 the verified read kept
+# (rapidgzip reads in smaller pieces near each seek point); 32 bytes of digest per MiB: 128 KB for a 4 GB blob
+SPAN = 1 << 20
 
 # one member: name as in the tar, typeflag (latin-1), size, mode, link target, data offset, sparse
 Member = tuple[str, str, int, int, str, int, bool]
@@ -68,6 +71,7 @@ class FileIndex:
     uncompressed_digest: str | None
     members: tuple[Member, ...]
     seek: bytes | None = field(default=None, repr=False)  # rapidgzip's exported index (indexed_gzip format)
+    spans: bytes | None = field(default=None, repr=False)  # sha256 of every SPAN of the blob, 32 bytes each
 
 
 class Recorder:
@@ -144,6 +148,7 @@ class FileIndexStore:
 
 def _encode(record: FileIndex, fh: Any) -> None:
     seek = record.seek or b""
+    spans = record.spans or b""
     head = {
         "format": FORMAT,
         "blob_digest": record.blob_digest,
@@ -153,11 +158,13 @@ def _encode(record: FileIndex, fh: Any) -> None:
         "uncompressed_bytes": record.uncompressed_bytes,
         "uncompressed_digest": record.uncompressed_digest,
         "seek_bytes": len(seek) if record.seek is not None else None,
+        "spans_bytes": len(spans) if record.spans is not None else None,
         "members": [list(m) for m in record.members],
     }
     fh.write(json.dumps(head, separators=(",", ":")).encode())
     fh.write(b"\n")
     fh.write(seek)
+    fh.write(spans)
 
 
 def _want(value: object, kind: type, what: str) -> Any:
@@ -197,6 +204,15 @@ def _decode(fh: Any) -> FileIndex:
         seek = fh.read(n)
         if len(seek) != n:
             raise ValueError("file index: truncated seek index")
+    spans = None
+    spans_bytes = doc.get("spans_bytes")
+    if spans_bytes is not None:
+        n = _want(spans_bytes, int, "spans_bytes")
+        if not 0 <= n <= MAX_SEEK_BYTES or n % 32:
+            raise ValueError("file index: span digests out of bounds")
+        spans = fh.read(n)
+        if len(spans) != n:
+            raise ValueError("file index: truncated span digests")
     if fh.read(1):
         raise ValueError("file index: bytes after the seek index")
     digest = doc.get("uncompressed_digest")
@@ -209,6 +225,7 @@ def _decode(fh: Any) -> FileIndex:
         uncompressed_digest=None if digest is None else _want(digest, str, "uncompressed_digest"),
         members=tuple(members),
         seek=seek,
+        spans=spans,
     )
 
 
@@ -560,6 +577,7 @@ def record_of(idx: LayerIndex, blob_digest: str, blob_size: int | None) -> FileI
         uncompressed_digest=idx.uncompressed_digest,
         members=tuple(members),
         seek=idx.seek_index if compression == "gzip" else None,
+        spans=idx.seek_spans if compression == "gzip" and idx.seek_index is not None else None,
     )
 
 
@@ -589,10 +607,10 @@ def open_source(
             raise Stale(f"the blob is {size} bytes, the file index was written for {record.blob_size}")
         if seek_points_readable():
             return SeekSource(open(f"/proc/self/fd/{fd}", "rb"), record)  # noqa: SIM115  (SeekSource closes it)
-    ranged = read_range is not None and blob_size == record.blob_size
+    ranged = read_range is not None and blob_size == record.blob_size and _spans_cover(record)
     if ranged and record.seek is not None and record.compression == "gzip" and seek_points_readable():
-        assert read_range is not None  # for mypy: `ranged` says so
-        return SeekSource(RangeFile(read_range, record.blob_size), record)
+        assert read_range is not None and record.spans is not None  # for mypy: `ranged` says so
+        return SeekSource(RangeFile(read_range, record.blob_size, record.spans), record)
     if raw is None:
         raise Stale("the blob cannot be read by range here")
     return StreamSource.open(raw)
@@ -607,12 +625,19 @@ def seek_points_readable() -> bool:
     return True
 
 
-class RangeFile:
-    """A blob in a registry as a file readable by offset, for rapidgzip: each read is an HTTP Range request of at
-    least RANGE_BLOCK bytes (rapidgzip reads in small pieces near each seek point). Not verified: see reread()."""
+def _spans_cover(record: FileIndex) -> bool:
+    """Whether the record has one span digest for every SPAN of its blob (a Range re-read checks each)."""
+    return record.spans is not None and len(record.spans) == 32 * -(-record.blob_size // SPAN)
 
-    def __init__(self, read_range: Callable[[int, int], bytes], size: int) -> None:
-        self._read_range, self._size = read_range, size
+
+class RangeFile:
+    """A blob in a registry as a file readable by offset, for rapidgzip: each read fetches the whole SPAN(s) around
+    it by HTTP Range and checks each span against the sha256 the verified read of this digest kept; a span that does
+    not match raises Stale (the caller reads the layer whole). The last span fetched is kept for the small reads
+    rapidgzip makes near a seek point."""
+
+    def __init__(self, read_range: Callable[[int, int], bytes], size: int, spans: bytes) -> None:
+        self._read_range, self._size, self._spans = read_range, size, spans
         self._pos = 0
         self._block_at, self._block = 0, b""
 
@@ -624,15 +649,28 @@ class RangeFile:
     def tell(self) -> int:
         return self._pos
 
+    def _fetch(self, want: int) -> None:
+        first = self._pos // SPAN
+        last = (min(self._size, self._pos + want) - 1) // SPAN
+        start, end = first * SPAN, min(self._size, (last + 1) * SPAN)
+        data = self._read_range(start, end)
+        if len(data) != end - start:
+            raise Stale(f"the registry sent {len(data)} bytes for a range of {end - start}")
+        for k in range(first, last + 1):
+            at = (k - first) * SPAN
+            if hashlib.sha256(data[at : at + SPAN]).digest() != self._spans[32 * k : 32 * k + 32]:
+                raise Stale(
+                    f"bytes {k * SPAN}-{min(self._size, (k + 1) * SPAN)} from the registry do not match the digest kept"
+                )
+        self._block_at, self._block = start, data
+
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
         want = min(len(view), self._size - self._pos)
         if want <= 0:
             return 0
-        inside = self._block_at <= self._pos and self._pos + want <= self._block_at + len(self._block)
-        if not inside:
-            end = min(self._size, self._pos + max(want, RANGE_BLOCK))
-            self._block_at, self._block = self._pos, self._read_range(self._pos, end)
+        if not (self._block_at <= self._pos and self._pos + want <= self._block_at + len(self._block)):
+            self._fetch(want)
         at = self._pos - self._block_at
         view[:want] = self._block[at : at + want]
         self._pos += want

@@ -66,6 +66,8 @@ class LayerIndex:
     # and lines for the facts' notes (a file index that did not match)
     walk: tuple[str, list[Any]] | None = field(default=None, compare=False, repr=False)
     seek_index: bytes | None = field(default=None, compare=False, repr=False)
+    # with the seek index: a sha256 of every file_index.SPAN bytes of the verified blob, for Range re-reads
+    seek_spans: bytes | None = field(default=None, compare=False, repr=False)
     read_notes: list[str] = field(default_factory=list, compare=False)
 
     def has_nondir(self, path: str) -> bool:

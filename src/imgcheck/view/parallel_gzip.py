@@ -53,6 +53,10 @@ class _LocalVerifying(ByteStream, Protocol):
 
     def finish(self) -> None: ...
 
+    def track_spans(self, span: int) -> None: ...
+
+    def span_digests(self) -> bytes: ...
+
 
 def min_bytes() -> int | None:
     """The compressed size from which a layer is inflated in parallel, or None (never)."""
@@ -165,9 +169,14 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
     stores it only with the verified index (view/file_index.py)."""
     import rapidgzip
 
+    from .file_index import SPAN
     from .layer_index import index_layer
 
     failed: list[BaseException] = []
+    # the digest of every SPAN of the verified blob, kept with the seek points: a later re-read of this digest from
+    # a registry by HTTP Range checks each span it fetches (file_index.RangeFile); one more sha256 of the compressed
+    # bytes, in the thread that hashes them anyway
+    raw.track_spans(SPAN)
 
     def verify_compressed() -> None:
         try:
@@ -196,6 +205,7 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
         raise _Fallback("the gzip trailer does not match what was inflated (truncated or several members)")
     idx.walk = ("gzip", idx.walk[1]) if idx.walk is not None else None  # rapidgzip gave the tar: the blob is gzip
     idx.seek_index = index_bytes
+    idx.seek_spans = raw.span_digests() if index_bytes is not None else None
     return idx
 
 

@@ -333,7 +333,7 @@ def _count(
     record = record_of(idx, layer.digest, layer.size) if files is not None else None
     if record is not None and files is not None and files.put(record):
         records[layer.index] = record
-    idx.walk = idx.seek_index = None  # written: the members need not be held with the index
+    idx.walk = idx.seek_index = idx.seek_spans = None  # written: the members need not be held with the index
 
 
 def _hold(found: dict[int, LayerIndex], position: int, idx: LayerIndex, limits: Limits) -> None:
