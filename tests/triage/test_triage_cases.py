@@ -65,6 +65,8 @@ def test_real_excerpt(case):
         assert report.outcome.state == case["outcome"]
     if "first_cause" in case:
         assert report.diagnoses[0].causes[0].id == case["first_cause"]
+    if "second_cause" in case:  # the order below the top matters too (advice to read vs a guess)
+        assert report.diagnoses[0].causes[1].id == case["second_cause"]
     for cid in case.get("cause_in", []):
         assert cid in [c.id for c in report.diagnoses[0].causes]
     if "cause_order" in case:

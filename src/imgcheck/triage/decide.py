@@ -223,10 +223,20 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
             status, bucket = CAUSE_UNLIKELY, 2.0
         elif bucket < 2 and any(v is None for v in assumed):
             bucket = max(bucket, 1.5)  # after the causes that presume nothing about the environment
+        # Within a bucket: what the log or the facts support, then the advice to read more, then what nothing
+        # supports. A generic result code's line names no mechanism, so a cause of it that no condition supports
+        # is a guess and must not outrank reading the line that names the call; a specific signature's own line
+        # is evidence for its causes, so there the advice ranks after every concrete cause still possible.
+        tier = 0.0
         if cause.kind == "read" and bucket < 2:
-            bucket = 1.8  # advice to read more of the log ranks after every concrete cause still possible
-        rated.append((bucket, idx, cause, status, tuple(reasons)))
-    rated.sort(key=lambda r: (r[0], r[1]))
+            if sig.generic:
+                bucket, tier = min(bucket, 1.0), 0.5
+            else:
+                bucket = 1.8
+        elif sig.generic and status != CAUSE_SUPPORTED:
+            tier = 1.0
+        rated.append((bucket, tier, idx, cause, status, tuple(reasons)))
+    rated.sort(key=lambda r: (r[0], r[1], r[2]))
     return tuple(
         CauseResult(
             order=i + 1,
@@ -238,7 +248,7 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
             because=because,
             kind=c.kind,
         )
-        for i, (_b, _idx, c, status, because) in enumerate(rated)
+        for i, (_b, _t, _idx, c, status, because) in enumerate(rated)
     )
 
 
