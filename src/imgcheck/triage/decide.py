@@ -15,7 +15,7 @@ from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import severity_rank
-from . import host_catalog
+from . import host_catalog, release_defects
 from .certainty import assess
 from .context import ContextAccumulator, LogContext
 from .evidence import ALL_PREDICATES
@@ -726,6 +726,25 @@ def phase_diagnoses(w: Work) -> None:
         )
 
 
+def phase_release_defect(w: Work) -> None:
+    """A failure whose symptom a later NCCL release fixes, for the release the log shows (release_defects.py)."""
+    assert w.facts is not None  # phase_streams built them
+    out = []
+    # the failure that leads the answer only: a consequence (a watchdog timeout after a verbs error) is not
+    # compared with the release's defects on its own
+    lead = next((d.signature for d in w.diagnoses if d.severity in ("error", "warning")), None)
+    if w.first_failure is not None:
+        lead = w.first_failure.signature
+    for d in w.diagnoses:
+        extra = None
+        if d.signature == lead:
+            release = release_defects.release_of(w.log_context.nccl_versions, (d.first.text,))
+            if release is not None:
+                extra = release_defects.cause(w.facts.kb, release, d.signature, d.first.text)
+        out.append(d if extra is None else dataclasses.replace(d, causes=release_defects.placed(d.causes, extra)))
+    w.diagnoses = out
+
+
 def phase_read_advice(w: Work) -> None:
     """A generic result code with no NCCL WARN in the log: its concrete causes lead, and the advice to get the
     line that names the call (a cause of kind "read") is said as the next step."""
@@ -770,6 +789,7 @@ PHASES = (
     phase_peer_first,
     phase_silent_ranks,
     phase_diagnoses,
+    phase_release_defect,
     phase_read_advice,
     phase_verdict,
 )
