@@ -20,7 +20,7 @@ from .certainty import assess
 from .context import ContextAccumulator, LogContext
 from .evidence import ALL_PREDICATES
 from .logparse import LogLine
-from .outcome import STATE_UNKNOWN, RunOutcome, summarise, survived_by
+from .outcome import STATE_COMPLETED, STATE_UNKNOWN, RunOutcome, summarise, survived_by
 from .predicates import Facts
 from .probes import load_probes
 from .result import (
@@ -305,6 +305,9 @@ class Work:
     verdict: str = VERDICT_NONE
     outcome: RunOutcome = field(default_factory=lambda: RunOutcome(state=STATE_UNKNOWN))
     went_on: dict[str, str] = field(default_factory=dict)  # advisory signatures the run went on past -> marker
+    # warnings whose failure the log cannot confirm (a hang candidate, and nothing shows the job was stopped) -> why:
+    # shown with their causes, never the located failure (verdict advisory_only)
+    unconfirmed: dict[str, str] = field(default_factory=dict)
 
     @property
     def full_year(self) -> int | None:
@@ -476,6 +479,9 @@ def phase_derived(w: Work) -> None:
                             "log cut during init reads the same. If the job did hang there, the causes below apply."
                         )
                     break
+    hang_sig = next((s for s in w.sigset.signatures if s.derived == "stall_after_init"), None)
+    if hang_sig is not None and not serious and w.outcome.state != STATE_COMPLETED:
+        _stall_after_init(w, hang_sig.id)
     mismatch_sig = next((s for s in w.sigset.signatures if s.derived == "nccl_version_mismatch"), None)
     if mismatch_sig is not None and len(w.log_context.nccl_versions) > 1:
         found = _version_mismatch_event(mismatch_sig.id, w.streams, w.mapping)
@@ -498,6 +504,37 @@ def phase_derived(w: Work) -> None:
         )
 
 
+def _stall_after_init(w: Work, sig_id: str) -> None:
+    """Every communicator completed init, then the work began (a progress bar at 0, nccl-tests' table header:
+    run_outcome.json 'waiting') and no step completed before the log stops: where a hang with no error line sits.
+    A log that simply ends after 'Init COMPLETE' is not one: a working run cut there reads the same."""
+    done = [st for st in w.streams.values() if any(i.completed for i in st.ctx.inits.values())]
+    if not done or any(i.started is not None and not i.completed for st in done for i in st.ctx.inits.values()):
+        return
+    for source, st_out in w.scan.outcomes.items():
+        waiting = st_out.last.get("waiting")
+        if waiting is None:
+            continue
+        later = (s for k in ("completed", "progressed") for s in st_out.seen.get(k, ()))
+        if any(s.line.lineno > waiting.line.lineno for s in later):
+            continue
+        st = next((x for x in done if source in {ln.source for ln in _init_lines(x)}), done[0])
+        raw = next(k for k, v in w.mapping.items() if v == st.key)
+        w.add_event(Event(sig_id, waiting.line, 0, raw), st)
+        if not _ended_after(w, waiting.line):
+            w.unconfirmed[sig_id] = (
+                f"not confirmed as a failure: NCCL init completed and the work began ({waiting.marker.component}: "
+                f"'{waiting.line.text.strip()[:80]}'), then the log stops with no error and no step completed. Nothing "
+                "after it shows the job was stopped (a time limit, a cancel, a watchdog), so a log cut there reads the "
+                "same; if the job hung there, these are the candidates and what tells them apart."
+            )
+        return
+
+
+def _init_lines(st: Stream) -> list[LogLine]:
+    return [i.started for i in st.ctx.inits.values() if i.started is not None]
+
+
 def _ended_after(w: Work, line: LogLine) -> bool:
     """The job was stopped from outside (scheduler cancel, agent SIGTERM) after `line`, in the same input."""
     st = w.scan.outcomes.get(line.source)
@@ -509,7 +546,11 @@ def phase_first_failure(w: Work) -> None:
     """Each stream's first failing line, then the writers in the order used: by timestamp when every
     failing line has one, else local errors before consequences."""
     sigs, full_year = w.sigs, w.full_year
-    w.failures = [ev for ev in w.events if sigs[ev.signature].role != "advisory" and ev.signature not in w.as_info]
+    w.failures = [
+        ev
+        for ev in w.events
+        if sigs[ev.signature].role != "advisory" and ev.signature not in w.as_info and ev.signature not in w.unconfirmed
+    ]
     if not w.failures:
         # No error line, but a warning the job does not survive unharmed (GPUDirect RDMA off, no IB device
         # although IB was meant): that warning is the located failure, so the verdict and the certainty agree.
@@ -518,6 +559,7 @@ def phase_first_failure(w: Work) -> None:
             for ev in w.events
             if ev.signature not in w.as_info
             and ev.signature not in w.went_on
+            and ev.signature not in w.unconfirmed
             and not sigs[ev.signature].continues
             and sigs[ev.signature].severity in ("error", "warning")
         ]
@@ -713,7 +755,7 @@ def phase_diagnoses(w: Work) -> None:
                 severity="info" if sid in as_info else sig.severity,
                 role="advisory" if sid in as_info else sig.role,
                 meaning=sig.meaning,
-                note=as_info.get(sid),
+                note=as_info.get(sid) or w.unconfirmed.get(sid),
                 confidence=sig.confidence,
                 sources=sig.source,
                 occurrences=totals[sid],
@@ -766,7 +808,10 @@ def phase_verdict(w: Work) -> None:
         matters = [
             d
             for d in w.diagnoses
-            if d.severity in ("error", "warning") and not w.sigs[d.signature].continues and d.signature not in w.went_on
+            if d.severity in ("error", "warning")
+            and not w.sigs[d.signature].continues
+            and d.signature not in w.went_on
+            and d.signature not in w.unconfirmed
         ]
         w.verdict = VERDICT_FOUND if w.first_failure is not None or matters else VERDICT_ADVISORY
     elif w.diagnoses:

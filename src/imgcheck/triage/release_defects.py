@@ -200,6 +200,7 @@ def matches(matrix: Matrix, release: Release, classes: tuple[SymptomClass, ...],
                 row.get("confidence", "reported"),
                 specific,
                 inside,
+                tuple(row.get("conditions") or ()),
             )
         )
     for row in matrix.rows("nccl_known_issues"):
@@ -224,6 +225,9 @@ def matches(matrix: Matrix, release: Release, classes: tuple[SymptomClass, ...],
                 row.get("confidence", "reported"),
                 True,
                 inside,
+                # a known issue's platform is in its summary when it lists no conditions: never decided here
+                tuple(row.get("conditions") or ("the platform its summary names",))
+                + ((str(row["arch"]),) if row.get("arch") else ()),
             )
         )
     row_classes = {k for c in classes for k in c.row_classes}
@@ -245,6 +249,7 @@ def matches(matrix: Matrix, release: Release, classes: tuple[SymptomClass, ...],
                 note.get("confidence", "reported"),
                 specific,
                 None,
+                tuple(note.get("conditions") or ()),
             )
         )
     # the strongest first: inside a traced range with the symptom named, then named, then the nearest fix
