@@ -342,13 +342,3 @@ def _renumber(c: CauseResult, order: int) -> CauseResult:
     from dataclasses import replace
 
     return replace(c, order=order)
-
-
-def rows_with_symptoms(matrix: Matrix) -> dict[str, Any]:
-    """How much of the release knowledge this reads (for the coverage page)."""
-    notes = [n for n in matrix.rows("nccl_release_notes") if n["kind"] == "fix" and n.get("symptom")]
-    return {
-        "fix_ranges": len(matrix.rows("nccl_fix_ranges")),
-        "known_issues_with_symptoms": sum(1 for r in matrix.rows("nccl_known_issues") if r.get("symptoms")),
-        "release_note_fixes_with_symptom_class": len(notes),
-    }
