@@ -65,6 +65,8 @@ def test_real_excerpt(case):
         assert report.outcome.state == case["outcome"]
     if "first_cause" in case:
         assert report.diagnoses[0].causes[0].id == case["first_cause"]
+    if "second_cause" in case:  # the order below the top matters too (advice to read vs a guess)
+        assert report.diagnoses[0].causes[1].id == case["second_cause"]
     for cid in case.get("cause_in", []):
         assert cid in [c.id for c in report.diagnoses[0].causes]
     if "cause_order" in case:
@@ -131,9 +133,11 @@ def test_table_leads_with_first_failure_and_causes(capsys):
     assert first < sig
     assert lines[first].startswith("FIRST FAILURE  rank 0")
     assert "TORCH-WATCHDOG-TIMEOUT" in lines[sig]
-    # the vendor order: data starvation, silent crash, NCCL test on the same nodes, fabric last
+    # the vendor order: data starvation, silent crash, NCCL test on the same nodes (job or platform), then collectives
+    # that differ across ranks (PyTorch's own first suspect), fabric last
     steps = [l for l in lines[sig:] if re.match(r"\s+\d+\. \[", l)]
     assert "Dataloader or storage" in steps[0]
     assert "died or hung" in steps[1]
     assert "NCCL test on the same nodes" in steps[2]
-    assert "fabric" in steps[3]
+    assert "did not call the same collectives" in steps[3]
+    assert "fabric" in steps[-1] or any("fabric" in s for s in steps[4:])

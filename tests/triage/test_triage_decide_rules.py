@@ -146,14 +146,14 @@ def test_unlikely_causes_are_behind_verbose(capsys):
 
 def test_never_advise_reading_a_warn_that_is_in_the_log():
     """pytorch#111187 alone: no WARN in the log, so 'read the preceding WARN' (with NCCL_DEBUG=WARN) is the
-    advice, said in the notes and kept as a cause of kind "read" after the concrete causes (it names no
-    mechanism). Given with nccl#1176's WARN line as a second input, the WARN is quoted instead and that
+    advice, said in the notes and, since no line supports any concrete cause of a bare result code, first (a cause
+    of kind "read"). Given with nccl#1176's WARN line as a second input, the WARN is quoted instead and that
     advice is demoted as unlikely."""
     alone = triage([log("pytorch-111187-unhandled-cuda.log")])
     causes = alone.diagnoses[0].causes
-    assert causes[0].kind == "cause" and causes[0].id != "read-the-warn"
     read = next(c for c in causes if c.id == "read-the-warn")
-    assert read.kind == "read" and read.status == "supported" and read is causes[-1]
+    assert read.kind == "read" and read.status == "supported" and read is causes[0]
+    assert all(c.kind == "cause" and c.status != "supported" for c in causes[1:])
     assert any("NCCL_DEBUG" in n and "no NCCL WARN" in n for n in alone.notes)
     both = triage([log("pytorch-111187-unhandled-cuda.log"), log("nccl-1176-message-truncated.log")])
     d = next(d for d in both.diagnoses if d.signature == "NCCL-ERR-1")

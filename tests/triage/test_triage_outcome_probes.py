@@ -156,13 +156,27 @@ def test_init_start_without_complete_is_a_failure_only_when_the_job_was_stopped(
     assert r.first_failure.signature == "NCCL-INIT-STALL" and r.outcome.state == "ended"
 
 
-def test_read_advice_ranks_after_concrete_causes():
-    """nccl#473 (07b): a bare 'unhandled system error' with no WARN leads with the container /dev/shm cause; the
-    advice to rerun with NCCL_DEBUG=WARN is the last cause and the next step in the notes."""
+def test_read_advice_outranks_a_generic_codes_unsupported_guesses():
+    """nccl#473 (07b) and nccl-tests#6 (07c): a bare result code with no WARN names no mechanism, so no cause of it
+    is supported by a line: rerunning with NCCL_DEBUG=WARN leads, the first guess follows (not a GPU fault first)."""
     r = triage([log("nccl-473-docker-no-ipc-host.log")])
     causes = r.diagnoses[0].causes
-    assert causes[0].id == "dev-shm-container" and causes[-1].kind == "read"
+    assert [c.id for c in causes[:2]] == ["read-the-warn", "dev-shm-container"]
     assert any("NCCL_DEBUG=WARN" in n for n in r.notes)
+    r = triage([log("nccl-tests-6-nccl-for-cuda11-on-cuda10.2.log")])
+    assert r.diagnoses[0].signature == "NCCL-ERR-1"
+    assert r.diagnoses[0].causes[0].id == "read-the-warn"
+
+
+def test_a_cause_a_line_supports_outranks_the_advice_to_read():
+    """The other order: oneflow#3586's 'unhandled system error' comes with NCCL's socket lines naming a virtual
+    interface (a condition the log shows), and ompi#2661's rank killed by signal 9: the supported cause leads, the
+    advice to read more follows it, the unsupported guesses come after both."""
+    causes = triage([log("oneflow-3586-socket-timeout.log")]).diagnoses[0].causes
+    assert causes[0].id == "socket-iface-virtual" and causes[0].status == "supported"
+    assert causes[1].kind == "read" and all(c.kind == "cause" for c in causes[2:])
+    causes = triage([log("ompi-2661-rank-signal-9.log")]).diagnoses[0].causes
+    assert causes[0].id == "oom-or-scheduler-kill" and causes[1].kind == "read"
 
 
 def test_a_cause_that_presumes_a_container_waits_for_evidence_of_one():

@@ -15,12 +15,12 @@ from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import severity_rank
-from . import host_catalog
+from . import host_catalog, release_defects
 from .certainty import assess
 from .context import ContextAccumulator, LogContext
 from .evidence import ALL_PREDICATES
 from .logparse import LogLine
-from .outcome import STATE_UNKNOWN, RunOutcome, summarise, survived_by
+from .outcome import STATE_COMPLETED, STATE_UNKNOWN, RunOutcome, summarise, survived_by
 from .predicates import Facts
 from .probes import load_probes
 from .result import (
@@ -223,10 +223,20 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
             status, bucket = CAUSE_UNLIKELY, 2.0
         elif bucket < 2 and any(v is None for v in assumed):
             bucket = max(bucket, 1.5)  # after the causes that presume nothing about the environment
+        # Within a bucket: what the log or the facts support, then the advice to read more, then what nothing
+        # supports. A generic result code's line names no mechanism, so a cause of it that no condition supports
+        # is a guess and must not outrank reading the line that names the call; a specific signature's own line
+        # is evidence for its causes, so there the advice ranks after every concrete cause still possible.
+        tier = 0.0
         if cause.kind == "read" and bucket < 2:
-            bucket = 1.8  # advice to read more of the log ranks after every concrete cause still possible
-        rated.append((bucket, idx, cause, status, tuple(reasons)))
-    rated.sort(key=lambda r: (r[0], r[1]))
+            if sig.generic:
+                bucket, tier = min(bucket, 1.0), 0.5
+            else:
+                bucket = 1.8
+        elif sig.generic and status != CAUSE_SUPPORTED:
+            tier = 1.0
+        rated.append((bucket, tier, idx, cause, status, tuple(reasons)))
+    rated.sort(key=lambda r: (r[0], r[1], r[2]))
     return tuple(
         CauseResult(
             order=i + 1,
@@ -238,7 +248,7 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
             because=because,
             kind=c.kind,
         )
-        for i, (_b, _idx, c, status, because) in enumerate(rated)
+        for i, (_b, _t, _idx, c, status, because) in enumerate(rated)
     )
 
 
@@ -295,6 +305,9 @@ class Work:
     verdict: str = VERDICT_NONE
     outcome: RunOutcome = field(default_factory=lambda: RunOutcome(state=STATE_UNKNOWN))
     went_on: dict[str, str] = field(default_factory=dict)  # advisory signatures the run went on past -> marker
+    # warnings whose failure the log cannot confirm (a hang candidate, and nothing shows the job was stopped) -> why:
+    # shown with their causes, never the located failure (verdict advisory_only)
+    unconfirmed: dict[str, str] = field(default_factory=dict)
 
     @property
     def full_year(self) -> int | None:
@@ -466,6 +479,9 @@ def phase_derived(w: Work) -> None:
                             "log cut during init reads the same. If the job did hang there, the causes below apply."
                         )
                     break
+    hang_sig = next((s for s in w.sigset.signatures if s.derived == "stall_after_init"), None)
+    if hang_sig is not None and not serious and w.outcome.state != STATE_COMPLETED:
+        _stall_after_init(w, hang_sig.id)
     mismatch_sig = next((s for s in w.sigset.signatures if s.derived == "nccl_version_mismatch"), None)
     if mismatch_sig is not None and len(w.log_context.nccl_versions) > 1:
         found = _version_mismatch_event(mismatch_sig.id, w.streams, w.mapping)
@@ -488,6 +504,37 @@ def phase_derived(w: Work) -> None:
         )
 
 
+def _stall_after_init(w: Work, sig_id: str) -> None:
+    """Every communicator completed init, then the work began (a progress bar at 0, nccl-tests' table header:
+    run_outcome.json 'waiting') and no step completed before the log stops: where a hang with no error line sits.
+    A log that simply ends after 'Init COMPLETE' is not one: a working run cut there reads the same."""
+    done = [st for st in w.streams.values() if any(i.completed for i in st.ctx.inits.values())]
+    if not done or any(i.started is not None and not i.completed for st in done for i in st.ctx.inits.values()):
+        return
+    for source, st_out in w.scan.outcomes.items():
+        waiting = st_out.last.get("waiting")
+        if waiting is None:
+            continue
+        later = (s for k in ("completed", "progressed") for s in st_out.seen.get(k, ()))
+        if any(s.line.lineno > waiting.line.lineno for s in later):
+            continue
+        st = next((x for x in done if source in {ln.source for ln in _init_lines(x)}), done[0])
+        raw = next(k for k, v in w.mapping.items() if v == st.key)
+        w.add_event(Event(sig_id, waiting.line, 0, raw), st)
+        if not _ended_after(w, waiting.line):
+            w.unconfirmed[sig_id] = (
+                f"not confirmed as a failure: NCCL init completed and the work began ({waiting.marker.component}: "
+                f"'{waiting.line.text.strip()[:80]}'), then the log stops with no error and no step completed. Nothing "
+                "after it shows the job was stopped (a time limit, a cancel, a watchdog), so a log cut there reads the "
+                "same; if the job hung there, these are the candidates and what tells them apart."
+            )
+        return
+
+
+def _init_lines(st: Stream) -> list[LogLine]:
+    return [i.started for i in st.ctx.inits.values() if i.started is not None]
+
+
 def _ended_after(w: Work, line: LogLine) -> bool:
     """The job was stopped from outside (scheduler cancel, agent SIGTERM) after `line`, in the same input."""
     st = w.scan.outcomes.get(line.source)
@@ -499,7 +546,11 @@ def phase_first_failure(w: Work) -> None:
     """Each stream's first failing line, then the writers in the order used: by timestamp when every
     failing line has one, else local errors before consequences."""
     sigs, full_year = w.sigs, w.full_year
-    w.failures = [ev for ev in w.events if sigs[ev.signature].role != "advisory" and ev.signature not in w.as_info]
+    w.failures = [
+        ev
+        for ev in w.events
+        if sigs[ev.signature].role != "advisory" and ev.signature not in w.as_info and ev.signature not in w.unconfirmed
+    ]
     if not w.failures:
         # No error line, but a warning the job does not survive unharmed (GPUDirect RDMA off, no IB device
         # although IB was meant): that warning is the located failure, so the verdict and the certainty agree.
@@ -508,6 +559,7 @@ def phase_first_failure(w: Work) -> None:
             for ev in w.events
             if ev.signature not in w.as_info
             and ev.signature not in w.went_on
+            and ev.signature not in w.unconfirmed
             and not sigs[ev.signature].continues
             and sigs[ev.signature].severity in ("error", "warning")
         ]
@@ -703,7 +755,7 @@ def phase_diagnoses(w: Work) -> None:
                 severity="info" if sid in as_info else sig.severity,
                 role="advisory" if sid in as_info else sig.role,
                 meaning=sig.meaning,
-                note=as_info.get(sid),
+                note=as_info.get(sid) or w.unconfirmed.get(sid),
                 confidence=sig.confidence,
                 sources=sig.source,
                 occurrences=totals[sid],
@@ -714,6 +766,25 @@ def phase_diagnoses(w: Work) -> None:
                 causes=evaluate_causes(sig, ctx),
             )
         )
+
+
+def phase_release_defect(w: Work) -> None:
+    """A failure whose symptom a later NCCL release fixes, for the release the log shows (release_defects.py)."""
+    assert w.facts is not None  # phase_streams built them
+    out = []
+    # the failure that leads the answer only: a consequence (a watchdog timeout after a verbs error) is not
+    # compared with the release's defects on its own
+    lead = next((d.signature for d in w.diagnoses if d.severity in ("error", "warning")), None)
+    if w.first_failure is not None:
+        lead = w.first_failure.signature
+    for d in w.diagnoses:
+        extra = None
+        if d.signature == lead:
+            release = release_defects.release_of(w.log_context.nccl_versions, (d.first.text,))
+            if release is not None:
+                extra = release_defects.cause(w.facts.kb, release, d.signature, d.first.text)
+        out.append(d if extra is None else dataclasses.replace(d, causes=release_defects.placed(d.causes, extra)))
+    w.diagnoses = out
 
 
 def phase_read_advice(w: Work) -> None:
@@ -737,7 +808,10 @@ def phase_verdict(w: Work) -> None:
         matters = [
             d
             for d in w.diagnoses
-            if d.severity in ("error", "warning") and not w.sigs[d.signature].continues and d.signature not in w.went_on
+            if d.severity in ("error", "warning")
+            and not w.sigs[d.signature].continues
+            and d.signature not in w.went_on
+            and d.signature not in w.unconfirmed
         ]
         w.verdict = VERDICT_FOUND if w.first_failure is not None or matters else VERDICT_ADVISORY
     elif w.diagnoses:
@@ -760,6 +834,7 @@ PHASES = (
     phase_peer_first,
     phase_silent_ranks,
     phase_diagnoses,
+    phase_release_defect,
     phase_read_advice,
     phase_verdict,
 )

@@ -141,7 +141,23 @@ def log_in_container(f: Facts) -> Result:
     return None, "the log shows no container runtime (docker/podman/enroot/pyxis/kubectl/apptainer line)"
 
 
+def log_gpu_peer_path_only(f: Facts) -> Result:
+    """Every channel the log shows runs between GPUs of one node, over PCIe/NVLink peer access or host shared memory
+    ('via P2P/...', 'via SHM/...': NCCL connects those only between ranks on the same host), none over the network:
+    the paths PCIe ACS redirection and an IOMMU in translating mode sit on are the only ones in use."""
+    peer = sorted(t for t in f.log.transports if t.startswith(("P2P", "SHM")))
+    net = sorted(t for t in f.log.transports if t.startswith(("NET", "CollNet")))
+    if peer and not net:
+        return True, "log: channels via " + ", ".join(peer[:4]) + " only (GPUs of one node)"
+    if net:
+        return False, "log: channels also via " + ", ".join(net[:4]) + " (the network is in use)"
+    if f.log.transports:
+        return False, "log: channels via " + ", ".join(sorted(f.log.transports)[:4])
+    return None, "the log shows no channel transport (NCCL_DEBUG=INFO prints 'Channel NN : a -> b via ...')"
+
+
 EVIDENCE: dict[str, Callable[[Facts], Result]] = {
+    "log.gpu_peer_path_only": log_gpu_peer_path_only,
     "log.single_node": log_single_node,
     "log.in_container": log_in_container,
     "log.efa_seen": log_efa_seen,

@@ -44,7 +44,7 @@ def container_line(text: str) -> bool:
     return any(w in text for w in CONTAINER_WORDS) and CONTAINER_EVIDENCE.search(text) is not None
 
 
-KINDS = ("completed", "progressed", "failed", "ended", "context", "start")
+KINDS = ("completed", "progressed", "failed", "ended", "context", "start", "waiting")
 MAX_SEEN = 4096  # marker lines kept per kind and input; past it the last slot holds the newest
 OUTCOME_FILE = "run_outcome.json"
 # the states a report's outcome can take, strongest evidence first

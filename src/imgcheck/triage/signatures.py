@@ -23,7 +23,7 @@ ROLES = ("primary", "secondary", "advisory")  # primary: a local failure; second
 SEVERITIES = ("error", "warning", "info")
 # signatures computed from log structure instead of a regex; "fabric_catalog": a line the fabric message catalog
 # (fabric_catalog.py) recognises, counted as the signature of its condition class
-DERIVED = ("init_incomplete", "nccl_version_mismatch", "fabric_catalog")
+DERIVED = ("init_incomplete", "nccl_version_mismatch", "fabric_catalog", "stall_after_init")
 
 
 @dataclass(frozen=True)
