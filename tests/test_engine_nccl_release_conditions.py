@@ -135,3 +135,16 @@ def test_sm120_issue_drops_for_a_cuda_12_8_build_an_h100_and_an_older_nccl():
         result = evaluate(image, _gpus(node(NODE), gpus), MATRIX)
         assert not [f for f in result.findings if f.id == KNOWN and "compute_90 PTX" in f.mechanism]
         assert not [u for u in result.unknowns if "sm120_ptx_unroll_mismatch" in u.reason]
+
+
+def test_sm120_read_from_the_fat_binaries_when_inspect_read_them():
+    # the SASS the library carries decides it before its build string: sm_90 only (the CUDA 12.x default before
+    # 12.8) is the issue even when the build CUDA is not known; an sm_120 cubin is not
+    base = _built_with(with_nccl(committed_facts("bookworm"), "2.26.2", origin="pip"), None)
+    for sass, expected in (((70, 80, 90), True), ((80, 90, 100, 120), False)):
+        image = dataclasses.replace(
+            base, nccl=tuple(dataclasses.replace(c, sass_archs=sass, ptx_archs=(sass[-1],)) for c in base.nccl)
+        )
+        result = evaluate(image, _gpus(node(NODE), PRO6000), MATRIX)
+        named = [f for f in result.findings if f.id == KNOWN and "compute_90 PTX" in f.mechanism]
+        assert bool(named) is expected, sass

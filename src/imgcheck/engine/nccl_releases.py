@@ -164,6 +164,7 @@ _FACT_CONDITIONS = (
     "env-on",
     "mnnvl",
     "nccl-build-cuda",
+    "nccl-sass-lacks",
 )
 
 # condition kinds only the traced rows use (_traced_condition reads the setting, the launch or the image's plugins);
@@ -187,6 +188,7 @@ _CONDITION_FACTS = {
     "collnet": "setting.NCCL_COLLNET_ENABLE",
     "mnnvl": "node.gpu.gpus",
     "nccl-build-cuda": "image.nccl",
+    "nccl-sass-lacks": "image.nccl",
     "setting": "image.env",
     "plugin": "image.nccl_net_plugins",
     "job": "job",
@@ -291,6 +293,8 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
     if kind == "nccl-build-cuda" and value.startswith("="):
         built = ctx.nccl.cuda if ctx.nccl is not None else None
         return built.split(".")[:2] == value[1:].split(".")[:2] if built else None
+    if kind == "nccl-sass-lacks" and value:
+        return _sass_lacks(ctx, value)
     if kind == "container" and value == "gpu-subset":
         return _container_gpu_subset(ctx)
     if kind == "plugin" and value == "none":
@@ -348,6 +352,19 @@ def _mnnvl(ctx: Ctx) -> bool | None:
     parts = ctx.matrix.rows("gpu_nvlink_parts")
     kinds = [next((r["multi_node_nvlink"] for r in parts if re.search(r["pattern"], n)), "no") for n in names]
     return None if "possible" in kinds else False
+
+
+def _sass_lacks(ctx: Ctx, value: str) -> bool | None:
+    """The library carries no machine code (SASS) for an SM ("120/12.8": sm_120, which NCCL's makefile builds from
+    CUDA 12.8 on), so the GPU runs its kernels JIT-compiled from an older architecture's PTX: read from the fat
+    binaries when inspect read them, else from the CUDA the library was built with."""
+    sm, _, first_cuda = value.partition("/")
+    nccl = ctx.nccl
+    if nccl is None or not sm.isdigit():
+        return None
+    if nccl.sass_archs is not None:
+        return int(sm) not in nccl.sass_archs
+    return ranges.below(nccl.cuda, first_cuda) if nccl.cuda and first_cuda else None
 
 
 def _container_gpu_subset(ctx: Ctx) -> bool | None:
