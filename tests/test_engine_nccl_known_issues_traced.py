@@ -278,6 +278,14 @@ def _trace(entry: str) -> dict:
         ("2.27.3#48", "src/ras/ras.cc", "ncclRasCommInit"),
         ("2.28.7#28", "src/transport/nvls.cc", "ncclNvlsGraphRegisterBuffer"),
         ("2.24.3#23", "src/transport/nvls.cc", "ncclNvlsGraphRegisterBuffer"),
+        # issue 32: 2.8.3's chunked send/recv schedule, the proxy op pool's freeOps hand-off, the async comm reclaim
+        (
+            "2.8.4#1",
+            "src/group.cc",
+            "if (sendbytes > sendChunkSize) { sendbytes = sendChunkSize; } else { sendRemaining = 0; }",
+        ),
+        ("2.28.9#1", "src/proxy.cc", "__sync_val_compare_and_swap(pool->freeOps+"),
+        ("2.27.6#6", "src/init.cc", "commReclaim, NULL, free, comm)"),
     ],
 )
 def test_traced_fix_starts_at_the_first_tag_holding_the_code_it_changes(entry, path, line, monkeypatch):
