@@ -148,3 +148,14 @@ def test_sm120_read_from_the_fat_binaries_when_inspect_read_them():
         result = evaluate(image, _gpus(node(NODE), PRO6000), MATRIX)
         named = [f for f in result.findings if f.id == KNOWN and "compute_90 PTX" in f.mechanism]
         assert bool(named) is expected, sass
+
+
+def test_sm120_for_nccl_known_only_from_torchs_pin_asks_for_the_build():
+    # an image with torch 2.7.0 but no NCCL library read: the pin (nvidia-nccl-cu12==2.26.2) says the version and, by
+    # the wheel's name, only the CUDA major: whether the build has sm_120 code is asked, never assumed
+    pin = next(r for r in MATRIX.rows("torch_wheels") if r["torch"] == "2.7.0")
+    image = _built_with(with_nccl(committed_facts("bookworm"), pin["nccl"], origin="torch-requirement"), "12")
+    n = _gpus(node(NODE), PRO6000)
+    result = evaluate(image, dataclasses.replace(n, rdma=dataclasses.replace(n.rdma, devices=())), MATRIX)
+    assert not [f for f in result.findings if f.id == KNOWN and "compute_90 PTX" in f.mechanism]
+    assert [u for u in result.unknowns if u.rule == KNOWN and "sm120_ptx_unroll_mismatch" in u.reason]
