@@ -578,11 +578,12 @@ def _asked_traced(
         yield dataclasses.replace(found, unshown=tuple(open_))
     if not workload_only:
         return
+    # the nearest fixing releases first (the notes' order); the rest are counted, their conditions kept in `unshown`
     entries = "; ".join(
         f"{row['release']}: {row['text']} (from {trace['first_affected'] or 'an unknown release'}; "
         f"applies if {' and '.join(open_)}; prints: {'; '.join(trace['symptoms'] or ['nothing stated'])})"
-        for row, trace, open_ in workload_only
-    )
+        for row, trace, open_ in workload_only[:_LISTED]
+    ) + (f"; and {len(workload_only) - _LISTED} more" if len(workload_only) > _LISTED else "")
     found = finding(
         ctx.matrix,
         rule,
