@@ -591,6 +591,7 @@ def _asked_traced(
         variant="traced-workload",
         nccl=nccl.version,
         count=len(workload_only),
+        nearest=f"{workload_only[0][0]['release']}: {workload_only[0][0]['text']}",
         entries=entries,
         newest=max((r["release"] for r, _, _ in workload_only), key=lambda v: tuple(int(x) for x in v.split("."))),
         **rest,
