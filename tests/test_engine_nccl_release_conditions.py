@@ -159,3 +159,13 @@ def test_sm120_for_nccl_known_only_from_torchs_pin_asks_for_the_build():
     result = evaluate(image, dataclasses.replace(n, rdma=dataclasses.replace(n.rdma, devices=())), MATRIX)
     assert not [f for f in result.findings if f.id == KNOWN and "compute_90 PTX" in f.mechanism]
     assert [u for u in result.unknowns if u.rule == KNOWN and "sm120_ptx_unroll_mismatch" in u.reason]
+
+
+def test_a_link_layer_alone_does_not_give_a_fix_its_own_finding():
+    # 2.24.3's IB crash (uninitialised connection metadata, traced to 2.20.3) needs transport:ib, which the IB node
+    # shows, and merged ports, which no fact shows: it is listed among the fixes the job decides, not named alone
+    image = with_nccl(committed_facts("bookworm"), "2.22.3", origin="library")
+    result = evaluate(image, node(NODE), MATRIX)
+    assert not _named(result, LATER, "uninitialized fields")
+    listed = [f for f in result.findings if f.id == LATER and "uninitialized fields" in f.mechanism]
+    assert listed and any("ports merged" in c for c in listed[0].unshown)
