@@ -286,6 +286,7 @@ def _trace(entry: str) -> dict:
         ),
         ("2.28.9#1", "src/proxy.cc", "__sync_val_compare_and_swap(pool->freeOps+"),
         ("2.27.6#6", "src/init.cc", "commReclaim, NULL, free, comm)"),
+        ("2.7.6#1", "src/graph/xml.cc", 'NCCLCHECK(ncclTopoSetAttrFromSys(sub, path, "class", "tclass"));'),
     ],
 )
 def test_traced_fix_starts_at_the_first_tag_holding_the_code_it_changes(entry, path, line, monkeypatch):

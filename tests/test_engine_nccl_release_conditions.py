@@ -169,3 +169,13 @@ def test_a_link_layer_alone_does_not_give_a_fix_its_own_finding():
     assert not _named(result, LATER, "uninitialized fields")
     listed = [f for f in result.findings if f.id == LATER and "uninitialized fields" in f.mechanism]
     assert listed and any("ports merged" in c for c in listed[0].unshown)
+
+
+def test_nvswitch_hidden_in_a_vm_is_named_for_board_gpus_and_asks_for_the_vm():
+    # NCCL 2.7.5 on an HGX H100 node: 2.7.6's crash needs NVLink board GPUs (shown) and a VM hiding their NVSwitches
+    image = with_nccl(committed_facts("bookworm"), "2.7.5", origin="library")
+    named = _named(evaluate(image, node(NODE), MATRIX), LATER, "NVswitch is not visible inside a VM")
+    assert named and any("VM" in c for c in named[0].unshown)
+    # a PCIe model decides nothing: not named on its own
+    result = evaluate(image, _gpus(node(NODE), ["NVIDIA L40S"] * 4), MATRIX)
+    assert not _named(result, LATER, "NVswitch is not visible inside a VM")

@@ -165,6 +165,7 @@ _FACT_CONDITIONS = (
     "mnnvl",
     "nccl-build-cuda",
     "nccl-sass-lacks",
+    "gpu-nvlink",
 )
 
 # condition kinds only the traced rows use (_traced_condition reads the setting, the launch or the image's plugins);
@@ -189,6 +190,7 @@ _CONDITION_FACTS = {
     "mnnvl": "node.gpu.gpus",
     "nccl-build-cuda": "image.nccl",
     "nccl-sass-lacks": "image.nccl",
+    "gpu-nvlink": "node.gpu.gpus",
     "setting": "image.env",
     "plugin": "image.nccl_net_plugins",
     "job": "job",
@@ -261,6 +263,12 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         if names and all(any(re.search(r["pattern"], n) for r in parts) for n in names):
             return False
         return None
+    if kind == "gpu-nvlink" and value == "board":
+        # NVLink board parts (SXM on HGX/DGX baseboards, superchips: gpu_nvlink_parts) reach NVSwitches or other GPUs
+        # over NVLink; a model not listed may still have an NVLink bridge, so no match decides nothing
+        names = [g.name for g in ctx.node.gpu.gpus if g.name]
+        parts = ctx.matrix.rows("gpu_nvlink_parts")
+        return True if names and any(re.search(r["pattern"], n) for r in parts for n in names) else None
     if kind == "mnnvl":
         return _mnnvl(ctx)
     if kind == "gpus" and value == "several":
