@@ -278,6 +278,15 @@ def _trace(entry: str) -> dict:
         ("2.27.3#48", "src/ras/ras.cc", "ncclRasCommInit"),
         ("2.28.7#28", "src/transport/nvls.cc", "ncclNvlsGraphRegisterBuffer"),
         ("2.24.3#23", "src/transport/nvls.cc", "ncclNvlsGraphRegisterBuffer"),
+        # issue 32: 2.8.3's chunked send/recv schedule, the proxy op pool's freeOps hand-off, the async comm reclaim
+        (
+            "2.8.4#1",
+            "src/group.cc",
+            "if (sendbytes > sendChunkSize) { sendbytes = sendChunkSize; } else { sendRemaining = 0; }",
+        ),
+        ("2.28.9#1", "src/proxy.cc", "__sync_val_compare_and_swap(pool->freeOps+"),
+        ("2.27.6#6", "src/init.cc", "commReclaim, NULL, free, comm)"),
+        ("2.7.6#1", "src/graph/xml.cc", 'NCCLCHECK(ncclTopoSetAttrFromSys(sub, path, "class", "tclass"));'),
     ],
 )
 def test_traced_fix_starts_at_the_first_tag_holding_the_code_it_changes(entry, path, line, monkeypatch):
@@ -307,17 +316,11 @@ def test_collnet_fixes_count_only_where_collnet_is_on_and_the_code_exists():
     # before 2.27.3 only NCCL_COLLNET_ENABLE=1 turns CollNet on: unset, the CollNet Chain crash (2.14.3..2.15.5) drops
     assert "some node topologies" not in _later_fix_texts("2.14.3", {})
     on = {"NCCL_COLLNET_ENABLE": "1"}
-    # with CollNet on, 2.14.3 counts the CollNet Chain and Direct crashes (first in 2.14.3) that 2.13.4 predates; the
-    # one fix between the two releases' notes (2.14.3's own) is counted by 2.13.4 only
-    older, newer = _undecided(_later_fix_texts("2.13.4", on)), _undecided(_later_fix_texts("2.14.3", on))
-    fixed_in_2_14 = [
-        r
-        for r in matrix().rows("nccl_release_notes")
-        if r["release"] == "2.14.3"
-        and r["kind"] in ("fix", "known-issue")
-        and r["symptom"] in ("hang", "crash", "data-corruption")
-    ]
-    assert newer - older == 2 - len(fixed_in_2_14)
+    # with CollNet on, 2.14.3 names the CollNet Chain and Direct crashes (code first in 2.14.3) as fixes this launch can
+    # hit, asking for what the node topology decides; 2.13.4 predates that code and names neither
+    newer, older = _later_fix_texts("2.14.3", on), _later_fix_texts("2.13.4", on)
+    assert "some node topologies" in newer and "CollNet Direct chosen" in newer
+    assert "some node topologies" not in older and "CollNet Direct chosen" not in older
 
 
 def _gen_release_notes():
@@ -357,7 +360,10 @@ def test_mnnvl_fixes_drop_on_nodes_whose_nvlink_stays_inside_the_board():
     hgx = _later_fix_texts("2.24.3", {})
     assert "mnnvl:on" not in hgx and "more than 80 ranks" not in hgx
     result = run(with_nccl(committed_facts("bookworm"), "2.24.3"), _node(["NVIDIA GB200"] * 4))
-    reasons = " ".join(u.reason for u in result.unknowns if u.rule == "NCCL-RELEASE-LATER-FIX")
+    reasons = " ".join(
+        [u.reason for u in result.unknowns if u.rule == "NCCL-RELEASE-LATER-FIX"]
+        + [f.mechanism for f in result.findings if f.id == "NCCL-RELEASE-LATER-FIX"]
+    )
     assert "mnnvl:on" in reasons and "more than 80 ranks" in reasons
     # before MNNVL existed the entry drops whatever the GPUs
     before = run(with_nccl(committed_facts("bookworm"), "2.19.3"), _node(["NVIDIA GB200"] * 4))

@@ -95,7 +95,7 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             ctx.matrix,
             "NCCL-RELEASE-KNOWN-ISSUE",
             evidence,
-            variant=("no-fix-release" if row["nccl_below"] is None else None) if name else "upgrade-only",
+            variant=_known_issue_variant(row),
             conditions="; ".join(unshown) or "nothing more",
             shown="; ".join(["the version range", *(c for c, v in states.items() if v)]),
             symptoms="; ".join(row.get("symptoms") or ["not stated in the sources"]),
@@ -103,9 +103,17 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             issue=row["summary"],
             nccl_min=row["nccl_min"],
             fixed_in=row["nccl_below"] or "no release yet",
-            workaround=f"{name}={value}" if name else "none known",
+            workaround=f"{name}={value}" if name else (row.get("fix") or "none known"),
         )
         yield dataclasses.replace(found, unshown=unshown) if unshown else found
+
+
+def _known_issue_variant(row: dict[str, Any]) -> str | None:
+    """The finding's wording: a setting avoids it (with or without a fixed release), only an upgrade does, or another
+    build of the library does (the row's `fix`, e.g. an NCCL built with a newer CUDA)."""
+    if row.get("workaround_setting"):
+        return "no-fix-release" if row["nccl_below"] is None else None
+    return "rebuild" if row.get("fix") else "upgrade-only"
 
 
 def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
@@ -155,7 +163,15 @@ _FACT_CONDITIONS = (
     "cumem",
     "env-on",
     "mnnvl",
+    "nccl-build-cuda",
+    "nccl-sass-lacks",
+    "gpu-nvlink",
 )
+
+# condition kinds only the traced rows use (_traced_condition reads the setting, the launch or the image's plugins);
+# any kind outside these and _FACT_CONDITIONS is the workload's (the collective the job calls, its scale, other
+# containers on the node): no fact imgcheck reads shows it, so a finding asks for it by these words
+_TRACED_FACT_CONDITIONS = ("setting", "plugin", "job", "gpu-p2p")
 
 
 # the fact (engine/facts.py names) whose answer decides a condition kind, for the unknown's `facts`
@@ -172,7 +188,19 @@ _CONDITION_FACTS = {
     "cumem": "setting.NCCL_CUMEM_ENABLE",
     "collnet": "setting.NCCL_COLLNET_ENABLE",
     "mnnvl": "node.gpu.gpus",
+    "nccl-build-cuda": "image.nccl",
+    "nccl-sass-lacks": "image.nccl",
+    "gpu-nvlink": "node.gpu.gpus",
+    "setting": "image.env",
+    "plugin": "image.nccl_net_plugins",
+    "job": "job",
 }
+
+
+def _is_workload(cond: str) -> bool:
+    """A condition no fact imgcheck reads can show (the job's collectives, its scale, other containers on the node)."""
+    kind = cond.partition(":")[0]
+    return kind not in _FACT_CONDITIONS and kind not in _TRACED_FACT_CONDITIONS
 
 
 def _condition_fact(cond: str) -> str:
@@ -235,6 +263,12 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         if names and all(any(re.search(r["pattern"], n) for r in parts) for n in names):
             return False
         return None
+    if kind == "gpu-nvlink" and value == "board":
+        # NVLink board parts (SXM on HGX/DGX baseboards, superchips: gpu_nvlink_parts) reach NVSwitches or other GPUs
+        # over NVLink; a model not listed may still have an NVLink bridge, so no match decides nothing
+        names = [g.name for g in ctx.node.gpu.gpus if g.name]
+        parts = ctx.matrix.rows("gpu_nvlink_parts")
+        return True if names and any(re.search(r["pattern"], n) for r in parts for n in names) else None
     if kind == "mnnvl":
         return _mnnvl(ctx)
     if kind == "gpus" and value == "several":
@@ -259,6 +293,18 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         return None if ctx.image.unknown_reason("env") else True
     if kind == "net" and value == "ib-vnics":
         return _ib_vnics(ctx)
+    if kind == "nccl-build-cuda" and value.startswith("<"):
+        # the CUDA the NCCL library was built with (its build string, "+cudaX.Y"): it decides which GPU targets
+        # the library carries as machine code and which run as PTX compiled for an older architecture
+        built = ctx.nccl.cuda if ctx.nccl is not None else None
+        return ranges.below(built, value[1:]) if built else None
+    if kind == "nccl-build-cuda" and value.startswith("="):
+        built = ctx.nccl.cuda if ctx.nccl is not None else None
+        return built.split(".")[:2] == value[1:].split(".")[:2] if built else None
+    if kind == "nccl-sass-lacks" and value:
+        return _sass_lacks(ctx, value)
+    if kind == "container" and value == "gpu-subset":
+        return _container_gpu_subset(ctx)
     if kind == "plugin" and value == "none":
         # an external network plugin may or may not offer makeVDevice: a plugin present is not shown either way
         if ctx.image.nccl_net_plugins or ctx.image_unknown("nccl_net_plugins"):
@@ -314,6 +360,42 @@ def _mnnvl(ctx: Ctx) -> bool | None:
     parts = ctx.matrix.rows("gpu_nvlink_parts")
     kinds = [next((r["multi_node_nvlink"] for r in parts if re.search(r["pattern"], n)), "no") for n in names]
     return None if "possible" in kinds else False
+
+
+def _sass_lacks(ctx: Ctx, value: str) -> bool | None:
+    """The library carries no machine code (SASS) for an SM ("120/12.8": sm_120, which NCCL's makefile builds from
+    CUDA 12.8 on), so the GPU runs its kernels JIT-compiled from an older architecture's PTX: read from the fat
+    binaries when inspect read them, else from the CUDA the library was built with."""
+    sm, _, first_cuda = value.partition("/")
+    nccl = ctx.nccl
+    if nccl is None or not sm.isdigit():
+        return None
+    if nccl.sass_archs is not None:
+        return int(sm) not in nccl.sass_archs
+    return ranges.below(nccl.cuda, first_cuda) if nccl.cuda and first_cuda else None
+
+
+def _container_gpu_subset(ctx: Ctx) -> bool | None:
+    """The container sees fewer GPUs than its node has: the launch's GPU count (docker --gpus, nvidia.com/gpu, ...)
+    or NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES naming fewer devices than the node's. NCCL finds the peer
+    ranks of the same host (hostname and boot id) by bus ID; a peer GPU outside this set is one NCCL cannot see."""
+    node_gpus = len(ctx.node.gpu.gpus)
+    for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
+        s = ctx.setting(name)
+        if s is None:
+            continue
+        value = s.value.strip()
+        if value.lower() in ("all", "") or not node_gpus:
+            continue
+        if value.lower() in ("none", "void"):
+            return False
+        return len([v for v in value.split(",") if v.strip()]) < node_gpus
+    job = ctx.job
+    if job is None or job.gpus is None or not node_gpus:
+        return None
+    if job.gpus < 0:
+        return False if not (job.env_incomplete or job.open_flags) else None
+    return job.gpus < node_gpus
 
 
 def _several_gpus(ctx: Ctx) -> bool | None:
@@ -393,6 +475,7 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
     shown: list[dict[str, Any]] = []
     shown_traced: list[tuple[dict[str, Any], dict[str, Any]]] = []
     undecided: list[tuple[dict[str, Any], list[str]]] = []
+    asked: list[tuple[dict[str, Any], dict[str, Any], list[str]]] = []
     for row in ctx.matrix.rows("nccl_release_notes"):
         if row["kind"] not in ("fix", "known-issue") or row["symptom"] not in _FAILURE_SYMPTOMS:
             continue
@@ -419,6 +502,9 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
                 shown_traced.append((row, trace))
             else:
                 shown.append(row)
+        elif trace and conditions and all(v is not None or _is_workload(c) for c, v in states.items()):
+            # every condition a fact can show is shown; the rest are the workload's, asked by name (issue 32)
+            asked.append((row, trace, [c for c, v in states.items() if v is None]))
         else:
             undecided.append((row, [c for c, v in states.items() if v is None] or ["none named"]))
     for row, trace in shown_traced:
@@ -436,6 +522,7 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
             symptoms="; ".join(trace["symptoms"] or ["nothing stated"]),
             traced=trace["first_affected_source"],
         )
+    yield from _asked_traced(ctx, asked, undecided)
     if shown:
         listed = "; ".join(f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown[:_LISTED])
         more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
@@ -459,6 +546,68 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
         )
 
 
+def _asked_traced(
+    ctx: Ctx,
+    asked: list[tuple[dict[str, Any], dict[str, Any], list[str]]],
+    undecided: list[tuple[dict[str, Any], list[str]]],
+) -> Iterator[Outcome]:
+    """Traced fixes whose fact conditions all hold and whose remaining conditions are the workload's: one finding per
+    fix that a fact narrowed (a GPU subset, a GPU generation, a setting), one listing those only the workload
+    decides. Both are info: the job may never do what triggers them, and the finding says what to check. The engine
+    keeps one outcome kind per rule, so the fixes whose conditions the facts cannot decide are named in the text."""
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns before this without NCCL
+    rule = "NCCL-RELEASE-LATER-FIX"
+    rest = {
+        "undecided": len(undecided),
+        "undecided_conditions": ", ".join(sorted({c for _, cs in undecided for c in cs})),
+    }
+    workload_only = []
+    for row, trace, open_ in asked:
+        shown = [c for c in trace["conditions"] if c not in open_]
+        # a link layer alone is shown on nearly every RDMA node: a fix of its own needs a narrower fact shown
+        if not any(not c.startswith("transport:") for c in shown):
+            workload_only.append((row, trace, open_))
+            continue
+        found = finding(
+            ctx.matrix,
+            rule,
+            ctx.nccl_evidence() + _traced_evidence(ctx, trace),
+            variant="traced-asks",
+            nccl=nccl.version,
+            issue=row["text"],
+            nccl_min=trace["first_affected"] or "an unknown release",
+            fixed_in=row["release"],
+            shown=", ".join(shown),
+            asked="; ".join(open_),
+            symptoms="; ".join(trace["symptoms"] or ["nothing stated"]),
+            traced=trace["first_affected_source"],
+            **rest,
+        )
+        yield dataclasses.replace(found, unshown=tuple(open_))
+    if not workload_only:
+        return
+    # the nearest fixing releases first (the notes' order); the rest are counted, their conditions kept in `unshown`
+    entries = "; ".join(
+        f"{row['release']}: {row['text']} (from {trace['first_affected'] or 'an unknown release'}; "
+        f"applies if {' and '.join(open_)}; prints: {'; '.join(trace['symptoms'] or ['nothing stated'])})"
+        for row, trace, open_ in workload_only[:_LISTED]
+    ) + (f"; and {len(workload_only) - _LISTED} more" if len(workload_only) > _LISTED else "")
+    found = finding(
+        ctx.matrix,
+        rule,
+        ctx.nccl_evidence(),
+        variant="traced-workload",
+        nccl=nccl.version,
+        count=len(workload_only),
+        nearest=f"{workload_only[0][0]['release']}: {workload_only[0][0]['text']}",
+        entries=entries,
+        newest=max((r["release"] for r, _, _ in workload_only), key=lambda v: tuple(int(x) for x in v.split("."))),
+        **rest,
+    )
+    yield dataclasses.replace(found, unshown=tuple(dict.fromkeys(c for _, _, o in workload_only for c in o)))
+
+
 def _traced_condition(ctx: Ctx, cond: str) -> bool | None:
     """A condition of a traced fix (nccl_fix_ranges): settings and the launch are read here, the rest as for known
     issues; words no fact shows are None (named, never shown)."""
@@ -479,11 +628,6 @@ def _traced_condition(ctx: Ctx, cond: str) -> bool | None:
         if ctx.image_unknown("nccl_net_plugins"):
             return None
         return bool(ctx.image.nccl_net_plugins)
-    if kind == "job" and value == "gpu-subset":
-        job = ctx.job
-        if job is None or not job.gpus or job.gpus < 0 or not job.ranks_per_node:
-            return None
-        return job.gpus < job.ranks_per_node
     if kind in _FACT_CONDITIONS and value:
         return _condition(ctx, cond)
     return None

@@ -61,6 +61,10 @@ def _check_value(kind: str, value: Any, schema: dict[str, Any]) -> str | None:
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             return "expected a list of non-empty strings"
         return None
+    if kind == "int_list":
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return "expected a list of integers"
+        return None
     if kind == "object":
         return None if isinstance(value, dict) else "expected an object"
     return f"unknown field type {kind!r} in schema.json"
