@@ -55,3 +55,34 @@ def runs_on(major: int, minor: int, sass: tuple[int, ...], ptx: tuple[int, ...])
     if any(a // 10 == major and a % 10 <= minor for a in sass):
         return True
     return any((a // 10, a % 10) <= (major, minor) for a in ptx)
+
+
+def device_id(gpu: Gpu) -> str | None:
+    """The PCI device id as nvidia_gpu_chips keys it ("0x2330" -> "2330"), or None."""
+    raw = (gpu.pci_device_id or "").strip().lower()
+    raw = raw[2:] if raw.startswith("0x") else raw
+    return raw if re.fullmatch(r"[0-9a-f]{4}", raw) else None
+
+
+def chip_of(gpu: Gpu, matrix: Matrix) -> dict[str, Any] | None:
+    """The nvidia_gpu_chips row of the GPU's PCI device id (None: no id, or an id pci.ids gives no chip)."""
+    key = device_id(gpu)
+    return matrix.row("nvidia_gpu_chips", device_id=key) if key else None
+
+
+def kmod_support(gpu: Gpu, matrix: Matrix) -> tuple[dict[str, Any] | None, str]:
+    """(nvidia_kmod_support row, how it was chosen or why there is none). A product row whose name pattern matches
+    the model name (the driver's, else pci.ids') wins over the architecture's row."""
+    chip = chip_of(gpu, matrix)
+    names = [n for n in (gpu.name, chip.get("name") if chip else None) if n]
+    for row in matrix.rows("nvidia_kmod_support"):
+        if row["kind"] == "product" and any(re.search(row["name_pattern"], n) for n in names):
+            return row, f"the model name matches {row['key']}"
+    if chip is None:
+        if device_id(gpu) is None:
+            return None, "the GPU's PCI device id is not in the node facts (/sys/bus/pci/devices/<bus>/device)"
+        return None, f"PCI device id {device_id(gpu)} names no chip in nvidia_gpu_chips (pci.ids)"
+    arch_row = matrix.row("nvidia_kmod_support", kind="architecture", architecture=chip["architecture"])
+    if arch_row is None:
+        return None, f"no nvidia_kmod_support row for the {chip['architecture']} architecture"
+    return arch_row, f"PCI device id {chip['device_id']} is a {chip['chip']} ({chip['architecture']})"
