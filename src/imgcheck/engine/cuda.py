@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..knowledge import cuda as cuda_k
+from ..knowledge import gpus as gpus_k
 from ..knowledge import nccl as nccl_k
 from ..model.image import Nccl
 from ..model.location import Location
@@ -23,6 +24,7 @@ REQUIRES = {
 READS = {
     "CUDA-DRIVER-TOO-OLD": (facts.CUDA, facts.COMPAT, facts.GPU_DRIVER),
 }
+NEEDS = {"thresholds": {"cuda_forward_compat_first"}}
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
@@ -105,4 +107,30 @@ def _judge(ctx: Ctx, rule: str, version: str, subject: Evidence, nccl: Nccl | No
         # before CUDA 11 each toolkit release has its own floor (no minor-version compatibility row)
         per_release = major is not None and ctx.matrix.row("cuda_minor_compat", cuda_major=major) is None
         variant = "per-release" if per_release else ("nccl-build" if nccl is not None else None)
-        yield finding(ctx.matrix, rule, evidence, variant=variant, **params)
+        impossible = _no_forward_compat(ctx, version, evidence, params)
+        yield finding(ctx.matrix, rule, evidence, variant=impossible or variant, **params)
+
+
+def _no_forward_compat(ctx: Ctx, version: str, evidence: list[Evidence], params: dict[str, object]) -> str | None:
+    """The variant saying forward compatibility cannot rescue this CUDA on this node, or None where it can (or
+    where that depends on a fact not known: the finding then keeps its "data-center GPUs only" fix)."""
+    first = str(ctx.matrix.need("thresholds", key="cuda_forward_compat_first")["value"])
+    params["compat_first"] = first
+    if ranges.at_least(version, first) is False:
+        return "no-forward-compat"  # no cuda-compat package exists for a CUDA release before the first one
+    gpus = ctx.node.gpu.gpus
+    if not gpus:
+        return None
+    classes = [(g, *gpus_k.class_of(g, ctx.matrix)) for g in gpus]
+    unsupported = [
+        (g, klass)
+        for g, klass, row in classes
+        if (gpus_k.class_forward_compat(g.gpu_class, ctx.matrix) if g.gpu_class else row.get("forward_compat"))
+        == "unsupported"
+    ]
+    if len(unsupported) != len(gpus):
+        return None
+    gpu, klass = unsupported[0]
+    evidence.append(ctx.node_ev("gpu.gpus.name", gpu.name))
+    params.update(gpu=gpu.name or "(unnamed)", gpu_class=klass or "consumer")
+    return "gpu-no-forward-compat"
