@@ -111,7 +111,9 @@ def _judge(ctx: Ctx, rule: str, version: str, subject: Evidence, nccl: Nccl | No
         yield finding(ctx.matrix, rule, evidence, variant=impossible or variant, **params)
 
 
-def _no_forward_compat(ctx: Ctx, version: str, evidence: list[Evidence], params: dict[str, object]) -> str | None:
+def _no_forward_compat(
+    ctx: Ctx, version: str, evidence: list[Evidence], params: dict[str, int | str | None]
+) -> str | None:
     """The variant saying forward compatibility cannot rescue this CUDA on this node, or None where it can (or
     where that depends on a fact not known: the finding then keeps its "data-center GPUs only" fix)."""
     first = str(ctx.matrix.need("thresholds", key="cuda_forward_compat_first")["value"])
