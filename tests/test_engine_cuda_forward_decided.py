@@ -43,3 +43,32 @@ def test_a_gpu_of_unknown_class_keeps_the_conditional_compat_fix():
     facts = gpus_named(node("mofed-5.8-470-peermem"), "NVIDIA Graphics Device")
     f = by_id(run(image, facts), RULE)
     assert any("data-center GPUs only" in fix for fix in f.fixes)
+
+
+def compat_unread(image):
+    return dataclasses.replace(image, unknown=dict(image.unknown, **{"cuda.compat_driver": "not given in the case"}))
+
+
+def test_geforce_is_decided_even_when_the_images_compat_libcuda_was_not_read():
+    # nccl#554's node: four GeForce RTX 2080 Ti on a CUDA 10.1 driver, libnccl built for CUDA 11.3
+    image = compat_unread(with_nccl(committed_facts("bookworm"), "2.9.9", cuda="11.3.1"))
+    facts = replace_in(
+        gpus_named(node("mofed-5.8-470-peermem"), "GeForce RTX 2080 Ti"), "gpu.driver_version", "418.87.00"
+    )
+    f = by_id(run(image, facts), RULE)
+    assert f.severity == "error" and not f.assumes
+    assert "whether or not the image carries a cuda-compat libcuda" in f.mechanism
+
+
+def test_cuda_before_compat_with_compat_unread_is_a_conditional_finding():
+    image = compat_unread(with_nccl(committed_facts("bookworm"), "2.1.4", cuda="9.1.85"))
+    result = run(image, replace_in(node("mofed-5.8-470-peermem"), "gpu.driver_version", "384.111"))
+    found = [f for f in result.findings if f.id == RULE]
+    assert found and found[0].assumes and "image.cuda.compat_driver" in found[0].assumed_facts
+
+
+def test_a_data_center_gpu_with_compat_unread_stays_unknown():
+    image = compat_unread(with_nccl(committed_facts("bookworm"), "2.21.5", cuda="12.4.1"))
+    result = run(image, node("mofed-5.8-470-peermem"))
+    assert RULE not in [f.id for f in result.findings]
+    assert RULE in [u.rule for u in result.unknowns]

@@ -119,3 +119,15 @@ def test_open_535_on_a_non_datacenter_turing_needs_the_parameter(tmp_path):
     found, unknown = outcome(host(tmp_path, OPEN.format(v="535.98"), "NVIDIA GeForce RTX 2080 Ti", "0x1e04"))
     assert not found
     assert unknown and "OpenRmEnableUnsupportedGpus" in unknown[0].reason
+
+
+def test_a_gpu_known_only_by_its_model_name_is_placed(tmp_path):
+    # the DGX Spark of start9labs/start-os#3465 as nvidia-smi names it, under the proprietary 580 module
+    found, _ = outcome(host(tmp_path, PROPRIETARY.format(v="580.95.05"), "NVIDIA GB10", None))
+    assert found and "blackwell" in found[0].mechanism and "model name" in found[0].mechanism
+    # nvidia-smi's "Tesla V100-SXM2-32GB" is pci.ids' "Tesla V100 SXM2 32GB"
+    found, _ = outcome(host(tmp_path / "v100", OPEN.format(v="560.31.02"), "Tesla V100-SXM2-32GB", None))
+    assert found and "volta" in found[0].mechanism
+    # a name only the compute-capability table knows (the fixture's H100 names): Hopper, either flavour
+    found, unknown = outcome(host(tmp_path / "h100", PROPRIETARY.format(v="535.183.01"), "NVIDIA H100 PCIe", None))
+    assert not found and not unknown

@@ -70,17 +70,23 @@ def chip_architectures(ogkm: Mirror, tag: str) -> dict[str, str]:
     return out
 
 
-def open_first_releases(ogkm: Mirror) -> tuple[dict[str, tuple[str, str]], list[str]]:
-    """device id -> (first tag listing it in the README's compatible GPUs, product name there), and the tags read."""
+def open_first_releases(ogkm: Mirror) -> tuple[dict[str, tuple[str, str]], dict[str, set[str]], list[str]]:
+    """device id -> (first tag listing it in the README's compatible GPUs, product name there), device id -> every
+    product name the READMEs give it (the driver's own marketing names), and the tags read."""
     tags = sorted(ogkm.tags(r"\d+\.\d+(?:\.\d+)?"), key=version_key)
     first: dict[str, tuple[str, str]] = {}
+    names: dict[str, set[str]] = {}
     for tag in tags:
         text = ogkm.show(tag, "README.md") or ""
         for line in text.splitlines():
             m = README_ROW.match(line)
-            if m and m.group(2).lower() not in first:
-                first[m.group(2).lower()] = (tag, m.group(1))
-    return first, tags
+            if not m:
+                continue
+            key = m.group(2).lower()
+            names.setdefault(key, set()).add(m.group(1))
+            if key not in first:
+                first[key] = (tag, m.group(1))
+    return first, names, tags
 
 
 def build(pciids_dir: str, ogkm_dir: str) -> dict[str, Any]:
@@ -88,7 +94,7 @@ def build(pciids_dir: str, ogkm_dir: str) -> dict[str, Any]:
     commit = pci.git("rev-parse", "HEAD").strip()
     devices, total = nvidia_devices(pci.git("show", "HEAD:pci.ids"))
     ogkm = Mirror(ogkm_dir)
-    first, tags = open_first_releases(ogkm)
+    first, readme_names, tags = open_first_releases(ogkm)
     newest = tags[-1]
     arch_of = chip_architectures(ogkm, newest)
     rows = []
@@ -109,7 +115,9 @@ def build(pciids_dir: str, ogkm_dir: str) -> dict[str, Any]:
             "device_id": device_id,
             "chip": chip,
             "architecture": arch,
-            "name": m.group(2) or (listed[1] if listed else None),
+            "names": sorted(
+                {n.strip() for n in (m.group(2) or "").split(" / ") if n.strip()} | readme_names.get(device_id, set())
+            ),
             "open_readme_first_release": listed[0] if listed else None,
             "source": sources,
             "confidence": "verified",
@@ -137,7 +145,7 @@ def build(pciids_dir: str, ogkm_dir: str) -> dict[str, Any]:
     return {
         "table": "nvidia_gpu_chips",
         "description": (
-            "Every NVIDIA GPU PCI device id with a chip code in pci.ids: its chip, the architecture NVIDIA's open "
+            "Every NVIDIA GPU PCI device id with a chip code in pci.ids: its chip, its product names (pci.ids' and the open module READMEs', which are the driver's own), the architecture NVIDIA's open "
             "kernel module source files that chip under, and the first open-gpu-kernel-modules release whose README "
             "lists it as a compatible GPU (not a support floor: the README omitted some data-center parts for years, the T4 until "
             "575.51.02; open-module support follows the architecture, see nvidia_kmod_support). Chips the source files "

@@ -13,7 +13,7 @@ from ..model.report import Evidence
 from ..versions import ranges
 from . import facts
 from .context import Ctx
-from .emit import Outcome, decided, finding, unknown
+from .emit import Outcome, assuming, decided, finding, unknown
 
 RULES = ("CUDA-DRIVER-TOO-OLD",)
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
@@ -25,6 +25,7 @@ READS = {
     "CUDA-DRIVER-TOO-OLD": (facts.CUDA, facts.COMPAT, facts.GPU_DRIVER),
 }
 NEEDS = {"thresholds": {"cuda_forward_compat_first"}}
+_COMPAT_FACT = "image.cuda.compat_driver"
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
@@ -80,14 +81,7 @@ def _judge(ctx: Ctx, rule: str, version: str, subject: Evidence, nccl: Nccl | No
     if nccl is not None:
         evidence.append(Evidence("image.nccl.version", nccl.version, nccl.location))
     compat = cuda.compat_driver if cuda is not None else None
-    if compat is None and ctx.image_unknown("cuda.compat_driver"):
-        # a facts file that does not say whether /usr/local/cuda/compat exists cannot yield "every call fails"
-        yield unknown(
-            rule,
-            f"{why}, and whether the image carries forward-compat libcuda is unknown "
-            f"({ctx.image_unknown('cuda.compat_driver')})",
-        )
-        return
+    compat_unknown = compat is None and ctx.image_unknown("cuda.compat_driver")
     params = dict(
         cuda=version,
         cuda_major=major,
@@ -98,7 +92,28 @@ def _judge(ctx: Ctx, rule: str, version: str, subject: Evidence, nccl: Nccl | No
         compat_path=(cuda.compat_path if cuda is not None else None) or "none",
         nccl_version=nccl.version if nccl is not None else "none",
         nccl_path=(nccl.path if nccl is not None else None) or "none",
+        subject=(
+            f"libnccl {nccl.version} ({nccl.path or 'the image'}) links the CUDA {version} runtime statically, so it"
+            if nccl is not None
+            else f"CUDA {version} in the image"
+        ),
     )
+    if compat_unknown:
+        # a facts file that does not say whether /usr/local/cuda/compat exists cannot yield "every call fails",
+        # unless forward compatibility could not help anyway
+        impossible = _no_forward_compat(ctx, version, evidence, params)
+        found = finding(ctx.matrix, rule, evidence, variant=impossible, **params) if impossible else None
+        if found is not None and impossible == "gpu-no-forward-compat":
+            yield found  # a cuda-compat libcuda in the image would fail too (error 804)
+        elif found is not None:
+            yield assuming(found, "the image carries no cuda-compat libcuda of a later CUDA release", _COMPAT_FACT)
+        else:
+            yield unknown(
+                rule,
+                f"{why}, and whether the image carries forward-compat libcuda is unknown "
+                f"({ctx.image_unknown('cuda.compat_driver')})",
+            )
+        return
     if compat and ranges.at_least(compat, min_driver):
         assert cuda is not None  # compat came from it
         evidence.append(Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)))
