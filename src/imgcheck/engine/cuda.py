@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..knowledge import cuda as cuda_k
+from ..knowledge import gpus as gpus_k
 from ..knowledge import nccl as nccl_k
 from ..model.image import Nccl
 from ..model.location import Location
@@ -12,7 +13,7 @@ from ..model.report import Evidence
 from ..versions import ranges
 from . import facts
 from .context import Ctx
-from .emit import Outcome, decided, finding, unknown
+from .emit import Outcome, assuming, decided, finding, unknown
 
 RULES = ("CUDA-DRIVER-TOO-OLD",)
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
@@ -23,6 +24,8 @@ REQUIRES = {
 READS = {
     "CUDA-DRIVER-TOO-OLD": (facts.CUDA, facts.COMPAT, facts.GPU_DRIVER),
 }
+NEEDS = {"thresholds": {"cuda_forward_compat_first"}}
+_COMPAT_FACT = "image.cuda.compat_driver"
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
@@ -78,14 +81,7 @@ def _judge(ctx: Ctx, rule: str, version: str, subject: Evidence, nccl: Nccl | No
     if nccl is not None:
         evidence.append(Evidence("image.nccl.version", nccl.version, nccl.location))
     compat = cuda.compat_driver if cuda is not None else None
-    if compat is None and ctx.image_unknown("cuda.compat_driver"):
-        # a facts file that does not say whether /usr/local/cuda/compat exists cannot yield "every call fails"
-        yield unknown(
-            rule,
-            f"{why}, and whether the image carries forward-compat libcuda is unknown "
-            f"({ctx.image_unknown('cuda.compat_driver')})",
-        )
-        return
+    compat_unknown = compat is None and ctx.image_unknown("cuda.compat_driver")
     params = dict(
         cuda=version,
         cuda_major=major,
@@ -96,7 +92,28 @@ def _judge(ctx: Ctx, rule: str, version: str, subject: Evidence, nccl: Nccl | No
         compat_path=(cuda.compat_path if cuda is not None else None) or "none",
         nccl_version=nccl.version if nccl is not None else "none",
         nccl_path=(nccl.path if nccl is not None else None) or "none",
+        subject=(
+            f"libnccl {nccl.version} ({nccl.path or 'the image'}) links the CUDA {version} runtime statically, so it"
+            if nccl is not None
+            else f"CUDA {version} in the image"
+        ),
     )
+    if compat_unknown:
+        # a facts file that does not say whether /usr/local/cuda/compat exists cannot yield "every call fails",
+        # unless forward compatibility could not help anyway
+        impossible = _no_forward_compat(ctx, version, evidence, params)
+        found = finding(ctx.matrix, rule, evidence, variant=impossible, **params) if impossible else None
+        if found is not None and impossible == "gpu-no-forward-compat":
+            yield found  # a cuda-compat libcuda in the image would fail too (error 804)
+        elif found is not None:
+            yield assuming(found, "the image carries no cuda-compat libcuda of a later CUDA release", _COMPAT_FACT)
+        else:
+            yield unknown(
+                rule,
+                f"{why}, and whether the image carries forward-compat libcuda is unknown "
+                f"({ctx.image_unknown('cuda.compat_driver')})",
+            )
+        return
     if compat and ranges.at_least(compat, min_driver):
         assert cuda is not None  # compat came from it
         evidence.append(Evidence("image.cuda.compat_driver", compat, Location.file(cuda.compat_path, cuda.layer)))
@@ -105,4 +122,32 @@ def _judge(ctx: Ctx, rule: str, version: str, subject: Evidence, nccl: Nccl | No
         # before CUDA 11 each toolkit release has its own floor (no minor-version compatibility row)
         per_release = major is not None and ctx.matrix.row("cuda_minor_compat", cuda_major=major) is None
         variant = "per-release" if per_release else ("nccl-build" if nccl is not None else None)
-        yield finding(ctx.matrix, rule, evidence, variant=variant, **params)
+        impossible = _no_forward_compat(ctx, version, evidence, params)
+        yield finding(ctx.matrix, rule, evidence, variant=impossible or variant, **params)
+
+
+def _no_forward_compat(
+    ctx: Ctx, version: str, evidence: list[Evidence], params: dict[str, int | str | None]
+) -> str | None:
+    """The variant saying forward compatibility cannot rescue this CUDA on this node, or None where it can (or
+    where that depends on a fact not known: the finding then keeps its "data-center GPUs only" fix)."""
+    first = str(ctx.matrix.need("thresholds", key="cuda_forward_compat_first")["value"])
+    params["compat_first"] = first
+    if ranges.at_least(version, first) is False:
+        return "no-forward-compat"  # no cuda-compat package exists for a CUDA release before the first one
+    gpus = ctx.node.gpu.gpus
+    if not gpus:
+        return None
+    classes = [(g, *gpus_k.class_of(g, ctx.matrix)) for g in gpus]
+    unsupported = [
+        (g, klass)
+        for g, klass, row in classes
+        if (gpus_k.class_forward_compat(g.gpu_class, ctx.matrix) if g.gpu_class else row.get("forward_compat"))
+        == "unsupported"
+    ]
+    if len(unsupported) != len(gpus):
+        return None
+    gpu, klass = unsupported[0]
+    evidence.append(ctx.node_ev("gpu.gpus.name", gpu.name))
+    params.update(gpu=gpu.name or "(unnamed)", gpu_class=klass or "consumer")
+    return "gpu-no-forward-compat"

@@ -41,6 +41,7 @@ from . import (
     node_capability,
     node_driver,
     node_gpu_pv,
+    node_kmod,
     node_only,
     ofed,
     platform,
@@ -84,6 +85,7 @@ FAMILIES = (
     ucx_gid,
     node_only,
     node_driver,
+    node_kmod,
     node_gpu_pv,
     runtime_injection,
     node_capability,
@@ -97,6 +99,7 @@ FAMILIES = (
 NODE_FAMILIES = (
     node_only,
     node_driver,
+    node_kmod,
     node_gpu_pv,
     node_capability,
     vendor_issues,

@@ -55,3 +55,88 @@ def runs_on(major: int, minor: int, sass: tuple[int, ...], ptx: tuple[int, ...])
     if any(a // 10 == major and a % 10 <= minor for a in sass):
         return True
     return any((a // 10, a % 10) <= (major, minor) for a in ptx)
+
+
+def device_id(gpu: Gpu) -> str | None:
+    """The PCI device id as nvidia_gpu_chips keys it ("0x2330" -> "2330"), or None."""
+    raw = (gpu.pci_device_id or "").strip().lower()
+    raw = raw[2:] if raw.startswith("0x") else raw
+    return raw if re.fullmatch(r"[0-9a-f]{4}", raw) else None
+
+
+def _plain(name: str) -> str:
+    """A model name as the driver, nvidia-smi and pci.ids spell it differently: case, "NVIDIA " prefix, - or space."""
+    text = re.sub(r"[\s_-]+", " ", name.lower()).strip()
+    return text.removeprefix("nvidia ").strip()
+
+
+def chip_of(gpu: Gpu, matrix: Matrix) -> dict[str, Any] | None:
+    """The nvidia_gpu_chips row of the GPU's PCI device id (None: no id, or an id pci.ids gives no chip)."""
+    key = device_id(gpu)
+    return matrix.row("nvidia_gpu_chips", device_id=key) if key else None
+
+
+def architecture(gpu: Gpu, matrix: Matrix) -> tuple[str | None, dict[str, Any] | None, str]:
+    """(architecture, chip row or None, how it was found or why not). From the PCI device id (exact); else from the
+    model name equal to a product name of the chip table (the driver's and pci.ids' names), when every such device
+    has one architecture; else from the compute capability the model name implies (gpu_compute_capability)."""
+    chip = chip_of(gpu, matrix)
+    if chip is not None:
+        return (
+            chip["architecture"],
+            chip,
+            f"PCI device id {chip['device_id']} is a {chip['chip']} ({chip['architecture']})",
+        )
+    if device_id(gpu) is not None:
+        why = f"PCI device id {device_id(gpu)} names no chip in nvidia_gpu_chips (pci.ids)"
+    else:
+        why = "the GPU's PCI device id is not in the node facts (/sys/bus/pci/devices/<bus>/device)"
+    if not gpu.name:
+        return None, None, why + ", nor its model name"
+    plain = _plain(gpu.name)
+    rows = [r for r in matrix.rows("nvidia_gpu_chips") if any(_plain(n) == plain for n in r["names"])]
+    archs = {r["architecture"] for r in rows}
+    if len(archs) == 1:
+        row = rows[0]
+        return (
+            row["architecture"],
+            row,
+            f"the model name '{gpu.name}' is a {row['chip']} ({row['architecture']}) in pci.ids",
+        )
+    cc = compute_capability(gpu.name, matrix)
+    if cc is not None:
+        text = f"{cc[0]}.{cc[1]}"
+        for row in matrix.rows("nvidia_kmod_support"):
+            if text in (row.get("compute_capabilities") or ()):
+                return (
+                    row["architecture"],
+                    None,
+                    f"the model name '{gpu.name}' has compute capability {text} ({row['architecture']})",
+                )
+    if len(archs) > 1:
+        return (
+            None,
+            None,
+            f"{why}, and the model name '{gpu.name}' names devices of several architectures ({', '.join(sorted(archs))})",
+        )
+    return (
+        None,
+        None,
+        f"{why}, and the model name '{gpu.name}' is in neither nvidia_gpu_chips nor gpu_compute_capability",
+    )
+
+
+def kmod_support(gpu: Gpu, matrix: Matrix) -> tuple[dict[str, Any] | None, str]:
+    """(nvidia_kmod_support row, how it was chosen or why there is none). A product row whose name pattern matches
+    the model name (the driver's, else the chip table's) wins over the architecture's row."""
+    arch, chip, how = architecture(gpu, matrix)
+    names = [n for n in (gpu.name, *((chip or {}).get("names") or ())) if n]
+    for row in matrix.rows("nvidia_kmod_support"):
+        if row["kind"] == "product" and any(re.search(row["name_pattern"], n) for n in names):
+            return row, f"the model name matches {row['key']}"
+    if arch is None:
+        return None, how
+    arch_row = matrix.row("nvidia_kmod_support", kind="architecture", architecture=arch)
+    if arch_row is None:
+        return None, f"no nvidia_kmod_support row for the {arch} architecture"
+    return arch_row, how

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..job.model import RUNTIME_DOCKER, RUNTIME_KUBERNETES, JobFacts
 from ..knowledge import cuda as cuda_k
 from ..knowledge import driver_userspace as driver_userspace_k
+from ..knowledge import gpus as gpus_k
 from ..knowledge import nccl as nccl_k
 from ..knowledge import shipped
 from ..knowledge import stack as stack_k
@@ -128,6 +129,28 @@ def gpu_open_module(f: Facts) -> Result:
     if km is None:
         return None, "node facts do not say open or proprietary GPU kernel module"
     return km == "open", f"node {f.node.name}: {km} GPU kernel module"
+
+
+def kmod_flavour_unsupported(f: Facts) -> Result:
+    """Does the node's kernel-module flavour refuse one of its GPUs (nvidia_kmod_support, the same knowledge as
+    NODE-KMOD-FLAVOUR-UNSUPPORTED-GPU)?"""
+    if f.node is None:
+        return _no_node()
+    km = f.node.gpu.kernel_module
+    if km is None:
+        return None, f"node {f.node.name}: open or proprietary GPU kernel module is not recorded"
+    if not f.node.gpu.gpus:
+        return None, f"node {f.node.name}: the GPUs are not recorded"
+    unknown = None
+    for gpu in f.node.gpu.gpus:
+        row, how = gpus_k.kmod_support(gpu, f.kb)
+        if row is None:
+            unknown = f"node {f.node.name}: {how}"
+        elif row[km] == "unsupported":
+            return True, f"node {f.node.name}: the {km} module does not drive {gpu.name or 'a GPU'} ({how})"
+    if unknown is not None:
+        return None, unknown
+    return False, f"node {f.node.name}: the {km} module drives every GPU"
 
 
 def provider_pabi_mismatch(f: Facts) -> Result:
@@ -317,6 +340,7 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "node.driver_userspace_mismatch": driver_userspace_mismatch,
     "node.arch_arm64": arch_arm64,
     "node.gpu_open_module": gpu_open_module,
+    "node.kmod_flavour_unsupported": kmod_flavour_unsupported,
     "image.provider_pabi_mismatch": provider_pabi_mismatch,
     "image.no_libibverbs": no_libibverbs,
     "image.no_providers": no_providers,
