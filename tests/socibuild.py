@@ -146,3 +146,58 @@ def soci_index(layer_digest: str, layer_media_type: str, soci: Soci, config_dige
             }
         ],
     }
+
+
+def push_soci_image(pusher, repo: str, soci: Soci, diff_id: str, annotate: str | None = None, tag: str = "latest"):
+    """A SOCI-enabled image as `soci convert` lays it out (soci/soci_convert.go): the zTOC and the SOCI index
+    manifest pushed by digest, the image manifest annotated with `com.amazon.soci.index-digest` (`annotate`
+    overrides the value), and an OCI index listing the SOCI index (artifactType, same platform) before the image.
+    Returns the layer's digest."""
+    import json
+
+    from imagebuild import image_config
+
+    media = "application/vnd.oci.image.layer.v1.tar+gzip"
+    layer_digest = pusher.push_blob(repo, soci.blob)
+    pusher.push_blob(repo, soci.ztoc)
+    empty = pusher.push_blob(repo, b"{}")
+    index = json.dumps(soci_index(layer_digest, media, soci, empty), sort_keys=True).encode()
+    index_digest = pusher.push_manifest(repo, _digest(index), index, "application/vnd.oci.image.manifest.v1+json")
+    config = json.dumps(image_config([diff_id]), sort_keys=True).encode()
+    config_digest = pusher.push_blob(repo, config)
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "digest": config_digest,
+            "size": len(config),
+        },
+        "layers": [{"mediaType": media, "digest": layer_digest, "size": len(soci.blob)}],
+        "annotations": {"com.amazon.soci.index-digest": annotate or index_digest},
+    }
+    data = json.dumps(manifest, sort_keys=True).encode()
+    image_digest = pusher.push_manifest(repo, _digest(data), data, "application/vnd.oci.image.manifest.v1+json")
+    platform = {"os": "linux", "architecture": "amd64"}
+    top = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": index_digest,
+                "size": len(index),
+                "artifactType": "application/vnd.amazon.soci.index.v2+json",
+                "platform": platform,
+                "annotations": {"com.amazon.soci.image-manifest-digest": image_digest},
+            },
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": image_digest,
+                "size": len(data),
+                "platform": platform,
+            },
+        ],
+    }
+    pusher.push_manifest(repo, tag, json.dumps(top, sort_keys=True).encode(), "application/vnd.oci.image.index.v1+json")
+    return layer_digest

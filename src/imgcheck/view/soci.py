@@ -1,13 +1,8 @@
 """A gzip layer read by range through its SOCI zTOC: the wanted files' spans fetched, verified and inflated from
 the zTOC's checkpoints (issue 39).
 
-SOCI (github.com/awslabs/soci-snapshotter, read at 77fb4266): a SOCI index is an OCI image manifest whose config
-media type is `application/vnd.amazon.soci.index.v2+json` (v1: `...index.v1+json`) and whose layers are zTOC blobs
-(`application/octet-stream`), each annotated with the image layer it indexes (`com.amazon.soci.image-layer-digest`;
-soci/soci_index.go). Index manifest v2 (the default since v0.10, docs/soci-index-manifest-v2.md) ties the index to
-the image: the image manifest's own annotation `com.amazon.soci.index-digest` names it (soci/soci_convert.go; fs/fs.go
-reads it the same way). v1 indexes are found only through the referrers API, a mutable link upstream turns off by
-default; imgcheck does not look for them.
+SOCI (github.com/awslabs/soci-snapshotter, read at 77fb4266): how the image names its SOCI index and the index
+names each layer's zTOC is sources/soci_index.py; this module reads a zTOC and the spans it describes.
 
 A zTOC is a flatbuffer (ztoc/fbs/ztoc.fbs): the tar's members (name, type, uncompressed offset and size, mode,
 link name) and CompressionInfo: `span_digests` (the sha256 of each span's compressed bytes, ztoc/zinfo_builder.go
@@ -26,30 +21,22 @@ NotSeekable and the caller reads the layer whole.
 
 from __future__ import annotations
 
-import hashlib
 import struct
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BadInputError
-from ..sources.base import LayerRef, parse_digest
+from ..sources.base import LayerRef
 from ..sources.read_options import Limits
 from .layer_index import LayerBuilder, LayerIndex
 from .seekable import TYPES, Counted, NotSeekable, ReadRange, check_digest
 from .tarwalk import TarHeader
 from .wants import WantSet
 
-# soci/soci_index.go
-INDEX_DIGEST_ANNOTATION = "com.amazon.soci.index-digest"  # on the image manifest (index manifest v2)
-INDEX_CONFIG_V2 = "application/vnd.amazon.soci.index.v2+json"
-INDEX_CONFIG_V1 = "application/vnd.amazon.soci.index.v1+json"
-ZTOC_MEDIA_TYPE = "application/octet-stream"
-LAYER_DIGEST_ANNOTATION = "com.amazon.soci.image-layer-digest"
-
-MAX_ZTOC_BYTES = 256 * 1024**2  # ~32 KiB per checkpoint (every 4 MiB by default) plus ~200 bytes per member
 MAX_SPAN_BYTES = 64 * 1024**2  # one range request; upstream's default span is 4 MiB
+KEPT_SPAN_BYTES = 32 * 1024**2  # verified spans kept for the next files
 WINDOW = 32768
 CHECKPOINT_BYTES = 8 + 8 + 1 + WINDOW
 HEADER_BYTES = 4 + 8
@@ -99,32 +86,6 @@ class Ztoc:
             else:
                 hi = mid - 1
         return lo
-
-
-def ztoc_refs(index_manifest: dict[str, Any]) -> dict[str, tuple[str, int]]:
-    """{image layer digest: (zTOC digest, size)} from a SOCI index manifest; NotSeekable when it is none."""
-    config = index_manifest.get("config")
-    media_type = config.get("mediaType") if isinstance(config, dict) else None
-    if media_type not in (INDEX_CONFIG_V2, INDEX_CONFIG_V1):
-        raise NotSeekable(f"the SOCI index's config media type {str(media_type)[:80]!r} is not a SOCI index's")
-    layers = index_manifest.get("layers")
-    if not isinstance(layers, list):
-        raise NotSeekable("the SOCI index lists no zTOCs")
-    out: dict[str, tuple[str, int]] = {}
-    for desc in layers:
-        if not isinstance(desc, dict) or desc.get("mediaType") != ZTOC_MEDIA_TYPE:
-            continue  # prefetch artifacts (application/vnd.amazon.soci.prefetch.v1+json) are not zTOCs
-        annotations = desc.get("annotations")
-        layer = annotations.get(LAYER_DIGEST_ANNOTATION) if isinstance(annotations, dict) else None
-        digest, size = desc.get("digest"), desc.get("size")
-        if not isinstance(layer, str) or not isinstance(digest, str) or not isinstance(size, int) or size < 0:
-            raise NotSeekable("a zTOC descriptor lacks its layer digest, digest or size")
-        try:
-            parse_digest(layer), parse_digest(digest)
-        except BadInputError:
-            raise NotSeekable(f"a zTOC descriptor's digest is malformed: {digest[:80]!r}") from None
-        out[layer] = (digest, size)
-    return out
 
 
 def parse_checkpoints(blob: bytes, compressed_size: int) -> list[Checkpoint]:
@@ -272,13 +233,21 @@ class SpanReader:
 
     def __init__(self, layer: LayerRef, ztoc: Ztoc, read_range: ReadRange):
         self._layer, self._ztoc, self._read_range = layer, ztoc, read_range
+        # the last verified spans: files are read in tar order and many small ones share a span
+        self._kept: OrderedDict[int, bytes] = OrderedDict()
 
     def _span(self, span: int) -> bytes:
+        if span in self._kept:
+            self._kept.move_to_end(span)
+            return self._kept[span]
         start, end = self._ztoc.span_start(span), self._ztoc.span_end(span)
         if not 0 <= start < end <= self._ztoc.compressed_size or end - start > MAX_SPAN_BYTES:
             raise NotSeekable(f"span {span} is outside the blob or over {MAX_SPAN_BYTES} bytes")
         data = self._read_range(self._layer, start, end)
         check_digest(data, self._ztoc.span_digests[span], f"span {span} does not match its zTOC digest")
+        self._kept[span] = data
+        while sum(len(kept) for kept in self._kept.values()) > KEPT_SPAN_BYTES and len(self._kept) > 1:
+            self._kept.popitem(last=False)
         return data
 
     def feed(self, offset: int, size: int, consume: Callable[[bytes], object]) -> None:
@@ -353,15 +322,3 @@ def _data(
         return True
 
     return read, feed
-
-
-def verified_ztoc(blob: bytes, digest: str, size: int) -> bytes:
-    """The zTOC blob, checked against the digest and size its SOCI index names."""
-    if len(blob) != size:
-        raise NotSeekable(f"the zTOC is {len(blob)} bytes, its SOCI index says {size}")
-    check_digest(blob, digest, "the zTOC does not match its SOCI index's digest")
-    return blob
-
-
-def span_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
