@@ -63,8 +63,11 @@ def zinfo_blob(points: list[tuple[int, int, int, bytes]], span_size: int) -> byt
     return out
 
 
-def build(blob: bytes, tar_bytes: bytes, span_size: int = 1 << 20, tamper_digest: int | None = None) -> Soci:
-    """The zTOC of gzip layer `blob` (whose tar is `tar_bytes`). `tamper_digest`: span whose digest is wrong."""
+def build(
+    blob: bytes, tar_bytes: bytes, span_size: int = 1 << 20, tamper_digest: int | None = None, misplace: str = ""
+) -> Soci:
+    """The zTOC of gzip layer `blob` (whose tar is `tar_bytes`). `tamper_digest`: span whose digest is wrong;
+    `misplace`: a member (name ending so) given the data extent of the regular file listed before it."""
     points = checkpoints(blob, span_size)
     spans = []
     for i, (c, _u, bits, _w) in enumerate(points):
@@ -79,6 +82,10 @@ def build(blob: bytes, tar_bytes: bytes, span_size: int = 1 << 20, tamper_digest
             kind = {b"0": "reg", b"5": "dir", b"2": "symlink", b"1": "hardlink", b"3": "char", b"4": "block"}
             flag = info.type if info.type != tarfile.AREGTYPE else tarfile.REGTYPE
             members.append((info.name, kind.get(flag, "fifo"), info.offset_data, info.size, info.mode, info.linkname))
+    if misplace:
+        i = next(i for i, m in enumerate(members) if m[0].endswith(misplace))
+        j = max(k for k in range(i) if members[k][1] == "reg" and members[k][3])
+        members[i] = (members[i][0], "reg", members[j][2], members[j][3], members[i][4], "")
     b = flatbuffers.Builder(0)
 
     def text(value: str) -> int:

@@ -94,6 +94,10 @@ def test_a_tampered_span_or_ztoc_is_not_seekable(bookworm):
         index_soci(layer, spans_digest_wrong.ztoc, _ranged(blob, []), WANTS, Limits())
     with pytest.raises(NotSeekable):
         index_soci(layer, soci.ztoc[: len(soci.ztoc) // 2], _ranged(blob, []), WANTS, Limits())
+    # a zTOC pointing the library's name at the bytes of the file before it: the tar header there names another
+    misplaced = socibuild.build(blob, tar, misplace=WANTED)
+    with pytest.raises(NotSeekable, match="does not match the tar header"):
+        index_soci(layer, misplaced.ztoc, _ranged(blob, []), WANTS, Limits())
 
 
 def test_the_index_manifest_names_each_layers_ztoc(bookworm):

@@ -22,6 +22,7 @@ NotSeekable and the caller reads the layer whole.
 from __future__ import annotations
 
 import struct
+import tarfile
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
@@ -39,6 +40,7 @@ MAX_SPAN_BYTES = 64 * 1024**2  # one range request; upstream's default span is 4
 KEPT_SPAN_BYTES = 32 * 1024**2  # verified spans kept for the next files
 WINDOW = 32768
 CHECKPOINT_BYTES = 8 + 8 + 1 + WINDOW
+BLOCK = 512  # a tar header
 HEADER_BYTES = 4 + 8
 
 
@@ -313,12 +315,32 @@ def _data(
     def read(limit: int) -> bytes | None:
         if m.size > limit or not m.size:
             return None  # as a streamed tar gives it (view/tarwalk.py read_data)
+        _check_header(spans, m)
         parts: list[bytes] = []
         spans.feed(m.offset, m.size, parts.append)
         return b"".join(parts)
 
     def feed(consume: Callable[[memoryview | bytes], object]) -> bool:
+        _check_header(spans, m)
         spans.feed(m.offset, m.size, consume)
         return True
 
     return read, feed
+
+
+def _check_header(spans: SpanReader, m: Member) -> None:
+    """The tar header right before a wanted file's data must be that member's (valid checksum, same size, and the
+    same name where the header holds it whole): the spans are verified against the zTOC, this checks the zTOC's
+    member list against the tar in them, so a zTOC pointing a name at another file's bytes is caught."""
+    if m.offset < BLOCK:
+        raise NotSeekable(f"zTOC member {m.name[:80]!r} has no room for its tar header")
+    parts: list[bytes] = []
+    spans.feed(m.offset - BLOCK, BLOCK, parts.append)
+    try:
+        header = tarfile.TarInfo.frombuf(b"".join(parts), "utf-8", "surrogateescape")
+    except tarfile.TarError:
+        raise NotSeekable(f"zTOC member {m.name[:80]!r}: no tar header before its data") from None
+    short = header.name.removeprefix("./").rstrip("/")
+    named = m.name.removeprefix("./").rstrip("/")
+    if header.size != m.size or (len(named.encode()) <= 100 and short != named):  # longer names are in a PAX header
+        raise NotSeekable(f"zTOC member {m.name[:80]!r} does not match the tar header before its data")
