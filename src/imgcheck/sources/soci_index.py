@@ -19,6 +19,7 @@ from typing import Any
 from .. import safejson
 from ..errors import BadInputError, UnavailableError
 from .base import LayerRef, parse_digest
+from .manifest import digest_annotation
 
 INDEX_DIGEST_ANNOTATION = "com.amazon.soci.index-digest"
 INDEX_CONFIG_TYPES = ("application/vnd.amazon.soci.index.v2+json", "application/vnd.amazon.soci.index.v1+json")
@@ -30,14 +31,7 @@ MAX_ZTOC_BYTES = 256 * 1024**2  # ~32 KiB per checkpoint (one per 4 MiB span by 
 def index_digest(manifest: dict[str, Any]) -> str | None:
     """The SOCI index an image manifest names (v2), or None (none, or a malformed value: read as ordinary)."""
     annotations = manifest.get("annotations")
-    value = annotations.get(INDEX_DIGEST_ANNOTATION) if isinstance(annotations, dict) else None
-    if not isinstance(value, str):
-        return None
-    try:
-        parse_digest(value)
-    except BadInputError:
-        return None
-    return value
+    return digest_annotation(annotations, INDEX_DIGEST_ANNOTATION) if isinstance(annotations, dict) else None
 
 
 def ztoc_refs(index_manifest: dict[str, Any]) -> dict[str, tuple[str, int]]:
