@@ -41,6 +41,7 @@ KEPT_SPAN_BYTES = 32 * 1024**2  # verified spans kept for the next files
 WINDOW = 32768
 CHECKPOINT_BYTES = 8 + 8 + 1 + WINDOW
 BLOCK = 512  # a tar header
+STEP = 4 * 1024**2  # inflated bytes per zlib call
 HEADER_BYTES = 4 + 8
 
 
@@ -122,7 +123,8 @@ def parse_ztoc(blob: bytes) -> Ztoc:
     malformed or not a gzip zTOC."""
     try:
         return _parse_ztoc(blob)
-    except (IndexError, struct.error, UnicodeDecodeError, ValueError) as exc:  # offsets outside the buffer
+    # offsets outside the buffer; TypeError: the runtime's own check of a negative offset
+    except (IndexError, TypeError, struct.error, UnicodeDecodeError, ValueError) as exc:
         raise NotSeekable(f"the zTOC is not a valid flatbuffer ({exc.__class__.__name__})") from None
 
 
@@ -264,13 +266,12 @@ class SpanReader:
             prefix[-1] |= data[0] & (0xFF << (8 - point.bits)) & 0xFF
             data = bytes(prefix) + data[1:]
         skip, left = offset - point.uncompressed, size
-        while True:
-            try:
-                out = inflate.decompress(data, skip + left)
-                while inflate.unconsumed_tail and len(out) < skip + left:
-                    out += inflate.decompress(inflate.unconsumed_tail, skip + left - len(out))
+        while left:
+            try:  # at most STEP bytes out per call: memory stays bounded whatever the span inflates to
+                out = inflate.decompress(data, min(skip + left, STEP))
             except zlib.error as exc:
                 raise NotSeekable(f"span {span} does not inflate ({exc})") from None
+            data = inflate.unconsumed_tail
             if skip:
                 cut = min(skip, len(out))
                 out, skip = out[cut:], skip - cut
@@ -278,14 +279,14 @@ class SpanReader:
             if out:
                 consume(out)
                 left -= len(out)
-            if not left:
-                return
-            if inflate.eof or span + 1 >= len(ztoc.checkpoints):
-                raise NotSeekable("a member's data runs past the end of the gzip stream")
-            span += 1
-            data = self._span(span)
-            if ztoc.checkpoints[span].bits:
-                data = data[1:]  # its first byte ended the span before
+            if left and not data:  # this span's bytes are used up: on into the next
+                if inflate.eof or span + 1 >= len(ztoc.checkpoints):
+                    # a second gzip member (mgzip) is not followed here: the layer is read whole
+                    raise NotSeekable("a member's data runs past the end of the (first) gzip stream")
+                span += 1
+                data = self._span(span)
+                if ztoc.checkpoints[span].bits:
+                    data = data[1:]  # its first byte ended the span before
 
 
 def index_soci(layer: LayerRef, ztoc_blob: bytes, read_range: ReadRange, wants: WantSet, limits: Limits) -> LayerIndex:
