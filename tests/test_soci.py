@@ -133,3 +133,60 @@ def test_a_corrupt_ztoc_is_not_seekable_never_a_crash():
             parse_ztoc(bytes(bad[: rng.randrange(len(bad))] if rng.random() < 0.2 else bad))
         except NotSeekable:
             pass
+
+
+def test_the_soci_index_is_fetched_once_and_a_layer_it_does_not_list_is_ordinary():
+    """SOCI skips small layers (a layer without a zTOC is read whole, silently); an index that cannot be read is
+    asked for once, and every layer then gives that one reason. Error paths: the documents are hand-made."""
+    import json
+
+    from imgcheck.errors import UnavailableError
+    from imgcheck.sources.soci_index import SociIndex, index_digest
+
+    ztoc = b"a ztoc"
+    ztoc_digest = "sha256:" + hashlib.sha256(ztoc).hexdigest()
+    listed, other = _layer(b"listed layer"), _layer(b"small layer")
+    index = {
+        "config": {"mediaType": "application/vnd.amazon.soci.index.v2+json"},
+        "layers": [
+            {"mediaType": "application/vnd.amazon.soci.prefetch.v1+json", "digest": "sha256:" + "1" * 64, "size": 9},
+            {
+                "mediaType": "application/octet-stream",
+                "digest": ztoc_digest,
+                "size": len(ztoc),
+                "annotations": {"com.amazon.soci.image-layer-digest": listed.digest},
+            },
+        ],
+    }
+    asked: list[str] = []
+
+    def get_manifest(digest: str) -> bytes:
+        asked.append(digest)
+        return json.dumps(index).encode()
+
+    soci = SociIndex("sha256:" + "2" * 64, get_manifest, lambda d, size, limit, what: ztoc if d == ztoc_digest else b"")
+    assert soci.ztoc(listed) == ztoc and soci.ztoc(other) is None and len(asked) == 1
+    assert index_digest({"annotations": {"com.amazon.soci.index-digest": "sha256:" + "2" * 64}}) == soci.digest
+    assert index_digest({"annotations": {"com.amazon.soci.index-digest": "not a digest"}}) is None
+
+    def unavailable(digest: str) -> bytes:
+        asked.append(digest)
+        raise UnavailableError("manifest unknown")
+
+    gone = SociIndex("sha256:" + "3" * 64, unavailable, lambda *a: b"")
+    for layer in (listed, other):
+        with pytest.raises(UnavailableError):
+            gone.ztoc(layer)
+    assert asked.count("sha256:" + "3" * 64) == 1
+
+
+def test_choosing_the_platforms_image_skips_the_soci_index_beside_it():
+    """`soci convert` (soci/soci_convert.go addSociIndexes) lists each platform's SOCI index in the image index with
+    the image's platform and artifactType application/vnd.amazon.soci.index.v2+json."""
+    from imgcheck.sources.platform import parse_platform, select_manifest
+
+    platform = {"os": "linux", "architecture": "amd64"}
+    soci = {"digest": "sha256:" + "1" * 64, "artifactType": "application/vnd.amazon.soci.index.v2+json"}
+    image = {"digest": "sha256:" + "2" * 64}
+    index = {"manifests": [{**soci, "platform": platform}, {**image, "platform": platform}]}
+    assert select_manifest(index, parse_platform("linux/amd64"), "i")["digest"] == image["digest"]
