@@ -115,6 +115,8 @@ class OpenedImage:
     )
     # bytes [start, end) of a layer blob, unverified (a registry's Range request): how a seekable layer is read
     read_range: Callable[[LayerRef, int, int], bytes] | None = None
+    # a gzip layer's SOCI zTOC, verified by the digest its SOCI index names (sources/soci_index.py); None: no zTOC
+    ztoc_of: Callable[[LayerRef], bytes | None] | None = None
 
     def open_layer(self, layer: LayerRef) -> ByteStream:
         """The layer's bytes: a stream for a tar, a seekable file of layer.size bytes for squashfs."""

@@ -72,16 +72,16 @@ def _toc(desc: dict[str, Any], media_type: str) -> tuple[str | None, str | None]
     if not isinstance(annotations, dict):
         return None, None
     if media_type in (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP):
-        return _digest_annotation(annotations, ESTARGZ_TOC_DIGEST), None
+        return digest_annotation(annotations, ESTARGZ_TOC_DIGEST), None
     if media_type == OCI_LAYER_ZSTD:
         for digest_key, position_key in ZSTD_CHUNKED_KEYS:
-            digest, position = _digest_annotation(annotations, digest_key), annotations.get(position_key)
+            digest, position = digest_annotation(annotations, digest_key), annotations.get(position_key)
             if digest is not None and isinstance(position, str):
                 return digest, position  # the position is parsed where it is used (view/zstdchunked.py)
     return None, None
 
 
-def _digest_annotation(annotations: dict[str, Any], key: str) -> str | None:
+def digest_annotation(annotations: dict[str, Any], key: str) -> str | None:
     value = annotations.get(key)
     if not isinstance(value, str):
         return None

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BadInputError, UsageError
+from .soci_index import INDEX_CONFIG_TYPES as SOCI_INDEX_TYPES
 
 # Go's GOARCH names are what manifests use; people type the kernel's names too.
 _ARCH_ALIASES = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le"}
@@ -87,6 +88,8 @@ def select_manifest(index: dict[str, Any], wanted: Platform, where: str) -> dict
             continue
         if plat.get("os") == "unknown":
             continue  # attestation manifests (buildx) are not images
+        if desc.get("artifactType") in SOCI_INDEX_TYPES:
+            continue  # `soci convert` lists each platform's SOCI index beside its image (sources/soci_index.py)
         try:
             have = parse_platform(
                 "/".join(str(p) for p in (plat.get("os"), plat.get("architecture"), plat.get("variant")) if p)

@@ -44,6 +44,7 @@ from .platform import (
 )
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http
 from .registry_auth import Credentials, RegistryAuth, find_credentials
+from .soci_index import SociIndex, index_digest
 from .timeouts import parse_timeout
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # distribution refuses manifests over 4 MiB
@@ -364,6 +365,10 @@ class RegistrySource(Source):
         if doc.get("mediaType") is None and content_type in (OCI_MANIFEST, DOCKER_MANIFEST):
             doc = {**doc, "mediaType": content_type}
         layers = layers_of_manifest(doc, where)
+        soci = index_digest(doc)  # a SOCI index v2 the (verified) manifest names: its gzip layers read by range
+        ztoc_of = None
+        if soci is not None:
+            ztoc_of = SociIndex(soci, lambda d: client.get_manifest(d)[0], client.get_blob_bytes).ztoc
         config_digest, config_size = config_descriptor(doc, where)
         config_bytes = client.get_blob_bytes(config_digest, config_size, MAX_CONFIG_BYTES, "image config")
         config = check_config(_doc(config_bytes, f"{where}: image config"), where)
@@ -378,6 +383,7 @@ class RegistrySource(Source):
             opener=self._open_layer,
             notes=notes,
             read_range=self._read_range,
+            ztoc_of=ztoc_of,
         )
 
     def _check_platform(self, have: str | None, from_index: bool, where: str) -> None:

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
-from ..sources.base import SQUASHFS_LAYER, LayerRef, OpenedImage
+from ..sources.base import DOCKER_LAYER_GZIP, OCI_LAYER_GZIP, SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..sources.read_options import Limits, ReadStats
 from ..streams import ByteStream, SeekableByteStream, readinto_of
 from .cache import ClaimingCache, LayerCache
@@ -25,6 +25,8 @@ from .layer_processes import can_fork, index_in_processes
 from .parallel_gzip import index_if_parallel
 from .progress import ByteProgress, LayerProgress
 from .wants import Want, WantSet
+
+GZIP_LAYERS = (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP)
 
 
 class _Progressing:
@@ -73,6 +75,16 @@ def index_image_layer(
             return by_range(layer, image.read_range, wants, limits)
         except (NotSeekable, BadInputError, UnavailableError) as exc:
             image.notes.append(f"{image.reference}: layer {layer.digest} read whole: {exc}")
+    elif image.ztoc_of is not None and image.read_range is not None and layer.media_type in GZIP_LAYERS:
+        from .seekable import NotSeekable
+        from .soci import index_soci
+
+        try:  # a gzip layer with a SOCI zTOC (a SOCI index v2 the manifest names)
+            ztoc = image.ztoc_of(layer)
+            if ztoc is not None:
+                return index_soci(layer, ztoc, image.read_range, wants, limits)
+        except (NotSeekable, BadInputError, UnavailableError) as exc:
+            image.notes.append(f"{image.reference}: layer {layer.digest} read whole: its SOCI zTOC: {exc}")
     if record is not None and layer.media_type != SQUASHFS_LAYER and record.layer_id == layer.layer_id:
         ranged = _by_range(image, layer, record)
         raw = None if ranged is not None else image.open_layer(layer)  # by range: no stream opened
