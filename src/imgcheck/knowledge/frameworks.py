@@ -8,10 +8,10 @@ reason on "the job uses Gloo" decide it here instead of looking for torch alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..matrix import Matrix
 from ..model.image import ImageFacts, Package
+from .package_names import first_package
 
 TABLE = "distributed_frameworks"
 HOSTNAME_DEFAULT = "hostname-default"  # GLOO_SOCKET_IFNAME, else the host name's address
@@ -30,23 +30,11 @@ class FrameworkFound:
     note: str | None
 
 
-# a Python distribution's db: "python" from the extractor (a dist-info on a site directory); "pip" from facts
-# written by recommend's conversions and older facts files
-PYTHON_DBS = ("python", "pip")
-
-
-def _identifies(row: dict[str, Any], package: Package) -> bool:
-    name = package.name.lower().replace("_", "-")
-    if package.db in PYTHON_DBS:
-        return name in row["python_dists"]
-    return name in row["os_packages"]
-
-
 def frameworks_in(matrix: Matrix, image: ImageFacts) -> list[FrameworkFound]:
     """Every framework of the table among the image's packages, in table order, each once."""
     found: list[FrameworkFound] = []
     for row in matrix.rows(TABLE):
-        package = next((p for p in image.packages if _identifies(row, p)), None)
+        package = first_package(row, image)
         if package is not None:
             found.append(FrameworkFound(row["framework"], row["display"], row["gloo"], package, row.get("note")))
     return found
