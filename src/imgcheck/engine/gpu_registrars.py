@@ -43,7 +43,10 @@ def _dmabuf(ctx: Ctx) -> tuple[bool | None, str]:
 def registrar_fails_without_gdr(ctx: Ctx) -> Iterator[Outcome]:
     failing = [r for r in registrars.registrars_in(ctx.matrix, ctx.image) if r.without_gdr == registrars.FAILS]
     if not failing:
-        return  # no library that fails without GPUDirect RDMA; NCCL's fallback is GDR-PEERMEM-MISSING's
+        if not ctx.image.unknown_reason("packages"):
+            # NCCL's fallback is GDR-PEERMEM-MISSING's; libraries outside the table are not claimed either way
+            yield decided(RULE, "no package of the image is a GPU-memory registrar that fails without GPUDirect RDMA")
+        return
     if ctx.node_has_rdma is False or ctx.lib is None:
         return  # no RDMA on the node or in the image: the contract, or RDMA-NO-LIBIBVERBS, speaks
     if ctx.node_has_gpu is None:

@@ -35,6 +35,8 @@ def ucx_built_for_exp_verbs(ctx: Ctx) -> Iterator[Outcome]:
     if not built:
         if unread:
             yield unknown(RULE, f"UCX module {unread[0].name} was read without its strings (facts from an older read)")
+        else:
+            yield decided(RULE, "no UCX IB module names an experimental verb: it was built against rdma-core")
         return
     lib = ctx.lib
     if lib is None:
@@ -60,7 +62,7 @@ def ucx_built_for_exp_verbs(ctx: Ctx) -> Iterator[Outcome]:
         RULE,
         evidence,
         module=module.name,
-        verbs=", ".join(verbs[:4]) + (" ..." if len(verbs) > 4 else ""),
+        verbs=", ".join(verbs),
         ucx=ucx.version or "of unknown version",
         rdma_core=lib.rdma_core or lib.version or "rdma-core",
     )
