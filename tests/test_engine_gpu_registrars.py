@@ -74,3 +74,12 @@ def test_unknown_peermem_state_is_asked(bookworm):
     image = with_dist(bookworm, "mooncake-transfer-engine", "0.3.12")
     n = replace_in(node("mofed-5.8-proprietary-535-peermem"), "gpu.peermem.loaded", None)
     assert RULE in unknown_rules(run(image, n))
+
+
+def test_node_rules_name_the_registrar_as_the_workload(bookworm):
+    """The node-side GPUDirect rules say which path of the image they evaluate: the registrar, not a generic one."""
+    image = with_dist(bookworm, "mooncake-transfer-engine", "0.3.12")
+    result = run(image, no_peermem("mofed-5.8-proprietary-535-peermem"))
+    f = by_id(result, "NODE-DMABUF-UNAVAILABLE")
+    workload = next(e.value for e in f.evidence if e.fact == "workload.path")
+    assert workload.startswith("Mooncake Transfer Engine (mooncake-transfer-engine 0.3.12)")

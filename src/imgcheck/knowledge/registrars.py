@@ -14,6 +14,7 @@ from ..model.image import ImageFacts, Package
 from .package_names import first_package
 
 TABLE = "gpu_memory_registrars"
+NCCL = "nccl"  # the row of NCCL itself, whose fallback the GDR rules describe
 FAILS = "fails"
 FALLS_BACK = "falls-back"
 PEER_MEMORY_ONLY = "peer-memory"
