@@ -30,9 +30,15 @@ def ofi_plugin_without_aws_platform(ctx: Ctx) -> Iterator[Outcome]:
         if ctx.node.rdma.devices:
             yield decided(RULE, "the node has no EFA device: aws-ofi-nccl's AWS platform code matters on EFA only")
         return
-    plugin = next((p for p in ctx.image.nccl_net_plugins if p.loaded and p.project == "aws-ofi-nccl"), None)
+    plugin = next((p for p in ctx.image.nccl_net_plugins if p.loaded), None)
     if plugin is None:
-        return  # no aws-ofi-nccl loaded: EFA-NO-OFI-PLUGIN speaks
+        return  # no net plugin loaded: EFA-NO-OFI-PLUGIN speaks
+    if plugin.project is None:
+        yield unknown(RULE, f"which project the loaded net plugin {plugin.path} is was not read from it")
+        return
+    if plugin.project != "aws-ofi-nccl":
+        yield decided(RULE, f"the loaded net plugin is {plugin.project}, not aws-ofi-nccl")
+        return
     if plugin.aws_platform is None:
         yield unknown(RULE, f"the strings of {plugin.path} were not read (facts from an older read)")
         return
