@@ -123,3 +123,14 @@ def test_gloo_use_is_decided_from_the_framework_table_not_from_torch_alone(tmp_p
     # torch beside TensorFlow: torch's Gloo decides
     (f,), _ = judge_image(node, _with_python_dists(("tensorflow", "2.16.1"), ("torch", "2.5.1")))
     assert "PyTorch (torch 2.5.1)" in f.mechanism and "TensorFlow" not in f.mechanism
+
+
+def test_a_facts_file_may_give_the_address_itself(tmp_path):
+    """node/hostname.py records the kind; a node facts file written by hand may give the address /etc/hosts maps the
+    host name to (as `getent hosts $(hostname)` prints it): it is classified the same way."""
+    node = node_with_hosts(tmp_path, UBUNTU_HOSTS)
+    (f,), _ = judge(dataclasses.replace(node, hostname_in_hosts="127.0.1.1"), pod())
+    assert "loopback" in f.title
+    assert judge(dataclasses.replace(node, hostname_in_hosts="10.10.1.21"), pod()) == ([], [])
+    _, (u,) = judge(dataclasses.replace(node, hostname_in_hosts="not-an-address"), pod())
+    assert "GLOO_SOCKET_IFNAME" in u.reason

@@ -11,6 +11,7 @@ interface found" (src/misc/socket.cc ncclFindInterfaces, src/bootstrap.cc).
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
@@ -396,7 +397,7 @@ def _gloo_hostname(ctx: Ctx) -> Iterator[Outcome]:
                 rule, "the container has its own network namespace: the runtime maps its host name to its own address"
             )
         return  # host_network unknown: the engine asks nothing more than the spec can say
-    kind = ctx.node.hostname_in_hosts
+    kind = _hosts_kind(ctx.node.hostname_in_hosts)
     if kind is None:
         yield unknown(
             rule,
@@ -449,6 +450,21 @@ def _gloo_use_open_or_ruled_out(rule: str, kind: str, use: frameworks.GlooUse) -
         prefix + "no framework of the distributed_frameworks table (PyTorch, PaddlePaddle, Horovod, TensorFlow, "
         "JAX, ...) is among the image's packages read, so whether the job uses Gloo is not known",
     )
+
+
+_HOSTS_KINDS = ("loopback", "link-local", "routable", "none")
+
+
+def _hosts_kind(value: str | None) -> str | None:
+    """The kind node/hostname.py records; a facts file written by hand may give the address itself, which is
+    classified the same way (loopback, link-local, else routable). Anything else is not known."""
+    if value is None or value in _HOSTS_KINDS:
+        return value
+    try:
+        addr = ipaddress.ip_address(value.split("%", 1)[0])
+    except ValueError:
+        return None
+    return "loopback" if addr.is_loopback else "link-local" if addr.is_link_local else "routable"
 
 
 def _job_words_ev(ctx: Ctx) -> Evidence:
