@@ -285,6 +285,9 @@ def test_bullseye_ucx_really_version(debian_archive):
     # the version's copy: the libucp.so.0 libucx0's dpkg file list names
     assert ucx.path == f"/{DEB_LIB}/libucp.so.0.0.0"
     assert [c.path for c in ucx.copies if c.loaded] == [ucx.path]
+    # Debian builds UCX against rdma-core: its IB modules carry none of the log strings an MLNX_OFED experimental-verbs
+    # build compiles in (UCX 1.10 still has that code, behind configure's verbs_exp.h checks)
+    assert ucx.modules and all(m.exp_verbs == () for m in ucx.modules), [(m.name, m.exp_verbs) for m in ucx.modules]
 
 
 # -- second stacks inside wheels (nixl-cu12, libucx-cu12 from PyPI) -------------------------------
@@ -380,6 +383,7 @@ def test_debian_libfabric(tmp_path, libfabric_layer):
 
     assert from_dict(ImageFacts, json.loads(json.dumps(to_dict(facts)))) == facts  # UCX modules too
     assert facts.ucx.modules  # bookworm's own UCX 1.13.1 and its libuct_ib modules
+    assert all(m.exp_verbs == () for m in facts.ucx.modules)  # built against rdma-core: no experimental verbs
 
 
 def test_nccl_net_plugin_follows_nccl_net_plugin_and_the_loader(tmp_path):

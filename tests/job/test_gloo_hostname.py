@@ -82,3 +82,55 @@ def test_a_routable_or_dns_answer_is_fine_and_an_unread_file_is_asked(tmp_path):
     assert judge(node_with_hosts(tmp_path / "b", "127.0.0.1 localhost\n"), pod()) == ([], [])  # DNS decides
     _, (u,) = judge(node_with_hosts(tmp_path / "c", None), pod())
     assert "host name resolves to" in u.reason and "/etc/hosts" in u.reason
+
+
+def _with_python_dists(*dists):
+    """The bookworm image with its pip-installed torch replaced by the given distributions (canonical names, as
+    the Python extractor reads them from `{name}-{version}.dist-info`)."""
+    from imgcheck.model.image import Package
+
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")
+    keep = tuple(p for p in image.packages if p.db not in ("python", "pip"))
+    site = "usr/local/lib/python3.11/dist-packages"
+    added = tuple(
+        Package(name, version, "python", f"{site}/{name.replace('-', '_')}-{version}.dist-info/METADATA")
+        for name, version in dists
+    )
+    return dataclasses.replace(image, packages=keep + added)
+
+
+def judge_image(node, image):
+    result = evaluate(image, node, matrix(), job=pod())
+    return [f for f in result.findings if f.id == RULE], [u for u in result.unknowns if u.rule == RULE]
+
+
+def test_gloo_use_is_decided_from_the_framework_table_not_from_torch_alone(tmp_path):
+    """PaddlePaddle's ProcessGroupGloo binds like torch's (Paddle@12f70db ProcessGroupGloo.cc createDefaultDevice):
+    a Paddle image without torch gets the finding, naming Paddle; a TensorFlow-only image has no Gloo (decided);
+    JAX's Gloo address choice is not in the table (asked, naming JAX); no framework at all is asked."""
+    node = node_with_hosts(tmp_path, UBUNTU_HOSTS)
+    (f,), _ = judge_image(node, _with_python_dists(("paddlepaddle-gpu", "2.6.1")))
+    assert "PaddlePaddle (paddlepaddle-gpu 2.6.1)" in f.mechanism
+    assert any(e.value == "paddlepaddle-gpu 2.6.1" for e in f.evidence)
+    # DeepSpeed without the torch package read still runs its groups through torch.distributed
+    (f,), _ = judge_image(node, _with_python_dists(("deepspeed", "0.14.4")))
+    assert "DeepSpeed" in f.mechanism
+    assert judge_image(node, _with_python_dists(("tensorflow", "2.16.1"))) == ([], [])
+    _, (u,) = judge_image(node, _with_python_dists(("jax", "0.4.30")))
+    assert "JAX (jax 0.4.30)" in u.reason
+    _, (u,) = judge_image(node, _with_python_dists())
+    assert "no framework" in u.reason
+    # torch beside TensorFlow: torch's Gloo decides
+    (f,), _ = judge_image(node, _with_python_dists(("tensorflow", "2.16.1"), ("torch", "2.5.1")))
+    assert "PyTorch (torch 2.5.1)" in f.mechanism and "TensorFlow" not in f.mechanism
+
+
+def test_a_facts_file_may_give_the_address_itself(tmp_path):
+    """node/hostname.py records the kind; a node facts file written by hand may give the address /etc/hosts maps the
+    host name to (as `getent hosts $(hostname)` prints it): it is classified the same way."""
+    node = node_with_hosts(tmp_path, UBUNTU_HOSTS)
+    (f,), _ = judge(dataclasses.replace(node, hostname_in_hosts="127.0.1.1"), pod())
+    assert "loopback" in f.title
+    assert judge(dataclasses.replace(node, hostname_in_hosts="10.10.1.21"), pod()) == ([], [])
+    _, (u,) = judge(dataclasses.replace(node, hostname_in_hosts="not-an-address"), pod())
+    assert "GLOO_SOCKET_IFNAME" in u.reason

@@ -11,11 +11,12 @@ interface found" (src/misc/socket.cc ncclFindInterfaces, src/bootstrap.cc).
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT
+from ..knowledge import frameworks, net_select
 from ..knowledge import nccl as nccl_k
-from ..knowledge import net_select
 from ..knowledge.nccl_gid import AF_INET, AF_INET6, nccl_choice
 from ..knowledge.settings import Setting
 from ..model.location import Location
@@ -396,8 +397,7 @@ def _gloo_hostname(ctx: Ctx) -> Iterator[Outcome]:
                 rule, "the container has its own network namespace: the runtime maps its host name to its own address"
             )
         return  # host_network unknown: the engine asks nothing more than the spec can say
-    has_torch = any(p.name == "torch" for p in ctx.image.packages)
-    kind = ctx.node.hostname_in_hosts
+    kind = _hosts_kind(ctx.node.hostname_in_hosts)
     if kind is None:
         yield unknown(
             rule,
@@ -411,22 +411,60 @@ def _gloo_hostname(ctx: Ctx) -> Iterator[Outcome]:
     if kind == "routable":
         yield decided(rule, "the node's /etc/hosts maps its host name to a routable address")
         return
-    if not has_torch:
-        yield unknown(
-            rule,
-            f"the node's /etc/hosts maps its host name to a {kind} address, which PyTorch's Gloo would bind to; "
-            "torch is not among the image's packages read, so whether the job uses Gloo is not known",
-        )
+    use = frameworks.gloo_by_hostname(ctx.matrix, ctx.image)  # which framework of the image brings such a Gloo
+    if not use.by_hostname:
+        yield _gloo_use_open_or_ruled_out(rule, kind, use)
         return
     netns = ENROOT_NETNS if job.runtime == RUNTIME_ENROOT else "shares the node's network namespace"
     yield finding(
         ctx.matrix,
         rule,
-        [_job_words_ev(ctx), ctx.node_ev("hostname_in_hosts", kind)],
+        [_job_words_ev(ctx), ctx.node_ev("hostname_in_hosts", kind)]
+        + [
+            Evidence("image.packages", f"{f.package.name} {f.package.version}", f.package.location)
+            for f in use.by_hostname
+        ],
         kind=kind,
         netns=netns,
         where=job.where,
+        framework=frameworks.names(use.by_hostname),
     )
+
+
+def _gloo_use_open_or_ruled_out(rule: str, kind: str, use: frameworks.GlooUse) -> Outcome:
+    """No framework of the image is known to bind Gloo to the host name: ask, or decide from the frameworks seen."""
+    prefix = f"the node's /etc/hosts maps its host name to a {kind} address, which a Gloo group would bind to; "
+    if use.undecided:
+        return unknown(
+            rule,
+            prefix + f"the image carries {frameworks.names(use.undecided)}, whose Gloo address choice is not in "
+            "the distributed_frameworks table (or depends on its launcher), so whether the job binds Gloo to the "
+            "host name is not known",
+        )
+    if use.without:
+        return decided(
+            rule, prefix + f"the image's frameworks ({frameworks.names(use.without)}) bring no Gloo of their own"
+        )
+    return unknown(
+        rule,
+        prefix + "no framework of the distributed_frameworks table (PyTorch, PaddlePaddle, Horovod, TensorFlow, "
+        "JAX, ...) is among the image's packages read, so whether the job uses Gloo is not known",
+    )
+
+
+_HOSTS_KINDS = ("loopback", "link-local", "routable", "none")
+
+
+def _hosts_kind(value: str | None) -> str | None:
+    """The kind node/hostname.py records; a facts file written by hand may give the address itself, which is
+    classified the same way (loopback, link-local, else routable). Anything else is not known."""
+    if value is None or value in _HOSTS_KINDS:
+        return value
+    try:
+        addr = ipaddress.ip_address(value.split("%", 1)[0])
+    except ValueError:
+        return None
+    return "loopback" if addr.is_loopback else "link-local" if addr.is_link_local else "routable"
 
 
 def _job_words_ev(ctx: Ctx) -> Evidence:
@@ -707,5 +745,5 @@ READS = {
     "ENV-NCCL-IB-GID-INDEX-LINK-LOCAL": (facts.NCCL, facts.NODE_RDMA, *_GID_SETTINGS, *_GID_CHOICE),
     "ENV-GLOO-SOCKET-IFNAME-NO-ADDRESS": (facts.setting("GLOO_SOCKET_IFNAME"),),
     SOCKET_LOCAL: (facts.NCCL, *_SOCKET_SETTINGS, facts.NET_INTERFACES),
-    GLOO_LOOPBACK: (facts.setting("GLOO_SOCKET_IFNAME"),),
+    GLOO_LOOPBACK: (facts.setting("GLOO_SOCKET_IFNAME"), facts.PACKAGES),
 }

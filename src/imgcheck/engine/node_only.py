@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Iterator
 
 from ..knowledge import gpus as gpus_k
+from ..knowledge import registrars
 from ..model.image import ImageFacts
 from ..model.node import STACK_INBOX
 from ..model.report import Evidence
@@ -59,8 +60,13 @@ def gdr_workload(ctx: Ctx) -> str | None:
     image = ctx.image
     if image.rdma.libibverbs is None:
         return None
+    # libraries of the image that register GPU memory with the NIC besides NCCL (catalog gpu_memory_registrars)
+    others = [r for r in registrars.registrars_in(ctx.matrix, image) if r.registrar != registrars.NCCL]
+    also = f"; {registrars.names(others)}" if others else ""
     if ctx.nccl is not None:
-        return f"NCCL {ctx.nccl.version} over the IB/RoCE transport"
+        return f"NCCL {ctx.nccl.version} over the IB/RoCE transport{also}"
+    if others:
+        return f"{registrars.names(others)} (GPU memory registered with the NIC)"
     if not ctx.gpu_image:
         return None
     if image.ucx is not None:

@@ -194,6 +194,7 @@ def extract_net_plugins(
             runpath=info.runpath if info else (),
             needed=needed,
             needs_glibc=glibc_version_needed(info) if info else None,
+            aws_platform=(_AWS_PLATFORM in ref.data) if ref.data and project == "aws-ofi-nccl" else None,
         )
     return sorted(found.values(), key=lambda p: (not p.loaded, p.path))
 
@@ -261,6 +262,11 @@ def _resolve_needed(
                 )
         out.append(NeededLibrary(name=name, found=found, path=path, how=how))
     return tuple(out)
+
+
+# NCCL_OFI_INFO's text in aws-ofi-nccl's platform-aws.c (1.6.0 and later; src/platform-aws.cpp from 1.15.0), built only
+# when WANT_PLATFORM_AWS (m4/ax_platform_aws.m4: --enable-platform-aws, or configure run on an EC2 instance)
+_AWS_PLATFORM = b"Configuring AWS-specific options"
 
 
 def _plugin_identity(data: bytes) -> tuple[str | None, str | None, tuple[str, ...]]:

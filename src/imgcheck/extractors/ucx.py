@@ -25,6 +25,11 @@ WANTS = (
     Want(r"(?:[^/]+/)*ucx/libuct_(?:ib|rdmacm)[a-z0-9_]*\.so(?:\.[0-9]+)*", content=True, max_bytes=32 * 1024 * 1024),
 )
 _PC_VERSION = re.compile(r"^Version:\s*(\S+)", re.M)
+# A log string naming an experimental verb, e.g. "ibv_exp_query_device(%s) returned %d: %m" (UCX 1.7-1.13
+# src/uct/ib/base/ib_verbs.h) or "ibv_exp_reg_mr(address=%p, ...) failed: %m": UCX compiles them only where configure
+# found MLNX_OFED's verbs_exp.h (src/uct/ib/configure.m4 AC_CHECK_DECLS([ibv_exp_query_device, ...]))
+_EXP_VERB = re.compile(rb"(ibv_exp_[a-z_]{3,40})\(")
+MAX_EXP_VERBS = 32
 _LIBS = r"(?:[^/]+/)*libucp\.so(?:\.[0-9]+)*"
 
 
@@ -75,8 +80,19 @@ def _modules(view: FileView, libdir: str | None, env: dict[str, str]) -> tuple[s
             needs_ibverbs=tuple(sorted(info.needed_versions.get("libibverbs.so.1", ()))),
             needs_mlx5=tuple(sorted(info.needed_versions.get("libmlx5.so.1", ()))),
             needs_glibc=glibc_version_needed(info),
+            exp_verbs=exp_verbs(ref.data),
         )
     return "/" + directory, tuple(sorted(found.values(), key=lambda m: m.path))
+
+
+def exp_verbs(data: bytes) -> tuple[str, ...]:
+    """The experimental verbs a UCX IB module's strings name (bounded: the module is image data)."""
+    found: set[str] = set()
+    for match in _EXP_VERB.finditer(data):
+        found.add(match.group(1).decode("ascii"))
+        if len(found) >= MAX_EXP_VERBS:
+            break
+    return tuple(sorted(found))
 
 
 def _libdir(view: FileView, lib: str | None) -> str | None:

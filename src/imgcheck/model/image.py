@@ -101,6 +101,9 @@ class UcxModule(Located):
     needs_ibverbs: tuple[str, ...] = ()  # .gnu.version_r entries against libibverbs.so.1
     needs_mlx5: tuple[str, ...] = ()  # ... against libmlx5.so.1
     needs_glibc: str | None = None  # the newest GLIBC_x.y it needs ("2.34"); None: not read or none
+    # The MLNX_OFED legacy experimental verbs (ibv_exp_*) it was built for, named by the log strings only such a build
+    # compiles in (UCX <= 1.13 with verbs_exp.h found at configure time): () none found; None: not read
+    exp_verbs: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,9 @@ class NcclNetPlugin(Located):
     runpath: tuple[str, ...] = ()  # the plugin's DT_RUNPATH ($ORIGIN: the directory NCCL's dlopen found it in)
     needs_glibc: str | None = None  # the newest GLIBC_x.y it needs ("2.34"); None: not read or none
     needed: tuple[NeededLibrary, ...] | None = None  # its DT_NEEDED libraries resolved; None: ELF not read
+    # aws-ofi-nccl: whether its AWS platform code (platform-aws, compiled only when configure ran on EC2 or was given
+    # --enable-platform-aws) is in the file, by the log string only that code has; None: not read or not that project
+    aws_platform: bool | None = None
 
 
 @dataclass(frozen=True)
