@@ -90,3 +90,14 @@ def test_docker_sets_the_variable_itself():
     (run,) = parse_job_spec("docker run --gpus all img", "cmd")
     result = _run(PYTHON_ENV, run)
     assert not _found(result) and not _unknown(result)
+
+
+def test_a_node_without_nvidia_container_cli_fails_the_hook():
+    cuda_node = node("mofed-23.10-open-550-peermem")
+    bare = dataclasses.replace(cuda_node, gpu=dataclasses.replace(cuda_node.gpu, container_cli=False))
+    image = with_nccl(committed_facts("bookworm"), "2.21.5", env={**PYTHON_ENV, **CUDA_ENV})
+    (f,) = [f for f in evaluate(image, bare, MATRIX, job=_step()).findings if f.id == RULE]
+    assert "nvidia-container-cli" in f.title and "Command not found: nvidia-container-cli" in f.predicted_error
+    # the hook does not run for an image that does not ask for it: that is the no-driver finding, not this one
+    (g,) = _found(evaluate(with_nccl(committed_facts("bookworm"), "2.21.5", env=PYTHON_ENV), bare, MATRIX, job=_step()))
+    assert "not set" in g.title

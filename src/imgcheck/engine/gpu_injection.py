@@ -29,6 +29,7 @@ RULES = (RULE,)
 NEEDS = {"container_runtime_injects": {"legacy:libcuda.so"}}
 REQUIRES = {RULE: ()}  # about the launcher: the image's GPU use is read below (CUDA, NCCL or torch)
 READS = {RULE: (facts.CUDA, facts.NCCL, facts.PACKAGES, *facts.each_setting(DEVICES, CAPABILITIES))}
+# node facts gpu.container_cli: False decides the no-cli variant; None (not probed) leaves the hook's other checks
 
 
 def applies(ctx: Ctx) -> bool:
@@ -89,6 +90,19 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
             RULE,
             f"{job.where}: {DEVICES}={devices}: {hook} injects the driver's libraries but no GPU; whether the "
             "container still sees /dev/nvidia* depends on enroot's /dev mounts (ENROOT_RESTRICT_DEV)",
+        )
+        return
+    if ctx.node.gpu.container_cli is False:
+        evidence = [e for e in (devices_ev,) if e is not None]
+        evidence.append(ctx.node_ev("gpu.container_cli", False))
+        yield finding(
+            ctx.matrix,
+            RULE,
+            evidence,
+            variant="no-cli",
+            devices=devices,
+            message=str(row["missing_cli_message"]),
+            **common,
         )
         return
     caps, caps_ev, why = _hook_value(ctx, job, CAPABILITIES)
