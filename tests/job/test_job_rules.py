@@ -303,3 +303,12 @@ def test_a_near_miss_variable_name_reaches_no_library():
     assert [f.title.split()[0] for f in found(run(None, img=image(NCLL_DEBUG="INFO")), "ENV-PARAM-NEAR-MISS")] == [
         "NCLL_DEBUG"
     ]
+
+
+def test_shm_need_of_a_release_after_the_last_tag_read_is_assumed():
+    worker = spec("mpijob.yaml")[1]
+    newer = with_nccl(
+        committed_facts("bookworm"), "2.99.1", env={"NCCL_P2P_DISABLE": "1", "NCCL_CUMEM_HOST_ENABLE": "0"}
+    )
+    (f,) = found(run(worker, img=newer), "JOB-SHM-TOO-SMALL")
+    assert f.assumes and "newest release read" in f.assumes[0] and "147.0 MiB" in f.title

@@ -537,6 +537,10 @@ def _shm_row(ctx: Ctx) -> tuple[dict[str, object] | None, str | None]:
         for r in rows:
             if ranges.within(version, str(r["first"]), None) and ranges.at_least(str(r["last"]), version):
                 return r, None
+        newest = rows[-1] if rows else None
+        if newest is not None and ranges.below(str(newest["last"]), version) is True:
+            # a release after the last tag read: its buffers are assumed to be the newest row's
+            return newest, f"NCCL {version} allocates as {newest['last']} does, the newest release read"
         return None, None
     known = [r for r in rows if r["recv_segment_buffers_bytes"] is not None]
     if not known or len({r["recv_segment_buffers_bytes"] for r in known}) != 1:
