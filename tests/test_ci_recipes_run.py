@@ -172,13 +172,14 @@ def _hash_files_present(condition: str, cwd) -> bool:
 
 def _check_manifests(rc: int, log: str) -> None:
     """The job-spec step: both workload manifests checked with the built image (its Env trap in each, the
-    PyTorchJob's /dev/shm too small for 8 ranks), the ConfigMap skipped, exit 1 (findings)."""
+    PyTorchJob's /dev/shm too small for 8 ranks: conditional on the node's GPUs using NCCL's SHM transport, which the
+    manifest does not say), the ConfigMap skipped, exit 1 (findings)."""
     assert rc == 1, log
     headers = [line for line in log.splitlines() if line.startswith("== imgcheck job check ")]
     assert headers == ["== imgcheck job check k8s/eval.yaml", "== imgcheck job check k8s/trainer.yaml"], log
     evaluation, training = log.split(headers[0], 1)[1].split(headers[1], 1)
     assert f"ERROR {TRAP}" in evaluation and "JOB-SHM-TOO-SMALL" not in evaluation, evaluation
-    assert "ERROR JOB-SHM-TOO-SMALL" in training and f"ERROR {TRAP}" in training, training
+    assert "ERROR (conditional) JOB-SHM-TOO-SMALL" in training and f"ERROR {TRAP}" in training, training
 
 
 def _check_reports(ws, rc: int, log: str) -> dict:

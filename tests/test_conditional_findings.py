@@ -234,7 +234,9 @@ def test_dmabuf_kernel_rules_out_gpudirect_for_an_unread_cuda_image(matrix):
 @pytest.fixture(scope="module")
 def unread_report(matrix):
     job = spec_job("contrastive-learning-eval-slurm.sh")  # enroot, NCCL_SOCKET_IFNAME=bond
-    image = blank_nccl(with_nccl(committed_facts("bookworm"), "2.21.5"))
+    # the Env an nvidia/cuda-based image sets, so enroot's NVIDIA hook injects the driver (JOB-ENROOT-NO-GPU-DRIVER)
+    gpu_env = {"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}
+    image = blank_nccl(with_nccl(committed_facts("bookworm"), "2.21.5", env=gpu_env))
     return build_report(image, [cond_node("inbox-5.10-open-535-ib")], matrix, jobs=(job,), generated_at="x")
 
 

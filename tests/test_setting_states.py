@@ -155,8 +155,10 @@ def test_unset_gid_index_still_asks_the_version(matrix, roce):
 
 
 def _docker():
-    """A docker run with no --shm-size (Docker's 64 MiB default) and 8 ranks, as a facts file states it."""
-    return parse_job_facts({"runtime": "docker", "kind": "docker run", "gpus": 8, "ranks_per_node": 8}, "run.sh")
+    """A docker run with no --shm-size (Docker's 64 MiB default: shm_size_mib null) and 8 ranks, as a facts file
+    states it, with NCCL's P2P transport off (so the ranks use its SHM transport whatever the node's topology)."""
+    doc = {"runtime": "docker", "kind": "docker run", "gpus": 8, "ranks_per_node": 8, "shm_size_mib": None}
+    return parse_job_facts({**doc, "env": {"NCCL_P2P_DISABLE": "1"}}, "run.sh")
 
 
 def _driver(node, version: str):

@@ -38,6 +38,7 @@ PLACEHOLDERS: dict[str, str | None] = {
     "@nccl-too-old-for-gpu": "NCCL-TOO-OLD-FOR-GPU",
     "@efa-node-image-lacks-ofi-plugin": "EFA-NO-OFI-PLUGIN",
     "@kernel-known-bad-pinning": None,
+    "@job-shm-proxy-ops-pool": None,
     "@job-rdma-devices-not-exposed": "JOB-RDMA-DEVICES-NOT-EXPOSED",
     "@env-socket-ifname-allows-lo": "ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO",
     "@ofi-plugin-libfabric-too-old": "OFI-PLUGIN-LIBFABRIC-TOO-OLD",

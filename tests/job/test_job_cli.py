@@ -22,6 +22,15 @@ def image_ref(tmp_path):
     return f"facts:{path}"
 
 
+@pytest.fixture()
+def p2p_off_ref(tmp_path):
+    """The same image with NCCL_P2P_DISABLE=1 in its Env: the ranks of a node then talk over NCCL's SHM transport,
+    so its /dev/shm need is no longer conditional on the node's GPU topology."""
+    path = tmp_path / "image-p2p-off.json"
+    path.write_text(render_facts(with_nccl(committed_facts("bookworm"), "2.21.5", env={"NCCL_P2P_DISABLE": "1"})))
+    return f"facts:{path}"
+
+
 def _report(capsys, argv):
     code = main(argv)
     out = capsys.readouterr().out
@@ -32,9 +41,12 @@ def _job_findings(doc):
     return {f["id"]: f for f in doc["findings"] if f["id"].startswith("JOB-")}
 
 
-def test_check_with_job_reports_the_launch_and_fails(capsys, image_ref):
+def test_check_with_job_reports_the_launch_and_fails(capsys, image_ref, p2p_off_ref):
     spec = os.path.join(SPECS, "mpijob.yaml")
+    # whether the node's GPUs use P2P or NCCL's SHM transport is not in the facts: a conditional finding, exit 0
     code, doc = _report(capsys, ["check", image_ref, "--job", spec, "--node-facts", NODE, "-o", "json", "-q"])
+    assert code == 0 and _job_findings(doc)["JOB-SHM-TOO-SMALL"]["assumes"]
+    code, doc = _report(capsys, ["check", p2p_off_ref, "--job", spec, "--node-facts", NODE, "-o", "json", "-q"])
     assert code == 1
     shm = _job_findings(doc)["JOB-SHM-TOO-SMALL"]
     assert any(e["path"] == spec and e["fact"] == "job.ranks_per_node" for e in shm["evidence"])
@@ -75,10 +87,10 @@ def test_missing_spec_is_exit_3(capsys, tmp_path, image_ref):
     assert code == 3 and len(err.strip().splitlines()) == 1
 
 
-def test_a_launch_only_failure_recommends_no_other_image(capsys, image_ref):
+def test_a_launch_only_failure_recommends_no_other_image(capsys, p2p_off_ref):
     code, doc = _report(
         capsys,
-        ["check", image_ref, "--job", os.path.join(SPECS, "mpijob.yaml"), "--node-facts", NODE, "-o", "json", "-q"],
+        ["check", p2p_off_ref, "--job", os.path.join(SPECS, "mpijob.yaml"), "--node-facts", NODE, "-o", "json", "-q"],
     )
     errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
     assert code == 1 and errors == {"JOB-SHM-TOO-SMALL"}
@@ -99,9 +111,9 @@ def test_sarif_puts_launch_findings_on_the_spec_line(capsys, image_ref, tmp_path
     assert all(len(r["locations"]) == 1 for r in other)
 
 
-def test_job_check_takes_several_files_and_exits_with_the_worst(capsys, tmp_path, image_ref):
+def test_job_check_takes_several_files_and_exits_with_the_worst(capsys, tmp_path, p2p_off_ref):
     good, shm = os.path.join(SPECS, "lws-vllm-gpu.yaml"), os.path.join(SPECS, "mpijob.yaml")
-    base = ["--image", image_ref, "--node-facts", NODE, "-q"]
+    base = ["--image", p2p_off_ref, "--node-facts", NODE, "-q"]
     assert main(["job", "check", good, *base]) == 0
     capsys.readouterr()
     bad = tmp_path / "configmap.yaml"

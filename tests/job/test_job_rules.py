@@ -124,12 +124,42 @@ def test_kubernetes_rdma_pod_without_ipc_lock_warns_unless_node_jobs_are_unlimit
 # ---- /dev/shm ----
 def test_mpijob_workers_get_the_pod_default_64mib_for_8_ranks():
     worker = spec("mpijob.yaml")[1]
-    (f,) = found(run(worker), "JOB-SHM-TOO-SMALL")
-    assert (
-        f.severity == "error"
-        and "64 MiB for 8 ranks" in f.title
-        and "containerd's and CRI-O's pod default" in f.mechanism
-    )
+    # NCCL 2.21.5: 9633792 bytes of LL + LL128 + Simple buffers per receiving connection (nccl_shm_buffers, from
+    # shm.cc and init.cc at the tags), 8 receivers on each of at least 2 channels: 147.0 MiB > 64 MiB
+    (f,) = found(run(worker, img=image(NCCL_P2P_DISABLE="1")), "JOB-SHM-TOO-SMALL")
+    assert f.severity == "error" and not f.assumes
+    assert "at least 147.0 MiB for 8 ranks" in f.title and "containerd's and CRI-O's pod default" in f.mechanism
+    # P2P not known off: which transport the node's GPUs use is its topology's, so the finding is conditional
+    (g,) = found(run(worker), "JOB-SHM-TOO-SMALL")
+    assert g.assumes and "P2P" in g.assumes[0] and "node.gpu.p2p" in g.assumed_facts
+
+
+def test_shm_need_follows_the_buffer_and_channel_settings():
+    worker = spec("mpijob.yaml")[1]
+    # one channel of 1 MiB Simple buffers: 8 x (0.5 + 4.6875 + 1) MiB = 49.5 MiB fits in 64 MiB at any channel count
+    small = image(NCCL_P2P_DISABLE="1", NCCL_BUFFSIZE="1048576", NCCL_MAX_NCHANNELS="1")
+    result = run(worker, img=small)
+    assert not found(result, "JOB-SHM-TOO-SMALL") and not unknowns(result, "JOB-SHM-TOO-SMALL")
+    # 2 ranks: 36.75 MiB at the least 2 channels, more with more channels: not decided either way
+    two = dataclasses.replace(worker, ranks_per_node=2)
+    result = run(two, img=image(NCCL_P2P_DISABLE="1"))
+    (u,) = unknowns(result, "JOB-SHM-TOO-SMALL")
+    assert not found(result, "JOB-SHM-TOO-SMALL") and "36.8 MiB" in u.reason and "NCCL_MAX_NCHANNELS" in u.reason
+
+
+def test_a_facts_file_that_does_not_mention_shm_asks():
+    from imgcheck.job.facts_io import parse_job_facts
+
+    silent = parse_job_facts({"runtime": "docker", "kind": "docker run", "gpus": 8, "ranks_per_node": 8}, "f.json")
+    result = run(silent, img=image(NCCL_P2P_DISABLE="1"))
+    (u,) = unknowns(result, "JOB-SHM-TOO-SMALL")
+    assert not found(result, "JOB-SHM-TOO-SMALL") and "shm_size_mib" in u.reason
+    stated = parse_job_facts({**_as_doc(silent), "shm_size_mib": None}, "f.json")  # null: no --shm-size given
+    assert found(run(stated, img=image(NCCL_P2P_DISABLE="1")), "JOB-SHM-TOO-SMALL")
+
+
+def _as_doc(job):
+    return {"runtime": job.runtime, "kind": job.kind, "gpus": job.gpus, "ranks_per_node": job.ranks_per_node}
 
 
 def test_shm_sized_by_the_spec_or_host_ipc_or_disabled_passes():
@@ -143,7 +173,7 @@ def test_shm_sized_by_the_spec_or_host_ipc_or_disabled_passes():
 
 def test_docker_gpus_all_counts_the_nodes_gpus():
     (small,) = parse_job_spec("docker run --gpus all img", "cmd")  # Docker's 64 MiB default, 8 GPUs on the node
-    assert found(run(small), "JOB-SHM-TOO-SMALL")
+    assert found(run(small), "JOB-SHM-TOO-SMALL")  # a parsed launch line states its flags: no --shm-size
     (big,) = parse_job_spec("docker run --gpus all --shm-size 1g img", "cmd")
     assert not found(run(big), "JOB-SHM-TOO-SMALL")
 
@@ -273,3 +303,12 @@ def test_a_near_miss_variable_name_reaches_no_library():
     assert [f.title.split()[0] for f in found(run(None, img=image(NCLL_DEBUG="INFO")), "ENV-PARAM-NEAR-MISS")] == [
         "NCLL_DEBUG"
     ]
+
+
+def test_shm_need_of_a_release_after_the_last_tag_read_is_assumed():
+    worker = spec("mpijob.yaml")[1]
+    newer = with_nccl(
+        committed_facts("bookworm"), "2.99.1", env={"NCCL_P2P_DISABLE": "1", "NCCL_CUMEM_HOST_ENABLE": "0"}
+    )
+    (f,) = found(run(worker, img=newer), "JOB-SHM-TOO-SMALL")
+    assert f.assumes and "newest release read" in f.assumes[0] and "147.0 MiB" in f.title

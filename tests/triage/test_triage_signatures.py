@@ -254,6 +254,9 @@ SAMPLES.update(
         "C10D-STORE-WAIT-CLIENTS": "Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
         "C10D-NCCL-UNIQUEID": "RuntimeError: [2] is setting up NCCL communicator and retreiving ncclUniqueId from [0] "
         "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",  # pytorch#82091
+        # enroot's hook as Pyxis prints it (enroot conf/hooks/98-nvidia.sh:74 through common::err)
+        "ENROOT-NVIDIA-HOOK-FAILED": "slurmstepd: error: pyxis:     [ERROR] Command not found: nvidia-container-cli, "
+        "see https://github.com/NVIDIA/libnvidia-container",
         "LD-LIB-NOT-FOUND": "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
         "TORCH-WATCHDOG-STUCK": "[rank7]:[E626 05:14:36.393067540 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID "
         "0(default_pg) Rank 7] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",

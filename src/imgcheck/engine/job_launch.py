@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ..job.model import FORM_AMBIGUOUS, RUNTIME_DOCKER, RUNTIME_ENROOT, RUNTIME_KUBERNETES, EnvVar, JobFacts
 from ..knowledge import visible_devices
@@ -40,7 +41,6 @@ NEEDS = {
         "docker_default_shm_mib",
         "containerd_default_shm_mib",
         "crio_default_shm_mib",
-        "shm_reported_failing_mib_per_rank",
     },
 }
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
@@ -425,6 +425,13 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
     if size is not None and size < 0:
         return  # sized by the pod's memory, not a fixed small tmpfs
     if size is None:
+        if not job.shm_stated:
+            yield unknown(
+                rule,
+                f"{job.where}: the job facts do not say how the launch sets /dev/shm (--shm-size, shm_size, a Memory "
+                "emptyDir, --ipc=host); give shm_size_mib (null: the launch sets none, the runtime's default applies)",
+            )
+            return
         if job.shm_setting is not None or job.runtime not in _DEFAULT_SHM or job.open_flags:
             yield unknown(rule, f"{job.where}: the size of /dev/shm in the container is not known from the spec")
             return
@@ -437,12 +444,32 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
     if ranks is None:
         yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB; {ranks_words}")
         return
-    per_rank = ctx.matrix.threshold("shm_reported_failing_mib_per_rank")
-    if size / ranks > per_rank:
-        return
-    need, need_words = _nccl_shm_need(ctx)
-    if need is False:
+    need_dev_shm, need_words = _nccl_shm_need(ctx)
+    if need_dev_shm is False:
         yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB for {ranks} ranks; {need_words}")
+        return
+    bound = _shm_bound(ctx, ranks)
+    if isinstance(bound, str):
+        yield unknown(rule, f"{job.where}: /dev/shm is {size:g} MiB for {ranks} ranks; {bound}")
+        return
+    if size >= bound.most_mib:
+        yield decided(
+            rule, f"/dev/shm {size:g} MiB holds {bound.most_mib:.1f} MiB, NCCL's SHM need at its most channels"
+        )
+        return
+    transport, transport_words = _shm_transport(ctx)
+    if transport is False:
+        yield decided(rule, transport_words)
+        return
+    if size >= bound.least_mib:
+        yield unknown(
+            rule,
+            f"{job.where}: /dev/shm is {size:g} MiB for {ranks} ranks; NCCL's SHM transport needs "
+            f"{bound.per_channel_mib:.1f} MiB per channel ({bound.segment_mib:.2f} MiB per receiving rank), so "
+            f"{bound.least_mib:.1f} MiB at its least {bound.channels} channels and {bound.most_mib:.1f} MiB at "
+            f"{bound.max_channels}: whether it is enough depends on the channels NCCL's topology search picks "
+            "(NCCL_MAX_NCHANNELS bounds them) and on whether the GPUs use P2P instead",
+        )
         return
     evidence = [
         _where_ev(ctx),
@@ -450,22 +477,132 @@ def _shm(ctx: Ctx) -> Iterator[Outcome]:
         _ev(ctx, "shm_size_mib", f"{size:g} ({size_words})"),
         _ev(ctx, "ranks_per_node", f"{ranks} ({ranks_words})"),
         *ctx.nccl_evidence(),
+        *bound.evidence,
     ]
-    yield assuming(
-        finding(
-            ctx.matrix,
-            rule,
-            evidence,
-            where=job.where,
-            who=job.who,
-            shm_mib=f"{size:g}",
-            ranks=ranks,
-            per_rank=f"{size / ranks:g}",
-            how=size_words,
-            runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]),
-        ),
-        need_words if need is None else None,
-        "image.nccl.version",
+    found = finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        where=job.where,
+        who=job.who,
+        shm_mib=f"{size:g}",
+        ranks=ranks,
+        need_mib=f"{bound.least_mib:.1f}",
+        segment_mib=f"{bound.segment_mib:.2f}",
+        segment_how=bound.segment_how,
+        channels=bound.channels,
+        channels_how=bound.channels_how,
+        how=size_words,
+        runtime_fix=_SHM_FIX.get(job.runtime, _SHM_FIX[RUNTIME_DOCKER]),
+    )
+    version_words = "; ".join(w for w in (need_words if need_dev_shm is None else None, bound.assumes) if w)
+    found = assuming(found, version_words or None, "image.nccl.version")
+    if transport is None:
+        found = assuming(found, transport_words, "node.gpu.p2p")
+    yield found
+
+
+@dataclass(frozen=True)
+class _ShmBound:
+    """What NCCL's SHM transport holds in /dev/shm for one node's ranks (catalog nccl_shm_buffers)."""
+
+    segment_mib: float  # one receiving connection's buffers
+    segment_how: str
+    channels: int  # the fewest channels the communicator runs
+    channels_how: str
+    max_channels: int
+    ranks: int
+    assumes: str | None  # words a finding assumes (the NCCL release is not known)
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def per_channel_mib(self) -> float:
+        return self.segment_mib * self.ranks  # every rank receives on each ring channel
+
+    @property
+    def least_mib(self) -> float:
+        return self.per_channel_mib * self.channels
+
+    @property
+    def most_mib(self) -> float:
+        return self.per_channel_mib * self.max_channels
+
+
+def _shm_row(ctx: Ctx) -> tuple[dict[str, object] | None, str | None]:
+    """The nccl_shm_buffers row of the image's NCCL; with its version unknown, the newest row when every row that
+    derives a segment agrees on it (then the words a finding assumes)."""
+    rows = list(ctx.matrix.rows("nccl_shm_buffers"))
+    version = ctx.nccl.version if ctx.nccl is not None else None
+    if version:
+        for r in rows:
+            if ranges.within(version, str(r["first"]), None) and ranges.at_least(str(r["last"]), version):
+                return r, None
+        newest = rows[-1] if rows else None
+        if newest is not None and ranges.below(str(newest["last"]), version) is True:
+            # a release after the last tag read: its buffers are assumed to be the newest row's
+            return newest, f"NCCL {version} allocates as {newest['last']} does, the newest release read"
+        return None, None
+    known = [r for r in rows if r["recv_segment_buffers_bytes"] is not None]
+    if not known or len({r["recv_segment_buffers_bytes"] for r in known}) != 1:
+        return None, None
+    return known[-1], f"the job's NCCL is {known[0]['first']} or later (the SHM buffers are alike from there on)"
+
+
+def _shm_bound(ctx: Ctx, ranks: int) -> _ShmBound | str:
+    """NCCL's /dev/shm need for `ranks` ranks on one node, from the release's buffer sizes (or the job's
+    NCCL_*BUFFSIZE) and its channel bounds (or NCCL_MIN/MAX_NCHANNELS); a string says why it cannot be computed."""
+    row, assumes = _shm_row(ctx)
+    if row is None:
+        return (
+            f"NCCL {_nccl_v(ctx)}: what its SHM transport allocates per connection is derived for the releases of "
+            "catalog nccl_shm_buffers only"
+        )
+    parts = {"LL": row["ll_bytes"], "LL128": row["ll128_bytes"], "Simple": row["simple_bytes"]}
+    overrides = {"LL": "NCCL_LL_BUFFSIZE", "LL128": "NCCL_LL128_BUFFSIZE", "Simple": "NCCL_BUFFSIZE"}
+    evidence: list[Evidence] = []
+    how: list[str] = []
+    for proto, name in overrides.items():
+        s = ctx.setting(name)
+        value = s.as_int() if s is not None else None
+        if s is not None and value is not None and value > 0:
+            parts[proto] = value
+            evidence.append(s.evidence)
+            how.append(f"{s.label}")
+    if row["recv_segment_buffers_bytes"] is None or any(v is None for v in parts.values()):
+        return f"NCCL {_nccl_v(ctx)} ({row['id']}): its per-connection segment size is not derived ({row.get('note')})"
+    segment = sum(int(str(v)) for v in parts.values()) / (1 << 20)
+    least, most = int(str(row["min_channels"] or 1)), int(str(row["max_channels"]))
+    channels_how = f"ring channels are doubled after the topology search (NCCL {row['id']})"
+    low = ctx.setting("NCCL_MAX_NCHANNELS") or ctx.setting("NCCL_MAX_NRINGS")
+    if low is not None and (n := low.as_int()) is not None and n > 0:
+        least, most = min(least, n), min(most, n)
+        channels_how = f"{low.label} caps them"
+        evidence.append(low.evidence)
+    high = ctx.setting("NCCL_MIN_NCHANNELS") or ctx.setting("NCCL_MIN_NRINGS")
+    if high is not None and (n := high.as_int()) is not None and n > least:
+        least = min(n, most)
+        channels_how = f"{high.label} asks for them"
+        evidence.append(high.evidence)
+    segment_how = "LL + LL128 + Simple buffers at NCCL's defaults" + (f", with {', '.join(how)}" if how else "")
+    return _ShmBound(segment, segment_how, least, channels_how, most, ranks, assumes, tuple(evidence))
+
+
+def _shm_transport(ctx: Ctx) -> tuple[bool | None, str]:
+    """Whether the node's ranks reach each other through NCCL's SHM transport (src/transport/shm.cc): NCCL picks
+    P2P first and SHM only for a pair of GPUs P2P cannot connect (NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=LOC, GPUs
+    without CUDA peer access or farther apart than NCCL's P2P level), and the network instead when
+    ncclTopoCheckNet prefers it. None: which the node's GPUs do is not in the facts (its topology)."""
+    off = ctx.setting("NCCL_P2P_DISABLE")
+    if off is not None and (off.as_int() or 0) != 0:
+        return True, f"{off.label}: NCCL's P2P transport is off, so the ranks of a node use its SHM transport"
+    level = ctx.setting("NCCL_P2P_LEVEL")
+    if level is not None and level.value.strip().upper() in ("LOC", "0"):
+        return True, f"{level.label}: no P2P path, so the ranks of a node use NCCL's SHM transport"
+    if ctx.node.gpu.p2p is False:
+        return True, "the node facts say no pair of its GPUs has CUDA peer access, so NCCL uses its SHM transport"
+    return None, (
+        "the node's GPUs do not reach each other by CUDA P2P (PCIe across CPU sockets or beyond NCCL_P2P_LEVEL, "
+        "GPUs without peer access), so NCCL's ring between them runs over its SHM transport"
     )
 
 

@@ -51,6 +51,9 @@ class JobFacts:
     shm_size_mib: float | None = None  # the /dev/shm size the spec sets; -1: sized by memory, not by the spec
     shm_from_host: bool = False  # the host's /dev/shm is mounted over the container's (-v, hostPath, mounts)
     shm_setting: str | None = None  # how the spec sets /dev/shm (None: it does not, the runtime default applies)
+    # whether the source says how /dev/shm is set at all: a parsed launch line or manifest does (no flag is the
+    # runtime's default); a job facts file that names no shm key does not (unknown, never the default)
+    shm_stated: bool = True
     memlock_kib: int | None = None  # the soft memlock limit the spec sets; -1: unlimited
     ranks_per_node: int | None = None  # processes per node the spec starts (nprocPerNode, --ntasks-per-node, ...)
     ranks_setting: str | None = None  # where ranks_per_node comes from ("--ntasks-per-node 8", "mpirun -N 8")

@@ -227,6 +227,13 @@ class NodeGpu:
     # container toolkit injects into GPU containers. None: /sys/module or /dev not visible under the probe root.
     uvm_loaded: bool | None = None
     uvm_device: bool | None = None
+    # CUDA peer access between the node's GPUs (`nvidia-smi topo -p2p r`): False when no pair has it (GeForce
+    # parts, P2P off in the BIOS or hypervisor), True when every pair has it. The probe reads files only and leaves
+    # it None; a facts file states it. NCCL's SHM transport carries what P2P cannot (JOB-SHM-TOO-SMALL).
+    p2p: bool | None = None
+    # libnvidia-container's nvidia-container-cli on the node (the program enroot's NVIDIA hook runs, as the toolkit's
+    # runtime hook does): None when the host's /usr is not visible under the probe root
+    container_cli: bool | None = None
     # Where nvidia-peermem is configured to load or be used: "path: line" of modules-load.d / /etc/modules entries
     # and modprobe.d softdep/install/options lines naming it. (): none; None: /etc not visible.
     peermem_configured: tuple[str, ...] | None = None

@@ -103,6 +103,9 @@ def scan_gpu(
         unknown["gpu.uvm_device"] = "/dev is not visible under the probe root (mount the host's /dev)"
     if configured is None:
         unknown["gpu.peermem_configured"] = "/etc is not visible under the probe root"
+    container_cli = scan_container_cli(host)
+    if container_cli is None:
+        unknown["gpu.container_cli"] = "/usr/bin is not visible under the probe root"
     return NodeGpu(
         dxg_device=dxg,
         wsl_driver_files=wsl_files,
@@ -117,7 +120,20 @@ def scan_gpu(
         gdrdrv_loaded=gdrdrv,
         userspace_driver_version=userspace,
         userspace_driver_path=userspace_path,
+        container_cli=container_cli,
     )
+
+
+# Where the NVIDIA Container Toolkit's packages (libnvidia-container-tools) and source installs put the CLI, on the
+# PATH enroot's hook searches (the caller's PATH plus /usr/sbin:/sbin: NVIDIA/enroot conf/hooks/98-nvidia.sh)
+CONTAINER_CLI_DIRS = ("/usr/bin", "/usr/local/bin", "/usr/sbin", "/usr/local/sbin", "/bin", "/sbin")
+
+
+def scan_container_cli(host: HostRoot) -> bool | None:
+    """Whether nvidia-container-cli is on the node; None when /usr/bin is not visible under the root."""
+    if not host.is_dir("/usr/bin"):
+        return None
+    return any(host.exists(f"{d}/nvidia-container-cli") for d in CONTAINER_CLI_DIRS)
 
 
 def _l4t_release(host: HostRoot) -> str | None:
