@@ -27,6 +27,7 @@ from . import (
     env_traps,
     env_upstream_params,
     env_visible_devices,
+    fabric_manager,
     fleet_compare,
     gdr,
     glibc,
@@ -87,6 +88,7 @@ FAMILIES = (
     node_gpu_pv,
     runtime_injection,
     node_capability,
+    fabric_manager,
     job_launch,
     efa,
     net_plugin,
@@ -99,6 +101,7 @@ NODE_FAMILIES = (
     node_driver,
     node_gpu_pv,
     node_capability,
+    fabric_manager,
     vendor_issues,
 )  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
