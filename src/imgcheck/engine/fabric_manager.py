@@ -25,7 +25,7 @@ NOT_RUNNING = "NODE-FABRIC-MANAGER-NOT-RUNNING"
 MISMATCH = "NODE-FABRIC-MANAGER-VERSION-MISMATCH"
 NVLSM_MISSING = "NODE-NVLSM-MISSING"
 _IMAGE = (facts.NCCL, facts.CUDA)
-_SYSTEM = (facts.NVSWITCH, facts.GPU_MODELS)
+_SYSTEM = (facts.NVSWITCH,)  # and the GPU models: fabric_need asks for them itself
 COMPLETED = "Completed"
 _ASK = (
     "is it installed and running (systemctl is-active nvidia-fabricmanager; nvidia-smi -q shows Fabric State "

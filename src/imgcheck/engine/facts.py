@@ -491,12 +491,6 @@ IB_UMAD = _node_fact(
     lambda n: n.fabric.ib_umad_loaded,
     lambda n: _fabric(n, ib_umad_loaded=None),
 )
-GPU_MODELS = _node_fact(
-    "gpu.gpus",
-    "Which GPU models does the node have, and how many (nvidia-smi -L)?",
-    lambda n: n.gpu.gpus or None,
-    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gpus=())),
-)
 
 
 def _glibc_state(ctx: Ctx) -> State:

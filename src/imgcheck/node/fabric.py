@@ -115,7 +115,8 @@ def _fm_running(host: HostRoot, unknown: dict[str, str]) -> bool | None:
     if init in HOST_INITS:
         return False
     unknown["fabric.fm_running"] = (
-        "the probe does not see the host's processes (/proc/1 is not the host's init): run it with the host's PID "
-        "namespace (hostPID) to tell whether nv-fabricmanager runs"
+        "the probe does not see the host's processes (/proc/1 under the root is not the host's init): give it the "
+        "host's /proc under --root (the DaemonSet's host / mount does) or run it with hostPID to tell whether "
+        "nv-fabricmanager runs"
     )
     return None
