@@ -119,3 +119,24 @@ def test_ib_umad_follows_sys_module(tmp_path):
     assert probe(str(root)).fabric.ib_umad_loaded is True
     (root / "sys/module/ib_umad").rmdir()
     assert probe(str(root)).fabric.ib_umad_loaded is False
+
+
+def test_fabric_facts_travel_through_nfd_labels_and_back(tmp_path):
+    from imgcheck.node.nfd import PREFIX, facts_from_labels, features_of
+
+    facts = probe(str(hgx_root(tmp_path, fm_pid=False)))
+    features = features_of(facts)
+    assert features["fabric.nvswitches"] == "4" and features["fabric.fm-version"] == "530.30.02"
+    labels = {PREFIX + k: v for k, v in features.items()} | {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    back = facts_from_labels("hgx-h100-01", labels | {"nvidia.com/gpu.count": "8"})
+    assert len(back.fabric.nvswitch_pci) == 4
+    assert (back.fabric.fm_version, back.fabric.fm_installed, back.fabric.fm_running) == ("530.30.02", True, False)
+    assert back.fabric.ib_umad_loaded is True
+    # GPU Feature Discovery's product label spells the model with '-': the board is still recognised
+    from engine_facts import matrix
+
+    from imgcheck.knowledge.fabric import fabric_need
+
+    assert fabric_need(back, matrix()).system.startswith("DGX H100")
+    no_labels = facts_from_labels("plain", {})
+    assert no_labels.fabric.fm_installed is None and no_labels.fabric.nvswitch_pci is None
