@@ -137,3 +137,13 @@ def test_catalog_patterns_pick_the_right_board():
     assert first("NVIDIA H200 NVL") is None and "H200" in first("NVIDIA H200")
     assert "A100" in first("NVIDIA A100-SXM4-80GB") and first("NVIDIA A100-PCIE-40GB") is None
     assert first("Tesla V100-SXM2-32GB") is None  # DGX-1: direct NVLink, no NVSwitch
+
+
+def test_an_unknown_board_is_asked_once_and_a_pcie_node_never(image):
+    blank = replace_in(hgx(nvswitch_pci=None), "gpu.gpus", ())
+    assert fabric_said(run(image, blank)) == {MISSING}  # one question: is this an NVSwitch system?
+    a40 = with_gpus(hgx(nvswitch_pci=None, fm_installed=None, fm_running=None), "NVIDIA A40", 3)
+    unread = dataclasses.replace(
+        committed_facts("bookworm"), unknown={"nccl": "not read", "cuda": "not read"}
+    )  # whether the image uses the GPU is unknown: a node without NVSwitch is fine whatever it is
+    assert fabric_said(run(unread, a40)) == set()

@@ -34,16 +34,21 @@ _ASK = (
 
 
 def _need(ctx: Ctx, rule_id: str) -> Iterator[Outcome | FabricNeed]:
-    """The node's need for Fabric Manager when the image uses the GPU and the need is known; else what to say."""
+    """The node's need for Fabric Manager when it has one and the image uses the GPU; else what to say. The node is
+    decided first: a node without NVSwitch is fine whatever the image."""
+    need = fabric_need(ctx.node, ctx.matrix)
+    if need.fabric_manager is False:
+        yield decided(rule_id, need.why)
+        return
     if not (node_only(ctx) or ctx.gpu_image):
         if not (ctx.image.unknown_reason("nccl") or ctx.image.unknown_reason("cuda")):
             yield decided(rule_id, "the image does not use the GPU")
         return  # whether it does is unknown: the engine asks
-    need = fabric_need(ctx.node, ctx.matrix)
     if need.fabric_manager is None:
-        yield unknown(rule_id, f"whether the node is an NVSwitch system: {need.why}")
-    elif not need.fabric_manager:
-        yield decided(rule_id, need.why)
+        if rule_id == MISSING:  # one question for the family: the others follow from its answer
+            yield unknown(rule_id, f"whether the node is an NVSwitch system that needs Fabric Manager: {need.why}")
+        else:
+            yield decided(rule_id, f"whether the node needs Fabric Manager at all is asked by {MISSING}")
     else:
         yield need
 
