@@ -106,7 +106,7 @@ def fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
         if fabric.gpu_fabric_status:
             ev.append(ctx.node_ev("fabric.gpu_fabric_status", fabric.gpu_fabric_status))
         yield finding(ctx.matrix, NOT_RUNNING, ev, variant="fabric-state", node=ctx.node.name, state=state)
-    elif fabric.fm_running is False and fabric.fm_installed:
+    elif fabric.fm_running is False and fabric.fm_installed is not False:
         ev = [*_evidence(ctx, need), ctx.node_ev("fabric.fm_running", False)]
         if fabric.fm_enabled is not None:
             ev.append(ctx.node_ev("fabric.fm_enabled", fabric.fm_enabled))
@@ -115,6 +115,8 @@ def fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
         yield decided(NOT_RUNNING, "nv-fabricmanager runs" if fabric.fm_running else f"GPU fabric state {state}")
     elif fabric.fm_installed is False:
         yield decided(NOT_RUNNING, f"not installed: {MISSING} decides it")
+    elif fabric.fm_installed is None:  # installed and running both unknown: the same question MISSING asks
+        yield decided(NOT_RUNNING, f"whether Fabric Manager is installed and running is asked by {MISSING}")
     else:
         yield unknown(NOT_RUNNING, f"{need.why}: CUDA starts only once Fabric Manager runs; {_ASK}")
 
