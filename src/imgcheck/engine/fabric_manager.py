@@ -17,7 +17,7 @@ from ..model.report import Evidence
 from . import facts
 from .context import Ctx
 from .contract import family, rule
-from .emit import Outcome, decided, finding, unknown
+from .emit import Decided, Outcome, decided, finding, unknown
 from .node_only import node_only
 
 MISSING = "NODE-FABRIC-MANAGER-MISSING"
@@ -34,23 +34,28 @@ _ASK = (
 
 
 def _need(ctx: Ctx, rule_id: str) -> Iterator[Outcome | FabricNeed]:
-    """The node's need for Fabric Manager when it has one and the image uses the GPU; else what to say. The node is
-    decided first: a node without NVSwitch is fine whatever the image."""
+    """The node's need for Fabric Manager when it has one; else what to say. The node is decided before the image:
+    a node without NVSwitch is fine whatever the image."""
     need = fabric_need(ctx.node, ctx.matrix)
     if need.fabric_manager is False:
         yield decided(rule_id, need.why)
-        return
-    if not (node_only(ctx) or ctx.gpu_image):
-        if not (ctx.image.unknown_reason("nccl") or ctx.image.unknown_reason("cuda")):
-            yield decided(rule_id, "the image does not use the GPU")
-        return  # whether it does is unknown: the engine asks
-    if need.fabric_manager is None:
-        if rule_id == MISSING:  # one question for the family: the others follow from its answer
-            yield unknown(rule_id, f"whether the node is an NVSwitch system that needs Fabric Manager: {need.why}")
-        else:
+    elif need.fabric_manager is None:
+        if rule_id != MISSING:  # one question for the family: the others follow from its answer
             yield decided(rule_id, f"whether the node needs Fabric Manager at all is asked by {MISSING}")
+        else:
+            yield unknown(rule_id, f"whether the node is an NVSwitch system that needs Fabric Manager: {need.why}")
     else:
         yield need
+
+
+def _uses_gpu(ctx: Ctx, rule_id: str, said: list[Outcome]) -> bool:
+    """Whether the image uses the GPU; when it does not or that is unknown, `said` gets what to say (nothing when
+    unknown: the engine asks whether the image ships CUDA or NCCL)."""
+    if node_only(ctx) or ctx.gpu_image:
+        return True
+    if not (ctx.image.unknown_reason("nccl") or ctx.image.unknown_reason("cuda")):
+        said.append(decided(rule_id, "the image does not use the GPU"))
+    return False
 
 
 def _system(ctx: Ctx, rule_id: str) -> tuple[FabricNeed | None, list[Outcome]]:
@@ -60,6 +65,22 @@ def _system(ctx: Ctx, rule_id: str) -> tuple[FabricNeed | None, list[Outcome]]:
             return item, said
         said.append(item)
     return None, said
+
+
+def _gated(ctx: Ctx, rule_id: str, outcomes: Iterator[Outcome]) -> Iterator[Outcome]:
+    """The rule's outcomes; a finding or question about the node only for an image that uses the GPU (a decision
+    that the node is fine stands whatever the image)."""
+    said: list[Outcome] = []
+    spoke = False
+    for outcome in outcomes:
+        spoke = True
+        if isinstance(outcome, Decided) or _uses_gpu(ctx, rule_id, []):
+            yield outcome
+        elif not said:
+            _uses_gpu(ctx, rule_id, said)  # "the image does not use the GPU", or nothing: the engine asks
+            yield from said
+    if not spoke and not _uses_gpu(ctx, rule_id, said):  # the body left a node question to the engine
+        yield from said
 
 
 def _evidence(ctx: Ctx, need: FabricNeed) -> list[Evidence]:
@@ -73,6 +94,10 @@ def _evidence(ctx: Ctx, need: FabricNeed) -> list[Evidence]:
 
 @rule(MISSING, reads=(*_IMAGE, *_SYSTEM, facts.FM_INSTALLED, facts.FM_RUNNING))
 def fabric_manager_missing(ctx: Ctx) -> Iterator[Outcome]:
+    yield from _gated(ctx, MISSING, _fabric_manager_missing(ctx))
+
+
+def _fabric_manager_missing(ctx: Ctx) -> Iterator[Outcome]:
     need, said = _system(ctx, MISSING)
     yield from said
     if need is None:
@@ -95,6 +120,10 @@ def fabric_manager_missing(ctx: Ctx) -> Iterator[Outcome]:
 
 @rule(NOT_RUNNING, reads=(*_IMAGE, *_SYSTEM, facts.FM_INSTALLED, facts.FM_RUNNING))
 def fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
+    yield from _gated(ctx, NOT_RUNNING, _fabric_manager_not_running(ctx))
+
+
+def _fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
     need, said = _system(ctx, NOT_RUNNING)
     yield from said
     if need is None:
@@ -123,6 +152,10 @@ def fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
 
 @rule(MISMATCH, reads=(*_IMAGE, *_SYSTEM, facts.FM_INSTALLED, facts.FM_VERSION, facts.GPU_DRIVER))
 def fabric_manager_version_mismatch(ctx: Ctx) -> Iterator[Outcome]:
+    yield from _gated(ctx, MISMATCH, _fabric_manager_version_mismatch(ctx))
+
+
+def _fabric_manager_version_mismatch(ctx: Ctx) -> Iterator[Outcome]:
     need, said = _system(ctx, MISMATCH)
     yield from said
     if need is None:
@@ -161,6 +194,10 @@ def fabric_manager_version_mismatch(ctx: Ctx) -> Iterator[Outcome]:
 
 @rule(NVLSM_MISSING, reads=(*_IMAGE, *_SYSTEM, facts.NVLSM, facts.IB_UMAD))
 def nvlsm_missing(ctx: Ctx) -> Iterator[Outcome]:
+    yield from _gated(ctx, NVLSM_MISSING, _nvlsm_missing(ctx))
+
+
+def _nvlsm_missing(ctx: Ctx) -> Iterator[Outcome]:
     need, said = _system(ctx, NVLSM_MISSING)
     yield from said
     if need is None:
