@@ -56,6 +56,8 @@ def test_feature_values_for_mlnx_and_doca_nodes():
         p + "nvidia.peermem": "true",
         p + "nvidia.nv-peer-mem": "false",
         p + "limits.memlock-kib": "unlimited",
+        p + "fabric.nvswitches": "0",  # no NVSwitch; Fabric Manager's package and process unknown there (left out)
+        p + "fabric.ib-umad-loaded": "false",
     }
     inbox = _parse_feature_file(nfd.render_features(probe(fixture_root("inbox-ubuntu2404-open"))))
     assert inbox[p + "rdma.stack"] == "inbox" and p + "rdma.ofed-version" not in inbox  # unknown: left out

@@ -313,6 +313,39 @@ EXPECTED = {
 }
 
 
+# node.fabric per fixture root (issue 32): none has an NVSwitch or Fabric Manager; the package databases are read
+# except on Jetson (none) and Rocky 8.6 (BerkeleyDB rpm); no root shows the host's PID 1, so whether
+# nv-fabricmanager runs is unknown everywhere.
+_NO_FABRIC = {
+    "nvswitch_pci": [],
+    "fm_package": None,
+    "fm_version": None,
+    "fm_installed": False,
+    "fm_enabled": None,
+    "fm_running": None,
+    "nvlsm_installed": False,
+    "ib_umad_loaded": False,
+    "gpu_fabric_state": None,
+    "gpu_fabric_status": None,
+}
+FABRIC = {
+    "doca-24.10-ubuntu2404": (_NO_FABRIC, {"fabric.fm_running"}),
+    "inbox-ubuntu2204": (_NO_FABRIC, {"fabric.fm_running"}),
+    "inbox-ubuntu2404-open": (_NO_FABRIC, {"fabric.fm_running"}),
+    "jetson-orin-l4t35": (
+        _NO_FABRIC | {"nvswitch_pci": None, "fm_installed": None, "nvlsm_installed": None},
+        {"fabric.fm_running", "fabric.fm_installed", "fabric.nvswitch_pci"},
+    ),
+    "mlnx-ofed-23.10-ubuntu2204": (_NO_FABRIC, {"fabric.fm_running"}),
+    "mlnx-ofed-5.8-rocky86": (
+        _NO_FABRIC | {"fm_installed": None, "nvlsm_installed": None},
+        {"fabric.fm_running", "fabric.fm_installed"},
+    ),
+    "ofed-other-kernel": (_NO_FABRIC, {"fabric.fm_running"}),
+    "ofed-upgrade-stale-peermem": (_NO_FABRIC, {"fabric.fm_running"}),
+}
+
+
 def test_every_fixture_has_expectations():
     assert sorted(EXPECTED) == FIXTURE_NAMES
 
@@ -361,7 +394,9 @@ def test_fixture_facts_field_by_field(name):
         for p in d["ports"]
         if p["link_layer"] != "Ethernet"
     }
-    assert set(doc["unknown"]) - gid_keys == want["unknown"]
+    fabric, fabric_unknown = FABRIC[name]
+    assert doc["fabric"] == fabric
+    assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown
     assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]
 

@@ -28,6 +28,7 @@ from . import (
     env_traps,
     env_upstream_params,
     env_visible_devices,
+    fabric_manager,
     fleet_compare,
     gdr,
     glibc,
@@ -97,6 +98,7 @@ FAMILIES = (
     node_gpu_pv,
     runtime_injection,
     node_capability,
+    fabric_manager,
     job_launch,
     gpu_injection,
     efa,
@@ -112,6 +114,7 @@ NODE_FAMILIES = (
     node_kmod,
     node_gpu_pv,
     node_capability,
+    fabric_manager,
     vendor_issues,
 )  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at

@@ -450,6 +450,49 @@ NET_INTERFACES = _node_fact(
 )
 
 
+def _fabric(n: NodeFacts, **changes: Any) -> NodeFacts:
+    return dataclasses.replace(n, fabric=dataclasses.replace(n.fabric, **changes))
+
+
+NVSWITCH = _node_fact(
+    "fabric.nvswitch_pci",
+    "Does the node have NVSwitches (NVIDIA PCI bridge functions: lspci -d 10de: | grep -i bridge)?",
+    lambda n: n.fabric.nvswitch_pci,
+    lambda n: _fabric(n, nvswitch_pci=None),
+)
+FM_INSTALLED = _node_fact(
+    "fabric.fm_installed",
+    "Is NVIDIA Fabric Manager installed on the node (dpkg -l 'nvidia-fabricmanager*' / rpm -q nvidia-fabric-manager)?",
+    lambda n: n.fabric.fm_installed,
+    lambda n: _fabric(n, fm_installed=None, fm_package=None, fm_version=None),
+)
+FM_RUNNING = _node_fact(
+    "fabric.fm_running",
+    "Is Fabric Manager running on the node (systemctl is-active nvidia-fabricmanager; nvidia-smi -q shows Fabric "
+    "State Completed)?",
+    lambda n: n.fabric.fm_running,
+    lambda n: _fabric(n, fm_running=None),
+)
+FM_VERSION = _node_fact(
+    "fabric.fm_version",
+    "Which Fabric Manager version does the node have (nv-fabricmanager --version)?",
+    lambda n: n.fabric.fm_version,
+    lambda n: _fabric(n, fm_version=None),
+)
+NVLSM = _node_fact(
+    "fabric.nvlsm_installed",
+    "Is the NVLink Subnet Manager installed on the node (the nvlsm package)?",
+    lambda n: n.fabric.nvlsm_installed,
+    lambda n: _fabric(n, nvlsm_installed=None),
+)
+IB_UMAD = _node_fact(
+    "fabric.ib_umad_loaded",
+    "Is the ib_umad module loaded on the node (/sys/class/infiniband_mad/abi_version)?",
+    lambda n: n.fabric.ib_umad_loaded,
+    lambda n: _fabric(n, ib_umad_loaded=None),
+)
+
+
 def _glibc_state(ctx: Ctx) -> State:
     if ctx.image.unknown_reason("glibc"):
         return State.UNKNOWN
@@ -485,6 +528,10 @@ ALL: tuple[Fact, ...] = (
     PEERMEM,
     GPU_MODULE,
     NET_INTERFACES,
+    NVSWITCH,
+    FM_INSTALLED,
+    FM_RUNNING,
+    FM_VERSION,
 )
 COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
 # The components whose unknown presence the engine evaluates under the hypothesis "present" (engine/hypothesis.py)

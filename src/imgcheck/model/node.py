@@ -245,6 +245,32 @@ class NodeGpu:
 
 
 @dataclass(frozen=True)
+class NodeFabric:
+    """NVSwitch and the services that configure its fabric (node/fabric.py). None: not known from what was read."""
+
+    # PCI addresses of NVIDIA functions of class bridge/other (0x0680): the NVSwitches, which the nvidia-nvswitch driver
+    # binds by that class. (): looked, none; None: /sys/bus/pci not visible.
+    nvswitch_pci: tuple[str, ...] | None = None
+    # Fabric Manager: its package (nvidia-fabricmanager[-BRANCH], nvidia-fabric-manager) and the upstream version of
+    # it, which must equal the driver's; installed: a package or /usr/bin/nv-fabricmanager (False: the package
+    # databases were read and neither is there).
+    fm_package: str | None = None
+    fm_version: str | None = None
+    fm_installed: bool | None = None
+    fm_enabled: bool | None = (
+        None  # the systemd unit is enabled (/etc/systemd/system/*.wants/nvidia-fabricmanager.service)
+    )
+    fm_running: bool | None = None  # an nv-fabricmanager process in /proc (None: the host's processes are not visible)
+    # NVLink 5 baseboards: the NVLink Subnet Manager (nvlsm package or /opt/nvidia/nvlsm/sbin/nvlsm) and ib_umad
+    nvlsm_installed: bool | None = None
+    ib_umad_loaded: bool | None = None
+    # nvidia-smi -q's "Fabric" section of the GPUs (State: Completed | In Progress | Not Started | Not Supported;
+    # Status: Success or the failure): never probed (it needs NVML); a node facts file may state it.
+    gpu_fabric_state: str | None = None
+    gpu_fabric_status: str | None = None
+
+
+@dataclass(frozen=True)
 class DkmsModule:
     """One DKMS build: /var/lib/dkms/<name>/<version>/<kernel>/<arch>/ (installed when the
     /var/lib/dkms/<name>/kernel-<kernel>-<arch> link points at it)."""
@@ -311,6 +337,7 @@ class NodeFacts:
     # "routable", or "none" (no line names it: DNS decides); None: not read
     hostname_in_hosts: str | None = None
     numa_nodes: tuple[NumaNode, ...] | None = None  # None: /sys/devices/system/node not read
+    fabric: NodeFabric = field(default_factory=NodeFabric)  # NVSwitch, Fabric Manager, NVLSM
     # Provenance, not facts: left out of equality and of the fleet grouping key.
     # fact ("limits.memlock_kib", "rdma.devices.mlx5_0", "labels.nvidia.com/gpu.product") -> where the reader
     # read it; a fact below a recorded one ("rdma.devices.mlx5_0.fw_ver") is located at its nearest ancestor.

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from ..errors import LimitExceededError, UnavailableError
 from ..fsutil import atomic_write
 from ..model.location import Location
-from ..model.node import Gpu, Kernel, Limits, NodeFacts, NodeGpu, NodeOs, NodeRdma, Peermem
+from ..model.node import Gpu, Kernel, Limits, NodeFabric, NodeFacts, NodeGpu, NodeOs, NodeRdma, Peermem
 
 PREFIX = "imgcheck.feature.node.kubernetes.io/"
 MAX_FEATURE_FILE = 65536  # NFD's MaxFeatureFileSize
@@ -57,6 +57,7 @@ def _bool(value: bool | None) -> str | None:
 def features_of(facts: NodeFacts) -> dict[str, str]:
     """Feature name (without prefix) -> label-safe value; facts that are unknown are left out."""
     memlock = facts.limits.memlock_kib
+    fabric = facts.fabric
     raw = {
         "schema": str(facts.schema_version),
         "kernel.release": facts.kernel.release,
@@ -71,6 +72,12 @@ def features_of(facts: NodeFacts) -> dict[str, str]:
         "nvidia.nv-peer-mem": _bool(facts.gpu.peermem.legacy_nv_peer_mem),
         "limits.memlock-kib": None if memlock is None else ("unlimited" if memlock < 0 else str(memlock)),
         "nvidia.bar1-min-mib": _bar1_min_mib(facts),
+        "fabric.nvswitches": None if fabric.nvswitch_pci is None else str(len(fabric.nvswitch_pci)),
+        "fabric.fm-installed": _bool(fabric.fm_installed),
+        "fabric.fm-version": fabric.fm_version,
+        "fabric.fm-running": _bool(fabric.fm_running),
+        "fabric.nvlsm-installed": _bool(fabric.nvlsm_installed),
+        "fabric.ib-umad-loaded": _bool(fabric.ib_umad_loaded),
     }
     return {k: v for k, v in raw.items() if v is not None and _LABEL_VALUE.match(v) and v}
 
@@ -187,6 +194,16 @@ def facts_from_labels(
     if limits.memlock_kib is None:
         unknown["limits.memlock_kib"] = no_probe
     arch = from_info("arch", arch, "architecture") or pick("arch", "kubernetes.io/arch")
+    switches = _int(pick("fabric.nvswitch_pci", PREFIX + "fabric.nvswitches"))
+    fabric = NodeFabric(
+        # the count is all a label carries: the addresses stand in as placeholders
+        nvswitch_pci=None if switches is None else tuple(f"nvswitch{i}" for i in range(switches)),
+        fm_installed=_parse_bool(pick("fabric.fm_installed", PREFIX + "fabric.fm-installed")),
+        fm_version=pick("fabric.fm_version", PREFIX + "fabric.fm-version"),
+        fm_running=_parse_bool(pick("fabric.fm_running", PREFIX + "fabric.fm-running")),
+        nvlsm_installed=_parse_bool(pick("fabric.nvlsm_installed", PREFIX + "fabric.nvlsm-installed")),
+        ib_umad_loaded=_parse_bool(pick("fabric.ib_umad_loaded", PREFIX + "fabric.ib-umad-loaded")),
+    )
     return NodeFacts(
         name=name,
         kernel=Kernel(release=release),
@@ -196,6 +213,7 @@ def facts_from_labels(
         limits=limits,
         labels=dict(labels),
         arch=arch,
+        fabric=fabric,
         unknown=unknown,
         notes={"source": "Kubernetes node labels (imgcheck NFD features, NFD and GFD labels)"},
         sources={**label_sources(labels), **sources},

@@ -17,6 +17,7 @@ Evidence, strongest first:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..extractors.packages import parse_dpkg_status, parse_rpmdb_sqlite
@@ -96,13 +97,21 @@ def ofed_version_of(identifier: str | None) -> str | None:
 
 
 def _ofed_packages(host: HostRoot, notes: dict[str, str]) -> tuple[list[Package], bool]:
+    return host_packages(host, _interesting, notes)
+
+
+def host_packages(
+    host: HostRoot, interesting: Callable[[str], bool], notes: dict[str, str]
+) -> tuple[list[Package], bool]:
+    """The host's installed packages whose name `interesting` accepts (dpkg status, else the sqlite rpm database),
+    and whether a package database was read at all (False: the packages are unknown, not absent)."""
     wanted = []
     known = False
     try:
         data = host.read_bytes(DPKG_STATUS, 256 * 1024 * 1024)
         if data is not None:
             known = True
-            wanted += [p for p in parse_dpkg_status(data, DPKG_STATUS.lstrip("/"), None) if _interesting(p.name)]
+            wanted += [p for p in parse_dpkg_status(data, DPKG_STATUS.lstrip("/"), None) if interesting(p.name)]
     except HostReadError as exc:
         notes["packages"] = str(exc)
     for path in RPMDB_SQLITE:
@@ -113,7 +122,7 @@ def _ofed_packages(host: HostRoot, notes: dict[str, str]) -> tuple[list[Package]
             continue
         if data is not None:
             known = True
-            wanted += [p for p in parse_rpmdb_sqlite(data, path.lstrip("/"), None) if _interesting(p.name)]
+            wanted += [p for p in parse_rpmdb_sqlite(data, path.lstrip("/"), None) if interesting(p.name)]
             break
     else:
         if not known and any(host.exists(p) for p in RPMDB_BDB):

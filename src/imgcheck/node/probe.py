@@ -16,6 +16,7 @@ from ..errors import UnavailableError, UsageError
 from ..extractors.os_release import parse_os_release
 from ..model.location import Location
 from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
+from .fabric import scan_fabric
 from .hostname import scan_hostname
 from .hostroot import HostReadError, HostRoot
 from .iommu import scan_iommu
@@ -117,6 +118,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         net_interfaces=scan_interfaces(host, unknown),
         hostname_in_hosts=scan_hostname(host, unknown, read),
         numa_nodes=scan_numa(host, unknown),
+        fabric=scan_fabric(host, mods.sysfs_visible, unknown),
     )
     return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))
 

@@ -86,6 +86,13 @@ def probe_sources(facts: NodeFacts, read: dict[str, str], ofed_info_read: bool) 
         paths["iommu_domains"] = PCI_DEVICES  # each device's <bdf>/iommu_group/type
     if facts.net_interfaces is not None:
         paths["net_interfaces"] = NET_CLASS
+    fabric = facts.fabric
+    if fabric.nvswitch_pci is not None:
+        paths["fabric.nvswitch_pci"] = PCI_DEVICES  # each NVIDIA function's <bdf>/class
+    if fabric.fm_running is not None:
+        paths["fabric.fm_running"] = "/proc"  # each process's <pid>/comm
+    if fabric.ib_umad_loaded is not None:
+        paths["fabric.ib_umad_loaded"] = _module("ib_umad")
     found: dict[str, Location] = {}
     for fact, path in paths.items():
         location = Location.file(path) if path else None  # a path: never None
