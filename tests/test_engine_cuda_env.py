@@ -170,7 +170,8 @@ def test_env_disables(bookworm):
 
 def test_env_rules_skip_nodes_without_rdma(bookworm):
     image = with_nccl(bookworm, "2.21.5", env={"NCCL_IB_RETRY_CNT": "16", "NCCL_IB_TIMEOUT": "40"})
-    assert ids(run(image, node("cpu-no-rdma"))) == []
+    # only info is left (NCCL-RELEASE-LATER-FIX names the release's workload-dependent fixes on any node)
+    assert [f.id for f in run(image, node("cpu-no-rdma")).findings if f.severity != "info"] == []
 
 
 # ---------- which NCCL ----------

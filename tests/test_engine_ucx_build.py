@@ -87,3 +87,18 @@ def test_legacy_libibverbs_is_what_such_a_build_needs(bookworm):
 
 def test_module_model_default_is_unread():
     assert UcxModule(name="uct_ib", path="/x").exp_verbs is None
+
+
+def test_modules_unread_are_decided_by_release_from_1_14_and_asked_before(bookworm):
+    """UCX 1.14.0 removed the experimental-verbs build (its NEWS; its configure.m4 checks no ibv_exp_*): without the
+    modules a release from it is decided, an older one is asked about its modules."""
+    ucx = bookworm.ucx
+    assert ucx is not None
+    n = node("mofed-23.10-open-550-peermem")
+    newer = dataclasses.replace(bookworm, ucx=dataclasses.replace(ucx, version="1.16.0", modules=()))
+    assert RULE not in ids(run(newer, n)) and RULE not in unknown_rules(run(newer, n))
+    older = dataclasses.replace(bookworm, ucx=dataclasses.replace(ucx, version="1.13.1", modules=()))
+    result = run(older, n)
+    assert RULE not in ids(result) and RULE in unknown_rules(result)
+    asked = next(u for u in result.unknowns if u.rule == RULE)
+    assert asked.facts == ("image.ucx.modules",) and "1.14.0" in asked.reason

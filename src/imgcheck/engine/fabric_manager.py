@@ -43,7 +43,11 @@ def _need(ctx: Ctx, rule_id: str) -> Iterator[Outcome | FabricNeed]:
         if rule_id != MISSING:  # one question for the family: the others follow from its answer
             yield decided(rule_id, f"whether the node needs Fabric Manager at all is asked by {MISSING}")
         else:
-            yield unknown(rule_id, f"whether the node is an NVSwitch system that needs Fabric Manager: {need.why}")
+            yield unknown(
+                rule_id,
+                f"whether the node is an NVSwitch system that needs Fabric Manager: {need.why}",
+                (facts.NVSWITCH.name,),
+            )
     else:
         yield need
 
@@ -113,9 +117,14 @@ def _fabric_manager_missing(ctx: Ctx) -> Iterator[Outcome]:
             MISSING,
             f"{need.why}, and no Fabric Manager package on the host: is nv-fabricmanager run by a driver container "
             "(GPU Operator) instead (node.fabric.fm_running is unknown)?",
+            (facts.FM_RUNNING.name,),
         )
     elif fabric.fm_running is None:
-        yield unknown(MISSING, f"{need.why}: CUDA needs Fabric Manager there; {_ASK}")
+        yield unknown(
+            MISSING,
+            f"{need.why}: CUDA needs Fabric Manager there; {_ASK}",
+            (facts.FM_INSTALLED.name, facts.FM_RUNNING.name),
+        )
 
 
 @rule(NOT_RUNNING, reads=(*_IMAGE, *_SYSTEM, facts.FM_INSTALLED, facts.FM_RUNNING))
@@ -147,7 +156,9 @@ def _fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
     elif fabric.fm_installed is None:  # installed and running both unknown: the same question MISSING asks
         yield decided(NOT_RUNNING, f"whether Fabric Manager is installed and running is asked by {MISSING}")
     else:
-        yield unknown(NOT_RUNNING, f"{need.why}: CUDA starts only once Fabric Manager runs; {_ASK}")
+        yield unknown(
+            NOT_RUNNING, f"{need.why}: CUDA starts only once Fabric Manager runs; {_ASK}", (facts.FM_RUNNING.name,)
+        )
 
 
 @rule(MISMATCH, reads=(*_IMAGE, *_SYSTEM, facts.FM_INSTALLED, facts.FM_VERSION, facts.GPU_DRIVER))
@@ -189,6 +200,7 @@ def _fabric_manager_version_mismatch(ctx: Ctx) -> Iterator[Outcome]:
             f"{need.why}: Fabric Manager starts only with the driver's exact version; which Fabric Manager version "
             "does the node have (dpkg -l 'nvidia-fabricmanager*', node.fabric.fm_version) and which driver "
             "(node.gpu.driver_version)?",
+            (facts.FM_VERSION.name, facts.GPU_DRIVER.name),
         )
 
 
@@ -206,7 +218,9 @@ def _nvlsm_missing(ctx: Ctx) -> Iterator[Outcome]:
         yield decided(NVLSM_MISSING, f"{need.system}: its NVSwitches do not need NVLSM")
         return
     if need.nvlsm is None:
-        yield unknown(NVLSM_MISSING, "which NVSwitch generation the node has: its GPU models are not known")
+        yield unknown(
+            NVLSM_MISSING, "which NVSwitch generation the node has: its GPU models are not known", ("node.gpu.gpus",)
+        )
         return
     fabric = ctx.node.fabric
     if fabric.ib_umad_loaded is False:
@@ -222,6 +236,7 @@ def _nvlsm_missing(ctx: Ctx) -> Iterator[Outcome]:
             NVLSM_MISSING,
             f"{need.why}: Fabric Manager needs NVLSM and ib_umad there; are they installed and loaded "
             "(node.fabric.nvlsm_installed, node.fabric.ib_umad_loaded)?",
+            (facts.NVLSM.name, facts.IB_UMAD.name),
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model.report import Evidence
+from ..versions import ranges
 from . import facts
 from .context import Ctx
 from .contract import family, rule
@@ -22,13 +23,22 @@ from .emit import Outcome, decided, finding, unknown
 RULE = "UCX-BUILT-FOR-EXP-VERBS"
 
 
-@rule(RULE, requires=(facts.UCX, facts.LIBIBVERBS))
+@rule(RULE, requires=(facts.UCX, facts.LIBIBVERBS), needs={"thresholds": {"ucx_exp_verbs_removed"}})
 def ucx_built_for_exp_verbs(ctx: Ctx) -> Iterator[Outcome]:
     ucx = ctx.image.ucx
     if ucx is None:
         return
+    removed = str(ctx.matrix.threshold("ucx_exp_verbs_removed"))
+    if ranges.at_least(ucx.version, removed):
+        yield decided(RULE, f"UCX {ucx.version}: releases from {removed} have no experimental-verbs build")
+        return
     if not ucx.modules:
-        yield unknown(RULE, "UCX's InfiniBand transport modules (libuct_ib*.so) were not found or not read")
+        yield unknown(
+            RULE,
+            f"UCX {ucx.version or '(version unknown)'}'s InfiniBand transport modules (libuct_ib*.so) were not found "
+            f"or not read: were they built for MLNX_OFED's experimental verbs (possible before {removed})?",
+            ("image.ucx.modules",),
+        )
         return
     unread = [m for m in ucx.modules if m.exp_verbs is None]
     built = [m for m in ucx.modules if m.exp_verbs]
