@@ -40,7 +40,7 @@ NEEDS = {
     "pinning_kernel_features": {"longterm_pin_migrates_out_of_movable"},
 }
 
-NODE_ONLY_REFERENCE = "(no image: node check)"
+NODE_ONLY_REFERENCE = facts.NODE_CHECK_REFERENCE
 NODE_ONLY_IMAGE = ImageFacts(reference=NODE_ONLY_REFERENCE, notes=("node check: node facts only, no image",))
 ANY_WORKLOAD = "any CUDA program that uses verbs (NCCL, UCX, perftest --use_cuda, NIXL, custom verbs code)"
 PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
@@ -672,31 +672,33 @@ P2P_SETTINGS = facts.setting("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "CUDA_VISIBLE
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
-    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.GPU_WORKLOAD),
     "NODE-OFED-NOT-RUNNING": (VERBS_WORKLOAD, facts.NODE_RDMA),
     "NODE-PEERMEM-STALE-BUILD": (VERBS_WORKLOAD, facts.NODE_RDMA),
-    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA),
-    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD,),
-    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD,),
+    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.GPU_WORKLOAD),
+    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD, facts.GPU_WORKLOAD),
+    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD, facts.GPU_WORKLOAD),
     "NODE-PCI-ACS-REDIRECT": (),
     "NODE-PINNING-MOVABLE-MEMORY": (VERBS_WORKLOAD, facts.NODE_RDMA),
     "NODE-IOMMU-TRANSLATED": (),
-    "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER,),
-    "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (),
+    # the mechanism is the node's alone; whether it matters is whether the image runs CUDA at all (GPU_WORKLOAD:
+    # unknown -> a finding conditional on "the image uses CUDA"; known not to -> the rule does not apply)
+    "NODE-NVIDIA-UVM-MISSING": (facts.GPU_WORKLOAD, facts.GPU_DRIVER),
+    "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.GPU_WORKLOAD,),
     "NODE-KERNEL-PINNING-REGRESSION": (),
 }
 READS = {
-    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.PEERMEM),
+    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.PEERMEM, facts.GPU_WORKLOAD),
     "NODE-OFED-NOT-RUNNING": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL),
     "NODE-PEERMEM-STALE-BUILD": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL),
-    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA),
-    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD, facts.GPU_DRIVER),
-    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE),
+    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.GPU_WORKLOAD),
+    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD, facts.GPU_DRIVER, facts.GPU_WORKLOAD),
+    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE, facts.GPU_WORKLOAD),
     # GPU<->NIC GPUDirect (the image's verbs) or GPU<->GPU P2P on one node (NCCL, the job's GPUs, P2P settings)
     "NODE-PCI-ACS-REDIRECT": (VERBS_WORKLOAD, facts.GPU_DRIVER, facts.PCI_ACS, facts.NCCL, P2P_SETTINGS),
     "NODE-PINNING-MOVABLE-MEMORY": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL_CMDLINE),
     "NODE-IOMMU-TRANSLATED": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.IOMMU_DOMAINS, facts.NCCL, P2P_SETTINGS),
-    "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER, facts.UVM),
-    "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.PEERMEM_CONFIG, facts.PEERMEM),
+    "NODE-NVIDIA-UVM-MISSING": (facts.GPU_WORKLOAD, facts.GPU_DRIVER, facts.UVM),
+    "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.GPU_WORKLOAD, facts.PEERMEM_CONFIG, facts.PEERMEM),
     "NODE-KERNEL-PINNING-REGRESSION": (facts.KERNEL, VERBS_WORKLOAD),
 }
