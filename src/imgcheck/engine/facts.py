@@ -443,6 +443,13 @@ UVM = _node_fact(
     lambda n: n.gpu.uvm_loaded,
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, uvm_loaded=None, uvm_device=None)),
 )
+CLUSTER_COMPONENTS = _node_fact(
+    "cluster_components",
+    "Which NVIDIA k8s-device-plugin (or GPU Operator) release serves the node (its DaemonSet image tag, or the node's "
+    "status.images)?",
+    lambda n: n.cluster_components,
+    lambda n: dataclasses.replace(n, cluster_components=None),
+)
 PEERMEM_CONFIG = _node_fact(
     "gpu.peermem_configured",
     "Is nvidia-peermem configured to load on the node (modules-load.d, /etc/modules, modprobe.d)?",
