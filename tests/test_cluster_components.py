@@ -13,8 +13,8 @@ import pytest
 from engine_facts import committed_facts, matrix, with_nccl
 
 from imgcheck.engine import evaluate
-from imgcheck.engine.evaluate import evaluate_node
 from imgcheck.engine.cluster_components import RULE, is_fixed
+from imgcheck.engine.evaluate import evaluate_node
 from imgcheck.engine.node_only import NODE_ONLY_IMAGE
 from imgcheck.model.node import Gpu, NodeFacts, NodeGpu
 from imgcheck.model.node_io import parse_node_facts
