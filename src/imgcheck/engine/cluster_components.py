@@ -68,14 +68,14 @@ def _affected(ctx: Ctx) -> list[tuple[dict[str, Any], str]]:
     needs={"k8s_device_plugin_fixes": {"nvml_memory_not_supported"}},
 )
 def device_plugin_gpu_unsupported(ctx: Ctx) -> Iterator[Outcome]:
-    if facts.GPU_WORKLOAD.state(ctx) is not facts.State.KNOWN:
-        return  # a CPU image is not concerned; unknown: the engine asks, then assumes it uses CUDA
     if not ctx.node.gpu.gpus:
         return  # no GPU listed: whether one is there is the driver's question (the engine asks it)
     affected = _affected(ctx)
-    if not affected:
+    if not affected:  # the node's facts decide first, whatever the image
         yield decided(RULE, "no device plugin release is known to fail on the node's GPUs")
         return
+    if facts.GPU_WORKLOAD.state(ctx) is not facts.State.KNOWN:
+        return  # a CPU image is not concerned; unknown: the engine asks, then assumes it uses CUDA
     version, fact, how = plugin_version(ctx)
     gpus = ", ".join(sorted({name for _, name in affected}))
     if version is None:

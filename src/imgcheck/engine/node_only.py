@@ -94,6 +94,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     if workload is not None and _has_gpu(ctx):
         yield from _peermem_not_loaded(ctx, workload)
     if workload is None or ctx.node_has_rdma is False or not _has_gpu(ctx):
+        yield from _gpu_class_decided(ctx)
         path = _node_check_peers(ctx) if node_only(ctx) else peer_path(ctx)
         gdr_open = _gdr_path_open(ctx, workload)
         yield from _acs_p2p(ctx, path, gdr_open)
@@ -382,6 +383,20 @@ def _legacy(ctx: Ctx, workload: str) -> Iterator[Outcome]:
 
 # ---------- GPU class ----------
 classify_gpu = gpus_k.classify  # the knowledge module decides; the name stays for callers
+
+
+def _gpu_class_decided(ctx: Ctx) -> Iterator[Outcome]:
+    """The node's GPUs decide NODE-GPU-NO-GDR before the image does: none of a class without GPUDirect RDMA, no
+    problem whatever the image runs (so whether it uses CUDA is not asked)."""
+    listed = ctx.node.gpu.gpus
+    if listed and not any(_unsupported(ctx, g.name, g.gpu_class) for g in listed):
+        yield decided("NODE-GPU-NO-GDR", "no GPU of the node is of a class without GPUDirect RDMA")
+
+
+def _unsupported(ctx: Ctx, name: str | None, stated: str | None) -> bool:
+    if stated:
+        return stated == "consumer"
+    return (classify_gpu(name, ctx.matrix) or {}).get("gpudirect_rdma") == "unsupported"
 
 
 def _gpu_class(ctx: Ctx, workload: str) -> Iterator[Outcome]:
