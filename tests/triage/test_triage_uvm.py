@@ -56,8 +56,7 @@ def test_node_without_uvm_confirms_and_with_uvm_demotes(tmp_path):
         "RuntimeError: CUDA error: unknown error",  # pytorch c10/cuda/CUDAException.cpp
         "NCCL WARN Cuda failure 999 'unknown error'",  # nccl src/include/checks.h (2.19 on)
         "RuntimeError: cuda runtime error (30) : unknown error at /pytorch/aten/src/THC/THCGeneral.cpp:50",
-        "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env "
-        "variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error",
     ],
 )
 def test_every_form_of_code_999(tmp_path, line):
