@@ -389,7 +389,7 @@ def _gpu_class_decided(ctx: Ctx) -> Iterator[Outcome]:
     """The node's GPUs decide NODE-GPU-NO-GDR before the image does: none of a class without GPUDirect RDMA, no
     problem whatever the image runs (so whether it uses CUDA is not asked)."""
     listed = ctx.node.gpu.gpus
-    if listed and not any(_unsupported(ctx, g.name, g.gpu_class) for g in listed):
+    if ctx.node.gpu.driver_version and listed and not any(_unsupported(ctx, g.name, g.gpu_class) for g in listed):
         yield decided("NODE-GPU-NO-GDR", "no GPU of the node is of a class without GPUDirect RDMA")
 
 
