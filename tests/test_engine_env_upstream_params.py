@@ -259,3 +259,21 @@ def test_an_efa_fix_whose_setting_the_script_sets_is_named_on_an_efa_node():
     # the same image on an InfiniBand node: the EFA provider's fixes do not apply there
     found, _ = later_fix(run(facts, node(NODE)))
     assert not any("FI_EFA_ENABLE_SHM_TRANSFER" in f.mechanism for f in found)
+
+
+def _torch_image(version: str, env: dict[str, str]):
+    base = with_nccl(committed_facts("bookworm"), "2.21.5", env=env)
+    return dataclasses.replace(base, packages=(*base.packages, Package(name="torch", version=version, db="python")))
+
+
+def test_old_c10d_name_on_a_torch_with_the_new_one_is_named_as_a_deprecated_alias():
+    """NCCL_ASYNC_ERROR_HANDLING on torch >= 2.2 (renamed in pytorch#114077; the old name still read): information
+    naming TORCH_NCCL_ASYNC_ERROR_HANDLING, never a warning; on torch 2.1 the old name is the one read: nothing."""
+    env = {"NCCL_ASYNC_ERROR_HANDLING": "1"}
+    found = [
+        f for f in evaluate(_torch_image("2.5.1", env), node("cpu-no-rdma"), matrix()).findings if "ASYNC" in f.title
+    ]
+    assert [f.severity for f in found] == ["info"]
+    assert "TORCH_NCCL_ASYNC_ERROR_HANDLING" in found[0].title and "deprecated alias" in found[0].title
+    old = evaluate(_torch_image("2.1.2", env), node("cpu-no-rdma"), matrix()).findings
+    assert not [f for f in old if "ASYNC_ERROR_HANDLING" in f.title]

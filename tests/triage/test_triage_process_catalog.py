@@ -251,5 +251,5 @@ def test_the_legacy_unknown_error_form_names_the_uvm_device_not_a_gpu_fault(tmp_
     log = tmp_path / "rank.log"
     log.write_text("RuntimeError: cuda runtime error (30) : unknown error at /pytorch/aten/src/THC/THCGeneral.cpp:50\n")
     report = triage([str(log)])
-    assert report.diagnoses[0].signature == "CUDA-RUNTIME-ERROR"
-    assert report.diagnoses[0].causes[0].id == "cuda-unknown-uvm"
+    assert report.diagnoses[0].signature == "CUDA-UNKNOWN-ERROR"
+    assert report.diagnoses[0].causes[0].id == "nvidia-uvm-missing"

@@ -262,6 +262,8 @@ SAMPLES.update(
         "0(default_pg) Rank 7] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
         "TORCH-NCCL-ABORTED": "RuntimeError: NCCL communicator was aborted on rank 3.",  # ProcessGroupNCCL's words
         "NVML-UNKNOWN-ERROR": "Failed to initialize NVML: Unknown Error",  # nvidia-docker#1671
+        "CUDA-UNKNOWN-ERROR": "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: "
+        "CUDA_ERROR_UNKNOWN: unknown error",  # the format of tensorflow's cuda_driver.cc GpuDriver::Init
         "CUDA-NO-DEVICE": "RuntimeError: cuda runtime error (100) : no CUDA-capable device is detected at "
         "/pytorch/aten/src/THC/THCGeneral.cpp:50",  # REDN#5
         "C10D-STORE-PEER-GONE": "[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on "

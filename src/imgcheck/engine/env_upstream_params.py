@@ -35,7 +35,17 @@ NEEDS: dict[str, set[Any]] = {
 # process sees, against the library releases that read them.
 _SETTINGS = tuple(facts.setting_prefix(p) for p in ("UCX_", "FI_", "OFI_NCCL_", "TORCH_NCCL_"))
 REQUIRES: dict[str, tuple[facts.Fact, ...]] = {rule: () for rule in RULES}
+# the names PyTorch 2.2.0 renamed (the old one is still read, as a deprecated alias): catalogs/torch_nccl_env.json
+_TORCH_OLD = facts.setting(
+    "NCCL_BLOCKING_WAIT",
+    "NCCL_ENABLE_TIMING",
+    "NCCL_DESYNC_DEBUG",
+    "NCCL_ASYNC_ERROR_HANDLING",
+    "ENABLE_NCCL_HEALTH_CHECK",
+    "NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK",
+)
 READS = {rule: (*_SETTINGS, facts.UCX, facts.PLUGINS) for rule in RULES}
+READS["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"] += (_TORCH_OLD, facts.PACKAGES)
 READS[NEAR_MISS] = (facts.ANY_SETTING,)  # every variable the process gets, whatever its prefix
 
 _VENDOR_BUILD = re.compile(r"\d(amzn|cray|hpe|aws|nvidia|mlnx)", re.I)
@@ -58,7 +68,7 @@ class _Library:
 
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
-    outcomes = [*_check(ctx), *_near_misses(ctx)]
+    outcomes = [*_check(ctx), *_torch_old_names(ctx), *_near_misses(ctx)]
     found = {o.id for o in outcomes if isinstance(o, Finding)}
     seen: set[str] = set()
     for o in outcomes:
@@ -197,6 +207,37 @@ def _torch(ctx: Ctx, s: Any, name: str) -> Iterator[Outcome]:
             last=None,
             removed_in=None,
             old=row["renamed_from"] or name,
+        )
+
+
+def _torch_old_names(ctx: Ctx) -> Iterator[Outcome]:
+    """An old c10d name (NCCL_ASYNC_ERROR_HANDLING) set for a torch that has the new one (TORCH_NCCL_...): torch still
+    reads it as a deprecated alias, so this is information, never a failure; with the new name set too, the new wins."""
+    torch = next((p for p in ctx.image.packages if p.db == "python" and p.name.lower() == "torch"), None)
+    version = _release(torch.version) if torch is not None else None
+    if torch is None or version is None:
+        return  # which torch is unknown or absent: the old name is read by every release that has the variable
+    for row in ctx.matrix.rows("torch_nccl_env"):
+        old, first = row.get("renamed_from"), row.get("first")
+        if not old or not first or ranges.below(version, first):
+            continue
+        s = ctx.setting(old)
+        if s is None:
+            continue
+        yield finding(
+            ctx.matrix,
+            "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE",
+            [s.evidence, Evidence("image.packages.torch", torch.version, torch.location)],
+            variant="deprecated-name",
+            setting=s.label,
+            name=row["name"],
+            upstream="PyTorch",
+            version=version,
+            first=first,
+            last=None,
+            removed_in=None,
+            old=old,
+            new_set="set too, and wins" if ctx.setting(row["name"]) is not None else "not set",
         )
 
 

@@ -16,6 +16,7 @@ from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown, severity_rank
 from . import (
+    cluster_components,
     cuda,
     cuda_compat,
     dmabuf,
@@ -99,6 +100,7 @@ FAMILIES = (
     runtime_injection,
     node_capability,
     fabric_manager,
+    cluster_components,
     job_launch,
     gpu_injection,
     efa,
@@ -115,6 +117,7 @@ NODE_FAMILIES = (
     node_gpu_pv,
     node_capability,
     fabric_manager,
+    cluster_components,
     vendor_issues,
 )  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at

@@ -60,6 +60,9 @@ class Fact:
     # (State.UNSET_BY_LAUNCH; engine/hypothesis.py applies IMAGE_SETS_NONE). Empty: no such hypothesis (the
     # prefix facts of the Env lints: "the image sets no NCCL_* variable at all" is not a default anybody reasons on).
     unset_names: tuple[str, ...] = ()
+    # A fact derived from other components (whether the image runs GPU code at all): the hypothesis assumes it only
+    # for a rule that declares it, never for a rule that declares no component (those assume the components).
+    declared_only: bool = False
 
     def unknown_words(self, ctx: Ctx) -> str:
         why = self.why(ctx)
@@ -231,6 +234,50 @@ CUDA = Fact(
 )
 
 
+# The reference of the empty image `imgcheck node check` evaluates (node facts only): its workload is any GPU program.
+NODE_CHECK_REFERENCE = "(no image: node check)"
+# Python packages that run CUDA code in the process (their wheels bundle or load the CUDA runtime)
+GPU_FRAMEWORKS = ("torch",)
+
+
+def _gpu_use_unread(ctx: Ctx) -> str | None:
+    """Why whether the image runs GPU code is not known: the first of its components that was not read."""
+    for fact in ("cuda", "nccl", "packages"):
+        why = ctx.image.unknown_reason(fact)
+        if why:
+            return f"image.{fact}: {why}"
+    return None
+
+
+def _gpu_use_state(ctx: Ctx) -> State:
+    if ctx.image.reference == NODE_CHECK_REFERENCE or ctx.gpu_image:
+        return State.KNOWN
+    return State.UNKNOWN if _gpu_use_unread(ctx) else State.ABSENT
+
+
+def _gpu_use_blank(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
+    packages = tuple(p for p in i.packages if p.name not in GPU_FRAMEWORKS)
+    unknown = {**i.unknown, "cuda": _BLANK, "nccl": _BLANK}
+    return dataclasses.replace(i, cuda=None, nccl=(), packages=packages, unknown=unknown), n, j
+
+
+# Whether the image runs GPU code at all (a CUDA runtime, NCCL, or a framework that brings CUDA): what the rules whose
+# mechanism lies on the node alone (nvidia_uvm, the driver's user-space libraries, peer memory) are gated on. Unknown
+# when a component that would show it was not read; then the engine evaluates the rule under "the image uses CUDA"
+# (a conditional finding), and with the image known not to use the GPU the rule does not apply.
+GPU_WORKLOAD = Fact(
+    "image.gpu_use",
+    "Does the image run GPU code (a CUDA runtime, NCCL, or a framework such as torch)?",
+    _gpu_use_state,
+    _gpu_use_unread,
+    blank=_gpu_use_blank,
+    present=_assume_present("cuda", ("compat_driver",), cuda=lambda i: i.cuda or _some("Cuda")),
+    assume="the image uses CUDA (the GPU)",
+    hints=("CUDA_", "NCCL_", "NVIDIA_"),
+    declared_only=True,
+)
+
+
 def _some(kind: str) -> Any:
     """A component of this model class with no detail known (version None)."""
     from ..model import image as model
@@ -396,6 +443,13 @@ UVM = _node_fact(
     lambda n: n.gpu.uvm_loaded,
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, uvm_loaded=None, uvm_device=None)),
 )
+CLUSTER_COMPONENTS = _node_fact(
+    "cluster_components",
+    "Which NVIDIA k8s-device-plugin (or GPU Operator) release serves the node (its DaemonSet image tag, or the node's "
+    "status.images)?",
+    lambda n: n.cluster_components,
+    lambda n: dataclasses.replace(n, cluster_components=None),
+)
 PEERMEM_CONFIG = _node_fact(
     "gpu.peermem_configured",
     "Is nvidia-peermem configured to load on the node (modules-load.d, /etc/modules, modprobe.d)?",
@@ -535,7 +589,7 @@ ALL: tuple[Fact, ...] = (
 )
 COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
 # The components whose unknown presence the engine evaluates under the hypothesis "present" (engine/hypothesis.py)
-PRESENCE: tuple[Fact, ...] = tuple(f for f in ALL if f.present is not None)
+PRESENCE: tuple[Fact, ...] = (*(f for f in ALL if f.present is not None), GPU_WORKLOAD)
 
 
 _COMPAT_DIR = "/usr/local/cuda/compat"

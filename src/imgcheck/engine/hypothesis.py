@@ -131,8 +131,12 @@ def conditional(
         # a rule that declares none of them is evaluated with all assumed (and names them all); then the settings
         # the launch leaves unset and the image may set (UNSET_BY_LAUNCH): "the image does not set them"
         settings = unset.get(rule, ())
-        declared = tuple(f for f in components if f in reads.get(rule, ()))
-        return (declared or (() if settings else components)) + settings
+        # by name: a family may narrow a component's state (node_only's VERBS_WORKLOAD is libibverbs, or any program
+        # in a node check) and still declares that component
+        names = {f.name for f in reads.get(rule, ())}
+        declared = tuple(f for f in components if f.name in names)
+        fallback = tuple(f for f in components if not f.declared_only)
+        return (declared or (() if settings else fallback)) + settings
 
     def key(assumed: tuple[Fact, ...]) -> tuple[tuple[Fact, ...], bool]:
         # the settings hypothesis is one change whatever names it covers (the image's Env read, setting nothing)

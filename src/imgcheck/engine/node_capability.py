@@ -26,12 +26,10 @@ def _driver(ctx: Ctx) -> bool | None:
     return False if ctx.node.unknown.get("gpu.driver_version", "").startswith(NO_DRIVER_REASON) else None
 
 
-@rule(RULE, reads=(facts.NODE_RDMA, facts.GPU_DRIVER, facts.NCCL, facts.CUDA))
+@rule(RULE, requires=(facts.GPU_WORKLOAD,), reads=(facts.NODE_RDMA, facts.GPU_DRIVER))
 def no_multinode_gpu_path(ctx: Ctx) -> Iterator[Outcome]:
     if not (node_only(ctx) or ctx.gpu_image):
-        if not (ctx.image.unknown_reason("nccl") or ctx.image.unknown_reason("cuda")):
-            yield decided(RULE, "the image does not use the GPU")
-        return  # whether it does is unknown: the engine asks
+        return  # known not to use the GPU: the rule does not apply; unknown: the engine asks, then assumes it does
     rdma, driver = ctx.node_has_rdma, _driver(ctx)
     evidence = [ctx.node_ev("rdma.stack", ctx.node.rdma.stack), ctx.node_ev("gpu.driver_version", None)]
     if rdma is False and driver is False:

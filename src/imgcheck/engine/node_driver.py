@@ -17,10 +17,10 @@ RULES = ("NODE-DRIVER-USERSPACE-MISMATCH",)
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
-    "NODE-DRIVER-USERSPACE-MISMATCH": (facts.CUDA,),
+    "NODE-DRIVER-USERSPACE-MISMATCH": (facts.GPU_WORKLOAD,),
 }
 READS = {
-    "NODE-DRIVER-USERSPACE-MISMATCH": (facts.CUDA, facts.GPU_DRIVER),
+    "NODE-DRIVER-USERSPACE-MISMATCH": (facts.GPU_WORKLOAD, facts.GPU_DRIVER),
 }
 
 

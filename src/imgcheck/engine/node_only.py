@@ -41,7 +41,7 @@ NEEDS = {
     "pinning_kernel_features": {"longterm_pin_migrates_out_of_movable"},
 }
 
-NODE_ONLY_REFERENCE = "(no image: node check)"
+NODE_ONLY_REFERENCE = facts.NODE_CHECK_REFERENCE
 NODE_ONLY_IMAGE = ImageFacts(reference=NODE_ONLY_REFERENCE, notes=("node check: node facts only, no image",))
 ANY_WORKLOAD = "any CUDA program that uses verbs (NCCL, UCX, perftest --use_cuda, NIXL, custom verbs code)"
 PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
@@ -100,6 +100,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     if workload is not None and _has_gpu(ctx):
         yield from _peermem_not_loaded(ctx, workload)
     if workload is None or ctx.node_has_rdma is False or not _has_gpu(ctx):
+        yield from _gpu_class_decided(ctx)
         path = _node_check_peers(ctx) if node_only(ctx) else peer_path(ctx)
         gdr_open = _gdr_path_open(ctx, workload)
         yield from _acs_p2p(ctx, path, gdr_open)
@@ -390,6 +391,20 @@ def _legacy(ctx: Ctx, workload: str) -> Iterator[Outcome]:
 classify_gpu = gpus_k.classify  # the knowledge module decides; the name stays for callers
 
 
+def _gpu_class_decided(ctx: Ctx) -> Iterator[Outcome]:
+    """The node's GPUs decide NODE-GPU-NO-GDR before the image does: none of a class without GPUDirect RDMA, no
+    problem whatever the image runs (so whether it uses CUDA is not asked)."""
+    listed = ctx.node.gpu.gpus
+    if ctx.node.gpu.driver_version and listed and not any(_unsupported(ctx, g.name, g.gpu_class) for g in listed):
+        yield decided("NODE-GPU-NO-GDR", "no GPU of the node is of a class without GPUDirect RDMA")
+
+
+def _unsupported(ctx: Ctx, name: str | None, stated: str | None) -> bool:
+    if stated:
+        return stated == "consumer"
+    return (classify_gpu(name, ctx.matrix) or {}).get("gpudirect_rdma") == "unsupported"
+
+
 def _gpu_class(ctx: Ctx, workload: str) -> Iterator[Outcome]:
     rule = "NODE-GPU-NO-GDR"
     seen = set()
@@ -678,31 +693,33 @@ P2P_SETTINGS = facts.setting("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "CUDA_VISIBLE
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
-    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA),
+    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.GPU_WORKLOAD),
     "NODE-OFED-NOT-RUNNING": (VERBS_WORKLOAD, facts.NODE_RDMA),
     "NODE-PEERMEM-STALE-BUILD": (VERBS_WORKLOAD, facts.NODE_RDMA),
-    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA),
-    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD,),
-    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD,),
+    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.GPU_WORKLOAD),
+    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD, facts.GPU_WORKLOAD),
+    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD, facts.GPU_WORKLOAD),
     "NODE-PCI-ACS-REDIRECT": (),
     "NODE-PINNING-MOVABLE-MEMORY": (VERBS_WORKLOAD, facts.NODE_RDMA),
     "NODE-IOMMU-TRANSLATED": (),
-    "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER,),
-    "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (),
+    # the mechanism is the node's alone; whether it matters is whether the image runs CUDA at all (GPU_WORKLOAD:
+    # unknown -> a finding conditional on "the image uses CUDA"; known not to -> the rule does not apply)
+    "NODE-NVIDIA-UVM-MISSING": (facts.GPU_WORKLOAD, facts.GPU_DRIVER),
+    "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.GPU_WORKLOAD,),
     "NODE-KERNEL-PINNING-REGRESSION": (),
 }
 READS = {
-    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.PEERMEM),
+    "NODE-PEERMEM-NO-PEER-API": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.PEERMEM, facts.GPU_WORKLOAD),
     "NODE-OFED-NOT-RUNNING": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL),
     "NODE-PEERMEM-STALE-BUILD": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL),
-    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA),
-    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD, facts.GPU_DRIVER),
-    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE),
+    "NODE-LEGACY-NV-PEER-MEM": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.GPU_WORKLOAD),
+    "NODE-GPU-NO-GDR": (VERBS_WORKLOAD, facts.GPU_DRIVER, facts.GPU_WORKLOAD),
+    "NODE-DMABUF-UNAVAILABLE": (VERBS_WORKLOAD, facts.CUDA, facts.GPU_DRIVER, facts.GPU_MODULE, facts.GPU_WORKLOAD),
     # GPU<->NIC GPUDirect (the image's verbs) or GPU<->GPU P2P on one node (NCCL, the job's GPUs, P2P settings)
     "NODE-PCI-ACS-REDIRECT": (VERBS_WORKLOAD, facts.GPU_DRIVER, facts.PCI_ACS, facts.NCCL, P2P_SETTINGS),
     "NODE-PINNING-MOVABLE-MEMORY": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.KERNEL_CMDLINE),
     "NODE-IOMMU-TRANSLATED": (VERBS_WORKLOAD, facts.NODE_RDMA, facts.IOMMU_DOMAINS, facts.NCCL, P2P_SETTINGS),
-    "NODE-NVIDIA-UVM-MISSING": (facts.GPU_DRIVER, facts.UVM),
-    "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.PEERMEM_CONFIG, facts.PEERMEM),
+    "NODE-NVIDIA-UVM-MISSING": (facts.GPU_WORKLOAD, facts.GPU_DRIVER, facts.UVM),
+    "NODE-PEERMEM-CONFIGURED-NOT-LOADED": (facts.GPU_WORKLOAD, facts.PEERMEM_CONFIG, facts.PEERMEM),
     "NODE-KERNEL-PINNING-REGRESSION": (facts.KERNEL, VERBS_WORKLOAD),
 }

@@ -338,6 +338,10 @@ class NodeFacts:
     hostname_in_hosts: str | None = None
     numa_nodes: tuple[NumaNode, ...] | None = None  # None: /sys/devices/system/node not read
     fabric: NodeFabric = field(default_factory=NodeFabric)  # NVSwitch, Fabric Manager, NVLSM
+    # the cluster's NVIDIA GPU components serving this node and their released versions ("k8s-device-plugin":
+    # "v0.17.4", "gpu-operator": "v25.3.4"): from a facts file, or the node's status.images in Kubernetes; None: not
+    # known (a probe of the host root cannot see them)
+    cluster_components: dict[str, str] | None = None
     # Provenance, not facts: left out of equality and of the fleet grouping key.
     # fact ("limits.memlock_kib", "rdma.devices.mlx5_0", "labels.nvidia.com/gpu.product") -> where the reader
     # read it; a fact below a recorded one ("rdma.devices.mlx5_0.fw_ver") is located at its nearest ancestor.

@@ -19,6 +19,7 @@ from ..errors import BadInputError, UnavailableError, UsageError
 from ..model.location import Location
 from ..model.node import NodeFacts
 from ..model.node_io import dump_node_facts, parse_node_facts
+from .cluster_components import from_status_images
 from .nfd import PREFIX, facts_from_labels, label_sources
 
 ANNOTATION = PREFIX + "facts"
@@ -112,6 +113,7 @@ def facts_from_node(node: dict[str, Any]) -> NodeFacts:
             )
         except ValueError as exc:
             raise BadInputError(f"node {name}: annotation {ANNOTATION} is not valid JSON ({exc})") from None
+        facts = _with_components(facts, (node.get("status") or {}).get("images"))
         return dataclasses.replace(
             facts,
             name=name,
@@ -119,7 +121,17 @@ def facts_from_node(node: dict[str, Any]) -> NodeFacts:
             arch=facts.arch or info.get("architecture"),
             sources={**facts.sources, **label_sources(labels)},
         )
-    return facts_from_labels(name, labels, arch=info.get("architecture"), kernel_release=info.get("kernelVersion"))
+    facts = facts_from_labels(name, labels, arch=info.get("architecture"), kernel_release=info.get("kernelVersion"))
+    return _with_components(facts, (node.get("status") or {}).get("images"))
+
+
+def _with_components(facts: NodeFacts, images: Any) -> NodeFacts:
+    """The node facts with the cluster's GPU components read from status.images (kept when the facts state them)."""
+    if facts.cluster_components is not None:
+        return facts
+    found, why = from_status_images(images)
+    unknown = {**facts.unknown, "cluster_components": why} if why and found is None else facts.unknown
+    return dataclasses.replace(facts, cluster_components=found, unknown=unknown)
 
 
 def annotate_node(facts: NodeFacts, api: Any = None) -> None:  # api: a CoreV1Api (tests: a fake)

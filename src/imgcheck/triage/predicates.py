@@ -63,6 +63,19 @@ def peermem_loaded(f: Facts) -> Result:
     )
 
 
+def uvm_missing(f: Facts) -> Result:
+    """True: the node's facts show nvidia_uvm not loaded or /dev/nvidia-uvm absent; False: both there."""
+    if f.node is None:
+        return _no_node()
+    gpu = f.node.gpu
+    if gpu.uvm_loaded is False or gpu.uvm_device is False:
+        what = "nvidia_uvm not loaded" if gpu.uvm_loaded is False else "/dev/nvidia-uvm absent"
+        return True, f"node {f.node.name}: {what}"
+    if gpu.uvm_loaded and gpu.uvm_device:
+        return False, f"node {f.node.name}: nvidia_uvm loaded and /dev/nvidia-uvm present"
+    return None, "node facts do not say whether nvidia_uvm is loaded and /dev/nvidia-uvm present"
+
+
 def peer_memory_api(f: Facts) -> Result:
     if f.node is None:
         return _no_node()
@@ -333,6 +346,7 @@ def job_shm_default_small(f: Facts) -> Result:
 PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "job.shm_default_small": job_shm_default_small,
     "node.peermem_loaded": peermem_loaded,
+    "node.uvm_missing": uvm_missing,
     "node.peer_memory_api": peer_memory_api,
     "node.memlock_low": memlock_low,
     "node.dmabuf_kernel_capable": dmabuf_kernel_capable,

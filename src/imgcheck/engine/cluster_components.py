@@ -1,0 +1,109 @@
+"""The cluster's NVIDIA GPU components against the node's GPUs: a device plugin release that cannot advertise a GPU.
+
+The device plugin (alone, or deployed by the GPU Operator) asks NVML about every GPU before it registers
+nvidia.com/gpu with the kubelet. A release that fails on a GPU's answer advertises nothing, so every GPU pod on the
+node stays Pending. Which releases fail on which GPUs is catalogs/k8s_device_plugin_fixes.json (generated from the
+plugin's tree: the first release of each line that has the fix); which plugin a GPU Operator release deploys is
+catalogs/gpu_operator_components.json (its chart's values.yaml per tag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..versions.ecosystems import numeric_tuple
+from . import facts
+from .context import Ctx
+from .contract import family, rule
+from .emit import Outcome, decided, finding, unknown
+
+RULE = "CLUSTER-DEVICE-PLUGIN-GPU-UNSUPPORTED"
+PLUGIN, OPERATOR = "k8s-device-plugin", "gpu-operator"
+ALLOCATION = "allocation"
+
+
+def is_fixed(version: str, fixed_in: list[str]) -> bool | None:
+    """Whether plugin `version` has a fix first released as `fixed_in` (the first release of each line that has it):
+    same line, at or after that release; a later line than every listed one, yes; an earlier line, no."""
+    v = numeric_tuple(version.lstrip("v"))
+    firsts = sorted(numeric_tuple(f.lstrip("v")) for f in fixed_in)
+    if len(v) < 2 or not firsts:
+        return None
+    for first in firsts:
+        if v[:2] == first[:2]:
+            return v >= first
+    return v[:2] > firsts[-1][:2] if v[:2] > firsts[0][:2] else False
+
+
+def plugin_version(ctx: Ctx) -> tuple[str | None, str, str]:
+    """(the device plugin release, the node fact it came from, how): stated, or the default of the GPU Operator."""
+    comps = ctx.node.cluster_components or {}
+    if comps.get(PLUGIN):
+        return comps[PLUGIN], f"cluster_components.{PLUGIN}", "stated"
+    operator = comps.get(OPERATOR)
+    if operator:
+        wanted = operator if operator.startswith("v") else "v" + operator
+        row = ctx.matrix.row("gpu_operator_components", operator=wanted)
+        if row is not None and row.get("device_plugin"):
+            return str(row["device_plugin"]), f"cluster_components.{OPERATOR}", f"the default of GPU Operator {wanted}"
+        return None, f"cluster_components.{OPERATOR}", f"GPU Operator {operator} is not in the catalog"
+    return None, "cluster_components", "no k8s-device-plugin or gpu-operator version is given"
+
+
+def _affected(ctx: Ctx) -> list[tuple[dict[str, Any], str]]:
+    names = {g.name for g in ctx.node.gpu.gpus if g.name}
+    out = []
+    for row in ctx.matrix.rows("k8s_device_plugin_fixes"):
+        if row["effect"] != ALLOCATION:
+            continue
+        out += [(row, name) for name in sorted(names) if name in row["gpus"]]
+    return out
+
+
+@rule(
+    RULE,
+    requires=(facts.GPU_WORKLOAD,),
+    reads=(facts.GPU_DRIVER, facts.CLUSTER_COMPONENTS),
+    needs={"k8s_device_plugin_fixes": {"nvml_memory_not_supported"}},
+)
+def device_plugin_gpu_unsupported(ctx: Ctx) -> Iterator[Outcome]:
+    if not ctx.node.gpu.gpus:
+        return  # no GPU listed: whether one is there is the driver's question (the engine asks it)
+    affected = _affected(ctx)
+    if not affected:  # the node's facts decide first, whatever the image
+        yield decided(RULE, "no device plugin release is known to fail on the node's GPUs")
+        return
+    if facts.GPU_WORKLOAD.state(ctx) is not facts.State.KNOWN:
+        return  # a CPU image is not concerned; unknown: the engine asks, then assumes it uses CUDA
+    version, fact, how = plugin_version(ctx)
+    gpus = ", ".join(sorted({name for _, name in affected}))
+    if version is None:
+        yield unknown(
+            RULE,
+            f"the node has {gpus}, which device plugin releases before a fix cannot advertise; {how} "
+            f"(node.{fact}: {ctx.node.unknown.get('cluster_components') or 'not stated'})",
+        )
+        return
+    for row, name in affected:
+        fixed = is_fixed(version, row["fixed_in"])
+        if fixed is None:
+            yield unknown(RULE, f"k8s-device-plugin {version} cannot be placed among the releases {row['fixed_in']}")
+        elif not fixed:
+            yield finding(
+                ctx.matrix,
+                RULE,
+                [
+                    ctx.node_ev("gpu.gpus.name", name),
+                    ctx.node_ev(fact, version if how == "stated" else f"{version} ({how})"),
+                ],
+                gpu=name,
+                plugin=version,
+                how=how,
+                fixed_in=", ".join(row["fixed_in"]),
+                effect_words=row["mechanism"],
+            )
+            return
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(device_plugin_gpu_unsupported)
