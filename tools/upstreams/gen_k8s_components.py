@@ -43,8 +43,8 @@ MECHANISMS = [
             "no nvidia.com/gpu. From the fix on it logs 'Ignoring error getting device memory' and registers the GPU."
         ),
         "sources": [
-            "NVIDIA/k8s-device-plugin commits c5e473c9b (release-0.17 backport) and e3323ce55: 'Ignore errors getting "
-            "device memory using NVML'",
+            "NVIDIA/k8s-device-plugin@e3323ce55 ('Ignore errors getting device memory using NVML'; c5e473c9b is its release-0.17 "
+            "backport)",
             "https://forums.developer.nvidia.com/t/nvml-support-for-dgx-spark-grace-blackwell-unified-memory-community-"
             "solution/358869 (GB10: NVML memory queries return NVML_ERROR_NOT_SUPPORTED)",
             "https://github.com/NVIDIA/gpu-operator/issues/1794",
@@ -56,7 +56,7 @@ MECHANISMS = [
         "effect": "labels",
         "gpus": [],
         "mechanism": "GPU Feature Discovery labels nvidia.com/gpu.family=blackwell from this change on (before: undefined).",
-        "sources": ["NVIDIA/k8s-device-plugin commits c7883eeae, f6bd64c58 (#1237, #1240)"],
+        "sources": ["NVIDIA/k8s-device-plugin@c7883eeae (#1237; also f6bd64c58, #1240)"],
     },
     {
         "key": "gfd_ada_lovelace_family",
@@ -64,7 +64,7 @@ MECHANISMS = [
         "effect": "labels",
         "gpus": [],
         "mechanism": "GFD labels nvidia.com/gpu.family=ada-lovelace for compute capability 8.9 from this change on.",
-        "sources": ["NVIDIA/k8s-device-plugin commits aaccdfd2d, 75e83d74c (#1060, #1090)"],
+        "sources": ["NVIDIA/k8s-device-plugin@aaccdfd2d (#1060; also 75e83d74c, #1090)"],
     },
     {
         "key": "gfd_rubin_family",
@@ -72,7 +72,7 @@ MECHANISMS = [
         "effect": "labels",
         "gpus": [],
         "mechanism": "GFD labels the Rubin architecture family from this change on.",
-        "sources": ["NVIDIA/k8s-device-plugin commit 7699fe4d5 (#1909)"],
+        "sources": ["NVIDIA/k8s-device-plugin@7699fe4d5 (#1909)"],
     },
 ]
 
