@@ -98,3 +98,19 @@ def test_efa_profile_without_cuda_listed_pyxis_81(uvm_missing_node):
     )
     found = {f.id: f for f in evaluate(image, uvm_missing_node, matrix()).findings}
     assert UVM in found and found[UVM].assumes
+
+
+def test_node_gpus_of_a_gdr_class_decide_no_gdr_without_asking_about_the_image():
+    """NODE-GPU-NO-GDR's mechanism is the GPU's class: the probed node's H100s support GPUDirect RDMA, so with the
+    image's GPU use unread the rule is decided on the node, not asked ("if so, the other facts show no problem")."""
+    node = probe(os.path.join(FIXTURES, "inbox-ubuntu2204"))
+    image = committed_facts("bookworm")
+    for fact in (facts.CUDA, facts.NCCL):
+        image = fact.blank(image, None, None)[0]
+    # a library that registers GPU memory with the NIC (the catalog gpu_memory_registrars): a GPUDirect workload
+    mooncake = Package(name="mooncake-transfer-engine", version="0.3.4", db="python")
+    image = dataclasses.replace(image, packages=(*image.packages, mooncake))
+    assert _state(image, node) is facts.State.UNKNOWN and image.rdma.libibverbs is not None
+    result = evaluate(image, node, matrix())
+    said = {f.id for f in result.findings} | {u.rule for u in result.unknowns}
+    assert "NODE-GPU-NO-GDR" not in said

@@ -108,7 +108,9 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         return
     yield from _no_peer_api(ctx, workload)
     yield from _legacy(ctx, workload)
-    yield from _gpu_class(ctx, workload)
+    # the node's GPUs decide it before the image does (no GPU of a class without GPUDirect RDMA: nothing to ask)
+    by_node = list(_gpu_class_decided(ctx))
+    yield from by_node or _gpu_class(ctx, workload)
     yield from _acs(ctx, workload)
     yield from _iommu(ctx, workload)
     if node_only(ctx) or ctx.nccl is None:  # with NCCL, GDR-PEERMEM-MISSING / DMABUF-UNSUPPORTED say it
