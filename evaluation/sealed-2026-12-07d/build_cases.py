@@ -70,9 +70,13 @@ case(
         "profile": "efa-installer",
         "reference": "AWS DLC PyTorch training image, CUDA 13.0.2 (EFA test image)",
         "cuda": {
-            "version": "13.0.2", "origin": "version.json", "path": "/usr/local/cuda/version.json",
-            "compat_driver": "580.159.04", "compat_path": "/usr/local/cuda/compat/libcuda.so.580.159.04",
-            "compat_on_path": True, "compat_path_how": "/etc/ld.so.conf.d (image)",
+            "version": "13.0.2",
+            "origin": "version.json",
+            "path": "/usr/local/cuda/version.json",
+            "compat_driver": "580.159.04",
+            "compat_path": "/usr/local/cuda/compat/libcuda.so.580.159.04",
+            "compat_on_path": True,
+            "compat_path_how": "/etc/ld.so.conf.d (image)",
         },
     },
     node={
@@ -111,8 +115,11 @@ case(
     node={
         "name": "p3-16xlarge",
         "labels": {"node.kubernetes.io/instance-type": "p3.16xlarge"},
-        "gpu": {"driver_version": "535.104.12", "kernel_module": "open",
-                "gpus": gpus("Tesla V100-SXM2-16GB", 8, "datacenter")},
+        "gpu": {
+            "driver_version": "535.104.12",
+            "kernel_module": "open",
+            "gpus": gpus("Tesla V100-SXM2-16GB", 8, "datacenter"),
+        },
     },
     working={"node": {"gpu": {"kernel_module": "proprietary"}}, "absent": []},
     assumptions=[
@@ -139,18 +146,27 @@ case(
     fix="do not update the kernel on ParallelCluster <= 3.7.2 AMIs, or move to the open kernel modules + EFA "
     "installer >= 1.29.0 (ParallelCluster 3.8.0)",
     seen=None,
-    image={"profile": "efa-installer", "reference": "workload image using EFA (aws-ofi-nccl)",
-           "efa_installer": {"version": "1.28.0", "path": "/opt/amazon/efa_installed_packages"}},
+    image={
+        "profile": "efa-installer",
+        "reference": "workload image using EFA (aws-ofi-nccl)",
+        "efa_installer": {"version": "1.28.0", "path": "/opt/amazon/efa_installed_packages"},
+    },
     node={
         "name": "p4d-alinux2",
         "labels": {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
         "kernel": {"release": "5.10.205-195.804.amzn2.x86_64"},
         "rdma": {"stack": "inbox", "devices": efa_devs(["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"])},
-        "gpu": {"driver_version": "535.104.12", "kernel_module": "proprietary",
-                "gpus": gpus("NVIDIA A100-SXM4-40GB", 8, "datacenter")},
+        "gpu": {
+            "driver_version": "535.104.12",
+            "kernel_module": "proprietary",
+            "gpus": gpus("NVIDIA A100-SXM4-40GB", 8, "datacenter"),
+        },
     },
-    working={"node": {"gpu": {"kernel_module": "open"}},
-             "image": {"efa_installer": {"version": "1.29.0"}}, "absent": []},
+    working={
+        "node": {"gpu": {"kernel_module": "open"}},
+        "image": {"efa_installer": {"version": "1.29.0"}},
+        "absent": [],
+    },
     assumptions=[
         "kernel release string illustrative (the issue links the upstream kernel commit and says recent Amazon "
         "Linux releases carry it)",
@@ -177,8 +193,10 @@ case(
     seen="Failed to initialize NVML: Driver/library version mismatch",
     image={"profile": "no-rdma-userspace", "reference": "bare-metal workstation jobs (no container)"},
     node={"name": "bock", "gpu": {"driver_version": "520.56.06", "userspace_driver_version": "525.85.12"}},
-    working={"node": {"gpu": {"driver_version": "525.85.12", "userspace_driver_version": "525.85.12"}},
-             "absent": ["NODE-DRIVER-USERSPACE-MISMATCH"]},
+    working={
+        "node": {"gpu": {"driver_version": "525.85.12", "userspace_driver_version": "525.85.12"}},
+        "absent": ["NODE-DRIVER-USERSPACE-MISMATCH"],
+    },
     assumptions=[
         "the working variant assumes module and userspace ended at 525.85.12 (the thread says nvidia-smi works "
         "after the apt repair, not which version)",
@@ -200,10 +218,21 @@ case(
     "the issue is fixed there. The hang might be reproduced with 560.'); workaround NCCL_P2P_DISABLE=1",
     fix="update the GPU driver (570 fixed it); workaround NCCL_P2P_DISABLE=1",
     seen=None,
-    image={"profile": "no-rdma-userspace", "reference": "xgboost GPU (multi-GPU, NCCL) environment",
-           "nccl": [{"version": None, "origin": "pip", "path": "/usr/local/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2"}]},
-    node={"name": "multi-gpu-560", "gpu": {"driver_version": "560.35.03",
-                                            "gpus": gpus("NVIDIA RTX A6000", 2, "workstation")}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "xgboost GPU (multi-GPU, NCCL) environment",
+        "nccl": [
+            {
+                "version": None,
+                "origin": "pip",
+                "path": "/usr/local/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2",
+            }
+        ],
+    },
+    node={
+        "name": "multi-gpu-560",
+        "gpu": {"driver_version": "560.35.03", "gpus": gpus("NVIDIA RTX A6000", 2, "workstation")},
+    },
     job={"runtime": "bare-metal", "kind": "python"},
     working={"node": {"gpu": {"driver_version": "570.86.15"}}, "absent": []},
     assumptions=[
@@ -229,18 +258,29 @@ case(
     "communication problem')",
     fix="boot with amd_iommu=off or iommu=pt (IOMMU passthrough)",
     seen=None,
-    image={"profile": "no-rdma-userspace", "reference": "nccl-tests build on the host",
-           "nccl": [{"version": None, "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2"}]},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "nccl-tests build on the host",
+        "nccl": [{"version": None, "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2"}],
+    },
     node={
         "name": "amd-8gpu",
         "kernel": {"cmdline": "", "cmdline_params": {}},
         "iommu_domains": {"0000:01:00.0": "DMA", "0000:41:00.0": "DMA", "0000:81:00.0": "DMA", "0000:c1:00.0": "DMA"},
-        "gpu": {"gpus": gpus("NVIDIA A100-PCIE-40GB", 4, "datacenter",
-                             ["0000:01:00.0", "0000:41:00.0", "0000:81:00.0", "0000:c1:00.0"])},
+        "gpu": {
+            "gpus": gpus(
+                "NVIDIA A100-PCIE-40GB",
+                4,
+                "datacenter",
+                ["0000:01:00.0", "0000:41:00.0", "0000:81:00.0", "0000:c1:00.0"],
+            )
+        },
     },
     job={"runtime": "bare-metal", "kind": "nccl-tests"},
-    working={"node": {"kernel": {"cmdline": "amd_iommu=off", "cmdline_params": {"amd_iommu": "off"}},
-                      "iommu_domains": {}}, "absent": ["NODE-IOMMU-TRANSLATED"]},
+    working={
+        "node": {"kernel": {"cmdline": "amd_iommu=off", "cmdline_params": {"amd_iommu": "off"}}, "iommu_domains": {}},
+        "absent": ["NODE-IOMMU-TRANSLATED"],
+    },
     assumptions=[
         "GPU model, count and bus ids are illustrative (the thread is about a multi-GPU AMD server)",
         "iommu domain type 'DMA' (translated) for the GPUs models 'IOMMU enabled by default on AMD'; the thread "
@@ -263,12 +303,26 @@ case(
     "to add the --cap-add=IPC_LOCK option when creating the container')",
     fix="docker run --cap-add=IPC_LOCK (and --ulimit memlock=-1) with the /dev/infiniband devices",
     seen="UCX ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory",
-    image={"profile": "rdma-core-39-mlx5", "reference": "ghcr.io/microsoft/mscclpp/mscclpp:base-cuda12.2",
-           "cuda": {"version": "12.2.2", "origin": "version.json", "path": "/usr/local/cuda/version.json"}},
-    node={"name": "ib-host", "rdma": {"stack": "mlnx_ofed", "devices": [{"name": "mlx5_0", "driver": "mlx5_core",
-                                                                          "link_layer": "InfiniBand"}]}},
-    job={"runtime": "docker", "kind": "docker run", "privileged": False, "devices": ["/dev/infiniband"],
-         "cap_add": [], "memlock_kib": None},
+    image={
+        "profile": "rdma-core-39-mlx5",
+        "reference": "ghcr.io/microsoft/mscclpp/mscclpp:base-cuda12.2",
+        "cuda": {"version": "12.2.2", "origin": "version.json", "path": "/usr/local/cuda/version.json"},
+    },
+    node={
+        "name": "ib-host",
+        "rdma": {
+            "stack": "mlnx_ofed",
+            "devices": [{"name": "mlx5_0", "driver": "mlx5_core", "link_layer": "InfiniBand"}],
+        },
+    },
+    job={
+        "runtime": "docker",
+        "kind": "docker run",
+        "privileged": False,
+        "devices": ["/dev/infiniband"],
+        "cap_add": [],
+        "memlock_kib": None,
+    },
     working={"job": {"cap_add": ["IPC_LOCK"]}, "absent": ["JOB-NO-IPC-LOCK"]},
     assumptions=[
         "the image tag is from the same thread (the maintainer's CI image); the commenter's own image is not named",
@@ -294,8 +348,11 @@ case(
     fix="let the EFA device plugin run on the node type (fix the allowlist) and request vpc.amazonaws.com/efa in "
     "the pod",
     seen="fi_info -p efa = -61 (No data available)",
-    image={"profile": "efa-installer", "reference": "EFA-enabled training image (aws-ofi-nccl)",
-           "nccl_net_plugins": [{"name": "aws-ofi-nccl", "path": "/opt/amazon/ofi-nccl/lib/libnccl-net.so"}]},
+    image={
+        "profile": "efa-installer",
+        "reference": "EFA-enabled training image (aws-ofi-nccl)",
+        "nccl_net_plugins": [{"name": "aws-ofi-nccl", "path": "/opt/amazon/ofi-nccl/lib/libnccl-net.so"}],
+    },
     node={
         "name": "p5en-48xlarge",
         "labels": {"node.kubernetes.io/instance-type": "p5en.48xlarge"},
@@ -303,9 +360,10 @@ case(
         "gpu": {"gpus": gpus("NVIDIA H200", 8, "datacenter")},
     },
     job={"runtime": "kubernetes", "kind": "Pod", "devices": [], "resources": {"nvidia.com/gpu": "8"}, "gpus": 8},
-    working={"job": {"resources": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "16"},
-                     "devices": ["/dev/infiniband"]},
-             "absent": ["JOB-RDMA-DEVICES-NOT-EXPOSED"]},
+    working={
+        "job": {"resources": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "16"}, "devices": ["/dev/infiniband"]},
+        "absent": ["JOB-RDMA-DEVICES-NOT-EXPOSED"],
+    },
     assumptions=[
         "p5en.48xlarge chosen from the instance types the PR names; EFA device names and count (8 listed, 16 "
         "requested in the working variant) are illustrative",
@@ -359,12 +417,20 @@ case(
     fix="make all GPUs of the node visible in each container (and share the IPC namespace), or run the ranks in "
     "one container",
     seen=None,
-    image={"profile": "no-rdma-userspace", "reference": "pytorch/pytorch:1.3-cuda10.1-cudnn7-runtime",
-           "nccl": [{"version": "2.6.4", "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.6.4"}],
-           "cuda": {"version": "10.1.243", "origin": "version.json", "path": "/usr/local/cuda/version.txt"}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "pytorch/pytorch:1.3-cuda10.1-cudnn7-runtime",
+        "nccl": [{"version": "2.6.4", "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.6.4"}],
+        "cuda": {"version": "10.1.243", "origin": "version.json", "path": "/usr/local/cuda/version.txt"},
+    },
     node={"name": "nvlink-2gpu", "gpu": {"gpus": gpus("Tesla V100-SXM2-32GB", 2, "datacenter")}},
-    job={"runtime": "docker", "kind": "docker run", "gpus": 1, "host_network": True,
-         "env": {"NVIDIA_VISIBLE_DEVICES": "0"}},
+    job={
+        "runtime": "docker",
+        "kind": "docker run",
+        "gpus": 1,
+        "host_network": True,
+        "env": {"NVIDIA_VISIBLE_DEVICES": "0"},
+    },
     assumptions=[
         "NCCL 2.6.4 is the release discussed in the thread (the crash with 2.6.4 is a separate bug, #326)",
         "GPU model V100-SXM2 is illustrative of 'two GPUs connected with NVLink'",
@@ -387,13 +453,24 @@ case(
     "run --gpus=all ... I could verify this works, at least with NCCL 2.6, with full performance.'",
     fix="(none needed)",
     seen=None,
-    image={"profile": "no-rdma-userspace", "reference": "pytorch/pytorch:1.3-cuda10.1-cudnn7-runtime",
-           "nccl": [{"version": "2.6.4", "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.6.4"}],
-           "cuda": {"version": "10.1.243", "origin": "version.json", "path": "/usr/local/cuda/version.txt"}},
-    node={"name": "nvlink-2gpu", "gpu": {"driver_version": "440.33.01",
-                                          "gpus": gpus("Tesla V100-SXM2-32GB", 2, "datacenter")}},
-    job={"runtime": "docker", "kind": "docker run", "gpus": -1, "host_network": True, "host_ipc": True,
-         "env": {"NVIDIA_VISIBLE_DEVICES": "0,1"}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "pytorch/pytorch:1.3-cuda10.1-cudnn7-runtime",
+        "nccl": [{"version": "2.6.4", "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.6.4"}],
+        "cuda": {"version": "10.1.243", "origin": "version.json", "path": "/usr/local/cuda/version.txt"},
+    },
+    node={
+        "name": "nvlink-2gpu",
+        "gpu": {"driver_version": "440.33.01", "gpus": gpus("Tesla V100-SXM2-32GB", 2, "datacenter")},
+    },
+    job={
+        "runtime": "docker",
+        "kind": "docker run",
+        "gpus": -1,
+        "host_network": True,
+        "host_ipc": True,
+        "env": {"NVIDIA_VISIBLE_DEVICES": "0,1"},
+    },
     assumptions=[
         "driver 440.33.01 and the GPU model are illustrative (CUDA 10.1 era)",
         "NCCL 2.6.4 modelled for 'NCCL 2.6'",
@@ -416,21 +493,44 @@ case(
     "cu11 related package, then reinstall the conda environment. Finally, succeed.')",
     fix="keep one CUDA major's nvidia-* wheels (remove the cu11 ones)",
     seen="undefined symbol: ncclCommRegister",
-    image={"profile": "no-rdma-userspace", "reference": "conda env from CodeJudge requirements.txt",
-           "nccl": [
-               {"version": "2.14.3", "origin": "pip",
-                "path": "/opt/conda/lib/python3.10/site-packages/nvidia_nccl_cu11-2.14.3.dist-info/METADATA"},
-               {"version": "2.20.5", "origin": "pip",
-                "path": "/opt/conda/lib/python3.10/site-packages/nvidia_nccl_cu12-2.20.5.dist-info/METADATA"}],
-           "packages": [{"name": "nvidia-nccl-cu11", "version": "2.14.3", "db": "pip"},
-                        {"name": "nvidia-nccl-cu12", "version": "2.20.5", "db": "pip"},
-                        {"name": "torch", "version": "2.3.0", "db": "pip"}]},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "conda env from CodeJudge requirements.txt",
+        "nccl": [
+            {
+                "version": "2.14.3",
+                "origin": "pip",
+                "path": "/opt/conda/lib/python3.10/site-packages/nvidia_nccl_cu11-2.14.3.dist-info/METADATA",
+            },
+            {
+                "version": "2.20.5",
+                "origin": "pip",
+                "path": "/opt/conda/lib/python3.10/site-packages/nvidia_nccl_cu12-2.20.5.dist-info/METADATA",
+            },
+        ],
+        "packages": [
+            {"name": "nvidia-nccl-cu11", "version": "2.14.3", "db": "pip"},
+            {"name": "nvidia-nccl-cu12", "version": "2.20.5", "db": "pip"},
+            {"name": "torch", "version": "2.3.0", "db": "pip"},
+        ],
+    },
     node={"name": "cuda-12.2-host", "gpu": {"driver_version": "535.104.05"}},
-    working={"image": {"nccl": [{"version": "2.20.5", "origin": "pip",
-                                 "path": "/opt/conda/lib/python3.10/site-packages/nvidia_nccl_cu12-2.20.5.dist-info/METADATA"}],
-                       "packages": [{"name": "nvidia-nccl-cu12", "version": "2.20.5", "db": "pip"},
-                                    {"name": "torch", "version": "2.3.0", "db": "pip"}]},
-             "absent": ["@nccl-wheels-two-cuda-majors"]},
+    working={
+        "image": {
+            "nccl": [
+                {
+                    "version": "2.20.5",
+                    "origin": "pip",
+                    "path": "/opt/conda/lib/python3.10/site-packages/nvidia_nccl_cu12-2.20.5.dist-info/METADATA",
+                }
+            ],
+            "packages": [
+                {"name": "nvidia-nccl-cu12", "version": "2.20.5", "db": "pip"},
+                {"name": "torch", "version": "2.3.0", "db": "pip"},
+            ],
+        },
+        "absent": ["@nccl-wheels-two-cuda-majors"],
+    },
     assumptions=[
         "NCCL wheel versions (cu11 2.14.3, cu12 2.20.5) and torch 2.3.0 are illustrative; the thread says only "
         "that cu11 and cu12 packages were installed and CUDA is 12.2",
@@ -452,11 +552,22 @@ case(
     "#149546, merged)",
     fix="use NCCL >= 2.26.2",
     seen="libtorch_cuda.so`c10d::ProcessGroupNCCL::abort() + 664",
-    image={"profile": "rdma-core-39-mlx5", "reference": "PyTorch nightly (March 2025) pip install",
-           "nccl": [{"version": "2.25.1", "origin": "pip",
-                     "path": "/usr/local/lib/python3.12/dist-packages/nvidia_nccl_cu12-2.25.1.dist-info/METADATA"}],
-           "packages": [{"name": "nvidia-nccl-cu12", "version": "2.25.1", "db": "pip"}]},
-    node={"name": "h100-node", "gpu": {"driver_version": "570.86.15", "gpus": gpus("NVIDIA H100 80GB HBM3", 8, "datacenter")}},
+    image={
+        "profile": "rdma-core-39-mlx5",
+        "reference": "PyTorch nightly (March 2025) pip install",
+        "nccl": [
+            {
+                "version": "2.25.1",
+                "origin": "pip",
+                "path": "/usr/local/lib/python3.12/dist-packages/nvidia_nccl_cu12-2.25.1.dist-info/METADATA",
+            }
+        ],
+        "packages": [{"name": "nvidia-nccl-cu12", "version": "2.25.1", "db": "pip"}],
+    },
+    node={
+        "name": "h100-node",
+        "gpu": {"driver_version": "570.86.15", "gpus": gpus("NVIDIA H100 80GB HBM3", 8, "datacenter")},
+    },
     assumptions=[
         "node driver and GPUs illustrative (the issue's repro is in a gist not stored here)",
         "the NCCL wheel path is modelled (pip nvidia-nccl-cu12 as torch nightly installs it)",
@@ -479,17 +590,37 @@ case(
     "A/B between NCCL 2.28.9 (works) and 2.29.7 (fails) on the same 8x H200 node; NCCL_NVLS_ENABLE=0 avoids it",
     fix="NCCL_NVLS_ENABLE=0, or an NCCL release that falls back when multicast slots run out (2.28.9 did)",
     seen="Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 2 'out of memory'.",
-    image={"profile": "no-rdma-userspace", "reference": "PyTorch upstream main (commit 5bfd4be) with NCCL 2.29.7",
-           "cuda": {"version": "13.0", "origin": "version.json", "path": "/usr/local/cuda/version.json"},
-           "nccl": [{"version": "2.29.7", "origin": "pip",
-                     "path": "/usr/local/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2"}]},
-    node={"name": "h200-nvswitch", "os": {"id": "rhel", "version_id": "10"},
-          "kernel": {"release": "6.12.0"},
-          "gpu": {"driver_version": "580.65.06", "gpus": gpus("NVIDIA H200", 8, "datacenter")}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "PyTorch upstream main (commit 5bfd4be) with NCCL 2.29.7",
+        "cuda": {"version": "13.0", "origin": "version.json", "path": "/usr/local/cuda/version.json"},
+        "nccl": [
+            {
+                "version": "2.29.7",
+                "origin": "pip",
+                "path": "/usr/local/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2",
+            }
+        ],
+    },
+    node={
+        "name": "h200-nvswitch",
+        "os": {"id": "rhel", "version_id": "10"},
+        "kernel": {"release": "6.12.0"},
+        "gpu": {"driver_version": "580.65.06", "gpus": gpus("NVIDIA H200", 8, "datacenter")},
+    },
     job={"runtime": "bare-metal", "kind": "torchrun", "gpus": 8},
-    working={"image": {"nccl": [{"version": "2.28.9", "origin": "pip",
-                                 "path": "/usr/local/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2"}]},
-             "absent": []},
+    working={
+        "image": {
+            "nccl": [
+                {
+                    "version": "2.28.9",
+                    "origin": "pip",
+                    "path": "/usr/local/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2",
+                }
+            ]
+        },
+        "absent": [],
+    },
     assumptions=[
         "the NCCL library path and pip origin are modelled (the issue says NCCL 2.29.7+cuda12.8 with upstream "
         "PyTorch main)",
@@ -514,12 +645,22 @@ case(
     fix="one MIG instance per process (CUDA_VISIBLE_DEVICES=MIG-<uuid>); multi-MIG data parallel in one process is "
     "not possible",
     seen="device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
-    image={"profile": "no-rdma-userspace", "reference": "torch 2.5.0.dev20240705+cu121 (pip)",
-           "cuda": {"version": "12.1", "origin": "pip"}},
-    node={"name": "a100-mig", "gpu": {"driver_version": "550.54.15",
-                                        "gpus": gpus("NVIDIA A100-SXM4-80GB", 2, "datacenter")}},
-    job={"runtime": "bare-metal", "kind": "python",
-         "env": {"CUDA_VISIBLE_DEVICES": "MIG-89c850dc-38e3-57df-85c7-690c186b68e9,MIG-f2b5fbbd-850e-51bb-8ffa-ac9fb48126da"}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "torch 2.5.0.dev20240705+cu121 (pip)",
+        "cuda": {"version": "12.1", "origin": "pip"},
+    },
+    node={
+        "name": "a100-mig",
+        "gpu": {"driver_version": "550.54.15", "gpus": gpus("NVIDIA A100-SXM4-80GB", 2, "datacenter")},
+    },
+    job={
+        "runtime": "bare-metal",
+        "kind": "python",
+        "env": {
+            "CUDA_VISIBLE_DEVICES": "MIG-89c850dc-38e3-57df-85c7-690c186b68e9,MIG-f2b5fbbd-850e-51bb-8ffa-ac9fb48126da"
+        },
+    },
     working={"job": {"env": {"CUDA_VISIBLE_DEVICES": "MIG-89c850dc-38e3-57df-85c7-690c186b68e9"}}, "absent": []},
     assumptions=[
         "driver version is illustrative (not in the stored excerpt)",
@@ -544,13 +685,22 @@ case(
     established_by="reporter's code analysis with log; NCCL maintainer (stephenmsachs): resolved in v2.27.3-1",
     fix="NCCL >= 2.27.3",
     seen="NCCL WARN socketProgress: Connection closed by remote peer 10.10.1.3<36138>",
-    image={"profile": "rdma-core-39-mlx5", "reference": "training image with NCCL 2.25.1",
-           "nccl": [{"version": "2.25.1", "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2"}]},
-    node={"name": "gpu-node", "gpu": {"driver_version": "550.127.05",
-                                       "gpus": gpus("NVIDIA H100 80GB HBM3", 8, "datacenter")}},
+    image={
+        "profile": "rdma-core-39-mlx5",
+        "reference": "training image with NCCL 2.25.1",
+        "nccl": [{"version": "2.25.1", "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2"}],
+    },
+    node={
+        "name": "gpu-node",
+        "gpu": {"driver_version": "550.127.05", "gpus": gpus("NVIDIA H100 80GB HBM3", 8, "datacenter")},
+    },
     job={"runtime": "bare-metal", "kind": "torchrun"},
-    working={"image": {"nccl": [{"version": "2.27.3", "origin": "library",
-                                 "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2"}]}, "absent": []},
+    working={
+        "image": {
+            "nccl": [{"version": "2.27.3", "origin": "library", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2"}]
+        },
+        "absent": [],
+    },
     assumptions=[
         "NCCL 2.25.1 is illustrative: the issue (2025-02-22) does not state the release; any release before 2.27.3 "
         "has the behaviour",
@@ -574,13 +724,26 @@ case(
     "exits; hostNetwork=true: ~334 GB/s all-reduce), also documented in NVIDIA/aicr#381 as a GKE runtime requirement",
     fix="run the TCPXO daemon / workload pod with hostNetwork: true",
     seen="fastrak_gpumem_manager.cc:200] Number of GPUs detected in the",
-    image={"profile": "no-rdma-userspace",
-           "reference": "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21 (daemon) + workload"},
-    node={"name": "a3-megagpu-8g", "labels": {"node.kubernetes.io/instance-type": "a3-megagpu-8g"},
-          "os": {"id": "cos"}, "kernel": {"release": "6.12.55+"},
-          "gpu": {"driver_version": "550.90.07", "gpus": gpus("NVIDIA H100 80GB HBM3", 8, "datacenter")}},
-    job={"runtime": "kubernetes", "kind": "Pod", "host_network": False, "privileged": False,
-         "cap_add": ["NET_ADMIN", "NET_BIND_SERVICE"], "resources": {"nvidia.com/gpu": "8"}, "gpus": 8},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21 (daemon) + workload",
+    },
+    node={
+        "name": "a3-megagpu-8g",
+        "labels": {"node.kubernetes.io/instance-type": "a3-megagpu-8g"},
+        "os": {"id": "cos"},
+        "kernel": {"release": "6.12.55+"},
+        "gpu": {"driver_version": "550.90.07", "gpus": gpus("NVIDIA H100 80GB HBM3", 8, "datacenter")},
+    },
+    job={
+        "runtime": "kubernetes",
+        "kind": "Pod",
+        "host_network": False,
+        "privileged": False,
+        "cap_add": ["NET_ADMIN", "NET_BIND_SERVICE"],
+        "resources": {"nvidia.com/gpu": "8"},
+        "gpus": 8,
+    },
     working={"job": {"host_network": True}, "absent": []},
     assumptions=[
         "driver version is illustrative (not in the issue)",
@@ -605,16 +768,32 @@ case(
     fix="nvidia-container-toolkit >= 1.17.3 on the node, or set NVIDIA_REQUIRE_CUDA (or NVIDIA_IMEX_CHANNELS) in "
     "the image",
     seen="nvidia-container-cli.real: error parsing IMEX info: unsupported IMEX channel value: all",
-    image={"profile": "no-rdma-userspace", "reference": "KFTO CUDA training image (legacy: CUDA_VERSION only)",
-           "cuda": {"version": "12.1.1", "origin": "env CUDA_VERSION"},
-           "env": {"CUDA_VERSION": "12.1.1", "NVIDIA_VISIBLE_DEVICES": "all",
-                   "NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}},
-    node={"name": "gpu-operator-node", "gpu": {"driver_version": "550.90.07",
-                                                 "gpus": gpus("NVIDIA A100-SXM4-80GB", 8, "datacenter")}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "KFTO CUDA training image (legacy: CUDA_VERSION only)",
+        "cuda": {"version": "12.1.1", "origin": "env CUDA_VERSION"},
+        "env": {
+            "CUDA_VERSION": "12.1.1",
+            "NVIDIA_VISIBLE_DEVICES": "all",
+            "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+        },
+    },
+    node={
+        "name": "gpu-operator-node",
+        "gpu": {"driver_version": "550.90.07", "gpus": gpus("NVIDIA A100-SXM4-80GB", 8, "datacenter")},
+    },
     job={"runtime": "kubernetes", "kind": "Pod", "resources": {"nvidia.com/gpu": "1"}, "gpus": 1},
-    working={"image": {"env": {"CUDA_VERSION": "12.1.1", "NVIDIA_VISIBLE_DEVICES": "all",
-                               "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
-                               "NVIDIA_REQUIRE_CUDA": "cuda>=12.1"}}, "absent": []},
+    working={
+        "image": {
+            "env": {
+                "CUDA_VERSION": "12.1.1",
+                "NVIDIA_VISIBLE_DEVICES": "all",
+                "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+                "NVIDIA_REQUIRE_CUDA": "cuda>=12.1",
+            }
+        },
+        "absent": [],
+    },
     assumptions=[
         "the node's nvidia-container-toolkit version (1.17.0-1.17.2, via the GPU operator) has no field in imgcheck's "
         "node facts",
@@ -642,11 +821,24 @@ case(
     fix="load the open kernel modules on Blackwell GPUs (fixed AMI release, or the 595 driver whose list has the ID)",
     seen="No devices were found",
     image={"profile": "no-rdma-userspace", "reference": "GPU workload pod image (not specified)"},
-    node={"name": "g7-node", "labels": {"node.kubernetes.io/instance-type": "g7.2xlarge"},
-          "os": {"id": "amzn", "version_id": "2023"},
-          "gpu": {"driver_version": "580.159.03", "kernel_module": "proprietary",
-                  "gpus": [{"index": 0, "name": "NVIDIA RTX PRO 4500 Blackwell Server Edition",
-                            "pci_bus_id": "00000000:57:00.0", "pci_device_id": "0x2c3a", "gpu_class": "datacenter"}]}},
+    node={
+        "name": "g7-node",
+        "labels": {"node.kubernetes.io/instance-type": "g7.2xlarge"},
+        "os": {"id": "amzn", "version_id": "2023"},
+        "gpu": {
+            "driver_version": "580.159.03",
+            "kernel_module": "proprietary",
+            "gpus": [
+                {
+                    "index": 0,
+                    "name": "NVIDIA RTX PRO 4500 Blackwell Server Edition",
+                    "pci_bus_id": "00000000:57:00.0",
+                    "pci_device_id": "0x2c3a",
+                    "gpu_class": "datacenter",
+                }
+            ],
+        },
+    },
     job={"runtime": "kubernetes", "kind": "Pod", "resources": {"nvidia.com/gpu": "1"}, "gpus": 1},
     working={"node": {"gpu": {"kernel_module": "open"}}, "absent": []},
     assumptions=[
@@ -670,8 +862,7 @@ case(
     established_by="merged PR adding ibverbs-providers, whose description states the cause",
     fix="install ibverbs-providers (the mlx5 provider from the same rdma-core) in the image",
     seen="No IB devices found",
-    image={"profile": "rdma-core-39-mlx5", "reference": "scout debugging environment image",
-           "rdma": {"providers": []}},
+    image={"profile": "rdma-core-39-mlx5", "reference": "scout debugging environment image", "rdma": {"providers": []}},
     node={"name": "ib-node", "rdma": {"stack": "inbox", "devices": [{"name": "mlx5_0", "driver": "mlx5_core"}]}},
     working={"image": {"profile": "rdma-core-39-mlx5"}, "absent": ["RDMA-NO-MLX5-PROVIDER"]},
     assumptions=[
@@ -694,12 +885,19 @@ case(
     established_by="merged PR by the project's maintainers (peer-access check + NCCL env), verified running on L40S",
     fix="NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 on nodes without GPU peer access",
     seen="Cuda failure 217 'peer access is not supported between these two devices'",
-    image={"profile": "no-rdma-userspace", "reference": "SkyRL training image (torch with CUDA 12.8)",
-           "cuda": {"version": "12.8", "origin": "pip"},
-           "nccl": [{"version": "2.26.2", "origin": "pip",
-                     "path": "/usr/local/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2"}]},
-    node={"name": "l40s-node", "gpu": {"driver_version": "570.133.20",
-                                        "gpus": gpus("NVIDIA L40S", 8, "datacenter")}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "SkyRL training image (torch with CUDA 12.8)",
+        "cuda": {"version": "12.8", "origin": "pip"},
+        "nccl": [
+            {
+                "version": "2.26.2",
+                "origin": "pip",
+                "path": "/usr/local/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2",
+            }
+        ],
+    },
+    node={"name": "l40s-node", "gpu": {"driver_version": "570.133.20", "gpus": gpus("NVIDIA L40S", 8, "datacenter")}},
     job={"runtime": "bare-metal", "kind": "ray", "gpus": 8},
     working={"job": {"env": {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"}}, "absent": []},
     assumptions=[
@@ -724,11 +922,22 @@ case(
     fix=None,
     seen="NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or directory No "
     "plugin found (libnccl-net.so), using internal implementation",
-    image={"profile": "rdma-core-39-mlx5", "reference": "PyTorch image with NCCL 2.19.3 (no external net plugin)",
-           "nccl": [{"version": "2.19.3", "origin": "pip",
-                     "path": "/usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2"}]},
-    node={"name": "ib-node", "rdma": {"stack": "inbox", "devices": [{"name": "mlx5_0", "driver": "mlx5_core"}]},
-          "gpu": {"driver_version": "535.161.08", "gpus": gpus("NVIDIA A100-SXM4-80GB", 8, "datacenter")}},
+    image={
+        "profile": "rdma-core-39-mlx5",
+        "reference": "PyTorch image with NCCL 2.19.3 (no external net plugin)",
+        "nccl": [
+            {
+                "version": "2.19.3",
+                "origin": "pip",
+                "path": "/usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2",
+            }
+        ],
+    },
+    node={
+        "name": "ib-node",
+        "rdma": {"stack": "inbox", "devices": [{"name": "mlx5_0", "driver": "mlx5_core"}]},
+        "gpu": {"driver_version": "535.161.08", "gpus": gpus("NVIDIA A100-SXM4-80GB", 8, "datacenter")},
+    },
     job={"runtime": "bare-metal", "kind": "torchrun", "gpus": 8},
     assumptions=[
         "the RDMA devices, driver and GPUs are illustrative (the thread's node is a TencentOS VM with eth0; its "
@@ -755,13 +964,21 @@ case(
     "latest NCCL set NCCL_SOCKET_IFNAME=^docker0,lo or the routable interface (also kubeflow/mpi-operator#57)",
     fix="NCCL_SOCKET_IFNAME=^docker0,lo (or the routable interface), or do not set it",
     seen="NCCL WARN Call to connect timeout : Connection refused",
-    image={"profile": "no-rdma-userspace", "reference": "uber/horovod:0.15.2-tf1.12.0-torch1.0.0-py3.5",
-           "nccl": [{"version": "2.3.5", "origin": "dpkg", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.3.5"}],
-           "nccl_conf": {"NCCL_SOCKET_IFNAME": "^docker0"}},
-    node={"name": "gpu-node", "gpu": {"driver_version": "410.79", "gpus": gpus("Tesla V100-SXM2-16GB", 8, "datacenter")}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "uber/horovod:0.15.2-tf1.12.0-torch1.0.0-py3.5",
+        "nccl": [{"version": "2.3.5", "origin": "dpkg", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.3.5"}],
+        "nccl_conf": {"NCCL_SOCKET_IFNAME": "^docker0"},
+    },
+    node={
+        "name": "gpu-node",
+        "gpu": {"driver_version": "410.79", "gpus": gpus("Tesla V100-SXM2-16GB", 8, "datacenter")},
+    },
     job={"runtime": "kubernetes", "kind": "MPIJob", "gpus": 8, "resources": {"nvidia.com/gpu": "8"}},
-    working={"image": {"nccl_conf": {"NCCL_SOCKET_IFNAME": "^docker0,lo"}},
-             "absent": ["ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO"]},
+    working={
+        "image": {"nccl_conf": {"NCCL_SOCKET_IFNAME": "^docker0,lo"}},
+        "absent": ["ENV-NCCL-SOCKET-IFNAME-ALLOWS-LO"],
+    },
     assumptions=[
         "NCCL 2.3.5 (dpkg libnccl2) in the 0.15.2 image is inferred from horovod/horovod#700 ('With NCCL 2.3.5, "
         "setting NCCL_SOCKET_IFNAME causes the process to hang'), not read from the image",
@@ -785,17 +1002,38 @@ case(
     "NCCL 2.18.3 fixes issue' (same report: pytorch/pytorch#106190)",
     fix="NCCL >= 2.18.3; do not use NCCL_GRAPH_FILE as a workaround",
     seen=None,
-    image={"profile": "rdma-core-39-mlx5", "reference": "PyTorch 2.0.1 pip image (bundled NCCL)",
-           "nccl": [{"version": "2.14.3", "origin": "pip",
-                     "path": "/usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2"}]},
-    node={"name": "h800-node", "rdma": {"stack": "mlnx_ofed",
-                                         "devices": [{"name": f"mlx5_{i}", "driver": "mlx5_core", "link_layer": "Ethernet"}
-                                                     for i in range(8)]},
-          "gpu": {"driver_version": "525.105.17", "gpus": gpus("NVIDIA H800", 8, "datacenter")}},
+    image={
+        "profile": "rdma-core-39-mlx5",
+        "reference": "PyTorch 2.0.1 pip image (bundled NCCL)",
+        "nccl": [
+            {
+                "version": "2.14.3",
+                "origin": "pip",
+                "path": "/usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2",
+            }
+        ],
+    },
+    node={
+        "name": "h800-node",
+        "rdma": {
+            "stack": "mlnx_ofed",
+            "devices": [{"name": f"mlx5_{i}", "driver": "mlx5_core", "link_layer": "Ethernet"} for i in range(8)],
+        },
+        "gpu": {"driver_version": "525.105.17", "gpus": gpus("NVIDIA H800", 8, "datacenter")},
+    },
     job={"runtime": "bare-metal", "kind": "torchrun", "gpus": 8},
-    working={"image": {"nccl": [{"version": "2.18.3", "origin": "pip",
-                                 "path": "/usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2"}]},
-             "absent": []},
+    working={
+        "image": {
+            "nccl": [
+                {
+                    "version": "2.18.3",
+                    "origin": "pip",
+                    "path": "/usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2",
+                }
+            ]
+        },
+        "absent": [],
+    },
     assumptions=[
         "NCCL 2.14.3 (PyTorch 2.0.x wheels) is illustrative: the thread says only that a release before 2.18 was used",
         "8 RoCE mlx5 devices, MLNX_OFED stack and driver 525 are illustrative (the issue describes 8 NICs per node "
@@ -818,13 +1056,21 @@ case(
     "nccl-tests with GDRDMA; the maintainer (ajdecon) asked to add it as an alternative Dockerfile",
     fix="install the verbs userspace (MOFED or rdma-core with the mlx5 provider) in the image",
     seen=None,
-    image={"profile": "no-rdma-userspace", "reference": "deepops/nccl-tests-cuda11.0-ubuntu18.04",
-           "cuda": {"version": "11.0", "origin": "env CUDA_VERSION"},
-           "nccl": [{"version": "2.7.8", "origin": "dpkg", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.7.8"}]},
-    node={"name": "dgx-a100", "rdma": {"stack": "mlnx_ofed", "ofed_version": "5.1-2.3.7.1",
-                                        "devices": [{"name": f"mlx5_{i}", "driver": "mlx5_core", "link_layer": "InfiniBand"}
-                                                    for i in range(8)]},
-          "gpu": {"driver_version": "450.80.02", "gpus": gpus("NVIDIA A100-SXM4-40GB", 8, "datacenter")}},
+    image={
+        "profile": "no-rdma-userspace",
+        "reference": "deepops/nccl-tests-cuda11.0-ubuntu18.04",
+        "cuda": {"version": "11.0", "origin": "env CUDA_VERSION"},
+        "nccl": [{"version": "2.7.8", "origin": "dpkg", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.7.8"}],
+    },
+    node={
+        "name": "dgx-a100",
+        "rdma": {
+            "stack": "mlnx_ofed",
+            "ofed_version": "5.1-2.3.7.1",
+            "devices": [{"name": f"mlx5_{i}", "driver": "mlx5_core", "link_layer": "InfiniBand"} for i in range(8)],
+        },
+        "gpu": {"driver_version": "450.80.02", "gpus": gpus("NVIDIA A100-SXM4-40GB", 8, "datacenter")},
+    },
     job={"runtime": "slurm", "kind": "srun", "devices": ["/dev/infiniband"], "gpus": 8},
     working={"image": {"profile": "rdma-core-39-mlx5"}, "absent": ["RDMA-NO-LIBIBVERBS"]},
     assumptions=[
@@ -838,6 +1084,7 @@ case(
     "GPUDirect RDMA.",
     expect_kind="image x node rule: no verbs userspace in the image on an RDMA node",
 )
+
 
 # ================================================================ write
 def main() -> None:

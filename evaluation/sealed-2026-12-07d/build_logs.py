@@ -193,7 +193,7 @@ log(
 )
 log(
     "Traceback (most recent call last):\n"
-    "  File \"/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py\", "
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", '
     "line 156, in _create_tcp_store\n"
     "    host, port, is_master=is_server, timeout=timedelta(seconds=read_timeout)\n"
     "ValueError: host not found: Name or service not known\n",
@@ -248,7 +248,7 @@ log(
     "Manager log; NCCL_NVLS_ENABLE=0 avoids it",
     mechanism="NVLS multicast resource (slot) exhaustion with a newer NCCL, reported as CUDA OOM",
     expect_signatures=[],
-        notes="NCCL-NVLS-CUDA matches these lines but none of its causes (buffers out of memory, Fabric Manager state, disable NVLS until the node is fixed) describes multicast-slot exhaustion by an NCCL release, so no signature is expected; lines from the issue's error block, unchanged; the 'out of memory' is not GPU memory exhaustion here, so "
+    notes="NCCL-NVLS-CUDA matches these lines but none of its causes (buffers out of memory, Fabric Manager state, disable NVLS until the node is fixed) describes multicast-slot exhaustion by an NCCL release, so no signature is expected; lines from the issue's error block, unchanged; the 'out of memory' is not GPU memory exhaustion here, so "
     "the signature's nvls-buffers-out-of-memory cause does not describe the established cause",
 )
 log(
@@ -301,7 +301,7 @@ log(
     "with a pointer to the fixed socket.cc",
     mechanism="NCCL < 2.27.3 bootstrap accept() aborts on a short-lived foreign connection -> init fails",
     expect_signatures=[],
-        notes="NCCL-ERR-6 matches the WARN line but none of its causes describes a foreign connection, so no signature is expected; the issue's 'ref log' block, unchanged; the peer did not exit, so none of NCCL-ERR-6's causes describes "
+    notes="NCCL-ERR-6 matches the WARN line but none of its causes describes a foreign connection, so no signature is expected; the issue's 'ref log' block, unchanged; the peer did not exit, so none of NCCL-ERR-6's causes describes "
     "the established cause",
 )
 
@@ -309,10 +309,10 @@ log(
 # ---------------------------------------------------------------- MIG
 log(
     "CUDA_VISIBLE_DEVICES=MIG-89c850dc-38e3-57df-85c7-690c186b68e9,MIG-f2b5fbbd-850e-51bb-8ffa-ac9fb48126da python -c "
-    "\"import torch; print(torch.cuda.device_count()); print(torch.randn(1).cuda(1))\"\n"
+    '"import torch; print(torch.cuda.device_count()); print(torch.randn(1).cuda(1))"\n'
     "1\n"
     "Traceback (most recent call last):\n"
-    "  File \"<string>\", line 1, in <module>\n"
+    '  File "<string>", line 1, in <module>\n'
     "RuntimeError: CUDA error: invalid device ordinal\n"
     "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be "
     "incorrect.\n",
@@ -324,14 +324,14 @@ log(
     "of a single MIG instance is supported'); the failure is shown as expected",
     mechanism="one MIG instance per CUDA process -> invalid device ordinal for the second",
     expect_signatures=[],
-        notes="CUDA-INVALID-DEVICE-ORDINAL matches but none of its causes names MIG's one-instance-per-process limit, so no signature is expected; the last command and its output from the maintainer's comment, unchanged (the earlier commands that "
+    notes="CUDA-INVALID-DEVICE-ORDINAL matches but none of its causes names MIG's one-instance-per-process limit, so no signature is expected; the last command and its output from the maintainer's comment, unchanged (the earlier commands that "
     "worked are omitted); none of the signature's causes names MIG",
 )
 
 
 # ---------------------------------------------------------------- operators / verbs providers
 log(
-    "nvidia-driver-ctr:   ready=true   (log: \"performing userspace-only install\")\n"
+    'nvidia-driver-ctr:   ready=true   (log: "performing userspace-only install")\n'
     "nvidia-gdrcopy-ctr:  ready=true\n"
     "nvidia-peermem-ctr:  CrashLoopBackOff\n"
     "  modprobe: FATAL: Module nvidia-peermem not found in directory /lib/modules/6.8.0-1059-azure\n",
@@ -409,7 +409,7 @@ log(
     "for posix and cma transports'",
     mechanism="UCX posix SHM via /proc/<pid>/fd across user namespaces -> permission denied -> ucp_ep_create fails",
     expect_signatures=[],
-        notes="UCX-ERROR matches but none of its causes describes user namespaces, so no signature is expected; the error lines of the commenter's run in the PR thread, unchanged (the mpirun command line and the second "
+    notes="UCX-ERROR matches but none of its causes describes user namespaces, so no signature is expected; the error lines of the commenter's run in the PR thread, unchanged (the mpirun command line and the second "
     "rank's pml_ucx line are omitted)",
 )
 log(
@@ -483,7 +483,7 @@ log(
     "(Kubernetes 1.29); for g5 (open kmod, where GSP cannot be disabled) they followed up with EC2 and NVIDIA",
     mechanism="GSP firmware on these instance types -> GPU unresponsive -> NVML Unknown Error",
     expect_signatures=[],
-        notes="no signature's causes describe GSP (NVML-UNKNOWN-ERROR's pattern is 'Failed to initialize NVML: Unknown Error' and its causes are cgroup-related); the kubelet event line from a commenter (g5.4xlarge, driver 535.54.03), unchanged; neither of the "
+    notes="no signature's causes describe GSP (NVML-UNKNOWN-ERROR's pattern is 'Failed to initialize NVML: Unknown Error' and its causes are cgroup-related); the kubelet event line from a commenter (g5.4xlarge, driver 535.54.03), unchanged; neither of the "
     "signature's causes (device cgroup reset, container restart) describes GSP",
 )
 

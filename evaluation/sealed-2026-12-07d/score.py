@@ -68,7 +68,9 @@ def run_case(case: dict, corpus, matrix) -> dict:
         return out
     found = {f.id: f.severity for f in result.findings}
     out["status"] = "ok"
-    out["findings"] = [{"id": f.id, "severity": f.severity, "title": getattr(f, "title", None)} for f in result.findings]
+    out["findings"] = [
+        {"id": f.id, "severity": f.severity, "title": getattr(f, "title", None)} for f in result.findings
+    ]
     out["unknowns"] = [
         {"rule": getattr(u, "rule", None) or getattr(u, "id", None), "reason": getattr(u, "reason", None)}
         for u in result.unknowns
@@ -142,9 +144,7 @@ def run_log(entry: dict, logs_dir: str) -> dict:
         }
         for d in report.diagnoses
     ]
-    out["top_cause"] = (
-        report.diagnoses[0].causes[0].id if report.diagnoses and report.diagnoses[0].causes else None
-    )
+    out["top_cause"] = report.diagnoses[0].causes[0].id if report.diagnoses and report.diagnoses[0].causes else None
     sigs = [d.signature for d in report.diagnoses]
     exp = entry.get("expect_signatures", [])
     out["expected_first"] = bool(exp) and out["first_failure"] in exp
@@ -214,8 +214,13 @@ def main(argv=None) -> int:
     ap.add_argument("--repo", default="/work/main", help="imgcheck tree to score (default /work/main)")
     ap.add_argument("--out", default=os.path.join(HERE, "result.json"), help="JSON file for the full output")
     ap.add_argument("--quiet", action="store_true", help="only the counts")
-    ap.add_argument("--load-check", "--dry-run", dest="load_check", action="store_true",
-                    help="only check that every case and log loads; no rules (alias: --dry-run)")
+    ap.add_argument(
+        "--load-check",
+        "--dry-run",
+        dest="load_check",
+        action="store_true",
+        help="only check that every case and log loads; no rules (alias: --dry-run)",
+    )
     args = ap.parse_args(argv)
     setup_path(args.repo)
     corpus = importlib.import_module("corpus")
@@ -284,7 +289,8 @@ def main(argv=None) -> int:
         # negatives: working configurations / noise from runs that worked (nothing should be blamed)
         "negative_cases": sum(1 for r in case_out if r.get("negative")),
         "negative_cases_with_error_finding": sum(
-            1 for r in case_out
+            1
+            for r in case_out
             if r.get("negative") and any(f.get("severity") == "error" for f in r.get("findings", []))
         ),
         "negative_logs": sum(1 for r in log_out if r.get("negative")),
