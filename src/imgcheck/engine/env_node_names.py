@@ -324,7 +324,7 @@ def _gloo_ifname(ctx: Ctx) -> Iterator[Outcome]:
         else:
             yield item
     if netns is None:
-        return
+        return  # _node_netns yielded the unknown that says why the job's interfaces are not known
     interfaces = ctx.node.net_interfaces
     if interfaces is None:
         yield unknown(rule, f"{s.label} is set; " + ctx.unknown_why("net_interfaces"))

@@ -37,7 +37,7 @@ _ARCH_ALIASES = {"aarch64": "arm64", "x86_64": "amd64"}
 
 def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl is None:
-        return
+        return  # no NCCL: nothing applies; NCCL unknown is asked by the contract (REQUIRES facts.NCCL)
     outcomes = [*_known_issues(ctx), *_gpu_generation(ctx), *_later_fixes(ctx)]
     # the engine's contract is one outcome kind per rule and evaluation: when one known issue is shown and another's
     # conditions are not, the finding is kept and the other row's unknown is dropped (both name an upgrade)

@@ -27,7 +27,7 @@ RULE = "UCX-BUILT-FOR-EXP-VERBS"
 def ucx_built_for_exp_verbs(ctx: Ctx) -> Iterator[Outcome]:
     ucx = ctx.image.ucx
     if ucx is None:
-        return
+        return  # no UCX: the rule does not apply; UCX unknown is asked by the contract (requires facts.UCX)
     removed = str(ctx.matrix.threshold("ucx_exp_verbs_removed"))
     if ranges.at_least(ucx.version, removed):
         yield decided(RULE, f"UCX {ucx.version}: releases from {removed} have no experimental-verbs build")
