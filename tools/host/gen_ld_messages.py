@@ -40,7 +40,7 @@ CONSTANTS = {"undefined_msg": "undefined symbol: "}
 # argument conditions: which library / symbol version a message names
 RDMA_VERSION = r"(?:IBVERBS|MLX[45]|EFA|RDMACM|HNS|BNXT|IRDMA|IBUMAD|IBMAD|IBNETDISC|MANA)[A-Z0-9_.]*"
 RDMA_LIB = r"lib(?:ibverbs|mlx[45]|efa|rdmacm|ibumad|mana)[\w.-]*"
-SYSTEM_VERSION = r"(?:GLIBC|GLIBCXX|CXXABI|GCC)_[\d.]+"
+SYSTEM_VERSION = r"(?:GLIBC|GLIBCXX|CXXABI|GCC)_[\w.]+"
 NCCL_SYMBOL = r"nccl\w+"
 CUDA_LIB = r"lib(?:cuda|nvidia-ml)\.so[\d.]*"
 RDMA_SYMBOL = r"(?:ibv|mlx5dv|mlx4dv|efadv|rdma|ibv_cmd|verbs)_\w+"
