@@ -217,3 +217,16 @@ def test_generators_are_kept_and_say_how_to_rerun():
     ):
         text = (root / gen).read_text()
         assert "_MIRROR=/work/.mirror/" in text, gen
+
+
+def test_openib_without_a_connection_scheme_is_a_warning_and_its_verbose_reason_decides(tmp_path):
+    """help-mpi-btl-openib-cpc-base.txt [no cpcs for port] (open-mpi/ompi#5789's banner) disables openib for the port:
+    a warning alone; the CPCs' own verbose lines (btl_openib_connect_rdmacm.c / _udcm.c) say why."""
+    banner = (Path(__file__).parent / "logs" / "ompi-5789-openib-no-cpcs.log").read_text().splitlines()
+    log = tmp_path / "job.log"
+    # the CPC query's verbose line (btl_base_verbose) is printed before the banner that sums it up
+    log.write_text("\n".join(["openib BTL: rdmacm IP address not found on port", *banner]) + "\n")
+    report = triage([str(log)])
+    assert report.verdict == "advisory_only" and report.first_failure is None
+    assert report.diagnoses[0].signature == "HOST-OMPI-OPENIB-NO-CPC"
+    assert report.diagnoses[0].causes[0].id == "roce-port-rdmacm-needs-ip"
