@@ -134,6 +134,12 @@ def test_loader_catalog_covers_every_glibc_release_and_each_mapped_message_is_ma
             "HOST-FM-CONFIG-INCOMPLETE",
             "fm-started-before-driver-ready",
         ),
+        # NVIDIA/gpu-operator#2619: the driver pod installed no modules (userspace-only), the peermem sidecar's modprobe
+        (
+            "  modprobe: FATAL: Module nvidia-peermem not found in directory /lib/modules/6.8.0-1059-azure",
+            "HOST-KMOD-MODULE-NOT-FOUND",
+            "nvidia-modules-not-installed-for-kernel",
+        ),
         # pytorch/pytorch#73682
         (
             "ValueError: host not found: Name or service not known",
@@ -212,6 +218,7 @@ def test_generators_are_kept_and_say_how_to_rerun():
         "tools/host/gen_ld_messages.py",
         "tools/host/gen_ctk_imex.py",
         "tools/host/gen_gai_messages.py",
+        "tools/host/gen_kmod_messages.py",
         "tools/upstreams/gen_ucx_messages.py",
         "tools/upstreams/gen_ompi_ucx_messages.py",
     ):

@@ -43,7 +43,13 @@ GENERATED = (
 )
 # generated catalogs whose rows name several signatures, each with the argument condition that selects it
 # (ld_messages.json: the library / symbol version a loader message names decides which layer it is)
-GENERATED_MULTI = ("ld_messages.json", "ucx_messages.json", "ompi_ucx_messages.json", "gai_messages.json")
+GENERATED_MULTI = (
+    "ld_messages.json",
+    "ucx_messages.json",
+    "ompi_ucx_messages.json",
+    "gai_messages.json",
+    "kmod_messages.json",
+)
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
