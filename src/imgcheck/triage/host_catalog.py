@@ -41,6 +41,15 @@ GENERATED = (
     "mpich_ofi_messages.json",
     "signal_banners.json",
 )
+# generated catalogs whose rows name several signatures, each with the argument condition that selects it
+# (ld_messages.json: the library / symbol version a loader message names decides which layer it is)
+GENERATED_MULTI = (
+    "ld_messages.json",
+    "ucx_messages.json",
+    "ompi_ucx_messages.json",
+    "gai_messages.json",
+    "kmod_messages.json",
+)
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
@@ -85,14 +94,27 @@ def _causes(raw: list[dict[str, Any]], where: str = "catalog") -> tuple[Cause, .
     )
 
 
-def _host() -> list[CatalogSignature]:
-    # messages enumerated from an upstream's source over its releases (libibverbs, glibc malloc, Gloo, ...) add their
-    # patterns to the entry their row names
+@cache
+def _generated() -> dict[str, tuple[str, ...]]:
+    """Signature id -> the patterns generated catalogs give it (a row names its signature, or several with the
+    argument condition of each); packaged signatures named by a row get them too (`extend`)."""
     generated: dict[str, list[str]] = {}
     for name in GENERATED:
         for row in _data(name)["messages"]:
             if row.get("signature"):
                 generated.setdefault(row["signature"], []).append(row["regex"])
+    for name in GENERATED_MULTI:
+        for row in _data(name)["messages"]:
+            for pick in row.get("signatures", ()):
+                if pick["regex"] not in generated.setdefault(pick["signature"], []):
+                    generated[pick["signature"]].append(pick["regex"])
+    return {k: tuple(v) for k, v in generated.items()}
+
+
+def _host() -> list[CatalogSignature]:
+    # messages enumerated from an upstream's source over its releases (libibverbs, glibc malloc, Gloo, ...) add their
+    # patterns to the entry their row names
+    generated = _generated()
     out = []
     entries = [(PREFIX_HOST + m["id"], m) for m in _data("host_messages.json")["messages"]]
     entries += [(m["id"], m) for m in _data("process_messages.json")["messages"]]
@@ -100,7 +122,7 @@ def _host() -> list[CatalogSignature]:
         sig = Signature(
             id=sid,
             title=m["title"],
-            patterns=tuple(re.compile(p) for p in m["patterns"] + generated.get(sid, [])),
+            patterns=tuple(re.compile(p) for p in [*m["patterns"], *generated.get(sid, ())]),
             # a warning the process carries on after is advisory; an entry may name its role (a victim's view)
             role=m.get("role") or ("advisory" if m.get("continues") else "primary"),
             severity=m["severity"],
@@ -218,7 +240,17 @@ def extend(sigset: SignatureSet) -> SignatureSet:
     CUDA error forms added to the signatures owning their codes (cuda_forms.py)."""
     have = {s.id for s in sigset.signatures}
     extra = tuple(c.signature for c in catalog() if c.signature.id not in have)
-    return cuda_forms.extend(dataclasses.replace(sigset, signatures=sigset.signatures + extra))
+    generated = _generated()
+    catalog_ids = {c.signature.id for c in catalog()}
+
+    def more(s: Signature) -> Signature:  # a hand-written signature a generated row names gets the row's pattern
+        new = [p for p in generated.get(s.id, ()) if p not in {q.pattern for q in s.patterns}]
+        if not new or s.id in catalog_ids:
+            return s
+        return dataclasses.replace(s, patterns=s.patterns + tuple(re.compile(p) for p in new))
+
+    own = tuple(more(s) for s in sigset.signatures)
+    return cuda_forms.extend(dataclasses.replace(sigset, signatures=own + extra))
 
 
 def phase_line_owner(w: Work) -> None:
