@@ -18,7 +18,7 @@ from ..sources.base import DOCKER_LAYER_GZIP, OCI_LAYER_GZIP, SQUASHFS_LAYER, La
 from ..sources.read_options import Limits, ReadStats
 from ..streams import ByteStream, SeekableByteStream, readinto_of
 from .cache import ClaimingCache, LayerCache
-from .file_index import FileIndex, FileIndexStore, Stale, record_of, reread, seek_points_readable
+from .file_index import FileIndex, FileIndexStore, Stale, record_of, reread, seek_points_readable, seek_spacing
 from .fileview import FileView
 from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
@@ -126,6 +126,7 @@ def index_image_layer(
             verify_uncompressed=layer.digest_of_uncompressed,
             layer_id=layer.layer_id,
             diff_id=layer.diff_id,
+            seek_spacing=seek_spacing(layer),
         )
     finally:
         close = getattr(raw, "close", None)
