@@ -127,6 +127,7 @@ def index_image_layer(
             layer_id=layer.layer_id,
             diff_id=layer.diff_id,
             seek_spacing=seek_spacing(layer),
+            span_digests=image.read_range is not None,  # a registry blob: a re-read by Range checks every span
         )
     finally:
         close = getattr(raw, "close", None)
