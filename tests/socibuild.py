@@ -33,27 +33,18 @@ def _digest(data: bytes) -> str:
 
 
 def checkpoints(blob: bytes, span_size: int) -> list[tuple[int, int, int, bytes]]:
-    """(in, out, bits, window) of each checkpoint, from rapidgzip's exported index (indexed_gzip's GZIDX v1)."""
-    import rapidgzip
+    """(in, out, bits, window) of each checkpoint, taken about every `span_size` compressed bytes by imgcheck's
+    own zran inflate (view/zran.py: zlib's Z_BLOCK boundaries, as soci's ztoc/compression/gzip_zinfo.c takes them)."""
+    from imgcheck.view import zran
 
-    with rapidgzip.RapidgzipFile(io.BytesIO(blob), parallelization=1, chunk_size=span_size) as f:
-        while f.read(1 << 24):
-            pass
-        out = io.BytesIO()
-        f.export_index(out)
-    idx = out.getvalue()
-    assert idx[:5] == b"GZIDX"
-    _csize, _usize, _spacing, window_size, count = struct.unpack_from("<QQIII", idx, 7)
-    pos, points = 35, []
-    for _ in range(count):
-        points.append(list(struct.unpack_from("<QQBB", idx, pos)))
-        pos += 18
-    result = []
-    for c, u, bits, has_window in points:
-        window = idx[pos : pos + window_size] if has_window else b""
-        pos += window_size if has_window else 0
-        result.append((c, u, bits, window.rjust(WINDOW, b"\0")))
-    return result
+    z = zran.lib()
+    assert z is not None, "zlib-ng or zlib is needed to build a zTOC's checkpoints"
+    inflater = zran.Inflater(io.BytesIO(blob), z, span_size)
+    buf = memoryview(bytearray(1 << 20))
+    while inflater.readinto(buf):
+        pass
+    inflater.close()
+    return [(c, u, bits, window) for (c, u, bits), window in zip(inflater.points, inflater.windows)]
 
 
 def zinfo_blob(points: list[tuple[int, int, int, bytes]], span_size: int) -> bytes:
@@ -208,3 +199,63 @@ def push_soci_image(pusher, repo: str, soci: Soci, diff_id: str, annotate: str |
     }
     pusher.push_manifest(repo, tag, json.dumps(top, sort_keys=True).encode(), "application/vnd.oci.image.index.v1+json")
     return layer_digest
+
+
+def push_soci_v1_image(pusher, repo: str, soci: Soci, diff_id: str, subject: str | None = None, tag: str = "latest"):
+    """A SOCI index manifest v1 beside a plain image, as `soci create` (v1) and `soci push` lay it out: the image
+    manifest carries no annotation; the index names the image in its `subject` (`subject` overrides the digest) and
+    is found as a referrer. Debian's docker-registry has no referrers API, so the referrers tag schema of the
+    distribution spec v1.1 is used: an OCI index of the referrers under the tag `sha256-<hex of the image manifest>`.
+    Returns the image manifest's digest."""
+    import json
+
+    from imagebuild import image_config
+
+    media = "application/vnd.oci.image.layer.v1.tar+gzip"
+    layer_digest = pusher.push_blob(repo, soci.blob)
+    config = json.dumps(image_config([diff_id]), sort_keys=True).encode()
+    config_digest = pusher.push_blob(repo, config)
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "digest": config_digest,
+            "size": len(config),
+        },
+        "layers": [{"mediaType": media, "digest": layer_digest, "size": len(soci.blob)}],
+    }
+    data = json.dumps(manifest, sort_keys=True).encode()
+    image_digest = pusher.push_manifest(repo, tag, data, "application/vnd.oci.image.manifest.v1+json")
+    pusher.push_blob(repo, soci.ztoc)
+    empty = pusher.push_blob(repo, b"{}")
+    index = soci_index(layer_digest, media, soci, empty)
+    index["artifactType"] = index["config"]["mediaType"] = "application/vnd.amazon.soci.index.v1+json"
+    index["subject"] = {
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "digest": subject or image_digest,
+        "size": len(data),
+    }
+    index_bytes = json.dumps(index, sort_keys=True).encode()
+    index_digest = pusher.push_manifest(
+        repo, _digest(index_bytes), index_bytes, "application/vnd.oci.image.manifest.v1+json"
+    )
+    referrers = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": index_digest,
+                "size": len(index_bytes),
+                "artifactType": "application/vnd.amazon.soci.index.v1+json",
+            }
+        ],
+    }
+    pusher.push_manifest(
+        repo,
+        image_digest.replace(":", "-"),
+        json.dumps(referrers, sort_keys=True).encode(),
+        "application/vnd.oci.image.index.v1+json",
+    )
+    return image_digest
