@@ -54,12 +54,29 @@ def zinfo_blob(points: list[tuple[int, int, int, bytes]], span_size: int) -> byt
     return out
 
 
+def tar_zinfo(size: int, span_size: int) -> bytes:
+    """ztoc/compression/fbs/zinfo.fbs TarZinfo (version 2, as tar_zinfo.go writes it): an uncompressed layer's spans."""
+    b = flatbuffers.Builder(0)
+    b.StartObject(3)
+    b.PrependInt32Slot(0, 2, 0)
+    b.PrependInt64Slot(1, span_size, 0)
+    b.PrependInt64Slot(2, size, 0)
+    b.Finish(b.EndObject())
+    return bytes(b.Output())
+
+
 def build(
     blob: bytes, tar_bytes: bytes, span_size: int = 1 << 20, tamper_digest: int | None = None, misplace: str = ""
 ) -> Soci:
-    """The zTOC of gzip layer `blob` (whose tar is `tar_bytes`). `tamper_digest`: span whose digest is wrong;
-    `misplace`: a member (name ending so) given the data extent of the regular file listed before it."""
-    points = checkpoints(blob, span_size)
+    """The zTOC of gzip layer `blob` (whose tar is `tar_bytes`; `blob` is `tar_bytes` itself for an uncompressed
+    layer: compression_algorithm Uncompressed, fixed spans, ztoc/zinfo_builder.go tarZinfoBuilder).
+    `tamper_digest`: span whose digest is wrong; `misplace`: a member (name ending so) given the data extent of the
+    regular file listed before it."""
+    uncompressed = blob is tar_bytes
+    if uncompressed:
+        points = [(k, k, 0, b"") for k in range(0, len(blob), span_size)]
+    else:
+        points = checkpoints(blob, span_size)
     spans = []
     for i, (c, _u, bits, _w) in enumerate(points):
         end = points[i + 1][0] if i + 1 < len(points) else len(blob)
@@ -100,13 +117,17 @@ def build(
     b.StartObject(1)
     b.PrependUOffsetTRelativeSlot(0, metadata, 0)
     toc = b.EndObject()
-    checkpoint_bytes = b.CreateByteVector(zinfo_blob(points, span_size))
+    checkpoint_bytes = b.CreateByteVector(
+        tar_zinfo(len(blob), span_size) if uncompressed else zinfo_blob(points, span_size)
+    )
     digest_strings = [text(d) for d in digests]
     b.StartVector(4, len(digest_strings), 4)
     for o in reversed(digest_strings):
         b.PrependUOffsetTRelative(o)
     digest_vector = b.EndVector()
     b.StartObject(4)
+    if uncompressed:
+        b.PrependInt8Slot(0, 2, 1)  # CompressionAlgorithm.Uncompressed
     b.PrependInt32Slot(1, len(points) - 1, 0)
     b.PrependUOffsetTRelativeSlot(2, digest_vector, 0)
     b.PrependUOffsetTRelativeSlot(3, checkpoint_bytes, 0)
@@ -146,7 +167,15 @@ def soci_index(layer_digest: str, layer_media_type: str, soci: Soci, config_dige
     }
 
 
-def push_soci_image(pusher, repo: str, soci: Soci, diff_id: str, annotate: str | None = None, tag: str = "latest"):
+def push_soci_image(
+    pusher,
+    repo: str,
+    soci: Soci,
+    diff_id: str,
+    annotate: str | None = None,
+    tag: str = "latest",
+    media: str = "application/vnd.oci.image.layer.v1.tar+gzip",
+):
     """A SOCI-enabled image as `soci convert` lays it out (soci/soci_convert.go): the zTOC and the SOCI index
     manifest pushed by digest, the image manifest annotated with `com.amazon.soci.index-digest` (`annotate`
     overrides the value), and an OCI index listing the SOCI index (artifactType, same platform) before the image.
@@ -155,7 +184,6 @@ def push_soci_image(pusher, repo: str, soci: Soci, diff_id: str, annotate: str |
 
     from imagebuild import image_config
 
-    media = "application/vnd.oci.image.layer.v1.tar+gzip"
     layer_digest = pusher.push_blob(repo, soci.blob)
     pusher.push_blob(repo, soci.ztoc)
     empty = pusher.push_blob(repo, b"{}")

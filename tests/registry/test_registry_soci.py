@@ -91,3 +91,16 @@ def test_a_soci_index_v1_found_as_a_referrer_is_used_only_if_it_names_this_image
         assert stats.layers_ranged == [] and len(stats.layers_read) == 1
         (note,) = [n for n in facts.notes if "read whole: its SOCI zTOC" in n]
         assert "names 'sha256:1111" in note
+
+
+def test_an_uncompressed_layer_s_ztoc_reads_its_spans_as_they_are(registry, bookworm):
+    # SOCI builds zTOCs for uncompressed OCI layers too (compression_algorithm Uncompressed, a TarZinfo of fixed
+    # spans: ztoc/compression/tar_zinfo.go): the wanted files are read from their spans, each span checked
+    tar, _blob, diff_id = bookworm
+    soci = socibuild.build(tar, tar)
+    media = "application/vnd.oci.image.layer.v1.tar"
+    socibuild.push_soci_image(Pusher(registry.url), "soci/plain-tar", soci, diff_id, media=media)
+    ranged, stats = _read(registry, "soci/plain-tar")
+    whole, _ = _read(registry, "soci/plain-tar", range_reads=False)
+    assert len(stats.layers_ranged) == 1 and 0 < stats.bytes_ranged < len(tar) // 4
+    assert ranged.rdma == whole.rdma and ranged.packages == whole.packages and ranged.os == whole.os
