@@ -33,27 +33,18 @@ def _digest(data: bytes) -> str:
 
 
 def checkpoints(blob: bytes, span_size: int) -> list[tuple[int, int, int, bytes]]:
-    """(in, out, bits, window) of each checkpoint, from rapidgzip's exported index (indexed_gzip's GZIDX v1)."""
-    import rapidgzip
+    """(in, out, bits, window) of each checkpoint, taken about every `span_size` compressed bytes by imgcheck's
+    own zran inflate (view/zran.py: zlib's Z_BLOCK boundaries, as soci's ztoc/compression/gzip_zinfo.c takes them)."""
+    from imgcheck.view import zran
 
-    with rapidgzip.RapidgzipFile(io.BytesIO(blob), parallelization=1, chunk_size=span_size) as f:
-        while f.read(1 << 24):
-            pass
-        out = io.BytesIO()
-        f.export_index(out)
-    idx = out.getvalue()
-    assert idx[:5] == b"GZIDX"
-    _csize, _usize, _spacing, window_size, count = struct.unpack_from("<QQIII", idx, 7)
-    pos, points = 35, []
-    for _ in range(count):
-        points.append(list(struct.unpack_from("<QQBB", idx, pos)))
-        pos += 18
-    result = []
-    for c, u, bits, has_window in points:
-        window = idx[pos : pos + window_size] if has_window else b""
-        pos += window_size if has_window else 0
-        result.append((c, u, bits, window.rjust(WINDOW, b"\0")))
-    return result
+    z = zran.lib()
+    assert z is not None, "zlib-ng or zlib is needed to build a zTOC's checkpoints"
+    inflater = zran.Inflater(io.BytesIO(blob), z, span_size)
+    buf = memoryview(bytearray(1 << 20))
+    while inflater.readinto(buf):
+        pass
+    inflater.close()
+    return [(c, u, bits, window) for (c, u, bits), window in zip(inflater.points, inflater.windows)]
 
 
 def zinfo_blob(points: list[tuple[int, int, int, bytes]], span_size: int) -> bytes:
@@ -63,12 +54,29 @@ def zinfo_blob(points: list[tuple[int, int, int, bytes]], span_size: int) -> byt
     return out
 
 
+def tar_zinfo(size: int, span_size: int) -> bytes:
+    """ztoc/compression/fbs/zinfo.fbs TarZinfo (version 2, as tar_zinfo.go writes it): an uncompressed layer's spans."""
+    b = flatbuffers.Builder(0)
+    b.StartObject(3)
+    b.PrependInt32Slot(0, 2, 0)
+    b.PrependInt64Slot(1, span_size, 0)
+    b.PrependInt64Slot(2, size, 0)
+    b.Finish(b.EndObject())
+    return bytes(b.Output())
+
+
 def build(
     blob: bytes, tar_bytes: bytes, span_size: int = 1 << 20, tamper_digest: int | None = None, misplace: str = ""
 ) -> Soci:
-    """The zTOC of gzip layer `blob` (whose tar is `tar_bytes`). `tamper_digest`: span whose digest is wrong;
-    `misplace`: a member (name ending so) given the data extent of the regular file listed before it."""
-    points = checkpoints(blob, span_size)
+    """The zTOC of gzip layer `blob` (whose tar is `tar_bytes`; `blob` is `tar_bytes` itself for an uncompressed
+    layer: compression_algorithm Uncompressed, fixed spans, ztoc/zinfo_builder.go tarZinfoBuilder).
+    `tamper_digest`: span whose digest is wrong; `misplace`: a member (name ending so) given the data extent of the
+    regular file listed before it."""
+    uncompressed = blob is tar_bytes
+    if uncompressed:
+        points = [(k, k, 0, b"") for k in range(0, len(blob), span_size)]
+    else:
+        points = checkpoints(blob, span_size)
     spans = []
     for i, (c, _u, bits, _w) in enumerate(points):
         end = points[i + 1][0] if i + 1 < len(points) else len(blob)
@@ -109,13 +117,17 @@ def build(
     b.StartObject(1)
     b.PrependUOffsetTRelativeSlot(0, metadata, 0)
     toc = b.EndObject()
-    checkpoint_bytes = b.CreateByteVector(zinfo_blob(points, span_size))
+    checkpoint_bytes = b.CreateByteVector(
+        tar_zinfo(len(blob), span_size) if uncompressed else zinfo_blob(points, span_size)
+    )
     digest_strings = [text(d) for d in digests]
     b.StartVector(4, len(digest_strings), 4)
     for o in reversed(digest_strings):
         b.PrependUOffsetTRelative(o)
     digest_vector = b.EndVector()
     b.StartObject(4)
+    if uncompressed:
+        b.PrependInt8Slot(0, 2, 1)  # CompressionAlgorithm.Uncompressed
     b.PrependInt32Slot(1, len(points) - 1, 0)
     b.PrependUOffsetTRelativeSlot(2, digest_vector, 0)
     b.PrependUOffsetTRelativeSlot(3, checkpoint_bytes, 0)
@@ -155,7 +167,15 @@ def soci_index(layer_digest: str, layer_media_type: str, soci: Soci, config_dige
     }
 
 
-def push_soci_image(pusher, repo: str, soci: Soci, diff_id: str, annotate: str | None = None, tag: str = "latest"):
+def push_soci_image(
+    pusher,
+    repo: str,
+    soci: Soci,
+    diff_id: str,
+    annotate: str | None = None,
+    tag: str = "latest",
+    media: str = "application/vnd.oci.image.layer.v1.tar+gzip",
+):
     """A SOCI-enabled image as `soci convert` lays it out (soci/soci_convert.go): the zTOC and the SOCI index
     manifest pushed by digest, the image manifest annotated with `com.amazon.soci.index-digest` (`annotate`
     overrides the value), and an OCI index listing the SOCI index (artifactType, same platform) before the image.
@@ -164,7 +184,6 @@ def push_soci_image(pusher, repo: str, soci: Soci, diff_id: str, annotate: str |
 
     from imagebuild import image_config
 
-    media = "application/vnd.oci.image.layer.v1.tar+gzip"
     layer_digest = pusher.push_blob(repo, soci.blob)
     pusher.push_blob(repo, soci.ztoc)
     empty = pusher.push_blob(repo, b"{}")
@@ -208,3 +227,63 @@ def push_soci_image(pusher, repo: str, soci: Soci, diff_id: str, annotate: str |
     }
     pusher.push_manifest(repo, tag, json.dumps(top, sort_keys=True).encode(), "application/vnd.oci.image.index.v1+json")
     return layer_digest
+
+
+def push_soci_v1_image(pusher, repo: str, soci: Soci, diff_id: str, subject: str | None = None, tag: str = "latest"):
+    """A SOCI index manifest v1 beside a plain image, as `soci create` (v1) and `soci push` lay it out: the image
+    manifest carries no annotation; the index names the image in its `subject` (`subject` overrides the digest) and
+    is found as a referrer. Debian's docker-registry has no referrers API, so the referrers tag schema of the
+    distribution spec v1.1 is used: an OCI index of the referrers under the tag `sha256-<hex of the image manifest>`.
+    Returns the image manifest's digest."""
+    import json
+
+    from imagebuild import image_config
+
+    media = "application/vnd.oci.image.layer.v1.tar+gzip"
+    layer_digest = pusher.push_blob(repo, soci.blob)
+    config = json.dumps(image_config([diff_id]), sort_keys=True).encode()
+    config_digest = pusher.push_blob(repo, config)
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "digest": config_digest,
+            "size": len(config),
+        },
+        "layers": [{"mediaType": media, "digest": layer_digest, "size": len(soci.blob)}],
+    }
+    data = json.dumps(manifest, sort_keys=True).encode()
+    image_digest = pusher.push_manifest(repo, tag, data, "application/vnd.oci.image.manifest.v1+json")
+    pusher.push_blob(repo, soci.ztoc)
+    empty = pusher.push_blob(repo, b"{}")
+    index = soci_index(layer_digest, media, soci, empty)
+    index["artifactType"] = index["config"]["mediaType"] = "application/vnd.amazon.soci.index.v1+json"
+    index["subject"] = {
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "digest": subject or image_digest,
+        "size": len(data),
+    }
+    index_bytes = json.dumps(index, sort_keys=True).encode()
+    index_digest = pusher.push_manifest(
+        repo, _digest(index_bytes), index_bytes, "application/vnd.oci.image.manifest.v1+json"
+    )
+    referrers = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": index_digest,
+                "size": len(index_bytes),
+                "artifactType": "application/vnd.amazon.soci.index.v1+json",
+            }
+        ],
+    }
+    pusher.push_manifest(
+        repo,
+        image_digest.replace(":", "-"),
+        json.dumps(referrers, sort_keys=True).encode(),
+        "application/vnd.oci.image.index.v1+json",
+    )
+    return image_digest

@@ -190,3 +190,44 @@ def test_choosing_the_platforms_image_skips_the_soci_index_beside_it():
     image = {"digest": "sha256:" + "2" * 64}
     index = {"manifests": [{**soci, "platform": platform}, {**image, "platform": platform}]}
     assert select_manifest(index, parse_platform("linux/amd64"), "i")["digest"] == image["digest"]
+
+
+def test_a_soci_v1_referrer_is_looked_for_once_for_a_large_layer_and_must_name_this_image():
+    """SOCI index v1 is found among the image manifest's referrers: looked for once, only when a layer of SOCI's
+    minimum size is read; a registry with no referrers gives an ordinary read; an index whose subject is another
+    image is refused. Error paths: the documents are hand-made."""
+    import dataclasses
+    import json
+
+    from imgcheck.errors import UnavailableError
+    from imgcheck.sources.soci_index import SOCI_MIN_LAYER, V1_TYPE, SociReferrers
+
+    image = "sha256:" + "4" * 64
+    index_digest = "sha256:" + "5" * 64
+    layer = dataclasses.replace(_layer(b"large layer"), size=SOCI_MIN_LAYER)
+    small = dataclasses.replace(_layer(b"small layer"), size=SOCI_MIN_LAYER - 1)
+    listing = {"manifests": [{"digest": index_digest, "artifactType": V1_TYPE}, {"digest": "x", "artifactType": "y"}]}
+    asked: list[str] = []
+
+    def referrers(digest: str, artifact_type: str) -> bytes | None:
+        asked.append(digest)
+        return json.dumps(listing).encode()
+
+    def manifest_naming(subject: str):
+        def get(digest: str) -> bytes:
+            assert digest == index_digest
+            return json.dumps({"config": {"mediaType": V1_TYPE}, "subject": {"digest": subject}, "layers": []}).encode()
+
+        return get
+
+    found = SociReferrers(image, referrers, manifest_naming(image), lambda *a: b"")
+    assert found.ztoc(small) is None and not asked  # too small for SOCI: not looked for
+    assert found.ztoc(layer) is None and found.ztoc(layer) is None and asked == [image]  # once; no zTOC listed
+    other = SociReferrers(image, referrers, manifest_naming("sha256:" + "6" * 64), lambda *a: b"")
+    with pytest.raises(BadInputError, match="names 'sha256:6666"):
+        other.ztoc(layer)
+
+    def none(digest: str, artifact_type: str) -> bytes | None:
+        raise UnavailableError("not found")
+
+    assert SociReferrers(image, none, manifest_naming(image), lambda *a: b"").ztoc(layer) is None

@@ -20,7 +20,6 @@ from imgcheck import api
 from imgcheck.sources.read_options import ReadOptions, ReadStats
 
 pytestmark = [pytest.mark.registry, pytest.mark.e2e]
-pytest.importorskip("rapidgzip", reason="the test's checkpoints come from rapidgzip's index export")
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +70,37 @@ def test_what_does_not_verify_is_read_whole(registry, bookworm, case):
     assert stats.layers_ranged == [] and len(stats.layers_read) == 1  # the whole layer, its diff_id checked
     assert facts.rdma.libibverbs.rdma_core == "44.0" and facts.packages
     assert sum("read whole: its SOCI zTOC" in note for note in facts.notes) == 1, facts.notes
+
+
+@pytest.mark.parametrize("subject", ["this-image", "another-image"])
+def test_a_soci_index_v1_found_as_a_referrer_is_used_only_if_it_names_this_image(registry, bookworm, subject):
+    # SOCI index manifest v1 (soci-snapshotter before v0.10): no annotation on the image manifest, the index found
+    # among the manifest's referrers (here by the referrers tag schema). Its `subject` must be this manifest's digest,
+    # else the layer is read whole, with one note.
+    tar, blob, diff_id = bookworm
+    repo = f"soci/v1-{subject}"
+    soci = socibuild.build(blob, tar)
+    other = None if subject == "this-image" else "sha256:" + "1" * 64
+    socibuild.push_soci_v1_image(Pusher(registry.url), repo, soci, diff_id, subject=other)
+    facts, stats = _read(registry, repo)
+    assert facts.rdma.libibverbs.rdma_core == "44.0" and facts.packages
+    if subject == "this-image":
+        assert len(stats.layers_ranged) == 1 and 0 < stats.bytes_ranged < len(blob) // 4
+        assert not [n for n in facts.notes if "SOCI" in n]
+    else:
+        assert stats.layers_ranged == [] and len(stats.layers_read) == 1
+        (note,) = [n for n in facts.notes if "read whole: its SOCI zTOC" in n]
+        assert "names 'sha256:1111" in note
+
+
+def test_an_uncompressed_layer_s_ztoc_reads_its_spans_as_they_are(registry, bookworm):
+    # SOCI builds zTOCs for uncompressed OCI layers too (compression_algorithm Uncompressed, a TarZinfo of fixed
+    # spans: ztoc/compression/tar_zinfo.go): the wanted files are read from their spans, each span checked
+    tar, _blob, diff_id = bookworm
+    soci = socibuild.build(tar, tar)
+    media = "application/vnd.oci.image.layer.v1.tar"
+    socibuild.push_soci_image(Pusher(registry.url), "soci/plain-tar", soci, diff_id, media=media)
+    ranged, stats = _read(registry, "soci/plain-tar")
+    whole, _ = _read(registry, "soci/plain-tar", range_reads=False)
+    assert len(stats.layers_ranged) == 1 and 0 < stats.bytes_ranged < len(tar) // 4
+    assert ranged.rdma == whole.rdma and ranged.packages == whole.packages and ranged.os == whole.os

@@ -7,7 +7,6 @@ regexp.go): the first path component is a registry host only if it contains '.' 
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -120,6 +119,8 @@ def is_local_host(host: str) -> bool:
         name = name.split(":")[0]
     if name == "localhost":
         return True
+    import ipaddress  # only for a host that may be an address: not on a warm re-check's import path
+
     try:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:

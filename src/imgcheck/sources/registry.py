@@ -11,6 +11,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import quote
 
 import requests
 import urllib3
@@ -44,7 +45,7 @@ from .platform import (
 )
 from .reference import Reference, insecure_hosts, is_local_host, may_use_http
 from .registry_auth import Credentials, RegistryAuth, find_credentials
-from .soci_index import SociIndex, index_digest
+from .soci_index import SociIndex, SociReferrers, index_digest
 from .timeouts import parse_timeout
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # distribution refuses manifests over 4 MiB
@@ -243,6 +244,18 @@ class RegistryClient:
             raise BadInputError(f"{self.ref}: {what} is {len(data)} bytes, its manifest declares {size}")
         return data
 
+    def get_referrers(self, digest: str, artifact_type: str) -> bytes | None:
+        """The OCI index of `digest`'s referrers of one artifact type: the referrers API (distribution-spec v1.1),
+        else the referrers tag schema's `<alg>-<hex>` tag; None when the registry has neither."""
+        algo, _, hexpart = digest.partition(":")
+        for path in (f"referrers/{digest}?artifactType={quote(artifact_type, safe='')}", f"manifests/{algo}-{hexpart}"):
+            try:
+                headers = {"Accept": "application/vnd.oci.image.index.v1+json"}
+                return self.get_small(path, headers, MAX_MANIFEST_BYTES, f"referrers of {digest}").content
+            except UnavailableError:
+                continue  # 404 (no referrers API, no such tag) or another refusal: the next way, then none
+        return None
+
     def get_blob_range(self, digest: str, start: int, end: int) -> bytes:
         """Bytes [start, end) of a blob, by an HTTP Range request (a seekable layer's footer, table of contents or
         chunk). Not verified here: the caller checks them against the digests the verified manifest binds.
@@ -366,9 +379,11 @@ class RegistrySource(Source):
             doc = {**doc, "mediaType": content_type}
         layers = layers_of_manifest(doc, where)
         soci = index_digest(doc)  # a SOCI index v2 the (verified) manifest names: its gzip layers read by range
-        ztoc_of = None
+        get_manifest = lambda d: client.get_manifest(d)[0]  # noqa: E731
         if soci is not None:
-            ztoc_of = SociIndex(soci, lambda d: client.get_manifest(d)[0], client.get_blob_bytes).ztoc
+            ztoc_of = SociIndex(soci, get_manifest, client.get_blob_bytes).ztoc
+        else:  # a SOCI index v1 among the manifest's referrers, looked for when a large gzip layer is read
+            ztoc_of = SociReferrers(digest, client.get_referrers, get_manifest, client.get_blob_bytes).ztoc
         config_digest, config_size = config_descriptor(doc, where)
         config_bytes = client.get_blob_bytes(config_digest, config_size, MAX_CONFIG_BYTES, "image config")
         config = check_config(_doc(config_bytes, f"{where}: image config"), where)

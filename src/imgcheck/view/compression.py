@@ -80,11 +80,19 @@ def decompressed(raw: ByteStream) -> ReadintoStream:
     return open_decompressed(raw)[0]
 
 
-def open_decompressed(raw: ByteStream) -> tuple[ReadintoStream, str]:
-    """The uncompressed stream and the compression sniffed ("gzip", "zstd" or "tar")."""
+def open_decompressed(raw: ByteStream, seek_spacing: int | None = None) -> tuple[ReadintoStream, str]:
+    """The uncompressed stream and the compression sniffed ("gzip", "zstd" or "tar"). With `seek_spacing`, a gzip
+    stream is inflated by view/zran.py, which takes a seek point about every `seek_spacing` compressed bytes (when
+    zlib-ng or zlib can be reached; else ISA-L inflates it, without points)."""
     head = raw.read(4)
     kind = sniff(head)
     stream = _Replay(head, raw)
+    if kind == "gzip" and seek_spacing:
+        from . import zran
+
+        z = zran.lib()
+        if z is not None:
+            return zran.Inflater(stream, z, seek_spacing), kind
     if kind == "gzip":
         gz = _Inflating(_gzip_impl.GzipFile(fileobj=stream, mode="rb"))  # type: ignore[no-untyped-call]  # isal's GzipFile has no annotations
         return gz, kind

@@ -41,7 +41,7 @@ from .layer_index import LayerBuilder, LayerIndex
 from .tarwalk import BLOCK, REGTYPES, TarHeader, _checksum_ok
 from .wants import WantSet
 
-FORMAT = 2  # 2: the spans' digests (a record of format 1 reads as stale: the layer is read whole once)
+FORMAT = 3  # 2: the spans' digests; 3: seek points of view/zran.py (older records are not found: read whole once)
 # the records of one layer, held while the layer is read: a member costs its name, its link target and about
 # MEMBER_OVERHEAD bytes of Python objects; past MAX_RECORD_BYTES (about 500,000 members: a CUDA layer has tens of
 # thousands) the layer gets no file index and is read whole after a wants change
@@ -269,46 +269,6 @@ def check_seek_index(seek: bytes, record: FileIndex) -> None:
         raise Stale("the seek index's windows do not match its points")
 
 
-class _Counting(io.RawIOBase):
-    """A local blob read by rapidgzip, counting the compressed bytes it reads. rapidgzip calls these from its own
-    threads, where an exception would abort the process: each gives an empty read or the clamped offset instead."""
-
-    def __init__(self, fh: io.BufferedReader, size: int) -> None:
-        self._fh, self._size = fh, size
-        self.count = 0
-        self.failed = False
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        try:
-            base = {0: 0, 1: self._fh.tell(), 2: self._size}.get(whence, 0)
-            return self._fh.seek(min(max(0, base + offset), self._size))
-        except Exception:  # noqa: BLE001  (see the class docstring)
-            self.failed = True
-            return 0
-
-    def tell(self) -> int:
-        try:
-            return self._fh.tell()
-        except Exception:  # noqa: BLE001
-            self.failed = True
-            return 0
-
-    def readinto(self, buffer: Any) -> int:
-        try:
-            n = self._fh.readinto(buffer) or 0
-        except Exception:  # noqa: BLE001
-            self.failed = True
-            return 0
-        self.count += n
-        return n
-
-
 class _Source:
     """Uncompressed bytes of the layer by offset. `inflated`: uncompressed bytes produced; `compressed`: read."""
 
@@ -388,53 +348,43 @@ class _CountedRaw:
 
 
 class SeekSource(_Source):
-    """A local gzip blob inflated from the seek point before each offset (rapidgzip with an imported index)."""
+    """A gzip blob inflated from the seek point before each offset (view/zran.py), its bytes read by `read_at` (a
+    local file by pread, or a RangeFile over a registry blob, each span checked against its kept digest)."""
 
-    def __init__(self, fh: Any, record: FileIndex) -> None:
-        """`fh`: the blob, readable by offset (a local file, or a RangeFile over a registry blob); closed here."""
-        import rapidgzip  # type: ignore[import-not-found]  # a compiled module without type hints
+    def __init__(self, read_at: Callable[[int, int], bytes | None], record: FileIndex) -> None:
+        from . import zran
 
-        assert record.seek is not None  # the caller chose this source for a record with seek points
-        self._fh = fh
+        z = zran.lib()
+        if z is None or record.seek is None:
+            raise Stale("no inflate that reads from seek points is installed")
+        check_seek_index(record.seek, record)
+        size = record.blob_size
+
+        def read_blob(offset: int, n: int) -> bytes:
+            data = read_at(offset, max(0, min(n, size - offset)))
+            if data is None:
+                raise Stale("the blob could not be read where the seek index points")
+            return data
+
         try:
-            check_seek_index(record.seek, record)
-        except Stale:
-            fh.close()
-            raise
-        seek_index = record.seek
-        self._counting = _Counting(self._fh, record.blob_size)
-        gz = None
-        try:
-            gz = rapidgzip.RapidgzipFile(self._counting, parallelization=1)
-            gz.import_index(io.BytesIO(seek_index))
-        except Exception as exc:  # noqa: BLE001  (any failure to load the index: read whole)
-            if gz is not None:
-                gz.close()  # its threads must end before the interpreter does, or rapidgzip aborts it
-            self._fh.close()
-            raise Stale(
-                f"the seek index does not load ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
-            ) from None
-        self._gz = gz
-        self._readinto = readinto_of(self._gz)
+            self._reader = zran.PointReader(z, record.seek, read_blob)
+        except ValueError as exc:
+            raise Stale(str(exc)) from None
+        self._scratch = memoryview(bytearray(READ_CHUNK))
 
     def compressed(self) -> int:
-        return self._counting.count
+        return self._reader.compressed
 
     def seek(self, offset: int) -> None:
-        self._gz.seek(offset)
+        self._reader.seek(offset, self._scratch)
 
     def readinto(self, buffer: memoryview) -> int:
-        n = self._readinto(buffer)
-        if self._counting.failed:
-            raise Stale("the blob could not be read where the seek index points")
+        n = self._reader.readinto(buffer)
         self.inflated += n
         return n
 
     def close(self) -> None:
-        try:
-            self._gz.close()
-        finally:
-            self._fh.close()
+        self._reader.close()
 
 
 class DirectSource(_Source):
@@ -596,33 +546,52 @@ def open_source(
         read_at = _positional(raw)
         if read_at is not None:
             return DirectSource(read_at)
-    local = getattr(raw, "local_fileno", None) if raw is not None else None
-    fd = local() if local is not None and record.seek is not None and record.compression == "gzip" else None
-    if fd is not None:
-        try:
-            size = os.fstat(fd).st_size
-        except OSError:
-            size = -1
-        if size != record.blob_size:
-            raise Stale(f"the blob is {size} bytes, the file index was written for {record.blob_size}")
-        if seek_points_readable():
-            return SeekSource(open(f"/proc/self/fd/{fd}", "rb"), record)  # noqa: SIM115  (SeekSource closes it)
+    seekable = (
+        record.seek is not None
+        and record.compression == "gzip"
+        and blob_size == record.blob_size
+        and seek_points_readable()
+    )
+    read_at = _positional(raw) if seekable and raw is not None else None
+    if read_at is not None:
+        return SeekSource(read_at, record)  # a local blob of the recorded size (checked above)
     ranged = read_range is not None and blob_size == record.blob_size and _spans_cover(record)
-    if ranged and record.seek is not None and record.compression == "gzip" and seek_points_readable():
+    if ranged and seekable:
         assert read_range is not None and record.spans is not None  # for mypy: `ranged` says so
-        return SeekSource(RangeFile(read_range, record.blob_size, record.spans), record)
+        return SeekSource(RangeFile(read_range, record.blob_size, record.spans).read_at, record)
     if raw is None:
         raise Stale("the blob cannot be read by range here")
     return StreamSource.open(raw)
 
 
-def seek_points_readable() -> bool:
-    """Whether rapidgzip, which reads a blob from its seek points, is installed."""
+# A gzip layer from this compressed size gets seek points on its cold read (view/zran.py): below it a re-read in
+# order costs little. IMGCHECK_SEEK_INDEX_MIN overrides it (bytes; 0: never).
+SEEK_MIN = 16 * 1024**2
+
+
+def seek_spacing(layer: Any) -> int | None:
+    """The compressed bytes between seek points for a layer's cold read (a LayerRef: its media type and size), or
+    None: no points (not gzip by its media type, too small, or no inflate that takes them). About MAX_POINTS of them
+    per layer, SPAN apart at least."""
+    from . import zran
+
+    size = layer.size or 0
+    media = layer.media_type or ""
+    value = os.environ.get("IMGCHECK_SEEK_INDEX_MIN", "").strip()
     try:
-        import rapidgzip  # noqa: F401  (only whether it is installed)
-    except ImportError:
-        return False
-    return True
+        threshold = int(value) if value else SEEK_MIN
+    except ValueError:
+        threshold = SEEK_MIN
+    if threshold <= 0 or size < threshold or "gzip" not in media or zran.lib() is None:
+        return None
+    return max(SPAN, -(-size // zran.MAX_POINTS))
+
+
+def seek_points_readable() -> bool:
+    """Whether an inflate that starts at seek points (view/zran.py: zlib-ng or zlib) can be reached."""
+    from . import zran
+
+    return zran.lib() is not None
 
 
 def _spans_cover(record: FileIndex) -> bool:
@@ -675,6 +644,17 @@ class RangeFile:
         view[:want] = self._block[at : at + want]
         self._pos += want
         return want
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        self.seek(offset)
+        out = bytearray()
+        while len(out) < n:
+            chunk = bytearray(n - len(out))
+            k = self.readinto(chunk)
+            if not k:
+                break
+            out += chunk[:k]
+        return bytes(out)
 
     def close(self) -> None:
         self._block = b""

@@ -159,22 +159,34 @@ def index_layer(
     verify_uncompressed: bool = False,
     layer_id: str | None = None,
     diff_id: str | None = None,
+    seek_spacing: int | None = None,
+    span_digests: bool = False,
 ) -> LayerIndex:
     """Stream one layer and index it. `raw` may be a VerifyingReader; it is finished here.
 
     `digest` is what the stream is verified against; `layer_id` is how facts name the layer;
     `diff_id` (from the image config) is what the uncompressed tar must hash to. Either digest
-    failing is an error, never an index.
+    failing is an error, never an index. `seek_spacing`: a gzip layer gets seek points about that many compressed
+    bytes apart (view/zran.py), kept on the index for its file index (a later re-read of only the wanted files by
+    offset); with `span_digests` also the digest of every file_index.SPAN of the blob (a re-read by HTTP Range checks
+    each span it fetches against them: one more sha256 of the compressed bytes, so only where a Range re-read can be).
     """
     what = f"layer {digest}"
     layer_id = layer_id or digest
-    from .file_index import Recorder  # it builds on this module
+    from .file_index import SPAN, Recorder  # it builds on this module
+    from .zran import Inflater
+
+    track_spans = getattr(raw, "track_spans", None) if seek_spacing and span_digests else None
+    if track_spans is not None:
+        track_spans(SPAN)  # before the first byte is read
 
     build = LayerBuilder(layer_id, wants, limits, what)
     idx = build.idx
     recorder = Recorder()
+    inflater: Inflater | None = None
     try:
-        stream, compression = open_decompressed(raw)
+        stream, compression = open_decompressed(raw, seek_spacing)
+        inflater = stream if isinstance(stream, Inflater) else None
         expected = diff_id or (digest if verify_uncompressed else None)
         if diff_id and verify_uncompressed and diff_id != digest:
             raise BadInputError(f"{what}: named {digest} but its config's diff_id is {diff_id}")
@@ -195,12 +207,20 @@ def index_layer(
             finish()
         if same_bytes:
             idx.uncompressed_digest = diff_id
+        blob_bytes = getattr(raw, "bytes_read", None)  # a VerifyingReader's: the blob's size, once finished
+        if inflater is not None and blob_bytes is not None:  # its seek points, kept once every byte verified
+            idx.seek_index = inflater.index(blob_bytes, counter.count)
+            if idx.seek_index is not None and track_spans is not None:
+                idx.seek_spans = raw.span_digests()  # type: ignore[attr-defined]  # it has track_spans
     except TarFormatError as exc:
         raise TarFormatError(f"{what}: {exc}") from None  # which layer, for the one line a user sees
     except (BadInputError, LimitExceededError):
         raise
     except DECOMPRESS_ERRORS as exc:
         raise bad_stream(what, exc) from None
+    finally:
+        if inflater is not None:
+            inflater.close()  # frees its inflate state (the caller closes the layer's stream)
     done = build.finish()
     if recorder.members is not None:
         done.walk = (compression, recorder.members)

@@ -19,14 +19,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..streams import ByteStream, readinto_of
 from .compression import GZIP_MAGIC
-from .file_index import MAX_SEEK_BYTES
 
 if TYPE_CHECKING:
     from ..sources.base import LayerRef
@@ -39,10 +37,8 @@ if TYPE_CHECKING:
 # RSS for one 360 MB layer where ISA-L takes 14 MB (docs/benchmarks.md, benchmarks/bench_inflate.py), so ISA-L is
 # the faster per size there. A machine with idle cores can opt in.
 THREADS = 2
-# With IMGCHECK_SEEK_INDEX_MIN set, layers from that compressed size are inflated by rapidgzip on one thread, which
-# also gives their seek-point index: a re-read of only the wanted files after a wants change. Opt-in: rapidgzip holds
-# 210-250 MB per layer it reads, so a cold read of a 10 GB image in two workers peaked at 694 MiB (docs/benchmarks.md),
-# over the 300 MB the reads are held to; ISA-L reads the same layers in about 120 MB.
+# Seek points are not taken from rapidgzip any more (it held 210-250 MB per layer to export them,
+# docs/benchmarks.md): the one in-order inflate takes them (view/zran.py), so a layer read here keeps none.
 
 
 @runtime_checkable
@@ -63,13 +59,6 @@ def min_bytes() -> int | None:
     return _size_setting("IMGCHECK_PARALLEL_GZIP_MIN")
 
 
-def seek_min_bytes() -> int | None:
-    """The compressed size from which a local gzip layer is inflated by rapidgzip (on one thread) so that its
-    seek-point index can be kept with its file index (view/file_index.py): IMGCHECK_SEEK_INDEX_MIN, or None (unset or
-    0: never, the default)."""
-    return _size_setting("IMGCHECK_SEEK_INDEX_MIN")
-
-
 def _size_setting(name: str) -> int | None:
     """A byte threshold from the environment: None when unset, 0, negative or not a number (off)."""
     value = os.environ.get(name, "").strip()
@@ -86,8 +75,7 @@ def threads_for(layer: LayerRef) -> int | None:
     parallel = min_bytes()
     if parallel is not None and size >= parallel and (os.cpu_count() or 1) >= 2:
         return THREADS
-    seek = seek_min_bytes()
-    return 1 if seek is not None and size >= seek else None
+    return None
 
 
 def available() -> bool:
@@ -165,18 +153,12 @@ def index_if_parallel(
 def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSet, limits: Limits) -> LayerIndex:
     """The layer's index, inflated by rapidgzip from its own handle on the file `fd` while `raw` (the source's
     VerifyingReader) is drained and verified in a thread. Raises _Fallback when anything does not verify.
-    The seek-point index rapidgzip built on the way is kept on the result (LayerIndex.seek_index): the caller
-    stores it only with the verified index (view/file_index.py)."""
+    No seek points are kept from this read (a re-read after a wants change inflates this layer in order)."""
     import rapidgzip
 
-    from .file_index import SPAN
     from .layer_index import index_layer
 
     failed: list[BaseException] = []
-    # the digest of every SPAN of the verified blob, kept with the seek points: a later re-read of this digest from
-    # a registry by HTTP Range checks each span it fetches (file_index.RangeFile); one more sha256 of the compressed
-    # bytes, in the thread that hashes them anyway
-    raw.track_spans(SPAN)
 
     def verify_compressed() -> None:
         try:
@@ -194,7 +176,6 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
         ):
             stream = _Inflated(gz)
             idx = index_layer(stream, layer.digest, wants, limits, layer_id=layer.layer_id, diff_id=layer.diff_id)
-            index_bytes = _exported_index(gz)
     except Exception as exc:  # noqa: BLE001  (any failure: the ISA-L read decides what it is)
         raise _Fallback(f"{type(exc).__name__}: {exc}") from None
     finally:
@@ -204,26 +185,7 @@ def index_parallel(raw: _LocalVerifying, fd: int, layer: LayerRef, wants: WantSe
     if not _trailer_agrees(fd, layer.size or 0, stream.count):
         raise _Fallback("the gzip trailer does not match what was inflated (truncated or several members)")
     idx.walk = ("gzip", idx.walk[1]) if idx.walk is not None else None  # rapidgzip gave the tar: the blob is gzip
-    idx.seek_index = index_bytes
-    idx.seek_spans = raw.span_digests() if index_bytes is not None else None
     return idx
-
-
-def _exported_index(gz: Any) -> bytes | None:  # a rapidgzip.RapidgzipFile
-    """rapidgzip's seek-point index, or None when it is larger than MAX_SEEK_BYTES. Exported to a temporary file and
-    read back only within the bound, so an index over it is never held in memory (exported to a BytesIO it was, whole,
-    before being dropped). Within the bound this saves nothing: the export holds every window uncompressed meanwhile
-    (benchmarks/bench_seek_memory.py). No temporary directory to write to: no seek index (the layer index stands)."""
-    try:
-        with tempfile.TemporaryFile() as spool:
-            gz.export_index(spool)
-            size = spool.seek(0, os.SEEK_END)
-            if size > MAX_SEEK_BYTES:
-                return None
-            spool.seek(0)
-            return spool.read()
-    except OSError:
-        return None
 
 
 @contextlib.contextmanager

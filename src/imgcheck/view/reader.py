@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from ..errors import BadInputError, LimitExceededError, UnavailableError
-from ..sources.base import DOCKER_LAYER_GZIP, OCI_LAYER_GZIP, SQUASHFS_LAYER, LayerRef, OpenedImage
+from ..sources.base import DOCKER_LAYER_GZIP, OCI_LAYER_GZIP, OCI_LAYER_TAR, SQUASHFS_LAYER, LayerRef, OpenedImage
 from ..sources.read_options import Limits, ReadStats
 from ..streams import ByteStream, SeekableByteStream, readinto_of
 from .cache import ClaimingCache, LayerCache
-from .file_index import FileIndex, FileIndexStore, Stale, record_of, reread, seek_points_readable
+from .file_index import FileIndex, FileIndexStore, Stale, record_of, reread, seek_points_readable, seek_spacing
 from .fileview import FileView
 from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
@@ -27,6 +27,7 @@ from .progress import ByteProgress, LayerProgress
 from .wants import Want, WantSet
 
 GZIP_LAYERS = (OCI_LAYER_GZIP, DOCKER_LAYER_GZIP)
+SOCI_LAYERS = (*GZIP_LAYERS, OCI_LAYER_TAR)  # soci/soci_index.go builds zTOCs for gzip and uncompressed OCI layers
 
 
 class _Progressing:
@@ -75,11 +76,11 @@ def index_image_layer(
             return by_range(layer, image.read_range, wants, limits)
         except (NotSeekable, BadInputError, UnavailableError) as exc:
             image.notes.append(f"{image.reference}: layer {layer.digest} read whole: {exc}")
-    elif image.ztoc_of is not None and image.read_range is not None and layer.media_type in GZIP_LAYERS:
+    elif image.ztoc_of is not None and image.read_range is not None and layer.media_type in SOCI_LAYERS:
         from .seekable import NotSeekable
         from .soci import index_soci
 
-        try:  # a gzip layer with a SOCI zTOC (a SOCI index v2 the manifest names)
+        try:  # a gzip or tar layer with a SOCI zTOC (a SOCI index v2 the manifest names, or a v1 referrer)
             ztoc = image.ztoc_of(layer)
             if ztoc is not None:
                 return index_soci(layer, ztoc, image.read_range, wants, limits)
@@ -126,6 +127,8 @@ def index_image_layer(
             verify_uncompressed=layer.digest_of_uncompressed,
             layer_id=layer.layer_id,
             diff_id=layer.diff_id,
+            seek_spacing=seek_spacing(layer),
+            span_digests=image.read_range is not None,  # a registry blob: a re-read by Range checks every span
         )
     finally:
         close = getattr(raw, "close", None)

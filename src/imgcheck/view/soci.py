@@ -71,6 +71,7 @@ class Ztoc:
     members: list[Member]
     span_digests: list[str]
     checkpoints: list[Checkpoint]
+    tar: bool = False  # compression_algorithm Uncompressed: the layer is a plain tar, its spans are its bytes
 
     def span_start(self, span: int) -> int:
         point = self.checkpoints[span]
@@ -162,13 +163,20 @@ def _parse_ztoc(blob: bytes) -> Ztoc:
     info = sub(root, 5)
     if info is None or compressed <= 0:
         raise NotSeekable("the zTOC has no compression info or archive size")
-    # CompressionInfo: compression_algorithm 0 (byte, Gzip = 1 default), max_span_id 1, span_digests 2, checkpoints 3
-    if scalar(info, 0, n.Int8Flags, 1) != 1:
-        raise NotSeekable("the zTOC is not for a gzip layer")
+    # CompressionInfo: compression_algorithm 0 (byte, Gzip = 1 default, Uncompressed = 2), max_span_id 1,
+    # span_digests 2, checkpoints 3
+    algorithm = scalar(info, 0, n.Int8Flags, 1)
+    if algorithm not in (1, 2):
+        raise NotSeekable(f"the zTOC's compression algorithm {algorithm} is neither gzip nor uncompressed")
     start, count = vector(info, 2)
     digests = [info.String(start + 4 * i).decode("utf-8") for i in range(count)]
     cstart, clen = vector(info, 3)
-    checkpoints = parse_checkpoints(bytes(buf[cstart : cstart + clen]), compressed)
+    if algorithm == 2:  # ztoc/compression/tar_zinfo.go: a TarZinfo flatbuffer, fixed spans of the tar itself
+        checkpoints = tar_checkpoints(bytes(buf[cstart : cstart + clen]), compressed)
+        if uncompressed != compressed:
+            raise NotSeekable("an uncompressed layer's zTOC gives two sizes")
+    else:
+        checkpoints = parse_checkpoints(bytes(buf[cstart : cstart + clen]), compressed)
     if scalar(info, 1, n.Int32Flags) + 1 != len(checkpoints) or len(digests) != len(checkpoints):
         raise NotSeekable("the zTOC's span count, span digests and checkpoints disagree")
     members: list[Member] = []
@@ -187,7 +195,29 @@ def _parse_ztoc(blob: bytes) -> Ztoc:
                 text(entry, 4),
             )
         )
-    return Ztoc(version, compressed, uncompressed, members, digests, checkpoints)
+    return Ztoc(version, compressed, uncompressed, members, digests, checkpoints, tar=algorithm == 2)
+
+
+def tar_checkpoints(blob: bytes, size: int) -> list[Checkpoint]:
+    """An uncompressed layer's spans (zinfo.fbs TarZinfo: version 0, span_size 1, size 2) as checkpoints at each
+    span's start, where compressed and uncompressed offsets are the same; NotSeekable when malformed."""
+    from flatbuffers import number_types as n
+    from flatbuffers.table import Table
+
+    try:
+        buf = bytearray(blob)
+        root = Table(buf, struct.unpack_from("<I", buf, 0)[0])
+
+        def scalar(slot: int, flags: Any) -> int:
+            o = int(root.Offset(4 + 2 * slot))
+            return int(root.Get(flags, o + root.Pos)) if o else 0
+
+        span_size, total = scalar(1, n.Int64Flags), scalar(2, n.Int64Flags)
+    except (IndexError, TypeError, struct.error) as exc:
+        raise NotSeekable(f"the zTOC's tar spans are not a valid flatbuffer ({exc.__class__.__name__})") from None
+    if span_size <= 0 or total != size or -(-size // span_size) > 1 << 20:
+        raise NotSeekable("the zTOC's tar spans do not fit the layer")
+    return [Checkpoint(k, k, 0, b"") for k in range(0, size, span_size)]
 
 
 def _prefix(bits: int) -> bytes:
@@ -258,6 +288,16 @@ class SpanReader:
         """Bytes [offset, offset + size) of the tar to `consume`, span by span."""
         ztoc = self._ztoc
         span = ztoc.span_of(offset)
+        if ztoc.tar:  # the spans are the tar's own bytes
+            while size:
+                data = self._span(span)
+                at = offset - ztoc.checkpoints[span].compressed
+                piece = data[at : at + size]
+                if not piece:
+                    raise NotSeekable("a member's data runs past the end of the layer")
+                consume(piece)
+                offset, size, span = offset + len(piece), size - len(piece), span + 1
+            return
         point = ztoc.checkpoints[span]
         inflate = zlib.decompressobj(wbits=-15, zdict=point.window) if point.window else zlib.decompressobj(wbits=-15)
         data = self._span(span)
@@ -293,6 +333,8 @@ def index_soci(layer: LayerRef, ztoc_blob: bytes, read_range: ReadRange, wants: 
     """The layer's index from its zTOC (already verified against the SOCI index's digest) and the wanted files'
     spans: the same index a whole read gives, without the uncompressed digest; `range_bytes` the span bytes fetched."""
     ztoc = parse_ztoc(ztoc_blob)
+    if ztoc.tar != ("gzip" not in (layer.media_type or "")):
+        raise NotSeekable("the zTOC's compression is not the layer's media type's")
     if layer.size is not None and layer.size != ztoc.compressed_size:
         raise NotSeekable(f"the zTOC is for a {ztoc.compressed_size}-byte blob, the layer is {layer.size}")
     if len(ztoc.members) > limits.max_entries:
