@@ -134,3 +134,15 @@ def test_nvls_multicast_issue_without_gpu_facts_is_asked():
     result = run(with_nccl(committed_facts("bookworm"), "2.29.7"), bare)
     asked = [u for u in result.unknowns if u.rule == KNOWN and "NVLS multicast bind" in u.reason]
     assert asked and "gpu-nvlink:board" in asked[0].reason
+
+
+def test_weak_cas_proxy_hang_is_named_on_arm64_and_dropped_on_amd64():
+    # 2.29.3: "Fixes CAS usage in case of weak failure which was causing a hang on ARM"; the weak compare-exchange
+    # loop is first in 2.28.9 (src/proxy.cc), and only load-linked/store-conditional CPUs fail it spuriously
+    image = with_nccl(committed_facts("bookworm"), "2.29.2")
+    arm = dataclasses.replace(image, platform="linux/arm64")
+    named = [f for f in run(arm, node(H100)).findings if f.id == LATER and "weak failure" in f.title]
+    assert named and named[0].severity == "info" and any("proxy thread" in c for c in named[0].unshown)
+    assert "2.29.3#1" not in {f.row["entry"] for f in nccl_releases._candidates(Ctx(image, node(H100), matrix()))}
+    older = dataclasses.replace(with_nccl(committed_facts("bookworm"), "2.28.7"), platform="linux/arm64")
+    assert "2.29.3#1" not in {f.row["entry"] for f in nccl_releases._candidates(Ctx(older, node(H100), matrix()))}

@@ -144,8 +144,9 @@ def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
         return  # one finding per node: the GPUs of one node are one generation in practice
 
 
-# release-note entries (catalogs/nccl_release_notes.json) that are worth naming: a failure, not a slowdown
-_FAILURE_SYMPTOMS = {"hang", "crash", "data-corruption"}
+# release-note entries (catalogs/nccl_release_notes.json) that are failures: a hang, a crash, corruption, or an error
+# that stops the job (init or a collective returns one); slowdowns are named only with their platform (_candidates)
+_FAILURE_SYMPTOMS = {"hang", "crash", "data-corruption", "error"}
 _LISTED = 5  # entries named in the finding's text; the rest are counted
 
 
@@ -604,7 +605,7 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
         example = undecided[0].row  # the best fitting (_Fix.fit), not the nearest release
         yield unknown(
             rule,
-            f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes or corruption "
+            f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes, errors or corruption "
             f"whose conditions the facts cannot show ({', '.join(conds)}), e.g. {example['release']}: {example['text']}",
         )
 
