@@ -164,7 +164,7 @@ def main() -> int:
         row: dict[str, object] = {"id": f"{r['first']}..{r['last']}", **r}
         row["source"] = (
             f"NVIDIA/nccl@{first_tag}..{last_tag}:src/include/proxy.h (struct ncclProxyOpsPool, struct ncclProxyOp), "
-            "src/proxy.cc (ncclShmOpen(shmPath, sizeof(struct ncclProxyOpsPool), ...)); sizes from g++ on x86-64"
+            "src/proxy.cc (ncclShmOpen(shmPath, sizeof(struct ncclProxyOpsPool), ...), sized by g++ on x86-64)"
         )
         row["confidence"] = "verified"
         if why:
