@@ -146,3 +146,14 @@ def test_weak_cas_proxy_hang_is_named_on_arm64_and_dropped_on_amd64():
     assert "2.29.3#1" not in {f.row["entry"] for f in nccl_releases._candidates(Ctx(image, node(H100), matrix()))}
     older = dataclasses.replace(with_nccl(committed_facts("bookworm"), "2.28.7"), platform="linux/arm64")
     assert "2.29.3#1" not in {f.row["entry"] for f in nccl_releases._candidates(Ctx(older, node(H100), matrix()))}
+
+
+def test_fp8_symmetric_kernel_init_failure_is_named_on_hopper_for_2_27_3_to_2_27_6():
+    # 2.27.7's only source change: ncclInitKernelsForDevice ignores every cudaFuncGetAttributes failure; the check
+    # that failed init is first in 2.27.3 (the symmetric kernels)
+    def entries(version, n):
+        return {f.row["entry"] for f in nccl_releases._candidates(_ctx(version, n))}
+
+    assert "2.27.7#1" in entries("2.27.3", node(H100))
+    assert "2.27.7#1" not in entries("2.27.3", node(A100_470)) | entries("2.26.2", node(H100))
+    assert "2.27.7#1" not in entries("2.27.7", node(H100))
