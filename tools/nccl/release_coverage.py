@@ -4,8 +4,8 @@ Each entry of catalogs/nccl_release_notes.json gets one class and one dispositio
 - failure fix (a fix or known issue whose symptom is a hang, crash, corruption or error): traced
   (catalogs/nccl_fix_ranges.json: first affected release, conditions, printed lines), or named by the conditions the
   notes give, or untraced (counted in NCCL-RELEASE-LATER-FIX's unknown);
-- performance fix: named where it names its platform (a GPU, topology, transport: engine/nccl_releases.py lists it
-  when the facts show it), else generic (not named: a slowdown with no platform is not a finding about an image);
+- performance fix: named only when traced (its first release and the platform it needs); an untraced one is not
+  named (the notes' words alone would name it for every older release), nor a generic one;
 - behaviour change, known issue, feature, other: not a defect of a release, or curated in nccl_known_issues;
 - a fix that names no symptom: not named (the notes do not say what fails).
 Reads the catalogs only:
@@ -35,7 +35,7 @@ def disposition(row: dict, traced: set[str]) -> tuple[str, str]:
     if kind in ("fix", "known-issue") and symptom in FAILURES:
         return "failure fix", "conditions named" if row["conditions"] else "untraced, no condition"
     if kind == "fix" and symptom == "performance":
-        return "performance fix", "named with its platform" if row["conditions"] else "generic, not named"
+        return "performance fix", "untraced, not named" if row["conditions"] else "generic, not named"
     if kind == "fix":
         return "fix naming no symptom", "not named"
     if kind == "change":

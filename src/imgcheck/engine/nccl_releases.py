@@ -502,8 +502,8 @@ def _newest(fixes: list[_Fix]) -> str:
 
 
 def _candidates(ctx: Ctx) -> list[_Fix]:
-    """Every release-note fix of a failure (and every performance fix that names the platform it needs) that the
-    image's NCCL predates and whose conditions the facts do not decide false, best fitting first."""
+    """Every release-note fix of a failure (and every traced performance fix) that the image's NCCL predates and
+    whose conditions the facts do not decide false, best fitting first."""
     nccl = ctx.nccl
     assert nccl is not None  # check() returns before this without NCCL
     # a curated row (nccl_known_issues) that already covers this release's fix says it better: its range is sourced
@@ -517,9 +517,9 @@ def _candidates(ctx: Ctx) -> list[_Fix]:
     for row in ctx.matrix.rows("nccl_release_notes"):
         trace = traced.get(row["entry"])
         failure = row["kind"] in ("fix", "known-issue") and row["symptom"] in _FAILURE_SYMPTOMS
-        # a performance fix is named only where it names its platform (a GPU, a topology): a generic one is not
-        performance = row["kind"] == "fix" and row["symptom"] == "performance" and bool(row["conditions"])
-        if not (trace or failure or performance):
+        # a performance fix is named only when traced (nccl_fix_ranges: where its code starts and the platform it
+        # needs): the notes' words alone ("some sm80 or earlier machines") would name it for every older release
+        if not (trace or failure):
             continue
         if ranges.at_least(nccl.version, row["release"]) is not False:
             continue  # the image's NCCL has the fix (or may have it)
@@ -585,9 +585,7 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
     yield from _asked_traced(ctx, sorted(asked, key=_Fix.fit), undecided)
     if shown:
         listed = "; ".join(
-            f"{f.row['release']}: {f.row['text']} ({', '.join(f.row['conditions'] or [])})"
-            + (" (performance)" if f.performance else "")
-            for f in shown[:_LISTED]
+            f"{f.row['release']}: {f.row['text']} ({', '.join(f.row['conditions'] or [])})" for f in shown[:_LISTED]
         )
         more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
         yield finding(
