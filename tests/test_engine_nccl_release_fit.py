@@ -11,7 +11,7 @@ from engine_facts import committed_facts, matrix, node, run, with_nccl
 
 from imgcheck.engine import nccl_effective, nccl_releases
 from imgcheck.engine.context import Ctx
-from imgcheck.model.node import Gpu
+from imgcheck.model.node import STACK_NONE, Gpu
 
 LATER = "NCCL-RELEASE-LATER-FIX"
 KNOWN = "NCCL-RELEASE-KNOWN-ISSUE"
@@ -157,3 +157,34 @@ def test_fp8_symmetric_kernel_init_failure_is_named_on_hopper_for_2_27_3_to_2_27
     assert "2.27.7#1" in entries("2.27.3", node(H100))
     assert "2.27.7#1" not in entries("2.27.3", node(A100_470)) | entries("2.26.2", node(H100))
     assert "2.27.7#1" not in entries("2.27.7", node(H100))
+
+
+def _l40s(p2p):
+    # 8 L40S (PCIe, no NVLink) on a 570 driver (CUDA 12.8), as SkyRL#108's nodes; p2p: the probe's peer-access reading
+    # (no RDMA NICs: the NIC-fusion issue of the same releases would otherwise be this rule's finding, and the engine
+    # keeps one outcome kind per rule)
+    n = _gpus(node("inbox-6.8-open-570"), ["NVIDIA L40S"] * 8)
+    return dataclasses.replace(
+        n, gpu=dataclasses.replace(n.gpu, p2p=p2p), rdma=dataclasses.replace(n.rdma, devices=(), stack=STACK_NONE)
+    )
+
+
+def test_cumem_host_shm_issue_is_decided_when_the_derived_cumem_and_the_probes_p2p_show_it():
+    # cumem_host_shm_without_p2p needs cuMem on (2.26.2's default -2 with a CUDA 12.8 driver: decided, not asked)
+    # and GPUs without peer access (the probe's reading)
+    image = with_nccl(committed_facts("bookworm"), "2.26.2")
+    hits = [
+        f for f in run(image, _l40s(False)).findings if f.id == KNOWN and "cuMemImportFromShareableHandle" in f.title
+    ]
+    assert hits and hits[0].severity == "warning" and not hits[0].unshown
+    # peer access not probed: asked by its fact, never a warning
+    asked = run(image, _l40s(None))
+    assert not [f for f in asked.findings if f.id == KNOWN and "cuMemImportFromShareableHandle" in f.title]
+    assert any(
+        "node.gpu.p2p" in u.facts and "cumem_host_shm_without_p2p" in u.reason
+        for u in asked.unknowns
+        if u.rule == KNOWN
+    )
+    # cuMem off by the setting: the condition is decided false and the issue is not listed
+    off = run(with_nccl(committed_facts("bookworm"), "2.26.2", env={"NCCL_CUMEM_ENABLE": "0"}), _l40s(False))
+    assert "cuMemImportFromShareableHandle" not in _text(off, KNOWN)

@@ -168,12 +168,13 @@ _FACT_CONDITIONS = (
     "nccl-sass-lacks",
     "gpu-nvlink",
     "gpu-name",
+    "gpu-p2p",
 )
 
 # condition kinds only the traced rows use (_traced_condition reads the setting, the launch or the image's plugins);
 # any kind outside these and _FACT_CONDITIONS is the workload's (the collective the job calls, its scale, other
 # containers on the node): no fact imgcheck reads shows it, so a finding asks for it by these words
-_TRACED_FACT_CONDITIONS = ("setting", "plugin", "job", "gpu-p2p")
+_TRACED_FACT_CONDITIONS = ("setting", "plugin", "job")
 
 
 # the fact (engine/facts.py names) whose answer decides a condition kind, for the unknown's `facts`
@@ -181,7 +182,7 @@ _CONDITION_FACTS = {
     "arch": "node.arch",
     "gpu": "node.gpu.gpus",
     "gpus": "node.gpu.gpus",
-    "gpu-p2p": "node.gpu.gpus",
+    "gpu-p2p": "node.gpu.p2p",
     "topology": "node.rdma",
     "transport": "node.rdma",
     "net": "node.rdma",
@@ -266,8 +267,11 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         config_api = ctx.nccl_at_least("collnet_config_api")
         return None if config_api is not False else False
     if kind == "gpu-p2p" and value == "none":
-        # NVLink parts reach each other over NVLink, so NCCL uses P2P, not SHM, between them; any other GPU may or
-        # may not have peer access (the PCIe platform, a VM, the driver decide), which no node fact shows
+        # the probe's CUDA peer-access reading decides; else NVLink parts reach each other over NVLink, so NCCL uses
+        # P2P, not SHM, between them; any other GPU may or may not have peer access (the PCIe platform, a VM, the
+        # driver decide): asked (a known issue that needs it is an unknown naming node.gpu.p2p, not a warning)
+        if ctx.node.gpu.p2p is not None:
+            return not ctx.node.gpu.p2p
         names = [g.name for g in ctx.node.gpu.gpus if g.name]
         parts = ctx.matrix.rows("gpu_nvlink_parts")
         if names and all(any(re.search(r["pattern"], n) for r in parts) for n in names):
