@@ -135,15 +135,25 @@ def test_nvls_dual_port_row_drops_when_a_condition_is_shown_false(version, gpu, 
 
 def test_cumem_host_without_p2p_fires_on_pcie_gpus_with_a_recent_driver():
     # ray-project/ray#64109 (T4) and NVIDIA/nccl#1838 (4x L4, NCCL 2.27.3): NCCL_CUMEM_HOST_ENABLE=0 fixed both
-    t4 = _node(["Tesla T4"] * 4, driver="570.133.20")
+    # peer access is a node fact (node.gpu.p2p, `nvidia-smi topo -p2p r` in a facts file): shown, the issue is decided
+    n = _node(["Tesla T4"] * 4, driver="570.133.20")
+    t4 = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, p2p=False))
     result = run(with_nccl(committed_facts("bookworm"), "2.27.3"), t4)
     (hit,) = _hits(result, "peer access")
     assert list(hit.fixes) == [
         "set NCCL_CUMEM_HOST_ENABLE=0 in the image Env or the launch's env (no NCCL release avoids it)"
     ]
-    assert hit.unshown == ("gpu-p2p:none",)  # peer access is named, not shown: the probe does not read it
+    assert hit.unshown == ()
     fixed = run(with_nccl(committed_facts("bookworm"), "2.27.3", env={"NCCL_CUMEM_HOST_ENABLE": "0"}), t4)
     assert not _hits(fixed, "peer access")
+    # not read (the probe reads files only): asked by that fact, not a warning on every PCIe multi-GPU node
+    unread = run(with_nccl(committed_facts("bookworm"), "2.27.3"), n)
+    assert not _hits(unread, "peer access")
+    assert any(
+        "cumem_host_shm_without_p2p" in u.reason and "node.gpu.p2p" in u.facts
+        for u in unread.unknowns
+        if u.rule == RULE
+    )
 
 
 @pytest.mark.parametrize(

@@ -84,3 +84,20 @@ def test_a_watchdog_timeout_after_a_verbs_error_is_not_blamed_on_the_release():
     timeout that follows is a consequence and is not compared with the release's defects."""
     r = triage([log("deepspeed-2931-vendor129.log")])
     assert all(c.id != CAUSE_ID for d in r.diagnoses for c in d.causes)
+
+
+def test_a_row_quoting_the_failing_lines_format_is_matched_without_a_symptom_class():
+    """pytorch#177472's log (NCCL 2.29.3): torch re-prints NCCL's 'Failed to bind NVLink SHARP (NVLS) Multicast memory'
+    WARN without its prefix. No symptom class covers a CUDA error from a multicast bind, but the known issue
+    nvls_multicast_bind_fatal quotes that format (src/transport/nvls.cc, fatal from 2.29.2 on), so it is a candidate
+    that says no release fixes it, with the conditions it still needs."""
+    r = triage([log("pytorch-177472-nvls-bind.log")])
+    d = r.diagnoses[0]
+    defect = next(c for c in d.causes if c.id == CAUSE_ID)
+    assert "nvls_multicast_bind_fatal" in defect.text and "no release fixes yet" in defect.text
+    assert defect.status == "candidate"  # the row's conditions (NVLink board, many communicators) are not in a log
+    # the same line printed by a release that still falls back (2.28.9) matches no row
+    kb = shipped()
+    line = "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 2 'out of memory'."
+    rel = release_of(("2.28.9",), ())
+    assert rel is not None and not [m for m in matches(kb, rel, (), line) if m.entry == "nvls_multicast_bind_fatal"]

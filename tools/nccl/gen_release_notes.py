@@ -23,6 +23,15 @@ OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/compat_matrix/cat
 KINDS = [
     ("known-issue", re.compile(r"(?i)known issue|known limitation")),
     ("fix", re.compile(r"^(?:Fix|Fixed|Fixes|Work ?around|Avoid|Prevent|Correct)\b", re.I)),
+    # a fix worded as a behaviour ("accept() will retry also if ...", "Various fixes to ncclCommAbort", "Make the
+    # auto-merge failures non-fatal", "... to avoid crash with Bus Error"): the failure it removes is the entry's point
+    (
+        "fix",
+        re.compile(
+            r"(?i)\bwill retry\b|\bretry in case of\b|\bvarious fixes\b|\bto avoid (?:a |potential )?(?:crash|hang|deadlock)"
+            r"|\bavoid potential (?:crash|hang|deadlock|CUDA error)|\bnon-fatal\b"
+        ),
+    ),
     (
         "change",
         re.compile(

@@ -12,7 +12,7 @@ from ..job.model import RUNTIME_DOCKER, RUNTIME_ENROOT
 from ..knowledge import providers
 from ..model.report import Evidence, Finding
 from ..versions import ranges
-from . import facts
+from . import facts, nccl_effective
 from .context import Ctx
 from .emit import Outcome, finding, unknown
 
@@ -86,7 +86,7 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
                 "NCCL-RELEASE-KNOWN-ISSUE",
                 f"NCCL {version} is in {span} ({row['issue']}: {row['summary']}), "
                 f"but whether this node meets its conditions is unknown: {', '.join(open_)}",
-                facts=tuple(dict.fromkeys(_condition_fact(c) for c in open_)),
+                facts=tuple(dict.fromkeys(_open_fact(ctx, c) for c in open_)),
             )
             continue
         unshown = tuple(c for c, v in states.items() if v is None)
@@ -144,8 +144,9 @@ def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
         return  # one finding per node: the GPUs of one node are one generation in practice
 
 
-# release-note entries (catalogs/nccl_release_notes.json) that are worth naming: a failure, not a slowdown
-_FAILURE_SYMPTOMS = {"hang", "crash", "data-corruption"}
+# release-note entries (catalogs/nccl_release_notes.json) that are failures: a hang, a crash, corruption, or an error
+# that stops the job (init or a collective returns one); slowdowns are named only with their platform (_candidates)
+_FAILURE_SYMPTOMS = {"hang", "crash", "data-corruption", "error"}
 _LISTED = 5  # entries named in the finding's text; the rest are counted
 
 
@@ -166,12 +167,14 @@ _FACT_CONDITIONS = (
     "nccl-build-cuda",
     "nccl-sass-lacks",
     "gpu-nvlink",
+    "gpu-name",
+    "gpu-p2p",
 )
 
 # condition kinds only the traced rows use (_traced_condition reads the setting, the launch or the image's plugins);
 # any kind outside these and _FACT_CONDITIONS is the workload's (the collective the job calls, its scale, other
 # containers on the node): no fact imgcheck reads shows it, so a finding asks for it by these words
-_TRACED_FACT_CONDITIONS = ("setting", "plugin", "job", "gpu-p2p")
+_TRACED_FACT_CONDITIONS = ("setting", "plugin", "job")
 
 
 # the fact (engine/facts.py names) whose answer decides a condition kind, for the unknown's `facts`
@@ -179,7 +182,7 @@ _CONDITION_FACTS = {
     "arch": "node.arch",
     "gpu": "node.gpu.gpus",
     "gpus": "node.gpu.gpus",
-    "gpu-p2p": "node.gpu.gpus",
+    "gpu-p2p": "node.gpu.p2p",
     "topology": "node.rdma",
     "transport": "node.rdma",
     "net": "node.rdma",
@@ -191,6 +194,7 @@ _CONDITION_FACTS = {
     "nccl-build-cuda": "image.nccl",
     "nccl-sass-lacks": "image.nccl",
     "gpu-nvlink": "node.gpu.gpus",
+    "gpu-name": "node.gpu.gpus",
     "setting": "image.env",
     "plugin": "image.nccl_net_plugins",
     "job": "job",
@@ -208,6 +212,13 @@ def _condition_fact(cond: str) -> str:
     if kind == "env-on":
         return f"setting.{value}"
     return _CONDITION_FACTS.get(kind, f"condition.{kind}")
+
+
+def _open_fact(ctx: Ctx, cond: str) -> str:
+    """The fact an undecided condition waits for; a derived setting names the fact its derivation lacks."""
+    if cond.partition(":")[0] == "cumem":
+        return nccl_effective.cumem(ctx).fact or _condition_fact(cond)
+    return _condition_fact(cond)
 
 
 def _condition(ctx: Ctx, cond: str) -> bool | None:
@@ -256,8 +267,11 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         config_api = ctx.nccl_at_least("collnet_config_api")
         return None if config_api is not False else False
     if kind == "gpu-p2p" and value == "none":
-        # NVLink parts reach each other over NVLink, so NCCL uses P2P, not SHM, between them; any other GPU may or
-        # may not have peer access (the PCIe platform, a VM, the driver decide), which no node fact shows
+        # the probe's CUDA peer-access reading decides; else NVLink parts reach each other over NVLink, so NCCL uses
+        # P2P, not SHM, between them; any other GPU may or may not have peer access (the PCIe platform, a VM, the
+        # driver decide): asked (a known issue that needs it is an unknown naming node.gpu.p2p, not a warning)
+        if ctx.node.gpu.p2p is not None:
+            return not ctx.node.gpu.p2p
         names = [g.name for g in ctx.node.gpu.gpus if g.name]
         parts = ctx.matrix.rows("gpu_nvlink_parts")
         if names and all(any(re.search(r["pattern"], n) for r in parts) for n in names):
@@ -283,14 +297,17 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         return False
     if kind == "driver-cuda" and value.startswith(">="):
-        return _driver_cuda_at_least(ctx, value[2:])
+        return nccl_effective.driver_cuda_at_least(ctx, value[2:])
     if kind == "container" and value == "no-sys-nice":
         return _no_sys_nice(ctx)
-    if kind == "cumem" and value == "on":
-        s = ctx.setting("NCCL_CUMEM_ENABLE")
-        if s is not None:
-            return s.as_int() != 0
-        return None if ctx.image.unknown_reason("env") else True
+    if kind == "cumem" and value in ("on", "off"):
+        # NCCL's own decision: the setting, else the release's default and, at auto, the driver and GPUs
+        on = nccl_effective.cumem(ctx).on
+        return None if on is None else on == (value == "on")
+    if kind == "gpu-name" and value:
+        # a model the notes name ("DGX H800"): the node's GPU names as the driver reports them
+        names = [g.name for g in ctx.node.gpu.gpus if g.name]
+        return any(re.search(rf"(?i)\b{re.escape(value)}\b", n) for n in names) if names else None
     if kind == "net" and value == "ib-vnics":
         return _ib_vnics(ctx)
     if kind == "nccl-build-cuda" and value.startswith("<"):
@@ -328,23 +345,6 @@ def _multi_port_nic(ctx: Ctx) -> bool | None:
     if len(slots) < len(devices) or any(not d.ports for d in devices):
         return None  # a device without its PCI address (or ports) may share a card with another
     return False
-
-
-def _driver_cuda_at_least(ctx: Ctx, want: str) -> bool | None:
-    """The CUDA version the node's driver reports (what NCCL's cudaDriverVersion checks compare) is `want` or newer:
-    the probe's own reading, else the newest CUDA the driver's branch supports natively (nvidia_driver_cuda). Below
-    that, a forward-compat libcuda in the image could raise it, so only an image known to lack one says no."""
-    have = ctx.node.gpu.cuda_driver_version
-    if have:
-        return ranges.at_least(have, want)
-    row = ctx.matrix.row("nvidia_driver_cuda", driver_branch=ctx.driver_branch()) if ctx.driver_branch() else None
-    native = row.get("newest_cuda_native") if row else None
-    if not native:
-        return None
-    if ranges.at_least(native, want):
-        return True
-    cuda = ctx.image.cuda
-    return False if cuda is not None and cuda.compat_driver is None and not ctx.image_unknown("cuda") else None
 
 
 def _mnnvl(ctx: Ctx) -> bool | None:
@@ -456,15 +456,60 @@ def _condition_evidence(ctx: Ctx, states: dict[str, bool | None]) -> list[Eviden
     return out
 
 
-def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
-    """Failures fixed in releases after the image's NCCL, from every release's notes: named when the facts show every
-    condition the entry names; counted in one unknown when they cannot tell. An entry whose bug was traced to its
-    first release (catalogs/nccl_fix_ranges.json) is skipped for an older NCCL, takes its conditions from that row,
-    and when they are all shown is a warning; the others never rank above info: a version range is weaker evidence
-    than a mechanism whose conditions were shown (issue 31 ranks by evidence)."""
+@dataclasses.dataclass(frozen=True)
+class _Fix:
+    """A release-note fix the image's NCCL predates, with what the facts decide about each of its conditions."""
+
+    row: dict[str, Any]
+    trace: dict[str, Any] | None
+    states: dict[str, bool | None]
+
+    @property
+    def decided(self) -> list[str]:
+        """Conditions shown true, a link layer alone not counted (nearly every RDMA node shows one)."""
+        return [c for c, v in self.states.items() if v and not c.startswith("transport:")]
+
+    @property
+    def open(self) -> list[str]:
+        return [c for c, v in self.states.items() if v is None]
+
+    @property
+    def performance(self) -> bool:
+        return bool(self.row["symptom"] == "performance")
+
+    def fit(self) -> tuple[int, int, int, int, tuple[int, ...]]:
+        """Sort key, best first: more conditions the facts decide true, then a fix with conditions over a generic
+        one, fewer left to ask, the worse symptom, and only then the nearer fixing release (issue 32)."""
+        return (
+            -len(self.decided),
+            0 if self.states else 1,
+            len(self.open),
+            _severity(self.row["symptom"]),
+            _version_key(self.row["release"]),
+        )
+
+
+# symptom classes of release-note entries (tools/nccl/gen_release_notes.py), worst first: the tie-break after fit
+_SEVERITY_ORDER = ("data-corruption", "crash", "hang", "error", "leak", "performance")
+
+
+def _severity(symptom: str | None) -> int:
+    return _SEVERITY_ORDER.index(symptom) if symptom in _SEVERITY_ORDER else len(_SEVERITY_ORDER)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) if x.isdigit() else 0 for x in version.split("."))
+
+
+def _newest(fixes: list[_Fix]) -> str:
+    return str(max((f.row["release"] for f in fixes), key=_version_key))
+
+
+def _candidates(ctx: Ctx) -> list[_Fix]:
+    """Every release-note fix of a failure (and every traced performance fix) that the image's NCCL predates and
+    whose conditions the facts do not decide false, best fitting first."""
     nccl = ctx.nccl
     assert nccl is not None  # check() returns before this without NCCL
-    rule = "NCCL-RELEASE-LATER-FIX"
     # a curated row (nccl_known_issues) that already covers this release's fix says it better: its range is sourced
     curated = {
         r["nccl_below"]
@@ -472,21 +517,23 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
         if ranges.within(nccl.version, r["nccl_min"], r["nccl_below"])
     }
     traced = {r["entry"]: r for r in ctx.matrix.rows("nccl_fix_ranges")}
-    shown: list[dict[str, Any]] = []
-    shown_traced: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    undecided: list[tuple[dict[str, Any], list[str]]] = []
-    asked: list[tuple[dict[str, Any], dict[str, Any], list[str]]] = []
+    out: list[_Fix] = []
     for row in ctx.matrix.rows("nccl_release_notes"):
-        if row["kind"] not in ("fix", "known-issue") or row["symptom"] not in _FAILURE_SYMPTOMS:
-            continue
-        if ranges.at_least(nccl.version, row["release"]) is not False or row["release"] in curated:
-            continue  # the image's NCCL has the fix (or may have it), or a curated row names it
         trace = traced.get(row["entry"])
+        failure = row["kind"] in ("fix", "known-issue") and row["symptom"] in _FAILURE_SYMPTOMS
+        # a performance fix is named only when traced (nccl_fix_ranges: where its code starts and the platform it
+        # needs): the notes' words alone ("some sm80 or earlier machines") would name it for every older release
+        if not (trace or failure):
+            continue
+        if ranges.at_least(nccl.version, row["release"]) is not False:
+            continue  # the image's NCCL has the fix (or may have it)
+        if row["release"] in curated and not trace:
+            # a curated row fixed in this release may be this entry; a traced entry is its own bug, never hidden
+            continue
         if trace and trace["first_affected"] and ranges.at_least(nccl.version, trace["first_affected"]) is False:
             continue  # the image's NCCL predates the code the fix changes
         if trace:
-            conditions = list(trace["conditions"] or [])
-            states = {c: _traced_condition(ctx, c) for c in conditions}
+            states = {c: _traced_condition(ctx, c) for c in trace["conditions"] or []}
         else:
             conditions = list(row["conditions"] or [])
             for name in row["settings"] or []:
@@ -494,37 +541,56 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
                     conditions.append(f"setting:{name}")
             states = {c: (True if c.startswith("setting:") else _condition(ctx, c)) for c in conditions}
         if any(v is False for v in states.values()):
-            continue
-        # a link layer alone is shown by nearly every RDMA node: naming an entry needs a narrower fact shown too
-        narrow = any(not c.startswith("transport:") for c in conditions)
-        if conditions and narrow and all(states.values()):
-            if trace:
-                shown_traced.append((row, trace))
-            else:
-                shown.append(row)
-        elif trace and conditions and all(v is not None or _is_workload(c) for c, v in states.items()):
+            continue  # a condition the fix needs is shown not to hold: not listed
+        out.append(_Fix(row, trace, states))
+    return sorted(out, key=_Fix.fit)
+
+
+def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
+    """Failures fixed in releases after the image's NCCL, from every release's notes, ranked by fit (_Fix.fit): named
+    when the facts show every condition the entry names; counted in one unknown when they cannot tell. An entry whose
+    bug was traced to its first release (catalogs/nccl_fix_ranges.json) is skipped for an older NCCL, takes its
+    conditions from that row, and when they are all shown is a warning; the others never rank above info: a version
+    range is weaker evidence than a mechanism whose conditions were shown (issue 31 ranks by evidence)."""
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns before this without NCCL
+    rule = "NCCL-RELEASE-LATER-FIX"
+    shown: list[_Fix] = []
+    shown_traced: list[_Fix] = []
+    undecided: list[_Fix] = []
+    asked: list[_Fix] = []
+    for fix in _candidates(ctx):
+        if fix.states and fix.decided and all(fix.states.values()):
+            (shown_traced if fix.trace else shown).append(fix)
+        elif fix.trace and fix.states and all(v is not None or _is_workload(c) for c, v in fix.states.items()):
             # every condition a fact can show is shown; the rest are the workload's, asked by name (issue 32)
-            asked.append((row, trace, [c for c, v in states.items() if v is None]))
-        else:
-            undecided.append((row, [c for c, v in states.items() if v is None] or ["none named"]))
-    for row, trace in shown_traced:
+            asked.append(fix)
+        elif not fix.performance:
+            undecided.append(fix)
+    for fix in shown_traced:
+        assert fix.trace is not None  # shown_traced holds traced fixes only
+        if fix.performance:
+            asked.append(fix)  # a slowdown is never a warning: named as info with nothing left to ask
+            continue
         # a traced fix whose every condition is shown is a known issue of this release, ranked as one (warning)
         yield finding(
             ctx.matrix,
             "NCCL-RELEASE-KNOWN-ISSUE",
-            ctx.nccl_evidence() + _traced_evidence(ctx, trace),
+            ctx.nccl_evidence() + _traced_evidence(ctx, fix.trace),
             variant="traced",
             nccl=nccl.version,
-            issue=row["text"],
-            nccl_min=trace["first_affected"] or "an unknown release",
-            fixed_in=row["release"],
-            shown=", ".join(trace["conditions"] or []),
-            symptoms="; ".join(trace["symptoms"] or ["nothing stated"]),
-            traced=trace["first_affected_source"],
+            issue=fix.row["text"],
+            nccl_min=fix.trace["first_affected"] or "an unknown release",
+            fixed_in=fix.row["release"],
+            shown=", ".join(fix.trace["conditions"] or []),
+            symptoms="; ".join(fix.trace["symptoms"] or ["nothing stated"]),
+            traced=fix.trace["first_affected_source"],
         )
-    yield from _asked_traced(ctx, asked, undecided)
+    yield from _asked_traced(ctx, sorted(asked, key=_Fix.fit), undecided)
     if shown:
-        listed = "; ".join(f"{r['release']}: {r['text']} ({', '.join(r['conditions'] or [])})" for r in shown[:_LISTED])
+        listed = "; ".join(
+            f"{f.row['release']}: {f.row['text']} ({', '.join(f.row['conditions'] or [])})" for f in shown[:_LISTED]
+        )
         more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
         yield finding(
             ctx.matrix,
@@ -533,65 +599,64 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
             nccl=nccl.version,
             count=len(shown),
             entries=listed + more,
-            newest=max((r["release"] for r in shown), key=lambda v: tuple(int(x) for x in v.split("."))),
+            newest=_newest(shown),
             undecided=len(undecided),
         )
     elif undecided:
-        conds = sorted({c for _, cs in undecided for c in cs})
-        example = undecided[-1][0]
+        conds = sorted({c for f in undecided for c in (f.open or ["none named"])})
+        example = undecided[0].row  # the best fitting (_Fix.fit), not the nearest release
         yield unknown(
             rule,
-            f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes or corruption "
+            f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes, errors or corruption "
             f"whose conditions the facts cannot show ({', '.join(conds)}), e.g. {example['release']}: {example['text']}",
         )
 
 
-def _asked_traced(
-    ctx: Ctx,
-    asked: list[tuple[dict[str, Any], dict[str, Any], list[str]]],
-    undecided: list[tuple[dict[str, Any], list[str]]],
-) -> Iterator[Outcome]:
+def _asked_traced(ctx: Ctx, asked: list[_Fix], undecided: list[_Fix]) -> Iterator[Outcome]:
     """Traced fixes whose fact conditions all hold and whose remaining conditions are the workload's: one finding per
     fix that a fact narrowed (a GPU subset, a GPU generation, a setting), one listing those only the workload
-    decides. Both are info: the job may never do what triggers them, and the finding says what to check. The engine
-    keeps one outcome kind per rule, so the fixes whose conditions the facts cannot decide are named in the text."""
+    decides, headed by the best fitting. Both are info: the job may never do what triggers them, and the finding says
+    what to check. The engine keeps one outcome kind per rule, so the fixes whose conditions the facts cannot decide
+    are named in the text."""
     nccl = ctx.nccl
     assert nccl is not None  # check() returns before this without NCCL
     rule = "NCCL-RELEASE-LATER-FIX"
     rest = {
         "undecided": len(undecided),
-        "undecided_conditions": ", ".join(sorted({c for _, cs in undecided for c in cs})),
+        "undecided_conditions": ", ".join(sorted({c for f in undecided for c in (f.open or ["none named"])})),
     }
     workload_only = []
-    for row, trace, open_ in asked:
-        shown = [c for c in trace["conditions"] if c not in open_]
+    for fix in asked:
+        trace = fix.trace
+        assert trace is not None  # asked holds traced fixes only
         # a link layer alone is shown on nearly every RDMA node: a fix of its own needs a narrower fact shown
-        if not any(not c.startswith("transport:") for c in shown):
-            workload_only.append((row, trace, open_))
+        if not fix.decided:
+            workload_only.append(fix)
             continue
+        open_ = fix.open
         found = finding(
             ctx.matrix,
             rule,
             ctx.nccl_evidence() + _traced_evidence(ctx, trace),
-            variant="traced-asks",
+            variant="traced-performance" if fix.performance else "traced-asks",
             nccl=nccl.version,
-            issue=row["text"],
+            issue=fix.row["text"],
             nccl_min=trace["first_affected"] or "an unknown release",
-            fixed_in=row["release"],
-            shown=", ".join(shown),
-            asked="; ".join(open_),
+            fixed_in=fix.row["release"],
+            shown=", ".join(c for c, v in fix.states.items() if v),
+            asked="; ".join(open_) or "nothing more",
             symptoms="; ".join(trace["symptoms"] or ["nothing stated"]),
             traced=trace["first_affected_source"],
             **rest,
         )
-        yield dataclasses.replace(found, unshown=tuple(open_))
+        yield dataclasses.replace(found, unshown=tuple(open_)) if open_ else found
     if not workload_only:
         return
-    # the nearest fixing releases first (the notes' order); the rest are counted, their conditions kept in `unshown`
+    # the best fitting first (_Fix.fit: the worse symptom, then the nearer release); the rest are counted
     entries = "; ".join(
-        f"{row['release']}: {row['text']} (from {trace['first_affected'] or 'an unknown release'}; "
-        f"applies if {' and '.join(open_)}; prints: {'; '.join(trace['symptoms'] or ['nothing stated'])})"
-        for row, trace, open_ in workload_only[:_LISTED]
+        f"{f.row['release']}: {f.row['text']} (from {(f.trace or {}).get('first_affected') or 'an unknown release'}; "
+        f"applies if {' and '.join(f.open)}; prints: {'; '.join((f.trace or {}).get('symptoms') or ['nothing stated'])})"
+        for f in workload_only[:_LISTED]
     ) + (f"; and {len(workload_only) - _LISTED} more" if len(workload_only) > _LISTED else "")
     found = finding(
         ctx.matrix,
@@ -600,12 +665,12 @@ def _asked_traced(
         variant="traced-workload",
         nccl=nccl.version,
         count=len(workload_only),
-        nearest=f"{workload_only[0][0]['release']}: {workload_only[0][0]['text']}",
+        nearest=f"{workload_only[0].row['release']}: {workload_only[0].row['text']}",
         entries=entries,
-        newest=max((r["release"] for r, _, _ in workload_only), key=lambda v: tuple(int(x) for x in v.split("."))),
+        newest=_newest(workload_only),
         **rest,
     )
-    yield dataclasses.replace(found, unshown=tuple(dict.fromkeys(c for _, _, o in workload_only for c in o)))
+    yield dataclasses.replace(found, unshown=tuple(dict.fromkeys(c for f in workload_only for c in f.open)))
 
 
 def _traced_condition(ctx: Ctx, cond: str) -> bool | None:

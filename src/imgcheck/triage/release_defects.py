@@ -142,9 +142,15 @@ def classes_of(signature: str, text: str) -> tuple[SymptomClass, ...]:
 def _format_matches(symptom: str, text: str) -> bool:
     """A row symptom quoting NCCL's WARN format ('WARN Cuda failure %d '%s' (site)') matches the failing line."""
     m = _WARN_FORMAT.search(symptom)
-    if m is None or "NCCL WARN" not in text:
+    if m is None:
         return False
     pieces = _SPEC.split(m.group("fmt"))
+    if "NCCL WARN" not in text:
+        # the message re-printed without NCCL's prefix (torch's DistBackendError carries NCCL's last error): only a
+        # format long enough to be one site's own words is matched
+        if len("".join(pieces).strip()) < MIN_FORMAT_TEXT:
+            return False
+        return re.search(".*?".join(re.escape(p) for p in pieces if p), text) is not None
     # a short format ("Cuda failure %d '%s'") is printed from many sites: the row's own site must be the line's
     row_file = _ROW_FILE.search(symptom)
     line_file = _LINE_FILE.search(text)
@@ -257,6 +263,12 @@ def matches(matrix: Matrix, release: Release, classes: tuple[SymptomClass, ...],
     return out
 
 
+def _quoted(matrix: Matrix, text: str) -> bool:
+    """A traced fix or known issue quotes the format of the failing line (its WARN printed by that release)."""
+    rows = [*matrix.rows("nccl_fix_ranges"), *matrix.rows("nccl_known_issues")]
+    return any(_format_matches(s, text) for r in rows for s in r.get("symptoms") or ())
+
+
 def _decided(m: Match) -> bool:
     """The log alone shows this row's defect: its own symptom text names the failure, the release is inside its
     traced range, and it needs nothing else (a row with conditions stays a candidate: triage does not read them)."""
@@ -276,15 +288,15 @@ def _order(version: str | None) -> tuple[int, ...]:
 
 def cause(matrix: Matrix, release: Release, signature: str, text: str) -> CauseResult | None:
     classes = classes_of(signature, text)
-    if not classes:
-        return None
+    if not classes and not _quoted(matrix, text):
+        return None  # no symptom class, and no row quotes the failing line's own format
     found = matches(matrix, release, classes, text)
     if not found:
         return None
     best = found[0]
     vs = release.versions
     shown = vs[0] if len(vs) == 1 else f"{vs[0]}..{vs[-1]} (one of {len(vs)} releases)"
-    symptom = " / ".join(c.words for c in classes)
+    symptom = " / ".join(c.words for c in classes) or "the failing line's own message"
     supported = _decided(best)
     listed = "; ".join(
         f"{m.entry} (fixed in {m.fixed or 'no release yet'}"
@@ -296,6 +308,12 @@ def cause(matrix: Matrix, release: Release, signature: str, text: str) -> CauseR
     if supported:
         text_out = (
             f"A known defect of NCCL {shown} ({release.where}), fixed in {best.fixed or 'no release yet'}: {best.text}"
+        )
+    elif best.specific and best.fixed is None:
+        # a known issue no release fixes, whose own text names this failure: say so, not "fixed later"
+        text_out = (
+            f"A known defect of NCCL {shown} ({release.where}) that no release fixes yet, if the job meets its "
+            f"conditions ({'; '.join(best.conditions) or 'none stated'}): {listed}{more}"
         )
     else:
         text_out = (
