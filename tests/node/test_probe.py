@@ -583,3 +583,20 @@ def test_without_proc_driver_the_module_taint_tells_open_from_proprietary(tmp_pa
     assert facts.gpu.kernel_module == kind
     assert facts.gpu.gpus == () and "not visible" in facts.unknown["gpu.gpus"]
     assert "gpu.kernel_module" not in facts.unknown
+
+
+@pytest.mark.parametrize("line,want", [("590.48.01", "590.48.01"), ("N/A", "N/A")])
+def test_gsp_firmware_is_read_from_the_gpu_information_line(tmp_path, line, want):
+    """The "GPU Firmware:" line every driver since 515 prints per GPU (open-gpu-kernel-modules@595.45.04
+    kernel-open/nvidia/nv-procfs.c: the GSP firmware version, or N/A when the GPU runs without it), between
+    "Device Minor" and "GPU Excluded", tab-separated as the driver writes it."""
+    root = tmp_path / "root"
+    shutil.copytree(fixture_root("inbox-ubuntu2204"), root, symlinks=True)
+    infos = sorted((root / "proc/driver/nvidia/gpus").glob("*/information"))
+    assert infos
+    for info in infos:
+        text = info.read_text().replace("GPU Excluded:", f"GPU Firmware: \t {line}\nGPU Excluded:")
+        info.write_text(text)
+    facts = probe(str(root))
+    assert facts.gpu.gpus and all(g.gsp_firmware == want for g in facts.gpu.gpus)
+    assert all(g.gsp_firmware is None for g in probe(fixture_root("inbox-ubuntu2204")).gpu.gpus)  # no line: unknown

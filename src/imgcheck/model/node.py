@@ -204,6 +204,10 @@ class Gpu:
     pci_device_id: str | None = None  # "0x2330" from /sys/bus/pci/devices/<bus>/device
     bar1_bytes: int | None = None  # BAR1 size, /sys/bus/pci/devices/<bus>/resource line 1 (GPUDirect RDMA's aperture)
     gpu_class: str | None = None  # datacenter | workstation | consumer | embedded (compat_matrix gpu_classes)
+    # The GSP firmware the driver runs this GPU on: the "GPU Firmware:" line of /proc/driver/nvidia/gpus/<bus>/information
+    # (nv-procfs.c), a firmware version (GSP on) or "N/A" (GSP off: the proprietary module with
+    # NVreg_EnableGpuFirmware=0, or a GPU without GSP). None: not read (no such line, or the file not visible).
+    gsp_firmware: str | None = None
 
 
 # The probe's reason when it looked for the NVIDIA kernel driver and found none loaded (known absent, not unknown).

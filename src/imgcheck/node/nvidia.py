@@ -190,6 +190,7 @@ def _gpus(host: HostRoot, unknown: dict[str, str]) -> tuple[Gpu, ...]:
                 uuid=fields.get("GPU UUID"),
                 pci_device_id=_pci_device_id(host, location),
                 bar1_bytes=_bar1_bytes(host, location),
+                gsp_firmware=fields.get("GPU Firmware") or None,
             )
         )
     gpus.sort(key=lambda g: (g.index is None, g.index or 0, g.pci_bus_id or ""))
