@@ -21,6 +21,7 @@ from . import (
     cuda_compat,
     dmabuf,
     efa,
+    efa_gdr,
     env_buffers,
     env_devices,
     env_nccl_params,
@@ -104,6 +105,7 @@ FAMILIES = (
     job_launch,
     gpu_injection,
     efa,
+    efa_gdr,
     net_plugin,
     ofi_build,
     env_upstream_params,
@@ -119,6 +121,7 @@ NODE_FAMILIES = (
     fabric_manager,
     cluster_components,
     vendor_issues,
+    efa_gdr,
 )  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
 # once, in report.evaluate_fleet, not per (image, node)).
