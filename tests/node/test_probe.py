@@ -600,3 +600,26 @@ def test_gsp_firmware_is_read_from_the_gpu_information_line(tmp_path, line, want
     facts = probe(str(root))
     assert facts.gpu.gpus and all(g.gsp_firmware == want for g in facts.gpu.gpus)
     assert all(g.gsp_firmware is None for g in probe(fixture_root("inbox-ubuntu2204")).gpu.gpus)  # no line: unknown
+
+
+def test_container_toolkit_release_is_read_from_the_package_database(tmp_path):
+    """The nvidia-container-toolkit stanza as dpkg writes it (NVIDIA's apt repository names the package so and
+    versions it <upstream>-1); a database without it is "not installed", no database is unknown."""
+    root = tmp_path / "root"
+    shutil.copytree(fixture_root("inbox-ubuntu2204"), root, symlinks=True)
+    status = root / "var/lib/dpkg/status"
+    status.parent.mkdir(parents=True, exist_ok=True)
+    before = status.read_text() if status.exists() else ""
+    status.write_text(before)
+    assert probe(str(root)).gpu.container_toolkit_version == ""
+    status.write_text(
+        before + "\nPackage: nvidia-container-toolkit\nStatus: install ok installed\nPriority: optional\n"
+        "Section: utils\nInstalled-Size: 2494\nMaintainer: NVIDIA CORPORATION <cudatools@nvidia.com>\n"
+        "Architecture: amd64\nVersion: 1.17.0-1\nDepends: nvidia-container-toolkit-base (= 1.17.0-1), "
+        "libnvidia-container-tools (>= 1.17.0-1), libnvidia-container-tools (<< 2.0.0), libseccomp2\n"
+        "Description: NVIDIA Container toolkit\n\n"
+    )
+    assert probe(str(root)).gpu.container_toolkit_version == "1.17.0"
+    status.unlink()
+    facts = probe(str(root))
+    assert facts.gpu.container_toolkit_version is None and "gpu.container_toolkit_version" in facts.unknown

@@ -17,6 +17,7 @@ from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown, severity_rank
 from . import (
     cluster_components,
+    container_toolkit,
     cuda,
     cuda_compat,
     dmabuf,
@@ -102,6 +103,7 @@ FAMILIES = (
     node_capability,
     fabric_manager,
     cluster_components,
+    container_toolkit,
     job_launch,
     gpu_injection,
     efa,

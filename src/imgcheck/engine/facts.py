@@ -453,6 +453,13 @@ GSP = _node_fact(
     ),
 )
 
+CONTAINER_TOOLKIT = _node_fact(
+    "gpu.container_toolkit_version",
+    "Which nvidia-container-toolkit release does the node run (dpkg -s / rpm -q nvidia-container-toolkit)?",
+    lambda n: n.gpu.container_toolkit_version,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, container_toolkit_version=None)),
+)
+
 UVM = _node_fact(
     "gpu.uvm_loaded",
     "Is the nvidia_uvm module loaded on the node, with /dev/nvidia-uvm present?",

@@ -238,6 +238,10 @@ class NodeGpu:
     # libnvidia-container's nvidia-container-cli on the node (the program enroot's NVIDIA hook runs, as the toolkit's
     # runtime hook does): None when the host's /usr is not visible under the probe root
     container_cli: bool | None = None
+    # The upstream release of the host's nvidia-container-toolkit package (dpkg/rpm database), whose runtime hook sets
+    # up every GPU container of docker / containerd / CRI-O. "": not installed (the package database was read and has
+    # no such package); None: not known.
+    container_toolkit_version: str | None = None
     # Where nvidia-peermem is configured to load or be used: "path: line" of modules-load.d / /etc/modules entries
     # and modprobe.d softdep/install/options lines naming it. (): none; None: /etc not visible.
     peermem_configured: tuple[str, ...] | None = None
