@@ -334,12 +334,13 @@ FABRIC = {
     "inbox-ubuntu2404-open": (_NO_FABRIC, {"fabric.fm_running"}),
     "jetson-orin-l4t35": (
         _NO_FABRIC | {"nvswitch_pci": None, "fm_installed": None, "nvlsm_installed": None},
-        {"fabric.fm_running", "fabric.fm_installed", "fabric.nvswitch_pci"},
+        # no package database under the root: Fabric Manager and the container toolkit are unknown alike
+        {"fabric.fm_running", "fabric.fm_installed", "fabric.nvswitch_pci", "gpu.container_toolkit_version"},
     ),
     "mlnx-ofed-23.10-ubuntu2204": (_NO_FABRIC, {"fabric.fm_running"}),
     "mlnx-ofed-5.8-rocky86": (
         _NO_FABRIC | {"fm_installed": None, "nvlsm_installed": None},
-        {"fabric.fm_running", "fabric.fm_installed"},
+        {"fabric.fm_running", "fabric.fm_installed", "gpu.container_toolkit_version"},  # a BerkeleyDB rpm database
     ),
     "ofed-other-kernel": (_NO_FABRIC, {"fabric.fm_running"}),
     "ofed-upgrade-stale-peermem": (_NO_FABRIC, {"fabric.fm_running"}),
