@@ -97,11 +97,14 @@ def test_gsp_defect_needs_gsp_on_and_an_affected_gpu(matrix):
     }
 
 
-def test_peer_memory_defect_follows_the_loaded_client(matrix):
+def test_an_error_path_defect_is_asked_not_reported(matrix):
+    """525.147.05's fix is for the error path of nvidia_p2p_get_pages (a failed free-callback registration): a node
+    with a peer-memory client on an older 525 release may reach it, which no fact shows, so it is asked."""
     n = _node("525.125.06", _gpus("NVIDIA A100-SXM4-80GB", 2))
     loaded = replace_in(n, "gpu.peermem.loaded", True)
-    found = _said(evaluate_node(NODE_ONLY_IMAGE, loaded, matrix))[RULE]
-    assert "525.147.05" in found.mechanism and "peer-memory" in found.title
+    said = _said(evaluate_node(NODE_ONLY_IMAGE, loaded, matrix))
+    assert RULE not in {f.id for f in evaluate_node(NODE_ONLY_IMAGE, loaded, matrix).findings}
+    assert "r525_p2p_get_pages_double_free" in said[RULE].reason and "error path" in said[RULE].reason
     none = replace_in(replace_in(n, "gpu.peermem.loaded", False), "gpu.peermem.legacy_nv_peer_mem", False)
     assert RULE not in _said(evaluate_node(NODE_ONLY_IMAGE, none, matrix))
     fixed = replace_in(loaded, "gpu.driver_version", "525.147.05")

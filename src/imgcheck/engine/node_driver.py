@@ -103,6 +103,8 @@ def _condition(ctx: Ctx, cond: str) -> tuple[bool | None, str]:
         if pm.loaded is False and pm.legacy_nv_peer_mem is False:
             return False, ""
         return None, "whether a peer-memory client (nvidia-peermem, nv_peer_mem) is loaded"
+    if kind == "error_path":  # a defect on an error path: whether the job reaches it is in no fact
+        return None, f"whether the job reaches the error path ({value.replace('_', ' ')}) the defect is on"
     if kind == "gpu":
         names = [g.name for g in gpu.gpus if g.name]
         if not names:
