@@ -122,3 +122,38 @@ def test_an_unknown_driver_is_asked_about_not_passed():
     )
     unknowns = {u.rule: u for u in evaluate(image, n, load_matrix()).unknowns}
     assert "node.gpu.driver_version" in unknowns["CUDA-COMPAT-OLDER-THAN-DRIVER-ON-PATH"].facts
+
+
+SAME_BRANCH = "CUDA-COMPAT-SAME-BRANCH-NEWER"
+
+
+def _with_driver(name: str, driver: str):
+    n = node(name)
+    return dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, driver_version=driver))
+
+
+def test_a_newer_compat_of_the_drivers_own_branch_on_the_image_path_is_reported(tmp_path, matrix):
+    """compat 570.124.06 named by the image's ld.so.conf.d (containers/ramalama#1287's layout) on a 570.86.15 kernel
+    driver: not cross-branch forward compatibility; the same-branch direction is its own rule, and neither the
+    older-compat rule nor the GPU-support rule claims it."""
+    conf = {"etc/ld.so.conf.d/99_cuda_compat.conf": b"/usr/local/cuda-12.8/compat\n"}
+    facts = inspect(tmp_path, [cuda_layer(conf)], OFFICIAL_ENV)
+    result = evaluate(facts, _with_driver("inbox-6.8-open-570", "570.86.15"), matrix)
+    found = {f.id: f for f in result.findings}
+    assert SAME_BRANCH in found and RULE not in found and "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU" not in found
+    assert "570.124.06" in found[SAME_BRANCH].title and "802" in found[SAME_BRANCH].predicted_error
+    # the host reaching the compat release (or any newer one of the branch) settles it
+    for driver in ("570.124.06", "570.133.20"):
+        later = evaluate(facts, _with_driver("inbox-6.8-open-570", driver), matrix)
+        assert SAME_BRANCH not in {f.id for f in later.findings} | {u.rule for u in later.unknowns}
+    # an older branch is the forward compatibility the guide documents: not this rule
+    cross = evaluate(facts, _with_driver("inbox-6.8-open-570", "535.230.02"), matrix)
+    assert SAME_BRANCH not in {f.id for f in cross.findings} | {u.rule for u in cross.unknowns}
+
+
+def test_a_same_branch_compat_left_to_the_runtime_is_asked(tmp_path, matrix):
+    facts = inspect(tmp_path, [cuda_layer()], OFFICIAL_ENV)  # compat/ on no path of the image
+    result = evaluate(facts, _with_driver("inbox-6.8-open-570", "570.86.15"), matrix)
+    assert SAME_BRANCH not in {f.id for f in result.findings}
+    u = next(u for u in result.unknowns if u.rule == SAME_BRANCH)
+    assert "container toolkit" in u.reason and "image.cuda.compat_on_path" in u.facts

@@ -334,12 +334,13 @@ FABRIC = {
     "inbox-ubuntu2404-open": (_NO_FABRIC, {"fabric.fm_running"}),
     "jetson-orin-l4t35": (
         _NO_FABRIC | {"nvswitch_pci": None, "fm_installed": None, "nvlsm_installed": None},
-        {"fabric.fm_running", "fabric.fm_installed", "fabric.nvswitch_pci"},
+        # no package database under the root: Fabric Manager and the container toolkit are unknown alike
+        {"fabric.fm_running", "fabric.fm_installed", "fabric.nvswitch_pci", "gpu.container_toolkit_version"},
     ),
     "mlnx-ofed-23.10-ubuntu2204": (_NO_FABRIC, {"fabric.fm_running"}),
     "mlnx-ofed-5.8-rocky86": (
         _NO_FABRIC | {"fm_installed": None, "nvlsm_installed": None},
-        {"fabric.fm_running", "fabric.fm_installed"},
+        {"fabric.fm_running", "fabric.fm_installed", "gpu.container_toolkit_version"},  # a BerkeleyDB rpm database
     ),
     "ofed-other-kernel": (_NO_FABRIC, {"fabric.fm_running"}),
     "ofed-upgrade-stale-peermem": (_NO_FABRIC, {"fabric.fm_running"}),
@@ -583,3 +584,43 @@ def test_without_proc_driver_the_module_taint_tells_open_from_proprietary(tmp_pa
     assert facts.gpu.kernel_module == kind
     assert facts.gpu.gpus == () and "not visible" in facts.unknown["gpu.gpus"]
     assert "gpu.kernel_module" not in facts.unknown
+
+
+@pytest.mark.parametrize("line,want", [("590.48.01", "590.48.01"), ("N/A", "N/A")])
+def test_gsp_firmware_is_read_from_the_gpu_information_line(tmp_path, line, want):
+    """The "GPU Firmware:" line every driver since 515 prints per GPU (open-gpu-kernel-modules@595.45.04
+    kernel-open/nvidia/nv-procfs.c: the GSP firmware version, or N/A when the GPU runs without it), between
+    "Device Minor" and "GPU Excluded", tab-separated as the driver writes it."""
+    root = tmp_path / "root"
+    shutil.copytree(fixture_root("inbox-ubuntu2204"), root, symlinks=True)
+    infos = sorted((root / "proc/driver/nvidia/gpus").glob("*/information"))
+    assert infos
+    for info in infos:
+        text = info.read_text().replace("GPU Excluded:", f"GPU Firmware: \t {line}\nGPU Excluded:")
+        info.write_text(text)
+    facts = probe(str(root))
+    assert facts.gpu.gpus and all(g.gsp_firmware == want for g in facts.gpu.gpus)
+    assert all(g.gsp_firmware is None for g in probe(fixture_root("inbox-ubuntu2204")).gpu.gpus)  # no line: unknown
+
+
+def test_container_toolkit_release_is_read_from_the_package_database(tmp_path):
+    """The nvidia-container-toolkit stanza as dpkg writes it (NVIDIA's apt repository names the package so and
+    versions it <upstream>-1); a database without it is "not installed", no database is unknown."""
+    root = tmp_path / "root"
+    shutil.copytree(fixture_root("inbox-ubuntu2204"), root, symlinks=True)
+    status = root / "var/lib/dpkg/status"
+    status.parent.mkdir(parents=True, exist_ok=True)
+    before = status.read_text() if status.exists() else ""
+    status.write_text(before)
+    assert probe(str(root)).gpu.container_toolkit_version == ""
+    status.write_text(
+        before + "\nPackage: nvidia-container-toolkit\nStatus: install ok installed\nPriority: optional\n"
+        "Section: utils\nInstalled-Size: 2494\nMaintainer: NVIDIA CORPORATION <cudatools@nvidia.com>\n"
+        "Architecture: amd64\nVersion: 1.17.0-1\nDepends: nvidia-container-toolkit-base (= 1.17.0-1), "
+        "libnvidia-container-tools (>= 1.17.0-1), libnvidia-container-tools (<< 2.0.0), libseccomp2\n"
+        "Description: NVIDIA Container toolkit\n\n"
+    )
+    assert probe(str(root)).gpu.container_toolkit_version == "1.17.0"
+    status.unlink()
+    facts = probe(str(root))
+    assert facts.gpu.container_toolkit_version is None and "gpu.container_toolkit_version" in facts.unknown

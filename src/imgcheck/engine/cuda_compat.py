@@ -3,6 +3,10 @@
 Newer than the driver: it is the libcuda CUDA uses, and forward compatibility works only on data-center GPUs,
 select NGC Server Ready RTX SKUs and Jetson boards (NVIDIA's CUDA compatibility guide): elsewhere cuInit fails
 with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).
+Newer than the driver on the driver's own branch (same first number): not the cross-branch forward compatibility the
+guide is written for. The guide's FAQ supports an intra-branch upgrade only on LTSB/LLB branches for select GPUs, and
+the toolkit's hook decides from the libcuda's `.note.cuda.fwd_compatibility` list of host branches, which the image
+facts do not carry; a newer same-branch libcuda over an older kernel module of that branch has failed cuInit with 802.
 Older than the driver: the container toolkit does not add it then, but an image that puts compat/ on its own
 loader path (LD_LIBRARY_PATH in Env, ld.so.conf.d, so ld.so.cache) loads it anyway: an older libcuda on a
 newer kernel driver fails with CUDA error 803 (system has unsupported display driver / cuda driver combination).
@@ -25,6 +29,7 @@ from .emit import Outcome, decided, finding, unknown
 
 UNSUPPORTED_GPU = "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU"
 OLDER_ON_PATH = "CUDA-COMPAT-OLDER-THAN-DRIVER-ON-PATH"
+SAME_BRANCH = "CUDA-COMPAT-SAME-BRANCH-NEWER"
 _COMPAT = (facts.CUDA, facts.COMPAT)
 
 # What decides forward compatibility for a GPU whose support the gpu_classes rows leave open, by class.
@@ -163,4 +168,54 @@ def older_on_path(ctx: Ctx) -> Iterator[Outcome]:
     )
 
 
-RULES, NEEDS, REQUIRES, READS, check = family(unsupported_gpu, older_on_path)
+def _branch(version: str) -> str:
+    """An NVIDIA driver release's branch: the number before its first dot (the kernel module's relaxed version check,
+    open-gpu-kernel-modules src/nvidia/arch/nvalloc/unix/src/osapi.c, compares up to that dot)."""
+    return version.strip().split(".", 1)[0]
+
+
+@rule(SAME_BRANCH, requires=_COMPAT, reads=(facts.GPU_DRIVER,))
+def same_branch_newer(ctx: Ctx) -> Iterator[Outcome]:
+    known = _order(ctx)
+    if known is None:
+        # not silence: without a compat libcuda the rule does not apply (COMPAT absent), and an unknown CUDA,
+        # compat or driver version is reported by the engine with its question (REQUIRES/READS, contract.py)
+        return
+    cuda, compat, driver, newer = known
+    if newer is None:
+        yield unknown(SAME_BRANCH, f"cannot tell whether forward-compat libcuda {compat} is newer than driver {driver}")
+        return
+    if not newer or _branch(compat) != _branch(driver):
+        yield decided(SAME_BRANCH, "the compat libcuda is not a newer release of the driver's own branch")
+        return
+    evidence = [_compat_ev(cuda, compat), ctx.node_ev("gpu.driver_version", driver)]
+    if cuda.compat_on_path is True:
+        evidence.append(
+            Evidence("image.cuda.compat_path_how", cuda.compat_path_how, Location.file(cuda.compat_path, cuda.layer))
+        )
+        how = f"the image puts it on its own loader path ({cuda.compat_path_how or 'ld.so.conf.d / LD_LIBRARY_PATH'})"
+    else:
+        # off the image's own path, the container toolkit decides: its cuda-compat hook uses a newer compat libcuda
+        # when the libcuda's ELF note lists the host's branch, which the image facts do not carry
+        why = cuda.compat_path_how or ctx.image.unknown_reason("cuda.compat_on_path") or "not read"
+        yield unknown(
+            SAME_BRANCH,
+            f"the image's forward-compat libcuda {compat} is a newer release of driver {driver}'s own branch; whether "
+            "it is loaded depends on the container toolkit (its cuda-compat hook reads the libcuda's list of "
+            f"supported host branches) since the image does not put it on its loader path itself ({why})",
+            facts=("image.cuda.compat_on_path",),
+        )
+        return
+    yield finding(
+        ctx.matrix,
+        SAME_BRANCH,
+        evidence,
+        compat_driver=compat,
+        driver_version=driver,
+        branch=_branch(driver),
+        how=how,
+        compat_dir=(cuda.compat_path or "").rpartition("/")[0] or "compat/",
+    )
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(unsupported_gpu, older_on_path, same_branch_newer)

@@ -17,10 +17,12 @@ from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown, severity_rank
 from . import (
     cluster_components,
+    container_toolkit,
     cuda,
     cuda_compat,
     dmabuf,
     efa,
+    efa_gdr,
     env_buffers,
     env_devices,
     env_nccl_params,
@@ -101,9 +103,11 @@ FAMILIES = (
     node_capability,
     fabric_manager,
     cluster_components,
+    container_toolkit,
     job_launch,
     gpu_injection,
     efa,
+    efa_gdr,
     net_plugin,
     ofi_build,
     env_upstream_params,
@@ -119,6 +123,7 @@ NODE_FAMILIES = (
     fabric_manager,
     cluster_components,
     vendor_issues,
+    efa_gdr,
 )  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
 # once, in report.evaluate_fleet, not per (image, node)).

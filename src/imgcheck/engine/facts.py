@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from ..knowledge import gpus as gpus_k
 from ..knowledge import nccl as nccl_k
 from ..model.image import ImageFacts, Nccl
 from ..model.node import NodeFacts
@@ -435,6 +436,28 @@ GPU_MODULE = _node_fact(
     "Is the node's GPU kernel module the open or the proprietary one?",
     lambda n: n.gpu.kernel_module,
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, kernel_module=None)),
+)
+
+GSP = _node_fact(
+    "gpu.gsp",
+    "Do the node's GPUs run on GSP firmware (the 'GPU Firmware:' line of /proc/driver/nvidia/gpus/<bus>/information, "
+    "nvidia-smi -q 'GSP Firmware Version': a version, or N/A)?",
+    lambda n: gpus_k.gsp_on(n.gpu),
+    lambda n: dataclasses.replace(
+        n,
+        gpu=dataclasses.replace(
+            n.gpu,
+            kernel_module=None,
+            gpus=tuple(dataclasses.replace(g, gsp_firmware=None) for g in n.gpu.gpus),
+        ),
+    ),
+)
+
+CONTAINER_TOOLKIT = _node_fact(
+    "gpu.container_toolkit_version",
+    "Which nvidia-container-toolkit release does the node run (dpkg -s / rpm -q nvidia-container-toolkit)?",
+    lambda n: n.gpu.container_toolkit_version,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, container_toolkit_version=None)),
 )
 
 UVM = _node_fact(

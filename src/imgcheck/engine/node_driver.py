@@ -1,30 +1,37 @@
-"""The host's user-space NVIDIA driver against the loaded kernel module: they must be the same build.
+"""The node's NVIDIA driver: the user-space driver against the loaded kernel module, and the driver release's known
+defects.
 
-A node fact (the container toolkit mounts the host's libraries into every GPU container), so it runs in
+- NODE-DRIVER-USERSPACE-MISMATCH: the host's user-space driver and the loaded kernel module must be the same build.
+- NODE-DRIVER-KNOWN-DEFECT: a defect of the node's driver release (catalogs/nvidia_driver_known_issues.json: P2P,
+  peer memory, GSP, ...) whose conditions the node's and the job's facts show; a condition they cannot show is asked.
+
+Node facts (the container toolkit mounts the host's libraries into every GPU container), so they run in
 `imgcheck node check` and, for an image that uses the GPU, in `imgcheck check`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from ..knowledge import gpus as gpus_k
+from ..model.report import Evidence
+from ..versions.ecosystems import numeric_tuple
 from . import facts
 from .context import Ctx
-from .emit import Outcome, finding
+from .contract import family, rule
+from .emit import Outcome, decided, finding, unknown
+from .intra_node_p2p import peer_path
 from .node_only import node_only
 
-RULES = ("NODE-DRIVER-USERSPACE-MISMATCH",)
-# The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
-# silence with one of them unknown is reported as unknown (engine/contract.py).
-REQUIRES = {
-    "NODE-DRIVER-USERSPACE-MISMATCH": (facts.GPU_WORKLOAD,),
-}
-READS = {
-    "NODE-DRIVER-USERSPACE-MISMATCH": (facts.GPU_WORKLOAD, facts.GPU_DRIVER),
-}
+USERSPACE = "NODE-DRIVER-USERSPACE-MISMATCH"
+DEFECT = "NODE-DRIVER-KNOWN-DEFECT"
+_LISTED = 4
+P2P_SETTINGS = facts.setting("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "CUDA_VISIBLE_DEVICES")
 
 
-def check(ctx: Ctx) -> Iterator[Outcome]:
+@rule(USERSPACE, requires=(facts.GPU_WORKLOAD,), reads=(facts.GPU_DRIVER,))
+def userspace_mismatch(ctx: Ctx) -> Iterator[Outcome]:
     if not (node_only(ctx) or ctx.gpu_image):
         return  # a CPU-only container never opens the driver
     gpu = ctx.node.gpu
@@ -33,9 +40,146 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         return  # nothing to compare (an unknown side is in node.unknown already), or one build: fine
     yield finding(
         ctx.matrix,
-        RULES[0],
+        USERSPACE,
         [ctx.node_ev("gpu.driver_version", module), ctx.node_ev("gpu.userspace_driver_version", userspace)],
         module_version=module,
         userspace_version=userspace,
         userspace_path=gpu.userspace_driver_path,
     )
+
+
+def branch_of(version: str) -> str:
+    """A driver release's branch: its first number (535.104.05 -> 535)."""
+    return version.strip().split(".", 1)[0]
+
+
+def affected(driver: str, row: dict[str, Any]) -> bool:
+    """Whether a driver release is in a row's affected releases, compared as NVIDIA numbers them (BRANCH.MINOR.PATCH,
+    numerically per component)."""
+    mine, branch = numeric_tuple(driver), branch_of(driver)
+    branches = row.get("branches")
+    if branches and branch not in branches:
+        return False
+    low = row.get("affected_min")
+    if low and mine < numeric_tuple(low):
+        return False
+    for fixed in row.get("fixed_in") or []:
+        if branch_of(fixed) == branch and mine >= numeric_tuple(fixed):
+            return False
+    later = row.get("fixed_branch")
+    return not (later and mine[:1] >= numeric_tuple(later)[:1])
+
+
+def _p2p(ctx: Ctx) -> tuple[bool | None, str]:
+    """Whether the job moves data GPU<->GPU over CUDA peer access on one node."""
+    if ctx.node.gpu.p2p is False:
+        return False, ""
+    if node_only(ctx):  # a node check: any job using several of the node's GPUs together
+        count = len(ctx.node.gpu.gpus)
+        return (count >= 2 if count else None), "how many GPUs the node has (node.gpu.gpus)"
+    path = peer_path(ctx)
+    return path.used, path.why
+
+
+def _condition(ctx: Ctx, cond: str) -> tuple[bool | None, str]:
+    """Whether the facts show one condition of a row, and the question when they cannot."""
+    kind, _, value = cond.partition(":")
+    gpu = ctx.node.gpu
+    if kind == "multi_gpu":
+        count = len(gpu.gpus)
+        return (count >= 2 if count else None), "how many GPUs the node has (node.gpu.gpus)"
+    if kind == "p2p":
+        return _p2p(ctx)
+    if kind == "flavour":
+        module = gpu.kernel_module
+        return (None if module is None else module == value), "whether the node's kernel module is open or proprietary"
+    if kind == "gsp":
+        on = gpus_k.gsp_on(gpu)
+        return (None if on is None else on == (value == "on")), "whether the node's GPUs run on GSP firmware"
+    if kind == "peer_client":
+        pm = gpu.peermem
+        if pm.loaded or pm.legacy_nv_peer_mem:
+            return True, ""
+        if pm.loaded is False and pm.legacy_nv_peer_mem is False:
+            return False, ""
+        return None, "whether a peer-memory client (nvidia-peermem, nv_peer_mem) is loaded"
+    if kind == "error_path":  # a defect on an error path: whether the job reaches it is in no fact
+        return None, f"whether the job reaches the error path ({value.replace('_', ' ')}) the defect is on"
+    if kind == "gpu":
+        names = [g.name for g in gpu.gpus if g.name]
+        if not names:
+            return None, "the node's GPU models (node.gpu.gpus)"
+        wanted = [w.lower() for w in value.split("|") if w]
+        return any(w in n.lower() for n in names for w in wanted), ""
+    return None, f"condition {cond} (not a condition this rule knows)"
+
+
+def _entry(row: dict[str, Any]) -> str:
+    ref = f" ({row['ref']})" if row.get("ref") else ""
+    if row.get("fixed_in"):
+        fixed = f", fixed in {' / '.join(row['fixed_in'])}"
+    elif row.get("fixed_branch"):
+        fixed = f", gone from the {row['fixed_branch']} branch on"
+    else:
+        fixed = ", no fixed release named"
+    return f"{row['symptom']} when {row['trigger']}{ref}{fixed}"
+
+
+@rule(
+    DEFECT,
+    requires=(facts.GPU_WORKLOAD,),
+    reads=(facts.GPU_DRIVER, facts.GPU_MODULE, facts.GSP, facts.PEERMEM, facts.NCCL, P2P_SETTINGS),
+)
+def known_defect(ctx: Ctx) -> Iterator[Outcome]:
+    if not (node_only(ctx) or ctx.gpu_image):
+        return  # a CPU-only container never reaches the driver
+    driver = ctx.node.gpu.driver_version
+    if not driver or not numeric_tuple(driver):
+        return  # settled as unknown through GPU_DRIVER (READS)
+    shown: list[dict[str, Any]] = []
+    undecided: list[tuple[dict[str, Any], list[str]]] = []
+    for row in ctx.matrix.rows("nvidia_driver_known_issues"):
+        if not affected(driver, row):
+            continue
+        states = [_condition(ctx, c) for c in row.get("conditions") or []]
+        if any(v is False for v, _ in states):
+            continue
+        questions = [q for v, q in states if v is None]
+        if questions:
+            undecided.append((row, questions))
+        else:
+            shown.append(row)
+    if shown:
+        gpu = ctx.node.gpu
+        evidence: list[Evidence] = [
+            ctx.node_ev("gpu.driver_version", driver),
+            ctx.node_ev("gpu.kernel_module", gpu.kernel_module),
+            ctx.node_ev("gpu.gpus.name", ", ".join(sorted({g.name for g in gpu.gpus if g.name})) or None),
+        ]
+        firmware = sorted({g.gsp_firmware for g in gpu.gpus if g.gsp_firmware})
+        if firmware:
+            evidence.append(ctx.node_ev("gpu.gpus.gsp_firmware", ", ".join(firmware)))
+        more = f"; and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
+        yield finding(
+            ctx.matrix,
+            DEFECT,
+            evidence,
+            driver=driver,
+            branch=branch_of(driver),
+            count=len(shown),
+            areas=", ".join(sorted({r["area"] for r in shown})),
+            entries="; ".join(_entry(r) for r in shown[:_LISTED]) + more,
+            row_fixes="; ".join(r["fix"] for r in shown[:_LISTED]),
+        )
+    elif undecided:
+        listed = "; ".join(f"{r['issue']} ({r['area']}): {', '.join(q)}" for r, q in undecided)
+        yield unknown(
+            DEFECT,
+            f"{len(undecided)} known defect(s) of driver {driver} (nvidia_driver_known_issues) may apply; "
+            f"the facts cannot show: {listed}",
+        )
+    else:
+        yield decided(DEFECT, f"no known defect of driver {driver} whose conditions the facts show")
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(userspace_mismatch, known_defect)

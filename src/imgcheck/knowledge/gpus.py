@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from ..matrix import Matrix
-from ..model.node import Gpu
+from ..model.node import Gpu, NodeGpu
 
 
 def classify(name: str | None, matrix: Matrix) -> dict[str, Any] | None:
@@ -140,3 +140,20 @@ def kmod_support(gpu: Gpu, matrix: Matrix) -> tuple[dict[str, Any] | None, str]:
     if arch_row is None:
         return None, f"no nvidia_kmod_support row for the {arch} architecture"
     return arch_row, how
+
+
+def gsp_on(node_gpu: NodeGpu) -> bool | None:
+    """Whether the node's GPUs run on GSP firmware: a firmware version on any GPU's "GPU Firmware:" line (True),
+    "N/A" on every GPU (False); the open kernel modules run only with GSP (NVIDIA's open-module README), so they
+    decide it too. None: neither is known."""
+    seen = [g.gsp_firmware for g in node_gpu.gpus if g.gsp_firmware]
+    if any(v.upper() != GSP_OFF for v in seen):
+        return True
+    if node_gpu.kernel_module == "open":
+        return True
+    if seen and len(seen) == len(node_gpu.gpus):
+        return False
+    return None
+
+
+GSP_OFF = "N/A"  # nv-procfs.c prints it when the GPU has no firmware version (GSP not used)

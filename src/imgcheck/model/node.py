@@ -204,6 +204,10 @@ class Gpu:
     pci_device_id: str | None = None  # "0x2330" from /sys/bus/pci/devices/<bus>/device
     bar1_bytes: int | None = None  # BAR1 size, /sys/bus/pci/devices/<bus>/resource line 1 (GPUDirect RDMA's aperture)
     gpu_class: str | None = None  # datacenter | workstation | consumer | embedded (compat_matrix gpu_classes)
+    # The GSP firmware the driver runs this GPU on: the "GPU Firmware:" line of /proc/driver/nvidia/gpus/<bus>/information
+    # (nv-procfs.c), a firmware version (GSP on) or "N/A" (GSP off: the proprietary module with
+    # NVreg_EnableGpuFirmware=0, or a GPU without GSP). None: not read (no such line, or the file not visible).
+    gsp_firmware: str | None = None
 
 
 # The probe's reason when it looked for the NVIDIA kernel driver and found none loaded (known absent, not unknown).
@@ -234,6 +238,10 @@ class NodeGpu:
     # libnvidia-container's nvidia-container-cli on the node (the program enroot's NVIDIA hook runs, as the toolkit's
     # runtime hook does): None when the host's /usr is not visible under the probe root
     container_cli: bool | None = None
+    # The upstream release of the host's nvidia-container-toolkit package (dpkg/rpm database), whose runtime hook sets
+    # up every GPU container of docker / containerd / CRI-O. "": not installed (the package database was read and has
+    # no such package); None: not known.
+    container_toolkit_version: str | None = None
     # Where nvidia-peermem is configured to load or be used: "path: line" of modules-load.d / /etc/modules entries
     # and modprobe.d softdep/install/options lines naming it. (): none; None: /etc not visible.
     peermem_configured: tuple[str, ...] | None = None

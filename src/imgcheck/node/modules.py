@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from ..model.node import KernelModule
 from .hostroot import HostReadError, HostRoot
 
-RDMA_MODULES = ("mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs")
-PEER_MODULES = ("nvidia_peermem", "nv_peer_mem", "gdrdrv")
+RDMA_MODULES = ("mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "efa")
+# efa_nv_peermem: AWS's helper that hands EFA the open NVIDIA module's P2P API on kernels whose symbol_get() resolves
+# only GPL exports (amzn-drivers kernel/linux/efa_nv_peermem)
+PEER_MODULES = ("nvidia_peermem", "nv_peer_mem", "gdrdrv", "efa_nv_peermem")
 GPU_MODULES = ("nvidia",)
 PROBED_MODULES = RDMA_MODULES + GPU_MODULES + PEER_MODULES
 

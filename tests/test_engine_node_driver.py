@@ -1,0 +1,111 @@
+"""NODE-DRIVER-KNOWN-DEFECT: the node's driver release against catalogs/nvidia_driver_known_issues.json.
+
+Releases compare as NVIDIA numbers them (BRANCH.MINOR.PATCH, numerically); each row's conditions are decided from
+the node's and the job's facts, or asked. The cases are the rows' own sources: dmlc/xgboost#11242 (560 P2P hang,
+fixed with 570, NCCL_P2P_DISABLE=1 avoids it), awslabs/amazon-eks-ami#1523 (GSP on A10G with 535.54.03; GSP off
+with NVreg_EnableGpuFirmware=0), open-gpu-kernel-modules CHANGELOG (525.147.05: nvidia_p2p_get_pages double free).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from engine_facts import committed_facts, node, replace_in, with_nccl
+from engine_facts import matrix as load_matrix
+
+from imgcheck.engine import evaluate
+from imgcheck.engine.evaluate import evaluate_node
+from imgcheck.engine.node_driver import affected
+from imgcheck.engine.node_only import NODE_ONLY_IMAGE
+from imgcheck.job.model import RUNTIME_HOST, EnvVar, JobFacts
+from imgcheck.model.node import Gpu
+
+RULE = "NODE-DRIVER-KNOWN-DEFECT"
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    return load_matrix()
+
+
+def _row(matrix, issue):
+    return matrix.need("nvidia_driver_known_issues", issue=issue)
+
+
+def _gpus(name: str, count: int, firmware: str | None = None) -> tuple[Gpu, ...]:
+    return tuple(Gpu(index=i, name=name, gsp_firmware=firmware) for i in range(count))
+
+
+def _node(driver: str, gpus: tuple[Gpu, ...], module: str | None = "proprietary"):
+    n = node("inbox-6.8-open-570")
+    n = replace_in(n, "gpu.driver_version", driver)
+    n = replace_in(n, "gpu.kernel_module", module)
+    return replace_in(n, "gpu.gpus", gpus)
+
+
+def _said(result) -> dict:
+    return {**{u.rule: u for u in result.unknowns}, **{f.id: f for f in result.findings}}
+
+
+def test_releases_compare_by_branch_and_number(matrix):
+    double_free = _row(matrix, "r525_p2p_get_pages_double_free")
+    assert affected("525.125.06", double_free) and affected("525.60.13", double_free)
+    assert not affected("525.147.05", double_free) and not affected("525.147.10", double_free)
+    assert not affected("535.54.03", double_free)  # another branch: not named
+    hang = _row(matrix, "r560_p2p_collective_hang")
+    assert affected("560.35.03", hang) and affected("560.28.03", hang)
+    assert not affected("570.86.15", hang) and not affected("555.42.06", hang)
+    gsp = _row(matrix, "gsp_unresponsive_t4_a10g")  # every release from the first report on
+    assert not affected("525.147.05", gsp) and affected("535.54.03", gsp) and affected("580.95.05", gsp)
+
+
+def test_p2p_hang_of_the_560_branch_is_decided_from_the_job(matrix):
+    """xgboost#11242: two GPUs, NCCL, bare-metal python: P2P is used, the 560 driver hangs; 570 and
+    NCCL_P2P_DISABLE=1 are the two ways out the maintainer names."""
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")
+    job = JobFacts(path="run.sh", kind="python", runtime=RUNTIME_HOST)
+    gpus = _gpus("NVIDIA RTX A6000", 2)
+    found = _said(evaluate(image, _node("560.35.03", gpus), matrix, job=job))[RULE]
+    assert found.severity == "warning" and "560.35.03" in found.title and "p2p" in found.title
+    assert "NCCL_P2P_DISABLE=1" in " ".join(found.fixes) and "570" in " ".join(found.fixes)
+    assert RULE not in _said(evaluate(image, _node("570.86.15", gpus), matrix, job=job))
+    off = dataclasses.replace(job, env=(EnvVar("NCCL_P2P_DISABLE", "1"),))
+    assert RULE not in _said(evaluate(image, _node("560.35.03", gpus), matrix, job=off))
+    one = evaluate(image, _node("560.35.03", gpus[:1]), matrix, job=job)
+    assert RULE not in _said(one)
+
+
+def test_gsp_defect_needs_gsp_on_and_an_affected_gpu(matrix):
+    """amazon-eks-ami#1523: A10G on 535.54.03 with GSP (the 'GPU Firmware:' line prints the firmware version);
+    the AMI's fix turns GSP off, and the line then prints N/A."""
+    image = NODE_ONLY_IMAGE
+    on = _node("535.54.03", _gpus("NVIDIA A10G", 1, "535.54.03"))
+    found = _said(evaluate_node(image, on, matrix))[RULE]
+    assert "gsp" in found.title and "NVreg_EnableGpuFirmware=0" in " ".join(found.fixes)
+    off = _node("535.54.03", _gpus("NVIDIA A10G", 1, "N/A"))
+    assert RULE not in _said(evaluate_node(image, off, matrix))
+    other = _node("535.54.03", _gpus("NVIDIA H100 80GB HBM3", 1, "535.54.03"))
+    assert RULE not in _said(evaluate_node(image, other, matrix))
+    # the proprietary module without the firmware line: whether GSP runs is asked, never passed
+    unread = _node("535.54.03", _gpus("NVIDIA A10G", 1, None))
+    u = _said(evaluate_node(image, unread, matrix))[RULE]
+    assert "gsp_unresponsive_t4_a10g" in u.reason and "GSP" in u.reason
+    # the open module runs only with GSP: decided without the line
+    assert RULE in {
+        f.id for f in evaluate_node(image, replace_in(unread, "gpu.kernel_module", "open"), matrix).findings
+    }
+
+
+def test_an_error_path_defect_is_asked_not_reported(matrix):
+    """525.147.05's fix is for the error path of nvidia_p2p_get_pages (a failed free-callback registration): a node
+    with a peer-memory client on an older 525 release may reach it, which no fact shows, so it is asked."""
+    n = _node("525.125.06", _gpus("NVIDIA A100-SXM4-80GB", 2))
+    loaded = replace_in(n, "gpu.peermem.loaded", True)
+    said = _said(evaluate_node(NODE_ONLY_IMAGE, loaded, matrix))
+    assert RULE not in {f.id for f in evaluate_node(NODE_ONLY_IMAGE, loaded, matrix).findings}
+    assert "r525_p2p_get_pages_double_free" in said[RULE].reason and "error path" in said[RULE].reason
+    none = replace_in(replace_in(n, "gpu.peermem.loaded", False), "gpu.peermem.legacy_nv_peer_mem", False)
+    assert RULE not in _said(evaluate_node(NODE_ONLY_IMAGE, none, matrix))
+    fixed = replace_in(loaded, "gpu.driver_version", "525.147.05")
+    assert RULE not in _said(evaluate_node(NODE_ONLY_IMAGE, fixed, matrix))
