@@ -346,6 +346,43 @@ FABRIC = {
 }
 
 
+# node.container_toolkit per fixture root: only the H100 node has the toolkit (packages 1.17.3, the packages' default
+# config.toml, a generated CDI spec); Jetson has no package database or /etc/cdi; no root shows the host's /run.
+_NO_TOOLKIT = {
+    "installed": False,
+    "toolkit_version": None,
+    "libnvidia_container_version": None,
+    "configs": [],
+    "cdi_specs": [],
+    "operator_driver_root": None,
+}
+_NO_RUN = {"container_toolkit.operator_driver_root"}
+TOOLKIT = {name: (_NO_TOOLKIT, _NO_RUN) for name in FABRIC}
+TOOLKIT["inbox-ubuntu2404-open"] = (
+    {
+        "installed": True,
+        "toolkit_version": "1.17.3",
+        "libnvidia_container_version": "1.17.3",
+        "configs": [
+            {
+                "path": "/etc/nvidia-container-runtime/config.toml",
+                "mode": "auto",
+                "driver_root": "/",
+                "driver_found": True,
+            }
+        ],
+        "cdi_specs": ["/etc/cdi/nvidia.yaml"],
+        "operator_driver_root": None,
+    },
+    _NO_RUN,
+)
+TOOLKIT["jetson-orin-l4t35"] = (
+    _NO_TOOLKIT | {"installed": None},
+    _NO_RUN | {"container_toolkit.installed"},
+)
+TOOLKIT["mlnx-ofed-5.8-rocky86"] = (_NO_TOOLKIT | {"installed": None}, _NO_RUN | {"container_toolkit.installed"})
+
+
 def test_every_fixture_has_expectations():
     assert sorted(EXPECTED) == FIXTURE_NAMES
 
@@ -396,7 +433,11 @@ def test_fixture_facts_field_by_field(name):
     }
     fabric, fabric_unknown = FABRIC[name]
     assert doc["fabric"] == fabric
-    assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown
+    toolkit, toolkit_unknown = TOOLKIT[name]
+    assert doc["container_toolkit"] == toolkit
+    # every fixture with a driver shows the MIG capabilities the driver creates and no GPU instance
+    assert doc["mig"] == {"gpu_instances": {}, "profiles": None}
+    assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown | toolkit_unknown
     assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]
 
