@@ -17,6 +17,7 @@ from ..model.node import NodeFacts
 from ..model.report import Finding, Unknown, severity_rank
 from . import (
     cluster_components,
+    container_toolkit,
     cuda,
     cuda_compat,
     dmabuf,
@@ -38,6 +39,7 @@ from . import (
     hypothesis,
     job_launch,
     limits,
+    mig,
     nccl_arch,
     nccl_copies,
     nccl_files,
@@ -101,6 +103,8 @@ FAMILIES = (
     node_capability,
     fabric_manager,
     cluster_components,
+    container_toolkit,
+    mig,
     job_launch,
     gpu_injection,
     efa,
@@ -118,6 +122,7 @@ NODE_FAMILIES = (
     node_capability,
     fabric_manager,
     cluster_components,
+    container_toolkit,
     vendor_issues,
 )  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at

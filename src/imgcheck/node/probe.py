@@ -17,12 +17,12 @@ from ..extractors.os_release import parse_os_release
 from ..model.location import Location
 from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
 from .container_toolkit import scan_container_toolkit
-from .mig import scan_mig
 from .fabric import scan_fabric
 from .hostname import scan_hostname
 from .hostroot import HostReadError, HostRoot
 from .iommu import scan_iommu
 from .kernel_config import read_kernel_config
+from .mig import scan_mig
 from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_module_files
 from .modules import module_file_paths, scan_modules
 from .net_interfaces import scan_interfaces

@@ -1,0 +1,197 @@
+"""The NVIDIA Container Toolkit on the node: where it takes the driver from, CDI specs, and its fixed defects.
+
+Every GPU container the toolkit sets up gets the host driver's user space (libcuda.so.1, libnvidia-ml.so.1, ...)
+from the toolkit's driver root: `nvidia-container-cli.root` in config.toml ("/" unless set; the GPU Operator's
+toolkit writes /run/nvidia/driver, where its driver container installs the driver). A root without the driver
+fails every GPU container with libnvidia-container's "load library failed: libnvidia-ml.so.1". In CDI mode the
+runtime injects what the CDI spec lists (nvidia-ctk cdi generate); with no spec the device request is unresolvable.
+The toolkit's own defects are the rows of catalog container_toolkit_changes (its CHANGELOG, every release).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..model.node import NodeFacts
+from ..versions.ecosystems import numeric_tuple
+from . import facts
+from .context import Ctx
+from .contract import family, rule
+from .emit import Outcome, decided, finding, unknown
+from .node_only import node_only
+
+DRIVER_ROOT = "NODE-CTK-DRIVER-ROOT"
+CDI_NO_SPEC = "NODE-CTK-CDI-NO-SPEC"
+FIXED = "NODE-CTK-FIXED-DEFECTS"
+_IMAGE = (facts.NCCL, facts.CUDA)
+OPERATOR_ROOT = "/run/nvidia/driver"
+CDI_MODES = ("cdi",)
+# conditions of container_toolkit_changes rows the node facts decide (the others are listed as "if ...")
+_ASKED = {
+    "cgroup2": "the host uses cgroup v2",
+    "imex": "the job asks for IMEX channels (NVIDIA_IMEX_CHANNELS)",
+    "nested": "the toolkit runs inside a container",
+}
+SHOWN = 6  # entries named in the finding; the rest are counted
+
+
+def _gpu_job(ctx: Ctx, rule_id: str) -> Iterator[Outcome]:
+    """Nothing when the image uses the GPU (or the check is of the node alone); else why the rule does not apply."""
+    if node_only(ctx) or ctx.gpu_image:
+        return
+    if not (ctx.image.unknown_reason("nccl") or ctx.image.unknown_reason("cuda")):
+        yield decided(rule_id, "the image does not use the GPU")
+
+
+@rule(DRIVER_ROOT, reads=(*_IMAGE, facts.CTK_CONFIGS, facts.GPU_DRIVER))
+def driver_root(ctx: Ctx) -> Iterator[Outcome]:
+    said = list(_gpu_job(ctx, DRIVER_ROOT))
+    if said:
+        yield from said
+        return
+    toolkit = ctx.node.container_toolkit
+    if toolkit.configs is None:
+        return  # the engine asks for the configs
+    if not toolkit.configs:
+        yield decided(DRIVER_ROOT, "no toolkit config.toml on the node: the toolkit's default root / is used")
+        return
+    driver_on_node = ctx.node.gpu.driver_version is not None or toolkit.operator_driver_root
+    for config in toolkit.configs:
+        if config.driver_found is not False:
+            continue
+        if not driver_on_node:
+            yield decided(DRIVER_ROOT, "no NVIDIA driver is loaded on the node: the driver rules say so")
+            return
+        operator = config.driver_root in ("/", None) and toolkit.operator_driver_root
+        ev = [
+            ctx.node_ev("container_toolkit.configs", f"{config.path}: root = {config.driver_root}"),
+            ctx.node_ev("container_toolkit.operator_driver_root", toolkit.operator_driver_root),
+        ]
+        yield finding(
+            ctx.matrix,
+            DRIVER_ROOT,
+            ev,
+            variant="operator" if operator else None,
+            node=ctx.node.name,
+            config=config.path,
+            root=config.driver_root or "/",
+        )
+        return
+    if any(c.driver_found is None for c in toolkit.configs):
+        yield unknown(
+            DRIVER_ROOT,
+            "whether libnvidia-ml.so.1 is under the toolkit's driver root (nvidia-container-cli.root) could not be read",
+            (facts.CTK_CONFIGS.name,),
+        )
+        return
+    roots = ", ".join(f"{c.path}: {c.driver_root}" for c in toolkit.configs)
+    yield decided(DRIVER_ROOT, f"the driver is under every toolkit driver root ({roots})")
+
+
+@rule(CDI_NO_SPEC, reads=(*_IMAGE, facts.CTK_CONFIGS, facts.CTK_CDI_SPECS))
+def cdi_no_spec(ctx: Ctx) -> Iterator[Outcome]:
+    said = list(_gpu_job(ctx, CDI_NO_SPEC))
+    if said:
+        yield from said
+        return
+    toolkit = ctx.node.container_toolkit
+    if toolkit.configs is None:
+        return
+    cdi = [c for c in toolkit.configs if c.mode in CDI_MODES]
+    if not cdi:
+        modes = ", ".join(f"{c.path}: {c.mode}" for c in toolkit.configs) or "no config.toml"
+        yield decided(CDI_NO_SPEC, f"no toolkit config selects CDI mode ({modes})")
+        return
+    if toolkit.cdi_specs is None:
+        return  # the engine asks for the specs
+    if toolkit.cdi_specs:
+        yield decided(CDI_NO_SPEC, f"CDI specs for nvidia.com/gpu: {', '.join(toolkit.cdi_specs)}")
+        return
+    ev = [
+        ctx.node_ev("container_toolkit.configs", f"{cdi[0].path}: mode = {cdi[0].mode}"),
+        ctx.node_ev("container_toolkit.cdi_specs", "none in /etc/cdi, /var/run/cdi"),
+    ]
+    yield finding(ctx.matrix, CDI_NO_SPEC, ev, node=ctx.node.name, config=cdi[0].path)
+
+
+def _condition(node: NodeFacts, applies: str) -> bool | None:
+    """Whether the node meets a row's condition (None: not decided by the node facts)."""
+    toolkit = node.container_toolkit
+    modes = {c.mode for c in toolkit.configs or ()}
+    if applies == "injection":
+        return True
+    if applies == "mode:cdi":
+        if toolkit.configs is None or "auto" in modes:
+            return None  # auto picks CDI for CDI device requests (and on some releases by default)
+        return bool(modes & set(CDI_MODES))
+    if applies == "mode:csv":
+        if node.gpu.l4t_release is not None or "csv" in modes:
+            return True
+        return False if node.gpu.gpus else None
+    if applies == "mig":
+        instances = node.mig.gpu_instances
+        return None if instances is None else bool(instances)
+    if applies == "wsl":
+        return node.gpu.dxg_device
+    if applies == "driver_root":
+        if toolkit.configs is None:
+            return None
+        return toolkit.operator_driver_root is True or any(c.driver_root not in ("/", None) for c in toolkit.configs)
+    return None
+
+
+def _below(version: str, bound: str) -> bool:
+    return numeric_tuple(version) < numeric_tuple(bound)
+
+
+@rule(FIXED, reads=(*_IMAGE, facts.CTK_INSTALLED, facts.CTK_VERSION, facts.CTK_CONFIGS, facts.MIG_INSTANCES))
+def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
+    said = list(_gpu_job(ctx, FIXED))
+    if said:
+        yield from said
+        return
+    toolkit = ctx.node.container_toolkit
+    if toolkit.installed is False:
+        yield decided(FIXED, "the NVIDIA Container Toolkit is not installed on the node")
+        return
+    version = toolkit.toolkit_version
+    if version is None:
+        return  # the engine asks for the toolkit's release
+    applies: list[dict[str, object]] = []
+    maybe: list[str] = []
+    for row in ctx.matrix.rows("container_toolkit_changes"):
+        mine = toolkit.libnvidia_container_version if row["component"] == "libnvidia-container" else None
+        have = mine or version
+        fixed, since = row["fixed_in"], row["affected_from"]
+        if not fixed or not _below(have, str(fixed)) or (since and _below(have, str(since))):
+            continue
+        met = _condition(ctx.node, str(row["applies"]))
+        if met:
+            applies.append(row)
+        elif met is None:
+            maybe.append(_ASKED.get(str(row["applies"]), str(row["area"])))
+    if not applies:
+        extra = f" (more if {', '.join(sorted(set(maybe)))})" if maybe else ""
+        yield decided(FIXED, f"no toolkit fix after {version} concerns what this node uses{extra}")
+        return
+    target = max((str(r["fixed_in"]) for r in applies), key=numeric_tuple)
+    shown = "; ".join(f"{r['fixed_in']}: {r['entry']}" for r in applies[:SHOWN])
+    more = len(applies) - SHOWN
+    ev = [ctx.node_ev("container_toolkit.toolkit_version", version)]
+    if toolkit.libnvidia_container_version:
+        ev.append(ctx.node_ev("container_toolkit.libnvidia_container_version", toolkit.libnvidia_container_version))
+    yield finding(
+        ctx.matrix,
+        FIXED,
+        ev,
+        node=ctx.node.name,
+        version=version,
+        count=len(applies),
+        areas=", ".join(sorted({str(r["area"]) for r in applies})),
+        entries=shown + (f"; and {more} more" if more > 0 else ""),
+        target=target,
+        conditional=(", and others if " + ", ".join(sorted(set(maybe)))) if maybe else "",
+    )
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(driver_root, cdi_no_spec, fixed_defects)
