@@ -154,7 +154,9 @@ def mig_instances(root, gpu: str, count: int) -> None:
         base = root / f"proc/driver/nvidia/capabilities/{gpu}/mig/gi{gi}"
         os.makedirs(base / "ci0", exist_ok=True)
         (base / "access").write_text(f"DeviceFileMinor: {gi * 9 + 3}\nDeviceFileMode: 292\nDeviceFileModify: 1\n")
-        (base / "ci0" / "access").write_text(f"DeviceFileMinor: {gi * 9 + 4}\nDeviceFileMode: 292\nDeviceFileModify: 1\n")
+        (base / "ci0" / "access").write_text(
+            f"DeviceFileMinor: {gi * 9 + 4}\nDeviceFileMode: 292\nDeviceFileModify: 1\n"
+        )
 
 
 def test_probe_counts_gpu_instances(root):

@@ -708,3 +708,9 @@ MIG_INSTANCES = _node_fact(
     lambda n: n.mig.gpu_instances,
     lambda n: dataclasses.replace(n, mig=dataclasses.replace(n.mig, gpu_instances=None)),
 )
+CONTAINER_CLI = _node_fact(
+    "gpu.container_cli",
+    "Is libnvidia-container's nvidia-container-cli installed on the node (command -v nvidia-container-cli)?",
+    lambda n: n.gpu.container_cli,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, container_cli=None)),
+)
