@@ -120,9 +120,9 @@ def test_toolkit_fixes_after_the_nodes_release_are_listed_with_the_release_to_up
     found = by_id(run(image, probe(str(root))), FIXED)
     assert found.severity == "info"
     rows = [r for r in matrix().rows("container_toolkit_changes") if r["applies"] == "injection"]
-    newest = max((str(r["fixed_in"]) for r in rows), key=lambda v: tuple(int(x) for x in v.split(".")))
-    assert any(newest in fix for fix in found.fixes)
-    assert "1.17.3" in found.title
+    newest = max((str(f) for r in rows for f in r["fixed_in"]), key=lambda v: tuple(int(x) for x in v.split(".")))
+    assert any(f"{newest} or later" in fix for fix in found.fixes)
+    assert "1.17.3" in found.title and "ldconfig" in found.title  # e.g. 1.17.7's "Fix resolution of libs in LDCache"
 
 
 def test_mig_fixes_apply_only_to_a_node_that_uses_mig(root, image):
@@ -191,3 +191,52 @@ def test_mig_state_unknown_on_a_gpu_without_mig_is_decided(root, image):
 def test_an_image_without_nccl_is_not_told_about_mig(root):
     mig_instances(root, "gpu0", 2)
     assert not said(run(committed_facts("bookworm"), probe(str(root))), MIG)
+
+
+# ---------- legacy images and IMEX (nvidia-container-toolkit#797) ----------
+
+LEGACY_IMEX = "NODE-CTK-LEGACY-IMEX"
+# the Env of a CUDA image the toolkit calls legacy: CUDA_VERSION without NVIDIA_REQUIRE_CUDA (the issue's KFTO image)
+LEGACY_ENV = {
+    "CUDA_VERSION": "12.1.1",
+    "NVIDIA_VISIBLE_DEVICES": "all",
+    "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+}
+
+
+def legacy_image(**extra):
+    return with_nccl(committed_facts("bookworm"), "2.21.5", env={**LEGACY_ENV, **extra})
+
+
+def toolkit_at(root, version):
+    node = replace_in(probe(str(root)), "container_toolkit.toolkit_version", version)
+    return replace_in(node, "container_toolkit.libnvidia_container_version", version)
+
+
+def test_toolkit_1_17_0_rejects_a_legacy_image_without_imex_channels(root):
+    found = by_id(run(legacy_image(), toolkit_at(root, "1.17.1")), LEGACY_IMEX)
+    assert found.severity == "error"
+    assert "unsupported IMEX channel value: all" in found.predicted_error
+    assert any("1.17.2" in fix for fix in found.fixes)  # the 1.17 line's fix (CHANGELOG.md at v1.17.3)
+
+
+def test_fixed_and_older_toolkits_and_non_legacy_images_are_decided(root):
+    for version in ("1.17.2", "1.17.8", "1.18.0", "1.16.2"):
+        assert not said(run(legacy_image(), toolkit_at(root, version)), LEGACY_IMEX), version
+    node = toolkit_at(root, "1.17.1")
+    assert not said(run(legacy_image(NVIDIA_REQUIRE_CUDA="cuda>=12.1"), node), LEGACY_IMEX)  # the issue's workaround
+    assert not said(run(legacy_image(NVIDIA_IMEX_CHANNELS="0"), node), LEGACY_IMEX)
+
+
+def test_a_legacy_image_on_an_unknown_toolkit_release_is_asked(root):
+    result = run(legacy_image(), toolkit_at(root, None))
+    assert LEGACY_IMEX in unknown_rules(result) and LEGACY_IMEX not in ids(result)
+
+
+def test_has_fix_follows_release_lines():
+    from imgcheck.engine.container_toolkit import has_fix
+
+    fixed = ["1.17.2", "1.18.0", "1.19.0"]
+    assert has_fix("1.17.2", fixed) and has_fix("1.17.8", fixed) and has_fix("1.20.0", fixed)
+    assert not has_fix("1.17.1", fixed) and not has_fix("1.16.2", fixed)
+    assert not has_fix("1.18.1", ["1.17.7", "1.19.0"])  # a line between two listed ones never got the backport

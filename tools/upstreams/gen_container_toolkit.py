@@ -2,15 +2,18 @@
 
     python tools/upstreams/gen_container_toolkit.py /work/.mirror/NVIDIA+nvidia-container-toolkit/repo
 
-CHANGELOG.md of the newest release tag lists every release (v1.0.5 on), release candidates included, with the
-libnvidia-container changes of each release from v1.8 on (a "### Changes in libnvidia-container" section or a
+CHANGELOG.md lists every release (v1.0.5 on), release candidates included, with the libnvidia-container changes of
+each release from v1.8 on (a "### Changes in libnvidia-container" section or a
 "[libnvidia-container]" prefix) and the toolkit container's (the GPU Operator's toolkit pod). Every entry is read and
 counted; an entry becomes a row when it is a fix, or a change to what is injected, in one of the CLASSES below: the
 families of defect that make a GPU job fail or miss something inside its container (library injection, ldconfig,
 symlinks, GSP firmware, device nodes, cgroups, CDI spec generation, IMEX channels, MIG, CUDA forward compat, the
 driver root of a driver container, Tegra CSV, WSL2). A row's `fixed_in` is the first final release containing the
-entry (an rc entry ships in the release it precedes); `affected_from` is the release the entry says introduced the
-defect, else null (the CHANGELOG names only the fix). `applies` is the node or launch condition the rule decides on.
+entry in each release line: the main line's CHANGELOG omits the patch releases of the release branches (v1.17.1 to
+v1.17.8 are only in CHANGELOG.md at their own tags), so every final tag's CHANGELOG is read, and an entry whose text
+is a commit subject is placed with `git tag --contains` on every commit of that subject (cherry-picks keep it), as
+tools/upstreams/gen_k8s_components.py does. `affected_from` is the release the entry (or INTRODUCED below, with its
+source) says introduced the defect, else null (the CHANGELOG names only the fix). `applies` is the node or launch condition the rule decides on.
 Entries of other kinds (packaging, build, tests, logging, runtime configuration commands) are counted and left out.
 """
 
@@ -124,6 +127,50 @@ CLASSES: list[tuple[str, str, str, str, str]] = [
 ]
 
 
+# Where a fix's entry does not say when the defect came in but a maintainer did: entry text -> (release, source). These
+# rows also get their own condition, "legacy-imex": an image with CUDA_VERSION and no NVIDIA_REQUIRE_CUDA ("legacy")
+# that sets no NVIDIA_IMEX_CHANNELS, which the hook then defaults to "all" (rule NODE-CTK-LEGACY-IMEX)
+LEGACY_IMEX = "legacy-imex"
+INTRODUCED = {
+    "fixed a bug where legacy images would set imex channels as `all`": (
+        "1.17.0",
+        "https://github.com/NVIDIA/nvidia-container-toolkit/issues/797 (maintainer: since 1.17.0 a legacy image "
+        "without NVIDIA_IMEX_CHANNELS gets 'all', which libnvidia-container rejects)",
+    ),
+    "fix nvidia_imex_channels handling on legacy images": (
+        "1.17.0",
+        "https://github.com/NVIDIA/nvidia-container-toolkit/issues/797",
+    ),
+}
+
+
+def _line(version: str) -> tuple[int, ...]:
+    return version_key(version)[:2]
+
+
+def _subjects(mirror: Mirror) -> dict[str, list[str]]:
+    """Commit subject (lower case, no trailing dot) -> the commits on any branch with it."""
+    out: dict[str, list[str]] = {}
+    for row in mirror.git("log", "--all", "--no-merges", "--format=%H%x09%s").splitlines():
+        commit, _, subject = row.partition("\t")
+        out.setdefault(_norm(subject), []).append(commit)
+    return out
+
+
+def _norm(text: str) -> str:
+    return text.strip().rstrip(".").lower()
+
+
+def _first_per_line(mirror: Mirror, commits: list[str], finals: set[str]) -> list[str]:
+    tags: set[str] = set()
+    for commit in commits:
+        tags |= {t for t in mirror.git("tag", "--contains", commit).split() if t in finals}
+    firsts: dict[tuple[int, ...], str] = {}
+    for tag in sorted(tags, key=version_key):
+        firsts.setdefault(_line(tag), tag)
+    return [t.lstrip("v") for t in sorted(firsts.values(), key=version_key)]
+
+
 def _classify(text: str) -> tuple[str, str, str, str] | None:
     for key, pattern, applies, area, effect in CLASSES:
         if re.search(pattern, text, re.I):
@@ -167,7 +214,9 @@ def parse(changelog: str) -> list[dict[str, str]]:
     return entries
 
 
-def rows_of(entries: list[dict[str, str]], finals: list[str], newest: str) -> list[dict[str, object]]:
+def rows_of(entries: list[dict[str, str]], finals: list[str], mirror: Mirror) -> list[dict[str, object]]:
+    subjects = _subjects(mirror)
+    final_set = set(finals)
     rows: list[dict[str, object]] = []
     seen: set[str] = set()
     for e in entries:
@@ -182,35 +231,43 @@ def rows_of(entries: list[dict[str, str]], finals: list[str], newest: str) -> li
         if cls is None:
             continue
         key, applies, area, effect = cls
-        fixed = _final_for(e["release"], finals)
-        ident = f"{key}:{fixed}:{re.sub(r'[^a-z0-9]+', '-', text.lower())[:60].strip('-')}"
+        commits = subjects.get(_norm(text)) or subjects.get(_norm(re.sub(r"^\[[^\]]+\]\s*", "", text))) or []
+        fixed = _first_per_line(mirror, commits, final_set) if commits else []
+        placed = "git tag --contains" if fixed else "CHANGELOG section"
+        if not fixed:
+            section = _final_for(e["release"], finals)
+            fixed = [section.lstrip("v")] if section else []
+        ident = f"{key}:{fixed[0] if fixed else '-'}:{re.sub(r'[^a-z0-9]+', '-', text.lower())[:60].strip('-')}"
         if ident in seen:
             continue
         seen.add(ident)
         intro = _INTRODUCED.search(text)
-        kind = "fix" if _FIX.search(text) else "injects"
-        rows.append(
-            {
-                "key": ident,
-                "component": e["component"],
-                "kind": kind,
-                "class": key,
-                "area": area,
-                "applies": applies,
-                "entry": text,
-                "effect": effect,
-                "affected_from": (intro["v"] or intro["v2"]) if intro else None,
-                "fixed_in": fixed.lstrip("v") if fixed else None,
-                "listed_under": e["release"],
-                "source": f"{REPO}@{newest}:CHANGELOG.md ({e['release']})",
-                "confidence": "verified",
-                **(
-                    {"note": "the CHANGELOG names the release that fixed it, not the one that introduced it"}
-                    if not intro
-                    else {}
-                ),
-            }
-        )
+        override = INTRODUCED.get(_norm(text))
+        if override:
+            applies = LEGACY_IMEX
+        since = (intro["v"] or intro["v2"]) if intro else (override[0] if override else None)
+        sources = [f"{REPO}@v{fixed[0]}:CHANGELOG.md ({e['release']})" if fixed else f"{REPO}:CHANGELOG.md"]
+        if override:
+            sources.append(override[1])
+        row: dict[str, object] = {
+            "key": ident,
+            "component": e["component"],
+            "kind": "fix" if _FIX.search(text) else "injects",
+            "class": key,
+            "area": area,
+            "applies": applies,
+            "entry": text,
+            "effect": effect,
+            "affected_from": since,
+            "fixed_in": fixed,
+            "placed_by": placed,
+            "listed_under": e["release"],
+            "source": sources if len(sources) > 1 else sources[0],
+            "confidence": "verified",
+        }
+        if since is None:
+            row["note"] = "the CHANGELOG names the release that fixed it, not the one that introduced it"
+        rows.append(row)
     return rows
 
 
@@ -218,9 +275,15 @@ def main(path: str) -> None:
     mirror = Mirror(path)
     finals = sorted(mirror.tags(FINAL.pattern), key=version_key)
     newest = finals[-1]
-    changelog = mirror.show(newest, "CHANGELOG.md") or ""
-    entries = parse(changelog)
-    rows = rows_of(entries, finals, newest)
+    entries: list[dict[str, str]] = []
+    known: set[tuple[str, str]] = set()
+    for tag in finals:  # the release branches' patch releases are only in CHANGELOG.md at their own tags
+        for e in parse(mirror.show(tag, "CHANGELOG.md") or ""):
+            if (e["release"], e["text"]) not in known:
+                known.add((e["release"], e["text"]))
+                entries.append(e)
+    entries.sort(key=lambda e: version_key(e["release"]), reverse=True)
+    rows = rows_of(entries, finals, mirror)
     fixes = sum(1 for e in entries if _FIX.search(e["text"]))
     doc = {
         "table": "container_toolkit_changes",
@@ -231,6 +294,7 @@ def main(path: str) -> None:
         "coverage": {
             "releases": len({e["release"] for e in entries}),
             "changelog_entries": len(entries),
+            "newest": newest,
             "fix_entries": fixes,
             "encoded": len(rows),
             "left_out": "packaging, build, tests, logging, runtime-configuration commands (nvidia-ctk runtime/config), "

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..knowledge.settings import IMAGE_ENV
 from ..model.node import NodeFacts
+from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
 from . import facts
 from .context import Ctx
@@ -23,6 +25,8 @@ from .node_only import node_only
 DRIVER_ROOT = "NODE-CTK-DRIVER-ROOT"
 CDI_NO_SPEC = "NODE-CTK-CDI-NO-SPEC"
 FIXED = "NODE-CTK-FIXED-DEFECTS"
+LEGACY_IMEX = "NODE-CTK-LEGACY-IMEX"
+LEGACY = "legacy-imex"  # container_toolkit_changes rows of the legacy-image IMEX defect
 _IMAGE = (facts.NCCL, facts.CUDA)
 OPERATOR_ROOT = "/run/nvidia/driver"
 CDI_MODES = ("cdi",)
@@ -31,6 +35,7 @@ _ASKED = {
     "cgroup2": "the host uses cgroup v2",
     "imex": "the job asks for IMEX channels (NVIDIA_IMEX_CHANNELS)",
     "nested": "the toolkit runs inside a container",
+    LEGACY: f"the image is a legacy CUDA image without NVIDIA_IMEX_CHANNELS ({LEGACY_IMEX} decides)",
 }
 SHOWN = 6  # entries named in the finding; the rest are counted
 
@@ -144,6 +149,25 @@ def _below(version: str, bound: str) -> bool:
     return numeric_tuple(version) < numeric_tuple(bound)
 
 
+def has_fix(version: str, fixed_in: list[str]) -> bool:
+    """Whether a release carries a fix first released in `fixed_in` (the first release of each line that has it).
+    Its own line decides when listed; a line newer than every listed one branched after the fix; an older line, or
+    one between listed lines that is not listed itself, never got it."""
+    mine = numeric_tuple(version)
+    firsts = {numeric_tuple(f)[:2]: numeric_tuple(f) for f in fixed_in}
+    if not firsts:
+        return False
+    if mine[:2] in firsts:
+        return mine >= firsts[mine[:2]]
+    return mine[:2] > max(firsts)
+
+
+def _affected(version: str, row: dict[str, object]) -> bool:
+    fixed = [str(f) for f in row["fixed_in"] or []]  # type: ignore[attr-defined]
+    since = row["affected_from"]
+    return bool(fixed) and not has_fix(version, fixed) and not (since and _below(version, str(since)))
+
+
 @rule(FIXED, reads=(*_IMAGE, facts.CTK_INSTALLED, facts.CTK_VERSION, facts.CTK_CONFIGS, facts.MIG_INSTANCES))
 def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
     said = list(_gpu_job(ctx, FIXED))
@@ -161,9 +185,7 @@ def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
     maybe: list[str] = []
     for row in ctx.matrix.rows("container_toolkit_changes"):
         mine = toolkit.libnvidia_container_version if row["component"] == "libnvidia-container" else None
-        have = mine or version
-        fixed, since = row["fixed_in"], row["affected_from"]
-        if not fixed or not _below(have, str(fixed)) or (since and _below(have, str(since))):
+        if not _affected(mine or version, row):
             continue
         met = _condition(ctx.node, str(row["applies"]))
         if met:
@@ -174,8 +196,8 @@ def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
         extra = f" (more if {', '.join(sorted(set(maybe)))})" if maybe else ""
         yield decided(FIXED, f"no toolkit fix after {version} concerns what this node uses{extra}")
         return
-    target = max((str(r["fixed_in"]) for r in applies), key=numeric_tuple)
-    shown = "; ".join(f"{r['fixed_in']}: {r['entry']}" for r in applies[:SHOWN])
+    target = max((_first_for(version, r) for r in applies), key=numeric_tuple)
+    shown = "; ".join(f"{_first_for(version, r)}: {r['entry']}" for r in applies[:SHOWN])
     more = len(applies) - SHOWN
     ev = [ctx.node_ev("container_toolkit.toolkit_version", version)]
     if toolkit.libnvidia_container_version:
@@ -194,4 +216,65 @@ def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
     )
 
 
-RULES, NEEDS, REQUIRES, READS, check = family(driver_root, cdi_no_spec, fixed_defects)
+def _first_for(version: str, row: dict[str, object]) -> str:
+    """The release to upgrade to for this fix: the first of the node's line that has it, else the oldest newer one."""
+    fixed = sorted((str(f) for f in row["fixed_in"] or []), key=numeric_tuple)  # type: ignore[attr-defined]
+    line = numeric_tuple(version)[:2]
+    same = [f for f in fixed if numeric_tuple(f)[:2] == line]
+    newer = [f for f in fixed if numeric_tuple(f) > numeric_tuple(version)]
+    return (same or newer or fixed)[0]
+
+
+IMAGE_LEGACY = "CUDA_VERSION"  # the variable nvidia/cuda images set; "legacy" without NVIDIA_REQUIRE_CUDA
+REQUIRE = "NVIDIA_REQUIRE_CUDA"
+IMEX = "NVIDIA_IMEX_CHANNELS"
+
+
+@rule(
+    LEGACY_IMEX,
+    reads=(facts.CTK_INSTALLED, facts.CTK_VERSION, *facts.each_setting(IMAGE_LEGACY, REQUIRE, IMEX)),
+    needs={"container_toolkit_changes": set()},
+)
+def legacy_imex(ctx: Ctx) -> Iterator[Outcome]:
+    """Toolkit 1.17.0 up to its fix defaults NVIDIA_IMEX_CHANNELS to "all" for a legacy image (CUDA_VERSION set, no
+    NVIDIA_REQUIRE_CUDA) that sets none, and libnvidia-container refuses that value: the container does not start."""
+    job = ctx.job
+    if job is not None and job.gpu_injection is not None:
+        yield decided(LEGACY_IMEX, f"{job.where} does not start the container through the toolkit's hook")
+        return
+    env = ctx.image.env
+    if ctx.image.unknown_reason("env") and not env:
+        return  # the engine asks for the image's Env
+    imex = job.env_value(IMEX) if job is not None else None
+    if IMAGE_LEGACY not in env or REQUIRE in env or IMEX in env or imex is not None:
+        yield decided(LEGACY_IMEX, f"the image is not a legacy CUDA image without {IMEX}")
+        return
+    toolkit = ctx.node.container_toolkit
+    if toolkit.installed is False:
+        yield decided(LEGACY_IMEX, "the NVIDIA Container Toolkit is not installed on the node")
+        return
+    version = toolkit.toolkit_version
+    if version is None:
+        return  # the engine asks for the toolkit's release
+    rows = [r for r in ctx.matrix.rows("container_toolkit_changes") if r["applies"] == LEGACY]
+    hit = [r for r in rows if _affected(version, r)]
+    if not hit:
+        yield decided(LEGACY_IMEX, f"toolkit {version} does not default {IMEX} for legacy images")
+        return
+    ev = [
+        ctx.node_ev("container_toolkit.toolkit_version", version),
+        Evidence(f"image.env.{IMAGE_LEGACY}", env[IMAGE_LEGACY], IMAGE_ENV),
+    ]
+    yield finding(
+        ctx.matrix,
+        LEGACY_IMEX,
+        ev,
+        node=ctx.node.name,
+        version=version,
+        since=str(hit[0]["affected_from"]),
+        fixed=_first_for(version, hit[0]),
+        cuda=env[IMAGE_LEGACY],
+    )
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(driver_root, cdi_no_spec, fixed_defects, legacy_imex)
