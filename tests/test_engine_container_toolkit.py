@@ -240,3 +240,45 @@ def test_has_fix_follows_release_lines():
     assert has_fix("1.17.2", fixed) and has_fix("1.17.8", fixed) and has_fix("1.20.0", fixed)
     assert not has_fix("1.17.1", fixed) and not has_fix("1.16.2", fixed)
     assert not has_fix("1.18.1", ["1.17.7", "1.19.0"])  # a line between two listed ones never got the backport
+
+
+# ---------- one MIG device per CUDA process (pytorch/pytorch#130181, #92315) ----------
+
+PER_PROCESS = "JOB-MIG-SEVERAL-PER-PROCESS"
+# the MIG UUIDs of a PyTorch maintainer's example in https://github.com/pytorch/pytorch/issues/92315
+TWO_MIGS = "MIG-89c850dc-38e3-57df-85c7-690c186b68e9,MIG-f2b5fbbd-850e-51bb-8ffa-ac9fb48126da"
+
+
+def bare_metal(**env):
+    from imgcheck.job.model import RUNTIME_HOST, EnvVar, JobFacts
+
+    return JobFacts(path="train.sh", kind="python", runtime=RUNTIME_HOST, env=tuple(EnvVar(k, v) for k, v in env.items()))
+
+
+def run_job(image, node, job):
+    from imgcheck.engine import evaluate
+
+    return evaluate(image, node, matrix(), job=job)
+
+
+def test_two_mig_devices_for_one_process_leave_device_1_missing(root, image):
+    result = run_job(image, probe(str(root)), bare_metal(CUDA_VISIBLE_DEVICES=TWO_MIGS))
+    found = by_id(result, PER_PROCESS)
+    assert found.severity == "error" and "invalid device ordinal" in found.predicted_error
+    assert "MIG-89c850dc" in found.title
+
+
+def test_one_mig_device_per_process_is_decided(root, image):
+    one = TWO_MIGS.split(",")[0]
+    assert not said(run_job(image, probe(str(root)), bare_metal(CUDA_VISIBLE_DEVICES=one)), PER_PROCESS)
+
+
+def test_several_gpus_to_one_container_on_a_mig_node(root, image):
+    import dataclasses
+
+    mig_instances(root, "gpu0", 2)
+    job = dataclasses.replace(bare_metal(), runtime="kubernetes", kind="Pod", gpus=2)
+    found = by_id(run_job(image, probe(str(root)), job), PER_PROCESS)
+    assert found.severity == "warning"
+    plain = run_job(image, probe(os.path.join(FIXTURES, H100)), job)  # no instance: whole GPUs
+    assert not said(plain, PER_PROCESS)
