@@ -252,7 +252,9 @@ TWO_MIGS = "MIG-89c850dc-38e3-57df-85c7-690c186b68e9,MIG-f2b5fbbd-850e-51bb-8ffa
 def bare_metal(**env):
     from imgcheck.job.model import RUNTIME_HOST, EnvVar, JobFacts
 
-    return JobFacts(path="train.sh", kind="python", runtime=RUNTIME_HOST, env=tuple(EnvVar(k, v) for k, v in env.items()))
+    return JobFacts(
+        path="train.sh", kind="python", runtime=RUNTIME_HOST, env=tuple(EnvVar(k, v) for k, v in env.items())
+    )
 
 
 def run_job(image, node, job):

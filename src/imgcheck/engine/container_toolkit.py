@@ -28,7 +28,6 @@ FIXED = "NODE-CTK-FIXED-DEFECTS"
 LEGACY_IMEX = "NODE-CTK-LEGACY-IMEX"
 LEGACY = "legacy-imex"  # container_toolkit_changes rows of the legacy-image IMEX defect
 _IMAGE = (facts.NCCL, facts.CUDA)
-OPERATOR_ROOT = "/run/nvidia/driver"
 CDI_MODES = ("cdi",)
 # conditions of container_toolkit_changes rows the node facts decide (the others are listed as "if ...")
 _ASKED = {
@@ -48,7 +47,14 @@ def _gpu_job(ctx: Ctx, rule_id: str) -> Iterator[Outcome]:
         yield decided(rule_id, "the image does not use the GPU")
 
 
-@rule(DRIVER_ROOT, reads=(*_IMAGE, facts.CTK_CONFIGS, facts.GPU_DRIVER))
+INSTALL_DIR = "hostPaths.driverInstallDir"
+
+
+@rule(
+    DRIVER_ROOT,
+    reads=(*_IMAGE, facts.CTK_CONFIGS, facts.GPU_DRIVER),
+    needs={"gpu_operator_driver_paths": {INSTALL_DIR}},
+)
 def driver_root(ctx: Ctx) -> Iterator[Outcome]:
     said = list(_gpu_job(ctx, DRIVER_ROOT))
     if said:
@@ -72,6 +78,7 @@ def driver_root(ctx: Ctx) -> Iterator[Outcome]:
             ctx.node_ev("container_toolkit.configs", f"{config.path}: root = {config.driver_root}"),
             ctx.node_ev("container_toolkit.operator_driver_root", toolkit.operator_driver_root),
         ]
+        install = ctx.matrix.need("gpu_operator_driver_paths", setting=INSTALL_DIR)
         yield finding(
             ctx.matrix,
             DRIVER_ROOT,
@@ -80,6 +87,8 @@ def driver_root(ctx: Ctx) -> Iterator[Outcome]:
             node=ctx.node.name,
             config=config.path,
             root=config.driver_root or "/",
+            operator_root=str(install["default"]),
+            since=str(install["first"]),
         )
         return
     if any(c.driver_found is None for c in toolkit.configs):
