@@ -234,12 +234,21 @@ def test_a_legacy_image_on_an_unknown_toolkit_release_is_asked(root):
 
 
 def test_has_fix_follows_release_lines():
-    from imgcheck.engine.container_toolkit import has_fix
+    from imgcheck.engine.cluster_components import is_fixed
 
     fixed = ["1.17.2", "1.18.0", "1.19.0"]
-    assert has_fix("1.17.2", fixed) and has_fix("1.17.8", fixed) and has_fix("1.20.0", fixed)
-    assert not has_fix("1.17.1", fixed) and not has_fix("1.16.2", fixed)
-    assert not has_fix("1.18.1", ["1.17.7", "1.19.0"])  # a line between two listed ones never got the backport
+    assert is_fixed("1.17.2", fixed) and is_fixed("1.17.8", fixed) and is_fixed("1.20.0", fixed)
+    assert is_fixed("1.17.1", fixed) is False and is_fixed("1.16.2", fixed) is False
+    assert is_fixed("1.18.1", ["1.17.7", "1.19.0"]) is False  # a line between two listed ones never got the backport
+
+
+def test_the_operator_release_gives_the_toolkit_release_when_the_host_has_no_package(root):
+    # GPU Operator v24.9.0 deploys toolkit v1.17.0 (catalog gpu_operator_components), inside the IMEX defect's range
+    node = replace_in(toolkit_at(root, None), "cluster_components", {"gpu-operator": "v24.9.0"})
+    found = by_id(run(legacy_image(), node), LEGACY_IMEX)
+    assert "1.17.0" in found.title and "GPU Operator v24.9.0" in found.title
+    pod = replace_in(toolkit_at(root, None), "cluster_components", {"container-toolkit": "v1.17.8"})
+    assert not said(run(legacy_image(), pod), LEGACY_IMEX)
 
 
 # ---------- one MIG device per CUDA process (pytorch/pytorch#130181, #92315) ----------

@@ -10,6 +10,7 @@ The toolkit's own defects are the rows of catalog container_toolkit_changes (its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..knowledge.settings import IMAGE_ENV
@@ -17,6 +18,7 @@ from ..model.node import NodeFacts
 from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
 from . import facts
+from .cluster_components import OPERATOR, is_fixed
 from .context import Ctx
 from .contract import family, rule
 from .emit import Outcome, decided, finding, unknown
@@ -158,26 +160,24 @@ def _below(version: str, bound: str) -> bool:
     return numeric_tuple(version) < numeric_tuple(bound)
 
 
-def has_fix(version: str, fixed_in: list[str]) -> bool:
-    """Whether a release carries a fix first released in `fixed_in` (the first release of each line that has it).
-    Its own line decides when listed; a line newer than every listed one branched after the fix; an older line, or
-    one between listed lines that is not listed itself, never got it."""
-    mine = numeric_tuple(version)
-    firsts = {numeric_tuple(f)[:2]: numeric_tuple(f) for f in fixed_in}
-    if not firsts:
-        return False
-    if mine[:2] in firsts:
-        return mine >= firsts[mine[:2]]
-    return mine[:2] > max(firsts)
-
-
 def _affected(version: str, row: dict[str, object]) -> bool:
     fixed = [str(f) for f in row["fixed_in"] or []]  # type: ignore[attr-defined]
     since = row["affected_from"]
-    return bool(fixed) and not has_fix(version, fixed) and not (since and _below(version, str(since)))
+    return bool(fixed) and is_fixed(version, fixed) is False and not (since and _below(version, str(since)))
 
 
-@rule(FIXED, reads=(*_IMAGE, facts.CTK_INSTALLED, facts.CTK_VERSION, facts.CTK_CONFIGS, facts.MIG_INSTANCES))
+@rule(
+    FIXED,
+    reads=(
+        *_IMAGE,
+        facts.CTK_INSTALLED,
+        facts.CTK_VERSION,
+        facts.CLUSTER_COMPONENTS,
+        facts.CTK_CONFIGS,
+        facts.MIG_INSTANCES,
+    ),
+    needs={"gpu_operator_components": set()},
+)
 def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
     said = list(_gpu_job(ctx, FIXED))
     if said:
@@ -187,7 +187,7 @@ def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
     if toolkit.installed is False:
         yield decided(FIXED, "the NVIDIA Container Toolkit is not installed on the node")
         return
-    version = toolkit.toolkit_version
+    version, version_ev, how = toolkit_release(ctx)
     if version is None:
         return  # the engine asks for the toolkit's release
     applies: list[dict[str, object]] = []
@@ -208,7 +208,7 @@ def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
     target = max((_first_for(version, r) for r in applies), key=numeric_tuple)
     shown = "; ".join(f"{_first_for(version, r)}: {r['entry']}" for r in applies[:SHOWN])
     more = len(applies) - SHOWN
-    ev = [ctx.node_ev("container_toolkit.toolkit_version", version)]
+    ev = [e for e in (version_ev,) if e is not None]
     if toolkit.libnvidia_container_version:
         ev.append(ctx.node_ev("container_toolkit.libnvidia_container_version", toolkit.libnvidia_container_version))
     yield finding(
@@ -216,13 +216,40 @@ def fixed_defects(ctx: Ctx) -> Iterator[Outcome]:
         FIXED,
         ev,
         node=ctx.node.name,
-        version=version,
+        version=f"{version} ({how})" if how else version,
         count=len(applies),
         areas=", ".join(sorted({str(r["area"]) for r in applies})),
         entries=shown + (f"; and {more} more" if more > 0 else ""),
         target=target,
         conditional=(", and others if " + ", ".join(sorted(set(maybe)))) if maybe else "",
     )
+
+
+TOOLKIT_IMAGE = "container-toolkit"  # the toolkit pod's image (nvcr.io/nvidia/k8s/container-toolkit) in status.images
+_UPSTREAM_TAG = re.compile(r"^v?(\d+\.\d+\.\d+)")
+
+
+def toolkit_release(ctx: Ctx) -> tuple[str | None, Evidence | None, str]:
+    """(the node's toolkit release, its evidence, how it is known): the host's packages; else the toolkit pod's image
+    among the node's status.images; else the default of the node's GPU Operator release (its chart's toolkit.version,
+    catalog gpu_operator_components), which a site may override."""
+    toolkit = ctx.node.container_toolkit
+    if toolkit.toolkit_version:
+        return toolkit.toolkit_version, ctx.node_ev("container_toolkit.toolkit_version", toolkit.toolkit_version), ""
+    comps = ctx.node.cluster_components or {}
+    for name, how in ((TOOLKIT_IMAGE, "the toolkit pod's image"), (OPERATOR, "")):
+        tag = comps.get(name)
+        if not tag:
+            continue
+        if name == OPERATOR:
+            wanted = tag if tag.startswith("v") else "v" + tag
+            row = ctx.matrix.row("gpu_operator_components", operator=wanted)
+            tag = str(row["container_toolkit"]) if row and row.get("container_toolkit") else ""
+            how = f"the default of GPU Operator {wanted}, unless its toolkit.version is overridden"
+        m = _UPSTREAM_TAG.match(tag)
+        if m:
+            return m.group(1), ctx.node_ev(f"cluster_components.{name}", comps[name]), how
+    return None, None, ""
 
 
 def _first_for(version: str, row: dict[str, object]) -> str:
@@ -241,8 +268,13 @@ IMEX = "NVIDIA_IMEX_CHANNELS"
 
 @rule(
     LEGACY_IMEX,
-    reads=(facts.CTK_INSTALLED, facts.CTK_VERSION, *facts.each_setting(IMAGE_LEGACY, REQUIRE, IMEX)),
-    needs={"container_toolkit_changes": set()},
+    reads=(
+        facts.CTK_INSTALLED,
+        facts.CTK_VERSION,
+        facts.CLUSTER_COMPONENTS,
+        *facts.each_setting(IMAGE_LEGACY, REQUIRE, IMEX),
+    ),
+    needs={"container_toolkit_changes": set(), "gpu_operator_components": set()},
 )
 def legacy_imex(ctx: Ctx) -> Iterator[Outcome]:
     """Toolkit 1.17.0 up to its fix defaults NVIDIA_IMEX_CHANNELS to "all" for a legacy image (CUDA_VERSION set, no
@@ -262,7 +294,7 @@ def legacy_imex(ctx: Ctx) -> Iterator[Outcome]:
     if toolkit.installed is False:
         yield decided(LEGACY_IMEX, "the NVIDIA Container Toolkit is not installed on the node")
         return
-    version = toolkit.toolkit_version
+    version, version_ev, how = toolkit_release(ctx)
     if version is None:
         return  # the engine asks for the toolkit's release
     rows = [r for r in ctx.matrix.rows("container_toolkit_changes") if r["applies"] == LEGACY]
@@ -270,16 +302,14 @@ def legacy_imex(ctx: Ctx) -> Iterator[Outcome]:
     if not hit:
         yield decided(LEGACY_IMEX, f"toolkit {version} does not default {IMEX} for legacy images")
         return
-    ev = [
-        ctx.node_ev("container_toolkit.toolkit_version", version),
-        Evidence(f"image.env.{IMAGE_LEGACY}", env[IMAGE_LEGACY], IMAGE_ENV),
-    ]
+    ev = [e for e in (version_ev,) if e is not None]
+    ev.append(Evidence(f"image.env.{IMAGE_LEGACY}", env[IMAGE_LEGACY], IMAGE_ENV))
     yield finding(
         ctx.matrix,
         LEGACY_IMEX,
         ev,
         node=ctx.node.name,
-        version=version,
+        version=f"{version} ({how})" if how else version,
         since=str(hit[0]["affected_from"]),
         fixed=_first_for(version, hit[0]),
         cuda=env[IMAGE_LEGACY],
