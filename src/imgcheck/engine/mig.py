@@ -12,9 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..knowledge import visible_devices
-from ..model.location import Location
-from ..model.report import Evidence
 from . import facts
 from .context import Ctx
 from .contract import family, rule
@@ -22,11 +19,9 @@ from .emit import Outcome, decided, finding, unknown
 from .node_only import node_only
 
 NCCL_ON_MIG = "NODE-MIG-NCCL"
-PER_PROCESS = "JOB-MIG-SEVERAL-PER-PROCESS"
-VISIBLE = "CUDA_VISIBLE_DEVICES"
 
 
-def _capable(ctx: Ctx) -> list[str] | None:
+def capable(ctx: Ctx) -> list[str] | None:
     """Names of the node's GPUs that support MIG; None when the GPUs are not known."""
     names = [g.name for g in ctx.node.gpu.gpus if g.name]
     if not names:
@@ -42,11 +37,11 @@ def nccl_on_mig(ctx: Ctx) -> Iterator[Outcome]:
         return
     instances = ctx.node.mig.gpu_instances
     if instances is None:
-        capable = _capable(ctx)
-        if capable == []:
+        found = capable(ctx)
+        if found == []:
             yield decided(NCCL_ON_MIG, "none of the node's GPUs supports MIG (catalog mig_gpus)")
             return
-        which = f"its {capable[0]} GPUs support MIG" if capable else "which GPUs it has is not known"
+        which = f"its {found[0]} GPUs support MIG" if found else "which GPUs it has is not known"
         yield unknown(
             NCCL_ON_MIG,
             f"whether MIG splits the node's GPUs ({which}): nvidia-smi -L lists MIG devices under a split GPU",
@@ -62,38 +57,4 @@ def nccl_on_mig(ctx: Ctx) -> Iterator[Outcome]:
     yield finding(ctx.matrix, NCCL_ON_MIG, ev, node=ctx.node.name, instances=total, gpus=len(instances))
 
 
-@rule(PER_PROCESS, reads=(facts.setting(VISIBLE), facts.MIG_INSTANCES), needs={"mig_gpus": set()})
-def several_per_process(ctx: Ctx) -> Iterator[Outcome]:
-    """A CUDA process enumerates a single MIG device (MIG user guide, "CUDA Device Enumeration"): a process shown two
-    MIG devices sees only the first, and device 1 does not exist for it."""
-    setting = ctx.setting(VISIBLE)
-    if setting is not None:
-        migs = [u for u in visible_devices.parse(setting.value).uuids if u.upper().startswith("MIG-")]
-        if len(migs) >= 2:
-            yield finding(ctx.matrix, PER_PROCESS, [setting.evidence], setting=VISIBLE, count=len(migs), first=migs[0])
-        else:
-            yield decided(PER_PROCESS, f"{VISIBLE} names at most one MIG device")
-        return
-    job = ctx.job
-    gpus = job.gpus if job is not None else None
-    if gpus is None or 0 <= gpus < 2:
-        yield decided(PER_PROCESS, "the launch gives the container at most one GPU (or does not say)")
-        return
-    instances = ctx.node.mig.gpu_instances
-    if instances is None:
-        if _capable(ctx) == []:
-            yield decided(PER_PROCESS, "none of the node's GPUs supports MIG (catalog mig_gpus)")
-            return
-        return  # the engine asks whether MIG splits the node's GPUs
-    if not instances:
-        yield decided(PER_PROCESS, "no GPU instance exists on the node: the container's GPUs are whole GPUs")
-        return
-    assert job is not None  # gpus came from it
-    ev = [
-        ctx.node_ev("mig.gpu_instances", ", ".join(f"{g}: {n}" for g, n in sorted(instances.items()))),
-        Evidence("job.gpus", gpus, Location.file(job.path)),
-    ]
-    yield finding(ctx.matrix, PER_PROCESS, ev, variant="node", where=job.where, gpus="all" if gpus < 0 else gpus)
-
-
-RULES, NEEDS, REQUIRES, READS, check = family(nccl_on_mig, several_per_process)
+RULES, NEEDS, REQUIRES, READS, check = family(nccl_on_mig)
