@@ -287,6 +287,9 @@ def legacy_imex(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.image.unknown_reason("env") and not env:
         return  # the engine asks for the image's Env
     imex = job.env_value(IMEX) if job is not None else None
+    for name in (IMAGE_LEGACY, REQUIRE, IMEX):
+        if name not in env and facts.setting(name).state(ctx) not in (facts.State.KNOWN, facts.State.ABSENT):
+            return  # whether the image sets it is not known: the engine asks
     if IMAGE_LEGACY not in env or REQUIRE in env or IMEX in env or imex is not None:
         yield decided(LEGACY_IMEX, f"the image is not a legacy CUDA image without {IMEX}")
         return
