@@ -34,6 +34,8 @@ NOT_PER_NODE = {
     "FLEET-ROCE-GID-INDEX-DIFFERS": "fleet_compare",
     "JOB-ENV-OVERRIDES-IMAGE": "reads only the spec's and the image's Env (both always known); tests/job covers it",
     "JOB-ENV-SHADOWED-BY-IMAGE": "reads only the spec's and the image's Env (both always known); tests/job covers it",
+    "LAUNCH-APPTAINER-NVCCLI": "no public --nvccli script with a citable repository was found for a base; "
+    "tests/job/test_apptainer_launch.py covers it (found, asked, decided) on hand-made command lines",
 }
 
 

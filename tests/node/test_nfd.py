@@ -58,6 +58,9 @@ def test_feature_values_for_mlnx_and_doca_nodes():
         p + "limits.memlock-kib": "unlimited",
         p + "fabric.nvswitches": "0",  # no NVSwitch; Fabric Manager's package and process unknown there (left out)
         p + "fabric.ib-umad-loaded": "false",
+        # no toolkit package database (BerkeleyDB rpm) and no config: installed unknown; no CDI spec; no MIG instance
+        p + "ctk.cdi-specs": "0",
+        p + "mig.instances": "0",
     }
     inbox = _parse_feature_file(nfd.render_features(probe(fixture_root("inbox-ubuntu2404-open"))))
     assert inbox[p + "rdma.stack"] == "inbox" and p + "rdma.ofed-version" not in inbox  # unknown: left out
@@ -159,3 +162,38 @@ def test_nfd_and_gfd_labels_without_imgcheck():
     # the current spelling wins when both are there
     both = {**labels, "nvidia.com/cuda.driver-version.full": "550.107.02"}
     assert nfd.facts_from_labels("n1", both).gpu.driver_version == "550.107.02"
+
+
+def test_toolkit_and_mig_round_trip_through_labels():
+    """The H100 fixture (toolkit 1.17.3 packages, one CDI spec, no MIG instance) as labels and back."""
+    facts = probe(fixture_root("inbox-ubuntu2404-open"))
+    labels = _parse_feature_file(nfd.render_features(facts))
+    p = nfd.PREFIX
+    assert labels[p + "ctk.version"] == "1.17.3" and labels[p + "ctk.mode"] == "auto"
+    assert labels[p + "ctk.driver-root-ok"] == "true" and labels[p + "mig.instances"] == "0"
+    back = nfd.facts_from_labels("n1", labels)
+    assert back.container_toolkit.toolkit_version == "1.17.3"
+    assert back.container_toolkit.cdi_specs is not None and len(back.container_toolkit.cdi_specs) == 1
+    assert back.mig.gpu_instances == {}
+
+
+def test_gpu_feature_discovery_mig_labels_are_read():
+    # GFD under the mixed strategy: one count label per profile (NVIDIA/k8s-device-plugin README, Generated Labels)
+    mixed = nfd.facts_from_labels(
+        "n1",
+        {
+            "nvidia.com/mig.strategy": "mixed",
+            "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB",
+            "nvidia.com/mig-1g.5gb.count": "7",
+            "nvidia.com/mig-3g.20gb.count": "2",
+        },
+    )
+    assert mixed.mig.profiles == {"1g.5gb": 7, "3g.20gb": 2} and mixed.mig.gpu_instances == {"all": 9}
+    single = nfd.facts_from_labels(
+        "n2", {"nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb", "nvidia.com/gpu.count": "56"}
+    )
+    assert single.mig.profiles == {"1g.5gb": 56}
+    plain = nfd.facts_from_labels(
+        "n3", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8"}
+    )
+    assert plain.mig.gpu_instances is None and "mig.gpu_instances" in plain.unknown

@@ -334,17 +334,54 @@ FABRIC = {
     "inbox-ubuntu2404-open": (_NO_FABRIC, {"fabric.fm_running"}),
     "jetson-orin-l4t35": (
         _NO_FABRIC | {"nvswitch_pci": None, "fm_installed": None, "nvlsm_installed": None},
-        # no package database under the root: Fabric Manager and the container toolkit are unknown alike
-        {"fabric.fm_running", "fabric.fm_installed", "fabric.nvswitch_pci", "gpu.container_toolkit_version"},
+        # no package database under the root: Fabric Manager is unknown
+        {"fabric.fm_running", "fabric.fm_installed", "fabric.nvswitch_pci"},
     ),
     "mlnx-ofed-23.10-ubuntu2204": (_NO_FABRIC, {"fabric.fm_running"}),
     "mlnx-ofed-5.8-rocky86": (
         _NO_FABRIC | {"fm_installed": None, "nvlsm_installed": None},
-        {"fabric.fm_running", "fabric.fm_installed", "gpu.container_toolkit_version"},  # a BerkeleyDB rpm database
+        {"fabric.fm_running", "fabric.fm_installed"},  # a BerkeleyDB rpm database
     ),
     "ofed-other-kernel": (_NO_FABRIC, {"fabric.fm_running"}),
     "ofed-upgrade-stale-peermem": (_NO_FABRIC, {"fabric.fm_running"}),
 }
+
+
+# node.container_toolkit per fixture root: only the H100 node has the toolkit (packages 1.17.3, the packages' default
+# config.toml, a generated CDI spec); Jetson has no package database or /etc/cdi; no root shows the host's /run.
+_NO_TOOLKIT = {
+    "installed": False,
+    "toolkit_version": None,
+    "libnvidia_container_version": None,
+    "configs": [],
+    "cdi_specs": [],
+    "operator_driver_root": None,
+}
+_NO_RUN = {"container_toolkit.operator_driver_root"}
+TOOLKIT = {name: (_NO_TOOLKIT, _NO_RUN) for name in FABRIC}
+TOOLKIT["inbox-ubuntu2404-open"] = (
+    {
+        "installed": True,
+        "toolkit_version": "1.17.3",
+        "libnvidia_container_version": "1.17.3",
+        "configs": [
+            {
+                "path": "/etc/nvidia-container-runtime/config.toml",
+                "mode": "auto",
+                "driver_root": "/",
+                "driver_found": True,
+            }
+        ],
+        "cdi_specs": ["/etc/cdi/nvidia.yaml"],
+        "operator_driver_root": None,
+    },
+    _NO_RUN,
+)
+TOOLKIT["jetson-orin-l4t35"] = (
+    _NO_TOOLKIT | {"installed": None},
+    _NO_RUN | {"container_toolkit.installed"},
+)
+TOOLKIT["mlnx-ofed-5.8-rocky86"] = (_NO_TOOLKIT | {"installed": None}, _NO_RUN | {"container_toolkit.installed"})
 
 
 def test_every_fixture_has_expectations():
@@ -397,7 +434,11 @@ def test_fixture_facts_field_by_field(name):
     }
     fabric, fabric_unknown = FABRIC[name]
     assert doc["fabric"] == fabric
-    assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown
+    toolkit, toolkit_unknown = TOOLKIT[name]
+    assert doc["container_toolkit"] == toolkit
+    # every fixture with a driver shows the MIG capabilities the driver creates and no GPU instance
+    assert doc["mig"] == {"gpu_instances": {}, "profiles": None}
+    assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown | toolkit_unknown
     assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]
 
@@ -601,26 +642,3 @@ def test_gsp_firmware_is_read_from_the_gpu_information_line(tmp_path, line, want
     facts = probe(str(root))
     assert facts.gpu.gpus and all(g.gsp_firmware == want for g in facts.gpu.gpus)
     assert all(g.gsp_firmware is None for g in probe(fixture_root("inbox-ubuntu2204")).gpu.gpus)  # no line: unknown
-
-
-def test_container_toolkit_release_is_read_from_the_package_database(tmp_path):
-    """The nvidia-container-toolkit stanza as dpkg writes it (NVIDIA's apt repository names the package so and
-    versions it <upstream>-1); a database without it is "not installed", no database is unknown."""
-    root = tmp_path / "root"
-    shutil.copytree(fixture_root("inbox-ubuntu2204"), root, symlinks=True)
-    status = root / "var/lib/dpkg/status"
-    status.parent.mkdir(parents=True, exist_ok=True)
-    before = status.read_text() if status.exists() else ""
-    status.write_text(before)
-    assert probe(str(root)).gpu.container_toolkit_version == ""
-    status.write_text(
-        before + "\nPackage: nvidia-container-toolkit\nStatus: install ok installed\nPriority: optional\n"
-        "Section: utils\nInstalled-Size: 2494\nMaintainer: NVIDIA CORPORATION <cudatools@nvidia.com>\n"
-        "Architecture: amd64\nVersion: 1.17.0-1\nDepends: nvidia-container-toolkit-base (= 1.17.0-1), "
-        "libnvidia-container-tools (>= 1.17.0-1), libnvidia-container-tools (<< 2.0.0), libseccomp2\n"
-        "Description: NVIDIA Container toolkit\n\n"
-    )
-    assert probe(str(root)).gpu.container_toolkit_version == "1.17.0"
-    status.unlink()
-    facts = probe(str(root))
-    assert facts.gpu.container_toolkit_version is None and "gpu.container_toolkit_version" in facts.unknown

@@ -453,12 +453,6 @@ GSP = _node_fact(
     ),
 )
 
-CONTAINER_TOOLKIT = _node_fact(
-    "gpu.container_toolkit_version",
-    "Which nvidia-container-toolkit release does the node run (dpkg -s / rpm -q nvidia-container-toolkit)?",
-    lambda n: n.gpu.container_toolkit_version,
-    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, container_toolkit_version=None)),
-)
 
 UVM = _node_fact(
     "gpu.uvm_loaded",
@@ -691,3 +685,49 @@ def image_sets_none(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
 # Every variable the process gets (the image's Env, /etc/nccl.conf, the launch's env), whatever its name: what the
 # rules comparing or linting names across libraries read.
 ANY_SETTING = setting_prefix("")
+
+
+def _toolkit(n: NodeFacts, **changes: Any) -> NodeFacts:
+    return dataclasses.replace(n, container_toolkit=dataclasses.replace(n.container_toolkit, **changes))
+
+
+CTK_INSTALLED = _node_fact(
+    "container_toolkit.installed",
+    "Is the NVIDIA Container Toolkit installed on the node (dpkg -l 'nvidia-container-toolkit*' / rpm -q "
+    "nvidia-container-toolkit, or the GPU Operator's toolkit pod)?",
+    lambda n: n.container_toolkit.installed,
+    lambda n: _toolkit(n, installed=None, toolkit_version=None, libnvidia_container_version=None),
+)
+CTK_VERSION = _node_fact(
+    "container_toolkit.toolkit_version",
+    "Which NVIDIA Container Toolkit release does the node run (nvidia-ctk --version; nvidia-container-cli --version)?",
+    lambda n: n.container_toolkit.toolkit_version,
+    lambda n: _toolkit(n, toolkit_version=None, libnvidia_container_version=None),
+)
+CTK_CONFIGS = _node_fact(
+    "container_toolkit.configs",
+    "What do the node's toolkit config.toml files say (/etc/nvidia-container-runtime/config.toml and the GPU "
+    "Operator's /usr/local/nvidia/toolkit/.config/nvidia-container-runtime/config.toml: mode, nvidia-container-cli "
+    "root)?",
+    lambda n: n.container_toolkit.configs,
+    lambda n: _toolkit(n, configs=None),
+)
+CTK_CDI_SPECS = _node_fact(
+    "container_toolkit.cdi_specs",
+    "Which CDI specs for nvidia.com/gpu does the node have (nvidia-ctk cdi list; /etc/cdi, /var/run/cdi)?",
+    lambda n: n.container_toolkit.cdi_specs,
+    lambda n: _toolkit(n, cdi_specs=None),
+)
+MIG_INSTANCES = _node_fact(
+    "mig.gpu_instances",
+    "Is MIG enabled on the node's GPUs, with which instances (nvidia-smi -L lists 'MIG 1g.10gb Device 0: (UUID: "
+    "MIG-...)' under each split GPU)?",
+    lambda n: n.mig.gpu_instances,
+    lambda n: dataclasses.replace(n, mig=dataclasses.replace(n.mig, gpu_instances=None)),
+)
+CONTAINER_CLI = _node_fact(
+    "gpu.container_cli",
+    "Is libnvidia-container's nvidia-container-cli installed on the node (command -v nvidia-container-cli)?",
+    lambda n: n.gpu.container_cli,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, container_cli=None)),
+)

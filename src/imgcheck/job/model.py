@@ -70,6 +70,10 @@ class JobFacts:
     # words that add flags only at run time (a shell array "${ARGS[@]}"): an absent flag may still be given
     open_flags: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    # how the launcher puts the GPU driver into the container when it is not the NVIDIA Container Toolkit's hook:
+    # "apptainer-nv" (legacy binds), "apptainer-nvccli" (the host's nvidia-container-cli), "cdi" (a CDI device
+    # request: Apptainer/Podman --device nvidia.com/gpu=...); None: the runtime's usual way, or not stated
+    gpu_injection: str | None = None
 
     @property
     def who(self) -> str:

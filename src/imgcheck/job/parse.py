@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..errors import BadInputError, UnavailableError
-from . import docker, k8s, ray_cluster, skypilot, slurm
+from . import apptainer, docker, k8s, ray_cluster, skypilot, slurm
 from .model import JobFacts
 from .yamlload import load_documents
 
@@ -33,6 +33,15 @@ def load_job_spec(path: str) -> list[JobFacts]:
 def parse_job_spec(text: str, path: str) -> list[JobFacts]:
     """Every container the spec starts. Shell scripts: Slurm (#SBATCH / srun --container-image) or docker run."""
     name = os.path.basename(path)
+    # Apptainer / Singularity, alone or in a Slurm batch script without Pyxis steps (srun apptainer exec ...)
+    if (
+        apptainer.looks_like_apptainer(text)
+        and "--container-image" not in text
+        and not docker.looks_like_docker_run(text)
+    ):
+        launches = apptainer.parse_apptainer_text(text, path)
+        if launches:
+            return launches
     if slurm.looks_like_slurm(text):
         return slurm.parse_slurm_text(text, path)
     if (

@@ -238,10 +238,6 @@ class NodeGpu:
     # libnvidia-container's nvidia-container-cli on the node (the program enroot's NVIDIA hook runs, as the toolkit's
     # runtime hook does): None when the host's /usr is not visible under the probe root
     container_cli: bool | None = None
-    # The upstream release of the host's nvidia-container-toolkit package (dpkg/rpm database), whose runtime hook sets
-    # up every GPU container of docker / containerd / CRI-O. "": not installed (the package database was read and has
-    # no such package); None: not known.
-    container_toolkit_version: str | None = None
     # Where nvidia-peermem is configured to load or be used: "path: line" of modules-load.d / /etc/modules entries
     # and modprobe.d softdep/install/options lines naming it. (): none; None: /etc not visible.
     peermem_configured: tuple[str, ...] | None = None
@@ -276,6 +272,40 @@ class NodeFabric:
     # Status: Success or the failure): never probed (it needs NVML); a node facts file may state it.
     gpu_fabric_state: str | None = None
     gpu_fabric_status: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolkitConfig:
+    """One NVIDIA Container Toolkit config.toml on the node (node/container_toolkit.py)."""
+
+    path: str
+    mode: str | None = None  # nvidia-container-runtime.mode: legacy | cdi | csv | auto (unset: auto); None: unreadable
+    driver_root: str | None = None  # nvidia-container-cli.root (unset: "/"): where the injected driver files come from
+    driver_found: bool | None = None  # libnvidia-ml.so.1 is under driver_root; None: not readable
+
+
+@dataclass(frozen=True)
+class NodeContainerToolkit:
+    """The NVIDIA Container Toolkit (node/container_toolkit.py). None: not known from what was read."""
+
+    installed: bool | None = None  # a package, a config.toml or a toolkit binary (False: packages read, none)
+    toolkit_version: str | None = None  # upstream release of nvidia-container-toolkit(-base): "1.17.8"
+    libnvidia_container_version: str | None = None  # of libnvidia-container1 / -tools
+    configs: tuple[ToolkitConfig, ...] | None = None  # host package's and GPU Operator's config.toml; (): none
+    cdi_specs: tuple[str, ...] | None = None  # CDI spec files declaring kind nvidia.com/gpu; (): none
+    # the GPU Operator's driver container root /run/nvidia/driver holds libnvidia-ml.so.1 (False: no such driver)
+    operator_driver_root: bool | None = None
+
+
+@dataclass(frozen=True)
+class NodeMig:
+    """Multi-Instance GPU (node/mig.py). None: not known from what was read."""
+
+    # GPU (its /proc/driver/nvidia/capabilities name, "gpu0") -> how many GPU instances exist on it (its mig/gi<N>
+    # directories). {}: the capabilities directory lists no GPU with instances, so MIG splits no GPU for CUDA.
+    gpu_instances: dict[str, int] | None = None
+    # MIG profiles in use when a facts file or the GPU Feature Discovery labels name them ("1g.10gb": 7)
+    profiles: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -346,6 +376,8 @@ class NodeFacts:
     hostname_in_hosts: str | None = None
     numa_nodes: tuple[NumaNode, ...] | None = None  # None: /sys/devices/system/node not read
     fabric: NodeFabric = field(default_factory=NodeFabric)  # NVSwitch, Fabric Manager, NVLSM
+    container_toolkit: NodeContainerToolkit = field(default_factory=NodeContainerToolkit)  # versions, mode, CDI
+    mig: NodeMig = field(default_factory=NodeMig)  # Multi-Instance GPU instances
     # the cluster's NVIDIA GPU components serving this node and their released versions ("k8s-device-plugin":
     # "v0.17.4", "gpu-operator": "v25.3.4"): from a facts file, or the node's status.images in Kubernetes; None: not
     # known (a probe of the host root cannot see them)

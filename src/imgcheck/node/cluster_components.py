@@ -9,7 +9,11 @@ import re
 from typing import Any
 
 # image repository (last path part) -> component name
-COMPONENTS = {"k8s-device-plugin": "k8s-device-plugin", "gpu-operator": "gpu-operator"}
+COMPONENTS = {
+    "k8s-device-plugin": "k8s-device-plugin",
+    "gpu-operator": "gpu-operator",
+    "container-toolkit": "container-toolkit",  # the GPU Operator's toolkit pod (nvcr.io/nvidia/k8s/container-toolkit)
+}
 _TAG = re.compile(r"^(?P<repo>[^@]+?)/(?P<name>[^/:@]+):(?P<tag>v?\d+\.\d+\.\d+)(?:-[\w.]+)?$")
 
 

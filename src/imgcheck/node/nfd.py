@@ -21,7 +21,19 @@ from collections.abc import Iterable, Sequence
 from ..errors import LimitExceededError, UnavailableError
 from ..fsutil import atomic_write
 from ..model.location import Location
-from ..model.node import Gpu, Kernel, Limits, NodeFabric, NodeFacts, NodeGpu, NodeOs, NodeRdma, Peermem
+from ..model.node import (
+    Gpu,
+    Kernel,
+    Limits,
+    NodeContainerToolkit,
+    NodeFabric,
+    NodeFacts,
+    NodeGpu,
+    NodeMig,
+    NodeOs,
+    NodeRdma,
+    Peermem,
+)
 
 PREFIX = "imgcheck.feature.node.kubernetes.io/"
 MAX_FEATURE_FILE = 65536  # NFD's MaxFeatureFileSize
@@ -45,6 +57,12 @@ GFD_RUNTIME_PARTS = (
 )
 GFD_GPU_COUNT = "nvidia.com/gpu.count"
 GFD_GPU_PRODUCT = "nvidia.com/gpu.product"
+# GPU Feature Discovery's MIG labels (NVIDIA/k8s-device-plugin README, "Generated Labels"): the strategy, one
+# nvidia.com/mig-<profile>.count per profile under the mixed strategy; under the single strategy the product carries
+# the profile ("A100-SXM4-40GB-MIG-1g.5gb") and gpu.count counts MIG devices
+GFD_MIG_STRATEGY = "nvidia.com/mig.strategy"
+_GFD_MIG_COUNT = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+g\.\d+gb(?:\+\w+)?)\.count$")
+_GFD_MIG_PRODUCT = re.compile(r"-MIG-(?P<profile>\d+g\.\d+gb(?:\+\w+)?)$")
 
 # label values: <= 63 chars, alphanumeric at both ends, [-_.A-Za-z0-9] between (Kubernetes label syntax)
 _LABEL_VALUE = re.compile(r"^(?:[A-Za-z0-9](?:[-_.A-Za-z0-9]{0,61}[A-Za-z0-9])?)?$")
@@ -78,8 +96,39 @@ def features_of(facts: NodeFacts) -> dict[str, str]:
         "fabric.fm-running": _bool(fabric.fm_running),
         "fabric.nvlsm-installed": _bool(fabric.nvlsm_installed),
         "fabric.ib-umad-loaded": _bool(fabric.ib_umad_loaded),
+        **_toolkit_features(facts),
     }
     return {k: v for k, v in raw.items() if v is not None and _LABEL_VALUE.match(v) and v}
+
+
+def _toolkit_features(facts: NodeFacts) -> dict[str, str | None]:
+    toolkit, mig = facts.container_toolkit, facts.mig
+    configs = toolkit.configs
+    found = [c.driver_found for c in configs or ()]
+    return {
+        "ctk.installed": _bool(toolkit.installed),
+        "ctk.version": toolkit.toolkit_version,
+        "ctk.libnvidia-container-version": toolkit.libnvidia_container_version,
+        "ctk.mode": "_".join(sorted({c.mode for c in configs if c.mode})) or None if configs else None,
+        "ctk.driver-root-ok": None if not configs or None in found else _bool(all(found)),
+        "ctk.cdi-specs": None if toolkit.cdi_specs is None else str(len(toolkit.cdi_specs)),
+        "ctk.operator-driver-root": _bool(toolkit.operator_driver_root),
+        "mig.instances": None if mig.gpu_instances is None else str(sum(mig.gpu_instances.values())),
+    }
+
+
+def _mig_from_labels(labels: dict[str, str], pick_instances: str | None) -> NodeMig:
+    """MIG from imgcheck's own feature, else GPU Feature Discovery's labels; unknown when neither says."""
+    profiles = {m["profile"]: int(v) for k, v in labels.items() if (m := _GFD_MIG_COUNT.match(k)) and v.isdigit()}
+    single = _GFD_MIG_PRODUCT.search(labels.get(GFD_GPU_PRODUCT, ""))
+    if single and labels.get(GFD_GPU_COUNT, "").isdigit():
+        profiles[single["profile"]] = int(labels[GFD_GPU_COUNT])
+    if pick_instances is not None and pick_instances.isdigit():
+        total = int(pick_instances)
+        return NodeMig(gpu_instances={"all": total} if total else {}, profiles=profiles or None)
+    if profiles:
+        return NodeMig(gpu_instances={"all": sum(profiles.values())}, profiles=profiles)
+    return NodeMig()
 
 
 def _bar1_min_mib(facts: NodeFacts) -> str | None:
@@ -204,9 +253,30 @@ def facts_from_labels(
         nvlsm_installed=_parse_bool(pick("fabric.nvlsm_installed", PREFIX + "fabric.nvlsm-installed")),
         ib_umad_loaded=_parse_bool(pick("fabric.ib_umad_loaded", PREFIX + "fabric.ib-umad-loaded")),
     )
+    installed = _parse_bool(pick("container_toolkit.installed", PREFIX + "ctk.installed"))
+    cdi = _int(pick("container_toolkit.cdi_specs", PREFIX + "ctk.cdi-specs"))
+    toolkit = NodeContainerToolkit(
+        installed=installed,
+        toolkit_version=pick("container_toolkit.toolkit_version", PREFIX + "ctk.version"),
+        libnvidia_container_version=pick(
+            "container_toolkit.libnvidia_container_version", PREFIX + "ctk.libnvidia-container-version"
+        ),
+        # the count is all a label carries: the paths stand in as placeholders
+        cdi_specs=None if cdi is None else tuple(f"cdi-spec{i}" for i in range(cdi)),
+        operator_driver_root=_parse_bool(
+            pick("container_toolkit.operator_driver_root", PREFIX + "ctk.operator-driver-root")
+        ),
+    )
+    if toolkit.installed is None:
+        unknown["container_toolkit.installed"] = no_probe
+    mig = _mig_from_labels(labels, pick("mig.gpu_instances", PREFIX + "mig.instances"))
+    if mig.gpu_instances is None:
+        unknown["mig.gpu_instances"] = "no imgcheck mig.instances or GPU Feature Discovery MIG label"
     return NodeFacts(
         name=name,
         kernel=Kernel(release=release),
+        container_toolkit=toolkit,
+        mig=mig,
         os=os_facts,
         rdma=rdma,
         gpu=gpu,

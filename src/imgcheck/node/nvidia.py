@@ -20,7 +20,6 @@ from ..model.node import NO_DRIVER_REASON, Gpu, KernelModule, NodeGpu, Peermem
 from .driver_userspace import scan_userspace_driver
 from .hostroot import HostReadError, HostRoot
 from .module_config import scan_gpu_pv, scan_peermem_config, scan_uvm
-from .ofed import host_packages
 
 VERSION_FILE = "/proc/driver/nvidia/version"
 GPUS_DIR = "/proc/driver/nvidia/gpus"
@@ -107,7 +106,6 @@ def scan_gpu(
     container_cli = scan_container_cli(host)
     if container_cli is None:
         unknown["gpu.container_cli"] = "/usr/bin is not visible under the probe root"
-    toolkit = scan_container_toolkit(host, unknown)
     return NodeGpu(
         dxg_device=dxg,
         wsl_driver_files=wsl_files,
@@ -123,28 +121,7 @@ def scan_gpu(
         userspace_driver_version=userspace,
         userspace_driver_path=userspace_path,
         container_cli=container_cli,
-        container_toolkit_version=toolkit,
     )
-
-
-TOOLKIT_PACKAGE = "nvidia-container-toolkit"  # the deb and rpm name (NVIDIA/nvidia-container-toolkit packaging/)
-
-
-def scan_container_toolkit(host: HostRoot, unknown: dict[str, str]) -> str | None:
-    """The upstream release of the host's nvidia-container-toolkit package ("1.17.0" of "1.17.0-1"); "" when the
-    package database was read and has none; None when not known (the reason in `unknown`)."""
-    notes: dict[str, str] = {}
-    packages, read = host_packages(host, lambda n: n == TOOLKIT_PACKAGE, notes)
-    if not read:
-        unknown["gpu.container_toolkit_version"] = notes.get("packages") or "no package database under the probe root"
-        return None
-    if not packages:
-        return ""
-    version = re.match(r"(?:\d+:)?(\d+(?:\.\d+)+)", packages[0].version or "")
-    if version is None:
-        unknown["gpu.container_toolkit_version"] = f"{TOOLKIT_PACKAGE} {packages[0].version}: not an upstream version"
-        return None
-    return version.group(1)
 
 
 # Where the NVIDIA Container Toolkit's packages (libnvidia-container-tools) and source installs put the CLI, on the

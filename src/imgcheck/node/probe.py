@@ -16,11 +16,13 @@ from ..errors import UnavailableError, UsageError
 from ..extractors.os_release import parse_os_release
 from ..model.location import Location
 from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
+from .container_toolkit import scan_container_toolkit
 from .fabric import scan_fabric
 from .hostname import scan_hostname
 from .hostroot import HostReadError, HostRoot
 from .iommu import scan_iommu
 from .kernel_config import read_kernel_config
+from .mig import scan_mig
 from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_module_files
 from .modules import module_file_paths, scan_modules
 from .net_interfaces import scan_interfaces
@@ -119,6 +121,8 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         hostname_in_hosts=scan_hostname(host, unknown, read),
         numa_nodes=scan_numa(host, unknown),
         fabric=scan_fabric(host, mods.sysfs_visible, unknown),
+        container_toolkit=scan_container_toolkit(host, unknown),
+        mig=scan_mig(host, gpu.driver_version is not None or gpu.kernel_module is not None, unknown),
     )
     return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))
 
