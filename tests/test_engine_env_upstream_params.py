@@ -211,12 +211,59 @@ def with_torch(facts, version: str):
     return dataclasses.replace(facts, packages=(*facts.packages, torch))
 
 
-def test_torch_script_with_old_and_listed_names_is_quiet():
-    # the old NCCL_* names are the NCCL lint's (read by PyTorch, not typos); TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC is
-    # listed by PyTorch's docs with no first release recorded: nothing to say either way
+def test_torch_script_setting_a_name_its_torch_does_not_declare_yet():
+    # the old NCCL_* names are the NCCL lint's (read by PyTorch, not typos). TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC is
+    # first declared by torch 2.2.0's c10d (catalogs/torch_nccl_env.json, generated from every torch wheel): with
+    # torch 2.1.2 the setting does nothing; with 2.5.1 it is read, and the script's NCCL_ASYNC_ERROR_HANDLING is
+    # named as the deprecated alias it is there (information)
     facts = with_torch(image(script_env("ssocl_debug.sh")), "2.1.2")
     found, unknown = outcomes(run(facts, node(NODE)))
+    (f,) = found["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]
+    assert "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC" in f.title and "2.1.2" in f.title and "2.2.0" in f.title
+    found, unknown = outcomes(run(with_torch(image(script_env("ssocl_debug.sh")), "2.5.1"), node(NODE)))
+    alias = found["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]
+    assert alias and all(f.severity == "info" and "deprecated alias" in f.title for f in alias)
+    assert unknown == {}
+
+
+def test_a_name_no_later_torch_declares_is_a_question_not_a_finding():
+    """TORCH_NCCL_ABORT_IN_DESTROY_PG is declared by torch 2.3.x only; a later torch may read it from
+    ProcessGroupNCCL.cpp, which the wheels read do not build: one unknown, never 'not read'. The old alias
+    ENABLE_NCCL_HEALTH_CHECK (declared by 2.2.x only) is not called a working deprecated alias on torch 2.5.1."""
+    m = matrix()
+    row = m.row("torch_nccl_env", name="TORCH_NCCL_ABORT_IN_DESTROY_PG")
+    assert (row["first"], row["last"], row["removed_in"]) == ("2.3.0", "2.3.1", "2.4.0")
+    found, unknown = outcomes(run(with_torch(image({"TORCH_NCCL_ABORT_IN_DESTROY_PG": "1"}), "2.5.1"), node(NODE)))
+    assert found == {} and "not decided" in unknown["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"][0].reason
+    found, unknown = outcomes(run(with_torch(image({"TORCH_NCCL_ABORT_IN_DESTROY_PG": "1"}), "2.3.1"), node(NODE)))
     assert found == {} and unknown == {}
+    found, unknown = outcomes(run(with_torch(image({"ENABLE_NCCL_HEALTH_CHECK": "1"}), "2.5.1"), node(NODE)))
+    assert found == {} and "ENABLE_NCCL_HEALTH_CHECK" in unknown["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"][0].reason
+    found, _ = outcomes(run(with_torch(image({"ENABLE_NCCL_HEALTH_CHECK": "1"}), "2.2.2"), node(NODE)))
+    (f,) = found["ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"]
+    assert f.severity == "info" and "deprecated alias" in f.title
+
+
+def test_torch_nccl_env_is_generated_from_every_torch_wheel():
+    """Every name a torch wheel's c10d declares has its first (and, where it went, last) release and cites the
+    wheel it was read from; the renames of torch 2.2.0 (pytorch/pytorch#114077, hand-recorded before) come out of the
+    headers with the same first release and the old name as the alias."""
+    rows = {r["name"]: r for r in matrix().rows("torch_nccl_env")}
+    generated = [r for r in rows.values() if r.get("generated")]
+    assert len(generated) >= 27
+    for r in generated:
+        assert r["source"][0].startswith(f"PyPI torch-{r['first']}-") and r["confidence"] == "verified"
+        assert r["generated"]["read_from"] == "1.13.0"
+    for new, old in {
+        "TORCH_NCCL_BLOCKING_WAIT": "NCCL_BLOCKING_WAIT",
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING": "NCCL_ASYNC_ERROR_HANDLING",
+        "TORCH_NCCL_DESYNC_DEBUG": "NCCL_DESYNC_DEBUG",
+        "TORCH_NCCL_ENABLE_TIMING": "NCCL_ENABLE_TIMING",
+        "TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK": "NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK",
+        "TORCH_ENABLE_NCCL_HEALTH_CHECK": "ENABLE_NCCL_HEALTH_CHECK",
+    }.items():
+        assert rows[new]["first"] == "2.2.0" and rows[new]["renamed_from"] == old
+        assert old in rows[new]["generated"]["deprecated_aliases"]
 
 
 def test_renamed_torch_variable_on_a_torch_that_reads_only_the_old_name():

@@ -131,9 +131,9 @@ def test_imported_catalog_rows_say_how_they_were_obtained():
         assert row["nccl_origin"] == ({"ubuntu": "dpkg"}.get(row["distro"].split()[0], "rpm") if row["nccl"] else None)
     ngc = [r for r in m.rows("base_images") if r.get("evidence")]
     # every month the research found, 25.03 from NVIDIA's TensorRT-LLM build script, 21.12 and 26.07 from the
-    # images' own environment / build history; 20.06, 22.09, 23.10, 24.03 and 26.08 from the images' environment and 21.04-21.06,
+    # images' own environment / build history; 20.06, 22.09, 23.10, 24.01, 24.03 and 26.08 from the images' environment and 21.04-21.06,
     # 21.10, 22.05, 22.10, 23.07, 23.11 and 26.03 from a sibling container's notes of the same month (issue 32)
-    assert len([r for r in ngc if r["image"] == "nvcr.io/nvidia/pytorch"]) == 44
+    assert len([r for r in ngc if r["image"] == "nvcr.io/nvidia/pytorch"]) == 45
     for row in ngc:
         assert row["obtained"] and row["confidence"] in ("reported", "hypothesis")
         if row["evidence"] in ("secondary_paraphrase", "secondary_translation", "indirect"):

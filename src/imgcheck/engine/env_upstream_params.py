@@ -167,8 +167,10 @@ def _check(ctx: Ctx) -> Iterator[Outcome]:
 
 
 def _torch(ctx: Ctx, s: Any, name: str) -> Iterator[Outcome]:
-    """PyTorch's c10d variables: only what torch_nccl_env states is decided (the renames of torch 2.2.0); a name it
-    does not list is unknown, never a typo (the table is not an enumeration of every release)."""
+    """PyTorch's c10d variables against the releases that declare them (torch_nccl_env, generated from every torch
+    wheel's c10d headers and libraries): set for a torch older than the first that declares it, a finding; for one
+    newer than the last, a question (ProcessGroupNCCL's own .cpp is not read, the name may have moved there). A name
+    the table does not list is unknown, never a typo: a name read only in that .cpp is not enumerated."""
     rule = "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"
     rows = {r["name"]: r for r in ctx.matrix.rows("torch_nccl_env")}
     row = rows.get(name)
@@ -192,8 +194,22 @@ def _torch(ctx: Ctx, s: Any, name: str) -> Iterator[Outcome]:
     if version is None:
         yield unknown(rule, f"torch's version {torch.version!r} does not parse; {name} is read from {row['first']}")
         return
+    evidence = [s.evidence, Evidence("image.packages.torch", torch.version, torch.location)]
+    generated = row.get("generated") or {}
+    if version in (generated.get("gaps") or []):
+        yield unknown(rule, f"{name}: declared by torch {row['first']}.. but not by torch {version}'s c10d")
+        return
+    removed = row.get("removed_in")
+    if removed and ranges.at_least(version, removed):
+        # gone from the c10d headers and the libraries the wheel builds for every platform; ProcessGroupNCCL's own
+        # .cpp is not in what was read, so a name that moved there would look the same: a question, not a finding
+        yield unknown(
+            rule,
+            f"{name}: torch {row['first']}..{row['last']} declare it and no wheel from {removed} does, but "
+            f"ProcessGroupNCCL's own code is not in what was read: whether torch {version} still reads it is not decided",
+        )
+        return
     if ranges.below(version, row["first"]):
-        evidence = [s.evidence, Evidence("image.packages.torch", torch.version, torch.location)]
         yield finding(
             ctx.matrix,
             rule,
@@ -224,10 +240,22 @@ def _torch_old_names(ctx: Ctx) -> Iterator[Outcome]:
         s = ctx.setting(old)
         if s is None:
             continue
+        evidence = [s.evidence, Evidence("image.packages.torch", torch.version, torch.location)]
+        generated = row.get("generated") or {}
+        # the releases that read the alias: to the variable's own last one, or fewer if the alias went first
+        alias = (generated.get("deprecated_aliases") or {}).get(old) or {}
+        alias_last, alias_removed = alias.get("last", row.get("last")), alias.get("removed_in", row.get("removed_in"))
+        if alias_last and alias_removed and ranges.at_least(version, alias_removed):
+            yield unknown(
+                "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE",
+                f"{old}: torch {first}..{alias_last} read it as a deprecated alias of {row['name']} and no wheel from "
+                f"{alias_removed} declares it; whether torch {version} still reads it is not decided",
+            )
+            continue
         yield finding(
             ctx.matrix,
             "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE",
-            [s.evidence, Evidence("image.packages.torch", torch.version, torch.location)],
+            evidence,
             variant="deprecated-name",
             setting=s.label,
             name=row["name"],
