@@ -45,6 +45,9 @@ class JobFacts:
     cap_add: tuple[str, ...] | None = None  # capabilities added, upper case without CAP_
     host_network: bool | None = None
     host_ipc: bool | None = None  # the container shares the host's IPC namespace (and so its /dev/shm)
+    # networks the pod gets besides its default one (GKE networking.gke.io/interfaces, Multus): "eth1:vpc1", ...;
+    # () none; None: the spec does not say
+    pod_networks: tuple[str, ...] | None = None
     devices: tuple[str, ...] | None = None  # host device paths given to the container (--device, hostPath mounts)
     resources: tuple[tuple[str, str], ...] | None = None  # extended resources requested (name, quantity)
     gpus: int | None = None  # GPUs requested; -1: all the node has
