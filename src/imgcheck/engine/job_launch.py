@@ -33,7 +33,9 @@ RULES = (
     "JOB-PYXIS-IMAGE-NAME",
     "JOB-EFA-DEVICE-LIST-ABORT",
     "JOB-GKE-GPU-NICS-NOT-IN-POD",
+    "JOB-PYXIS-CONTAINER-REUSED",
 )
+PYXIS_REUSE = "JOB-PYXIS-CONTAINER-REUSED"
 GKE_NICS = "JOB-GKE-GPU-NICS-NOT-IN-POD"
 EFA_ABORT = "JOB-EFA-DEVICE-LIST-ABORT"
 NEEDS = {
@@ -62,6 +64,7 @@ REQUIRES = {
     "JOB-PYXIS-IMAGE-NAME": (),
     EFA_ABORT: (facts.NODE_RDMA,),
     GKE_NICS: (),
+    PYXIS_REUSE: (),
 }
 READS = {
     "JOB-RDMA-DEVICES-NOT-EXPOSED": _CONSUMERS,
@@ -75,6 +78,7 @@ READS = {
     "JOB-PYXIS-IMAGE-NAME": (),
     EFA_ABORT: (facts.NODE_RDMA,),
     GKE_NICS: (),  # the node's machine type (its labels) and the pod spec only
+    PYXIS_REUSE: (),  # the script's steps only
 }
 
 # Extended resources whose device plugins hand the container RDMA devices: rdma/* (Mellanox
@@ -137,6 +141,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _partial_devices(ctx, exposed)
     yield from _ranks_vs_gpus(ctx)
     yield from _pyxis_image(ctx)
+    yield from _pyxis_reuse(ctx)
     yield from _efa_device_list(ctx)
     yield from _gke_gpu_nics(ctx)
     yield from _memlock(ctx, exposed)
@@ -1008,4 +1013,46 @@ def _gke_gpu_nics(ctx: Ctx) -> Iterator[Outcome]:
         networks=row["networks"],
         daemon=row["daemon"] or "the transport's daemon",
         env_prefix=row["env_prefix"] or "the plugin's",
+    )
+
+
+def _pyxis_reuse(ctx: Ctx) -> Iterator[Outcome]:
+    """A Pyxis step naming a container (--container-name) that already exists uses it: the image is not imported
+    again, and while the step that made it still runs, this one joins its namespaces and imports that process's
+    environment over its own (pyxis_slurmstepd.c spank_import_container_env; --container-env names are kept)."""
+    rule = PYXIS_REUSE
+    job = _job(ctx)
+    if job.runtime != RUNTIME_ENROOT or not job.container:
+        return  # not a named Pyxis container
+    if job.container_reuse == "new":
+        yield decided(rule, f"{job.where}: --container-name {job.container}:create makes a new container")
+        return
+    if job.container_reuse is None:
+        yield unknown(
+            rule,
+            f"{job.where}: whether a container named {job.container} already exists on the node (a named container "
+            "outlives its job under Pyxis' default container_scope=global; then its filesystem is used and the image "
+            "not imported) is not in the script",
+        )
+        return
+    if not job.reuse_conflicts:
+        yield decided(rule, f"{job.where}: reuses {job.container} with the same image and settings as the step before")
+        return
+    names = [c for c in job.reuse_conflicts if c != "--container-image"]
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "container_name", job.container),
+        _ev(ctx, "reuse_conflicts", ", ".join(job.reuse_conflicts)),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant=None if names else "image",
+        where=job.where,
+        who=job.who,
+        name=job.container,
+        settings=", ".join(names) or "none",
+        image=job.image or "its image",
     )

@@ -68,6 +68,15 @@ class JobFacts:
     image_form: str | None = None
     env: tuple[EnvVar, ...] = ()
     env_incomplete: bool = False  # envFrom / --env-file: more variables than the spec shows
+    # Pyxis --container-name (in `container`): "earlier-step" when a step before this one in the script names the
+    # same container, so Pyxis uses that container (pyxis_slurmstepd.c: the import is skipped, and while that step
+    # runs this one joins its namespaces and imports its process environment); "new" (the :create flag); None: not a
+    # named Pyxis container, or whether one of that name exists is not in the script (a named container outlives
+    # its job under Pyxis' default container_scope=global)
+    container_reuse: str | None = None
+    # what this step asks for that the reused container does not give it: variables it sets to another value than
+    # the step that made the container (not named by --container-env), "--container-image" when it names another
+    reuse_conflicts: tuple[str, ...] = ()
     # Pyxis: which host variables override the image's Env (--container-env); None: not Pyxis
     env_overrides_image: tuple[str, ...] | None = None
     # words that add flags only at run time (a shell array "${ARGS[@]}"): an absent flag may still be given
