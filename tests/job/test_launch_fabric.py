@@ -176,3 +176,28 @@ def test_pyxis_step_reusing_a_named_container_with_other_env_is_found():
         "d.sbatch",
     )
     assert created[1].container_reuse == "new"
+
+
+# ---- GPUs of one node split over containers while NCCL's P2P expects CUDA IPC between them ----
+def _two_gpu_node():
+    gpus = [{"index": i, "name": "Tesla V100-SXM2-32GB", "gpu_class": "datacenter"} for i in range(2)]
+    return parse_node_facts({"name": "nvlink-2gpu", "gpu": {"gpus": gpus}}, "n.json")
+
+
+def test_gpu_subset_per_container_is_found_asked_or_decided():
+    img = with_nccl(committed_facts("bookworm"), "2.21.5")
+    (one,) = parse_job_spec("docker run --gpus device=0 --network host img", "cmd")
+    assert one.gpus == 1
+    # one container seen alone: whether the node's other GPU runs a rank of the same job in another container is asked
+    assert unknowns(evaluate(img, _two_gpu_node(), MATRIX, job=one), "JOB-GPU-SUBSET-CUDA-IPC")
+    (f,) = found(
+        evaluate(img, _two_gpu_node(), MATRIX, job=dataclasses.replace(one, containers_per_node=2)),
+        "JOB-GPU-SUBSET-CUDA-IPC",
+    )
+    assert f.severity == "warning" and "1 of its 2 GPUs" in f.title
+    off = with_nccl(committed_facts("bookworm"), "2.21.5", env={"NCCL_P2P_DISABLE": "1"})
+    job = dataclasses.replace(one, containers_per_node=2)
+    assert not found(evaluate(off, _two_gpu_node(), MATRIX, job=job), "JOB-GPU-SUBSET-CUDA-IPC")
+    (every,) = parse_job_spec("docker run --gpus all --ipc host --network host img", "cmd")
+    result = evaluate(img, _two_gpu_node(), MATRIX, job=dataclasses.replace(every, containers_per_node=2))
+    assert not found(result, "JOB-GPU-SUBSET-CUDA-IPC") and not unknowns(result, "JOB-GPU-SUBSET-CUDA-IPC")

@@ -34,7 +34,9 @@ RULES = (
     "JOB-EFA-DEVICE-LIST-ABORT",
     "JOB-GKE-GPU-NICS-NOT-IN-POD",
     "JOB-PYXIS-CONTAINER-REUSED",
+    "JOB-GPU-SUBSET-CUDA-IPC",
 )
+GPU_SUBSET = "JOB-GPU-SUBSET-CUDA-IPC"
 PYXIS_REUSE = "JOB-PYXIS-CONTAINER-REUSED"
 GKE_NICS = "JOB-GKE-GPU-NICS-NOT-IN-POD"
 EFA_ABORT = "JOB-EFA-DEVICE-LIST-ABORT"
@@ -65,6 +67,7 @@ REQUIRES = {
     EFA_ABORT: (facts.NODE_RDMA,),
     GKE_NICS: (),
     PYXIS_REUSE: (),
+    GPU_SUBSET: (facts.NCCL,),
 }
 READS = {
     "JOB-RDMA-DEVICES-NOT-EXPOSED": _CONSUMERS,
@@ -79,6 +82,7 @@ READS = {
     EFA_ABORT: (facts.NODE_RDMA,),
     GKE_NICS: (),  # the node's machine type (its labels) and the pod spec only
     PYXIS_REUSE: (),  # the script's steps only
+    GPU_SUBSET: (facts.NCCL, facts.setting("NCCL_P2P_DISABLE")),
 }
 
 # Extended resources whose device plugins hand the container RDMA devices: rdma/* (Mellanox
@@ -140,6 +144,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _devices(ctx, exposed)
     yield from _partial_devices(ctx, exposed)
     yield from _ranks_vs_gpus(ctx)
+    yield from _gpu_subset(ctx)
     yield from _pyxis_image(ctx)
     yield from _pyxis_reuse(ctx)
     yield from _efa_device_list(ctx)
@@ -1055,4 +1060,58 @@ def _pyxis_reuse(ctx: Ctx) -> Iterator[Outcome]:
         name=job.container,
         settings=", ".join(names) or "none",
         image=job.image or "its image",
+    )
+
+
+def _gpu_subset(ctx: Ctx) -> Iterator[Outcome]:
+    """Ranks of one node split over containers that each see only their own GPUs. NCCL built with CUDA 10.1 or later
+    still selects its P2P transport for a peer GPU it cannot see (src/transport/p2p.cc p2pCanConnect: an invisible
+    peer returns 'can connect'), and P2P maps the peer's buffers through CUDA IPC, which needs the peer GPU visible
+    in this process (NVIDIA/nccl#324, the maintainer: with one GPU per container NVLink cannot be used)."""
+    rule = GPU_SUBSET
+    job = _job(ctx)
+    if job.runtime not in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) or ctx.nccl_present is not True:
+        return  # no NCCL (unknown: the engine asks); under enroot/bare metal the GPUs are the step's, not a container's
+    node_gpus, mine = _node_gpus(ctx), job.gpus
+    if mine == -1:
+        yield decided(rule, f"{job.where}: the container gets all the node's GPUs")
+        return
+    if not mine or node_gpus is None:
+        return  # how many GPUs it gets (or the node has) is not known: the engine asks
+    if mine >= node_gpus:
+        yield decided(rule, f"{job.where}: the container sees all {node_gpus} GPUs of the node")
+        return
+    off = ctx.setting("NCCL_P2P_DISABLE")
+    if off is not None and (off.as_int() or 0) != 0:
+        yield decided(rule, f"{off.label}: NCCL does not use P2P, so no CUDA IPC to another container's GPU")
+        return
+    words = f"{job.where} sees {mine} of the node's {node_gpus} GPUs ({job.gpus_setting or 'the spec'})"
+    if job.containers_per_node is None:
+        yield unknown(
+            rule,
+            f"{words}; whether other ranks of the job run in other containers on this node (then NCCL picks P2P to "
+            "GPUs this container does not see, and CUDA IPC to them fails) is not in the spec",
+        )
+        return
+    if job.containers_per_node <= 1:
+        yield decided(rule, f"{words}; no other container of the job shares the node")
+        return
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "gpus", f"{mine} ({job.gpus_setting or 'the spec'})"),
+        _ev(ctx, "containers_per_node", job.containers_per_node),
+        ctx.node_ev("gpu.gpus", node_gpus),
+        *ctx.nccl_evidence(),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        where=job.where,
+        who=job.who,
+        gpus=mine,
+        node_gpus=node_gpus,
+        containers=job.containers_per_node,
+        nccl=_nccl_words(ctx),
     )

@@ -68,6 +68,9 @@ class JobFacts:
     image_form: str | None = None
     env: tuple[EnvVar, ...] = ()
     env_incomplete: bool = False  # envFrom / --env-file: more variables than the spec shows
+    # how many containers of the same job share a node, each with its own GPUs (docker runs or pods side by side);
+    # None: the spec does not say (a launch line or a pod template shows one container)
+    containers_per_node: int | None = None
     # Pyxis --container-name (in `container`): "earlier-step" when a step before this one in the script names the
     # same container, so Pyxis uses that container (pyxis_slurmstepd.c: the import is skipped, and while that step
     # runs this one joins its namespaces and imports its process environment); "new" (the :create flag); None: not a
