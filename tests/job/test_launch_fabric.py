@@ -133,10 +133,36 @@ def test_efa_pod_without_the_efa_resource_is_decided_and_the_fix_names_it():
     plugged = dict(pod, resources={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"})
     result = evaluate(img, _efa_node(), MATRIX, job=parse_job_facts(plugged, "pod.json"))
     assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
-    # privileged stated unknown with no devices stated: the facts do not decide
-    vague = {"runtime": "kubernetes", "kind": "Pod", "resources": {"nvidia.com/gpu": "8"}, "gpus": 8}
+    # a pod's facts that state its resources but neither devices nor privileged: a pod spec's defaults (none, false)
+    plain = {"runtime": "kubernetes", "kind": "Pod", "resources": {"nvidia.com/gpu": "8"}, "gpus": 8}
+    (f,) = found(
+        evaluate(img, _efa_node(), MATRIX, job=parse_job_facts(plain, "p.json")), "JOB-RDMA-DEVICES-NOT-EXPOSED"
+    )
+    assert not f.assumes
+    # facts that state none of resources, devices, privileged: undecided
+    vague = {"runtime": "kubernetes", "kind": "Pod", "gpus": 8}
     result = evaluate(img, _efa_node(), MATRIX, job=parse_job_facts(vague, "pod.json"))
     assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED") and unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+
+
+def test_enroot_without_infiniband_nodes_and_without_mellanox_visible_devices():
+    """enroot binds the host's /dev unless ENROOT_RESTRICT_DEV; its 99-mellanox hook adds HCAs only with
+    MELLANOX_VISIBLE_DEVICES set. Facts that give the step no /dev/infiniband and no such variable: not exposed."""
+    img = committed_facts("bookworm")  # UCX with uct_ib
+    step = {"runtime": "slurm", "kind": "srun --container-image", "devices": []}
+    (f,) = found(
+        evaluate(img, node(RDMA_NODE), MATRIX, job=parse_job_facts(step, "s.json")), "JOB-RDMA-DEVICES-NOT-EXPOSED"
+    )
+    assert "MELLANOX_VISIBLE_DEVICES=all" in f.fixes[0]
+    hooked = dict(step, env={"MELLANOX_VISIBLE_DEVICES": "all"})
+    assert not found(
+        evaluate(img, node(RDMA_NODE), MATRIX, job=parse_job_facts(hooked, "s.json")), "JOB-RDMA-DEVICES-NOT-EXPOSED"
+    )
+    # a script step that mounts nothing under /dev: enroot's default mounts give the host's /dev
+    (parsed,) = parse_job_spec(
+        "#!/bin/bash\nsrun --container-image=nvcr.io#nvidia/pytorch:24.05-py3 python t.py\n", "s.sbatch"
+    )
+    assert not found(evaluate(img, node(RDMA_NODE), MATRIX, job=parsed), "JOB-RDMA-DEVICES-NOT-EXPOSED")
 
 
 # ---- Pyxis named containers: a later step with the same --container-name uses the earlier step's container ----

@@ -108,11 +108,22 @@ _DEFAULT_SHM_WORDS: dict[str | None, str] = {
 # devices are there and /dev/shm is the host's, unless a site edits that table.
 _ENROOT_DEFAULT_MOUNTS = "enroot's default mounts bind the host's /dev and /dev/shm (conf/mounts/10-system.fstab)"
 
+# enroot binds the host's /dev unless the site sets ENROOT_RESTRICT_DEV (conf/hooks/10-devices.sh: a tmpfs /dev with a
+# few nodes), and its Mellanox hook (conf/hooks/99-mellanox.sh) adds the HCAs' uverbs nodes only when
+# MELLANOX_VISIBLE_DEVICES is set (not void/none): facts that give an enroot container no /dev/infiniband and no
+# MELLANOX_VISIBLE_DEVICES describe that restricted setup
+_ENROOT_NO_IB = (
+    "the facts give the container no /dev/infiniband: enroot's site configuration restricts /dev "
+    "(ENROOT_RESTRICT_DEV) and its Mellanox hook adds the HCAs only with MELLANOX_VISIBLE_DEVICES set"
+)
+
 # The first fix a finding shows is the one for the runtime the spec is for.
 _DEVICE_FIX: dict[str | None, str] = {
     RUNTIME_DOCKER: "docker: run with --device /dev/infiniband (plus --cap-add IPC_LOCK and --ulimit memlock=-1)",
     RUNTIME_KUBERNETES: "Kubernetes: request an RDMA resource from the RDMA shared device plugin or the SR-IOV device "
     "plugin (e.g. rdma/<pool>: 1), or mount /dev/infiniband as a hostPath volume in a privileged pod",
+    RUNTIME_ENROOT: "Slurm/Pyxis: set MELLANOX_VISIBLE_DEVICES=all in enroot's environment (its 99-mellanox hook then "
+    "adds the HCAs), or --container-mounts=/dev/infiniband:/dev/infiniband",
 }
 _SHM_FIX: dict[str | None, str] = {
     RUNTIME_DOCKER: "docker: --shm-size=1g or more (compose: shm_size), or --ipc=host",
@@ -242,10 +253,16 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     if job.privileged:
         return True, "privileged"
     privileged = _privileged(job)
-    if job.runtime == RUNTIME_ENROOT:
-        return True, _ENROOT_DEFAULT_MOUNTS
     # Only the whole directory or uverbsN nodes let libibverbs open a device (rdma_cm, umad alone do not)
     ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/uverbs")]
+    if job.runtime == RUNTIME_ENROOT:
+        mellanox = job.env_value("MELLANOX_VISIBLE_DEVICES")
+        if job.devices == () and mellanox is None:
+            return False, _ENROOT_NO_IB  # the facts give the container no /dev/infiniband
+        return True, _ENROOT_DEFAULT_MOUNTS
+    devices = job.devices
+    if devices is None and job.runtime == RUNTIME_KUBERNETES and job.resources is not None:
+        devices = ()  # facts that state a pod's resources and no hostPath device: it has none (a pod spec's default)
     if ib:
         return True, "devices " + ", ".join(ib)
     plugged = [f"{k}: {v}" for k, v in job.resources or () if _rdma_resource(k, v)]
@@ -254,7 +271,7 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     # Docker has no extended resources (device plugins are Kubernetes'): --device and --privileged decide alone,
     # so a docker spec (or facts file) that does not state resources is not unknown for it
     resources = () if job.resources is None and job.runtime == RUNTIME_DOCKER else job.resources
-    if privileged is None or job.devices is None or resources is None:
+    if privileged is None or devices is None or resources is None:
         return None, f"a {job.kind} spec does not say which devices the container gets (the runtime decides)"
     other = [k for k, _ in resources if k not in _GPU_RESOURCES]
     if other:
@@ -270,6 +287,8 @@ def _privileged(job: JobFacts) -> bool | None:
     are opt-in): privileged is a way to get devices, which such facts would have named."""
     if job.privileged is None and job.runtime in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) and job.devices is not None:
         return False
+    if job.privileged is None and job.runtime == RUNTIME_KUBERNETES and job.resources is not None:
+        return False  # a pod's device channels are resources, hostPath and privileged: facts naming one name all
     return job.privileged
 
 
