@@ -49,8 +49,14 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 def deep_merge(base, patch):
-    """JSON merge: dicts merge key by key, anything else (lists included) is replaced."""
+    """JSON merge: dicts merge key by key, anything else (lists included) is replaced, so a variant's
+    `providers: []` means no providers. An image patch that names a `profile` is that profile plus its own keys, not
+    a patch of the failing image: a working variant `{"profile": "rdma-core-39-mlx5"}` is the stock image, without
+    the failing case's overrides (its `rdma.providers: []`). A null stays a value (job facts give `shm_size_mib:
+    null` a meaning), so a variant drops a key by naming the profile again."""
     if isinstance(base, dict) and isinstance(patch, dict):
+        if "profile" in patch:
+            base = {}
         out = dict(base)
         for key, value in patch.items():
             out[key] = deep_merge(base.get(key), value) if key in base else copy.deepcopy(value)

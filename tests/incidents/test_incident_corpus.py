@@ -61,8 +61,7 @@ def test_incident_case(case, request):
     working = case.get("working")
     if working:
         patch = working.get("image", {})
-        # a working image naming a profile is that profile (plus its own keys), not a patch of the failing one
-        fixed_image = patch if "profile" in patch else deep_merge(case["image"], patch)
+        fixed_image = deep_merge(case["image"], patch)  # a patch naming a profile is that profile (corpus.py)
         fixed_job = deep_merge(case["job"], working["job"]) if "job" in working else case.get("job")
         fixed = _evaluate(fixed_image, deep_merge(case["node"], working.get("node", {})), case["id"], fixed_job)
         for rule in working["absent"]:

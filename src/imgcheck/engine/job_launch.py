@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..job.model import FORM_AMBIGUOUS, RUNTIME_DOCKER, RUNTIME_ENROOT, RUNTIME_KUBERNETES, EnvVar, JobFacts
-from ..knowledge import visible_devices
+from ..knowledge import rdma_consumers, visible_devices
 from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
@@ -32,7 +32,13 @@ RULES = (
     "JOB-RANKS-EXCEED-GPUS",
     "JOB-PYXIS-IMAGE-NAME",
     "JOB-EFA-DEVICE-LIST-ABORT",
+    "JOB-GKE-GPU-NICS-NOT-IN-POD",
+    "JOB-PYXIS-CONTAINER-REUSED",
+    "JOB-GPU-SUBSET-CUDA-IPC",
 )
+GPU_SUBSET = "JOB-GPU-SUBSET-CUDA-IPC"
+PYXIS_REUSE = "JOB-PYXIS-CONTAINER-REUSED"
+GKE_NICS = "JOB-GKE-GPU-NICS-NOT-IN-POD"
 EFA_ABORT = "JOB-EFA-DEVICE-LIST-ABORT"
 NEEDS = {
     "nccl_features": {"duplicate_gpu_check", "multi_rank_gpu_opt_in", "cumem_host_shm"},
@@ -45,29 +51,38 @@ NEEDS = {
 }
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
+# The RDMA rules are about whichever library of the image opens the devices (NCCL, UCX, libfabric, Open MPI, ...:
+# rdma_consumers), so none of them alone is required: the node's RDMA is, and the consumers are read.
+_CONSUMERS = (facts.NCCL, facts.LIBIBVERBS, facts.UCX, facts.PACKAGES, facts.NODE_RDMA)
 REQUIRES = {
-    "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
-    "JOB-MEMLOCK-TOO-LOW": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
-    "JOB-NO-IPC-LOCK": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NODE_RDMA,),
+    "JOB-MEMLOCK-TOO-LOW": (facts.NODE_RDMA,),
+    "JOB-NO-IPC-LOCK": (facts.NODE_RDMA,),
     "JOB-SHM-TOO-SMALL": (facts.NCCL,),
     "JOB-ENV-OVERRIDES-IMAGE": (),
     "JOB-ENV-SHADOWED-BY-IMAGE": (),
-    "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-RDMA-DEVICES-PARTIAL": (facts.NODE_RDMA,),
     "JOB-RANKS-EXCEED-GPUS": (),  # ranks past the GPUs fail in the framework before NCCL: NCCL only words it
     "JOB-PYXIS-IMAGE-NAME": (),
     EFA_ABORT: (facts.NODE_RDMA,),
+    GKE_NICS: (),
+    PYXIS_REUSE: (),
+    GPU_SUBSET: (facts.NCCL,),
 }
 READS = {
-    "JOB-RDMA-DEVICES-NOT-EXPOSED": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
-    "JOB-MEMLOCK-TOO-LOW": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
-    "JOB-NO-IPC-LOCK": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-RDMA-DEVICES-NOT-EXPOSED": _CONSUMERS,
+    "JOB-MEMLOCK-TOO-LOW": _CONSUMERS,
+    "JOB-NO-IPC-LOCK": _CONSUMERS,
     "JOB-SHM-TOO-SMALL": (facts.NCCL,),
     "JOB-ENV-OVERRIDES-IMAGE": (facts.ANY_SETTING,),
     "JOB-ENV-SHADOWED-BY-IMAGE": (facts.ANY_SETTING,),
-    "JOB-RDMA-DEVICES-PARTIAL": (facts.NCCL, facts.LIBIBVERBS, facts.NODE_RDMA),
+    "JOB-RDMA-DEVICES-PARTIAL": _CONSUMERS,
     "JOB-RANKS-EXCEED-GPUS": (facts.NCCL, facts.setting("CUDA_VISIBLE_DEVICES")),
     "JOB-PYXIS-IMAGE-NAME": (),
     EFA_ABORT: (facts.NODE_RDMA,),
+    GKE_NICS: (),  # the node's machine type (its labels) and the pod spec only
+    PYXIS_REUSE: (),  # the script's steps only
+    GPU_SUBSET: (facts.NCCL, facts.setting("NCCL_P2P_DISABLE")),
 }
 
 # Extended resources whose device plugins hand the container RDMA devices: rdma/* (Mellanox
@@ -93,11 +108,22 @@ _DEFAULT_SHM_WORDS: dict[str | None, str] = {
 # devices are there and /dev/shm is the host's, unless a site edits that table.
 _ENROOT_DEFAULT_MOUNTS = "enroot's default mounts bind the host's /dev and /dev/shm (conf/mounts/10-system.fstab)"
 
+# enroot binds the host's /dev unless the site sets ENROOT_RESTRICT_DEV (conf/hooks/10-devices.sh: a tmpfs /dev with a
+# few nodes), and its Mellanox hook (conf/hooks/99-mellanox.sh) adds the HCAs' uverbs nodes only when
+# MELLANOX_VISIBLE_DEVICES is set (not void/none): facts that give an enroot container no /dev/infiniband and no
+# MELLANOX_VISIBLE_DEVICES describe that restricted setup
+_ENROOT_NO_IB = (
+    "the facts give the container no /dev/infiniband: enroot's site configuration restricts /dev "
+    "(ENROOT_RESTRICT_DEV) and its Mellanox hook adds the HCAs only with MELLANOX_VISIBLE_DEVICES set"
+)
+
 # The first fix a finding shows is the one for the runtime the spec is for.
 _DEVICE_FIX: dict[str | None, str] = {
     RUNTIME_DOCKER: "docker: run with --device /dev/infiniband (plus --cap-add IPC_LOCK and --ulimit memlock=-1)",
     RUNTIME_KUBERNETES: "Kubernetes: request an RDMA resource from the RDMA shared device plugin or the SR-IOV device "
     "plugin (e.g. rdma/<pool>: 1), or mount /dev/infiniband as a hostPath volume in a privileged pod",
+    RUNTIME_ENROOT: "Slurm/Pyxis: set MELLANOX_VISIBLE_DEVICES=all in enroot's environment (its 99-mellanox hook then "
+    "adds the HCAs), or --container-mounts=/dev/infiniband:/dev/infiniband",
 }
 _SHM_FIX: dict[str | None, str] = {
     RUNTIME_DOCKER: "docker: --shm-size=1g or more (compose: shm_size), or --ipc=host",
@@ -129,8 +155,11 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _devices(ctx, exposed)
     yield from _partial_devices(ctx, exposed)
     yield from _ranks_vs_gpus(ctx)
+    yield from _gpu_subset(ctx)
     yield from _pyxis_image(ctx)
+    yield from _pyxis_reuse(ctx)
     yield from _efa_device_list(ctx)
+    yield from _gke_gpu_nics(ctx)
     yield from _memlock(ctx, exposed)
     yield from _shm(ctx)
     yield from _env(ctx)
@@ -177,11 +206,45 @@ def _env_conflict(ctx: Ctx, rule: str, var: EnvVar, image_value: str) -> Finding
     )
 
 
+def _consumers(ctx: Ctx) -> rdma_consumers.Consumers:
+    """The libraries of the image that open RDMA devices (rdma_consumers rows). NCCL counts only with libibverbs in
+    the image (it dlopens it); a job that turns NCCL's IB transport off (NCCL_IB_DISABLE, NCCL_NET=Socket) in an
+    image with NCCL does not mean RDMA at all."""
+    if ctx.ib_disabled_by is not None and ctx.nccl_present:
+        # the job turned NCCL's IB off: it does not mean RDMA, whatever else (HPC-X's UCX) the image carries
+        return rdma_consumers.Consumers((), ())
+    if ctx.lib is None and ctx.lib_unknown is None:
+        return rdma_consumers.Consumers((), ())  # no libibverbs in the image: nothing in it can open a verbs device
+    found = rdma_consumers.consumers_in(ctx.matrix, ctx.image, ctx.ib_disabled_by is not None)
+    if ctx.lib is None:
+        kept = tuple(c for c in found.found if c.consumer != rdma_consumers.NCCL)
+        found = rdma_consumers.Consumers(kept, found.unread)
+    return found
+
+
 def _uses_verbs(ctx: Ctx) -> bool:
-    """NCCL in the image would open RDMA devices: it has NCCL and libibverbs, and the job did not turn IB off."""
-    if ctx.nccl_present is not True or ctx.lib is None:
-        return False  # NCCL's version does not matter here, only that it is there
-    return ctx.ib_disabled_by is None  # NCCL_IB_DISABLE, NCCL_NET=Socket: the job does not mean IB
+    """A library of the image would open the RDMA devices: NCCL (with libibverbs), UCX, libfabric, Open MPI, ..."""
+    return bool(_consumers(ctx).found)
+
+
+def _passes_rdma(job: JobFacts) -> str | None:
+    """The spec's own words that pass RDMA devices on purpose (--device /dev/infiniband, an RDMA resource), which
+    say that the job means to use them whichever library of the image does; None: it passes none by name."""
+    ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/uverbs")]
+    plugged = [f"{k}: {v}" for k, v in job.resources or () if _rdma_resource(k, v)]
+    return ", ".join(ib + plugged) or None
+
+
+def _consumer_words(ctx: Ctx) -> tuple[str | None, str]:
+    """(who pins memory with the devices, what it prints at the limit); (None, ...) when nothing says one will."""
+    found = _consumers(ctx)
+    generic = "Cannot allocate memory (ENOMEM) from ibv_reg_mr / ibv_create_cq"
+    if found.found:
+        return found.words(), found.symptom() or generic
+    passed = _passes_rdma(_job(ctx))
+    if passed and ctx.lib is not None:
+        return f"the program that opens the devices the spec passes ({passed}) through the image's libibverbs", generic
+    return None, generic
 
 
 def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
@@ -189,10 +252,17 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     job = _job(ctx)
     if job.privileged:
         return True, "privileged"
-    if job.runtime == RUNTIME_ENROOT:
-        return True, _ENROOT_DEFAULT_MOUNTS
+    privileged = _privileged(job)
     # Only the whole directory or uverbsN nodes let libibverbs open a device (rdma_cm, umad alone do not)
     ib = [d for d in job.devices or () if d == "/dev/infiniband" or d.startswith("/dev/infiniband/uverbs")]
+    if job.runtime == RUNTIME_ENROOT:
+        mellanox = job.env_value("MELLANOX_VISIBLE_DEVICES")
+        if job.devices == () and mellanox is None:
+            return False, _ENROOT_NO_IB  # the facts give the container no /dev/infiniband
+        return True, _ENROOT_DEFAULT_MOUNTS
+    devices = job.devices
+    if devices is None and job.runtime == RUNTIME_KUBERNETES and job.resources is not None:
+        devices = ()  # facts that state a pod's resources and no hostPath device: it has none (a pod spec's default)
     if ib:
         return True, "devices " + ", ".join(ib)
     plugged = [f"{k}: {v}" for k, v in job.resources or () if _rdma_resource(k, v)]
@@ -201,7 +271,7 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     # Docker has no extended resources (device plugins are Kubernetes'): --device and --privileged decide alone,
     # so a docker spec (or facts file) that does not state resources is not unknown for it
     resources = () if job.resources is None and job.runtime == RUNTIME_DOCKER else job.resources
-    if job.privileged is None or job.devices is None or resources is None:
+    if privileged is None or devices is None or resources is None:
         return None, f"a {job.kind} spec does not say which devices the container gets (the runtime decides)"
     other = [k for k, _ in resources if k not in _GPU_RESOURCES]
     if other:
@@ -209,6 +279,31 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     if job.open_flags:
         return None, f"{', '.join(job.open_flags)} may add --device or --privileged at run time"
     return False, "no /dev/infiniband device, no RDMA resource, not privileged"
+
+
+def _privileged(job: JobFacts) -> bool | None:
+    """Whether the container is privileged. Facts that state the devices a Docker or Kubernetes container gets but
+    not `privileged` leave it at the runtime's default, false (securityContext.privileged, docker run --privileged
+    are opt-in): privileged is a way to get devices, which such facts would have named."""
+    if job.privileged is None and job.runtime in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) and job.devices is not None:
+        return False
+    if job.privileged is None and job.runtime == RUNTIME_KUBERNETES and job.resources is not None:
+        return False  # a pod's device channels are resources, hostPath and privileged: facts naming one name all
+    return job.privileged
+
+
+def _device_fix(ctx: Ctx) -> str:
+    """The first fix for missing RDMA devices: for Kubernetes, the device-plugin resource of the node's fabric
+    (rdma_device_resources: EFA nodes need vpc.amazonaws.com/efa, ConnectX nodes an RDMA/SR-IOV resource)."""
+    job = _job(ctx)
+    if job.runtime != RUNTIME_KUBERNETES:
+        return _DEVICE_FIX.get(job.runtime, _DEVICE_FIX[RUNTIME_DOCKER])
+    devices = ctx.node.rdma.devices
+    fabric = "efa" if devices and all(d.driver == "efa" for d in devices) else "mlx5"
+    row = next((r for r in ctx.matrix.rows("rdma_device_resources") if r["fabric"] == fabric), None)
+    if row is None:
+        return _DEVICE_FIX[RUNTIME_KUBERNETES]
+    return f"Kubernetes: {str(row['request']).format(count=len(devices))} ({row['plugin']})"
 
 
 def _devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
@@ -232,11 +327,16 @@ def _devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
         *([net.evidence] if net is not None and forced else []),
         _where_ev(ctx),
         *_line_ev(ctx),
-        _ev(ctx, "privileged", job.privileged),
+        _ev(
+            ctx,
+            "privileged",
+            job.privileged if job.privileged is not None else "not set (the runtime's default: false)",
+        ),
         _ev(ctx, "devices", ", ".join(job.devices or ()) or "none"),
         _ev(ctx, "resources", ", ".join(f"{k}={v}" for k, v in job.resources or ()) or "none"),
         ctx.node_ev("rdma.devices", devices),
-        *ctx.nccl_evidence(),
+        *(ctx.nccl_evidence() if ctx.nccl is not None else []),
+        _ev(ctx, "rdma_consumers", _consumers(ctx).words()),
     ]
     yield finding(
         ctx.matrix,
@@ -248,7 +348,8 @@ def _devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
         devices=devices,
         runtime=job.runtime,
         setting=net.label if net is not None and forced else None,
-        runtime_fix=_DEVICE_FIX.get(job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]),
+        consumers=_consumers(ctx).words(),
+        runtime_fix=_device_fix(ctx),
     )
 
 
@@ -345,8 +446,9 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
         for rule in ("JOB-MEMLOCK-TOO-LOW", "JOB-NO-IPC-LOCK"):
             yield decided(rule, f"{job.where}: CAP_IPC_LOCK, whatever the image")
         return
-    if not _uses_verbs(ctx) or ctx.node_has_rdma is False or exposed[0] is False:
-        return  # no registration happens: NCCL has no device to register with
+    consumer, symptom = _consumer_words(ctx)
+    if consumer is None or ctx.node_has_rdma is False or exposed[0] is False:
+        return  # no registration happens: no library of the image opens a device, or none is there
     memlock = job.memlock_kib
     if memlock is None and job.limits_from is not None:
         yield unknown("JOB-MEMLOCK-TOO-LOW", f"{job.where}: under Slurm the task's memlock is {job.limits_from}")
@@ -363,11 +465,14 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
                     *_line_ev(ctx),
                     _ev(ctx, "cap_add", ", ".join(job.cap_add) or "none"),
                     _ev(ctx, "memlock_kib", "not set by the spec"),
+                    _ev(ctx, "rdma_consumers", consumer),
                 ],
                 where=job.where,
                 who=job.who,
                 runtime=job.runtime,
                 reg_fn=ctx.reg_fn,
+                consumers=consumer,
+                symptom=symptom,
             )
         else:
             yield unknown(
@@ -379,7 +484,7 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
     if memlock < 0:
         return
     failing = ctx.matrix.threshold("memlock_reported_failing_kib")
-    evidence = [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "memlock_kib", memlock)]
+    evidence = [_where_ev(ctx), *_line_ev(ctx), _ev(ctx, "memlock_kib", memlock), _ev(ctx, "rdma_consumers", consumer)]
     yield finding(
         ctx.matrix,
         "JOB-MEMLOCK-TOO-LOW",
@@ -389,6 +494,8 @@ def _memlock(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Outcome]:
         who=job.who,
         memlock_kib=memlock,
         reg_fn=ctx.reg_fn,
+        consumers=consumer,
+        symptom=symptom,
     )
 
 
@@ -744,7 +851,7 @@ def _partial_devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Out
         devices=", ".join(given),
         node_count=len(names),
         node_devices=", ".join(names),
-        runtime_fix=_DEVICE_FIX.get(job.runtime, _DEVICE_FIX[RUNTIME_DOCKER]),
+        runtime_fix=_device_fix(ctx),
     )
 
 
@@ -862,4 +969,168 @@ def _pyxis_image(ctx: Ctx) -> Iterator[Outcome]:
         image=name,
         registry=registry,
         path=path,
+    )
+
+
+# The node labels that name a GKE node's machine type and accelerator (set by GKE on every node)
+_MACHINE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+
+
+def _gke_row(ctx: Ctx) -> dict[str, object] | None:
+    labels = ctx.node.labels
+    machine = next((labels[k] for k in _MACHINE_LABELS if labels.get(k)), None)
+    accelerator = labels.get(_ACCELERATOR_LABEL)
+    for row in ctx.matrix.rows("gke_gpudirect"):
+        if machine == row["machine_type"] or (accelerator and accelerator == row["accelerator"]):
+            return dict(row)
+    return None
+
+
+def _gke_gpu_nics(ctx: Ctx) -> Iterator[Outcome]:
+    """GKE's GPUDirect-TCPX/TCPXO machine types put their GPU NICs (eth1..ethN) in the host network namespace and in
+    VPCs of their own: a pod reaches them with hostNetwork: true or through multi-networking, one pod network per NIC
+    (gke_gpudirect). A GPU pod with neither has only eth0: the TCPX(O) daemon's GPU/NIC detection disagrees with
+    CUDA's and it exits, and NCCL runs between nodes over TCP on eth0."""
+    rule = GKE_NICS
+    job = _job(ctx)
+    if job.runtime != RUNTIME_KUBERNETES or not job.gpus:
+        return  # not a pod, or a container without GPUs (a launcher, a sidecar)
+    row = _gke_row(ctx)
+    if row is None:
+        return  # not a GKE GPUDirect-TCPX(O) machine type (or the node's labels do not say)
+    nics = int(str(row["gpu_nics"]))
+    if job.host_network:
+        yield decided(rule, f"{job.where}: hostNetwork gives the pod the machine's {nics} GPU NICs")
+        return
+    networks = job.pod_networks
+    if networks is None and job.host_network is False:
+        networks = ()  # facts that state the pod's network placement and name no pod network attach none
+    if networks is None:
+        yield unknown(
+            rule,
+            f"{job.where} on a {row['machine_type']} node: whether the pod is in the host network or gets the "
+            f"{nics} GPU NICs as pod networks (the networking.gke.io/interfaces annotation) is not in the facts",
+        )
+        return
+    if len(networks) >= nics:
+        yield decided(rule, f"{job.where}: {len(networks)} pod networks ({', '.join(networks)}) for {nics} GPU NICs")
+        return
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "host_network", job.host_network if job.host_network is not None else "not set (false)"),
+        _ev(ctx, "pod_networks", ", ".join(networks) or "none"),
+        ctx.node_ev("labels", f"{row['machine_type']} ({row['transport']}, {nics} GPU NICs)"),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant="some" if networks else None,
+        where=job.where,
+        who=job.who,
+        machine=row["machine_type"],
+        transport=row["transport"],
+        nics=nics,
+        given=len(networks),
+        networks=row["networks"],
+        daemon=row["daemon"] or "the transport's daemon",
+        env_prefix=row["env_prefix"] or "the plugin's",
+    )
+
+
+def _pyxis_reuse(ctx: Ctx) -> Iterator[Outcome]:
+    """A Pyxis step naming a container (--container-name) that already exists uses it: the image is not imported
+    again, and while the step that made it still runs, this one joins its namespaces and imports that process's
+    environment over its own (pyxis_slurmstepd.c spank_import_container_env; --container-env names are kept)."""
+    rule = PYXIS_REUSE
+    job = _job(ctx)
+    if job.runtime != RUNTIME_ENROOT or not job.container:
+        return  # not a named Pyxis container
+    if job.container_reuse == "new":
+        yield decided(rule, f"{job.where}: --container-name {job.container}:create makes a new container")
+        return
+    if job.container_reuse is None:
+        yield unknown(
+            rule,
+            f"{job.where}: whether a container named {job.container} already exists on the node (a named container "
+            "outlives its job under Pyxis' default container_scope=global; then its filesystem is used and the image "
+            "not imported) is not in the script",
+        )
+        return
+    if not job.reuse_conflicts:
+        yield decided(rule, f"{job.where}: reuses {job.container} with the same image and settings as the step before")
+        return
+    names = [c for c in job.reuse_conflicts if c != "--container-image"]
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "container_name", job.container),
+        _ev(ctx, "reuse_conflicts", ", ".join(job.reuse_conflicts)),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant=None if names else "image",
+        where=job.where,
+        who=job.who,
+        name=job.container,
+        settings=", ".join(names) or "none",
+        image=job.image or "its image",
+    )
+
+
+def _gpu_subset(ctx: Ctx) -> Iterator[Outcome]:
+    """Ranks of one node split over containers that each see only their own GPUs. NCCL built with CUDA 10.1 or later
+    still selects its P2P transport for a peer GPU it cannot see (src/transport/p2p.cc p2pCanConnect: an invisible
+    peer returns 'can connect'), and P2P maps the peer's buffers through CUDA IPC, which needs the peer GPU visible
+    in this process (NVIDIA/nccl#324, the maintainer: with one GPU per container NVLink cannot be used)."""
+    rule = GPU_SUBSET
+    job = _job(ctx)
+    if job.runtime not in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) or ctx.nccl_present is not True:
+        return  # no NCCL (unknown: the engine asks); under enroot/bare metal the GPUs are the step's, not a container's
+    node_gpus, mine = _node_gpus(ctx), job.gpus
+    if mine == -1:
+        yield decided(rule, f"{job.where}: the container gets all the node's GPUs")
+        return
+    if not mine or node_gpus is None:
+        return  # how many GPUs it gets (or the node has) is not known: the engine asks
+    if mine >= node_gpus:
+        yield decided(rule, f"{job.where}: the container sees all {node_gpus} GPUs of the node")
+        return
+    off = ctx.setting("NCCL_P2P_DISABLE")
+    if off is not None and (off.as_int() or 0) != 0:
+        yield decided(rule, f"{off.label}: NCCL does not use P2P, so no CUDA IPC to another container's GPU")
+        return
+    words = f"{job.where} sees {mine} of the node's {node_gpus} GPUs ({job.gpus_setting or 'the spec'})"
+    if job.containers_per_node is None:
+        yield unknown(
+            rule,
+            f"{words}; whether other ranks of the job run in other containers on this node (then NCCL picks P2P to "
+            "GPUs this container does not see, and CUDA IPC to them fails) is not in the spec",
+        )
+        return
+    if job.containers_per_node <= 1:
+        yield decided(rule, f"{words}; no other container of the job shares the node")
+        return
+    evidence = [
+        _where_ev(ctx),
+        *_line_ev(ctx),
+        _ev(ctx, "gpus", f"{mine} ({job.gpus_setting or 'the spec'})"),
+        _ev(ctx, "containers_per_node", job.containers_per_node),
+        ctx.node_ev("gpu.gpus", node_gpus),
+        *ctx.nccl_evidence(),
+    ]
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        where=job.where,
+        who=job.who,
+        gpus=mine,
+        node_gpus=node_gpus,
+        containers=job.containers_per_node,
+        nccl=_nccl_words(ctx),
     )

@@ -7,7 +7,7 @@ import dataclasses
 from ..errors import BadInputError
 from .model import RUNTIME_ENROOT, RUNTIME_HOST, EnvVar, JobFacts
 
-_TUPLES = ("cap_add", "devices", "env_overrides_image", "open_flags", "notes")
+_TUPLES = ("cap_add", "devices", "pod_networks", "reuse_conflicts", "env_overrides_image", "open_flags", "notes")
 # The keys that say how the launch sets /dev/shm. A facts file that names none of them has not said (a file is
 # what someone wrote down, not the launch line): /dev/shm is unknown there, never the runtime's default.
 # "shm_size_mib": null states it: the launch gives no size, so the runtime's default applies.

@@ -12,6 +12,7 @@ resource.k8s.io DRA (PodSpec.resourceClaims, ResourceClaimTemplate, DeviceClass)
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -38,40 +39,52 @@ def _get(obj: object, *keys: str) -> Any:  # a value of a hand-written YAML docu
 
 def pod_templates(doc: dict[str, Any]) -> Iterator[tuple[Any, Any, Any, int | None]]:
     """(workload name, role, PodSpec, ranks per node stated by the workload) for each pod template in `doc`."""
+    for workload, role, template, ranks in _templates(doc):
+        yield workload, role, _get(template, "spec"), ranks
+
+
+def pod_annotations(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The annotations of each pod template in `doc`, in the order of pod_templates."""
+    for _workload, _role, template, _ranks in _templates(doc):
+        yield _map(_get(template, "metadata", "annotations"))
+
+
+def _templates(doc: dict[str, Any]) -> Iterator[tuple[Any, Any, Any, int | None]]:
+    """(workload name, role, pod template {metadata, spec}, ranks per node) for each pod template in `doc`."""
     kind = doc.get("kind")
     name = _get(doc, "metadata", "name")
     spec = _map(doc.get("spec"))
     if kind == "Job" and str(doc.get("apiVersion", "")).startswith("batch.volcano.sh/"):
         for task in _list(spec.get("tasks")):  # Volcano Job: spec.tasks[].template (volcano.sh batch/v1alpha1)
-            yield name, _get(task, "name"), _get(task, "template", "spec"), None
+            yield name, _get(task, "name"), _get(task, "template"), None
     elif kind == "Pod":
-        yield name, None, spec, None
+        yield name, None, doc, None
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController"):
-        yield name, None, _get(spec, "template", "spec"), None
+        yield name, None, _get(spec, "template"), None
     elif kind == "CronJob":
-        yield name, None, _get(spec, "jobTemplate", "spec", "template", "spec"), None
+        yield name, None, _get(spec, "jobTemplate", "spec", "template"), None
     elif kind == "PyTorchJob":
         nproc = _int(spec.get("nprocPerNode") or _get(spec, "elasticPolicy", "nProcPerNode"))
         for role, replica in _map(spec.get("pytorchReplicaSpecs")).items():
-            yield name, role, _get(replica, "template", "spec"), nproc
+            yield name, role, _get(replica, "template"), nproc
     elif kind == "MPIJob":
         slots = _int(spec.get("slotsPerWorker"))
         for role, replica in _map(spec.get("mpiReplicaSpecs")).items():
-            yield name, role, _get(replica, "template", "spec"), slots if role == "Worker" else None
+            yield name, role, _get(replica, "template"), slots if role == "Worker" else None
     elif kind == "LeaderWorkerSet":
         lwt = _map(spec.get("leaderWorkerTemplate"))
         for role, key in (("leader", "leaderTemplate"), ("worker", "workerTemplate")):
             if isinstance(lwt.get(key), dict):
-                yield name, role, _get(lwt, key, "spec"), None
+                yield name, role, _get(lwt, key), None
     elif kind in ("RayCluster", "RayJob", "RayService"):
         # KubeRay: RayJob.spec.rayClusterSpec, RayService.spec.rayClusterConfig (ray.io/v1)
         cluster = spec if kind == "RayCluster" else _map(spec.get("rayClusterSpec") or spec.get("rayClusterConfig"))
-        yield name, "head", _get(cluster, "headGroupSpec", "template", "spec"), None
+        yield name, "head", _get(cluster, "headGroupSpec", "template"), None
         for group in _list(cluster.get("workerGroupSpecs")):
-            yield name, _get(group, "groupName") or "worker", _get(group, "template", "spec"), None
+            yield name, _get(group, "groupName") or "worker", _get(group, "template"), None
     elif kind == "JobSet":
         for rj in _list(spec.get("replicatedJobs")):
-            yield name, _get(rj, "name"), _get(rj, "template", "spec", "template", "spec"), None
+            yield name, _get(rj, "name"), _get(rj, "template", "spec", "template"), None
 
 
 def _list(value: object) -> list[Any]:
@@ -93,15 +106,48 @@ def containers(doc: dict[str, Any], path: str, claims: dict[str, str] | None = N
     """`claims`: DRA ResourceClaim / ResourceClaimTemplate name -> what its devices are ("rdma" or the device
     class), from the other documents of the same file."""
     out: list[JobFacts] = []
-    for workload, role, pod, ranks in pod_templates(doc):
+    for (workload, role, pod, ranks), notes in zip(pod_templates(doc), pod_annotations(doc), strict=True):
         if not isinstance(pod, dict):
             continue
+        networks = pod_networks(notes)
         for container in _list(pod.get("containers")):
             if isinstance(container, dict):
-                out.append(_container(doc.get("kind"), workload, role, pod, container, ranks, path, claims or {}))
+                job = _container(doc.get("kind"), workload, role, pod, container, ranks, path, claims or {})
+                out.append(dataclasses.replace(job, pod_networks=networks))
     if doc.get("kind") in ("MPIJob", "Job"):
         out = _with_launcher_env(doc, out)
     return [_with_torchrun(job, c) for job, c in zip(out, _containers_of(doc), strict=True)]
+
+
+# Annotations that attach further networks to a pod: GKE multi-networking (a JSON list of {interfaceName, network};
+# cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods) and Multus
+# (k8s.v1.cni.cncf.io/networks: "net1,net2" or a JSON list of {name}; k8snetworkplumbingwg multi-net-spec)
+GKE_INTERFACES = "networking.gke.io/interfaces"
+MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks"
+
+
+def pod_networks(annotations: dict[str, Any]) -> tuple[str, ...]:
+    """The networks a pod gets besides its default one, as its annotations name them."""
+    found: list[str] = []
+    gke = annotations.get(GKE_INTERFACES)
+    if isinstance(gke, str):
+        for item in _json_list(gke):
+            net = str(_get(item, "network") or "")
+            if net and net != "default":
+                found.append(f"{_get(item, 'interfaceName') or '?'}:{net}")
+    multus = annotations.get(MULTUS_NETWORKS)
+    if isinstance(multus, str):
+        items = _json_list(multus) if multus.lstrip().startswith("[") else multus.split(",")
+        found += [str(_get(i, "name") if isinstance(i, dict) else i).strip() for i in items if i]
+    return tuple(n for n in found if n)
+
+
+def _json_list(text: str) -> list[Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []  # a malformed annotation attaches nothing (the CNI rejects it)
+    return value if isinstance(value, list) else []
 
 
 def _containers_of(doc: dict[str, Any]) -> list[dict[str, Any]]:

@@ -45,6 +45,9 @@ class JobFacts:
     cap_add: tuple[str, ...] | None = None  # capabilities added, upper case without CAP_
     host_network: bool | None = None
     host_ipc: bool | None = None  # the container shares the host's IPC namespace (and so its /dev/shm)
+    # networks the pod gets besides its default one (GKE networking.gke.io/interfaces, Multus): "eth1:vpc1", ...;
+    # () none; None: the spec does not say
+    pod_networks: tuple[str, ...] | None = None
     devices: tuple[str, ...] | None = None  # host device paths given to the container (--device, hostPath mounts)
     resources: tuple[tuple[str, str], ...] | None = None  # extended resources requested (name, quantity)
     gpus: int | None = None  # GPUs requested; -1: all the node has
@@ -65,6 +68,18 @@ class JobFacts:
     image_form: str | None = None
     env: tuple[EnvVar, ...] = ()
     env_incomplete: bool = False  # envFrom / --env-file: more variables than the spec shows
+    # how many containers of the same job share a node, each with its own GPUs (docker runs or pods side by side);
+    # None: the spec does not say (a launch line or a pod template shows one container)
+    containers_per_node: int | None = None
+    # Pyxis --container-name (in `container`): "earlier-step" when a step before this one in the script names the
+    # same container, so Pyxis uses that container (pyxis_slurmstepd.c: the import is skipped, and while that step
+    # runs this one joins its namespaces and imports its process environment); "new" (the :create flag); None: not a
+    # named Pyxis container, or whether one of that name exists is not in the script (a named container outlives
+    # its job under Pyxis' default container_scope=global)
+    container_reuse: str | None = None
+    # what this step asks for that the reused container does not give it: variables it sets to another value than
+    # the step that made the container (not named by --container-env), "--container-image" when it names another
+    reuse_conflicts: tuple[str, ...] = ()
     # Pyxis: which host variables override the image's Env (--container-env); None: not Pyxis
     env_overrides_image: tuple[str, ...] | None = None
     # words that add flags only at run time (a shell array "${ARGS[@]}"): an absent flag may still be given

@@ -193,7 +193,8 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
         if first != "srun":
             continue
         opts, open_words, at = _options(words[1:])
-        if "container-image" not in opts and not (open_words and mentions_container):
+        named = "container-name" in opts  # a step naming a container runs in it, with or without an image
+        if "container-image" not in opts and not named and not (open_words and mentions_container):
             continue  # a step on the host, not in a Pyxis container
         exported = tuple(EnvVar(k, v, line) for k, (v, line) in script.exports.items() if line < command.line)
         program = words[1 + at :]
@@ -201,10 +202,36 @@ def parse_slurm_text(text: str, path: str) -> list[JobFacts]:
         policy = _export_policy(opts, batch, exported)
         env, env_open = _exported_env(policy, exported, command.line)
         step = _step({**batch, **opts}, open_words, env, launched, ulimit, command.line, path, env_open)
-        steps.append(_with_torchrun(step, program))
+        steps.append(_reused(_with_torchrun(step, program), steps))
     if not steps:
         raise BadInputError(f"{path}: no `srun --container-image` step found (imgcheck checks Pyxis container steps)")
     return steps
+
+
+def _reused(step: JobFacts, earlier: list[JobFacts]) -> JobFacts:
+    """A step whose --container-name an earlier step of the script already named uses that container (pyxis
+    README --container-name; pyxis_slurmstepd.c: an existing container skips the import, and a running one is joined
+    and its process environment imported over the step's, except the --container-env names)."""
+    if not step.container:
+        return step
+    name, _, flag = step.container.partition(":")
+    if flag == "create":
+        return dataclasses.replace(step, container=name, container_reuse="new")
+    first = next((s for s in earlier if s.container == name), None)
+    if first is None:
+        return dataclasses.replace(step, container=name)
+    kept = set(step.env_overrides_image or ())
+    conflicts = [
+        v.name
+        for v in step.env
+        if v.name not in kept
+        and (old := first.env_value(v.name)) is not None
+        and v.value is not None
+        and old.value != v.value
+    ]
+    if step.image and first.image and step.image != first.image:
+        conflicts.append("--container-image")
+    return dataclasses.replace(step, container=name, container_reuse="earlier-step", reuse_conflicts=tuple(conflicts))
 
 
 def _image(value: Word | None, open_words: list[str]) -> tuple[str | None, str | None, str | None]:
