@@ -517,7 +517,9 @@ def phase_derived(w: Work) -> None:
     completed with nothing else to explain it; writers that loaded different NCCL versions."""
     sigs = w.sigs
     serious = any(
-        sigs[ev.signature].severity in ("error", "warning") for ev in w.events if ev.signature not in w.as_info
+        sigs[ev.signature].severity in ("error", "warning") and not sigs[ev.signature].external_end
+        for ev in w.events
+        if ev.signature not in w.as_info
     )
     stall_sig = next((s for s in w.sigset.signatures if s.derived == "init_incomplete"), None)
     if stall_sig is not None and not serious:

@@ -72,6 +72,9 @@ class Signature:
     # The process carries on after this warning (NCCL uses the other devices, falls back to a simple
     # order, ...): alone it makes the verdict "advisory_only", never "signature_found".
     continues: bool = False
+    # the job was ended from outside (a scheduler's time limit, a preemption): a report of how it ended, not a failing
+    # line, so it does not hide the structural hang signatures (an init or a stall it would confirm)
+    external_end: bool = False
     # A framework's or library's result code (NCCL Error 2, torchrun exitcode 1): within one process, a
     # signature that names a concrete cause is that process's first failure instead.
     generic: bool = False
@@ -281,6 +284,7 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
                 suppresses=tuple(suppresses),
                 derived=derived,
                 continues=_flag(item.get("continues", False), here, "continues"),
+                external_end=_flag(item.get("external_end", False), here, "external_end"),
                 generic=_flag(item.get("generic", False), here, "generic"),
                 info_when=tuple(
                     parse_condition(w, f"{here}: info_when", set(ALL_PREDICATES), known) for w in info_when
