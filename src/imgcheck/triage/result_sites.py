@@ -23,6 +23,7 @@ RESULT_OF_SIGNATURE = {
     "NCCL-ERR-3": "ncclInternalError",
     "NCCL-ERR-6": "ncclRemoteError",
 }
+MIN_FIXED_TEXT = len("Connection c")  # a format with less fixed text than this cannot tell sites apart
 _CONV = re.compile(r"%[-+ #0-9.]*(?:l{0,2}|z|h{0,2})[sdiufxXpc]")
 
 
@@ -39,7 +40,7 @@ def _format_rx(fmt: str) -> re.Pattern[str] | None:
     """A printf format as a regex over the printed line: conversions match any text."""
     parts = _CONV.split(fmt.replace("\\n", "").strip())
     literal = [re.escape(p) for p in parts]
-    if sum(len(p.strip()) for p in parts) < 12:  # too little fixed text to tell sites apart
+    if sum(len(p.strip()) for p in parts) < MIN_FIXED_TEXT:
         return None
     return re.compile(".*?".join(literal).replace(r"\ ", r"\s*"))
 
