@@ -310,3 +310,16 @@ def test_every_packaged_pattern_has_a_literal_gate():
     from imgcheck.triage.scan import Scanner
 
     assert [(s.id, p.pattern) for s, p, _lit in Scanner(load_signatures()).ungated] == []
+
+
+# Issue 32 round 5: hangs and ends with no NCCL line (stacks from a hung process, the scheduler, Kubernetes)
+SAMPLES.update(
+    {
+        # pytorch#149153 (lldb 'bt' of a process stuck in abort)
+        "TORCH-NCCL-ABORT-HANG": "    frame #3: 0x00007fb090db1068 libtorch_cuda.so`c10d::ProcessGroupNCCL::abort() + 664",
+        # slurmstepd's req.c format, as a training log ends with it
+        "SLURM-JOB-CANCELLED": "slurmstepd: error: *** JOB 42196 ON clr0710 CANCELLED AT 2022-04-14T16:17:16 DUE TO TIME LIMIT ***",
+        "K8S-POD-OOMKILLED": "      Reason:       OOMKilled",  # kubectl describe pod, Last State
+        "K8S-POD-EVICTED": "Message:          The node was low on resource: memory. Threshold quantity: 100Mi, available: 56Mi.",
+    }
+)

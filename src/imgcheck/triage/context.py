@@ -36,6 +36,25 @@ _COMM = re.compile(
 # libnvidia-container's dxcore layer names libdxcore and the WDDM adapter (src/dxcore.c)
 _GPU_PV = re.compile(r"/usr/lib/wsl/|/dev/dxg\b|libdxcore|\bdxcore\b|WDDM [Aa]dapter")
 _GPU_PV_HINTS = ("wsl", "dxg", "dxcore", "WDDM")
+_EXIT_HINTS = (
+    "Kill",
+    "exit",
+    "SIG",
+    "signal",
+    "Segmentation",
+    "OOM",
+    "memory",
+    "ChildFailed",
+    "torch",
+    "PyTorch",
+    "route",
+    "reset",
+    "Broken pipe",
+    "closed by",
+    "timed out",
+    "unreachable",
+    "exceeded",
+)
 _GLOO_LOOPBACK = re.compile(r"Using the loopback address as fallback|(?:local|remote)=\[127(?:\.\d+){3}\]")
 # nccl-tests "Rank N ... device D [0x21] NVIDIA GeForce RTX 5090" and NCCL_DEBUG "... NVIDIA H100 80GB HBM3" names
 _TESTS_GPU = re.compile(r"\bdevice\s+\d+\s+\[[^\]]+\]\s+(?P<gpu>\S.*?)\s*$")
@@ -43,6 +62,32 @@ _TESTS_GPU = re.compile(r"\bdevice\s+\d+\s+\[[^\]]+\]\s+(?P<gpu>\S.*?)\s*$")
 _SOCK_IFACE = re.compile(r"\[\d+\](?P<if>[\w.\-@]+):")
 _BOOT_IFACE = re.compile(r"(?:Bootstrap ?: Using|NET : Using interface) (?:\[\d+\])?(?P<if>[\w.\-@]+):")
 _OFI_PROVIDER = re.compile(r"NET/OFI Selected [Pp]rovider is (?P<p>[\w;]+)")
+# NCCL's error return trace: "NCCL INFO bootstrap.cc:701 -> 6" (each frame a function returning the result code)
+_TRACE = re.compile(r"NCCL INFO (?P<file>[\w./-]+\.(?:cc|cu|h|c)):\d+ -> (?P<code>\d+)")
+# a process of the job ended: the kernel OOM killer, a signal, torchrun's / mpirun's exit report, Kubernetes' OOMKilled
+_KILLED = re.compile(
+    r"Killed process \d+|[Oo]ut of memory: Kill|OOMKilled|exitcode\s*:\s*-9\b|signal 9 \(Killed\)|"
+    r"Signals\.SIGKILL|\bSIGKILL\b"
+)
+_EXITED = re.compile(
+    r"exitcode\s*:\s*-?\d+|exited on signal \d+|Segmentation fault|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|"
+    r"Caught signal \d+|ChildFailedError|exited with (?:exit )?code [1-9]"
+)
+# a fabric error another line names: an IB completion error or async event, a socket recv/send or connect failure
+_NET_ERROR = re.compile(
+    r"Got completion from peer|Got CQE with error|vendor err \d+|Got async (?:error )?event|"
+    r"exceeded (?:retries|timeouts)|No route to host|Connection timed out|Network is unreachable|"
+    r"Connect to \S+ failed : (?:No route|Connection timed|Network is)"
+)
+# the peer's end of a connection went away: its socket closed or reset (the peer process ended, or closed it)
+_PEER_GONE = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|Broken pipe|ECONNRESET|EPIPE")
+# torch's version as its own tools print it: collect_env "PyTorch version: 2.5.1+cu124", pip "torch==2.1.0",
+# and "torch 2.1.0" in pip list / conda list output
+_TORCH = re.compile(r"(?:PyTorch version:\s*|\btorch(?:==|\s+))(?P<v>\d+\.\d+(?:\.\d+)?(?:[+.\w-]*)?)")
+# the NCCL net plugin NCCL loaded: "NET/Plugin: Loaded net plugin NAME (vN)" (2.19+), "NET/Plugin : Loaded ... "
+_PLUGIN = re.compile(
+    r"NET/Plugin ?: ?(?:Loaded (?:net|collnet|coll) plugin|Using) (?P<p>[^(\n]+?)\s*(?:\((?P<api>v\d+)\))?\s*$"
+)
 # Per-writer bounds: whatever a log repeats, one writer's context stays small (memory is
 # bounded per distinct writer). Real jobs have a handful of versions/devices and few communicators.
 MAX_VALUES = 64  # distinct values kept per set
@@ -91,6 +136,13 @@ class ContextAccumulator:
     # "NVLS multicast support is [not ]available on dev N" (src/transport/nvls.cc, 2.17.1 on): None, not printed
     nvls_available: bool | None = None
     init_all_nranks: int | None = None  # ncclCommInitAll's bare "nranks N" (one process, one node)
+    result_trace: set[str] = field(default_factory=set)  # source files of NCCL's "file:line -> N" return trace
+    kill_line: LogLine | None = None  # the first line showing a process of the job killed (OOM killer, SIGKILL)
+    exit_line: LogLine | None = None  # the first line showing a process of the job ended (signal, exit code)
+    net_error_line: LogLine | None = None  # the first fabric error line (completion error, timeout, no route)
+    peer_gone_line: LogLine | None = None  # the first line showing a peer's socket closed or reset
+    torch_versions: set[str] = field(default_factory=set)
+    net_plugins: set[str] = field(default_factory=set)  # NCCL net plugins loaded
 
     @staticmethod
     def _add(target: set[T], value: T) -> None:
@@ -108,6 +160,7 @@ class ContextAccumulator:
             or "loopback" in text
             or "127." in text
             or any(h in text for h in _GPU_PV_HINTS)
+            or any(h in text for h in _EXIT_HINTS)
         )
 
     def feed(self, line: LogLine) -> None:
@@ -194,6 +247,26 @@ class ContextAccumulator:
             for rx in (_SOCK_IFACE, _BOOT_IFACE) if "NET/Socket" in text else (_BOOT_IFACE,):
                 for m in rx.finditer(text.split("Using", 1)[1] if rx is _SOCK_IFACE else text):
                     self._add(self.socket_ifaces, m.group("if"))
+        if " -> " in text and "NCCL INFO" in text:
+            m = _TRACE.search(text)
+            if m:
+                self._add(self.result_trace, m.group("file").rsplit("/", 1)[-1])
+        if self.kill_line is None and _KILLED.search(text):
+            self.kill_line = line
+        if self.exit_line is None and _EXITED.search(text):
+            self.exit_line = line
+        if self.net_error_line is None and _NET_ERROR.search(text):
+            self.net_error_line = line
+        if self.peer_gone_line is None and _PEER_GONE.search(text):
+            self.peer_gone_line = line
+        if "torch" in text or "PyTorch" in text:
+            m = _TORCH.search(text)
+            if m:
+                self._add(self.torch_versions, m.group("v"))
+        if "NET/Plugin" in text:
+            m = _PLUGIN.search(text)
+            if m:
+                self._add(self.net_plugins, m.group("p").strip() + (f" ({m.group('api')})" if m.group("api") else ""))
         if "NET/OFI" in text and "Selected" in text:
             m = _OFI_PROVIDER.search(text)
             if m:
@@ -213,6 +286,9 @@ class ContextAccumulator:
             "ofi_providers",
             "gpu_names",
             "socket_ifaces",
+            "result_trace",
+            "torch_versions",
+            "net_plugins",
         ):
             mine = getattr(self, name)
             for v in getattr(other, name):
@@ -237,6 +313,10 @@ class ContextAccumulator:
             if k in self.env or len(self.env) < MAX_ENV:
                 self.env.setdefault(k, v)
         self.libibverbs_missing = self.libibverbs_missing or other.libibverbs_missing
+        for name in ("kill_line", "exit_line", "net_error_line", "peer_gone_line"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if theirs is not None and (mine is None or (theirs.source, theirs.lineno) < (mine.source, mine.lineno)):
+                setattr(self, name, theirs)
         if self.init_all_nranks is None:
             self.init_all_nranks = other.init_all_nranks
         for k, v in other.inits.items():
@@ -281,7 +361,18 @@ class ContextAccumulator:
             socket_ifaces=tuple(sorted(self.socket_ifaces)),
             nvls_available=self.nvls_available,
             init_all_nranks=self.init_all_nranks,
+            result_trace=tuple(sorted(self.result_trace)),
+            kill_line=_cite(self.kill_line),
+            exit_line=_cite(self.exit_line),
+            net_error_line=_cite(self.net_error_line),
+            peer_gone_line=_cite(self.peer_gone_line),
+            torch_versions=tuple(sorted(self.torch_versions)),
+            net_plugins=tuple(sorted(self.net_plugins)),
         )
+
+
+def _cite(line: LogLine | None) -> str | None:
+    return f"{line.text.strip()[:200]} ({line.source}:{line.lineno})" if line is not None else None
 
 
 @dataclass(frozen=True)
@@ -312,6 +403,13 @@ class LogContext:
     socket_ifaces: tuple[str, ...] = ()  # interfaces NCCL's socket transport / bootstrap picked
     nvls_available: bool | None = None  # NCCL said NVLS multicast is (not) available on a GPU
     init_all_nranks: int | None = None  # ncclCommInitAll's "nranks N" (NCCL 2.3.5..2.4.8)
+    result_trace: tuple[str, ...] = ()  # files of NCCL's "file.cc:N -> code" error return trace (bootstrap.cc, ...)
+    kill_line: str | None = None  # a process of the job was killed (OOM killer, SIGKILL): the line and where
+    exit_line: str | None = None  # a process of the job ended (signal, exit code): the line and where
+    net_error_line: str | None = None  # a fabric error line (IB completion error, timeout, unreachable)
+    peer_gone_line: str | None = None  # a peer's socket closed or reset (Connection reset by peer, Broken pipe)
+    torch_versions: tuple[str, ...] = ()  # "PyTorch version: X", "torch==X"
+    net_plugins: tuple[str, ...] = ()  # NCCL net plugins loaded ("NET/Plugin: Loaded net plugin X (vN)")
     # filled in by decide.py from every writer: did the job run on one node (None: the log does not say), and why
     single_node: bool | None = None
     single_node_why: str = ""

@@ -15,7 +15,7 @@ from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import severity_rank
-from . import host_catalog, release_defects
+from . import host_catalog, release_defects, result_sites
 from .certainty import assess
 from .context import ContextAccumulator, LogContext
 from .evidence import ALL_PREDICATES
@@ -165,8 +165,10 @@ class CauseContext:
         facts: Facts,
         measures: dict[tuple[str, str], int | None],
         sig_id: str,
+        last_error: str | None = None,
     ):
         self.line = line
+        self._last_error = last_error
         self._stream_env, self._job_env, self._facts = stream_env, job_env, facts
         self._measures, self._sig = measures, sig_id
 
@@ -194,9 +196,24 @@ class CauseContext:
     def predicate(self, name: str) -> tuple[bool | None, str]:
         return ALL_PREDICATES[name](self._facts)
 
+    def warn(self) -> str | None:
+        """NCCL's account of the failure: the log's first NCCL WARN line, else PyTorch's 'Last error:' text."""
+        return self._facts.log.nccl_warn or self._last_error
+
+
+def last_error(w: Work, ev: Event) -> str | None:
+    """The 'Last error:' text PyTorch printed for the writer of `ev` (NCCL's last WARN, quoted), if any."""
+    st = w.stream_of[id(ev)]
+    for raw, line in w.scan.last_errors.items():
+        if raw in w.mapping and w.mapping[raw] == st.key:
+            return line.text
+    return next((ln.text for ln in w.scan.last_errors.values()), None)
+
 
 def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...]:
     rated = []
+    # a generic result code's producer site, from the WARN that reports it (the matched line, else the log's first)
+    producer = result_sites.producer_of(sig.id, ctx.line) or result_sites.producer_of(sig.id, ctx.warn())
     for idx, cause in enumerate(sig.causes):
         values, reasons = [], []
         for cond in cause.when:
@@ -218,6 +235,34 @@ def evaluate_causes(sig: Signature, ctx: CauseContext) -> tuple[CauseResult, ...
             status, bucket = CAUSE_SUPPORTED, (-1.0 if cause.promote_first else 0.0) if cause.promote else 1.0
         else:
             status, bucket = CAUSE_UNKNOWN, 1.0
+        needed = []
+        for cond in cause.needs:
+            v, why = cond.evaluate(ctx)
+            needed.append(v)
+            reasons.append(f"needs {cond.text}: {why}")
+        if producer is not None and cause.producers:
+            site = (
+                f"the WARN comes from NCCL's {producer.name} site of {producer.code} "
+                f"(NCCL {producer.first}..{producer.last}, nccl_result_sites.json)"
+            )
+            shown = producer.name in cause.producers
+            reasons.append(f"{site}: {'this cause explains it' if shown else 'not a site this cause explains'}")
+            if not shown:
+                needed.append(False)
+            elif len(cause.producers) == 1:
+                needed.append(True)  # the cause is that site's own mechanism
+        elif cause.producers and len(cause.producers) == 1 and result_sites.RESULT_OF_SIGNATURE.get(sig.id):
+            needed.append(None)  # the cause is one site's mechanism, and no WARN of that site is in the log
+            reasons.append(f"needs a WARN from NCCL's {cause.producers[0]} site: the log holds none")
+        if any(v is False for v in needed):
+            # the log or the facts contradict the evidence this cause needs
+            status, bucket = CAUSE_UNLIKELY, 2.0
+        elif needed and all(v is True for v in needed) and status in (CAUSE_UNCONDITIONAL, CAUSE_SUPPORTED):
+            status = CAUSE_SUPPORTED
+            bucket = min(bucket, (-1.0 if cause.promote_first else 0.0) if cause.promote else 0.5)
+        elif needed and status != CAUSE_UNLIKELY:
+            # its evidence is absent: after the advice to read more (read causes sit at 1.0 or 1.8)
+            status, bucket = CAUSE_UNKNOWN, 1.9
         if any(v is False for v in assumed):
             # the environment the cause presumes is not this job's (no container on a host run)
             status, bucket = CAUSE_UNLIKELY, 2.0
@@ -413,12 +458,21 @@ def phase_retire(w: Work) -> None:
                 retired[id(ev)] = (
                     f"a probe, not a failure ({pr.component}, benign_probes.json {pr.id}): {pr.harmless} Here: {why}."
                 )
-            elif pr.id not in said:
-                said.add(pr.id)
-                w.notes.append(
-                    f"{ev.signature} at {ev.line.source}:{ev.line.lineno} is a probe {pr.component} prints in working "
-                    f"runs. It matters when: {pr.matters_when} Here: {why}"
-                )
+            else:
+                if ok is None and ev.signature not in w.unconfirmed:
+                    # whether this job is the probe's failure case is not known: a warning with its question, never
+                    # the located failure on its own (a log of only such lines is advisory_only)
+                    w.unconfirmed[ev.signature] = (
+                        f"not confirmed as a failure: a probe {pr.component} prints in working runs too "
+                        f"(benign_probes.json {pr.id}); the log does not show whether this job is the case where it "
+                        f"matters ({pr.matters_when}). Here: {why}"
+                    )
+                if pr.id not in said:
+                    said.add(pr.id)
+                    w.notes.append(
+                        f"{ev.signature} at {ev.line.source}:{ev.line.lineno} is a probe {pr.component} prints in "
+                        f"working runs. It matters when: {pr.matters_when} Here: {why}"
+                    )
             break
         if id(ev) in retired or w.sigs[ev.signature].severity not in ("error", "warning"):
             continue
@@ -463,7 +517,9 @@ def phase_derived(w: Work) -> None:
     completed with nothing else to explain it; writers that loaded different NCCL versions."""
     sigs = w.sigs
     serious = any(
-        sigs[ev.signature].severity in ("error", "warning") for ev in w.events if ev.signature not in w.as_info
+        sigs[ev.signature].severity in ("error", "warning") and not sigs[ev.signature].external_end
+        for ev in w.events
+        if ev.signature not in w.as_info
     )
     stall_sig = next((s for s in w.sigset.signatures if s.derived == "init_incomplete"), None)
     if stall_sig is not None and not serious:
@@ -745,7 +801,7 @@ def phase_diagnoses(w: Work) -> None:
         in_lead = [e for e in evs if lead_key is not None and w.stream_of[id(e)].key == lead_key]
         rep = in_lead[0] if in_lead else evs[0]
         st = w.stream_of[id(rep)]
-        ctx = CauseContext(rep.line.text, st.ctx.env, w.log_context.env, w.facts, measures, sid)
+        ctx = CauseContext(rep.line.text, st.ctx.env, w.log_context.env, w.facts, measures, sid, last_error(w, rep))
         ranks = sorted({r for e in evs if (r := w.stream_of[id(e)].rank) is not None})
         hosts = sorted({h for e in evs for h in ([e.line.host] if e.line.host else w.stream_of[id(e)].hosts)})
         w.diagnoses.append(

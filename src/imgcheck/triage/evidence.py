@@ -121,6 +121,8 @@ def log_efa_seen(f: Facts) -> Result:
         return True, f"log: libfabric selected {', '.join(f.log.ofi_providers)}"
     if any(t.startswith("NET/AWS") for t in f.log.transports):
         return True, "log: channels run 'via NET/AWS Libfabric' (the OFI plugin opened EFA)"
+    if f.log.ofi_providers:
+        return False, f"log: libfabric selected {', '.join(f.log.ofi_providers)} and no channel runs via NET/AWS"
     return None, "the log shows no EFA channel or provider selection"
 
 
@@ -156,7 +158,46 @@ def log_gpu_peer_path_only(f: Facts) -> Result:
     return None, "the log shows no channel transport (NCCL_DEBUG=INFO prints 'Channel NN : a -> b via ...')"
 
 
+def log_kill_seen(f: Facts) -> Result:
+    """A process of the job was killed (the OOM killer, SIGKILL, Kubernetes' OOMKilled). Its absence decides nothing:
+    the killed rank's log or the node's dmesg may not be among the inputs."""
+    if f.log.kill_line:
+        return True, f"log: {f.log.kill_line}"
+    return None, "the log shows no process killed (the peer's log, its node's dmesg or kubectl describe pod would)"
+
+
+def log_process_exit_seen(f: Facts) -> Result:
+    """A process of the job ended first: a signal, an exit code, a crash, or the peer's end of a connection closed or
+    reset (ECONNRESET / EPIPE / an orderly close: the peer's process ended or closed the socket)."""
+    line = f.log.exit_line or f.log.kill_line or f.log.peer_gone_line
+    if line:
+        return True, f"log: {line}"
+    return None, "the log shows no other process ending (read the other ranks' logs: sacct, kubectl logs)"
+
+
+def log_net_error_seen(f: Facts) -> Result:
+    """A fabric error line: an IB completion error or async event, a socket recv/send or connect that failed."""
+    if f.log.net_error_line:
+        return True, f"log: {f.log.net_error_line}"
+    return None, "the log shows no network error line (completion error, recv/send or connect failure)"
+
+
+def log_remote_error_in_bootstrap(f: Facts) -> Result:
+    """NCCL's error return trace ('NCCL INFO bootstrap.cc:N -> 6') passes through the bootstrap: the failure
+    happened while the ranks exchanged addresses during communicator init, before any collective."""
+    trace = f.log.result_trace
+    if not trace:
+        return None, "the log holds no NCCL error return trace ('NCCL INFO file.cc:N -> code', NCCL_DEBUG=INFO)"
+    if "bootstrap.cc" in trace:
+        return True, "log: NCCL's error return trace passes through bootstrap.cc (" + ", ".join(trace[:6]) + ")"
+    return False, "log: NCCL's error return trace does not pass through bootstrap.cc (" + ", ".join(trace[:6]) + ")"
+
+
 EVIDENCE: dict[str, Callable[[Facts], Result]] = {
+    "log.kill_seen": log_kill_seen,
+    "log.process_exit_seen": log_process_exit_seen,
+    "log.net_error_seen": log_net_error_seen,
+    "log.remote_error_in_bootstrap": log_remote_error_in_bootstrap,
     "log.gpu_peer_path_only": log_gpu_peer_path_only,
     "log.single_node": log_single_node,
     "log.in_container": log_in_container,

@@ -40,15 +40,19 @@ class Probe:
             and (self.unless is None or self.unless.search(text) is None)
         )
 
-    def judge(self, ctx: EvalContext) -> tuple[bool, str]:
-        """(harmless here?, why): the first alternative whose conditions all hold, else what is unknown/false."""
+    def judge(self, ctx: EvalContext) -> tuple[bool | None, str]:
+        """(harmless here?, why): True for the first alternative whose conditions all hold; False when every
+        alternative has a condition the facts make false (the probe's failure case is this job's); None when the
+        facts leave some alternative open (the log cannot say whether the line mattered)."""
         whys: list[str] = []
+        undecided = False
         for alt in self.harmless_when:
             results = [c.evaluate(ctx) for c in alt]
             if all(v is True for v, _ in results):
                 return True, "; ".join(why for _, why in results) or "the line itself is a probe"
+            undecided = undecided or not any(v is False for v, _ in results)
             whys.extend(why for v, why in results if v is not True)
-        return False, "; ".join(dict.fromkeys(whys))
+        return (None if undecided else False), "; ".join(dict.fromkeys(whys))
 
 
 def load_probes(known_signatures: frozenset[str]) -> tuple[Probe, ...]:

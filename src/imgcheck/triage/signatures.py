@@ -44,6 +44,12 @@ class Cause:
     # the environment the cause presumes (a container, several nodes): false -> unlikely; unknown -> after the
     # causes that presume nothing
     assumes: tuple[Condition, ...] = ()
+    # the evidence the cause needs (another line, an in-log fact, a node fact): all hold -> supported; one false ->
+    # the log contradicts it (unlikely, behind -v); one unknown -> the evidence is absent, so it ranks after the
+    # advice to read more (a guess never outranks reading the line that names the call)
+    needs: tuple[Condition, ...] = ()
+    # the producer classes of a generic result code this cause explains (data/triage/nccl_result_sites.json)
+    producers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,9 @@ class Signature:
     # The process carries on after this warning (NCCL uses the other devices, falls back to a simple
     # order, ...): alone it makes the verdict "advisory_only", never "signature_found".
     continues: bool = False
+    # the job was ended from outside (a scheduler's time limit, a preemption): a report of how it ended, not a failing
+    # line, so it does not hide the structural hang signatures (an init or a stall it would confirm)
+    external_end: bool = False
     # A framework's or library's result code (NCCL Error 2, torchrun exitcode 1): within one process, a
     # signature that names a concrete cause is that process's first failure instead.
     generic: bool = False
@@ -232,6 +241,12 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
             assumes = c.get("assumes", [])
             if not isinstance(assumes, list):
                 raise BadInputError(f"{chere}: 'assumes' must be a list of conditions")
+            needs = c.get("needs", [])
+            if not isinstance(needs, list):
+                raise BadInputError(f"{chere}: 'needs' must be a list of conditions")
+            producers = c.get("producers", [])
+            if not isinstance(producers, list) or not all(isinstance(x, str) and x for x in producers):
+                raise BadInputError(f"{chere}: 'producers' must list producer class names")
             kind = c.get("kind", "cause")
             if kind not in CAUSE_KINDS:
                 raise BadInputError(f"{chere}: kind must be one of {', '.join(CAUSE_KINDS)}")
@@ -247,6 +262,8 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
                     promote=c.get("promote", False) in (True, "first"),
                     kind=kind,
                     assumes=tuple(parse_condition(a, chere, set(ALL_PREDICATES), known) for a in assumes),
+                    needs=tuple(parse_condition(n, chere, set(ALL_PREDICATES), known) for n in needs),
+                    producers=tuple(producers),
                 )
             )
         info_when = item.get("info_when", [])
@@ -267,6 +284,7 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
                 suppresses=tuple(suppresses),
                 derived=derived,
                 continues=_flag(item.get("continues", False), here, "continues"),
+                external_end=_flag(item.get("external_end", False), here, "external_end"),
                 generic=_flag(item.get("generic", False), here, "generic"),
                 info_when=tuple(
                     parse_condition(w, f"{here}: info_when", set(ALL_PREDICATES), known) for w in info_when
