@@ -70,6 +70,15 @@ def _plain(name: str) -> str:
     return text.removeprefix("nvidia ").strip()
 
 
+def _chips_by_plain_name(matrix: Matrix) -> dict[str, tuple[dict[str, Any], ...]]:
+    """nvidia_gpu_chips rows by each of their names as _plain spells it, in table order."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for row in matrix.rows("nvidia_gpu_chips"):
+        for plain in dict.fromkeys(_plain(n) for n in row["names"]):
+            found.setdefault(plain, []).append(row)
+    return {name: tuple(rows) for name, rows in found.items()}
+
+
 def chip_of(gpu: Gpu, matrix: Matrix) -> dict[str, Any] | None:
     """The nvidia_gpu_chips row of the GPU's PCI device id (None: no id, or an id pci.ids gives no chip)."""
     key = device_id(gpu)
@@ -93,8 +102,7 @@ def architecture(gpu: Gpu, matrix: Matrix) -> tuple[str | None, dict[str, Any] |
         why = "the GPU's PCI device id is not in the node facts (/sys/bus/pci/devices/<bus>/device)"
     if not gpu.name:
         return None, None, why + ", nor its model name"
-    plain = _plain(gpu.name)
-    rows = [r for r in matrix.rows("nvidia_gpu_chips") if any(_plain(n) == plain for n in r["names"])]
+    rows = list(matrix.derived("gpu_chips_by_plain_name", _chips_by_plain_name).get(_plain(gpu.name), ()))
     archs = {r["architecture"] for r in rows}
     if len(archs) == 1:
         row = rows[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -22,6 +22,9 @@ class Matrix:
     digest: str
     location: str
     tables: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    # Lookups derived from the tables, built on first use: the engine asks the same tables thousands of times per
+    # fleet or test run. Not a field anyone passes; dataclasses.replace() starts a new one.
+    _memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def info(self) -> MatrixInfo:
         return MatrixInfo(version=self.version, digest=self.digest)
@@ -29,8 +32,32 @@ class Matrix:
     def rows(self, table: str) -> tuple[dict[str, Any], ...]:
         return self.tables.get(table, ())
 
+    def derived(self, name: str, build: Callable[[Matrix], Any]) -> Any:
+        """build(self), computed once per matrix (the tables do not change after loading)."""
+        key = ("derived", name)
+        if key not in self._memo:
+            self._memo[key] = build(self)
+        return self._memo[key]
+
+    def _index(self, table: str, column: str) -> dict[Any, tuple[dict[str, Any], ...]] | None:
+        """Rows by their value in one column, in table order; None when a value there cannot be a dict key."""
+        key = ("index", table, column)
+        if key not in self._memo:
+            self._memo[key] = _index_rows(self.rows(table), column)
+        found: dict[Any, tuple[dict[str, Any], ...]] | None = self._memo[key]
+        return found
+
     def row(self, table: str, **match: Any) -> dict[str, Any] | None:
-        for row in self.rows(table):
+        candidates = self.rows(table)
+        if match:
+            column, value = next(iter(match.items()))
+            index = self._index(table, column)
+            if index is not None:
+                try:
+                    candidates = index.get(value, ())
+                except TypeError:  # an unhashable value asked for: no indexed row equals it
+                    candidates = ()
+        for row in candidates:
             if all(row.get(k) == v for k, v in match.items()):
                 return row
         return None
@@ -46,6 +73,16 @@ class Matrix:
 
     def threshold(self, key: str) -> Any:
         return self.need("thresholds", key=key)["value"]
+
+
+def _index_rows(rows: tuple[dict[str, Any], ...], column: str) -> dict[Any, tuple[dict[str, Any], ...]] | None:
+    index: dict[Any, list[dict[str, Any]]] = {}
+    for row in rows:
+        try:
+            index.setdefault(row.get(column), []).append(row)
+        except TypeError:  # a list or dict value: the caller scans instead
+            return None
+    return {value: tuple(found) for value, found in index.items()}
 
 
 def _build(files: dict[str, bytes], location: str, required: Mapping[str, Set[RowKey]] | None) -> Matrix:
