@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import multiprocessing
+import os
 import types
 from collections.abc import Iterable
 
@@ -48,19 +50,48 @@ def said(result) -> set[str]:
     return {f.id for f in result.findings} | {u.rule for u in result.unknowns}
 
 
-def silences(matrix, families, changes: Iterable[facts.Fact], vague: bool = False) -> dict[str, set[str]]:
-    """rule -> '<base>: <fact>' where the rule spoke on the base and fell silent with that fact changed."""
+def _silences_on(base, matrix, families, changes: Iterable[facts.Fact], vague: bool) -> dict[str, set[str]]:
+    name, image, node, job = base
     out: dict[str, set[str]] = {}
-    for name, image, node, job in bases():
-        base = said(evaluate(image, node, matrix, families=families, job=job))
-        for fact in changes:
-            change = fact.vague if vague else fact.blank
-            assert change is not None
-            if vague and fact.state(Ctx(image, node, matrix, job)) is not facts.State.KNOWN:
-                continue  # present-with-unknown-details is a change of a component the base has
-            i, n, j = change(image, node, job)
-            for rule in base - said(evaluate(i, n, matrix, families=families, job=j)):
-                out.setdefault(rule, set()).add(f"{name}: {fact.name}")
+    spoke = said(evaluate(image, node, matrix, families=families, job=job))
+    for fact in changes:
+        change = fact.vague if vague else fact.blank
+        assert change is not None
+        if vague and fact.state(Ctx(image, node, matrix, job)) is not facts.State.KNOWN:
+            continue  # present-with-unknown-details is a change of a component the base has
+        i, n, j = change(image, node, job)
+        for rule in spoke - said(evaluate(i, n, matrix, families=families, job=j)):
+            out.setdefault(rule, set()).add(f"{name}: {fact.name}")
+    return out
+
+
+_FORKED: tuple = ()  # what a forked worker reads (facts carry lambdas, so they are inherited, not pickled)
+
+
+def _forked_base(index: int) -> dict[str, set[str]]:
+    bases_list, matrix, families, changes, vague = _FORKED
+    return _silences_on(bases_list[index], matrix, families, changes, vague)
+
+
+def silences(matrix, families, changes: Iterable[facts.Fact], vague: bool = False) -> dict[str, set[str]]:
+    """rule -> '<base>: <fact>' where the rule spoke on the base and fell silent with that fact changed. The bases
+    are independent, so they are spread over the machine's cores (thousands of evaluations)."""
+    global _FORKED
+    all_bases, changes = list(bases()), tuple(changes)
+    workers = min(os.cpu_count() or 1, 4)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        parts = [_silences_on(b, matrix, families, changes, vague) for b in all_bases]
+    else:
+        _FORKED = (all_bases, matrix, families, changes, vague)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                parts = pool.map(_forked_base, range(len(all_bases)), chunksize=4)
+        finally:
+            _FORKED = ()
+    out: dict[str, set[str]] = {}
+    for part in parts:
+        for rule, where in part.items():
+            out.setdefault(rule, set()).update(where)
     return out
 
 

@@ -14,14 +14,12 @@ definitions do not compile standalone is recorded null with the reason. Re-run:
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from nccl_git import files_text, release_tags, show
+from nccl_git import files_text, print_catalog, release_tags, show
 
 ROOTS = ("ncclProxyOpsPool",)
 _DEFINE = re.compile(r"^\s*#define\s+(\w+)(\([^)]*\))?\s+(.+?)\s*$", re.M)
@@ -181,9 +179,7 @@ def main() -> int:
         "coverage": {"tags": len(tags), "rows": len(out)},
         "rows": out,
     }
-    json.dump(doc, sys.stdout, indent=1)
-    sys.stdout.write("\n")
-    return 0
+    return print_catalog(doc)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,9 @@ Consecutive releases with the same values make one row. Re-run for a new release
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 
-from nccl_git import files_text, release_tags
+from nccl_git import files_text, print_catalog, release_tags
 
 # sizeof() of the element types the buffer macros multiply by (src/include/device.h / devcomm.h): a union
 # ncclLLFifoLine is four uint32 (16 bytes), an LL128 element a uint64_t
@@ -119,9 +117,7 @@ def main() -> int:
         "coverage": {"tags": len(tags), "rows": len(out)},
         "rows": out,
     }
-    json.dump(doc, sys.stdout, indent=1)
-    sys.stdout.write("\n")
-    return 0
+    return print_catalog(doc)
 
 
 if __name__ == "__main__":

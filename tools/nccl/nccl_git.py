@@ -71,3 +71,13 @@ def files_text(tag: str) -> dict[str, str]:
 
 def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split("."))
+
+
+def print_catalog(doc: dict) -> int:
+    """Write a generated catalog document to stdout as the catalogs are laid out (indent 1); the exit code."""
+    import json
+    import sys
+
+    json.dump(doc, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0

@@ -13,14 +13,13 @@ release share this file (the OS-agnostic RM is the same code, shipped as a binar
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from git_read import Mirror, strip_comments, version_key  # noqa: E402
+from git_read import Mirror, strip_comments, version_key, write_generated  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/compat_matrix/catalogs/nvidia_rm_init_status.json"
 REPO = "NVIDIA/open-gpu-kernel-modules"
@@ -122,13 +121,7 @@ def build(mirror_dir: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    data = build(argv[1])
-    OUT.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-    print(json.dumps(data["coverage"]))
-    return 0
+    return write_generated(argv, __doc__, build, OUT)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 
 class Mirror:
@@ -138,3 +138,17 @@ def null_note(*args: object) -> str | None:
     if typ is None:
         why.append("type not stated by the declaration")
     return "; ".join(why) or None
+
+
+def write_generated(argv: list[str], usage: str | None, build: Callable[[str], dict], out: object) -> int:
+    """The main of a generator that reads one mirror (argv[1]) and writes one catalog: usage without it."""
+    import json  # only the generators that write need it
+
+    if len(argv) != 2:
+        print(usage)
+        return 2
+    data = build(argv[1])
+    with open(str(out), "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    print(json.dumps(data["coverage"]))
+    return 0

@@ -156,12 +156,17 @@ def _condition(node: NodeFacts, applies: str) -> bool | None:
     return None
 
 
+def _releases(value: object) -> list[object]:
+    """A row's fixed_in list (null in the catalog: none)."""
+    return list(value) if isinstance(value, list) else []
+
+
 def _below(version: str, bound: str) -> bool:
     return numeric_tuple(version) < numeric_tuple(bound)
 
 
 def _affected(version: str, row: dict[str, object]) -> bool:
-    fixed = [str(f) for f in row["fixed_in"] or []]  # type: ignore[attr-defined]
+    fixed = [str(f) for f in _releases(row["fixed_in"])]
     since = row["affected_from"]
     return bool(fixed) and is_fixed(version, fixed) is False and not (since and _below(version, str(since)))
 
@@ -254,7 +259,7 @@ def toolkit_release(ctx: Ctx) -> tuple[str | None, Evidence | None, str]:
 
 def _first_for(version: str, row: dict[str, object]) -> str:
     """The release to upgrade to for this fix: the first of the node's line that has it, else the oldest newer one."""
-    fixed = sorted((str(f) for f in row["fixed_in"] or []), key=numeric_tuple)  # type: ignore[attr-defined]
+    fixed = sorted((str(f) for f in _releases(row["fixed_in"])), key=numeric_tuple)
     line = numeric_tuple(version)[:2]
     same = [f for f in fixed if numeric_tuple(f)[:2] == line]
     newer = [f for f in fixed if numeric_tuple(f) > numeric_tuple(version)]
