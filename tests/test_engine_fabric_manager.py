@@ -10,6 +10,7 @@ import dataclasses
 import pytest
 from engine_facts import by_id, committed_facts, ids, matrix, node, replace_in, run, unknown_rules, with_nccl
 
+from imgcheck.engine import facts
 from imgcheck.knowledge.fabric import fabric_need
 from imgcheck.model.node import Gpu
 
@@ -150,3 +151,13 @@ def test_an_unknown_board_is_asked_once_and_a_pcie_node_never(image):
         committed_facts("bookworm"), unknown={"nccl": "not read", "cuda": "not read"}
     )  # whether the image uses the GPU is unknown: a node without NVSwitch is fine whatever it is
     assert fabric_said(run(unread, a40)) == set()
+
+
+def test_an_image_whose_gpu_components_are_not_read_is_asked_about_gpu_use_not_nccl():
+    """Fabric Manager gates cuInit itself (802 until the fabric is up), so a plain CUDA program (gpu-burn) fails as
+    NCCL does: with neither NCCL nor CUDA read, the finding assumes only that the image runs GPU code."""
+    unread = facts.CUDA.blank(*facts.NCCL.blank(committed_facts("bookworm"), None, None))[0]
+    assert unread.cuda is None and not unread.nccl
+    result = run(unread, hgx(fm_installed=False, fm_package=None, fm_version=None, fm_running=False))
+    found = by_id(result, MISSING)
+    assert found.assumed_facts == (facts.GPU_WORKLOAD.name,), found.assumes

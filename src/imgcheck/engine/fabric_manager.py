@@ -24,7 +24,9 @@ MISSING = "NODE-FABRIC-MANAGER-MISSING"
 NOT_RUNNING = "NODE-FABRIC-MANAGER-NOT-RUNNING"
 MISMATCH = "NODE-FABRIC-MANAGER-VERSION-MISMATCH"
 NVLSM_MISSING = "NODE-NVLSM-MISSING"
-_IMAGE = (facts.NCCL, facts.CUDA)
+# Fabric Manager gates CUDA itself (cuInit returns 802 until the fabric is up), so the image question is whether it
+# runs GPU code at all, not whether it ships NCCL: a plain CUDA program fails the same way.
+_IMAGE = (facts.GPU_WORKLOAD,)
 _SYSTEM = (facts.NVSWITCH,)  # and the GPU models: fabric_need asks for them itself
 COMPLETED = "Completed"
 _ASK = (
