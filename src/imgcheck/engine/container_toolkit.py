@@ -112,6 +112,12 @@ def cdi_no_spec(ctx: Ctx) -> Iterator[Outcome]:
         return
     toolkit = ctx.node.container_toolkit
     if toolkit.configs is None:
+        yield unknown(
+            CDI_NO_SPEC,
+            "which mode does the node's NVIDIA Container Toolkit run in (config.toml nvidia-container-runtime.mode; "
+            "node.container_toolkit.configs)?",
+            (facts.CTK_CONFIGS.name,),
+        )
         return
     cdi = [c for c in toolkit.configs if c.mode in CDI_MODES]
     if not cdi:
@@ -119,7 +125,13 @@ def cdi_no_spec(ctx: Ctx) -> Iterator[Outcome]:
         yield decided(CDI_NO_SPEC, f"no toolkit config selects CDI mode ({modes})")
         return
     if toolkit.cdi_specs is None:
-        return  # the engine asks for the specs
+        yield unknown(
+            CDI_NO_SPEC,
+            f"{cdi[0].path} selects CDI mode: does the node have a CDI spec for nvidia.com/gpu (/etc/cdi, /var/run/cdi; "
+            "node.container_toolkit.cdi_specs)?",
+            (facts.CTK_CDI_SPECS.name,),
+        )
+        return
     if toolkit.cdi_specs:
         yield decided(CDI_NO_SPEC, f"CDI specs for nvidia.com/gpu: {', '.join(toolkit.cdi_specs)}")
         return

@@ -46,14 +46,20 @@ def _row(ctx: Ctx, mode: str) -> dict[str, object]:
 def cdi_no_spec(ctx: Ctx) -> Iterator[Outcome]:
     job = ctx.job
     if job is None:
-        return
+        return  # a launch rule: without a spec there is no launch to judge (no fact is missing)
     request = _cdi_request(job)
     if request is None:
         yield decided(CDI_NO_SPEC, f"{job.where} makes no CDI device request")
         return
     specs = ctx.node.container_toolkit.cdi_specs
     if specs is None:
-        return  # the engine asks for the node's CDI specs
+        yield unknown(
+            CDI_NO_SPEC,
+            f"{job.where} requests {request} through CDI: does the node have a CDI spec for nvidia.com/gpu "
+            "(/etc/cdi, /var/run/cdi; node.container_toolkit.cdi_specs)?",
+            (facts.CTK_CDI_SPECS.name,),
+        )
+        return
     if specs:
         yield decided(CDI_NO_SPEC, f"the node has CDI specs for nvidia.com/gpu ({', '.join(specs)})")
         return
@@ -69,7 +75,7 @@ def cdi_no_spec(ctx: Ctx) -> Iterator[Outcome]:
 def nvccli(ctx: Ctx) -> Iterator[Outcome]:
     job = ctx.job
     if job is None:
-        return
+        return  # a launch rule: without a spec there is no launch to judge (no fact is missing)
     if job.gpu_injection != INJECT_NVCCLI:
         yield decided(NVCCLI, f"{job.where} does not use apptainer --nvccli")
         return
