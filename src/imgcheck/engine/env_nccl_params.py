@@ -27,6 +27,7 @@ RULES = (
     "ENV-NCCL-PARAM-VALUE",
     "ENV-NCCL-PARAM-LINK-LAYER",
     "ENV-NCCL-PARAM-OVERRIDDEN",
+    "ENV-NCCL-PARAM-INTERNAL",
 )
 NEEDS: dict[str, set[Any]] = {"nccl_params": {"NCCL_DEBUG"}}  # every release reads it: the table is there
 # What each rule is about and reads (engine/contract.py): the NCCL_* settings the process sees, checked against the
@@ -84,6 +85,7 @@ def _check(ctx: Ctx) -> Iterator[Outcome]:
         yield from _release(ctx, s, row, version, (oldest, newest))
         yield from _value(ctx, s, row)
         yield from _link_layer(ctx, s, row)
+        yield from _documented(ctx, s, row)
 
 
 def _key(v: str) -> tuple[int, ...]:
@@ -339,3 +341,30 @@ def _link_layer(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
         names = ", ".join(sorted({f"{d}/{p.link_layer}" for d, p in ports}))
         evidence = [s.evidence, ctx.node_ev("rdma.devices.ports.link_layer", names)]
         yield finding(ctx.matrix, rule, evidence, setting=s.label, name=s.name, wants=wants, ports=names)
+
+
+_LIBNCCL = "libnccl"
+
+
+def _documented(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    """What NVIDIA's environment variable page says of the name (catalogs/nccl_params.json doc, from
+    tools/nccl/env_doc.py): not listed at all (an internal parameter: read by the source, not supported), or listed
+    under "Debugging" (not for production, with the page's own caution). Settings of the "System configuration"
+    section are what the page means to be set."""
+    section = row.get("doc")
+    if section is None or row.get("reader") != _LIBNCCL:
+        return  # not an NCCL parameter, or read by an example plugin in NCCL's tree rather than by libnccl
+    params = dict(
+        setting=s.label,
+        name=s.name,
+        site=row["site"],
+        form=row["form"],
+        default=row["default"] if row["default"] is not None else "none declared",
+        span=f"{row['first']}..{row['last']}",
+        note=f" The page's note on {s.name}: {row['doc_note']}." if row.get("doc_note") else "",
+    )
+    evidence = [s.evidence, *ctx.nccl_evidence()]
+    if section == "undocumented":
+        yield finding(ctx.matrix, "ENV-NCCL-PARAM-INTERNAL", evidence, **params)
+    elif section == "debugging":
+        yield finding(ctx.matrix, "ENV-NCCL-PARAM-INTERNAL", evidence, variant="debugging", **params)
