@@ -101,7 +101,7 @@ def _disables(ctx: Ctx) -> Iterator[Outcome]:
         return  # with IB off, GDR and DMA-BUF settings are moot
     gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
     gdr_off = gdr is not None and gdr.value.strip().upper() in ("LOC", "0")
-    if gdr_off and ctx.lib is None and ctx.lib_unknown and ctx.nccl_present is not False:
+    if gdr is not None and gdr_off and ctx.lib is None and ctx.lib_unknown and ctx.nccl_present is not False:
         # without libibverbs NCCL has no IB transport and no GDR to turn off; whether the image has it is not known
         yield unknown("ENV-DISABLES-GDR", f"{gdr.label} turns GPUDirect RDMA off; {ctx.lib_unknown}")
     if ctx.lib is None or ctx.nccl_present is not True or not ctx.node_has_rdma:
