@@ -241,3 +241,26 @@ def test_llmjp_script_sets_an_internal_parameter_and_debugging_ones():
 def test_internal_parameter_is_reported_when_the_nccl_version_is_unknown():
     found = lint(run(image(None, {"NCCL_SHM_USE_CUDA_MEMCPY": "1"}), node(IB_NODE)), documented=True)
     assert [f.evidence[0].fact for f in found["ENV-NCCL-PARAM-INTERNAL"]] == ["image.env.NCCL_SHM_USE_CUDA_MEMCPY"]
+
+
+def test_ib_settings_with_the_ib_transport_turned_off_do_nothing():
+    """FlagAI's script (NCCL_IB_HCA, NCCL_IB_GID_INDEX) with NCCL_IB_DISABLE flipped to 1, as a launch that turns
+    RDMA off for a test run would: NCCL's IB transport never opens a device, so nothing reads the IB settings."""
+    env = {**script_env("flagai_run_multi.sh"), "NCCL_IB_DISABLE": "1"}
+    found = lint(run(image("2.18.3", env), node(IB_NODE)))
+    off = sorted(f.evidence[0].fact for f in found["ENV-NCCL-PARAM-IB-OFF"])
+    assert off == ["image.env.NCCL_IB_GID_INDEX", "image.env.NCCL_IB_HCA"]  # NCCL_IB_CUDA_SUPPORT: gone in 2.18
+    assert all(f.severity == "info" and "NCCL_IB_DISABLE=1" in f.title for f in found["ENV-NCCL-PARAM-IB-OFF"])
+    # the script as written (NCCL_IB_DISABLE=0) leaves the IB transport on: no such finding
+    assert "ENV-NCCL-PARAM-IB-OFF" not in lint(run(image("2.18.3", script_env("flagai_run_multi.sh")), node(IB_NODE)))
+
+
+def test_ib_settings_with_a_net_plugin_in_the_image_are_a_question():
+    from imgcheck.model.image import NcclNetPlugin
+
+    env = {"NCCL_IB_DISABLE": "1", "NCCL_IB_HCA": "=mlx5_0"}
+    plugin = NcclNetPlugin(path="/usr/lib/libnccl-net.so", name="libnccl-net.so", project=None)
+    facts = dataclasses.replace(image("2.18.3", env), nccl_net_plugins=(plugin,))
+    result = run(facts, node(IB_NODE))
+    assert "ENV-NCCL-PARAM-IB-OFF" not in lint(result)
+    assert any(u.rule == "ENV-NCCL-PARAM-IB-OFF" and "libnccl-net.so" in u.reason for u in result.unknowns)
