@@ -21,10 +21,12 @@ def script_env(name: str) -> dict[str, str]:
         return dict(m.groups() for line in f if (m := _EXPORT.match(line.strip())))
 
 
-def lint(result) -> dict[str, list]:
+def lint(result, documented: bool = False) -> dict[str, list]:
+    """The Env lint's findings by rule; the documentation rule (ENV-NCCL-PARAM-INTERNAL: a debugging or internal
+    setting, whatever its value) only when asked for."""
     found: dict[str, list] = {}
     for f in result.findings:
-        if f.id.startswith("ENV-NCCL-PARAM"):
+        if f.id.startswith("ENV-NCCL-PARAM") and (documented or f.id != "ENV-NCCL-PARAM-INTERNAL"):
             found.setdefault(f.id, []).append(f)
     return found
 
@@ -204,3 +206,61 @@ def test_address_family_words_are_exact():
     (f,) = lint(evaluate(image("2.21.5", {"NCCL_SOCKET_FAMILY": "IPv6"}), node_, matrix()))["ENV-NCCL-PARAM-VALUE"]
     assert f.severity == "warning" and "keeps its default" in f.mechanism
     assert lint(evaluate(image("2.21.5", {"NCCL_SOCKET_FAMILY": "6"}), node_, matrix()))  # no numeric form here
+
+
+def test_every_nccl_parameter_is_marked_documented_or_internal():
+    """Each name libnccl reads is in a section of NVIDIA's environment variable page or marked undocumented
+    (tools/nccl/env_doc.py joined by tools/nccl/gen_params.py); names of other programs carry no mark."""
+    rows = matrix().rows("nccl_params")
+    marks = {r["name"]: r["doc"] for r in rows}
+    assert {r["doc"] for r in rows if r["first"]} == {"system configuration", "debugging", "undocumented"}
+    assert all(r["doc"] is None for r in rows if r["first"] is None)
+    assert marks["NCCL_P2P_USE_CUDA_MEMCPY"] == marks["NCCL_SHM_USE_CUDA_MEMCPY"] == "undocumented"
+    assert marks["NCCL_SOCKET_IFNAME"] == marks["NCCL_IB_HCA"] == "system configuration"
+    assert marks["NCCL_IB_DISABLE"] == marks["NCCL_PROTO"] == "debugging"
+    proto = next(r for r in rows if r["name"] == "NCCL_PROTO")
+    assert "data corruption" in proto["doc_note"] and proto["doc_since"] == "2.5"
+    assert all(any("env.html" in s for s in r["source"]) for r in rows if r["doc"])
+
+
+def test_llmjp_script_sets_an_internal_parameter_and_debugging_ones():
+    env = script_env("llmjp_nvlink_test.sh")
+    found = lint(run(image("2.21.5", env), node(IB_NODE)), documented=True)
+    by_fact = {f.evidence[0].fact: f for f in found["ENV-NCCL-PARAM-INTERNAL"]}
+    internal = by_fact["image.env.NCCL_P2P_USE_CUDA_MEMCPY"]
+    assert internal.severity == "warning" and "does not document or support" in internal.title
+    assert "src/transport/p2p.cc" in internal.mechanism  # what code reads it
+    for name in ("NCCL_IB_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ"):
+        debug = by_fact[f"image.env.{name}"]
+        assert debug.severity == "info" and "not for production" in debug.title
+        assert "crashes, or hangs" in debug.mechanism  # the page's own caution, quoted
+    # the System configuration settings are what the page means to be set
+    assert "image.env.NCCL_SOCKET_IFNAME" not in by_fact and "image.env.NCCL_DEBUG" not in by_fact
+
+
+def test_internal_parameter_is_reported_when_the_nccl_version_is_unknown():
+    found = lint(run(image(None, {"NCCL_SHM_USE_CUDA_MEMCPY": "1"}), node(IB_NODE)), documented=True)
+    assert [f.evidence[0].fact for f in found["ENV-NCCL-PARAM-INTERNAL"]] == ["image.env.NCCL_SHM_USE_CUDA_MEMCPY"]
+
+
+def test_ib_settings_with_the_ib_transport_turned_off_do_nothing():
+    """FlagAI's script (NCCL_IB_HCA, NCCL_IB_GID_INDEX) with NCCL_IB_DISABLE flipped to 1, as a launch that turns
+    RDMA off for a test run would: NCCL's IB transport never opens a device, so nothing reads the IB settings."""
+    env = {**script_env("flagai_run_multi.sh"), "NCCL_IB_DISABLE": "1"}
+    found = lint(run(image("2.18.3", env), node(IB_NODE)))
+    off = sorted(f.evidence[0].fact for f in found["ENV-NCCL-PARAM-IB-OFF"])
+    assert off == ["image.env.NCCL_IB_GID_INDEX", "image.env.NCCL_IB_HCA"]  # NCCL_IB_CUDA_SUPPORT: gone in 2.18
+    assert all(f.severity == "info" and "NCCL_IB_DISABLE=1" in f.title for f in found["ENV-NCCL-PARAM-IB-OFF"])
+    # the script as written (NCCL_IB_DISABLE=0) leaves the IB transport on: no such finding
+    assert "ENV-NCCL-PARAM-IB-OFF" not in lint(run(image("2.18.3", script_env("flagai_run_multi.sh")), node(IB_NODE)))
+
+
+def test_ib_settings_with_a_net_plugin_in_the_image_are_a_question():
+    from imgcheck.model.image import NcclNetPlugin
+
+    env = {"NCCL_IB_DISABLE": "1", "NCCL_IB_HCA": "=mlx5_0"}
+    plugin = NcclNetPlugin(path="/usr/lib/libnccl-net.so", name="libnccl-net.so", project=None)
+    facts = dataclasses.replace(image("2.18.3", env), nccl_net_plugins=(plugin,))
+    result = run(facts, node(IB_NODE))
+    assert "ENV-NCCL-PARAM-IB-OFF" not in lint(result)
+    assert any(u.rule == "ENV-NCCL-PARAM-IB-OFF" and "libnccl-net.so" in u.reason for u in result.unknowns)

@@ -324,3 +324,31 @@ def test_old_c10d_name_on_a_torch_with_the_new_one_is_named_as_a_deprecated_alia
     assert "TORCH_NCCL_ASYNC_ERROR_HANDLING" in found[0].title and "deprecated alias" in found[0].title
     old = evaluate(_torch_image("2.1.2", env), node("cpu-no-rdma"), matrix()).findings
     assert not [f for f in old if "ASYNC_ERROR_HANDLING" in f.title]
+
+
+def test_deprecated_ucx_fields_are_ignored_from_the_release_that_deprecates_them():
+    """Data-driven over ucx_params: one field per release that deprecated some (UCS_CONFIG_DEPRECATED_FIELD_OFFSET,
+    skipped by UCX's parser with a 'is deprecated' warning), set for that release and for the one before."""
+    ucx = matrix().rows("ucx_params")
+    releases = json_releases("ucx_params")
+    by_release = {}
+    for r in ucx:
+        if r["deprecated_in"] and r["name"].count("_") <= 3:
+            by_release.setdefault(r["deprecated_in"], r)
+    assert len(by_release) >= 6  # 1.7.0 (the MAX_SHORT/MAX_BCOPY fields) .. 1.20.0
+    for since, row in sorted(by_release.items()):
+        found, _ = outcomes(run(image({row["name"]: "128"}, ucx=since), node(NODE)))
+        hits = [f for f in found.get("ENV-UPSTREAM-PARAM-NOT-IN-RELEASE", []) if "deprecated" in f.title]
+        assert hits and f"since {since}" in hits[0].title, row["name"]
+        before = releases[releases.index(since) - 1]
+        if row["first"] != since and releases.index(since) > releases.index(row["first"]):
+            found, _ = outcomes(run(image({row["name"]: "128"}, ucx=before), node(NODE)))
+            assert not [f for f in found.get("ENV-UPSTREAM-PARAM-NOT-IN-RELEASE", []) if "deprecated" in f.title]
+
+
+def json_releases(table: str) -> list[str]:
+    """The releases the table's rows name (first, last, removed_in, deprecated_in), oldest first."""
+    seen = {
+        v for r in matrix().rows(table) for k in ("first", "last", "removed_in", "deprecated_in") if (v := r.get(k))
+    }
+    return sorted(seen, key=lambda v: tuple(int(x) for x in v.split(".")))

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import env_doc  # noqa: E402
 import nccl_git  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/compat_matrix/catalogs/nccl_params.json"
@@ -380,6 +381,15 @@ def _history(present: list[tuple[str, str, dict]], fn: Callable[[dict], str | No
     )
 
 
+def with_doc(row: dict) -> dict:
+    """The row with what NVIDIA's environment variable page says of it (tools/nccl/env_doc.py): its section
+    (system configuration, debugging) or 'undocumented' when the page does not list a name NCCL reads."""
+    section, since, note = env_doc.DOCUMENTED.get(row["name"], ("undocumented", None, None))
+    row = dict(row, doc=section, doc_since=since, doc_note=note)
+    row["source"] = [*row["source"], env_doc.SOURCE]
+    return row
+
+
 def build() -> dict:
     tags = nccl_git.release_tags()
     per: list[tuple[str, str, dict[str, dict]]] = []
@@ -450,8 +460,8 @@ def build() -> dict:
         if first_tag == tags[0][0]:
             notes.append(f"first: present at the oldest release scanned ({first}); may be older")
         row["note"] = "; ".join(notes)
-        rows.append(row)
-    rows += OTHER_READERS
+        rows.append(with_doc(row))
+    rows += [dict(r, doc=None, doc_since=None, doc_note=None) for r in OTHER_READERS]
     return {
         "table": "nccl_params",
         "description": (
@@ -459,7 +469,9 @@ def build() -> dict:
             f"the release tags of github:NVIDIA/nccl ({tags[0][1]} .. {tags[-1][1]}, {len(tags)} releases): name, "
             "type (int64 = NCCL_PARAM, read with strtoll(str, NULL, 0)), default as written, first and last release "
             "that reads it, the release that no longer does (removed_in), the site at the last release. "
-            "range_min/range_max stay null where the declaration does not bound the value."
+            "range_min/range_max stay null where the declaration does not bound the value. doc: the section of "
+            "NVIDIA's environment variable page that lists the name (system configuration, debugging), or "
+            "undocumented for a name NCCL reads that the page does not list (tools/nccl/env_doc.py)."
         ),
         "releases": [v for _, v in tags],
         "rows": rows,

@@ -243,6 +243,13 @@ def main() -> None:
             if d != prev:
                 history.append(f"{t[1:]}: {d if d is not None else '(not a literal)'}")
                 prev = d
+        # the release from which UCX skips the field (offset UCS_CONFIG_DEPRECATED_FIELD_OFFSET, 1.8 on): the first
+        # of the trailing run of releases that mark it deprecated
+        deprecated_in = None
+        for t in reversed(present):
+            if not per[t][name]["deprecated"]:
+                break
+            deprecated_in = t[1:]
         rows.append(
             {
                 "name": name,
@@ -256,10 +263,19 @@ def main() -> None:
                 "uncertain": _uncertain(tags, tags.index(first), nxt, stats, sorted(r["sites"])[0]) or None,
                 "default_history": history if len(history) > 1 else None,
                 "status": "deprecated" if r["deprecated"] else None,
+                "deprecated_in": deprecated_in,
                 "site": sorted(r["sites"])[0],
                 "source": f"{REPO}@{last}:{sorted(r['sites'])[0]}",
                 "confidence": "verified",
-                "note": null_note(r["default"], tags[nxt][1:] if nxt < len(tags) else None, r["type"]),
+                "note": "; ".join(
+                    filter(
+                        None,
+                        [
+                            null_note(r["default"], tags[nxt][1:] if nxt < len(tags) else None, r["type"]),
+                            None if deprecated_in else "deprecated_in null: a live field at the newest release read",
+                        ],
+                    )
+                ),
             }
         )
     doc = {

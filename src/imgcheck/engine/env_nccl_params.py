@@ -27,6 +27,8 @@ RULES = (
     "ENV-NCCL-PARAM-VALUE",
     "ENV-NCCL-PARAM-LINK-LAYER",
     "ENV-NCCL-PARAM-OVERRIDDEN",
+    "ENV-NCCL-PARAM-INTERNAL",
+    "ENV-NCCL-PARAM-IB-OFF",
 )
 NEEDS: dict[str, set[Any]] = {"nccl_params": {"NCCL_DEBUG"}}  # every release reads it: the table is there
 # What each rule is about and reads (engine/contract.py): the NCCL_* settings the process sees, checked against the
@@ -34,7 +36,8 @@ NEEDS: dict[str, set[Any]] = {"nccl_params": {"NCCL_DEBUG"}}  # every release re
 _SETTINGS = facts.setting_prefix("NCCL_")
 REQUIRES = {rule: (_SETTINGS,) for rule in RULES}
 READS = {rule: (_SETTINGS, facts.NCCL) for rule in RULES} | {
-    "ENV-NCCL-PARAM-LINK-LAYER": (_SETTINGS, facts.NCCL, facts.NODE_RDMA)
+    "ENV-NCCL-PARAM-LINK-LAYER": (_SETTINGS, facts.NCCL, facts.NODE_RDMA),
+    "ENV-NCCL-PARAM-IB-OFF": (_SETTINGS, facts.NCCL, facts.PLUGINS),
 }
 
 _PREFIX = "NCCL_"
@@ -84,6 +87,8 @@ def _check(ctx: Ctx) -> Iterator[Outcome]:
         yield from _release(ctx, s, row, version, (oldest, newest))
         yield from _value(ctx, s, row)
         yield from _link_layer(ctx, s, row)
+        yield from _documented(ctx, s, row)
+        yield from _ib_off(ctx, s, row)
 
 
 def _key(v: str) -> tuple[int, ...]:
@@ -339,3 +344,68 @@ def _link_layer(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
         names = ", ".join(sorted({f"{d}/{p.link_layer}" for d, p in ports}))
         evidence = [s.evidence, ctx.node_ev("rdma.devices.ports.link_layer", names)]
         yield finding(ctx.matrix, rule, evidence, setting=s.label, name=s.name, wants=wants, ports=names)
+
+
+_LIBNCCL = "libnccl"
+
+
+def _documented(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    """What NVIDIA's environment variable page says of the name (catalogs/nccl_params.json doc, from
+    tools/nccl/env_doc.py): not listed at all (an internal parameter: read by the source, not supported), or listed
+    under "Debugging" (not for production, with the page's own caution). Settings of the "System configuration"
+    section are what the page means to be set."""
+    section = row.get("doc")
+    if section is None or row.get("reader") != _LIBNCCL:
+        return  # not an NCCL parameter, or read by an example plugin in NCCL's tree rather than by libnccl
+    params = dict(
+        setting=s.label,
+        name=s.name,
+        site=row["site"],
+        form=row["form"],
+        default=row["default"] if row["default"] is not None else "none declared",
+        span=f"{row['first']}..{row['last']}",
+        note=f" The page's note on {s.name}: {row['doc_note']}." if row.get("doc_note") else "",
+    )
+    evidence = [s.evidence, *ctx.nccl_evidence()]
+    if section == "undocumented":
+        yield finding(ctx.matrix, "ENV-NCCL-PARAM-INTERNAL", evidence, **params)
+    elif section == "debugging":
+        yield finding(ctx.matrix, "ENV-NCCL-PARAM-INTERNAL", evidence, variant="debugging", **params)
+
+
+# the readers of NCCL's own IB transport (net_ib/, and the verbs wrapper it calls): nothing else reads these names
+_IB_READERS = ("src/transport/net_ib", "src/misc/ibvwrap.cc")
+
+
+def _ib_off(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
+    """An NCCL_IB_* setting in a process that also turns NCCL's IB transport off (NCCL_IB_DISABLE=1):
+    ncclIbInitDevices returns before it reads a device, so no IB (or GIN) device exists and nothing reads the
+    setting. A net plugin in the image may carry its own copy of the IB code and read the same names."""
+    rule = "ENV-NCCL-PARAM-IB-OFF"
+    off = ctx.setting("NCCL_IB_DISABLE")
+    if s.name == "NCCL_IB_DISABLE" or off is None or not (off.as_int() or 0):
+        return
+    if not (row.get("site") or "").startswith(_IB_READERS):
+        return
+    version = ctx.nccl.version if ctx.nccl else None
+    if row["removed_in"] and version and ranges.at_least(version, row["removed_in"]):
+        return  # this NCCL reads the name in no case: ENV-NCCL-PARAM-NOT-IN-RELEASE says so
+    plugins = ctx.image.nccl_net_plugins
+    why = ctx.image.unknown_reason("nccl_net_plugins")
+    if plugins or why:
+        which = ", ".join(p.name for p in plugins) if plugins else f"unknown ({why})"
+        yield unknown(
+            rule,
+            f"{off.label} turns NCCL's IB transport off, so NCCL itself does not read {s.name}; the image's net "
+            f"plugins ({which}) may read it with their own copy of the IB code",
+        )
+        return
+    yield finding(
+        ctx.matrix,
+        rule,
+        [s.evidence, off.evidence],
+        setting=s.label,
+        name=s.name,
+        off=off.label,
+        site=row["site"],
+    )

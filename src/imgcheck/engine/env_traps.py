@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..knowledge import nccl as nccl_k
 from . import facts
 from .context import Ctx
-from .emit import Outcome, assuming, finding
+from .emit import Outcome, assuming, finding, unknown
 
 RULES = ("ENV-NCCL-IB-RETRY-CNT", "ENV-NCCL-IB-TIMEOUT", "ENV-DISABLES-IB", "ENV-DISABLES-GDR", "ENV-DISABLES-DMABUF")
 NEEDS = {
@@ -35,7 +35,13 @@ READS = {
     "ENV-NCCL-IB-RETRY-CNT": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_RETRY_CNT")),
     "ENV-NCCL-IB-TIMEOUT": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_TIMEOUT")),
     "ENV-DISABLES-IB": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_IB_DISABLE", "NCCL_NET")),
-    "ENV-DISABLES-GDR": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_NET_GDR_LEVEL")),
+    "ENV-DISABLES-GDR": (
+        facts.NCCL,
+        facts.NODE_RDMA,
+        facts.setting("NCCL_NET_GDR_LEVEL"),
+        facts.LIBIBVERBS,
+        facts.PEERMEM,
+    ),
     "ENV-DISABLES-DMABUF": (facts.NCCL, facts.NODE_RDMA, facts.setting("NCCL_DMABUF_ENABLE")),
 }
 
@@ -93,17 +99,25 @@ def _disables(ctx: Ctx) -> Iterator[Outcome]:
             setting=off.label,
         )
         return  # with IB off, GDR and DMA-BUF settings are moot
+    gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
+    gdr_off = gdr is not None and gdr.value.strip().upper() in ("LOC", "0")
+    if gdr is not None and gdr_off and ctx.lib is None and ctx.lib_unknown and ctx.nccl_present is not False:
+        # without libibverbs NCCL has no IB transport and no GDR to turn off; whether the image has it is not known
+        yield unknown("ENV-DISABLES-GDR", f"{gdr.label} turns GPUDirect RDMA off; {ctx.lib_unknown}")
     if ctx.lib is None or ctx.nccl_present is not True or not ctx.node_has_rdma:
         return
     # NCCL there with its version unknown: what the node shows decides where it can (a GDR path that exists for
     # every release), the rest asks the version (dmabuf_usable, peermem_visible and nccl_at_least say None)
-    gdr = ctx.setting("NCCL_NET_GDR_LEVEL")
-    if gdr is not None and gdr.value.strip().upper() in ("LOC", "0"):
+    if gdr is not None and gdr_off:
         paths = []
         if ctx.dmabuf_usable[0]:
             paths.append("DMA-BUF")
         if ctx.peermem_visible[0]:
             paths.append("nvidia-peermem")
+        undecided = [why for known, why in (ctx.dmabuf_usable, ctx.peermem_visible) if known is None]
+        if not paths and undecided:
+            # no GDR path shown, but one is undecided: whether the setting turns a working path off is not known
+            yield unknown("ENV-DISABLES-GDR", f"{gdr.label} turns GPUDirect RDMA off; " + "; ".join(undecided))
         if paths:
             found = finding(
                 ctx.matrix,

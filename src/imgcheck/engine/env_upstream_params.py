@@ -350,6 +350,8 @@ def _in_release(
         yield finding(ctx.matrix, rule, evidence, variant="not-yet", **params)
     elif removed and ranges.at_least(lib.version, removed) and not ranges.below(newest, lib.version):
         yield finding(ctx.matrix, rule, evidence, **params)
+    elif (deprecated := row.get("deprecated_in")) and ranges.at_least(lib.version, deprecated) is not False:
+        yield from _deprecated(ctx, s, name, lib, deprecated, evidence, params)
     elif lib.version in (row.get("absent_in") or []):
         # a release in the middle of the range whose tables lack the name: a rename and back, or a table the
         # generator did not reach in that release (docs/knowledge-coverage.md): not decided either way
@@ -358,6 +360,21 @@ def _in_release(
             f"{name} is read by {lib.upstream} {first}..{last} but not listed for {lib.version} "
             f"(absent_in); the generator may have missed it there",
         )
+
+
+def _deprecated(
+    ctx: Ctx, s: Any, name: str, lib: _Library, since: str, evidence: list[Evidence], params: dict[str, Any]
+) -> Iterator[Outcome]:
+    """A UCX field kept only as deprecated from `since` on (ucx_params deprecated_in): UCX skips it with a warning."""
+    rule = "ENV-UPSTREAM-PARAM-NOT-IN-RELEASE"
+    if lib.vendor or ranges.at_least(lib.version, since) is None:
+        yield unknown(
+            rule,
+            f"{name} is a deprecated field, skipped by UCX {since} and later; whether {lib.upstream} "
+            f"{lib.vendor or lib.version} is one of those is not decided",
+        )
+        return
+    yield finding(ctx.matrix, rule, evidence, variant="deprecated", deprecated_in=since, **params)
 
 
 # Prefixes whose names the Env lints judge against their own catalogs (env_nccl_params for NCCL_*, above for the
