@@ -96,8 +96,9 @@ def test_among_workload_fixes_the_worse_symptom_heads_not_the_nearer_release():
     assert keys == sorted(keys)
     # equal fit: a crash or corruption comes before a hang of the same release or a nearer one
     for a, b in zip(fixes, fixes[1:], strict=False):
-        if a.fit()[:3] == b.fit()[:3]:
-            assert nccl_releases._severity(a.row["symptom"]) <= nccl_releases._severity(b.row["symptom"])
+        if a.fit()[:4] == b.fit()[:4]:
+            worse, other = nccl_releases._symptom(a.row, a.trace), nccl_releases._symptom(b.row, b.trace)
+            assert nccl_releases._severity(worse) <= nccl_releases._severity(other)
 
 
 # --- rows added for issue 32 ----------------------------------------------------------------------------------------
