@@ -98,7 +98,7 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             variant=_known_issue_variant(row),
             conditions="; ".join(unshown) or "nothing more",
             shown="; ".join(["the version range", *(c for c, v in states.items() if v)]),
-            symptoms="; ".join(row.get("symptoms") or ["not stated in the sources"]),
+            symptoms=_with_phase(row.get("symptoms") or ["not stated in the sources"], row.get("phase")),
             nccl=version,
             issue=row["summary"],
             nccl_min=row["nccl_min"],
@@ -106,6 +106,21 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             workaround=f"{name}={value}" if name else (row.get("fix") or "none known"),
         )
         yield dataclasses.replace(found, unshown=unshown) if unshown else found
+
+
+# when a row's failure shows (nccl_known_issues and nccl_fix_ranges `phase`), so a reader can hold it against what the
+# job did: a failure at communicator creation is not the cause of a job whose collectives already ran
+_PHASE_WORDS = {
+    "init": "at communicator creation (init, bootstrap, connection setup), before the first collective completes",
+    "collective": "while collectives run",
+    "capture": "while CUDA graphs are captured",
+    "teardown": "when communicators are destroyed or aborted",
+}
+
+
+def _with_phase(symptoms: list[str], phase: str | None) -> str:
+    words = _PHASE_WORDS.get(phase or "")
+    return "; ".join(symptoms) + (f"; when: {words}" if words else "")
 
 
 def _known_issue_variant(row: dict[str, Any]) -> str | None:
@@ -172,6 +187,7 @@ _FACT_CONDITIONS = (
     "gpu-nvlink",
     "gpu-name",
     "gpu-p2p",
+    "framework",
 )
 
 # condition kinds only the traced rows use (_traced_condition reads the setting, the launch or the image's plugins);
@@ -198,6 +214,7 @@ _CONDITION_FACTS = {
     "nccl-sass-lacks": "image.nccl",
     "gpu-nvlink": "node.gpu.gpus",
     "gpu-name": "node.gpu.gpus",
+    "framework": "image.packages",
     "setting": "image.env",
     "plugin": "image.nccl_net_plugins",
     "job": "job",
@@ -317,6 +334,8 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         return any(re.search(rf"(?i)\b{re.escape(value)}\b", n) for n in names) if names else None
     if kind == "net" and value == "ib-vnics":
         return _ib_vnics(ctx)
+    if kind == "framework" and ">=" in value:
+        return _framework_at_least(ctx, *value.split(">=", 1))
     if kind == "nccl-build-cuda" and value.startswith("<"):
         # the CUDA the NCCL library was built with (its build string, "+cudaX.Y"): it decides which GPU targets
         # the library carries as machine code and which run as PTX compiled for an older architecture
@@ -335,6 +354,19 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         return True
     return None  # nvls, pxn, shm, numa, ...: not in the facts imgcheck reads
+
+
+def _framework_at_least(ctx: Ctx, name: str, minimum: str) -> bool | None:
+    """The image has the framework `name` (a Python distribution or OS package of that name, pip, conda or Debian) at
+    `minimum` or newer: how a framework x NCCL floor (nccl_known_issues) reads a torch source or conda build, which
+    links the image's own libnccl.so.2 rather than a pinned wheel."""
+    versions = [p.version for p in ctx.image.packages if p.name == name]
+    if not versions:
+        return None if ctx.image_unknown("packages") else False
+    hits = [ranges.at_least(v, minimum) for v in versions]
+    if any(h for h in hits):
+        return True
+    return None if None in hits else False
 
 
 def _socket_transport(ctx: Ctx) -> bool | None:
@@ -633,7 +665,7 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
             nccl_min=fix.trace["first_affected"] or "an unknown release",
             fixed_in=fix.row["release"],
             shown=", ".join(fix.trace["conditions"] or []),
-            symptoms="; ".join(fix.trace["symptoms"] or ["nothing stated"]),
+            symptoms=_with_phase(fix.trace["symptoms"] or ["nothing stated"], fix.trace.get("phase")),
             traced=fix.trace["first_affected_source"],
         )
     yield from _asked_traced(ctx, sorted(asked, key=_Fix.fit), undecided)
@@ -729,7 +761,7 @@ def _asked_traced(ctx: Ctx, asked: list[_Fix], undecided: list[_Fix]) -> Iterato
             fixed_in=fix.row["release"],
             shown=", ".join(c for c, v in fix.states.items() if v),
             asked="; ".join(open_) or "nothing more",
-            symptoms="; ".join(trace["symptoms"] or ["nothing stated"]),
+            symptoms=_with_phase(trace["symptoms"] or ["nothing stated"], trace.get("phase")),
             traced=trace["first_affected_source"],
             **rest,
         )
