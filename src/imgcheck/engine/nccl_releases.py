@@ -89,6 +89,15 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
                 facts=tuple(dict.fromkeys(_open_fact(ctx, c) for c in open_)),
             )
             continue
+        if _past_phase(ctx, row.get("phase")):
+            yield unknown(
+                "NCCL-RELEASE-KNOWN-ISSUE",
+                f"NCCL {version} is in {span} ({row['issue']}: {row['summary']}), but that failure shows "
+                f"{_PHASE_WORDS['init']} and the job's collectives already ran (job.collectives_ran): "
+                "not decided as this job's cause",
+                facts=("job.collectives_ran",),
+            )
+            continue
         unshown = tuple(c for c, v in states.items() if v is None)
         evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else []) + _condition_evidence(ctx, states)
         found = finding(
@@ -116,6 +125,12 @@ _PHASE_WORDS = {
     "capture": "while CUDA graphs are captured",
     "teardown": "when communicators are destroyed or aborted",
 }
+
+
+def _past_phase(ctx: Ctx, phase: str | None) -> bool:
+    """A failure of communicator creation on a job whose collectives are stated to have run (job.collectives_ran):
+    the job is past the phase that failure needs. Only a stated True decides; not stated is never read as either."""
+    return phase == "init" and ctx.job is not None and ctx.job.collectives_ran is True
 
 
 def _with_phase(symptoms: list[str], phase: str | None) -> str:
@@ -633,6 +648,9 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
     asked: list[_Fix] = []
     slow: list[_Fix] = []
     for fix in _candidates(ctx):
+        if fix.trace and _past_phase(ctx, fix.trace.get("phase")):
+            undecided.append(fix)  # a setup failure, and the job's collectives ran: not named as its cause
+            continue
         if fix.performance:
             # slow, not failing: named when every condition a fact can show holds and either a fact narrowed it or
             # its first release was traced (a regression with both ends); the job's own conditions are asked
