@@ -182,3 +182,31 @@ def test_a_setup_failure_is_not_named_when_the_collectives_ran():
     assert outcome() == (True, False)
     assert outcome(collectives_ran=False) == (True, False)
     assert outcome(collectives_ran=True) == (False, True)
+
+
+def test_wsl2_topology_failure_is_decided_from_the_dxg_device():
+    # 2.10.3's WSL2 fix: from 2.6.4 a GPU without a /sys PCI path failed topology detection (getPciPath)
+    def warned(version, dxg):
+        n = node(H100)
+        n = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, dxg_device=dxg))
+        result = run(with_nccl(committed_facts("bookworm"), version), n)
+        return any(f.id == KNOWN and "WSL2" in f.title for f in result.findings)
+
+    assert (warned("2.9.9", True), warned("2.9.9", False), warned("2.10.3", True), warned("2.5.6", True)) == (
+        True,
+        False,
+        False,
+        False,
+    )
+
+
+@pytest.mark.parametrize("row", FIXES + KNOWN_ROWS, ids=lambda r: r.get("entry") or r["issue"])
+def test_quoted_warn_formats_are_matchable_by_triage(row):
+    # triage (release_defects._format_matches) takes the text after 'WARN ' up to an optional '(src/... site)' at the
+    # end: anything after the site would become part of the format and never match a log line
+    from imgcheck.triage.release_defects import _WARN_FORMAT
+
+    for symptom in row.get("symptoms") or []:
+        m = _WARN_FORMAT.search(symptom)
+        if m:
+            assert "(src/" not in m.group("fmt"), symptom

@@ -203,6 +203,7 @@ _FACT_CONDITIONS = (
     "gpu-name",
     "gpu-p2p",
     "framework",
+    "platform",
 )
 
 # condition kinds only the traced rows use (_traced_condition reads the setting, the launch or the image's plugins);
@@ -230,6 +231,7 @@ _CONDITION_FACTS = {
     "gpu-nvlink": "node.gpu.gpus",
     "gpu-name": "node.gpu.gpus",
     "framework": "image.packages",
+    "platform": "node.gpu.dxg_device",
     "setting": "image.env",
     "plugin": "image.nccl_net_plugins",
     "job": "job",
@@ -349,6 +351,9 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         return any(re.search(rf"(?i)\b{re.escape(value)}\b", n) for n in names) if names else None
     if kind == "net" and value == "ib-vnics":
         return _ib_vnics(ctx)
+    if kind == "platform" and value == "wsl2":
+        # WSL2's GPU paravirtualization (/dev/dxg): no PCI device of the GPU under /sys
+        return ctx.node.gpu.dxg_device
     if kind == "framework" and ">=" in value:
         return _framework_at_least(ctx, *value.split(">=", 1))
     if kind == "nccl-build-cuda" and value.startswith("<"):
