@@ -132,7 +132,8 @@ def test_nvls_multicast_bind_failure_is_fatal_from_2_29_on_nvlink_boards():
 def test_nvls_multicast_issue_without_gpu_facts_is_asked():
     n = node("doca-24.10-open-580-peermem")
     bare = dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gpus=()))
-    result = run(with_nccl(committed_facts("bookworm"), "2.29.7"), bare)
+    # 2.29.3: from 2.29.7 the vendor-stated PXN hang (a finding on this IB node) would take the rule's one outcome kind
+    result = run(with_nccl(committed_facts("bookworm"), "2.29.3"), bare)
     asked = [u for u in result.unknowns if u.rule == KNOWN and "NVLS multicast bind" in u.reason]
     assert asked and "gpu-nvlink:board" in asked[0].reason
 
