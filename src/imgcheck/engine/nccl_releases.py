@@ -141,6 +141,8 @@ def _with_phase(symptoms: list[str], phase: str | None) -> str:
 def _known_issue_variant(row: dict[str, Any]) -> str | None:
     """The finding's wording: a setting avoids it (with or without a fixed release), only an upgrade does, or another
     build of the library does (the row's `fix`, e.g. an NCCL built with a newer CUDA)."""
+    if any(c.startswith("framework:") for c in row.get("conditions") or ()):
+        return "framework-floor"
     if row.get("workaround_setting"):
         return "no-fix-release" if row["nccl_below"] is None else None
     return "rebuild" if row.get("fix") else "upgrade-only"
@@ -667,8 +669,15 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
             continue
         if fix.states and fix.decided and all(fix.states.values()):
             (shown_traced if fix.trace else shown).append(fix)
-        elif fix.trace and fix.states and all(v is not None or _is_workload(c) for c, v in fix.states.items()):
-            # every condition a fact can show is shown; the rest are the workload's, asked by name (issue 32)
+        elif (
+            fix.trace
+            and fix.states
+            and fix.trace["first_affected"]
+            and all(v is not None or _is_workload(c) for c, v in fix.states.items())
+        ):
+            # every condition a fact can show is shown; the rest are the workload's, asked by name (issue 32). A row
+            # without a traced first release is the notes' words only: named when the facts show all its conditions
+            # (above), else counted below
             asked.append(fix)
         elif not fix.performance:
             undecided.append(fix)
