@@ -50,6 +50,9 @@ def test_fix_row_is_sourced_and_well_formed(row):
     if row["first_affected"]:
         # the first affected release comes before the fixing one
         assert ranges.below(row["first_affected"], note["release"]) is True
+        # where it was read: the tag (vX.Y.Z-N), the notes naming that release, or the row it repeats
+        src = row["first_affected_source"]
+        assert row["first_affected"] in src or "known issue" in src or row.get("same_as"), src
     else:
         assert row.get("note"), "a null first release says why"
     for kind, _ in _engine_words(row["conditions"]):
