@@ -126,7 +126,7 @@ def test_nvls_dual_port_fires_on_hopper_with_multi_port_nics():
 )
 def test_nvls_dual_port_row_drops_when_a_condition_is_shown_false(version, gpu, ports):
     result = run(with_nccl(committed_facts("bookworm"), version), _node([gpu] * 8, ports=ports))
-    assert not _hits(result, "NVLS")
+    assert not _hits(result, "one GPU is local to several NIC ports")
     assert not any("nvls_multi_nic_per_gpu" in u.reason for u in result.unknowns)
 
 

@@ -1,11 +1,11 @@
 """Where every NCCL release-note entry went: the coverage line of docs/knowledge-coverage.md (issue 32).
 
 Each entry of catalogs/nccl_release_notes.json gets one class and one disposition:
-- failure fix (a fix or known issue whose symptom is a hang, crash, corruption or error): traced
-  (catalogs/nccl_fix_ranges.json: first affected release, conditions, printed lines), or named by the conditions the
-  notes give, or untraced (counted in NCCL-RELEASE-LATER-FIX's unknown);
-- performance fix: named only when traced (its first release and the platform it needs); an untraced one is not
-  named (the notes' words alone would name it for every older release), nor a generic one;
+- failure fix (a fix or known issue whose symptom is a hang, crash, corruption or error): a row of
+  catalogs/nccl_fix_ranges.json gives its phase (init, collective, capture, teardown; build, never-released and
+  error-path are never predicted), its conditions, and its first affected release where traced; or named by the
+  conditions the notes give, or untraced (counted in NCCL-RELEASE-LATER-FIX's unknown);
+- performance fix (slow, not failing): named as such where a fact narrows it or its first release was traced;
 - behaviour change, known issue, feature, other: not a defect of a release, or curated in nccl_known_issues;
 - a fix that names no symptom: not named (the notes do not say what fails).
 Reads the catalogs only:
@@ -28,10 +28,26 @@ def _rows(name: str) -> list[dict]:
     return json.loads((CATALOGS / f"{name}.json").read_text())["rows"]
 
 
-def disposition(row: dict, traced: set[str]) -> tuple[str, str]:
+def _traced_disposition(trace: dict) -> str:
+    """Where a row of nccl_fix_ranges puts its entry: the phase first, then whether its first release was found."""
+    phase = trace.get("phase")
+    if trace.get("same_as"):
+        return f"named by {trace['same_as']}"
+    if phase in ("build", "never-released"):
+        return f"{phase}: no image has it"
+    if phase == "error-path":
+        return "error path: follows another failure (triage names it)"
+    if trace["first_affected"]:
+        return f"traced, phase {phase or 'not stated'}"
+    return f"conditions and phase {phase or 'not stated'}, first release not traced"
+
+
+def disposition(row: dict, traced: dict[str, dict]) -> tuple[str, str]:
     kind, symptom = row["kind"], row["symptom"]
     if row["entry"] in traced:
-        return "failure fix" if symptom != "performance" else "performance fix", "traced"
+        trace = traced[row["entry"]]
+        slow = (trace.get("symptom") or symptom) == "performance"
+        return "performance fix" if slow else "failure fix", _traced_disposition(trace)
     if kind in ("fix", "known-issue") and symptom in FAILURES:
         return "failure fix", "conditions named" if row["conditions"] else "untraced, no condition"
     if kind == "fix" and symptom == "performance":
@@ -47,16 +63,16 @@ def disposition(row: dict, traced: set[str]) -> tuple[str, str]:
 
 def main(argv: list[str]) -> int:
     notes = _rows("nccl_release_notes")
-    traced = {r["entry"] for r in _rows("nccl_fix_ranges")}
+    traced = {r["entry"]: r for r in _rows("nccl_fix_ranges")}
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
     for row in notes:
         cls, disp = disposition(row, traced)
         counts[(cls, disp)] += 1
-        if "--untraced" in argv and cls == "failure fix" and disp != "traced":
+        if "--untraced" in argv and cls == "failure fix" and ("not traced" in disp or disp.startswith("untraced")):
             print(f"{row['entry']}\t{row['symptom']}\t{row['text'][:120]}")
     if "--untraced" in argv:
         return 0
-    print(f"{len(notes)} entries, {len(traced)} traced rows")
+    print(f"{len(notes)} entries, {len(traced)} rows of nccl_fix_ranges")
     for (cls, disp), n in sorted(counts.items()):
         print(f"{n:5d}  {cls}: {disp}")
     return 0

@@ -89,6 +89,15 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
                 facts=tuple(dict.fromkeys(_open_fact(ctx, c) for c in open_)),
             )
             continue
+        if _past_phase(ctx, row.get("phase")):
+            yield unknown(
+                "NCCL-RELEASE-KNOWN-ISSUE",
+                f"NCCL {version} is in {span} ({row['issue']}: {row['summary']}), but that failure shows "
+                f"{_PHASE_WORDS['init']} and the job's collectives already ran (job.collectives_ran): "
+                "not decided as this job's cause",
+                facts=("job.collectives_ran",),
+            )
+            continue
         unshown = tuple(c for c, v in states.items() if v is None)
         evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else []) + _condition_evidence(ctx, states)
         found = finding(
@@ -98,7 +107,7 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             variant=_known_issue_variant(row),
             conditions="; ".join(unshown) or "nothing more",
             shown="; ".join(["the version range", *(c for c, v in states.items() if v)]),
-            symptoms="; ".join(row.get("symptoms") or ["not stated in the sources"]),
+            symptoms=_with_phase(row.get("symptoms") or ["not stated in the sources"], row.get("phase")),
             nccl=version,
             issue=row["summary"],
             nccl_min=row["nccl_min"],
@@ -108,9 +117,32 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         yield dataclasses.replace(found, unshown=unshown) if unshown else found
 
 
+# when a row's failure shows (nccl_known_issues and nccl_fix_ranges `phase`), so a reader can hold it against what the
+# job did: a failure at communicator creation is not the cause of a job whose collectives already ran
+_PHASE_WORDS = {
+    "init": "at communicator creation (init, bootstrap, connection setup), before the first collective completes",
+    "collective": "while collectives run",
+    "capture": "while CUDA graphs are captured",
+    "teardown": "when communicators are destroyed or aborted",
+}
+
+
+def _past_phase(ctx: Ctx, phase: str | None) -> bool:
+    """A failure of communicator creation on a job whose collectives are stated to have run (job.collectives_ran):
+    the job is past the phase that failure needs. Only a stated True decides; not stated is never read as either."""
+    return phase == "init" and ctx.job is not None and ctx.job.collectives_ran is True
+
+
+def _with_phase(symptoms: list[str], phase: str | None) -> str:
+    words = _PHASE_WORDS.get(phase or "")
+    return "; ".join(symptoms) + (f"; when: {words}" if words else "")
+
+
 def _known_issue_variant(row: dict[str, Any]) -> str | None:
     """The finding's wording: a setting avoids it (with or without a fixed release), only an upgrade does, or another
     build of the library does (the row's `fix`, e.g. an NCCL built with a newer CUDA)."""
+    if any(c.startswith("framework:") for c in row.get("conditions") or ()):
+        return "framework-floor"
     if row.get("workaround_setting"):
         return "no-fix-release" if row["nccl_below"] is None else None
     return "rebuild" if row.get("fix") else "upgrade-only"
@@ -148,6 +180,9 @@ def _gpu_generation(ctx: Ctx) -> Iterator[Outcome]:
 # that stops the job (init or a collective returns one); slowdowns are named only with their platform (_candidates)
 _FAILURE_SYMPTOMS = {"hang", "crash", "data-corruption", "error"}
 _LISTED = 5  # entries named in the finding's text; the rest are counted
+# phases of nccl_fix_ranges rows (issue 32) that no image, node or launch fact predicts: building NCCL, code no release
+# shipped, and error paths (a crash or double free after another failure, whose cause is that failure)
+_NOT_PREDICTED_PHASES = ("build", "never-released", "error-path")
 
 
 # condition kinds node or image facts can show (_condition); any other is the workload's, never shown by facts
@@ -169,6 +204,8 @@ _FACT_CONDITIONS = (
     "gpu-nvlink",
     "gpu-name",
     "gpu-p2p",
+    "framework",
+    "platform",
 )
 
 # condition kinds only the traced rows use (_traced_condition reads the setting, the launch or the image's plugins);
@@ -195,6 +232,8 @@ _CONDITION_FACTS = {
     "nccl-sass-lacks": "image.nccl",
     "gpu-nvlink": "node.gpu.gpus",
     "gpu-name": "node.gpu.gpus",
+    "framework": "image.packages",
+    "platform": "node.gpu.dxg_device",
     "setting": "image.env",
     "plugin": "image.nccl_net_plugins",
     "job": "job",
@@ -250,7 +289,11 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return len(nics) == len(gpus)
         if value == "fewer-nics-than-gpus":
             return len(nics) < len(gpus)
+        if value == "more-nics-than-gpus":
+            return len(nics) > len(gpus)
         return None
+    if kind == "transport" and value == "socket":
+        return _socket_transport(ctx)
     if kind == "transport" and value in ("ib", "roce"):
         layers = {p.link_layer for d in ctx.node.rdma.devices for p in d.ports}
         if not layers or None in layers:
@@ -310,6 +353,11 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
         return any(re.search(rf"(?i)\b{re.escape(value)}\b", n) for n in names) if names else None
     if kind == "net" and value == "ib-vnics":
         return _ib_vnics(ctx)
+    if kind == "platform" and value == "wsl2":
+        # WSL2's GPU paravirtualization (/dev/dxg): no PCI device of the GPU under /sys
+        return ctx.node.gpu.dxg_device
+    if kind == "framework" and ">=" in value:
+        return _framework_at_least(ctx, *value.split(">=", 1))
     if kind == "nccl-build-cuda" and value.startswith("<"):
         # the CUDA the NCCL library was built with (its build string, "+cudaX.Y"): it decides which GPU targets
         # the library carries as machine code and which run as PTX compiled for an older architecture
@@ -328,6 +376,38 @@ def _condition(ctx: Ctx, cond: str) -> bool | None:
             return None
         return True
     return None  # nvls, pxn, shm, numa, ...: not in the facts imgcheck reads
+
+
+def _framework_at_least(ctx: Ctx, name: str, minimum: str) -> bool | None:
+    """The image has the framework `name` (a Python distribution or OS package of that name, pip, conda or Debian) at
+    `minimum` or newer: how a framework x NCCL floor (nccl_known_issues) reads a torch source or conda build, which
+    links the image's own libnccl.so.2 rather than a pinned wheel."""
+    versions = [p.version for p in ctx.image.packages if p.name == name]
+    if not versions:
+        return None if ctx.image_unknown("packages") else False
+    hits = [ranges.at_least(v, minimum) for v in versions]
+    if any(h for h in hits):
+        return True
+    return None if None in hits else False
+
+
+def _socket_transport(ctx: Ctx) -> bool | None:
+    """NCCL's socket transport carries the inter-node traffic: NCCL_NET=Socket or NCCL_IB_DISABLE=1 chooses it, and a
+    node without any RDMA device leaves NCCL nothing else (src/net.cc tries the IB transport, then sockets). With RDMA
+    devices present, whether the container gets them and the image can load libibverbs decides it."""
+    net = ctx.setting("NCCL_NET")
+    if net is not None:
+        return net.value.strip().lower() == "socket"
+    off = ctx.setting("NCCL_IB_DISABLE")
+    if off is not None and off.value.strip() == "1":
+        return True
+    if ctx.node_has_rdma is False:
+        return True
+    if ctx.lib is None and ctx.lib_unknown is None and not ctx.image.nccl_net_plugins:
+        # no libibverbs in the image: NCCL's IB transport cannot load it (ibvwrap dlopens libibverbs.so) and no
+        # plugin brings another network, so NCCL falls back to its socket transport
+        return True
+    return None
 
 
 def _multi_port_nic(ctx: Ctx) -> bool | None:
@@ -466,8 +546,9 @@ class _Fix:
 
     @property
     def decided(self) -> list[str]:
-        """Conditions shown true, a link layer alone not counted (nearly every RDMA node shows one)."""
-        return [c for c, v in self.states.items() if v and not c.startswith("transport:")]
+        """Conditions shown true, a link layer alone not counted (nearly every RDMA node shows one; NCCL's socket
+        transport, shown only where no RDMA device is used, is narrower)."""
+        return [c for c, v in self.states.items() if v and c not in ("transport:ib", "transport:roce")]
 
     @property
     def open(self) -> list[str]:
@@ -475,22 +556,30 @@ class _Fix:
 
     @property
     def performance(self) -> bool:
-        return bool(self.row["symptom"] == "performance")
+        return bool(_symptom(self.row, self.trace) == "performance")
 
-    def fit(self) -> tuple[int, int, int, int, tuple[int, ...]]:
+    def fit(self) -> tuple[int, int, int, int, int, tuple[int, ...]]:
         """Sort key, best first: more conditions the facts decide true, then a fix with conditions over a generic
-        one, fewer left to ask, the worse symptom, and only then the nearer fixing release (issue 32)."""
+        one, one whose first affected release was traced (this release is shown to have the code) over one named by
+        its words, fewer left to ask, the worse symptom, and only then the nearer fixing release (issue 32)."""
         return (
             -len(self.decided),
             0 if self.states else 1,
+            0 if self.trace and self.trace["first_affected"] else 1,
             len(self.open),
-            _severity(self.row["symptom"]),
+            _severity(_symptom(self.row, self.trace)),
             _version_key(self.row["release"]),
         )
 
 
 # symptom classes of release-note entries (tools/nccl/gen_release_notes.py), worst first: the tie-break after fit
 _SEVERITY_ORDER = ("data-corruption", "crash", "hang", "error", "leak", "performance")
+
+
+def _symptom(row: dict[str, Any], trace: dict[str, Any] | None) -> str | None:
+    """A traced row's own symptom class when it gives one (the notes' wording classed it otherwise), else the notes'."""
+    own = (trace or {}).get("symptom")
+    return str(own) if own else row["symptom"]
 
 
 def _severity(symptom: str | None) -> int:
@@ -521,9 +610,14 @@ def _candidates(ctx: Ctx) -> list[_Fix]:
     for row in ctx.matrix.rows("nccl_release_notes"):
         trace = traced.get(row["entry"])
         failure = row["kind"] in ("fix", "known-issue") and row["symptom"] in _FAILURE_SYMPTOMS
-        # a performance fix is named only when traced (nccl_fix_ranges: where its code starts and the platform it
-        # needs): the notes' words alone ("some sm80 or earlier machines") would name it for every older release
-        if not (trace or failure):
+        # performance fixes are a family of their own (issue 32): "slow, not failing", named only where a fact narrows
+        # them (_later_fixes), never mixed into the failure lists
+        slow = row["kind"] == "fix" and row["symptom"] == "performance"
+        if not (trace or failure or slow):
+            continue
+        if trace and (trace.get("same_as") or trace.get("phase") in _NOT_PREDICTED_PHASES):
+            # named elsewhere (a curated known issue, an earlier entry), or a phase no image predicts: a source build,
+            # a commit never released, or an error path that only follows another failure (triage names those)
             continue
         if ranges.at_least(nccl.version, row["release"]) is not False:
             continue  # the image's NCCL has the fix (or may have it)
@@ -559,11 +653,31 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
     shown_traced: list[_Fix] = []
     undecided: list[_Fix] = []
     asked: list[_Fix] = []
+    slow: list[_Fix] = []
     for fix in _candidates(ctx):
+        if fix.trace and _past_phase(ctx, fix.trace.get("phase")):
+            undecided.append(fix)  # a setup failure, and the job's collectives ran: not named as its cause
+            continue
+        if fix.performance:
+            # slow, not failing: named when every condition a fact can show holds and either a fact narrowed it or
+            # its first release was traced (a regression with both ends); the job's own conditions are asked
+            facts_hold = all(v or (v is None and _is_workload(c)) for c, v in fix.states.items())
+            if facts_hold and fix.trace and fix.decided:
+                asked.append(fix)  # its own finding (variant traced-performance), as a traced failure's
+            elif facts_hold and (fix.decided or (fix.trace and fix.trace["first_affected"])):
+                slow.append(fix)
+            continue
         if fix.states and fix.decided and all(fix.states.values()):
             (shown_traced if fix.trace else shown).append(fix)
-        elif fix.trace and fix.states and all(v is not None or _is_workload(c) for c, v in fix.states.items()):
-            # every condition a fact can show is shown; the rest are the workload's, asked by name (issue 32)
+        elif (
+            fix.trace
+            and fix.states
+            and fix.trace["first_affected"]
+            and all(v is not None or _is_workload(c) for c, v in fix.states.items())
+        ):
+            # every condition a fact can show is shown; the rest are the workload's, asked by name (issue 32). A row
+            # without a traced first release is the notes' words only: named when the facts show all its conditions
+            # (above), else counted below
             asked.append(fix)
         elif not fix.performance:
             undecided.append(fix)
@@ -583,10 +697,11 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
             nccl_min=fix.trace["first_affected"] or "an unknown release",
             fixed_in=fix.row["release"],
             shown=", ".join(fix.trace["conditions"] or []),
-            symptoms="; ".join(fix.trace["symptoms"] or ["nothing stated"]),
+            symptoms=_with_phase(fix.trace["symptoms"] or ["nothing stated"], fix.trace.get("phase")),
             traced=fix.trace["first_affected_source"],
         )
     yield from _asked_traced(ctx, sorted(asked, key=_Fix.fit), undecided)
+    yield from _slow(ctx, slow)
     if shown:
         listed = "; ".join(
             f"{f.row['release']}: {f.row['text']} ({', '.join(f.row['conditions'] or [])})" for f in shown[:_LISTED]
@@ -610,6 +725,39 @@ def _later_fixes(ctx: Ctx) -> Iterator[Outcome]:
             f"NCCL {nccl.version} predates {len(undecided)} release-note fixes of hangs, crashes, errors or corruption "
             f"whose conditions the facts cannot show ({', '.join(conds)}), e.g. {example['release']}: {example['text']}",
         )
+
+
+def _slow(ctx: Ctx, slow: list[_Fix]) -> Iterator[Outcome]:
+    """Performance fixes and regressions (severity performance) the image's NCCL predates, as one info finding: the
+    job runs, more slowly than with the fixing release. Each names what the facts showed and what it still needs."""
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns before this without NCCL
+    if not slow:
+        return
+    slow = sorted(slow, key=_Fix.fit)
+
+    def one(f: _Fix) -> str:
+        trace = f.trace or {}
+        start = f" (from {trace['first_affected']})" if trace.get("first_affected") else ""
+        shown = ", ".join(c for c, v in f.states.items() if v) or "the version range"
+        asked = f"; applies if {' and '.join(f.open)}" if f.open else ""
+        return f"{f.row['release']}{start}: {f.row['text']} (shown: {shown}{asked})"
+
+    entries = "; ".join(one(f) for f in slow[:_LISTED])
+    more = f"; and {len(slow) - _LISTED} more" if len(slow) > _LISTED else ""
+    found = finding(
+        ctx.matrix,
+        "NCCL-RELEASE-LATER-FIX",
+        ctx.nccl_evidence(),
+        variant="performance",
+        nccl=nccl.version,
+        count=len(slow),
+        nearest=f"{slow[0].row['release']}: {slow[0].row['text']}",
+        entries=entries + more,
+        newest=_newest(slow),
+    )
+    open_ = tuple(dict.fromkeys(c for f in slow for c in f.open))
+    yield dataclasses.replace(found, unshown=open_) if open_ else found
 
 
 def _asked_traced(ctx: Ctx, asked: list[_Fix], undecided: list[_Fix]) -> Iterator[Outcome]:
@@ -645,7 +793,7 @@ def _asked_traced(ctx: Ctx, asked: list[_Fix], undecided: list[_Fix]) -> Iterato
             fixed_in=fix.row["release"],
             shown=", ".join(c for c, v in fix.states.items() if v),
             asked="; ".join(open_) or "nothing more",
-            symptoms="; ".join(trace["symptoms"] or ["nothing stated"]),
+            symptoms=_with_phase(trace["symptoms"] or ["nothing stated"], trace.get("phase")),
             traced=trace["first_affected_source"],
             **rest,
         )

@@ -89,6 +89,10 @@ class JobFacts:
     # "apptainer-nv" (legacy binds), "apptainer-nvccli" (the host's nvidia-container-cli), "cdi" (a CDI device
     # request: Apptainer/Podman --device nvidia.com/gpu=...); None: the runtime's usual way, or not stated
     gpu_injection: str | None = None
+    # the job's collectives already ran (a job facts file states it, e.g. from the job's log): a failure at
+    # communicator creation is behind it, so a known issue of that phase is not its cause. None: not stated (never
+    # read from the absence of a log)
+    collectives_ran: bool | None = None
 
     @property
     def who(self) -> str:
