@@ -158,7 +158,9 @@ def _component_condition(ctx: Ctx, cond: str) -> tuple[bool | None, str]:
     ),
 )
 def operator_component_defect(ctx: Ctx) -> Iterator[Outcome]:
-    shown, asked, clear = [], [], []
+    shown: list[tuple[dict[str, Any], str, str, list[str]]] = []
+    asked: list[tuple[dict[str, Any], str, str, list[str]]] = []
+    clear: list[str] = []
     for row in ctx.matrix.rows(DEFECTS):
         version, how = component_version(ctx, row)
         if version is None:
