@@ -77,3 +77,12 @@ def test_a_node_without_mellanox_nics_is_clear():
     node = dataclasses.replace(_node({"k8s-driver-manager": "v0.9.0"}), rdma=NodeRdma(stack="none", devices=()))
     found, unknown = _said(node, _job())
     assert not found and not unknown
+
+
+def test_a_node_no_operator_serves_is_not_asked():
+    node = NodeFacts(name="slurm-node", rdma=RDMA, gpu=GPU)
+    job = JobFacts(path="run.sbatch", kind="sbatch", runtime="slurm")
+    found, unknown = _said(node, job)
+    assert not found and not unknown
+    found, unknown = _said(node, JobFacts(path="ds.yaml", kind="DaemonSet", runtime="kubernetes"))
+    assert not found and "k8s-driver-manager" in unknown[0].reason

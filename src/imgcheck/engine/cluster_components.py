@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..job.model import RUNTIME_KUBERNETES
 from ..versions.ecosystems import numeric_tuple
 from . import facts
 from .context import Ctx
@@ -194,8 +195,29 @@ def operator_component_defect(ctx: Ctx) -> Iterator[Outcome]:
             f"{', '.join(row['fixed_in'])}) when {', '.join(row['conditions'])}; the facts cannot show: "
             + "; ".join(questions),
         )
-    if not shown and not asked and clear:
+    if shown or asked:
+        return
+    if clear:
         yield decided(COMPONENT_RULE, f"no known release defect of {', '.join(clear)} applies")
+    elif not _operator_node(ctx):
+        yield decided(COMPONENT_RULE, "not a Kubernetes job, and no GPU Operator label or component on the node")
+    else:
+        yield unknown(
+            COMPONENT_RULE,
+            "the node is served by the GPU Operator, but which release of its components "
+            f"({', '.join(sorted({r['component'] for r in ctx.matrix.rows(DEFECTS)}))}) runs is not known "
+            f"(node.cluster_components: {ctx.node.unknown.get('cluster_components') or 'not stated'})",
+            facts=("node.cluster_components",),
+        )
+
+
+def _operator_node(ctx: Ctx) -> bool:
+    """Whether the GPU Operator may serve the node: a Kubernetes job, a stated component, or its node labels."""
+    if ctx.node.cluster_components:
+        return True
+    if ctx.job is not None and ctx.job.runtime == RUNTIME_KUBERNETES:
+        return True
+    return any(k.startswith("nvidia.com/gpu.deploy.") for k in ctx.node.labels)
 
 
 RULES, NEEDS, REQUIRES, READS, check = family(device_plugin_gpu_unsupported, operator_component_defect)

@@ -270,24 +270,33 @@ def _vermagic(ctx: Ctx, release: str) -> Iterator[Outcome]:
         )
 
 
-@rule(KERNEL_RULE, requires=(facts.KERNEL,), reads=(facts.KERNEL, facts.DKMS, facts.GPU_DRIVER, facts.NODE_RDMA))
+@rule(KERNEL_RULE, requires=(), reads=(facts.KERNEL, facts.DKMS, facts.GPU_DRIVER, facts.NODE_RDMA))
 def not_for_running_kernel(ctx: Ctx) -> Iterator[Outcome]:
     release = ctx.node.kernel.release
-    if not release:
-        return  # settled as unknown through KERNEL (REQUIRES)
-    said = [o for o in _vermagic(ctx, release)]
+    if not release or ctx.node.dkms is None:
+        if _loaded_version(ctx, "nvidia")[0]:
+            # the driver runs, so its module was built for this kernel; a stale load shows as a user-space mismatch
+            yield decided(KERNEL_RULE, "the NVIDIA driver is loaded: a module exists for the running kernel")
+            return
+        missing = [] if release else ["the running kernel (kernel.release)"]
+        if ctx.node.dkms is None:
+            missing.append(f"the DKMS builds ({ctx.node.unknown.get('dkms') or 'not in the facts'})")
+        yield unknown(
+            KERNEL_RULE,
+            "the NVIDIA driver is not known to be loaded, and "
+            + " and ".join(missing)
+            + " are not known, so whether its DKMS modules (nvidia, nvidia-peermem, MLNX_OFED) were built for the "
+            "running kernel cannot be told",
+            facts=tuple(
+                f for f, gone in (("node.kernel.release", not release), ("node.dkms", ctx.node.dkms is None)) if gone
+            ),
+        )
+        return
+    said = list(_vermagic(ctx, release))
     for name, builds in sorted(_builds(ctx).items()):
         said += list(_judge_name(ctx, name, builds, release))
     if said:
         yield from said
-    elif ctx.node.dkms is None:
-        yield unknown(
-            KERNEL_RULE,
-            "which DKMS builds the node has is not known "
-            f"({ctx.node.unknown.get('dkms') or 'no dkms facts'}), so whether its out-of-tree modules (nvidia, "
-            f"nvidia-peermem, MLNX_OFED) were built for the running kernel {release} cannot be told",
-            facts=("node.dkms",),
-        )
     else:
         yield decided(KERNEL_RULE, f"every DKMS module is built for the running kernel {release} or loaded")
 
