@@ -125,6 +125,14 @@ def test_an_ofed_build_for_another_kernel_leaves_the_inbox_stack(tmp_path):
     assert "mlnx-ofed-kernel" in f.title and "inbox stack" in f.mechanism
 
 
+def test_a_module_outside_the_gpu_and_rdma_stack_is_no_concern(tmp_path):
+    """zfs-dkms (zfs.ko, spl.ko) built for the previous kernel only: true, but not this job's problem."""
+    root = host(tmp_path, loaded=True)
+    dkms_build(root, "zfs", "2.1.5", "5.15.0-24-generic", kos=("zfs.ko", "spl.ko"))
+    _, found, unknown = said(root)
+    assert not found and not unknown
+
+
 def test_no_dkms_tree_is_asked_only_when_the_driver_is_not_loaded(tmp_path):
     _, found, unknown = said(host(tmp_path / "loaded", loaded=True))
     assert not found and not unknown  # the driver runs: a module exists for this kernel

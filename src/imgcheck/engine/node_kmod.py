@@ -168,10 +168,28 @@ def _file_for_running(ctx: Ctx, module: str) -> bool | None:
     return not (module in _IN_TREE_NAMES and "/kernel/" in path)
 
 
+# modules of the GPU / RDMA data path beyond the probed ones (GPUDirect Storage, Open MPI's intra-node copies)
+_DATA_PATH_MODULES = frozenset({"nvidia_fs", "knem", "xpmem"})
+
+
+def _relevant(build: DkmsModule) -> bool:
+    """A DKMS build of the GPU / RDMA stack (nvidia*, peer memory, the OFED, EFA, ...); another module (zfs, a
+    webcam driver) built for an old kernel only is no concern of a GPU job."""
+    names = set(build.modules or ()) | {(build.name or "").replace("-", "_")}
+    return any(
+        n.startswith("nvidia")
+        or n in PROBED_MODULES
+        or n in _IN_TREE_NAMES
+        or n in _DATA_PATH_MODULES
+        or n.startswith(("mlnx", "mlx"))
+        for n in names
+    )
+
+
 def _builds(ctx: Ctx) -> dict[str, list[DkmsModule]]:
     groups: dict[str, list[DkmsModule]] = {}
     for build in ctx.node.dkms or ():
-        if build.name:
+        if build.name and _relevant(build):
             groups.setdefault(build.name, []).append(build)
     return groups
 
