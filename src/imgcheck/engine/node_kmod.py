@@ -7,6 +7,11 @@ Either way no GPU is initialised and every CUDA call in every container fails (n
 The architecture comes from the GPU's PCI device id (nvidia_gpu_chips, generated from pci.ids and the open module
 source), the support from nvidia_kmod_support; both are node facts, so the rule runs in `imgcheck node check` and,
 for an image that uses the GPU, in `imgcheck check`.
+
+NODE-KMOD-NOT-FOR-RUNNING-KERNEL: the node's DKMS builds (/var/lib/dkms/<module>/<version>/<kernel>/<arch>) of the GPU
+and RDMA stack against the running kernel: built for other kernels only, with no module for this one loaded or on disk
+(modules.dep), the module cannot load after a kernel upgrade; an NVIDIA build for this kernel newer than the loaded
+module means the node was not rebooted after a driver upgrade.
 """
 
 from __future__ import annotations
@@ -232,7 +237,7 @@ def _judge_name(ctx: Ctx, name: str, builds: list[DkmsModule], release: str) -> 
         )
         return
     built = sorted({b.version for b in here if b.version})
-    if loaded and loaded_version and built and loaded_version not in built:
+    if main in _GPU_DRIVER_MODULES and loaded and loaded_version and built and loaded_version not in built:
         evidence.append(ctx.node_ev(_loaded_fact(main), loaded_version))
         yield finding(
             ctx.matrix,
@@ -264,30 +269,6 @@ def _file_words(on_disk: bool | None, module: str, release: str) -> str:
     return f"Whether /lib/modules/{release} holds a {module} module from another package was not read."
 
 
-def _vermagic(ctx: Ctx, release: str) -> Iterator[Outcome]:
-    """A module file modprobe would load for this kernel whose vermagic names another kernel: 'Invalid module
-    format' (kernel/module/main.c check_modinfo: "version magic '...' should be '...'")."""
-    for name, mod in sorted((ctx.node.rdma.module_files or {}).items()):
-        magic = (mod.file_vermagic or "").split(" ", 1)[0]
-        if not magic or magic == release or not mod.path or f"/lib/modules/{release}/" not in mod.path:
-            continue
-        yield finding(
-            ctx.matrix,
-            KERNEL_RULE,
-            [
-                ctx.node_ev("kernel.release", release),
-                ctx.node_ev(f"rdma.module_files.{name}.file_vermagic", mod.file_vermagic),
-            ],
-            variant="vermagic",
-            name=name,
-            version=mod.version,
-            module=name,
-            kernels=magic,
-            release=release,
-            path=mod.path,
-        )
-
-
 @rule(KERNEL_RULE, requires=(), reads=(facts.KERNEL, facts.DKMS, facts.GPU_DRIVER, facts.NODE_RDMA))
 def not_for_running_kernel(ctx: Ctx) -> Iterator[Outcome]:
     release = ctx.node.kernel.release
@@ -310,7 +291,7 @@ def not_for_running_kernel(ctx: Ctx) -> Iterator[Outcome]:
             ),
         )
         return
-    said = list(_vermagic(ctx, release))
+    said: list[Outcome] = []
     for name, builds in sorted(_builds(ctx).items()):
         said += list(_judge_name(ctx, name, builds, release))
     if said:
