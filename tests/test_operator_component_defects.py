@@ -86,3 +86,21 @@ def test_a_node_no_operator_serves_is_not_asked():
     assert not found and not unknown
     found, unknown = _said(node, JobFacts(path="ds.yaml", kind="DaemonSet", runtime="kubernetes"))
     assert not found and "k8s-driver-manager" in unknown[0].reason
+
+
+def test_the_driver_manager_release_is_read_from_the_nodes_images():
+    """status.images as the kubelet reports them (names with digest and tag; sizeBytes)."""
+    from imgcheck.node.cluster_components import from_status_images
+
+    images = [
+        {
+            "names": [
+                "nvcr.io/nvidia/cloud-native/k8s-driver-manager@sha256:" + "0" * 64,
+                "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.9.0",
+            ],
+            "sizeBytes": 237000000,
+        },
+        {"names": ["nvcr.io/nvidia/gpu-operator:v25.10.0"], "sizeBytes": 120000000},
+    ]
+    found, why = from_status_images(images)
+    assert why is None and found == {"k8s-driver-manager": "v0.9.0", "gpu-operator": "v25.10.0"}
