@@ -69,11 +69,13 @@ def test_p2p_hang_of_the_560_branch_is_decided_from_the_job(matrix):
     found = _said(evaluate(image, _node("560.35.03", gpus), matrix, job=job))[RULE]
     assert found.severity == "warning" and "560.35.03" in found.title and "p2p" in found.title
     assert "NCCL_P2P_DISABLE=1" in " ".join(found.fixes) and "570" in " ".join(found.fixes)
-    assert RULE not in _said(evaluate(image, _node("570.86.15", gpus), matrix, job=job))
+    later = _said(evaluate(image, _node("570.86.15", gpus), matrix, job=job))[RULE]
+    assert not hasattr(later, "fixes") and "branch 570" in later.reason  # asked: its notes are not encoded
     off = dataclasses.replace(job, env=(EnvVar("NCCL_P2P_DISABLE", "1"),))
-    assert RULE not in _said(evaluate(image, _node("560.35.03", gpus), matrix, job=off))
-    one = evaluate(image, _node("560.35.03", gpus[:1]), matrix, job=job)
-    assert RULE not in _said(one)
+    # P2P off or one GPU: the row does not apply; 560's own notes are not encoded, so the rule asks, never passes
+    assert RULE not in _findings(evaluate(image, _node("560.35.03", gpus), matrix, job=off))
+    one = _said(evaluate(image, _node("560.35.03", gpus[:1]), matrix, job=job))
+    assert "branch 560" in one[RULE].reason
 
 
 def test_gsp_defect_needs_gsp_on_and_an_affected_gpu(matrix):
@@ -109,3 +111,37 @@ def test_an_error_path_defect_is_asked_not_reported(matrix):
     assert RULE not in _said(evaluate_node(NODE_ONLY_IMAGE, none, matrix))
     fixed = replace_in(loaded, "gpu.driver_version", "525.147.05")
     assert RULE not in _said(evaluate_node(NODE_ONLY_IMAGE, fixed, matrix))
+
+
+def _findings(result) -> set[str]:
+    return {f.id for f in result.findings}
+
+
+def test_a_branch_whose_notes_are_not_encoded_is_asked_never_passed(matrix):
+    """nccl#133: a 384-era driver whose GPUDirect RDMA bug made allreduce return NaN, fixed by a newer driver. No
+    notes of that branch are encoded, so 'no row matches' is no evidence: the rule asks, naming the branch."""
+    n = replace_in(_node("384.81", _gpus("Tesla P100-SXM2-16GB", 8)), "gpu.peermem.legacy_nv_peer_mem", True)
+    result = evaluate_node(NODE_ONLY_IMAGE, n, matrix)
+    assert RULE not in _findings(result)
+    reason = _said(result)[RULE].reason
+    assert "branch 384" in reason and "not encoded" in reason and "GPUDirect RDMA" in reason
+
+
+@pytest.mark.parametrize("where", ["first_read", "last_read", "after"])
+def test_notes_read_ranges_decide_only_inside(matrix, where):
+    """Every branch range of nvidia_driver_notes_read (generated from the open-gpu-kernel-modules CHANGELOG): its
+    first and last read releases are decided when no row applies; a release after the last is asked."""
+    for row in matrix.rows("nvidia_driver_notes_read"):
+        release = row["last_read"] if where == "after" else row[where]
+        if where == "after":
+            release = ".".join(release.split(".")[:2]) + ".999"
+        n = replace_in(
+            replace_in(_node(release, _gpus("NVIDIA H100 80GB HBM3", 1)), "gpu.peermem.loaded", False),
+            "gpu.peermem.legacy_nv_peer_mem",
+            False,
+        )
+        said = _said(evaluate_node(NODE_ONLY_IMAGE, n, matrix)).get(RULE)
+        if where == "after":
+            assert said is not None and f"read from {row['first_read']} to {row['last_read']}" in said.reason
+        else:
+            assert said is None or "not encoded" not in getattr(said, "reason", ""), (release, said)

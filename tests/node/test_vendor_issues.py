@@ -54,6 +54,7 @@ def test_peer_mr_deadlock_fires_in_range(tmp_path):
     found, _ = _check(facts)
     assert ISSUE in found
     assert "#2696789" in found[ISSUE].mechanism and "5.4-3.0.3.0" in found[ISSUE].mechanism
+    assert "#2739689" in found[ISSUE].mechanism  # the same release's peer MR deregistration race (UMR QP error)
     assert found[ISSUE].severity == "warning"
 
 

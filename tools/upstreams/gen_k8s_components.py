@@ -5,7 +5,7 @@
 
 - gpu_operator_components: every released GPU Operator tag (no -rc) -> the device plugin, driver and container toolkit
   versions its Helm chart deploys by default (deployments/gpu-operator/values.yaml at the tag: devicePlugin.version,
-  driver.version, toolkit.version).
+  driver.version, toolkit.version, driver.manager.version).
 - k8s_device_plugin_fixes: the device plugin's changes that decide whether a GPU is advertised or labelled at all, each
   with the first release of every release line that contains it (`git tag --contains` on the commit, so backports to
   an older line such as v0.17.4 are found though CHANGELOG.md does not list that release). Which changes those are is
@@ -100,11 +100,20 @@ def operator_rows(repo: Mirror) -> list[dict[str, object]]:
                 "device_plugin": version("devicePlugin"),
                 "driver": version("driver"),
                 "container_toolkit": version("toolkit"),
+                "driver_manager": _manager(doc),
                 "source": f"NVIDIA/gpu-operator@{tag}:{VALUES}",
                 "confidence": "verified",
             }
         )
     return rows
+
+
+def _manager(doc: dict[str, object]) -> str | None:
+    """driver.manager.version: the k8s-driver-manager image the driver DaemonSet runs as its init container."""
+    driver = doc.get("driver")
+    manager = driver.get("manager") if isinstance(driver, dict) else None
+    value = manager.get("version") if isinstance(manager, dict) else None
+    return str(value) if value else None
 
 
 def first_per_line(tags: list[str]) -> list[str]:

@@ -454,6 +454,15 @@ GSP = _node_fact(
 )
 
 
+DKMS = _node_fact(
+    "dkms",
+    "Which DKMS builds does the node have (/var/lib/dkms/<module>/<version>/<kernel>/<arch>/module), and which "
+    "module files exist for the running kernel (/lib/modules/$(uname -r)/modules.dep)?",
+    lambda n: n.dkms,
+    lambda n: dataclasses.replace(n, dkms=None, kernel=dataclasses.replace(n.kernel, module_files=None)),
+)
+
+
 UVM = _node_fact(
     "gpu.uvm_loaded",
     "Is the nvidia_uvm module loaded on the node, with /dev/nvidia-uvm present?",

@@ -3,7 +3,8 @@ defects.
 
 - NODE-DRIVER-USERSPACE-MISMATCH: the host's user-space driver and the loaded kernel module must be the same build.
 - NODE-DRIVER-KNOWN-DEFECT: a defect of the node's driver release (catalogs/nvidia_driver_known_issues.json: P2P,
-  peer memory, GSP, ...) whose conditions the node's and the job's facts show; a condition they cannot show is asked.
+  peer memory, GSP, ...) whose conditions the node's and the job's facts show; a condition they cannot show is asked,
+  and a release whose notes are not encoded (catalogs/nvidia_driver_notes_read.json) is asked about, never passed.
 
 Node facts (the container toolkit mounts the host's libraries into every GPU container), so they run in
 `imgcheck node check` and, for an image that uses the GPU, in `imgcheck check`.
@@ -171,8 +172,13 @@ def known_defect(ctx: Ctx) -> Iterator[Outcome]:
             entries="; ".join(_entry(r) for r in shown[:_LISTED]) + more,
             row_fixes="; ".join(r["fix"] for r in shown[:_LISTED]),
         )
+        return
+    listed = "; ".join(f"{r['issue']} ({r['area']}): {', '.join(q)}" for r, q in undecided)
+    unread = notes_unread(ctx, driver)
+    if unread:
+        more = f"; and {len(undecided)} encoded defect(s) may apply, which the facts cannot show: {listed}"
+        yield unknown(DEFECT, unread + (more if undecided else ""))
     elif undecided:
-        listed = "; ".join(f"{r['issue']} ({r['area']}): {', '.join(q)}" for r, q in undecided)
         yield unknown(
             DEFECT,
             f"{len(undecided)} known defect(s) of driver {driver} (nvidia_driver_known_issues) may apply; "
@@ -180,6 +186,29 @@ def known_defect(ctx: Ctx) -> Iterator[Outcome]:
         )
     else:
         yield decided(DEFECT, f"no known defect of driver {driver} whose conditions the facts show")
+
+
+def notes_unread(ctx: Ctx, driver: str) -> str | None:
+    """Why the driver release's own notes are not in the catalog (nvidia_driver_notes_read), or None when they are:
+    without them, no row matching is no evidence that no defect applies (an old branch's GPUDirect RDMA or P2P
+    data-corruption fix is simply not encoded)."""
+    branch, mine = branch_of(driver), numeric_tuple(driver)
+    row = ctx.matrix.row("nvidia_driver_notes_read", branch=branch)
+    if row is None:
+        read = ", ".join(r["branch"] for r in ctx.matrix.rows("nvidia_driver_notes_read"))
+        return (
+            f"the release notes of driver branch {branch} are not encoded (nvidia_driver_notes_read covers branches "
+            f"{read}), so whether a known defect of driver {driver} (GPUDirect RDMA / peer memory, P2P, DMA-BUF, GSP, "
+            "ECC, Fabric Manager) applies is unknown: read NVIDIA's release notes of that release, or move to a "
+            "release whose notes list no such defect"
+        )
+    if numeric_tuple(row["first_read"]) <= mine <= numeric_tuple(row["last_read"]):
+        return None
+    return (
+        f"the release notes of driver {driver} are not encoded (branch {branch} is read from {row['first_read']} to "
+        f"{row['last_read']} only), so whether a known defect of it (GPUDirect RDMA / peer memory, P2P, DMA-BUF, GSP, "
+        "ECC, Fabric Manager) applies is unknown"
+    )
 
 
 RULES, NEEDS, REQUIRES, READS, check = family(userspace_mismatch, known_defect)

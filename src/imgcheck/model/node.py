@@ -62,6 +62,10 @@ class Kernel:
     # CmaTotal of /proc/meminfo in KiB (0: booted without a CMA area); None: unreadable, or no CmaTotal line
     # (a kernel without CONFIG_CMA)
     cma_total_kib: int | None = None
+    # module name -> the file modprobe would load for the running kernel (modules.dep, else a search of
+    # /lib/modules/<release>), for the NVIDIA, peer-memory and RDMA modules and every module a DKMS build made; a name
+    # left out has no file for this kernel; None: /lib/modules/<release> not readable (node/modules.py)
+    module_files: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,14 @@ class Gpu:
 
 
 # The probe's reason when it looked for the NVIDIA kernel driver and found none loaded (known absent, not unknown).
+# the kernel modules the probe reads in /sys/module (node/modules.py)
+RDMA_MODULES = ("mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "efa")
+# efa_nv_peermem: AWS's helper that hands EFA the open NVIDIA module's P2P API on kernels whose symbol_get() resolves
+# only GPL exports (amzn-drivers kernel/linux/efa_nv_peermem)
+PEER_MODULES = ("nvidia_peermem", "nv_peer_mem", "gdrdrv", "efa_nv_peermem")
+GPU_MODULES = ("nvidia",)
+PROBED_MODULES = RDMA_MODULES + GPU_MODULES + PEER_MODULES
+
 NO_DRIVER_REASON = "no NVIDIA kernel driver loaded"
 
 
@@ -318,6 +330,9 @@ class DkmsModule:
     kernel: str | None = None
     arch: str | None = None
     installed: bool | None = None
+    # the module files the build made (/var/lib/dkms/<name>/<version>/<kernel>/<arch>/module/*.ko*), as module names
+    # ("nvidia", "nvidia_peermem"); None: not read
+    modules: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from typing import Any
 COMPONENTS = {
     "k8s-device-plugin": "k8s-device-plugin",
     "gpu-operator": "gpu-operator",
-    "container-toolkit": "container-toolkit",  # the GPU Operator's toolkit pod (nvcr.io/nvidia/k8s/container-toolkit)
+    "container-toolkit": "container-toolkit",
+    "k8s-driver-manager": "k8s-driver-manager",  # the driver DaemonSet's init container (nvcr.io/nvidia/cloud-native)  # the GPU Operator's toolkit pod (nvcr.io/nvidia/k8s/container-toolkit)
 }
 _TAG = re.compile(r"^(?P<repo>[^@]+?)/(?P<name>[^/:@]+):(?P<tag>v?\d+\.\d+\.\d+)(?:-[\w.]+)?$")
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..model.node import DkmsModule, KernelModule
 from .hostroot import HostReadError, HostRoot
+from .modules import module_name
 
 if TYPE_CHECKING:
     from elftools.elf.elffile import ELFFile
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 PEER_SYMBOLS = ("ib_register_peer_memory_client", "ib_unregister_peer_memory_client")
 PEER_MODULE_FILES = ("nvidia_peermem", "nv_peer_mem", "ib_core")
 DKMS_ROOT = "/var/lib/dkms"
+# where `dkms install` puts a build's modules: updates/dkms (Debian/Ubuntu, dkms's default), extra (RHEL/SUSE dkms
+# packages set DEST_MODULE_LOCATION to /extra), weak-updates (RHEL kABI links)
+DKMS_DEST_DIRS = ("updates/dkms", "extra", "updates", "weak-updates")
 MAX_KO = 64 * 1024 * 1024
 
 
@@ -212,9 +216,14 @@ def scan_dkms(host: HostRoot, unknown: dict[str, str]) -> tuple[DkmsModule, ...]
                         kos = [k for k in host.listdir(f"{vdir}/{kernel}/{arch}/module") if ".ko" in k]
                         if not kos:
                             continue
-                        installed = all(host.exists(f"/lib/modules/{kernel}/updates/dkms/{k}") for k in kos)
+                        installed = all(
+                            any(host.exists(f"/lib/modules/{kernel}/{d}/{k}") for d in DKMS_DEST_DIRS) for k in kos
+                        )
+                        names = tuple(sorted({module_name(k) or k for k in kos}))
                         found.append(
-                            DkmsModule(name=name, version=version, kernel=kernel, arch=arch, installed=installed)
+                            DkmsModule(
+                                name=name, version=version, kernel=kernel, arch=arch, installed=installed, modules=names
+                            )
                         )
     except HostReadError as exc:
         unknown["dkms"] = str(exc)

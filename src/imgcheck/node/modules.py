@@ -12,15 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..model.node import KernelModule
+from ..model.node import PROBED_MODULES, KernelModule
 from .hostroot import HostReadError, HostRoot
-
-RDMA_MODULES = ("mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "efa")
-# efa_nv_peermem: AWS's helper that hands EFA the open NVIDIA module's P2P API on kernels whose symbol_get() resolves
-# only GPL exports (amzn-drivers kernel/linux/efa_nv_peermem)
-PEER_MODULES = ("nvidia_peermem", "nv_peer_mem", "gdrdrv", "efa_nv_peermem")
-GPU_MODULES = ("nvidia",)
-PROBED_MODULES = RDMA_MODULES + GPU_MODULES + PEER_MODULES
 
 _OOT_DIRS = ("updates", "extra")
 _KO_SUFFIXES = (".ko", ".ko.xz", ".ko.zst", ".ko.gz")
@@ -111,7 +104,7 @@ def _module_paths(host: HostRoot, release: str | None) -> dict[str, str]:
         rel = line.split(":", 1)[0].strip()
         if not rel:
             continue
-        name = _module_name(rel)
+        name = module_name(rel)
         if name:
             paths.setdefault(name, rel if rel.startswith("/") else f"/lib/modules/{release}/{rel}")
     return paths
@@ -124,7 +117,7 @@ def _builtin_names(host: HostRoot, release: str | None) -> set[str]:
         text = host.read_text(f"/lib/modules/{release}/modules.builtin", 8 * 1024 * 1024)
     except HostReadError:
         return set()
-    return {n for n in (_module_name(line.strip()) for line in (text or "").splitlines()) if n}
+    return {n for n in (module_name(line.strip()) for line in (text or "").splitlines()) if n}
 
 
 def _find_module_file(host: HostRoot, release: str | None, name: str) -> str | None:
@@ -146,7 +139,7 @@ def _walk_for(host: HostRoot, directory: str, name: str, depth: int) -> str | No
     except HostReadError:
         return None
     for entry in entries:
-        if _module_name(entry) == name:
+        if module_name(entry) == name:
             return f"{directory}/{entry}"
     for entry in entries:
         sub = f"{directory}/{entry}"
@@ -157,9 +150,25 @@ def _walk_for(host: HostRoot, directory: str, name: str, depth: int) -> str | No
     return None
 
 
-def _module_name(path: str) -> str | None:
+def module_name(path: str) -> str | None:
     base = path.rsplit("/", 1)[-1]
     for suffix in _KO_SUFFIXES:
         if base.endswith(suffix):
             return base[: -len(suffix)].replace("-", "_")  # the kernel treats - and _ alike in names
     return None
+
+
+def running_kernel_module_files(
+    host: HostRoot, release: str | None, names: Iterable[str], unknown: dict[str, str]
+) -> dict[str, str] | None:
+    """name -> the file modprobe would load for the running kernel, for the names that have one; None when
+    /lib/modules/<release> cannot be read (then whether a module exists for this kernel is unknown)."""
+    if not release or not host.is_dir(f"/lib/modules/{release}"):
+        unknown["kernel.module_files"] = f"/lib/modules/{release or '<release>'} is not readable under the probe root"
+        return None
+    wanted = set(names)
+    dep = _module_paths(host, release)
+    if dep:  # depmod's index is the whole list (dkms install runs depmod): no tree walk per missing name
+        return {n: p for n, p in dep.items() if n in wanted}
+    found = module_file_paths(host, release, wanted)
+    return {n: p for n, p in found.items() if p and p != "(built-in)"}

@@ -15,7 +15,7 @@ from typing import Literal
 from ..errors import UnavailableError, UsageError
 from ..extractors.os_release import parse_os_release
 from ..model.location import Location
-from ..model.node import Kernel, Limits, NodeFacts, NodeOs, NodeRdma
+from ..model.node import PROBED_MODULES, Kernel, Limits, NodeFacts, NodeOs, NodeRdma
 from .container_toolkit import scan_container_toolkit
 from .fabric import scan_fabric
 from .hostname import scan_hostname
@@ -24,7 +24,7 @@ from .iommu import scan_iommu
 from .kernel_config import read_kernel_config
 from .mig import scan_mig
 from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_module_files
-from .modules import module_file_paths, scan_modules
+from .modules import module_file_paths, running_kernel_module_files, scan_modules
 from .net_interfaces import scan_interfaces
 from .numa import scan_numa
 from .nvidia import scan_gpu
@@ -95,6 +95,8 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
     kconf = read_kernel_config(host, release, unknown, notes)
     # PCI addresses of the RDMA devices and GPUs (scan_acs and scan_iommu skip the unknown ones as well)
     endpoints = [a for a in [d.pci_address for d in devs.devices] + [g.pci_bus_id for g in gpu.gpus] if a]
+    dkms = scan_dkms(host, unknown)
+    module_names = {*PROBED_MODULES, *(m for build in dkms or () for m in build.modules or ())}
     facts = NodeFacts(
         name=name or _hostname(host, root, unknown),
         collected_at=(now or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -105,6 +107,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
             cmdline=kconf.cmdline,
             cmdline_params=kconf.params,
             cma_total_kib=_cma_total(host, unknown, read),
+            module_files=running_kernel_module_files(host, release, sorted(module_names), unknown),
         ),
         os=os_facts,
         rdma=rdma,
@@ -113,7 +116,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         arch=arch,
         unknown=unknown,
         notes=notes,
-        dkms=scan_dkms(host, unknown),
+        dkms=dkms,
         pci_acs_redirect=scan_acs(host, endpoints, unknown),
         iommu_domains=scan_iommu(host, endpoints, unknown),
         origin=Location.described(f"probe of {host.root}"),
