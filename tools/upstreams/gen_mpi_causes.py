@@ -48,7 +48,7 @@ TOPIC_CLASSES: tuple[tuple[str, str], ...] = (
         r"insufficient-cpus-per-proc|span-packages-cpuset|span-packages-multiple)\]|odls-(?:pspawn|default|base)\.txt\["
         r"(?:binding generic error|binding not supported|bound to everything|memory binding error|not bound|"
         r"incorrectly-bound|warn not bound)\]|hwloc-base\.txt\[(?:mbind failure|too-many-sites|unfound-cpu)\]|"
-        r"rtc-base\.txt\[mismatch-binding\]|(?:orted|prted)\.txt\[(?:orted|prted):cannot-bind\]|"
+        r"rtc-base\.txt\[(?:mismatch-binding|rtc:binding-overload)\]|(?:orted|prted)\.txt\[(?:orted|prted):cannot-bind\]|"
         r"rmaps-ppr\.txt\[ppr-violation\]",
     ),
     # daemon launch: orted / prted could not be started on a node or did not call back
