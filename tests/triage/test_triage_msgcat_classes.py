@@ -16,7 +16,12 @@ from imgcheck.triage import host_catalog, triage
 from imgcheck.triage.signatures import load_signatures
 
 SPEC = re.compile(r"%[-+ #0-9.*]*(?:hh|h|ll|l|L|z|j|t)?([diouxXcspm%])")
-CATALOGS = ("mpi_causes.json", "ompi_ucx_messages.json", "pyxis_enroot_messages.json")
+CATALOGS = (
+    "mpi_causes.json",
+    "ompi_ucx_messages.json",
+    "pyxis_enroot_messages.json",
+    "k8s_driver_manager_messages.json",
+)
 
 
 def _data(name: str) -> dict:
@@ -53,7 +58,7 @@ def test_every_mapped_format_compiles_and_its_signature_matches_it(sigs, name):
                 continue  # argument conditions (support level values): test_triage_msgcat.py renders them
             assert any(p.search(line) for p in sig.patterns), (name, row["format"], pick["signature"])
             checked += 1
-    assert checked >= 25
+    assert checked >= min(25, len(doc["messages"]))
 
 
 def test_coverage_counts_are_those_of_the_walk():
@@ -133,3 +138,33 @@ def test_ordinary_lines_stay_clean(tmp_path):
     )
     report = triage([str(log)])
     assert not report.diagnoses, [d.signature for d in report.diagnoses]
+
+
+def test_driver_manager_host_mofed_defect_is_read_from_the_code_and_quoted_by_the_cause():
+    doc = _data("k8s_driver_manager_messages.json")
+    assert doc["host_mofed_waits_on_flag"] == ["0.9.0"]
+    assert doc["host_mofed_wait_check"]["0.9.1"] == "module" and doc["host_mofed_wait_check"]["0.8.1"] == "module"
+    assert doc["gpu_operator_with_flag_wait"] == ["25.10.0"]
+    entry = next(m for m in _data("msgcat_classes.json")["messages"] if m["id"] == "K8S-DRIVER-MANAGER-MOFED-WAIT")
+    text = entry["causes"][0]["text"]
+    assert "0.9.0" in text and "25.10.0" in text and "0.9.1" in text
+
+
+def test_driver_manager_wait_line_names_the_release_defect_first(tmp_path):
+    # NVIDIA/k8s-driver-manager#123 (the Go release's logrus line)
+    log = tmp_path / "driver-manager.log"
+    log.write_text("msg=Waiting for MOFED to be installed..\n", encoding="utf-8")
+    report = triage([str(log)])
+    assert report.first_failure is not None and report.first_failure.signature == "K8S-DRIVER-MANAGER-MOFED-WAIT"
+    assert report.diagnoses[0].causes[0].id == "driver-manager-host-mofed-check-inverted"
+
+
+def test_ucp_ep_create_stays_with_the_ucx_signature_and_a_modex_failure_is_the_peers(tmp_path):
+    # openucx/ucx#4480: UCX-ERROR reads ucp_ep_create's "Destination is unreachable" (transport selection)
+    log = tmp_path / "a.log"
+    log.write_text(
+        "[clx-orion-077:12459] pml_ucx.c:385  Error: ucp_ep_create(proc=96) failed: Destination is unreachable\n"
+    )
+    assert triage([str(log)]).first_failure.signature == "UCX-ERROR"
+    log.write_text("[node1:1234] pml_ucx.c:117  Error: Failed to receive UCX worker address: Not found (-13)\n")
+    assert triage([str(log)]).first_failure.signature == "OMPI-UCX-MODEX"

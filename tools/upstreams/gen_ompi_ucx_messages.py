@@ -10,8 +10,8 @@ to match on some ranks only).
 The device-selection family has HOST-OMPI-UCX-DEVICE-MATCH: Open MPI decides per rank whether pml ucx supports this
 node ("support level"), and a rank whose level is not "transports and devices" lets pml ucx decline, so that rank
 selects another PML (ob1) and the job fails on a PML mismatch. Every other failure format gets a class of
-data/triage/msgcat_classes.json (GLUE_CLASSES: thread level, UCX version, worker creation, the endpoint wire-up, a
-communication call failing); debug output (request, datatype and connection traces) is counted in `left_out`.
+data/triage/msgcat_classes.json (GLUE_CLASSES: thread level, UCX version, worker creation, the address exchange, the
+endpoint, a communication call failing); debug output (request, datatype and connection traces) is counted in `left_out`.
 """
 
 from __future__ import annotations
@@ -55,11 +55,17 @@ GLUE_CLASSES = (
         r"^Failed to create UCP worker|^ucp_worker_create failed|^Failed to query UCP worker thread level|"
         r"^Failed to (?:get|query UCP) worker address|^Failed to create receive worker",
     ),
+    # the PMIx modex: the peer's worker address never arrived (the peer failed or declined pml ucx)
+    (
+        "OMPI-UCX-MODEX",
+        r"^Failed to receive (?:EP address|UCX worker address|worker address from proc)|couldn't distribute EP "
+        r"connection details",
+    ),
+    # endpoint creation: UCX found no lane to the peer (UCX-ERROR's own "ucp_ep_create" reading keeps those lines)
     (
         "OMPI-UCX-ENDPOINT",
-        r"^Failed to receive (?:EP address|UCX worker address|worker address from proc)|couldn't distribute EP "
-        r"connection details|^ucp_ep_create\(proc=%d\) failed|^Failed to connect to proc|^Failed to resolve UCX "
-        r"endpoint|^Failed to get ep for rank",
+        r"^ucp_ep_create\(proc=%d\) failed|^Failed to connect to proc|^Failed to resolve UCX endpoint|"
+        r"^Failed to get ep for rank",
     ),
     (
         "OMPI-UCX-COMM-FAILED",

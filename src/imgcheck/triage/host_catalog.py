@@ -51,6 +51,7 @@ GENERATED_MULTI = (
     "kmod_messages.json",
     "mpi_causes.json",
     "pyxis_enroot_messages.json",
+    "k8s_driver_manager_messages.json",
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
 CLASS_FILES = ("msgcat_classes.json",)
