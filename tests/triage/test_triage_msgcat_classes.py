@@ -21,6 +21,7 @@ CATALOGS = (
     "ompi_ucx_messages.json",
     "pyxis_enroot_messages.json",
     "k8s_driver_manager_messages.json",
+    "xid_messages.json",
 )
 
 
@@ -49,7 +50,7 @@ def test_every_mapped_format_compiles_and_its_signature_matches_it(sigs, name):
             sig = sigs[pick["signature"]]
             assert sig.causes, pick["signature"]
             re.compile(pick["regex"])
-            line = _render(row["format"])
+            line = _render(row["format"]) if "xid" not in row else f"NVRM: Xid (PCI:0000:18:00): {row['xid']}, pid=7"
             if row.get("component") == "enroot" and not line.startswith("mkdir"):
                 line = "[ERROR] " + line
             if "%s" in row["format"] and row["format"].startswith("mkdir"):
@@ -168,3 +169,49 @@ def test_ucp_ep_create_stays_with_the_ucx_signature_and_a_modex_failure_is_the_p
     assert triage([str(log)]).first_failure.signature == "UCX-ERROR"
     log.write_text("[node1:1234] pml_ucx.c:117  Error: Failed to receive UCX worker address: Not found (-13)\n")
     assert triage([str(log)]).first_failure.signature == "OMPI-UCX-MODEX"
+
+
+def test_every_xid_the_driver_defines_has_a_class_or_a_reason():
+    doc = _data("xid_messages.json")
+    assert doc["releases"][0].startswith("515.") and len(doc["releases"]) >= 15
+    mapped = {r["xid"] for r in doc["messages"]}
+    left = {n for v in doc["left_out"].values() for n in v}
+    assert not mapped & left
+    assert len(mapped | left) == doc["coverage"]["formats"] >= 130
+    assert {13, 31, 48, 74, 79, 94, 119, 154} <= mapped  # the Xids GPU jobs report most
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "cause"),
+    [
+        # stas00/ml-engineering compute/accelerator/nvidia/debug.md: the row-remapper Xid (hand-written ECC signature)
+        (
+            "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to "
+            "activate.",
+            "GPU-XID-ECC",
+            None,
+        ),
+        # pastebin.com/NGng33SB: an older driver's Xid line without "PCI:"
+        (
+            "Nov 22 18:29:55 hostname kernel: [ 966.503025] NVRM: Xid (0000:01:00): 31, Ch 0000000b, engmask "
+            "00000120, intr 10000000",
+            "GPU-XID-31",
+            None,
+        ),
+        (
+            "NVRM: Xid (PCI:0000:18:00): 119, pid=1, Timeout after 6s of waiting for RPC response from GPU0 GSP!",
+            "XID-GSP",
+            "gsp-firmware-fault",
+        ),
+        ("NVRM: Xid (PCI:0000:18:00): 45, pid=1, Ch 00000010", "XID-APP-FAULT", "process-killed-consequence"),
+        ("Failed to initialize NVML: Insufficient Permissions", "NVIDIA-SMI-GPU-ACCESS", "device-node-permissions"),
+        ("No devices were found", "NVIDIA-SMI-GPU-ACCESS", "no-gpu-visible"),
+    ],
+)
+def test_xid_and_nvml_lines_get_their_class(tmp_path, text, signature, cause):
+    log = tmp_path / "dmesg.txt"
+    log.write_text(text + "\n", encoding="utf-8")
+    report = triage([str(log)])
+    assert report.first_failure is not None and report.first_failure.signature == signature
+    if cause:
+        assert report.diagnoses[0].causes[0].id == cause

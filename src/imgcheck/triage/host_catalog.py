@@ -52,6 +52,7 @@ GENERATED_MULTI = (
     "mpi_causes.json",
     "pyxis_enroot_messages.json",
     "k8s_driver_manager_messages.json",
+    "xid_messages.json",
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
 CLASS_FILES = ("msgcat_classes.json",)
