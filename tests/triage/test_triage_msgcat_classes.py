@@ -22,6 +22,7 @@ CATALOGS = (
     "pyxis_enroot_messages.json",
     "k8s_driver_manager_messages.json",
     "xid_messages.json",
+    "gpud_reasons.json",
 )
 
 
@@ -206,6 +207,12 @@ def test_every_xid_the_driver_defines_has_a_class_or_a_reason():
         ("NVRM: Xid (PCI:0000:18:00): 45, pid=1, Ch 00000010", "XID-APP-FAULT", "process-killed-consequence"),
         ("Failed to initialize NVML: Insufficient Permissions", "NVIDIA-SMI-GPU-ACCESS", "device-node-permissions"),
         ("No devices were found", "NVIDIA-SMI-GPU-ACCESS", "no-gpu-visible"),
+        # leptonai/gpud#1151: gpud's status JSON on an H100 HGX whose Fabric Manager service was not running
+        (
+            '        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active",',
+            "GPUD-FABRIC-MANAGER-UNHEALTHY",
+            "fm-service-not-running",
+        ),
     ],
 )
 def test_xid_and_nvml_lines_get_their_class(tmp_path, text, signature, cause):

@@ -53,6 +53,7 @@ GENERATED_MULTI = (
     "pyxis_enroot_messages.json",
     "k8s_driver_manager_messages.json",
     "xid_messages.json",
+    "gpud_reasons.json",
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
 CLASS_FILES = ("msgcat_classes.json",)
