@@ -222,3 +222,34 @@ def test_xid_and_nvml_lines_get_their_class(tmp_path, text, signature, cause):
     assert report.first_failure is not None and report.first_failure.signature == signature
     if cause:
         assert report.diagnoses[0].causes[0].id == cause
+
+
+# NVIDIA/pyxis#61 (the description): the image has no /bin/bash; the pyxis lines around it are consequences
+PYXIS_61 = """pyxis: importing docker image ...
+slurmstepd: error: pyxis: container start failed with error code: 1
+slurmstepd: error: pyxis: printing contents of log file ...
+slurmstepd: error: pyxis:     enroot-switchroot: failed to execute: /bin/bash: No such file or directory
+slurmstepd: error: pyxis: couldn't start container
+slurmstepd: error: pyxis: if the image has an unusual entrypoint, try using --no-container-entrypoint
+slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1
+"""
+# NVIDIA/pyxis#4 (slurmd.log of the description): pyxis's own runtime directory
+PYXIS_4 = """[2019-09-24T10:10:06.901] [321.0] error: pyxis: couldn't mkdir /run/pyxis/100005: No such file or directory
+[2019-09-24T10:10:06.901] [321.0] error: spank: required plugin spank_pyxis.so: init_post_opt() failed with rc=-1
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "cause"),
+    [
+        (PYXIS_61, "ENROOT-EXEC-FAILED", "command-not-in-image"),
+        (PYXIS_4, "ENROOT-RUNTIME-PATH", "pyxis-runtime-path"),
+    ],
+)
+def test_a_pyxis_log_names_the_enroot_line_before_pyxis_wrappers(tmp_path, text, signature, cause):
+    log = tmp_path / "slurm.log"
+    log.write_text(text, encoding="utf-8")
+    report = triage([str(log)])
+    assert report.first_failure is not None and report.first_failure.signature == signature
+    d = next(d for d in report.diagnoses if d.signature == signature)
+    assert d.causes[0].id == cause
