@@ -97,6 +97,10 @@ TOPIC_CLASSES: tuple[tuple[str, str], ...] = (
     ),
 )
 
+# classes that are advisory already; any other topic whose headline is a WARNING gets WARNING_CLASS (the job goes on)
+ADVISORY_CLASSES = ("MPI-SHM-SINGLE-COPY",)
+WARNING_CLASS = "MPI-WARNING-BANNER"
+
 # why a topic has no class: (reason, regex over key or headline), first match wins
 LEFT_OUT: tuple[tuple[str, str], ...] = (
     (
@@ -193,6 +197,8 @@ def build(mirrors: str) -> dict:
                     left.get("classed by the fabric catalog (memlock, fork, unreachable, no transport)", 0) + 1
                 )
                 continue
+            if m["format"].upper().startswith("WARNING") and sigs[0] not in ADVISORY_CLASSES:
+                sigs = [WARNING_CLASS]  # a banner the job survives: advisory, whatever its topic
             mapped += 1
             rows.append(
                 {
