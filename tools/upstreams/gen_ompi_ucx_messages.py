@@ -1,16 +1,17 @@
 """Generate src/imgcheck/data/triage/ompi_ucx_messages.json: Open MPI's UCX glue messages (opal/mca/common/ucx and
-ompi/mca/pml/ucx: MCA_COMMON_UCX_VERBOSE/WARN/ERROR, PML_UCX_VERBOSE/WARN/ERROR) at every release tag v4.0.0..v5.0.x
-of github:open-mpi/ompi, with their sites, and a fact read from the code of each release: whether the UCX device
+ompi/mca/pml/ucx: MCA_COMMON_UCX_VERBOSE/WARN/ERROR, PML_UCX_VERBOSE/WARN/ERROR) at every release tag v3.0.0..v5.0.x
+of github:open-mpi/ompi (pml ucx exists since v3.0.0; v3 prints its failures as "Error: ..."), with their sites, and a fact read from the code of each release: whether the UCX device
 check terminates the driver path it reads with readlink() (it did not before the fix "pml/ucx: fix EOL symbol for
 driver path", so the driver name compared with pml_ucx_devices could carry stale bytes and an mlx5 device could fail
 to match on some ranks only).
 
     OMPI_MIRROR=/work/.mirror/open-mpi+ompi/repo python tools/upstreams/gen_ompi_ucx_messages.py
 
-Only the device-selection family has a signature (HOST-OMPI-UCX-DEVICE-MATCH): Open MPI decides per rank whether
-pml ucx supports this node ("support level"), and a rank whose level is not "transports and devices" lets pml ucx
-decline, so that rank selects another PML (ob1) and the job fails on a PML mismatch. The other formats are listed in
-`left_out` with their count (they report UCX calls whose own UCX line comes first, or are debug output).
+The device-selection family has HOST-OMPI-UCX-DEVICE-MATCH: Open MPI decides per rank whether pml ucx supports this
+node ("support level"), and a rank whose level is not "transports and devices" lets pml ucx decline, so that rank
+selects another PML (ob1) and the job fails on a PML mismatch. Every other failure format gets a class of
+data/triage/msgcat_classes.json (GLUE_CLASSES: thread level, UCX version, worker creation, the address exchange, the
+endpoint, a communication call failing); debug output (request, datatype and connection traces) is counted in `left_out`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from printf_formats import format_of  # noqa: E402
 
 REPO = os.environ.get("OMPI_MIRROR", "/work/.mirror/open-mpi+ompi/repo")
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage/ompi_ucx_messages.json"
-TAGS = r"v[45]\.\d+\.\d+"
+TAGS = r"v[345]\.\d+\.\d+"
 FILES = re.compile(r"^(?:opal/mca/common/ucx|ompi/mca/pml/ucx)/[\w]+\.c$")
 CALL = re.compile(r"\b((?:MCA_COMMON_UCX|PML_UCX)_(VERBOSE|WARN|ERROR))\s*\(")
 COMMON = "opal/mca/common/ucx/common_ucx.c"
@@ -42,6 +43,35 @@ DEVICE_MATCH = (
     (r"^readlink\(%s\) failed", None),
     (r"^failed to split (?:tl|devices) list", None),
     (r"^support level is %s$", r"support level is (?:none|transports only)\b"),
+)
+
+_MIN_FIXED = 10
+# (signature, regex over the format) for the glue's failure formats; first match wins
+GLUE_CLASSES = (
+    ("OMPI-UCX-NO-THREAD-MULTIPLE", r"does not support MPI_THREAD_MULTIPLE"),
+    ("OMPI-UCX-VERSION", r"run-time UCX version is|UCX version %u\.%u\.%u is too old"),
+    (
+        "OMPI-UCX-WORKER",
+        r"^Failed to create UCP worker|^ucp_worker_create failed|^Failed to query UCP worker thread level|"
+        r"^Failed to (?:get|query UCP) worker address|^Failed to create receive worker",
+    ),
+    # the PMIx modex: the peer's worker address never arrived (the peer failed or declined pml ucx)
+    (
+        "OMPI-UCX-MODEX",
+        r"^Failed to receive (?:EP address|UCX worker address|worker address from proc)|couldn't distribute EP "
+        r"connection details",
+    ),
+    # endpoint creation: UCX found no lane to the peer (UCX-ERROR's own "ucp_ep_create" reading keeps those lines)
+    (
+        "OMPI-UCX-ENDPOINT",
+        r"^ucp_ep_create\(proc=%d\) failed|^Failed to connect to proc|^Failed to resolve UCX endpoint|"
+        r"^Failed to get ep for rank",
+    ),
+    (
+        "OMPI-UCX-COMM-FAILED",
+        r"^ucx (?:send|recv|bsend|msg recv|%s) failed: %s|^disconnect request failed|^ucp_disconnect_nb\(%(?:d|zu)\) "
+        r"failed|^opal_common_ucx_(?:flush|fence) failed|^%s failed: %d, %s",
+    ),
 )
 
 
@@ -95,7 +125,16 @@ def main() -> None:
                 rows.append(row)
                 break
         else:
-            left += 1
+            glue = next((sig for sig, rx in GLUE_CLASSES if re.search(rx, fmt)), None)
+            if glue is None or (row["level"] == "verbose" and glue != "OMPI-UCX-NO-THREAD-MULTIPLE"):
+                left += 1  # debug output, or a verbose-only line (printed with pml_ucx_verbose set) of a failure
+                continue
+            body, fixed = regex_of(fmt)
+            if fixed < _MIN_FIXED:
+                left += 1  # "%s failed: %d, %s": too little fixed text to tell from any other library's line
+                continue
+            row["signatures"] = [{"signature": glue, "regex": body}]
+            rows.append(row)
     doc = {
         "source": f"open-mpi/ompi {tags[0]}..{tags[-1]} ({len(tags)} release tags): MCA_COMMON_UCX_* and PML_UCX_* "
         "formats in opal/mca/common/ucx/*.c and ompi/mca/pml/ucx/*.c; generated by "
@@ -107,8 +146,9 @@ def main() -> None:
         "formats": len(seen),
         "mapped": len(rows),
         "left_out": {
-            "why": "UCX call failures whose own UCX line names the cause, request/datatype debug output, and "
-            "the positive outcomes of device selection",
+            "why": "request, datatype and connection debug output (pml_ucx_verbose), allocation failures of Open "
+            "MPI's own structures, an application passing a rank past the communicator size, and the positive "
+            "outcomes of device selection",
             "count": left,
         },
         "messages": rows,

@@ -49,7 +49,14 @@ GENERATED_MULTI = (
     "ompi_ucx_messages.json",
     "gai_messages.json",
     "kmod_messages.json",
+    "mpi_causes.json",
+    "pyxis_enroot_messages.json",
+    "k8s_driver_manager_messages.json",
+    "xid_messages.json",
+    "gpud_reasons.json",
 )
+# cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
+CLASS_FILES = ("msgcat_classes.json",)
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
@@ -118,6 +125,7 @@ def _host() -> list[CatalogSignature]:
     out = []
     entries = [(PREFIX_HOST + m["id"], m) for m in _data("host_messages.json")["messages"]]
     entries += [(m["id"], m) for m in _data("process_messages.json")["messages"]]
+    entries += [(m["id"], m) for name in CLASS_FILES for m in _data(name)["messages"]]
     for sid, m in entries:
         sig = Signature(
             id=sid,
