@@ -91,9 +91,11 @@ def log_socket_iface_virtual(f: Facts) -> Result:
     ]
     if bad:
         return True, f"log: NCCL picked container/virtual interface(s) {', '.join(bad[:4])}"
-    bridged = bridge_addresses(f)
+    # a bridge subnet alone is not evidence: cloud VPCs use the same private ranges (a Tencent VM's eth0 is
+    # 172.17.0.14 in the 07d set's nccl-1231); only with a container shown around the job does it mean a bridge
+    bridged = bridge_addresses(f) if f.log.in_container else []
     if bridged:
-        return True, "log: NCCL picked " + ", ".join(bridged[:4])
+        return True, "log: NCCL picked " + ", ".join(bridged[:4]) + f" ({f.log.in_container_why})"
     return False, f"log: NCCL picked {', '.join(ifs[:4])}"
 
 
