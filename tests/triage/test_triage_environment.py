@@ -106,3 +106,11 @@ def test_cuda_failure_names_the_quoted_error_not_a_gpu_fault_without_xid():
 def test_undefined_symbol_quoted_form():
     r = triage([log("d7e-nccl-1784-undefined-ncclcommwindowregister-old-system-libnccl.log")])
     assert r.first_failure is not None and r.first_failure.signature == "LD-UNDEFINED-NCCL-SYMBOL"
+
+
+def test_a_library_path_outside_a_stack_trace_is_not_a_frame():
+    # nccl#1784's `ls -lh .../libnccl.so.2 -> libnccl.so.2.23.4` names libnccl but is no crash frame
+    ctx = context("d7e-nccl-1784-undefined-ncclcommwindowregister-old-system-libnccl.log").summary()
+    assert ctx.nccl_frame_line is None
+    ctx = context("d7e-jax-toolbox-183-ncclshmopen-sigbus-small-shm.log").summary()
+    assert ctx.sigbus_line and ctx.shm_frame_line and "ncclShmOpen" in ctx.shm_frame_line

@@ -108,10 +108,12 @@ _SOCK_ADDR = re.compile(r"(?:\[\d+\]|Using )(?P<if>[\w.\-@]+):(?P<addr>[0-9a-fA-
 _SIGBUS = re.compile(r"\bSIGBUS\b|Bus error|[Cc]aught signal 7\b|signal 7 \(Bus")
 # a stack frame in NCCL (a function or libnccl), and one in the shared-memory code of NCCL or UCX
 _NCCL_FRAME = re.compile(r"\bnccl[A-Z]\w*\s*\(|libnccl[\w.]*\.so|/libnccl|\bshmutils\.cc")
-_SHM_FRAME = re.compile(
-    r"\bncclShm\w*|shmutils\.cc|\bshm\.h:\d+|\buct_mm_\w+|\buct_posix_\w+|\bmm_posix\.c|posix/memory\) failed|"
-    r"mm_iface failed to allocate|Not enough memory to write total of"
-)
+_SHM_FRAME = re.compile(r"\bncclShm\w*|shmutils\.cc|\bshm\.h:\d+|\buct_mm_\w+|\buct_posix_\w+|\bmm_posix\.c")
+# a line of a stack trace (gdb "#0 0x... in f", "0x... in f () from lib", UCX/glibc " 2 0x... f()  ???:0",
+# Python faulthandler / backtrace "[bt]"): a library path elsewhere (an ls listing) is not a frame
+_FRAME_LINE = re.compile(r"^\s*(?:#\d+\s|\d+\s+0x[0-9a-fA-F]+\s|0x[0-9a-fA-F]+ in |\[bt\]|from /)")
+# UCX's own report that its shared-memory (mm/posix) segment could not be allocated, before the SIGBUS
+_SHM_FAIL = re.compile(r"posix/memory\) failed|mm_iface failed to allocate|Not enough memory to write total of")
 # NCCL's topology detection met a NIC that is not a PCI device (usb, virtual): src/graph/xml.cc, 2.6 on
 _NON_PCI_NIC = re.compile(r"Topology detection: network path .* is not a PCI device")
 # the kernel's report of a GPU fault ("NVRM: Xid (PCI:0000:3b:00): 79, ...")
@@ -354,10 +356,12 @@ class ContextAccumulator:
                 self._add(self.socket_addrs, f"{m.group('if')}:{m.group('addr')}")
         if self.sigbus_line is None and _SIGBUS.search(text):
             self.sigbus_line = line
-        if ("nccl" in text or "shm" in text) and self.nccl_frame_line is None and _NCCL_FRAME.search(text):
-            self.nccl_frame_line = line
-        if self.shm_frame_line is None and _SHM_FRAME.search(text):
-            self.shm_frame_line = line
+        if self.nccl_frame_line is None or self.shm_frame_line is None:
+            frame = _FRAME_LINE.match(text) is not None
+            if frame and self.nccl_frame_line is None and _NCCL_FRAME.search(text):
+                self.nccl_frame_line = line
+            if self.shm_frame_line is None and ((frame and _SHM_FRAME.search(text)) or _SHM_FAIL.search(text)):
+                self.shm_frame_line = line
         if self.non_pci_nic_line is None and "not a PCI device" in text and _NON_PCI_NIC.search(text):
             self.non_pci_nic_line = line
         if self.xid_line is None and "Xid" in text and _XID.search(text):
