@@ -114,3 +114,30 @@ def test_a_library_path_outside_a_stack_trace_is_not_a_frame():
     assert ctx.nccl_frame_line is None
     ctx = context("d7e-jax-toolbox-183-ncclshmopen-sigbus-small-shm.log").summary()
     assert ctx.sigbus_line and ctx.shm_frame_line and "ncclShmOpen" in ctx.shm_frame_line
+
+
+# The prefixes launchers and collectors put before a line (kubectl logs --timestamps, mpirun --tag-output with a
+# colour code, srun -l, torchrun's [rankN]:, Slurm's error prefix): the same line must give the same answer.
+PREFIXES = (
+    "2024-05-01T10:00:00.123456789Z ",
+    "[1,3]<stderr>:\x1b[31m",
+    "3: ",
+    "[rank3]:",
+    "srun: error: ",
+)
+
+
+def test_a_line_keeps_its_signature_and_cause_under_launcher_prefixes(tmp_path):
+    for name, sig, cause in (
+        ("d7e-pytorch-37004-dev-shm-permission-denied.log", "NCCL-SHM-SEGMENT", "dev-shm-permission"),
+        ("d7e-nccl-1784-undefined-ncclcommwindowregister-old-system-libnccl.log", "LD-UNDEFINED-NCCL-SYMBOL", None),
+    ):
+        with open(log(name), encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+        for i, prefix in enumerate(PREFIXES):
+            path = tmp_path / f"{i}-{name}"
+            path.write_text("".join(prefix + ln + "\n" for ln in lines), encoding="utf-8")
+            r = triage([str(path)])
+            assert r.first_failure is not None and r.first_failure.signature == sig, (name, prefix)
+            if cause:
+                assert r.diagnoses[0].causes[0].id == cause, (name, prefix)
