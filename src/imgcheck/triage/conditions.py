@@ -1,7 +1,11 @@
 """The small condition language of signature data (`when` lists), parsed once at load time.
 
-A condition is a string; a leading "!" negates it. Forms:
+A condition is a string; a leading "!" negates it, and a leading "?" (before any "!") makes it a precondition: an
+unknown fact counts as holding, so only a fact that is known to be false rules the cause out ("?!log.single_node":
+unless the log shows one node). Forms:
   line~REGEX          the line that matched the signature contains REGEX
+  errno:NAME|NAME     the line prints one of these system errno values (its strerror text or number); False when
+                      it prints another errno, unknown when it prints none (an errno-less form of the message)
   env:NAME            NAME is set (log "set by environment" lines, then image Env, then image /etc/nccl.conf)
   env:NAME=VALUE      NAME equals VALUE
   env:NAME>N / <N     NAME is an integer above / below N
@@ -18,6 +22,7 @@ order (the advice order) stands.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,14 +48,18 @@ class Condition:
     text: str
     negate: bool
     check: Callable[[EvalContext], tuple[bool | None, str]]
+    unless_false: bool = False  # "?": unknown counts as holding
 
     def evaluate(self, ctx: EvalContext) -> tuple[bool | None, str]:
         value, why = self.check(ctx)
-        if value is None or not self.negate:
+        if value is None:
+            return (True, f"not known, not ruled out ({why})") if self.unless_false else (None, why)
+        if not self.negate:
             return value, why
         return (not value), why
 
 
+_ERRNO = re.compile(r"errno:(?P<names>E[A-Z0-9]+(?:\|E[A-Z0-9]+)*)$")
 _ENV = re.compile(r"env:(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>[=<>])(?P<value>.*))?$")
 _MEASURE = re.compile(r"(?:sig:(?P<sig>[A-Z0-9-]+)\.)?(?P<what>hosts|gpus|count)(?P<op>>=|<=)(?P<n>\d+)$")
 _PRED = re.compile(r"(?:node|image|nccl|log|job)\.[a-z0-9_]+$")
@@ -62,9 +71,19 @@ def parse_condition(
     if not isinstance(text, str) or not text.strip():
         raise BadInputError(f"{where}: a condition must be a non-empty string")
     body = text.strip()
+    unless_false = body.startswith("?")
+    if unless_false:
+        body = body[1:]
     negate = body.startswith("!")
     if negate:
         body = body[1:]
+    cond = _parse_body(body, negate, text, where, known_predicates, known_signatures)
+    return dataclasses.replace(cond, unless_false=True) if unless_false else cond
+
+
+def _parse_body(
+    body: str, negate: bool, text: str, where: str, known_predicates: set[str], known_signatures: set[str] | None
+) -> Condition:
     if body.startswith("line~"):
         try:
             rx = re.compile(body[5:])
@@ -76,6 +95,9 @@ def parse_condition(
             return hit, f"the matched line {'contains' if hit else 'does not contain'} /{rx.pattern}/"
 
         return Condition(text, negate, check_line)
+    m = _ERRNO.match(body)
+    if m:
+        return Condition(text, negate, _errno_check(frozenset(m.group("names").split("|"))))
     m = _ENV.match(body)
     if m:
         return Condition(text, negate, _env_check(m.group("name"), m.group("op"), m.group("value"), where, text))
@@ -106,6 +128,23 @@ def parse_condition(
 
         return Condition(text, negate, check_pred)
     raise BadInputError(f"{where}: cannot parse condition {text!r}")
+
+
+def _errno_check(names: frozenset[str]) -> Callable[[EvalContext], tuple[bool | None, str]]:
+    """Which errno the matched line prints, read with the system errno table of the fabric catalog (glibc's names
+    and strerror texts): the same call fails with a different errno for a different reason."""
+
+    def check(ctx: EvalContext) -> tuple[bool | None, str]:
+        from . import fabric_catalog  # the catalog loads once, on the first errno condition
+
+        found = fabric_catalog.errnos_in(ctx.line or "", fabric_catalog.load())
+        printed = sorted({e.name for e in found if e.table == "system"})
+        if not printed:
+            return None, "the matched line prints no errno"
+        hit = any(n in names for n in printed)
+        return hit, f"the matched line prints {', '.join(printed)}"
+
+    return check
 
 
 def _env_check(

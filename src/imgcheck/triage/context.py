@@ -88,6 +88,49 @@ _TORCH = re.compile(r"(?:PyTorch version:\s*|\btorch(?:==|\s+))(?P<v>\d+\.\d+(?:
 _PLUGIN = re.compile(
     r"NET/Plugin ?: ?(?:Loaded (?:net|collnet|coll) plugin|Using) (?P<p>[^(\n]+?)\s*(?:\((?P<api>v\d+)\))?\s*$"
 )
+# --- where the job ran, as the log shows it (environment evidence for cause ranking) ---
+# Docker names a container's host after the container: its ID's first 12 hex digits unless --hostname is given
+# (docs.docker.com/reference/cli/docker/container/run/ "--hostname"); NCCL's "host:pid:tid" and UCX's
+# "[host:pid:tid:n]" prefixes then carry that name.
+_DOCKER_HOST = re.compile(r"^(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12}$")
+_UCX_HOST = re.compile(r"^\[(?P<host>[\w.\-]+):\d+ ?:\d+:\d+\]")
+# the size of /dev/shm as df prints it ("shm  64M  0  64M  0% /dev/shm"), docker run's --shm-size, --ipc=host
+_DF_SHM = re.compile(
+    r"^\s*(?:shm|tmpfs|none)\s+(?P<size>\d+(?:\.\d+)?)(?P<unit>[KMGT])?\s+\S+\s+\S+\s+\S+\s+/dev/shm\s*$"
+)
+_SHM_FLAG = re.compile(r"--shm-size[= ](?P<size>\d+(?:\.\d+)?)(?P<unit>[bkmgBKMG])?")
+_HOST_IPC = re.compile(r"--ipc[= ]host\b|\bhostIPC:\s*true")
+# a shell echo of a setting ("export NCCL_SOCKET_IFNAME=lo"): NCCL_DEBUG=INFO prints only some of them
+_EXPORT = re.compile(r"\bexport (?P<name>NCCL_[A-Z0-9_]+)=(?P<value>\S+)")
+# the addresses NCCL's socket code picked: "[0]eth0:172.17.0.2<0>", "Bootstrap : Using eth0:10.1.2.3<0>"
+_SOCK_ADDR = re.compile(r"(?:\[\d+\]|Using )(?P<if>[\w.\-@]+):(?P<addr>[0-9a-fA-F.:]+?)<\d+>")
+# a process died by SIGBUS (touching a mapped page the file system could not back: tmpfs past its size)
+_SIGBUS = re.compile(r"\bSIGBUS\b|Bus error|[Cc]aught signal 7\b|signal 7 \(Bus")
+# a stack frame in NCCL (a function or libnccl), and one in the shared-memory code of NCCL or UCX
+_NCCL_FRAME = re.compile(r"\bnccl[A-Z]\w*\s*\(|libnccl[\w.]*\.so|/libnccl|\bshmutils\.cc")
+_SHM_FRAME = re.compile(r"\bncclShm\w*|shmutils\.cc|\bshm\.h:\d+|\buct_mm_\w+|\buct_posix_\w+|\bmm_posix\.c")
+# a line of a stack trace (gdb "#0 0x... in f", "0x... in f () from lib", UCX/glibc " 2 0x... f()  ???:0",
+# Python faulthandler / backtrace "[bt]"): a library path elsewhere (an ls listing) is not a frame
+_FRAME_LINE = re.compile(r"^\s*(?:#\d+\s|\d+\s+0x[0-9a-fA-F]+\s|0x[0-9a-fA-F]+ in |\[bt\]|from /)")
+# UCX's own report that its shared-memory (mm/posix) segment could not be allocated, before the SIGBUS
+_SHM_FAIL = re.compile(r"posix/memory\) failed|mm_iface failed to allocate|Not enough memory to write total of")
+# NCCL's topology detection met a NIC that is not a PCI device (usb, virtual): src/graph/xml.cc, 2.6 on
+_NON_PCI_NIC = re.compile(r"Topology detection: network path .* is not a PCI device")
+# the kernel's report of a GPU fault ("NVRM: Xid (PCI:0000:3b:00): 79, ...")
+_XID = re.compile(r"NVRM: Xid\b")
+_ENV_HINTS = (
+    "shm",
+    "uct_",
+    "Bus error",
+    "SIGBUS",
+    "signal 7",
+    "nccl",
+    "not a PCI device",
+    "export ",
+    "--ipc",
+    "hostIPC",
+    "Xid",
+)
 # Per-writer bounds: whatever a log repeats, one writer's context stays small (memory is
 # bounded per distinct writer). Real jobs have a handful of versions/devices and few communicators.
 MAX_VALUES = 64  # distinct values kept per set
@@ -143,6 +186,16 @@ class ContextAccumulator:
     peer_gone_line: LogLine | None = None  # the first line showing a peer's socket closed or reset
     torch_versions: set[str] = field(default_factory=set)
     net_plugins: set[str] = field(default_factory=set)  # NCCL net plugins loaded
+    docker_hostname: str | None = None  # a writer's host name is a Docker container ID (the default hostname)
+    shm_size_mib: float | None = None  # /dev/shm's size as the log prints it (df, --shm-size)
+    shm_size_line: LogLine | None = None
+    host_ipc: bool = False  # a command line or spec in the log shares the host's IPC namespace (its /dev/shm)
+    socket_addrs: set[str] = field(default_factory=set)  # "iface:address" NCCL's socket/bootstrap code picked
+    sigbus_line: LogLine | None = None  # a process died by SIGBUS
+    nccl_frame_line: LogLine | None = None  # a stack frame in NCCL
+    shm_frame_line: LogLine | None = None  # a stack frame in NCCL's or UCX's shared-memory code
+    non_pci_nic_line: LogLine | None = None  # NCCL's topology detection found a NIC that is not on PCI
+    xid_line: LogLine | None = None  # the kernel reported a GPU fault (Xid)
 
     @staticmethod
     def _add(target: set[T], value: T) -> None:
@@ -161,12 +214,21 @@ class ContextAccumulator:
             or "127." in text
             or any(h in text for h in _GPU_PV_HINTS)
             or any(h in text for h in _EXIT_HINTS)
+            or any(h in text for h in _ENV_HINTS)
         )
 
     def feed(self, line: LogLine) -> None:
         text = line.text
+        if self.docker_hostname is None:
+            host = line.host
+            if host is None and text.startswith("["):
+                m = _UCX_HOST.match(text)
+                host = m.group("host") if m else None
+            if host is not None and _DOCKER_HOST.match(host):
+                self.docker_hostname = host
         if not self.relevant(text):
             return
+        self._environment(line, text)
         if not self.gpu_pv and any(h in text for h in _GPU_PV_HINTS) and _GPU_PV.search(text):
             self.gpu_pv = True
         if self.first_warn is None and "NCCL WARN" in text:
@@ -272,6 +334,39 @@ class ContextAccumulator:
             if m:
                 self._add(self.ofi_providers, m.group("p"))
 
+    def _environment(self, line: LogLine, text: str) -> None:
+        """Where the job ran: /dev/shm's size, the host IPC namespace, the addresses NCCL picked, a SIGBUS and the
+        frames around it, a NIC NCCL's topology code could not place on PCI, settings echoed by the shell."""
+        if "/dev/shm" in text and self.shm_size_mib is None:
+            m = _DF_SHM.match(text)
+            if m:
+                self.shm_size_mib, self.shm_size_line = _mib(m.group("size"), m.group("unit") or "K"), line
+        if "--shm-size" in text and self.shm_size_mib is None:
+            m = _SHM_FLAG.search(text)
+            if m:
+                self.shm_size_mib, self.shm_size_line = _mib(m.group("size"), m.group("unit") or "b"), line
+        if ("--ipc" in text or "hostIPC" in text) and _HOST_IPC.search(text):
+            self.host_ipc = True
+        if "export " in text:
+            m = _EXPORT.search(text)
+            if m and m.group("name") not in self.env and len(self.env) < MAX_ENV:
+                self.env[m.group("name")] = m.group("value").strip("'\"")
+        if "<" in text and "Using" in text:
+            for m in _SOCK_ADDR.finditer(text):
+                self._add(self.socket_addrs, f"{m.group('if')}:{m.group('addr')}")
+        if self.sigbus_line is None and _SIGBUS.search(text):
+            self.sigbus_line = line
+        if self.nccl_frame_line is None or self.shm_frame_line is None:
+            frame = _FRAME_LINE.match(text) is not None
+            if frame and self.nccl_frame_line is None and _NCCL_FRAME.search(text):
+                self.nccl_frame_line = line
+            if self.shm_frame_line is None and ((frame and _SHM_FRAME.search(text)) or _SHM_FAIL.search(text)):
+                self.shm_frame_line = line
+        if self.non_pci_nic_line is None and "not a PCI device" in text and _NON_PCI_NIC.search(text):
+            self.non_pci_nic_line = line
+        if self.xid_line is None and "Xid" in text and _XID.search(text):
+            self.xid_line = line
+
     def merge(self, other: ContextAccumulator) -> None:
         for name in (
             "nccl_versions",
@@ -289,6 +384,7 @@ class ContextAccumulator:
             "result_trace",
             "torch_versions",
             "net_plugins",
+            "socket_addrs",
         ):
             mine = getattr(self, name)
             for v in getattr(other, name):
@@ -313,7 +409,25 @@ class ContextAccumulator:
             if k in self.env or len(self.env) < MAX_ENV:
                 self.env.setdefault(k, v)
         self.libibverbs_missing = self.libibverbs_missing or other.libibverbs_missing
-        for name in ("kill_line", "exit_line", "net_error_line", "peer_gone_line"):
+        for key, ranks in other.test_ranks.items():
+            if key in self.test_ranks or len(self.test_ranks) < MAX_COMMS:
+                for r in ranks:
+                    self._add(self.test_ranks.setdefault(key, set()), r)
+        self.docker_hostname = self.docker_hostname or other.docker_hostname
+        self.host_ipc = self.host_ipc or other.host_ipc
+        if self.shm_size_mib is None and other.shm_size_mib is not None:
+            self.shm_size_mib, self.shm_size_line = other.shm_size_mib, other.shm_size_line
+        for name in (
+            "kill_line",
+            "exit_line",
+            "net_error_line",
+            "peer_gone_line",
+            "sigbus_line",
+            "nccl_frame_line",
+            "shm_frame_line",
+            "non_pci_nic_line",
+            "xid_line",
+        ):
             mine, theirs = getattr(self, name), getattr(other, name)
             if theirs is not None and (mine is None or (theirs.source, theirs.lineno) < (mine.source, mine.lineno)):
                 setattr(self, name, theirs)
@@ -368,7 +482,25 @@ class ContextAccumulator:
             peer_gone_line=_cite(self.peer_gone_line),
             torch_versions=tuple(sorted(self.torch_versions)),
             net_plugins=tuple(sorted(self.net_plugins)),
+            docker_hostname=self.docker_hostname,
+            shm_size_mib=self.shm_size_mib,
+            shm_size_line=_cite(self.shm_size_line),
+            host_ipc=self.host_ipc,
+            socket_addrs=tuple(sorted(self.socket_addrs)),
+            sigbus_line=_cite(self.sigbus_line),
+            nccl_frame_line=_cite(self.nccl_frame_line),
+            shm_frame_line=_cite(self.shm_frame_line),
+            non_pci_nic_line=_cite(self.non_pci_nic_line),
+            xid_line=_cite(self.xid_line),
+            listed_ranks=len(set().union(*self.test_ranks.values())) if self.test_ranks else None,
         )
+
+
+_UNIT_MIB = {"b": 1 / (1024 * 1024), "k": 1 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0 * 1024}
+
+
+def _mib(size: str, unit: str) -> float:
+    return float(size) * _UNIT_MIB[unit.lower()]
 
 
 def _cite(line: LogLine | None) -> str | None:
@@ -410,6 +542,19 @@ class LogContext:
     peer_gone_line: str | None = None  # a peer's socket closed or reset (Connection reset by peer, Broken pipe)
     torch_versions: tuple[str, ...] = ()  # "PyTorch version: X", "torch==X"
     net_plugins: tuple[str, ...] = ()  # NCCL net plugins loaded ("NET/Plugin: Loaded net plugin X (vN)")
+    # where the job ran (environment evidence): a Docker container's default host name, /dev/shm as printed, the
+    # host IPC namespace, the addresses NCCL picked, a SIGBUS and the NCCL / shared-memory frames of a crash
+    docker_hostname: str | None = None
+    shm_size_mib: float | None = None
+    shm_size_line: str | None = None
+    host_ipc: bool = False
+    socket_addrs: tuple[str, ...] = ()  # "iface:address"
+    sigbus_line: str | None = None
+    nccl_frame_line: str | None = None
+    shm_frame_line: str | None = None
+    non_pci_nic_line: str | None = None  # "Topology detection: network path ... is not a PCI device"
+    xid_line: str | None = None  # "NVRM: Xid ..." (a GPU fault the kernel reported)
+    listed_ranks: int | None = None  # ranks nccl-tests' "Rank N Group G Pid P on HOST" table lists
     # filled in by decide.py from every writer: did the job run on one node (None: the log does not say), and why
     single_node: bool | None = None
     single_node_why: str = ""

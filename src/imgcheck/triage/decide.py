@@ -375,12 +375,21 @@ def phase_streams(w: Work) -> None:
     w.outcome = summarise(w.scan.outcomes)
     single, single_why = _single_node(job_ctx.summary(), w.streams)
     ev = w.scan.container_evidence
+    summary = job_ctx.summary()
+    if ev is not None:
+        container_why = f"log: {ev.text.strip()[:160]} ({ev.source}:{ev.lineno})"
+    elif summary.docker_hostname is not None:
+        container_why = (
+            f"log: the host name {summary.docker_hostname} is a Docker container ID (Docker's default hostname)"
+        )
+    else:
+        container_why = ""
     w.log_context = dataclasses.replace(
-        job_ctx.summary(),
+        summary,
         single_node=single,
         single_node_why=single_why,
-        in_container=True if ev is not None else None,
-        in_container_why=f"log: {ev.text.strip()[:160]} ({ev.source}:{ev.lineno})" if ev is not None else "",
+        in_container=True if container_why else None,
+        in_container_why=container_why,
     )
     w.facts = Facts(image=w.image, node=w.node, log=w.log_context, job=w.job)
 

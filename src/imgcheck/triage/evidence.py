@@ -7,10 +7,11 @@ does not say.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 
 from ..knowledge import net_select
-from .predicates import PREDICATES, Facts, Result
+from .predicates import PREDICATES, Facts, Result, job_shm_default_small
 
 # Settings that show a job meant to use NCCL's IB/RoCE transport (NCCL env docs).
 IB_INTENT_ENV = (
@@ -90,7 +91,34 @@ def log_socket_iface_virtual(f: Facts) -> Result:
     ]
     if bad:
         return True, f"log: NCCL picked container/virtual interface(s) {', '.join(bad[:4])}"
+    # a bridge subnet alone is not evidence: cloud VPCs use the same private ranges (a Tencent VM's eth0 is
+    # 172.17.0.14 in the 07d set's nccl-1231); only with a container shown around the job does it mean a bridge
+    bridged = bridge_addresses(f) if f.log.in_container else []
+    if bridged:
+        return True, "log: NCCL picked " + ", ".join(bridged[:4]) + f" ({f.log.in_container_why})"
     return False, f"log: NCCL picked {', '.join(ifs[:4])}"
+
+
+def bridge_addresses(f: Facts) -> list[str]:
+    """Addresses NCCL picked inside the subnet of a container bridge (node_local_interfaces rows that give one:
+    Docker's docker0, Podman's podman0): a container on that bridge network sees its end of the veth pair as eth0
+    with such an address, private to its host, so the interface name alone does not show it."""
+    nets = []
+    for row in f.kb.rows("node_local_interfaces"):
+        if row.get("kind") == "same-on-every-node" and row.get("address"):
+            nets.append((ipaddress.ip_network(row["address"], strict=False), row["owner"]))
+    out = []
+    for item in f.log.socket_addrs:
+        name, _, addr = item.partition(":")
+        try:
+            ip = ipaddress.ip_address(addr)
+        except ValueError:
+            continue
+        for net, owner in nets:
+            if ip.version == net.version and ip in net:
+                out.append(f"{name} {addr}, inside {net} ({owner}): a container on a bridge network")
+                break
+    return out
 
 
 def log_nccl_older_than_gpu(f: Facts) -> Result:
@@ -193,7 +221,92 @@ def log_remote_error_in_bootstrap(f: Facts) -> Result:
     return False, "log: NCCL's error return trace does not pass through bootstrap.cc (" + ", ".join(trace[:6]) + ")"
 
 
+def log_sigbus_in_shared_memory(f: Facts) -> Result:
+    """A process died by SIGBUS inside NCCL or in a shared-memory frame (NCCL's ncclShm*, UCX's mm/posix): a page
+    of a /dev/shm file was touched that tmpfs could not back, i.e. /dev/shm is smaller than the segments mapped in
+    it (Linux mmap(2): SIGBUS on access to a part of the mapping with no backing page)."""
+    if f.log.sigbus_line is None:
+        return None, "the log shows no SIGBUS"
+    frame = f.log.shm_frame_line or f.log.nccl_frame_line
+    if frame is None:
+        return None, f"log: {f.log.sigbus_line}; no stack frame in NCCL or shared-memory code is shown"
+    return True, f"log: {f.log.sigbus_line}; frame {frame}"
+
+
+def log_shm_small(f: Facts) -> Result:
+    """Is the job's /dev/shm the runtime's small default? The launch spec decides first; else what the log prints:
+    a host IPC namespace (no), df's size of /dev/shm or docker's --shm-size (no larger than Docker's default: yes)."""
+    v, why = job_shm_default_small(f)
+    if v is not None:
+        return v, why
+    if f.log.host_ipc:
+        return False, "log: the container shares the host's IPC namespace (--ipc=host / hostIPC), the host's /dev/shm"
+    size = f.log.shm_size_mib
+    if size is not None:
+        default = float(f.kb.threshold("docker_default_shm_mib"))
+        if size <= default:
+            return True, f"log: /dev/shm is {size:g} MiB ({f.log.shm_size_line}), no more than Docker's default"
+        return None, f"log: /dev/shm is {size:g} MiB ({f.log.shm_size_line}); enough or not depends on the ranks"
+    if f.log.in_container:
+        return None, (
+            f"{f.log.in_container_why}; a container's /dev/shm is the runtime's 64 MiB default unless --shm-size or "
+            "--ipc=host was given, which the log does not show"
+        )
+    return None, "the log shows neither the size of /dev/shm nor a container"
+
+
+def log_single_process(f: Facts) -> Result:
+    """The job is one process: every communicator NCCL logged has one rank, or nccl-tests' rank table (printed by
+    the first process for every rank of the job) lists one rank."""
+    if f.log.nranks is not None:
+        return f.log.nranks == 1, f"log: the largest communicator has {f.log.nranks} rank(s)"
+    if f.log.listed_ranks is not None:
+        return f.log.listed_ranks == 1, f"log: nccl-tests' rank table lists {f.log.listed_ranks} rank(s)"
+    return None, "the log does not say how many processes the job ran"
+
+
+def log_libcuda_loaded(f: Facts) -> Result:
+    """NCCL printed cudaDriverVersion: it asked a loaded driver library (libcuda) for its version."""
+    if f.log.cuda_driver:
+        return True, f"log: cudaDriverVersion {', '.join(f.log.cuda_driver)} (a driver library was loaded)"
+    return None, "the log does not show a driver library answering (NCCL_DEBUG=INFO prints cudaDriverVersion)"
+
+
+def log_non_pci_nic(f: Facts) -> Result:
+    """NCCL's topology detection found a network device that is not on PCI (usb, virtual) and attached it to the
+    first CPU (src/graph/xml.cc, 2.6 on): the XML NCCL builds has a nic node without a PCI bus id."""
+    if f.log.non_pci_nic_line:
+        return True, f"log: {f.log.non_pci_nic_line}"
+    return None, "the log does not show NCCL's topology detection (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=GRAPH does)"
+
+
+def log_driver_below_runtime(f: Facts) -> Result:
+    """The CUDA version the driver supports (cudaDriverVersion) against the runtime NCCL was built with
+    ("NCCL version x+cudaY"), as NCCL prints them."""
+    if not f.log.cuda_driver or not f.log.cuda_runtime:
+        return None, "the log does not print both cudaDriverVersion and the CUDA runtime (NCCL_DEBUG=INFO does)"
+    drv = min(int(v) for v in f.log.cuda_driver)
+    parts = [int(p) for p in max(f.log.cuda_runtime, key=lambda v: [int(p) for p in v.split(".")]).split(".")]
+    rt = parts[0] * 1000 + (parts[1] if len(parts) > 1 else 0) * 10
+    return drv < rt, f"log: cudaDriverVersion {drv}, NCCL built for CUDA {'.'.join(map(str, parts))} ({rt})"
+
+
+def log_xid_seen(f: Facts) -> Result:
+    """The kernel reported a GPU fault (NVRM: Xid) among the inputs; its absence decides nothing (dmesg may not be
+    among them)."""
+    if f.log.xid_line:
+        return True, f"log: {f.log.xid_line}"
+    return None, "no 'NVRM: Xid' line among the inputs (dmesg -T of the node would show one)"
+
+
 EVIDENCE: dict[str, Callable[[Facts], Result]] = {
+    "log.xid_seen": log_xid_seen,
+    "log.sigbus_in_shared_memory": log_sigbus_in_shared_memory,
+    "log.shm_small": log_shm_small,
+    "log.single_process": log_single_process,
+    "log.libcuda_loaded": log_libcuda_loaded,
+    "log.non_pci_nic": log_non_pci_nic,
+    "log.driver_below_runtime": log_driver_below_runtime,
     "log.kill_seen": log_kill_seen,
     "log.process_exit_seen": log_process_exit_seen,
     "log.net_error_seen": log_net_error_seen,
