@@ -1164,6 +1164,9 @@ def _gpu_subset(ctx: Ctx) -> Iterator[Outcome]:
     if job.runtime not in (RUNTIME_DOCKER, RUNTIME_KUBERNETES):
         return  # on the host without Slurm the ranks see the node's GPUs (CUDA_VISIBLE_DEVICES rules speak)
     node_gpus, mine = _node_gpus(ctx), job.gpus
+    if mine == 0:
+        yield decided(rule, f"{job.where} gets no GPU: no CUDA IPC between its ranks")
+        return
     if mine == -1:
         yield decided(rule, f"{job.where}: the container gets all the node's GPUs")
         return
