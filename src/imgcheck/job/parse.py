@@ -33,10 +33,11 @@ def load_job_spec(path: str) -> list[JobFacts]:
 
 def parse_job_spec(text: str, path: str) -> list[JobFacts]:
     """Every container the spec starts; PARTIAL when the text leaves parts out ("..." lines: a snippet)."""
-    found = _parse(text, path)
     elided = elision(text)
     if elided is None:
-        return found
+        return _parse(text, path)
+    # the marks themselves are no YAML ("key: ..." in a mapping, a bare "..." mid-document): read them as comments
+    found = _parse("\n".join("#" if _ELISION.match(line) else line for line in text.splitlines()) + "\n", path)
     note = f"the spec leaves parts out (line {elided}): what it does not show is unknown, not absent"
     return [_partial(j, note) for j in found]
 
