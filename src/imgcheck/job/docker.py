@@ -327,6 +327,7 @@ def _facts(opts: list[tuple[str, str | None]], image: str | None, line: int, pat
             m = re.search(r"device=([^,\"']+(?:,[^\"'=]+)*)", spec)
             gpus = len(m.group(1).split(",")) if m else None
     caps = tuple(c.upper().removeprefix("CAP_") for v in values("--cap-add") for c in v.split(","))
+    runtimes = [r for r in values("--runtime") if "$" not in r]
     return JobFacts(
         path=path,
         kind="docker run",
@@ -349,6 +350,7 @@ def _facts(opts: list[tuple[str, str | None]], image: str | None, line: int, pat
         env=tuple(env),
         env_incomplete=bool(values("--env-file")) or any(n.startswith("$") for n, _ in opts),
         open_flags=tuple(w for w, _ in opts if w.startswith("$") or " " in w),
+        oci_runtime=runtimes[-1] if runtimes else None,
     )
 
 
@@ -426,4 +428,5 @@ def _service(name: Any, svc: dict[str, Any], path: str) -> JobFacts:
         memlock_kib=memlock,
         env=tuple(env),
         env_incomplete=bool(svc.get("env_file")),
+        oci_runtime=str(svc["runtime"]) if svc.get("runtime") else None,
     )
