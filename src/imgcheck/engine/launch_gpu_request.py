@@ -92,9 +92,6 @@ def no_gpu_request(ctx: Ctx) -> Iterator[Outcome]:
         # about a Docker launch only (enroot: JOB-ENROOT-NO-GPU-DRIVER; CDI / Apptainer: gpu_injection)
         yield decided(NO_REQUEST, f"{job.where} is not a Docker launch")
         return
-    if ctx.node.gpu.gpus == () and ctx.node.gpu.driver_version is None:
-        yield decided(NO_REQUEST, "the node has no GPU: there is nothing to inject")
-        return
     asked, how = _request(job)
     if asked:
         yield decided(NO_REQUEST, f"{job.where} requests GPUs ({how}): Docker calls the toolkit's hook for them")
@@ -114,10 +111,21 @@ def no_gpu_request(ctx: Ctx) -> Iterator[Outcome]:
     evidence = [Evidence("job.gpus", how, Location.file(job.path))]
     if devices_ev is not None:
         evidence.append(devices_ev)
-    if state is False:
+    if state is False and job.oci_runtime != "nvidia-docker":
         # even the nvidia runtime injects nothing: decided whatever the daemon's default runtime is
         yield finding(
             ctx.matrix, NO_REQUEST, evidence, variant="no-devices", devices=_words(devices, why, legacy), **common
+        )
+        return
+    if job.oci_runtime == "nvidia-docker":
+        if state is True:
+            yield decided(NO_REQUEST, f"nvidia-docker with {DEVICES}={devices}: either release injects them")
+            return
+        yield unknown(
+            NO_REQUEST,
+            f"{job.where} runs nvidia-docker: 1.x injects the driver and the GPUs NV_GPU names (all by default) "
+            f"itself; 2.x adds --runtime nvidia, which injects only what {DEVICES} names "
+            f"({_words(devices, why, legacy)}). Which nvidia-docker does the host have?",
         )
         return
     if job.oci_runtime == "nvidia":

@@ -162,6 +162,10 @@ def _script_runs(text: str, path: str) -> list[JobFacts]:
         rest = words[2:] if words[1] == "container" else words[1:]
         if rest and rest[0] == "run":
             facts = _run_words(rest[1:], command.line, path)
+            if os.path.basename(words[0]) == "nvidia-docker" and facts.oci_runtime is None:
+                # NVIDIA/nvidia-docker: 2.x is docker with --runtime=nvidia added to run/create; 1.x injected the
+                # driver volume and the GPUs NV_GPU names (all by default) itself. Which one the host has is unknown
+                facts = dataclasses.replace(facts, oci_runtime="nvidia-docker")
             if facts.image is None and not facts.open_flags and not _names_image(rest[1:]):
                 raise BadInputError(f"{path}: line {command.line}: {_no_image(text, command)}")
             out.append(facts)
