@@ -1210,6 +1210,10 @@ def _task_subset(ctx: Ctx) -> Iterator[Outcome]:
         return
     if not ranks or ranks < 2:
         return  # one task per node (or not stated: the ranks rule asks) has no peer task on its node
+    if job.gpu_bind is None and ctx.setting(env_visible_devices.VAR) is None:
+        # no --gpus-per-task / --ntasks-per-gpu / --gpu-bind: every task sees all the step's GPUs of its node
+        yield decided(rule, f"{job.where}: the step binds no GPU to a task (srun's default: each sees all of them)")
+        return
     per_task, how = _task_gpus(ctx)
     if per_task is None:
         return  # neither a list nor a count per task: nothing to compare (the ranks rule asks for the count)
