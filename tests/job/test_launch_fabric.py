@@ -133,10 +133,16 @@ def test_efa_pod_without_the_efa_resource_is_decided_and_the_fix_names_it():
     plugged = dict(pod, resources={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"})
     result = evaluate(img, _efa_node(), MATRIX, job=parse_job_facts(plugged, "pod.json"))
     assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
-    # a pod's facts that state its resources but neither devices nor privileged: a pod spec's defaults (none, false)
+    # facts that state a pod's resources but neither devices nor privileged are a part of the pod (a thread's
+    # truncated spec): the rest is unknown, never the pod spec's defaults (the aks-rdma-infiniband-30 false alarm)
     plain = {"runtime": "kubernetes", "kind": "Pod", "resources": {"nvidia.com/gpu": "8"}, "gpus": 8}
+    result = evaluate(img, _efa_node(), MATRIX, job=parse_job_facts(plain, "p.json"))
+    assert not found(result, "JOB-RDMA-DEVICES-NOT-EXPOSED")
+    assert any("not shown" in u.reason for u in unknowns(result, "JOB-RDMA-DEVICES-NOT-EXPOSED"))
+    # the same facts said to be the whole pod: its defaults (no hostPath device, not privileged) decide
+    whole = dict(plain, completeness="complete")
     (f,) = found(
-        evaluate(img, _efa_node(), MATRIX, job=parse_job_facts(plain, "p.json")), "JOB-RDMA-DEVICES-NOT-EXPOSED"
+        evaluate(img, _efa_node(), MATRIX, job=parse_job_facts(whole, "p.json")), "JOB-RDMA-DEVICES-NOT-EXPOSED"
     )
     assert not f.assumes
     # facts that state none of resources, devices, privileged: undecided

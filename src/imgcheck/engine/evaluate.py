@@ -10,6 +10,7 @@ from typing import cast
 
 from .. import knowledge
 from ..job.model import JobFacts
+from ..knowledge import cluster_workloads
 from ..matrix import Matrix
 from ..matrix.schema import RowKey
 from ..model.image import ImageFacts
@@ -39,6 +40,7 @@ from . import (
     gpu_registrars,
     hypothesis,
     job_launch,
+    launch_gpu_request,
     launcher_gpu,
     limits,
     mig,
@@ -112,6 +114,7 @@ FAMILIES = (
     job_launch,
     gpu_injection,
     launcher_gpu,
+    launch_gpu_request,
     efa,
     efa_gdr,
     net_plugin,
@@ -172,6 +175,9 @@ def evaluate(
 ) -> Evaluation:
     """Findings and unknowns for one node (and one launch-spec container, job). Pure: same facts and matrix, same result."""
     families = tuple(families)
+    if cluster_workloads.infrastructure(matrix, image.reference, job):
+        # an operator's own DaemonSet/Deployment runs no job's NCCL or RDMA: only the node's component rules apply
+        families = tuple(f for f in families if f in NODE_FAMILIES or f is launch_gpu_request)
 
     def run(image: ImageFacts, node: NodeFacts, job: JobFacts | None) -> tuple[list[Finding], list[Unknown]]:
         return _rules(image, node, matrix, families, job)

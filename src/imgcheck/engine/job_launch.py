@@ -10,7 +10,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..job.model import FORM_AMBIGUOUS, RUNTIME_DOCKER, RUNTIME_ENROOT, RUNTIME_KUBERNETES, EnvVar, JobFacts
+from ..job.model import (
+    BIND_NONE,
+    FORM_AMBIGUOUS,
+    RUNTIME_DOCKER,
+    RUNTIME_ENROOT,
+    RUNTIME_KUBERNETES,
+    EnvVar,
+    JobFacts,
+)
 from ..knowledge import rdma_consumers, visible_devices
 from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
@@ -38,6 +46,8 @@ RULES = (
 )
 GPU_SUBSET = "JOB-GPU-SUBSET-CUDA-IPC"
 PYXIS_REUSE = "JOB-PYXIS-CONTAINER-REUSED"
+IPC_TABLE = "cuda_ipc_consumers"
+IPC_ASKS = "ucx"  # a row whose fallback is not read: it makes the rule ask, never decide alone
 GKE_NICS = "JOB-GKE-GPU-NICS-NOT-IN-POD"
 EFA_ABORT = "JOB-EFA-DEVICE-LIST-ABORT"
 NEEDS = {
@@ -67,7 +77,7 @@ REQUIRES = {
     EFA_ABORT: (facts.NODE_RDMA,),
     GKE_NICS: (),
     PYXIS_REUSE: (),
-    GPU_SUBSET: (facts.NCCL,),
+    GPU_SUBSET: (),  # any CUDA IPC user of the image (cuda_ipc_consumers), read below
 }
 READS = {
     "JOB-RDMA-DEVICES-NOT-EXPOSED": _CONSUMERS,
@@ -82,7 +92,14 @@ READS = {
     EFA_ABORT: (facts.NODE_RDMA,),
     GKE_NICS: (),  # the node's machine type (its labels) and the pod spec only
     PYXIS_REUSE: (),  # the script's steps only
-    GPU_SUBSET: (facts.NCCL, facts.setting("NCCL_P2P_DISABLE")),
+    # the image's CUDA IPC users (cuda_ipc_consumers: NCCL, HPC-X, CUDA-aware Open MPI, UCX), none required alone
+    GPU_SUBSET: (
+        facts.NCCL,
+        facts.UCX,
+        facts.PACKAGES,
+        facts.setting("NCCL_P2P_DISABLE"),
+        facts.setting("CUDA_VISIBLE_DEVICES"),
+    ),
 }
 
 # Extended resources whose device plugins hand the container RDMA devices: rdma/* (Mellanox
@@ -261,8 +278,8 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
             return False, _ENROOT_NO_IB  # the facts give the container no /dev/infiniband
         return True, _ENROOT_DEFAULT_MOUNTS
     devices = job.devices
-    if devices is None and job.runtime == RUNTIME_KUBERNETES and job.resources is not None:
-        devices = ()  # facts that state a pod's resources and no hostPath device: it has none (a pod spec's default)
+    if devices is None and job.runtime == RUNTIME_KUBERNETES and job.resources is not None and job.complete:
+        devices = ()  # a whole pod spec that states resources and no hostPath device has none (its default)
     if ib:
         return True, "devices " + ", ".join(ib)
     plugged = [f"{k}: {v}" for k, v in job.resources or () if _rdma_resource(k, v)]
@@ -272,6 +289,12 @@ def _rdma_exposed(ctx: Ctx) -> tuple[bool | None, str]:
     # so a docker spec (or facts file) that does not state resources is not unknown for it
     resources = () if job.resources is None and job.runtime == RUNTIME_DOCKER else job.resources
     if privileged is None or devices is None or resources is None:
+        if not job.complete:
+            shown = "resources " + ", ".join(f"{k}: {v}" for k, v in job.resources) if job.resources else "part"
+            return None, (
+                f"the {job.kind} spec shows {shown} of the container, not all of it: whether it also gets RDMA "
+                "devices (an RDMA resource, a hostPath /dev/infiniband, privileged) is not shown"
+            )
         return None, f"a {job.kind} spec does not say which devices the container gets (the runtime decides)"
     other = [k for k, _ in resources if k not in _GPU_RESOURCES]
     if other:
@@ -287,8 +310,8 @@ def _privileged(job: JobFacts) -> bool | None:
     are opt-in): privileged is a way to get devices, which such facts would have named."""
     if job.privileged is None and job.runtime in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) and job.devices is not None:
         return False
-    if job.privileged is None and job.runtime == RUNTIME_KUBERNETES and job.resources is not None:
-        return False  # a pod's device channels are resources, hostPath and privileged: facts naming one name all
+    if job.privileged is None and job.runtime == RUNTIME_KUBERNETES and job.resources is not None and job.complete:
+        return False  # a whole pod spec's device channels are resources, hostPath and privileged: it names all
     return job.privileged
 
 
@@ -866,6 +889,9 @@ def _visible_gpus(ctx: Ctx) -> tuple[int | None, str | None]:
     job = _job(ctx)
     var = env_visible_devices.VAR
     s = ctx.setting(var)
+    if s is not None and _per_task_list(ctx):
+        # one task's list under Slurm's GPU binding: the node's ranks may each see other GPUs; the step's count decides
+        return (job.gpus, job.gpus_setting) if job.gpus and job.gpus > 0 else (None, None)
     if s is None or var in (job.gpus_setting or ""):
         if job.gpus == -1:
             n = _node_gpus(ctx)
@@ -908,6 +934,8 @@ def _ranks_vs_gpus(ctx: Ctx) -> Iterator[Outcome]:
             if job.gpus == -1
             else f"{ranks} ranks per node; the spec does not say how many GPUs a node's container gets"
         )
+        if ctx.setting(env_visible_devices.VAR) is not None and _per_task_list(ctx):
+            why = f"{ranks} ranks per node; {_PER_TASK_WORDS} and how many GPUs the step gets per node is not stated"
         yield unknown(rule, f"{job.where}: {why}")
         return
     if gpus == 0 or ranks <= gpus:
@@ -1082,16 +1110,63 @@ def _pyxis_reuse(ctx: Ctx) -> Iterator[Outcome]:
     )
 
 
+_PER_TASK_WORDS = (
+    "under Slurm each task's CUDA_VISIBLE_DEVICES is set by the step's GPU binding (srun --gpu-bind; --gpus-per-task "
+    "and --ntasks-per-gpu bind each task to its own GPUs), so the value given is one task's view, not the GPUs every "
+    "rank of the node shares"
+)
+
+
+def _per_task_list(ctx: Ctx) -> bool:
+    """Whether CUDA_VISIBLE_DEVICES, as given, may be one task's own list: a Slurm step that does not unbind its
+    GPUs (--gpu-bind=none) and starts more than one task per node."""
+    job = _job(ctx)
+    return job.slurm and job.gpu_bind != BIND_NONE and (job.ranks_per_node or 0) > 1
+
+
+def _ipc_consumers(ctx: Ctx) -> tuple[rdma_consumers.Consumers, str | None]:
+    """Who in the image maps a peer GPU's memory by CUDA IPC (cuda_ipc_consumers), and what is not read."""
+    found = rdma_consumers.consumers_in(ctx.matrix, ctx.image, False, table=IPC_TABLE)
+    off = ctx.setting("NCCL_P2P_DISABLE")
+    if off is not None and (off.as_int() or 0) != 0:
+        kept = tuple(c for c in found.found if c.consumer != rdma_consumers.NCCL)
+        found = rdma_consumers.Consumers(kept, found.unread)  # NCCL's P2P transport is off
+    unread = list(found.unread)
+    if ctx.image.unknown_reason("packages"):
+        unread.append(f"packages (a CUDA-aware Open MPI, UCX with CUDA): {ctx.image.unknown_reason('packages')}")
+    return found, "; ".join(unread) or None
+
+
+def _task_gpus(ctx: Ctx) -> tuple[int | None, str]:
+    """GPUs one Slurm task sees under per-task binding: its CUDA_VISIBLE_DEVICES list, else the step's GPUs per node
+    shared out over its tasks (--gpus-per-task)."""
+    job = _job(ctx)
+    s = ctx.setting(env_visible_devices.VAR)
+    if s is not None:
+        parsed = visible_devices.parse(s.value)
+        return len(parsed.ordinals) + len(parsed.uuids), f"{s.name}={s.value}"
+    if job.gpus and job.gpus > 0 and job.ranks_per_node:
+        return max(1, job.gpus // job.ranks_per_node), job.gpus_setting or "the spec"
+    return None, "how many GPUs each task gets is not stated"
+
+
 def _gpu_subset(ctx: Ctx) -> Iterator[Outcome]:
-    """Ranks of one node split over containers that each see only their own GPUs. NCCL built with CUDA 10.1 or later
-    still selects its P2P transport for a peer GPU it cannot see (src/transport/p2p.cc p2pCanConnect: an invisible
-    peer returns 'can connect'), and P2P maps the peer's buffers through CUDA IPC, which needs the peer GPU visible
-    in this process (NVIDIA/nccl#324, the maintainer: with one GPU per container NVLink cannot be used)."""
+    """Ranks of one node that each see only their own GPUs: containers side by side, or Slurm tasks bound to their
+    GPUs. A library that maps a peer rank's GPU buffers by CUDA IPC (cuda_ipc_consumers) needs that GPU visible:
+    NCCL built with CUDA 10.1 or later still selects its P2P transport for a peer GPU it cannot see (p2pCanConnect)
+    and fails in CUDA IPC (NVIDIA/nccl#324); Open MPI's smcuda BTL compares device ordinals, takes two ranks that
+    each call their GPU 0 for one GPU, and fails to open the peer's memory ('Failed to register remote memory')."""
     rule = GPU_SUBSET
     job = _job(ctx)
-    if job.runtime not in (RUNTIME_DOCKER, RUNTIME_KUBERNETES) or ctx.nccl_present is not True:
-        return  # no NCCL (unknown: the engine asks); under enroot/bare metal the GPUs are the step's, not a container's
+    if job.slurm:
+        yield from _task_subset(ctx)
+        return
+    if job.runtime not in (RUNTIME_DOCKER, RUNTIME_KUBERNETES):
+        return  # on the host without Slurm the ranks see the node's GPUs (CUDA_VISIBLE_DEVICES rules speak)
     node_gpus, mine = _node_gpus(ctx), job.gpus
+    if mine == 0:
+        yield decided(rule, f"{job.where} gets no GPU: no CUDA IPC between its ranks")
+        return
     if mine == -1:
         yield decided(rule, f"{job.where}: the container gets all the node's GPUs")
         return
@@ -1100,37 +1175,103 @@ def _gpu_subset(ctx: Ctx) -> Iterator[Outcome]:
     if mine >= node_gpus:
         yield decided(rule, f"{job.where}: the container sees all {node_gpus} GPUs of the node")
         return
-    off = ctx.setting("NCCL_P2P_DISABLE")
-    if off is not None and (off.as_int() or 0) != 0:
-        yield decided(rule, f"{off.label}: NCCL does not use P2P, so no CUDA IPC to another container's GPU")
-        return
     words = f"{job.where} sees {mine} of the node's {node_gpus} GPUs ({job.gpus_setting or 'the spec'})"
     if job.containers_per_node is None:
         yield unknown(
             rule,
-            f"{words}; whether other ranks of the job run in other containers on this node (then NCCL picks P2P to "
-            "GPUs this container does not see, and CUDA IPC to them fails) is not in the spec",
+            f"{words}; whether other ranks of the job run in other containers on this node (then a CUDA IPC user "
+            "such as NCCL's P2P transport or Open MPI's smcuda maps GPUs this container does not see, and fails) "
+            "is not in the spec",
         )
         return
     if job.containers_per_node <= 1:
         yield decided(rule, f"{words}; no other container of the job shares the node")
         return
-    evidence = [
-        _where_ev(ctx),
-        *_line_ev(ctx),
-        _ev(ctx, "gpus", f"{mine} ({job.gpus_setting or 'the spec'})"),
-        _ev(ctx, "containers_per_node", job.containers_per_node),
-        ctx.node_ev("gpu.gpus", node_gpus),
-        *ctx.nccl_evidence(),
-    ]
+    yield from _subset_outcome(
+        ctx,
+        words,
+        [
+            _ev(ctx, "gpus", f"{mine} ({job.gpus_setting or 'the spec'})"),
+            _ev(ctx, "containers_per_node", job.containers_per_node),
+            ctx.node_ev("gpu.gpus", node_gpus),
+        ],
+        {"gpus": mine, "node_gpus": node_gpus, "containers": job.containers_per_node},
+        None,
+    )
+
+
+def _task_subset(ctx: Ctx) -> Iterator[Outcome]:
+    """Slurm tasks of one node bound to their own GPUs (srun --gpu-bind, implied by --gpus-per-task)."""
+    rule = GPU_SUBSET
+    job = _job(ctx)
+    ranks = job.ranks_per_node
+    if job.gpu_bind == BIND_NONE:
+        yield decided(rule, f"{job.where}: --gpu-bind=none: every task sees all the step's GPUs of its node")
+        return
+    if not ranks or ranks < 2:
+        return  # one task per node (or not stated: the ranks rule asks) has no peer task on its node
+    if job.gpu_bind is None and ctx.setting(env_visible_devices.VAR) is None:
+        # no --gpus-per-task / --ntasks-per-gpu / --gpu-bind: every task sees all the step's GPUs of its node
+        yield decided(rule, f"{job.where}: the step binds no GPU to a task (srun's default: each sees all of them)")
+        return
+    per_task, how = _task_gpus(ctx)
+    if per_task is None:
+        return  # neither a list nor a count per task: nothing to compare (the ranks rule asks for the count)
+    if job.gpus and job.gpus > 0 and per_task >= job.gpus:
+        yield decided(rule, f"{job.where}: each task sees all {job.gpus} GPUs the step gets per node")
+        return
+    words = f"{job.where} starts {ranks} tasks per node; one task sees {per_task} GPU(s) ({how})"
+    if job.gpu_bind is None:
+        # the list may be every task's (all share those GPUs) or one task's (each has its own): not decided
+        consumers, _ = _ipc_consumers(ctx)
+        who = (
+            consumers.words() or "a CUDA IPC user of the image (NCCL's P2P transport, Open MPI's smcuda, UCX cuda_ipc)"
+        )
+        yield unknown(
+            rule,
+            f"{words}; {_PER_TASK_WORDS}. If the step binds GPUs per task (--gpus-per-task, --gpu-bind), each rank "
+            f"sees only its own GPU and {who} cannot map a peer rank's GPU memory (CUDA IPC; Open MPI: 'Failed to "
+            "register remote memory'): is the step's GPU binding per task?",
+        )
+        return
+    yield from _subset_outcome(
+        ctx,
+        words,
+        [
+            _ev(ctx, "gpu_bind", f"{job.gpu_bind} ({job.gpus_setting or '--gpu-bind'})"),
+            _ev(ctx, "ranks_per_node", ranks),
+        ],
+        {"gpus": per_task, "node_gpus": job.gpus or per_task * ranks, "containers": ranks},
+        "slurm",
+    )
+
+
+def _subset_outcome(
+    ctx: Ctx, words: str, evidence: list[Evidence], counts: dict[str, int], variant: str | None
+) -> Iterator[Outcome]:
+    """The split is decided: a finding when the image carries a CUDA IPC user that fails on it, a question when
+    whether it carries one is not read, nothing found otherwise."""
+    rule = GPU_SUBSET
+    job = _job(ctx)
+    consumers, unread = _ipc_consumers(ctx)
+    deciding = [c for c in consumers.found if c.consumer != IPC_ASKS]
+    if not deciding:
+        if consumers.found or unread:
+            asked = consumers.words() or unread
+            yield unknown(rule, f"{words}; whether a library of the image maps peer GPU memory by CUDA IPC: {asked}")
+            return
+        yield decided(rule, f"{words}; the image has no library that maps a peer GPU's memory by CUDA IPC")
+        return
+    found = rdma_consumers.Consumers(tuple(deciding), ())
     yield finding(
         ctx.matrix,
         rule,
-        evidence,
+        [_where_ev(ctx), *_line_ev(ctx), *evidence, _ev(ctx, "cuda_ipc_consumers", found.words())],
+        variant=variant,
         where=job.where,
         who=job.who,
-        gpus=mine,
-        node_gpus=node_gpus,
-        containers=job.containers_per_node,
+        consumers=found.words(),
+        symptom=found.symptom() or "a CUDA IPC error (invalid argument / invalid device context)",
         nccl=_nccl_words(ctx),
+        **counts,
     )

@@ -162,6 +162,10 @@ def _script_runs(text: str, path: str) -> list[JobFacts]:
         rest = words[2:] if words[1] == "container" else words[1:]
         if rest and rest[0] == "run":
             facts = _run_words(rest[1:], command.line, path)
+            if os.path.basename(words[0]) == "nvidia-docker" and facts.oci_runtime is None:
+                # NVIDIA/nvidia-docker: 2.x is docker with --runtime=nvidia added to run/create; 1.x injected the
+                # driver volume and the GPUs NV_GPU names (all by default) itself. Which one the host has is unknown
+                facts = dataclasses.replace(facts, oci_runtime="nvidia-docker")
             if facts.image is None and not facts.open_flags and not _names_image(rest[1:]):
                 raise BadInputError(f"{path}: line {command.line}: {_no_image(text, command)}")
             out.append(facts)
@@ -327,6 +331,7 @@ def _facts(opts: list[tuple[str, str | None]], image: str | None, line: int, pat
             m = re.search(r"device=([^,\"']+(?:,[^\"'=]+)*)", spec)
             gpus = len(m.group(1).split(",")) if m else None
     caps = tuple(c.upper().removeprefix("CAP_") for v in values("--cap-add") for c in v.split(","))
+    runtimes = [r for r in values("--runtime") if "$" not in r]
     return JobFacts(
         path=path,
         kind="docker run",
@@ -349,6 +354,7 @@ def _facts(opts: list[tuple[str, str | None]], image: str | None, line: int, pat
         env=tuple(env),
         env_incomplete=bool(values("--env-file")) or any(n.startswith("$") for n, _ in opts),
         open_flags=tuple(w for w, _ in opts if w.startswith("$") or " " in w),
+        oci_runtime=runtimes[-1] if runtimes else None,
     )
 
 
@@ -426,4 +432,5 @@ def _service(name: Any, svc: dict[str, Any], path: str) -> JobFacts:
         memlock_kib=memlock,
         env=tuple(env),
         env_incomplete=bool(svc.get("env_file")),
+        oci_runtime=str(svc["runtime"]) if svc.get("runtime") else None,
     )

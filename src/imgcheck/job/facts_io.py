@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..errors import BadInputError
-from .model import RUNTIME_ENROOT, RUNTIME_HOST, EnvVar, JobFacts
+from .model import COMPLETE, PARTIAL, RUNTIME_ENROOT, RUNTIME_HOST, EnvVar, JobFacts
 
 _TUPLES = ("cap_add", "devices", "pod_networks", "reuse_conflicts", "env_overrides_image", "open_flags", "notes")
 # The keys that say how the launch sets /dev/shm. A facts file that names none of them has not said (a file is
@@ -37,6 +37,10 @@ def parse_job_facts(doc: object, where: str) -> JobFacts:
         # processes on the host share its network and IPC namespaces (its interfaces, its /dev/shm)
         doc["host_network"] = True if doc.get("host_network") is None else doc["host_network"]
         doc["host_ipc"] = True if doc.get("host_ipc") is None else doc["host_ipc"]
+    # a facts file is what someone wrote down of a launch: a key it leaves out is unknown unless it says it is whole
+    doc.setdefault("completeness", PARTIAL)
+    if doc["completeness"] not in (COMPLETE, PARTIAL):
+        raise BadInputError(f"{where}: completeness must be {COMPLETE!r} or {PARTIAL!r}")
     if "shm_stated" not in doc:
         doc["shm_stated"] = any(k in doc for k in _SHM_KEYS) or doc.get("host_ipc") is True
     for key in _TUPLES:

@@ -23,6 +23,24 @@ FORM_REGISTRY = "registry"
 FORM_DOCKER_HUB = "docker-hub"
 FORM_AMBIGUOUS = "registry-or-docker-hub"
 
+# How much of the container the spec shows. COMPLETE: a whole manifest, compose file or launch line was parsed, so a
+# key it does not show is the runtime's default (no hostPath device, not privileged). PARTIAL: a snippet (a "..."
+# line, a truncated manifest) or a facts file someone wrote down: a key it does not show is unknown, never absent.
+COMPLETE = "complete"
+PARTIAL = "partial"
+
+# Slurm's GPU binding of tasks (srun(1) --gpu-bind, --gpus-per-task, --ntasks-per-gpu): PER_TASK when each task's
+# CUDA_VISIBLE_DEVICES names only its own GPUs (--gpus-per-task and --ntasks-per-gpu imply --gpu-bind=per_task /
+# single; --gpu-bind=closest, map_gpu, mask_gpu, single, per_task bind too); BIND_NONE (--gpu-bind=none): every task
+# sees all the step's GPUs on its node. https://slurm.schedmd.com/srun.html
+BIND_PER_TASK = "per-task"
+BIND_NONE = "none"
+SLURM_KINDS = ("slurm", "srun", "sbatch", "salloc")
+
+# What the container is: a job's rank (None, the default) or cluster infrastructure (the GPU Operator's, the Network
+# Operator's or a device plugin's own DaemonSet), which runs no NCCL or RDMA collective of a job
+WORKLOAD_INFRASTRUCTURE = "cluster-infrastructure"
+
 
 @dataclass(frozen=True)
 class EnvVar:
@@ -93,6 +111,23 @@ class JobFacts:
     # communicator creation is behind it, so a known issue of that phase is not its cause. None: not stated (never
     # read from the absence of a log)
     collectives_ran: bool | None = None
+    completeness: str = COMPLETE  # COMPLETE / PARTIAL above; job/facts_io.py reads a facts file as PARTIAL
+    gpu_bind: str | None = None  # Slurm: BIND_PER_TASK / BIND_NONE above; None: not Slurm, or not stated
+    # what the container is (WORKLOAD_INFRASTRUCTURE) and why ("DaemonSet of nvcr.io/nvidia/...: GPU Operator")
+    workload_kind: str | None = None
+    workload_why: str | None = None
+    # Docker: the OCI runtime the launch names (--runtime nvidia, compose runtime: nvidia); None: the daemon's default
+    oci_runtime: str | None = None
+
+    @property
+    def slurm(self) -> bool:
+        """A Slurm step (Pyxis/enroot or on the host): Slurm sets each task's CUDA_VISIBLE_DEVICES itself."""
+        return self.runtime == RUNTIME_ENROOT or "slurm" in (self.runtime or "") or self.kind in SLURM_KINDS
+
+    @property
+    def complete(self) -> bool:
+        """Whether a key this spec does not show is the runtime's default (True) or unknown (False)."""
+        return self.completeness == COMPLETE
 
     @property
     def who(self) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Any
 
 from ..errors import BadInputError, UnavailableError
 from . import apptainer, docker, k8s, ray_cluster, skypilot, slurm
-from .model import JobFacts
+from .model import PARTIAL, JobFacts
 from .yamlload import load_documents
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024  # a launch spec is text a person wrote; anything larger is not one
@@ -31,6 +32,49 @@ def load_job_spec(path: str) -> list[JobFacts]:
 
 
 def parse_job_spec(text: str, path: str) -> list[JobFacts]:
+    """Every container the spec starts; PARTIAL when the text leaves parts out ("..." lines: a snippet)."""
+    elided = elision(text)
+    if elided is None:
+        return _parse(text, path)
+    # the marks themselves are no YAML ("key: ..." in a mapping, a bare "..." mid-document): read them as comments
+    found = _parse("\n".join("#" if _ELISION.match(line) else line for line in text.splitlines()) + "\n", path)
+    note = f"the spec leaves parts out (line {elided}): what it does not show is unknown, not absent"
+    return [_partial(j, note) for j in found]
+
+
+def _partial(job: JobFacts, note: str) -> JobFacts:
+    """The container of a snippet: a value the parser filled in because the text does not show it (no device, not
+    privileged, no resource, the default /dev/shm) becomes unknown; what the text shows stays."""
+    return dataclasses.replace(
+        job,
+        completeness=PARTIAL,
+        notes=(*job.notes, note),
+        privileged=job.privileged or None,
+        cap_add=job.cap_add or None,
+        host_network=job.host_network or None,
+        host_ipc=job.host_ipc or None,
+        devices=job.devices or None,
+        resources=job.resources or None,
+        pod_networks=job.pod_networks or None,
+        shm_stated=job.shm_stated and (job.shm_setting is not None or job.shm_from_host),
+    )
+
+
+# A line that stands for left-out text: "...", "…", "# ...", "- ...", "key: ...", "<...>". YAML's own document end
+# marker is "..." alone at column 0 after a document; a launch spec posted in a thread uses it to cut the rest.
+_ELISION = re.compile(r"^\s*(?:#\s*)?(?:-\s*)?(?:[\w./-]+:\s*)?(?:\.\.\.|…|<\.\.\.>|\[\.\.\.\])\s*$")
+
+
+def elision(text: str) -> int | None:
+    """The first line (1-based) that marks left-out text, None when the spec shows everything."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if _ELISION.match(line) and not (line == "..." and number == len(lines)):
+            return number  # a final "..." closing the only document is YAML's end marker, not an elision
+    return None
+
+
+def _parse(text: str, path: str) -> list[JobFacts]:
     """Every container the spec starts. Shell scripts: Slurm (#SBATCH / srun --container-image) or docker run."""
     name = os.path.basename(path)
     # Apptainer / Singularity, alone or in a Slurm batch script without Pyxis steps (srun apptainer exec ...)

@@ -17,7 +17,17 @@ from collections.abc import Sequence
 
 from ..errors import BadInputError
 from .launcher import PER_GPU, LauncherFacts, is_launcher, read_launcher, torchrun_procs
-from .model import FORM_AMBIGUOUS, FORM_DOCKER_HUB, FORM_REGISTRY, FORM_SQUASHFS, RUNTIME_ENROOT, EnvVar, JobFacts
+from .model import (
+    BIND_NONE,
+    BIND_PER_TASK,
+    FORM_AMBIGUOUS,
+    FORM_DOCKER_HUB,
+    FORM_REGISTRY,
+    FORM_SQUASHFS,
+    RUNTIME_ENROOT,
+    EnvVar,
+    JobFacts,
+)
 from .shell import Unknown, Word, is_open, parse_script
 
 _SBATCH = re.compile(r"^#SBATCH\s+(.*)$")
@@ -160,6 +170,26 @@ def _gpus(opts: dict[str, Word | None]) -> tuple[int | None, str | None]:
     gres = _str(opts.get("gres")) or ""
     m = re.search(r"\bgpu(?::[\w.-]+)?:(\d+)", gres)
     return (int(m.group(1)), f"--gres={gres}") if m else (None, None)
+
+
+# srun(1) --gpu-bind types that give each task only some of the step's GPUs (its CUDA_VISIBLE_DEVICES); "none"
+# leaves every task all of them, "verbose" alone binds nothing. --gpus-per-task implies --gpu-bind=per_task:N and
+# --ntasks-per-gpu implies --gpu-bind=single:N unless --gpu-bind is given (https://slurm.schedmd.com/srun.html)
+_BINDING = ("closest", "map_gpu", "mask_gpu", "none", "per_task", "single")
+
+
+def _gpu_bind(opts: dict[str, Word | None]) -> str | None:
+    """How Slurm binds the step's GPUs to its tasks (model.BIND_*); None: the script does not say."""
+    bind = opts.get("gpu-bind")
+    if isinstance(bind, str):
+        kinds = [w.split(":", 1)[0] for w in bind.split(",") if w.split(":", 1)[0] in _BINDING]
+        if kinds:
+            return BIND_NONE if kinds[-1] == "none" else BIND_PER_TASK
+    elif bind is not None:
+        return None  # decided at run time
+    if _str(opts.get("gpus-per-task")) or _str(opts.get("ntasks-per-gpu")):
+        return BIND_PER_TASK
+    return None
 
 
 def _int(value: object) -> int | None:
@@ -399,6 +429,7 @@ def _step(
         resources=None,
         gpus=gpus,
         gpus_setting=gpus_setting,
+        gpu_bind=_gpu_bind(opts),
         shm_size_mib=None,
         shm_from_host=shm_from_host,
         shm_setting="--container-mounts /dev/shm:/dev/shm" if shm_from_host else None,

@@ -56,11 +56,12 @@ def _by_fact(fact: str, image: ImageFacts) -> str | None:
     raise ValueError(f"rdma_consumers: unknown fact {fact}")
 
 
-def consumers_in(matrix: Matrix, image: ImageFacts, nccl_ib_off: bool) -> Consumers:
-    """Every consumer of the table the image shows, in table order; NCCL only while its IB transport is on."""
+def consumers_in(matrix: Matrix, image: ImageFacts, nccl_ib_off: bool, table: str = TABLE) -> Consumers:
+    """Every consumer of the table the image shows, in table order; NCCL only while its IB transport is on. `table`:
+    another catalog of the same shape (cuda_ipc_consumers: who maps a peer GPU's memory by CUDA IPC)."""
     found: list[Consumer] = []
     unread: list[str] = []
-    for row in matrix.rows(TABLE):
+    for row in matrix.rows(table):
         if row["consumer"] == NCCL and nccl_ib_off:
             continue  # NCCL_IB_DISABLE / NCCL_NET=Socket: NCCL itself opens no verbs device
         fact = row.get("fact")
