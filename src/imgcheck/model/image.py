@@ -29,9 +29,11 @@ class OsRelease(Located):
 class Package(Located):
     name: str
     version: str
-    db: str  # dpkg | rpm | apk | python (a dist-info/egg-info on a site directory)
+    db: str  # dpkg | rpm | apk | python (a dist-info/egg-info on a site directory) | conda (a conda-meta record)
     path: str | None = None
     layer: str | None = None
+    build: str | None = None  # conda: the build string (py3.10_cuda11.8_cudnn8.7.0_0); None for other databases
+    channel: str | None = None  # conda: the channel it came from (https://conda.anaconda.org/conda-forge/linux-64)
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,12 @@ class Cuda(Located):
     compat_on_path: bool | None = None
     compat_path_how: str | None = None  # which of those names it, or why it is unknown / not on the path
     runtime: tuple[CudaRuntime, ...] = ()  # every CUDA runtime (libcudart) found: wheel, package, file
+    # The toolkit's link-time stub libcuda (stubs/libcuda.so) and whether a process's dlopen("libcuda.so.1") gets it
+    # before the driver library the container runtime injects (then cudaErrorStubLibrary, 34). stub_on_path None:
+    # not read (facts from elsewhere) or not decided (stub_path_how says why); False with no stub_path: none shipped.
+    stub_path: str | None = None
+    stub_on_path: bool | None = None
+    stub_path_how: str | None = None
 
 
 @dataclass(frozen=True)
