@@ -18,6 +18,21 @@ INJECT_DIRS = (
     "/usr/lib64",
 )
 DRIVER_VOLUMES = ("/usr/local/nvidia/lib", "/usr/local/nvidia/lib64")
+# The directories every distribution's ld.so.cache holds: the trusted directories ldconfig always adds (glibc
+# elf/ldconfig.c add_system_dir: SLIBDIR, LIBDIR) and the multiarch ones Debian's ld.so.conf.d names
+SYSTEM_LIBRARY_DIRS = (
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib/powerpc64le-linux-gnu",
+    "/usr/lib/powerpc64le-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+    "/usr/local/lib",
+)
 
 
 def is_stub_dir(directory: str) -> bool:
