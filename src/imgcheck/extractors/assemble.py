@@ -26,6 +26,7 @@ from . import (
     python,
     rdma,
     ucx,
+    ucx_build,
 )
 
 ALL_WANTS: tuple[Want, ...] = (
@@ -44,6 +45,7 @@ ALL_WANTS: tuple[Want, ...] = (
     + glibc.WANTS
     + nccl_xml.WANTS
     + conda.WANTS
+    + ucx_build.WANTS
 )
 
 
@@ -77,7 +79,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         platform=image.platform,
         os=os_release.extract(view),
         rdma=rdma.extract(view, pkgs, image_env, ld),
-        ucx=ucx.extract(view, pkgs, ld, image_env),
+        ucx=ucx_build.annotate(view, ucx.extract(view, pkgs, ld, image_env)),
         nccl=tuple(ncc),
         cuda=cuda.extract(view, image_env, pkgs, py, ld),
         hpcx=hpcx.extract(view, image_env),

@@ -118,6 +118,11 @@ class Ucx(Located):
     copies: tuple[LibraryCopy, ...] = ()  # every libucp.so.0 in the image, the loaded one marked
     module_dir: str | None = None  # where this copy's libucs loads modules from: <its dir>/ucx, or UCX_MODULE_DIR
     modules: tuple[UcxModule, ...] = ()  # its InfiniBand transport modules, with their ELF version needs
+    # Its build's thread support (--enable-mt), as its own files show it (extractors/ucx_build.py); what each means
+    # for a release is the engine's (thresholds ucx_mt_diag_first, ucx_mt_define_when_enabled). None: not read.
+    no_mt_message: bool | None = None  # libucp holds "multi-threaded worker is requested, but library is built without"
+    info_enable_mt: bool | None = None  # its ucx_info's build configuration names ENABLE_MT
+    build_read_from: tuple[str, ...] = ()  # the files those were read from
 
 
 @dataclass(frozen=True)
