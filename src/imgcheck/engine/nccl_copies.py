@@ -200,5 +200,5 @@ def _older_loaded(ctx: Ctx) -> Iterator[Outcome]:
         newer=top.version,
         newer_path=top.path,
         newer_dir=posixpath.dirname(top.path or ""),
-        symbols=", ".join(symbols[:8]) + (f" and {len(symbols) - 8} more" if len(symbols) > 8 else ""),
+        symbols=", ".join(symbols),
     )
