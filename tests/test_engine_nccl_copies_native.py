@@ -100,3 +100,8 @@ def test_api_symbols_catalog_is_the_release_headers():
     assert rows["ncclCommInitRankConfig"]["first"] == "2.14.3"  # nccl.h.in at v2.14.3-1
     assert rows["ncclSend"]["first"] == "2.7.3"
     assert rows["ncclCommWindowRegister"]["first"] == "2.27.3"
+
+
+def test_ld_preload_of_the_build_decides(tmp_path, matrix):
+    facts = inspect(tmp_path, layer(), [f"LD_PRELOAD=/{BUILD}/libnccl.so.2"])
+    assert RULE not in outcomes(facts, matrix)

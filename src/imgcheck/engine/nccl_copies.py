@@ -9,6 +9,7 @@ libnccl torch gets.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
@@ -35,7 +36,7 @@ REQUIRES = {
 READS = {
     "NCCL-WHEEL-NOT-TORCH-PIN": (facts.NCCL,),
     "NCCL-WHEELS-TWO-CUDA-MAJORS": (facts.NCCL,),
-    OLDER_LOADED: (facts.NCCL, facts.setting("LD_LIBRARY_PATH")),
+    OLDER_LOADED: (facts.NCCL, facts.setting("LD_LIBRARY_PATH"), facts.setting("LD_PRELOAD")),
 }
 
 
@@ -128,9 +129,17 @@ def _native_copies(ctx: Ctx) -> list[Nccl]:
 
 
 def _loader_choice(ctx: Ctx, copies: list[Nccl]) -> tuple[Nccl | None, str]:
-    """The copy the dynamic loader gives a program without RPATH, and how: the extractor's choice (it walked the
-    image's LD_LIBRARY_PATH, ld.so.cache and default directories), else, for facts stated without it, the
-    LD_LIBRARY_PATH entry or system library directory holding a copy (ld.so(8) order)."""
+    """The copy the dynamic loader gives a program without RPATH, and how: a libnccl LD_PRELOAD names, else the
+    extractor's choice (it walked the image's LD_LIBRARY_PATH, ld.so.cache and default directories), else, for facts
+    stated without it, the LD_LIBRARY_PATH entry or system library directory holding a copy (ld.so(8) order)."""
+    preload = ctx.setting("LD_PRELOAD")
+    for path in re.split(r"[\s:]+", preload.value if preload else ""):
+        if posixpath.basename(path).startswith("libnccl.so"):
+            # an object LD_PRELOAD names is loaded before any search and satisfies every later libnccl.so.2 need
+            # (ld.so(8)); a link named there (libnccl.so.2) resolves to the copy in its directory
+            named = [n for n in copies if posixpath.dirname(n.path or "") == posixpath.dirname(path)]
+            if named:
+                return named[0], f"LD_PRELOAD {path}"
     chosen = next((n for n in copies if n.loaded), None)
     if chosen is not None:
         return chosen, chosen.how or "the loader's choice"
