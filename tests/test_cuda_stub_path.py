@@ -99,3 +99,9 @@ def test_stated_facts_without_the_files_give_a_conditional_finding(tmp_path, mat
     )
     found = {f.id: f for f in evaluate(stated, node("inbox-6.8-open-570"), matrix).findings}[RULE]
     assert found.assumes and "libcuda.so.1" in found.assumes[0]
+
+
+def test_a_preloaded_stub_is_loaded_first(tmp_path, matrix):
+    facts = inspect(tmp_path, cuda_layer(), "LD_PRELOAD=/usr/local/cuda/lib64/stubs/libcuda.so")
+    found = {f.id: f for f in evaluate(facts, node("inbox-6.8-open-570"), matrix).findings}[RULE]
+    assert "LD_PRELOAD" in found.title and not found.assumes

@@ -17,6 +17,7 @@ CUDA call returns cudaErrorStubLibrary (34; CUDA_ERROR_STUB_LIBRARY, 34, in the 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
 from ..knowledge import driver_dirs
@@ -230,16 +231,31 @@ _STUB_WORDS = (
 )
 
 
-@rule(STUB_FIRST, requires=(facts.CUDA,), reads=(facts.setting("LD_LIBRARY_PATH"),))
+@rule(STUB_FIRST, requires=(facts.CUDA,), reads=(facts.setting("LD_LIBRARY_PATH"), facts.setting("LD_PRELOAD")))
 def stub_first(ctx: Ctx) -> Iterator[Outcome]:
     """The toolkit's stub libcuda ahead of the driver's on the loader path: every CUDA call fails with
     cudaErrorStubLibrary (34, "CUDA driver is a stub library"), whatever the node's driver."""
     cuda = ctx.image.cuda
     if cuda is None:
         return  # no CUDA: the rule does not apply (requires facts.CUDA)
+    read = cuda.stub_path_how is not None  # the image's files were read (not facts stated elsewhere)
+    preload = ctx.setting("LD_PRELOAD")
+    for path in re.split(r"[\s:]+", preload.value if preload else ""):
+        if posixpath.basename(path).startswith("libcuda.so") and driver_dirs.is_stub_dir(posixpath.dirname(path)):
+            # LD_PRELOAD loads it before any search; libcuda.so.1 is then satisfied by it (ld.so(8))
+            found = finding(
+                ctx.matrix,
+                STUB_FIRST,
+                [preload.evidence] if preload else [],
+                setting=preload.label if preload else "LD_PRELOAD",
+                stub_dir=posixpath.dirname(path),
+                stub=path,
+            )
+            shipped = read and cuda.stub_on_path and cuda.stub_path == path  # the extractor found the file
+            yield found if shipped else assuming(found, f"the image has {path}", "image.cuda.stub_path")
+            return
     setting = ctx.setting("LD_LIBRARY_PATH")
     stub_dir, driver_first = driver_dirs.first_stub_dir(setting.value) if setting is not None else (None, None)
-    read = cuda.stub_path_how is not None  # the image's files were read (not facts stated elsewhere)
     if stub_dir is None:
         if cuda.stub_on_path is None and read:
             yield unknown(STUB_FIRST, f"the image's stub libcuda {cuda.stub_path}: {cuda.stub_path_how}")
@@ -256,7 +272,8 @@ def stub_first(ctx: Ctx) -> Iterator[Outcome]:
     assert setting is not None  # a stub directory came from its value
     evidence = [setting.evidence]
     stub_file = posixpath.join(posixpath.normpath(stub_dir), "libcuda.so.1")
-    if read and setting.origin == settings_k.ORIGIN_ENV:
+    by_preload = (cuda.stub_path_how or "").startswith("LD_PRELOAD")  # the extractor stopped at the image's preload
+    if read and setting.origin == settings_k.ORIGIN_ENV and not by_preload:
         # the extractor walked this same LD_LIBRARY_PATH over the image's files
         if cuda.stub_on_path is not True:
             yield decided(STUB_FIRST, f"{stub_dir} on LD_LIBRARY_PATH holds no libcuda.so.1 ({cuda.stub_path_how})")

@@ -241,7 +241,7 @@ def extract(
     if version is None and compat_driver is None and require is None and not runs:
         return None
     on_path, on_path_how = compat_on_loader_path(view, loader, compat_path) if compat_path else (None, None)
-    stub = stub_libcuda(view, loader) if loader is not None else None
+    stub = stub_libcuda(view, loader, env) if loader is not None else None
     return Cuda(
         version=version,
         path=path,

@@ -11,6 +11,7 @@ The cache is parsed here from its bytes (glibc sysdeps/generic/dl-cache.h, forma
 from __future__ import annotations
 
 import posixpath
+import re
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -305,7 +306,7 @@ def _conf_dirs(view: FileView) -> list[tuple[str, str]]:
     return found
 
 
-def stub_libcuda(view: FileView, loader: Loader) -> StubChoice:
+def stub_libcuda(view: FileView, loader: Loader, env: dict[str, str] | None = None) -> StubChoice:
     """Where the toolkit's stub libcuda stands on the image's loader path against the driver's libcuda.so.1.
 
     The stub (libcuda.so, soname libcuda.so.1) exists for linking; at run time the driver's libcuda.so.1 must win.
@@ -319,6 +320,11 @@ def stub_libcuda(view: FileView, loader: Loader) -> StubChoice:
     if not stubs:
         return StubChoice(None, False, "the image ships no stub libcuda")
     stub = "/" + stubs[0]
+    for path in re.split(r"[\s:]+", (env or {}).get("LD_PRELOAD") or ""):
+        # an object LD_PRELOAD names is loaded before any search and satisfies libcuda.so.1 (ld.so(8))
+        name, directory = posixpath.basename(path), posixpath.dirname(path)
+        if name.startswith("libcuda.so") and driver_dirs.is_stub_dir(directory) and view.exists(path.lstrip("/")):
+            return StubChoice(path, True, f"LD_PRELOAD {path}")
     for directory in loader.ld_library_path:
         norm = posixpath.normpath(directory)
         if driver_dirs.holds_driver(norm):
