@@ -150,9 +150,13 @@ def _loader_choice(ctx: Ctx, copies: list[Nccl]) -> tuple[Nccl | None, str]:
     for entry in (setting.value if setting else "").split(":"):
         if entry.startswith("/") and posixpath.normpath(entry) in by_dir:
             return by_dir[posixpath.normpath(entry)], f"LD_LIBRARY_PATH {entry}"
-    for directory in driver_dirs.SYSTEM_LIBRARY_DIRS:
-        if directory in by_dir:
-            return by_dir[directory], f"the system library directory {directory} (ld.so.cache)"
+    system = [d for d in driver_dirs.SYSTEM_LIBRARY_DIRS if d in by_dir]
+    if len(system) == 1:
+        return by_dir[system[0]], f"the system library directory {system[0]} (ld.so.cache)"
+    if system:
+        # their order in ld.so.cache is the image's ld.so.conf(.d) order (Debian's libc.conf puts /usr/local/lib
+        # first; RHEL's names no /usr/local/lib), which stated facts do not carry
+        return None, f"which copy the loader picks is not in the facts ({', '.join(system)} rank by ld.so.conf)"
     return None, "which copy the loader picks is not in the facts (no copy is in a system library directory)"
 
 
