@@ -257,6 +257,8 @@ def stub_first(ctx: Ctx) -> Iterator[Outcome]:
     setting = ctx.setting("LD_LIBRARY_PATH")
     stub_dir, driver_first = driver_dirs.first_stub_dir(setting.value) if setting is not None else (None, None)
     if stub_dir is None:
+        if setting is None and (ctx.image.unknown_reason("env") or (ctx.job is not None and ctx.job.env_incomplete)):
+            return  # whether LD_LIBRARY_PATH names a stub directory is not known: the engine asks it (READS)
         if cuda.stub_on_path is None and read:
             yield unknown(STUB_FIRST, f"the image's stub libcuda {cuda.stub_path}: {cuda.stub_path_how}")
             return
