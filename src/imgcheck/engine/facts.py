@@ -240,6 +240,10 @@ CUDA = Fact(
 NODE_CHECK_REFERENCE = "(no image: node check)"
 
 
+# Python distributions that run CUDA code in the process; conda's builds too: knowledge/gpu_frameworks.py
+GPU_FRAMEWORKS = gpu_frameworks.PYTHON_DISTS
+
+
 def _gpu_use_unread(ctx: Ctx) -> str | None:
     """Why whether the image runs GPU code is not known: the first of its components that was not read."""
     for fact in ("cuda", "nccl", "packages"):
