@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..knowledge import cuda as cuda_k
-from ..knowledge import gpudirect, image_rdma, providers
+from ..knowledge import gpu_frameworks, gpudirect, image_rdma, providers
 from ..knowledge import nccl as nccl_k
 from ..knowledge import settings as settings_k
 from ..knowledge import stack as stack_k
@@ -77,7 +77,9 @@ class Ctx:
     @cached_property
     def gpu_image(self) -> bool:
         """The image looks like a GPU workload (CUDA, NCCL or torch), so NCCL-dependent rules apply to it."""
-        return bool(self.image.nccl or self.image.cuda or any(p.name == "torch" for p in self.image.packages))
+        return bool(
+            self.image.nccl or self.image.cuda or any(gpu_frameworks.runs_gpu_code(p) for p in self.image.packages)
+        )
 
     def nccl_at_least(self, feature: str) -> bool | None:
         """Whether the image's NCCL has `feature` (None: no NCCL, or a partial version straddling the bound)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..knowledge import cuda as cuda_k
+from ..knowledge import gpu_frameworks
 from ..knowledge import gpus as gpus_k
 from ..knowledge import nccl as nccl_k
 from ..model.image import Nccl
@@ -40,7 +41,7 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
         not own or (cuda_k.cuda_major(nccl_cuda) or 0) > (cuda_k.cuda_major(own) or 0)
     )
     if not own and not from_nccl:
-        if ctx.image.nccl or any(p.name == "torch" for p in ctx.image.packages):
+        if ctx.image.nccl or any(gpu_frameworks.runs_gpu_code(p) for p in ctx.image.packages):
             yield unknown(
                 rule,
                 "the image's CUDA toolkit version was not found (no /usr/local/cuda/version.json "

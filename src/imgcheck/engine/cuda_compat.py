@@ -10,13 +10,19 @@ facts do not carry; a newer same-branch libcuda over an older kernel module of t
 Older than the driver: the container toolkit does not add it then, but an image that puts compat/ on its own
 loader path (LD_LIBRARY_PATH in Env, ld.so.conf.d, so ld.so.cache) loads it anyway: an older libcuda on a
 newer kernel driver fails with CUDA error 803 (system has unsupported display driver / cuda driver combination).
+The toolkit's link-time stub libcuda (lib64/stubs) ahead of the injected driver library on the loader path: every
+CUDA call returns cudaErrorStubLibrary (34; CUDA_ERROR_STUB_LIBRARY, 34, in the driver API), whatever the driver.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Iterator
 
+from ..knowledge import driver_dirs
 from ..knowledge import gpus as gpus_k
+from ..knowledge import settings as settings_k
 from ..model.image import Cuda
 from ..model.location import Location
 from ..model.node import Gpu
@@ -25,7 +31,7 @@ from ..versions import ranges
 from . import facts
 from .context import Ctx
 from .contract import family, rule
-from .emit import Outcome, decided, finding, unknown
+from .emit import Outcome, assuming, decided, finding, unknown
 
 UNSUPPORTED_GPU = "CUDA-FORWARD-COMPAT-UNSUPPORTED-GPU"
 OLDER_ON_PATH = "CUDA-COMPAT-OLDER-THAN-DRIVER-ON-PATH"
@@ -218,4 +224,69 @@ def same_branch_newer(ctx: Ctx) -> Iterator[Outcome]:
     )
 
 
-RULES, NEEDS, REQUIRES, READS, check = family(unsupported_gpu, older_on_path, same_branch_newer)
+STUB_FIRST = "CUDA-STUB-LIBCUDA-FIRST"
+_STUB_WORDS = (
+    "the stub directory holds libcuda.so.1 (images that link against the stub add that name: a symlink, or ldconfig "
+    "run over the directory, which names the link after the stub's soname)"
+)
+
+
+@rule(STUB_FIRST, requires=(facts.CUDA,), reads=(facts.setting("LD_LIBRARY_PATH"), facts.setting("LD_PRELOAD")))
+def stub_first(ctx: Ctx) -> Iterator[Outcome]:
+    """The toolkit's stub libcuda ahead of the driver's on the loader path: every CUDA call fails with
+    cudaErrorStubLibrary (34, "CUDA driver is a stub library"), whatever the node's driver."""
+    cuda = ctx.image.cuda
+    if cuda is None:
+        return  # no CUDA: the rule does not apply (requires facts.CUDA)
+    read = cuda.stub_path_how is not None  # the image's files were read (not facts stated elsewhere)
+    preload = ctx.setting("LD_PRELOAD")
+    for path in re.split(r"[\s:]+", preload.value if preload else ""):
+        if posixpath.basename(path).startswith("libcuda.so") and driver_dirs.is_stub_dir(posixpath.dirname(path)):
+            # LD_PRELOAD loads it before any search; libcuda.so.1 is then satisfied by it (ld.so(8))
+            found = finding(
+                ctx.matrix,
+                STUB_FIRST,
+                [preload.evidence] if preload else [],
+                setting=preload.label if preload else "LD_PRELOAD",
+                stub_dir=posixpath.dirname(path),
+                stub=path,
+            )
+            shipped = read and cuda.stub_on_path and cuda.stub_path == path  # the extractor found the file
+            yield found if shipped else assuming(found, f"the image has {path}", "image.cuda.stub_path")
+            return
+    setting = ctx.setting("LD_LIBRARY_PATH")
+    stub_dir, driver_first = driver_dirs.first_stub_dir(setting.value) if setting is not None else (None, None)
+    if stub_dir is None:
+        if setting is None and (ctx.image.unknown_reason("env") or (ctx.job is not None and ctx.job.env_incomplete)):
+            return  # whether LD_LIBRARY_PATH names a stub directory is not known: the engine asks it (READS)
+        if cuda.stub_on_path is None and read:
+            yield unknown(STUB_FIRST, f"the image's stub libcuda {cuda.stub_path}: {cuda.stub_path_how}")
+            return
+        if setting is None and not read:
+            return  # LD_LIBRARY_PATH unset and the image's ld.so.conf not read: nothing names a stub directory
+        yield decided(
+            STUB_FIRST,
+            f"LD_LIBRARY_PATH names the driver's directory {driver_first} before any stub directory"
+            if driver_first
+            else "no CUDA stub directory is on the loader path ahead of the driver library",
+        )
+        return
+    assert setting is not None  # a stub directory came from its value
+    evidence = [setting.evidence]
+    stub_file = posixpath.join(posixpath.normpath(stub_dir), "libcuda.so.1")
+    by_preload = (cuda.stub_path_how or "").startswith("LD_PRELOAD")  # the extractor stopped at the image's preload
+    if read and setting.origin == settings_k.ORIGIN_ENV and not by_preload:
+        # the extractor walked this same LD_LIBRARY_PATH over the image's files
+        if cuda.stub_on_path is not True:
+            yield decided(STUB_FIRST, f"{stub_dir} on LD_LIBRARY_PATH holds no libcuda.so.1 ({cuda.stub_path_how})")
+            return
+        known = True
+    else:
+        known = read and cuda.stub_path == stub_file
+    if read and cuda.stub_path:
+        evidence.append(Evidence("image.cuda.stub_path", cuda.stub_path, Location.file(cuda.stub_path, cuda.layer)))
+    found = finding(ctx.matrix, STUB_FIRST, evidence, setting=setting.label, stub_dir=stub_dir, stub=stub_file)
+    yield found if known else assuming(found, _STUB_WORDS, "image.cuda.stub_path")
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(unsupported_gpu, older_on_path, same_branch_newer, stub_first)

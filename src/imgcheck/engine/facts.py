@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from ..knowledge import gpu_frameworks
 from ..knowledge import gpus as gpus_k
 from ..knowledge import nccl as nccl_k
 from ..model.image import ImageFacts, Nccl
@@ -237,8 +238,10 @@ CUDA = Fact(
 
 # The reference of the empty image `imgcheck node check` evaluates (node facts only): its workload is any GPU program.
 NODE_CHECK_REFERENCE = "(no image: node check)"
-# Python packages that run CUDA code in the process (their wheels bundle or load the CUDA runtime)
-GPU_FRAMEWORKS = ("torch",)
+
+
+# Python distributions that run CUDA code in the process; conda's builds too: knowledge/gpu_frameworks.py
+GPU_FRAMEWORKS = gpu_frameworks.PYTHON_DISTS
 
 
 def _gpu_use_unread(ctx: Ctx) -> str | None:
@@ -257,7 +260,7 @@ def _gpu_use_state(ctx: Ctx) -> State:
 
 
 def _gpu_use_blank(i: ImageFacts, n: NodeFacts, j: JobFacts | None) -> Facts:
-    packages = tuple(p for p in i.packages if p.name not in GPU_FRAMEWORKS)
+    packages = tuple(p for p in i.packages if not gpu_frameworks.runs_gpu_code(p))
     unknown = {**i.unknown, "cuda": _BLANK, "nccl": _BLANK}
     return dataclasses.replace(i, cuda=None, nccl=(), packages=packages, unknown=unknown), n, j
 

@@ -10,7 +10,24 @@ from ..sources.base import OpenedImage
 from ..sources.manifest import env_of_config
 from ..view.fileview import FileView
 from ..view.wants import Want, WantSet
-from . import bundled, cuda, env, fabric, glibc, hpcx, loader, nccl, nccl_xml, os_release, packages, python, rdma, ucx
+from . import (
+    bundled,
+    conda,
+    cuda,
+    env,
+    fabric,
+    glibc,
+    hpcx,
+    loader,
+    nccl,
+    nccl_xml,
+    os_release,
+    packages,
+    python,
+    rdma,
+    ucx,
+    ucx_build,
+)
 
 ALL_WANTS: tuple[Want, ...] = (
     os_release.WANTS
@@ -27,6 +44,8 @@ ALL_WANTS: tuple[Want, ...] = (
     + fabric.WANTS
     + glibc.WANTS
     + nccl_xml.WANTS
+    + conda.WANTS
+    + ucx_build.WANTS
 )
 
 
@@ -47,6 +66,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
     ld = loader.Loader(view, image_env, image.platform)
     py = python.extract(view, image_env)
     pkgs += python.packages_of(py)  # Python distributions are packages of the image (db "python")
+    pkgs += conda.extract(view)  # and so are conda environments' packages (db "conda")
     machine = ld.machine
     efa_installer = fabric.extract_efa_installer(view)
     ncc = nccl.extract(view, pkgs, py, ld, machine)
@@ -59,7 +79,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         platform=image.platform,
         os=os_release.extract(view),
         rdma=rdma.extract(view, pkgs, image_env, ld),
-        ucx=ucx.extract(view, pkgs, ld, image_env),
+        ucx=ucx_build.annotate(view, ucx.extract(view, pkgs, ld, image_env)),
         nccl=tuple(ncc),
         cuda=cuda.extract(view, image_env, pkgs, py, ld),
         hpcx=hpcx.extract(view, image_env),

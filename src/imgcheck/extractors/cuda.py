@@ -20,7 +20,7 @@ from ..model.image import Cuda, CudaRuntime, Package
 from ..versions.ecosystems import numeric_tuple
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import ANY_DIRS, Want
-from .loader import Loader, in_python_package
+from .loader import Loader, in_python_package, stub_libcuda
 from .python import PythonFacts
 
 _CUDART = ANY_DIRS + r"libcudart(?:-[0-9a-f]{8})?\.so(?:\.[0-9]+)*"  # torch's bundled copy carries a hash
@@ -241,6 +241,7 @@ def extract(
     if version is None and compat_driver is None and require is None and not runs:
         return None
     on_path, on_path_how = compat_on_loader_path(view, loader, compat_path) if compat_path else (None, None)
+    stub = stub_libcuda(view, loader, env) if loader is not None else None
     return Cuda(
         version=version,
         path=path,
@@ -252,6 +253,9 @@ def extract(
         runtime=tuple(runs),
         compat_on_path=on_path,
         compat_path_how=on_path_how,
+        stub_path=stub.path if stub else None,
+        stub_on_path=stub.on_path if stub else None,
+        stub_path_how=stub.how if stub else None,
     )
 
 

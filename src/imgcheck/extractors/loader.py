@@ -11,20 +11,23 @@ The cache is parsed here from its bytes (glibc sysdeps/generic/dl-cache.h, forma
 from __future__ import annotations
 
 import posixpath
+import re
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..knowledge import driver_dirs
 from ..model.image import LibraryCopy
 from ..view.fileview import FileView, SymlinkLoop
-from ..view.wants import Want
+from ..view.wants import ANY_DIRS, Want
 
 LD_SO_CACHE = "etc/ld.so.cache"
 WANTS = (
     Want(r"etc/ld\.so\.cache", content=True, max_bytes=32 * 1024 * 1024),
     Want(r"etc/ld\.so\.conf", content=True, max_bytes=64 * 1024),
     Want(r"etc/ld\.so\.conf\.d/[^/]+", content=True, max_bytes=64 * 1024),
+    Want(ANY_DIRS + r"stubs/libcuda\.so(?:\.[0-9]+)*"),  # the CUDA toolkit's link-time stub (stub_libcuda)
 )
 
 _OLD_MAGIC = b"ld.so-1.7.0"
@@ -271,3 +274,73 @@ def _why_not(real: str, soname: str) -> str:
     if "/pkgs/" in "/" + real:
         return "in conda's package cache, not an environment"
     return f"not the loader's choice for {soname}"
+
+
+@dataclass(frozen=True)
+class StubChoice:
+    """Whether a process's dlopen("libcuda.so.1") (the CUDA runtime's, NCCL's, torch's) gets the toolkit's stub."""
+
+    path: str | None  # the stub libcuda file the image ships (stubs/libcuda.so), None: none
+    on_path: bool | None  # True: found before the driver library the container runtime injects; None: cannot tell
+    how: str
+
+
+def _conf_dirs(view: FileView) -> list[tuple[str, str]]:
+    """(directory, the file naming it) of /etc/ld.so.conf and its include of ld.so.conf.d/*.conf, in ldconfig's
+    order: ld.so.conf's lines in turn, an include's glob in name order (glibc elf/ldconfig.c parse_conf)."""
+    found: list[tuple[str, str]] = []
+
+    def lines(path: str) -> list[str]:
+        ref = view.file(path)
+        text = ref.data.decode("utf-8", "replace") if ref is not None and ref.data is not None else ""
+        return [line.split("#", 1)[0].strip() for line in text.splitlines()]
+
+    for line in lines("etc/ld.so.conf"):
+        if line.startswith("include"):
+            pattern = line.split(None, 1)[1].strip() if " " in line or "\t" in line else ""
+            if pattern.startswith("/etc/ld.so.conf.d/"):
+                for conf in sorted(view.paths(r"etc/ld\.so\.conf\.d/[^/]+\.conf")):
+                    found += [(d, "/" + conf) for d in lines(conf) if d.startswith("/")]
+        elif line.startswith("/"):
+            found.append((line, "/etc/ld.so.conf"))
+    return found
+
+
+def stub_libcuda(view: FileView, loader: Loader, env: dict[str, str] | None = None) -> StubChoice:
+    """Where the toolkit's stub libcuda stands on the image's loader path against the driver's libcuda.so.1.
+
+    The stub (libcuda.so, soname libcuda.so.1) exists for linking; at run time the driver's libcuda.so.1 must win.
+    LD_LIBRARY_PATH is searched before ld.so.cache, where the container toolkit's ldconfig puts the injected driver:
+    a stub directory holding libcuda.so.1 on LD_LIBRARY_PATH wins unless an earlier entry holds the driver's
+    (CUDA then fails with cudaErrorStubLibrary, 34). ldconfig makes the libcuda.so.1 link from the stub's soname in
+    every directory ld.so.conf(.d) names, so a stub directory there ranks against the driver's directory by
+    ldconfig's order, which is only read here, not decided.
+    """
+    stubs = sorted(p for p in view.paths(ANY_DIRS + r"stubs/libcuda\.so(?:\.[0-9]+)*") if "/pkgs/" not in "/" + p)
+    if not stubs:
+        return StubChoice(None, False, "the image ships no stub libcuda")
+    stub = "/" + stubs[0]
+    for path in re.split(r"[\s:]+", (env or {}).get("LD_PRELOAD") or ""):
+        # an object LD_PRELOAD names is loaded before any search and satisfies libcuda.so.1 (ld.so(8))
+        name, directory = posixpath.basename(path), posixpath.dirname(path)
+        if name.startswith("libcuda.so") and driver_dirs.is_stub_dir(directory) and view.exists(path.lstrip("/")):
+            return StubChoice(path, True, f"LD_PRELOAD {path}")
+    for directory in loader.ld_library_path:
+        norm = posixpath.normpath(directory)
+        if driver_dirs.holds_driver(norm):
+            return StubChoice(stub, False, f"LD_LIBRARY_PATH names {directory}, where the driver library is, first")
+        if driver_dirs.is_stub_dir(norm):
+            if view.exists(posixpath.join(norm, "libcuda.so.1").lstrip("/")):
+                return StubChoice(posixpath.join(norm, "libcuda.so.1"), True, f"LD_LIBRARY_PATH {directory}")
+    for directory, conf in _conf_dirs(view):
+        norm = posixpath.normpath(directory)
+        if norm in driver_dirs.INJECT_DIRS:
+            break  # the driver's directory comes first in ldconfig's order
+        if driver_dirs.is_stub_dir(norm) and view.exists(posixpath.join(norm, "libcuda.so").lstrip("/")):
+            return StubChoice(
+                posixpath.join(norm, "libcuda.so"),
+                None,
+                f"{conf} names {directory}: ldconfig links its libcuda.so.1 to the stub, and whether it ranks "
+                "before the driver's directory in ld.so.cache is not decided from the files",
+            )
+    return StubChoice(stub, False, "no stub directory is on LD_LIBRARY_PATH or in /etc/ld.so.conf(.d)")

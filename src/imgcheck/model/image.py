@@ -29,9 +29,11 @@ class OsRelease(Located):
 class Package(Located):
     name: str
     version: str
-    db: str  # dpkg | rpm | apk | python (a dist-info/egg-info on a site directory)
+    db: str  # dpkg | rpm | apk | python (a dist-info/egg-info on a site directory) | conda (a conda-meta record)
     path: str | None = None
     layer: str | None = None
+    build: str | None = None  # conda: the build string (py3.10_cuda11.8_cudnn8.7.0_0); None for other databases
+    channel: str | None = None  # conda: the channel it came from (https://conda.anaconda.org/conda-forge/linux-64)
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,11 @@ class Ucx(Located):
     copies: tuple[LibraryCopy, ...] = ()  # every libucp.so.0 in the image, the loaded one marked
     module_dir: str | None = None  # where this copy's libucs loads modules from: <its dir>/ucx, or UCX_MODULE_DIR
     modules: tuple[UcxModule, ...] = ()  # its InfiniBand transport modules, with their ELF version needs
+    # Its build's thread support (--enable-mt), as its own files show it (extractors/ucx_build.py); what each means
+    # for a release is the engine's (thresholds ucx_mt_diag_first, ucx_mt_define_when_enabled). None: not read.
+    no_mt_message: bool | None = None  # libucp holds "multi-threaded worker is requested, but library is built without"
+    info_enable_mt: bool | None = None  # its ucx_info's build configuration names ENABLE_MT
+    build_read_from: tuple[str, ...] = ()  # the files those were read from
 
 
 @dataclass(frozen=True)
@@ -173,6 +180,12 @@ class Cuda(Located):
     compat_on_path: bool | None = None
     compat_path_how: str | None = None  # which of those names it, or why it is unknown / not on the path
     runtime: tuple[CudaRuntime, ...] = ()  # every CUDA runtime (libcudart) found: wheel, package, file
+    # The toolkit's link-time stub libcuda (stubs/libcuda.so) and whether a process's dlopen("libcuda.so.1") gets it
+    # before the driver library the container runtime injects (then cudaErrorStubLibrary, 34). stub_on_path None:
+    # not read (facts from elsewhere) or not decided (stub_path_how says why); False with no stub_path: none shipped.
+    stub_path: str | None = None
+    stub_on_path: bool | None = None
+    stub_path_how: str | None = None
 
 
 @dataclass(frozen=True)
