@@ -216,30 +216,32 @@ def test_quoted_warn_formats_are_matchable_by_triage(row):
             assert "(src/" not in m.group("fmt"), symptom
 
 
-# --- the public API per release (catalogs/nccl_api_functions.json, tools/nccl/gen_api_functions.py) ----------------
+# --- the public API per release (catalogs/nccl_api_symbols.json, tools/nccl/gen_api_symbols.py) ----------------
 
 
 def test_torch_guards_name_functions_present_at_their_bound():
     # a torch built against NCCL at a guard's bound calls the function: the function must exist there (else the
     # guard's bound, read from torch's NCCLUtils.hpp, or the row's first release is wrong)
-    rows = [r for r in matrix().rows("nccl_api_functions") if r["torch_guard"]]
-    assert {r["name"] for r in rows} >= {"ncclCommSplit", "ncclCommRegister", "ncclCommInitRankScalable"}
+    rows = [r for r in matrix().rows("nccl_api_symbols") if r.get("torch_guard")]
+    assert {r["symbol"] for r in rows} >= {"ncclCommSplit", "ncclCommRegister", "ncclCommInitRankScalable"}
     for r in rows:
         major, minor = re.search(r"NCCL_VERSION\((\d+), (\d+), 0\)", r["torch_guard"]).groups()
-        assert ranges.below(r["first"], f"{major}.{int(minor) + 1}") is True, r["name"]
+        assert ranges.below(r["first"], f"{major}.{int(minor) + 1}") is True, r["symbol"]
 
 
-def test_api_catalog_is_what_the_generator_reads_from_the_tags():
+def test_api_catalog_is_what_the_generator_reads_from_the_tags(tmp_path):
     mirror = Path("/work/.mirror/NVIDIA+nccl/repo")
     if not mirror.is_dir():
         pytest.skip(f"no NVIDIA/nccl mirror at {mirror} (fetch github:NVIDIA/nccl)")
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "tools/nccl/gen_api_functions.py")],
+    code = "import sys, gen_api_symbols as g; g.CATALOG = sys.argv[1]; sys.exit(g.main())"
+    out = tmp_path / "nccl_api_symbols.json"
+    subprocess.run(
+        [sys.executable, "-c", code, str(out)],
         capture_output=True,
         text=True,
         check=True,
         cwd=ROOT / "tools/nccl",
-        env={"NCCL_MIRROR": str(mirror), "PATH": "/usr/bin:/bin"},
-    ).stdout
-    committed = (ROOT / "src/imgcheck/data/compat_matrix/catalogs/nccl_api_functions.json").read_text()
-    assert out == committed
+        env={"NCCL_MIRROR": str(mirror), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "tools/nccl")},
+    )
+    committed = (ROOT / "src/imgcheck/data/compat_matrix/catalogs/nccl_api_symbols.json").read_text()
+    assert out.read_text() == committed
