@@ -109,6 +109,7 @@ FAMILIES = (
 def _format_of(raw: str) -> str:
     fmt = raw.replace('\\"', '"').replace("\\n", "\n").replace("\\t", " ")
     fmt = re.sub(r"\$\{?[\w\[\]@#]+\}?", "%s", fmt)  # shell variables (dkms) print as text
+    fmt = re.sub(r"%[-+# 0-9.]*[vqT]", "%s", fmt)  # Go's verbs (the device plugin) print as text
     return fmt.strip().split("\n")[0].strip()
 
 
