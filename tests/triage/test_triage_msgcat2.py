@@ -14,7 +14,13 @@ import pytest
 from imgcheck.triage import host_catalog, triage
 from imgcheck.triage.signatures import load_signatures
 
-CATALOGS = ("perftest_messages.json", "dkms_messages.json", "mpich_pmi_messages.json", "nvml_plugin_messages.json")
+CATALOGS = (
+    "perftest_messages.json",
+    "dkms_messages.json",
+    "mpich_pmi_messages.json",
+    "nvml_plugin_messages.json",
+    "nvshmem_messages.json",
+)
 SPEC = re.compile(r"%[-+ #0-9.*]*(?:hh|h|ll|l|L|z|j|t)?([diouxXcspvm%])")
 
 
@@ -116,6 +122,12 @@ def test_the_walks_cover_the_release_history():
             "failed: ERROR_LIBRARY_NOT_FOUND\n",
             "K8S-DEVICE-PLUGIN-NVML-LOAD",
             "runtime-not-nvidia",
+        ),
+        # deepseek-ai/DeepEP#151: NVSHMEM skips its IB transport without a detected peer-memory module
+        (
+            "neither nv_peer_mem, or nvidia_peermem detected. Skipping transport.\n",
+            "NVSHMEM-NO-PEERMEM",
+            "peermem-not-loaded",
         ),
         # openucx/ucx#3545: Yama ptrace_scope=1 refuses UCX 1.5's CMA copy between ranks
         (

@@ -7,6 +7,8 @@ src/imgcheck/data/triage/msgcat2_classes.json) or counted as left out:
 - dkms_messages.json: github:dell/dkms `dkms` / `dkms.in`, every `die N "..."` / `report_build_problem N "..."`;
 - mpich_pmi_messages.json: github:pmodels/mpich, every `**pmi...` entry of the errnames.txt files (the texts MPICH's
   error stack prints for PMI / PMIx client failures, "PMI_KVS_Get returned %d");
+- nvshmem_messages.json: github:NVIDIA/nvshmem src/ error and warning prints (the GPU-memory registration transport
+  skipped without peer memory);
 - nvml_plugin_messages.json: github:NVIDIA/k8s-device-plugin (and gpu-feature-discovery inside it), every Go string
   literal naming NVML's load or init failure ("could not load NVML library", "Failed to initialize NVML: %v").
 
@@ -102,6 +104,15 @@ FAMILIES = (
             ),
         ),
         "NVIDIA k8s-device-plugin / gpu-feature-discovery NVML load and init failures",
+    ),
+    Family(
+        "nvshmem_messages.json",
+        "NVIDIA/nvshmem",
+        r"^v\d+\.\d+\.\d+(?:-\d+)?$",  # the public repository starts at v3.4.5-0: earlier releases are binary only
+        r"^src/.*\.(?:c|cpp|cu|h)$",
+        r'NVSHMEMI_(?:ERROR_PRINT|WARN_PRINT|ERROR_EXIT|(?:NULL_)?ERROR_JMP)\([^"]{0,80}?"((?:[^"\\]|\\.)*)"',
+        (("NVSHMEM-NO-PEERMEM", r"nv_peer_mem|nvidia_peermem"),),
+        "NVSHMEM error and warning prints (NVSHMEMI_ERROR_PRINT / _WARN_PRINT / _ERROR_JMP / _ERROR_EXIT)",
     ),
 )
 

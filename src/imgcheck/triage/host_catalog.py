@@ -58,6 +58,7 @@ GENERATED_MULTI = (
     "dkms_messages.json",
     "mpich_pmi_messages.json",
     "nvml_plugin_messages.json",
+    "nvshmem_messages.json",
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
 CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json")
