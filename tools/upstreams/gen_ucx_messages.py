@@ -62,7 +62,9 @@ MECHANISMS: tuple[tuple[str, str, str, str, str], ...] = (
         "HOST-UCX-SHM-PEER-ATTACH",
         r"src/uct/sm/",
         r"(?i)^(?!.*allocate memory)(?:.*(?:/proc/|file_name=|pid=%d \{|pidfd|process_vm_|xpmem_(?:get|attach)|"
-        r"knem|remote FIFO|attach|ptrace|user namespace|failed to connect to remote))",
+        r"knem|remote FIFO|attach|ptrace|user namespace|failed to connect to remote|"
+        # cma_ep.c: "%s delivered %zu instead of %zu, error message %s", %s being process_vm_readv / _writev
+        r"delivered %zu instead of))",
         "a process could not attach a peer's shared-memory segment or read its memory (posix /proc/<pid>/fd link, "
         "xpmem, knem, cma process_vm_readv): the ranks do not share PID / user namespaces or ptrace is restricted",
     ),

@@ -54,9 +54,14 @@ GENERATED_MULTI = (
     "k8s_driver_manager_messages.json",
     "xid_messages.json",
     "gpud_reasons.json",
+    "perftest_messages.json",
+    "dkms_messages.json",
+    "mpich_pmi_messages.json",
+    "nvml_plugin_messages.json",
+    "nvshmem_messages.json",
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
-CLASS_FILES = ("msgcat_classes.json",)
+CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json")
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")
