@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from ..knowledge import visible_devices
 from ..model.location import Location
@@ -65,7 +66,7 @@ def nccl_on_mig(ctx: Ctx) -> Iterator[Outcome]:
     total = sum(instances.values())
     ev = [ctx.node_ev("mig.gpu_instances", ", ".join(f"{g}: {n}" for g, n in sorted(instances.items())))]
     ev += ctx.nccl_evidence()
-    params = {"node": ctx.node.name, "instances": total, "gpus": len(instances)}
+    params: dict[str, Any] = {"node": ctx.node.name, "instances": total, "gpus": len(instances)}
     # The node's MIG configuration alone does not show the failure: NCCL refuses only ranks of one communicator on
     # instances of one GPU. Whether this job's ranks run on MIG devices, and several of them per node, is the launch's
     # (issue 32: the warning fired the same on a working job that gives each process one instance).
@@ -82,12 +83,12 @@ def nccl_on_mig(ctx: Ctx) -> Iterator[Outcome]:
         ev.append(Evidence("job.ranks_per_node", ranks, Location.file(job.path)))
         yield finding(ctx.matrix, NCCL_ON_MIG, [*ev, *migs], **params)
         return
-    found = finding(ctx.matrix, NCCL_ON_MIG, [*ev, *migs], **params)
+    conditional = finding(ctx.matrix, NCCL_ON_MIG, [*ev, *migs], **params)
     if migs:
         words = f"several ranks of the job share a node and one NCCL communicator ({where} gives it MIG devices; how many ranks per node it starts is not stated)"
     else:
         words = "the job's ranks run on MIG devices of this node, several per node in one NCCL communicator (the launch does not show MIG devices: CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES MIG-<uuid> or an nvidia.com/mig-* resource)"
-    yield assuming(found, words, LAUNCH_ON_MIG)
+    yield assuming(conditional, words, LAUNCH_ON_MIG)
 
 
 def _mig_devices(ctx: Ctx) -> tuple[list[Evidence], str]:
