@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
+from ..knowledge import visible_devices
+from ..model.location import Location
+from ..model.report import Evidence
 from . import facts
 from .context import Ctx
 from .contract import family, rule
-from .emit import Outcome, decided, finding, unknown
+from .emit import Outcome, assuming, decided, finding, unknown
 from .node_only import node_only
 
 NCCL_ON_MIG = "NODE-MIG-NCCL"
+LAUNCH_ON_MIG = "job.mig_devices"  # the launch gives the job MIG devices (the visible-devices settings, resources)
+_SETTINGS = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
+MIG_RESOURCE = "nvidia.com/mig-"  # the device plugin's MIG resources under the mixed strategy (nvidia.com/mig-1g.5gb)
 
 
 def capable(ctx: Ctx) -> list[str] | None:
@@ -30,7 +37,12 @@ def capable(ctx: Ctx) -> list[str] | None:
     return [n for n in names if any(re.search(p, n) for p in patterns)]
 
 
-@rule(NCCL_ON_MIG, requires=(facts.NCCL,), reads=(facts.MIG_INSTANCES,), needs={"mig_gpus": set()})
+@rule(
+    NCCL_ON_MIG,
+    requires=(facts.NCCL,),
+    reads=(facts.MIG_INSTANCES, *facts.each_setting(*_SETTINGS)),
+    needs={"mig_gpus": set()},
+)
 def nccl_on_mig(ctx: Ctx) -> Iterator[Outcome]:
     if not node_only(ctx) and ctx.nccl_present is False:
         yield decided(NCCL_ON_MIG, "the image has no NCCL")
@@ -54,7 +66,44 @@ def nccl_on_mig(ctx: Ctx) -> Iterator[Outcome]:
     total = sum(instances.values())
     ev = [ctx.node_ev("mig.gpu_instances", ", ".join(f"{g}: {n}" for g, n in sorted(instances.items())))]
     ev += ctx.nccl_evidence()
-    yield finding(ctx.matrix, NCCL_ON_MIG, ev, node=ctx.node.name, instances=total, gpus=len(instances))
+    params: dict[str, Any] = {"node": ctx.node.name, "instances": total, "gpus": len(instances)}
+    # The node's MIG configuration alone does not show the failure: NCCL refuses only ranks of one communicator on
+    # instances of one GPU. Whether this job's ranks run on MIG devices, and several of them per node, is the launch's
+    # (issue 32: the warning fired the same on a working job that gives each process one instance).
+    migs, where = _mig_devices(ctx)
+    job = ctx.job
+    ranks = job.ranks_per_node if job is not None else None
+    if migs and ranks is not None and ranks < 2:
+        yield decided(
+            NCCL_ON_MIG, f"{where} gives the job MIG devices, one rank per node: NCCL reaches peers over the network"
+        )
+        return
+    if migs and ranks is not None:
+        assert job is not None  # ranks came from it
+        ev.append(Evidence("job.ranks_per_node", ranks, Location.file(job.path)))
+        yield finding(ctx.matrix, NCCL_ON_MIG, [*ev, *migs], **params)
+        return
+    conditional = finding(ctx.matrix, NCCL_ON_MIG, [*ev, *migs], **params)
+    if migs:
+        words = f"several ranks of the job share a node and one NCCL communicator ({where} gives it MIG devices; how many ranks per node it starts is not stated)"
+    else:
+        words = "the job's ranks run on MIG devices of this node, several per node in one NCCL communicator (the launch does not show MIG devices: CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES MIG-<uuid> or an nvidia.com/mig-* resource)"
+    yield assuming(conditional, words, LAUNCH_ON_MIG)
+
+
+def _mig_devices(ctx: Ctx) -> tuple[list[Evidence], str]:
+    """Evidence that the launch (or the image's Env) gives the job MIG devices, and where; empty when not shown."""
+    out: list[Evidence] = []
+    for name in _SETTINGS:
+        s = ctx.setting(name)
+        if s is not None and any(u.upper().startswith("MIG-") for u in visible_devices.parse(s.value).uuids):
+            out.append(s.evidence)
+    job = ctx.job
+    if job is not None:
+        for res, qty in job.resources or ():
+            if res.startswith(MIG_RESOURCE):
+                out.append(Evidence("job.resources", f"{res}: {qty}", Location.file(job.path)))
+    return out, (job.where if job is not None else "the image's Env")
 
 
 RULES, NEEDS, REQUIRES, READS, check = family(nccl_on_mig)

@@ -14,7 +14,7 @@ from ..model.report import Evidence, Finding
 from ..versions import ranges
 from . import facts, nccl_effective
 from .context import Ctx
-from .emit import Outcome, finding, unknown
+from .emit import Outcome, assuming, finding, unknown
 
 RULES = ("NCCL-RELEASE-KNOWN-ISSUE", "NCCL-TOO-OLD-FOR-GPU", "NCCL-RELEASE-LATER-FIX")
 NEEDS = {"nccl_features": {"collnet_config_api"}}
@@ -99,6 +99,9 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             )
             continue
         unshown = tuple(c for c, v in states.items() if v is None)
+        # a trigger only the workload decides (the collective the job runs, its scale) is assumed, never shown: the
+        # finding is conditional on it (issue 32: a warning that fires the same on a working job is a false alarm)
+        workload = tuple(c for c in unshown if c.partition(":")[0] == WORKLOAD)
         evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else []) + _condition_evidence(ctx, states)
         found = finding(
             ctx.matrix,
@@ -114,7 +117,16 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
             fixed_in=row["nccl_below"] or "no release yet",
             workaround=f"{name}={value}" if name else (row.get("fix") or "none known"),
         )
-        yield dataclasses.replace(found, unshown=unshown) if unshown else found
+        found = dataclasses.replace(found, unshown=unshown) if unshown else found
+        yield assuming(found, _workload_words(workload), WORKLOAD_FACT) if workload else found
+
+
+WORKLOAD = "workload"  # a condition kind (catalog nccl_known_issues): only the job's program decides it
+WORKLOAD_FACT = "job.workload"  # what the job's ranks do (its collectives, scale): no spec or image shows it
+
+
+def _workload_words(conditions: tuple[str, ...]) -> str:
+    return "the job does what triggers it (" + "; ".join(c.partition(":")[2] for c in conditions) + ")"
 
 
 # when a row's failure shows (nccl_known_issues and nccl_fix_ranges `phase`), so a reader can hold it against what the
