@@ -15,7 +15,19 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "foundations",
         frozenset(
-            {"errors", "streams", "user_text", "home", "elf", "versions", "inroot", "deadline", "fsutil", "safejson"}
+            {
+                "errors",
+                "streams",
+                "user_text",
+                "home",
+                "elf",
+                "versions",
+                "inroot",
+                "deadline",
+                "fsutil",
+                "safejson",
+                "driver_dirs",
+            }
         ),
     ),
     ("facts and image sources", frozenset({"model", "sources"})),

@@ -20,7 +20,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 
-from ..knowledge import driver_dirs
+from .. import driver_dirs
 from ..knowledge import gpus as gpus_k
 from ..knowledge import settings as settings_k
 from ..model.image import Cuda

@@ -85,6 +85,11 @@ def assuming(found: Finding, words: str | None, fact: str) -> Finding:
     )
 
 
+# facts no input shows (what the job's program does): a finding that needs one is always conditional on it, so an
+# unknown naming one can never turn into a blocking finding (recommend does not count it as undecided)
+NEVER_SHOWN_FACTS = frozenset({"job.workload", "job.mpi_thread_level"})
+
+
 def unknown(rule_id: str, reason: str, facts: tuple[str, ...] = ()) -> Unknown:
     """facts: the fact names (engine/facts.py) whose answer would decide the rule."""
     return Unknown(rule=rule_id, reason=reason, facts=facts)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
-from ..knowledge import driver_dirs
+from .. import driver_dirs
 from ..knowledge import nccl as nccl_k
 from ..model.image import Nccl
 from ..model.report import Evidence

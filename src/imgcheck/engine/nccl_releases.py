@@ -102,6 +102,8 @@ def _known_issues(ctx: Ctx) -> Iterator[Outcome]:
         # a trigger only the workload decides (the collective the job runs, its scale) is assumed, never shown: the
         # finding is conditional on it (issue 32: a warning that fires the same on a working job is a false alarm)
         workload = tuple(c for c in unshown if c.partition(":")[0] == WORKLOAD)
+        # the reader sees the trigger, not the catalog's condition kind
+        unshown = tuple(c.partition(":")[2] if c in workload else c for c in unshown)
         evidence = ctx.nccl_evidence() + ([applied.evidence] if applied else []) + _condition_evidence(ctx, states)
         found = finding(
             ctx.matrix,

@@ -177,12 +177,14 @@ def known_defect(ctx: Ctx) -> Iterator[Outcome]:
     unread = notes_unread(ctx, driver)
     if unread:
         more = f"; and {len(undecided)} encoded defect(s) may apply, which the facts cannot show: {listed}"
-        yield unknown(DEFECT, unread + (more if undecided else ""))
+        # the question is the node's (its driver release), the same for every image: recommend skips it
+        yield unknown(DEFECT, unread + (more if undecided else ""), ("node.gpu.driver_version",))
     elif undecided:
         yield unknown(
             DEFECT,
             f"{len(undecided)} known defect(s) of driver {driver} (nvidia_driver_known_issues) may apply; "
             f"the facts cannot show: {listed}",
+            ("node.gpu.driver_version", "node.gpu.gpus"),
         )
     else:
         yield decided(DEFECT, f"no known defect of driver {driver} whose conditions the facts show")

@@ -149,7 +149,8 @@ def ucx_no_thread_multiple(ctx: Ctx) -> Iterator[Outcome]:
             MT,
             f"whether the image's UCX {ucx.version or ''} ({ucx.origin}) was configured with --enable-mt, which Open "
             f"MPI's UCX PML needs for MPI_THREAD_MULTIPLE, is not known ({how}); `ucx_info -b | grep ENABLE_MT` shows it",
-            ("image.ucx.build",),
+            # the finding it would become assumes the application's thread level, which no input shows
+            ("image.ucx.build", "job.mpi_thread_level"),
         )
         return
     deselect = str(ctx.matrix.threshold("ompi_pml_ucx_mt_deselect_first"))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..knowledge import driver_dirs
+from .. import driver_dirs
 from ..model.image import LibraryCopy
 from ..view.fileview import FileView, SymlinkLoop
 from ..view.wants import ANY_DIRS, Want

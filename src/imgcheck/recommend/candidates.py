@@ -7,6 +7,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ..engine import report as engine_report
+from ..engine.emit import NEVER_SHOWN_FACTS
 from ..engine.evaluate import Evaluation
 from ..job.model import JobFacts
 from ..matrix import Matrix
@@ -71,6 +72,8 @@ def settings_only(u: Unknown) -> bool:
     Candidates are judged as if they add no setting; the why says so."""
     if not u.facts:
         return False
+    if NEVER_SHOWN_FACTS & set(u.facts):
+        return True  # what it would find is conditional on the job's program, never blocking
     if all(f.startswith(("setting.", "node.")) or f == "image.packages" for f in u.facts):
         return True
     return bool(_required_settings().get(u.rule, set()) & set(u.facts))

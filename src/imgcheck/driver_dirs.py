@@ -5,6 +5,9 @@ src/nvc_container.c: the multiarch directory when the image has one, else /usr/l
 driver's copy is found through ld.so.cache; nvidia-docker 1 mounted a volume at /usr/local/nvidia, which NVIDIA's
 CUDA images still name on LD_LIBRARY_PATH. The toolkit's link-time stub is <cuda>/lib64/stubs/libcuda.so (soname
 libcuda.so.1): it exists for linking and returns cudaErrorStubLibrary (34) when a process runs on it.
+
+Pure path knowledge shared by the extractors and the engine; it sits outside knowledge/ so that `inspect` does not
+load the matrix (knowledge/__init__ does; tests/test_inspect_imports.py).
 """
 
 from __future__ import annotations
