@@ -69,7 +69,7 @@ def test_a_gpu_node_set_up_for_docker_and_imex(tmp_path):
     state, unknown, read = _scan(host)
     assert unknown == {}
     assert state.docker_default_runtime == "nvidia" and state.docker_runtimes == ("nvidia",)
-    assert read["node_state.docker_default_runtime"] == "/etc/docker/daemon.json"
+    assert read["state.docker_default_runtime"] == "/etc/docker/daemon.json"
     assert state.shm_mode == "1777"
     assert state.yama_ptrace_scope == 1
     assert (state.nouveau_loaded, state.nouveau_blacklisted) == (False, True)
@@ -106,9 +106,9 @@ def test_absent_states_are_told_from_unknown(tmp_path):
 def test_a_root_that_shows_nothing_is_unknown_with_reasons(tmp_path):
     state, unknown, _ = _scan(HostRoot(str(tmp_path)))
     for field in ("docker_default_runtime", "shm_mode", "yama_ptrace_scope", "nouveau_loaded", "nouveau_blacklisted"):
-        assert getattr(state, field) is None and unknown[f"node_state.{field}"]
+        assert getattr(state, field) is None and unknown[f"state.{field}"]
     for field in ("kernel_headers", "imex_channels", "imex_registered", "nvidia_caps"):
-        assert getattr(state, field) is None and unknown[f"node_state.{field}"]
+        assert getattr(state, field) is None and unknown[f"state.{field}"]
 
 
 def test_kernel_command_line_blacklist_and_bad_daemon_json(tmp_path):
@@ -121,7 +121,7 @@ def test_kernel_command_line_blacklist_and_bad_daemon_json(tmp_path):
     )
     state, unknown, _ = _scan(host)
     assert state.nouveau_blacklisted is True
-    assert state.docker_default_runtime is None and "not valid JSON" in unknown["node_state.docker_default_runtime"]
+    assert state.docker_default_runtime is None and "not valid JSON" in unknown["state.docker_default_runtime"]
 
 
 def test_docker_without_daemon_json_runs_runc(tmp_path):

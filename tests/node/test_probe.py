@@ -441,7 +441,7 @@ def test_fixture_facts_field_by_field(name):
     # the fixture roots hold no /dev, Docker config, Yama file or modprobe.d: those node_state facts are unknown there
     # (tests/node/test_node_state.py reads them from real layouts); nouveau is not loaded, no build tree is installed
     assert doc["state"] == FIXTURE_STATE
-    state_unknown = {f"node_state.{k}" for k, v in FIXTURE_STATE.items() if v is None} - {"node_state.docker_runtimes"}
+    state_unknown = {f"state.{k}" for k, v in FIXTURE_STATE.items() if v is None} - {"state.docker_runtimes"}
     assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown | toolkit_unknown | state_unknown
     assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]

@@ -323,7 +323,7 @@ class NodeMig:
 @dataclass(frozen=True)
 class NodeState:
     """Node state a job's start depends on that no other reader covers (node/node_state.py). None: not known from what
-    was read (the reason is in NodeFacts.unknown["node_state.<field>"])."""
+    was read (the reason is in NodeFacts.unknown["state.<field>"])."""
 
     # Docker's default OCI runtime: /etc/docker/daemon.json "default-runtime", "runc" when the file or key is absent
     docker_default_runtime: str | None = None

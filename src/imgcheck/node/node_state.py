@@ -2,7 +2,7 @@
 Yama's ptrace_scope, nouveau, the running kernel's headers, IMEX channel devices and /dev/nvidia-caps.
 
 Each fact has three states: a value, "absent" (the root shows where it would be, and it is not there) and unknown
-(None with `unknown["node_state.<field>"]` saying why). Only files are read (nothing is run), through HostRoot.
+(None with `unknown["state.<field>"]` saying why). Only files are read (nothing is run), through HostRoot.
 """
 
 from __future__ import annotations
@@ -68,27 +68,27 @@ def _docker(host: HostRoot, unknown: dict[str, str], read: dict[str, str]) -> tu
         try:
             text = host.read_text(path, 1024 * 1024)
         except HostReadError as exc:
-            unknown["node_state.docker_default_runtime"] = str(exc)
+            unknown["state.docker_default_runtime"] = str(exc)
             return None, None
         if text is None:
             continue
         try:
             doc = json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as exc:
-            unknown["node_state.docker_default_runtime"] = f"{path} is not valid JSON ({exc.msg}): dockerd refuses it"
+            unknown["state.docker_default_runtime"] = f"{path} is not valid JSON ({exc.msg}): dockerd refuses it"
             return None, None
         if not isinstance(doc, dict):
-            unknown["node_state.docker_default_runtime"] = f"{path} is not a JSON object"
+            unknown["state.docker_default_runtime"] = f"{path} is not a JSON object"
             return None, None
-        read["node_state.docker_default_runtime"] = path
+        read["state.docker_default_runtime"] = path
         runtimes = doc.get("runtimes")
         names = tuple(sorted(runtimes)) if isinstance(runtimes, dict) else ()
         value = doc.get("default-runtime")
         return (str(value) if isinstance(value, str) and value else DOCKER_BUILTIN_RUNTIME), names
     if host.is_dir("/etc/docker"):
-        read["node_state.docker_default_runtime"] = "/etc/docker"
+        read["state.docker_default_runtime"] = "/etc/docker"
         return DOCKER_BUILTIN_RUNTIME, ()  # dockerd without daemon.json: runc, no other runtime registered
-    unknown["node_state.docker_default_runtime"] = (
+    unknown["state.docker_default_runtime"] = (
         "no /etc/docker/daemon.json and no /etc/docker under the root: Docker is not installed or its "
         "configuration is elsewhere (dockerd --config-file)"
     )
@@ -99,17 +99,17 @@ def _shm_mode(host: HostRoot, unknown: dict[str, str]) -> str | None:
     try:
         real = host.resolve(SHM)
     except HostReadError as exc:
-        unknown["node_state.shm_mode"] = str(exc)
+        unknown["state.shm_mode"] = str(exc)
         return None
     if real is None:
         if _dev_visible(host):
             return "absent"
-        unknown["node_state.shm_mode"] = "/dev is not visible under the probe root"
+        unknown["state.shm_mode"] = "/dev is not visible under the probe root"
         return None
     try:
         mode = os.stat(real).st_mode
     except OSError as exc:
-        unknown["node_state.shm_mode"] = f"cannot stat {SHM}: {exc.strerror}"
+        unknown["state.shm_mode"] = f"cannot stat {SHM}: {exc.strerror}"
         return None
     if not stat.S_ISDIR(mode):
         return "absent"  # not a directory: shm_open(3) cannot create anything there
@@ -120,17 +120,17 @@ def _yama(host: HostRoot, unknown: dict[str, str]) -> int | None:
     try:
         value = host.read_value(YAMA)
     except HostReadError as exc:
-        unknown["node_state.yama_ptrace_scope"] = str(exc)
+        unknown["state.yama_ptrace_scope"] = str(exc)
         return None
     if value is None:
         # a kernel without Yama (CONFIG_SECURITY_YAMA unset) has no file and only the classic ptrace checks (as 0);
         # a root that copies part of /proc has none either: the two cannot be told apart from here
-        unknown["node_state.yama_ptrace_scope"] = (
+        unknown["state.yama_ptrace_scope"] = (
             f"{YAMA} is not under the root (a kernel without Yama, which behaves as scope 0, or /proc not shown)"
         )
         return None
     if not value.isdigit():
-        unknown["node_state.yama_ptrace_scope"] = f"{YAMA} holds {value!r}, not a number"
+        unknown["state.yama_ptrace_scope"] = f"{YAMA} holds {value!r}, not a number"
         return None
     return int(value)
 
@@ -140,14 +140,14 @@ def _nouveau_loaded(host: HostRoot, unknown: dict[str, str]) -> bool | None:
         text = host.read_text(PROC_MODULES, 1024 * 1024)
     except HostReadError as exc:
         text = None
-        unknown["node_state.nouveau_loaded"] = str(exc)
+        unknown["state.nouveau_loaded"] = str(exc)
     if text is not None:
-        unknown.pop("node_state.nouveau_loaded", None)
+        unknown.pop("state.nouveau_loaded", None)
         return any(line.split(" ", 1)[0] == "nouveau" for line in text.splitlines())
     if host.is_dir("/sys/module"):
-        unknown.pop("node_state.nouveau_loaded", None)
+        unknown.pop("state.nouveau_loaded", None)
         return host.is_dir("/sys/module/nouveau")  # /sys/module/<name> exists for a loaded or built-in module
-    unknown.setdefault("node_state.nouveau_loaded", "neither /proc/modules nor /sys/module is visible under the root")
+    unknown.setdefault("state.nouveau_loaded", "neither /proc/modules nor /sys/module is visible under the root")
     return None
 
 
@@ -173,10 +173,10 @@ def _nouveau_blacklisted(host: HostRoot, unknown: dict[str, str]) -> bool | None
                 if _BLACKLIST.search(host.read_text(f"{directory}/{name}", 256 * 1024) or ""):
                     return True
         except HostReadError as exc:
-            unknown["node_state.nouveau_blacklisted"] = str(exc)
+            unknown["state.nouveau_blacklisted"] = str(exc)
             return None
     if not seen:
-        unknown["node_state.nouveau_blacklisted"] = "no modprobe.d directory is visible under the root"
+        unknown["state.nouveau_blacklisted"] = "no modprobe.d directory is visible under the root"
         return None
     return False
 
@@ -185,16 +185,16 @@ def _headers(host: HostRoot, release: str | None, unknown: dict[str, str], read:
     """Whether the running kernel's build tree is installed: /lib/modules/<release>/build (the link kernel packages
     and DKMS use) or the distributions' header directories, each with the Makefile kbuild needs."""
     if not release:
-        unknown["node_state.kernel_headers"] = "the running kernel's release is not known"
+        unknown["state.kernel_headers"] = "the running kernel's release is not known"
         return None
     candidates = (f"/lib/modules/{release}/build", f"/usr/src/linux-headers-{release}", f"/usr/src/kernels/{release}")
     for path in candidates:
         if host.exists(f"{path}/Makefile"):
-            read["node_state.kernel_headers"] = path
+            read["state.kernel_headers"] = path
             return True
     if host.is_dir(f"/lib/modules/{release}"):
         return False
-    unknown["node_state.kernel_headers"] = f"/lib/modules/{release} is not visible under the probe root"
+    unknown["state.kernel_headers"] = f"/lib/modules/{release} is not visible under the probe root"
     return None
 
 
@@ -205,11 +205,11 @@ def _dev_list(
         if host.is_dir(directory):
             return tuple(n for n in host.listdir(directory) if pattern.match(n))
     except HostReadError as exc:
-        unknown[f"node_state.{key}"] = str(exc)
+        unknown[f"state.{key}"] = str(exc)
         return None
     if _dev_visible(host):
         return ()
-    unknown[f"node_state.{key}"] = "/dev is not visible under the probe root"
+    unknown[f"state.{key}"] = "/dev is not visible under the probe root"
     return None
 
 
@@ -218,10 +218,10 @@ def _imex(host: HostRoot, unknown: dict[str, str]) -> tuple[tuple[str, ...] | No
     try:
         text = host.read_text(PROC_DEVICES, 256 * 1024)
     except HostReadError as exc:
-        unknown["node_state.imex_registered"] = str(exc)
+        unknown["state.imex_registered"] = str(exc)
         return channels, None
     if text is None:
-        unknown["node_state.imex_registered"] = f"{PROC_DEVICES} is not visible under the probe root"
+        unknown["state.imex_registered"] = f"{PROC_DEVICES} is not visible under the probe root"
         return channels, None
     # "Character devices:" lines are "<major> <name>"; the driver registers the IMEX channel class by this name
     registered = any(line.split()[1:2] == [IMEX_MAJOR_NAME] for line in text.splitlines())
