@@ -99,3 +99,22 @@ def test_mig_instances_without_capability_devices(image):
     assert "NODE-MIG-NO-CAP-DEVICES" not in ids(_run(image, with_caps))
     unseen = dataclasses.replace(mig, state=dataclasses.replace(mig.state, nvidia_caps=None))
     assert "NODE-MIG-NO-CAP-DEVICES" in unknown_rules(_run(image, unseen))
+
+
+def test_docker_default_runtime_for_kubernetes_and_plain_docker(image):
+    """k8s-device-plugin-23: nvidia-docker2 installed, Docker's default still runc: the device plugin pod could not
+    load NVML; setting "default-runtime": "nvidia" fixed it."""
+    pod = JobFacts(path="nvidia-device-plugin.yml", kind="DaemonSet", runtime="kubernetes")
+    found = by_id(
+        _run(image, _node(docker_default_runtime="runc", docker_runtimes=("nvidia",)), pod),
+        "NODE-DOCKER-DEFAULT-RUNTIME",
+    )
+    assert "could not load NVML library" in found.predicted_error and "dockershim" in found.mechanism
+    assert "NODE-DOCKER-DEFAULT-RUNTIME" not in ids(_run(image, _node(docker_default_runtime="nvidia"), pod))
+    assert "NODE-DOCKER-DEFAULT-RUNTIME" in unknown_rules(_run(image, _node(docker_default_runtime=None), pod))
+    with_gpus = JobFacts(path="run.sh", kind="docker run", runtime="docker", gpus=-1)
+    assert not _said(_run(image, _node(docker_default_runtime="runc"), with_gpus), "NODE-DOCKER-DEFAULT-RUNTIME")
+    env_only = JobFacts(
+        path="run.sh", kind="docker run", runtime="docker", env=(EnvVar("NVIDIA_VISIBLE_DEVICES", "all"),)
+    )
+    assert "NODE-DOCKER-DEFAULT-RUNTIME" in ids(_run(image, _node(docker_default_runtime="runc"), env_only))

@@ -779,3 +779,10 @@ NVIDIA_CAPS = _node_fact(
     lambda n: n.state.nvidia_caps,
     lambda n: _state(n, nvidia_caps=None),
 )
+DOCKER_DEFAULT_RUNTIME = _node_fact(
+    "state.docker_default_runtime",
+    "What is Docker's default runtime on the node (docker info --format '{{.DefaultRuntime}}'; /etc/docker/daemon.json "
+    "default-runtime)?",
+    lambda n: n.state.docker_default_runtime,
+    lambda n: _state(n, docker_default_runtime=None, docker_runtimes=None),
+)

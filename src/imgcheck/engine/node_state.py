@@ -21,6 +21,8 @@ SHM = "NODE-SHM-NOT-WRITABLE"
 NOUVEAU = "NODE-NOUVEAU-LOADED"
 IMEX = "NODE-IMEX-CHANNEL-MISSING"
 MIG_CAPS = "NODE-MIG-NO-CAP-DEVICES"
+DOCKER_RUNTIME = "NODE-DOCKER-DEFAULT-RUNTIME"
+NVIDIA_RUNTIMES = ("nvidia", "nvidia-container-runtime")
 UCX_HANDLES = "ucx_cma_ptrace_scope_handled"  # thresholds: first UCX release whose cma md reads ptrace_scope
 IMEX_VAR = "NVIDIA_IMEX_CHANNELS"
 _SHM_NEEDED = 0o1777  # tmpfs default for /dev/shm: everyone may create, only the owner may remove (sticky)
@@ -187,6 +189,38 @@ def mig_no_cap_devices(ctx: Ctx) -> Iterator[Outcome]:
     yield finding(ctx.matrix, MIG_CAPS, ev, node=ctx.node.name, instances=count)
 
 
+@rule(DOCKER_RUNTIME, reads=(facts.DOCKER_DEFAULT_RUNTIME, *facts.each_setting("NVIDIA_VISIBLE_DEVICES")))
+def docker_default_runtime(ctx: Ctx) -> Iterator[Outcome]:
+    """The legacy NVIDIA runtime (nvidia-docker2 / nvidia-container-runtime) injects the driver only into containers
+    it starts. A container Docker starts with its default runtime runc, without --gpus (Docker's own hook request), gets
+    no driver libraries or devices. The kubelet through Docker (dockershim, cri-dockerd) cannot name a runtime per pod,
+    so the device plugin's README requires nvidia as Docker's default runtime."""
+    job = ctx.job
+    if job is None or job.runtime not in ("docker", "kubernetes"):
+        yield decided(DOCKER_RUNTIME, "the job is not started by Docker or Kubernetes")
+        return
+    if job.runtime == "docker" and (job.oci_runtime or job.gpus is not None):
+        how = f"--runtime {job.oci_runtime}" if job.oci_runtime else "--gpus"
+        yield decided(DOCKER_RUNTIME, f"the docker launch asks for the GPU itself ({how})")
+        return
+    if job.runtime == "docker" and not (ctx.gpu_image or job.env_value("NVIDIA_VISIBLE_DEVICES")):
+        yield decided(DOCKER_RUNTIME, "the container asks for no GPU")
+        return
+    default = ctx.node.state.docker_default_runtime
+    if default is None:
+        return  # the engine asks for Docker's default runtime
+    if default in NVIDIA_RUNTIMES:
+        yield decided(DOCKER_RUNTIME, f"Docker's default runtime is {default}")
+        return
+    registered = ctx.node.state.docker_runtimes or ()
+    ev = [
+        ctx.node_ev("state.docker_default_runtime", default),
+        ctx.node_ev("state.docker_runtimes", ", ".join(registered) or "none"),
+    ]
+    variant = "kubernetes" if job.runtime == "kubernetes" else None
+    yield finding(ctx.matrix, DOCKER_RUNTIME, ev, variant=variant, node=ctx.node.name, default=default)
+
+
 RULES, NEEDS, REQUIRES, READS, check = family(
-    yama_cma, shm_not_writable, nouveau_loaded, imex_channel_missing, mig_no_cap_devices
+    yama_cma, shm_not_writable, nouveau_loaded, imex_channel_missing, mig_no_cap_devices, docker_default_runtime
 )
