@@ -118,3 +118,21 @@ def test_docker_default_runtime_for_kubernetes_and_plain_docker(image):
         path="run.sh", kind="docker run", runtime="docker", env=(EnvVar("NVIDIA_VISIBLE_DEVICES", "all"),)
     )
     assert "NODE-DOCKER-DEFAULT-RUNTIME" in ids(_run(image, _node(docker_default_runtime="runc"), env_only))
+
+
+def test_dkms_builds_without_the_running_kernels_headers(image):
+    from imgcheck.model.node import DkmsModule
+
+    base = node(NODE)
+    release = base.kernel.release
+    old = DkmsModule(name="nvidia", version="570.86.15", kernel="5.15.0-1-generic", arch="x86_64", installed=True)
+    stale = dataclasses.replace(base, dkms=(old,))
+    stale = dataclasses.replace(stale, state=dataclasses.replace(stale.state, kernel_headers=False))
+    found = by_id(_run(image, stale), "NODE-DKMS-NO-HEADERS")
+    assert release in found.title and "cannot be found" in found.predicted_error
+    ok = dataclasses.replace(stale, state=dataclasses.replace(stale.state, kernel_headers=True))
+    assert "NODE-DKMS-NO-HEADERS" not in ids(_run(image, ok))
+    asked = dataclasses.replace(stale, state=dataclasses.replace(stale.state, kernel_headers=None))
+    assert "NODE-DKMS-NO-HEADERS" in unknown_rules(_run(image, asked))
+    built = dataclasses.replace(stale, dkms=(old, dataclasses.replace(old, kernel=release)))
+    assert not _said(_run(image, built), "NODE-DKMS-NO-HEADERS")

@@ -786,3 +786,10 @@ DOCKER_DEFAULT_RUNTIME = _node_fact(
     lambda n: n.state.docker_default_runtime,
     lambda n: _state(n, docker_default_runtime=None, docker_runtimes=None),
 )
+KERNEL_HEADERS = _node_fact(
+    "state.kernel_headers",
+    "Is the running kernel's build tree installed (ls /lib/modules/$(uname -r)/build; linux-headers-$(uname -r) / "
+    "kernel-devel-$(uname -r))?",
+    lambda n: n.state.kernel_headers,
+    lambda n: _state(n, kernel_headers=None),
+)

@@ -22,6 +22,7 @@ NOUVEAU = "NODE-NOUVEAU-LOADED"
 IMEX = "NODE-IMEX-CHANNEL-MISSING"
 MIG_CAPS = "NODE-MIG-NO-CAP-DEVICES"
 DOCKER_RUNTIME = "NODE-DOCKER-DEFAULT-RUNTIME"
+DKMS_HEADERS = "NODE-DKMS-NO-HEADERS"
 NVIDIA_RUNTIMES = ("nvidia", "nvidia-container-runtime")
 UCX_HANDLES = "ucx_cma_ptrace_scope_handled"  # thresholds: first UCX release whose cma md reads ptrace_scope
 IMEX_VAR = "NVIDIA_IMEX_CHANNELS"
@@ -221,6 +222,40 @@ def docker_default_runtime(ctx: Ctx) -> Iterator[Outcome]:
     yield finding(ctx.matrix, DOCKER_RUNTIME, ev, variant=variant, node=ctx.node.name, default=default)
 
 
+@rule(DKMS_HEADERS, reads=(facts.KERNEL, facts.DKMS, facts.KERNEL_HEADERS))
+def dkms_no_headers(ctx: Ctx) -> Iterator[Outcome]:
+    """DKMS builds a module for a kernel from that kernel's build tree (/lib/modules/<release>/build); for a kernel without
+    it, dkms autoinstall stops ('Your kernel headers for kernel <release> cannot be found'), so the DKMS-built GPU or
+    RDMA modules are missing after a kernel change."""
+    release = ctx.node.kernel.release
+    builds = ctx.node.dkms
+    if not release or builds is None:
+        return
+    other = sorted({b.name for b in builds if b.name and b.kernel and b.kernel != release})
+    mine = {b.name for b in builds if b.kernel == release}
+    missing = [name for name in other if name not in mine]
+    if not missing:
+        yield decided(
+            DKMS_HEADERS, f"every DKMS module has a build for the running kernel {release} (or there is none)"
+        )
+        return
+    headers = ctx.node.state.kernel_headers
+    if headers is None:
+        return  # the engine asks for the build tree
+    if headers:
+        yield decided(DKMS_HEADERS, f"the build tree of {release} is installed: dkms can build {', '.join(missing)}")
+        return
+    ev = [ctx.node_ev("kernel.release", release), ctx.node_ev("state.kernel_headers", False)]
+    ev += [ctx.node_ev(f"dkms.{name}", "no build for the running kernel") for name in missing]
+    yield finding(ctx.matrix, DKMS_HEADERS, ev, node=ctx.node.name, release=release, modules=", ".join(missing))
+
+
 RULES, NEEDS, REQUIRES, READS, check = family(
-    yama_cma, shm_not_writable, nouveau_loaded, imex_channel_missing, mig_no_cap_devices, docker_default_runtime
+    yama_cma,
+    shm_not_writable,
+    nouveau_loaded,
+    imex_channel_missing,
+    mig_no_cap_devices,
+    docker_default_runtime,
+    dkms_no_headers,
 )
