@@ -190,7 +190,10 @@ def mig_no_cap_devices(ctx: Ctx) -> Iterator[Outcome]:
     yield finding(ctx.matrix, MIG_CAPS, ev, node=ctx.node.name, instances=count)
 
 
-@rule(DOCKER_RUNTIME, reads=(facts.DOCKER_DEFAULT_RUNTIME, *facts.each_setting("NVIDIA_VISIBLE_DEVICES")))
+@rule(
+    DOCKER_RUNTIME,
+    reads=(facts.DOCKER_DEFAULT_RUNTIME, facts.CUDA, facts.NCCL, *facts.each_setting("NVIDIA_VISIBLE_DEVICES")),
+)
 def docker_default_runtime(ctx: Ctx) -> Iterator[Outcome]:
     """The legacy NVIDIA runtime (nvidia-docker2 / nvidia-container-runtime) injects the driver only into containers
     it starts. A container Docker starts with its default runtime runc, without --gpus (Docker's own hook request), gets
@@ -205,6 +208,8 @@ def docker_default_runtime(ctx: Ctx) -> Iterator[Outcome]:
         yield decided(DOCKER_RUNTIME, f"the docker launch asks for the GPU itself ({how})")
         return
     if job.runtime == "docker" and not (ctx.gpu_image or job.env_value("NVIDIA_VISIBLE_DEVICES")):
+        if ctx.image.unknown_reason("cuda") or ctx.image.unknown_reason("nccl"):
+            return  # whether the image uses the GPU is not known: the engine asks
         yield decided(DOCKER_RUNTIME, "the container asks for no GPU")
         return
     default = ctx.node.state.docker_default_runtime
