@@ -438,9 +438,27 @@ def test_fixture_facts_field_by_field(name):
     assert doc["container_toolkit"] == toolkit
     # every fixture with a driver shows the MIG capabilities the driver creates and no GPU instance
     assert doc["mig"] == {"gpu_instances": {}, "profiles": None}
-    assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown | toolkit_unknown
+    # the fixture roots hold no /dev, Docker config, Yama file or modprobe.d: those node_state facts are unknown there
+    # (tests/node/test_node_state.py reads them from real layouts); nouveau is not loaded, no build tree is installed
+    assert doc["state"] == FIXTURE_STATE
+    state_unknown = {f"state.{k}" for k, v in FIXTURE_STATE.items() if v is None} - {"state.docker_runtimes"}
+    assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown | toolkit_unknown | state_unknown
     assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]
+
+
+FIXTURE_STATE = {
+    "docker_default_runtime": None,
+    "docker_runtimes": None,
+    "shm_mode": None,
+    "yama_ptrace_scope": None,
+    "nouveau_loaded": False,
+    "nouveau_blacklisted": None,
+    "kernel_headers": False,
+    "imex_channels": None,
+    "imex_registered": None,
+    "nvidia_caps": None,
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

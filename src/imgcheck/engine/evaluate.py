@@ -55,6 +55,7 @@ from . import (
     node_gpu_pv,
     node_kmod,
     node_only,
+    node_state,
     ofed,
     ofi_build,
     platform,
@@ -111,6 +112,7 @@ FAMILIES = (
     container_toolkit,
     mig,
     mig_launch,
+    node_state,
     job_launch,
     gpu_injection,
     launcher_gpu,
@@ -134,6 +136,7 @@ NODE_FAMILIES = (
     container_toolkit,
     vendor_issues,
     efa_gdr,
+    node_state,
 )  # what `imgcheck node check` runs: rules that need node facts only
 # Every module that owns rule ids: FAMILIES plus rule modules run another way (fleet_compare runs over all nodes at
 # once, in report.evaluate_fleet, not per (image, node)).

@@ -743,3 +743,53 @@ CONTAINER_CLI = _node_fact(
     lambda n: n.gpu.container_cli,
     lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, container_cli=None)),
 )
+
+
+def _state(n: NodeFacts, **changes: Any) -> NodeFacts:
+    return dataclasses.replace(n, state=dataclasses.replace(n.state, **changes))
+
+
+YAMA_SCOPE = _node_fact(
+    "state.yama_ptrace_scope",
+    "What is the node's kernel.yama.ptrace_scope (sysctl kernel.yama.ptrace_scope)?",
+    lambda n: n.state.yama_ptrace_scope,
+    lambda n: _state(n, yama_ptrace_scope=None),
+)
+SHM_MODE = _node_fact(
+    "state.shm_mode",
+    "What mode does the node's /dev/shm have (stat -c %a /dev/shm; 1777 on a default tmpfs)?",
+    lambda n: n.state.shm_mode,
+    lambda n: _state(n, shm_mode=None),
+)
+NOUVEAU_LOADED = _node_fact(
+    "state.nouveau_loaded",
+    "Is the nouveau kernel module loaded on the node (lsmod | grep nouveau)?",
+    lambda n: n.state.nouveau_loaded,
+    lambda n: _state(n, nouveau_loaded=None),
+)
+IMEX_CHANNELS = _node_fact(
+    "state.imex_channels",
+    "Which IMEX channel devices does the node have (ls /dev/nvidia-caps-imex-channels)?",
+    lambda n: n.state.imex_channels,
+    lambda n: _state(n, imex_channels=None),
+)
+NVIDIA_CAPS = _node_fact(
+    "state.nvidia_caps",
+    "Which NVIDIA capability devices does the node have (ls /dev/nvidia-caps)?",
+    lambda n: n.state.nvidia_caps,
+    lambda n: _state(n, nvidia_caps=None),
+)
+DOCKER_DEFAULT_RUNTIME = _node_fact(
+    "state.docker_default_runtime",
+    "What is Docker's default runtime on the node (docker info --format '{{.DefaultRuntime}}'; /etc/docker/daemon.json "
+    "default-runtime)?",
+    lambda n: n.state.docker_default_runtime,
+    lambda n: _state(n, docker_default_runtime=None, docker_runtimes=None),
+)
+KERNEL_HEADERS = _node_fact(
+    "state.kernel_headers",
+    "Is the running kernel's build tree installed (ls /lib/modules/$(uname -r)/build; linux-headers-$(uname -r) / "
+    "kernel-devel-$(uname -r))?",
+    lambda n: n.state.kernel_headers,
+    lambda n: _state(n, kernel_headers=None),
+)

@@ -321,6 +321,24 @@ class NodeMig:
 
 
 @dataclass(frozen=True)
+class NodeState:
+    """Node state a job's start depends on that no other reader covers (node/node_state.py). None: not known from what
+    was read (the reason is in NodeFacts.unknown["state.<field>"])."""
+
+    # Docker's default OCI runtime: /etc/docker/daemon.json "default-runtime", "runc" when the file or key is absent
+    docker_default_runtime: str | None = None
+    docker_runtimes: tuple[str, ...] | None = None  # the names under daemon.json "runtimes" (); none registered
+    shm_mode: str | None = None  # /dev/shm's permission bits in octal ("1777"); "absent": /dev shows no /dev/shm
+    yama_ptrace_scope: int | None = None  # kernel.yama.ptrace_scope 0-3 (Documentation/admin-guide/LSM/Yama.rst)
+    nouveau_loaded: bool | None = None  # nouveau is in /proc/modules (or /sys/module)
+    nouveau_blacklisted: bool | None = None  # modprobe.d or the kernel command line keeps nouveau from loading
+    kernel_headers: bool | None = None  # the running kernel's build tree (/lib/modules/<release>/build) is installed
+    imex_channels: tuple[str, ...] | None = None  # /dev/nvidia-caps-imex-channels/channel<N> names; (): none
+    imex_registered: bool | None = None  # /proc/devices lists nvidia-caps-imex-channels (the driver's IMEX channels)
+    nvidia_caps: tuple[str, ...] | None = None  # /dev/nvidia-caps/nvidia-cap<N> names; (): none
+
+
+@dataclass(frozen=True)
 class DkmsModule:
     """One DKMS build: /var/lib/dkms/<name>/<version>/<kernel>/<arch>/ (installed when the
     /var/lib/dkms/<name>/kernel-<kernel>-<arch> link points at it)."""
@@ -393,6 +411,7 @@ class NodeFacts:
     fabric: NodeFabric = field(default_factory=NodeFabric)  # NVSwitch, Fabric Manager, NVLSM
     container_toolkit: NodeContainerToolkit = field(default_factory=NodeContainerToolkit)  # versions, mode, CDI
     mig: NodeMig = field(default_factory=NodeMig)  # Multi-Instance GPU instances
+    state: NodeState = field(default_factory=NodeState)  # Docker runtime, /dev/shm, Yama, nouveau, headers, IMEX, caps
     # the cluster's NVIDIA GPU components serving this node and their released versions ("k8s-device-plugin":
     # "v0.17.4", "gpu-operator": "v25.3.4"): from a facts file, or the node's status.images in Kubernetes; None: not
     # known (a probe of the host root cannot see them)

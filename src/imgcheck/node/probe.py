@@ -26,6 +26,7 @@ from .mig import scan_mig
 from .module_files import PEER_MODULE_FILES, read_ofed_symvers, scan_dkms, scan_module_files
 from .modules import module_file_paths, running_kernel_module_files, scan_modules
 from .net_interfaces import scan_interfaces
+from .node_state import scan_node_state
 from .numa import scan_numa
 from .nvidia import scan_gpu
 from .ofed import decide_stack, read_install
@@ -126,6 +127,7 @@ def probe(root: str = "/", name: str | None = None, now: _dt.datetime | None = N
         fabric=scan_fabric(host, mods.sysfs_visible, unknown),
         container_toolkit=scan_container_toolkit(host, unknown),
         mig=scan_mig(host, gpu.driver_version is not None or gpu.kernel_module is not None, unknown),
+        state=scan_node_state(host, release, unknown, read),
     )
     return dataclasses.replace(facts, sources=probe_sources(facts, read, install.ofed_info_id is not None))
 
