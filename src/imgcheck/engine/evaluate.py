@@ -25,6 +25,7 @@ from . import (
     dmabuf,
     efa,
     efa_gdr,
+    elf_needs,
     env_buffers,
     env_devices,
     env_nccl_params,
@@ -78,6 +79,7 @@ from .facts import State
 FAMILIES = (
     platform,
     glibc,
+    elf_needs,
     rdma_userspace,
     gdr,
     gpu_registrars,
