@@ -47,6 +47,7 @@ def _needs(ctx: Ctx) -> list[_Need]:
         if lf.needs_efa:
             efa = [p for p in image.rdma.providers if p.name == "efa"]
             chosen = next((p for p in efa if p.loaded), efa[0] if efa else None)
+            why: str | None
             if chosen is None:
                 why = "the image ships no libefa.so.1 (a node mount, or the EFA installer's copy under /opt?)"
             else:
@@ -67,7 +68,9 @@ def _needs(ctx: Ctx) -> list[_Need]:
         lib = ctx.lib
         if lf.needs_ibverbs:
             defined = lib.symbol_versions if lib is not None and lib.symbol_versions else None
-            why = None if defined else (ctx.lib_unknown or "the image's libibverbs IBVERBS_x.y versions are not read")
+            why_verbs = (
+                None if defined else (ctx.lib_unknown or "the image's libibverbs IBVERBS_x.y versions are not read")
+            )
             path = lib.path if lib is not None else None
             found.append(
                 _Need(
@@ -79,14 +82,16 @@ def _needs(ctx: Ctx) -> list[_Need]:
                     defined,
                     path,
                     lib.location if lib is not None else None,
-                    why,
+                    why_verbs,
                 )
             )
     for plugin in image.nccl_net_plugins:
         if plugin.loaded is False or not plugin.needs_libfabric:
             continue
         defined = lf.symbol_versions if lf is not None and lf.symbol_versions else None
-        why = None if defined else ("the image ships no libfabric.so.1" if lf is None else "its FABRIC_x.y not read")
+        why_fabric = (
+            None if defined else ("the image ships no libfabric.so.1" if lf is None else "its FABRIC_x.y not read")
+        )
         found.append(
             _Need(
                 f"NCCL net plugin {plugin.name}",
@@ -97,7 +102,7 @@ def _needs(ctx: Ctx) -> list[_Need]:
                 defined,
                 lf.path if lf is not None else None,
                 lf.location if lf is not None else None,
-                why,
+                why_fabric,
             )
         )
     return found
