@@ -78,3 +78,39 @@ def test_legacy_image_gets_cuda_version_floor():
     img = dataclasses.replace(img, env={k: v for k, v in img.env.items() if k != "NVIDIA_REQUIRE_CUDA"})
     f = by_id(run(img, _node("551.61", "12.4")), RULE)
     assert "cuda>=12.8" in f.predicted_error
+
+
+# ---------- UCX_TLS without the CUDA transports (engine/ucx.py) ----------
+UCX_RULE = "UCX-TLS-NO-GPU-TRANSPORT"
+
+
+def _gpu_node(count: int):
+    n = node("mofed-23.10-open-550-peermem")
+    gpus = n.gpu.gpus
+    assert gpus, "the fixture node lists its GPUs"
+    return replace_in(n, "gpu.gpus", tuple(dataclasses.replace(gpus[0], index=i) for i in range(count)))
+
+
+@pytest.mark.parametrize(
+    "tls, count, expect",
+    [
+        ("^cuda_ipc", 4, "cuda_ipc"),  # nixl#1110: the image's UCX_TLS=^cuda_ipc on a 4-GPU GB200 node
+        ("rc,sm", 8, "cuda_copy, cuda_ipc"),
+        ("rc,cuda,sm", 8, None),  # the cuda alias brings both
+        ("^cuda_ipc", 1, None),  # no peer GPU on the node
+        ("all", 8, None),
+    ],
+)
+def test_ucx_tls_without_gpu_transports(tls, count, expect):
+    result = run(_image({"UCX_TLS": tls}), _gpu_node(count))
+    if expect is None:
+        assert UCX_RULE not in ids(result)
+    else:
+        f = by_id(result, UCX_RULE)
+        assert f"without {expect}" in f.title
+
+
+def test_ucx_tls_unset_is_silent():
+    img = _image({})
+    img = dataclasses.replace(img, env={k: v for k, v in img.env.items() if k != "UCX_TLS"})
+    assert UCX_RULE not in ids(run(img, _gpu_node(4)))
