@@ -104,7 +104,10 @@ def _driver_cuda(ctx: Ctx) -> tuple[str | None, str]:
     row = ctx.matrix.row("nvidia_driver_cuda", driver_branch=ctx.driver_branch()) if gpu.driver_version else None
     if row and row.get("newest_cuda_native"):
         return str(row["newest_cuda_native"]), f"catalog nvidia_driver_cuda (driver branch {row['driver_branch']})"
-    return None, "the CUDA version of the node's driver is not known"
+    return None, (
+        f"the CUDA version driver {gpu.driver_version or '(unknown)'} reports is not known (no row for its branch in "
+        "catalog nvidia_driver_cuda; nvidia-smi's 'CUDA Version' gives it: node fact gpu.cuda_driver_version)"
+    )
 
 
 @rule(
