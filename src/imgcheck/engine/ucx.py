@@ -21,7 +21,13 @@ from . import facts
 from .context import Ctx
 from .emit import Outcome, decided, finding, unknown
 
-RULES = ("UCX-TLS-NO-INTERNODE", "UCX-IB-MODULE-VERSIONS", "UCX-NO-IB-TRANSPORT", "ENV-UCX-NET-DEVICES-NOT-ON-NODE")
+RULES = (
+    "UCX-TLS-NO-INTERNODE",
+    "UCX-IB-MODULE-VERSIONS",
+    "UCX-NO-IB-TRANSPORT",
+    "ENV-UCX-NET-DEVICES-NOT-ON-NODE",
+    "UCX-TLS-NO-GPU-TRANSPORT",
+)
 # The facts each rule needs present (absent: the rule does not apply) and the further facts it reads;
 # silence with one of them unknown is reported as unknown (engine/contract.py).
 REQUIRES = {
@@ -29,12 +35,14 @@ REQUIRES = {
     "UCX-IB-MODULE-VERSIONS": (facts.UCX,),
     "UCX-NO-IB-TRANSPORT": (facts.UCX,),
     "ENV-UCX-NET-DEVICES-NOT-ON-NODE": (facts.setting("UCX_NET_DEVICES"),),
+    "UCX-TLS-NO-GPU-TRANSPORT": (facts.UCX, facts.setting("UCX_TLS")),
 }
 READS = {
     "UCX-TLS-NO-INTERNODE": (facts.UCX, facts.setting("UCX_TLS", "UCX_NET_DEVICES", "OMPI_MCA_pml")),
     "UCX-IB-MODULE-VERSIONS": (facts.UCX,),
     "UCX-NO-IB-TRANSPORT": (facts.UCX, facts.setting("UCX_TLS", "UCX_NET_DEVICES", "OMPI_MCA_pml"), facts.NODE_RDMA),
     "ENV-UCX-NET-DEVICES-NOT-ON-NODE": (facts.setting("UCX_NET_DEVICES"), facts.UCX, facts.NODE_RDMA),
+    "UCX-TLS-NO-GPU-TRANSPORT": (facts.UCX, facts.setting("UCX_TLS"), facts.GPU_DRIVER),
 }
 
 # transports that reach another node (verbs/mlx5 IB and RoCE, EFA SRD, TCP, Cray uGNI)
@@ -116,6 +124,22 @@ def allowed_internode(value: str) -> tuple[set[str] | None, set[str]]:
     return (set(INTERNODE) - named if negate else named & INTERNODE), strange
 
 
+def allowed(value: str) -> set[str] | None:
+    """Every transport UCX_TLS allows (inter- and intra-node), or None for all."""
+    text = value.strip()
+    negate = text.startswith("^")
+    items = [i.strip() for i in text.lstrip("^").split(",") if i.strip()]
+    if not items or (not negate and "all" in items):
+        return None
+    named = {n for i in items for n in ({i[1:]} if i.startswith("\\") else ALIASES.get(i, {i}))}
+    return (set(INTERNODE | INTRANODE) - named) if negate else named
+
+
+# The CUDA transports a GPU job's UCX needs, and what it loses without each (UCX docs, "GPU support" and UCX_TLS):
+# cuda_copy detects and copies GPU memory; cuda_ipc moves GPU memory between processes of one node over NVLink/P2P.
+GPU_TRANSPORTS = ("cuda_copy", "cuda_ipc")
+
+
 def has_ucx(ctx: Ctx) -> bool:
     return ctx.image.ucx is not None or any(s.kind == "ucx" for s in ctx.image.bundled_stacks)
 
@@ -125,6 +149,48 @@ def check(ctx: Ctx) -> Iterator[Outcome]:
     yield from _module_versions(ctx)
     yield from _no_ib_transport(ctx)
     yield from _net_devices(ctx)
+    yield from _gpu_transports(ctx)
+
+
+def _gpu_transports(ctx: Ctx) -> Iterator[Outcome]:
+    """UCX_TLS that leaves a GPU node's UCX without cuda_copy or cuda_ipc (a `^cuda_ipc` an image exports, or an
+    allow-list of network transports only). Without cuda_ipc, UCX has no lane that moves GPU memory between the
+    node's GPUs: host-API transfers are staged through host memory, and the device API (UCX 1.20+,
+    src/ucp/core/ucp_device.c) finds no device lane and fails (UCS_ERR_NO_DEVICE)."""
+    rule = "UCX-TLS-NO-GPU-TRANSPORT"
+    setting = ctx.setting("UCX_TLS")
+    if setting is None or setting.origin == "nccl.conf" or not has_ucx(ctx):
+        return
+    allow = allowed(setting.value)
+    if allow is None:
+        return
+    missing = [t for t in GPU_TRANSPORTS if t not in allow]
+    if not missing:
+        return
+    gpus = len(ctx.node.gpu.gpus)
+    if gpus == 0 and not ctx.node.gpu.driver_version:
+        yield unknown(
+            rule,
+            f"{setting.label}={setting.value} leaves out {', '.join(missing)}; whether the node has GPUs is unknown",
+        )
+        return
+    if missing == ["cuda_ipc"] and gpus == 1:
+        return  # one GPU per node: no peer to reach over CUDA IPC
+    ucx = ctx.image.ucx
+    evidence = [setting.evidence, ctx.node_ev("gpu.gpus", f"{gpus} GPU(s)" if gpus else "GPU driver present")]
+    if ucx is not None:
+        evidence.append(Evidence("image.ucx.version", ucx.version, ucx.location))
+    yield finding(
+        ctx.matrix,
+        rule,
+        evidence,
+        variant="no-cuda-copy" if "cuda_copy" in missing else None,
+        setting=setting.label,
+        value=setting.value,
+        missing=", ".join(missing),
+        gpus=gpus or "its",
+        ucx_version=(ucx.version if ucx is not None else None) or "unknown",
+    )
 
 
 def _net_devices(ctx: Ctx) -> Iterator[Outcome]:
