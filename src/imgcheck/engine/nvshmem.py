@@ -34,8 +34,11 @@ def _first_accepting(ctx: Ctx) -> str | None:
 def peermem_undetected(ctx: Ctx) -> Iterator[Outcome]:
     found = [r for r in registrars.registrars_in(ctx.matrix, ctx.image) if r.registrar == REGISTRAR]
     if not found:
-        return  # no NVSHMEM package: the rule is not about this image (a source build is not recognised)
+        # a source build (DeepEP's install) is not recognised: the words say what was looked at
+        yield decided(RULE, "no NVSHMEM package (nvidia-nvshmem-cu*, libnvshmem3-*) among the image's packages")
+        return
     if ctx.node_has_rdma is False:
+        yield decided(RULE, "the node has no RDMA device: NVSHMEM's IB transports are not used")
         return
     nvshmem = found[0]
     first = _first_accepting(ctx)
@@ -45,7 +48,10 @@ def peermem_undetected(ctx: Ctx) -> Iterator[Outcome]:
         return
     pm, api = ctx.node.gpu.peermem.loaded, ctx.node.rdma.peer_memory_api
     if api is True or pm is False:
-        return  # the memory_peers files exist, or no peer-memory module: GDR-REGISTRAR-FAILS-WITHOUT-GDR speaks
+        # the memory_peers files exist, or no peer-memory module at all: GDR-REGISTRAR-FAILS-WITHOUT-GDR speaks
+        why = "/sys/kernel/mm/memory_peers exists" if api else "nvidia_peermem is not loaded"
+        yield decided(RULE, f"{why}: {nvshmem.words()}'s own check agrees with the node")
+        return
     if older is None:
         yield unknown(RULE, f"which peer-memory files {nvshmem.words()} checks is not known for its release")
         return
