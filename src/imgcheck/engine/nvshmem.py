@@ -33,6 +33,9 @@ def _first_accepting(ctx: Ctx) -> str | None:
 )
 def peermem_undetected(ctx: Ctx) -> Iterator[Outcome]:
     found = [r for r in registrars.registrars_in(ctx.matrix, ctx.image) if r.registrar == REGISTRAR]
+    if not found and (reason := ctx.image.unknown_reason("packages")):
+        yield unknown(RULE, f"whether the image has NVSHMEM is unknown: its packages were not read ({reason})")
+        return
     if not found:
         # a source build (DeepEP's install) is not recognised: the words say what was looked at
         yield decided(RULE, "no NVSHMEM package (nvidia-nvshmem-cu*, libnvshmem3-*) among the image's packages")
