@@ -19,7 +19,7 @@ from ..job.model import (
     EnvVar,
     JobFacts,
 )
-from ..knowledge import rdma_consumers, visible_devices
+from ..knowledge import librdmacm, rdma_consumers, visible_devices
 from ..knowledge.settings import IMAGE_ENV
 from ..model.env_redact import keeps as library_setting
 from ..model.location import Location
@@ -842,7 +842,9 @@ def _partial_devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Out
     rule = "JOB-RDMA-DEVICES-PARTIAL"
     job = _job(ctx)
     given = _uverbs(job.devices)
-    if given is None or job.privileged or not _uses_verbs(ctx) or ctx.node_has_rdma is not True:
+    rdmacm, rdmacm_unread = librdmacm.in_image(ctx.image) if ctx.lib is not None else (None, None)
+    uses = _uses_verbs(ctx) or rdmacm is not None  # an RDMA-CM application needs no NCCL or UCX to open devices
+    if given is None or job.privileged or not uses or ctx.node_has_rdma is not True:
         return  # the whole directory, all of them (privileged), or nothing given: other rules speak
     if job.runtime == RUNTIME_ENROOT:
         return  # enroot's default mounts give the whole host /dev whatever the step mounts
@@ -864,10 +866,26 @@ def _partial_devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Out
         _ev(ctx, "devices", ", ".join(job.devices or ())),
         ctx.node_ev("rdma.devices", ", ".join(names)),
     ]
+    variant, behaviour, fixed = None, None, librdmacm.fixed_release(ctx.matrix)
+    if rdmacm is None and rdmacm_unread and ctx.lib is not None and ctx.lib.rdma_core:
+        # whether librdmacm is installed is not read; it comes from the same rdma-core as the libibverbs read
+        rdmacm = librdmacm.Librdmacm(
+            ctx.lib.rdma_core, f"if installed, from the rdma-core of {ctx.lib.path or 'its libibverbs'}"
+        )
+        behaviour = librdmacm.partial_devices(ctx.matrix, rdmacm)
+        variant = "rdmacm-if-present" if behaviour == librdmacm.FAILS_ALL else None
+        if variant is None:
+            rdmacm = None
+    elif rdmacm is not None:
+        behaviour = librdmacm.partial_devices(ctx.matrix, rdmacm)
+        variant = "rdmacm-fails-all" if behaviour == librdmacm.FAILS_ALL else None
+    if rdmacm is not None:
+        evidence.append(Evidence("image.rdma.librdmacm", f"{rdmacm.how} (rdma-core {rdmacm.release or 'not read'})"))
     yield finding(
         ctx.matrix,
         rule,
         evidence,
+        variant=variant,
         where=job.where,
         who=job.who,
         given=len(given),
@@ -875,6 +893,26 @@ def _partial_devices(ctx: Ctx, exposed: tuple[bool | None, str]) -> Iterator[Out
         node_count=len(names),
         node_devices=", ".join(names),
         runtime_fix=_device_fix(ctx),
+        rdmacm=rdmacm.release if rdmacm is not None else None,
+        rdmacm_how=rdmacm.how if rdmacm is not None else None,
+        rdmacm_fixed=fixed,
+        rdmacm_note=_rdmacm_note(rdmacm, behaviour, fixed),
+    )
+
+
+def _rdmacm_note(lib: librdmacm.Librdmacm | None, behaviour: str | None, fixed: str | None) -> str:
+    """What the image's librdmacm does with the devices it cannot open, for the NCCL wording of the rule."""
+    if lib is None:
+        return ""
+    if behaviour == librdmacm.SKIPS:
+        return (
+            f" The image's librdmacm ({lib.how}) marks a device it cannot open dead and goes on (rdma-core {fixed} "
+            "and later), so RDMA-CM applications run on the devices given too."
+        )
+    return (
+        f" The image has librdmacm ({lib.how}) whose rdma-core release was not read: before rdma-core {fixed} one "
+        "device it cannot open fails its whole device init, and every RDMA-CM call (rdma_get_devices, "
+        "rdma_create_id) fails with ENODEV."
     )
 
 
