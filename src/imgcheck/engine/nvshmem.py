@@ -34,7 +34,11 @@ def _first_accepting(ctx: Ctx) -> str | None:
 def peermem_undetected(ctx: Ctx) -> Iterator[Outcome]:
     found = [r for r in registrars.registrars_in(ctx.matrix, ctx.image) if r.registrar == REGISTRAR]
     if not found and (reason := ctx.image.unknown_reason("packages")):
-        yield unknown(RULE, f"whether the image has NVSHMEM is unknown: its packages were not read ({reason})")
+        yield unknown(
+            RULE,
+            f"whether the image has NVSHMEM is unknown: its packages were not read ({reason})",
+            ("image.packages",),
+        )
         return
     if not found:
         # a source build (DeepEP's install) is not recognised: the words say what was looked at
@@ -63,6 +67,7 @@ def peermem_undetected(ctx: Ctx) -> Iterator[Outcome]:
             RULE,
             f"{nvshmem.words()} accepts only /sys/kernel/mm/memory_peers/nv_mem{{,_nc}}; "
             + ctx.unknown_why("gpu.peermem.loaded" if pm is None else "rdma.peer_memory_api"),
+            ("node.gpu.peermem.loaded" if pm is None else "node.rdma.peer_memory_api",),
         )
         return
     dmabuf_ok, dmabuf_why = gpudirect.node_paths(ctx.matrix, ctx.node).dmabuf
