@@ -135,7 +135,11 @@ def requirement(ctx: Ctx) -> Iterator[Outcome]:
             required.insert(0, (f"{LEGACY} (legacy image)", f"cuda>={mm[0]}.{mm[1]}"))
             evidence.append(legacy.evidence)
     if not required:
-        return
+        if ctx.image.unknown_reason("env") is None:
+            yield decided(
+                RULE, f"the image's Env sets no {REQUIRE_PREFIX}* and no {LEGACY}: the toolkit checks nothing"
+            )
+        return  # Env not read: the engine asks the settings this rule READS
     modes = {c.mode for c in ctx.node.container_toolkit.configs or ()}
     if modes and modes <= CDI_ONLY:
         yield decided(RULE, "the node's container toolkit runs in CDI mode, which checks no NVIDIA_REQUIRE_*")
