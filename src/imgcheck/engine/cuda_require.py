@@ -164,7 +164,7 @@ def requirement(ctx: Ctx) -> Iterator[Outcome]:
         first = next(f for f in terms[0] if holds(f, props) is False)
         evidence.append(ctx.node_ev("gpu.driver_version", props["driver"]))
         if cuda:
-            evidence.append(Evidence("node.gpu.cuda_driver_version", cuda, None))
+            evidence.append(ctx.node_ev("gpu.cuda_driver_version", cuda))
         yield finding(
             ctx.matrix,
             RULE,

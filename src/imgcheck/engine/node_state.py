@@ -173,9 +173,14 @@ def imex_channel_missing(ctx: Ctx) -> Iterator[Outcome]:
 def mig_no_cap_devices(ctx: Ctx) -> Iterator[Outcome]:
     """A MIG device is opened through its capability's device node /dev/nvidia-caps/nvidia-cap<N> (MIG user guide,
     'Device Nodes and Capabilities'); nvidia-modprobe creates them. Without them CUDA and NVML cannot use the instances."""
+    if not ctx.gpu_image and not any(ctx.image.unknown_reason(k) for k in ("nccl", "cuda", "packages")):
+        yield decided(
+            MIG_CAPS, "the image runs no GPU code (no CUDA, NCCL or GPU framework read): it opens no MIG device"
+        )
+        return
     instances = ctx.node.mig.gpu_instances
     if instances is None:
-        return
+        return  # the engine asks whether MIG instances exist
     if not instances:
         yield decided(MIG_CAPS, "no MIG GPU instance exists on the node")
         return
@@ -234,8 +239,12 @@ def dkms_no_headers(ctx: Ctx) -> Iterator[Outcome]:
     RDMA modules are missing after a kernel change."""
     release = ctx.node.kernel.release
     builds = ctx.node.dkms
-    if not release or builds is None:
+    if builds is None and ctx.node.gpu.driver_version:
+        # the failure is a module missing at boot; the driver is loaded now, so this boot has what the job needs
+        yield decided(DKMS_HEADERS, f"the NVIDIA driver {ctx.node.gpu.driver_version} is loaded for the running kernel")
         return
+    if not release or builds is None:
+        return  # the engine asks for the kernel release and the DKMS builds
     other = sorted({b.name for b in builds if b.name and b.kernel and b.kernel != release})
     mine = {b.name for b in builds if b.kernel == release}
     missing = [name for name in other if name not in mine]
