@@ -107,7 +107,7 @@ def _fabric_manager_missing(ctx: Ctx) -> Iterator[Outcome]:
     need, said = _system(ctx, MISSING)
     yield from said
     if need is None:
-        return
+        return  # _system has said why (its decided or unknown outcome is in `said`)
     fabric = ctx.node.fabric
     if fabric.fm_installed or fabric.fm_running:
         yield decided(MISSING, "Fabric Manager is installed or running")

@@ -39,7 +39,7 @@ def yama_cma(ctx: Ctx) -> Iterator[Outcome]:
     disables cma; before it, cma is used whatever the scope and fails at run time."""
     ucx = ctx.image.ucx
     if ucx is None:
-        return
+        return  # no UCX: the rule does not apply; UCX not read: the engine asks (the rule REQUIRES it)
     scope = ctx.node.state.yama_ptrace_scope
     first = str(ctx.matrix.need("thresholds", key=UCX_HANDLES)["value"])
     if scope == 0:
