@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import glob
+import gzip
+import json
 import os
 
 import pytest
@@ -246,8 +248,7 @@ def test_a_tampered_seek_index_reads_the_layer_whole(gzip_ref, seek_points, tmp_
     # offsets out of order or past the blob are refused by the index's structure check (points); a point entered at
     # the wrong bit inflates garbage or fails, which the inflate or the tar header before the first wanted file
     # catches (bits). Either way: a whole read, one note, nothing on stderr. (A window rewritten with other bytes is
-    # not caught where no wanted header depends on it: the record's own gzip CRC is what guards it, as it guards the
-    # layer cache's facts, docs/reading-images.md.)
+    # refused by the record's sha256, the test above; here the record is re-written whole, its sha256 with it.)
     monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
     cold, s1, _ = _inspect(gzip_ref)
     store, record = _store_record(tmp_path, s1.layers_read[0])
@@ -268,6 +269,39 @@ def test_a_tampered_seek_index_reads_the_layer_whole(gzip_ref, seek_points, tmp_
     (note,) = [n for n in notes if "file index" in n]
     assert "does not match" in note and "\n" not in note
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("where", ["windows", "members"])
+def test_a_record_damaged_under_a_valid_gzip_is_refused_by_its_sha256(
+    gzip_ref, seek_points, tmp_path, monkeypatch, where
+):
+    # damage the gzip CRC cannot see (the record rewritten whole, e.g. bytes changed before they were compressed):
+    # every seek point's window, which no tar header check reaches, or a member's recorded size. The sha256 the
+    # record's first line holds no longer matches: a whole read, one note, the facts of a cold read
+    monkeypatch.setenv("IMGCHECK_HOME", str(tmp_path / "home"))
+    cold, s1, _ = _inspect(gzip_ref)
+    (path,) = glob.glob(str(tmp_path / "home/cache/files/*/sha256/*.findex.gz"))
+    with gzip.open(path, "rb") as fh:
+        first, head = fh.readline(), fh.readline()
+        rest = bytearray(fh.read())
+    assert b'"sha256"' in first
+    if where == "windows":
+        seek_bytes = json.loads(head)["seek_bytes"]
+        count = int.from_bytes(rest[31:35], "little")
+        windows = 35 + 18 * count
+        assert windows < seek_bytes
+        rest[windows:seek_bytes] = bytes(b ^ 0x21 for b in rest[windows:seek_bytes])
+    else:
+        doc = json.loads(head)
+        doc["members"][-1][2] += 1  # the last member's size
+        head = json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+    with gzip.open(path, "wb") as fh:
+        fh.write(first + head + bytes(rest))
+    _bump_wants(monkeypatch, 1)
+    again, stats, notes = _inspect(gzip_ref)
+    assert not stats.layers_reread and len(stats.layers_read) == 1 and again == cold
+    (note,) = [n for n in notes if "file index" in n]
+    assert "damaged" in note and "sha256" in note
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,9 @@ from .layer_index import LayerBuilder, LayerIndex
 from .tarwalk import BLOCK, REGTYPES, TarHeader, _checksum_ok
 from .wants import WantSet
 
-FORMAT = 3  # 2: the spans' digests; 3: seek points of view/zran.py (older records are not found: read whole once)
+# 2: the spans' digests; 3: seek points of view/zran.py; 4: a first line with the sha256 of everything after it (the
+# windows are trusted bytes no later check covers). Older records are not found: the layer is read whole once.
+FORMAT = 4
 # the records of one layer, held while the layer is read: a member costs its name, its link target and about
 # MEMBER_OVERHEAD bytes of Python objects; past MAX_RECORD_BYTES (about 500,000 members: a CUDA layer has tens of
 # thousands) the layer gets no file index and is read whole after a wants change
@@ -147,10 +149,12 @@ class FileIndexStore:
 
 
 def _encode(record: FileIndex, fh: Any) -> None:
+    """A first line {"format", "sha256"}, then the head (scalars and members) as one JSON line, the seek index and the
+    span digests; the sha256 covers every byte after the first line, so a record damaged or rewritten anywhere in its
+    body (a window included, which no header check of a re-read reaches) is refused (_decode)."""
     seek = record.seek or b""
     spans = record.spans or b""
     head = {
-        "format": FORMAT,
         "blob_digest": record.blob_digest,
         "layer_id": record.layer_id,
         "compression": record.compression,
@@ -161,10 +165,31 @@ def _encode(record: FileIndex, fh: Any) -> None:
         "spans_bytes": len(spans) if record.spans is not None else None,
         "members": [list(m) for m in record.members],
     }
-    fh.write(json.dumps(head, separators=(",", ":")).encode())
-    fh.write(b"\n")
+    body = json.dumps(head, separators=(",", ":")).encode() + b"\n"
+    digest = hashlib.sha256(body)
+    digest.update(seek)
+    digest.update(spans)
+    fh.write(json.dumps({"format": FORMAT, "sha256": digest.hexdigest()}).encode() + b"\n")
+    fh.write(body)
     fh.write(seek)
     fh.write(spans)
+
+
+class _Hashed:
+    """The record's body as _decode reads it, hashed on the way (readline and read are all it uses)."""
+
+    def __init__(self, fh: Any) -> None:
+        self._fh, self.sha256 = fh, hashlib.sha256()
+
+    def readline(self) -> bytes:
+        line: bytes = self._fh.readline()
+        self.sha256.update(line)
+        return line
+
+    def read(self, n: int) -> bytes:
+        data: bytes = self._fh.read(n)
+        self.sha256.update(data)
+        return data
 
 
 def _want(value: object, kind: type, what: str) -> Any:
@@ -173,10 +198,13 @@ def _want(value: object, kind: type, what: str) -> Any:
     return value
 
 
-def _decode(fh: Any) -> FileIndex:
-    doc = _want(safejson.loads(fh.readline(), "file index", ValueError), dict, "document")
-    if doc.get("format") != FORMAT:
+def _decode(raw: Any) -> FileIndex:
+    first = _want(safejson.loads(raw.readline(256), "file index", ValueError), dict, "document")
+    if first.get("format") != FORMAT:
         raise ValueError("file index format")
+    recorded = _want(first.get("sha256"), str, "sha256")
+    fh = _Hashed(raw)
+    doc = _want(safejson.loads(fh.readline(), "file index", ValueError), dict, "document")
     members: list[Member] = []
     for row in _want(doc["members"], list, "members"):
         if not isinstance(row, list) or len(row) != 7:
@@ -215,6 +243,8 @@ def _decode(fh: Any) -> FileIndex:
             raise ValueError("file index: truncated span digests")
     if fh.read(1):
         raise ValueError("file index: bytes after the seek index")
+    if fh.sha256.hexdigest() != recorded:
+        raise ValueError("file index: its content does not match the sha256 recorded when it was written")
     digest = doc.get("uncompressed_digest")
     return FileIndex(
         blob_digest=_want(doc["blob_digest"], str, "blob_digest"),

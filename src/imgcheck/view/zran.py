@@ -140,7 +140,59 @@ def _error(s: Any, ret: int) -> zlib.error:
     return zlib.error(f"Error {ret} while decompressing data: {msg}")
 
 
-class Inflater:
+class _Walk:
+    """The one inflate loop both readers run: output into the caller's buffer, input from `_fill`, a member's end
+    handed to `_next_member`, and with Z_BLOCK every block boundary to `_at_block` (where the indexing read takes its
+    points). Subclasses set `_z`, `_s`, `_ps`, `_flush`, `_truncated` and say where input comes from."""
+
+    _z: Lib
+    _s: Any
+    _ps: Any
+    _flush = Z_NO_FLUSH
+    _truncated = "the stream ends inside a deflate stream"
+    _ended = False
+
+    def _fill(self) -> bool:
+        raise NotImplementedError
+
+    def _next_member(self) -> bool:
+        raise NotImplementedError
+
+    def _at_block(self) -> None:
+        """After a block's end-of-block code (Z_BLOCK only)."""
+
+    def _inflate_into(self, buffer: Any) -> int:
+        if self._ended:
+            return 0
+        view = memoryview(buffer).cast("B")
+        n = len(view)
+        if not n:
+            return 0
+        out = (ctypes.c_char * n).from_buffer(view)
+        s, z, ps, flush, block = self._s, self._z, self._ps, self._flush, self._flush == Z_BLOCK
+        s.next_out, s.avail_out = ctypes.addressof(out), n
+        while s.avail_out:
+            if not s.avail_in and not self._fill():
+                raise EOFError(self._truncated)
+            ret = z.inflate(ps, flush)
+            if ret == Z_STREAM_END:
+                if not self._next_member():
+                    self._ended = True
+                    break
+                continue
+            if ret == Z_NEED_DICT or (ret < 0 and ret != Z_BUF_ERROR):
+                raise _error(s, ret)
+            if block:
+                dt = s.data_type
+                if dt & 128 and not dt & 64:
+                    self._at_block()
+        produced: int = n - int(s.avail_out)
+        s.next_out, s.avail_out = None, 0
+        del out
+        return produced
+
+
+class Inflater(_Walk):
     """A gzip stream (one or more members) inflated into the caller's buffer, with seek points taken on the way."""
 
     def __init__(self, raw: ReadintoStream, z: Lib, spacing: int) -> None:
@@ -153,8 +205,8 @@ class Inflater:
         self._in_addr = ctypes.addressof(self._in)
         self._read = 0  # compressed bytes taken from raw
         self._out_base = 0  # output of the members before this one
-        self._member_open = True  # a member has begun (its header is expected or being decoded)
-        self._done = False
+        self._flush = Z_BLOCK
+        self._truncated = "Compressed file ended before the end-of-stream marker was reached"
         self.spacing = spacing
         self.points: list[tuple[int, int, int]] = []
         self.windows: list[bytes] = []
@@ -175,7 +227,8 @@ class Inflater:
     def _consumed(self) -> int:
         return self._read - int(self._s.avail_in)
 
-    def _point(self) -> None:
+    def _at_block(self) -> None:
+        """Take a seek point here when `spacing` compressed bytes have passed since the last one."""
         at = self._consumed()
         if self.points and at - self.points[-1][0] < self.spacing:
             return
@@ -209,33 +262,7 @@ class Inflater:
                 return True
 
     def readinto(self, buffer: Any) -> int:
-        if self._done:
-            return 0
-        view = memoryview(buffer).cast("B")
-        n = len(view)
-        if not n:
-            return 0
-        out = (ctypes.c_char * n).from_buffer(view)
-        s = self._s
-        s.next_out, s.avail_out = ctypes.addressof(out), n
-        while s.avail_out:
-            if not s.avail_in and not self._fill():
-                raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-            ret = self._z.inflate(self._ps, Z_BLOCK)
-            if ret == Z_STREAM_END:
-                if not self._next_member():
-                    self._done = True
-                    break
-                continue
-            if ret == Z_NEED_DICT or (ret < 0 and ret != Z_BUF_ERROR):
-                raise _error(s, ret)
-            dt = s.data_type
-            if dt & 128 and not dt & 64:
-                self._point()
-        produced: int = n - int(s.avail_out)
-        s.next_out, s.avail_out = None, 0
-        del out
-        return produced
+        return self._inflate_into(buffer)
 
     def close(self) -> None:
         self._z.end(self._ps)
@@ -267,7 +294,7 @@ def parse_index(seek: bytes) -> list[tuple[int, int, int, int]]:
     return points
 
 
-class PointReader:
+class PointReader(_Walk):
     """The output of a gzip blob from any offset, inflated from the seek point before it. `read_at(offset, n)` gives
     the blob's bytes (fewer at its end); nothing here trusts them more than the caller does."""
 
@@ -279,8 +306,8 @@ class PointReader:
         self._in = b""
         self._in_at = 0  # blob offset of the next byte to hand to inflate
         self.pos = -1  # output offset of the next byte (-1: not started)
-        self._ended = False
         self.compressed = 0
+        self._truncated = "the blob ends inside a deflate stream"
 
     def _start(self, point: tuple[int, int, int, int]) -> None:
         c, u, bits, window_at = point
@@ -311,7 +338,7 @@ class PointReader:
             if not self.readinto(discard[: min(len(discard), offset - self.pos)]):
                 raise EOFError("the stream ends before the offset")
 
-    def _feed(self) -> bool:
+    def _fill(self) -> bool:
         data = self._read_at(self._in_at, IN_CHUNK)
         if not data:
             return False
@@ -344,26 +371,7 @@ class PointReader:
         return True
 
     def readinto(self, buffer: memoryview) -> int:
-        n = len(buffer)
-        if self._ended or not n:
-            return 0
-        out = (ctypes.c_char * n).from_buffer(buffer)
-        s = self._s
-        s.next_out, s.avail_out = ctypes.addressof(out), n
-        while s.avail_out:
-            if not s.avail_in and not self._feed():
-                raise EOFError("the blob ends inside a deflate stream")
-            ret = self._z.inflate(self._ps, Z_NO_FLUSH)
-            if ret == Z_STREAM_END:
-                if not self._next_member():
-                    self._ended = True
-                    break
-                continue
-            if ret == Z_NEED_DICT or (ret < 0 and ret != Z_BUF_ERROR):
-                raise _error(s, ret)
-        produced: int = n - int(s.avail_out)
-        s.next_out, s.avail_out = None, 0
-        del out
+        produced = self._inflate_into(buffer)
         self.pos += produced
         return produced
 
