@@ -10,6 +10,7 @@ import hashlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,10 +113,22 @@ def normalise(name: str) -> str | None:
 
 
 class _CountingReader:
-    """Counts (and optionally hashes) the uncompressed bytes as the walk pulls them into its buffer."""
+    """Counts (and optionally hashes) the uncompressed bytes as the walk pulls them into its buffer.
+
+    `pipelined`: each chunk is hashed in a thread of its own while the next chunk is inflated (hashlib and the
+    inflate release the GIL), so one layer's read uses two cores where one is idle (the last layer of an image, or a
+    layer that dominates it). Every byte is still hashed, in order, before verify() answers: the walk hands out two
+    buffers in turn (tarwalk._Chunks), and a chunk's hash is waited for before the buffer after it is handed out, so
+    no buffer is refilled while it is hashed."""
 
     def __init__(
-        self, raw: ReadintoStream, limits: Limits, what: str, verify_digest: str | None, hash_it: bool = True
+        self,
+        raw: ReadintoStream,
+        limits: Limits,
+        what: str,
+        verify_digest: str | None,
+        hash_it: bool = True,
+        pipelined: bool = False,
     ) -> None:
         self._readinto = readinto_of(raw)
         self._limits = limits
@@ -125,23 +138,45 @@ class _CountingReader:
         # trustworthy as the config's diff_id it matches.
         self._hash = hashlib.sha256() if hash_it else None
         self._verify = verify_digest
+        self._pool: ThreadPoolExecutor | None = None
+        if pipelined and hash_it:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="imgcheck-diff-id")
+        self._hashing: Future[None] | None = None
+        self.buffers = 2 if self._pool is not None else 1  # what the walk must take in turn
 
     def readinto(self, buffer: bytearray | memoryview) -> int:
-        n = self._readinto(buffer)
+        n = self._readinto(buffer)  # (pipelined: while the chunk before is hashed)
         self.count += n
         if self.count > self._limits.max_uncompressed:
             raise LimitExceededError(
                 f"{self._what}: decompresses to more than {self._limits.max_uncompressed} bytes (limit)"
             )
         if n and self._hash is not None:
-            self._hash.update(memoryview(buffer)[:n])
+            chunk = memoryview(buffer)[:n]
+            if self._pool is None:
+                self._hash.update(chunk)
+            else:
+                self._wait()
+                self._hashing = self._pool.submit(self._hash.update, chunk)
         return n
+
+    def _wait(self) -> None:
+        if self._hashing is not None:
+            hashing, self._hashing = self._hashing, None
+            hashing.result()
+
+    def close(self) -> None:
+        """Ends the hashing thread (the layer's read is over, whether it verified or not)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def verify(self) -> str | None:
         """After the walk has drained the stream: the digest of every uncompressed byte, checked
         against the expected diff_id when there is one."""
         if self._hash is None:
             return None
+        self._wait()
         got = "sha256:" + self._hash.hexdigest()
         if self._verify is not None and got != self._verify:
             raise BadInputError(
@@ -149,6 +184,11 @@ class _CountingReader:
                 f"the image config's diff_id says {self._verify}"
             )
         return got
+
+
+# A layer from this compressed size has its uncompressed bytes hashed in a second thread (_CountingReader): below
+# it the thread's start and hand-offs cost more than the overlap gains.
+PIPELINE_MIN = 8 * 1024**2
 
 
 def index_layer(
@@ -161,6 +201,7 @@ def index_layer(
     diff_id: str | None = None,
     seek_spacing: int | None = None,
     span_digests: bool = False,
+    pipelined: bool = False,
 ) -> LayerIndex:
     """Stream one layer and index it. `raw` may be a VerifyingReader; it is finished here.
 
@@ -170,6 +211,7 @@ def index_layer(
     bytes apart (view/zran.py), kept on the index for its file index (a later re-read of only the wanted files by
     offset); with `span_digests` also the digest of every file_index.SPAN of the blob (a re-read by HTTP Range checks
     each span it fetches against them: one more sha256 of the compressed bytes, so only where a Range re-read can be).
+    `pipelined`: the uncompressed bytes are hashed in a second thread while the next chunk is inflated (_CountingReader).
     """
     what = f"layer {digest}"
     layer_id = layer_id or digest
@@ -184,6 +226,7 @@ def index_layer(
     idx = build.idx
     recorder = Recorder()
     inflater: Inflater | None = None
+    counter: _CountingReader | None = None
     try:
         stream, compression = open_decompressed(raw, seek_spacing)
         inflater = stream if isinstance(stream, Inflater) else None
@@ -193,8 +236,8 @@ def index_layer(
         # An uncompressed blob named by its diff_id is the diff_id's bytes once the blob's own
         # digest verifies (raw.finish() below): hashing them a second time would prove nothing.
         same_bytes = bool(diff_id) and diff_id == digest and not verify_uncompressed and hasattr(raw, "finish")
-        counter = _CountingReader(stream, limits, what, expected, hash_it=not same_bytes)
-        walker = TarWalker(counter)
+        counter = _CountingReader(stream, limits, what, expected, hash_it=not same_bytes, pipelined=pipelined)
+        walker = TarWalker(counter, buffers=counter.buffers)
         for member in walker:
             recorder.add(member, walker.offset)
             build.add(member, walker.read_data, walker.feed_data)
@@ -219,6 +262,8 @@ def index_layer(
     except DECOMPRESS_ERRORS as exc:
         raise bad_stream(what, exc) from None
     finally:
+        if counter is not None:
+            counter.close()  # joins its hashing thread before anything else runs (a fork needs none running)
         if inflater is not None:
             inflater.close()  # frees its inflate state (the caller closes the layer's stream)
     done = build.finish()

@@ -20,7 +20,7 @@ from ..streams import ByteStream, SeekableByteStream, readinto_of
 from .cache import ClaimingCache, LayerCache
 from .file_index import FileIndex, FileIndexStore, Stale, record_of, reread, seek_points_readable, seek_spacing
 from .fileview import FileView
-from .layer_index import FILE, HARDLINK, LayerIndex, index_layer, kept_bytes, path_hash
+from .layer_index import FILE, HARDLINK, PIPELINE_MIN, LayerIndex, index_layer, kept_bytes, path_hash
 from .layer_processes import can_fork, index_in_processes
 from .parallel_gzip import index_if_parallel
 from .progress import ByteProgress, LayerProgress
@@ -129,6 +129,7 @@ def index_image_layer(
             diff_id=layer.diff_id,
             seek_spacing=seek_spacing(layer),
             span_digests=image.read_range is not None,  # a registry blob: a re-read by Range checks every span
+            pipelined=(layer.size or 0) >= PIPELINE_MIN,
         )
     finally:
         close = getattr(raw, "close", None)

@@ -171,16 +171,21 @@ def _sparse_version(pax: dict[str, str]) -> str | None:
 
 
 class _Chunks:
-    """One buffer, refilled with readinto() each time the walker moves past what it holds."""
+    """A buffer (or `buffers` taken in turn), refilled with readinto() each time the walker moves past what it holds.
+    With two, the chunk handed out last is not written by the next refill: a reader may keep using it (hashing it in
+    another thread, view/layer_index.py) while the next one is inflated."""
 
-    def __init__(self, stream: ReadintoStream, size: int) -> None:
+    def __init__(self, stream: ReadintoStream, size: int, buffers: int = 1) -> None:
         self._readinto = readinto_of(stream)
-        self._buf = memoryview(bytearray(size))
+        self._bufs = [memoryview(bytearray(size)) for _ in range(max(1, buffers))]
+        self._turn = 0
 
     def next(self) -> memoryview | None:
         """The next chunk (valid until the following call), or None at the end of the stream."""
-        n = self._readinto(self._buf)
-        return self._buf[:n] if n else None
+        buf = self._bufs[self._turn]
+        self._turn = (self._turn + 1) % len(self._bufs)
+        n = self._readinto(buf)
+        return buf[:n] if n else None
 
 
 class TarWalker:
@@ -189,8 +194,8 @@ class TarWalker:
     Only headers and kept files are copied out of a chunk.
     """
 
-    def __init__(self, stream: ReadintoStream, chunk: int = CHUNK) -> None:
-        self._chunks = _Chunks(stream, max(chunk, BLOCK))
+    def __init__(self, stream: ReadintoStream, chunk: int = CHUNK, buffers: int = 1) -> None:
+        self._chunks = _Chunks(stream, max(chunk, BLOCK), buffers)
         self._cur = memoryview(b"")  # the chunk being walked
         self._pos = 0
         self._base = 0  # offset in the stream of the chunk being walked
