@@ -5,8 +5,17 @@ Every layer of the benchmark image (the OCI directory bench_inspect.py / bench_f
 indexed in this one process, in order, exactly as a layer worker does it (view/reader.py index_image_layer with the
 CLI's wants and limits, seek points included): CPU time per function is meaningful on a loaded machine where wall time
 is not. With --memory the same read runs under tracemalloc instead and the peak and its largest holders are printed.
+With --tree-memory `imgcheck inspect --no-cache` of the image runs as the CLI does (parent and forked layer workers),
+its process tree sampled every 20 ms: the peak of the summed RSS (pages shared after the fork counted once per
+process, as bench_inspect.py reports it) and of the summed PSS (each shared page split between its sharers: what the
+tree really holds).
 
-Usage: python benchmarks/profile_cold.py [--oci DIR] [--top 30] [--memory] [--json OUT]
+With --pipeline the image's largest layer is read alone (as a layer worker reads it), with its diff_id hashed in line
+and in a second thread (view/layer_index.py `pipelined`), rounds interleaved: the process's CPU and the main thread's
+CPU of each. The main thread's is the read's critical path when a core is free (the last layer, a dominant layer).
+
+Usage: python benchmarks/profile_cold.py [--oci DIR] [--top 30] [--memory | --tree-memory | --pipeline] [--runs 3]
+       [--json OUT]
 """
 
 from __future__ import annotations
@@ -37,11 +46,74 @@ def read_all(ref: str) -> int:
         image = source.open()
         wants = want_set()
         for layer in image.layers:
-            idx = index_image_layer(image, layer, wants, Limits())
-            total += idx.uncompressed_bytes
+            total += index_image_layer(image, layer, wants, Limits()).uncompressed_bytes  # not held past its layer
     finally:
         source.close()
     return total
+
+
+def _tree_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) in KiB of a process and its descendants, summed."""
+    rss = pss = 0
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as fh:
+                for line in fh:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    stack.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue  # it ended meanwhile
+    return rss, pss
+
+
+def tree_memory(ref: str) -> dict:
+    """Peak summed RSS and PSS of a cold `imgcheck inspect` process tree, and the process count at the peak."""
+    import subprocess
+    import tempfile
+
+    env = {**os.environ, "IMGCHECK_HOME": tempfile.mkdtemp(prefix="imgcheck-profile-cold-")}
+    cmd = [sys.executable, "-m", "imgcheck.cli.main", "inspect", "-q", "--no-cache", ref]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    peak_rss = peak_pss = 0
+    while proc.poll() is None:
+        rss, pss = _tree_kib(proc.pid)
+        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+        time.sleep(0.02)
+    return {"peak_tree_rss_mib": round(peak_rss / 1024, 1), "peak_tree_pss_mib": round(peak_pss / 1024, 1)}
+
+
+def pipeline(oci: str, runs: int) -> dict:
+    """CPU and main-thread CPU of the largest layer's read, diff_id hashed in line and in a second thread."""
+    from imgcheck.sources.base import VerifyingReader
+    from imgcheck.view.file_index import SPAN
+    from imgcheck.view.layer_index import index_layer
+
+    blobs = os.path.join(oci, "blobs", "sha256")
+    path = max((os.path.join(blobs, name) for name in os.listdir(blobs)), key=os.path.getsize)
+    size, digest = os.path.getsize(path), "sha256:" + os.path.basename(path)
+    rounds = []
+    for _ in range(runs):
+        one = {}
+        for pipelined in (False, True):
+            cpu, main, wall = time.process_time(), time.thread_time(), time.perf_counter()
+            with open(path, "rb") as fh:
+                raw = VerifyingReader(fh, digest, "layer", size)
+                index_layer(raw, digest, want_set(), seek_spacing=max(SPAN, size // 512), pipelined=pipelined)
+            name = "pipelined" if pipelined else "in_line"
+            one[name] = {
+                "cpu": round(time.process_time() - cpu, 2),
+                "main_thread_cpu": round(time.thread_time() - main, 2),
+                "wall": round(time.perf_counter() - wall, 2),
+            }
+        rounds.append(one)
+    return {"layer_bytes": size, "rounds": rounds}
 
 
 def main() -> int:
@@ -49,12 +121,21 @@ def main() -> int:
     parser.add_argument("--oci", default=DEFAULT_OCI)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--tree-memory", action="store_true")
+    parser.add_argument("--pipeline", action="store_true")
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json")
     args = parser.parse_args()
     ref = f"oci-dir:{args.oci}"
     result: dict = {"image": args.oci, "load_average_before": os.getloadavg()}
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    if args.memory:
+    if args.pipeline:
+        result["pipeline"] = pipeline(args.oci, args.runs)
+        total = 0
+    elif args.tree_memory:
+        result.update(tree_memory(ref))
+        total = 0
+    elif args.memory:
         # what is held at the end of each layer's walk (its members recorded, seek windows, kept bytes, directory
         # set: everything a layer holds at once), from the layer where the most is held
         from imgcheck.view import layer_index
@@ -77,7 +158,7 @@ def main() -> int:
         result["held_at_a_walk_end_mib"] = round(held["bytes"] / 2**20, 1)
         result["largest_at_a_walk_end"] = [str(s) for s in held["snapshot"].statistics("lineno")[: args.top]]
     else:
-        prof = cProfile.Profile()
+        prof = cProfile.Profile(time.thread_time)  # CPU of the thread that walks (cProfile's default is wall time)
         prof.enable()
         total = read_all(ref)
         prof.disable()

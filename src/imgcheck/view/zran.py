@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import io
 import struct
 import zlib
 from collections.abc import Callable
@@ -268,15 +269,21 @@ class Inflater(_Walk):
         self._z.end(self._ps)
 
     def index(self, blob_size: int, uncompressed: int) -> bytes | None:
-        """The seek points in the indexed_gzip version 1 layout (None: no point was taken)."""
+        """The seek points in the indexed_gzip version 1 layout (None: no point was taken). Called once, at the end:
+        each window is let go as it is written, so the windows (up to MAX_POINTS x 32 KiB) are not held twice."""
         if not self.points:
             return None
-        parts = [
+        out = io.BytesIO()
+        out.write(
             GZIDX_HEAD.pack(b"GZIDX", 1, FLAG_ZRAN, blob_size, uncompressed, self.spacing, WINDOW, len(self.points))
-        ]
-        parts += [GZIDX_POINT.pack(c, u, bits, 1) for c, u, bits in self.points]
-        parts += self.windows
-        return b"".join(parts)
+        )
+        for c, u, bits in self.points:
+            out.write(GZIDX_POINT.pack(c, u, bits, 1))
+        windows, self.windows, self.points = self.windows, [], []
+        windows.reverse()
+        while windows:
+            out.write(windows.pop())
+        return out.getvalue()  # the buffer itself, not a copy (BytesIO gives its bytes when nothing else holds them)
 
 
 def parse_index(seek: bytes) -> list[tuple[int, int, int, int]]:
