@@ -55,3 +55,18 @@ def test_a_wrong_diff_id_is_still_one_line_and_leaves_no_thread(layer):
         _index(blob, digest, wrong, pipelined=True)
     assert f"its uncompressed content is {diff_id}" in str(err.value) and "\n" not in str(err.value)
     assert threading.active_count() == threads
+
+
+def test_a_truncated_layer_is_the_same_error_and_leaves_no_thread(layer):
+    # the read stops mid-stream (the inflate fails) while a chunk may be being hashed: the thread is joined all the same
+    blob, _digest, diff_id = layer
+    cut = blob[: len(blob) // 2]
+    cut_digest = "sha256:" + hashlib.sha256(cut).hexdigest()
+    threads = threading.active_count()
+    messages = []
+    for pipelined in (False, True):
+        with pytest.raises(BadInputError) as err:
+            _index(cut, cut_digest, diff_id, pipelined=pipelined)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "corrupt or truncated data" in messages[1]
+    assert threading.active_count() == threads
