@@ -125,7 +125,7 @@ def build() -> dict[str, Any]:
         kept = curated.pop(row["id"], None)
         if kept is not None:
             # the tag's site replaces a curated code path; the notes, NEWS and threads it cites stay
-            notes = [s for s in kept["source"] if ":src/" not in s]
+            notes = [s for s in kept["source"] if ":src/" not in s and s not in row["source"]]
             row = {**kept, "old": row["old"], "new": row["new"], "source": row["source"] + notes}
         rows[row["id"]] = row
     rows.update(curated)  # behaviour changes no parameter default shows
