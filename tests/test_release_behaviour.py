@@ -132,3 +132,24 @@ def test_a_vllm_image_is_named_as_the_graph_capturing_program():
     f = _found(run(_image("2.19.3", packages=[vllm]), node(H100)))[0]
     assert "vllm 0.4.2" in f.mechanism
     assert any(e.collection == "image.packages" and e.item == "vllm" for e in f.evidence)
+
+
+def test_triage_reads_the_same_window_for_an_out_of_memory_line():
+    """The triage cause for CUDA out of memory (RANK-CRASH, NCCL-CUDA-OOM) asks nccl.cumem_default_memory, which reads
+    the catalog row, not a copy of its versions."""
+    from imgcheck.knowledge import nccl as nccl_k
+    from imgcheck.triage.predicates import PREDICATES
+    from imgcheck.triage.signatures import load_signatures
+
+    row = next(r for r in DECIDED if r["parameter"] == "NCCL_CUMEM_ENABLE")
+    m = matrix()
+    assert nccl_k.in_behaviour_window(m, row["release"], "NCCL_CUMEM_ENABLE", "memory")[0] is True
+    assert nccl_k.in_behaviour_window(m, row["fixed_in"], "NCCL_CUMEM_ENABLE", "memory")[0] is False
+    older = [r for r in m.rows("nccl_params") if r["name"] == "NCCL_CUMEM_ENABLE"][0]["first"]
+    assert nccl_k.in_behaviour_window(m, older, "NCCL_CUMEM_ENABLE", "memory")[0] is False
+    assert nccl_k.in_behaviour_window(m, None, "NCCL_CUMEM_ENABLE", "memory")[0] is None
+    assert "nccl.cumem_default_memory" in PREDICATES
+    sigs = {s.id: s for s in load_signatures(None).signatures}
+    for sid in ("RANK-CRASH", "NCCL-CUDA-OOM"):
+        causes = {c.id: c for c in sigs[sid].causes}
+        assert "nccl-cumem-default-graph-memory" in causes, sid
