@@ -153,3 +153,17 @@ def test_triage_reads_the_same_window_for_an_out_of_memory_line():
     for sid in ("RANK-CRASH", "NCCL-CUDA-OOM"):
         causes = {c.id: c for c in sigs[sid].causes}
         assert "nccl-cumem-default-graph-memory" in causes, sid
+
+
+def test_vllm_from_its_override_release_restores_the_setting_itself():
+    """vLLM sets NCCL_CUMEM_ENABLE=0 for its workers from 0.4.3 on (read from the wheel): the change is reported as
+    already reverted, not as a memory risk; a vLLM whose version cannot be compared is named in the condition."""
+    override = next(r for r in ROWS if r["kind"] == release_behaviour.OVERRIDE and r["component"] == "vllm")
+    site = "/usr/local/lib/python3.10/dist-packages"
+    for version in (override["release"], "0.5.3.post1"):
+        vllm = Package("vllm", version, "pip", f"{site}/vllm-{version}.dist-info/METADATA")
+        found = _found(run(_image("2.20.5", packages=[vllm]), node(H100)))
+        assert [f.severity for f in found] == ["info"] and f"vllm {version}" in found[0].mechanism, version
+    odd = Package("vllm", "dev", "pip", f"{site}/vllm-dev.dist-info/METADATA")
+    f = _found(run(_image("2.20.5", packages=[odd]), node(H100)))[0]
+    assert f.severity == "warning" and any("vllm dev does not set" in a for a in f.assumes)

@@ -32,6 +32,7 @@ READS = {RULE: (facts.NCCL, facts.GPU_DRIVER, facts.PACKAGES, *facts.each_settin
 DERIVED = "derived"  # a condition kind: a setting NCCL derives on this node (engine/nccl_effective.py)
 WORKLOAD = "workload"  # a condition kind: only the job's program decides it
 WORKLOAD_FACT = "job.workload"
+OVERRIDE = "override"  # a row kind: a program that sets a library's variable for its own processes
 _WORKLOAD_WORDS = {
     "cuda-graph-capture": "the program captures NCCL collectives in CUDA graphs (vLLM and SGLang serving by default, "
     "torch.compile mode='reduce-overhead', CUDA-graph training loops)",
@@ -65,8 +66,26 @@ def _nccl_row(ctx: Ctx, row: dict[str, Any]) -> Iterator[Outcome]:
     evidence: list[Evidence] = list(ctx.nccl_evidence())
     params = _params(row, version, change)
     if pinned is not None and pinned.value.strip() == value:
-        yield finding(ctx.matrix, RULE, [*evidence, pinned.evidence], variant="restored", **params)
+        where = f"{pinned.name}={pinned.value.strip()} ({pinned.origin})"
+        yield finding(ctx.matrix, RULE, [*evidence, pinned.evidence], variant="restored", pinned_by=where, **params)
         return
+    if pinned is None and name:
+        # a program of the image that sets the restoring value for its own workers (vLLM from 0.4.3 on); one whose
+        # release is not known stays a condition of the finding below
+        restorer, unsure = _restorer(ctx, row["parameter"], value)
+        if restorer is not None:
+            package, override = restorer
+            yield finding(
+                ctx.matrix,
+                RULE,
+                [*evidence, _package_ev(package)],
+                variant="restored",
+                pinned_by=f"{package.name} {package.version} (it sets {row['restore']} itself from {override['release']})",
+                **params,
+            )
+            return
+    else:
+        unsure = []
     workload: list[str] = []
     shown: list[str] = []
     for cond in row["matters"]:
@@ -91,6 +110,7 @@ def _nccl_row(ctx: Ctx, row: dict[str, Any]) -> Iterator[Outcome]:
             return
     capturers = [p for p in ctx.image.packages if p.name in _GRAPH_CAPTURERS]
     evidence += [_package_ev(p) for p in capturers]
+    workload += [f"{p.name} {p.version} does not set {row['restore']} itself" for p in unsure]
     found = finding(
         ctx.matrix,
         RULE,
@@ -100,6 +120,24 @@ def _nccl_row(ctx: Ctx, row: dict[str, Any]) -> Iterator[Outcome]:
         **params,
     )
     yield assuming(found, " and ".join(workload), WORKLOAD_FACT) if workload else found
+
+
+def _restorer(ctx: Ctx, parameter: str, value: str) -> tuple[tuple[Package, dict[str, Any]] | None, list[Package]]:
+    """A package of the image at or past an `override` row that sets `parameter` to `value` for its processes, and
+    the packages of such rows whose release cannot be compared."""
+    unsure: list[Package] = []
+    for row in ctx.matrix.rows(TABLE):
+        if row["kind"] != OVERRIDE or row["parameter"] != parameter or row["new"] != value or not row.get("release"):
+            continue
+        for package in ctx.image.packages:
+            if package.name != row["component"]:
+                continue
+            past = ranges.at_least(package.version, row["release"])
+            if past:
+                return (package, row), []
+            if past is None:
+                unsure.append(package)
+    return None, unsure
 
 
 def _derived(ctx: Ctx, what: str) -> nccl_effective.Derived:
