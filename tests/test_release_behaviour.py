@@ -167,3 +167,29 @@ def test_vllm_from_its_override_release_restores_the_setting_itself():
     odd = Package("vllm", "dev", "pip", f"{site}/vllm-dev.dist-info/METADATA")
     f = _found(run(_image("2.20.5", packages=[odd]), node(H100)))[0]
     assert f.severity == "warning" and any("vllm dev does not set" in a for a in f.assumes)
+
+
+STALE = [r for r in DECIDED if r.get("pin_cost") and r.get("fixed_in")]
+
+
+@pytest.mark.parametrize("row", STALE, ids=lambda r: r["id"])
+def test_a_pin_kept_past_the_fix_is_named_with_what_it_costs(row):
+    from engine_facts import replace_in
+
+    name, _, value = row["restore"].partition("=")
+    image = _image(row["fixed_in"], env={name: value})
+    found = _found(run(image, node(H100)))
+    assert [f.severity for f in found] == ["info"] and row["pin_cost"] in found[0].mechanism
+    # on a node with IMEX channels (multi-node NVLink) the pin turns MNNVL off: a warning naming the channel device
+    imex = replace_in(node(H100), "state.imex_channels", ("channel0",))
+    found = _found(run(image, imex))
+    assert [f.severity for f in found] == ["warning"] and "MNNVL" in found[0].mechanism
+    assert any(e.fact == "state.imex_channels" or "imex" in e.fact for e in found[0].evidence)
+
+
+def test_outside_every_window_the_rule_decides_instead_of_asking():
+    """An image whose NCCL is outside every window, with packages and Env unread, gets no blanket unknown."""
+    row = STALE[0]
+    image = dataclasses.replace(_image(row["fixed_in"]), unknown={"packages": "not read", "env": "not read"})
+    result = run(image, node(H100))
+    assert not _found(result) and RULE not in [u.rule for u in result.unknowns]

@@ -17,7 +17,7 @@ from ..model.report import Evidence
 from ..versions import ranges
 from . import facts, nccl_effective
 from .context import Ctx
-from .emit import Outcome, assuming, finding, unknown
+from .emit import Outcome, assuming, decided, finding, unknown
 
 RULE = "RELEASE-BEHAVIOUR-CHANGE"
 TABLE = "release_behaviour_changes"
@@ -27,7 +27,9 @@ NEEDS: dict[str, set[str]] = {}
 # reasons on their defaults, so each is a fact of its own
 RESTORE_SETTINGS = ("NCCL_CUMEM_ENABLE",)
 REQUIRES = {RULE: (facts.NCCL,)}
-READS = {RULE: (facts.NCCL, facts.GPU_DRIVER, facts.PACKAGES, *facts.each_setting(*RESTORE_SETTINGS))}
+READS = {
+    RULE: (facts.NCCL, facts.GPU_DRIVER, facts.PACKAGES, facts.IMEX_CHANNELS, *facts.each_setting(*RESTORE_SETTINGS))
+}
 
 DERIVED = "derived"  # a condition kind: a setting NCCL derives on this node (engine/nccl_effective.py)
 WORKLOAD = "workload"  # a condition kind: only the job's program decides it
@@ -44,9 +46,18 @@ _GRAPH_CAPTURERS = ("vllm", "sglang")
 def check(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl is None:
         return  # no NCCL: nothing applies; NCCL unknown is asked by the contract (REQUIRES facts.NCCL)
+    spoke = False
     for row in ctx.matrix.rows(TABLE):
         if row["component"] == "nccl" and row.get("matters") and row.get("release"):
-            yield from _nccl_row(ctx, row)
+            for outcome in _nccl_row(ctx, row):
+                spoke = True
+                yield outcome
+    if not spoke:
+        # every row was decided not to apply (release outside its window, the new behaviour not in effect here): said
+        # as such, so the settings and packages the rule would read are not asked for
+        yield decided(
+            RULE, f"NCCL {ctx.nccl.version} meets no release behaviour change whose consequence the facts show"
+        )
 
 
 def _nccl_row(ctx: Ctx, row: dict[str, Any]) -> Iterator[Outcome]:
@@ -55,9 +66,12 @@ def _nccl_row(ctx: Ctx, row: dict[str, Any]) -> Iterator[Outcome]:
     version = nccl.version
     past = ranges.at_least(version, row["release"])
     before_fix = ranges.below(version, row["fixed_in"]) if row.get("fixed_in") else True
-    if past is False or before_fix is False:
+    if past is False:
         return
     change = _change_words(row)
+    if before_fix is False:
+        yield from _stale_pin(ctx, row, change)
+        return
     if past is None or before_fix is None:
         yield unknown(RULE, f"whether NCCL {version} is past {change} is not known", ("image.nccl",))
         return
@@ -122,6 +136,31 @@ def _nccl_row(ctx: Ctx, row: dict[str, Any]) -> Iterator[Outcome]:
     yield assuming(found, " and ".join(workload), WORKLOAD_FACT) if workload else found
 
 
+def _stale_pin(ctx: Ctx, row: dict[str, Any], change: str) -> Iterator[Outcome]:
+    """From fixed_in on the restoring setting avoids nothing: a pin kept from the affected releases only costs what
+    the new default brings (pin_cost), and on a node with multi-node NVLink (IMEX channels) it turns that off."""
+    name, _, value = (row.get("restore") or "").partition("=")
+    pinned = ctx.setting(name) if name else None
+    if pinned is None or pinned.value.strip() != value or not row.get("pin_cost"):
+        return
+    nccl = ctx.nccl
+    assert nccl is not None  # check() returns before this without NCCL
+    evidence = [*ctx.nccl_evidence(), pinned.evidence]
+    channels = ctx.node.state.imex_channels
+    mnnvl = bool(channels) and nccl_effective.param_default(ctx, "NCCL_MNNVL_ENABLE")[0]
+    if mnnvl:
+        evidence.append(ctx.node_ev("state.imex_channels", ", ".join(channels or ())))
+    yield finding(
+        ctx.matrix,
+        RULE,
+        evidence,
+        variant="stale-pin-mnnvl" if mnnvl else "stale-pin",
+        pinned_by=f"{pinned.name}={pinned.value.strip()} ({pinned.origin})",
+        pin_cost=row["pin_cost"],
+        **_params(row, nccl.version, change),
+    )
+
+
 def _restorer(ctx: Ctx, parameter: str, value: str) -> tuple[tuple[Package, dict[str, Any]] | None, list[Package]]:
     """A package of the image at or past an `override` row that sets `parameter` to `value` for its processes, and
     the packages of such rows whose release cannot be compared."""
@@ -158,6 +197,7 @@ def _params(row: dict[str, Any], version: str | None, change: str) -> dict[str, 
         "consequence": row.get("consequence") or "not stated in the sources",
         "restore": row.get("restore") or "no setting restores it",
         "fixed": f" (NCCL {row['fixed_in']} removes it)" if row.get("fixed_in") else "",
+        "fixed_in_release": row.get("fixed_in"),
         "upgrade": f"or use NCCL {row['fixed_in']} or newer, which removes the consequence"
         if row.get("fixed_in")
         else "",
