@@ -93,6 +93,8 @@ def test_inside_the_window_the_change_is_named_with_its_consequence_and_restorin
     assert row["consequence"].split(":")[0] in f.mechanism
     workload = [c for c in row["matters"] if c.startswith(release_behaviour.WORKLOAD)]
     assert bool(f.assumes) == bool(workload)  # a trigger only the program decides stays conditional
+    # with no program of the image known to pull the trigger it is information, not a warning
+    assert f.severity == ("info" if workload else "warning")
 
 
 @pytest.mark.parametrize("row", DECIDED, ids=lambda r: r["id"])
@@ -164,6 +166,8 @@ def test_vllm_from_its_override_release_restores_the_setting_itself():
         vllm = Package("vllm", version, "pip", f"{site}/vllm-{version}.dist-info/METADATA")
         found = _found(run(_image("2.20.5", packages=[vllm]), node(H100)))
         assert [f.severity for f in found] == ["info"] and f"vllm {version}" in found[0].mechanism, version
+    older = Package("vllm", "0.4.2", "pip", f"{site}/vllm-0.4.2.dist-info/METADATA")
+    assert [f.severity for f in _found(run(_image("2.20.5", packages=[older]), node(H100)))] == ["warning"]
     odd = Package("vllm", "dev", "pip", f"{site}/vllm-dev.dist-info/METADATA")
     f = _found(run(_image("2.20.5", packages=[odd]), node(H100)))[0]
     assert f.severity == "warning" and any("vllm dev does not set" in a for a in f.assumes)
