@@ -62,6 +62,8 @@ SAMPLES = {
     "NCCL-SOCKET-TYPE-MISMATCH": "user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3",
     "NCCL-NVLS-CUDA": "gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error",
     "NCCL-CUDA-OOM": "ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
+    # the WARN of NVIDIA/nccl@v2.26.2-1:src/misc/strongstream.cc, in NCCL's WARN line layout
+    "NCCL-LAUNCH-RACE-FATAL": "node1:2181:2181 [0] misc/strongstream.cc:272 NCCL WARN Fatal: host threads racing to launch NCCL on same device.",
     "EFA-NO-DEVICE": "[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available",
     "AWS-OFI-ERROR": "[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument",
     "UCX-ERROR": "[1750835683.514020] [TENCENT64:1392 :0]         libperf.c:1183 UCX  ERROR ucp_ep_create() failed: Destination is unreachable",

@@ -109,6 +109,23 @@ def in_known_issue(matrix: Matrix, version: str | None, issue: str) -> tuple[boo
     return hit, f"NCCL {version} {words} {span}"
 
 
+def in_behaviour_window(matrix: Matrix, version: str | None, parameter: str, symptom: str) -> tuple[bool | None, str]:
+    """Whether NCCL `version` is past the release_behaviour_changes row that changes `parameter` with a consequence of
+    kind `symptom` (memory, error, ...), and before the release that removes the consequence (fixed_in)."""
+    row = next(
+        r
+        for r in matrix.rows("release_behaviour_changes")
+        if r["component"] == "nccl" and r["parameter"] == parameter and r.get("symptom") == symptom
+    )
+    fixed = row.get("fixed_in")
+    span = f"{row['release']}..{fixed} (gone in {fixed})" if fixed else f"{row['release']} on"
+    if not version:
+        return None, f"NCCL version unknown; {parameter}'s default change affects {span}"
+    hit = ranges.within(version, row["release"], fixed)
+    words = {True: "is in", False: "is outside", None: "may or may not be in"}[hit]
+    return hit, f"NCCL {version} {words} {span}: {row['behaviour']}"
+
+
 def in_traced_fix(matrix: Matrix, version: str | None, issue: str) -> tuple[bool | None, str]:
     """Whether NCCL `version` has the bug of the traced fix named `issue` (nccl_fix_ranges: first_affected up to, not
     including, the fixing release of its nccl_release_notes entry)."""

@@ -264,6 +264,18 @@ def _traced(issue: str) -> Callable[[Facts], Result]:
     return predicate
 
 
+def _behaviour(parameter: str, symptom: str) -> Callable[[Facts], Result]:
+    """The NCCL in use is past a default change (catalogs/release_behaviour_changes.json) whose consequence is of kind
+    `symptom`, and before the release that removes it."""
+
+    def predicate(f: Facts) -> Result:
+        v, where = nccl_version(f)
+        hit, why = nccl_k.in_behaviour_window(f.kb, v, parameter, symptom)
+        return hit, f"{why} ({where})" if v else why
+
+    return predicate
+
+
 def log_ro(f: Facts) -> Result:
     if f.log.relaxed_ordering is None:
         return None, "no 'NET/IB : Using' line in the log"
@@ -366,6 +378,7 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     # progress thread spinning after a network error
     "nccl.shm_close_crash": _traced("shm_close_crash_after_failed_map"),
     "nccl.cumem_host_numa": _known_issue("cumem_host_numa_in_container"),
+    "nccl.cumem_default_memory": _behaviour("NCCL_CUMEM_ENABLE", "memory"),
     "nccl.cumem_host_no_p2p": _known_issue("cumem_host_shm_without_p2p"),
     "nccl.nvls_multi_nic": _known_issue("nvls_multi_nic_per_gpu"),
     "nccl.progress_spin_after_error": _traced("progress_thread_spin_after_error"),
