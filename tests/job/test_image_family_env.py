@@ -45,10 +45,19 @@ def test_a_runtime_tag_reads_its_base_and_its_own_lines():
     assert env["NCCL_VERSION"].value == "2.19.3-1" and "/runtime/Dockerfile" in env["NCCL_VERSION"].source
     assert env["NVIDIA_REQUIRE_CUDA"].value.startswith("cuda>=12.2 brand=tesla,driver>=470")
     assert "/base/Dockerfile" in env["NVIDIA_REQUIRE_CUDA"].source
-    # arm64 requires no driver branch; with the platform unknown the value is not inferred
+    # arm64 requires no driver branch; with the platform unknown the amd64 value, said so and only inferred
     arm = image_env.family_env(MATRIX, _unread("nvidia/cuda:12.2.2-runtime-ubuntu22.04", "linux/arm64"))
     assert arm["NVIDIA_REQUIRE_CUDA"].value == "cuda>=12.2"
-    assert "NVIDIA_REQUIRE_CUDA" not in image_env.family_env(MATRIX, _unread("nvidia/cuda:12.2.2-runtime-ubuntu22.04"))
+    (unknown_arch,) = [
+        v
+        for n, v in image_env.family_env(MATRIX, _unread("nvidia/cuda:12.2.2-runtime-ubuntu22.04")).items()
+        if n == "NVIDIA_REQUIRE_CUDA"
+    ]
+    assert unknown_arch.value == env["NVIDIA_REQUIRE_CUDA"].value and unknown_arch.confidence == "inferred"
+    assert image_env.ARCH_SPLIT in unknown_arch.words
+    # amd64 only (arm64 installs no cuda-compat): with the platform unknown whether it is set is not known
+    assert "NV_CUDA_COMPAT_PACKAGE" in env
+    assert "NV_CUDA_COMPAT_PACKAGE" not in image_env.family_env(MATRIX, _unread("nvidia/cuda:12.2.2-base-ubuntu22.04"))
     # a value naming the distro image's variable is not inferred: the catalog does not hold the distro's Env
     assert "PATH" not in env
 

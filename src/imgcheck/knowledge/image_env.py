@@ -76,17 +76,34 @@ def _arch(platform: str | None) -> str | None:
 
 
 def _own(row: dict[str, Any], arch: str | None) -> dict[str, str | None]:
-    """A row's own values for `arch`; a value the architectures disagree on is None when the arch is unknown."""
+    """A row's own values for `arch`. With the arch unknown, a variable both builds set to different values keeps the
+    amd64 one (ARCH_SPLIT words say so; for NVIDIA_REQUIRE_CUDA it is the more permissive: the same cuda>= clause
+    plus driver-branch alternatives), and one only one build sets is None (whether it is set is not known)."""
     env: dict[str, str | None] = dict(row["env"])
     differs = row.get("env_arm64") or {}
     for name, arm in differs.items():
-        env[name] = arm if arch == "arm64" else (env.get(name) if arch == "amd64" else None)
+        amd = env.get(name)
+        if arch == "arm64":
+            env[name] = arm
+        elif arch is None:
+            env[name] = amd if amd is not None and arm is not None else None
     return env
 
 
-def _compose(rows: dict[str, dict[str, Any]], tag: str, arch: str | None) -> dict[str, tuple[str | None, str]]:
-    """name -> (value, the tag whose Dockerfile sets it), the tag's own ENV over its FROM chain's. A value that
-    still names a variable of the distro image (`${PATH}`) is None: the catalog does not hold the distro's Env."""
+def _split(row: dict[str, Any], arch: str | None) -> set[str]:
+    """The variables _own gave the amd64 value of for an unknown arch."""
+    if arch is not None:
+        return set()
+    return {n for n, arm in (row.get("env_arm64") or {}).items() if arm is not None and row["env"].get(n) is not None}
+
+
+ARCH_SPLIT = "the amd64 value: the image's platform is not known and the arm64 build sets another"
+
+
+def _compose(rows: dict[str, dict[str, Any]], tag: str, arch: str | None) -> dict[str, tuple[str | None, str, bool]]:
+    """name -> (value, the tag whose Dockerfile sets it, whether it is the amd64 value of an unknown arch), the tag's
+    own ENV over its FROM chain's. A value that still names a variable of the distro image (`${PATH}`) is None: the
+    catalog does not hold the distro's Env."""
     chain = []
     seen: set[str] = set()
     current: str | None = tag
@@ -94,12 +111,13 @@ def _compose(rows: dict[str, dict[str, Any]], tag: str, arch: str | None) -> dic
         seen.add(current)
         chain.append(rows[current])
         current = rows[current].get("from")
-    env: dict[str, tuple[str | None, str]] = {}
+    env: dict[str, tuple[str | None, str, bool]] = {}
     for row in reversed(chain):
+        split = _split(row, arch)
         for name, value in _own(row, arch).items():
             if value is not None:
-                value = _REF_VAR.sub(lambda m: env.get(m.group(1) or m.group(2), (None, ""))[0] or m.group(0), value)
-            env[name] = (None if value is None or "$" in value else value, str(row["tag"]))
+                value = _REF_VAR.sub(lambda m: (env.get(m.group(1) or m.group(2)) or (None,))[0] or m.group(0), value)
+            env[name] = (None if value is None or "$" in value else value, str(row["tag"]), name in split)
     return env
 
 
@@ -131,16 +149,20 @@ def _cuda(matrix: Matrix, tag: str | None, arch: str | None) -> dict[str, Inferr
     if tag in rows:
         return {
             n: InferredVar(
-                n, v, f"{CUDA_IMAGE}:{tag}", f"{CUDA_TABLE} {at}: {rows[at]['source']}", rows[at]["confidence"]
+                n,
+                v,
+                f"{CUDA_IMAGE}:{tag}" + (f" ({ARCH_SPLIT})" if split else ""),
+                f"{CUDA_TABLE} {at}: {rows[at]['source']}",
+                "inferred" if split else rows[at]["confidence"],
             )
-            for n, (v, at) in _compose(rows, tag, arch).items()
+            for n, (v, at, split) in _compose(rows, tag, arch).items()
             if v is not None
         }
     words = [w for w in (tag or "").split("-") if w and w != "latest"]
     matching = [t for t in rows if all(any(p == w or p.startswith(w + ".") for p in t.split("-")) for w in words)]
     if not matching:
         return {}
-    composed = ({n: v for n, (v, _) in _compose(rows, t, arch).items()} for t in matching)
+    composed = ({n: v for n, (v, _, _) in _compose(rows, t, arch).items()} for t in matching)
     agreed = _agreed(composed, len(matching))
     family = f"{CUDA_IMAGE}:{tag}" if tag else CUDA_IMAGE
     source = f"{CUDA_TABLE}: the {len(matching)} tags matching {tag or 'any tag'} agree"
