@@ -135,3 +135,12 @@ def test_enroot_hook_still_asks_for_a_plain_python_image():
     assert any("NVIDIA_VISIBLE_DEVICES" in u.reason for u in asked) or any(
         "NVIDIA_VISIBLE_DEVICES" in " ".join(f.assumes) for f in found
     )
+
+
+def test_an_image_built_from_the_family_keeps_its_variables_but_not_its_search_paths():
+    itself = image_env.family_env(MATRIX, _unread("nvidia/cuda:12.2.2-runtime-ubuntu22.04"))
+    derived = image_env.family_env(MATRIX, _unread("my-app (FROM nvidia/cuda:12.2.2-runtime-ubuntu22.04)"))
+    assert itself["LD_LIBRARY_PATH"].value == "/usr/local/nvidia/lib:/usr/local/nvidia/lib64"
+    assert "LD_LIBRARY_PATH" not in derived and derived["NVIDIA_VISIBLE_DEVICES"].value == "all"
+    pinned = image_env.family_env(MATRIX, _unread("nvcr.io/nvidia/pytorch:23.10-py3@sha256:" + "0" * 64))
+    assert "LD_LIBRARY_PATH" in pinned

@@ -104,6 +104,17 @@ class Ctx:
         """What the image's NVIDIA family (named by its reference) sets, when the image's own Env is not read."""
         return image_env_k.family_env(self.matrix, self.image)
 
+    def image_env(self, name: str) -> tuple[str, Evidence] | None:
+        """`name` in the image's Env with its evidence: as read, or (the Env not read) as the image's NVIDIA family
+        sets it, the evidence saying it is inferred and from which catalog row. None: not set, or not known."""
+        value = self.image.env.get(name)
+        if value is not None:
+            return value, Evidence(f"image.env.{name}", value, settings_k.IMAGE_ENV)
+        inferred = self.family_env.get(name)
+        if inferred is not None:
+            return inferred.value, Evidence(f"image.env.{name}", inferred.value, Location.described(inferred.words))
+        return None
+
     def setting(self, name: str) -> Setting | None:
         found = settings_k.resolve(name, self.image, job=self.job)
         inferred = self.family_env.get(name)

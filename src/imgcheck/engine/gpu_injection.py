@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT, JobFacts
-from ..knowledge.settings import IMAGE_ENV
 from ..model.location import Location
 from ..model.report import Evidence
 from . import facts
@@ -47,12 +46,9 @@ def _hook_value(ctx: Ctx, job: JobFacts, name: str) -> tuple[str | None, Evidenc
         if var.value is None:
             return None, None, f"{job.where} passes {name} from the host, with a value the spec does not show"
         return var.value, Evidence(f"job.env.{name}", var.value, Location.file(job.path)), None
-    image_value = ctx.image.env.get(name)
+    image_value = ctx.image_env(name)  # read, or inferred from the NVIDIA image its reference names
     if image_value is not None:
-        return image_value, Evidence(f"image.env.{name}", image_value, IMAGE_ENV), None
-    inferred = ctx.family_env.get(name)
-    if inferred is not None:  # the Env not read; its reference names an NVIDIA image that sets it (nvidia/cuda, NGC)
-        return inferred.value, Evidence(f"image.env.{name}", inferred.value, Location.described(inferred.words)), None
+        return (*image_value, None)
     unread = ctx.image.unknown_reason("env")
     if unread:
         return None, None, f"whether the image's Env sets {name} ({unread})"

@@ -12,7 +12,9 @@ between read and unknown, always named as inferred, with the catalog row's sourc
 - NGC frameworks (catalog ngc_image_env): a release with a row gives what the row records; a variable the row does
   not record (or a release without a row) gets the value every recorded release of that image agrees on, if at least
   two record it and none differs (confidence inferred).
-A variable whose amd64 and arm64 values differ is inferred only when the image's platform says which.
+A variable whose amd64 and arm64 values differ takes the platform's value (the amd64 one, said so, when the platform is
+not known). For an image built FROM the family (a reference that is more than the family's own name), the search paths
+(PATH, LD_LIBRARY_PATH, LIBRARY_PATH) are not inferred: derived images extend them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ _REF = re.compile(
     r"(?<![\w./-])(?:(?:docker\.io|registry-1\.docker\.io|nvcr\.io)/)?(?P<image>nvidia/cuda|(?<=nvcr\.io/)nvidia/[\w.-]+)"
     r"(?![\w-])(?::(?P<tag>[\w.-]+))?"
 )
+# what an image built FROM the family typically sets again around the inherited value (ENV PATH=/opt/x:${PATH}): from
+# the base alone the derived image's value is not known
+EXTENDED = ("PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH")
 _REF_VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 
 
@@ -57,12 +62,15 @@ class InferredVar:
         )
 
 
-def references(reference: str) -> list[tuple[str, str | None]]:
-    """(image, tag) of each NVIDIA image the reference text names: nvidia/cuda, nvcr.io/nvidia/<name>."""
+def references(reference: str) -> list[tuple[str, str | None, bool]]:
+    """(image, tag, whether the reference is that image itself rather than one built FROM it) of each NVIDIA image
+    the reference text names: nvidia/cuda, nvcr.io/nvidia/<name>."""
     out = []
-    for m in _REF.finditer(reference or ""):
+    text = (reference or "").strip()
+    for m in _REF.finditer(text):
         image = m.group("image")
-        out.append((CUDA_IMAGE if image == CUDA_IMAGE else f"nvcr.io/{image}", m.group("tag")))
+        itself = m.start() == 0 and m.end() == len(text) or text[m.end() :].startswith("@sha256:")
+        out.append((CUDA_IMAGE if image == CUDA_IMAGE else f"nvcr.io/{image}", m.group("tag"), itself))
     return out
 
 
@@ -195,8 +203,10 @@ def family_env(matrix: Matrix, image: ImageFacts) -> dict[str, InferredVar]:
         return {}
     arch = _arch(image.platform)
     found = []
-    for name, tag in references(image.reference):
+    for name, tag, itself in references(image.reference):
         env = _cuda(matrix, tag, arch) if name == CUDA_IMAGE else _ngc(matrix, name, tag, arch)
+        if not itself:  # an image built FROM it: the search paths are what derived images extend, not keep
+            env = {n: v for n, v in env.items() if n not in EXTENDED}
         if env:
             found.append(env)
     if not found:
