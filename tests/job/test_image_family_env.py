@@ -144,3 +144,16 @@ def test_an_image_built_from_the_family_keeps_its_variables_but_not_its_search_p
     assert "LD_LIBRARY_PATH" not in derived and derived["NVIDIA_VISIBLE_DEVICES"].value == "all"
     pinned = image_env.family_env(MATRIX, _unread("nvcr.io/nvidia/pytorch:23.10-py3@sha256:" + "0" * 64))
     assert "LD_LIBRARY_PATH" in pinned
+
+
+@pytest.mark.parametrize(
+    "reference, image, tag",
+    [
+        ("nvcr.io#nvidia/pytorch:24.01-py3", "nvcr.io/nvidia/pytorch", "24.01-py3"),  # enroot / Pyxis form
+        ("docker.io/nvidia/cuda:12.2.2-base-ubuntu22.04", "nvidia/cuda", "12.2.2-base-ubuntu22.04"),
+        ("nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04", "nvidia/cuda", "12.6.3-devel-ubuntu22.04"),
+        ("app (FROM nvidia/cuda:12.2.0-devel-ubuntu22.04)", "nvidia/cuda", "12.2.0-devel-ubuntu22.04"),
+    ],
+)
+def test_references_as_users_write_them(reference, image, tag):
+    assert [(i, t) for i, t, _ in image_env.references(reference)] == [(image, tag)]

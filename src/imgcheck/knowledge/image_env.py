@@ -31,10 +31,11 @@ if TYPE_CHECKING:
 CUDA_TABLE = "nvidia_image_env"
 NGC_TABLE = "ngc_image_env"
 CUDA_IMAGE = "nvidia/cuda"
-# a reference that names nvidia/cuda (Docker Hub or nvcr.io) or an NGC image, with its tag if given; the lookbehind
-# keeps "example.com/nvidia/cuda" and "nvcr.io/nvidia/cuda-dl-base" out
+# a reference that names nvidia/cuda (Docker Hub or nvcr.io) or an NGC image, with its tag if given, also in enroot's
+# form (Pyxis --container-image=nvcr.io#nvidia/pytorch:24.01-py3); the lookarounds keep "example.com/nvidia/cuda" and
+# "nvcr.io/nvidia/cuda-dl-base" out
 _REF = re.compile(
-    r"(?<![\w./-])(?:(?:docker\.io|registry-1\.docker\.io|nvcr\.io)/)?(?P<image>nvidia/cuda|(?<=nvcr\.io/)nvidia/[\w.-]+)"
+    r"(?<![\w./-])(?:(?:docker\.io|registry-1\.docker\.io|nvcr\.io)[/#])?(?P<image>nvidia/cuda|(?<=nvcr\.io[/#])nvidia/[\w.-]+)"
     r"(?![\w-])(?::(?P<tag>[\w.-]+))?"
 )
 # what an image built FROM the family typically sets again around the inherited value (ENV PATH=/opt/x:${PATH}): from
