@@ -153,8 +153,34 @@ def _cuda_rows(matrix: Matrix) -> dict[str, dict[str, Any]]:
     return rows
 
 
-def _cuda(matrix: Matrix, tag: str | None, arch: str | None) -> dict[str, InferredVar]:
+def _composed(matrix: Matrix, arch: str | None) -> dict[str, dict[str, tuple[str | None, str, bool]]]:
+    """Every tag's Env for `arch`, composed once per matrix (a partial tag compares them all)."""
     rows = _cuda_rows(matrix)
+    composed: dict[str, dict[str, tuple[str | None, str, bool]]] = matrix.derived(
+        f"{CUDA_TABLE}:{arch}", lambda m: {t: _compose(rows, t, arch) for t in rows}
+    )
+    return composed
+
+
+_ANSWERS = 512  # references remembered per matrix: the rules ask the same image's family once per evaluation
+
+
+def _cuda(matrix: Matrix, tag: str | None, arch: str | None) -> dict[str, InferredVar]:
+    answers: dict[tuple[str | None, str | None], dict[str, InferredVar]] = matrix.derived(
+        f"{CUDA_TABLE}:answers", lambda m: {}
+    )
+    key = (tag, arch)
+    if key not in answers:
+        found = _cuda_family(matrix, tag, arch)
+        if len(answers) >= _ANSWERS:
+            answers.clear()
+        answers[key] = found
+    return answers[key]
+
+
+def _cuda_family(matrix: Matrix, tag: str | None, arch: str | None) -> dict[str, InferredVar]:
+    rows = _cuda_rows(matrix)
+    composed = _composed(matrix, arch)
     if tag in rows:
         return {
             n: InferredVar(
@@ -164,15 +190,14 @@ def _cuda(matrix: Matrix, tag: str | None, arch: str | None) -> dict[str, Inferr
                 f"{CUDA_TABLE} {at}: {rows[at]['source']}",
                 "inferred" if split else rows[at]["confidence"],
             )
-            for n, (v, at, split) in _compose(rows, tag, arch).items()
+            for n, (v, at, split) in composed[tag].items()
             if v is not None
         }
     words = [w for w in (tag or "").split("-") if w and w != "latest"]
     matching = [t for t in rows if all(any(p == w or p.startswith(w + ".") for p in t.split("-")) for w in words)]
     if not matching:
         return {}
-    composed = ({n: v for n, (v, _, _) in _compose(rows, t, arch).items()} for t in matching)
-    agreed = _agreed(composed, len(matching))
+    agreed = _agreed(({n: v for n, (v, _, _) in composed[t].items()} for t in matching), len(matching))
     family = f"{CUDA_IMAGE}:{tag}" if tag else CUDA_IMAGE
     source = f"{CUDA_TABLE}: the {len(matching)} tags matching {tag or 'any tag'} agree"
     return {n: InferredVar(n, v, f"every {family} tag", source, "inferred") for n, v in agreed.items()}
