@@ -114,3 +114,18 @@ def test_ucx_tls_unset_is_silent():
     img = _image({})
     img = dataclasses.replace(img, env={k: v for k, v in img.env.items() if k != "UCX_TLS"})
     assert UCX_RULE not in ids(run(img, _gpu_node(4)))
+
+
+@pytest.mark.parametrize(
+    "tls, names",
+    [
+        ("", "''"),  # set but empty: no transport named
+        ("^", "'^'"),
+        ("rc,sm,cuda_ipcc", "cuda_ipcc"),  # an allow-list naming what is no UCX transport or alias imgcheck knows
+    ],
+)
+def test_ucx_tls_it_cannot_read_is_asked_about_naming_the_value(tls, names):
+    result = run(_image({"UCX_TLS": tls}), _gpu_node(8))
+    assert UCX_RULE not in ids(result)
+    (u,) = [u for u in result.unknowns if u.rule == UCX_RULE]
+    assert names in u.reason and "UCX_TLS" in u.reason

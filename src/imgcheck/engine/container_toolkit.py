@@ -300,7 +300,9 @@ def legacy_imex(ctx: Ctx) -> Iterator[Outcome]:
     if job is not None and job.gpu_injection is not None:
         yield decided(LEGACY_IMEX, f"{job.where} does not start the container through the toolkit's hook")
         return
-    env = ctx.image.env
+    # the Env as read, or what the NVIDIA image its reference names sets (nvidia/cuda sets NVIDIA_REQUIRE_CUDA: not
+    # a legacy image) when it is not read
+    env = {**{name: var.value for name, var in ctx.family_env.items()}, **ctx.image.env}
     if ctx.image.unknown_reason("env") and not env:
         return  # the engine asks for the image's Env
     imex = job.env_value(IMEX) if job is not None else None
@@ -323,7 +325,8 @@ def legacy_imex(ctx: Ctx) -> Iterator[Outcome]:
         yield decided(LEGACY_IMEX, f"toolkit {version} does not default {IMEX} for legacy images")
         return
     ev = [e for e in (version_ev,) if e is not None]
-    ev.append(Evidence(f"image.env.{IMAGE_LEGACY}", env[IMAGE_LEGACY], IMAGE_ENV))
+    legacy = ctx.image_env(IMAGE_LEGACY)
+    ev.append(legacy[1] if legacy is not None else Evidence(f"image.env.{IMAGE_LEGACY}", env[IMAGE_LEGACY], IMAGE_ENV))
     yield finding(
         ctx.matrix,
         LEGACY_IMEX,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import cuda as cuda_k
 from ..knowledge import gpu_frameworks, gpudirect, image_rdma, providers
+from ..knowledge import image_env as image_env_k
 from ..knowledge import nccl as nccl_k
 from ..knowledge import settings as settings_k
 from ..knowledge import stack as stack_k
@@ -98,8 +99,28 @@ class Ctx:
         return gpudirect.nccl_why(self.matrix, version, feature)
 
     # ---------- settings ----------
+    @cached_property
+    def family_env(self) -> dict[str, image_env_k.InferredVar]:
+        """What the image's NVIDIA family (named by its reference) sets, when the image's own Env is not read."""
+        return image_env_k.family_env(self.matrix, self.image)
+
+    def image_env(self, name: str) -> tuple[str, Evidence] | None:
+        """`name` in the image's Env with its evidence: as read, or (the Env not read) as the image's NVIDIA family
+        sets it, the evidence saying it is inferred and from which catalog row. None: not set, or not known."""
+        value = self.image.env.get(name)
+        if value is not None:
+            return value, Evidence(f"image.env.{name}", value, settings_k.IMAGE_ENV)
+        inferred = self.family_env.get(name)
+        if inferred is not None:
+            return inferred.value, Evidence(f"image.env.{name}", inferred.value, Location.described(inferred.words))
+        return None
+
     def setting(self, name: str) -> Setting | None:
-        return settings_k.resolve(name, self.image, job=self.job)
+        found = settings_k.resolve(name, self.image, job=self.job)
+        inferred = self.family_env.get(name)
+        if found is None and inferred is not None and name not in self.image.nccl_conf:
+            return Setting(name, inferred.value, settings_k.ORIGIN_INFERRED, inferred.words)
+        return found
 
     @cached_property
     def ib_disabled_by(self) -> Setting | None:

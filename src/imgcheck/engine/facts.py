@@ -656,6 +656,7 @@ def launch_leaves_unset(ctx: Ctx, names: tuple[str, ...]) -> bool:
 
 def _setting_state(ctx: Ctx, selects: Callable[[str], bool], names: tuple[str, ...]) -> State:
     seen = set(ctx.image.env) | set(ctx.image.nccl_conf) | ({v.name for v in ctx.job.env} if ctx.job else set())
+    seen |= set(ctx.family_env)  # the Env not read, its reference naming a family that sets these: inferred, set
     if any(selects(n) and ctx.setting(n) is not None for n in seen):
         # a prefix (the Env lints: every NCCL_* variable) is known whole only with the image's Env read: the launch
         # setting some of them leaves the others the image may set unknown

@@ -7,7 +7,9 @@ containers through it) does neither: its pre-start hook conf/hooks/98-nvidia.sh 
 from every release) reads NVIDIA_* from enroot's environment first and the container's (the image's Env) second,
 injects nothing when NVIDIA_VISIBLE_DEVICES is unset or void, and without NVIDIA_DRIVER_CAPABILITIES mounts only the
 utility libraries, not libcuda (catalog container_runtime_injects: libcuda.so is a compute library). An image built
-FROM nvidia/cuda sets both; a plain Python image with pip's CUDA wheels sets neither.
+FROM nvidia/cuda sets both; a plain Python image with pip's CUDA wheels sets neither. With the image's Env not read,
+a reference naming nvidia/cuda or an NGC image gives what that family sets (catalogs nvidia_image_env, ngc_image_env:
+knowledge/image_env.py), as inferred evidence.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..job.model import RUNTIME_ENROOT, JobFacts
-from ..knowledge.settings import IMAGE_ENV
 from ..model.location import Location
 from ..model.report import Evidence
 from . import facts
@@ -45,9 +46,9 @@ def _hook_value(ctx: Ctx, job: JobFacts, name: str) -> tuple[str | None, Evidenc
         if var.value is None:
             return None, None, f"{job.where} passes {name} from the host, with a value the spec does not show"
         return var.value, Evidence(f"job.env.{name}", var.value, Location.file(job.path)), None
-    image_value = ctx.image.env.get(name)
+    image_value = ctx.image_env(name)  # read, or inferred from the NVIDIA image its reference names
     if image_value is not None:
-        return image_value, Evidence(f"image.env.{name}", image_value, IMAGE_ENV), None
+        return (*image_value, None)
     unread = ctx.image.unknown_reason("env")
     if unread:
         return None, None, f"whether the image's Env sets {name} ({unread})"

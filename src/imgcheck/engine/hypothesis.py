@@ -21,7 +21,9 @@ undecided on it is evaluated under "the image sets none of them" (facts.image_se
 conditional on that ("the image does not set NCCL_SOCKET_IFNAME ..."); with the image's Env read and not setting
 it the fact is ABSENT and the rule decides outright. A finding a rule gives while a setting it declares is
 UNSET_BY_LAUNCH or UNKNOWN (it read "unset" where it could not know) is made conditional the same way
-(_unset_conditional), so no finding claims a default the facts do not show.
+(_unset_conditional), so no finding claims a default the facts do not show. A variable the image's reference says
+its NVIDIA family sets (nvidia/cuda, an NGC image: knowledge/image_env.py) is neither: it is set, inferred, and the
+hypothesis keeps it set.
 """
 
 from __future__ import annotations
@@ -73,12 +75,22 @@ def _rule_reads(families: tuple[ModuleType, ...]) -> dict[str, tuple[Fact, ...]]
 
 
 def _hypothesis(
-    image: ImageFacts, node: NodeFacts, job: JobFacts | None, assumed: tuple[Fact, ...], unset: bool
+    image: ImageFacts,
+    node: NodeFacts,
+    job: JobFacts | None,
+    assumed: tuple[Fact, ...],
+    unset: bool,
+    family: dict[str, str],
 ) -> facts.Facts:
     for fact in assumed:
         assert fact.present is not None
         image, node, job = fact.present(image, node, job)
-    return facts.image_sets_none(image, node, job) if unset else (image, node, job)
+    if not unset:
+        return image, node, job
+    # "the image sets none of them" beyond what is known of its Env, and what its reference's NVIDIA family sets
+    # (knowledge/image_env.py) is known of it: an image FROM nvidia/cuda keeps NVIDIA_VISIBLE_DEVICES=all
+    image = dataclasses.replace(image, env={**family, **image.env})
+    return facts.image_sets_none(image, node, job)
 
 
 def unset_settings(ctx: Ctx, reads: tuple[Fact, ...]) -> tuple[Fact, ...]:
@@ -118,6 +130,7 @@ def conditional(
 ) -> tuple[list[Finding], list[Unknown]]:
     """The findings and unknowns of one evaluation with the presence hypothesis applied (see the module doc)."""
     ctx = Ctx(image, node, matrix, job)
+    family = {name: var.value for name, var in ctx.family_env.items()}
     components = unknown_components(ctx)
     reads = _rule_reads(families)
     findings = [_unset_conditional(ctx, f, reads.get(f.id, ())) for f in findings]
@@ -147,7 +160,7 @@ def conditional(
     for u in unknowns:
         k = key(assumed_for(u.rule))
         if u.rule not in decided and k not in outcomes and (k[0] or k[1]):
-            outcomes[k] = run(*_hypothesis(image, node, job, *k))
+            outcomes[k] = run(*_hypothesis(image, node, job, *k, family))
     words = {f.name: assumption_words(ctx, f) for f in components}
     out_findings = list(findings)
     out_unknowns: list[Unknown] = []

@@ -23,7 +23,6 @@ from collections.abc import Iterator
 
 from ..job.model import COMPLETE, RUNTIME_DOCKER, JobFacts
 from ..knowledge import cluster_workloads, visible_devices
-from ..knowledge.settings import IMAGE_ENV
 from ..model.location import Location
 from ..model.report import Evidence
 from . import facts
@@ -57,9 +56,9 @@ def _value(ctx: Ctx, job: JobFacts, name: str) -> tuple[str | None, Evidence | N
         return var.value, Evidence(f"job.env.{name}", var.value, Location.file(job.path)), None
     if job.env_incomplete:
         return None, None, f"{job.where} adds variables the spec does not show; one may be {name}"
-    value = ctx.image.env.get(name)
+    value = ctx.image_env(name)  # read, or inferred from the NVIDIA image its reference names (nvidia/cuda, NGC)
     if value is not None:
-        return value, Evidence(f"image.env.{name}", value, IMAGE_ENV), None
+        return (*value, None)
     unread = ctx.image.unknown_reason("env")
     return None, None, (f"whether the image's Env sets {name} ({unread})" if unread else None)
 

@@ -161,11 +161,31 @@ def _gpu_transports(ctx: Ctx) -> Iterator[Outcome]:
     setting = ctx.setting("UCX_TLS")
     if setting is None or setting.origin == "nccl.conf" or not has_ucx(ctx):
         return
+    text = setting.value.strip()
+    if not text.lstrip("^").strip(", "):
+        # no transport named: not a list this rule can read (UCX's own parser decides what it means)
+        yield unknown(
+            rule,
+            f"{setting.label}: the value {setting.value!r} names no transport, so which ones UCX uses is not known",
+        )
+        return
     allow = allowed(setting.value)
     if allow is None:
+        yield decided(rule, f"{setting.label} allows every transport, {' and '.join(GPU_TRANSPORTS)} included")
         return
     missing = [t for t in GPU_TRANSPORTS if t not in allow]
     if not missing:
+        yield decided(rule, f"{setting.label} allows {', '.join(GPU_TRANSPORTS)}")
+        return
+    strange = sorted(allowed_internode(setting.value)[1])
+    if strange and not text.startswith("^"):
+        # an allow-list naming what imgcheck does not know as a transport or alias: it may be the GPU transport
+        # under a name of another UCX release, or a typo UCX skips; the list cannot be read whole
+        yield unknown(
+            rule,
+            f"{setting.label}={setting.value} names {', '.join(strange)}, not a UCX transport or alias imgcheck knows; "
+            f"whether it stands for {', '.join(missing)} (a transport of this image's UCX release) is not known",
+        )
         return
     gpus = len(ctx.node.gpu.gpus)
     if gpus == 0 and not ctx.node.gpu.driver_version:

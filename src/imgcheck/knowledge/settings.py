@@ -22,6 +22,9 @@ ORIGIN_LOG = "log"
 ORIGIN_ENV = "env"
 ORIGIN_CONF = "nccl.conf"
 ORIGIN_JOB = "job"  # the launch spec (imgcheck.job): `where` says which container and line, `path` the file
+# the image's Env not read, its reference naming an NVIDIA image family that sets it (knowledge/image_env.py):
+# `where` says which family, catalog row and confidence
+ORIGIN_INFERRED = "inferred"
 ENV_CONFIG_PATH = "image config Env"  # not a file: the image config's Env list
 IMAGE_ENV = Location.described(ENV_CONFIG_PATH)
 NCCL_CONF_PATH = "/etc/nccl.conf"
@@ -45,12 +48,16 @@ class Setting:
             return Evidence(f"job.env.{self.name}", self.value, Location.file(self.path))
         if self.origin == ORIGIN_ENV:
             return Evidence(f"image.env.{self.name}", self.value, IMAGE_ENV)
+        if self.origin == ORIGIN_INFERRED:
+            return Evidence(f"image.env.{self.name}", self.value, Location.described(self.where or self.origin))
         return Evidence(f"image.nccl_conf.{self.name}", self.value, Location.file(NCCL_CONF_PATH))
 
     @property
     def source_words(self) -> str:
         if self.origin in (ORIGIN_LOG, ORIGIN_JOB):
             return self.where or self.origin
+        if self.origin == ORIGIN_INFERRED:
+            return "image Env as its family sets it (inferred)"
         return "image Env" if self.origin == ORIGIN_ENV else "image /etc/nccl.conf"
 
     @property
