@@ -1,0 +1,256 @@
+"""A crash's stack frames mapped to the component each is in, and to what that component's releases fix there.
+
+Each frame's component comes from catalogs/mpi_stack_components.json (library file name, function name, source path;
+the signal handler's own frames and glibc's loader frames have their own roles). The crash site is the innermost frame
+in a component (past the handler printing the stack and the loader or libc it called). The release of that component
+is read from a path the frames print (ucx-X.Y.Z/, openmpi-X.Y.Z/), else from the image (--image: its UCX).
+It is then compared with
+- catalogs/mpi_crash_sites.json: a crash site whose mechanism is known from the upstream fix (all its functions are in
+  the stack);
+- catalogs/mpi_crash_fixes.json: every UCX / Open MPI commit that fixes a crash, hang or corruption, with the
+  functions it changes (tools/upstreams/gen_mpi_crash_fixes.py): a later release's fix that changed a function of
+  this stack;
+- catalogs/upstream_release_notes.json: a UCX NEWS crash/hang fix whose text names a function of this stack.
+A later fix that touched the crashing function is a candidate (worth an A/B with that release), never a verdict: a
+commit changing a function does not show this crash was its bug. A known crash site with the release inside its
+range is supported; without a release it stays a candidate and says which fact decides (the release, the build).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..matrix.load import Matrix
+from ..versions import ranges
+from ..versions.ecosystems import numeric_tuple
+from .frames import Frame, parse
+from .result import CAUSE_SUPPORTED, CAUSE_UNCONDITIONAL, CauseResult
+
+CAUSE_ID = "crash-in-component"
+LISTED = 3  # fixes named in the cause's text; the rest are counted
+ROLE_COMPONENT = "component"
+ROLE_HANDLER = "handler"
+ROLE_LOADER = "loader"
+CRASH_SYMPTOMS = ("crash", "hang", "data-corruption")  # upstream_release_notes symptoms that are a crash's kind
+NAMES = {"ucx": "UCX", "open-mpi": "Open MPI", "hcoll": "HCOLL", "nccl": "NCCL", "glibc": "glibc"}
+
+
+@dataclass(frozen=True)
+class Placed:
+    frame: Frame
+    component: str | None
+    part: str | None
+    role: str | None
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    where: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    release: str
+    text: str
+    functions: tuple[str, ...]  # the stack's functions it changed (or names)
+    source: str
+    at_site: bool  # it changed the crashing frame's own function
+
+
+def _rows(matrix: Matrix, table: str) -> list[dict[str, Any]]:
+    return list(matrix.rows(table))
+
+
+@functools.lru_cache(maxsize=4)
+def _component_rules(key: int, rows: tuple[tuple[str, str, str, str | None, str], ...]) -> tuple[Any, ...]:
+    del key  # the cache key is the rows themselves
+    return tuple((match, re.compile(pattern), comp, part, role) for match, pattern, comp, part, role in rows)
+
+
+def _rules(matrix: Matrix) -> tuple[Any, ...]:
+    rows = tuple(
+        (r["match"], r["pattern"], r["component"], r.get("part"), r["role"])
+        for r in _rows(matrix, "mpi_stack_components")
+        if r["match"] != "release-path"
+    )
+    return _component_rules(hash(rows), rows)
+
+
+def place(matrix: Matrix, frame: Frame) -> Placed:
+    """The first catalog row the frame's library, function or path matches (rows are in catalog order)."""
+    for match, rx, comp, part, role in _rules(matrix):
+        value = {"library": frame.library, "function": frame.function, "path": frame.path}.get(match)
+        if value and rx.search(value):
+            return Placed(frame, comp, part, role)
+    return Placed(frame, None, None, None)
+
+
+def frames_of(lines: Iterable[str]) -> list[Frame]:
+    return [f for f in (parse(t) for t in lines) if f is not None]
+
+
+def release_from_paths(matrix: Matrix, placed: list[Placed], component: str) -> Release | None:
+    for row in _rows(matrix, "mpi_stack_components"):
+        if row["match"] != "release-path" or row["component"] != component:
+            continue
+        rx = re.compile(row["pattern"])
+        for p in placed:
+            m = rx.search(p.frame.path or "")
+            if m and p.component == component:
+                return Release(m.group("release"), f"the frames' path {m.group(0).strip('/')}/")
+    return None
+
+
+def _fixed_in_series(version: str, fixed: Iterable[str]) -> bool:
+    """A release of the same series (major.minor) at or below the log's release has the fix."""
+    series = version.split(".")[:2]
+    return any(f.split(".")[:2] == series and ranges.at_least(version, f) for f in fixed)
+
+
+def _later(version: str | None, fixed: list[str]) -> bool | None:
+    """The log's release lacks the fix: True; has it: False; the release is unknown: None."""
+    if version is None:
+        return None
+    if _fixed_in_series(version, fixed):
+        return False
+    return any(not ranges.at_least(version, f) for f in fixed)
+
+
+def fixes(matrix: Matrix, component: str, functions: list[str], release: str | None) -> list[Fix]:
+    """Later releases' crash/hang/corruption fixes that changed (or, in NEWS, name) a function of the stack."""
+    wanted = set(functions)
+    site = functions[0] if functions else None
+    by_subject: dict[str, list[dict[str, Any]]] = {}
+    for row in _rows(matrix, "mpi_crash_fixes"):
+        if row["upstream"] == component and wanted & set(row["functions"]):
+            by_subject.setdefault(row["subject"], []).append(row)
+    out: list[Fix] = []
+    for subject, rows in by_subject.items():
+        released = sorted({r["release"] for r in rows}, key=numeric_tuple)
+        if _later(release, released) is False:
+            continue
+        first = min(rows, key=lambda r: numeric_tuple(r["release"]))
+        touched = tuple(f for f in functions if f in set(first["functions"]))
+        out.append(Fix(first["release"], subject, touched, first["source"], site in touched))
+    if component == "ucx":
+        for row in _rows(matrix, "upstream_release_notes"):
+            if row["upstream"] != "ucx" or row["kind"] != "fix" or row.get("symptom") not in CRASH_SYMPTOMS:
+                continue
+            named = tuple(f for f in functions if re.search(rf"\b{re.escape(f)}\b", row["text"]))
+            if named and _later(release, [row["release"]]) is not False:
+                out.append(Fix(row["release"], row["text"], named, row["source"], site in named))
+    out.sort(key=lambda f: (not f.at_site, numeric_tuple(f.release)))
+    return out
+
+
+def _sites(matrix: Matrix, component: str, functions: set[str]) -> list[dict[str, Any]]:
+    return [
+        r for r in _rows(matrix, "mpi_crash_sites") if r["upstream"] == component and set(r["functions"]) <= functions
+    ]
+
+
+def _chain(placed: list[Placed], site: int) -> str:
+    """The crashing frame, what it called (loader/libc frames above it) and two callers: 'a -> b -> dlopen'."""
+    callers = [p.frame.function or p.frame.library or "?" for p in placed[site + 1 : site + 3]][::-1]
+    called = [p for p in placed[:site] if p.role == ROLE_LOADER]
+    tail = f" -> {called[0].part} ({called[-1].frame.function or called[-1].frame.library})" if called else ""
+    return " -> ".join([*callers, placed[site].frame.function or placed[site].frame.library or "?"]) + tail
+
+
+def cause(matrix: Matrix, lines: tuple[str, ...], image_ucx: str | None = None) -> CauseResult | None:
+    placed = [place(matrix, f) for f in frames_of(lines)]
+    site = next((i for i, p in enumerate(placed) if p.role == ROLE_COMPONENT), None)
+    if site is None:
+        return None  # no frame in a known component: the generic advice stays
+    comp = placed[site].component
+    assert comp is not None  # a placed frame has one
+    mine = [p for p in placed if p.component == comp and p.role == ROLE_COMPONENT]
+    functions = list(dict.fromkeys(p.frame.function for p in mine[: len(mine)] if p.frame.function))
+    release = release_from_paths(matrix, placed, comp)
+    if release is None and comp == "ucx" and image_ucx:
+        release = Release(image_ucx, "the image's UCX")
+    version = release.version if release else None
+    name = NAMES.get(comp, comp)
+    shown = f"{name} {version} ({release.where})" if release else name
+    part = placed[site].part or name
+    others = list(dict.fromkeys(p.component for p in placed if p.role == ROLE_COMPONENT and p.component != comp))
+    head = f"The crash is in {shown}, {part}: {_chain(placed, site)}"
+    if others:
+        head += f" (also on the stack: {', '.join(NAMES.get(o, o) for o in others if o)})"
+    because = [f"crashing frame: {placed[site].frame.text[:200]}"]
+    if release:
+        because.append(f"{name} {release.version}: {release.where}")
+    found_sites = _sites(matrix, comp, set(functions))
+    if found_sites:
+        s = found_sites[0]
+        inside = _later(version, list(s["fixed"]))
+        supported = inside is True and s.get("first_affected") is not None
+        if inside is False:
+            found_sites = []
+        else:
+            when = (
+                f"{name} {version} predates the fixes ({', '.join(s['fixed'])})"
+                if inside
+                else f"the log does not show the {name} release; fixed in {', '.join(s['fixed'])}"
+            )
+            because += [f"{s['id']}: {s['source']}", f"needs: {s['condition']}"]
+            return CauseResult(
+                order=0,
+                id=CAUSE_ID,
+                text=f"{head}. A known crash site: {s['mechanism']}. It needs {s['condition']}; {when}.",
+                next=s["next"],
+                confidence=s["confidence"] if supported else "reported",
+                status=CAUSE_SUPPORTED if supported else CAUSE_UNCONDITIONAL,
+                because=tuple(because),
+            )
+    found = fixes(matrix, comp, functions, version)
+    if found:
+        listed = "; ".join(
+            f"{f.release}: {f.text} (changes {', '.join(f.functions)}; {f.source.split(' ')[0]})"
+            for f in found[:LISTED]
+        )
+        more = f" and {len(found) - LISTED} more" if len(found) > LISTED else ""
+        if version:
+            text = (
+                f"{head}. Later {name} releases fix crashes, hangs or corruption in these functions: {listed}{more}. "
+                f"{name} {version} predates them: a defect fixed later is possible, worth an A/B with a newer release"
+            )
+            nxt = (
+                f"rerun with {name} {found[0].release} or newer (the same binary with a newer {name}, e.g. "
+                f"LD_LIBRARY_PATH to its lib/ or a newer image); if the crash goes away, that was it"
+            )
+        else:
+            text = (
+                f"{head}. The log does not show the {name} release; {name} fixes of crashes, hangs or corruption in "
+                f"these functions: {listed}{more}"
+            )
+            nxt = f"find the {name} release the job loaded (ucx_info -v / ompi_info --version); if it predates a fix "
+            nxt += "above, rerun with a newer one"
+        because += [f"{f.release}: {f.source}" for f in found[:LISTED]]
+        return CauseResult(0, CAUSE_ID, text, nxt, "reported", CAUSE_UNCONDITIONAL, tuple(because))
+    return CauseResult(
+        0,
+        CAUSE_ID,
+        f"{head}. No {name} release fix found changes these functions"
+        + (f" after {version}" if version else " (the log does not show the release)"),
+        f"report it to {name} with this stack; try the newest {name} release",
+        "reported",
+        CAUSE_UNCONDITIONAL,
+        tuple(because),
+    )
+
+
+def placed_first(causes: tuple[CauseResult, ...], extra: CauseResult) -> tuple[CauseResult, ...]:
+    """The component cause goes after the causes a condition supports and before the rest (the generic 'read the
+    stack' advice included: the frames were read). Orders are renumbered."""
+    from dataclasses import replace
+
+    items = list(causes)
+    at = next((i for i, c in enumerate(items) if c.status != CAUSE_SUPPORTED), len(items))
+    items.insert(at, extra)
+    return tuple(replace(c, order=i + 1) for i, c in enumerate(items))
