@@ -46,6 +46,10 @@ _NOT_FUNCTIONS = {
     *("if", "for", "while", "switch", "return", "sizeof", "defined", "struct", "union", "enum", "typedef"),
     *("void", "int", "char", "static", "const", "unsigned", "long", "inline", "extern", "__attribute__"),
 }
+# a subject that says it fixes something ("add debug macro to check deadlock state" names a hang but fixes none)
+FIX_WORDS = re.compile(
+    r"\bfix|\bprevent|\bavoid|\bworkaround|\bwork around|\bresolve|\bcorrect|\bdon'?t\b|\bdo not\b", re.I
+)
 _SEP = "\x1e"
 
 
@@ -90,7 +94,7 @@ def walk(name: str, repo: str, m: Mirror, pattern: str, lowest: str) -> list[dic
             if not subject:
                 continue
             symptom = _symptom(subject)
-            if symptom is None:
+            if symptom is None or not FIX_WORDS.search(subject):
                 continue
             diff = m.git("show", "-U0", "--format=", sha, "--", *SOURCES)
             functions, files = _functions(diff)

@@ -35,6 +35,7 @@ LISTED = 3  # fixes named in the cause's text; the rest are counted
 ROLE_COMPONENT = "component"
 ROLE_HANDLER = "handler"
 ROLE_LOADER = "loader"
+ROLE_REPORT = "error-report"  # the component's own report of an error it ends the process on
 CRASH_SYMPTOMS = ("crash", "hang", "data-corruption")  # upstream_release_notes symptoms that are a crash's kind
 NAMES = {"ucx": "UCX", "open-mpi": "Open MPI", "hcoll": "HCOLL", "nccl": "NCCL", "glibc": "glibc"}
 
@@ -164,11 +165,13 @@ def _chain(placed: list[Placed], site: int) -> str:
 
 def cause(matrix: Matrix, lines: tuple[str, ...], image_ucx: str | None = None) -> CauseResult | None:
     placed = [place(matrix, f) for f in frames_of(lines)]
-    site = next((i for i, p in enumerate(placed) if p.role == ROLE_COMPONENT), None)
+    site = next((i for i, p in enumerate(placed) if p.role in (ROLE_COMPONENT, ROLE_REPORT)), None)
     if site is None:
         return None  # no frame in a known component: the generic advice stays
     comp = placed[site].component
     assert comp is not None  # a placed frame has one
+    if placed[site].role == ROLE_REPORT:
+        return _reported(placed, site, comp)
     mine = [p for p in placed if p.component == comp and p.role == ROLE_COMPONENT]
     functions = list(dict.fromkeys(p.frame.function for p in mine[: len(mine)] if p.frame.function))
     release = release_from_paths(matrix, placed, comp)
@@ -242,6 +245,24 @@ def cause(matrix: Matrix, lines: tuple[str, ...], image_ucx: str | None = None) 
         "reported",
         CAUSE_UNCONDITIONAL,
         tuple(because),
+    )
+
+
+def _reported(placed: list[Placed], site: int, comp: str) -> CauseResult:
+    """The stack starts in the component's own error report: it ended the process on an error it printed (a
+    completion with error, a fatal log line), so the error line is the failure, not a defect in the code."""
+    name = NAMES.get(comp, comp)
+    fn = placed[site].frame.function or "?"
+    return CauseResult(
+        0,
+        CAUSE_ID,
+        f"The stack starts in {name}'s own error report ({placed[site].part}: {_chain(placed, site)}): {name} ended "
+        f"the process on an error it printed just before the backtrace, not on a fault in its code",
+        f"read the {name} error line printed before the backtrace (for a completion with error: the status, QP and "
+        "opcode it names, then the fabric: port state, link errors, the peer)",
+        "reported",
+        CAUSE_UNCONDITIONAL,
+        (f"first frame past the handler: {placed[site].frame.text[:200]}", f"{fn}: the component's error report"),
     )
 
 

@@ -29,6 +29,8 @@ _GDB = re.compile(
     r"(?:.*?\s(?:at\s+(?P<file>\S+)|from\s+(?P<lib>\S+)))?"
 )
 _LIB_IN_FILE = re.compile(r"[\w.+\-]+\.so(?:\.\d+)*$")
+# what goes before a frame on a line: mpirun --timestamp-output's "<date>[1,3]<stderr>:", a pasted listing's line number
+_LEAD = re.compile(r"^(?:[^<]{0,80}<(?:stdout|stderr)>:)?(?:\s*\d+\s+(?=\d+\s+0x))?")
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,11 @@ class Frame:
 
 def parse(text: str) -> Frame | None:
     """The frame a line shows, or None for a line that is not a stack frame."""
-    if "0x" not in text and "#" not in text:
+    if "0x" not in text:
         return None
+    lead = _LEAD.match(text)
+    if lead:
+        text = text[lead.end() :]
     m = _UCX.match(text)
     if m:
         path = m.group("file") or None
