@@ -67,9 +67,13 @@ def test_component_catalog_rows_compile_and_have_a_known_role(matrix) -> None:  
 def test_crash_fix_rows_name_their_commit_and_a_later_release(matrix) -> None:  # type: ignore[no-untyped-def]
     rows = list(matrix.rows("mpi_crash_fixes"))
     assert {r["upstream"] for r in rows} == {"ucx", "open-mpi"}
+    notes = [r for r in rows if "@" not in r["entry"]]  # Open MPI's release-note entries
+    assert notes and all(
+        r["upstream"] == "open-mpi" and ":NEWS" in r["source"] or "changelog" in r["source"] for r in notes
+    )
     for r in rows:
-        sha = r["entry"].split("@", 1)[1]
-        assert sha in r["source"], r["entry"]
+        if "@" in r["entry"]:
+            assert r["entry"].split("@", 1)[1] in r["source"], r["entry"]
         assert r["symptom"] in {"crash", "hang", "corruption"}
         assert ranges.at_least(r["release"], "1.0") is True
 
@@ -86,6 +90,16 @@ def test_crash_fixes_match_the_mirror(matrix) -> None:  # type: ignore[no-untype
     ).stdout.split()
     assert "v1.11.0" in tags and "v1.10.1" not in tags
     assert row["release"] == "1.11.0" and "ucm_prevent_dl_unload" in row["functions"]
+
+
+def test_release_note_entries_map_components_and_mpi_calls(matrix) -> None:  # type: ignore[no-untyped-def]
+    """Open MPI 4.1.4's 'Fix segmentation fault in UCX if MPI Tool interface is finalized before MPI_Init' reaches a
+    stack in MPI_Init (any case, profiling prefix) of 4.1.3, and not of 4.1.4."""
+    before = crash_components.fixes(matrix, "open-mpi", ["PMPI_Init"], "4.1.3")
+    assert any("MPI Tool interface" in f.text and f.release == "4.1.4" for f in before)
+    assert not any(
+        "MPI Tool interface" in f.text for f in crash_components.fixes(matrix, "open-mpi", ["PMPI_Init"], "4.1.4")
+    )
 
 
 def test_frames_of_each_printed_form() -> None:

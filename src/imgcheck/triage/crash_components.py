@@ -122,13 +122,24 @@ def _later(version: str | None, fixed: list[str]) -> bool | None:
     return any(not ranges.at_least(version, f) for f in fixed)
 
 
+def _touches(names: Iterable[str], function: str) -> bool:
+    """A row's function names cover a frame's function: the same name, a component prefix ('mca_pml_ucx_*'), or
+    the same MPI call in any case and with or without the profiling prefix (MPI_FINALIZE / PMPI_Finalize)."""
+    call = function.removeprefix("P").lower() if function.upper().startswith(("MPI_", "PMPI_")) else None
+    for n in names:
+        if n == function or (n.endswith("*") and function.startswith(n[:-1])):
+            return True
+        if call is not None and n.removeprefix("P").lower() == call:
+            return True
+    return False
+
+
 def fixes(matrix: Matrix, component: str, functions: list[str], release: str | None) -> list[Fix]:
     """Later releases' crash/hang/corruption fixes that changed (or, in NEWS, name) a function of the stack."""
-    wanted = set(functions)
     site = functions[0] if functions else None
     by_subject: dict[str, list[dict[str, Any]]] = {}
     for row in _rows(matrix, "mpi_crash_fixes"):
-        if row["upstream"] == component and wanted & set(row["functions"]):
+        if row["upstream"] == component and any(_touches(row["functions"], f) for f in functions):
             by_subject.setdefault(row["subject"], []).append(row)
     out: list[Fix] = []
     for subject, rows in by_subject.items():
@@ -136,7 +147,7 @@ def fixes(matrix: Matrix, component: str, functions: list[str], release: str | N
         if _later(release, released) is False:
             continue
         first = min(rows, key=lambda r: numeric_tuple(r["release"]))
-        touched = tuple(f for f in functions if f in set(first["functions"]))
+        touched = tuple(f for f in functions if _touches(first["functions"], f))
         out.append(Fix(first["release"], subject, touched, first["source"], site in touched))
     if component == "ucx":
         for row in _rows(matrix, "upstream_release_notes"):
