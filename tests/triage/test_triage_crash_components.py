@@ -149,3 +149,10 @@ def test_ucx_error_report_is_not_called_a_ucx_defect(matrix) -> None:  # type: i
 def test_no_frame_in_a_known_component_keeps_the_generic_advice(matrix) -> None:  # type: ignore[no-untyped-def]
     lines = tuple(_lines("ucx-7239-ucx-1.10-ucm-prevent-dl-unload.log")[3:12])  # the handler's and the loader's frames
     assert crash_components.cause(matrix, lines) is None
+
+
+def test_a_component_whose_releases_are_not_enumerated_claims_no_fix(matrix) -> None:  # type: ignore[no-untyped-def]
+    """A hand-made glibc-format frame in libnccl (an error path: a component whose releases are not enumerated)."""
+    line = " 3  /usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclCommInitRank+0x2e) [0x7f19545f4604]"
+    got = crash_components.cause(matrix, (line,))
+    assert got is not None and "NCCL" in got.text and "not compared here" in got.text

@@ -222,6 +222,17 @@ def cause(matrix: Matrix, lines: tuple[str, ...], image_ucx: str | None = None) 
                 status=CAUSE_SUPPORTED if supported else CAUSE_UNCONDITIONAL,
                 because=tuple(because),
             )
+    if comp not in {r["upstream"] for r in _rows(matrix, "mpi_crash_fixes")}:
+        # no release history of this component is enumerated here: name where it crashed, claim nothing about fixes
+        return CauseResult(
+            0,
+            CAUSE_ID,
+            f"{head}. Its release fixes are not compared here (only UCX's and Open MPI's are)",
+            f"read the {name} frames above with the {name} release the job loaded; compare with its release notes",
+            "reported",
+            CAUSE_UNCONDITIONAL,
+            tuple(because),
+        )
     found = fixes(matrix, comp, functions, version)
     if found:
         listed = "; ".join(
