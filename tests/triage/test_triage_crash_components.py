@@ -60,8 +60,11 @@ def test_component_catalog_rows_compile_and_have_a_known_role(matrix) -> None:  
     for row in matrix.rows("mpi_stack_components"):
         rx = re.compile(row["pattern"])
         assert row["role"] in {"component", "handler", "loader", "error-report"}, row["id"]
-        if row["match"] == "release-path":
+        assert row["match"] in {"library", "function", "path", "release-path", "release-line", "build-line"}
+        if row["match"] in ("release-path", "release-line"):
             assert "release" in rx.groupindex, row["id"]
+        if row["match"] == "build-line":
+            assert "config" in rx.groupindex, row["id"]
 
 
 def test_crash_fix_rows_name_their_commit_and_a_later_release(matrix) -> None:  # type: ignore[no-untyped-def]
@@ -156,3 +159,21 @@ def test_a_component_whose_releases_are_not_enumerated_claims_no_fix(matrix) -> 
     line = " 3  /usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclCommInitRank+0x2e) [0x7f19545f4604]"
     got = crash_components.cause(matrix, (line,))
     assert got is not None and "NCCL" in got.text and "not compared here" in got.text
+
+
+def test_release_and_build_lines_of_ucx_info_and_ompi_info(matrix) -> None:  # type: ignore[no-untyped-def]
+    ucx = _lines("ucx-8100-ucx-info-version.log")
+    release = crash_components.release_from_lines(matrix, ucx, "ucx")
+    assert release is not None and release.version == "1.12.1"
+    assert crash_components.build_of(matrix, ucx, "ucx") == "--prefix=/path/to/local/dir"
+    ompi = _lines("ucx-7845-ompi-info.log")
+    release = crash_components.release_from_lines(matrix, ompi, "open-mpi")
+    assert release is not None and release.version == "4.1.2"  # not the 'repo revision' or 'release date' lines
+    config = crash_components.build_of(matrix, ompi, "open-mpi")
+    assert config is not None and "--prefix=/opt/openmpi" in config
+    assert crash_components.release_from_lines(matrix, ompi, "ucx") is None
+
+
+def test_two_releases_in_the_log_are_not_one_release(matrix) -> None:  # type: ignore[no-untyped-def]
+    lines = (*_lines("ucx-8100-ucx-info-version.log"), "# Library version: 1.16.0")  # error path: two writers
+    assert crash_components.release_from_lines(matrix, lines, "ucx") is None

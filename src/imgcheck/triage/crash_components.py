@@ -37,6 +37,7 @@ ROLE_HANDLER = "handler"
 ROLE_LOADER = "loader"
 ROLE_REPORT = "error-report"  # the component's own report of an error it ends the process on
 CRASH_SYMPTOMS = ("crash", "hang", "data-corruption")  # upstream_release_notes symptoms that are a crash's kind
+FRAME_MATCHES = ("library", "function", "path")  # rows that place a frame; the others read releases and builds
 NAMES = {"ucx": "UCX", "open-mpi": "Open MPI", "hcoll": "HCOLL", "nccl": "NCCL", "glibc": "glibc"}
 
 
@@ -77,7 +78,7 @@ def _rules(matrix: Matrix) -> tuple[Any, ...]:
     rows = tuple(
         (r["match"], r["pattern"], r["component"], r.get("part"), r["role"])
         for r in _rows(matrix, "mpi_stack_components")
-        if r["match"] != "release-path"
+        if r["match"] in FRAME_MATCHES
     )
     return _component_rules(hash(rows), rows)
 
@@ -104,6 +105,38 @@ def release_from_paths(matrix: Matrix, placed: list[Placed], component: str) -> 
             m = rx.search(p.frame.path or "")
             if m and p.component == component:
                 return Release(m.group("release"), f"the frames' path {m.group(0).strip('/')}/")
+    return None
+
+
+def _line_rows(matrix: Matrix, match: str, component: str) -> list[re.Pattern[str]]:
+    return [
+        re.compile(r["pattern"])
+        for r in _rows(matrix, "mpi_stack_components")
+        if r["match"] == match and r["component"] == component
+    ]
+
+
+def release_from_lines(matrix: Matrix, lines: tuple[str, ...], component: str) -> Release | None:
+    """The release a version line shows (ucx_info -v, ompi_info, mpirun --version), when exactly one is shown."""
+    found: dict[str, str] = {}
+    for rx in _line_rows(matrix, "release-line", component):
+        for text in lines:
+            m = rx.search(text)
+            if m:
+                found.setdefault(m.group("release"), text.strip())
+    if len(found) != 1:
+        return None  # none, or several writers with different releases: not one release to compare
+    (version, text), *_ = found.items()
+    return Release(version, f"the log's line '{text[:120]}'")
+
+
+def build_of(matrix: Matrix, lines: tuple[str, ...], component: str) -> str | None:
+    """The configure command a build line shows (ucx_info -v '# configured with:', ompi_info)."""
+    for rx in _line_rows(matrix, "build-line", component):
+        for text in lines:
+            m = rx.search(text)
+            if m:
+                return m.group("config")
     return None
 
 
@@ -174,7 +207,10 @@ def _chain(placed: list[Placed], site: int) -> str:
     return " -> ".join([*callers, placed[site].frame.function or placed[site].frame.library or "?"]) + tail
 
 
-def cause(matrix: Matrix, lines: tuple[str, ...], image_ucx: str | None = None) -> CauseResult | None:
+def cause(
+    matrix: Matrix, lines: tuple[str, ...], image_ucx: str | None = None, info: tuple[str, ...] = ()
+) -> CauseResult | None:
+    """`lines`: the frame lines; `info`: the log's release and build lines (LogContext.stack_lines)."""
     placed = [place(matrix, f) for f in frames_of(lines)]
     site = next((i for i, p in enumerate(placed) if p.role in (ROLE_COMPONENT, ROLE_REPORT)), None)
     if site is None:
@@ -185,7 +221,7 @@ def cause(matrix: Matrix, lines: tuple[str, ...], image_ucx: str | None = None) 
         return _reported(placed, site, comp)
     mine = [p for p in placed if p.component == comp and p.role == ROLE_COMPONENT]
     functions = list(dict.fromkeys(p.frame.function for p in mine[: len(mine)] if p.frame.function))
-    release = release_from_paths(matrix, placed, comp)
+    release = release_from_paths(matrix, placed, comp) or release_from_lines(matrix, info, comp)
     if release is None and comp == "ucx" and image_ucx:
         release = Release(image_ucx, "the image's UCX")
     version = release.version if release else None
@@ -213,6 +249,11 @@ def cause(matrix: Matrix, lines: tuple[str, ...], image_ucx: str | None = None) 
                 else f"the log does not show the {name} release; fixed in {', '.join(s['fixed'])}"
             )
             because += [f"{s['id']}: {s['source']}", f"needs: {s['condition']}"]
+            config = build_of(matrix, info, comp)
+            if config is not None:
+                flag = s.get("build_flag")
+                shown_flag = "shows" if flag and flag in config else "does not show"
+                because.append(f"the log's configure line {shown_flag} {flag}: {config[:160]}" if flag else config)
             return CauseResult(
                 order=0,
                 id=CAUSE_ID,

@@ -866,7 +866,7 @@ def phase_crash_components(w: Work) -> None:
     for d in w.diagnoses:
         extra = None
         if not done and any(c.id in CRASH_READ_CAUSES for c in d.causes):
-            extra = crash_components.cause(w.facts.kb, w.log_context.crash_frames, ucx)
+            extra = crash_components.cause(w.facts.kb, w.log_context.crash_frames, ucx, w.log_context.stack_lines)
             done = True  # one stack, one diagnosis: the first crash signature that advises reading it
         out.append(
             d if extra is None else dataclasses.replace(d, causes=crash_components.placed_first(d.causes, extra))

@@ -15,6 +15,10 @@ import re
 from dataclasses import dataclass
 
 MAX_FRAMES = 48  # frames kept per writer: the first crash's stack, not a whole core dump
+MAX_STACK_LINES = 16  # release and build lines kept per writer (ucx_info -v, ompi_info, mpirun --version)
+# substrings of the lines that show a component's release or build (catalogs/mpi_stack_components.json release-line
+# and build-line rows say which): a cheap test before any pattern
+STACK_LINE_HINTS = ("# Library version:", "# UCT version=", "# configured with:", "Open MPI", "Configure command line:")
 
 # a frame's leading index: UCX " 9 0x...", Open MPI "[host:pid] [ 9] ", gdb "#9  0x..."
 _UCX = re.compile(
