@@ -120,6 +120,8 @@ def test_ucx_1_10_stack_names_ucm_and_the_later_fixes(matrix) -> None:  # type: 
     assert got is not None and got.status == CAUSE_UNCONDITIONAL
     assert "UCX 1.10.0" in got.text and "UCM" in got.text and "ucm_prevent_dl_unload" in got.text
     assert "1.11.0" in got.next  # the first later release whose fix changed the crashing function
+    # and the crashing part's own off switch (UCM's unload-prevention dlopen), from ucm_opts.c
+    assert "UCX_MEM_MODULE_UNLOAD_PREVENT_MODE=none" in got.next
 
 
 def test_a_release_past_every_fix_lists_none_of_them(matrix) -> None:  # type: ignore[no-untyped-def]

@@ -47,6 +47,7 @@ class Placed:
     component: str | None
     part: str | None
     role: str | None
+    isolate: str | None = None  # a setting that takes this part out of the job, to A/B
 
 
 @dataclass(frozen=True)
@@ -69,14 +70,14 @@ def _rows(matrix: Matrix, table: str) -> list[dict[str, Any]]:
 
 
 @functools.lru_cache(maxsize=4)
-def _component_rules(key: int, rows: tuple[tuple[str, str, str, str | None, str], ...]) -> tuple[Any, ...]:
+def _component_rules(key: int, rows: tuple[tuple[str, str, str, str | None, str, str | None], ...]) -> tuple[Any, ...]:
     del key  # the cache key is the rows themselves
-    return tuple((match, re.compile(pattern), comp, part, role) for match, pattern, comp, part, role in rows)
+    return tuple((match, re.compile(pattern), comp, part, role, iso) for match, pattern, comp, part, role, iso in rows)
 
 
 def _rules(matrix: Matrix) -> tuple[Any, ...]:
     rows = tuple(
-        (r["match"], r["pattern"], r["component"], r.get("part"), r["role"])
+        (r["match"], r["pattern"], r["component"], r.get("part"), r["role"], r.get("isolate"))
         for r in _rows(matrix, "mpi_stack_components")
         if r["match"] in FRAME_MATCHES
     )
@@ -85,10 +86,10 @@ def _rules(matrix: Matrix) -> tuple[Any, ...]:
 
 def place(matrix: Matrix, frame: Frame) -> Placed:
     """The first catalog row the frame's library, function or path matches (rows are in catalog order)."""
-    for match, rx, comp, part, role in _rules(matrix):
+    for match, rx, comp, part, role, isolate in _rules(matrix):
         value = {"library": frame.library, "function": frame.function, "path": frame.path}.get(match)
         if value and rx.search(value):
-            return Placed(frame, comp, part, role)
+            return Placed(frame, comp, part, role, isolate)
     return Placed(frame, None, None, None)
 
 
@@ -212,6 +213,10 @@ def cause(
 ) -> CauseResult | None:
     """`lines`: the frame lines; `info`: the log's release and build lines (LogContext.stack_lines)."""
     placed = [place(matrix, f) for f in frames_of(lines)]
+    return _with_isolate(_cause(matrix, placed, image_ucx, info), placed)
+
+
+def _cause(matrix: Matrix, placed: list[Placed], image_ucx: str | None, info: tuple[str, ...]) -> CauseResult | None:
     site = next((i for i, p in enumerate(placed) if p.role in (ROLE_COMPONENT, ROLE_REPORT)), None)
     if site is None:
         return None  # no frame in a known component: the generic advice stays
@@ -327,6 +332,16 @@ def _reported(placed: list[Placed], site: int, comp: str) -> CauseResult:
         CAUSE_UNCONDITIONAL,
         (f"first frame past the handler: {placed[site].frame.text[:200]}", f"{fn}: the component's error report"),
     )
+
+
+def _with_isolate(result: CauseResult | None, placed: list[Placed]) -> CauseResult | None:
+    """The crashing part's own off switch, when the catalog knows one: an A/B without upgrading."""
+    site = next((p for p in placed if p.role in (ROLE_COMPONENT, ROLE_REPORT)), None)
+    if result is None or site is None or site.role != ROLE_COMPONENT or not site.isolate:
+        return result
+    from dataclasses import replace
+
+    return replace(result, next=f"{result.next}; to confirm without a rebuild, rerun with {site.isolate}")
 
 
 def placed_first(causes: tuple[CauseResult, ...], extra: CauseResult) -> tuple[CauseResult, ...]:
