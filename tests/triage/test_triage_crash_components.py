@@ -179,3 +179,12 @@ def test_release_and_build_lines_of_ucx_info_and_ompi_info(matrix) -> None:  # t
 def test_two_releases_in_the_log_are_not_one_release(matrix) -> None:  # type: ignore[no-untyped-def]
     lines = (*_lines("ucx-8100-ucx-info-version.log"), "# Library version: 1.16.0")  # error path: two writers
     assert crash_components.release_from_lines(matrix, lines, "ucx") is None
+
+
+def test_hcoll_derived_datatype_stack_is_the_known_hcoll_site(matrix) -> None:  # type: ignore[no-untyped-def]
+    """MPI.jl's known-issues stack (Julia's 'func at lib (unknown line)' form): the crash is HCOLL's, the A/B is
+    coll/hcoll off, and no fixed release is claimed."""
+    got = crash_components.cause(matrix, _lines("mpijl-knownissues-hcoll-derived-datatype.log"))
+    assert got is not None and got.status == CAUSE_UNCONDITIONAL
+    assert got.text.startswith("The crash is in HCOLL") and "derived" in got.text and "no fixed release" in got.text
+    assert got.next.count("OMPI_MCA_coll_hcoll_enable=0") == 1

@@ -248,11 +248,12 @@ def _cause(matrix: Matrix, placed: list[Placed], image_ucx: str | None, info: tu
         if inside is False:
             found_sites = []
         else:
-            when = (
-                f"{name} {version} predates the fixes ({', '.join(s['fixed'])})"
-                if inside
-                else f"the log does not show the {name} release; fixed in {', '.join(s['fixed'])}"
-            )
+            if not s["fixed"]:
+                when = "no fixed release is stated"
+            elif inside:
+                when = f"{name} {version} predates the fixes ({', '.join(s['fixed'])})"
+            else:
+                when = f"the log does not show the {name} release; fixed in {', '.join(s['fixed'])}"
             because += [f"{s['id']}: {s['source']}", f"needs: {s['condition']}"]
             config = build_of(matrix, info, comp)
             if config is not None:
@@ -339,6 +340,8 @@ def _with_isolate(result: CauseResult | None, placed: list[Placed]) -> CauseResu
     site = next((p for p in placed if p.role in (ROLE_COMPONENT, ROLE_REPORT)), None)
     if result is None or site is None or site.role != ROLE_COMPONENT or not site.isolate:
         return result
+    if site.isolate.split("=", 1)[0] in result.next:
+        return result  # the next step already names that setting
     from dataclasses import replace
 
     return replace(result, next=f"{result.next}; to confirm without a rebuild, rerun with {site.isolate}")

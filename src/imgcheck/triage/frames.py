@@ -6,7 +6,8 @@ The forms read are the backtraces the MPI stack and its neighbours print when a 
 - Open MPI's opal_backtrace (open-mpi/ompi opal/util/stacktrace.c): "[host:123] [ 3] /opt/lib/libmpi.so.40(
   ompi_mpi_finalize+0x12)[0x7f...]";
 - glibc's backtrace_symbols ("lib.so(func+0x12) [0x...]") and gdb ("#3 0x... in func (args) at file.c:12",
-  "#4 0x... in func () from /usr/lib/libucp.so.0").
+  "#4 0x... in func () from /usr/lib/libucp.so.0");
+- Julia's "hcoll_create_mpi_type at /opt/mellanox/hcoll/lib/libhcoll.so.1 (unknown line)".
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ _GDB = re.compile(
     r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<fn>[A-Za-z_][\w.:~]*)\s*\([^)]*\)?"
     r"(?:.*?\s(?:at\s+(?P<file>\S+)|from\s+(?P<lib>\S+)))?"
 )
+# Julia's (and libunwind-style) "func at /path/lib.so (unknown line)" / "func at file.c:12"
+_AT = re.compile(
+    r"^\s*(?:\[\d+\]\s*)?(?P<fn>[A-Za-z_][\w.!]*) at (?:(?P<lib>/\S+\.so[\w.]*) \(unknown line\)"
+    r"|(?P<file>\S+\.(?:c|cc|cpp|h|inl|jl):\d+))\s*$"
+)
 _LIB_IN_FILE = re.compile(r"[\w.+\-]+\.so(?:\.\d+)*$")
 # what goes before a frame on a line: mpirun --timestamp-output's "<date>[1,3]<stderr>:", a pasted listing's line number
 _LEAD = re.compile(r"^(?:[^<]{0,80}<(?:stdout|stderr)>:)?(?:\s*\d+\s+(?=\d+\s+0x))?")
@@ -48,7 +54,15 @@ class Frame:
 def parse(text: str) -> Frame | None:
     """The frame a line shows, or None for a line that is not a stack frame."""
     if "0x" not in text:
-        return None
+        if " at " not in text:
+            return None
+        m = _AT.match(text)
+        if m is None:
+            return None
+        lib_path = m.group("lib")
+        return Frame(
+            m.group("fn"), lib_path.rsplit("/", 1)[-1] if lib_path else None, lib_path or m.group("file"), text.strip()
+        )
     lead = _LEAD.match(text)
     if lead:
         text = text[lead.end() :]
