@@ -32,6 +32,7 @@ from .result import CAUSE_SUPPORTED, CAUSE_UNCONDITIONAL, CauseResult
 
 CAUSE_ID = "crash-in-component"
 LISTED = 3  # fixes named in the cause's text; the rest are counted
+NEAR_FRAMES = 3  # the crashing frame and its two nearest callers in the same component are compared with fixes
 ROLE_COMPONENT = "component"
 ROLE_HANDLER = "handler"
 ROLE_LOADER = "loader"
@@ -225,7 +226,7 @@ def _cause(matrix: Matrix, placed: list[Placed], image_ucx: str | None, info: tu
     if placed[site].role == ROLE_REPORT:
         return _reported(placed, site, comp)
     mine = [p for p in placed if p.component == comp and p.role == ROLE_COMPONENT]
-    functions = list(dict.fromkeys(p.frame.function for p in mine[: len(mine)] if p.frame.function))
+    functions = list(dict.fromkeys(p.frame.function for p in mine if p.frame.function))
     release = release_from_paths(matrix, placed, comp) or release_from_lines(matrix, info, comp)
     if release is None and comp == "ucx" and image_ucx:
         release = Release(image_ucx, "the image's UCX")
@@ -280,7 +281,8 @@ def _cause(matrix: Matrix, placed: list[Placed], image_ucx: str | None, info: tu
             CAUSE_UNCONDITIONAL,
             tuple(because),
         )
-    found = fixes(matrix, comp, functions, version)
+    # the crashing function and its nearest callers: a fix deep in the callers (ucp_worker_progress) says little
+    found = fixes(matrix, comp, functions[:NEAR_FRAMES], version)
     if found:
         listed = "; ".join(
             f"{f.release}: {f.text} (changes {', '.join(f.functions)}; {f.source.split(' ')[0]})"
