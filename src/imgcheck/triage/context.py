@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from . import frames
 from .logparse import LogLine
 
 T = TypeVar("T")
@@ -196,6 +197,8 @@ class ContextAccumulator:
     shm_frame_line: LogLine | None = None  # a stack frame in NCCL's or UCX's shared-memory code
     non_pci_nic_line: LogLine | None = None  # NCCL's topology detection found a NIC that is not on PCI
     xid_line: LogLine | None = None  # the kernel reported a GPU fault (Xid)
+    crash_frames: list[str] = field(default_factory=list)  # the first stack's frame lines (frames.py)
+    stack_lines: list[str] = field(default_factory=list)  # MPI-stack release/build lines (frames.STACK_LINE_HINTS)
 
     @staticmethod
     def _add(target: set[T], value: T) -> None:
@@ -226,6 +229,10 @@ class ContextAccumulator:
                 host = m.group("host") if m else None
             if host is not None and _DOCKER_HOST.match(host):
                 self.docker_hostname = host
+        if len(self.crash_frames) < frames.MAX_FRAMES and frames.parse(text) is not None:
+            self.crash_frames.append(text)
+        if len(self.stack_lines) < frames.MAX_STACK_LINES and any(h in text for h in frames.STACK_LINE_HINTS):
+            self.stack_lines.append(text)
         if not self.relevant(text):
             return
         self._environment(line, text)
@@ -431,6 +438,11 @@ class ContextAccumulator:
             mine, theirs = getattr(self, name), getattr(other, name)
             if theirs is not None and (mine is None or (theirs.source, theirs.lineno) < (mine.source, mine.lineno)):
                 setattr(self, name, theirs)
+        if not self.crash_frames:
+            self.crash_frames = list(other.crash_frames)
+        for text in other.stack_lines:
+            if len(self.stack_lines) < frames.MAX_STACK_LINES and text not in self.stack_lines:
+                self.stack_lines.append(text)
         if self.init_all_nranks is None:
             self.init_all_nranks = other.init_all_nranks
         for k, v in other.inits.items():
@@ -492,6 +504,8 @@ class ContextAccumulator:
             shm_frame_line=_cite(self.shm_frame_line),
             non_pci_nic_line=_cite(self.non_pci_nic_line),
             xid_line=_cite(self.xid_line),
+            crash_frames=tuple(self.crash_frames),
+            stack_lines=tuple(self.stack_lines),
             listed_ranks=len(set().union(*self.test_ranks.values())) if self.test_ranks else None,
         )
 
@@ -554,6 +568,8 @@ class LogContext:
     shm_frame_line: str | None = None
     non_pci_nic_line: str | None = None  # "Topology detection: network path ... is not a PCI device"
     xid_line: str | None = None  # "NVRM: Xid ..." (a GPU fault the kernel reported)
+    crash_frames: tuple[str, ...] = ()  # the frame lines of the first stack a writer printed (crash_components.py)
+    stack_lines: tuple[str, ...] = ()  # lines showing an MPI-stack component's release or build (ucx_info, ompi_info)
     listed_ranks: int | None = None  # ranks nccl-tests' "Rank N Group G Pid P on HOST" table lists
     # filled in by decide.py from every writer: did the job run on one node (None: the log does not say), and why
     single_node: bool | None = None

@@ -15,7 +15,7 @@ from ..knowledge import settings as settings_k
 from ..model.image import ImageFacts
 from ..model.node import NodeFacts
 from ..model.report import severity_rank
-from . import host_catalog, release_defects, result_sites
+from . import crash_components, host_catalog, release_defects, result_sites
 from .certainty import assess
 from .context import ContextAccumulator, LogContext
 from .evidence import ALL_PREDICATES
@@ -45,6 +45,8 @@ from .scan import MAX_WRITERS, Event, RawKey, ScanResult
 from .signatures import Signature, SignatureSet
 
 ROLE_RANK = {"primary": 0, "secondary": 1, "advisory": 2}
+# signatures.json causes that advise reading a crashed rank's stack (RANK-CRASH, MPI-RANK-SIGNALED)
+CRASH_READ_CAUSES = ("read-the-stack", "segfault")
 MAX_LAST_ERROR_NOTES = 4  # distinct "Last error:" texts quoted in the notes
 RANK_LIST_LIMIT = 4096  # ranks a "nranks N" claim may add to the silent-rank search; more are only counted
 _LAST_COMPLETED = re.compile(r"last completed NCCL work: (?P<n>-?\d+)")
@@ -852,6 +854,26 @@ def phase_release_defect(w: Work) -> None:
     w.diagnoses = out
 
 
+def phase_crash_components(w: Work) -> None:
+    """A crash whose stack frames are in a known component (UCX, Open MPI, ...): the component, and what its later
+    releases fix in those functions (crash_components.py), ahead of the generic advice to read the stack."""
+    assert w.facts is not None  # phase_streams built them
+    if not w.log_context.crash_frames:
+        return
+    ucx = w.image.ucx.version if w.image is not None and w.image.ucx is not None else None
+    out = []
+    done = False
+    for d in w.diagnoses:
+        extra = None
+        if not done and any(c.id in CRASH_READ_CAUSES for c in d.causes):
+            extra = crash_components.cause(w.facts.kb, w.log_context.crash_frames, ucx, w.log_context.stack_lines)
+            done = True  # one stack, one diagnosis: the first crash signature that advises reading it
+        out.append(
+            d if extra is None else dataclasses.replace(d, causes=crash_components.placed_first(d.causes, extra))
+        )
+    w.diagnoses = out
+
+
 def phase_read_advice(w: Work) -> None:
     """A generic result code with no NCCL WARN in the log: its concrete causes lead, and the advice to get the
     line that names the call (a cause of kind "read") is said as the next step."""
@@ -900,6 +922,7 @@ PHASES = (
     phase_silent_ranks,
     phase_diagnoses,
     phase_release_defect,
+    phase_crash_components,
     phase_read_advice,
     phase_verdict,
 )
