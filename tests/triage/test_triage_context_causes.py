@@ -43,3 +43,22 @@ def test_pyxis_squashfs_name_without_path_is_the_import_failures_cause(tmp_path)
     ok.write_text(text.replace(" hello-world.sqsh", " ./hello-world.sqsh"), encoding="utf-8")
     d = triage([str(ok)]).diagnoses[0]
     assert d.signature == "PYXIS-IMPORT-FAILED" and d.causes[0].id != "squashfs-name-taken-as-registry-ref"
+
+
+# NVIDIA/gdrcopy#139: GDRCopy's sanity test prints "CUDA error: CUDA_ERROR_INVALID_DEVICE" after gdr_pin_buffer failed
+GDRCOPY_139 = os.path.join(HERE, "logs", "d7g-gdrcopy-139-cuda-error-after-pin.log")
+
+
+def test_cuda_error_takes_its_cause_from_the_component_named_just_before(tmp_path):
+    d = triage([GDRCOPY_139]).diagnoses[0]
+    assert (d.signature, d.causes[0].id) == ("CUDA-INVALID-DEVICE-ORDINAL", "gdrcopy-call-failed-before")
+    # the CUDA line alone (no component named before it): the generic cause of the code, GDRCopy not guessed
+    alone = tmp_path / "alone.log"
+    alone.write_text(open(GDRCOPY_139, encoding="utf-8").read().splitlines()[2] + "\n", encoding="utf-8")
+    d = triage([str(alone)]).diagnoses[0]
+    assert d.signature == "CUDA-INVALID-DEVICE-ORDINAL" and d.causes[0].id != "gdrcopy-call-failed-before"
+    # the same lines in another input than the CUDA line are not near it
+    first = tmp_path / "a.log"
+    first.write_text("".join(open(GDRCOPY_139, encoding="utf-8").readlines()[:2]), encoding="utf-8")
+    d = triage([str(first), str(alone)]).diagnoses[0]
+    assert d.causes[0].id != "gdrcopy-call-failed-before"

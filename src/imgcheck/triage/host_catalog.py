@@ -59,6 +59,7 @@ GENERATED_MULTI = (
     "mpich_pmi_messages.json",
     "nvml_plugin_messages.json",
     "nvshmem_messages.json",
+    "nvml_errors.json",  # NVML's return codes as pynvml raises them and init calls print them (tools/host)
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
 CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json")

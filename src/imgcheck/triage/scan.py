@@ -18,6 +18,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
     from sre_constants import LITERAL as _LITERAL
 import sys
 import zlib
+from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
@@ -38,6 +39,10 @@ STDIN = "-"
 # A line this long or longer may have been wrapped by a terminal or an issue tracker (80-column terminals, trackers'
 # fixed widths): a next line that starts without any producer's prefix may be its continuation
 WRAP_MIN = 64
+# Lines before a matched line that are kept with it (each cut to NEAR_CHARS): the component that printed them (a
+# library's call that failed, a subsystem's own prefix) selects among the causes of a generic code (`near~` conditions)
+NEAR_LINES = 4
+NEAR_CHARS = 240
 
 # A writer as the line itself says: ("proc", host, pid) for NCCL lines, ("rank", n) for labelled
 # lines, ("host", name) for kernel log lines, ("file", source) otherwise. decide.py merges these into one stream per rank.
@@ -61,6 +66,7 @@ class Event:
     order: int  # position in the whole input, for stable ordering without timestamps
     key: RawKey
     captures: tuple[tuple[str, str], ...] = ()  # named groups of the pattern that matched
+    before: tuple[str, ...] = ()  # up to NEAR_LINES lines before it in the same input, nearest last
 
 
 @dataclass
@@ -162,6 +168,7 @@ class Scanner:
         self.pending_last_error: set[RawKey] = set()
         self.outcome = outcome.OutcomeScanner(outcome.load_markers())
         self.result.outcomes = self.outcome.by_source
+        self._recent: deque[str] = deque(maxlen=NEAR_LINES)  # the input's last lines, for the events' `before`
 
     def feed(self, line: LogLine) -> None:
         res = self.result
@@ -227,6 +234,8 @@ class Scanner:
                 (("site", fabric.site),) if fabric.site else ()
             )
             self._count(key, fabric.signature, line, caps)
+        if text.strip():
+            self._recent.append(text[:NEAR_CHARS])
 
     def feed_seam(self, before: LogLine, after: LogLine) -> None:
         """Signatures whose message was cut over two lines (`before` ends where `after` goes on, as a terminal or an
@@ -264,10 +273,11 @@ class Scanner:
         n = res.counts.get(ck, 0) + 1
         res.counts[ck] = n
         if n <= KEEP_PER_KEY:
-            res.events.append(Event(sig_id, line, self.order, key, caps))
+            res.events.append(Event(sig_id, line, self.order, key, caps, tuple(self._recent)))
 
     def feed_stream(self, name: str, fh: IO[str]) -> None:
         self.result.sources.append(name)
+        self._recent.clear()  # another input: its lines are not near the last one's
         n = 0
         before: LogLine | None = None  # the text a wrapped line continues (the rejoined text when it wraps again)
         while True:
