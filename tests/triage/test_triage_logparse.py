@@ -132,3 +132,12 @@ def test_kernel_journal_lines_keep_their_tag_and_host():
 def test_table_rows_are_not_compose_prefixes():
     row = "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |"
     assert parse_line(row, "f", 1).text == row
+
+
+def test_quoted_reply_and_spawned_job_labels():
+    # horovod/horovod#313: the reporter quoted NCCL's lines in a reply ("> workstation131:89:116 [0] ...")
+    line = parse_line("> workstation131:89:116 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]", "f", 1)
+    assert line.text.startswith("workstation131:89:116 [0] misc/ibvwrap.cu:61") and line.pid == 89
+    assert parse_line("[2,5]<stderr>:" + _NVML_LOAD, "f", 1).rank == 5  # a spawned job's ranks (PRRTE tag)
+    iso = "2019-01-15T09:47:11+0000 gpu-node-3 nvidia-device-plugin[2811]: " + _NVML_LOAD  # journalctl -o short-iso
+    assert parse_line(iso, "f", 1).text == _NVML_LOAD
