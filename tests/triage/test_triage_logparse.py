@@ -141,3 +141,9 @@ def test_quoted_reply_and_spawned_job_labels():
     assert parse_line("[2,5]<stderr>:" + _NVML_LOAD, "f", 1).rank == 5  # a spawned job's ranks (PRRTE tag)
     iso = "2019-01-15T09:47:11+0000 gpu-node-3 nvidia-device-plugin[2811]: " + _NVML_LOAD  # journalctl -o short-iso
     assert parse_line(iso, "f", 1).text == _NVML_LOAD
+
+
+def test_a_kubectl_stamp_before_a_message_with_a_colon_is_not_a_journal_line():
+    # NVIDIA/nccl#1784's loader line under kubectl --timestamps: "undefined symbol:" is the message, not HOST IDENT:
+    line = parse_line('2024-05-01T10:00:00.123456789Z undefined symbol: "ncclCommWindowRegister"', "f", 1)
+    assert line.text == 'undefined symbol: "ncclCommWindowRegister"'

@@ -40,9 +40,12 @@ _COMPOSE = re.compile(r"^[A-Za-z0-9][\w.\-]{0,62}\s+\|(?: |$)")
 # journald / syslog "Mar 21 02:07:08 host ident[pid]: " (journalctl's short and short-iso formats); kernel lines keep
 # their "kernel: " tag, which signatures of kernel messages and the host reading below rely on
 _JOURNAL = re.compile(
-    r"^(?:[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}"  # journalctl's default (short)
-    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}))"  # -o short-iso[-precise]
-    r" [\w.\-]+ (?!kernel:)[\w.\-/@]{1,64}(?:\[\d+\])?: "
+    # journalctl's default (short) format: the month-day stamp is distinctive enough for an ident without a pid
+    r"^(?:[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} [\w.\-]+ (?!kernel:)[\w.\-/@]{1,64}(?:\[\d+\])?: "
+    # -o short-iso[-precise]: an RFC 3339 stamp is also kubectl's, so only with the ident's [pid] ("2024-...Z
+    # undefined symbol: x" is a kubectl line whose message has a colon, not a host and an ident)
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})"
+    r" [\w.\-]+ (?!kernel:)[\w.\-/@]{1,64}\[\d+\]: )"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PREFIX_START = set("[( 0123456789>")  # every launcher prefix starts with one of these
