@@ -47,3 +47,8 @@ def test_tracker_wrap_at_a_space_is_rejoined_with_the_space():
     cut = text.index("file exists") + len("file")
     wrapped = text[:cut] + "\n" + text[cut + 1 :] + "\n"  # the tracker broke the line at the space and dropped it
     assert _sigs(wrapped).get("HOST-NVC-MOUNT-FILE-EXISTS") == [2]
+
+
+def test_a_wrapped_message_quoted_in_a_reply_is_rejoined():
+    quoted = "".join("> " + ln + "\n" for ln in WRAPPED.read_text(encoding="utf-8").splitlines())
+    assert _sigs(quoted).get("HOST-NVC-MOUNT-FILE-EXISTS") == [4]

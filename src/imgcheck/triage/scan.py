@@ -94,6 +94,9 @@ class ScanResult:
     container_evidence: LogLine | None = None
 
 
+_QUOTE = re.compile(r"^(?:> ?)+")
+
+
 def continues(line: LogLine, raw: str) -> bool:
     """Whether `line` can be the rest of the line before it: it carries no prefix of its own (no launcher label, no
     NCCL or kernel-log writer, no timestamp) and starts with neither space nor an empty line."""
@@ -104,7 +107,7 @@ def continues(line: LogLine, raw: str) -> bool:
         and line.rank is None
         and line.host is None
         and line.when is None
-        and raw.startswith(text)
+        and _QUOTE.sub("", raw).startswith(text)  # a quoted reply's marks are no producer's prefix
     )
 
 
