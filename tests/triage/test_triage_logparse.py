@@ -104,3 +104,46 @@ def test_world_rank_from_comm_lines():
 def test_colour_codes_are_ignored():
     line = parse_line("\x1b[31m[rank2]:\x1b[0m n1:5:6 [2] NCCL INFO NET/IB : No device found.\n", "f", 1)
     assert line.rank == 2 and line.host == "n1" and line.text.endswith("No device found.")
+
+
+# Collectors' prefixes, each in the layout the tool documents, around a message from a public thread
+# (NVIDIA/k8s-device-plugin#23: "Failed to start nvml with error:  could not load NVML library")
+_NVML_LOAD = "Failed to start nvml with error:  could not load NVML library"
+
+
+def test_collector_prefixes_are_removed_before_matching():
+    layouts = (
+        "2019-01-15T09:47:11.034597419Z " + _NVML_LOAD,  # kubectl logs --timestamps (RFC 3339, nanoseconds)
+        "[pod/nvidia-device-plugin-daemonset-x2k4p/nvidia-device-plugin-ctr] " + _NVML_LOAD,  # kubectl --prefix
+        "device-plugin-1  | " + _NVML_LOAD,  # docker compose v2
+        "k8s_device_plugin_1   | " + _NVML_LOAD,  # docker-compose v1
+        "Jan 15 09:47:11 gpu-node-3 nvidia-device-plugin[2811]: " + _NVML_LOAD,  # journalctl short format
+        "[1,0]<stderr>:" + _NVML_LOAD,  # mpirun --tag-output
+    )
+    for raw in layouts:
+        assert parse_line(raw, "f", 1).text == _NVML_LOAD, raw
+
+
+def test_kernel_journal_lines_keep_their_tag_and_host():
+    line = parse_line("Mar 21 02:07:08 node12 kernel: NVRM: Xid (PCI:0000:1a:00): 79, pid=1", "dmesg", 1)
+    assert line.text.startswith("Mar 21 02:07:08 node12 kernel: NVRM") and line.host == "node12"
+
+
+def test_table_rows_are_not_compose_prefixes():
+    row = "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |"
+    assert parse_line(row, "f", 1).text == row
+
+
+def test_quoted_reply_and_spawned_job_labels():
+    # horovod/horovod#313: the reporter quoted NCCL's lines in a reply ("> workstation131:89:116 [0] ...")
+    line = parse_line("> workstation131:89:116 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]", "f", 1)
+    assert line.text.startswith("workstation131:89:116 [0] misc/ibvwrap.cu:61") and line.pid == 89
+    assert parse_line("[2,5]<stderr>:" + _NVML_LOAD, "f", 1).rank == 5  # a spawned job's ranks (PRRTE tag)
+    iso = "2019-01-15T09:47:11+0000 gpu-node-3 nvidia-device-plugin[2811]: " + _NVML_LOAD  # journalctl -o short-iso
+    assert parse_line(iso, "f", 1).text == _NVML_LOAD
+
+
+def test_a_kubectl_stamp_before_a_message_with_a_colon_is_not_a_journal_line():
+    # NVIDIA/nccl#1784's loader line under kubectl --timestamps: "undefined symbol:" is the message, not HOST IDENT:
+    line = parse_line('2024-05-01T10:00:00.123456789Z undefined symbol: "ncclCommWindowRegister"', "f", 1)
+    assert line.text == 'undefined symbol: "ncclCommWindowRegister"'

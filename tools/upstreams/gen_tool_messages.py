@@ -10,9 +10,13 @@ src/imgcheck/data/triage/msgcat2_classes.json) or counted as left out:
 - nvshmem_messages.json: github:NVIDIA/nvshmem src/ error and warning prints (the GPU-memory registration transport
   skipped without peer memory);
 - nvml_plugin_messages.json: github:NVIDIA/k8s-device-plugin (and gpu-feature-discovery inside it), every Go string
-  literal naming NVML's load or init failure ("could not load NVML library", "Failed to initialize NVML: %v").
+  literal naming NVML's load or init failure ("could not load NVML library", "Failed to initialize NVML: %v");
+- ctk_messages.json: github:NVIDIA/nvidia-container-toolkit cmd/, internal/, pkg/, every error, warning and panic
+  literal of the runtime, its legacy hook and nvidia-ctk (the hook that finds no nvidia-container-cli, a driver
+  capability it does not know, NVIDIA_VISIBLE_DEVICES ignored for an unprivileged container, the image's CUDA
+  requirement; classes in ctk_classes.json).
 
-    python tools/upstreams/gen_tool_messages.py /work/.mirror
+    python tools/upstreams/gen_tool_messages.py /work/.mirror [OUT.json ...]   # all families, or the ones named
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from gen_fabric_messages import regex_of  # noqa: E402
 from git_read import Mirror, version_key  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage"
-USAGE = "usage: gen_tool_messages.py MIRRORS_DIR (the fetch tool's /work/.mirror)"
+USAGE = "usage: gen_tool_messages.py MIRRORS_DIR [OUT.json ...] (MIRRORS_DIR: the fetch tool's /work/.mirror)"
 _MIN_FIXED = 16  # less fixed text than this would claim unrelated lines
 
 
@@ -106,6 +110,26 @@ FAMILIES = (
         "NVIDIA k8s-device-plugin / gpu-feature-discovery NVML load and init failures",
     ),
     Family(
+        "ctk_messages.json",
+        "NVIDIA/nvidia-container-toolkit",
+        r"^v\d+\.\d+\.\d+$",
+        r"^(?:cmd|internal|pkg)/(?:.*/)?[\w-]+(?<!_test)\.go$",
+        r'(?:Errorf|errors\.New|Panicln|Panicf|Fatalf?|Warningf|Warnf)\(\s*"((?:[^"\\\n]|\\.)*)"',
+        (
+            ("CTK-HOOK-NO-NVIDIA-CONTAINER-CLI", r"couldn't find binary nvidia-container-cli"),
+            ("CTK-UNKNOWN-DRIVER-CAPABILITY", r"(?i)unknown driver capability|unsupported capabilities found"),
+            ("CTK-MIG-NEEDS-PRIVILEGED", r"MIG_(?:CONFIG|MONITOR)_DEVICES in non privileged container"),
+            (
+                "CTK-VISIBLE-DEVICES-IGNORED",
+                r"Ignoring devices (?:specified in NVIDIA_VISIBLE_DEVICES|requested by environment variable)",
+            ),
+            ("CTK-RUNTIME-MODE-INVALID", r"invalid runtime mode"),
+            ("HOST-NVC-REQUIREMENT-CUDA", r"^requirements not met"),
+            ("HOST-CDI-UNRESOLVABLE", r"could not resolve CDI devices|unresolvable CDI"),
+        ),
+        "NVIDIA Container Toolkit runtime, legacy hook and nvidia-ctk errors, warnings and panics",
+    ),
+    Family(
         "nvshmem_messages.json",
         "NVIDIA/nvshmem",
         r"^v\d+\.\d+\.\d+(?:-\d+)?$",  # the public repository starts at v3.4.5-0: earlier releases are binary only
@@ -164,10 +188,13 @@ def build_family(mirrors: str, fam: Family) -> dict:
 def main(argv: list[str]) -> int:
     import json
 
-    if len(argv) != 2 or not os.path.isdir(argv[1]):
+    if len(argv) < 2 or not os.path.isdir(argv[1]):
         print(USAGE, file=sys.stderr)
         return 2
+    wanted = set(argv[2:])
     for fam in FAMILIES:
+        if wanted and fam.out not in wanted:
+            continue
         doc = build_family(argv[1], fam)
         (DATA / fam.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"{fam.out}: {doc['coverage']}")

@@ -4,6 +4,9 @@ A condition is a string; a leading "!" negates it, and a leading "?" (before any
 unknown fact counts as holding, so only a fact that is known to be false rules the cause out ("?!log.single_node":
 unless the log shows one node). Forms:
   line~REGEX          the line that matched the signature contains REGEX
+  near~REGEX          one of the few lines just before it in the same input does (scan.NEAR_LINES): the component
+                      that printed them (a library call that failed) selects the cause of a generic code; unknown
+                      when the matched line is the input's first
   errno:NAME|NAME     the line prints one of these system errno values (its strerror text or number); False when
                       it prints another errno, unknown when it prints none (an errno-less form of the message)
   env:NAME            NAME is set (log "set by environment" lines, then image Env, then image /etc/nccl.conf)
@@ -35,6 +38,7 @@ class EvalContext(Protocol):
     """What a condition may ask; implemented by decide.CauseContext."""
 
     line: str
+    near: tuple[str, ...] | None  # the lines just before the matched one (None: not known)
 
     def env(self, name: str) -> tuple[str | None, str | None]: ...  # (value, where it came from)
 
@@ -95,6 +99,21 @@ def _parse_body(
             return hit, f"the matched line {'contains' if hit else 'does not contain'} /{rx.pattern}/"
 
         return Condition(text, negate, check_line)
+    if body.startswith("near~"):
+        try:
+            rx = re.compile(body[5:])
+        except re.error as exc:
+            raise BadInputError(f"{where}: bad regex in condition {text!r}: {exc}") from None
+
+        def check_near(ctx: EvalContext, rx: re.Pattern[str] = rx) -> tuple[bool | None, str]:
+            if not ctx.near:
+                return None, "no line before the matched one names the component that printed it"
+            hit = next((t for t in reversed(ctx.near) if rx.search(t)), None)
+            if hit is None:
+                return False, f"the {len(ctx.near)} line(s) before the matched one do not contain /{rx.pattern}/"
+            return True, f"a line just before it names the component: {hit[:120]!r}"
+
+        return Condition(text, negate, check_near)
     m = _ERRNO.match(body)
     if m:
         return Condition(text, negate, _errno_check(frozenset(m.group("names").split("|"))))

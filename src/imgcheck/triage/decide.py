@@ -168,8 +168,10 @@ class CauseContext:
         measures: dict[tuple[str, str], int | None],
         sig_id: str,
         last_error: str | None = None,
+        near: tuple[str, ...] | None = None,
     ):
         self.line = line
+        self.near = near
         self._last_error = last_error
         self._stream_env, self._job_env, self._facts = stream_env, job_env, facts
         self._measures, self._sig = measures, sig_id
@@ -812,7 +814,9 @@ def phase_diagnoses(w: Work) -> None:
         in_lead = [e for e in evs if lead_key is not None and w.stream_of[id(e)].key == lead_key]
         rep = in_lead[0] if in_lead else evs[0]
         st = w.stream_of[id(rep)]
-        ctx = CauseContext(rep.line.text, st.ctx.env, w.log_context.env, w.facts, measures, sid, last_error(w, rep))
+        ctx = CauseContext(
+            rep.line.text, st.ctx.env, w.log_context.env, w.facts, measures, sid, last_error(w, rep), rep.before
+        )
         ranks = sorted({r for e in evs if (r := w.stream_of[id(e)].rank) is not None})
         hosts = sorted({h for e in evs for h in ([e.line.host] if e.line.host else w.stream_of[id(e)].hosts)})
         w.diagnoses.append(

@@ -59,9 +59,11 @@ GENERATED_MULTI = (
     "mpich_pmi_messages.json",
     "nvml_plugin_messages.json",
     "nvshmem_messages.json",
+    "ctk_messages.json",
+    "nvml_errors.json",  # NVML's return codes as pynvml raises them and init calls print them (tools/host)
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
-CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json")
+CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json", "ctk_classes.json")
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")

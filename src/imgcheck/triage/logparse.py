@@ -1,7 +1,10 @@
 """One log line -> who wrote it (rank label, host, pid, CUDA device), when, and the message.
 
 Launchers prefix lines differently: PyTorch "[rank3]:", `srun -l` "3: ", `mpirun
---tag-output` "[1,3]<stdout>:", Ray/vLLM "(Worker pid=12) ". NCCL itself writes
+--tag-output` "[1,3]<stdout>:", Ray/vLLM "(Worker pid=12) ". Collectors add their own: `kubectl logs
+--timestamps` (RFC 3339 with nanoseconds), `kubectl logs --prefix` "[pod/NAME/CONTAINER] ", `docker compose`
+"SERVICE-1  | ", journald/syslog "Mar 21 02:07:08 HOST IDENT[PID]: ", and a tracker's quote marks "> ". All are
+removed before matching. NCCL itself writes
 "host:pid:tid [cudaDev] " (optionally after a "[%F %T] " timestamp); the number in brackets
 is the *local CUDA device*, not the rank, so ranks come from the labels or from NCCL's
 "comm ... rank R nranks N" lines (see context.py).
@@ -20,14 +23,32 @@ MAX_LINE = 8192  # longer lines are cut; signatures live near the start of a lin
 _PREFIXES = (
     re.compile(r"^\[\d{4}-\d{2}-\d{2}[ T][\d:.,]+\]\s*"),  # NCCL "[%F %T] " timestamp
     re.compile(r"^\[rank(?P<rank>\d+)\]:\s?"),  # PyTorch
-    re.compile(r"^\[1,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?"),  # mpirun --tag-output
+    # mpirun --tag-output / PRRTE --output tag: "[JOBID,RANK]<stdout>:" (job 1 unless the job spawned others)
+    re.compile(r"^\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?"),
     re.compile(r"^\s{0,4}(?P<rank>\d{1,6}): "),  # srun -l
     re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*"),  # Ray / vLLM worker
     re.compile(r"^\[default\d+\]:\s?"),  # torchrun --tee (local rank only)
     re.compile(r"^\[\d+\] "),  # "[80746] " line numbers of pasted logs
+    # kubectl logs --timestamps: RFC 3339 with nanoseconds and a zone, then one space
+    re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}) "),
+    re.compile(r"^\[pod/[^\]\s]+\] "),  # kubectl logs --prefix
+    re.compile(r"^(?:> ?)+"),  # a quoted reply on an issue tracker or in a mail ("> host:1:2 [0] NCCL WARN ...")
+)
+# Prefixes that start with a letter: tested only when the line's first word ends as theirs does
+# docker compose "trainer-1  | ", compose v1 "proj_trainer_1  | " (names padded to one width, then "| ")
+_COMPOSE = re.compile(r"^[A-Za-z0-9][\w.\-]{0,62}\s+\|(?: |$)")
+# journald / syslog "Mar 21 02:07:08 host ident[pid]: " (journalctl's short and short-iso formats); kernel lines keep
+# their "kernel: " tag, which signatures of kernel messages and the host reading below rely on
+_JOURNAL = re.compile(
+    # journalctl's default (short) format: the month-day stamp is distinctive enough for an ident without a pid
+    r"^(?:[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} [\w.\-]+ (?!kernel:)[\w.\-/@]{1,64}(?:\[\d+\])?: "
+    # -o short-iso[-precise]: an RFC 3339 stamp is also kubectl's, so only with the ident's [pid] ("2024-...Z
+    # undefined symbol: x" is a kubectl line whose message has a colon, not a host and an ident)
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})"
+    r" [\w.\-]+ (?!kernel:)[\w.\-/@]{1,64}\[\d+\]: )"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_PREFIX_START = set("[( 0123456789")  # every launcher prefix starts with one of these
+_PREFIX_START = set("[( 0123456789>")  # every launcher prefix starts with one of these
 _NCCL_PREFIX = re.compile(
     r"(?P<host>[\w.\-<>]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?=NCCL |[\w/.\-]+\.(?:cc|cu|c|cpp|h):\d+)"
 )
@@ -60,6 +81,10 @@ def parse_line(raw: str, source: str, lineno: int) -> LogLine:
     stamp = find_stamp(line)
     text = line
     rank = None
+    if text[:1].isalnum():
+        m = _JOURNAL.match(text) or _COMPOSE.match(text)
+        if m:  # a service's journal line stays the file's stream: only kernel lines name a node's own stream
+            text = text[m.end() :]
     for _ in range(4):  # prefixes can stack: "[rank3]:[2025-...] host:..."
         if text[:1] not in _PREFIX_START:
             break
@@ -80,6 +105,7 @@ def parse_line(raw: str, source: str, lineno: int) -> LogLine:
         m = _SYSLOG_HOST.match(text)
         if m:
             host = m.group("host")
+
     if rank is None:
         m = _RANK_LABEL.search(line, 0, 80) or _TORCH_RANK.search(text, 0, 200)
         if m:

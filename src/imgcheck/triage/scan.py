@@ -18,6 +18,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
     from sre_constants import LITERAL as _LITERAL
 import sys
 import zlib
+from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
@@ -25,7 +26,7 @@ from ..errors import BadInputError
 from ..fsutil import open_input
 from . import fabric_catalog, nccl_catalog, outcome
 from .context import ContextAccumulator
-from .logparse import LogLine, parse_line
+from .logparse import MAX_LINE, LogLine, parse_line
 from .signatures import SignatureSet
 
 READ_LIMIT = 1 << 20  # characters read per line at most; the rest of an overlong line counts as another line
@@ -35,6 +36,13 @@ KEEP_PER_KEY = 20  # matched lines kept per (writer, signature); the rest are on
 # further writer are counted together under their file's name, so 200,000 host:pid prefixes cost what 1,024 do.
 MAX_WRITERS = 1024
 STDIN = "-"
+# A line this long or longer may have been wrapped by a terminal or an issue tracker (80-column terminals, trackers'
+# fixed widths): a next line that starts without any producer's prefix may be its continuation
+WRAP_MIN = 64
+# Lines before a matched line that are kept with it (each cut to NEAR_CHARS): the component that printed them (a
+# library's call that failed, a subsystem's own prefix) selects among the causes of a generic code (`near~` conditions)
+NEAR_LINES = 4
+NEAR_CHARS = 240
 
 # A writer as the line itself says: ("proc", host, pid) for NCCL lines, ("rank", n) for labelled
 # lines, ("host", name) for kernel log lines, ("file", source) otherwise. decide.py merges these into one stream per rank.
@@ -58,6 +66,7 @@ class Event:
     order: int  # position in the whole input, for stable ordering without timestamps
     key: RawKey
     captures: tuple[tuple[str, str], ...] = ()  # named groups of the pattern that matched
+    before: tuple[str, ...] = ()  # up to NEAR_LINES lines before it in the same input, nearest last
 
 
 @dataclass
@@ -83,6 +92,23 @@ class ScanResult:
     outcomes: dict[str, outcome.SourceOutcome] = field(default_factory=dict)
     # the first line that shows the job ran in a container (a runtime's command or message)
     container_evidence: LogLine | None = None
+
+
+_QUOTE = re.compile(r"^(?:> ?)+")
+
+
+def continues(line: LogLine, raw: str) -> bool:
+    """Whether `line` can be the rest of the line before it: it carries no prefix of its own (no launcher label, no
+    NCCL or kernel-log writer, no timestamp) and starts with neither space nor an empty line."""
+    text = line.text
+    return (
+        bool(text)
+        and not text[0].isspace()
+        and line.rank is None
+        and line.host is None
+        and line.when is None
+        and _QUOTE.sub("", raw).startswith(text)  # a quoted reply's marks are no producer's prefix
+    )
 
 
 def required_literal(pattern: re.Pattern[str]) -> str | None:
@@ -145,6 +171,7 @@ class Scanner:
         self.pending_last_error: set[RawKey] = set()
         self.outcome = outcome.OutcomeScanner(outcome.load_markers())
         self.result.outcomes = self.outcome.by_source
+        self._recent: deque[str] = deque(maxlen=NEAR_LINES)  # the input's last lines, for the events' `before`
 
     def feed(self, line: LogLine) -> None:
         res = self.result
@@ -210,6 +237,32 @@ class Scanner:
                 (("site", fabric.site),) if fabric.site else ()
             )
             self._count(key, fabric.signature, line, caps)
+        if text.strip():
+            self._recent.append(text[:NEAR_CHARS])
+
+    def feed_seam(self, before: LogLine, after: LogLine) -> None:
+        """Signatures whose message was cut over two lines (`before` ends where `after` goes on, as a terminal or an
+        issue tracker wraps a long line): matched on the rejoined text, counted on `after`'s line only when neither
+        part matches alone, so an unwrapped log counts exactly what it did."""
+        key = raw_key(after)
+        if key not in self._writers:
+            key = ("file", after.source)
+        glued = [before.text + after.text]  # a cut inside a word
+        if before.text[-1:].isalnum() or before.text[-1:] in ",;:." and after.text[:1].isalnum():
+            glued.append(before.text + " " + after.text)  # a tracker wraps at a space and drops it
+        found: set[str] = set()
+        for text in glued:
+            if self.gate is not None and not self.gate.search(text):
+                continue
+            for sig, pat, lit in self.checks:
+                if sig.id in found or (lit is not None and lit not in text):
+                    continue
+                m = pat.search(text)
+                if m is None or pat.search(before.text) or pat.search(after.text):
+                    continue
+                found.add(sig.id)
+                caps = tuple((k, v) for k, v in m.groupdict().items() if v is not None)
+                self._count(key, sig.id, after._replace(text=text), caps)
 
     def _fabric_adds(self, sig_id: str, matched: dict[str, re.Match[str]]) -> bool:
         """A catalog condition is counted unless a signature already names this line more specifically: only generic
@@ -223,17 +276,25 @@ class Scanner:
         n = res.counts.get(ck, 0) + 1
         res.counts[ck] = n
         if n <= KEEP_PER_KEY:
-            res.events.append(Event(sig_id, line, self.order, key, caps))
+            res.events.append(Event(sig_id, line, self.order, key, caps, tuple(self._recent)))
 
     def feed_stream(self, name: str, fh: IO[str]) -> None:
         self.result.sources.append(name)
+        self._recent.clear()  # another input: its lines are not near the last one's
         n = 0
+        before: LogLine | None = None  # the text a wrapped line continues (the rejoined text when it wraps again)
         while True:
             raw = fh.readline(READ_LIMIT)  # bounded: a log without newlines cannot fill memory
             if not raw:
                 break
             n += 1
-            self.feed(parse_line(raw, name, n))
+            line = parse_line(raw, name, n)
+            self.feed(line)
+            if before is not None and continues(line, raw):
+                self.feed_seam(before, line)
+                before = line._replace(text=(before.text + line.text)[-MAX_LINE:])
+            else:
+                before = line if len(line.text) >= WRAP_MIN else None
         self.result.lines_by_source[name] = n
 
 
