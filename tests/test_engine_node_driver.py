@@ -145,3 +145,94 @@ def test_notes_read_ranges_decide_only_inside(matrix, where):
             assert said is not None and f"read from {row['first_read']} to {row['last_read']}" in said.reason
         else:
             assert said is None or "not encoded" not in getattr(said, "reason", ""), (release, said)
+
+
+# ---------- which image or job component reaches each row's defect (catalog column `components`) ----------
+
+
+def _ctx(matrix, image, n, job=None):
+    from imgcheck.engine.context import Ctx
+
+    return Ctx(image, n, matrix, job)
+
+
+def _cuda_only(image):
+    """A CUDA program without NCCL: what a host tool such as gdrcopy_sanity or a single-GPU CUDA sample is."""
+    from imgcheck.model.image import Cuda
+
+    return dataclasses.replace(image, cuda=Cuda(version="12.5.1"), nccl=())
+
+
+def _absent_node(matrix):
+    n = _node("560.35.03", _gpus("NVIDIA A100-SXM4-80GB", 8))
+    n = replace_in(n, "mig.gpu_instances", {})
+    n = replace_in(n, "state.imex_channels", ())
+    return replace_in(n, "fabric.nvswitch_pci", ())
+
+
+def test_every_row_names_components_the_rule_decides(matrix):
+    from imgcheck.engine.node_driver import COMPONENTS
+
+    for row in matrix.rows("nvidia_driver_known_issues"):
+        assert row["components"], row["issue"]
+        assert set(row["components"]) <= set(COMPONENTS), row["issue"]
+
+
+def test_components_absent_decide_the_row_away(matrix):
+    """Data-driven over the catalog: an image shown without any component a row names (a CUDA program with no NCCL
+    and no GPU-memory registrar, its packages read, on a node without MIG, IMEX channels or NVSwitches) is decided not affected;
+    rows reached by any CUDA program or by the node's own services stay."""
+    from imgcheck.engine.node_driver import component
+
+    image = _cuda_only(committed_facts("bookworm"))
+    ctx = _ctx(matrix, image, _absent_node(matrix))
+    assert ctx.nccl_present is False and not ctx.image.unknown_reason("packages")
+    for row in matrix.rows("nvidia_driver_known_issues"):
+        present, why = component(ctx, row)
+        if {"cuda", "node"} & set(row["components"]):
+            assert present is True, row["issue"]
+        else:
+            assert present is False and not why, row["issue"]
+
+
+def test_components_unread_are_asked_and_present_are_shown(matrix):
+    from imgcheck.engine.node_driver import component
+
+    unread = dataclasses.replace(
+        _cuda_only(committed_facts("bookworm")), unknown={"nccl": "not given", "packages": "not given"}
+    )
+    n = _node("560.35.03", _gpus("NVIDIA A100-SXM4-80GB", 8))
+    nccl_row = _row(matrix, "r560_p2p_collective_hang")
+    present, why = component(_ctx(matrix, unread, n), nccl_row)
+    assert present is None and "NCCL" in why
+    rdma_row = _row(matrix, "r525_p2p_get_pages_double_free")
+    present, why = component(_ctx(matrix, unread, n), rdma_row)
+    assert present is None and "registers GPU memory with a NIC" in why
+    shipped = with_nccl(committed_facts("bookworm"), "2.21.5")
+    assert component(_ctx(matrix, shipped, n), nccl_row) == (True, "")
+    # a node check stands for every job the node runs
+    assert component(_ctx(matrix, NODE_ONLY_IMAGE, n), rdma_row) == (True, "")
+
+
+def test_a_host_tool_without_nccl_is_not_blamed_for_the_560_p2p_hang(matrix):
+    """evaluation/sealed-2026-12-07g gdrcopy-305: gdrcopy_sanity (CUDA, no NCCL) on 8 A100s with driver 560.35.03.
+    The 560 P2P hang is reached through NCCL's P2P transport: with NCCL shown absent the row is decided away, and
+    only the branch's unencoded notes are asked."""
+    image = _cuda_only(committed_facts("bookworm"))
+    job = JobFacts(path="run.sh", kind="gdrcopy_sanity", runtime=RUNTIME_HOST)
+    result = evaluate(image, _node("560.35.03", _gpus("NVIDIA A100-SXM4-80GB", 8)), matrix, job=job)
+    assert RULE not in _findings(result)
+    reason = _said(result)[RULE].reason
+    assert "branch 560" in reason and "r560_p2p_collective_hang" not in reason
+
+
+def test_relaxed_ordering_known_issue_is_asked_on_ampere_p2p_and_not_on_hopper(matrix):
+    """R570 known issue 'Disable GPU initiated RO traffic on Ada Lovelace and older GPUs': only a VM guest whose PCIe
+    topology hides the host bridges misses the mitigation, which no fact shows, so a P2P job on Ampere is asked; a
+    Hopper node is outside the architectures NVIDIA names."""
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")
+    job = JobFacts(path="run.sh", kind="python", runtime=RUNTIME_HOST)
+    ampere = _said(evaluate(image, _node("570.133.20", _gpus("NVIDIA A100-SXM4-80GB", 2)), matrix, job=job))
+    assert "pcie_p2p_relaxed_ordering_ada_and_older" in ampere[RULE].reason and "VM guest" in ampere[RULE].reason
+    hopper = _said(evaluate(image, _node("570.133.20", _gpus("NVIDIA H100 80GB HBM3", 2)), matrix, job=job))
+    assert "pcie_p2p_relaxed_ordering_ada_and_older" not in getattr(hopper.get(RULE), "reason", "")
