@@ -110,7 +110,15 @@ def test_an_error_path_defect_is_asked_not_reported(matrix):
     none = replace_in(replace_in(n, "gpu.peermem.loaded", False), "gpu.peermem.legacy_nv_peer_mem", False)
     assert RULE not in _said(evaluate_node(NODE_ONLY_IMAGE, none, matrix))
     fixed = replace_in(loaded, "gpu.driver_version", "525.147.05")
-    assert RULE not in _said(evaluate_node(NODE_ONLY_IMAGE, fixed, matrix))
+    # the double free is fixed there; nvidia-peermem's unchecked free-callback context (fixed in 535.129.03, read
+    # from the code) is still asked on that release
+    still = _said(evaluate_node(NODE_ONLY_IMAGE, fixed, matrix))[RULE].reason
+    assert "r525_p2p_get_pages_double_free" not in still and "peermem_free_callback_unchecked_context" in still
+    later = replace_in(loaded, "gpu.driver_version", "535.129.03")  # its notes are not encoded: that is all it asks
+    assert (
+        "peermem_free_callback_unchecked_context"
+        not in _said(evaluate_node(NODE_ONLY_IMAGE, later, matrix))[RULE].reason
+    )
 
 
 def _findings(result) -> set[str]:
@@ -236,3 +244,19 @@ def test_relaxed_ordering_known_issue_is_asked_on_ampere_p2p_and_not_on_hopper(m
     assert "pcie_p2p_relaxed_ordering_ada_and_older" in ampere[RULE].reason and "VM guest" in ampere[RULE].reason
     hopper = _said(evaluate(image, _node("570.133.20", _gpus("NVIDIA H100 80GB HBM3", 2)), matrix, job=job))
     assert "pcie_p2p_relaxed_ordering_ada_and_older" not in getattr(hopper.get(RULE), "reason", "")
+
+
+def test_rows_citing_a_code_marker_take_their_releases_from_it(matrix):
+    """A row read from the open modules' code (`marker`) names, as its fixed or first affected release, the first
+    release of a range where nvidia_p2p_code_markers (generated from every release tag) has the change present, and
+    the releases just before it do not have it."""
+    cited = [r for r in matrix.rows("nvidia_driver_known_issues") if r.get("marker")]
+    assert len(cited) >= 3
+    for row in cited:
+        ranges = [m for m in matrix.rows("nvidia_p2p_code_markers") if m["marker"] == row["marker"]]
+        assert ranges, row["issue"]
+        present_from = {m["first_release"] for m in ranges if m["state"] == "present"}
+        named = (row.get("fixed_in") or []) + ([row["affected_min"]] if row.get("affected_min") else [])
+        assert named and set(named) <= present_from, row["issue"]
+        for release in named:
+            assert affected(release, row) is bool(row.get("affected_min") == release), (row["issue"], release)

@@ -183,6 +183,8 @@ def _condition(ctx: Ctx, cond: str) -> tuple[bool | None, str]:
         return (None if on is None else on == (value == "on")), "whether the node's GPUs run on GSP firmware"
     if kind == "peer_client":
         pm = gpu.peermem
+        if value == "nvidia-peermem":  # NVIDIA's own module (nv_peer_mem is Mellanox's, other code)
+            return pm.loaded, "whether nvidia-peermem is loaded"
         if pm.loaded or pm.legacy_nv_peer_mem:
             return True, ""
         if pm.loaded is False and pm.legacy_nv_peer_mem is False:
