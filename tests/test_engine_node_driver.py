@@ -260,3 +260,26 @@ def test_rows_citing_a_code_marker_take_their_releases_from_it(matrix):
         assert named and set(named) <= present_from, row["issue"]
         for release in named:
             assert affected(release, row) is bool(row.get("affected_min") == release), (row["issue"], release)
+
+
+def test_mig_mixed_node_row_needs_mig_split_and_whole_gpus_under_kubernetes(matrix):
+    """GPU Operator 25.3.x known issue (gpu-operator#1361): 570.124.06 to 570.158.01 on a node with MIG-split and
+    whole GPUs leave GPU pods Pending; fixed in 570.172.08 and 580.65.06. Decided from node.mig and the launch."""
+    from imgcheck.engine.node_driver import component
+
+    row = _row(matrix, "r570_mig_mixed_node_pods_pending")
+    assert affected("570.148.08", row) and affected("575.57.08", row)
+    assert not affected("570.86.15", row) and not affected("570.172.08", row) and not affected("580.65.06", row)
+    image = with_nccl(committed_facts("bookworm"), "2.21.5")
+    pod = JobFacts(path="pod.yaml", kind="pod", runtime="kubernetes")
+    n = _node("570.148.08", _gpus("NVIDIA A100-SXM4-80GB", 8))
+    mixed = replace_in(n, "mig.gpu_instances", {"gpu0": 7, "gpu1": 3})
+    whole = replace_in(n, "mig.gpu_instances", {})
+    assert component(_ctx(matrix, image, whole, pod), row) == (False, "")  # no MIG: decided away
+    found = _said(evaluate(image, mixed, matrix, job=pod))[RULE]
+    assert "mig" in found.title and "570.172.08" in " ".join(found.fixes)
+    bare = JobFacts(path="run.sh", kind="python", runtime=RUNTIME_HOST)
+    assert "r570_mig_mixed_node_pods_pending" not in getattr(
+        _said(evaluate(image, mixed, matrix, job=bare)).get(RULE), "reason", ""
+    )
+    assert RULE not in _findings(evaluate(image, mixed, matrix, job=bare))

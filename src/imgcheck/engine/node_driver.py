@@ -197,6 +197,18 @@ def _condition(ctx: Ctx, cond: str) -> tuple[bool | None, str]:
         if not archs or None in archs:
             return None, "the architecture of the node's GPUs (node.gpu.gpus: PCI device id or model name)"
         return any(a in value.split("|") for a in archs), ""
+    if kind == "mig_mixed":  # MIG splits some of the node's GPUs and leaves others whole
+        instances, count = ctx.node.mig.gpu_instances, len(gpu.gpus)
+        if instances is None or not count:
+            return None, "which of the node's GPUs MIG splits (node.mig.gpu_instances, node.gpu.gpus)"
+        split = sum(1 for n in instances.values() if n)
+        return 0 < split < count, ""
+    if kind == "runtime":  # runtime:kubernetes|...: the launch's runtime
+        if node_only(ctx):
+            return True, ""  # a node check speaks for every runtime the node serves
+        if ctx.job is None or not ctx.job.runtime:
+            return None, f"whether the job runs under {value.replace('|', ' or ')} (no launch spec given)"
+        return ctx.job.runtime in value.split("|"), ""
     if kind == "unprobed":  # a platform state no fact shows (a VM guest's hidden PCIe topology): asked, never shown
         return None, value.replace("_", " ")
     if kind == "gpu":
