@@ -86,9 +86,10 @@ def test_gsp_defect_needs_gsp_on_and_an_affected_gpu(matrix):
     found = _said(evaluate_node(image, on, matrix))[RULE]
     assert "gsp" in found.title and "NVreg_EnableGpuFirmware=0" in " ".join(found.fixes)
     off = _node("535.54.03", _gpus("NVIDIA A10G", 1, "N/A"))
-    assert RULE not in _said(evaluate_node(image, off, matrix))
     other = _node("535.54.03", _gpus("NVIDIA H100 80GB HBM3", 1, "535.54.03"))
-    assert RULE not in _said(evaluate_node(image, other, matrix))
+    for n in (off, other):  # the GSP row does not apply (535.54.03's NVML ABI row is still asked: no image here)
+        result = evaluate_node(image, n, matrix)
+        assert RULE not in _findings(result) and "gsp_unresponsive_t4_a10g" not in _said(result)[RULE].reason
     # the proprietary module without the firmware line: whether GSP runs is asked, never passed
     unread = _node("535.54.03", _gpus("NVIDIA A10G", 1, None))
     u = _said(evaluate_node(image, unread, matrix))[RULE]
@@ -283,3 +284,23 @@ def test_mig_mixed_node_row_needs_mig_split_and_whole_gpus_under_kubernetes(matr
         _said(evaluate(image, mixed, matrix, job=bare)).get(RULE), "reason", ""
     )
     assert RULE not in _findings(evaluate(image, mixed, matrix, job=bare))
+
+
+def test_nvml_abi_row_needs_an_nvml_binding_in_the_image(matrix):
+    """nvitop#89/#94 and pynvml#48: 535.43.02-535.98 changed NVML's process-information ABI, 535.104.05 restored
+    it. Reached only through an NVML binding in the image: decided away when the packages are read without one."""
+    from imgcheck.engine.node_driver import component
+    from imgcheck.model.image import Package
+
+    row = _row(matrix, "r535_nvml_process_info_abi")
+    assert affected("535.98", row) and affected("535.43.02", row) and not affected("535.104.05", row)
+    n = _node("535.98", _gpus("NVIDIA A100-SXM4-80GB", 1))
+    plain = _cuda_only(committed_facts("bookworm"))
+    assert component(_ctx(matrix, plain, n), row) == (False, "")
+    with_binding = dataclasses.replace(
+        plain, packages=(*plain.packages, Package("nvidia-ml-py", "12.535.77", "python"))
+    )
+    assert component(_ctx(matrix, with_binding, n), row) == (True, "")
+    unread = dataclasses.replace(plain, unknown={"packages": "not given"})
+    present, why = component(_ctx(matrix, unread, n), row)
+    assert present is None and "NVML binding" in why

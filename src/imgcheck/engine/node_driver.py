@@ -124,6 +124,19 @@ def _nvswitch(ctx: Ctx) -> tuple[bool | None, str]:
     return bool(switches), ""
 
 
+# Python bindings and tools that call the host's NVML (libnvidia-ml.so.1, mounted by the container toolkit) in-process
+NVML_CLIENTS = ("pynvml", "nvidia-ml-py", "nvidia-ml-py3", "py3nvml", "nvitop", "gpustat")
+
+
+def _nvml_client(ctx: Ctx) -> tuple[bool | None, str]:
+    if any(p.name.lower() in NVML_CLIENTS for p in ctx.image.packages):
+        return True, ""
+    why = ctx.image.unknown_reason("packages")
+    if why:
+        return None, f"whether the image ships an NVML binding ({', '.join(NVML_CLIENTS)}): packages not read ({why})"
+    return False, ""
+
+
 def _nccl(ctx: Ctx) -> tuple[bool | None, str]:
     present = ctx.nccl_present
     return present, "" if present is not None else "whether the image ships NCCL (" + ctx.nccl_unknown_reason() + ")"
@@ -136,6 +149,7 @@ COMPONENTS = {
     "cuda": lambda ctx: (True, ""),
     "node": lambda ctx: (True, ""),
     "nccl": _nccl,
+    "nvml": _nvml_client,
     "gpudirect_rdma": _gpudirect_consumer,
     "mig": _mig,
     "imex": _imex,
@@ -145,6 +159,7 @@ COMPONENT_WORDS = {
     "cuda": "a CUDA program",
     "node": "the node's GPU services",
     "nccl": "NCCL",
+    "nvml": "an NVML binding in the image",
     "gpudirect_rdma": "a GPUDirect RDMA consumer",
     "mig": "MIG instances",
     "imex": "IMEX channels",
