@@ -304,3 +304,22 @@ def test_nvml_abi_row_needs_an_nvml_binding_in_the_image(matrix):
     unread = dataclasses.replace(plain, unknown={"packages": "not given"})
     present, why = component(_ctx(matrix, unread, n), row)
     assert present is None and "NVML binding" in why
+
+
+def test_unaligned_pin_row_is_reached_through_gdrcopy(matrix):
+    """From 555.42.02 nv_p2p_get_pages rejects ranges not aligned to 64 KiB (code marker); gdrdrv before 2.4.2 passes
+    them unrounded (NVIDIA/gdrcopy 7a03445), the gdrcopy-305 mechanism (gdrdrv 2.4.1 on 560.35.03). An image with
+    GDRCopy is asked the gdrdrv question; one shown without it is not."""
+    from imgcheck.engine.node_driver import component
+    from imgcheck.model.image import Package
+
+    row = _row(matrix, "p2p_get_pages_rejects_unaligned_ranges")
+    assert affected("560.35.03", row) and not affected("550.163.01", row)
+    plain = _cuda_only(committed_facts("bookworm"))
+    tools = dataclasses.replace(plain, packages=(*plain.packages, Package("gdrcopy-tests", "2.4.1-1", "dpkg")))
+    n = _node("560.35.03", _gpus("NVIDIA A100-SXM4-80GB", 8))
+    assert component(_ctx(matrix, plain, n), row) == (False, "")
+    assert component(_ctx(matrix, tools, n), row) == (True, "")
+    job = JobFacts(path="run.sh", kind="gdrcopy_sanity", runtime=RUNTIME_HOST)
+    reason = _said(evaluate(tools, n, matrix, job=job))[RULE].reason
+    assert "p2p_get_pages_rejects_unaligned_ranges" in reason and "gdrdrv" in reason

@@ -137,6 +137,20 @@ def _nvml_client(ctx: Ctx) -> tuple[bool | None, str]:
     return False, ""
 
 
+# GDRCopy's user library and tools (Debian libgdrapi / gdrcopy-tests, RPM gdrcopy / gdrcopy-devel): its gdrdrv kernel
+# module on the node pins GPU memory through nvidia_p2p_get_pages itself, not through nvidia-peermem
+GDRCOPY_PREFIXES = ("libgdrapi", "gdrcopy")
+
+
+def _gdrcopy(ctx: Ctx) -> tuple[bool | None, str]:
+    if any(p.name.lower().startswith(GDRCOPY_PREFIXES) for p in ctx.image.packages):
+        return True, ""
+    why = ctx.image.unknown_reason("packages")
+    if why:
+        return None, f"whether the image ships GDRCopy (libgdrapi, gdrcopy): packages not read ({why})"
+    return False, ""
+
+
 def _nccl(ctx: Ctx) -> tuple[bool | None, str]:
     present = ctx.nccl_present
     return present, "" if present is not None else "whether the image ships NCCL (" + ctx.nccl_unknown_reason() + ")"
@@ -150,6 +164,7 @@ COMPONENTS = {
     "node": lambda ctx: (True, ""),
     "nccl": _nccl,
     "nvml": _nvml_client,
+    "gdrcopy": _gdrcopy,
     "gpudirect_rdma": _gpudirect_consumer,
     "mig": _mig,
     "imex": _imex,
@@ -160,6 +175,7 @@ COMPONENT_WORDS = {
     "node": "the node's GPU services",
     "nccl": "NCCL",
     "nvml": "an NVML binding in the image",
+    "gdrcopy": "GDRCopy",
     "gpudirect_rdma": "a GPUDirect RDMA consumer",
     "mig": "MIG instances",
     "imex": "IMEX channels",
