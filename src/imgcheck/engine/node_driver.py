@@ -5,7 +5,7 @@ defects.
 - NODE-DRIVER-KNOWN-DEFECT: a defect of the node's driver release (catalogs/nvidia_driver_known_issues.json: P2P,
   peer memory, GSP, ...) whose conditions the node's and the job's facts show; a condition they cannot show is asked,
   and a release whose notes are not encoded (catalogs/nvidia_driver_notes_read.json) is asked about, never passed.
-  Each row names the components that reach the defect (`components`: NCCL, GPUDirect RDMA consumers, MIG, ...): an
+  Each row names the components that reach the defect (`components`: NCCL, GPUDirect RDMA consumers, GDRCopy, NVML bindings, MIG, ...): an
   image shown without them is not affected (decided), one whose components were not read is asked.
 
 Node facts (the container toolkit mounts the host's libraries into every GPU container), so they run in
@@ -110,20 +110,6 @@ def _mig(ctx: Ctx) -> tuple[bool | None, str]:
     return bool(instances), ""
 
 
-def _imex(ctx: Ctx) -> tuple[bool | None, str]:
-    channels = ctx.node.state.imex_channels
-    if channels is None:
-        return None, "whether the node has IMEX channels for multi-node NVLink (node.state.imex_channels)"
-    return bool(channels), ""
-
-
-def _nvswitch(ctx: Ctx) -> tuple[bool | None, str]:
-    switches = ctx.node.fabric.nvswitch_pci
-    if switches is None:
-        return None, "whether the node has NVSwitches (node.fabric.nvswitch_pci)"
-    return bool(switches), ""
-
-
 # Python bindings and tools that call the host's NVML (libnvidia-ml.so.1, mounted by the container toolkit) in-process
 NVML_CLIENTS = ("pynvml", "nvidia-ml-py", "nvidia-ml-py3", "py3nvml", "nvitop", "gpustat")
 
@@ -167,8 +153,6 @@ COMPONENTS = {
     "gdrcopy": _gdrcopy,
     "gpudirect_rdma": _gpudirect_consumer,
     "mig": _mig,
-    "imex": _imex,
-    "nvswitch": _nvswitch,
 }
 COMPONENT_WORDS = {
     "cuda": "a CUDA program",
@@ -178,8 +162,6 @@ COMPONENT_WORDS = {
     "gdrcopy": "GDRCopy",
     "gpudirect_rdma": "a GPUDirect RDMA consumer",
     "mig": "MIG instances",
-    "imex": "IMEX channels",
-    "nvswitch": "NVSwitch fabric",
 }
 
 
@@ -275,8 +257,6 @@ def _entry(row: dict[str, Any]) -> str:
         facts.LIBIBVERBS,
         facts.PACKAGES,
         facts.MIG_INSTANCES,
-        facts.IMEX_CHANNELS,
-        facts.NVSWITCH,
         P2P_SETTINGS,
     ),
 )
