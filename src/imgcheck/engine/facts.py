@@ -466,6 +466,31 @@ DKMS = _node_fact(
 )
 
 
+def _gdrdrv_state(ctx: Ctx) -> State:
+    loaded = ctx.node.gpu.gdrdrv_loaded
+    return State.UNKNOWN if loaded is None else (State.KNOWN if loaded else State.ABSENT)
+
+
+# GDRCopy's kernel module (node/gdrdrv.py): the rules about it apply where it is loaded
+GDRDRV = Fact(
+    "node.gpu.gdrdrv_loaded",
+    "Is GDRCopy's gdrdrv module loaded on the node (/sys/module/gdrdrv), and is /dev/gdrdrv there?",
+    _gdrdrv_state,
+    lambda ctx: ctx.node.unknown.get("gpu.gdrdrv_loaded") or ctx.node.unknown.get("gpu.gdrdrv_version"),
+    blank=lambda i, n, j: (
+        i,
+        _node_unknown(
+            n, "gpu.gdrdrv_loaded", dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gdrdrv_loaded=None))
+        ),
+        j,
+    ),
+)
+GDRDRV_DEVICE = _node_fact(
+    "gpu.gdrdrv_device",
+    "Does the node have /dev/gdrdrv (gdrdrv makes no device class: insmod.sh or the packaged service creates it)?",
+    lambda n: n.gpu.gdrdrv_device,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gdrdrv_device=None, gdrdrv_device_mode=None)),
+)
 UVM = _node_fact(
     "gpu.uvm_loaded",
     "Is the nvidia_uvm module loaded on the node, with /dev/nvidia-uvm present?",

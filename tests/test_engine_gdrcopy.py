@@ -1,0 +1,104 @@
+"""engine/gdrcopy.py on node facts shaped like the GDRCopy threads (gdrcopy#234, #305, #139, #278)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules
+from imgcheck.model.node import DkmsModule, Gpu
+
+IMAGE = "bookworm"
+
+
+def _gdr(base: str = "inbox-6.8-open-570", **gpu):
+    facts = node(base)
+    facts = dataclasses.replace(facts, gpu=dataclasses.replace(facts.gpu, **gpu))
+    return facts
+
+
+def test_loaded_without_device_node_is_an_error():
+    # gdrcopy#234: lsmod shows gdrdrv, no /dev/gdrdrv; every gdr_open fails
+    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=True, gdrdrv_registered=True, gdrdrv_device=False))
+    f = by_id(res, "GDRCOPY-NO-DEVICE-NODE")
+    assert f.severity == "error"
+    assert "gdr_open" in (f.predicted_error or "")
+
+
+def test_device_node_present_with_insmod_mode_is_fine():
+    # gdrcopy#278: crw-rw-rw- 1 root root 242, 0 /dev/gdrdrv, sanity passes
+    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=True, gdrdrv_device=True, gdrdrv_device_mode="666"))
+    assert "GDRCOPY-NO-DEVICE-NODE" not in ids(res)
+    assert "GDRCOPY-NO-DEVICE-NODE" not in unknown_rules(res)
+
+
+def test_device_node_root_only_is_a_warning():
+    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=True, gdrdrv_device=True, gdrdrv_device_mode="600"))
+    f = by_id(res, "GDRCOPY-NO-DEVICE-NODE")
+    assert f.severity == "warning"
+
+
+def test_module_not_loaded_no_gdrcopy_rule_applies():
+    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=False))
+    assert not [r for r in ids(res) + unknown_rules(res) if r.startswith("GDRCOPY-")]
+
+
+def test_load_state_unknown_asks():
+    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=None))
+    assert "GDRCOPY-NO-DEVICE-NODE" in unknown_rules(res)
+
+
+def _dkms(release: str, kernel: str | None):
+    return (
+        DkmsModule(name="gdrdrv", version=release, kernel=kernel, arch="x86_64", installed=True, modules=("gdrdrv",)),
+    )
+
+
+def test_gdrdrv_241_under_driver_560_pin_defect():
+    # gdrcopy#305: gdrdrv 2.4.1 with 560.35.03 fails gdr_pin_buffer; fixed by gdrdrv 2.4.2
+    facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
+    facts = replace_in(facts, "gpu.driver_version", "560.35.03")
+    facts = dataclasses.replace(facts, dkms=_dkms("2.4.1", facts.kernel.release))
+    f = by_id(run(committed_facts(IMAGE), facts), "GDRCOPY-GDRDRV-KNOWN-DEFECT")
+    assert "gdrdrv-pin-size-alignment" in f.title
+
+
+def test_gdrdrv_242_is_clear_of_the_alignment_defect():
+    facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
+    facts = replace_in(facts, "gpu.driver_version", "560.35.03")
+    facts = dataclasses.replace(facts, dkms=_dkms("2.5.2", facts.kernel.release))
+    assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(run(committed_facts(IMAGE), facts))
+
+
+def test_module_major_minor_only_decides_what_every_candidate_shares():
+    # /sys/module/gdrdrv/version says 2.4: releases 2.4 .. 2.4.4. Every one has the gdr_map PAT defect (fixed in 2.5);
+    # only some have the 2.4.2 alignment defect, so the finding names the shared one, never the alignment one
+    facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
+    facts = dataclasses.replace(replace_in(facts, "gpu.driver_version", "560.35.03"), dkms=())
+    f = by_id(run(committed_facts(IMAGE), facts), "GDRCOPY-GDRDRV-KNOWN-DEFECT")
+    assert "gdrdrv-map-pat" in f.title
+    assert "alignment" not in f.title
+
+
+def test_module_version_unknown_asks_the_release():
+    facts = _gdr(gdrdrv_loaded=True, gdrdrv_version=None, gdrdrv_device=True, gdrdrv_device_mode="666")
+    res = run(committed_facts(IMAGE), dataclasses.replace(facts, dkms=()))
+    assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" in unknown_rules(res)
+
+
+def test_module_25_is_clear():
+    facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.5", gdrdrv_device=True, gdrdrv_device_mode="666")
+    res = run(committed_facts(IMAGE), dataclasses.replace(facts, dkms=()))
+    assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(res) + unknown_rules(res)
+
+
+def test_consumer_gpu_cannot_pin():
+    # gdrcopy#139: GeForce; every gdr_pin_buffer fails (nvidia_p2p_get_pages refused)
+    facts = _gdr(
+        gdrdrv_loaded=True,
+        gdrdrv_device=True,
+        gdrdrv_device_mode="666",
+        gpus=(Gpu(index=0, name="GeForce RTX 2080 Ti", gpu_class="consumer"),),
+    )
+    assert by_id(run(committed_facts(IMAGE), facts), "GDRCOPY-GPU-NO-GDR").severity == "error"
+    working = replace_in(facts, "gpu.gpus", (Gpu(index=0, name="Tesla V100-PCIE-16GB", gpu_class="datacenter"),))
+    assert "GDRCOPY-GPU-NO-GDR" not in ids(run(committed_facts(IMAGE), working))
