@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules
+
 from imgcheck.model.node import DkmsModule, Gpu
 
 IMAGE = "bookworm"

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..knowledge import gpus as gpus_k
 from ..versions.ecosystems import numeric_tuple
 from . import facts
 from .context import Ctx
 from .contract import family, rule
 from .emit import Outcome, decided, finding, unknown
-from .node_only import classify_gpu
 
 NO_NODE = "GDRCOPY-NO-DEVICE-NODE"
 DEFECT = "GDRCOPY-GDRDRV-KNOWN-DEFECT"
@@ -150,11 +150,11 @@ def gpu_without_gdr(ctx: Ctx) -> Iterator[Outcome]:
         if ctx.node.gpu.driver_version:
             yield unknown(NO_GDR, "which GPUs the node has (their names or gpu_class)", ("node.gpu.gpus",))
         return
+    unsure = []
     for gpu in listed:
-        row = classify_gpu(gpu.name, ctx.matrix) or {}
-        klass = gpu.gpu_class or row.get("gpu_class")
-        unsupported = gpu.gpu_class == "consumer" if gpu.gpu_class else row.get("gpudirect_rdma") == "unsupported"
-        if unsupported:
+        without = gpus_k.without_gpudirect_rdma(gpu, ctx.matrix)
+        if without:
+            klass, _ = gpus_k.class_of(gpu, ctx.matrix)
             yield finding(
                 ctx.matrix,
                 NO_GDR,
@@ -167,6 +167,13 @@ def gpu_without_gdr(ctx: Ctx) -> Iterator[Outcome]:
                 gpu_class=klass,
             )
             return
+        if without is None:
+            unsure.append(gpu.name or f"GPU {gpu.index}")
+    if unsure:
+        yield unknown(
+            NO_GDR, f"whether {', '.join(unsure)} support GPUDirect RDMA (state gpu_class)", ("node.gpu.gpus",)
+        )
+        return
     yield decided(NO_GDR, "no GPU of the node is of a class without GPUDirect RDMA")
 
 

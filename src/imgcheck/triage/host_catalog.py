@@ -59,6 +59,9 @@ GENERATED_MULTI = (
     "mpich_pmi_messages.json",
     "nvml_plugin_messages.json",
     "nvshmem_messages.json",
+    "gdrcopy_messages.json",
+    "ucx_gdrcopy_messages.json",
+    "nccl_gdrcopy_messages.json",
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
 CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json")
