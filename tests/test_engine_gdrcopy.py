@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from engine_facts import by_id, committed_facts, ids, node, replace_in, run, unknown_rules
+from engine_facts import by_id, committed_facts, ids, matrix, node, replace_in, run, unknown_rules
 
+from imgcheck.engine.evaluate import evaluate
+from imgcheck.job.model import JobFacts
+from imgcheck.model.image import Gdrcopy
 from imgcheck.model.node import DkmsModule, Gpu
 
 IMAGE = "bookworm"
@@ -103,3 +106,57 @@ def test_consumer_gpu_cannot_pin():
     assert by_id(run(committed_facts(IMAGE), facts), "GDRCOPY-GPU-NO-GDR").severity == "error"
     working = replace_in(facts, "gpu.gpus", (Gpu(index=0, name="Tesla V100-PCIE-16GB", gpu_class="datacenter"),))
     assert "GDRCOPY-GPU-NO-GDR" not in ids(run(committed_facts(IMAGE), working))
+
+
+# ---------- the image's libgdrapi against the node's gdrdrv, and the launch spec ----------
+
+
+LIB_24 = Gdrcopy(version="2.4", path="/opt/gdrcopy/lib/libgdrapi.so.2.4", soname_major=2)
+LIB_1 = Gdrcopy(version="1.2", path="/usr/lib64/libgdrapi.so.1.2", soname_major=1)
+
+
+def _image(lib):
+    return dataclasses.replace(committed_facts(IMAGE), gdrcopy=lib)
+
+
+def _node_with_device():
+    return _gdr(gdrdrv_loaded=True, gdrdrv_version="2.5", gdrdrv_device=True, gdrdrv_device_mode="666")
+
+
+def test_any_2x_pair_works_together():
+    # gdrcopy#327: host gdrdrv 2.4.3 with libgdrapi 2.5 in the image: 'forward and backward compat'
+    res = run(
+        _image(Gdrcopy(version="2.5", path="/usr/lib/libgdrapi.so.2.5", soname_major=2)),
+        _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666"),
+    )
+    assert "GDRCOPY-ABI-MISMATCH" not in ids(res) + unknown_rules(res)
+
+
+def test_1x_library_against_2x_module_is_refused():
+    f = by_id(run(_image(LIB_1), _node_with_device()), "GDRCOPY-ABI-MISMATCH")
+    assert "1.2" in f.title and "2.0" in f.title
+
+
+def test_library_version_unknown_asks():
+    res = run(_image(Gdrcopy(version=None, path="/usr/lib/libgdrapi.so.2")), _node_with_device())
+    assert "GDRCOPY-ABI-MISMATCH" in unknown_rules(res)
+
+
+def _job(**kw):
+    return JobFacts(path="run.sh", kind="docker run", runtime="docker", **kw)
+
+
+def test_container_without_dev_gdrdrv():
+    res = evaluate(_image(LIB_24), _node_with_device(), matrix(), job=_job(devices=("/dev/infiniband",)))
+    assert by_id(res, "GDRCOPY-DEVICE-NOT-PASSED").severity == "warning"
+
+
+def test_container_with_dev_gdrdrv_or_privileged():
+    for job in (_job(devices=("/dev/infiniband", "/dev/gdrdrv")), _job(devices=(), privileged=True)):
+        res = evaluate(_image(LIB_24), _node_with_device(), matrix(), job=job)
+        assert "GDRCOPY-DEVICE-NOT-PASSED" not in ids(res) + unknown_rules(res)
+
+
+def test_image_without_gdrcopy_needs_no_device():
+    res = evaluate(_image(None), _node_with_device(), matrix(), job=_job(devices=()))
+    assert "GDRCOPY-DEVICE-NOT-PASSED" not in ids(res) + unknown_rules(res)

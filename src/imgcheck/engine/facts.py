@@ -219,6 +219,21 @@ UCX = Fact(
     hints=("UCX_",),
 )
 
+GDRCOPY = Fact(
+    "image.gdrcopy",
+    "Does the image ship GDRCopy's libgdrapi (libgdrapi.so.<major>.<minor>), and which version?",
+    _image_state("gdrcopy", lambda i: i.gdrcopy, lambda i: bool(i.gdrcopy and i.gdrcopy.version)),
+    _image_why("gdrcopy"),
+    blank=lambda i, n, j: (_image_unknown(i, "gdrcopy", gdrcopy=None), n, j),
+    vague=lambda i, n, j: (
+        dataclasses.replace(i, gdrcopy=dataclasses.replace(i.gdrcopy, version=None, soname_major=None))
+        if i.gdrcopy
+        else i,
+        n,
+        j,
+    ),
+)
+
 CUDA = Fact(
     "image.cuda",
     "Which CUDA runtime does the image ship?",

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..job.model import RUNTIME_HOST
 from ..knowledge import gpus as gpus_k
+from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
 from . import facts
 from .context import Ctx
@@ -23,6 +25,9 @@ from .emit import Outcome, decided, finding, unknown
 NO_NODE = "GDRCOPY-NO-DEVICE-NODE"
 DEFECT = "GDRCOPY-GDRDRV-KNOWN-DEFECT"
 NO_GDR = "GDRCOPY-GPU-NO-GDR"
+ABI = "GDRCOPY-ABI-MISMATCH"
+NOT_PASSED = "GDRCOPY-DEVICE-NOT-PASSED"
+DEVICE = "/dev/gdrdrv"
 _WORLD_RW = 0o006  # insmod.sh: chmod a+w+r /dev/gdrdrv; a job that is not root needs the others' bits
 
 
@@ -177,4 +182,87 @@ def gpu_without_gdr(ctx: Ctx) -> Iterator[Outcome]:
     yield decided(NO_GDR, "no GPU of the node is of a class without GPUDirect RDMA")
 
 
-RULES, NEEDS, REQUIRES, READS, check = family(no_device_node, known_defect, gpu_without_gdr)
+def _release_of(ctx: Ctx, column: str, version: str) -> dict[str, Any] | None:
+    """The first GDRCopy release whose gdrdrv (or libgdrapi) has this major.minor."""
+    return next((r for r in ctx.matrix.rows("gdrcopy_releases") if r[column] == version), None)
+
+
+@rule(ABI, requires=(facts.GDRCOPY, facts.GDRDRV))
+def abi_mismatch(ctx: Ctx) -> Iterator[Outcome]:
+    """libgdrapi (2.0 and later) asks gdrdrv its version in gdr_open and refuses a module older than its minimum or
+    one that needs a newer library; the minima of each release are gdrcopy_releases rows."""
+    lib, module = ctx.image.gdrcopy, ctx.node.gpu.gdrdrv_version
+    if lib is None or not ctx.node.gpu.gdrdrv_loaded:
+        return
+    if lib.version is None:
+        yield unknown(
+            ABI, "which libgdrapi version the image ships (libgdrapi.so.<major>.<minor>)", (facts.GDRCOPY.name,)
+        )
+        return
+    if module is None:
+        yield unknown(ABI, f"which gdrdrv version the node runs ({ctx.unknown_why('gpu.gdrdrv_version')})")
+        return
+    lib_row, drv_row = _release_of(ctx, "gdr_api_version", lib.version), _release_of(ctx, "gdrdrv_version", module)
+    if lib_row is None or drv_row is None:
+        missing = f"libgdrapi {lib.version}" if lib_row is None else f"gdrdrv {module}"
+        yield unknown(ABI, f"{missing} is no GDRCopy release of gdrcopy_releases (a newer release?)")
+        return
+    evidence = [
+        Evidence("image.gdrcopy.version", lib.version, lib.location),
+        ctx.node_ev("gpu.gdrdrv_version", module),
+    ]
+    need_drv, need_lib = lib_row["min_gdrdrv_version"], drv_row["min_gdr_api_version"]
+    if need_lib is not None and numeric_tuple(lib.version) < numeric_tuple(need_lib):
+        yield finding(
+            ctx.matrix,
+            ABI,
+            evidence,
+            variant="old-library",
+            library=lib.version,
+            module=module,
+            need=need_lib,
+            node=ctx.node.name,
+        )
+    elif need_drv is not None and numeric_tuple(module) < numeric_tuple(need_drv):
+        yield finding(ctx.matrix, ABI, evidence, library=lib.version, module=module, need=need_drv, node=ctx.node.name)
+    else:
+        yield decided(ABI, f"libgdrapi {lib.version} and gdrdrv {module} accept each other (gdrcopy_releases minima)")
+
+
+@rule(NOT_PASSED, requires=(facts.GDRCOPY, facts.GDRDRV))
+def device_not_passed(ctx: Ctx) -> Iterator[Outcome]:
+    """A container gets host devices only as its launch spec names them; the NVIDIA container toolkit injects the GPU
+    device nodes, never /dev/gdrdrv, so an image whose libraries use GDRCopy needs it passed by the spec."""
+    job, gpu = ctx.job, ctx.node.gpu
+    if job is None or ctx.image.gdrcopy is None or not gpu.gdrdrv_loaded or gpu.gdrdrv_device is False:
+        return  # no spec, no consumer, no module, or no device to pass (GDRCOPY-NO-DEVICE-NODE says so)
+    if job.runtime == RUNTIME_HOST:
+        yield decided(NOT_PASSED, "the job runs on the host, where /dev/gdrdrv is")
+        return
+    if job.privileged:
+        yield decided(NOT_PASSED, "a privileged container sees the host's /dev")
+        return
+    if any(d == DEVICE or d == "/dev" for d in job.devices or ()):
+        yield decided(NOT_PASSED, "the launch spec passes /dev/gdrdrv")
+        return
+    if job.devices is None or not job.complete:
+        yield unknown(
+            NOT_PASSED, "whether the launch spec passes /dev/gdrdrv into the container (its devices are not shown)"
+        )
+        return
+    yield finding(
+        ctx.matrix,
+        NOT_PASSED,
+        [
+            Evidence("image.gdrcopy.path", ctx.image.gdrcopy.path, ctx.image.gdrcopy.location),
+            ctx.node_ev("gpu.gdrdrv_loaded", True),
+            Evidence("job.devices", ", ".join(job.devices) or "none"),
+        ],
+        library=ctx.image.gdrcopy.path,
+        runtime=job.runtime or "the container runtime",
+    )
+
+
+RULES, NEEDS, REQUIRES, READS, check = family(
+    no_device_node, known_defect, gpu_without_gdr, abi_mismatch, device_not_passed
+)
