@@ -73,14 +73,21 @@ def test_gdrdrv_242_is_clear_of_the_alignment_defect():
     assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(run(committed_facts(IMAGE), facts))
 
 
-def test_module_major_minor_only_decides_what_every_candidate_shares():
-    # /sys/module/gdrdrv/version says 2.4: releases 2.4 .. 2.4.4. Every one has the gdr_map PAT defect (fixed in 2.5);
-    # only some have the 2.4.2 alignment defect, so the finding names the shared one, never the alignment one
+def test_module_major_minor_only_asks_the_release():
+    # /sys/module/gdrdrv/version says 2.4: releases 2.4 .. 2.4.4, some before the 2.4.2 fix, some after
     facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
     facts = dataclasses.replace(replace_in(facts, "gpu.driver_version", "560.35.03"), dkms=())
-    f = by_id(run(committed_facts(IMAGE), facts), "GDRCOPY-GDRDRV-KNOWN-DEFECT")
-    assert "gdrdrv-map-pat" in f.title
-    assert "alignment" not in f.title
+    res = run(committed_facts(IMAGE), facts)
+    assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(res)
+    assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" in unknown_rules(res)
+
+
+def test_older_driver_branch_does_not_trigger_the_alignment_defect():
+    # gdrcopy#278: gdrdrv 2.4 under driver 535, sanity passes 28/28
+    facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
+    facts = dataclasses.replace(replace_in(facts, "gpu.driver_version", "535.104.12"), dkms=())
+    res = run(committed_facts(IMAGE), facts)
+    assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(res) + unknown_rules(res)
 
 
 def test_module_version_unknown_asks_the_release():

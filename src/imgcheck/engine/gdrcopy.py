@@ -108,10 +108,10 @@ def known_defect(ctx: Ctx) -> Iterator[Outcome]:
         if issue["stage"] != "runtime":
             continue
         need = issue.get("driver_branch_min")
-        if need is not None and branch is None:
-            continue  # the engine asks the driver (GPU_DRIVER is read)
-        if need is not None and branch is not None and branch < need:
-            continue
+        if need is None:
+            continue  # a latent defect with no trigger the facts show: naming it on every node would be noise
+        if branch is None or branch < need:
+            continue  # driver unknown: the engine asks it (GPU_DRIVER is read); older branch: not triggered
         hit = [c for c in candidates if _affected(issue, c)]
         if hit and len(hit) == len(candidates):
             hits.append(issue)
@@ -143,7 +143,10 @@ def known_defect(ctx: Ctx) -> Iterator[Outcome]:
             (facts.DKMS.name,),
         )
     elif branch is not None:
-        yield decided(DEFECT, f"no runtime defect GDRCopy's changelog names applies to gdrdrv {release or module}")
+        yield decided(
+            DEFECT,
+            f"no gdrdrv defect with a driver-branch trigger applies to gdrdrv {release or module} on this driver",
+        )
 
 
 @rule(NO_GDR, requires=(facts.GDRDRV,), reads=(facts.GPU_DRIVER,))
