@@ -14,6 +14,12 @@ from imgcheck.model.node import DkmsModule, Gpu
 IMAGE = "bookworm"
 
 
+def _with_lib():
+    """The Debian image with GDRCopy's libgdrapi, as `make lib_install` leaves it (NCCL, UCX, NVSHMEM dlopen it)."""
+    lib = Gdrcopy(version="2.4", path="/opt/gdrcopy/lib/libgdrapi.so.2.4", soname_major=2)
+    return dataclasses.replace(committed_facts(IMAGE), gdrcopy=lib)
+
+
 def _gdr(base: str = "inbox-6.8-open-570", **gpu):
     facts = node(base)
     facts = dataclasses.replace(facts, gpu=dataclasses.replace(facts.gpu, **gpu))
@@ -22,7 +28,7 @@ def _gdr(base: str = "inbox-6.8-open-570", **gpu):
 
 def test_loaded_without_device_node_is_an_error():
     # gdrcopy#234: lsmod shows gdrdrv, no /dev/gdrdrv; every gdr_open fails
-    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=True, gdrdrv_registered=True, gdrdrv_device=False))
+    res = run(_with_lib(), _gdr(gdrdrv_loaded=True, gdrdrv_registered=True, gdrdrv_device=False))
     f = by_id(res, "GDRCOPY-NO-DEVICE-NODE")
     assert f.severity == "error"
     assert "gdr_open" in (f.predicted_error or "")
@@ -30,24 +36,24 @@ def test_loaded_without_device_node_is_an_error():
 
 def test_device_node_present_with_insmod_mode_is_fine():
     # gdrcopy#278: crw-rw-rw- 1 root root 242, 0 /dev/gdrdrv, sanity passes
-    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=True, gdrdrv_device=True, gdrdrv_device_mode="666"))
+    res = run(_with_lib(), _gdr(gdrdrv_loaded=True, gdrdrv_device=True, gdrdrv_device_mode="666"))
     assert "GDRCOPY-NO-DEVICE-NODE" not in ids(res)
     assert "GDRCOPY-NO-DEVICE-NODE" not in unknown_rules(res)
 
 
 def test_device_node_root_only_is_a_warning():
-    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=True, gdrdrv_device=True, gdrdrv_device_mode="600"))
+    res = run(_with_lib(), _gdr(gdrdrv_loaded=True, gdrdrv_device=True, gdrdrv_device_mode="600"))
     f = by_id(res, "GDRCOPY-NO-DEVICE-NODE")
     assert f.severity == "warning"
 
 
 def test_module_not_loaded_no_gdrcopy_rule_applies():
-    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=False))
+    res = run(_with_lib(), _gdr(gdrdrv_loaded=False))
     assert not [r for r in ids(res) + unknown_rules(res) if r.startswith("GDRCOPY-")]
 
 
 def test_load_state_unknown_asks():
-    res = run(committed_facts(IMAGE), _gdr(gdrdrv_loaded=None))
+    res = run(_with_lib(), _gdr(gdrdrv_loaded=None))
     assert "GDRCOPY-NO-DEVICE-NODE" in unknown_rules(res)
 
 
@@ -62,7 +68,7 @@ def test_gdrdrv_241_under_driver_560_pin_defect():
     facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
     facts = replace_in(facts, "gpu.driver_version", "560.35.03")
     facts = dataclasses.replace(facts, dkms=_dkms("2.4.1", facts.kernel.release))
-    f = by_id(run(committed_facts(IMAGE), facts), "GDRCOPY-GDRDRV-KNOWN-DEFECT")
+    f = by_id(run(_with_lib(), facts), "GDRCOPY-GDRDRV-KNOWN-DEFECT")
     assert "gdrdrv-pin-size-alignment" in f.title
 
 
@@ -70,14 +76,14 @@ def test_gdrdrv_242_is_clear_of_the_alignment_defect():
     facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
     facts = replace_in(facts, "gpu.driver_version", "560.35.03")
     facts = dataclasses.replace(facts, dkms=_dkms("2.5.2", facts.kernel.release))
-    assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(run(committed_facts(IMAGE), facts))
+    assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(run(_with_lib(), facts))
 
 
 def test_module_major_minor_only_asks_the_release():
     # /sys/module/gdrdrv/version says 2.4: releases 2.4 .. 2.4.4, some before the 2.4.2 fix, some after
     facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
     facts = dataclasses.replace(replace_in(facts, "gpu.driver_version", "560.35.03"), dkms=())
-    res = run(committed_facts(IMAGE), facts)
+    res = run(_with_lib(), facts)
     assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(res)
     assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" in unknown_rules(res)
 
@@ -86,19 +92,19 @@ def test_older_driver_branch_does_not_trigger_the_alignment_defect():
     # gdrcopy#278: gdrdrv 2.4 under driver 535, sanity passes 28/28
     facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.4", gdrdrv_device=True, gdrdrv_device_mode="666")
     facts = dataclasses.replace(replace_in(facts, "gpu.driver_version", "535.104.12"), dkms=())
-    res = run(committed_facts(IMAGE), facts)
+    res = run(_with_lib(), facts)
     assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(res) + unknown_rules(res)
 
 
 def test_module_version_unknown_asks_the_release():
     facts = _gdr(gdrdrv_loaded=True, gdrdrv_version=None, gdrdrv_device=True, gdrdrv_device_mode="666")
-    res = run(committed_facts(IMAGE), dataclasses.replace(facts, dkms=()))
+    res = run(_with_lib(), dataclasses.replace(facts, dkms=()))
     assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" in unknown_rules(res)
 
 
 def test_module_25_is_clear():
     facts = _gdr(gdrdrv_loaded=True, gdrdrv_version="2.5", gdrdrv_device=True, gdrdrv_device_mode="666")
-    res = run(committed_facts(IMAGE), dataclasses.replace(facts, dkms=()))
+    res = run(_with_lib(), dataclasses.replace(facts, dkms=()))
     assert "GDRCOPY-GDRDRV-KNOWN-DEFECT" not in ids(res) + unknown_rules(res)
 
 
@@ -110,9 +116,9 @@ def test_consumer_gpu_cannot_pin():
         gdrdrv_device_mode="666",
         gpus=(Gpu(index=0, name="GeForce RTX 2080 Ti", gpu_class="consumer"),),
     )
-    assert by_id(run(committed_facts(IMAGE), facts), "GDRCOPY-GPU-NO-GDR").severity == "error"
+    assert by_id(run(_with_lib(), facts), "GDRCOPY-GPU-NO-GDR").severity == "error"
     working = replace_in(facts, "gpu.gpus", (Gpu(index=0, name="Tesla V100-PCIE-16GB", gpu_class="datacenter"),))
-    assert "GDRCOPY-GPU-NO-GDR" not in ids(run(committed_facts(IMAGE), working))
+    assert "GDRCOPY-GPU-NO-GDR" not in ids(run(_with_lib(), working))
 
 
 # ---------- the image's libgdrapi against the node's gdrdrv, and the launch spec ----------
@@ -167,3 +173,25 @@ def test_container_with_dev_gdrdrv_or_privileged():
 def test_image_without_gdrcopy_needs_no_device():
     res = evaluate(_image(None), _node_with_device(), matrix(), job=_job(devices=()))
     assert "GDRCOPY-DEVICE-NOT-PASSED" not in ids(res) + unknown_rules(res)
+
+
+def test_image_without_libgdrapi_is_not_blamed_for_the_node():
+    # a torch image with no libgdrapi on a node whose gdrdrv has no device node: nothing in it opens /dev/gdrdrv
+    res = run(_image(None), _gdr(gdrdrv_loaded=True, gdrdrv_device=False))
+    assert not [r for r in ids(res) + unknown_rules(res) if r.startswith("GDRCOPY-")]
+
+
+def test_node_check_reports_the_node_alone():
+    from imgcheck.engine.evaluate import evaluate_node
+    from imgcheck.engine.node_only import NODE_ONLY_IMAGE
+
+    res = evaluate_node(NODE_ONLY_IMAGE, _gdr(gdrdrv_loaded=True, gdrdrv_device=False), matrix())
+    assert "GDRCOPY-NO-DEVICE-NODE" in ids(res)
+
+
+def test_libgdrapi_unknown_decides_under_present():
+    image = committed_facts(IMAGE)
+    image = dataclasses.replace(image, unknown={**image.unknown, "gdrcopy": "not read"})
+    res = run(image, _gdr(gdrdrv_loaded=True, gdrdrv_device=False))
+    f = by_id(res, "GDRCOPY-NO-DEVICE-NODE")
+    assert f.assumes  # conditional: on the image shipping libgdrapi

@@ -232,6 +232,9 @@ GDRCOPY = Fact(
         n,
         j,
     ),
+    present=_assume_present("gdrcopy", ("version",), gdrcopy=lambda i: i.gdrcopy or _some("Gdrcopy")),
+    assume="the image ships GDRCopy's libgdrapi (so its NCCL, UCX or NVSHMEM use GDRCopy)",
+    hints=("GDRCOPY_", "NCCL_GDRCOPY_", "NVSHMEM_DISABLE_GDRCOPY"),
 )
 
 CUDA = Fact(
@@ -655,6 +658,9 @@ ALL: tuple[Fact, ...] = (
     FM_INSTALLED,
     FM_RUNNING,
     FM_VERSION,
+    GDRCOPY,
+    GDRDRV,
+    GDRDRV_DEVICE,
 )
 COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
 # The components whose unknown presence the engine evaluates under the hypothesis "present" (engine/hypothesis.py)

@@ -21,6 +21,7 @@ from . import facts
 from .context import Ctx
 from .contract import family, rule
 from .emit import Outcome, decided, finding, unknown
+from .node_only import node_only
 
 NO_NODE = "GDRCOPY-NO-DEVICE-NODE"
 DEFECT = "GDRCOPY-GDRDRV-KNOWN-DEFECT"
@@ -31,11 +32,20 @@ DEVICE = "/dev/gdrdrv"
 _WORLD_RW = 0o006  # insmod.sh: chmod a+w+r /dev/gdrdrv; a job that is not root needs the others' bits
 
 
-@rule(NO_NODE, requires=(facts.GDRDRV,), reads=(facts.GDRDRV_DEVICE,))
+def _applies(ctx: Ctx) -> bool:
+    """gdrdrv is loaded and something uses it: a node check (the node alone), or an image that ships libgdrapi (NCCL,
+    UCX's gdr_copy and NVSHMEM dlopen it; without it nothing in the image opens /dev/gdrdrv). An image whose
+    libgdrapi is not known makes the rule silent here, and the engine asks, or decides under "present"."""
+    if not ctx.node.gpu.gdrdrv_loaded:
+        return False  # not loaded: the rule does not apply; not known: the engine asks GDRDRV's question
+    return node_only(ctx) or ctx.image.gdrcopy is not None
+
+
+@rule(NO_NODE, requires=(facts.GDRDRV, facts.GDRCOPY), reads=(facts.GDRDRV_DEVICE,))
 def no_device_node(ctx: Ctx) -> Iterator[Outcome]:
     gpu = ctx.node.gpu
-    if not gpu.gdrdrv_loaded:
-        return  # not loaded: the rule does not apply; not known: the engine asks GDRDRV's question
+    if not _applies(ctx):
+        return
     evidence = [ctx.node_ev("gpu.gdrdrv_loaded", True), ctx.node_ev("gpu.gdrdrv_device", gpu.gdrdrv_device)]
     if gpu.gdrdrv_registered is not None:
         evidence.append(ctx.node_ev("gpu.gdrdrv_registered", gpu.gdrdrv_registered))
@@ -87,10 +97,10 @@ def _affected(issue: dict[str, Any], release: str) -> bool:
     return v < numeric_tuple(issue["fixed_in"]) and (low is None or v >= numeric_tuple(low))
 
 
-@rule(DEFECT, requires=(facts.GDRDRV,), reads=(facts.GPU_DRIVER, facts.DKMS))
+@rule(DEFECT, requires=(facts.GDRDRV, facts.GDRCOPY), reads=(facts.GPU_DRIVER, facts.DKMS))
 def known_defect(ctx: Ctx) -> Iterator[Outcome]:
     gpu = ctx.node.gpu
-    if not gpu.gdrdrv_loaded:
+    if not _applies(ctx):
         return
     release, module = _dkms_release(ctx), gpu.gdrdrv_version
     candidates = _candidates(ctx, release, module)
@@ -149,10 +159,10 @@ def known_defect(ctx: Ctx) -> Iterator[Outcome]:
         )
 
 
-@rule(NO_GDR, requires=(facts.GDRDRV,), reads=(facts.GPU_DRIVER,))
+@rule(NO_GDR, requires=(facts.GDRDRV, facts.GDRCOPY), reads=(facts.GPU_DRIVER,))
 def gpu_without_gdr(ctx: Ctx) -> Iterator[Outcome]:
     listed = ctx.node.gpu.gpus
-    if not ctx.node.gpu.gdrdrv_loaded:
+    if not _applies(ctx):
         return
     if not listed:
         if ctx.node.gpu.driver_version:
