@@ -195,3 +195,14 @@ def test_libgdrapi_unknown_decides_under_present():
     res = run(image, _gdr(gdrdrv_loaded=True, gdrdrv_device=False))
     f = by_id(res, "GDRCOPY-NO-DEVICE-NODE")
     assert f.assumes  # conditional: on the image shipping libgdrapi
+
+
+def test_enroot_mounts_it_and_kubernetes_asks_the_device_plugin():
+    # enroot's 98-nvidia.sh bind-mounts /dev/gdrdrv for compute containers (gdrcopy#138: "done automatically");
+    # the NVIDIA device plugin adds it only with gdrcopyEnabled, which no pod spec shows
+    enroot = JobFacts(path="sbatch.sh", kind="slurm", runtime="enroot", devices=())
+    res = evaluate(_image(LIB_24), _node_with_device(), matrix(), job=enroot)
+    assert "GDRCOPY-DEVICE-NOT-PASSED" not in ids(res) + unknown_rules(res)
+    pod = JobFacts(path="pod.yaml", kind="Pod", runtime="kubernetes", devices=())
+    res = evaluate(_image(LIB_24), _node_with_device(), matrix(), job=pod)
+    assert "GDRCOPY-DEVICE-NOT-PASSED" in unknown_rules(res)

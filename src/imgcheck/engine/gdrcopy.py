@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..job.model import RUNTIME_HOST
+from ..job.model import RUNTIME_DOCKER, RUNTIME_ENROOT, RUNTIME_HOST, RUNTIME_KUBERNETES
 from ..knowledge import gpus as gpus_k
 from ..model.report import Evidence
 from ..versions.ecosystems import numeric_tuple
@@ -258,9 +258,20 @@ def device_not_passed(ctx: Ctx) -> Iterator[Outcome]:
     if any(d == DEVICE or d == "/dev" for d in job.devices or ()):
         yield decided(NOT_PASSED, "the launch spec passes /dev/gdrdrv")
         return
-    if job.devices is None or not job.complete:
+    if job.runtime == RUNTIME_ENROOT:
+        # enroot's NVIDIA hook bind-mounts /dev/gdrdrv whenever the compute capability is asked (conf/hooks/98-nvidia.sh)
+        yield decided(NOT_PASSED, "enroot's NVIDIA hook mounts /dev/gdrdrv into compute containers")
+        return
+    if job.runtime == RUNTIME_KUBERNETES:
         yield unknown(
-            NOT_PASSED, "whether the launch spec passes /dev/gdrdrv into the container (its devices are not shown)"
+            NOT_PASSED,
+            "whether the NVIDIA device plugin passes /dev/gdrdrv with the GPUs (its gdrcopyEnabled / GDRCOPY_ENABLED "
+            "setting; the GPU Operator's gdrcopy.enabled); the pod spec does not mount it",
+        )
+        return
+    if job.devices is None or job.runtime != RUNTIME_DOCKER:
+        yield unknown(
+            NOT_PASSED, "whether the launch passes /dev/gdrdrv into the container (its devices are not shown)"
         )
         return
     yield finding(
