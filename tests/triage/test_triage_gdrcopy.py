@@ -56,3 +56,8 @@ def test_open_failure_with_module_loaded_and_no_device_node(tmp_path):
 def test_open_failure_with_device_node_present_does_not_blame_it(tmp_path):
     facts = _facts_file(tmp_path, gdrdrv_loaded=True, gdrdrv_device=True, gdrdrv_device_mode="666")
     assert _causes(triage([NO_DEV], node_facts=facts))[0] != "gdrdrv-device-node-missing"
+
+
+def test_open_failure_with_module_not_loaded(tmp_path):
+    facts = _facts_file(tmp_path, gdrdrv_loaded=False, gdrdrv_device=False)
+    assert _causes(triage([NO_DEV], node_facts=facts))[0] == "gdrdrv-not-loaded"
