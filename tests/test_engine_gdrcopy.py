@@ -206,3 +206,11 @@ def test_enroot_mounts_it_and_kubernetes_asks_the_device_plugin():
     pod = JobFacts(path="pod.yaml", kind="Pod", runtime="kubernetes", devices=())
     res = evaluate(_image(LIB_24), _node_with_device(), matrix(), job=pod)
     assert "GDRCOPY-DEVICE-NOT-PASSED" in unknown_rules(res)
+
+
+def test_image_with_libgdrapi_on_a_geforce_node_whatever_gdrdrv():
+    # gdrcopy#139 as an image check: the pin is refused by the GPU, so gdrdrv's state does not change the answer
+    geforce = (Gpu(index=0, name="GeForce RTX 2080 Ti", gpu_class="consumer"),)
+    for loaded in (True, None):
+        facts = _gdr(gdrdrv_loaded=loaded, gpus=geforce)
+        assert by_id(run(_with_lib(), facts), "GDRCOPY-GPU-NO-GDR").severity == "error"

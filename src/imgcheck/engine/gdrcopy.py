@@ -159,10 +159,12 @@ def known_defect(ctx: Ctx) -> Iterator[Outcome]:
         )
 
 
-@rule(NO_GDR, requires=(facts.GDRDRV, facts.GDRCOPY), reads=(facts.GPU_DRIVER,))
+@rule(NO_GDR, requires=(facts.GDRCOPY,), reads=(facts.GPU_DRIVER, facts.GDRDRV))
 def gpu_without_gdr(ctx: Ctx) -> Iterator[Outcome]:
+    """Whether or not gdrdrv is loaded: an image that ships libgdrapi cannot pin GPU memory on such a GPU (gdrdrv's
+    nvidia_p2p_get_pages is refused); a node check speaks where gdrdrv is loaded."""
     listed = ctx.node.gpu.gpus
-    if not _applies(ctx):
+    if ctx.image.gdrcopy is None and not (node_only(ctx) and ctx.node.gpu.gdrdrv_loaded):
         return
     if not listed:
         if ctx.node.gpu.driver_version:
@@ -177,7 +179,7 @@ def gpu_without_gdr(ctx: Ctx) -> Iterator[Outcome]:
                 ctx.matrix,
                 NO_GDR,
                 [
-                    ctx.node_ev("gpu.gdrdrv_loaded", True),
+                    ctx.node_ev("gpu.gdrdrv_loaded", ctx.node.gpu.gdrdrv_loaded),
                     ctx.node_ev("gpu.gpus.name", gpu.name),
                     ctx.node_ev("gpu.gpus.gpu_class", klass),
                 ],
