@@ -249,8 +249,14 @@ def device_not_passed(ctx: Ctx) -> Iterator[Outcome]:
     """A container gets host devices only as its launch spec names them; the NVIDIA container toolkit injects the GPU
     device nodes, never /dev/gdrdrv, so an image whose libraries use GDRCopy needs it passed by the spec."""
     job, gpu = ctx.job, ctx.node.gpu
-    if job is None or ctx.image.gdrcopy is None or not gpu.gdrdrv_loaded or gpu.gdrdrv_device is False:
-        return  # no spec, no consumer, no module, or no device to pass (GDRCOPY-NO-DEVICE-NODE says so)
+    if ctx.image.gdrcopy is None or not gpu.gdrdrv_loaded:
+        return  # no consumer (the rule does not apply), or the module's state is asked (GDRDRV)
+    if job is None:
+        yield decided(NOT_PASSED, "no launch spec: how the container gets its devices is not in question")
+        return
+    if gpu.gdrdrv_device is False:
+        yield decided(NOT_PASSED, "the node has no /dev/gdrdrv to pass (GDRCOPY-NO-DEVICE-NODE)")
+        return
     if job.runtime == RUNTIME_HOST:
         yield decided(NOT_PASSED, "the job runs on the host, where /dev/gdrdrv is")
         return
