@@ -442,7 +442,13 @@ def test_fixture_facts_field_by_field(name):
     # (tests/node/test_node_state.py reads them from real layouts); nouveau is not loaded, no build tree is installed
     assert doc["state"] == FIXTURE_STATE
     state_unknown = {f"state.{k}" for k, v in FIXTURE_STATE.items() if v is None} - {"state.docker_runtimes"}
-    assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown | toolkit_unknown | state_unknown
+    # no fixture loads GDRCopy's gdrdrv; with no /dev/null and no /proc/devices under the roots, its device node and
+    # character major are unknown, not absent (tests/node/test_gdrdrv.py reads them from real layouts)
+    assert (gpu["gdrdrv_loaded"], gpu["gdrdrv_version"], gpu["gdrdrv_device"]) == (False, None, None)
+    gdrdrv_unknown = {"gpu.gdrdrv_device", "gpu.gdrdrv_device_mode", "gpu.gdrdrv_registered"}
+    assert set(doc["unknown"]) - gid_keys == (
+        want["unknown"] | fabric_unknown | toolkit_unknown | state_unknown | gdrdrv_unknown
+    )
     assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]
 

@@ -141,6 +141,55 @@ FAMILIES = (
 )
 
 
+# GDRCopy (issue 32): its own library, kernel module and test prints, and the GDRCopy sites of its consumers
+_GDRCOPY_CLASSES = (
+    (
+        "GDRCOPY-VERSION-MISMATCH",
+        r"(?i)minimum required gdrdrv|requires libgdrapi version|gdrdrv might be too old|gdrdrv is too old|"
+        r"It might be too old|built for v%d\.%d but loaded|GDRCopy >= \S+ required",
+    ),
+    (
+        "GDRCOPY-OPEN-FAILED",
+        r"(?i)Is gdrdrv driver installed|error opening driver|requires gdrdrv or CUDA driver|failed to open gdr copy",
+    ),
+    (
+        "GDRCOPY-PIN-FAILED",
+        r"(?i)nvidia_p2p_get_pages.*failed|(?<!un)gdr_pin_buffer(?:_v2)?\(.*failed|(?<!un)pin_buffer failed",
+    ),
+    ("GDRCOPY-MAP-FAILED", r"(?i)while mapping handle|gdr_map\(.*failed|gdrcopy map failed|mapping dma_buf_fd"),
+)
+GDRCOPY_FAMILIES = (
+    Family(
+        "gdrcopy_messages.json",
+        "NVIDIA/gdrcopy",
+        r"^v\d+\.\d+(?:\.\d+)?$",
+        r"^(?:src/)?(?:gdrapi\.c|gdrdrv/gdrdrv\.c|cuda_wrapper\.h)$|^(?:tests/)?(?:common\.hpp|sanity\.cpp)$",
+        r'(?:\bgdr_(?:err|warn)\(|\bgdr_msg\(\s*\w+\s*,|\bfprintf\(\s*std(?:err|out)\s*,)\s*"((?:[^"\\]|\\.)*)"',
+        _GDRCOPY_CLASSES,
+        "GDRCopy's libgdrapi (gdr_err/gdr_warn to stderr), gdrdrv (gdr_msg/gdr_err to the kernel log, prefixed "
+        "'gdrdrv:<function>:') and its tests' (gdrcopy_sanity, copybw) error prints",
+    ),
+    Family(
+        "ucx_gdrcopy_messages.json",
+        "openucx/ucx",
+        r"^v1\.\d+\.\d+$",
+        r"^src/uct/cuda/gdr_copy/[\w]+\.c$",
+        r'\bucs_(?:error|warn|diag)\(\s*"((?:[^"\\]|\\.)*)"',
+        _GDRCOPY_CLASSES,
+        "UCX's gdr_copy transport (uct_gdr_copy md/iface/ep) error and warning prints",
+    ),
+    Family(
+        "nccl_gdrcopy_messages.json",
+        "NVIDIA/nccl",
+        r"^v2\.\d+\.\d+-1$",
+        r"^src/(?:misc/gdrwrap\.cc|include/gdrwrap\.h)$",
+        r'\bWARN\(\s*"((?:[^"\\]|\\.)*)"',
+        _GDRCOPY_CLASSES,
+        "NCCL's GDRCopy wrapper (gdrwrap) WARN prints",
+    ),
+)
+
+
 def _format_of(raw: str) -> str:
     fmt = raw.replace('\\"', '"').replace("\\n", "\n").replace("\\t", " ")
     fmt = re.sub(r"\$\{?[\w\[\]@#]+\}?", "%s", fmt)  # shell variables (dkms) print as text
@@ -191,8 +240,8 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2 or not os.path.isdir(argv[1]):
         print(USAGE, file=sys.stderr)
         return 2
-    wanted = set(argv[2:])
-    for fam in FAMILIES:
+    wanted = set(argv[2:])  # output file names to regenerate; none: all
+    for fam in FAMILIES + GDRCOPY_FAMILIES:
         if wanted and fam.out not in wanted:
             continue
         doc = build_family(argv[1], fam)

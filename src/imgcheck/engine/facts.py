@@ -219,6 +219,24 @@ UCX = Fact(
     hints=("UCX_",),
 )
 
+GDRCOPY = Fact(
+    "image.gdrcopy",
+    "Does the image ship GDRCopy's libgdrapi (libgdrapi.so.<major>.<minor>), and which version?",
+    _image_state("gdrcopy", lambda i: i.gdrcopy, lambda i: bool(i.gdrcopy and i.gdrcopy.version)),
+    _image_why("gdrcopy"),
+    blank=lambda i, n, j: (_image_unknown(i, "gdrcopy", gdrcopy=None), n, j),
+    vague=lambda i, n, j: (
+        dataclasses.replace(i, gdrcopy=dataclasses.replace(i.gdrcopy, version=None, soname_major=None))
+        if i.gdrcopy
+        else i,
+        n,
+        j,
+    ),
+    present=_assume_present("gdrcopy", ("version",), gdrcopy=lambda i: i.gdrcopy or _some("Gdrcopy")),
+    assume="the image ships GDRCopy's libgdrapi (so its NCCL, UCX or NVSHMEM use GDRCopy)",
+    hints=("GDRCOPY_", "NCCL_GDRCOPY_", "NVSHMEM_DISABLE_GDRCOPY"),
+)
+
 CUDA = Fact(
     "image.cuda",
     "Which CUDA runtime does the image ship?",
@@ -466,6 +484,31 @@ DKMS = _node_fact(
 )
 
 
+def _gdrdrv_state(ctx: Ctx) -> State:
+    loaded = ctx.node.gpu.gdrdrv_loaded
+    return State.UNKNOWN if loaded is None else (State.KNOWN if loaded else State.ABSENT)
+
+
+# GDRCopy's kernel module (node/gdrdrv.py): the rules about it apply where it is loaded
+GDRDRV = Fact(
+    "node.gpu.gdrdrv_loaded",
+    "Is GDRCopy's gdrdrv module loaded on the node (/sys/module/gdrdrv), and is /dev/gdrdrv there?",
+    _gdrdrv_state,
+    lambda ctx: ctx.node.unknown.get("gpu.gdrdrv_loaded") or ctx.node.unknown.get("gpu.gdrdrv_version"),
+    blank=lambda i, n, j: (
+        i,
+        _node_unknown(
+            n, "gpu.gdrdrv_loaded", dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gdrdrv_loaded=None))
+        ),
+        j,
+    ),
+)
+GDRDRV_DEVICE = _node_fact(
+    "gpu.gdrdrv_device",
+    "Does the node have /dev/gdrdrv (gdrdrv makes no device class: insmod.sh or the packaged service creates it)?",
+    lambda n: n.gpu.gdrdrv_device,
+    lambda n: dataclasses.replace(n, gpu=dataclasses.replace(n.gpu, gdrdrv_device=None, gdrdrv_device_mode=None)),
+)
 UVM = _node_fact(
     "gpu.uvm_loaded",
     "Is the nvidia_uvm module loaded on the node, with /dev/nvidia-uvm present?",
@@ -615,6 +658,9 @@ ALL: tuple[Fact, ...] = (
     FM_INSTALLED,
     FM_RUNNING,
     FM_VERSION,
+    GDRCOPY,
+    GDRDRV,
+    GDRDRV_DEVICE,
 )
 COMPONENTS: tuple[Fact, ...] = tuple(f for f in ALL if f.vague is not None)
 # The components whose unknown presence the engine evaluates under the hypothesis "present" (engine/hypothesis.py)

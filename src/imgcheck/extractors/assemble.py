@@ -16,6 +16,7 @@ from . import (
     cuda,
     env,
     fabric,
+    gdrcopy,
     glibc,
     hpcx,
     loader,
@@ -46,6 +47,7 @@ ALL_WANTS: tuple[Want, ...] = (
     + nccl_xml.WANTS
     + conda.WANTS
     + ucx_build.WANTS
+    + gdrcopy.WANTS
 )
 
 
@@ -98,6 +100,7 @@ def build_facts(view: FileView, image: OpenedImage, reference: str) -> ImageFact
         glibc=libc,
         nccl_xml_files=xml_files,
         nccl_file_refs=file_refs,
+        gdrcopy=gdrcopy.extract(view, pkgs),
         unknown=nccl.archs_unknown(ncc) | libc_unknown,
     )
     bad: list[str] = []

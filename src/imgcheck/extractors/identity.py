@@ -5,8 +5,8 @@ just to name the cache would cost more than the answer. tests/test_extractors.py
 WANTS_FINGERPRINT is the hash of the extractors' wants, so a changed want cannot reuse old entries.
 """
 
-EXTRACTOR_VERSION = "10"  # bump when how a kept file is read into facts changes
-WANTS_FINGERPRINT = "77d4a1dd5adafee4f31231cdc491a46f196413b9f1ebedfe852893375296e22c"  # sha256 of WantSet.key()
+EXTRACTOR_VERSION = "11"  # bump when how a kept file is read into facts changes
+WANTS_FINGERPRINT = "d1ba1a06be73d1b2dee2cc1c3c0fd89670181e6859114091abed4b7c679462ba"  # sha256 of WantSet.key()
 # bump when what a layer read keeps for the same wants changes: the tar or squashfs walk, a scanner's result
 LAYER_READ_VERSION = "1"
 # Image facts depend on the extractors; a layer's index (kept bytes, scan results, path hashes) only on the wants

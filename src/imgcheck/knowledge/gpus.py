@@ -25,6 +25,15 @@ def class_of(gpu: Gpu, matrix: Matrix) -> tuple[str | None, dict[str, Any]]:
     return (gpu.gpu_class or row.get("gpu_class")), row
 
 
+def without_gpudirect_rdma(gpu: Gpu, matrix: Matrix) -> bool | None:
+    """True: a GPU whose class has no GPUDirect RDMA (nvidia_p2p_get_pages refuses it: consumer/GeForce), as the
+    node facts state the class or the model name implies it; False: a class with it; None: neither says."""
+    if gpu.gpu_class:
+        return gpu.gpu_class == "consumer"
+    support = (classify(gpu.name, matrix) or {}).get("gpudirect_rdma")
+    return None if support is None else support == "unsupported"
+
+
 def class_forward_compat(klass: str | None, matrix: Matrix) -> str | None:
     """forward_compat of a stated GPU class whose model name no row matches: the first row of that class."""
     if klass is None:

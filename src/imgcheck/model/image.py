@@ -328,6 +328,18 @@ class NcclFileRef:
 
 
 @dataclass(frozen=True)
+class Gdrcopy(Located):
+    """GDRCopy's libgdrapi in the image (extractors/gdrcopy.py): what UCX's gdr_copy, NCCL and NVSHMEM dlopen."""
+
+    version: str | None  # libgdrapi's major.minor, from libgdrapi.so.<major>.<minor> or the package
+    path: str | None = None
+    layer: str | None = None
+    soname_major: int | None = None  # libgdrapi.so.<major>
+    package_version: str | None = None  # the libgdrapi / gdrcopy package's version, when a package ships it
+    files: tuple[str, ...] = ()  # every libgdrapi.so* the image has
+
+
+@dataclass(frozen=True)
 class ImageFacts:
     reference: str
     digest: str | None = None
@@ -354,6 +366,9 @@ class ImageFacts:
     glibc: Glibc | None = None  # None with no unknown entry: no glibc found (musl, static, scratch)
     nccl_xml_files: tuple[NcclXmlFile, ...] = ()  # topology/graph XMLs the image ships or its settings name
     nccl_file_refs: tuple[NcclFileRef, ...] = ()  # NCCL_TOPO_FILE / NCCL_GRAPH_FILE of the Env and nccl.conf files
+    gdrcopy: Gdrcopy | None = (
+        None  # GDRCopy's libgdrapi; None: none in the image (or, with unknown["gdrcopy"], not read)
+    )
     # fact path ("rdma.libibverbs", "cuda.compat_driver") -> why it is unknown. inspect writes every fact
     # explicitly (null = looked, found none); a hand-written facts file or a catalog row that leaves a key
     # out leaves that fact unknown, never absent (DESIGN.md "Known and unknown").

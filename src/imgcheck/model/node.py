@@ -235,6 +235,14 @@ class NodeGpu:
     cuda_driver_version: str | None = None  # the CUDA version the driver supports, when known
     l4t_release: str | None = None  # Jetson: the L4T release (/etc/nv_tegra_release), never a driver version
     gdrdrv_loaded: bool | None = None  # GDRCopy's gdrdrv module
+    # gdrdrv as node/gdrdrv.py reads it: /sys/module/gdrdrv/version (major.minor only: "2.4" for 2.4-2.4.4), whether
+    # /proc/devices lists its character major, whether /dev/gdrdrv exists (gdrdrv makes no device class: insmod.sh or
+    # the packaged service mknods it) and its permission bits in octal ("666"; "not-char": not a character device).
+    # None: not visible under the probe root (the reason is in unknown).
+    gdrdrv_version: str | None = None
+    gdrdrv_registered: bool | None = None
+    gdrdrv_device: bool | None = None
+    gdrdrv_device_mode: str | None = None
     # The host's user-space driver (libnvidia-ml.so.1's target), which the container toolkit mounts into every
     # GPU container; the kernel module accepts only clients of its own exact version.
     userspace_driver_version: str | None = None

@@ -18,6 +18,7 @@ import re
 
 from ..model.node import NO_DRIVER_REASON, Gpu, KernelModule, NodeGpu, Peermem
 from .driver_userspace import scan_userspace_driver
+from .gdrdrv import scan_gdrdrv
 from .hostroot import HostReadError, HostRoot
 from .module_config import scan_gpu_pv, scan_peermem_config, scan_uvm
 
@@ -88,7 +89,7 @@ def scan_gpu(
     gpus = _gpus(host, unknown) if text is not None else ()
     if text is None and version is not None:
         unknown["gpu.gpus"] = f"the driver is loaded but {GPUS_DIR} is not visible"
-    gdrdrv = host.is_dir("/sys/module/gdrdrv") if modules_visible else None
+    gdrdrv = scan_gdrdrv(host, modules, modules_visible, unknown)
     userspace, userspace_path = scan_userspace_driver(host, unknown) if version is not None else (None, None)
     uvm_loaded, uvm_device = scan_uvm(host, modules_visible)
     configured = scan_peermem_config(host)
@@ -117,7 +118,11 @@ def scan_gpu(
         peermem=_peermem(host, modules, modules_visible),
         gpus=gpus,
         l4t_release=l4t,
-        gdrdrv_loaded=gdrdrv,
+        gdrdrv_loaded=gdrdrv.loaded,
+        gdrdrv_version=gdrdrv.version,
+        gdrdrv_registered=gdrdrv.registered,
+        gdrdrv_device=gdrdrv.device,
+        gdrdrv_device_mode=gdrdrv.device_mode,
         userspace_driver_version=userspace,
         userspace_driver_path=userspace_path,
         container_cli=container_cli,

@@ -62,6 +62,13 @@ def probe_sources(facts: NodeFacts, read: dict[str, str], ofed_info_read: bool) 
         paths["gpu.l4t_release"] = TEGRA_RELEASE
     if gpu.gdrdrv_loaded is not None:
         paths["gpu.gdrdrv_loaded"] = _module("gdrdrv")
+    if gpu.gdrdrv_version is not None:
+        paths["gpu.gdrdrv_version"] = _module("gdrdrv") + "/version"
+    if gpu.gdrdrv_registered is not None:
+        paths["gpu.gdrdrv_registered"] = "/proc/devices"
+    if gpu.gdrdrv_device is not None:
+        paths["gpu.gdrdrv_device"] = "/dev/gdrdrv"
+        paths["gpu.gdrdrv_device_mode"] = "/dev/gdrdrv"
     if facts.numa_nodes is not None:
         paths["numa_nodes"] = NODE_DIR
     if facts.net_interfaces is not None:

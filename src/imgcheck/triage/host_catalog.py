@@ -61,6 +61,9 @@ GENERATED_MULTI = (
     "nvshmem_messages.json",
     "ctk_messages.json",
     "nvml_errors.json",  # NVML's return codes as pynvml raises them and init calls print them (tools/host)
+    "gdrcopy_messages.json",
+    "ucx_gdrcopy_messages.json",
+    "nccl_gdrcopy_messages.json",
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
 CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json", "ctk_classes.json")

@@ -76,6 +76,47 @@ def uvm_missing(f: Facts) -> Result:
     return None, "node facts do not say whether nvidia_uvm is loaded and /dev/nvidia-uvm present"
 
 
+def gdrdrv_device_missing(f: Facts) -> Result:
+    """True: GDRCopy's gdrdrv is loaded and /dev/gdrdrv absent (or not a character device); False: the node has a
+    usable /dev/gdrdrv; None: the facts do not say (node/gdrdrv.py)."""
+    if f.node is None:
+        return _no_node()
+    gpu = f.node.gpu
+    if gpu.gdrdrv_device is True and gpu.gdrdrv_device_mode != "not-char":
+        return False, f"node {f.node.name}: /dev/gdrdrv present" + (
+            f" (mode {gpu.gdrdrv_device_mode})" if gpu.gdrdrv_device_mode else ""
+        )
+    if gpu.gdrdrv_loaded and gpu.gdrdrv_device is not None:
+        return True, f"node {f.node.name}: gdrdrv loaded, /dev/gdrdrv " + (
+            "absent" if gpu.gdrdrv_device is False else "not a character device"
+        )
+    return None, "node facts do not say whether gdrdrv is loaded with /dev/gdrdrv present"
+
+
+def gdrdrv_not_loaded(f: Facts) -> Result:
+    if f.node is None:
+        return _no_node()
+    loaded = f.node.gpu.gdrdrv_loaded
+    if loaded is None:
+        return None, "node facts do not say whether gdrdrv is loaded"
+    return (not loaded), f"node {f.node.name}: gdrdrv " + ("loaded" if loaded else "not loaded")
+
+
+def gpu_without_gdr(f: Facts) -> Result:
+    """True: a GPU of the node has no GPUDirect RDMA (the same knowledge as GDRCOPY-GPU-NO-GDR / NODE-GPU-NO-GDR)."""
+    if f.node is None:
+        return _no_node()
+    if not f.node.gpu.gpus:
+        return None, f"node {f.node.name}: the GPUs are not recorded"
+    answers = [(g, gpus_k.without_gpudirect_rdma(g, f.kb)) for g in f.node.gpu.gpus]
+    hit = next((g for g, a in answers if a), None)
+    if hit is not None:
+        return True, f"node {f.node.name}: {hit.name or 'a GPU'} has no GPUDirect RDMA"
+    if any(a is None for _, a in answers):
+        return None, f"node {f.node.name}: the GPUDirect RDMA support of some GPU is not known"
+    return False, f"node {f.node.name}: every GPU supports GPUDirect RDMA"
+
+
 def peer_memory_api(f: Facts) -> Result:
     if f.node is None:
         return _no_node()
@@ -359,6 +400,9 @@ PREDICATES: dict[str, Callable[[Facts], Result]] = {
     "job.shm_default_small": job_shm_default_small,
     "node.peermem_loaded": peermem_loaded,
     "node.uvm_missing": uvm_missing,
+    "node.gdrdrv_device_missing": gdrdrv_device_missing,
+    "node.gdrdrv_not_loaded": gdrdrv_not_loaded,
+    "node.gpu_without_gdr": gpu_without_gdr,
     "node.peer_memory_api": peer_memory_api,
     "node.memlock_low": memlock_low,
     "node.dmabuf_kernel_capable": dmabuf_kernel_capable,
