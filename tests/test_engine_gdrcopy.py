@@ -189,12 +189,16 @@ def test_node_check_reports_the_node_alone():
     assert "GDRCOPY-NO-DEVICE-NODE" in ids(res)
 
 
-def test_libgdrapi_unknown_decides_under_present():
+def test_libgdrapi_unknown_asks_unless_the_job_shows_it_uses_gdrcopy():
+    # most images ship no GDRCopy: "present" is hypothesised only on the job's evidence of use (a GDRCopy setting)
     image = committed_facts(IMAGE)
     image = dataclasses.replace(image, unknown={**image.unknown, "gdrcopy": "not read"})
     res = run(image, _gdr(gdrdrv_loaded=True, gdrdrv_device=False))
-    f = by_id(res, "GDRCOPY-NO-DEVICE-NODE")
-    assert f.assumes  # conditional: on the image shipping libgdrapi
+    assert "GDRCOPY-NO-DEVICE-NODE" not in ids(res)
+    assert "GDRCOPY-NO-DEVICE-NODE" in unknown_rules(res)
+    hinted = dataclasses.replace(image, env={**image.env, "NCCL_GDRCOPY_ENABLE": "1"})
+    f = by_id(run(hinted, _gdr(gdrdrv_loaded=True, gdrdrv_device=False)), "GDRCOPY-NO-DEVICE-NODE")
+    assert f.assumes  # conditional: on the image shipping libgdrapi, which the setting shows the job means to use
 
 
 def test_enroot_mounts_it_and_kubernetes_asks_the_device_plugin():

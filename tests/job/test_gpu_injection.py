@@ -78,12 +78,25 @@ def test_an_unknown_capability_word_stops_the_container():
     assert "gpu" in f.title and "Unknown NVIDIA driver capability: gpu" in f.predicted_error
 
 
-def test_an_unread_image_env_gives_a_conditional_finding():
+def test_an_unread_image_env_asks_rather_than_assuming_the_variables_unset():
+    # every nvidia/cuda image (so every NGC image) sets both variables: "the image does not set them" is no default
+    # for a GPU image, so the hypothesis does not assume it and the rule asks which image it is
     image = with_nccl(committed_facts("bookworm"), "2.21.5")
     unread = dataclasses.replace(image, unknown={**image.unknown, "env": "the image config was not read"})
     result = evaluate(unread, node("mofed-23.10-open-550-peermem"), MATRIX, job=_step())
-    (f,) = _found(result)  # the launch sets neither variable: decided under "the image does not set them either"
-    assert f.assumes and "setting.NVIDIA_VISIBLE_DEVICES" in f.assumed_facts
+    assert _found(result) == []
+    (u,) = _unknown(result)
+    assert "NVIDIA_VISIBLE_DEVICES" in u.reason and "FROM nvidia/cuda" in u.reason
+
+
+def test_the_variables_every_nvidia_cuda_image_sets_are_the_ones_never_assumed_unset():
+    from imgcheck.engine.facts import SET_BY_GPU_BASE_IMAGES
+
+    # the base rows (built FROM a distribution image); every other tag is built FROM one of them and inherits
+    bases = [r for r in MATRIX.rows("nvidia_image_env") if r["from"] is None]
+    assert len(bases) > 100
+    for row in bases:
+        assert all(row["env"].get(name) for name in SET_BY_GPU_BASE_IMAGES), row["tag"]
 
 
 def test_docker_sets_the_variable_itself():

@@ -65,6 +65,9 @@ class Fact:
     # A fact derived from other components (whether the image runs GPU code at all): the hypothesis assumes it only
     # for a rule that declares it, never for a rule that declares no component (those assume the components).
     declared_only: bool = False
+    # A component most images do not ship (GDRCopy): "present" is hypothesised only when the launch sets one of its
+    # `hints`, the job's own evidence of use; otherwise the rule asks (a CUDA program is not a GDRCopy user).
+    rare: bool = False
 
     def unknown_words(self, ctx: Ctx) -> str:
         why = self.why(ctx)
@@ -235,6 +238,7 @@ GDRCOPY = Fact(
     present=_assume_present("gdrcopy", ("version",), gdrcopy=lambda i: i.gdrcopy or _some("Gdrcopy")),
     assume="the image ships GDRCopy's libgdrapi (so its NCCL, UCX or NVSHMEM use GDRCopy)",
     hints=("GDRCOPY_", "NCCL_GDRCOPY_", "NVSHMEM_DISABLE_GDRCOPY"),
+    rare=True,
 )
 
 CUDA = Fact(
@@ -669,6 +673,12 @@ PRESENCE: tuple[Fact, ...] = (*(f for f in ALL if f.present is not None), GPU_WO
 
 _COMPAT_DIR = "/usr/local/cuda/compat"
 
+
+# Settings every nvidia/cuda base image sets (catalog nvidia_image_env: NVIDIA_VISIBLE_DEVICES=all and
+# NVIDIA_DRIVER_CAPABILITIES=compute,utility on every row; NGC images inherit them). For a GPU image whose Env is not
+# read, "the image does not set it" is not the default but the exception (a pip-wheel image on a plain base), so the
+# hypothesis (engine/hypothesis.py) never assumes them unset: a rule deciding on them asks instead.
+SET_BY_GPU_BASE_IMAGES = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 
 SETTINGS_QUESTION = "Which settings does the job see (the image's Env, /etc/nccl.conf, the launch spec's env)?"
 

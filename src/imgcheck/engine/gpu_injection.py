@@ -51,7 +51,15 @@ def _hook_value(ctx: Ctx, job: JobFacts, name: str) -> tuple[str | None, Evidenc
         return (*image_value, None)
     unread = ctx.image.unknown_reason("env")
     if unread:
-        return None, None, f"whether the image's Env sets {name} ({unread})"
+        # the deciding fact, with what decides it: every nvidia/cuda image (so every NGC image) sets both variables
+        return (
+            None,
+            None,
+            (
+                f"whether the image's Env sets {name} ({unread}; an image built FROM nvidia/cuda or an NGC image sets it, "
+                "catalog nvidia_image_env; a plain base with CUDA from pip wheels does not)"
+            ),
+        )
     if job.env_incomplete:
         return None, None, f"{job.where} adds variables the spec does not show; one may be {name}"
     return None, None, None

@@ -51,14 +51,19 @@ CONDITIONAL_SEVERITIES = ("error", "warning")
 
 
 def unknown_components(ctx: Ctx) -> tuple[Fact, ...]:
-    return tuple(f for f in facts.PRESENCE if f.state(ctx) is State.UNKNOWN)
+    return tuple(f for f in facts.PRESENCE if f.state(ctx) is State.UNKNOWN and (not f.rare or _hinted(ctx, f)))
+
+
+def _hinted(ctx: Ctx, fact: Fact) -> list[str]:
+    """The settings the job sets whose names show it means to use `fact`'s component (its hints)."""
+    seen = {*ctx.image.env, *ctx.image.nccl_conf, *(v.name for v in (ctx.job.env if ctx.job is not None else ()))}
+    return sorted(n for n in seen if fact.hints and n.startswith(fact.hints) and ctx.setting(n) is not None)
 
 
 def assumption_words(ctx: Ctx, fact: Fact) -> str:
     """'the image ships NCCL (not read: <why>; the launch sets NCCL_SOCKET_IFNAME, so the job uses NCCL)'."""
     why = fact.why(ctx) or "not read"
-    seen = {*ctx.image.env, *ctx.image.nccl_conf, *(v.name for v in (ctx.job.env if ctx.job is not None else ()))}
-    hints = sorted(n for n in seen if fact.hints and n.startswith(fact.hints) and ctx.setting(n) is not None)
+    hints = _hinted(ctx, fact)
     uses = ""
     if hints:
         shown = ", ".join(hints[:3]) + (f" and {len(hints) - 3} more" if len(hints) > 3 else "")
@@ -94,8 +99,15 @@ def _hypothesis(
 
 
 def unset_settings(ctx: Ctx, reads: tuple[Fact, ...]) -> tuple[Fact, ...]:
-    """The setting facts a rule reads that the launch leaves unset while the image's Env is not read."""
-    return tuple(f for f in reads if f.unset_names and f.state(ctx) is State.UNSET_BY_LAUNCH)
+    """The setting facts a rule reads that the launch leaves unset while the image's Env is not read, and that an
+    image is not usually known to set (facts.SET_BY_GPU_BASE_IMAGES: every nvidia/cuda image sets those)."""
+    return tuple(
+        f
+        for f in reads
+        if f.unset_names
+        and not set(f.unset_names) <= set(facts.SET_BY_GPU_BASE_IMAGES)
+        and f.state(ctx) is State.UNSET_BY_LAUNCH
+    )
 
 
 def unset_words(ctx: Ctx, settings: tuple[Fact, ...]) -> str:
