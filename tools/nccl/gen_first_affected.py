@@ -34,6 +34,75 @@ class Probe:
 
 PROBES: tuple[Probe, ...] = (
     Probe(
+        "2.3.7#3",
+        "src/bootstrap.cu",
+        "struct bootstrapOp {",
+        "the bootstrap root keeps each rank's socket and reuses it for its allgather/ring-exchange ops, which"
+        " 2.3.7 replaces by per-purpose handles (extHandleRing, extHandleListenFromRoot); in the oldest"
+        " release of the mirror, so a lower bound",
+    ),
+    Probe(
+        "2.12.12#5",
+        "src/proxy.cc",
+        "peers[s].asyncOps.type = 0;",
+        "ncclProxyService initialises a few fields of each local peer struct by hand; 2.12.12 memsets the array",
+    ),
+    Probe(
+        "2.12.12#6",
+        "src/init.cc",
+        "int channelId = (delta+comm->p2pChannels[c]) % comm->p2pnChannels;",
+        "p2p connection setup computes its channels with its own formula, not the enqueue's; 2.12.12 makes"
+        " both use ncclChannelCompute (tying the cube-mesh hang to this hunk is a reading)",
+        "hypothesis",
+    ),
+    Probe(
+        "2.15.5#3",
+        "src/init.cc",
+        "ncclCudaCallocAsync(&devCommAndChans, 1, comm->deviceStream.stream)",
+        "devCommSetup's device allocations on the communicator's strong stream, called from"
+        " ncclCommInitRankFunc after init; 2.15.5 moves it into initTransportsRank and yields in groupLaunch's"
+        " wait loop (group.cc 'jobsDone', the same first release)",
+        "hypothesis",
+    ),
+    Probe(
+        "2.16.2#6",
+        "src/init.cu",
+        "ncclResult_t ncclCommAbort(ncclComm_t comm)",
+        "ncclCommAbort's first release (the fixes are in its path; a lower bound)",
+        "hypothesis",
+    ),
+    Probe(
+        "2.21.5#16",
+        "src/transport/net_ib.cu",
+        "wrap_ibv_get_device_list(&devices, &nIbDevs)) return",
+        "ncclIbInit returns from its error paths with ncclIbLock held; 2.21.5 sends them to a fail label that"
+        " unlocks it (github.com/NVIDIA/nccl/pull/1164 not read; the tie is a reading of the diff)",
+        "hypothesis",
+    ),
+    Probe(
+        "2.26.2#32",
+        "src/init.cu",
+        "ncclResult_t ncclCommAbort(ncclComm_t comm)",
+        "ncclCommAbort's first release (the slow abort is its path; a lower bound)",
+        "hypothesis",
+    ),
+    Probe(
+        "2.26.2#35",
+        "src/graph/tuning.cc",
+        "graphs[a]->pattern == NCCL_TOPO_PATTERN_TREE) busBw *= .85",
+        "each rank scales tree bandwidth by its own tree graph's pattern; 2.26.2 uses the pattern maximised over"
+        " all ranks (comm->maxTreePattern from allGather3Data)",
+    ),
+    Probe(
+        "2.29.2#31",
+        "src/register/coll_reg.cc",
+        "if (ipcRegFlag) ncclIpcLocalRegisterBuffer(comm, info->recvbuff",
+        "ncclRegisterCollBuffers shares one IPC registration flag between send and receive buffers, so a buffer"
+        " registered by earlier p2p calls changes what the collective registers; 2.29.2 splits the flags"
+        " (github.com/NVIDIA/nccl/issues/1859; the tie is a reading)",
+        "hypothesis",
+    ),
+    Probe(
         "2.5.6#6",
         "src/include/core.h",
         "devMemSendSize",
