@@ -3,7 +3,7 @@ RDMA and GPU peer-memory drivers a job's memory registration goes through, read 
 releases, with first/last release and site, and the cause class (kernel_rdma_classes.json) of the formats whose
 condition the code around the site shows.
 
-    KERNEL_MIRROR=/work/.mirror/ python tools/host/gen_kernel_rdma_messages.py /work/.mirror
+    python tools/host/gen_kernel_rdma_messages.py /work/.mirror   # KERNEL_MIRROR=/work/.mirror/ (the mirror root)
 
 Trees (fetch github:knneth/mlnx-ofa_kernel, github:NVIDIA/open-gpu-kernel-modules, github:Mellanox/nv_peer_memory):
 - MLNX_OFED's kernel tree (ib_core, ib_uverbs, peer memory, mlx5_ib, mlx5_core) at its release branches; the inbox
@@ -60,7 +60,13 @@ TREES = (
             "kernel-open/nvidia/nv-dmabuf.c",
         ],
     ),
-    ("Mellanox+nv_peer_memory", "Mellanox/nv_peer_memory", "nv_peer_mem", ("1.0-9", "1.1-0", "1.2-0", "1.3-0"), ["nv_peer_mem.c"]),
+    (
+        "Mellanox+nv_peer_memory",
+        "Mellanox/nv_peer_memory",
+        "nv_peer_mem",
+        ("1.0-9", "1.1-0", "1.2-0", "1.3-0"),
+        ["nv_peer_mem.c"],
+    ),
 )
 _NV_BRANCHES = ("525", "535", "550", "560", "570", "580", "590", "595")
 
@@ -278,7 +284,8 @@ def build(root: str) -> dict:
     for r in mapped:
         by_class[r["signatures"][0]["signature"]] = by_class.get(r["signatures"][0]["signature"], 0) + 1
     return {
-        "source": "; ".join(scanned) + ": print-call formats of the files listed in tools/host/gen_kernel_rdma_messages.py",
+        "source": "; ".join(scanned)
+        + ": print-call formats of the files listed in tools/host/gen_kernel_rdma_messages.py",
         "confidence": "verified",
         "coverage": {"formats": len(rows), "mapped": len(mapped), "by_class": dict(sorted(by_class.items()))},
         "messages": [rows[k] for k in sorted(rows)],
