@@ -6,7 +6,8 @@ condition the code around the site shows.
     python tools/host/gen_kernel_rdma_messages.py /work/.mirror   # KERNEL_MIRROR=/work/.mirror/ (the mirror root)
 
 Trees (fetch github:knneth/mlnx-ofa_kernel, github:NVIDIA/open-gpu-kernel-modules, github:Mellanox/nv_peer_memory):
-- MLNX_OFED's kernel tree (ib_core, ib_uverbs, peer memory, mlx5_ib, mlx5_core) at its release branches; the inbox
+- MLNX_OFED's kernel tree (ib_core, ib_uverbs, peer memory, mlx5_ib, mlx5_core) at the newest release of each
+  major.minor from 4.0 (one commit per release on the mirror's main branch); the inbox
   drivers print the same formats (OFED is a backport of drivers/infiniband and drivers/net/ethernet/mellanox), except
   OFED's own additions (peer_mem.c, `no mlock permission`), which is why the tree is named per row;
 - nvidia-peermem and the NVIDIA kernel module's P2P / dma-buf files (NVRM:) at the newest release of each branch;
@@ -30,16 +31,19 @@ from git_read import Mirror, strip_comments, version_key, write_generated  # noq
 OUT = Path(__file__).resolve().parents[2] / "src/imgcheck/data/triage/kernel_rdma_messages.json"
 USAGE = "usage: gen_kernel_rdma_messages.py <mirror root, e.g. /work/.mirror>"
 
+# the ofa mirror's main branch holds one commit per MLNX_OFED release ("OFED 4.9-4.1.7.0"), 3.1 to 25.04
+OFED_MAIN = "main"
+_OFED_FIRST_MAJOR = 4
 _CORE = "drivers/infiniband/core/"
 _IB = "drivers/infiniband/hw/mlx5/"
 _EN = "drivers/net/ethernet/mellanox/mlx5/core/"
-# (mirror dir, owner/repo, tree, refs (None: newest tag of each branch), files)
+# (mirror dir, owner/repo, tree, refs (None: newest tag of each NVIDIA branch; OFED_MAIN: see _refs), files)
 TREES = (
     (
         "knneth+mlnx-ofa_kernel",
         "knneth/mlnx-ofa_kernel",
         "MLNX_OFED",
-        ("5.8", "btech/23.10-2.1.3", "btech/24.04-0.7.0.0", "24.10"),
+        OFED_MAIN,
         [
             _CORE + f
             for f in ("umem.c", "peer_mem.c", "umem_dmabuf.c", "umem_odp.c", "uverbs_cmd.c", "uverbs_main.c")
@@ -228,14 +232,29 @@ def formats(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def _refs(mirror: Mirror, refs: tuple[str, ...] | None) -> list[str]:
-    if refs is not None:
-        return list(refs)
+def _refs(mirror: Mirror, refs: tuple[str, ...] | str | None) -> list[tuple[str, str]]:
+    """(release label, git ref) pairs: the refs given, the newest tag of each NVIDIA branch, or (OFED_MAIN) the
+    newest commit of each MLNX_OFED major.minor on the mirror's main branch, one commit per release ('OFED <ver>')."""
+    if isinstance(refs, tuple):
+        return [(r, r) for r in refs]
+    if refs == OFED_MAIN:
+        newest: dict[tuple[int, ...], tuple[str, str]] = {}
+        for line in mirror.git("log", "--format=%H %s", "main").splitlines():
+            sha, _, subject = line.partition(" ")
+            m = re.fullmatch(r"OFED (\d+)\.(\d+)\S*", subject)
+            if not m or int(m.group(1)) < _OFED_FIRST_MAJOR:
+                continue
+            label = subject.split()[1]
+            key = (int(m.group(1)), int(m.group(2)))
+            if key not in newest or version_key(label) > version_key(newest[key][0]):
+                newest[key] = (label, sha)
+        return [newest[k] for k in sorted(newest)]
     out = []
     for branch in _NV_BRANCHES:
         tags = [t for t in mirror.tags(rf"{branch}\.[0-9.]+")]
         if tags:
-            out.append(max(tags, key=version_key))
+            tag = max(tags, key=version_key)
+            out.append((tag, tag))
     return out
 
 
@@ -252,8 +271,8 @@ def build(root: str) -> dict:
     for mdir, repo, tree, refs, files in TREES:
         mirror = Mirror(f"{root.rstrip('/')}/{mdir}/repo")
         got = _refs(mirror, refs)
-        scanned.append(f"{repo} {', '.join(got)}")
-        for ref in got:
+        scanned.append(f"{repo} {', '.join(label for label, _ in got)}")
+        for label, ref in got:
             for path, text in mirror.show_many(ref, files).items():
                 for call, fmt, line in formats(text):
                     key = (tree, fmt)
@@ -264,12 +283,12 @@ def build(root: str) -> dict:
                             "format": fmt,
                             "tree": tree,
                             "driver": path.rsplit("/", 2)[-2] if "/" in path else "nv_peer_mem",
-                            "first": ref,
+                            "first": label,
                             "regex": regex(fmt),
                         },
                     )
                     # the newest release's call decides the level (a dbg line promoted to a warning later)
-                    row["last"], row["site"], row["call"] = ref, site, call
+                    row["last"], row["site"], row["call"] = label, site, call
                     row["level"] = "debug" if call in _DEBUG else "error" if "err" in call else "warning"
     for (_tree, fmt), row in rows.items():
         path = row["site"].split(":", 2)[1]
