@@ -161,3 +161,31 @@ def test_hand_written_peermem_signature_keeps_its_line(tmp_path):
 def test_generator_is_kept_and_says_how_to_rerun():
     text = (Path(__file__).resolve().parents[2] / "tools/host/gen_kernel_rdma_messages.py").read_text()
     assert "_MIRROR=/work/.mirror/" in text
+
+
+# https://github.com/NVIDIA/nccl-tests/issues/206 (tests/triage/logs/nccl-tests-206-enomem.log)
+NCCL_ENOMEM = "misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory"
+
+
+def test_a_kernel_line_in_the_input_decides_the_nccl_side_cause(tmp_path):
+    """The NCCL registration failure's own causes read the kernel classes (sig:KERNEL-*.count): ucx#6264's mkey line
+    makes HCA key resources the first cause of the ENOMEM; without a kernel line the memlock limit stays first."""
+    alone = tmp_path / "alone.log"
+    alone.write_text(NCCL_ENOMEM + "\n")
+    with_kernel = tmp_path / "with-kernel.log"
+    with_kernel.write_text(NCCL_ENOMEM + "\n" + REAL[2][0] + "\n")
+    first = {}
+    for log in (alone, with_kernel):
+        report = triage([str(log)])
+        d = next(d for d in report.diagnoses if d.signature == "IBV-REG-MR-ENOMEM")
+        first[log.name] = d.causes[0].id
+    assert first == {"alone.log": "memlock", "with-kernel.log": "kernel-mkey-resources"}
+
+
+def test_every_kernel_condition_in_the_signatures_names_a_catalog_class():
+    classes = {m["id"] for m in _data("kernel_rdma_classes.json")["messages"]}
+    named = set()
+    for sig in _data("signatures.json")["signatures"]:
+        for cause in sig["causes"]:
+            named.update(re.findall(r"sig:(KERNEL-[A-Z0-9-]+)\.", " ".join(cause.get("when", ()))))
+    assert named and named <= classes
