@@ -64,9 +64,10 @@ GENERATED_MULTI = (
     "gdrcopy_messages.json",
     "ucx_gdrcopy_messages.json",
     "nccl_gdrcopy_messages.json",
+    "kernel_rdma_messages.json",  # RDMA / peer-memory driver dmesg formats (tools/host/gen_kernel_rdma_messages.py)
 )
 # cause classes of the issue-32 message catalogs (msgcat): signature entries, ids used as they are
-CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json", "ctk_classes.json")
+CLASS_FILES = ("msgcat_classes.json", "msgcat2_classes.json", "ctk_classes.json", "kernel_rdma_classes.json")
 # CUDA codes whose bare number is matched ("Error 804:", "cuInit()=804"); small numbers collide with errno values
 _MIN_NUMBERED_CODE = 100
 # runtime texts too generic to name a code by themselves ("unknown error", "invalid argument")

@@ -6,6 +6,8 @@ condition forms and fact predicates. Validation is strict so a typo fails loudly
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -122,6 +124,18 @@ def triage_data_digest(files: dict[str, bytes]) -> str:
     return "sha256:" + h.hexdigest()
 
 
+@functools.cache
+def catalog_class_ids() -> frozenset[str]:
+    """Ids of the packaged catalog classes (host_catalog.CLASS_FILES), read without building their signatures."""
+    from . import host_catalog  # host_catalog imports this module
+
+    out: set[str] = set()
+    for name in host_catalog.CLASS_FILES:
+        doc = json.loads(resources.files("imgcheck.data.triage").joinpath(name).read_text(encoding="utf-8"))
+        out.update(m["id"] for m in doc["messages"])
+    return frozenset(out)
+
+
 def load_signatures(path: str | None = None) -> SignatureSet:
     """The packaged signatures, or a file given by the user (same schema)."""
     if path is None:
@@ -189,7 +203,9 @@ def parse_signatures(doc: object, where: str) -> SignatureSet:
     if not isinstance(raw, list) or not raw:
         raise BadInputError(f"{where}: 'signatures' must be a non-empty list")
     ids = [s.get("id") for s in raw if isinstance(s, dict)]
-    known = {i for i in ids if isinstance(i, str)}
+    # a cause may also be conditioned on a packaged catalog class (sig:KERNEL-LINK-DOWN.count>=1: a kernel line
+    # in the same input); those ids are added to the set by host_catalog.extend, after this file is parsed
+    known = {i for i in ids if isinstance(i, str)} | catalog_class_ids()
     seen: set[str] = set()
     sigs = []
     for i, item in enumerate(raw):
