@@ -65,6 +65,11 @@ def _row(ctx: Ctx, version: str) -> dict[str, Any] | None | Literal[False]:
     return None
 
 
+def _per_collective_since(ctx: Ctx) -> str:
+    """The first release that reads the per-collective form (nccl_env_grammar)."""
+    return next((r["first"] for r in ctx.matrix.rows("nccl_env_grammar") if r["per_collective"]), "no release")
+
+
 def _words_at(ctx: Ctx, name: str, version: str) -> set[str] | None:
     """The algorithm (protocol) names NCCL `version` knows, upper case (nccl_params values_history)."""
     row = next((r for r in ctx.matrix.rows("nccl_params") if r["name"] == name), None)
@@ -72,9 +77,7 @@ def _words_at(ctx: Ctx, name: str, version: str) -> set[str] | None:
     return {w.upper() for w in at.split(",")} if at else None
 
 
-@rule(
-    RULE, requires=(facts.NCCL, facts.setting(*SETTINGS)), reads=(facts.NCCL,), needs={"nccl_env_grammar": {"2.24.3"}}
-)
+@rule(RULE, requires=(facts.NCCL, facts.setting(*SETTINGS)), reads=(facts.NCCL,), needs={"nccl_env_grammar": set()})
 def algo_proto_grammar(ctx: Ctx) -> Iterator[Outcome]:
     if ctx.nccl_present is not True:
         return  # no NCCL reads the setting; unknown: the engine asks
@@ -90,8 +93,8 @@ def algo_proto_grammar(ctx: Ctx) -> Iterator[Outcome]:
         if version is None:
             yield unknown(
                 RULE,
-                f"{s.label} uses the 'function:list;...' form, which only NCCL 2.24.3 and later read "
-                f"(compat_matrix nccl_env_grammar): {ctx.nccl_unknown_reason()}",
+                f"{s.label} uses the 'function:list;...' form, which only NCCL {_per_collective_since(ctx)} and later "
+                f"read (compat_matrix nccl_env_grammar): {ctx.nccl_unknown_reason()}",
                 facts=("image.nccl.version",),
             )
             continue
