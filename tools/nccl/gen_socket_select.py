@@ -105,18 +105,7 @@ def read_tag(tag: str) -> dict | None:
 
 
 def main() -> int:
-    rows: list[dict] = []
-    tags = nccl_git.release_tags()
-    for tag, version in tags:
-        got = read_tag(tag)
-        if got is None:
-            print(f"{tag}: selector not found", file=sys.stderr)
-            continue
-        where = got.pop("_where")
-        if rows and all(rows[-1][k] == v for k, v in got.items()):
-            rows[-1]["last"] = version
-            continue
-        rows.append({"first": version, "last": version, **got, "source": where, "confidence": "verified"})
+    rows, tags = nccl_git.release_runs(read_tag, "selector not found")
     for i, row in enumerate(rows):
         row["id"] = f"{row['first']}..{row['last']}"
         row["note"] = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 
 REPO_ENV = "NCCL_MIRROR"  # path of the bare git dir; the fetch tool puts it at /work/.mirror/NVIDIA+nccl/repo
 DEFAULT_REPO = "/work/.mirror/NVIDIA+nccl/repo"
@@ -81,3 +82,24 @@ def print_catalog(doc: dict) -> int:
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0
+
+
+def release_runs(read_tag: Callable[[str], dict | None], missing: str) -> tuple[list[dict], list[tuple[str, str]]]:
+    """Read every release tag with `read_tag(tag)` (a dict of fields plus "_where", the source lines, or None when
+    the tag lacks what is read: `missing` is printed) and merge consecutive releases with the same fields into one
+    row {first, last, fields..., source, confidence}; the rows and the tags read."""
+    import sys
+
+    rows: list[dict] = []
+    tags = release_tags()
+    for tag, version in tags:
+        got = read_tag(tag)
+        if got is None:
+            print(f"{tag}: {missing}", file=sys.stderr)
+            continue
+        where = got.pop("_where")
+        if rows and all(rows[-1][k] == v for k, v in got.items()):
+            rows[-1]["last"] = version
+            continue
+        rows.append({"first": version, "last": version, **got, "source": where, "confidence": "verified"})
+    return rows, tags

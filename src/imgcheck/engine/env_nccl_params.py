@@ -252,7 +252,7 @@ def _words(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
         )
 
 
-def _at(history: list[str] | None, version: str | None) -> str | None:
+def history_at(history: list[str] | None, version: str | None) -> str | None:
     """The value a 'version: value' history (tools/nccl/gen_params.py) has at `version`; None when the version is
     unknown, older than the history or straddles a change (a partial version such as "2.18")."""
     if not history or version is None:
@@ -281,7 +281,7 @@ def _named(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
     if not value:
         return
     version = ctx.nccl.version if ctx.nccl else None
-    at_version = _at(row.get("values_history"), version)
+    at_version = history_at(row.get("values_history"), version)
     if at_version is not None and at_version.startswith(_NOT_COMPARED):
         return  # this release reads it as a number (NCCL_PARAM), which the integer check covers
     words = at_version.split(",") if at_version else list(row.get("values") or [])
@@ -307,7 +307,7 @@ def _named(ctx: Ctx, s: Setting, row: dict[str, Any]) -> Iterator[Outcome]:
         if all(t.upper() in union for t in bad):
             yield unknown(rule, f"{s.label}: whether NCCL {version} accepts {bad[0]} depends on its exact release")
             return
-    unknown_at = _at(row.get("unknown_value"), version)
+    unknown_at = history_at(row.get("unknown_value"), version)
     fails = bool(unknown_at and unknown_at.startswith("ncclInvalidUsage"))
     yield finding(
         ctx.matrix,
