@@ -440,8 +440,10 @@ def test_fixture_facts_field_by_field(name):
     assert doc["mig"] == {"gpu_instances": {}, "profiles": None}
     # the fixture roots hold no /dev, Docker config, Yama file or modprobe.d: those node_state facts are unknown there
     # (tests/node/test_node_state.py reads them from real layouts); nouveau is not loaded, no build tree is installed
-    assert doc["state"] == FIXTURE_STATE
-    state_unknown = {f"state.{k}" for k, v in FIXTURE_STATE.items() if v is None} - {"state.docker_runtimes"}
+    # ib_core's netns_mode: the RDMA roots load ib_core and keep no parameters/ dir; the Jetson root has no ib_core
+    state = dict(FIXTURE_STATE, rdma_netns_mode="absent" if name in NO_IB_CORE else None)
+    assert doc["state"] == state
+    state_unknown = {f"state.{k}" for k, v in state.items() if v is None} - {"state.docker_runtimes"}
     assert set(doc["unknown"]) - gid_keys == want["unknown"] | fabric_unknown | toolkit_unknown | state_unknown
     assert "lo" in [i["name"] for i in doc["net_interfaces"]]  # every network namespace has lo
     assert want["stack_note"] in doc["notes"]["rdma.stack"]
@@ -458,7 +460,12 @@ FIXTURE_STATE = {
     "imex_channels": None,
     "imex_registered": None,
     "nvidia_caps": None,
+    "cgroup_version": "v2",  # the roots show /sys/fs/cgroup/cgroup.controllers
+    "docker_cgroup_driver": None,
+    "containerd_systemd_cgroup": None,
+    "nvidia_char_links": None,
 }
+NO_IB_CORE = {"jetson-orin-l4t35"}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
