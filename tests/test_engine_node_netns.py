@@ -92,3 +92,7 @@ def test_roce_pod_with_only_the_cni_network_has_no_gids(image):
     # a Multus network: whether it is on the RoCE NIC is not in the spec, so it is asked
     multus = _run(image, _node("shared", "Ethernet"), _spec(MULTUS_POD))
     assert ROCE not in ids(multus) and ROCE in unknown_rules(multus)
+    # the netns mode does not change the GID mechanism; exclusive mode is the other rule's (no device at all)
+    assert ROCE in ids(_run(image, _node(None, "Ethernet"), _spec(SHARED_POD)))
+    exclusive = _run(image, _node("exclusive", "Ethernet"), _spec(SHARED_POD))
+    assert EXCLUSIVE in ids(exclusive) and ROCE not in ids(exclusive)

@@ -96,7 +96,7 @@ def netns_exclusive(ctx: Ctx) -> Iterator[Outcome]:
     yield finding(ctx.matrix, EXCLUSIVE_RULE, ev, node=ctx.node.name, where=job.where, passes=passes)
 
 
-@rule(ROCE_NETDEV, reads=(facts.NODE_RDMA,))
+@rule(ROCE_NETDEV, reads=(facts.NODE_RDMA, facts.RDMA_NETNS_MODE))
 def roce_pod_no_netdev(ctx: Ctx) -> Iterator[Outcome]:
     """A RoCE port is addressed by GIDs made from its net devices' IP addresses; a container whose namespace holds no
     net device of the NIC has no usable GID (ibv_query_gid gives zeros), so QPs cannot be moved to RTR and RDMA CM
@@ -127,6 +127,9 @@ def roce_pod_no_netdev(ctx: Ctx) -> Iterator[Outcome]:
         yield unknown(ROCE_NETDEV, f"the node's RDMA ports are RoCE ({', '.join(roce)}) and {why}")
         return
     networks = _networks(job)
+    if ctx.node.state.rdma_netns_mode == EXCLUSIVE and not networks:
+        yield decided(ROCE_NETDEV, f"exclusive netns mode: {job.where} sees no RDMA device at all ({EXCLUSIVE_RULE})")
+        return
     if networks is None:
         yield unknown(
             ROCE_NETDEV,
