@@ -45,6 +45,19 @@ def _host(tmp_path, shm_mode=0o1777, **files):
     return HostRoot(root)
 
 
+# facts other readers test on their own layouts (tests/node/test_device_cgroup.py): not what these roots show
+_OTHER = {
+    "state.rdma_netns_mode",
+    "state.cgroup_version",
+    "state.docker_cgroup_driver",
+    "state.containerd_systemd_cgroup",
+}
+
+
+def _mine(unknown):
+    return {k: v for k, v in unknown.items() if k not in _OTHER}
+
+
 def _scan(host):
     unknown: dict[str, str] = {}
     read: dict[str, str] = {}
@@ -67,7 +80,7 @@ def test_a_gpu_node_set_up_for_docker_and_imex(tmp_path):
         },
     )
     state, unknown, read = _scan(host)
-    assert unknown == {}
+    assert _mine(unknown) == {}
     assert state.docker_default_runtime == "nvidia" and state.docker_runtimes == ("nvidia",)
     assert read["state.docker_default_runtime"] == "/etc/docker/daemon.json"
     assert state.shm_mode == "1777"
@@ -93,7 +106,7 @@ def test_absent_states_are_told_from_unknown(tmp_path):
         },
     )
     state, unknown, _ = _scan(host)
-    assert unknown == {}
+    assert _mine(unknown) == {}
     assert state.docker_default_runtime == "runc" and state.docker_runtimes == ("nvidia",)
     assert state.shm_mode == "755"
     assert state.yama_ptrace_scope == 2

@@ -440,8 +440,10 @@ def test_fixture_facts_field_by_field(name):
     assert doc["mig"] == {"gpu_instances": {}, "profiles": None}
     # the fixture roots hold no /dev, Docker config, Yama file or modprobe.d: those node_state facts are unknown there
     # (tests/node/test_node_state.py reads them from real layouts); nouveau is not loaded, no build tree is installed
-    assert doc["state"] == FIXTURE_STATE
-    state_unknown = {f"state.{k}" for k, v in FIXTURE_STATE.items() if v is None} - {"state.docker_runtimes"}
+    # ib_core's netns_mode: the RDMA roots load ib_core and keep no parameters/ dir; the Jetson root has no ib_core
+    state = dict(FIXTURE_STATE, rdma_netns_mode="absent" if name in NO_IB_CORE else None)
+    assert doc["state"] == state
+    state_unknown = {f"state.{k}" for k, v in state.items() if v is None} - {"state.docker_runtimes"}
     # no fixture loads GDRCopy's gdrdrv; with no /dev/null and no /proc/devices under the roots, its device node and
     # character major are unknown, not absent (tests/node/test_gdrdrv.py reads them from real layouts)
     assert (gpu["gdrdrv_loaded"], gpu["gdrdrv_version"], gpu["gdrdrv_device"]) == (False, None, None)
@@ -464,7 +466,12 @@ FIXTURE_STATE = {
     "imex_channels": None,
     "imex_registered": None,
     "nvidia_caps": None,
+    "cgroup_version": "v2",  # the roots show /sys/fs/cgroup/cgroup.controllers
+    "docker_cgroup_driver": None,
+    "containerd_systemd_cgroup": None,
+    "nvidia_char_links": None,
 }
+NO_IB_CORE = {"jetson-orin-l4t35"}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

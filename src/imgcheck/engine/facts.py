@@ -836,6 +836,32 @@ NVIDIA_CAPS = _node_fact(
     lambda n: n.state.nvidia_caps,
     lambda n: _state(n, nvidia_caps=None),
 )
+RDMA_NETNS_MODE = _node_fact(
+    "state.rdma_netns_mode",
+    "Is the node's RDMA subsystem in shared or exclusive network-namespace mode (rdma system show; "
+    "/sys/module/ib_core/parameters/netns_mode)?",
+    lambda n: n.state.rdma_netns_mode,
+    lambda n: _state(n, rdma_netns_mode=None),
+)
+DOCKER_CGROUP_DRIVER = _node_fact(
+    "state.docker_cgroup_driver",
+    "Which cgroup driver does Docker use on the node (docker info --format '{{.CgroupDriver}}')?",
+    lambda n: n.state.docker_cgroup_driver,
+    lambda n: _state(n, docker_cgroup_driver=None),
+)
+CONTAINERD_SYSTEMD_CGROUP = _node_fact(
+    "state.containerd_systemd_cgroup",
+    "Does containerd run runc with the systemd cgroup driver (SystemdCgroup in /etc/containerd/config.toml)?",
+    lambda n: n.state.containerd_systemd_cgroup,
+    lambda n: _state(n, containerd_systemd_cgroup=None),
+)
+NVIDIA_CHAR_LINKS = _node_fact(
+    "state.nvidia_char_links",
+    "Does the node have /dev/char links for the NVIDIA devices (ls -l /dev/char | grep nvidia; nvidia-ctk system "
+    "create-dev-char-symlinks makes them)?",
+    lambda n: n.state.nvidia_char_links,
+    lambda n: _state(n, nvidia_char_links=None),
+)
 DOCKER_DEFAULT_RUNTIME = _node_fact(
     "state.docker_default_runtime",
     "What is Docker's default runtime on the node (docker info --format '{{.DefaultRuntime}}'; /etc/docker/daemon.json "

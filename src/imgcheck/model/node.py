@@ -344,6 +344,12 @@ class NodeState:
     imex_channels: tuple[str, ...] | None = None  # /dev/nvidia-caps-imex-channels/channel<N> names; (): none
     imex_registered: bool | None = None  # /proc/devices lists nvidia-caps-imex-channels (the driver's IMEX channels)
     nvidia_caps: tuple[str, ...] | None = None  # /dev/nvidia-caps/nvidia-cap<N> names; (): none
+    # ib_core's netns_mode (node/rdma_netns.py): "shared" | "exclusive"; "absent": ib_core is not loaded
+    rdma_netns_mode: str | None = None
+    cgroup_version: str | None = None  # "v2" | "v1" | "hybrid" (v1 controllers, devices among them, plus unified)
+    docker_cgroup_driver: str | None = None  # dockerd's native.cgroupdriver: "systemd" | "cgroupfs"
+    containerd_systemd_cgroup: bool | None = None  # containerd's runc option SystemdCgroup
+    nvidia_char_links: tuple[str, ...] | None = None  # /dev/char/<major>:<minor> links to /dev/nvidia*; (): none
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import re
 import stat
 
 from ..model.node import NodeState
+from . import device_cgroup, rdma_netns
 from .hostroot import HostReadError, HostRoot
 from .kernel_config import CMDLINE
 
@@ -35,7 +36,7 @@ _CAP = re.compile(r"^nvidia-cap\d+$")
 _BLACKLIST = re.compile(r"^\s*(blacklist\s+nouveau|install\s+nouveau\s+/(usr/)?bin/(false|true))\b", re.M)
 
 
-def _dev_visible(host: HostRoot) -> bool:
+def dev_visible(host: HostRoot) -> bool:
     """/dev of the node is under the root (a devtmpfs always has /dev/null): absence below it means absent."""
     return host.exists("/dev/null")
 
@@ -49,6 +50,7 @@ def scan_node_state(
     default_runtime, runtimes = _docker(host, unknown, read)
     blacklisted = _nouveau_blacklisted(host, unknown)
     imex_channels, imex_registered = _imex(host, unknown)
+    cgroups = device_cgroup.cgroup_version(host, unknown)
     return NodeState(
         docker_default_runtime=default_runtime,
         docker_runtimes=runtimes,
@@ -60,6 +62,11 @@ def scan_node_state(
         imex_channels=imex_channels,
         imex_registered=imex_registered,
         nvidia_caps=_dev_list(host, CAPS_DIR, _CAP, "nvidia_caps", unknown),
+        rdma_netns_mode=rdma_netns.read_netns_mode(host, unknown, read),
+        cgroup_version=cgroups,
+        docker_cgroup_driver=device_cgroup.docker_cgroup_driver(host, cgroups, unknown),
+        containerd_systemd_cgroup=device_cgroup.containerd_systemd_cgroup(host, unknown),
+        nvidia_char_links=device_cgroup.nvidia_char_links(host, unknown),
     )
 
 
@@ -102,7 +109,7 @@ def _shm_mode(host: HostRoot, unknown: dict[str, str]) -> str | None:
         unknown["state.shm_mode"] = str(exc)
         return None
     if real is None:
-        if _dev_visible(host):
+        if dev_visible(host):
             return "absent"
         unknown["state.shm_mode"] = "/dev is not visible under the probe root"
         return None
@@ -207,7 +214,7 @@ def _dev_list(
     except HostReadError as exc:
         unknown[f"state.{key}"] = str(exc)
         return None
-    if _dev_visible(host):
+    if dev_visible(host):
         return ()
     unknown[f"state.{key}"] = "/dev is not visible under the probe root"
     return None
