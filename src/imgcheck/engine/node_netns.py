@@ -107,6 +107,9 @@ def roce_pod_no_netdev(ctx: Ctx) -> Iterator[Outcome]:
         yield decided(ROCE_NETDEV, why)
         return
     if job is None:
+        # about a pod's namespace: without a launch spec there is none to judge (NODE-RDMA-NETNS-EXCLUSIVE asks
+        # the node's mode in a node check)
+        yield decided(ROCE_NETDEV, why)
         return
     passes = _passes_rdma(job)
     if passes is None:
