@@ -167,8 +167,10 @@ def test_a_link_layer_alone_does_not_give_a_fix_its_own_finding():
     image = with_nccl(committed_facts("bookworm"), "2.22.3", origin="library")
     result = evaluate(image, node(NODE), MATRIX)
     assert not _named(result, LATER, "uninitialized fields")
-    listed = [f for f in result.findings if f.id == LATER and "uninitialized fields" in f.mechanism]
-    assert listed and any("ports merged" in c for c in listed[0].unshown)
+    # the listing names the first few fixes in its text and carries every one's conditions (more rows have a first
+    # release since their fixing hunks were traced, so this one may be past the text's cut)
+    listed = [f for f in result.findings if f.id == LATER and any("ports merged" in c for c in f.unshown)]
+    assert listed and "the job's own" in listed[0].mechanism
 
 
 def test_nvswitch_hidden_in_a_vm_is_named_for_board_gpus_and_asks_for_the_vm():

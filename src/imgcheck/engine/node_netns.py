@@ -20,7 +20,9 @@ from . import facts
 from .context import Ctx
 from .contract import family, rule
 from .emit import Outcome, decided, finding, unknown
+from .facts import State
 from .job_launch import _ev, _passes_rdma
+from .node_only import node_only
 
 EXCLUSIVE_RULE = "NODE-RDMA-NETNS-EXCLUSIVE"
 ROCE_NETDEV = "JOB-ROCE-POD-NO-NETDEV"
@@ -50,17 +52,30 @@ def _networks(job: JobFacts) -> tuple[str, ...] | None:
     return job.pod_networks
 
 
-@rule(EXCLUSIVE_RULE, reads=(facts.NODE_RDMA, facts.RDMA_NETNS_MODE))
+def _no_verbs(ctx: Ctx) -> str | None:
+    """Why the image opens no RDMA device at all (it ships no libibverbs), or None."""
+    if not node_only(ctx) and facts.LIBIBVERBS.state(ctx) is State.ABSENT:
+        return "the image ships no libibverbs: it opens no RDMA device, in any namespace"
+    return None
+
+
+@rule(EXCLUSIVE_RULE, reads=(facts.NODE_RDMA, facts.RDMA_NETNS_MODE, facts.LIBIBVERBS))
 def netns_exclusive(ctx: Ctx) -> Iterator[Outcome]:
     """Exclusive netns mode hides every RDMA device that was not moved into the container's namespace: the shared
     device plugin and a /dev/infiniband mount hand over device files whose devices the container cannot see."""
+    no_verbs = _no_verbs(ctx)
+    if no_verbs:
+        yield decided(EXCLUSIVE_RULE, no_verbs)
+        return
     job = ctx.job
     own, why = _own_netns(job)
     if own is False:
         yield decided(EXCLUSIVE_RULE, why)
         return
     if job is None:
-        return  # node check without a launch spec: nothing to put in a namespace
+        # like the JOB-* rules: the namespace is the launch's; a check without a launch spec judges none
+        yield decided(EXCLUSIVE_RULE, why)
+        return
     passes = _passes_rdma(job)
     if passes is None:
         yield decided(EXCLUSIVE_RULE, "the launch spec passes no RDMA device or resource")
@@ -96,19 +111,22 @@ def netns_exclusive(ctx: Ctx) -> Iterator[Outcome]:
     yield finding(ctx.matrix, EXCLUSIVE_RULE, ev, node=ctx.node.name, where=job.where, passes=passes)
 
 
-@rule(ROCE_NETDEV, reads=(facts.NODE_RDMA, facts.RDMA_NETNS_MODE))
+@rule(ROCE_NETDEV, reads=(facts.NODE_RDMA, facts.RDMA_NETNS_MODE, facts.LIBIBVERBS))
 def roce_pod_no_netdev(ctx: Ctx) -> Iterator[Outcome]:
     """A RoCE port is addressed by GIDs made from its net devices' IP addresses; a container whose namespace holds no
     net device of the NIC has no usable GID (ibv_query_gid gives zeros), so QPs cannot be moved to RTR and RDMA CM
     cannot resolve an address. InfiniBand ports are addressed by LID and need no net device."""
+    no_verbs = _no_verbs(ctx)
+    if no_verbs:
+        yield decided(ROCE_NETDEV, no_verbs)
+        return
     job = ctx.job
     own, why = _own_netns(job)
     if own is False:
         yield decided(ROCE_NETDEV, why)
         return
     if job is None:
-        # about a pod's namespace: without a launch spec there is none to judge (NODE-RDMA-NETNS-EXCLUSIVE asks
-        # the node's mode in a node check)
+        # about a pod's namespace: without a launch spec there is none to judge (as NODE-RDMA-NETNS-EXCLUSIVE)
         yield decided(ROCE_NETDEV, why)
         return
     passes = _passes_rdma(job)
