@@ -12,7 +12,6 @@ first_affected_confidence (derived: the probe line is the fixing hunk's; hypothe
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,22 +230,9 @@ UNRELEASED: tuple[Probe, ...] = (
 
 
 def _blobs(tags: list[str], path: str) -> dict[str, str]:
-    req = "".join(f"{t}:{path}\n" for t in tags).encode()
-    raw = subprocess.run(
-        ["git", "-C", nccl_git.repo(), "cat-file", "--batch"], input=req, check=True, capture_output=True
-    ).stdout
-    out: dict[str, str] = {}
-    pos = 0
-    for tag in tags:
-        nl = raw.index(b"\n", pos)
-        header = raw[pos:nl].split()
-        if header[-1] == b"missing":
-            pos = nl + 1
-            continue
-        size = int(header[2])
-        out[tag] = raw[nl + 1 : nl + 1 + size].decode("utf-8", "replace")
-        pos = nl + 1 + size + 1
-    return out
+    """The file at each tag that has it."""
+    texts = nccl_git.blobs([f"{t}:{path}" for t in tags])
+    return {t: texts[f"{t}:{path}"] for t in tags if f"{t}:{path}" in texts}
 
 
 def first_holding(probe: Probe, fixed: str) -> tuple[str | None, str | None]:

@@ -52,22 +52,31 @@ def show(tag: str, path: str) -> str:
     return git("show", f"{tag}:{path}")
 
 
-def files_text(tag: str) -> dict[str, str]:
-    """Every source file of the tag, read in one `git cat-file --batch` run."""
-    paths = source_files(tag)
-    req = "".join(f"{tag}:{p}\n" for p in paths).encode()
+def blobs(specs: list[str]) -> dict[str, str]:
+    """The text of each `REV:PATH` in one `git cat-file --batch` run; a spec git reports missing is left out."""
+    req = "".join(f"{spec}\n" for spec in specs).encode()
     raw = subprocess.run(
         ["git", "-C", repo(), "cat-file", "--batch"], input=req, check=True, capture_output=True
     ).stdout
     out: dict[str, str] = {}
     pos = 0
-    for p in paths:
+    for spec in specs:
         nl = raw.index(b"\n", pos)
         header = raw[pos:nl].split()
+        if header[-1] == b"missing":
+            pos = nl + 1
+            continue
         size = int(header[2])
-        out[p] = raw[nl + 1 : nl + 1 + size].decode("utf-8", "replace")
+        out[spec] = raw[nl + 1 : nl + 1 + size].decode("utf-8", "replace")
         pos = nl + 1 + size + 1
     return out
+
+
+def files_text(tag: str) -> dict[str, str]:
+    """Every source file of the tag, read in one `git cat-file --batch` run."""
+    paths = source_files(tag)
+    texts = blobs([f"{tag}:{p}" for p in paths])
+    return {p: texts[f"{tag}:{p}"] for p in paths if f"{tag}:{p}" in texts}
 
 
 def version_key(v: str) -> tuple[int, ...]:

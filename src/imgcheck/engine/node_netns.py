@@ -52,10 +52,16 @@ def _networks(job: JobFacts) -> tuple[str, ...] | None:
     return job.pod_networks
 
 
-def _no_verbs(ctx: Ctx) -> str | None:
-    """Why the image opens no RDMA device at all (it ships no libibverbs), or None."""
+def _out_of_scope(ctx: Ctx) -> str | None:
+    """Why no container of this check is given RDMA devices in a namespace of its own (the decided reason), or None.
+    Without a launch spec there is no namespace to judge, as for the JOB-* rules."""
     if not node_only(ctx) and facts.LIBIBVERBS.state(ctx) is State.ABSENT:
         return "the image ships no libibverbs: it opens no RDMA device, in any namespace"
+    own, why = _own_netns(ctx.job)
+    if own is False or ctx.job is None:
+        return why
+    if _passes_rdma(ctx.job) is None:
+        return "the launch spec passes no RDMA device or resource"
     return None
 
 
@@ -63,23 +69,13 @@ def _no_verbs(ctx: Ctx) -> str | None:
 def netns_exclusive(ctx: Ctx) -> Iterator[Outcome]:
     """Exclusive netns mode hides every RDMA device that was not moved into the container's namespace: the shared
     device plugin and a /dev/infiniband mount hand over device files whose devices the container cannot see."""
-    no_verbs = _no_verbs(ctx)
-    if no_verbs:
-        yield decided(EXCLUSIVE_RULE, no_verbs)
+    out = _out_of_scope(ctx)
+    if out or ctx.job is None:
+        yield decided(EXCLUSIVE_RULE, out or "no launch spec")
         return
     job = ctx.job
     own, why = _own_netns(job)
-    if own is False:
-        yield decided(EXCLUSIVE_RULE, why)
-        return
-    if job is None:
-        # like the JOB-* rules: the namespace is the launch's; a check without a launch spec judges none
-        yield decided(EXCLUSIVE_RULE, why)
-        return
     passes = _passes_rdma(job)
-    if passes is None:
-        yield decided(EXCLUSIVE_RULE, "the launch spec passes no RDMA device or resource")
-        return
     mode = ctx.node.state.rdma_netns_mode
     if mode is None:
         yield unknown(
@@ -116,23 +112,13 @@ def roce_pod_no_netdev(ctx: Ctx) -> Iterator[Outcome]:
     """A RoCE port is addressed by GIDs made from its net devices' IP addresses; a container whose namespace holds no
     net device of the NIC has no usable GID (ibv_query_gid gives zeros), so QPs cannot be moved to RTR and RDMA CM
     cannot resolve an address. InfiniBand ports are addressed by LID and need no net device."""
-    no_verbs = _no_verbs(ctx)
-    if no_verbs:
-        yield decided(ROCE_NETDEV, no_verbs)
+    out = _out_of_scope(ctx)
+    if out or ctx.job is None:
+        yield decided(ROCE_NETDEV, out or "no launch spec")
         return
     job = ctx.job
     own, why = _own_netns(job)
-    if own is False:
-        yield decided(ROCE_NETDEV, why)
-        return
-    if job is None:
-        # about a pod's namespace: without a launch spec there is none to judge (as NODE-RDMA-NETNS-EXCLUSIVE)
-        yield decided(ROCE_NETDEV, why)
-        return
     passes = _passes_rdma(job)
-    if passes is None:
-        yield decided(ROCE_NETDEV, "the launch spec passes no RDMA device or resource")
-        return
     ports = [(d.name, p) for d in ctx.node.rdma.devices for p in d.ports]
     if not ports:
         return  # the node's RDMA devices are not known: the engine asks
