@@ -10,7 +10,7 @@ uses the GPU.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..knowledge.fabric import FabricNeed, fabric_need
 from ..model.report import Evidence
@@ -64,13 +64,18 @@ def _uses_gpu(ctx: Ctx, rule_id: str, said: list[Outcome]) -> bool:
     return False
 
 
-def _system(ctx: Ctx, rule_id: str) -> tuple[FabricNeed | None, list[Outcome]]:
-    said: list[Outcome] = []
-    for item in _need(ctx, rule_id):
-        if isinstance(item, FabricNeed):
-            return item, said
-        said.append(item)
-    return None, said
+def _for_need(ctx: Ctx, rule_id: str, body: Callable[[Ctx, FabricNeed], Iterator[Outcome]]) -> Iterator[Outcome]:
+    """What _need says (decided or asked) for a node that does not need Fabric Manager or may not; else the body's
+    outcomes for the need, all gated on the image's GPU use (_gated)."""
+
+    def outcomes() -> Iterator[Outcome]:
+        for item in _need(ctx, rule_id):
+            if isinstance(item, FabricNeed):
+                yield from body(ctx, item)
+            else:
+                yield item
+
+    return _gated(ctx, rule_id, outcomes())
 
 
 def _gated(ctx: Ctx, rule_id: str, outcomes: Iterator[Outcome]) -> Iterator[Outcome]:
@@ -100,14 +105,10 @@ def _evidence(ctx: Ctx, need: FabricNeed) -> list[Evidence]:
 
 @rule(MISSING, reads=(*_IMAGE, *_SYSTEM, facts.FM_INSTALLED, facts.FM_RUNNING))
 def fabric_manager_missing(ctx: Ctx) -> Iterator[Outcome]:
-    yield from _gated(ctx, MISSING, _fabric_manager_missing(ctx))
+    yield from _for_need(ctx, MISSING, _fabric_manager_missing)
 
 
-def _fabric_manager_missing(ctx: Ctx) -> Iterator[Outcome]:
-    need, said = _system(ctx, MISSING)
-    yield from said
-    if need is None:
-        return  # _system has said why (its decided or unknown outcome is in `said`)
+def _fabric_manager_missing(ctx: Ctx, need: FabricNeed) -> Iterator[Outcome]:
     fabric = ctx.node.fabric
     if fabric.fm_installed or fabric.fm_running:
         yield decided(MISSING, "Fabric Manager is installed or running")
@@ -131,14 +132,10 @@ def _fabric_manager_missing(ctx: Ctx) -> Iterator[Outcome]:
 
 @rule(NOT_RUNNING, reads=(*_IMAGE, *_SYSTEM, facts.FM_INSTALLED, facts.FM_RUNNING))
 def fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
-    yield from _gated(ctx, NOT_RUNNING, _fabric_manager_not_running(ctx))
+    yield from _for_need(ctx, NOT_RUNNING, _fabric_manager_not_running)
 
 
-def _fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
-    need, said = _system(ctx, NOT_RUNNING)
-    yield from said
-    if need is None:
-        return
+def _fabric_manager_not_running(ctx: Ctx, need: FabricNeed) -> Iterator[Outcome]:
     fabric = ctx.node.fabric
     state = fabric.gpu_fabric_state
     if state is not None and state.strip().lower() != COMPLETED.lower():
@@ -165,14 +162,10 @@ def _fabric_manager_not_running(ctx: Ctx) -> Iterator[Outcome]:
 
 @rule(MISMATCH, reads=(*_IMAGE, *_SYSTEM, facts.FM_INSTALLED, facts.FM_VERSION, facts.GPU_DRIVER))
 def fabric_manager_version_mismatch(ctx: Ctx) -> Iterator[Outcome]:
-    yield from _gated(ctx, MISMATCH, _fabric_manager_version_mismatch(ctx))
+    yield from _for_need(ctx, MISMATCH, _fabric_manager_version_mismatch)
 
 
-def _fabric_manager_version_mismatch(ctx: Ctx) -> Iterator[Outcome]:
-    need, said = _system(ctx, MISMATCH)
-    yield from said
-    if need is None:
-        return
+def _fabric_manager_version_mismatch(ctx: Ctx, need: FabricNeed) -> Iterator[Outcome]:
     fabric, driver = ctx.node.fabric, ctx.node.gpu.driver_version
     if fabric.fm_installed is False:
         yield decided(MISMATCH, f"no Fabric Manager on the host: {MISSING} decides it")
@@ -208,14 +201,10 @@ def _fabric_manager_version_mismatch(ctx: Ctx) -> Iterator[Outcome]:
 
 @rule(NVLSM_MISSING, reads=(*_IMAGE, *_SYSTEM, facts.NVLSM, facts.IB_UMAD))
 def nvlsm_missing(ctx: Ctx) -> Iterator[Outcome]:
-    yield from _gated(ctx, NVLSM_MISSING, _nvlsm_missing(ctx))
+    yield from _for_need(ctx, NVLSM_MISSING, _nvlsm_missing)
 
 
-def _nvlsm_missing(ctx: Ctx) -> Iterator[Outcome]:
-    need, said = _system(ctx, NVLSM_MISSING)
-    yield from said
-    if need is None:
-        return
+def _nvlsm_missing(ctx: Ctx, need: FabricNeed) -> Iterator[Outcome]:
     if need.nvlsm is False:
         yield decided(NVLSM_MISSING, f"{need.system}: its NVSwitches do not need NVLSM")
         return
